@@ -1,0 +1,67 @@
+/**
+ * Every error the platform reports carries a stable `code` that callers can
+ * branch on, and a message a person can act on. HTTP statuses are mapped from
+ * codes in exactly one place: `httpStatusFor`.
+ */
+export type PlatformErrorCode =
+  | "invalid_input"
+  | "malformed_json"
+  | "payload_too_large"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "rate_limited"
+  | "already_active"
+  | "workflow_id_mismatch"
+  | "seq_conflict"
+  | "unknown_workflow"
+  | "code_expired"
+  | "code_used"
+  | "build_failed"
+  | "upstream_error"
+  | "internal";
+
+const STATUS: Record<PlatformErrorCode, number> = {
+  invalid_input: 400,
+  malformed_json: 400,
+  payload_too_large: 413,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  already_active: 409,
+  workflow_id_mismatch: 500,
+  seq_conflict: 409,
+  unknown_workflow: 404,
+  code_expired: 410,
+  code_used: 410,
+  build_failed: 400,
+  upstream_error: 502,
+  internal: 500,
+};
+
+export class PlatformError extends Error {
+  readonly code: PlatformErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: PlatformErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "PlatformError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function httpStatusFor(code: PlatformErrorCode): number {
+  return STATUS[code];
+}
+
+/** The JSON body every platform endpoint answers an error with. */
+export function errorResponse(error: unknown, headers?: HeadersInit): Response {
+  const known = error instanceof PlatformError ? error : new PlatformError("internal", "Internal error");
+  const body: Record<string, unknown> = { error: { code: known.code, message: known.message } };
+  if (known.details) (body.error as Record<string, unknown>).details = known.details;
+  return Response.json(body, { status: httpStatusFor(known.code), headers });
+}
