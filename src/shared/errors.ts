@@ -16,6 +16,8 @@ export type PlatformErrorCode =
   | "workflow_id_mismatch"
   | "seq_conflict"
   | "unknown_workflow"
+  | "workflow_failed"
+  | "not_ready"
   | "code_expired"
   | "code_used"
   | "build_failed"
@@ -35,6 +37,11 @@ const STATUS: Record<PlatformErrorCode, number> = {
   workflow_id_mismatch: 500,
   seq_conflict: 409,
   unknown_workflow: 404,
+  // A run ended in workflow_failed; `run.result()` rejects with this code.
+  workflow_failed: 422,
+  // A runtime function was called before the platform injected what it needs
+  // (e.g. `workflow.start` before the engine was initialised).
+  not_ready: 503,
   code_expired: 410,
   code_used: 410,
   build_failed: 400,
