@@ -1,0 +1,135 @@
+import * as esbuild from "esbuild";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { PlatformError } from "../../shared/errors.ts";
+import { REPO_NODE_MODULES, RUNTIME_DIR } from "../repoPaths.ts";
+import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
+import { platformResolver } from "./platformResolver.ts";
+
+const ENTRY_CANDIDATES = ["src/index.ts", "src/index.js", "index.ts", "index.js"];
+
+/** Which optional capabilities a bundle pulled in, read from esbuild's metafile. */
+export interface ProjectCapabilities {
+  workflow: boolean;
+}
+
+export interface ProjectBuild {
+  projectDir: string;
+  entry: string;
+  outDir: string;
+  bundlePath: string;
+  bundleBytes: number;
+  capabilities: ProjectCapabilities;
+  /** Durable Object classes the bundle exports (the project worker's namespaces). */
+  durableObjects: string[];
+  /** Source files that went into the bundle (watched by `platform dev`). */
+  inputs: string[];
+}
+
+export function findProjectEntry(projectDir: string): string {
+  for (const candidate of ENTRY_CANDIDATES) {
+    const full = path.join(projectDir, candidate);
+    if (existsSync(full)) return full;
+  }
+  throw new PlatformError(
+    "build_failed",
+    `No project entry in ${projectDir}: expected one of ${ENTRY_CANDIDATES.join(", ")} (run \`platform init\` to scaffold one).`,
+  );
+}
+
+const WORKFLOW_CORE_DIR = path.join(RUNTIME_DIR, "workflow") + path.sep;
+
+function entrySource(entry: string, capabilities: ProjectCapabilities): string {
+  const lines = [
+    `import ${JSON.stringify(path.join(RUNTIME_DIR, "entry/prelude.ts"))};`,
+    `import project from ${JSON.stringify(entry)};`,
+    `import { createPlatformWorker } from ${JSON.stringify(path.join(RUNTIME_DIR, "entry/createPlatformWorker.ts"))};`,
+    `export default createPlatformWorker(project);`,
+  ];
+  if (capabilities.workflow) {
+    lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(RUNTIME_DIR, "workflowActors.ts"))};`);
+  }
+  return lines.join("\n");
+}
+
+async function bundle(projectDir: string, entry: string, capabilities: ProjectCapabilities, outfile: string | null) {
+  return esbuild.build({
+    stdin: { contents: entrySource(entry, capabilities), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    target: "es2023",
+    nodePaths: [REPO_NODE_MODULES],
+    external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
+    plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+    metafile: true,
+    write: outfile !== null,
+    ...(outfile ? { outfile } : {}),
+    logLevel: "silent",
+    legalComments: "none",
+  });
+}
+
+function buildError(error: unknown): PlatformError {
+  const failure = error as { errors?: { text: string; location?: { file: string; line: number } | null }[] };
+  if (failure.errors?.length) {
+    const first = failure.errors[0]!;
+    const where = first.location ? ` (${first.location.file}:${first.location.line})` : "";
+    return new PlatformError("build_failed", first.text + where);
+  }
+  return new PlatformError("build_failed", error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Bundles a project into one worker module. A first pass finds out which
+ * capabilities the project's code reaches; the second adds the Durable
+ * Object classes only those capabilities need.
+ */
+export async function buildProject(projectDir: string, outDir = path.join(projectDir, ".platform", "build")): Promise<ProjectBuild> {
+  const entry = findProjectEntry(projectDir);
+  let probe;
+  try {
+    probe = await bundle(projectDir, entry, { workflow: false }, null);
+  } catch (error) {
+    throw buildError(error);
+  }
+  const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
+  const capabilities: ProjectCapabilities = { workflow: inputs.some((p) => p.startsWith(WORKFLOW_CORE_DIR)) };
+
+  await mkdir(outDir, { recursive: true });
+  const bundlePath = path.join(outDir, "worker.js");
+  let result;
+  try {
+    result = await bundle(projectDir, entry, capabilities, bundlePath);
+  } catch (error) {
+    throw buildError(error);
+  }
+  const bundleBytes = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
+  return {
+    projectDir,
+    entry,
+    outDir,
+    bundlePath,
+    bundleBytes,
+    capabilities,
+    durableObjects: capabilities.workflow ? ["WorkflowRun", "WorkflowRunIndex"] : [],
+    inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
+  };
+}
+
+export async function writeMetadata(build: ProjectBuild, metadata: Record<string, unknown>): Promise<string> {
+  const file = path.join(build.outDir, "metadata.json");
+  const full = {
+    entry: path.relative(build.projectDir, build.entry),
+    bundle: path.relative(build.projectDir, build.bundlePath),
+    bundleBytes: build.bundleBytes,
+    capabilities: build.capabilities,
+    durableObjects: build.durableObjects,
+    ...metadata,
+  };
+  await writeFile(file, JSON.stringify(full, null, 2) + "\n");
+  return file;
+}

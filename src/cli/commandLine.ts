@@ -1,0 +1,36 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** A failure the CLI reports as one line and a non-zero exit code. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+export interface Command {
+  summary: string;
+  usage: string;
+  help: string;
+  options: NonNullable<ParseArgsConfig["options"]>;
+  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<number | void>;
+}
+
+export function parseCommandArgs(command: Command, argv: string[]) {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...command.options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}. Usage: ${command.usage}`, 2);
+  }
+}
+
+export function formatHelp(command: Command): string {
+  return `Usage: ${command.usage}\n\n${command.summary}\n\n${command.help.trim()}\n`;
+}

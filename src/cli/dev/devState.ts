@@ -1,0 +1,58 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** Everything `platform dev` keeps for a project lives in `<dir>/.platform/`. */
+export function stateDirFor(projectDir: string): string {
+  return path.join(projectDir, ".platform");
+}
+
+export interface DevCredentials {
+  /** The local API worker's ADMIN_TOKEN. */
+  adminToken: string;
+  /** The local CLI user's token (stored hashed in the local D1). */
+  cliToken?: string;
+}
+
+export function loadOrCreateCredentials(stateDir: string): DevCredentials {
+  const file = path.join(stateDir, "credentials.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as DevCredentials;
+  const credentials = { adminToken: randomBytes(32).toString("hex") };
+  saveCredentials(stateDir, credentials);
+  return credentials;
+}
+
+export function saveCredentials(stateDir: string, credentials: DevCredentials): void {
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(path.join(stateDir, "credentials.json"), JSON.stringify(credentials, null, 2) + "\n", { mode: 0o600 });
+}
+
+/** Written while `platform dev` runs, so other commands find the local platform. */
+export interface DevSession {
+  pid: number;
+  slug: string;
+  url: string;
+  apiUrl: string;
+  cliToken: string;
+}
+
+export function writeDevSession(stateDir: string, session: DevSession): void {
+  writeFileSync(path.join(stateDir, "dev.json"), JSON.stringify(session, null, 2) + "\n", { mode: 0o600 });
+}
+
+export function clearDevSession(stateDir: string): void {
+  rmSync(path.join(stateDir, "dev.json"), { force: true });
+}
+
+/** The running local platform for a project, if its process is still alive. */
+export function readDevSession(stateDir: string): DevSession | null {
+  const file = path.join(stateDir, "dev.json");
+  if (!existsSync(file)) return null;
+  const session = JSON.parse(readFileSync(file, "utf8")) as DevSession;
+  try {
+    process.kill(session.pid, 0);
+    return session;
+  } catch {
+    return null;
+  }
+}

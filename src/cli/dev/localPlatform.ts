@@ -1,0 +1,253 @@
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4MiniflareOptions, type V4WorkerOptions } from "miniflare";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
+import { fetchProjectMetadata } from "../build/extractMetadata.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../repoPaths.ts";
+import { buildPlatformWorkers } from "./buildPlatformWorkers.ts";
+import { applyD1Migrations } from "./d1Migrations.ts";
+import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
+import { projectSlugFor } from "./projectSlugFor.ts";
+
+export const LOCAL_DOMAIN = "localhost";
+const DEV_USER_EMAIL = "dev@platform.local";
+const D1_ID = "platform-db";
+const WORKFLOW_QUEUE = "workflow-execute";
+
+export interface LocalProject {
+  id: number;
+  slug: string;
+  scriptName: string;
+  workerSecret: string;
+}
+
+export interface LocalPlatformOptions {
+  projectDir: string;
+  stateDir: string;
+  port: number;
+  host?: string;
+  /** Where worker logs and platform messages go. */
+  log?: (line: string) => void;
+}
+
+export interface LocalPlatform {
+  url: string;
+  apiUrl: string;
+  project: LocalProject;
+  cliToken: string;
+  build: ProjectBuild;
+  metadata: Record<string, unknown>;
+  /** Rebuilds the project and swaps it in, keeping all state. */
+  rebuild(): Promise<ProjectBuild>;
+  /** What the every-minute cron trigger does when deployed. */
+  runScheduled(scheduledTime?: Date): Promise<void>;
+  miniflare: Miniflare;
+  stop(): Promise<void>;
+}
+
+function workerBase(name: string, scriptPath: string): V4WorkerOptions {
+  return { name, modules: true, scriptPath, compatibilityDate: COMPATIBILITY_DATE, compatibilityFlags: COMPATIBILITY_FLAGS };
+}
+
+/**
+ * The Miniflare description of the whole local platform: the gateway is the
+ * entry worker on `port`; the API worker gets its own socket; every platform
+ * worker reaches project workers through `LOCAL_SCRIPTS` service bindings
+ * (local stand-in for the dispatch namespace).
+ */
+export function localPlatformConfig(input: {
+  host: string;
+  port: number;
+  apiPort: number;
+  stateDir: string;
+  platformScripts: Record<"gateway" | "api", string>;
+  adminToken: string;
+  project: LocalProject | null;
+  build: ProjectBuild | null;
+}): V4MiniflareOptions {
+  const { project, build } = input;
+  const scripts = project ? { [project.scriptName]: "SCRIPT_0" } : {};
+  const scriptBindings: Record<string, string> = project ? { SCRIPT_0: project.scriptName } : {};
+  const workers: V4WorkerOptions[] = [
+    {
+      ...workerBase("gateway", input.platformScripts.gateway),
+      d1Databases: { DB: D1_ID },
+      bindings: {
+        PLATFORM_DOMAIN: LOCAL_DOMAIN,
+        LOCAL_SCRIPTS: JSON.stringify(scripts),
+        ...(project ? { DEFAULT_PROJECT: project.slug } : {}),
+      },
+      serviceBindings: scriptBindings,
+    },
+    {
+      ...workerBase("api", input.platformScripts.api),
+      d1Databases: { DB: D1_ID },
+      queueProducers: { WORKFLOW_QUEUE: { queueName: WORKFLOW_QUEUE } },
+      queueConsumers: { [WORKFLOW_QUEUE]: { maxBatchTimeout: 0.05, maxRetries: 10 } },
+      bindings: { ADMIN_TOKEN: input.adminToken, LOCAL_SCRIPTS: JSON.stringify(scripts) },
+      serviceBindings: scriptBindings,
+      unsafeDirectSockets: [{ host: input.host, port: input.apiPort }],
+    },
+  ];
+  if (project && build) {
+    workers.push({
+      ...workerBase(project.scriptName, build.bundlePath),
+      bindings: {
+        PLATFORM_WORKER_SECRET: project.workerSecret,
+        PLATFORM_PROJECT_ID: String(project.id),
+        PLATFORM_PROJECT_SLUG: project.slug,
+        PLATFORM_LOCAL: "1",
+      },
+      serviceBindings: { PLATFORM_API: "api" },
+      durableObjects: Object.fromEntries(
+        build.durableObjects.map((className) => [
+          className === "WorkflowRun" ? "WORKFLOW_RUNS" : "WORKFLOW_RUN_INDEX",
+          { className, useSQLite: true },
+        ]),
+      ),
+    });
+  }
+  return {
+    host: input.host,
+    port: input.port,
+    resourcePersistencePath: path.join(input.stateDir, "state"),
+    log: new Log(LogLevel.WARN),
+    // No internet here: never fetch the real Request.cf object.
+    cf: false,
+    workers,
+  };
+}
+
+type LocalD1 = Awaited<ReturnType<Miniflare["getD1Database"]>>;
+
+async function apiCall(apiUrl: string, token: string, method: string, pathname: string, body?: unknown) {
+  const response = await fetch(apiUrl + pathname, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  return { status: response.status, json };
+}
+
+/** The local CLI user and the project's record, created through the API the first time. */
+async function ensureDevAccount(
+  apiUrl: string,
+  stateDir: string,
+  slug: string,
+  db: LocalD1,
+): Promise<{ cliToken: string; project: LocalProject }> {
+  const credentials = loadOrCreateCredentials(stateDir);
+  let cliToken = credentials.cliToken;
+  if (!cliToken || (await apiCall(apiUrl, cliToken, "GET", "/projects")).status === 401) {
+    const issued = await apiCall(apiUrl, credentials.adminToken, "POST", "/admin/users", { email: DEV_USER_EMAIL, label: "platform dev" });
+    if (issued.status !== 201) throw new Error(`Could not create the local CLI user: ${JSON.stringify(issued.json)}`);
+    cliToken = issued.json.token as string;
+    saveCredentials(stateDir, { ...credentials, cliToken });
+  }
+  const existing = await apiCall(apiUrl, cliToken, "GET", `/projects/${slug}`);
+  if (existing.status === 404) {
+    const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug });
+    if (created.status !== 201) throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
+  }
+  // Local only: the CLI reads the worker secret straight from the local D1 to bind it into the project worker.
+  const row = await db
+    .prepare("SELECT id, slug, script_name, worker_secret FROM projects WHERE slug = ?")
+    .bind(slug)
+    .first<{ id: number; slug: string; script_name: string; worker_secret: string }>();
+  if (!row) throw new Error(`Local project "${slug}" is missing from the local database.`);
+  return { cliToken, project: { id: row.id, slug: row.slug, scriptName: row.script_name, workerSecret: row.worker_secret } };
+}
+
+async function waitForProject(url: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url, { redirect: "manual" });
+      await response.arrayBuffer();
+      if (response.status < 500) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = String(error);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`The project did not answer on ${url} within ${timeoutMs / 1000} s (${last}).`);
+}
+
+export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? ((line: string) => console.log(line));
+  mkdirSync(options.stateDir, { recursive: true });
+  const slug = projectSlugFor(options.projectDir);
+  const credentials = loadOrCreateCredentials(options.stateDir);
+
+  let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
+  const platformScripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"));
+  const apiPort = await freePort(host);
+  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken };
+
+  const mf = new Miniflare(convertV4MiniflareOptions(localPlatformConfig({ ...base, project: null, build: null })));
+  try {
+    await mf.ready;
+    const db = await mf.getD1Database("DB", "api");
+    const ran = await applyD1Migrations(db, MIGRATIONS_DIR);
+    if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
+    const apiUrl = `http://${host}:${apiPort}`;
+    const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, db);
+
+    const apply = async (next: ProjectBuild) => {
+      await mf.setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })));
+      const worker = await mf.getWorker(project.scriptName);
+      const metadata = await fetchProjectMetadata((u, init) => worker.fetch(u, init) as never, project.id, project.workerSecret);
+      const registered = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/metadata`, metadata);
+      if (registered.status !== 200) throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
+      return metadata;
+    };
+    let metadata = await apply(build);
+    const url = `http://${host}:${options.port}`;
+    await waitForProject(url + "/");
+
+    return {
+      url,
+      apiUrl,
+      project,
+      cliToken,
+      get build() {
+        return build;
+      },
+      get metadata() {
+        return metadata;
+      },
+      miniflare: mf,
+      async rebuild() {
+        const next = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
+        metadata = await apply(next);
+        build = next;
+        return next;
+      },
+      async runScheduled(scheduledTime = new Date()) {
+        const api = await mf.getWorker("api");
+        await api.scheduled({ cron: "* * * * *", scheduledTime });
+      },
+      stop: () => mf.dispose(),
+    };
+  } catch (error) {
+    await mf.dispose();
+    throw error;
+  }
+}
+
+/** A port the OS says is free right now, for the API worker's own socket. */
+async function freePort(host: string): Promise<number> {
+  const net = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,27 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+/** The slug a local project runs under: its package.json name or its folder name, made slug-safe. */
+export function projectSlugFor(projectDir: string): string {
+  let name = path.basename(projectDir);
+  const pkgPath = path.join(projectDir, "package.json");
+  if (existsSync(pkgPath)) {
+    try {
+      const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as { name?: unknown };
+      if (typeof pkg.name === "string" && pkg.name) name = pkg.name.replace(/^@[^/]+\//, "");
+    } catch {
+      // An unreadable package.json falls back to the folder name.
+    }
+  }
+  let slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^[^a-z]+/, "")
+    .replace(/-+$/, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
+  if (slug.length < 3) slug = `app-${slug || "x"}`.replace(/-+$/, "").padEnd(3, "x");
+  if (["api", "www", "login", "console", "admin", "platform", "internal", "plugins", "static"].includes(slug)) slug = `app-${slug}`;
+  return slug;
+}

@@ -1,0 +1,104 @@
+import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import { readBodyBytes } from "../../shared/jsonBody.ts";
+import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
+import type { PlatformEnv } from "./platformEnv.ts";
+import {
+  collectMetadata,
+  cronNamed,
+  initializePlatform,
+  internalRouteFor,
+  publicRouteHandlers,
+} from "./platformHooks.ts";
+import { withBasePathStripped } from "./requestBasePath.ts";
+
+/** What a project may export as default: an itty-router `Router` or any `{ fetch }`. */
+export interface ProjectExport {
+  fetch(request: Request, env: PlatformEnv, ctx: ExecutionContext): Response | Promise<Response> | unknown;
+  [handler: string]: unknown;
+}
+
+const INTERNAL_BODY_LIMIT = 1024 * 1024;
+
+function notFound(): Response {
+  return errorResponse(new PlatformError("not_found", "Not found."));
+}
+
+/**
+ * Internal routes answer only the platform: the request must carry an
+ * `internal` token signed with this project's worker secret. Anything else
+ * gets the same 404 as a path that does not exist.
+ */
+async function handleInternal(
+  request: Request,
+  env: PlatformEnv,
+  ctx: ExecutionContext,
+  prefix: string,
+  rest: string,
+): Promise<Response> {
+  const secret = env.PLATFORM_WORKER_SECRET;
+  const projectId = env.PLATFORM_PROJECT_ID;
+  if (!secret || !projectId) return notFound();
+  const body = request.method === "GET" || request.method === "HEAD" ? null : await readBodyBytes(request, INTERNAL_BODY_LIMIT);
+  const check = await verifyRequestToken(
+    "internal",
+    request.headers.get(INTERNAL_HEADER),
+    (id) => (id === projectId ? secret : null),
+    { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
+  );
+  if (!check.ok) return notFound();
+  const authenticated = new Request(request.url, { method: request.method, headers: request.headers, body });
+
+  if (prefix === "__platform" && rest === "/metadata" && request.method === "GET") {
+    return Response.json(collectMetadata());
+  }
+  if (prefix === "__cron" && request.method === "POST") {
+    const cron = cronNamed(decodeURIComponent(rest.slice(1)));
+    if (!cron) return notFound();
+    return Response.json({ cron: cron.name, output: await cron.run(env, ctx) });
+  }
+  const handler = internalRouteFor(prefix);
+  return handler ? handler(authenticated, env, ctx, rest) : notFound();
+}
+
+/**
+ * Turns a project's default export into a platform user worker: platform
+ * routes first (internal ones authenticated), then the project's own.
+ */
+export function createPlatformWorker(project: ProjectExport): ExportedHandler<PlatformEnv> {
+  if (!project || typeof project.fetch !== "function") {
+    throw new TypeError("The project's default export must be an itty-router Router or an object with a fetch(request, env, ctx) method.");
+  }
+  const worker: ExportedHandler<PlatformEnv> = {
+    async fetch(incoming, env, ctx) {
+      initializePlatform(env);
+      try {
+        const url = new URL(incoming.url);
+        const internal = /^\/(__platform|__workflow|__cron|__plugin)(\/.*)?$/.exec(url.pathname);
+        if (internal) return await handleInternal(incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
+
+        const request = withBasePathStripped(incoming as Request);
+        for (const handler of publicRouteHandlers()) {
+          const response = await handler(request, env, ctx);
+          if (response) return response;
+        }
+        const response = await project.fetch(request, env, ctx);
+        if (response instanceof Response) return response;
+        return errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`));
+      } catch (error) {
+        if (error instanceof PlatformError) return errorResponse(error);
+        console.error("Unhandled error in project worker:", error);
+        return errorResponse(error);
+      }
+    },
+  };
+  for (const name of ["scheduled", "queue", "tail", "email"] as const) {
+    const handler = project[name];
+    if (typeof handler === "function") {
+      (worker as Record<string, unknown>)[name] = (event: unknown, env: PlatformEnv, ctx: ExecutionContext) => {
+        initializePlatform(env);
+        return handler.call(project, event, env, ctx);
+      };
+    }
+  }
+  return worker;
+}

@@ -1,0 +1,12 @@
+/** Bindings the platform gives every project worker (see README, "Deploying"). */
+export interface PlatformEnv {
+  /** Service binding to the API worker. */
+  PLATFORM_API?: Fetcher;
+  /** 32 random bytes, hex: signs identity tokens; verifies the platform's internal calls. */
+  PLATFORM_WORKER_SECRET?: string;
+  PLATFORM_PROJECT_ID?: string;
+  PLATFORM_PROJECT_SLUG?: string;
+  /** "1" under `platform dev`: cookies drop `Secure`, sign-in uses the dummy form. */
+  PLATFORM_LOCAL?: string;
+  [binding: string]: unknown;
+}

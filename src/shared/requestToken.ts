@@ -1,0 +1,123 @@
+/**
+ * Short-lived request tokens of the form `{projectId}.{timestamp}.{signature}`.
+ *
+ * The signature is HMAC-SHA256, keyed with the project's worker secret, over
+ * the purpose, the project id, the timestamp and the request itself (method,
+ * path with query, SHA-256 of the body), so a token cannot be moved to another
+ * request, another project, or from one direction of traffic to the other.
+ * WebCrypto is used rather than a JS library: it is native in workerd and
+ * Node, and `crypto.subtle.verify` compares in constant time.
+ */
+
+/** `identity`: user worker → platform (`X-Platform-Identity`); `internal`: platform → user worker (`X-Platform-Internal`). */
+export type TokenPurpose = "identity" | "internal";
+
+export const IDENTITY_HEADER = "X-Platform-Identity";
+export const INTERNAL_HEADER = "X-Platform-Internal";
+
+/** How far a token's timestamp may lie from the verifier's clock, in seconds. */
+export const MAX_TOKEN_AGE_SECONDS = 60;
+
+export interface SignedRequestParts {
+  method: string;
+  /** Path plus query string, e.g. `/internal/workflow/execute?x=1`. */
+  pathAndQuery: string;
+  body: ArrayBuffer | Uint8Array | string | null;
+}
+
+const encoder = new TextEncoder();
+
+function toBytes(body: SignedRequestParts["body"]): Uint8Array<ArrayBuffer> {
+  if (body === null) return new Uint8Array();
+  if (typeof body === "string") return new Uint8Array(encoder.encode(body));
+  return new Uint8Array(body);
+}
+
+function hex(bytes: ArrayBuffer): string {
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64url(bytes: ArrayBuffer): string {
+  let s = "";
+  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
+  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return null;
+  const padded = text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4);
+  try {
+    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+async function hmacKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+}
+
+async function signedString(purpose: TokenPurpose, projectId: string, timestamp: string, req: SignedRequestParts) {
+  const bodyHash = hex(await crypto.subtle.digest("SHA-256", toBytes(req.body)));
+  return encoder.encode(
+    ["platform-request-v1", purpose, projectId, timestamp, req.method.toUpperCase(), req.pathAndQuery, bodyHash].join("\n"),
+  );
+}
+
+export async function signRequestToken(
+  purpose: TokenPurpose,
+  projectId: string | number,
+  secret: string,
+  req: SignedRequestParts,
+  nowMs: number = Date.now(),
+): Promise<string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const id = String(projectId);
+  const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), await signedString(purpose, id, timestamp, req));
+  return `${id}.${timestamp}.${base64url(signature)}`;
+}
+
+export type TokenCheck =
+  | { ok: true; projectId: string }
+  | { ok: false; reason: "missing" | "malformed" | "expired" | "bad_signature" | "unknown_project" };
+
+/** Splits a token without trusting it: the project id tells the verifier which secret to look up. */
+export function parseRequestToken(token: string | null): { projectId: string; timestamp: string; signature: string } | null {
+  if (!token) return null;
+  const match = /^(\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token.trim());
+  if (!match) return null;
+  return { projectId: match[1]!, timestamp: match[2]!, signature: match[3]! };
+}
+
+export async function verifyRequestToken(
+  purpose: TokenPurpose,
+  token: string | null,
+  lookupSecret: (projectId: string) => Promise<string | null> | string | null,
+  req: SignedRequestParts,
+  nowMs: number = Date.now(),
+): Promise<TokenCheck> {
+  if (!token) return { ok: false, reason: "missing" };
+  const parts = parseRequestToken(token);
+  if (!parts) return { ok: false, reason: "malformed" };
+  if (Math.abs(nowMs / 1000 - Number(parts.timestamp)) > MAX_TOKEN_AGE_SECONDS) return { ok: false, reason: "expired" };
+  const secret = await lookupSecret(parts.projectId);
+  if (!secret) return { ok: false, reason: "unknown_project" };
+  const signature = fromBase64url(parts.signature);
+  if (!signature) return { ok: false, reason: "malformed" };
+  const valid = await crypto.subtle.verify(
+    "HMAC",
+    await hmacKey(secret),
+    signature,
+    await signedString(purpose, parts.projectId, parts.timestamp, req),
+  );
+  return valid ? { ok: true, projectId: parts.projectId } : { ok: false, reason: "bad_signature" };
+}
+
+/** Path plus query of a request URL, as signed. */
+export function pathAndQueryOf(url: string | URL): string {
+  const u = typeof url === "string" ? new URL(url) : url;
+  return u.pathname + u.search;
+}

@@ -1,0 +1,39 @@
+import { Router, type IRequest } from "itty-router";
+import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import { resolveDispatcher } from "../shared/dispatcher.ts";
+import { issueUserToken } from "./adminRoutes.ts";
+import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
+import { runDueCrons } from "./projectCrons.ts";
+import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
+import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
+
+type Handler = (request: IRequest, env: ApiEnv, ctx: ExecutionContext) => Promise<Response>;
+const route = (handler: (request: IRequest & Request, env: ApiEnv, ctx: ExecutionContext) => Promise<Response>): Handler =>
+  handler as Handler;
+
+const router = Router<IRequest, [ApiEnv, ExecutionContext]>({
+  catch: (error) => {
+    if (!(error instanceof PlatformError)) console.error("api: unhandled error", error);
+    return errorResponse(error);
+  },
+});
+
+router
+  .get("/health", () => Response.json({ ok: true }))
+  .post("/admin/users", route(issueUserToken))
+  .post("/projects", route(createProject))
+  .get("/projects", route(listProjects))
+  .get("/projects/:slug", route(getProject))
+  .put("/projects/:slug/metadata", route(putProjectMetadata))
+  .post("/internal/workflow/execute", route(enqueueWorkflowExecution))
+  .all("*", (request) => errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)));
+
+export default {
+  fetch: (request: Request, env: ApiEnv, ctx: ExecutionContext) => router.fetch(request, env, ctx),
+
+  queue: (batch: MessageBatch<WorkflowExecuteMessage>, env: ApiEnv) => consumeWorkflowQueue(batch, env, resolveDispatcher(env)),
+
+  async scheduled(controller: ScheduledController, env: ApiEnv, ctx: ExecutionContext) {
+    ctx.waitUntil(runDueCrons(env.DB, resolveDispatcher(env), controller.scheduledTime));
+  },
+} satisfies ExportedHandler<ApiEnv, WorkflowExecuteMessage>;

@@ -1,0 +1,71 @@
+import { PlatformError } from "../../shared/errors.ts";
+import { readJsonObject } from "../../shared/jsonBody.ts";
+import { findProjectBySlug, toPublicProject, type ProjectRow } from "../shared/projectsTable.ts";
+import { authenticateCliUser, type CliUser } from "./cliTokens.ts";
+import type { ApiEnv } from "./env.ts";
+import { scriptNameFor, validateSlug } from "./projectSlug.ts";
+import { validateMetadataCrons } from "./projectCrons.ts";
+
+function randomSecretHex(): string {
+  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Another user's project answers exactly like a missing one, so slugs do not leak ownership. */
+export async function requireOwnedProject(db: D1Database, user: CliUser, slug: string): Promise<ProjectRow> {
+  const row = await findProjectBySlug(db, slug);
+  if (!row || row.owner_id !== user.id) throw new PlatformError("not_found", `No project named "${slug}" in your account.`);
+  return row;
+}
+
+export async function createProject(request: Request, env: ApiEnv): Promise<Response> {
+  const user = await authenticateCliUser(request, env.DB);
+  const body = await readJsonObject(request);
+  const slug = validateSlug(body.slug);
+  if (body.private !== undefined && typeof body.private !== "boolean") {
+    throw new PlatformError("invalid_input", "private must be true or false.");
+  }
+  const now = Date.now();
+  const result = await env.DB.prepare(
+    "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
+  )
+    .bind(slug, user.id, randomSecretHex(), scriptNameFor(slug), body.private ? 1 : 0, now, now)
+    .first<ProjectRow>();
+  if (!result) throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
+  return Response.json({ project: toPublicProject(result) }, { status: 201 });
+}
+
+export async function listProjects(request: Request, env: ApiEnv): Promise<Response> {
+  const user = await authenticateCliUser(request, env.DB);
+  const { results } = await env.DB.prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug")
+    .bind(user.id)
+    .all<ProjectRow>();
+  return Response.json({ projects: results.map(toPublicProject) });
+}
+
+export async function getProject(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
+  const user = await authenticateCliUser(request, env.DB);
+  const row = await requireOwnedProject(env.DB, user, request.params.slug!);
+  const { results: crons } = await env.DB.prepare("SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name")
+    .bind(row.id)
+    .all<{ name: string; schedule: string }>();
+  return Response.json({ project: { ...toPublicProject(row), crons } });
+}
+
+/** Records what the build found in the project (today: its crons) so the scheduler can run them. */
+export async function putProjectMetadata(
+  request: Request & { params: Record<string, string> },
+  env: ApiEnv,
+): Promise<Response> {
+  const user = await authenticateCliUser(request, env.DB);
+  const row = await requireOwnedProject(env.DB, user, request.params.slug!);
+  const body = await readJsonObject(request, 256 * 1024);
+  const crons = validateMetadataCrons(body.crons);
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(row.id),
+    ...crons.map((c) =>
+      env.DB.prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)").bind(row.id, c.name, c.schedule),
+    ),
+    env.DB.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(Date.now(), row.id),
+  ]);
+  return Response.json({ project: toPublicProject(row), crons });
+}
