@@ -1,9 +1,11 @@
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 // Three projects: `workers` runs inside workerd (Durable Objects, D1, queues),
 // `node` runs plain Node tests (CLI, build, Node backend), `e2e` drives the real
 // CLI and a browser against a running `platform dev`.
+const migrations = await readD1Migrations("./migrations");
+
 export default defineConfig({
   test: {
     projects: [
@@ -14,10 +16,13 @@ export default defineConfig({
             miniflare: {
               compatibilityDate: "2026-10-30",
               compatibilityFlags: ["nodejs_compat"],
+              d1Databases: ["DB"],
+              queueProducers: { WORKFLOW_QUEUE: { queueName: "workflow-execute" } },
+              bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", PLATFORM_DOMAIN: "example.test" },
             },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"] },
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"], setupFiles: ["./test/workers/applyMigrations.ts"] },
       },
       {
         test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },

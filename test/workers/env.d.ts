@@ -1,0 +1,13 @@
+import type { D1Migration } from "cloudflare:test";
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      DB: D1Database;
+      WORKFLOW_QUEUE: Queue<{ runId: string; scriptName: string }>;
+      TEST_MIGRATIONS: D1Migration[];
+      ADMIN_TOKEN: string;
+      PLATFORM_DOMAIN: string;
+    }
+  }
+}
