@@ -1,0 +1,16 @@
+/**
+ * Throw this from a step to fail the run at once: the engine writes
+ * step_failed (retryable: false) and workflow_failed in one batch, without
+ * using the remaining attempts. Any other error is retried until `maxAttempts`.
+ */
+export class NonRetryableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NonRetryableError";
+  }
+}
+
+/** Also recognises the error by name, in case a bundle holds two copies of the runtime. */
+export function isNonRetryableError(error: unknown): boolean {
+  return error instanceof NonRetryableError || (error instanceof Error && error.name === "NonRetryableError");
+}

@@ -1,0 +1,66 @@
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../../src/runtime/workflow/events.ts";
+import type { WorkflowEventStore } from "../../../src/runtime/workflow/store.ts";
+
+/** A clock tests move by hand. */
+export function manualClock(start = 1_700_000_000_000) {
+  let time = start;
+  return {
+    now: () => time,
+    advance(ms: number) {
+      time += ms;
+    },
+    set(at: number) {
+      time = at;
+    },
+  };
+}
+
+/** Builds a run's log event by event, for manufacturing any state directly in a store. */
+export function logBuilder(runId = "run-1", workflowId = runId, at = 1_700_000_000_000) {
+  const events: StoredEvent[] = [];
+  const builder = {
+    events,
+    add<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], eventAt = at): typeof builder {
+      events.push({ runId, workflowId, seq: events.length + 1, type, payload, at: eventAt } as StoredEvent);
+      return builder;
+    },
+    created(workflowName: string, data: WorkflowEventPayloads["workflow_created"]["writes"][string] = null, eventAt = at) {
+      return builder.add("workflow_created", { workflowName, writes: { data } }, eventAt);
+    },
+    /** Writes the log into a store the way the engine would: create, then append the rest. */
+    writeTo(store: WorkflowEventStore) {
+      const [first, ...rest] = events;
+      if (!first) throw new Error("empty log");
+      store.createRunIfNoActive(first);
+      if (rest.length) store.append(rest);
+      return builder;
+    },
+  };
+  return builder;
+}
+
+/** The (type, key payload fields) of each event, for compact assertions. */
+export function shape(events: readonly { type: string; payload: object }[]): string[] {
+  return events.map((event) => {
+    const p = event.payload as Record<string, unknown>;
+    switch (event.type) {
+      case "step_started":
+        return `step_started(${p.step},${p.attempt})`;
+      case "step_failed":
+        return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
+      case "step_completed":
+        return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
+      default:
+        return event.type;
+    }
+  });
+}
+
+/** A promise with its resolver outside, to hold a step open. */
+export function gate<T = void>() {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
