@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PlatformError } from "../../src/shared/errors.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/runtime/workflow/events.ts";
+import type { WorkflowEventStore, WorkflowRunIndex } from "../../src/runtime/workflow/store.ts";
+
+/**
+ * The rules every workflow event store keeps (store.ts). Free of Node and
+ * Cloudflare imports so the same cases run against the in-memory store, the
+ * node:sqlite store and the Durable Object store inside workerd.
+ */
+export type ConformanceStore = WorkflowEventStore & WorkflowRunIndex;
+
+export interface StoreUnderTest {
+  store: ConformanceStore;
+  close?(): void | Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+
+function event<T extends WorkflowEventType>(runId: string, seq: number, type: T, payload: WorkflowEventPayloads[T], workflowId = runId, at = T0 + seq): StoredEvent {
+  return { runId, workflowId, seq, type, payload, at } as StoredEvent;
+}
+
+function created(runId: string, workflowId = runId, workflowName = "greet", at = T0): StoredEvent {
+  return event(runId, 1, "workflow_created", { workflowName, writes: { data: { name: "Ada" } } }, workflowId, at);
+}
+
+function errorCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof PlatformError ? error.code : `not a PlatformError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+export function describeEventStoreConformance(name: string, makeStore: () => StoreUnderTest | Promise<StoreUnderTest>): void {
+  describe(`workflow event store conformance: ${name}`, () => {
+    let subject: StoreUnderTest;
+    let store: ConformanceStore;
+    beforeEach(async () => {
+      subject = await makeStore();
+      store = subject.store;
+    });
+    afterEach(async () => {
+      await subject.close?.();
+    });
+
+    it("round-trips events exactly, in seq order, with afterSeq and lastEvent", () => {
+      expect(store.createRunIfNoActive(created("r1"))).toEqual({ created: true });
+      const rest = [
+        event("r1", 2, "step_started", { step: "start", attempt: 1 }),
+        event("r1", 3, "step_completed", { step: "start", writes: { n: 1, s: "é😀", deep: { a: [1, null] } }, next_step: "finish" }),
+        event("r1", 4, "step_started", { step: "finish", attempt: 1 }),
+        event("r1", 5, "step_completed", { step: "finish", writes: {} }),
+        event("r1", 6, "workflow_completed", { result: { hello: "Ada" } }),
+      ];
+      store.append(rest);
+      expect(store.events("r1")).toEqual([created("r1"), ...rest]);
+      expect(store.events("r1", 4)).toEqual(rest.slice(3));
+      expect(store.lastEvent("r1")).toEqual(rest[4]);
+      // An absent next_step stays absent (not null).
+      expect("next_step" in (store.events("r1", 4)[0] as StoredEvent).payload).toBe(false);
+      expect(store.events("missing")).toEqual([]);
+      expect(store.lastEvent("missing")).toBeNull();
+    });
+
+    it("hands out copies: changing a returned event does not change the log", () => {
+      store.createRunIfNoActive(created("r1"));
+      const first = store.events("r1")[0] as StoredEvent & { type: "workflow_created" };
+      try {
+        (first.payload.writes as Record<string, unknown>).data = "changed";
+      } catch {
+        // Frozen payloads refuse the write; that is fine too.
+      }
+      expect(store.events("r1")[0]).toEqual(created("r1"));
+    });
+
+    it("allows one active run per workflow id and a new one once it is terminal", () => {
+      expect(store.createRunIfNoActive(created("r1", "order-42"))).toEqual({ created: true });
+      expect(store.createRunIfNoActive(created("r2", "order-42"))).toEqual({ created: false, activeRunId: "r1" });
+      expect(store.events("r2")).toEqual([]);
+      store.append([event("r1", 2, "workflow_failed", { reason: "x", cause: "non_retryable" }, "order-42")]);
+      expect(store.createRunIfNoActive(created("r2", "order-42"))).toEqual({ created: true });
+      expect(store.activeRunIds()).toEqual(["r2"]);
+    });
+
+    it("refuses a second workflow_created for an existing run id", () => {
+      store.createRunIfNoActive(created("r1", "a"));
+      expect(errorCode(() => store.createRunIfNoActive(created("r1", "b")))).toBe("seq_conflict");
+    });
+
+    it("throws seq_conflict when the seq is taken, and writes nothing of the batch", () => {
+      store.createRunIfNoActive(created("r1"));
+      store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]);
+      expect(errorCode(() => store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("seq_conflict");
+      expect(
+        errorCode(() =>
+          store.append([
+            event("r1", 2, "step_completed", { step: "start", writes: {} }),
+            event("r1", 3, "workflow_completed", { result: null }),
+          ]),
+        ),
+      ).toBe("seq_conflict");
+      expect(store.events("r1").map((e) => e.type)).toEqual(["workflow_created", "step_started"]);
+    });
+
+    it("is all-or-nothing across runs in one batch", () => {
+      store.createRunIfNoActive(created("r1"));
+      store.createRunIfNoActive(created("r2"));
+      store.append([event("r2", 2, "step_started", { step: "start", attempt: 1 })]);
+      const code = errorCode(() =>
+        store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 }), event("r2", 2, "step_started", { step: "start", attempt: 1 })]),
+      );
+      expect(code).toBe("seq_conflict");
+      expect(store.events("r1")).toHaveLength(1);
+    });
+
+    it("throws workflow_id_mismatch for an event of another workflow id, and appends nothing", () => {
+      store.createRunIfNoActive(created("r1", "order-1"));
+      const code = errorCode(() =>
+        store.append([
+          event("r1", 2, "step_started", { step: "start", attempt: 1 }, "order-1"),
+          event("r1", 3, "step_failed", { step: "start", attempt: 1, reason: "x", retryable: true }, "order-2"),
+        ]),
+      );
+      expect(code).toBe("workflow_id_mismatch");
+      expect(store.events("r1")).toHaveLength(1);
+    });
+
+    it("refuses appends to a run that was never created, gaps in seq, and events after the terminal one", () => {
+      expect(errorCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("not_found");
+      store.createRunIfNoActive(created("r1"));
+      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe("internal");
+      expect(errorCode(() => store.append([event("r1", 2, "workflow_created", { workflowName: "greet", writes: {} })]))).toBe("internal");
+      store.append([event("r1", 2, "workflow_completed", { result: 1 })]);
+      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe("conflict");
+      expect(store.events("r1")).toHaveLength(2);
+    });
+
+    it("indexes runs: getRun, status after each append, activeRunIds", () => {
+      store.createRunIfNoActive(created("r1", "r1", "greet", T0));
+      expect(store.getRun("r1")).toEqual({ id: "r1", workflowId: "r1", name: "greet", status: "running", createdAt: T0, updatedAt: T0 });
+      store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 }, "r1", T0 + 50)]);
+      expect(store.getRun("r1")?.updatedAt).toBe(T0 + 50);
+      store.append([
+        event("r1", 3, "step_failed", { step: "start", attempt: 1, reason: "no", retryable: false }, "r1", T0 + 60),
+        event("r1", 4, "workflow_failed", { reason: "no", cause: "non_retryable" }, "r1", T0 + 60),
+      ]);
+      expect(store.getRun("r1")).toMatchObject({ status: "failed", updatedAt: T0 + 60 });
+      expect(store.getRun("nope")).toBeNull();
+      expect(store.activeRunIds()).toEqual([]);
+    });
+
+    it("lists newest first, filters by name and status, and pages with cursor + limit", () => {
+      const names = ["a", "b", "a", "a", "b", "a"];
+      names.forEach((workflowName, i) => store.createRunIfNoActive(created(`r${i}`, `w${i}`, workflowName, T0 + i)));
+      store.append([event("r2", 2, "workflow_completed", { result: null }, "w2")]);
+
+      expect(store.listRuns({ limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r4", "r3", "r2", "r1", "r0"]);
+      expect(store.listRuns({ name: "a", limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r3", "r2", "r0"]);
+      expect(store.listRuns({ name: "a", status: "running", limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r3", "r0"]);
+      expect(store.listRuns({ status: "completed", limit: 100 }).runs.map((r) => r.id)).toEqual(["r2"]);
+
+      const first = store.listRuns({ name: "a", limit: 2 });
+      expect(first.runs.map((r) => r.id)).toEqual(["r5", "r3"]);
+      expect(first.cursor).toEqual(expect.any(String));
+      const second = store.listRuns({ name: "a", limit: 2, cursor: first.cursor });
+      expect(second.runs.map((r) => r.id)).toEqual(["r2", "r0"]);
+      expect(second.cursor).toBeUndefined();
+      expect(errorCode(() => store.listRuns({ limit: 2, cursor: "not-a-cursor" }))).toBe("invalid_input");
+    });
+  });
+}
