@@ -27,6 +27,17 @@ export default defineConfig({
       {
         test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
       },
+      {
+        // End-to-end: the real CLI, real workerd processes, real ports; one file at a time.
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.e2e.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

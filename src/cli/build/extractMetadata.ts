@@ -26,6 +26,7 @@ export async function extractMetadata(build: ProjectBuild): Promise<Record<strin
       name: "project",
       modules: true,
       scriptPath: build.bundlePath,
+      modulesRoot: build.outDir,
       compatibilityDate: COMPATIBILITY_DATE,
       compatibilityFlags: COMPATIBILITY_FLAGS,
       bindings: { PLATFORM_WORKER_SECRET: secret, PLATFORM_PROJECT_ID: "0", PLATFORM_LOCAL: "1" },

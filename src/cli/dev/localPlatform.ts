@@ -1,4 +1,5 @@
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4MiniflareOptions, type V4WorkerOptions } from "miniflare";
+import * as esbuild from "esbuild";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
@@ -46,7 +47,15 @@ export interface LocalPlatform {
 }
 
 function workerBase(name: string, scriptPath: string): V4WorkerOptions {
-  return { name, modules: true, scriptPath, compatibilityDate: COMPATIBILITY_DATE, compatibilityFlags: COMPATIBILITY_FLAGS };
+  // modulesRoot: module names are relative to it, and workerd refuses paths that climb out with "..".
+  return {
+    name,
+    modules: true,
+    scriptPath,
+    modulesRoot: path.dirname(scriptPath),
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+  };
 }
 
 /**
@@ -231,7 +240,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         const api = await mf.getWorker("api");
         await api.scheduled({ cron: "* * * * *", scheduledTime });
       },
-      stop: () => mf.dispose(),
+      async stop() {
+        await mf.dispose();
+        // The esbuild service process would otherwise outlive us until its pipe closes.
+        await esbuild.stop();
+      },
     };
   } catch (error) {
     await mf.dispose();
