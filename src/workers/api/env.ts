@@ -10,4 +10,15 @@ export interface ApiEnv extends DispatcherEnv {
   WORKFLOW_QUEUE: Queue<WorkflowExecuteMessage>;
   /** Bootstraps users (`POST /admin/users`). Set with `wrangler secret put ADMIN_TOKEN`. */
   ADMIN_TOKEN?: string;
+  /** Public domain projects answer on, e.g. `example.app`. */
+  PLATFORM_DOMAIN?: string;
+  /** Workers for Platforms upload target (`PUT /projects/:slug/deployment`). */
+  CLOUDFLARE_ACCOUNT_ID?: string;
+  DISPATCH_NAMESPACE?: string;
+  /** Secret: an API token with Workers Scripts:Edit. */
+  CLOUDFLARE_API_TOKEN?: string;
+  /** Defaults to https://api.cloudflare.com/client/v4. */
+  CLOUDFLARE_API_BASE?: string;
+  /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
+  CLOUDFLARE_API?: Fetcher;
 }

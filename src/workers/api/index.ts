@@ -4,6 +4,7 @@ import { resolveDispatcher } from "../shared/dispatcher.ts";
 import { issueUserToken } from "./adminRoutes.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { runDueCrons } from "./projectCrons.ts";
+import { deployProject } from "./deploymentRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
 
@@ -25,6 +26,7 @@ router
   .get("/projects", route(listProjects))
   .get("/projects/:slug", route(getProject))
   .put("/projects/:slug/metadata", route(putProjectMetadata))
+  .put("/projects/:slug/deployment", route(deployProject))
   .post("/internal/workflow/execute", route(enqueueWorkflowExecution))
   .all("*", (request) => errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)));
 

@@ -38,6 +38,15 @@ function isValidSchedule(schedule: string): boolean {
   }
 }
 
+/** Statements that replace a project's crons; run them in one batch with whatever else changes. */
+export function replaceProjectCronsStatements(db: D1Database, projectId: number, crons: ProjectCron[]): D1PreparedStatement[] {
+  return [
+    db.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(projectId),
+    ...crons.map((c) => db.prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)").bind(projectId, c.name, c.schedule)),
+    db.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(Date.now(), projectId),
+  ];
+}
+
 /** A cron fires in the minute that contains `scheduledTime` (seconds are ignored). */
 export function cronIsDue(schedule: string, scheduledTime: number): boolean {
   const minute = new Date(Math.floor(scheduledTime / 60_000) * 60_000);

@@ -4,7 +4,7 @@ import { findProjectBySlug, toPublicProject, type ProjectRow } from "../shared/p
 import { authenticateCliUser, type CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
-import { validateMetadataCrons } from "./projectCrons.ts";
+import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
 
 function randomSecretHex(): string {
   return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -60,12 +60,6 @@ export async function putProjectMetadata(
   const row = await requireOwnedProject(env.DB, user, request.params.slug!);
   const body = await readJsonObject(request, 256 * 1024);
   const crons = validateMetadataCrons(body.crons);
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(row.id),
-    ...crons.map((c) =>
-      env.DB.prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)").bind(row.id, c.name, c.schedule),
-    ),
-    env.DB.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(Date.now(), row.id),
-  ]);
+  await env.DB.batch(replaceProjectCronsStatements(env.DB, row.id, crons));
   return Response.json({ project: toPublicProject(row), crons });
 }
