@@ -107,7 +107,7 @@ export function encodePayload(payload: object, what: string): string {
   if (bytes > MAX_EVENT_PAYLOAD_BYTES) {
     throw new PlatformError(
       "payload_too_large",
-      `${what} is ${bytes} bytes of JSON; one workflow event holds at most ${MAX_EVENT_PAYLOAD_BYTES} bytes (1 MiB). Store large data elsewhere and pass a reference.`,
+      `${what}: ${bytes} bytes of JSON, but one workflow event holds at most ${MAX_EVENT_PAYLOAD_BYTES} bytes (1 MiB). Store large data elsewhere and pass a reference.`,
       { bytes, limit: MAX_EVENT_PAYLOAD_BYTES },
     );
   }

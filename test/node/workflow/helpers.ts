@@ -15,20 +15,27 @@ export function manualClock(start = 1_700_000_000_000) {
   };
 }
 
+export interface LogBuilder {
+  events: StoredEvent[];
+  add<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], eventAt?: number): LogBuilder;
+  created(workflowName: string, data?: WorkflowEventPayloads["workflow_created"]["writes"][string], eventAt?: number): LogBuilder;
+  writeTo(store: WorkflowEventStore): LogBuilder;
+}
+
 /** Builds a run's log event by event, for manufacturing any state directly in a store. */
-export function logBuilder(runId = "run-1", workflowId = runId, at = 1_700_000_000_000) {
+export function logBuilder(runId = "run-1", workflowId = runId, at = 1_700_000_000_000): LogBuilder {
   const events: StoredEvent[] = [];
-  const builder = {
+  const builder: LogBuilder = {
     events,
-    add<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], eventAt = at): typeof builder {
+    add(type, payload, eventAt = at) {
       events.push({ runId, workflowId, seq: events.length + 1, type, payload, at: eventAt } as StoredEvent);
       return builder;
     },
-    created(workflowName: string, data: WorkflowEventPayloads["workflow_created"]["writes"][string] = null, eventAt = at) {
+    created(workflowName, data = null, eventAt = at) {
       return builder.add("workflow_created", { workflowName, writes: { data } }, eventAt);
     },
     /** Writes the log into a store the way the engine would: create, then append the rest. */
-    writeTo(store: WorkflowEventStore) {
+    writeTo(store) {
       const [first, ...rest] = events;
       if (!first) throw new Error("empty log");
       store.createRunIfNoActive(first);

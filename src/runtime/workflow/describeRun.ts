@@ -1,0 +1,43 @@
+import { statusAfter } from "./appendRules.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "./events.ts";
+import type { JsonValue } from "./json.ts";
+import type { RunStatus } from "./store.ts";
+
+/** One event as `workflow.get` shows it. */
+export type RunEventView = {
+  [T in WorkflowEventType]: { seq: number; type: T; payload: WorkflowEventPayloads[T]; at: number };
+}[WorkflowEventType];
+
+/** What `workflow.get(runId)` returns (design: public contract). Times are epoch ms. */
+export interface WorkflowRunView {
+  id: string;
+  workflowId: string;
+  name: string;
+  status: RunStatus;
+  /** Present when status is "completed". */
+  result?: JsonValue;
+  /** The failure reason, present when status is "failed". */
+  error?: string;
+  createdAt: number;
+  updatedAt: number;
+  events: RunEventView[];
+}
+
+/** Folds a run's events (seq order) into its view; null for an empty log. */
+export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | null {
+  const first = events[0];
+  const last = events[events.length - 1];
+  if (!first || !last || first.type !== "workflow_created") return null;
+  const view: WorkflowRunView = {
+    id: first.runId,
+    workflowId: first.workflowId,
+    name: first.payload.workflowName,
+    status: statusAfter(last),
+    createdAt: first.at,
+    updatedAt: last.at,
+    events: events.map(({ seq, type, payload, at }) => ({ seq, type, payload, at }) as RunEventView),
+  };
+  if (last.type === "workflow_completed") view.result = last.payload.result;
+  if (last.type === "workflow_failed") view.error = last.payload.reason;
+  return view;
+}
