@@ -2,11 +2,13 @@ import { formatHelp, parseCommandArgs, CliError, type Command } from "./commandL
 import { devCommand } from "./commands/dev.ts";
 import { initCommand } from "./commands/init.ts";
 import { pushCommand } from "./commands/push.ts";
+import { workflowCommand } from "./commands/workflow.ts";
 
 const COMMANDS: Record<string, Command> = {
   init: initCommand,
   dev: devCommand,
   push: pushCommand,
+  workflow: workflowCommand,
 };
 
 function usage(): string {

@@ -5,6 +5,7 @@ import { issueUserToken } from "./adminRoutes.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { runDueCrons } from "./projectCrons.ts";
 import { deployProject } from "./deploymentRoute.ts";
+import { getProjectWorkflowRun, listProjectWorkflowRuns, runProjectCron, startProjectWorkflow } from "./projectWorkflowRoutes.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
 
@@ -27,6 +28,10 @@ router
   .get("/projects/:slug", route(getProject))
   .put("/projects/:slug/metadata", route(putProjectMetadata))
   .put("/projects/:slug/deployment", route(deployProject))
+  .get("/projects/:slug/workflows", route(listProjectWorkflowRuns))
+  .post("/projects/:slug/workflows", route(startProjectWorkflow))
+  .get("/projects/:slug/workflows/:runId", route(getProjectWorkflowRun))
+  .post("/projects/:slug/crons/:name/run", route(runProjectCron))
   .post("/internal/workflow/execute", route(enqueueWorkflowExecution))
   .all("*", (request) => errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)));
 
