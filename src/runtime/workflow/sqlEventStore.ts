@@ -2,24 +2,14 @@ import { PlatformError } from "../../shared/errors.ts";
 import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
-import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type WorkflowEventStore, type WorkflowRunIndex } from "./store.ts";
+import { createSqlRunIndex, type RunRow } from "./sqlRunIndex.ts";
+import type { WorkflowEventStore, WorkflowRunIndex } from "./store.ts";
+import type { SyncSql } from "./syncSql.ts";
 
-type SqlValue = string | number | null;
+export type { SyncSql } from "./syncSql.ts";
 
-/**
- * The synchronous SQLite surface both backends have: Durable Object storage
- * (`ctx.storage.sql`, `transactionSync`) and Node's `node:sqlite`. The store
- * below is written once against it.
- */
-export interface SyncSql {
-  all<Row extends Record<string, SqlValue>>(sql: string, ...params: SqlValue[]): Row[];
-  run(sql: string, ...params: SqlValue[]): void;
-  /** Runs `fn` in one transaction: all of its writes, or none if it throws. */
-  transaction<T>(fn: () => T): T;
-}
-
-/** The spec's table, its two indexes, and a summary row per run kept in the same transactions (for list and recovery). */
-export const WORKFLOW_SCHEMA = [
+/** The spec's table and its two indexes (run summaries live in `_workflow_runs`, see sqlRunIndex.ts). */
+export const WORKFLOW_EVENTS_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS _workflow_events (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -31,41 +21,18 @@ export const WORKFLOW_SCHEMA = [
   )`,
   "CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC)",
   "CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id)",
-  `CREATE TABLE IF NOT EXISTS _workflow_runs (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL UNIQUE,
-    workflow_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL
-  )`,
-  "CREATE INDEX IF NOT EXISTS _workflow_runs_active ON _workflow_runs (workflow_id) WHERE status = 'running'",
-  "CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position)",
 ];
 
 type EventRow = { run_id: string; seq: number; workflow_id: string; type: string; payload: string; at: number };
-type RunRow = { position: number; run_id: string; workflow_id: string; name: string; status: string; created_at: number; updated_at: number; last_seq: number };
 
 function toEvent(row: EventRow): StoredEvent {
   return { runId: row.run_id, workflowId: row.workflow_id, seq: row.seq, type: row.type, payload: JSON.parse(row.payload), at: row.at } as StoredEvent;
 }
 
-function toSummary(row: RunRow): RunSummary {
-  return {
-    id: row.run_id,
-    workflowId: row.workflow_id,
-    name: row.name,
-    status: row.status as RunSummary["status"],
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
 /** Creates the tables (idempotent: create if not exists) and returns the store. */
 export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & WorkflowRunIndex {
-  for (const statement of WORKFLOW_SCHEMA) sql.run(statement);
+  for (const statement of WORKFLOW_EVENTS_SCHEMA) sql.run(statement);
+  const index = createSqlRunIndex(sql);
 
   const insertEvent = (event: StoredEvent) =>
     sql.run(
@@ -124,32 +91,9 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & Workflow
       });
     },
 
-    getRun(runId) {
-      const [row] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
-      return row ? toSummary(row) : null;
-    },
-
-    listRuns(query: RunListQuery): RunListPage {
-      const before = query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeListCursor(query.cursor);
-      const where = ["position < ?"];
-      const params: SqlValue[] = [before];
-      if (query.name !== undefined) {
-        where.push("name = ?");
-        params.push(query.name);
-      }
-      if (query.status !== undefined) {
-        where.push("status = ?");
-        params.push(query.status);
-      }
-      const rows = sql.all<RunRow>(`SELECT * FROM _workflow_runs WHERE ${where.join(" AND ")} ORDER BY position DESC LIMIT ?`, ...params, query.limit + 1);
-      const page = rows.slice(0, query.limit);
-      const last = page[page.length - 1];
-      return { runs: page.map(toSummary), ...(rows.length > query.limit && last ? { cursor: String(last.position) } : {}) };
-    },
-
-    activeRunIds() {
-      return sql.all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY position").map((r) => r.run_id);
-    },
+    getRun: index.getRun,
+    listRuns: index.listRuns,
+    activeRunIds: index.activeRunIds,
   };
 }
 

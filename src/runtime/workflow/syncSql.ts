@@ -1,0 +1,13 @@
+export type SqlValue = string | number | null;
+
+/**
+ * The synchronous SQLite surface both backends have: Durable Object storage
+ * (`ctx.storage.sql`, `transactionSync`) and Node's `node:sqlite`. The event
+ * store and the run index are written once against it.
+ */
+export interface SyncSql {
+  all<Row extends Record<string, SqlValue>>(sql: string, ...params: SqlValue[]): Row[];
+  run(sql: string, ...params: SqlValue[]): void;
+  /** Runs `fn` in one transaction: all of its writes, or none if it throws. */
+  transaction<T>(fn: () => T): T;
+}
