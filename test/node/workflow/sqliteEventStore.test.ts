@@ -37,13 +37,13 @@ describe("node:sqlite store specifics", () => {
       ["at", "INTEGER", 1, 0],
     ]);
     const indexes = again.db.prepare("PRAGMA index_list(_workflow_events)").all().map((i) => i.name);
-    expect(indexes).toEqual(expect.arrayContaining(["_workflow_events_run_seq", "_workflow_events_workflow_id"]));
-    const runSeq = again.db.prepare("PRAGMA index_xinfo(_workflow_events_run_seq)").all().filter((c) => c.key === 1).map((c) => [c.name, c.desc]);
+    expect(indexes).toEqual(expect.arrayContaining(["_workflow_events_run_seq_desc", "_workflow_events_workflow_id"]));
+    const runSeq = again.db.prepare("PRAGMA index_xinfo(_workflow_events_run_seq_desc)").all().filter((c) => c.key === 1).map((c) => [c.name, c.desc]);
     expect(runSeq).toEqual([["run_id", 0], ["seq", 1]]);
     again.close();
   });
 
-  it("sees another connection's writes and turns its primary-key race into seq_conflict", () => {
+  it("sees another connection's writes: one active run per workflow id and seq_conflict hold across connections", () => {
     const path = join(dir, "two-connections.sqlite");
     const a = openSqliteWorkflowStore(path);
     const b = openSqliteWorkflowStore(path);
