@@ -1,11 +1,87 @@
 import { Router } from "itty-router";
+import { NonRetryableError, workflow } from "platform";
+
+// A workflow a newcomer can start from the browser and watch finish: it
+// "charges" an order (failing on the first attempt when asked to, to show a
+// retry), then "ships" it.
+workflow(
+  "checkout",
+  {
+    start: async (ctx) => {
+      if (typeof ctx.data.item !== "string" || ctx.data.item.length === 0) throw new NonRetryableError("item is required");
+      if (ctx.data.flaky && ctx.attempt === 1) throw new Error("payment service timed out (first attempt fails on purpose)");
+      ctx.write("charged", { item: ctx.data.item, attempt: ctx.attempt });
+      return { step: "ship" };
+    },
+    ship: async (ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { done: true, result: { shipped: ctx.scratchpad.charged.item, chargedOnAttempt: ctx.scratchpad.charged.attempt } };
+    },
+  },
+  { maxAttempts: 3, backoff: { initialMS: 500, maxMS: 5_000, factor: 2 }, stepTimeoutMS: 10_000 },
+);
+
+const page = `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Platform demo</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
+  label { display: block; margin: .5rem 0; }
+  button { font: inherit; padding: .4rem 1rem; }
+  ol { padding-left: 1.25rem; }
+  .completed { color: #0a6b2c; } .failed { color: #a00; }
+</style>
+<h1>Platform demo</h1>
+<p>This page is a project running on the platform. Start the <code>checkout</code> workflow and watch its events arrive.</p>
+<form id="start">
+  <label>Item <input name="item" value="coffee beans" required></label>
+  <label><input type="checkbox" name="flaky" checked> Fail the first payment attempt (shows a retry)</label>
+  <button>Start checkout</button>
+</form>
+<section aria-live="polite">
+  <h2 id="status">No run yet</h2>
+  <ol id="events"></ol>
+</section>
+<script>
+  const form = document.getElementById("start");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { item: form.item.value, flaky: form.flaky.checked };
+    const started = await fetch("api/checkout", { method: "POST", body: JSON.stringify(body) }).then((r) => r.json());
+    watch(started.runId);
+  });
+  async function watch(runId) {
+    for (;;) {
+      const run = await fetch("api/runs/" + encodeURIComponent(runId)).then((r) => r.json());
+      document.getElementById("status").textContent = "Run " + run.status + (run.status === "completed" ? ": " + JSON.stringify(run.result) : run.error ? ": " + run.error : "");
+      document.getElementById("status").className = run.status;
+      document.getElementById("events").innerHTML = run.events
+        .map((e) => "<li>" + e.type + (e.payload.step ? " — " + e.payload.step : "") + (e.payload.attempt ? " (attempt " + e.payload.attempt + ")" : "") + (e.payload.reason ? ": " + e.payload.reason : "") + "</li>")
+        .join("");
+      if (run.status !== "running") return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+</script>
+</html>`;
 
 const router = Router();
 
-router.get("/", () =>
-  new Response("<!doctype html><title>demo</title><h1>Platform demo</h1>", {
-    headers: { "content-type": "text/html; charset=utf-8" },
-  }),
-);
+router.get("/", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }));
+
+router.post("/api/checkout", async (request) => {
+  const body = (await request.json().catch(() => ({}))) as { item?: unknown; flaky?: unknown };
+  const run = await workflow.start("checkout", { item: body.item, flaky: body.flaky === true });
+  return Response.json({ runId: run.id, created: run.created }, { status: 201 });
+});
+
+router.get("/api/runs/:runId", async ({ params }) => {
+  const run = await workflow.get(params.runId!);
+  return run ? Response.json(run) : Response.json({ error: { code: "not_found", message: "No such run." } }, { status: 404 });
+});
+
+router.get("/api/runs", async ({ query }) => Response.json(await workflow.list({ name: "checkout", limit: Number(query.limit ?? 20) })));
 
 export default router;

@@ -3,3 +3,7 @@
 export { PlatformError } from "../shared/errors.ts";
 export type { PlatformErrorCode } from "../shared/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
+export { workflow, NonRetryableError } from "./workflowWorker.ts";
+export type { WorkflowRun, WorkflowListFilter } from "./workflow/workflowApi.ts";
+export type { StepContext, StepResult } from "./workflow/stepContext.ts";
+export type { WorkflowRunView } from "./workflow/describeRun.ts";

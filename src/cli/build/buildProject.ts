@@ -4,7 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { PlatformError } from "../../shared/errors.ts";
-import { REPO_NODE_MODULES, RUNTIME_DIR } from "../repoPaths.ts";
+import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
 import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
 import { platformResolver } from "./platformResolver.ts";
 
@@ -49,7 +49,7 @@ function entrySource(entry: string, capabilities: ProjectCapabilities): string {
     `export default createPlatformWorker(project);`,
   ];
   if (capabilities.workflow) {
-    lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(RUNTIME_DIR, "workflowActors.ts"))};`);
+    lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`);
   }
   return lines.join("\n");
 }
@@ -57,6 +57,7 @@ function entrySource(entry: string, capabilities: ProjectCapabilities): string {
 async function bundle(projectDir: string, entry: string, capabilities: ProjectCapabilities, outfile: string | null) {
   return esbuild.build({
     stdin: { contents: entrySource(entry, capabilities), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
+    absWorkingDir: projectDir,
     bundle: true,
     format: "esm",
     platform: "browser",

@@ -24,7 +24,7 @@ export interface CronRegistration {
 }
 
 type Initializer = (env: PlatformEnv) => void;
-type MetadataContributor = () => Record<string, unknown>;
+type MetadataContributor = () => unknown;
 
 const internalRoutes = new Map<string, InternalRouteHandler>();
 const publicRoutes: PublicRouteHandler[] = [];

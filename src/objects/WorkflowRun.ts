@@ -1,0 +1,155 @@
+import { DurableObject } from "cloudflare:workers";
+import { PlatformError } from "../shared/errors.ts";
+import { initializePlatform } from "../runtime/entry/platformHooks.ts";
+import { createRun } from "../runtime/workflow/createRun.ts";
+import type { WorkflowDefinition } from "../runtime/workflow/definition.ts";
+import { describeRun, type WorkflowRunView } from "../runtime/workflow/describeRun.ts";
+import { isTerminalEvent } from "../runtime/workflow/events.ts";
+import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRun.ts";
+import type { JsonValue } from "../runtime/workflow/json.ts";
+import { recoverRun, type RecoveryReason } from "../runtime/workflow/recovery.ts";
+import { createSqlEventStore } from "../runtime/workflow/sqlEventStore.ts";
+import type { WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
+import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/workflowApi.ts";
+import { durableObjectSql } from "./durableObjectSql.ts";
+import { runIndexOf, type WorkflowActorEnv } from "./workflowActorStubs.ts";
+
+function definitionNamed(name: string): WorkflowDefinition {
+  const definition = getWorkflowDefinition(name);
+  if (!definition) throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered in this project's code.`);
+  return definition;
+}
+
+/** When the actor must look at a run again, from what its last execution reported. */
+function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
+  switch (result.status) {
+    case "waiting":
+      return result.wakeAt;
+    case "in_flight":
+      return result.timeoutAt;
+    case "budget_exhausted":
+      return now;
+    case "terminal":
+    case "stopped":
+      return null;
+  }
+}
+
+/**
+ * The actor for one workflow id (its name): its own SQLite `_workflow_events`
+ * log, in which at most one run is active at a time. Step functions run here,
+ * in a loop within one invocation; the single alarm is spent only on what
+ * needs time to pass: the first start, retries after backoff, step timeouts,
+ * and continuing in a fresh invocation after the 50-second step-loop budget.
+ */
+export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
+  #store: WorkflowEventStore & RunIndex;
+  /** Executions under way in this instance; a run is never driven twice at once here. */
+  #executions = new Map<string, Promise<ExecuteRunResult>>();
+  #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+
+  constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
+    super(ctx, env);
+    initializePlatform(env);
+    this.#store = createSqlEventStore(durableObjectSql(ctx.storage));
+  }
+
+  async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
+    const now = Date.now();
+    const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
+    if (run.created) {
+      await this.ctx.storage.setAlarm(now);
+      await this.#report(run.runId);
+    }
+    return run;
+  }
+
+  /** `/__workflow/:runId/execute`: runs the step loop now (or joins the one running) and says whether the run is done. */
+  async execute(runId: string): Promise<{ done: boolean }> {
+    if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
+    const result = await this.#drive(runId);
+    return { done: result.status === "terminal" };
+  }
+
+  get(runId: string): WorkflowRunView | null {
+    return describeRun(this.#store.events(runId));
+  }
+
+  /** Resolves with the run once it is terminal, or null after `maxWaitMS` (the caller asks again). */
+  waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null> {
+    const view = this.get(runId);
+    if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
+    if (view.status !== "running") return Promise.resolve(view);
+    return new Promise((resolve) => {
+      const waiters = this.#waiters.get(runId) ?? new Set();
+      this.#waiters.set(runId, waiters);
+      const done = (finished: WorkflowRunView | null) => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve(finished);
+      };
+      const timer = setTimeout(() => done(null), maxWaitMS);
+      waiters.add(done);
+    });
+  }
+
+  /** The recovery sweep's question: is this run stuck, and if so, repair it and drive it again. */
+  async recover(runId: string): Promise<RecoveryReason | null> {
+    const summary = this.#store.getRun(runId);
+    if (!summary) return null;
+    if (summary.status === "running") {
+      const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, Date.now(), {
+        executingHere: this.#executions.has(runId),
+      });
+      if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
+      if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
+      await this.#report(runId);
+      return outcome.reason;
+    }
+    await this.#report(runId);
+    return null;
+  }
+
+  override async alarm(): Promise<void> {
+    await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
+  }
+
+  #drive(runId: string): Promise<ExecuteRunResult> {
+    const running = this.#executions.get(runId);
+    if (running) return running;
+    const execution = (async () => {
+      try {
+        const summary = this.#store.getRun(runId)!;
+        await this.#report(runId);
+        const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
+          now: Date.now,
+          onEvent: (event) => {
+            if (isTerminalEvent(event)) this.#wake(runId);
+          },
+        });
+        const wakeAt = wakeTimeAfter(result, Date.now());
+        if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
+        if (result.status === "terminal") await this.#report(runId);
+        return result;
+      } finally {
+        this.#executions.delete(runId);
+      }
+    })();
+    this.#executions.set(runId, execution);
+    return execution;
+  }
+
+  #wake(runId: string): void {
+    const waiters = this.#waiters.get(runId);
+    const view = waiters?.size ? this.get(runId) : null;
+    if (!waiters || !view) return;
+    for (const waiter of [...waiters]) waiter(view);
+    this.#waiters.delete(runId);
+  }
+
+  /** Keeps the project's run index in step: on creation, whenever an execution starts, and at the end. */
+  async #report(runId: string): Promise<void> {
+    const summary = this.#store.getRun(runId);
+    if (summary) await runIndexOf(this.env).record(summary);
+  }
+}

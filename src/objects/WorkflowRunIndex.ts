@@ -1,0 +1,36 @@
+import { DurableObject } from "cloudflare:workers";
+import { createSqlRunIndex, type SqlRunIndex } from "../runtime/workflow/sqlRunIndex.ts";
+import type { RunListPage, RunListQuery, RunSummary } from "../runtime/workflow/store.ts";
+import { durableObjectSql } from "./durableObjectSql.ts";
+
+/**
+ * One per project (named "index"): the list of the project's runs, which live
+ * in many WorkflowRun actors. A run reports its summary when it is created,
+ * whenever an execution starts, and when it ends, so `workflow.list` and the
+ * recovery sweep read one small table whose size follows the number of runs,
+ * never the number of events.
+ */
+export class WorkflowRunIndex extends DurableObject {
+  #index: SqlRunIndex;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env as never);
+    this.#index = createSqlRunIndex(durableObjectSql(ctx.storage));
+  }
+
+  record(summary: RunSummary): void {
+    this.#index.record(summary);
+  }
+
+  list(query: RunListQuery): RunListPage {
+    return this.#index.listRuns(query);
+  }
+
+  get(runId: string): RunSummary | null {
+    return this.#index.getRun(runId);
+  }
+
+  activeRunIds(): string[] {
+    return this.#index.activeRunIds();
+  }
+}

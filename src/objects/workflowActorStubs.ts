@@ -1,0 +1,45 @@
+import type { PlatformEnv } from "../runtime/entry/platformEnv.ts";
+import type { WorkflowRunView } from "../runtime/workflow/describeRun.ts";
+import type { JsonValue } from "../runtime/workflow/json.ts";
+import type { RecoveryReason } from "../runtime/workflow/recovery.ts";
+import type { RunListPage, RunListQuery, RunSummary } from "../runtime/workflow/store.ts";
+import type { StartedRun } from "../runtime/workflow/workflowApi.ts";
+import type { WorkflowRun } from "./WorkflowRun.ts";
+import type { WorkflowRunIndex } from "./WorkflowRunIndex.ts";
+
+// Kept apart from the actor classes (which import cloudflare:workers) so the
+// `platform` module stays importable outside workerd.
+
+export interface WorkflowActorEnv extends PlatformEnv {
+  WORKFLOW_RUNS: DurableObjectNamespace<WorkflowRun>;
+  WORKFLOW_RUN_INDEX: DurableObjectNamespace<WorkflowRunIndex>;
+}
+
+/**
+ * How other code calls the actors. The RPC stubs' inferred types recurse
+ * through JSON values too deeply for the type checker, so callers see these
+ * plain signatures instead (the actors' methods return exactly these shapes).
+ */
+export interface WorkflowRunActor {
+  start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun>;
+  execute(runId: string): Promise<{ done: boolean }>;
+  get(runId: string): Promise<WorkflowRunView | null>;
+  waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null>;
+  recover(runId: string): Promise<RecoveryReason | null>;
+}
+
+export interface WorkflowRunIndexActor {
+  record(summary: RunSummary): Promise<void>;
+  list(query: RunListQuery): Promise<RunListPage>;
+  get(runId: string): Promise<RunSummary | null>;
+  activeRunIds(): Promise<string[]>;
+}
+
+export function workflowRunActor(env: WorkflowActorEnv, id: DurableObjectId): WorkflowRunActor {
+  return env.WORKFLOW_RUNS.get(id) as unknown as WorkflowRunActor;
+}
+
+export function runIndexOf(env: WorkflowActorEnv): WorkflowRunIndexActor {
+  return env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")) as unknown as WorkflowRunIndexActor;
+}
+
