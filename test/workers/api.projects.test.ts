@@ -61,7 +61,7 @@ describe("POST /admin/users", () => {
     }
   });
 
-  it.each([
+  it.each<{ name: string; headers: Record<string, string> }>([
     { name: "no Authorization header", headers: {} },
     { name: "wrong admin token", headers: { authorization: "Bearer not-the-admin-token" } },
     { name: "admin token with a suffix", headers: { authorization: `Bearer ${ADMIN_TOKEN}x` } },

@@ -58,10 +58,10 @@ describe("request tokens", () => {
     expect(await sign({ now: NOW + 999 })).toBe(a); // same second
   });
 
-  it.each([
+  it.each<{ name: string; body: SignedRequestParts["body"] }>([
     { name: "string", body: "héllo" },
     { name: "Uint8Array", body: new TextEncoder().encode("héllo") },
-    { name: "ArrayBuffer", body: new TextEncoder().encode("héllo").buffer },
+    { name: "ArrayBuffer", body: new TextEncoder().encode("héllo").buffer as ArrayBuffer },
   ])("signs the body bytes, whatever their type ($name)", async ({ body }) => {
     const token = await sign({ req: { ...REQ, body: "héllo" } });
     expect(await verify(token, { req: { ...REQ, body } })).toEqual({ ok: true, projectId: "1" });
