@@ -17,6 +17,10 @@ export default defineConfig({
               compatibilityDate: "2026-10-30",
               compatibilityFlags: ["nodejs_compat"],
               d1Databases: ["DB"],
+              durableObjects: {
+                WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
+                WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
+              },
               queueProducers: { WORKFLOW_QUEUE: { queueName: "workflow-execute" } },
               bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", PLATFORM_DOMAIN: "example.test" },
             },

@@ -106,7 +106,8 @@ export async function verifyRequestToken(
   const secret = await lookupSecret(parts.projectId);
   if (!secret) return { ok: false, reason: "unknown_project" };
   const signature = fromBase64url(parts.signature);
-  if (!signature) return { ok: false, reason: "malformed" };
+  // Only the canonical spelling: the last character's two spare bits must be zero.
+  if (!signature || base64url(signature.buffer) !== parts.signature) return { ok: false, reason: "malformed" };
   const valid = await crypto.subtle.verify(
     "HMAC",
     await hmacKey(secret),

@@ -508,11 +508,7 @@ describe("PUT /projects/:slug/metadata", () => {
     expect((await projectRow("shop")).updated_at).toBe(before.updated_at);
   });
 
-  // BUG (src/workers/api/projectCrons.ts, validateMetadataCrons): duplicate cron
-  // names pass validation, then the INSERT batch hits PRIMARY KEY (project_id, name)
-  // and the client gets 500 "Internal error" instead of a 400 it can act on.
-  // Marked `it.fails` so the suite stays green; change it to `it` once fixed.
-  it.fails("rejects two crons with the same name with 400 and keeps the previous crons", async () => {
+  it("rejects two crons with the same name with 400 and keeps the previous crons", async () => {
     const { user } = await userWithProject("ada@example.com", "shop");
     await putCrons(user.token, "shop", [{ name: "hourly", schedule: "0 * * * *" }]);
     const response = await callApi("PUT", "/projects/shop/metadata", {

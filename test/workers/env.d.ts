@@ -8,6 +8,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       ADMIN_TOKEN: string;
       PLATFORM_DOMAIN: string;
+      WORKFLOW_RUNS: DurableObjectNamespace<import("../../src/objects/WorkflowRun.ts").WorkflowRun>;
+      WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("../../src/objects/WorkflowRunIndex.ts").WorkflowRunIndex>;
     }
   }
 }

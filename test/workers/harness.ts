@@ -1,1 +1,7 @@
-export default { fetch: () => new Response("harness") };
+// The worker the workerd tests run in: the platform prelude first (as in a
+// built project), then the Durable Object classes a workflow project exports.
+import "../../src/runtime/entry/prelude.ts";
+
+export { WorkflowRun, WorkflowRunIndex } from "../../src/objects/index.ts";
+
+export default { fetch: () => new Response("test harness") };

@@ -38,7 +38,15 @@ async function handleInternal(
   const secret = env.PLATFORM_WORKER_SECRET;
   const projectId = env.PLATFORM_PROJECT_ID;
   if (!secret || !projectId) return notFound();
-  const body = request.method === "GET" || request.method === "HEAD" ? null : await readBodyBytes(request, INTERNAL_BODY_LIMIT);
+  let body: Uint8Array | null = null;
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    // Until the token is checked the caller is nobody: an oversized body gets the same 404.
+    try {
+      body = await readBodyBytes(request, INTERNAL_BODY_LIMIT);
+    } catch {
+      return notFound();
+    }
+  }
   const check = await verifyRequestToken(
     "internal",
     request.headers.get(INTERNAL_HEADER),

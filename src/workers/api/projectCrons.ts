@@ -16,7 +16,7 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
   if (!Array.isArray(value) || value.length > MAX_CRONS) {
     throw new PlatformError("invalid_input", `crons must be an array of at most ${MAX_CRONS} { name, schedule } entries.`);
   }
-  return value.map((entry) => {
+  const crons = value.map((entry) => {
     const { name, schedule } = (entry ?? {}) as Record<string, unknown>;
     if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
       throw new PlatformError("invalid_input", "Each cron needs a name of 1–64 letters, digits, '-' or '_'.");
@@ -26,6 +26,9 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
     }
     return { name, schedule };
   });
+  const duplicate = crons.find((c, i) => crons.findIndex((other) => other.name === c.name) !== i);
+  if (duplicate) throw new PlatformError("invalid_input", `Cron names must be unique; "${duplicate.name}" appears twice.`);
+  return crons;
 }
 
 function isValidSchedule(schedule: string): boolean {

@@ -30,7 +30,7 @@ export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): P
   );
   if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
   const body = parseJsonObject(bytes);
-  if (typeof body.runId !== "string" || !/^[A-Za-z0-9_.:-]{1,200}$/.test(body.runId)) {
+  if (typeof body.runId !== "string" || !/^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,199}$/.test(body.runId)) {
     throw new PlatformError("invalid_input", "runId must be a run id string.");
   }
   const project = await findProjectById(env.DB, check.projectId);
