@@ -102,8 +102,33 @@ describe("platform push --dry-run", () => {
     expect(result.stdout).toContain("Dry run: nothing deployed.");
     const bundle = readFileSync(path.join(dir, ".platform/build/worker.js"), "utf8");
     expect(bundle).not.toMatch(/node:sqlite|DatabaseSync/);
+    // A project that never touches `workflow` carries none of the engine.
+    expect(bundle).not.toMatch(/_workflow_events|class WorkflowRun|executeRun/);
     const metadata = JSON.parse(readFileSync(path.join(dir, ".platform/build/metadata.json"), "utf8"));
-    expect(metadata).toMatchObject({ entry: "src/index.ts", crons: [], capabilities: { workflow: false } });
+    expect(metadata).toMatchObject({ entry: "src/index.ts", crons: [], capabilities: { workflow: false }, durableObjects: [] });
+  });
+
+  it("records a workflow project's workflows, its recovery cron and its actors", async () => {
+    const dir = path.join(work, "with-workflow");
+    await runCli(["init", dir]);
+    writeFileSync(
+      path.join(dir, "src/index.ts"),
+      `import { workflow } from "platform";
+workflow("greet", { start: async (ctx) => ({ done: true, result: ctx.data }) }, { maxAttempts: 5 });
+export default { fetch: () => new Response("ok") };
+`,
+    );
+    const result = await runCli(["push", dir, "--dry-run"]);
+    expect(result.code, result.stderr).toBe(0);
+    const bundle = readFileSync(path.join(dir, ".platform/build/worker.js"), "utf8");
+    expect(bundle).toContain("_workflow_events");
+    const metadata = JSON.parse(readFileSync(path.join(dir, ".platform/build/metadata.json"), "utf8"));
+    expect(metadata).toMatchObject({
+      capabilities: { workflow: true },
+      durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
+      crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
+      workflows: [{ name: "greet", steps: ["start"], maxAttempts: 5 }],
+    });
   });
 
   it.each([

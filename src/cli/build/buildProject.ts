@@ -54,7 +54,7 @@ function entrySource(entry: string, capabilities: ProjectCapabilities): string {
   return lines.join("\n");
 }
 
-async function bundle(projectDir: string, entry: string, capabilities: ProjectCapabilities, outfile: string | null) {
+async function bundle(projectDir: string, entry: string, capabilities: ProjectCapabilities, outfile: string, write: boolean) {
   return esbuild.build({
     stdin: { contents: entrySource(entry, capabilities), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
     absWorkingDir: projectDir,
@@ -67,8 +67,8 @@ async function bundle(projectDir: string, entry: string, capabilities: ProjectCa
     external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
     plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
     metafile: true,
-    write: outfile !== null,
-    ...(outfile ? { outfile } : {}),
+    write,
+    outfile,
     logLevel: "silent",
     legalComments: "none",
   });
@@ -91,20 +91,24 @@ function buildError(error: unknown): PlatformError {
  */
 export async function buildProject(projectDir: string, outDir = path.join(projectDir, ".platform", "build")): Promise<ProjectBuild> {
   const entry = findProjectEntry(projectDir);
+  const bundlePath = path.join(outDir, "worker.js");
   let probe;
   try {
-    probe = await bundle(projectDir, entry, { workflow: false }, null);
+    probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false);
   } catch (error) {
     throw buildError(error);
   }
   const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
-  const capabilities: ProjectCapabilities = { workflow: inputs.some((p) => p.startsWith(WORKFLOW_CORE_DIR)) };
+  // Files esbuild read but tree-shook away do not count: only code that reached the bundle.
+  const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})
+    .filter(([, use]) => use.bytesInOutput > 0)
+    .map(([p]) => path.resolve(projectDir, p));
+  const capabilities: ProjectCapabilities = { workflow: bundled.some((p) => p.startsWith(WORKFLOW_CORE_DIR)) };
 
   await mkdir(outDir, { recursive: true });
-  const bundlePath = path.join(outDir, "worker.js");
   let result;
   try {
-    result = await bundle(projectDir, entry, capabilities, bundlePath);
+    result = await bundle(projectDir, entry, capabilities, bundlePath, true);
   } catch (error) {
     throw buildError(error);
   }
