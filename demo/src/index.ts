@@ -57,9 +57,11 @@ const page = `<!doctype html>
       const run = await fetch("api/runs/" + encodeURIComponent(runId)).then((r) => r.json());
       document.getElementById("status").textContent = "Run " + run.status + (run.status === "completed" ? ": " + JSON.stringify(run.result) : run.error ? ": " + run.error : "");
       document.getElementById("status").className = run.status;
-      document.getElementById("events").innerHTML = run.events
-        .map((e) => "<li>" + e.type + (e.payload.step ? " — " + e.payload.step : "") + (e.payload.attempt ? " (attempt " + e.payload.attempt + ")" : "") + (e.payload.reason ? ": " + e.payload.reason : "") + "</li>")
-        .join("");
+      document.getElementById("events").replaceChildren(...run.events.map((e) => {
+        const item = document.createElement("li");
+        item.textContent = e.type + (e.payload.step ? " — " + e.payload.step : "") + (e.payload.attempt ? " (attempt " + e.payload.attempt + ")" : "") + (e.payload.reason ? ": " + e.payload.reason : "");
+        return item;
+      }));
       if (run.status !== "running") return;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
