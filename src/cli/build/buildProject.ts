@@ -10,12 +10,25 @@ import { platformResolver } from "./platformResolver.ts";
 
 const ENTRY_CANDIDATES = ["src/index.ts", "src/index.js", "index.ts", "index.js"];
 
+/**
+ * What the bundle runs on: `worker` (workerd; the default, used by `platform
+ * dev` and `platform push`) or `node` (a plain Node 22 process, `platform dev
+ * --node`). Only a worker build carries the native-SQLite guard and the
+ * Durable Object classes; only a node build may reach `platform/node`.
+ */
+export type BuildTarget = "worker" | "node";
+
+export interface BuildOptions {
+  target?: BuildTarget;
+}
+
 /** Which optional capabilities a bundle pulled in, read from esbuild's metafile. */
 export interface ProjectCapabilities {
   workflow: boolean;
 }
 
 export interface ProjectBuild {
+  target: BuildTarget;
   projectDir: string;
   entry: string;
   outDir: string;
@@ -41,31 +54,67 @@ export function findProjectEntry(projectDir: string): string {
 
 const WORKFLOW_CORE_DIR = path.join(RUNTIME_DIR, "workflow") + path.sep;
 
-function entrySource(entry: string, capabilities: ProjectCapabilities): string {
+function entrySource(entry: string, capabilities: ProjectCapabilities, target: BuildTarget): string {
   const lines = [
     `import ${JSON.stringify(path.join(RUNTIME_DIR, "entry/prelude.ts"))};`,
     `import project from ${JSON.stringify(entry)};`,
     `import { createPlatformWorker } from ${JSON.stringify(path.join(RUNTIME_DIR, "entry/createPlatformWorker.ts"))};`,
     `export default createPlatformWorker(project);`,
   ];
-  if (capabilities.workflow) {
+  if (capabilities.workflow && target === "worker") {
     lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`);
+  }
+  if (capabilities.workflow && target === "node") {
+    // Evaluated after the project's top-level workflow() calls; the Node host installs it before serving.
+    lines.push(`export { installNodeWorkflowBackend } from ${JSON.stringify(path.join(RUNTIME_DIR, "node/nodeWorkflowBackend.ts"))};`);
   }
   return lines.join("\n");
 }
 
-async function bundle(projectDir: string, entry: string, capabilities: ProjectCapabilities, outfile: string, write: boolean) {
+/** Node builds only: `platform/node` is this repository's Node runtime, like `platform` is its runtime. */
+function platformNodeResolver(projectDir: string): esbuild.Plugin {
+  const ownCopy = existsSync(path.join(projectDir, "node_modules", "platform", "package.json"));
+  return {
+    name: "platform-node-resolver",
+    setup(build) {
+      build.onResolve({ filter: /^platform\/node$/ }, () => (ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") }));
+    },
+  };
+}
+
+/** Bundled CommonJS dependencies may call require(); give the ES module one. */
+const NODE_BANNER = `import { createRequire as __platformCreateRequire } from "node:module"; const require = __platformCreateRequire(import.meta.url);`;
+
+async function bundle(
+  projectDir: string,
+  entry: string,
+  capabilities: ProjectCapabilities,
+  outfile: string,
+  write: boolean,
+  target: BuildTarget,
+) {
+  const runtime: esbuild.BuildOptions =
+    target === "worker"
+      ? {
+          platform: "browser",
+          conditions: ["workerd", "worker", "browser"],
+          target: "es2023",
+          external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
+          plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+        }
+      : {
+          platform: "node",
+          target: "node22",
+          banner: { js: NODE_BANNER },
+          plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
+        };
   return esbuild.build({
-    stdin: { contents: entrySource(entry, capabilities), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
+    stdin: { contents: entrySource(entry, capabilities, target), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
     absWorkingDir: projectDir,
     bundle: true,
     format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2023",
     nodePaths: [REPO_NODE_MODULES],
-    external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
-    plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+    ...runtime,
     metafile: true,
     write,
     outfile,
@@ -85,16 +134,23 @@ function buildError(error: unknown): PlatformError {
 }
 
 /**
- * Bundles a project into one worker module. A first pass finds out which
- * capabilities the project's code reaches; the second adds the Durable
- * Object classes only those capabilities need.
+ * Bundles a project into one module: a worker module (default), or with
+ * `{ target: "node" }` an ES module for a plain Node process. A first pass
+ * finds out which capabilities the project's code reaches; the second adds
+ * what only those capabilities need (the Durable Object classes for a
+ * worker, the node:sqlite workflow backend for Node).
  */
-export async function buildProject(projectDir: string, outDir = path.join(projectDir, ".platform", "build")): Promise<ProjectBuild> {
+export async function buildProject(
+  projectDir: string,
+  outDir = path.join(projectDir, ".platform", "build"),
+  options: BuildOptions = {},
+): Promise<ProjectBuild> {
+  const target = options.target ?? "worker";
   const entry = findProjectEntry(projectDir);
-  const bundlePath = path.join(outDir, "worker.js");
+  const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
   let probe;
   try {
-    probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false);
+    probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target);
   } catch (error) {
     throw buildError(error);
   }
@@ -108,19 +164,20 @@ export async function buildProject(projectDir: string, outDir = path.join(projec
   await mkdir(outDir, { recursive: true });
   let result;
   try {
-    result = await bundle(projectDir, entry, capabilities, bundlePath, true);
+    result = await bundle(projectDir, entry, capabilities, bundlePath, true, target);
   } catch (error) {
     throw buildError(error);
   }
   const bundleBytes = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
   return {
+    target,
     projectDir,
     entry,
     outDir,
     bundlePath,
     bundleBytes,
     capabilities,
-    durableObjects: capabilities.workflow ? ["WorkflowRun", "WorkflowRunIndex"] : [],
+    durableObjects: capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex"] : [],
     inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
   };
 }
