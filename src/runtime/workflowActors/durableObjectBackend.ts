@@ -17,7 +17,14 @@ function randomSuffix(): string {
 export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunActor | null {
   const match = RUN_ID.exec(runId);
   if (!match) return null;
-  return workflowRunActor(env, env.WORKFLOW_RUNS.idFromString(match[1]!));
+  let actorId: DurableObjectId;
+  try {
+    actorId = env.WORKFLOW_RUNS.idFromString(match[1]!);
+  } catch {
+    // 64 hex digits that are not an id of this namespace (a made-up or foreign run id): no such run.
+    return null;
+  }
+  return workflowRunActor(env, actorId);
 }
 
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRun actor per workflow id. */
