@@ -1,3 +1,4 @@
+import { PlatformError, type PlatformErrorCode } from "../shared/errors.ts";
 import type { PlatformEnv } from "../runtime/entry/platformEnv.ts";
 import type { WorkflowRunView } from "../runtime/workflow/describeRun.ts";
 import type { JsonValue } from "../runtime/workflow/json.ts";
@@ -36,10 +37,29 @@ export interface WorkflowRunIndexActor {
 }
 
 export function workflowRunActor(env: WorkflowActorEnv, id: DurableObjectId): WorkflowRunActor {
-  return env.WORKFLOW_RUNS.get(id) as unknown as WorkflowRunActor;
+  return withPlatformErrors(env.WORKFLOW_RUNS.get(id), ["start", "execute", "get", "waitForTerminal", "recover"]);
 }
 
 export function runIndexOf(env: WorkflowActorEnv): WorkflowRunIndexActor {
-  return env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")) as unknown as WorkflowRunIndexActor;
+  return withPlatformErrors(env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")), ["record", "list", "get", "activeRunIds"]);
+}
+
+/**
+ * An error thrown in an actor reaches the caller as a plain Error that keeps
+ * its own properties (name, code, details) but not its class. Callers branch
+ * on `instanceof PlatformError` (errorResponse, `run.result()` users), so the
+ * class is restored here.
+ */
+function withPlatformErrors<T>(stub: object, methods: readonly (keyof T & string)[]): T {
+  const call = (method: string) => async (...args: unknown[]) => {
+    try {
+      return await (stub as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+    } catch (error) {
+      const remote = error as { name?: unknown; code?: unknown; message?: unknown; details?: unknown } | null;
+      if (error instanceof PlatformError || remote?.name !== "PlatformError" || typeof remote.code !== "string") throw error;
+      throw new PlatformError(remote.code as PlatformErrorCode, String(remote.message), remote.details as Record<string, unknown> | undefined);
+    }
+  };
+  return Object.fromEntries(methods.map((method) => [method, call(method)])) as T;
 }
 
