@@ -98,8 +98,10 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     const summary = this.#store.getRun(runId);
     if (!summary) return null;
     if (summary.status === "running") {
+      // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being driven.
+      const alarmPending = (await this.ctx.storage.getAlarm()) !== null;
       const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, Date.now(), {
-        executingHere: this.#executions.has(runId),
+        executingHere: this.#executions.has(runId) || alarmPending,
       });
       if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
       if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
