@@ -7,12 +7,12 @@ import { describeRun, type WorkflowRunView } from "../runtime/workflow/describeR
 import { isTerminalEvent } from "../runtime/workflow/events.ts";
 import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRun.ts";
 import type { JsonValue } from "../runtime/workflow/json.ts";
-import { recoverRun, type RecoveryReason } from "../runtime/workflow/recovery.ts";
+import { recoverRun } from "../runtime/workflow/recovery.ts";
 import { createSqlEventStore } from "../runtime/workflow/sqlEventStore.ts";
 import type { WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
-import { runIndexOf, type WorkflowActorEnv } from "./workflowActorStubs.ts";
+import { runIndexOf, type RunRecovery, type WorkflowActorEnv } from "./workflowActorStubs.ts";
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -93,10 +93,10 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     });
   }
 
-  /** The recovery sweep's question: is this run stuck, and if so, repair it and drive it again. */
-  async recover(runId: string): Promise<RecoveryReason | null> {
+  /** The recovery sweep's question: is this run stuck, and if so, repair it and (unless that ended it) drive it again. */
+  async recover(runId: string): Promise<RunRecovery> {
     const summary = this.#store.getRun(runId);
-    if (!summary) return null;
+    if (!summary) return { reason: null, reenqueued: false };
     if (summary.status === "running") {
       // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being driven.
       const alarmPending = (await this.ctx.storage.getAlarm()) !== null;
@@ -106,10 +106,10 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
       if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
       if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
       await this.#report(runId);
-      return outcome.reason;
+      return { reason: outcome.reason, reenqueued: outcome.reenqueue };
     }
     await this.#report(runId);
-    return null;
+    return { reason: null, reenqueued: false };
   }
 
   override async alarm(): Promise<void> {

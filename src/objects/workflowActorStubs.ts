@@ -26,7 +26,13 @@ export interface WorkflowRunActor {
   execute(runId: string): Promise<{ done: boolean }>;
   get(runId: string): Promise<WorkflowRunView | null>;
   waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null>;
-  recover(runId: string): Promise<RecoveryReason | null>;
+  recover(runId: string): Promise<RunRecovery>;
+}
+
+/** What `recover` found (null: not stuck) and whether it started an execution (false when the repair ended the run). */
+export interface RunRecovery {
+  reason: RecoveryReason | null;
+  reenqueued: boolean;
 }
 
 export interface WorkflowRunIndexActor {

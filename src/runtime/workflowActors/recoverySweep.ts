@@ -12,7 +12,7 @@ export async function sweepStuckRuns(env: WorkflowActorEnv): Promise<string> {
   const active = await runIndexOf(env).activeRunIds();
   let reenqueued = 0;
   for (let i = 0; i < active.length; i += SWEEP_CONCURRENCY) {
-    const reasons = await Promise.all(
+    const recovered = await Promise.all(
       active.slice(i, i + SWEEP_CONCURRENCY).map(async (runId) => {
         try {
           return await actorForRun(env, runId)?.recover(runId);
@@ -22,7 +22,8 @@ export async function sweepStuckRuns(env: WorkflowActorEnv): Promise<string> {
         }
       }),
     );
-    reenqueued += reasons.filter(Boolean).length;
+    // Counted like the local backend: runs handed to an executor, not runs whose repair ended them (stuck_terminal).
+    reenqueued += recovered.filter((r) => r?.reenqueued).length;
   }
   const message = `Re-enqueued ${reenqueued} workflow(s)`;
   console.log(message);
