@@ -1,0 +1,105 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { describeProcess, descendantsOf, isAlive, runCli } from "./cliProcess.ts";
+
+/** What `workflow.get` answers (the parts these tests read). */
+export interface RunView {
+  id: string;
+  workflowId: string;
+  name: string;
+  status: "running" | "completed" | "failed";
+  result?: unknown;
+  error?: string;
+  events: { seq: number; type: string; payload: Record<string, unknown>; at: number }[];
+}
+
+/** `platform init <dir>`, then the project's src/index.ts replaced by `source`. */
+export async function initProject(dir: string, source: string): Promise<void> {
+  const init = await runCli(["init", dir]);
+  if (init.code !== 0) throw new Error(`platform init failed: ${init.stderr}`);
+  writeFileSync(path.join(dir, "src/index.ts"), source);
+}
+
+/**
+ * Routes every workflow test project shares: start runs, read one, list them.
+ * `POST /runs/:name?count=N` with an optional JSON body as the start data.
+ */
+export const RUN_ROUTES = `
+const router = Router();
+router.get("/", () => new Response("workflow test project"));
+router.post("/runs/:name", async (request) => {
+  const count = Number(new URL(request.url).searchParams.get("count") ?? 1);
+  const text = await request.text();
+  const data = text ? JSON.parse(text) : null;
+  const runIds = [];
+  for (let i = 0; i < count; i++) runIds.push((await workflow.start(request.params.name, data)).id);
+  return Response.json({ runIds }, { status: 201 });
+});
+router.get("/runs/:runId", async ({ params }) => {
+  const run = await workflow.get(params.runId);
+  return run ? Response.json(run) : Response.json({ error: { code: "not_found", message: "no such run" } }, { status: 404 });
+});
+router.get("/runs", async ({ query }) => Response.json(await workflow.list({ limit: 100, ...(query.status ? { status: query.status } : {}) })));
+export default router;
+`;
+
+export async function startRuns(url: string, name: string, count = 1, data?: unknown): Promise<string[]> {
+  const response = await fetch(`${url}/runs/${name}?count=${count}`, { method: "POST", body: data === undefined ? undefined : JSON.stringify(data) });
+  if (response.status !== 201) throw new Error(`starting ${name} answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { runIds: string[] }).runIds;
+}
+
+export async function getRun(url: string, runId: string): Promise<RunView> {
+  const response = await fetch(`${url}/runs/${encodeURIComponent(runId)}`);
+  if (response.status !== 200) throw new Error(`GET run ${runId} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as RunView;
+}
+
+/** Polls the project's own route until every run is terminal. */
+export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_000): Promise<RunView[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const runs = await Promise.all(runIds.map((id) => getRun(url, id)));
+    if (runs.every((run) => run.status !== "running")) return runs;
+    if (Date.now() > deadline) {
+      const progress = runs.map((run) => `${run.id}: ${run.status}, last ${JSON.stringify(run.events.at(-1))}`).join("\n");
+      throw new Error(`Runs still running after ${timeoutMs / 1000} s:\n${progress}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** `type(step,attempt[,retryable])` per event, like the spec's event sequences. */
+export function shape(events: RunView["events"]): string[] {
+  return events.map(({ type, payload: p }) => {
+    switch (type) {
+      case "step_started":
+        return `step_started(${p.step},${p.attempt})`;
+      case "step_failed":
+        return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
+      case "step_completed":
+        return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
+      default:
+        return type;
+    }
+  });
+}
+
+/** SIGKILLs a process and every descendant (workerd, esbuild, a re-exec'd Node), then waits until none is running. */
+export async function killTree(pid: number): Promise<number[]> {
+  const all = [pid, ...descendantsOf(pid)];
+  // Parent first, so nothing left can respawn or reap-and-replace a child.
+  for (const target of all) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  const deadline = Date.now() + 5_000;
+  while (all.some(isAlive)) {
+    if (Date.now() > deadline) throw new Error(`Still running after SIGKILL: ${all.filter(isAlive).map(describeProcess).join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return all;
+}
