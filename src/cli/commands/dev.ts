@@ -61,12 +61,13 @@ function driveMinuteCron(platform: LocalPlatform): { stop(): void } {
 const RECOVERY_CRON = "__workflow-recovery";
 
 /**
- * Local alarms do not survive a workerd restart, so runs that were under way
- * when the previous `platform dev` died would wait for the minute cron. Run
- * the project's recovery sweep once right after start-up, and once more when
- * the longest step timeout has passed (a step that was running when the old
- * process died counts as stuck only then), if that comes before the next
- * minute tick.
+ * A run whose alarm did not survive the previous `platform dev` (killed
+ * between writing an event and setting the alarm, or an alarm store that was
+ * not persisted) would otherwise wait for the minute cron. Run the project's
+ * recovery sweep once right after start-up, and once more when the longest
+ * step timeout has passed (a step that was running when the old process died
+ * counts as stuck only then), if that comes before the next minute tick.
+ * Only the recovery cron runs: the project's own crons keep their schedule.
  */
 function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
   const crons = (platform.metadata.crons ?? []) as { name: string }[];

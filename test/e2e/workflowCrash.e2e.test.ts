@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { startDev, type DevProcess } from "./cliProcess.ts";
+import { getRun, initProject, killTree, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "./workflowProjects.ts";
+
+// Ports of this file: 8893 (workerd), 8894 (Node).
+const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-crash-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const running: DevProcess[] = [];
+afterEach(async () => {
+  for (const dev of running.splice(0)) if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
+});
+
+const STEPS = 200;
+const RUNS = 4;
+
+// STEPS short steps: each awaits ~5 ms and counts itself in the scratchpad, so
+// the result proves every step's write was committed exactly once.
+const LONG_PROJECT = `import { Router } from "itty-router";
+import { workflow } from "platform";
+
+const STEPS = ${STEPS};
+const stepName = (i) => (i === 0 ? "start" : "s" + i);
+const steps = {};
+for (let i = 0; i < STEPS; i++) {
+  steps[stepName(i)] = async (ctx) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    ctx.write("count", (ctx.scratchpad.count ?? 0) + 1);
+    return i === STEPS - 1 ? { done: true, result: { count: (ctx.scratchpad.count ?? 0) + 1 } } : { step: stepName(i + 1) };
+  };
+}
+workflow("long", steps, { maxAttempts: 5, backoff: { initialMS: 20, maxMS: 200, factor: 2 }, stepTimeoutMS: 1_000 });
+${RUN_ROUTES}`;
+
+const stepName = (i: number) => (i === 0 ? "start" : `s${i}`);
+
+function completedSteps(run: RunView): number {
+  return run.events.filter((event) => event.type === "step_completed").length;
+}
+
+/** The spec's guarantees for one run, after a crash and a restart. */
+function expectIntactRun(run: RunView): void {
+  expect(run.status, `run ${run.id}`).toBe("completed");
+  expect(run.result).toEqual({ count: STEPS });
+  // The log is one gap-free sequence.
+  expect(run.events.map((event) => event.seq)).toEqual(run.events.map((_, i) => i + 1));
+  // Every step completed exactly once.
+  const completions = new Map<string, number>();
+  for (const event of run.events) {
+    if (event.type === "step_completed") completions.set(event.payload.step as string, (completions.get(event.payload.step as string) ?? 0) + 1);
+  }
+  const counts = Array.from({ length: STEPS }, (_, i) => completions.get(stepName(i)) ?? 0);
+  expect(counts.filter((count) => count !== 1), `step_completed counts of run ${run.id}`).toEqual([]);
+  expect(completions.size).toBe(STEPS);
+  // Never partially terminal: the final step_completed is followed by workflow_completed, and by nothing else.
+  run.events.forEach((event, i) => {
+    if (event.type === "step_completed" && event.payload.next_step === undefined) {
+      expect(run.events[i + 1]?.type, `after the final step_completed of run ${run.id}`).toBe("workflow_completed");
+    }
+  });
+  expect(run.events.filter((event) => event.type === "workflow_completed")).toHaveLength(1);
+  expect(run.events.at(-1)?.type).toBe("workflow_completed");
+  // Whatever was cut off was recorded as a retryable failure, never lost or final.
+  for (const event of run.events.filter((e) => e.type === "step_failed")) {
+    expect(event.payload).toMatchObject({ retryable: true });
+  }
+}
+
+describe.each([
+  ["workerd (platform dev)", [] as string[], 8893],
+  ["Node (platform dev --node)", ["--node"], 8894],
+])("a workflow survives SIGKILL of %s", (_backend, flags, port) => {
+  it(`finishes every run with each of ${STEPS} steps completed exactly once after a restart`, async () => {
+    const dir = path.join(work, `long-${port}`);
+    await initProject(dir, LONG_PROJECT);
+    const args = [dir, ...flags, "--port", String(port)];
+
+    const first = await startDev(args, { readyTimeoutMs: 60_000 });
+    running.push(first);
+    const runIds = await startRuns(first.url, "long", RUNS);
+
+    // Kill in the middle: once the runs are well under way and none has finished.
+    const deadline = Date.now() + 30_000;
+    let before: RunView[] = [];
+    for (;;) {
+      before = await Promise.all(runIds.map((id) => getRun(first.url, id)));
+      if (before.every((run) => completedSteps(run) >= 10)) break;
+      if (Date.now() > deadline) throw new Error(`The runs made no progress: ${before.map(completedSteps).join(", ")} steps`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const killed = await killTree(first.child.pid!);
+    expect(killed.length).toBeGreaterThan(1);
+    // The crash really cut the runs off part way.
+    expect(before.every((run) => run.status === "running" && completedSteps(run) < STEPS)).toBe(true);
+
+    const second = await startDev(args, { readyTimeoutMs: 60_000 });
+    running.push(second);
+    const after = await waitForRuns(second.url, runIds, 60_000);
+    for (const run of after) expectIntactRun(run);
+    // The restarted platform swept for stuck runs at start-up (workerd: through the project's recovery cron).
+    await second.waitFor(flags.includes("--node") ? /Re-enqueued \d+ workflow\(s\)/ : /Recovery sweep: Re-enqueued \d+ workflow\(s\)/, 10_000);
+    // Progress made before the crash was kept, not redone.
+    after.forEach((run, i) => {
+      const kept = before[i]!.events;
+      expect(run.events.slice(0, kept.length)).toEqual(kept);
+    });
+
+    const stopped = await second.stop("SIGTERM");
+    expect(stopped.code).toBe(0);
+    expect(stopped.ms).toBeLessThan(5_000);
+  });
+});
