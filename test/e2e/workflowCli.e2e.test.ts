@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startDev, type DevProcess } from "./cliProcess.ts";
+import { initProject, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "./workflowProjects.ts";
+
+// Port of this file: 8895.
+const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfcli-"));
+const dir = path.join(work, "orders");
+
+const ORDERS_PROJECT = `import { Router } from "itty-router";
+import { NonRetryableError, workflow } from "platform";
+
+workflow("greet", {
+  start: async (ctx) => ({ done: true, result: { hello: ctx.data.name } }),
+});
+workflow(
+  "checkout",
+  {
+    start: async (ctx) => {
+      if (ctx.attempt === 1) throw new Error("card declined, try again");
+      ctx.write("charged", true);
+      return { step: "ship" };
+    },
+    ship: async () => ({ done: true, result: "shipped" }),
+  },
+  { maxAttempts: 3, backoff: { initialMS: 30, maxMS: 100, factor: 2 } },
+);
+workflow("doomed", {
+  start: async () => {
+    throw new NonRetryableError("the address does not exist");
+  },
+});
+${RUN_ROUTES}`;
+
+let dev: DevProcess;
+let greet: string[];
+let checkout: string;
+let doomed: string;
+
+beforeAll(async () => {
+  await initProject(dir, ORDERS_PROJECT);
+  dev = await startDev([dir, "--port", "8895"], { readyTimeoutMs: 60_000 });
+  greet = await startRuns(dev.url, "greet", 2, { name: "Ada" });
+  checkout = (await startRuns(dev.url, "checkout"))[0]!;
+  doomed = (await startRuns(dev.url, "doomed"))[0]!;
+  await waitForRuns(dev.url, [...greet, checkout, doomed], 20_000);
+});
+
+afterAll(async () => {
+  await dev?.stop("SIGTERM");
+  rmSync(work, { recursive: true, force: true });
+});
+
+const workflowCli = (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]);
+
+/** The run ids a `platform workflow list` table shows, in order. */
+function listedIds(stdout: string): string[] {
+  return stdout
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((line) => line.split(/\s+/)[0]!);
+}
+
+describe("platform workflow list", () => {
+  it("prints every run, newest first, with its workflow and status", async () => {
+    const result = await workflowCli("list");
+    expect(result.code, result.stderr).toBe(0);
+    const [header, ...rows] = result.stdout.trim().split("\n");
+    expect(header).toMatch(/^run id\s+workflow\s+status\s+created\s+updated$/);
+    expect(rows).toHaveLength(4);
+    expect(listedIds(result.stdout).sort()).toEqual([...greet, checkout, doomed].sort());
+    const row = (id: string) => rows.find((line) => line.startsWith(id))!;
+    expect(row(checkout)).toMatch(/\scheckout\s+completed\s/);
+    expect(row(doomed)).toMatch(/\sdoomed\s+failed\s/);
+    for (const id of greet) expect(row(id)).toMatch(/\sgreet\s+completed\s/);
+    expect(row(greet[0]!)).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
+  });
+
+  it("filters by --status and --name", async () => {
+    const failed = await workflowCli("list", "--status", "failed");
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(listedIds(failed.stdout)).toEqual([doomed]);
+
+    const greets = await workflowCli("list", "--name", "greet");
+    expect(listedIds(greets.stdout).sort()).toEqual([...greet].sort());
+
+    const both = await workflowCli("list", "--name", "checkout", "--status", "completed");
+    expect(listedIds(both.stdout)).toEqual([checkout]);
+
+    const none = await workflowCli("list", "--status", "running");
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe("No workflow runs match.\n");
+  });
+
+  it("pages with --limit and the --cursor it prints", async () => {
+    const first = await workflowCli("list", "--limit", "3");
+    expect(first.code, first.stderr).toBe(0);
+    const cursor = /More: platform workflow list --cursor (\S+)/.exec(first.stdout)?.[1];
+    expect(cursor).toBeTruthy();
+    const firstIds = listedIds(first.stdout.split("\nMore:")[0]!);
+    expect(firstIds).toHaveLength(3);
+    const rest = await workflowCli("list", "--limit", "3", "--cursor", cursor!);
+    expect([...firstIds, ...listedIds(rest.stdout)].sort()).toEqual([...greet, checkout, doomed].sort());
+  });
+
+  it("rejects a bad filter with the platform's one-line reason", async () => {
+    const result = await workflowCli("list", "--status", "sleeping");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/status must be one of running, completed, failed/);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("platform workflow get", () => {
+  it("prints a readable timeline: step, attempt, duration and the failure reason of a retried step", async () => {
+    const result = await workflowCli("get", checkout);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^Run ${checkout.replace(".", "\\.")} of "checkout" \\(workflow id .+\\), completed in \\d+ ms$`));
+    expect(lines[1]).toMatch(/^started \d{4}-\d\d-\d\dT/);
+    expect(lines[3]).toMatch(/^seq\s+at\s+event\s+step\s+attempt\s+duration\s+detail$/);
+    const events = lines.slice(4).filter(Boolean);
+    expect(events.map((line) => /^\d+\s+\+[\d.]+ m?s\s+(\S+)/.exec(line)?.[1])).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_failed",
+      "step_started",
+      "step_completed",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
+    expect(events[1]).toMatch(/^2\s+\+\d+ ms\s+step_started\s+start\s+1\s*$/);
+    expect(events[2]).toMatch(/^3\s+\+\d+ ms\s+step_failed\s+start\s+1\s+\d+ ms\s+card declined, try again \(will retry\)$/);
+    expect(events[3]).toMatch(/step_started\s+start\s+2\s+retry after waiting \d+ ms$/);
+    expect(events[4]).toMatch(/step_completed\s+start\s+\d+ ms\s+next: ship, wrote charged$/);
+    expect(events[6]).toMatch(/step_completed\s+ship\s+\d+ ms\s+done$/);
+    expect(events[7]).toMatch(/workflow_completed\s+result "shipped"$/);
+  });
+
+  it("shows why a failed run failed", async () => {
+    const result = await workflowCli("get", doomed);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split("\n")[0]).toMatch(/, failed after \d+ ms: the address does not exist$/);
+    expect(result.stdout).toMatch(/step_failed\s+start\s+1\s+\d+ ms\s+the address does not exist \(not retried\)/);
+    expect(result.stdout).toMatch(/workflow_failed\s+the address does not exist/);
+  });
+
+  it("--json prints the run the project's workflow.get returns", async () => {
+    const result = await workflowCli("get", greet[0]!, "--json");
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as RunView;
+    expect(run).toMatchObject({ id: greet[0], name: "greet", status: "completed", result: { hello: "Ada" } });
+    expect(run.events.map((event) => event.type)).toEqual(["workflow_created", "step_started", "step_completed", "workflow_completed"]);
+  });
+
+  it.each([
+    ["an unknown run id", "0".repeat(64) + ".aaaaaaaaaaaa"],
+    ["a malformed run id", "no-such-run"],
+  ])("fails with exit 1 and a one-line reason for %s", async (_what, runId) => {
+    const result = await workflowCli("get", runId);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`Workflow run "${runId}" does not exist`);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stdout).toBe("");
+  });
+});
+
+describe("platform workflow without a running platform dev", () => {
+  it.each([["list"], ["get", "some-run"]])("`workflow %s` fails with exit 1 and a one-line reason", async (...args) => {
+    const elsewhere = mkdtempSync(path.join(work, "not-running-"));
+    const result = await runCli(["workflow", ...args, "--dir", elsewhere]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/No `platform dev` is running for .*not-running-/);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
