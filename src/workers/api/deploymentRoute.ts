@@ -3,6 +3,7 @@ import { readJsonObject } from "../../shared/jsonBody.ts";
 import { authenticateCliUser } from "./cliTokens.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import type { ApiEnv } from "./env.ts";
+import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
 import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 
@@ -24,6 +25,7 @@ export async function deployProject(request: Request & { params: Record<string, 
   const metadata = body.metadata;
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) throw new PlatformError("invalid_input", "metadata must be an object.");
   const crons = validateMetadataCrons((metadata as Record<string, unknown>).crons);
+  const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
   const durableObjects = (metadata as Record<string, unknown>).durableObjects ?? [];
   if (!Array.isArray(durableObjects) || !durableObjects.every((c) => typeof c === "string" && KNOWN_DURABLE_OBJECTS.has(c))) {
     throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
@@ -49,10 +51,12 @@ export async function deployProject(request: Request & { params: Record<string, 
     durableObjects as string[],
     { tag: previous?.migration_tag ?? null, classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [] },
     COMPATIBILITY_DATE,
+    env.LOGIN_PUBLIC_URL,
   );
   const now = Date.now();
   await env.DB.batch([
     ...replaceProjectCronsStatements(env.DB, project.id, crons),
+    ...replaceProjectAuthStatements(env.DB, project.id, auth),
     env.DB.prepare(
       "INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).bind(project.id, body.bundle.length, JSON.stringify(metadata), JSON.stringify(durableObjects), migrationTag, now),

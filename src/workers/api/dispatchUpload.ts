@@ -26,13 +26,18 @@ export const PLATFORM_SERVICES = {
 
 const DO_BINDINGS: Record<string, string> = { WorkflowRun: "WORKFLOW_RUNS", WorkflowRunIndex: "WORKFLOW_RUN_INDEX" };
 
-/** Every binding a project worker gets; the worker secret travels only here, server to Cloudflare. */
-export function projectScriptBindings(project: ProjectRow, durableObjects: string[]): ScriptBinding[] {
+/**
+ * Every binding a project worker gets; the worker secret travels only here,
+ * server to Cloudflare. `loginUrl` (the login worker's public URL) becomes
+ * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in.
+ */
+export function projectScriptBindings(project: ProjectRow, durableObjects: string[], loginUrl?: string): ScriptBinding[] {
   return [
     ...Object.entries(PLATFORM_SERVICES).map(([name, service]) => ({ type: "service", name, service })),
     { type: "secret_text", name: "PLATFORM_WORKER_SECRET", text: project.worker_secret },
     { type: "plain_text", name: "PLATFORM_PROJECT_ID", text: String(project.id) },
     { type: "plain_text", name: "PLATFORM_PROJECT_SLUG", text: project.slug },
+    ...(loginUrl ? [{ type: "plain_text", name: "PLATFORM_LOGIN_URL", text: loginUrl }] : []),
     ...durableObjects.map((className) => ({
       type: "durable_object_namespace",
       name: DO_BINDINGS[className] ?? className.toUpperCase(),
@@ -53,6 +58,7 @@ export async function uploadProjectScript(
   durableObjects: string[],
   previous: { tag: string | null; classes: string[] },
   compatibilityDate: string,
+  loginUrl?: string,
 ): Promise<{ migrationTag: string | null }> {
   const newClasses = durableObjects.filter((c) => !previous.classes.includes(c));
   const migrationTag = newClasses.length ? `v${Date.now()}` : previous.tag;
@@ -60,7 +66,7 @@ export async function uploadProjectScript(
     main_module: "worker.js",
     compatibility_date: compatibilityDate,
     compatibility_flags: ["nodejs_compat"],
-    bindings: projectScriptBindings(project, durableObjects),
+    bindings: projectScriptBindings(project, durableObjects, loginUrl),
     ...(newClasses.length
       ? { migrations: { ...(previous.tag ? { old_tag: previous.tag } : {}), new_tag: migrationTag, new_sqlite_classes: newClasses } }
       : {}),

@@ -12,6 +12,8 @@ export interface ApiEnv extends DispatcherEnv {
   ADMIN_TOKEN?: string;
   /** Public domain projects answer on, e.g. `example.app`. */
   PLATFORM_DOMAIN?: string;
+  /** The login worker's public URL, e.g. `https://login.example.app`; deployed projects get it as `PLATFORM_LOGIN_URL`. */
+  LOGIN_PUBLIC_URL?: string;
   /** Workers for Platforms upload target (`PUT /projects/:slug/deployment`). */
   CLOUDFLARE_ACCOUNT_ID?: string;
   DISPATCH_NAMESPACE?: string;

@@ -4,6 +4,7 @@ import { findProjectBySlug, toPublicProject, type ProjectRow } from "../shared/p
 import { authenticateCliUser, type CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
+import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
 import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
 
 function randomSecretHex(): string {
@@ -51,7 +52,7 @@ export async function getProject(request: Request & { params: Record<string, str
   return Response.json({ project: { ...toPublicProject(row), crons } });
 }
 
-/** Records what the build found in the project (today: its crons) so the scheduler can run them. */
+/** Records what the build found in the project (its crons for the scheduler, its sign-in settings for the login worker). */
 export async function putProjectMetadata(
   request: Request & { params: Record<string, string> },
   env: ApiEnv,
@@ -60,6 +61,7 @@ export async function putProjectMetadata(
   const row = await requireOwnedProject(env.DB, user, request.params.slug!);
   const body = await readJsonObject(request, 256 * 1024);
   const crons = validateMetadataCrons(body.crons);
-  await env.DB.batch(replaceProjectCronsStatements(env.DB, row.id, crons));
-  return Response.json({ project: toPublicProject(row), crons });
+  const auth = validateMetadataAuth(body.auth);
+  await env.DB.batch([...replaceProjectCronsStatements(env.DB, row.id, crons), ...replaceProjectAuthStatements(env.DB, row.id, auth)]);
+  return Response.json({ project: toPublicProject(row), crons, auth });
 }
