@@ -14,6 +14,9 @@ import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/work
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunRecovery, type WorkflowActorEnv } from "./workflowActorStubs.ts";
 
+/** An alarm this far past its time is treated as lost rather than pending. */
+const STALE_ALARM_MS = 60_000;
+
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
   if (!definition) throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered in this project's code.`);
@@ -98,13 +101,17 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     const summary = this.#store.getRun(runId);
     if (!summary) return { reason: null, reenqueued: false };
     if (summary.status === "running") {
-      // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being driven.
-      const alarmPending = (await this.ctx.storage.getAlarm()) !== null;
+      // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
+      // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
+      const alarm = await this.ctx.storage.getAlarm();
+      const alarmPending = alarm !== null && alarm > Date.now() - STALE_ALARM_MS;
       const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, Date.now(), {
         executingHere: this.#executions.has(runId) || alarmPending,
       });
       if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
       if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
+      // Not stuck yet but nobody will wake it (a step in flight when the actor restarted): arm its timeout.
+      else if (outcome.reason === null && !alarmPending && !this.#executions.has(runId)) await this.#drive(runId);
       await this.#report(runId);
       return { reason: outcome.reason, reenqueued: outcome.reenqueue };
     }

@@ -237,6 +237,9 @@ describe("gateway with DEFAULT_PROJECT (local development)", () => {
     { url: "http://127.0.0.1:8787/x", script: "proj-priv", basePath: null, defaultProject: "priv" },
     // The platform domain keeps routing normally.
     { url: "https://example.test/priv/x", script: "proj-priv", basePath: "/priv", defaultProject: "shop" },
+    // On the bare platform host, a first segment that is no private project is a path of the default project.
+    { url: "https://example.test/runs/x", script: "proj-shop", basePath: null, defaultProject: "shop" },
+    { url: "https://example.test/shop/x", script: "proj-shop", basePath: null, defaultProject: "shop" },
     { url: "https://shop.example.test/x", script: "proj-shop", basePath: null, defaultProject: "priv" },
   ])("$url with DEFAULT_PROJECT=$defaultProject → $script", async ({ url, script, basePath, defaultProject }) => {
     const { response, calls } = await through(url, {}, { extra: { DEFAULT_PROJECT: defaultProject } });

@@ -18,11 +18,17 @@ function notFound(message: string): Response {
 export default {
   async fetch(request: Request, env: GatewayEnv): Promise<Response> {
     const url = new URL(request.url);
-    const route = resolveGatewayRoute(url, env.PLATFORM_DOMAIN, env.DEFAULT_PROJECT);
+    let route = resolveGatewayRoute(url, env.PLATFORM_DOMAIN, env.DEFAULT_PROJECT);
     if (route.kind === "blocked") return notFound("Not found.");
     if (route.kind === "none") return notFound(`No project at ${url.host}${url.pathname}.`);
 
-    const project = await findProjectBySlug(env.DB, route.slug);
+    let project = await findProjectBySlug(env.DB, route.slug);
+    // Locally the bare host (`localhost`) also serves the default project: a first path segment
+    // that is no private project is just one of its paths.
+    if (route.via === "prefix" && env.DEFAULT_PROJECT && project?.private !== 1) {
+      route = { kind: "project", slug: env.DEFAULT_PROJECT, basePath: "", via: "default" };
+      project = await findProjectBySlug(env.DB, route.slug);
+    }
     if (!project) return notFound(`No project named "${route.slug}".`);
     if (project.private === 1 && route.via === "subdomain") {
       return notFound(`Project "${route.slug}" is a private deployment: open it at ${url.protocol}//${env.PLATFORM_DOMAIN}${url.port ? ":" + url.port : ""}/${route.slug}/.`);
