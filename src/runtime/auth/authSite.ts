@@ -1,0 +1,84 @@
+import { PlatformError } from "../../shared/errors.ts";
+import { base64url } from "../../shared/callbackToken.ts";
+import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { basePathOf } from "../entry/requestBasePath.ts";
+import type { CookieScope } from "./cookies.ts";
+
+/**
+ * Everything sign-in needs to know about where a request landed: local or
+ * deployed, public or private (`/<slug>` base path), which sign-in flow
+ * applies, and the project's identity and secret.
+ *
+ * Flows: `dummy` (local development: the form stands in for the identity
+ * provider) when `PLATFORM_LOCAL` is "1" and no `PLATFORM_LOGIN_URL` is bound;
+ * otherwise `idp` (the login worker at `PLATFORM_LOGIN_URL`; deployed, or
+ * locally against a local OIDC provider).
+ */
+export interface AuthSite extends CookieScope {
+  /** The request's origin, e.g. `https://shop.example.app`. */
+  origin: string;
+  flow: "dummy" | "idp";
+  /** The login worker's public URL without a trailing slash; `null` when not bound. */
+  loginUrl: string | null;
+  secret: string;
+  projectId: number;
+  slug: string;
+}
+
+const envs = new WeakMap<Request, PlatformEnv>();
+let latestEnv: PlatformEnv | null = null;
+let localFallbackSecret: string | null = null;
+
+/** Called by the auth route handler for every request the entry serves, before user code sees it. */
+export function rememberEnv(request: Request, env: PlatformEnv): void {
+  envs.set(request, env);
+  latestEnv = env;
+}
+
+export function rememberLatestEnv(env: PlatformEnv): void {
+  latestEnv = env;
+}
+
+/** The environment of the request the entry handed to user code (or, for a request user code built itself, the latest one). */
+export function envFor(request: Request): PlatformEnv {
+  const env = envs.get(request) ?? latestEnv;
+  if (!env) {
+    throw new PlatformError(
+      "not_ready",
+      "auth needs the platform runtime: run the project with `platform dev` or deploy it with `platform push`, and pass auth the request your handler received.",
+    );
+  }
+  return env;
+}
+
+export function siteFor(request: Request, env: PlatformEnv): AuthSite {
+  const local = env.PLATFORM_LOCAL === "1";
+  const basePath = basePathOf(request);
+  const loginUrl = typeof env.PLATFORM_LOGIN_URL === "string" && env.PLATFORM_LOGIN_URL ? env.PLATFORM_LOGIN_URL.replace(/\/+$/, "") : null;
+
+  let secret = env.PLATFORM_WORKER_SECRET;
+  if (!secret) {
+    if (!local) throw new PlatformError("not_ready", "Sign-in is unavailable: this project worker has no PLATFORM_WORKER_SECRET binding.");
+    // Local runs without a platform (`platform dev --node`): sessions last until the process restarts.
+    localFallbackSecret ??= base64url(crypto.getRandomValues(new Uint8Array(32)));
+    secret = localFallbackSecret;
+  }
+  const idText = env.PLATFORM_PROJECT_ID;
+  let projectId = 0;
+  if (idText !== undefined && idText !== "") {
+    projectId = Number(idText);
+    if (!Number.isSafeInteger(projectId) || projectId < 0) throw new PlatformError("not_ready", `Sign-in is unavailable: PLATFORM_PROJECT_ID "${idText}" is not a project id.`);
+  } else if (!local) {
+    throw new PlatformError("not_ready", "Sign-in is unavailable: this project worker has no PLATFORM_PROJECT_ID binding.");
+  }
+  return {
+    local,
+    basePath,
+    origin: new URL(request.url).origin,
+    flow: local && !loginUrl ? "dummy" : "idp",
+    loginUrl,
+    secret,
+    projectId,
+    slug: env.PLATFORM_PROJECT_SLUG || basePath.slice(1) || "project",
+  };
+}

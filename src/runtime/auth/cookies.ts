@@ -1,0 +1,75 @@
+/**
+ * Cookie names, paths and attributes of sign-in, per mode.
+ *
+ * | mode | session | binding (deployed flow) | CSRF nonce (local form) | Path |
+ * |---|---|---|---|---|
+ * | deployed, public | `__Host-platform_session` | `__Host-platform_bind` | `__Host-platform_csrf` | `/` |
+ * | deployed, private | `__Secure-platform_session_<slug>` | `__Secure-platform_bind_<slug>` | `__Secure-platform_csrf_<slug>` | `/<slug>` |
+ * | local, public | `platform_session` | `platform_bind` | `platform_csrf` | `/` |
+ * | local, private | `platform_session_<slug>` | `platform_bind_<slug>` | `platform_csrf_<slug>` | `/<slug>` |
+ *
+ * `__Host-` needs `Path=/`, so a private deployment (which shares its origin
+ * with other private deployments) uses `__Secure-` and a per-project name and
+ * path. Local development is plain http, where `Secure`, and with it both
+ * prefixes, cannot be used. No cookie ever has a `Domain` (host-only).
+ */
+
+export type CookieKind = "session" | "bind" | "csrf";
+
+export interface CookieScope {
+  /** `PLATFORM_LOCAL === "1"`: no `Secure`, no prefix. */
+  local: boolean;
+  /** `""` (public) or `/<slug>` (private deployment). */
+  basePath: string;
+}
+
+export function cookieName(kind: CookieKind, scope: CookieScope): string {
+  const base = `platform_${kind}`;
+  const slug = scope.basePath.slice(1);
+  if (scope.local) return slug ? `${base}_${slug}` : base;
+  return slug ? `__Secure-${base}_${slug}` : `__Host-${base}`;
+}
+
+export function cookiePath(scope: CookieScope): string {
+  return scope.basePath || "/";
+}
+
+export interface CookieAttributes {
+  maxAge: number;
+  sameSite?: "Lax" | "Strict";
+}
+
+/** A `Set-Cookie` value: HttpOnly always, Secure unless local, host-only, path-scoped. */
+export function setCookie(kind: CookieKind, scope: CookieScope, value: string, attributes: CookieAttributes): string {
+  const parts = [
+    `${cookieName(kind, scope)}=${value}`,
+    `Path=${cookiePath(scope)}`,
+    `Max-Age=${attributes.maxAge}`,
+    "HttpOnly",
+    `SameSite=${attributes.sameSite ?? "Lax"}`,
+  ];
+  if (!scope.local) parts.push("Secure");
+  return parts.join("; ");
+}
+
+/** Removes a cookie: same name, path and attributes, empty value, `Max-Age=0`. */
+export function clearCookie(kind: CookieKind, scope: CookieScope, sameSite: "Lax" | "Strict" = "Lax"): string {
+  return setCookie(kind, scope, "", { maxAge: 0, sameSite });
+}
+
+/**
+ * Every value the request carries for `name`, in header order (a browser sends
+ * the cookie with the longest matching path first). Several can arrive when a
+ * script elsewhere on the origin planted one on a deeper path; callers try each.
+ */
+export function cookieValues(request: Request, name: string): string[] {
+  const header = request.headers.get("cookie");
+  if (!header) return [];
+  const values: string[] = [];
+  for (const pair of header.split(";")) {
+    const at = pair.indexOf("=");
+    if (at === -1) continue;
+    if (pair.slice(0, at).trim() === name) values.push(pair.slice(at + 1).trim());
+  }
+  return values;
+}

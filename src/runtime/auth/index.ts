@@ -1,0 +1,100 @@
+import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { onPlatformInit, registerMetadata, registerPublicRoute } from "../entry/platformHooks.ts";
+import { basePathOf } from "../entry/requestBasePath.ts";
+import { handleAuthRoute } from "./authRoutes.ts";
+import { authSettings, setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
+import { envFor, rememberLatestEnv, siteFor } from "./authSite.ts";
+import { userFromSession, type AuthUser } from "./session.ts";
+import { signInHref } from "./signInRoute.ts";
+
+/**
+ * The sign-in capability. This module is evaluated only when user code
+ * imports `auth` from `platform` (the runtime is marked side-effect free, so
+ * esbuild drops it otherwise: a project that never uses auth carries none of
+ * this code and has no `/api/auth/*` routes). On evaluation, before the first
+ * request, it plugs the routes and the build metadata into the entry.
+ */
+registerPublicRoute(handleAuthRoute);
+registerMetadata("auth", () => {
+  const { domains, sessionMaxAge } = authSettings();
+  return { domains: domains ? [...domains] : null, sessionMaxAge };
+});
+onPlatformInit(rememberLatestEnv);
+
+export type { AuthOptions } from "./authSettings.ts";
+export type { AuthUser } from "./session.ts";
+
+/** What `auth.user` accepts: the request a handler received (itty-router, `fetch`), or a Hono context. */
+export type AuthRequest = Request | { req: { raw: Request } };
+
+/** `auth.require()`'s middleware: `undefined` lets the route continue, a 401 Response ends it. */
+export type AuthMiddleware = (request: Request, ...rest: unknown[]) => Promise<Response | undefined>;
+
+const users = new WeakMap<Request, Promise<AuthUser | null>>();
+
+function requestOf(input: AuthRequest): Request {
+  if (input instanceof Request) return input;
+  const raw = (input as { req?: { raw?: unknown } } | null)?.req?.raw;
+  if (raw instanceof Request) return raw;
+  throw new PlatformError("invalid_input", "auth.user() takes the request your handler received (with Hono: the context, or c.req.raw).");
+}
+
+/** The signed-in user of `request` (read once per request), or `null`. */
+function currentUser(input: AuthRequest): Promise<AuthUser | null> {
+  const request = requestOf(input);
+  let user = users.get(request);
+  if (!user) {
+    user = userFromSession(request, siteFor(request, envFor(request)));
+    users.set(request, user);
+  }
+  return user;
+}
+
+const requireSignIn: AuthMiddleware = async (request) => {
+  if (await currentUser(request)) return undefined;
+  const url = new URL(request.url);
+  const signIn = url.origin + signInHref({ basePath: basePathOf(request) }, url.pathname + url.search);
+  return errorResponse(new PlatformError("unauthorized", `Sign in required: ${signIn}`), { "Cache-Control": "no-store" });
+};
+
+export const auth = {
+  /**
+   * Enables sign-in and sets its rules; call once, at top level.
+   * `domains`: email domains allowed to sign in (default: every account).
+   * `sessionMaxAge`: session lifetime in seconds (default 2,592,000 = 30 days; at most 400 days).
+   * Throws a PlatformError (`invalid_input`) on bad options.
+   */
+  allow(options?: AuthOptions): void {
+    setAuthSettings(validateAuthOptions(options));
+  },
+
+  /**
+   * Middleware that answers 401 JSON (`{ error: { code: "unauthorized", message: "Sign in required: <sign-in URL>" } }`)
+   * when nobody is signed in, and returns nothing (the route continues) otherwise.
+   *
+   * itty-router:  `router.all("/api/*", auth.require());`
+   * Hono:         `app.use("/api/*", async (c, next) => { const r = await auth.require()(c.req.raw); if (r) return r; await next(); });`
+   * plain fetch:  `const denied = await auth.require()(request); if (denied) return denied;`
+   */
+  require(): AuthMiddleware {
+    return requireSignIn;
+  },
+
+  /** `{ email, name, picture? }` of the signed-in user, or `null`. Pass the request your handler received. */
+  user(request: AuthRequest): Promise<AuthUser | null> {
+    try {
+      return currentUser(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  },
+};
+
+/**
+ * For benchmarks and tests: what `auth.user()` does, without the per-request
+ * cache, for a request and environment given explicitly (`nowMs` overrides the clock).
+ */
+export async function readSessionUser(request: Request, env: PlatformEnv, nowMs = Date.now()): Promise<AuthUser | null> {
+  return userFromSession(request, siteFor(request, env), nowMs);
+}
