@@ -1,5 +1,9 @@
 import { Router } from "itty-router";
-import { NonRetryableError, workflow } from "platform";
+import { auth, NonRetryableError, workflow, type AuthUser } from "platform";
+
+// Sign-in: any account may sign in (locally through a dummy form). Routes
+// under /api/private/* need a signed-in user; the workflow routes stay open.
+auth.allow();
 
 // A workflow a newcomer can start from the browser and watch finish: it
 // "charges" an order (failing on the first attempt when asked to, to show a
@@ -21,7 +25,7 @@ workflow(
   { maxAttempts: 3, backoff: { initialMS: 500, maxMS: 5_000, factor: 2 }, stepTimeoutMS: 10_000 },
 );
 
-const page = `<!doctype html>
+const page = (user: AuthUser | null, notice: string) => `<!doctype html>
 <html lang="en">
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -34,6 +38,15 @@ const page = `<!doctype html>
   .completed { color: #0a6b2c; } .failed { color: #a00; }
 </style>
 <h1>Platform demo</h1>
+<section id="account">
+  ${notice ? `<p id="notice">${escapeHtml(notice)}</p>` : ""}
+  ${
+    user
+      ? `<p id="greeting">Hello, ${escapeHtml(user.name)} (${escapeHtml(user.email)})! <a href="api/auth/signout">Sign out</a></p>`
+      : `<p id="greeting">You are not signed in. <a href="api/auth/signin/idp?redirect=/">Sign in</a></p>`
+  }
+  <p>Routes under <code>/api/private/*</code> need a signed-in user: <a href="api/private/me">api/private/me</a> answers your profile as JSON, or 401 when nobody is signed in.</p>
+</section>
 <p>This page is a project running on the platform. Start the <code>checkout</code> workflow and watch its events arrive.</p>
 <form id="start">
   <label>Item <input name="item" value="coffee beans" required></label>
@@ -71,7 +84,19 @@ const page = `<!doctype html>
 
 const router = Router();
 
-router.get("/", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }));
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+router.get("/", async (request) => {
+  const notice = request.query.auth_error === "cancelled" ? "Sign-in cancelled." : "";
+  return new Response(page(await auth.user(request), notice), {
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "private, no-store" },
+  });
+});
+
+router.all("/api/private/*", auth.require());
+router.get("/api/private/me", async (request) => Response.json(await auth.user(request)));
 
 router.post("/api/checkout", async (request) => {
   const body = (await request.json().catch(() => ({}))) as { item?: unknown; flaky?: unknown };

@@ -1,0 +1,132 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { BrowserContext } from "playwright-core";
+import { afterAll, expect, it } from "vitest";
+import { artifactPath, launchChromium } from "./browser.ts";
+import { REPO, runCli, startDev } from "./cliProcess.ts";
+
+// Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com).
+
+const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+async function sessionCookies(context: BrowserContext) {
+  return (await context.cookies()).filter((c) => c.name.startsWith("platform_session"));
+}
+
+it("the demo: sign in with the local form, reach /api/private/me, sign out; Cancel leaves no session", async () => {
+  const dir = path.join(work, "demo");
+  cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
+  cpSync(path.join(REPO, "demo/package.json"), path.join(dir, "package.json"));
+  const dev = await startDev([dir, "--port", "8893"]);
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(dev.url + "/");
+    expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
+    expect((await page.goto(dev.url + "/api/private/me"))!.status()).toBe(401);
+
+    // Sign in through the dummy form.
+    await page.goto(dev.url + "/");
+    await page.getByRole("link", { name: "Sign in" }).click();
+    await page.waitForURL(/\/api\/auth\/signin\/idp\?redirect=/);
+    expect(await page.locator("h1").textContent()).toMatch(/^Sign in to /);
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Name (optional)").fill("Ada Lovelace");
+    await page.getByRole("button", { name: "Login" }).click();
+    await page.waitForURL(dev.url + "/");
+    expect(await page.locator("#greeting").textContent()).toContain("Hello, Ada Lovelace (ada@example.com)!");
+    await page.screenshot({ path: artifactPath("signin-local-greeting.png"), fullPage: true });
+
+    const [session] = await sessionCookies(context);
+    expect(session).toMatchObject({ name: "platform_session", path: "/", httpOnly: true, secure: false, sameSite: "Lax" });
+    const lifetime = session!.expires - Date.now() / 1000;
+    expect(lifetime).toBeGreaterThan(2_592_000 - 120);
+    expect(lifetime).toBeLessThanOrEqual(2_592_000 + 5);
+
+    const me = await page.goto(dev.url + "/api/private/me");
+    expect(me!.status()).toBe(200);
+    expect(await me!.json()).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
+
+    // The workflow routes stay open to everyone (the demo's workflow browser test does not sign in).
+    expect((await page.goto(dev.url + "/api/runs"))!.status()).toBe(200);
+
+    // Sign out.
+    await page.goto(dev.url + "/");
+    await page.getByRole("link", { name: "Sign out" }).click();
+    await page.waitForURL(dev.url + "/");
+    expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
+    expect(await sessionCookies(context)).toEqual([]);
+    const after = await page.goto(dev.url + "/api/private/me");
+    expect(after!.status()).toBe(401);
+    expect(await after!.json()).toMatchObject({ error: { code: "unauthorized" } });
+
+    // Cancel: back to the page with auth_error=cancelled, and no session.
+    await page.goto(dev.url + "/");
+    await page.getByRole("link", { name: "Sign in" }).click();
+    await page.waitForURL(/\/api\/auth\/signin\/idp/);
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.waitForURL(/auth_error=cancelled/);
+    expect(new URL(page.url()).pathname).toBe("/");
+    expect(new URL(page.url()).searchParams.get("auth_error")).toBe("cancelled");
+    expect(await page.locator("#notice").textContent()).toBe("Sign-in cancelled.");
+    expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
+    expect(await sessionCookies(context)).toEqual([]);
+    expect((await page.goto(dev.url + "/api/private/me"))!.status()).toBe(401);
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
+
+it("a project that allows only example.com refuses another domain with a refusal page and no session", async () => {
+  const dir = path.join(work, "members-only");
+  const init = await runCli(["init", dir]);
+  expect(init.code, init.stderr).toBe(0);
+  writeFileSync(
+    path.join(dir, "src/index.ts"),
+    `import { Router } from "itty-router";
+import { auth } from "platform";
+
+auth.allow({ domains: ["example.com"] });
+
+const router = Router();
+router.get("/", async (request) => {
+  const user = await auth.user(request);
+  return new Response(user ? "Signed in as " + user.email : "Nobody is signed in.");
+});
+export default router;
+`,
+  );
+  const dev = await startDev([dir, "--port", "8896"]);
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(dev.url + "/api/auth/signin/idp?redirect=%2F");
+    expect(await page.locator("body").textContent()).toContain("Only addresses at example.com may sign in.");
+    await page.getByLabel("Email").fill("eve@other.org");
+    const refused = page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/auth/signin/idp"));
+    await page.getByRole("button", { name: "Login" }).click();
+    expect((await refused).status()).toBe(403);
+    expect(await page.locator("h1").textContent()).toBe("Sign-in refused");
+    expect(await page.locator("body").textContent()).toContain("eve@other.org may not sign in to this app: only addresses at example.com are allowed.");
+    await page.screenshot({ path: artifactPath("signin-local-refused.png"), fullPage: true });
+    expect(await sessionCookies(context)).toEqual([]);
+    await page.goto(dev.url + "/");
+    expect(await page.locator("body").textContent()).toBe("Nobody is signed in.");
+
+    // The same rule lets an address at the listed domain in, whatever its case.
+    await page.goto(dev.url + "/api/auth/signin/idp?redirect=%2F");
+    await page.getByLabel("Email").fill("grace@EXAMPLE.COM");
+    await page.getByRole("button", { name: "Login" }).click();
+    await page.waitForURL(dev.url + "/");
+    expect(await page.locator("body").textContent()).toBe("Signed in as grace@example.com");
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
