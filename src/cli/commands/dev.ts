@@ -3,6 +3,7 @@ import path from "node:path";
 import { PlatformError } from "../../shared/errors.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { clearDevSession, stateDirFor, writeDevSession } from "../dev/devState.ts";
+import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
@@ -146,7 +147,7 @@ async function runNodeDev(projectDir: string, stateDir: string, port: number): P
 
 export const devCommand: Command = {
   summary: "Run a project and every platform service it needs on this machine.",
-  usage: "platform dev [dir] [--port N] [--node]",
+  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private]",
   help: `
 Runs the gateway, the API worker and the project (workerd through Miniflare),
 with state kept in <dir>/.platform/ across restarts. Prints
@@ -158,6 +159,18 @@ Without a dir it runs the bundled demo project.
 Options:
   --port N   port for the project (default 8787)
   --node     run the project in this plain Node 22 process instead of workerd
+  --login M  sign-in: "form" (default) shows the local dummy login form;
+             "oidc" runs the login worker and a local OpenID Connect
+             provider, so /api/auth/signin/idp goes through the deployed
+             flow (provider login page, callback token, session)
+  --private  run the project as a private deployment, served at
+             http://localhost:N/<slug>/ (instead of http://<slug>.localhost:N/)
+
+With --login oidc the login worker returns browsers to the project's own
+address (http://<slug>.localhost:N/, or http://localhost:N/<slug>/ with
+--private), so sign in from there. The provider's test users are
+${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
+the password is "${LOCAL_IDP_PASSWORD}".
 
 With --node the project is bundled for Node and served over node:http at
 http://127.0.0.1:N/ through the same platform wrapper (same routes, same
@@ -169,15 +182,18 @@ gateway (no <slug>.localhost address), the API worker (so no
 and internal routes (/__workflow, /__cron, …) answer 404. Sign-in and plugins
 will come later. Worker builds (\`platform dev\` without --node, \`platform
 push\`) still refuse code that imports platform/node or node:sqlite.`,
-  options: { port: { type: "string", short: "p" }, node: { type: "boolean" } },
+  options: { port: { type: "string", short: "p" }, node: { type: "boolean" }, login: { type: "string" }, private: { type: "boolean" } },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
     const projectDir = path.resolve(positionals[0] ?? DEMO_PROJECT_DIR);
     const port = parsePort(values.port);
     const stateDir = stateDirFor(projectDir);
+    const login = values.login ?? "form";
+    if (login !== "form" && login !== "oidc") throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
+    if (values.node && (login === "oidc" || values.private)) throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
     if (values.node) return runNodeDev(projectDir, stateDir, port);
 
-    const platform = await startLocalPlatform({ projectDir, stateDir, port }).catch((error: unknown) => {
+    const platform = await startLocalPlatform({ projectDir, stateDir, port, login, private: values.private === true }).catch((error: unknown) => {
       throw new CliError(error instanceof Error ? error.message : String(error));
     });
     writeDevSession(stateDir, {
@@ -191,8 +207,14 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
     const cron = driveMinuteCron(platform);
 
     console.log(`Project "${platform.project.slug}" from ${projectDir}`);
-    console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
+    if (values.private) console.log(`  private deployment at ${platform.projectUrl}`);
+    else console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
     console.log(`  API worker at ${platform.apiUrl}`);
+    if (platform.login) {
+      console.log(`  login worker at ${platform.login.url}`);
+      console.log(`  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`);
+      console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
+    }
     console.log(`Ready on ${platform.url}`);
     const startupSweep = sweepAtStartup(platform);
 

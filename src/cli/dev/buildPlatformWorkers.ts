@@ -2,10 +2,11 @@ import * as esbuild from "esbuild";
 import path from "node:path";
 import { REPO_ROOT } from "../repoPaths.ts";
 
-/** The platform's own workers, by name → entry. Login and plugin workers join as they land. */
+/** The platform's own workers, by name → entry. Plugin workers join as they land. */
 export const PLATFORM_WORKERS = {
   gateway: "src/workers/gateway/index.ts",
   api: "src/workers/api/index.ts",
+  login: "src/workers/login/index.ts",
 } as const;
 
 export type PlatformWorkerName = keyof typeof PLATFORM_WORKERS;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
-import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from "oidc-provider";
 
 /**
  * The identity provider of `platform dev --login oidc` and the tests: a real
@@ -119,7 +119,8 @@ function send(res: ServerResponse, status: number, html: string): void {
     "content-type": "text/html; charset=utf-8",
     "cache-control": "no-store",
     "x-frame-options": "DENY",
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    // No form-action: Chromium applies it to the redirects after a POST, and the last one goes to the client.
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   });
   res.end(html);
 }
@@ -218,6 +219,8 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
       );
     },
   };
+  // Loaded here, not at the top: every CLI command imports this file's user list, few run a provider.
+  const { default: Provider } = await import("oidc-provider");
   const provider = new Provider(issuer, configuration);
   const oidc = provider.callback();
 

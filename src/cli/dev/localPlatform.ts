@@ -1,13 +1,15 @@
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4MiniflareOptions, type V4WorkerOptions } from "miniflare";
 import * as esbuild from "esbuild";
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../repoPaths.ts";
-import { buildPlatformWorkers } from "./buildPlatformWorkers.ts";
+import { buildPlatformWorkers, type PlatformWorkerName } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
+import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 
 export const LOCAL_DOMAIN = "localhost";
@@ -29,6 +31,24 @@ export interface LocalPlatformOptions {
   host?: string;
   /** Where worker logs and platform messages go. */
   log?: (line: string) => void;
+  /** "form" (default): the runtime's dummy login form. "oidc": the login worker and a local identity provider. */
+  login?: "form" | "oidc";
+  /** Run the project as a private deployment, served at http://localhost:<port>/<slug>/. */
+  private?: boolean;
+}
+
+/** The login worker's local wiring (`--login oidc`). */
+export interface LocalLogin {
+  /** The login worker's own socket. */
+  port: number;
+  /** `http://127.0.0.1:<port>`: LOGIN_PUBLIC_URL, and the project's PLATFORM_LOGIN_URL. */
+  publicUrl: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  flowSecret: string;
+  /** Where the login worker sends browsers back: `http://localhost:<project port>`. */
+  projectsBaseUrl: string;
 }
 
 export interface LocalPlatform {
@@ -38,6 +58,10 @@ export interface LocalPlatform {
   cliToken: string;
   build: ProjectBuild;
   metadata: Record<string, unknown>;
+  /** Where the project lives by the registry: `http://<slug>.localhost:N/`, or `http://localhost:N/<slug>/` when private. */
+  projectUrl: string;
+  /** With `login: "oidc"`: the login worker and identity provider URLs. */
+  login: { url: string; issuer: string } | null;
   /** Rebuilds the project and swaps it in, keeping all state. */
   rebuild(): Promise<ProjectBuild>;
   /** What the every-minute cron trigger does when deployed. */
@@ -69,8 +93,9 @@ export function localPlatformConfig(input: {
   port: number;
   apiPort: number;
   stateDir: string;
-  platformScripts: Record<"gateway" | "api", string>;
+  platformScripts: Record<PlatformWorkerName, string>;
   adminToken: string;
+  login?: LocalLogin | null;
   project: LocalProject | null;
   build: ProjectBuild | null;
 }): V4MiniflareOptions {
@@ -106,6 +131,7 @@ export function localPlatformConfig(input: {
         PLATFORM_PROJECT_ID: String(project.id),
         PLATFORM_PROJECT_SLUG: project.slug,
         PLATFORM_LOCAL: "1",
+        ...(input.login ? { PLATFORM_LOGIN_URL: input.login.publicUrl } : {}),
       },
       serviceBindings: { PLATFORM_API: "api" },
       durableObjects: Object.fromEntries(
@@ -114,6 +140,22 @@ export function localPlatformConfig(input: {
           { className, useSQLite: true },
         ]),
       ),
+    });
+  }
+  if (input.login) {
+    workers.push({
+      ...workerBase("login", input.platformScripts.login),
+      d1Databases: { DB: D1_ID },
+      bindings: {
+        OIDC_ISSUER: input.login.issuer,
+        OIDC_CLIENT_ID: input.login.clientId,
+        OIDC_CLIENT_SECRET: input.login.clientSecret,
+        LOGIN_FLOW_SECRET: input.login.flowSecret,
+        LOGIN_PUBLIC_URL: input.login.publicUrl,
+        PLATFORM_DOMAIN: LOCAL_DOMAIN,
+        PROJECTS_BASE_URL: input.login.projectsBaseUrl,
+      },
+      unsafeDirectSockets: [{ host: input.host, port: input.login.port }],
     });
   }
   return {
@@ -145,6 +187,7 @@ async function ensureDevAccount(
   stateDir: string,
   slug: string,
   db: LocalD1,
+  isPrivate: boolean,
 ): Promise<{ cliToken: string; project: LocalProject }> {
   const credentials = loadOrCreateCredentials(stateDir);
   let cliToken = credentials.cliToken;
@@ -156,9 +199,11 @@ async function ensureDevAccount(
   }
   const existing = await apiCall(apiUrl, cliToken, "GET", `/projects/${slug}`);
   if (existing.status === 404) {
-    const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug });
+    const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug, private: isPrivate });
     if (created.status !== 201) throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
   }
+  // Local only: the API has no route to flip a project's privacy, so `--private` (or its absence) is applied here.
+  await db.prepare("UPDATE projects SET private = ? WHERE slug = ?").bind(isPrivate ? 1 : 0, slug).run();
   // Local only: the CLI reads the worker secret straight from the local D1 to bind it into the project worker.
   const row = await db
     .prepare("SELECT id, slug, script_name, worker_secret FROM projects WHERE slug = ?")
@@ -195,16 +240,24 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
   const platformScripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"));
   const apiPort = await freePort(host);
-  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken };
+  const idp = options.login === "oidc" ? await startLocalLogin(host, options.port) : null;
+  const login = idp?.login ?? null;
+  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken, login };
 
-  const mf = new Miniflare(convertV4MiniflareOptions(localPlatformConfig({ ...base, project: null, build: null })));
+  let mf: Miniflare;
+  try {
+    mf = new Miniflare(convertV4MiniflareOptions(localPlatformConfig({ ...base, project: null, build: null })));
+  } catch (error) {
+    await idp?.provider.stop();
+    throw error;
+  }
   try {
     await mf.ready;
     const db = await mf.getD1Database("DB", "api");
     const ran = await applyD1Migrations(db, MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
     const apiUrl = `http://${host}:${apiPort}`;
-    const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, db);
+    const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, db, options.private === true);
 
     const apply = async (next: ProjectBuild) => {
       await mf.setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })));
@@ -223,6 +276,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       apiUrl,
       project,
       cliToken,
+      projectUrl: options.private ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/` : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
+      login: login && { url: login.publicUrl, issuer: login.issuer },
       get build() {
         return build;
       },
@@ -241,15 +296,40 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         await api.scheduled({ cron: "* * * * *", scheduledTime });
       },
       async stop() {
-        await mf.dispose();
+        await Promise.all([mf.dispose(), idp?.provider.stop()]);
         // The esbuild service process would otherwise outlive us until its pipe closes.
         await esbuild.stop();
       },
     };
   } catch (error) {
-    await mf.dispose();
+    await Promise.all([mf.dispose(), idp?.provider.stop()]);
     throw error;
   }
+}
+
+/**
+ * `--login oidc`: a local identity provider with one client, the login
+ * worker's `/callback` on its own loopback port, and the secrets between
+ * them, fresh for every start (sign-ins in progress do not survive a restart).
+ */
+async function startLocalLogin(host: string, projectPort: number): Promise<{ provider: LocalIdentityProvider; login: LocalLogin }> {
+  const port = await freePort(host);
+  const publicUrl = `http://${host}:${port}`;
+  const clientId = "platform-login";
+  const clientSecret = randomBytes(32).toString("hex");
+  const provider = await startLocalIdentityProvider({ host, clientId, clientSecret, redirectUri: `${publicUrl}/callback` });
+  return {
+    provider,
+    login: {
+      port,
+      publicUrl,
+      issuer: provider.issuer,
+      clientId,
+      clientSecret,
+      flowSecret: randomBytes(32).toString("hex"),
+      projectsBaseUrl: `http://${LOCAL_DOMAIN}:${projectPort}`,
+    },
+  };
 }
 
 /** A port the OS says is free right now, for the API worker's own socket. */

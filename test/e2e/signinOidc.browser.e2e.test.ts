@@ -1,0 +1,187 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Response as PlaywrightResponse } from "playwright-core";
+import { afterAll, expect, it } from "vitest";
+import { artifactPath, launchChromium } from "./browser.ts";
+import { startDev } from "./cliProcess.ts";
+
+// The deployed sign-in flow, end to end on this machine: a private project
+// under `platform dev --login oidc --private`, the login worker, the local
+// OpenID Connect provider's real login and consent pages, the callback token
+// and the project's session, in headless Chromium.
+
+const PORT = 8895;
+const SLUG = "signin-oidc-e2e";
+const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const PROJECT = `import { Router } from "itty-router";
+import { auth } from "platform";
+
+auth.allow({ domains: ["example.com"] });
+
+const escape = (s) => s.replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";");
+const router = Router();
+router.all("/api/private/*", auth.require());
+router.get("/api/private/me", async (request) => Response.json(await auth.user(request)));
+router.get("/", async (request) => {
+  const user = await auth.user(request);
+  const body = user
+    ? '<h1 id="greeting">Hello, ' + escape(user.name) + '</h1><p id="email">' + escape(user.email) + '</p><a id="signout" href="api/auth/signout">Sign out</a>'
+    : '<h1 id="greeting">Hello, stranger</h1><a id="signin" href="api/auth/signin/idp?redirect=%2F">Sign in</a>';
+  return new Response("<!doctype html><title>signin e2e</title>" + body, { headers: { "content-type": "text/html; charset=utf-8" } });
+});
+export default router;
+`;
+
+it("signs in through the login worker and the local OpenID Connect provider, refuses a replayed callback, and signs out", async () => {
+  const dir = path.join(work, SLUG);
+  mkdirSync(path.join(dir, "src"), { recursive: true });
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: SLUG, private: true, type: "module" }));
+  writeFileSync(path.join(dir, "src/index.ts"), PROJECT);
+
+  const dev = await startDev([dir, "--port", String(PORT), "--login", "oidc", "--private"]);
+  const browser = await launchChromium();
+  try {
+    const output = dev.output();
+    const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
+    expect(output).toContain(`private deployment at ${projectUrl}`);
+    const loginUrl = /login worker at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
+    const issuer = /identity provider at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const responses: PlaywrightResponse[] = [];
+    page.on("response", (response) => responses.push(response));
+
+    // 1. The project sends the browser to the login worker, which sends it to the provider's login page.
+    await page.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
+    expect(page.url().startsWith(`${issuer}/interaction/`)).toBe(true);
+    const start = responses.find((r) => r.url().startsWith(`${loginUrl}/start?`))!;
+    expect(start.status()).toBe(302);
+    const startQuery = new URL(start.url()).searchParams;
+    expect(startQuery.get("project")).toBe(SLUG);
+    expect(startQuery.get("redirect")).toBe("/");
+    expect(startQuery.get("bind")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const authorize = new URL((await start.headerValue("location"))!);
+    expect(authorize.searchParams.get("code_challenge_method")).toBe("S256");
+    const flowCookie = (await context.cookies(loginUrl)).find((c) => c.name === "login_flow")!;
+    expect(flowCookie).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/" });
+
+    // 2. The provider's real login form, then its consent page.
+    await page.screenshot({ path: artifactPath("signin-oidc-provider-login.png"), fullPage: true });
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password").fill("password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Allow" }).click();
+
+    // 3. Back through the login worker's /callback and the project's /api/auth/callback, signed in.
+    await page.waitForURL(projectUrl);
+    await expect.poll(() => page.locator("#greeting").textContent()).toBe("Hello, Ada Lovelace");
+    expect(await page.locator("#email").textContent()).toBe("ada@example.com");
+    await page.screenshot({ path: artifactPath("signin-oidc-signed-in.png"), fullPage: true });
+
+    const loginCallback = responses.find((r) => r.url().startsWith(`${loginUrl}/callback?`))!;
+    expect(loginCallback.status()).toBe(302);
+    const headers = await loginCallback.allHeaders();
+    expect(headers["referrer-policy"]).toBe("no-referrer");
+    expect(headers["cache-control"]).toBe("no-store");
+    const projectCallbackUrl = headers.location!;
+    expect(projectCallbackUrl.startsWith(`${projectUrl}api/auth/callback?token=v1.`)).toBe(true);
+    const projectCallback = responses.find((r) => r.url() === projectCallbackUrl)!;
+    expect(projectCallback.status()).toBe(303);
+    expect((await context.cookies(loginUrl)).find((c) => c.name === "login_flow")).toBeUndefined();
+
+    // 4. The protected API answers the signed-in browser.
+    const me = await context.request.get(`${projectUrl}api/private/me`);
+    expect(me.status()).toBe(200);
+    expect(await me.json()).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
+
+    // 5. The callback URL is worth nothing a second time, here or in another browser.
+    const replay = await page.goto(projectCallbackUrl);
+    expect(replay!.status()).toBe(401);
+    expect(await page.content()).toContain("Sign-in failed");
+    const stranger = await browser.newContext();
+    const strangerPage = await stranger.newPage();
+    const stolen = await strangerPage.goto(projectCallbackUrl);
+    expect(stolen!.status()).toBe(401);
+    expect((await stranger.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
+    await stranger.close();
+
+    // 6. Sign out from the app's own page.
+    await page.goto(projectUrl);
+    await page.locator("#signout").click();
+    await page.waitForURL(projectUrl);
+    await expect.poll(() => page.locator("#greeting").textContent()).toBe("Hello, stranger");
+    expect((await context.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
+    await context.close();
+
+    // bob@other.org is verified, but the project allows example.com only (auth.allow reached the login worker through the metadata).
+    const bob = await browser.newContext();
+    const bobPage = await bob.newPage();
+    await bobPage.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
+    await bobPage.getByLabel("Email").fill("bob@other.org");
+    await bobPage.getByLabel("Password").fill("password");
+    await bobPage.getByRole("button", { name: "Sign in" }).click();
+    const [domainRefusal] = await Promise.all([
+      bobPage.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
+      bobPage.getByRole("button", { name: "Allow" }).click(),
+    ]);
+    expect(domainRefusal.status()).toBe(403);
+    await expect.poll(() => bobPage.content()).toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
+    await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
+    await bobPage.waitForURL(projectUrl);
+    expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");
+    await bob.close();
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
+
+it("refuses an unverified account and an account outside the project's domains at the login worker", async () => {
+  const dir = path.join(work, SLUG);
+  const dev = await startDev([dir, "--port", String(PORT), "--login", "oidc", "--private"]);
+  const browser = await launchChromium();
+  try {
+    const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
+    const loginUrl = /login worker at (http:\/\/127\.0\.0\.1:\d+)/.exec(dev.output())![1]!;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
+    await page.getByLabel("Email").fill("eve@example.com");
+    await page.getByLabel("Password").fill("password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const [refusal] = await Promise.all([
+      page.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
+      page.getByRole("button", { name: "Allow" }).click(),
+    ]);
+    expect(refusal.status()).toBe(403);
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Sign-in refused");
+    expect(await page.content()).toContain("has not verified eve@example.com");
+    expect((await context.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
+    await context.close();
+
+    // bob@other.org is verified, but the project allows example.com only (auth.allow reached the login worker through the metadata).
+    const bob = await browser.newContext();
+    const bobPage = await bob.newPage();
+    await bobPage.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
+    await bobPage.getByLabel("Email").fill("bob@other.org");
+    await bobPage.getByLabel("Password").fill("password");
+    await bobPage.getByRole("button", { name: "Sign in" }).click();
+    const [domainRefusal] = await Promise.all([
+      bobPage.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
+      bobPage.getByRole("button", { name: "Allow" }).click(),
+    ]);
+    expect(domainRefusal.status()).toBe(403);
+    await expect.poll(() => bobPage.content()).toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
+    await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
+    await bobPage.waitForURL(projectUrl);
+    expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");
+    await bob.close();
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
