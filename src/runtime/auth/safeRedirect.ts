@@ -6,12 +6,15 @@
  * prefix; a path that already carries the prefix is accepted once, without it.
  */
 
-// Control characters, any whitespace and backslashes (browsers read "\" as "/").
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\s\\]/u;
+// As given: control characters, any whitespace and backslashes (browsers read "\" as "/").
+const FORBIDDEN_RAW = /[\u0000-\u001f\u007f-\u009f\s\\]/u;
+// Once decoded, an encoded space is an ordinary character of a query (`?q=a%20b`);
+// controls, line separators and backslashes are still refused.
+const FORBIDDEN_DECODED = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\\]/u;
 const PROBE_ORIGIN = "https://project.invalid";
 
-function plainPath(value: string): boolean {
-  if (FORBIDDEN.test(value)) return false;
+function plainPath(value: string, forbidden: RegExp): boolean {
+  if (forbidden.test(value)) return false;
   if (!value.startsWith("/") || value.startsWith("//")) return false;
   const path = value.split(/[?#]/, 1)[0]!;
   return !path.split("/").some((segment) => segment === "." || segment === "..");
@@ -24,14 +27,14 @@ function plainPath(value: string): boolean {
  */
 export function safeRedirectPath(raw: unknown, basePath = ""): string | null {
   if (typeof raw !== "string" || raw.length === 0 || raw.length > 2048) return null;
-  if (!plainPath(raw)) return null;
+  if (!plainPath(raw, FORBIDDEN_RAW)) return null;
   let decoded: string;
   try {
     decoded = decodeURIComponent(raw);
   } catch {
     return null;
   }
-  if (!plainPath(decoded)) return null;
+  if (!plainPath(decoded, FORBIDDEN_DECODED)) return null;
   let url: URL;
   try {
     url = new URL(raw, PROBE_ORIGIN);
