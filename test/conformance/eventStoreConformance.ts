@@ -13,6 +13,13 @@ export type ConformanceStore = WorkflowEventStore & WorkflowRunIndex;
 export interface StoreUnderTest {
   store: ConformanceStore;
   close?(): void | Promise<void>;
+  /**
+   * Runs one case (a synchronous body using `store`) where the store can be
+   * used; default: right here. A Durable Object's SQLite answers only inside
+   * that object's own I/O context, so the workerd run hands each body to the
+   * object (runInDurableObject).
+   */
+  run?(body: () => void): Promise<void>;
 }
 
 const T0 = 1_700_000_000_000;
@@ -45,8 +52,13 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
     afterEach(async () => {
       await subject.close?.();
     });
+    const storeCase = (title: string, body: () => void) =>
+      it(title, async () => {
+        if (subject.run) await subject.run(body);
+        else body();
+      });
 
-    it("round-trips events exactly, in seq order, with afterSeq and lastEvent", () => {
+    storeCase("round-trips events exactly, in seq order, with afterSeq and lastEvent", () => {
       expect(store.createRunIfNoActive(created("r1"))).toEqual({ created: true });
       const rest = [
         event("r1", 2, "step_started", { step: "start", attempt: 1 }),
@@ -65,7 +77,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.lastEvent("missing")).toBeNull();
     });
 
-    it("hands out copies: changing a returned event does not change the log", () => {
+    storeCase("hands out copies: changing a returned event does not change the log", () => {
       store.createRunIfNoActive(created("r1"));
       const first = store.events("r1")[0] as StoredEvent & { type: "workflow_created" };
       try {
@@ -76,7 +88,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.events("r1")[0]).toEqual(created("r1"));
     });
 
-    it("allows one active run per workflow id and a new one once it is terminal", () => {
+    storeCase("allows one active run per workflow id and a new one once it is terminal", () => {
       expect(store.createRunIfNoActive(created("r1", "order-42"))).toEqual({ created: true });
       expect(store.createRunIfNoActive(created("r2", "order-42"))).toEqual({ created: false, activeRunId: "r1" });
       expect(store.events("r2")).toEqual([]);
@@ -85,12 +97,12 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.activeRunIds()).toEqual(["r2"]);
     });
 
-    it("refuses a second workflow_created for an existing run id", () => {
+    storeCase("refuses a second workflow_created for an existing run id", () => {
       store.createRunIfNoActive(created("r1", "a"));
       expect(errorCode(() => store.createRunIfNoActive(created("r1", "b")))).toBe("seq_conflict");
     });
 
-    it("throws seq_conflict when the seq is taken, and writes nothing of the batch", () => {
+    storeCase("throws seq_conflict when the seq is taken, and writes nothing of the batch", () => {
       store.createRunIfNoActive(created("r1"));
       store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]);
       expect(errorCode(() => store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("seq_conflict");
@@ -105,7 +117,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.events("r1").map((e) => e.type)).toEqual(["workflow_created", "step_started"]);
     });
 
-    it("is all-or-nothing across runs in one batch", () => {
+    storeCase("is all-or-nothing across runs in one batch", () => {
       store.createRunIfNoActive(created("r1"));
       store.createRunIfNoActive(created("r2"));
       store.append([event("r2", 2, "step_started", { step: "start", attempt: 1 })]);
@@ -116,7 +128,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.events("r1")).toHaveLength(1);
     });
 
-    it("throws workflow_id_mismatch for an event of another workflow id, and appends nothing", () => {
+    storeCase("throws workflow_id_mismatch for an event of another workflow id, and appends nothing", () => {
       store.createRunIfNoActive(created("r1", "order-1"));
       const code = errorCode(() =>
         store.append([
@@ -128,7 +140,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.events("r1")).toHaveLength(1);
     });
 
-    it("refuses appends to a run that was never created, gaps in seq, and events after the terminal one", () => {
+    storeCase("refuses appends to a run that was never created, gaps in seq, and events after the terminal one", () => {
       expect(errorCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("not_found");
       store.createRunIfNoActive(created("r1"));
       expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe("internal");
@@ -138,7 +150,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.events("r1")).toHaveLength(2);
     });
 
-    it("indexes runs: getRun, status after each append, activeRunIds", () => {
+    storeCase("indexes runs: getRun, status after each append, activeRunIds", () => {
       store.createRunIfNoActive(created("r1", "r1", "greet", T0));
       expect(store.getRun("r1")).toEqual({ id: "r1", workflowId: "r1", name: "greet", status: "running", createdAt: T0, updatedAt: T0 });
       store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 }, "r1", T0 + 50)]);
@@ -152,7 +164,7 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.activeRunIds()).toEqual([]);
     });
 
-    it("lists newest first, filters by name and status, and pages with cursor + limit", () => {
+    storeCase("lists newest first, filters by name and status, and pages with cursor + limit", () => {
       const names = ["a", "b", "a", "a", "b", "a"];
       names.forEach((workflowName, i) => store.createRunIfNoActive(created(`r${i}`, `w${i}`, workflowName, T0 + i)));
       store.append([event("r2", 2, "workflow_completed", { result: null }, "w2")]);
