@@ -6,7 +6,8 @@ import { afterAll, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "./browser.ts";
 import { REPO, runCli, startDev } from "./cliProcess.ts";
 
-// Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com).
+// Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
+// 8897 (the demo as a private deployment under /<slug>/).
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -125,6 +126,48 @@ export default router;
     await page.getByRole("button", { name: "Login" }).click();
     await page.waitForURL(dev.url + "/");
     expect(await page.locator("body").textContent()).toBe("Signed in as grace@example.com");
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
+
+it("a private deployment (platform dev --private): every hop keeps the /<slug> prefix and the cookie is scoped to it", async () => {
+  const dir = path.join(work, "private-demo");
+  cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
+  cpSync(path.join(REPO, "demo/package.json"), path.join(dir, "package.json"));
+  const dev = await startDev([dir, "--port", "8897", "--private"]);
+  const browser = await launchChromium();
+  try {
+    const projectUrl = /private deployment at (http:\/\/localhost:8897\/([a-z0-9-]+)\/)/.exec(dev.output());
+    expect(projectUrl, dev.output()).not.toBeNull();
+    const [, home, slug] = projectUrl!;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+
+    await page.goto(home!);
+    await page.getByRole("link", { name: "Sign in" }).click();
+    await page.waitForURL(`${home}api/auth/signin/idp?redirect=/`);
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Name (optional)").fill("Ada Lovelace");
+    await page.getByRole("button", { name: "Login" }).click();
+    await page.waitForURL(home!);
+    expect(await page.locator("#greeting").textContent()).toContain("Hello, Ada Lovelace (ada@example.com)!");
+    const [session] = await sessionCookies(context);
+    expect(session).toMatchObject({ name: `platform_session_${slug}`, path: `/${slug}`, httpOnly: true, secure: false, sameSite: "Lax" });
+    expect((await page.goto(`${home}api/private/me`))!.status()).toBe(200);
+
+    await page.goto(home!);
+    await page.getByRole("link", { name: "Sign out" }).click();
+    await page.waitForURL(home!);
+    expect(await sessionCookies(context)).toEqual([]);
+    expect((await page.goto(`${home}api/private/me`))!.status()).toBe(401);
+
+    await page.goto(`${home}api/auth/signin/idp?redirect=${encodeURIComponent("//evil.example")}`);
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.waitForURL(/auth_error=cancelled/);
+    expect(page.url()).toBe(`${home}?auth_error=cancelled`);
+    expect(await sessionCookies(context)).toEqual([]);
   } finally {
     await browser.close();
     await dev.stop();
