@@ -45,6 +45,7 @@ describe("PUT /projects/:slug/metadata: auth", () => {
     ["auth that is not an object", "yes"],
     ["auth that is an array", ["example.com"]],
     ["domains that is a string", { domains: "example.com" }],
+    ["an empty domain list", { domains: [] }],
     ["a domain with a scheme", { domains: ["https://example.com"] }],
     ["a domain with an @", { domains: ["@example.com"] }],
     ["a bare word", { domains: ["localhost"] }],

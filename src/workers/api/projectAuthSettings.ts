@@ -30,6 +30,9 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
     if (!Array.isArray(domains) || domains.length > MAX_DOMAINS) {
       throw new PlatformError("invalid_input", `auth.domains must be an array of at most ${MAX_DOMAINS} email domains.`);
     }
+    if (domains.length === 0) {
+      throw new PlatformError("invalid_input", "auth.domains is empty, so nobody could sign in; list at least one domain, or leave it out to allow every account.");
+    }
     list = domains.map((d) => {
       const domain = typeof d === "string" ? d.trim().toLowerCase() : "";
       if (domain.length > 253 || !DOMAIN.test(domain)) {

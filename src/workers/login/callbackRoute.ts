@@ -48,7 +48,7 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
   const { flow } = opened;
   const state = url.searchParams.getAll("state");
   if (state.length !== 1 || !timingSafeEqualStrings(state[0]!, flow.state)) {
-    throw startAgain("The identity provider's answer does not belong to the sign-in this browser started (state mismatch).");
+    throw startAgain("The identity provider's answer does not belong to the sign-in this browser started (state mismatch; was another sign-in started in this browser since?).");
   }
   const metadata = await discoverProvider(env);
   // RFC 9207: when the provider names itself in the response, it must be our issuer (mix-up defence).

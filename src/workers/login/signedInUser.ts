@@ -68,8 +68,8 @@ export async function signedInUser(
     throw new LoginError(403, "Sign-in refused", `The identity provider has not verified ${parsed.email}. Verify the address with the provider, then sign in again.`, backLink);
   }
   if (!domainAllowed(parsed.domain, project.domains)) {
-    const allowed = project.domains!.length ? project.domains!.join(", ") : "no domain";
-    throw new LoginError(403, "Sign-in refused", `${parsed.email} may not sign in to ${project.slug}: it accepts accounts from ${allowed} only.`, backLink);
+    const rule = project.domains!.length ? `it accepts accounts from ${project.domains!.join(", ")} only` : "it accepts no accounts";
+    throw new LoginError(403, "Sign-in refused", `${parsed.email} may not sign in to ${project.slug}: ${rule}.`, backLink);
   }
   const name = typeof claims.name === "string" && claims.name.trim() ? claims.name.trim().slice(0, MAX_NAME) : parsed.local;
   const picture = pictureOf(claims.picture);
