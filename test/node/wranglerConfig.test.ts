@@ -12,6 +12,7 @@ const repo = path.resolve(import.meta.dirname, "../..");
 describe.each([
   ["API worker", "wrangler.toml", ["env.DB", "env.WORKFLOW_QUEUE", "env.DISPATCHER"]],
   ["gateway", "src/workers/gateway/wrangler.toml", ["env.DB", "env.DISPATCHER", "env.PLATFORM_DOMAIN"]],
+  ["login worker", "src/workers/login/wrangler.toml", ["env.DB", "env.OIDC_ISSUER", "env.OIDC_CLIENT_ID", "env.LOGIN_PUBLIC_URL"]],
 ])("%s wrangler config", (_name, config, bindings) => {
   it("builds with `wrangler deploy --dry-run` and declares its bindings", async () => {
     const outdir = mkdtempSync(path.join(tmpdir(), "wrangler-"));
