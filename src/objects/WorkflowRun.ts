@@ -50,6 +50,8 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   /** Executions under way in this instance; a run is never driven twice at once here. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** Runs this instance has told the run index are running: reporting that again would change nothing. */
+  #indexedRunning = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
     super(ctx, env);
@@ -156,9 +158,19 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     this.#waiters.delete(runId);
   }
 
-  /** Keeps the project's run index in step: on creation, whenever an execution starts, and at the end. */
+  /**
+   * Keeps the project's run index in step: on creation, at the end, and
+   * whenever this instance drives or recovers a run it has not yet reported as
+   * running (after a restart, or when the creation report failed). A report
+   * that would not change the index is skipped: it would cost an RPC to the
+   * project's one index actor at every execution and for every active run at
+   * every recovery sweep.
+   */
   async #report(runId: string): Promise<void> {
     const summary = this.#store.getRun(runId);
-    if (summary) await runIndexOf(this.env).record(summary);
+    if (!summary || (summary.status === "running" && this.#indexedRunning.has(runId))) return;
+    await runIndexOf(this.env).record(summary);
+    if (summary.status === "running") this.#indexedRunning.add(runId);
+    else this.#indexedRunning.delete(runId);
   }
 }
