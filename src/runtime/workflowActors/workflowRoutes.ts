@@ -9,6 +9,15 @@ function notFound(runId: string): Response {
   return errorResponse(new PlatformError("not_found", `Workflow run "${runId}" does not exist.`));
 }
 
+/** The run id in a path segment; null when the segment is not valid percent-encoding (no run has such an id). */
+function runIdIn(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 /** Reads `?limit=` as the integer the list query expects; anything else stays as given so the check names it. */
 function listFilter(params: URLSearchParams) {
   const filter: Record<string, unknown> = {};
@@ -28,9 +37,9 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   const url = new URL(request.url);
   const execute = /^\/([^/]+)\/execute$/.exec(rest);
   if (execute && request.method === "POST") {
-    const runId = decodeURIComponent(execute[1]!);
-    const actor = actorForRun(env, runId);
-    if (!actor) return notFound(runId);
+    const runId = runIdIn(execute[1]!);
+    const actor = runId === null ? null : actorForRun(env, runId);
+    if (runId === null || !actor) return notFound(runId ?? execute[1]!);
     return Response.json(await actor.execute(runId));
   }
   if (rest === "/runs" && request.method === "GET") {
@@ -38,9 +47,9 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   }
   const one = /^\/runs\/([^/]+)$/.exec(rest);
   if (one && request.method === "GET") {
-    const runId = decodeURIComponent(one[1]!);
-    const view = await workflow.get(runId);
-    return view ? Response.json(view) : notFound(runId);
+    const runId = runIdIn(one[1]!);
+    const view = runId === null ? null : await workflow.get(runId);
+    return view ? Response.json(view) : notFound(runId ?? one[1]!);
   }
   if (rest === "/start" && request.method === "POST") {
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));
