@@ -14,7 +14,7 @@ import {
 import { basePathOf } from "../../src/runtime/entry/requestBasePath.ts";
 import { PlatformError, type PlatformErrorCode } from "../../src/shared/errors.ts";
 import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "../../src/shared/requestToken.ts";
-import { expectError } from "./fixtures.ts";
+import { expectError, streamOfBytes } from "./fixtures.ts";
 
 const SECRET = "ab".repeat(32);
 const OTHER_SECRET = "cd".repeat(32);
@@ -387,6 +387,25 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
     );
     expect(bigResponse.ok).toBe(false);
     expect(pluginCalls).toHaveLength(1);
+  });
+
+  it.each([
+    { name: "no token", token: async () => null },
+    { name: "a forged signature", token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}` },
+  ])("answers an unauthenticated body over 1 MiB ($name) with the same 404 as any unauthenticated call, not 413", async ({ token }) => {
+    pluginCalls.length = 0;
+    const { worker, seen } = recordingProject();
+    const tooBig = "x".repeat(1024 * 1024 + 1);
+    const declared = await run(worker, internalRequest("POST", "/__plugin/big", await token(), tooBig));
+    expect((await expectError(declared, 404, "not_found")).error.message).toBe("Not found.");
+    // Streamed without Content-Length: refused while reading, with the same answer.
+    const headers = new Headers();
+    const value = await token();
+    if (value !== null) headers.set(INTERNAL_HEADER, value);
+    const streamed = await run(worker, new Request(`${ORIGIN}/__plugin/big`, { method: "POST", headers, body: streamOfBytes(1024 * 1024 + 1, 0x78) }));
+    expect((await expectError(streamed, 404, "not_found")).error.message).toBe("Not found.");
+    expect(pluginCalls).toEqual([]);
+    expect(seen).toEqual([]);
   });
 
   it("an X-Platform-Base-Path header does not hide or create internal routes", async () => {
