@@ -252,6 +252,19 @@ describe("POST /internal/workflow/execute", () => {
     expect(sent).toHaveLength(0);
   });
 
+  // The consumer puts the run id in a path (/__workflow/{runId}/execute); a dot segment would
+  // be resolved away by URL parsing and reach another route.
+  it.each([
+    { name: "runId '.'", body: JSON.stringify({ runId: "." }) },
+    { name: "runId '..'", body: JSON.stringify({ runId: ".." }) },
+  ])("rejects $name (a dot segment) with 400 invalid_input and enqueues nothing", async ({ body }) => {
+    const { a } = await twoProjects();
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const error = await expectError(response, 400, "invalid_input");
+    expect(error.error.message).toMatch(/runId/);
+    expect(sent).toHaveLength(0);
+  });
+
   it.each([
     { name: "malformed JSON", body: '{"runId":' },
     { name: "empty body", body: "" },
