@@ -150,6 +150,20 @@ describe("request tokens", () => {
     expect(await verify(await token(), { req, purpose })).toEqual({ ok: false, reason });
   });
 
+  it.each([1, 2, 3])("refuses as malformed a signature whose last character differs only in its two unused bits (xor %i)", async (bits) => {
+    const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const token = await sign();
+    const sig = token.split(".")[2]!;
+    // 43 characters carry 258 bits for the 256 of the HMAC: the last one's two low bits are spare (zero).
+    const last = ALPHABET.indexOf(sig.at(-1)!);
+    expect(last & 3).toBe(0);
+    const variant = sig.slice(0, -1) + ALPHABET[last ^ bits];
+    const bytes = (text: string) => atob(text.replaceAll("-", "+").replaceAll("_", "/") + "=");
+    expect(bytes(variant)).toBe(bytes(sig));
+    expect(await verify(replacePart(token, 2, variant))).toEqual({ ok: false, reason: "malformed" });
+    expect(await verify(token)).toEqual({ ok: true, projectId: "1" });
+  });
+
   it("never looks up a secret for missing, malformed or expired tokens", async () => {
     const looked: string[] = [];
     const spy = (id: string) => {
