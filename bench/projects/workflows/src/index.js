@@ -1,0 +1,138 @@
+// The bench project: a platform project (built by `buildProject`, like any
+// user project) with trivial workflows and bench-only routes that time runs
+// INSIDE the worker. Plain JS so the repository's Node typecheck, which
+// includes bench/, does not try to type worker code against Node's types.
+//
+// Clock note: in workerd, Date.now() only advances when I/O completes, so
+// every figure below is the time between I/O events as the worker saw them
+// (ms resolution). Timings across the whole run are exact to 1 ms; events
+// written within one synchronous stretch share one `at`.
+import { workflow } from "platform";
+import { signRequestToken } from "../../../../src/shared/requestToken.ts";
+
+/** Longest chain a bench run may ask for. */
+const MAX_STEPS = 1000;
+
+// "chain": N trivial steps. `start` jumps into the named chain s2..s1000 so a
+// run of N steps is start, s(MAX-N+2), …, s1000; no step writes anything.
+const chain = {
+  start: (ctx) => (ctx.data.steps <= 1 ? { done: true, result: 1 } : { step: `s${MAX_STEPS - ctx.data.steps + 2}` }),
+};
+for (let k = 2; k <= MAX_STEPS; k++) {
+  chain[`s${k}`] = k < MAX_STEPS ? () => ({ step: `s${k + 1}` }) : () => ({ done: true, result: MAX_STEPS });
+}
+workflow("chain", chain, { maxAttempts: 3, stepTimeoutMS: 60_000 });
+
+// "park": one step that holds for `holdMS`, so the run stays active (a step in
+// flight) while the recovery sweep is timed.
+workflow(
+  "park",
+  {
+    start: async (ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, ctx.data.holdMS));
+      return { done: true, result: null };
+    },
+  },
+  { maxAttempts: 1, stepTimeoutMS: 600_000 },
+);
+
+const int = (url, name, fallback, max) => {
+  const raw = url.searchParams.get(name);
+  const value = raw === null ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > max) throw new Error(`${name} must be an integer 0..${max}`);
+  return value;
+};
+
+/** Start one chain run of `steps` and wait for its result; all times are the worker's. */
+async function timedRun(steps) {
+  const t0 = Date.now();
+  const run = await workflow.start("chain", { steps });
+  const started = Date.now();
+  const result = await run.result();
+  const t1 = Date.now();
+  return { runId: run.id, t0, started, t1, ms: t1 - t0, result };
+}
+
+async function sweepOnce(env) {
+  const path = "/__cron/__workflow-recovery";
+  const token = await signRequestToken("internal", env.PLATFORM_PROJECT_ID, env.PLATFORM_WORKER_SECRET, { method: "POST", pathAndQuery: path, body: null });
+  const t0 = Date.now();
+  const response = await env.SELF.fetch(`http://bench${path}`, { method: "POST", headers: { "X-Platform-Internal": token } });
+  const body = await response.json();
+  const t1 = Date.now();
+  if (response.status !== 200) throw new Error(`sweep answered ${response.status}: ${JSON.stringify(body)}`);
+  return { ms: t1 - t0, output: body.output };
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    try {
+      switch (url.pathname) {
+        case "/bench/ping":
+          return Response.json({ ok: true, now: Date.now() });
+
+        // Workload 1 and 4: one run of N steps, with its event log (type + at) for per-step deltas.
+        case "/bench/run": {
+          const timed = await timedRun(int(url, "steps", 1000, MAX_STEPS));
+          const view = await workflow.get(timed.runId);
+          return Response.json({ ...timed, events: view.events.map((e) => [e.seq, e.type, e.at]) });
+        }
+
+        // Workload 2: R concurrent runs of N steps each.
+        case "/bench/concurrent": {
+          const runs = int(url, "runs", 200, 1000);
+          const steps = int(url, "steps", 10, MAX_STEPS);
+          const t0 = Date.now();
+          const each = await Promise.all(Array.from({ length: runs }, () => timedRun(steps)));
+          const t1 = Date.now();
+          return Response.json({ runs, steps, ms: t1 - t0, perRun: each.map((r) => r.ms) });
+        }
+
+        // Workload 3: n sequential 1-step runs, start → result() each.
+        case "/bench/latency": {
+          const n = int(url, "n", 50, 1000);
+          const samples = [];
+          for (let i = 0; i < n; i++) {
+            const r = await timedRun(1);
+            const view = url.searchParams.has("events") ? await workflow.get(r.runId) : null;
+            samples.push({ ms: r.ms, startMs: r.started - r.t0, ...(view ? { t0: r.t0, t1: r.t1, events: view.events.map((e) => [e.type, e.at]) } : {}) });
+          }
+          return Response.json({ samples });
+        }
+
+        // Workload 5: make `count` runs active (a step in flight for holdMS).
+        case "/bench/park": {
+          const count = int(url, "count", 50, 1000);
+          const holdMS = int(url, "holdMS", 600_000, 3_600_000);
+          const started = await Promise.all(Array.from({ length: count }, () => workflow.start("park", { holdMS })));
+          // Bounded wait until every parked run holds its step, so the sweep sees steps in flight (not stuck_created).
+          const deadline = Date.now() + 15_000;
+          for (const run of started) {
+            for (;;) {
+              const view = await workflow.get(run.id);
+              if (view.events[view.events.length - 1].type === "step_started") break;
+              if (Date.now() > deadline) throw new Error(`parked run ${run.id} did not start its step within 15 s`);
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+          }
+          return Response.json({ started: started.length });
+        }
+
+        case "/bench/active":
+          return Response.json({ active: (await workflow.list({ status: "running", limit: 100 })).runs.length });
+
+        // Workload 5: time the recovery cron through the real internal route, `times` times.
+        case "/bench/sweep": {
+          const times = int(url, "times", 5, 50);
+          const samples = [];
+          for (let i = 0; i < times; i++) samples.push(await sweepOnce(env));
+          return Response.json({ samples });
+        }
+      }
+      return new Response("not found", { status: 404 });
+    } catch (error) {
+      return Response.json({ error: String(error?.stack ?? error) }, { status: 500 });
+    }
+  },
+};

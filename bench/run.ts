@@ -1,0 +1,94 @@
+// `npm run bench`: the workflow engine benchmark. Runs, in one process and
+// one go, (A) our WorkflowRun actors in workerd through Miniflare, (C)
+// Cloudflare Workflows' own local engine on the same workloads, and (B) the
+// Node backend; prints a readable report and writes the same figures to
+// bench/results/latest.json. Needs Node >= 22.12 with type stripping (the
+// npm script runs the repository's Node 22).
+import * as esbuild from "esbuild";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { computeRatios, computeTargets, formatReport, type BenchResults, type Outcome } from "./lib/report.ts";
+import { benchNodeBackend } from "./sections/nodeBackend.ts";
+import { benchCloudflareWorkflows } from "./sections/workerdCloudflare.ts";
+import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
+
+const REPO = path.resolve(import.meta.dirname, "..");
+const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
+
+const versionOf = (pkg: string) => {
+  try {
+    return (JSON.parse(readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+};
+
+const tmpDir = mkdtempSync(path.join(os.tmpdir(), "platform-bench-"));
+// Miniflare keeps its own scratch directory under os.tmpdir(); point that (and workerd's) into ours so one rm cleans all.
+process.env.TMPDIR = path.join(tmpDir, "tmp");
+mkdirSync(process.env.TMPDIR, { recursive: true });
+const cleanup = () => rmSync(tmpDir, { recursive: true, force: true });
+process.on("exit", cleanup);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+const progress = (section: string) => (line: string) => process.stderr.write(`[bench] ${section}: ${line}\n`);
+const sectionSeconds: Record<string, number> = {};
+
+async function section<T>(name: string, fn: () => Promise<T>, tried?: string[]): Promise<Outcome<T>> {
+  const began = performance.now();
+  progress(name)("starting");
+  try {
+    return await fn();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    progress(name)(`FAILED: ${message}`);
+    return tried ? { error: message, tried } : { error: message };
+  } finally {
+    sectionSeconds[name] = (performance.now() - began) / 1000;
+  }
+}
+
+const environment: BenchResults["environment"] = {
+  date: new Date().toISOString(),
+  cpu: os.cpus()[0]?.model ?? "unknown CPU",
+  cores: os.cpus().length,
+  node: process.versions.node,
+  workerd: versionOf("workerd"),
+  miniflare: versionOf("miniflare"),
+  loadAverageAtStart: os.loadavg(),
+};
+
+// BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all three.
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C").split(",").map((s) => s.trim().toUpperCase()));
+const skipped = { error: "skipped (BENCH_SECTIONS)" };
+
+let exitCode = 0;
+try {
+  const ours = only.has("A") ? await section("A ours/workerd", () => benchOursInWorkerd(path.join(tmpDir, "ours"), progress("A ours/workerd"))) : skipped;
+  const cloudflare = only.has("C")
+    ? await section("C cloudflare", () => benchCloudflareWorkflows(path.join(tmpDir, "cloudflare"), progress("C cloudflare")), [
+        "Miniflare 5 (convertV4MiniflareOptions) with the v4 option workflows: { BENCH: { name, className } } on a worker exporting a WorkflowEntrypoint class",
+      ])
+    : skipped;
+  const node = only.has("B") ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node"))) : skipped;
+  environment.loadAverageAtEnd = os.loadavg();
+
+  const ratios = computeRatios(ours, cloudflare, node);
+  const results: BenchResults = { environment, sectionSeconds, ours, cloudflare, node, ratios, targets: computeTargets(ours, ratios) };
+  process.stdout.write(formatReport(results) + "\n");
+  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  writeFileSync(RESULTS_FILE, JSON.stringify(results, null, 2) + "\n");
+  process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
+  if ("error" in ours) exitCode = 1;
+} finally {
+  // buildProject and the Cloudflare bundle use esbuild's service process; it would outlive us otherwise.
+  await esbuild.stop();
+  cleanup();
+}
+process.exit(exitCode);
