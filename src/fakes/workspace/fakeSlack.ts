@@ -1,0 +1,481 @@
+/**
+ * A local fake of Slack for `platform dev` and tests: the real wire protocol
+ * (OAuth v2 with token rotation, Web API with `ok:false` errors and 429 +
+ * Retry-After, v0-signed Events API deliveries), and it checks what it
+ * receives: client credentials, single-use codes and refresh tokens,
+ * redirect_uri, Bearer tokens, channels and message timestamps.
+ *
+ * State is in memory, one instance per `createFakeSlack` call.
+ *
+ * Routes
+ *   GET  /oauth/v2/authorize?client_id&scope&redirect_uri&state[&team]  consent page
+ *   POST /oauth/v2/authorize                                   Allow / Cancel from that page
+ *   POST /api/oauth.v2.access                                  code or refresh_token grant
+ *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token)
+ *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
+ *   POST /__fake/ratelimit {method?, retryAfter?, count?}      the next calls answer 429
+ *   POST /__fake/revoke {teamId}                               revokes the team's tokens (as an uninstall does)
+ *   GET  /__fake/recorded                                      API calls received
+ *   POST /__fake/reset
+ */
+
+export interface FakeSlackConfig {
+  clientId: string;
+  clientSecret: string;
+  signingSecret: string;
+  /** Full URL of the plugin's Events API endpoint, e.g. http://127.0.0.1:8790/webhook. */
+  webhookUrl: string;
+  /** When set, access tokens expire and come with single-use refresh tokens. */
+  tokenRotation?: boolean;
+  /** Access-token lifetime with rotation on, in seconds (Slack: 43200). */
+  expiresIn?: number;
+  /** Redirect URIs the app registered; empty = any absolute http(s) URL. */
+  redirectUris?: string[];
+  apiAppId?: string;
+  /** How deliveries reach the plugin (a service binding in tests); default: global fetch. */
+  deliver?: (request: Request) => Promise<Response>;
+  now?: () => number;
+}
+
+export interface RecordedCall {
+  method: string;
+  /** Bearer token presented, if any. */
+  token: string | null;
+  params: Record<string, unknown>;
+  /** What the fake answered: `ok` and `error`, or the HTTP status for 429. */
+  status: number;
+  ok: boolean;
+  error?: string;
+  at: number;
+}
+
+interface TeamInfo {
+  id: string;
+  name: string;
+  botUserId: string;
+}
+
+interface AuthCode {
+  team: TeamInfo;
+  redirectUri: string;
+  scope: string;
+  userId: string;
+  expiresAt: number;
+}
+
+interface AccessToken {
+  teamId: string;
+  expiresAt: number | null;
+  revoked: boolean;
+}
+
+interface Message {
+  channel: string;
+  ts: string;
+  text: string;
+  user: string;
+  teamId: string;
+  threadTs?: string;
+  reactions: Set<string>;
+}
+
+export const FAKE_CHANNELS = ["C0GENERAL", "C0RANDOM"] as const;
+export const FAKE_USER_ID = "U0ALICE";
+export const DEFAULT_TEAM = { id: "T0TEST", name: "Test Workspace" };
+
+function teamInfo(id: string): TeamInfo {
+  const name = id === DEFAULT_TEAM.id ? DEFAULT_TEAM.name : `Workspace ${id}`;
+  return { id, name, botUserId: `U0BOT${id.slice(1)}` };
+}
+
+function randomHex(bytes: number): string {
+  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+async function hmacHex(secret: string, data: string): Promise<string> {
+  const enc = new TextEncoder();
+  const key = await crypto.subtle.importKey("raw", enc.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, enc.encode(data));
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Web API answer: Slack reports almost every failure as HTTP 200 with `ok:false`. */
+function slackJson(body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers });
+}
+
+/** Reads a Web API body: form or JSON, as Slack accepts both. */
+async function readParams(request: Request): Promise<Record<string, unknown> | null> {
+  const type = request.headers.get("content-type") ?? "";
+  const text = await request.text();
+  if (type.includes("application/json")) {
+    try {
+      const value = JSON.parse(text);
+      return typeof value === "object" && value && !Array.isArray(value) ? value : null;
+    } catch {
+      return null;
+    }
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+export function createFakeSlack(config: FakeSlackConfig) {
+  const now = config.now ?? (() => Date.now());
+  const apiAppId = config.apiAppId ?? "A0PLATFORM";
+  const codes = new Map<string, AuthCode>();
+  const tokens = new Map<string, AccessToken>();
+  const refreshTokens = new Map<string, { teamId: string; used: boolean }>();
+  const messages = new Map<string, Message>();
+  const recorded: RecordedCall[] = [];
+  let rateLimit: { method: string | null; retryAfter: number; count: number } | null = null;
+  let seq = 0;
+  let lastDelivery: { envelope: Record<string, unknown>; retries: number } | null = null;
+
+  function nextTs(): string {
+    seq += 1;
+    return `${Math.floor(now() / 1000)}.${String(seq).padStart(6, "0")}`;
+  }
+
+  function issueTokens(team: TeamInfo): Record<string, unknown> {
+    const access = `xoxb-${team.id}-${randomHex(12)}`;
+    const rotation = Boolean(config.tokenRotation);
+    const expiresIn = config.expiresIn ?? 43_200;
+    const stored: AccessToken = { teamId: team.id, expiresAt: rotation ? now() + expiresIn * 1000 : null, revoked: false };
+    const accessToken = rotation ? `xoxe.${access}` : access;
+    tokens.set(accessToken, stored);
+    const out: Record<string, unknown> = { access_token: accessToken, token_type: "bot" };
+    if (rotation) {
+      const refresh = `xoxe-1-${randomHex(16)}`;
+      refreshTokens.set(refresh, { teamId: team.id, used: false });
+      out.refresh_token = refresh;
+      out.expires_in = expiresIn;
+    }
+    return out;
+  }
+
+  function clientAuth(request: Request, params: Record<string, unknown>): string | null {
+    let id = typeof params.client_id === "string" ? params.client_id : null;
+    let secret = typeof params.client_secret === "string" ? params.client_secret : null;
+    const basic = /^Basic\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
+    if (basic) {
+      try {
+        const [u, p] = atob(basic[1]!).split(":");
+        id = decodeURIComponent(u ?? "");
+        secret = decodeURIComponent(p ?? "");
+      } catch {
+        return "invalid_client_id";
+      }
+    }
+    if (!id || id !== config.clientId) return "invalid_client_id";
+    if (!secret || secret !== config.clientSecret) return "bad_client_secret";
+    return null;
+  }
+
+  async function oauthAccess(request: Request): Promise<Response> {
+    const params = await readParams(request);
+    if (!params) return slackJson({ ok: false, error: "invalid_arguments" });
+    const authError = clientAuth(request, params);
+    if (authError) return slackJson({ ok: false, error: authError });
+    const grant = params.grant_type ?? "authorization_code";
+    if (grant === "refresh_token") {
+      const refresh = typeof params.refresh_token === "string" ? params.refresh_token : "";
+      const entry = refreshTokens.get(refresh);
+      if (!entry || entry.used) return slackJson({ ok: false, error: "invalid_refresh_token" });
+      entry.used = true; // single use: the old refresh token is now dead
+      const team = teamInfo(entry.teamId);
+      if ([...tokens.values()].some((t) => t.teamId === team.id && t.revoked)) {
+        // An uninstalled app cannot refresh its way back in.
+        return slackJson({ ok: false, error: "invalid_refresh_token" });
+      }
+      return slackJson({ ok: true, app_id: apiAppId, team: { id: team.id, name: team.name }, bot_user_id: team.botUserId, ...issueTokens(team) });
+    }
+    if (grant !== "authorization_code") return slackJson({ ok: false, error: "invalid_grant_type" });
+    const code = typeof params.code === "string" ? params.code : "";
+    const entry = codes.get(code);
+    if (!entry || entry.expiresAt < now()) return slackJson({ ok: false, error: "invalid_code" });
+    codes.delete(code); // single use
+    if (params.redirect_uri !== entry.redirectUri) return slackJson({ ok: false, error: "bad_redirect_uri" });
+    const team = entry.team;
+    return slackJson({
+      ok: true,
+      app_id: apiAppId,
+      scope: entry.scope,
+      bot_user_id: team.botUserId,
+      team: { id: team.id, name: team.name },
+      enterprise: null,
+      is_enterprise_install: false,
+      authed_user: { id: entry.userId },
+      ...issueTokens(team),
+    });
+  }
+
+  function authorizePage(url: URL): Response {
+    const clientId = url.searchParams.get("client_id");
+    const redirectUri = url.searchParams.get("redirect_uri") ?? "";
+    const state = url.searchParams.get("state") ?? "";
+    const scope = url.searchParams.get("scope") ?? "";
+    const team = teamInfo(url.searchParams.get("team") || DEFAULT_TEAM.id);
+    if (clientId !== config.clientId) return new Response("Invalid client_id parameter", { status: 400 });
+    if (!redirectUriAllowed(redirectUri)) return new Response("redirect_uri did not match any configured URIs.", { status: 400 });
+    const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+    const html = `<!doctype html><html><head><meta charset="utf-8"><title>Install to ${escapeHtml(team.name)}</title></head>
+<body><h1>Platform (fake Slack) is requesting permission to access the ${escapeHtml(team.name)} Slack workspace</h1>
+<p>Workspace: <strong>${escapeHtml(team.name)}</strong> (<code>${team.id}</code>)</p>
+<p>Scopes: ${escapeHtml(scope)}</p>
+<form method="post" action="/oauth/v2/authorize">
+${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("state", state)}${hidden("scope", scope)}${hidden("team", team.id)}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="cancel">Cancel</button>
+</form></body></html>`;
+    return new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } });
+  }
+
+  function redirectUriAllowed(uri: string): boolean {
+    if (config.redirectUris?.length) return config.redirectUris.includes(uri);
+    try {
+      const u = new URL(uri);
+      return u.protocol === "http:" || u.protocol === "https:";
+    } catch {
+      return false;
+    }
+  }
+
+  async function authorizeDecision(request: Request): Promise<Response> {
+    const form = new URLSearchParams(await request.text());
+    const redirectUri = form.get("redirect_uri") ?? "";
+    if (form.get("client_id") !== config.clientId || !redirectUriAllowed(redirectUri)) {
+      return new Response("Invalid authorization request.", { status: 400 });
+    }
+    const target = new URL(redirectUri);
+    const state = form.get("state") ?? "";
+    if (form.get("decision") === "allow") {
+      const code = `${randomHex(4)}.${randomHex(20)}`;
+      codes.set(code, {
+        team: teamInfo(form.get("team") || DEFAULT_TEAM.id),
+        redirectUri,
+        scope: form.get("scope") ?? "",
+        userId: FAKE_USER_ID,
+        expiresAt: now() + 10 * 60_000,
+      });
+      target.searchParams.set("code", code);
+    } else {
+      target.searchParams.set("error", "access_denied");
+    }
+    if (state) target.searchParams.set("state", state);
+    return Response.redirect(target.toString(), 302);
+  }
+
+  async function webApi(method: string, request: Request): Promise<Response> {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? null;
+    const params = (await readParams(request)) ?? {};
+    const record = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      recorded.push({ method, token: bearer, params, status, ok: body.ok === true, error: body.error as string | undefined, at: now() });
+      return slackJson(body, status, headers);
+    };
+    if (rateLimit && rateLimit.count > 0 && (!rateLimit.method || rateLimit.method === method)) {
+      rateLimit.count -= 1;
+      const retryAfter = rateLimit.retryAfter;
+      if (rateLimit.count === 0) rateLimit = null;
+      return record(429, { ok: false, error: "ratelimited" }, { "Retry-After": String(retryAfter) });
+    }
+    if (!bearer) return record(200, { ok: false, error: "not_authed" });
+    const token = tokens.get(bearer);
+    if (!token) return record(200, { ok: false, error: "invalid_auth" });
+    if (token.revoked) return record(200, { ok: false, error: "token_revoked" });
+    if (token.expiresAt !== null && token.expiresAt <= now()) return record(200, { ok: false, error: "token_expired" });
+    const team = teamInfo(token.teamId);
+    const channel = typeof params.channel === "string" ? params.channel : "";
+    if (!(FAKE_CHANNELS as readonly string[]).includes(channel)) return record(200, { ok: false, error: "channel_not_found" });
+    const key = (ts: string) => `${team.id}/${channel}/${ts}`;
+
+    if (method === "chat.postMessage") {
+      const text = typeof params.text === "string" ? params.text : "";
+      if (!text) return record(200, { ok: false, error: "no_text" });
+      if (text.length > 40_000) return record(200, { ok: false, error: "msg_too_long" });
+      const threadTs = typeof params.thread_ts === "string" ? params.thread_ts : undefined;
+      if (threadTs && !messages.has(key(threadTs))) return record(200, { ok: false, error: "thread_not_found" });
+      const ts = nextTs();
+      const message: Message = { channel, ts, text, user: team.botUserId, teamId: team.id, threadTs, reactions: new Set() };
+      messages.set(key(ts), message);
+      return record(200, {
+        ok: true,
+        channel,
+        ts,
+        message: { type: "message", user: team.botUserId, text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
+      });
+    }
+    if (method === "chat.update") {
+      const ts = typeof params.ts === "string" ? params.ts : "";
+      const text = typeof params.text === "string" ? params.text : "";
+      const message = messages.get(key(ts));
+      if (!message) return record(200, { ok: false, error: "message_not_found" });
+      if (message.user !== team.botUserId) return record(200, { ok: false, error: "cant_update_message" });
+      if (!text) return record(200, { ok: false, error: "no_text" });
+      message.text = text;
+      return record(200, { ok: true, channel, ts, text, message: { type: "message", user: message.user, text, ts } });
+    }
+    if (method === "reactions.add") {
+      const ts = typeof params.timestamp === "string" ? params.timestamp : "";
+      const name = typeof params.name === "string" ? params.name : "";
+      if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name)) return record(200, { ok: false, error: "invalid_name" });
+      const message = messages.get(key(ts));
+      if (!message) return record(200, { ok: false, error: "message_not_found" });
+      if (message.reactions.has(name)) return record(200, { ok: false, error: "already_reacted" });
+      message.reactions.add(name);
+      return record(200, { ok: true });
+    }
+    return record(200, { ok: false, error: "unknown_method" });
+  }
+
+  function revokeTeam(teamId: string): void {
+    for (const token of tokens.values()) if (token.teamId === teamId) token.revoked = true;
+    for (const refresh of refreshTokens.values()) if (refresh.teamId === teamId) refresh.used = true;
+  }
+
+  /** A message in the fake's store, as if a person had posted it (so reactions and threads can target it). */
+  function userMessage(teamId: string, channel: string, text: string): Message {
+    const ts = nextTs();
+    const message: Message = { channel, ts, text, user: FAKE_USER_ID, teamId, reactions: new Set() };
+    messages.set(`${teamId}/${channel}/${ts}`, message);
+    return message;
+  }
+
+  function buildEvent(kind: string, team: TeamInfo, text: string, channel: string): Record<string, unknown> | null {
+    const eventTs = nextTs();
+    switch (kind) {
+      case "message": {
+        const m = userMessage(team.id, channel, text);
+        return { type: "message", channel, user: m.user, text, ts: m.ts, event_ts: m.ts, channel_type: "channel" };
+      }
+      case "mention": {
+        const full = `<@${team.botUserId}> ${text}`;
+        const m = userMessage(team.id, channel, full);
+        return { type: "app_mention", channel, user: m.user, text: full, ts: m.ts, event_ts: m.ts };
+      }
+      case "reaction": {
+        const m = userMessage(team.id, channel, "a message to react to");
+        return {
+          type: "reaction_added",
+          user: FAKE_USER_ID,
+          reaction: text || "thumbsup",
+          item_user: m.user,
+          item: { type: "message", channel, ts: m.ts },
+          event_ts: eventTs,
+        };
+      }
+      case "app_uninstalled":
+        return { type: "app_uninstalled", event_ts: eventTs };
+      case "tokens_revoked":
+        return { type: "tokens_revoked", tokens: { oauth: [], bot: [team.botUserId] }, event_ts: eventTs };
+      default:
+        return null;
+    }
+  }
+
+  async function deliver(body: string, retryNum: number): Promise<{ status: number; body: string; contentType: string | null }> {
+    const ts = String(Math.floor(now() / 1000));
+    const signature = "v0=" + (await hmacHex(config.signingSecret, `v0:${ts}:${body}`));
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "X-Slack-Request-Timestamp": ts,
+      "X-Slack-Signature": signature,
+      "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+    };
+    if (retryNum > 0) {
+      headers["X-Slack-Retry-Num"] = String(retryNum);
+      headers["X-Slack-Retry-Reason"] = "http_timeout";
+    }
+    const request = new Request(config.webhookUrl, { method: "POST", headers, body });
+    const response = await (config.deliver ? config.deliver(request) : fetch(request));
+    return { status: response.status, body: await response.text(), contentType: response.headers.get("content-type") };
+  }
+
+  async function trigger(request: Request): Promise<Response> {
+    const params = (await readParams(request)) ?? {};
+    const kind = String(params.kind ?? "");
+    const retry = params.retry === true ? 1 : typeof params.retry === "number" ? params.retry : 0;
+    if (retry > 0) {
+      if (!lastDelivery) return Response.json({ error: "Nothing was delivered yet, so there is nothing to retry." }, { status: 400 });
+      lastDelivery.retries = retry;
+      const delivered = await deliver(JSON.stringify(lastDelivery.envelope), retry);
+      return Response.json({ delivered: lastDelivery.envelope, retryNum: retry, response: delivered });
+    }
+    const team = teamInfo(typeof params.teamId === "string" && params.teamId ? params.teamId : DEFAULT_TEAM.id);
+    const channel = typeof params.channel === "string" ? params.channel : FAKE_CHANNELS[0];
+    const text = typeof params.text === "string" ? params.text : "hello";
+    if (kind === "url_verification") {
+      const body = { token: "fake-verification-token", challenge: randomHex(24), type: "url_verification" };
+      const delivered = await deliver(JSON.stringify(body), 0);
+      return Response.json({ delivered: body, response: delivered });
+    }
+    const event = buildEvent(kind, team, text, channel);
+    if (!event) {
+      return Response.json(
+        { error: `Unknown kind ${JSON.stringify(kind)}: use message, mention, reaction, url_verification, app_uninstalled or tokens_revoked.` },
+        { status: 400 },
+      );
+    }
+    if (kind === "app_uninstalled" || kind === "tokens_revoked") revokeTeam(team.id);
+    const envelope: Record<string, unknown> = {
+      token: "fake-verification-token",
+      team_id: team.id,
+      api_app_id: apiAppId,
+      event,
+      type: "event_callback",
+      event_id: `Ev${randomHex(5).toUpperCase()}`,
+      event_time: Math.floor(now() / 1000),
+      authorizations: [{ enterprise_id: null, team_id: team.id, user_id: team.botUserId, is_bot: true, is_enterprise_install: false }],
+      is_ext_shared_channel: false,
+    };
+    lastDelivery = { envelope, retries: 0 };
+    const delivered = await deliver(JSON.stringify(envelope), 0);
+    return Response.json({ delivered: envelope, response: delivered });
+  }
+
+  async function fetchHandler(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (path === "/oauth/v2/authorize" && request.method === "GET") return authorizePage(url);
+    if (path === "/oauth/v2/authorize" && request.method === "POST") return authorizeDecision(request);
+    const api = /^\/api\/([a-zA-Z0-9_.]+)$/.exec(path);
+    if (api && request.method === "POST") {
+      if (api[1] === "oauth.v2.access") return oauthAccess(request);
+      return webApi(api[1]!, request);
+    }
+    if (path === "/__fake/trigger" && request.method === "POST") return trigger(request);
+    if (path === "/__fake/recorded" && request.method === "GET") return Response.json({ calls: recorded });
+    if (path === "/__fake/ratelimit" && request.method === "POST") {
+      const params = (await readParams(request)) ?? {};
+      rateLimit = {
+        method: typeof params.method === "string" ? params.method : null,
+        retryAfter: typeof params.retryAfter === "number" ? params.retryAfter : 30,
+        count: typeof params.count === "number" ? params.count : 1,
+      };
+      return Response.json({ ok: true, rateLimit });
+    }
+    if (path === "/__fake/revoke" && request.method === "POST") {
+      const params = (await readParams(request)) ?? {};
+      revokeTeam(String(params.teamId ?? DEFAULT_TEAM.id));
+      return Response.json({ ok: true });
+    }
+    if (path === "/__fake/reset" && request.method === "POST") {
+      codes.clear();
+      tokens.clear();
+      refreshTokens.clear();
+      messages.clear();
+      recorded.length = 0;
+      rateLimit = null;
+      lastDelivery = null;
+      return Response.json({ ok: true });
+    }
+    return new Response("Not found", { status: 404 });
+  }
+
+  return { fetch: fetchHandler, recorded };
+}
+
+export type FakeSlack = ReturnType<typeof createFakeSlack>;

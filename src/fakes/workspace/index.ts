@@ -1,0 +1,48 @@
+import { createFakeSlack, type FakeSlack } from "./fakeSlack.ts";
+
+/**
+ * The fake Slack as a worker (run by `platform dev` and tests). Configured by
+ * vars; `PLUGIN` (optional service binding to the workspace plugin worker)
+ * carries event deliveries instead of a network fetch to PLUGIN_WEBHOOK_URL.
+ */
+export interface FakeSlackEnv {
+  SLACK_CLIENT_ID: string;
+  SLACK_CLIENT_SECRET: string;
+  SLACK_SIGNING_SECRET: string;
+  /** e.g. http://127.0.0.1:8790/webhook */
+  PLUGIN_WEBHOOK_URL: string;
+  /** "1": access tokens expire and rotate with single-use refresh tokens. */
+  TOKEN_ROTATION?: string;
+  /** Access-token lifetime in seconds with rotation on (default 43200). */
+  TOKEN_EXPIRES_IN?: string;
+  /** Comma-separated registered redirect URIs (default: any http(s) URL). */
+  REDIRECT_URIS?: string;
+  PLUGIN?: Fetcher;
+}
+
+const instances = new WeakMap<object, FakeSlack>();
+
+export function fakeSlackFor(env: FakeSlackEnv): FakeSlack {
+  let fake = instances.get(env);
+  if (!fake) {
+    const plugin = env.PLUGIN;
+    fake = createFakeSlack({
+      clientId: env.SLACK_CLIENT_ID,
+      clientSecret: env.SLACK_CLIENT_SECRET,
+      signingSecret: env.SLACK_SIGNING_SECRET,
+      webhookUrl: env.PLUGIN_WEBHOOK_URL,
+      tokenRotation: env.TOKEN_ROTATION === "1",
+      expiresIn: env.TOKEN_EXPIRES_IN ? Number(env.TOKEN_EXPIRES_IN) : undefined,
+      redirectUris: env.REDIRECT_URIS ? env.REDIRECT_URIS.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
+      deliver: plugin ? (request) => plugin.fetch(request) : undefined,
+    });
+    instances.set(env, fake);
+  }
+  return fake;
+}
+
+export default {
+  fetch(request: Request, env: FakeSlackEnv): Promise<Response> {
+    return fakeSlackFor(env).fetch(request);
+  },
+} satisfies ExportedHandler<FakeSlackEnv>;
