@@ -20,6 +20,8 @@ export default defineConfig({
               durableObjects: {
                 WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
                 WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
+                RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+                SESSION_CODES: { className: "SessionCode", useSQLite: true },
               },
               queueProducers: { WORKFLOW_QUEUE: { queueName: "workflow-execute" } },
               bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", PLATFORM_DOMAIN: "example.test" },

@@ -22,6 +22,7 @@ export type PlatformErrorCode =
   | "code_used"
   | "build_failed"
   | "upstream_error"
+  | "revoked"
   | "internal";
 
 const STATUS: Record<PlatformErrorCode, number> = {
@@ -46,6 +47,8 @@ const STATUS: Record<PlatformErrorCode, number> = {
   code_used: 410,
   build_failed: 400,
   upstream_error: 502,
+  // A plugin connection the provider revoked (uninstall): reinstall the plugin.
+  revoked: 409,
   internal: 500,
 };
 

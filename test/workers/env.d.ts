@@ -9,6 +9,8 @@ declare global {
       ADMIN_TOKEN: string;
       PLATFORM_DOMAIN: string;
       WORKFLOW_RUNS: DurableObjectNamespace<import("../../src/objects/WorkflowRun.ts").WorkflowRun>;
+      RATE_LIMITER: DurableObjectNamespace<import("../../src/objects/RateLimiter.ts").RateLimiter>;
+      SESSION_CODES: DurableObjectNamespace<import("../../src/objects/SessionCode.ts").SessionCode>;
       WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("../../src/objects/WorkflowRunIndex.ts").WorkflowRunIndex>;
     }
   }

@@ -1,3 +1,4 @@
+import type { SessionCode } from "../../objects/SessionCode.ts";
 import type { DispatcherEnv } from "../shared/dispatcher.ts";
 
 export interface WorkflowExecuteMessage {
@@ -23,4 +24,9 @@ export interface ApiEnv extends DispatcherEnv {
   CLOUDFLARE_API_BASE?: string;
   /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
   CLOUDFLARE_API?: Fetcher;
+  /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
+  SESSION_CODES?: DurableObjectNamespace<SessionCode>;
+  /** Public URLs of the plugin workers, for install links (`<url>/install?code=…`). */
+  CHATSERVER_PLUGIN_URL?: string;
+  WORKSPACE_PLUGIN_URL?: string;
 }

@@ -7,6 +7,8 @@ import { runDueCrons } from "./projectCrons.ts";
 import { deployProject } from "./deploymentRoute.ts";
 import { getProjectWorkflowRun, listProjectWorkflowRuns, runProjectCron, startProjectWorkflow } from "./projectWorkflowRoutes.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
+import { createOAuthSession } from "./oauthSessionRoute.ts";
+import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
 
 type Handler = (request: IRequest, env: ApiEnv, ctx: ExecutionContext) => Promise<Response>;
@@ -32,8 +34,14 @@ router
   .post("/projects/:slug/workflows", route(startProjectWorkflow))
   .get("/projects/:slug/workflows/:runId", route(getProjectWorkflowRun))
   .post("/projects/:slug/crons/:name/run", route(runProjectCron))
+  .get("/projects/:slug/plugins", route(listProjectPlugins))
+  .post("/oauth/session", route(createOAuthSession))
   .post("/internal/workflow/execute", route(enqueueWorkflowExecution))
   .all("*", (request) => errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)));
+
+// Actors plugin workers bind with script_name = "platform-api" (docs/plugins-contract.md).
+export { RateLimiter } from "../../objects/RateLimiter.ts";
+export { SessionCode } from "../../objects/SessionCode.ts";
 
 export default {
   fetch: (request: Request, env: ApiEnv, ctx: ExecutionContext) => router.fetch(request, env, ctx),

@@ -1,0 +1,54 @@
+import { PlatformError } from "../../shared/errors.ts";
+import { readBodyBytes } from "../../shared/jsonBody.ts";
+import { IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
+import { findProjectById, type ProjectRow } from "../../workers/shared/projectsTable.ts";
+
+/** Same wording as the API worker's identity-checked routes. */
+export const IDENTITY_FAILURES = {
+  missing: `Missing ${IDENTITY_HEADER} header.`,
+  malformed: `Malformed ${IDENTITY_HEADER} token; expected {projectId}.{timestamp}.{signature}.`,
+  expired: `${IDENTITY_HEADER} token expired; tokens are valid for 60 seconds.`,
+  // A wrong signature and an unknown project answer alike: no oracle for project ids.
+  bad_signature: `Invalid ${IDENTITY_HEADER} token.`,
+  unknown_project: `Invalid ${IDENTITY_HEADER} token.`,
+} as const;
+
+/** Default cap on a proxy call's body. */
+export const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface AuthenticatedCall {
+  project: ProjectRow;
+  /** The raw body, read once (the token signs its hash); parse it with `parseJsonObject`. */
+  body: Uint8Array;
+}
+
+/**
+ * A proxy call from a project worker: verifies `X-Platform-Identity` (the
+ * project's worker secret looked up by the id in the token; bound to method,
+ * path and body; 60 s) and returns the project. Throws `unauthorized` (401)
+ * or `payload_too_large` (413, the body is read before the check).
+ */
+export async function authenticateProjectCall(
+  request: Request,
+  db: D1Database,
+  options: { bodyLimit?: number; now?: number } = {},
+): Promise<AuthenticatedCall> {
+  const body =
+    request.method === "GET" || request.method === "HEAD"
+      ? new Uint8Array()
+      : await readBodyBytes(request, options.bodyLimit ?? PROXY_BODY_LIMIT_BYTES);
+  let project: ProjectRow | null = null;
+  const check = await verifyRequestToken(
+    "identity",
+    request.headers.get(IDENTITY_HEADER),
+    async (projectId) => {
+      project = await findProjectById(db, projectId);
+      return project?.worker_secret ?? null;
+    },
+    { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body: request.method === "GET" || request.method === "HEAD" ? null : body },
+    options.now,
+  );
+  if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
+  if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
+  return { project, body };
+}

@@ -1,0 +1,112 @@
+import { PlatformError, type PlatformErrorCode } from "../../shared/errors.ts";
+import { IDENTITY_HEADER, signRequestToken } from "../../shared/requestToken.ts";
+import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { onPlatformInit } from "../entry/platformHooks.ts";
+
+/** The service bindings a project worker reaches its plugins through. */
+export type PluginBinding = "CHATSERVER_PLUGIN" | "WORKSPACE_PLUGIN" | "EMAIL_PLUGIN";
+
+const PLUGIN_NAMES: Record<PluginBinding, string> = {
+  CHATSERVER_PLUGIN: "chat-server",
+  WORKSPACE_PLUGIN: "workspace-chat",
+  EMAIL_PLUGIN: "email-send",
+};
+
+let latestEnv: PlatformEnv | null = null;
+onPlatformInit((env) => {
+  latestEnv = env;
+});
+
+/** The project's environment for runtime functions called without one (`email.send(...)`). */
+export function pluginEnv(): PlatformEnv {
+  if (!latestEnv) {
+    throw new PlatformError(
+      "not_ready",
+      "Plugins need the platform runtime: run the project with `platform dev` or deploy it with `platform push`, and call plugin functions while handling a request.",
+    );
+  }
+  return latestEnv;
+}
+
+/** Tests and hosts that build an env by hand. */
+export function setPluginEnv(env: PlatformEnv | null): void {
+  latestEnv = env;
+}
+
+export interface PluginCallOptions {
+  /** Sent as `Idempotency-Key` (the plugin forwards it to the provider). */
+  idempotencyKey?: string;
+}
+
+const KNOWN_CODES = new Set<PlatformErrorCode>([
+  "invalid_input",
+  "malformed_json",
+  "payload_too_large",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "rate_limited",
+  "revoked",
+  "upstream_error",
+  "not_ready",
+  "internal",
+]);
+
+/**
+ * One proxy call from user code to a plugin worker: `POST <path>` with a JSON
+ * body and an identity token signed with the project's worker secret. Resolves
+ * the JSON answer; a plugin's error JSON becomes a `PlatformError` with the
+ * same code and message (`rate_limited` keeps `retryAfterSeconds` in details).
+ */
+export async function pluginCall<T = unknown>(
+  env: PlatformEnv,
+  binding: PluginBinding,
+  path: string,
+  body: unknown,
+  options: PluginCallOptions = {},
+): Promise<T> {
+  const plugin = env[binding] as Fetcher | undefined;
+  if (!plugin || typeof plugin.fetch !== "function") {
+    throw new PlatformError("not_ready", `The ${PLUGIN_NAMES[binding]} plugin is not available: this project worker has no ${binding} binding.`);
+  }
+  const secret = env.PLATFORM_WORKER_SECRET;
+  const projectId = env.PLATFORM_PROJECT_ID;
+  if (!secret || !projectId) {
+    throw new PlatformError("not_ready", "Plugins are unavailable: this project worker has no PLATFORM_WORKER_SECRET / PLATFORM_PROJECT_ID binding.");
+  }
+  const text = JSON.stringify(body ?? {});
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    [IDENTITY_HEADER]: await signRequestToken("identity", projectId, secret, { method: "POST", pathAndQuery: path, body: text }),
+  };
+  if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
+
+  let response: Response;
+  try {
+    response = await plugin.fetch(`https://plugin.internal${path}`, { method: "POST", headers, body: text });
+  } catch (error) {
+    throw new PlatformError("upstream_error", `The ${PLUGIN_NAMES[binding]} plugin could not be reached: ${String(error)}`);
+  }
+  const answer = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = answer ? JSON.parse(answer) : null;
+  } catch {
+    parsed = null;
+  }
+  if (response.ok) return parsed as T;
+
+  const error = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
+  const code = typeof error?.code === "string" && KNOWN_CODES.has(error.code as PlatformErrorCode) ? (error.code as PlatformErrorCode) : "upstream_error";
+  const message =
+    typeof error?.message === "string" && error.message
+      ? error.message
+      : `The ${PLUGIN_NAMES[binding]} plugin answered ${response.status}.`;
+  const details: Record<string, unknown> = { ...(error?.details && typeof error.details === "object" ? (error.details as Record<string, unknown>) : {}) };
+  if (code === "rate_limited") {
+    const header = Number(response.headers.get("retry-after"));
+    if (typeof details.retryAfterSeconds !== "number") details.retryAfterSeconds = Number.isFinite(header) && header > 0 ? header : 1;
+  }
+  throw new PlatformError(code, message, Object.keys(details).length ? details : undefined);
+}
