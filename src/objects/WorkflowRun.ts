@@ -14,6 +14,9 @@ import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/work
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunRecovery, type WorkflowActorEnv } from "./workflowActorStubs.ts";
 
+/** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
+const FAILED_EXECUTION_RETRY_MS = 5_000;
+
 /** An alarm this far past its time is treated as lost rather than pending. */
 const STALE_ALARM_MS = 60_000;
 
@@ -63,6 +66,8 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     const now = Date.now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
     if (run.created) {
+      // The first execution runs as an alarm: should the actor die mid-step, workerd retries the
+      // alarm, and that retry records the timeout and carries on.
       await this.ctx.storage.setAlarm(now);
       await this.#report(run.runId);
     }
@@ -142,6 +147,10 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
         if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
         if (result.status === "terminal") await this.#report(runId);
         return result;
+      } catch (error) {
+        // An execution that failed outright (not a step failing) is tried again shortly.
+        await this.ctx.storage.setAlarm(Date.now() + FAILED_EXECUTION_RETRY_MS);
+        throw error;
       } finally {
         this.#executions.delete(runId);
       }

@@ -56,24 +56,20 @@ async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
 export function describeWorkflowConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describe(`workflow conformance: ${name}`, () => {
     let subject: WorkflowBackendUnderTest;
-    // Steps of the "gated" workflow wait here until the test opens their gate (keyed by workflow id).
-    const gates = new Map<string, { promise: Promise<void>; open: () => void }>();
-    const gateFor = (id: string) => {
-      let entry = gates.get(id);
-      if (!entry) {
-        let open!: () => void;
-        const promise = new Promise<void>((resolve) => {
-          open = resolve;
-        });
-        entry = { promise, open };
-        gates.set(id, entry);
-      }
-      return entry;
-    };
+    // Steps of the "gated" workflow wait until the test opens their gate (keyed by workflow id). They
+    // poll a flag on their own timers rather than await a promise the test resolves: in workerd a step
+    // resumed by the test's promise would continue in the test's context, not its actor's.
+    const opened = new Set<string>();
+    const gateFor = (id: string) => ({
+      open: () => void opened.add(id),
+      wait: async () => {
+        while (!opened.has(id) && !opened.has("*")) await new Promise((resolve) => setTimeout(resolve, 2));
+      },
+    });
 
     beforeEach(async () => {
       resetWorkflowsForTests();
-      gates.clear();
+      opened.clear();
       workflow(
         "greet",
         {
@@ -121,7 +117,7 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
         "gated",
         {
           start: async (ctx) => {
-            await gateFor(ctx.workflowId).promise;
+            await gateFor(ctx.workflowId).wait();
             return { done: true, result: ctx.data };
           },
         },
@@ -132,7 +128,7 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
     });
 
     afterEach(async () => {
-      for (const entry of gates.values()) entry.open();
+      opened.add("*");
       await subject.close();
       resetWorkflowsForTests();
     });
