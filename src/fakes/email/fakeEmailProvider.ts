@@ -1,0 +1,127 @@
+/**
+ * A local stand-in for the email provider (Resend's wire protocol) for
+ * `platform dev` and tests. It checks what it receives like the real one:
+ * the Bearer key, JSON, `from` / `to` (1..50) / `subject` / `html`, and
+ * `Idempotency-Key` (same key + same body → the same id, nothing resent;
+ * same key + another body → 409 `invalid_idempotent_request`).
+ *
+ * Test routes: `GET /__fake/sent` (what was accepted), `DELETE /__fake/sent`
+ * (forget it), `POST /__fake/fail-next` `{ status, name, message, retryAfter? }`
+ * (the next `POST /emails` answers that error).
+ */
+export interface SentEmail {
+  id: string;
+  from: string;
+  to: string[];
+  subject: string;
+  html: string;
+  idempotencyKey: string | null;
+  at: string;
+}
+
+export interface FakeEmailProvider {
+  fetch(request: Request): Promise<Response>;
+  /** Accepted emails, in order. */
+  sent: SentEmail[];
+  /** Every `POST /emails` the fake received, accepted or not. */
+  requests: { headers: Record<string, string>; body: string }[];
+}
+
+const ADDRESS = /^[^\s<>@",]+@[^\s<>@",]+\.[^\s<>@",]+$/;
+
+function providerError(statusCode: number, name: string, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ statusCode, name, message }, { status: statusCode, headers });
+}
+
+export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailProvider {
+  const sent: SentEmail[] = [];
+  const requests: FakeEmailProvider["requests"] = [];
+  const byKey = new Map<string, { bodyHash: string; id: string }>();
+  let failNext: { status: number; name: string; message: string; retryAfter?: number } | null = null;
+
+  async function sendEmail(request: Request): Promise<Response> {
+    const body = await request.text();
+    requests.push({ headers: Object.fromEntries(request.headers), body });
+    const auth = request.headers.get("authorization");
+    if (!auth) return providerError(401, "missing_api_key", "Missing API key in the authorization header.");
+    if (auth !== `Bearer ${options.apiKey}`) return providerError(403, "invalid_api_key", "API key is invalid.");
+    if (!/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
+      return providerError(422, "validation_error", "Content-Type must be application/json.");
+    }
+    if (failNext) {
+      const f = failNext;
+      failNext = null;
+      return providerError(f.status, f.name, f.message, f.retryAfter ? { "retry-after": String(f.retryAfter) } : {});
+    }
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return providerError(422, "validation_error", "Body is not valid JSON.");
+    }
+    if (typeof json !== "object" || json === null || Array.isArray(json)) return providerError(422, "validation_error", "Body must be an object.");
+    for (const field of ["from", "to", "subject"]) {
+      if (json[field] === undefined) return providerError(422, "missing_required_field", `Missing \`${field}\` field.`);
+    }
+    const from = json.from;
+    const fromAddress = typeof from === "string" ? (/<([^>]+)>$/.exec(from)?.[1] ?? from) : "";
+    if (!ADDRESS.test(fromAddress)) return providerError(422, "validation_error", "Invalid `from` field.");
+    const to = typeof json.to === "string" ? [json.to] : json.to;
+    if (!Array.isArray(to) || to.length === 0 || to.some((a) => typeof a !== "string" || !ADDRESS.test(a))) {
+      return providerError(422, "validation_error", "Invalid `to` field.");
+    }
+    if (to.length > 50) return providerError(422, "validation_error", "Too many recipients: `to` accepts at most 50.");
+    if (typeof json.subject !== "string" || !json.subject) return providerError(422, "validation_error", "Invalid `subject` field.");
+    if (typeof json.html !== "string" && typeof json.text !== "string") {
+      return providerError(422, "validation_error", "Either `html` or `text` must be provided.");
+    }
+
+    const key = request.headers.get("idempotency-key");
+    if (key !== null && (key.length < 1 || key.length > 256)) {
+      return providerError(400, "invalid_idempotency_key", "The key must be between 1-256 chars.");
+    }
+    const bodyHash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    if (key !== null) {
+      const seen = byKey.get(key);
+      if (seen && seen.bodyHash !== bodyHash) {
+        return providerError(409, "invalid_idempotent_request", "Same idempotency key used with a different request payload.");
+      }
+      if (seen) return Response.json({ id: seen.id });
+    }
+    const id = crypto.randomUUID();
+    if (key !== null) byKey.set(key, { bodyHash, id });
+    sent.push({
+      id,
+      from: from as string,
+      to: to as string[],
+      subject: json.subject,
+      html: typeof json.html === "string" ? json.html : "",
+      idempotencyKey: key,
+      at: new Date().toISOString(),
+    });
+    return Response.json({ id });
+  }
+
+  return {
+    sent,
+    requests,
+    async fetch(request) {
+      const { pathname } = new URL(request.url);
+      if (pathname === "/emails" && request.method === "POST") return sendEmail(request);
+      if (pathname === "/__fake/sent" && request.method === "GET") return Response.json({ sent });
+      if (pathname === "/__fake/sent" && request.method === "DELETE") {
+        sent.length = 0;
+        requests.length = 0;
+        byKey.clear();
+        return new Response(null, { status: 204 });
+      }
+      if (pathname === "/__fake/fail-next" && request.method === "POST") {
+        failNext = (await request.json()) as typeof failNext;
+        return new Response(null, { status: 204 });
+      }
+      return providerError(404, "not_found", "The requested endpoint does not exist.");
+    },
+  };
+}
