@@ -39,6 +39,8 @@ export interface ProjectBuild {
   durableObjects: string[];
   /** Source files that went into the bundle (watched by `platform dev`). */
   inputs: string[];
+  /** Bytes each source file contributes to the bundle (absent: tree-shaken away entirely). */
+  bytesBySource: Record<string, number>;
 }
 
 export function findProjectEntry(projectDir: string): string {
@@ -168,7 +170,13 @@ export async function buildProject(
   } catch (error) {
     throw buildError(error);
   }
-  const bundleBytes = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
+  const output = Object.values(result.metafile.outputs)[0];
+  const bundleBytes = output?.bytes ?? 0;
+  const bytesBySource = Object.fromEntries(
+    Object.entries(output?.inputs ?? {})
+      .filter(([, use]) => use.bytesInOutput > 0)
+      .map(([p, use]) => [path.resolve(projectDir, p), use.bytesInOutput]),
+  );
   return {
     target,
     projectDir,
@@ -179,6 +187,7 @@ export async function buildProject(
     capabilities,
     durableObjects: capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex"] : [],
     inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
+    bytesBySource,
   };
 }
 
