@@ -21,7 +21,8 @@ function setup(overrides: Partial<FakeChatServerConfig> = {}) {
     redirectUris: [REDIRECT],
     deliver: async (request) => {
       delivered.push(request);
-      return Response.json({ type: 5 });
+      // Answer the way that leaves the interaction open (Discord's "202 and respond by callback").
+      return new Response(null, { status: 202 });
     },
     ...overrides,
   });
@@ -142,7 +143,7 @@ describe("fake chat server: REST", () => {
     const res = await call("/__fake/trigger", json("POST", { kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi" }));
     expect(res.status).toBe(200);
     const out = (await res.json()) as { payload: any; status: number; body: unknown };
-    expect(out).toMatchObject({ status: 200, body: { type: 5 } });
+    expect(out).toMatchObject({ status: 202, body: null });
     const request = delivered[0]!;
     const raw = await request.text();
     const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), request.headers.get("x-signature-ed25519"), request.headers.get("x-signature-timestamp"), raw);

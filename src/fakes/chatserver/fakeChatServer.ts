@@ -14,6 +14,7 @@
  *   POST /api/v10/interactions/{id}/{token}/callback
  *   PATCH /api/v10/webhooks/{app}/{token}/messages/@original
  *   POST /api/v10/webhooks/{app}/{token}                        followup
+ *   GET  /api/v10/channels/{channel}                            (Bot auth)
  *   POST /api/v10/channels/{channel}/messages                   (Bot auth)
  *   PATCH /api/v10/channels/{channel}/messages/{message}        (Bot auth)
  * Test switches (not Discord):
@@ -430,6 +431,15 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return discordError(405, 0, "405: Method Not Allowed");
     }
 
+    // One channel (Bot auth): which guild it is in.
+    if (seg[0] === "channels" && seg.length === 2 && method === "GET") {
+      if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
+      const guild = guildOfChannel(seg[1]!);
+      if (!guild) return discordError(404, 10003, "Unknown Channel");
+      if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
+      return Response.json({ id: seg[1], type: 0, guild_id: guild.id, name: "general" });
+    }
+
     // Channel messages (Bot auth).
     if (seg[0] === "channels" && seg[2] === "messages" && (seg.length === 3 || seg.length === 4)) {
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
@@ -561,6 +571,15 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         // keep the text
       }
       answers.push({ status: response.status, body: parsed });
+      // An inline answer to an interaction acknowledges it, as on Discord (type 4 also posts its message).
+      const interaction = input.kind === "command" ? interactions.get(String(payload.id)) : undefined;
+      const answerType = (parsed as { type?: unknown } | null)?.type;
+      if (interaction && !interaction.acknowledged && response.status === 200 && (answerType === 4 || answerType === 5)) {
+        interaction.acknowledged = true;
+        interaction.responses.push(parsed);
+        const content = (parsed as { data?: { content?: unknown } }).data?.content;
+        if (answerType === 4 && typeof content === "string") storeMessage(interaction.channelId, content, config.applicationId, `original:${interaction.id}`);
+      }
     }
     return Response.json({ payload, delivered: answers.length, status: answers[0]!.status, body: answers[0]!.body, answers });
   }
