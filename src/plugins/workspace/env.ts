@@ -1,0 +1,24 @@
+import type { PluginEnv } from "../shared/index.ts";
+
+/** Bindings of the workspace-chat plugin worker (see wrangler.toml beside this file). */
+export interface WorkspaceEnv extends PluginEnv {
+  /** Slack's base URL: `https://slack.com` deployed, the fake's URL under `platform dev` and tests. */
+  SLACK_BASE_URL: string;
+  SLACK_CLIENT_ID: string;
+  /** Secret. */
+  SLACK_CLIENT_SECRET: string;
+  /** Secret: the app's signing secret (used as UTF-8 text). */
+  SLACK_SIGNING_SECRET: string;
+  /** Comma-separated bot scopes requested at install. */
+  SLACK_SCOPES?: string;
+  /** This worker's public origin, e.g. https://workspace.plugins.example.app (the OAuth redirect URI is `<it>/oauth/callback`). */
+  WORKSPACE_PUBLIC_URL?: string;
+  /** Optional service binding that carries calls to Slack (local fake); default: global fetch. */
+  SLACK?: Fetcher;
+}
+
+export const PLUGIN_ID = "workspace";
+export const RESOURCE_TYPE = "workspace" as const;
+export const DEFAULT_SCOPES = "app_mentions:read,channels:history,chat:write,reactions:read,reactions:write";
+/** Largest webhook body we read. */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
