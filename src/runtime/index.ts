@@ -5,6 +5,7 @@ export type { PlatformErrorCode } from "../shared/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
 export { workflow, NonRetryableError } from "./workflowWorker.ts";
 export { email, type EmailSendInput } from "./plugins/email.ts";
+export { workspace, type WorkspaceEvent, type WorkspaceEventKind, type WorkspaceEventContext, type WorkspaceCallOptions, type PostedMessage } from "./plugins/workspace.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
 export type { WorkflowRun, WorkflowListFilter } from "./workflow/workflowApi.ts";
 export type { StepContext, StepResult } from "./workflow/stepContext.ts";

@@ -1,0 +1,151 @@
+import { PlatformError } from "../../shared/errors.ts";
+import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { pluginCall, pluginEnv } from "./pluginCall.ts";
+import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+
+/**
+ * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
+ * Evaluated only when a project imports `workspace`: it registers the
+ * project's `/__plugin/workspace` handler and reports the events the project
+ * listens to in its build metadata (`plugins.workspace.events`).
+ *
+ *   workspace.onEvent("mention", async (event) => {
+ *     await workspace.threadReply(event.channel!, event.ts!, `Hi <@${event.user}>!`);
+ *   });
+ */
+export type WorkspaceEventKind = "message" | "mention" | "reaction";
+
+export const WORKSPACE_EVENT_KINDS: readonly WorkspaceEventKind[] = ["message", "mention", "reaction"];
+
+/** What a handler receives (shape produced by the workspace plugin worker). */
+export interface WorkspaceEvent {
+  type: WorkspaceEventKind;
+  /** The Slack team the event happened in. */
+  teamId: string;
+  /** Slack's event id (unique; retries are delivered once). */
+  eventId: string;
+  channel?: string;
+  /** Slack user id of who wrote / reacted. */
+  user?: string;
+  text?: string;
+  /** The message's timestamp (its id within the channel). */
+  ts?: string;
+  /** Set when the message is inside a thread: the parent's ts. */
+  threadTs?: string;
+  /** `reaction`: the emoji name and the message reacted to. */
+  reaction?: string;
+  item?: { channel?: string; ts?: string };
+  /** Slack's inner event, unchanged. */
+  raw: Record<string, unknown>;
+}
+
+export interface WorkspaceEventContext {
+  project: { slug: string };
+  user?: { id: string; name?: string };
+  /** Opaque reference to the workspace; pass it back in options to act in the same workspace. */
+  resource: string;
+  env: PlatformEnv;
+  ctx: ExecutionContext;
+}
+
+export type WorkspaceEventHandler = (event: WorkspaceEvent, context: WorkspaceEventContext) => unknown | Promise<unknown>;
+
+export interface WorkspaceCallOptions {
+  /** The `resource` of a dispatched event: act in exactly that workspace (refused if the project no longer owns it). */
+  resource?: string;
+  /** The project's env (default: the env of the request being handled). */
+  env?: PlatformEnv;
+}
+
+export interface PostedMessage {
+  channel: string;
+  ts: string;
+}
+
+const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
+
+registerPluginHandler("workspace", async ({ body, env, ctx }) => {
+  const dispatch = body as { kind?: unknown; name?: unknown; event?: unknown; project?: unknown; user?: unknown; resource?: unknown };
+  if (dispatch?.kind !== "event" || typeof dispatch.name !== "string" || !dispatch.event || typeof dispatch.event !== "object") {
+    throw new PlatformError("invalid_input", "Workspace dispatch must be an event with a name.");
+  }
+  const list = handlers.get(dispatch.name as WorkspaceEventKind) ?? [];
+  const context: WorkspaceEventContext = {
+    project: (dispatch.project as { slug: string }) ?? { slug: "" },
+    user: dispatch.user as WorkspaceEventContext["user"],
+    resource: String(dispatch.resource ?? ""),
+    env,
+    ctx,
+  };
+  for (const handler of list) await handler(dispatch.event as WorkspaceEvent, context);
+  return { handled: list.length };
+});
+
+registerPluginMetadata("workspace", () => ({ events: [...handlers.keys()] }));
+
+const CHANNEL = /^[CDGZ][A-Z0-9]{2,30}$/;
+const TS = /^\d{1,12}\.\d{1,9}$/;
+
+function requireChannel(channel: unknown): string {
+  if (typeof channel !== "string" || !CHANNEL.test(channel)) {
+    throw new PlatformError("invalid_input", `channel must be a Slack channel id such as C0123456789 (got ${JSON.stringify(channel)}).`);
+  }
+  return channel;
+}
+function requireTs(value: unknown, name: string): string {
+  if (typeof value !== "string" || !TS.test(value)) {
+    throw new PlatformError("invalid_input", `${name} must be a Slack message timestamp such as 1712345678.000100 (got ${JSON.stringify(value)}).`);
+  }
+  return value;
+}
+function requireText(text: unknown): string {
+  if (typeof text !== "string" || text.trim() === "") throw new PlatformError("invalid_input", "text must be a non-empty string.");
+  if (text.length > 40_000) throw new PlatformError("invalid_input", "text must be at most 40,000 characters (Slack's limit).");
+  return text;
+}
+
+function call<T>(path: string, body: Record<string, unknown>, options: WorkspaceCallOptions): Promise<T> {
+  const payload = options.resource ? { ...body, resource: options.resource } : body;
+  return pluginCall<T>(options.env ?? pluginEnv(), "WORKSPACE_PLUGIN", path, payload);
+}
+
+export const workspace = {
+  /** Runs `handler` for each `message`, `mention` (the bot was @-mentioned) or `reaction` (reaction added) in the connected workspace. */
+  onEvent(kind: WorkspaceEventKind, handler: WorkspaceEventHandler): void {
+    if (!WORKSPACE_EVENT_KINDS.includes(kind)) {
+      throw new PlatformError("invalid_input", `workspace.onEvent: unknown event ${JSON.stringify(kind)}; use one of ${WORKSPACE_EVENT_KINDS.join(", ")}.`);
+    }
+    if (typeof handler !== "function") throw new PlatformError("invalid_input", "workspace.onEvent: the handler must be a function.");
+    const list = handlers.get(kind) ?? [];
+    list.push(handler);
+    handlers.set(kind, list);
+  },
+
+  /** Posts `text` to a channel; resolves `{ channel, ts }`. */
+  async sendMessage(channel: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
+    return call("/proxy/send-message", { channel: requireChannel(channel), text: requireText(text) }, options);
+  },
+
+  /** Replaces the text of a message the bot posted. */
+  async editMessage(channel: string, ts: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
+    return call("/proxy/edit-message", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireText(text) }, options);
+  },
+
+  /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
+  async addReaction(channel: string, ts: string, name: string, options: WorkspaceCallOptions = {}): Promise<void> {
+    if (typeof name !== "string" || !/^:?[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?:?$/.test(name)) {
+      throw new PlatformError("invalid_input", `reaction name must be an emoji name such as thumbsup (got ${JSON.stringify(name)}).`);
+    }
+    await call("/proxy/add-reaction", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), name }, options);
+  },
+
+  /** Replies in the thread of the message `threadTs` (the parent's ts); resolves `{ channel, ts }`. */
+  async threadReply(channel: string, threadTs: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
+    return call("/proxy/thread-reply", { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireText(text) }, options);
+  },
+};
+
+/** Tests: forget registered handlers. */
+export function resetWorkspaceHandlers(): void {
+  handlers.clear();
+}
