@@ -588,3 +588,53 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     await expect(workspace.threadReply("C0GENERAL", posted.ts, "x", { env: projectEnv })).rejects.toMatchObject({ code: "rate_limited", details: { retryAfterSeconds: 9 } });
   });
 });
+
+describe("POST /deploy and the event filter", () => {
+  async function deploy(t: Setup, row: ProjectRow, body: Record<string, unknown>): Promise<Response> {
+    return t.callPlugin(await signedRequest({ project: row, path: "/deploy", body: JSON.stringify(body), origin: PLUGIN_ORIGIN }));
+  }
+
+  it("records the project's events; then only those are dispatched", async () => {
+    const t = setup();
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    const response = await deploy(t, row, { plugins: { workspace: { events: ["mention", "mention"] } } });
+    expect(await response.json()).toEqual({ events: ["mention"], workspaces: 1 });
+    await t.trigger({ kind: "message", teamId: "T0TEST" });
+    await t.trigger({ kind: "mention", teamId: "T0TEST" });
+    await t.settle();
+    expect(pluginDispatches(t).map((c) => JSON.parse(c.body).name)).toEqual(["mention"]);
+    // The bot token survived the metadata update.
+    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "still works" })).status).toBe(200);
+  });
+
+  it("refuses unknown events and unauthenticated deploys", async () => {
+    const t = setup();
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    const bad = await expectError(await deploy(t, row, { events: ["typing"] }), 400, "invalid_input");
+    expect(bad.error.message).toContain("typing");
+    await expectError(await t.callPlugin(new Request(`${PLUGIN_ORIGIN}/deploy`, { method: "POST", body: "{}" })), 401, "unauthorized");
+  });
+});
+
+describe("reinstall and lease recovery", () => {
+  it("after app_uninstalled, reinstalling the app makes proxy calls work again", async () => {
+    const t = setup();
+    const { user, row } = await installedProject(t, "ada@example.com", "ada-app");
+    await t.trigger({ kind: "app_uninstalled", teamId: "T0TEST" });
+    await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
+    expect((await install(t, user, "ada-app")).status).toBe(200);
+    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "back" })).status).toBe(200);
+  });
+
+  it("a lease left by a refresher that died expires, and the next caller refreshes", async () => {
+    const t = setup({ tokenRotation: true });
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    await env.DB.prepare("UPDATE plugin_oauth_connections SET token_expires_at = ? WHERE project_id = ?").bind(Date.now() - 1000, row.id).run();
+    await env.DB.prepare("UPDATE plugin_resources SET metadata = json_set(metadata, '$.refreshLease', json(?))")
+      .bind(JSON.stringify({ holder: "dead", until: Date.now() - 1 }))
+      .run();
+    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+    expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);
+    expect(await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata")).not.toContain("refreshLease");
+  });
+});

@@ -10,10 +10,11 @@ import { oauthV2Access } from "./slackApi.ts";
  *
  * Refresh tokens are single use, so refreshing is one-at-a-time per
  * installation: a caller that finds the token (nearly) expired takes a lease
- * in the resource's metadata with an atomic compare-and-swap (`UPDATE …
- * WHERE metadata = <what it read>`); the winner refreshes and clears the
- * lease in the same write that stores the new token; everyone else waits for
- * that write and uses the new token. A lease whose holder died expires.
+ * in the resource's metadata with an atomic compare-and-swap (one `UPDATE`
+ * that succeeds only while no live lease exists and the stored token is the
+ * one it read); the winner refreshes and clears the lease in the same write
+ * that stores the new token; everyone else waits for that write and uses the
+ * new token. A lease whose holder died expires after REFRESH_LEASE_MS.
  */
 export interface WorkspaceMetadata {
   /** Sealed bot token (token vault, context `workspace:bot:<teamId>`). */
@@ -92,25 +93,39 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
     }
     if (!connection.refreshToken) throw revokedError("has an expired Slack token and no refresh token");
 
-    // Take the lease: succeeds only if nobody changed the metadata since we read it.
+    // Take the lease atomically: only if no live lease exists and the token is still the one we
+    // read (nobody refreshed in between). JSON functions touch only our keys, so other metadata
+    // writes (e.g. /deploy's event list) neither block nor undo it.
     const holder = crypto.randomUUID();
-    const leased = JSON.stringify({ ...metadata, refreshLease: { holder, until: now() + REFRESH_LEASE_MS } });
-    const taken = await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND metadata = ?")
-      .bind(leased, resource.id, resource.metadata)
+    const taken = await env.DB.prepare(
+      `UPDATE plugin_resources SET metadata = json_set(metadata, '$.refreshLease', json(?))
+       WHERE id = ? AND json_extract(metadata, '$.botToken') = ?
+         AND (json_extract(metadata, '$.refreshLease.until') IS NULL OR json_extract(metadata, '$.refreshLease.until') <= ?)`,
+    )
+      .bind(JSON.stringify({ holder, until: now() + REFRESH_LEASE_MS }), resource.id, metadata.botToken, now())
       .run();
     if ((taken.meta.changes ?? 0) !== 1) continue;
+
+    // Under the lease, read the connection again: another refresher may have finished between our
+    // first read and the lease (then its refresh token is the live one, and ours is spent).
+    const current = await readConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId);
+    const stillExpired = current?.tokenExpiresAt != null && current.tokenExpiresAt - REFRESH_MARGIN_MS <= now();
+    if (!current || current.revokedAt !== null || !stillExpired || !current.refreshToken) {
+      await releaseLease(env, resource.id, holder);
+      continue;
+    }
 
     options.onRefresh?.();
     let result;
     try {
-      result = await oauthV2Access(env, { grant_type: "refresh_token", refresh_token: connection.refreshToken });
+      result = await oauthV2Access(env, { grant_type: "refresh_token", refresh_token: current.refreshToken });
     } catch (error) {
-      await releaseLease(env, resource.id, leased, metadata);
+      await releaseLease(env, resource.id, holder);
       throw error;
     }
     const answer = result.answer;
     if (!answer.ok || typeof answer.access_token !== "string") {
-      await releaseLease(env, resource.id, leased, metadata);
+      await releaseLease(env, resource.id, holder);
       if (result.retryAfterSeconds !== undefined) {
         throw new PlatformError("rate_limited", `Slack is rate limiting token refreshes. Retry in ${result.retryAfterSeconds} s.`, {
           retryAfterSeconds: result.retryAfterSeconds,
@@ -126,21 +141,26 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
     const teamId = resource.external_resource_id;
     const newToken = answer.access_token;
     const expiresIn = typeof answer.expires_in === "number" ? answer.expires_in : null;
-    const refreshToken = typeof answer.refresh_token === "string" ? answer.refresh_token : connection.refreshToken;
+    const refreshToken = typeof answer.refresh_token === "string" ? answer.refresh_token : current.refreshToken;
     await updateConnectionTokens(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId, {
       accessToken: newToken,
       refreshToken,
       tokenExpiresAt: expiresIn === null ? null : now() + expiresIn * 1000,
     });
-    const { refreshLease: _released, ...rest } = metadata;
-    await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND metadata = ?")
-      .bind(JSON.stringify({ ...rest, botToken: await sealBotToken(env, teamId, newToken) }), resource.id, leased)
+    await env.DB.prepare(
+      `UPDATE plugin_resources SET metadata = json_remove(json_set(metadata, '$.botToken', ?), '$.refreshLease')
+       WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?`,
+    )
+      .bind(await sealBotToken(env, teamId, newToken), resource.id, holder)
       .run();
     return { token: newToken, resource };
   }
 }
 
-async function releaseLease(env: WorkspaceEnv, resourceId: number, leased: string, metadata: WorkspaceMetadata): Promise<void> {
-  const { refreshLease: _released, ...rest } = metadata;
-  await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND metadata = ?").bind(JSON.stringify(rest), resourceId, leased).run();
+async function releaseLease(env: WorkspaceEnv, resourceId: number, holder: string): Promise<void> {
+  await env.DB.prepare(
+    "UPDATE plugin_resources SET metadata = json_remove(metadata, '$.refreshLease') WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?",
+  )
+    .bind(resourceId, holder)
+    .run();
 }

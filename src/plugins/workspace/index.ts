@@ -2,6 +2,7 @@ import { Router, type IRequest } from "itty-router";
 import { PlatformError } from "../../shared/errors.ts";
 import { pluginErrorResponse } from "../shared/index.ts";
 import type { WorkspaceEnv } from "./env.ts";
+import { handleDeploy } from "./deploy.ts";
 import { handleCallback, handleInstall, page } from "./install.ts";
 import { handleProxy, PROXY_ROUTES, type ProxyRoute } from "./proxy.ts";
 import { handleWebhook } from "./webhook.ts";
@@ -14,6 +15,7 @@ import { handleWebhook } from "./webhook.ts";
 const router = Router<IRequest, [WorkspaceEnv, ExecutionContext]>();
 
 router.post("/webhook", (request, env, ctx) => handleWebhook(request as unknown as Request, env, ctx));
+router.post("/deploy", (request, env) => handleDeploy(request as unknown as Request, env));
 router.get("/install", async (request, env) => {
   try {
     return await handleInstall(request as unknown as Request, env);

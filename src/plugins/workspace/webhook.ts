@@ -19,7 +19,8 @@ import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackSignature } 
  * team to the project that claimed the workspace, deduplicated on
  * `event_id` (Slack retries until acknowledged) and acknowledged at once,
  * with the dispatch to the project's `/__plugin/workspace` running after the
- * answer (`ctx.waitUntil`). `app_uninstalled` / `tokens_revoked` mark the
+ * answer (`ctx.waitUntil`); after a `/deploy`, only the events the project
+ * listens to are dispatched. `app_uninstalled` / `tokens_revoked` mark the
  * project's connection revoked.
  */
 
@@ -136,9 +137,11 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
     return new Response(null, { status: 200 });
   }
 
-  const botUserId = (JSON.parse(owner.resource.metadata) as { botUserId?: string }).botUserId;
-  const mapped = toWorkspaceEvent(event, teamId, eventId, botUserId);
+  const metadata = JSON.parse(owner.resource.metadata) as { botUserId?: string; events?: unknown };
+  const mapped = toWorkspaceEvent(event, teamId, eventId, metadata.botUserId);
   if (!mapped) return new Response(null, { status: 200 });
+  // After a deploy, only the events the project listens to (workspace.onEvent) are dispatched.
+  if (Array.isArray(metadata.events) && !metadata.events.includes(mapped.type)) return new Response(null, { status: 200 });
 
   if (!(await claimEvent(env.DB, PLUGIN_ID, eventId))) {
     // A retry of an event we already took: acknowledged, not delivered again.
