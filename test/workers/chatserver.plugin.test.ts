@@ -78,7 +78,7 @@ async function sessionCode(projectId: number, pluginId = "chatserver", expiresAt
 }
 
 /** The whole browser flow: /install → consent → Approve → /oauth/callback. */
-async function install(w: World, projectId: number, guildId = TEST_GUILD.id): Promise<Response> {
+async function install(w: World, projectId: number, guildId = TEST_GUILD.id, options: { cookie?: false } = {}): Promise<Response> {
   const start = await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(projectId)}`));
   expect(start.status).toBe(302);
   const authorize = new URL(start.headers.get("location")!);
@@ -97,7 +97,15 @@ async function install(w: World, projectId: number, guildId = TEST_GUILD.id): Pr
   });
   const approved = await w.fakeCall("/oauth2/authorize", { method: "POST", body: form, redirect: "manual" });
   expect(approved.status).toBe(302);
-  return w.call(new Request(approved.headers.get("location")!));
+  const cookie = browserCookie(start);
+  return w.call(new Request(approved.headers.get("location")!, { headers: options.cookie === false ? {} : { cookie } }));
+}
+
+/** The install cookie as a browser would send it back. */
+function browserCookie(response: Response): string {
+  const set = response.headers.get("set-cookie") ?? "";
+  expect(set).toMatch(/HttpOnly; SameSite=Lax; Secure$/);
+  return set.split(";")[0]!;
 }
 
 async function signedWebhook(body: string, options: { seed?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {}) {
@@ -231,7 +239,7 @@ describe("install flow", () => {
     const again = await w.call(new Request(`${PLUGIN}/install?code=${code}`));
     expect(again.status).toBe(410);
     expect(await again.text()).toContain("already used");
-    expect((await w.call(new Request(`${PLUGIN}/install?code=${"0".repeat(64)}`))).status).toBe(400);
+    expect((await w.call(new Request(`${PLUGIN}/install?code=${"0".repeat(64)}`))).status).toBe(404);
     expect((await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(alpha.id, "workspace")}`))).status).toBe(400);
   });
 
@@ -246,15 +254,25 @@ describe("install flow", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
   });
 
+  it("a callback in another browser (without the install cookie) is refused before the code is exchanged", async () => {
+    const w = world();
+    const res = await install(w, alpha.id, TEST_GUILD.id, { cookie: false });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("another browser");
+    expect(w.fake.recorded().filter((r) => r.path.includes("token"))).toHaveLength(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
+  });
+
   it("Cancel at the consent page installs nothing", async () => {
     const w = world();
     const start = await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(alpha.id)}`));
     const q = new URL(start.headers.get("location")!).searchParams;
     const form = new URLSearchParams({ client_id: APP, redirect_uri: q.get("redirect_uri")!, state: q.get("state")!, action: "cancel" });
     const back = await w.fakeCall("/oauth2/authorize", { method: "POST", body: form, redirect: "manual" });
-    const res = await w.call(new Request(back.headers.get("location")!));
+    const res = await w.call(new Request(back.headers.get("location")!, { headers: { cookie: browserCookie(start) } }));
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("cancelled");
+    expect(res.headers.get("set-cookie")).toContain("Max-Age=0");
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections").first("n")).toBe(0);
   });
 
