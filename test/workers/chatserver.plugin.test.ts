@@ -304,6 +304,26 @@ describe("POST /deploy", () => {
     expect(state.commands[TEST_GUILD.id].map((c: any) => c.name)).toEqual(["hello", "ping"]);
   });
 
+  it("a deploy that changes nothing makes no call; a changed set or a re-install registers again", async () => {
+    const w = world();
+    await install(w, alpha.id);
+    const deploy = async (commands: unknown[]) => {
+      const res = await w.call(await signedRequest({ project: alpha, path: "/deploy", body: JSON.stringify({ commands }), origin: PLUGIN }));
+      expect(res.status, await res.clone().text()).toBe(200);
+      return ((await res.json()) as any).servers[0].changed as boolean;
+    };
+    const puts = () => w.fake.recorded().filter((r) => r.method === "PUT").length;
+    expect(await deploy(["hello"])).toBe(true);
+    expect(await deploy(["hello"])).toBe(false);
+    expect(puts()).toBe(1);
+    expect(await deploy(["hello", "ping"])).toBe(true);
+    expect(await deploy([])).toBe(true); // dropping every command clears them at the chat server
+    expect(((await (await w.fakeCall("/__fake/state")).json()) as any).commands[TEST_GUILD.id]).toEqual([]);
+    await install(w, alpha.id);
+    expect(await deploy([])).toBe(true);
+    expect(puts()).toBe(4);
+  });
+
   it("refuses a bad identity token and invalid command names", async () => {
     const w = world();
     const body = JSON.stringify({ commands: ["hello"] });

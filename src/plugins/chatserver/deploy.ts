@@ -3,7 +3,10 @@
  * `{ commands, events }` or the whole `{ plugins: { chatserver: { … } } }`.
  * Registers the commands on every server the project claimed with one bulk
  * overwrite each (`PUT /applications/{app}/guilds/{guild}/commands`, the shared
- * bot token): idempotent, and commands the project dropped disappear.
+ * bot token): idempotent, and commands the project dropped disappear. The
+ * registered set's hash is kept in the server's resource metadata, so a deploy
+ * that changes nothing makes no call (the chat server allows 200 command
+ * creates per server per day). A re-install clears it.
  */
 import { PlatformError } from "../../shared/errors.ts";
 import { parseJsonObject } from "../../shared/jsonBody.ts";
@@ -37,6 +40,20 @@ export function parseCommands(value: unknown): CommandSpec[] {
   });
 }
 
+function parseMetadata(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+async function commandsHash(commands: unknown): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(commands)));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export async function handleDeploy(request: Request, env: ChatServerEnv): Promise<Response> {
   const { project, body } = await authenticateProjectCall(request, env.DB);
   const input = parseJsonObject(body);
@@ -44,17 +61,27 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
   const meta = (plugins && typeof plugins === "object" ? plugins.chatserver ?? {} : input) as { commands?: unknown; events?: unknown };
   const commands = parseCommands(meta.commands);
   const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
-  const registered: { id: string; name: string; commands: string[] }[] = [];
+  const desired = commands.map((c) => ({ name: c.name, description: c.description, type: 1 }));
+  const hash = await commandsHash(desired);
+  const registered: { id: string; name: string; commands: string[]; changed: boolean }[] = [];
   for (const server of servers) {
     if (server.resource_type !== "server") continue;
+    const metadata = parseMetadata(server.metadata);
+    if (metadata.commandsHash === hash) {
+      registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: false });
+      continue;
+    }
     await discordApi(
       env,
       "PUT",
       `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
-      commands.map((c) => ({ name: c.name, description: c.description, type: 1 })),
+      desired,
       "bot",
     );
-    registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name) });
+    await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?")
+      .bind(JSON.stringify({ ...metadata, commandsHash: hash }), server.id, project.id)
+      .run();
+    registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: true });
   }
   return Response.json({ servers: registered });
 }
