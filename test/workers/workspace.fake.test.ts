@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createFakeSlack, type FakeSlackConfig } from "../../src/fakes/workspace/fakeSlack.ts";
+import fakeSlackWorker, { type FakeSlackEnv } from "../../src/fakes/workspace/index.ts";
 import { verifySlackSignature } from "../../src/plugins/workspace/slackSignature.ts";
 
 const BASE = "https://slack.fake";
@@ -245,5 +246,46 @@ describe("fake Slack: event deliveries", () => {
     expect(status).toBe(400);
     expect(json.error).toMatch(/Unknown kind/);
     expect(received).toHaveLength(0);
+  });
+});
+
+describe("fake Slack as a worker", () => {
+  it("is configured by vars, keeps one state per env, and delivers through the PLUGIN binding", async () => {
+    const received: Request[] = [];
+    const workerEnv: FakeSlackEnv = {
+      SLACK_CLIENT_ID: "9.9",
+      SLACK_CLIENT_SECRET: "worker-secret",
+      SLACK_SIGNING_SECRET: "worker-signing",
+      PLUGIN_WEBHOOK_URL: "https://plugin.local/webhook",
+      TOKEN_ROTATION: "1",
+      TOKEN_EXPIRES_IN: "120",
+      REDIRECT_URIS: "https://plugin.local/oauth/callback",
+      PLUGIN: {
+        async fetch(input: RequestInfo | URL, init?: RequestInit) {
+          received.push(new Request(input, init));
+          return new Response(null, { status: 200 });
+        },
+      } as unknown as Fetcher,
+    };
+    const page = await fakeSlackWorker.fetch(
+      new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}&state=s`),
+      workerEnv,
+    );
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Test Workspace");
+    const refused = await fakeSlackWorker.fetch(new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://x.test/cb")}`), workerEnv);
+    expect(refused.status).toBe(400);
+    const triggered = await fakeSlackWorker.fetch(
+      new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ kind: "message", teamId: "T0TEST" }), headers: { "content-type": "application/json" } }),
+      workerEnv,
+    );
+    expect(triggered.status).toBe(200);
+    expect(received).toHaveLength(1);
+    const body = await received[0]!.text();
+    const check = await verifySlackSignature("worker-signing", received[0]!.headers.get("x-slack-request-timestamp"), received[0]!.headers.get("x-slack-signature"), body);
+    expect(check.ok).toBe(true);
+    // The same env object keeps its state: a retry resends that event.
+    await fakeSlackWorker.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ retry: 1 }), headers: { "content-type": "application/json" } }), workerEnv);
+    expect(JSON.parse(await received[1]!.text()).event_id).toBe(JSON.parse(body).event_id);
   });
 });

@@ -10,6 +10,7 @@ import workspacePlugin from "../../src/plugins/workspace/index.ts";
 import type { WorkspaceEnv } from "../../src/plugins/workspace/env.ts";
 import { signSlackRequest } from "../../src/plugins/workspace/slackSignature.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
+import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
 import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "../../src/runtime/plugins/workspace.ts";
 import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
 import { apiHarness, callApi, expectError, fakeDispatcher, userWithProject, type FakeDispatcher, type ProjectWorkerHandler, type TestUser } from "./fixtures.ts";
@@ -636,5 +637,29 @@ describe("reinstall and lease recovery", () => {
     expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
     expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);
     expect(await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata")).not.toContain("refreshLease");
+  });
+});
+
+describe("token_expired from Slack before our recorded expiry", () => {
+  it("refreshes and retries once instead of failing", async () => {
+    const t = setup({ tokenRotation: true, expiresIn: 43_200 });
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    // Slack expires the install token while our record still says it is fresh.
+    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/expire`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
+    const response = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(t.slack.recorded.map((c) => c.error ?? "ok")).toEqual(["token_expired", "ok"]);
+    expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);
+  });
+});
+
+describe("runtime metadata", () => {
+  it("the build metadata lists the events the project listens to", () => {
+    resetWorkspaceHandlers();
+    workspace.onEvent("reaction", () => {});
+    workspace.onEvent("mention", () => {});
+    workspace.onEvent("mention", () => {});
+    expect((collectMetadata().plugins as Record<string, unknown>).workspace).toEqual({ events: ["reaction", "mention"] });
+    resetWorkspaceHandlers();
   });
 });

@@ -15,6 +15,7 @@
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
  *   POST /__fake/ratelimit {method?, retryAfter?, count?}      the next calls answer 429
  *   POST /__fake/revoke {teamId}                               revokes the team's tokens (as an uninstall does)
+ *   POST /__fake/expire {teamId}                               expires the team's rotating access tokens now
  *   GET  /__fake/recorded                                      API calls received
  *   POST /__fake/reset
  */
@@ -460,6 +461,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (path === "/__fake/revoke" && request.method === "POST") {
       const params = (await readParams(request)) ?? {};
       revokeTeam(String(params.teamId ?? DEFAULT_TEAM.id));
+      return Response.json({ ok: true });
+    }
+    if (path === "/__fake/expire" && request.method === "POST") {
+      // Slack-side expiry of a team's current access tokens (clock skew, early rotation).
+      const params = (await readParams(request)) ?? {};
+      const teamId = String(params.teamId ?? DEFAULT_TEAM.id);
+      for (const token of tokens.values()) if (token.teamId === teamId && token.expiresAt !== null) token.expiresAt = now() - 1;
       return Response.json({ ok: true });
     }
     if (path === "/__fake/reset" && request.method === "POST") {

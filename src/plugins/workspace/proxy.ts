@@ -40,6 +40,16 @@ function emojiOf(body: Record<string, unknown>): string {
   return raw;
 }
 
+/** Marks a rotating token expired so the next use refreshes it; false when there is nothing to refresh with. */
+async function expireStoredToken(env: WorkspaceEnv, projectId: number): Promise<boolean> {
+  const result = await env.DB.prepare(
+    "UPDATE plugin_oauth_connections SET token_expires_at = 0 WHERE plugin_id = ? AND project_id = ? AND refresh_token IS NOT NULL AND revoked_at IS NULL",
+  )
+    .bind(PLUGIN_ID, projectId)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
 export async function handleProxy(route: ProxyRoute, request: Request, env: WorkspaceEnv): Promise<Response> {
   const { project, body: raw } = await authenticateProjectCall(request, env.DB);
   const body = parseJsonObject(raw);
@@ -67,8 +77,13 @@ export async function handleProxy(route: ProxyRoute, request: Request, env: Work
 
   await takeRateLimit(env, project, ["actions"]);
   if (body.resource !== undefined) await resolveResourceOwnerRef(env, body.resource, PLUGIN_ID, project);
-  const { token } = await botTokenFor(env, project.id);
-  const result = await callSlackMethod(env, method, token, params);
+  let { token } = await botTokenFor(env, project.id);
+  let result = await callSlackMethod(env, method, token, params);
+  if (!result.answer.ok && result.answer.error === "token_expired" && (await expireStoredToken(env, project.id))) {
+    // Slack's clock says the token expired before ours did: refresh now and try once more.
+    ({ token } = await botTokenFor(env, project.id));
+    result = await callSlackMethod(env, method, token, params);
+  }
 
   if (result.retryAfterSeconds !== undefined) {
     throw new PlatformError("rate_limited", `Slack is rate limiting ${method} for this workspace. Retry in ${result.retryAfterSeconds} s.`, {
