@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import emailPlugin from "../../src/plugins/email-send/index.ts";
+import fakeEmailWorker from "../../src/fakes/email/index.ts";
 import type { EmailPluginEnv } from "../../src/plugins/email-send/env.ts";
 import { createFakeEmailProvider, type FakeEmailProvider } from "../../src/fakes/email/fakeEmailProvider.ts";
 import { email } from "../../src/runtime/plugins/email.ts";
@@ -189,6 +190,13 @@ describe("email-send plugin: POST /send", () => {
     expect(s.fake.sent).toHaveLength(1);
   });
 
+  it("accepts an identity-signed POST /deploy (nothing to register) and refuses an unsigned one", async () => {
+    const s = await setup();
+    const signed = await signedRequest({ project: s.project, path: "/deploy", body: JSON.stringify({ plugins: {} }) });
+    expect(await (await emailPlugin.fetch(signed, s.env)).json()).toEqual({ ok: true, plugin: "email-send" });
+    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/deploy", { method: "POST", body: "{}" }), s.env), 401, "unauthorized");
+  });
+
   it("says email needs no install, and 404s unknown routes", async () => {
     const s = await setup();
     expect(await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/install?code=x"), s.env), 400, "invalid_input")).toMatch(/needs no install/);
@@ -263,6 +271,17 @@ describe("runtime email.send", () => {
 });
 
 describe("fake email provider", () => {
+  it("runs as a worker with the key from FAKE_EMAIL_API_KEY", async () => {
+    const env = { FAKE_EMAIL_API_KEY: "re_worker_key" };
+    const body = JSON.stringify({ from: "a@mail.example.test", to: "b@example.com", subject: "s", html: "h" });
+    const refused = await fakeEmailWorker.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { authorization: "Bearer re_other", "content-type": "application/json" }, body }), env);
+    expect(refused.status).toBe(403);
+    const accepted = await fakeEmailWorker.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { authorization: "Bearer re_worker_key", "content-type": "application/json" }, body }), env);
+    const { id } = (await accepted.json()) as { id: string };
+    const listed = (await (await fakeEmailWorker.fetch(new Request("https://email.fake/__fake/sent"), env)).json()) as { sent: { id: string; to: string[] }[] };
+    expect(listed.sent).toEqual([expect.objectContaining({ id, to: ["b@example.com"] })]);
+  });
+
   const post = (fake: FakeEmailProvider, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${API_KEY}` }) =>
     fake.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
   const mail = { from: "alpha@mail.example.test", to: ["a@example.com"], subject: "s", html: "h" };

@@ -48,7 +48,7 @@ describe("authenticateProjectCall", () => {
     ["no header", { drop: true }, /Missing X-Platform-Identity/],
     ["a malformed token", { raw: "abc.def" }, /Malformed/],
     ["an expired token (61 s old)", { nowMs: Date.now() - 61_000 }, /expired/],
-    ["a token from the future (61 s)", { nowMs: Date.now() + 61_000 }, /expired/],
+    ["a token from the future (62 s)", { nowMs: Date.now() + 62_000 }, /expired/],
     ["another project's id with this project's secret", { otherId: true }, /^Invalid X-Platform-Identity token\.$/],
     ["a forged secret", { secret: "f".repeat(64) }, /^Invalid X-Platform-Identity token\.$/],
     ["an unknown project id", { asProjectId: 999_999 }, /^Invalid X-Platform-Identity token\.$/],

@@ -33,4 +33,4 @@ export { dispatchToProject } from "./dispatchToProject.ts";
 export { eventDedupe, claimEvent, releaseEvent, EVENT_DEDUPE_TTL_MS } from "./eventDedupe.ts";
 export { pluginErrorResponse } from "./pluginErrorResponse.ts";
 export type { PluginEnv } from "./pluginEnv.ts";
-export { isPluginId, PLUGIN_IDS, type PluginId, type PluginProject, type PluginUser, type ResourceOwnerRef, type PluginDispatch } from "./pluginTypes.ts";
+export { isPluginId, toPluginProject, PLUGIN_IDS, type PluginId, type PluginProject, type PluginUser, type ResourceOwnerRef, type PluginDispatch } from "./pluginTypes.ts";

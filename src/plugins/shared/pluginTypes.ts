@@ -35,3 +35,8 @@ export interface PluginDispatch {
   user?: PluginUser;
   replyToken?: string;
 }
+
+/** The only view of a project plugin code gets. */
+export function toPluginProject(project: { slug: string }): PluginProject {
+  return { slug: project.slug };
+}
