@@ -2,6 +2,7 @@
 // a fake that accepts anything proves nothing.
 import { describe, expect, it } from "vitest";
 import { createFakeChatServer, TEST_GUILD, type FakeChatServerConfig } from "../../src/fakes/chatserver/fakeChatServer.ts";
+import fakeChatServerWorker, { type FakeChatServerEnv } from "../../src/fakes/chatserver/index.ts";
 import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../src/plugins/chatserver/ed25519.ts";
 
 const FAKE = "https://discord.fake";
@@ -157,5 +158,42 @@ describe("fake chat server: REST", () => {
     expect((await call(`/api/v10/webhooks/900000000000000001/${token}/messages/@original`, json("PATCH", { content: "done" }))).status).toBe(200);
     expect((await call(`/api/v10/webhooks/900000000000000001/${token}`, json("POST", { content: "more" }))).status).toBe(200);
     expect((await call(`/api/v10/webhooks/900000000000000001/not-a-token`, json("POST", { content: "more" }))).status).toBe(401);
+  });
+});
+
+describe("fake chat server as a worker (configured by vars)", () => {
+  it("serves the consent page for its client id, signs triggers with its seed and delivers through the PLUGIN binding", async () => {
+    const received: Request[] = [];
+    const workerEnv: FakeChatServerEnv = {
+      FAKE_BASE_URL: FAKE,
+      CHATSERVER_APPLICATION_ID: "900000000000000002",
+      CHATSERVER_CLIENT_ID: "900000000000000002",
+      CHATSERVER_CLIENT_SECRET: "s",
+      CHATSERVER_BOT_TOKEN: "b",
+      CHATSERVER_SIGNING_SEED: SEED,
+      CHATSERVER_WEBHOOK_URL: "https://plugin.local/webhook",
+      CHATSERVER_REDIRECT_URIS: "https://plugin.local/oauth/callback",
+      PLUGIN: {
+        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+          received.push(new Request(input, init));
+          return Response.json({ type: 1 });
+        },
+      } as unknown as Fetcher,
+    };
+    const call = (path: string, init?: RequestInit) => fakeChatServerWorker.fetch(new Request(FAKE + path, init), workerEnv);
+    const page = await call(`/oauth2/authorize?client_id=900000000000000002&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`);
+    expect(page.status).toBe(200);
+    const wrongClient = await call(`/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`);
+    expect(wrongClient.status).toBe(400);
+    const trigger = await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", guildId: TEST_GUILD.id, text: "hey" }) });
+    expect(((await trigger.json()) as { status: number }).status).toBe(200);
+    expect(received).toHaveLength(1);
+    expect(received[0]!.url).toBe("https://plugin.local/webhook");
+    const raw = await received[0]!.text();
+    expect(JSON.parse(raw)).toMatchObject({ type: 1, application_id: "900000000000000002", event: { type: "MESSAGE_CREATE", data: { content: "hey", guild_id: TEST_GUILD.id } } });
+    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), received[0]!.headers.get("x-signature-ed25519"), received[0]!.headers.get("x-signature-timestamp"), raw);
+    expect(check).toEqual({ ok: true });
+    expect((await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "typing" }) })).status).toBe(400);
+    expect((await call("/__fake/reset", { method: "POST" })).status).toBe(204);
   });
 });

@@ -23,7 +23,7 @@ import { claimEvent, releaseEvent } from "../shared/eventDedupe.ts";
 import { dispatchToProject } from "../shared/dispatchToProject.ts";
 import { findResourceOwner } from "../shared/resourceClaims.ts";
 import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
-import type { PluginDispatch, PluginUser } from "../shared/pluginTypes.ts";
+import { toPluginProject, type PluginDispatch, type PluginUser } from "../shared/pluginTypes.ts";
 import type { ProjectRow } from "../../workers/shared/projectsTable.ts";
 import { discordApi } from "./discordApi.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "./ed25519.ts";
@@ -106,7 +106,7 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
       locale: str(body.locale) ?? null,
     },
     resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
-    project: { slug: owner.project.slug },
+    project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
     replyToken: await sealReplyToken(env, owner.project.id, { interactionId: id, token, guildId }),
   };
@@ -149,7 +149,7 @@ async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ct
             timestamp: str(event.timestamp) ?? null,
           },
     resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
-    project: { slug: owner.project.slug },
+    project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
   };
   ctx.waitUntil(deliver(env, owner.project, `event:${deliveryId}`, payload, null));
