@@ -352,6 +352,14 @@ describe("proxy routes", () => {
     expect(followup.status).toBe(200);
     const stolen = await w.call(await signedRequest({ project: beta, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "x" }), origin: PLUGIN }));
     expect(stolen.status).toBe(400);
+    // Two actions used; the third passes, the fourth within the minute is refused before reaching the chat server.
+    const third = await w.call(await signedRequest({ project: alpha, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "Third" }), origin: PLUGIN }));
+    expect(third.status).toBe(200);
+    const calls = w.fake.recorded().length;
+    const fourth = await w.call(await signedRequest({ project: alpha, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "Fourth" }), origin: PLUGIN }));
+    expect(fourth.status).toBe(429);
+    expect(Number(fourth.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(w.fake.recorded().length).toBe(calls);
   });
 
   it("send-message reaches the fake; a channel outside the project's servers is refused; the 4th action in a minute is 429 with Retry-After", async () => {
