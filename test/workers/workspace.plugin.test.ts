@@ -201,6 +201,16 @@ describe("install flow with the fake Slack", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("an unconfigured plugin refuses the install link without using it up", async () => {
+    const t = setup();
+    const { user } = await userWithProject("ada@example.com", "ada-app");
+    const url = await installUrl(user, "ada-app");
+    const unconfigured = await workspacePlugin.fetch(new Request(url), { ...t.env, SLACK_CLIENT_SECRET: "" }, createExecutionContext());
+    expect(unconfigured.status).toBe(503);
+    expect(await unconfigured.text()).toContain("not configured");
+    expect((await t.callPlugin(new Request(url))).status).toBe(302);
+  });
+
   it("Slack's code is exchanged once: replaying the callback fails at Slack and changes nothing", async () => {
     const t = setup();
     const { user } = await userWithProject("ada@example.com", "ada-app");
@@ -287,6 +297,12 @@ describe("webhook: signature and body checks", () => {
     expect(body.error.message).toContain(reason);
     await t.settle();
     expect(t.dispatcher.calls).toHaveLength(0);
+  });
+
+  it("without a configured signing secret every delivery is refused (503), none accepted", async () => {
+    const t = setup();
+    const response = await workspacePlugin.fetch(await signedWebhook(challengeBody), { ...t.env, SLACK_SIGNING_SECRET: "" }, createExecutionContext());
+    await expectError(response, 503, "not_ready");
   });
 
   it("a signed body that is not JSON → 400", async () => {

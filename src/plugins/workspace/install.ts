@@ -55,6 +55,10 @@ function cookieValue(request: Request, name: string): string | null {
 }
 
 export async function handleInstall(request: Request, env: WorkspaceEnv): Promise<Response> {
+  if (!env.SLACK_CLIENT_ID || !env.SLACK_CLIENT_SECRET || !env.STATE_SECRET) {
+    // Refuse before using the code up: once the platform is configured, the same link still works.
+    return page(503, "Install unavailable", "The workspace-chat plugin is not configured on this platform (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and STATE_SECRET are required).");
+  }
   const code = new URL(request.url).searchParams.get("code");
   const consumed = await consumeSessionCode(env, code, PLUGIN_ID);
   if (!consumed.ok) {

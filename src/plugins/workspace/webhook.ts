@@ -79,6 +79,12 @@ export interface WebhookOptions {
 }
 
 export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: ExecutionContext, options: WebhookOptions = {}): Promise<Response> {
+  if (!env.SLACK_SIGNING_SECRET) {
+    return Response.json(
+      { error: { code: "not_ready", message: "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests." } },
+      { status: 503 },
+    );
+  }
   let raw: Uint8Array;
   try {
     raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
