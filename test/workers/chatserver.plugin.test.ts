@@ -220,6 +220,14 @@ describe("POST /webhook: commands and events", () => {
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(2);
   });
+  it("a command the project has no handler for says so in the chat", async () => {
+    const w = world(() => Response.json({ error: { code: "not_found", message: "no handler" } }, { status: 404 }));
+    await install(w, alpha.id);
+    await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "nope" }) });
+    await w.settle();
+    const state = (await (await w.fakeCall("/__fake/state")).json()) as any;
+    expect(state.messages.map((m: any) => m.content)).toContain("This server's project does not handle /nope (yet).");
+  });
 });
 
 describe("install flow", () => {

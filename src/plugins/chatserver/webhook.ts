@@ -167,8 +167,10 @@ function userOf(raw: Record<string, unknown>): PluginUser {
  */
 async function deliver(env: ChatServerEnv, project: ProjectRow, dedupeKey: string, payload: PluginDispatch, interactionToken: string | null) {
   let failure: string | null = null;
+  let status = 0;
   try {
     const response = await dispatchToProject(env, project, PLUGIN_ID, payload);
+    status = response.status;
     if (!response.ok) failure = `the project answered ${response.status}`;
     await response.body?.cancel();
   } catch (error) {
@@ -179,7 +181,7 @@ async function deliver(env: ChatServerEnv, project: ProjectRow, dedupeKey: strin
   await releaseEvent(env.DB, PLUGIN_ID, dedupeKey).catch(() => {});
   if (interactionToken) {
     await discordApi(env, "PATCH", `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interactionToken}/messages/@original`, {
-      content: "Sorry, this command failed in the project.",
+      content: status === 404 ? `This server's project does not handle /${payload.name} (yet).` : "Sorry, this command failed in the project.",
       allowed_mentions: { parse: [] },
     }, "none").catch(() => {});
   }
