@@ -13,6 +13,7 @@ import { benchNodeBackend } from "./sections/nodeBackend.ts";
 import { benchCloudflareWorkflows } from "./sections/workerdCloudflare.ts";
 import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
 import { benchSignin, formatSignin } from "./sections/signin.ts";
+import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -65,8 +66,8 @@ const environment: BenchResults["environment"] = {
   loadAverageAtStart: os.loadavg(),
 };
 
-// BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them (S: sign-in).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,S").split(",").map((s) => s.trim().toUpperCase()));
+// BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them (S: sign-in, P: plugins).
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,S,P").split(",").map((s) => s.trim().toUpperCase()));
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -79,14 +80,16 @@ try {
     : skipped;
   const node = only.has("B") ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node"))) : skipped;
   const signin = only.has("S") ? await section("S sign-in", () => benchSignin(path.join(tmpDir, "signin"), progress("S sign-in"))) : skipped;
+  const plugins = only.has("P") ? await section("P plugins", () => benchPlugins(path.join(tmpDir, "plugins"), progress("P plugins"))) : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
   const results: BenchResults = { environment, sectionSeconds, ours, cloudflare, node, ratios, targets: computeTargets(ours, ratios) };
   process.stdout.write(formatReport(results) + "\n");
   process.stdout.write("\n" + formatSignin(signin) + "\n");
+  process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin }, null, 2) + "\n");
+  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins }, null, 2) + "\n");
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {
