@@ -149,7 +149,8 @@ export const devCommand: Command = {
   summary: "Run a project and every platform service it needs on this machine.",
   usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private]",
   help: `
-Runs the gateway, the API worker and the project (workerd through Miniflare),
+Runs the gateway, the API worker, the plugin workers (chatserver, workspace,
+email-send) with a fake provider each, and the project (workerd through Miniflare),
 with state kept in <dir>/.platform/ across restarts. Prints
 "Ready on http://127.0.0.1:N" once the project answers there. Rebuilds on
 source change. Stops cleanly on Ctrl-C or SIGTERM.
@@ -214,6 +215,9 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
       console.log(`  login worker at ${platform.login.url}`);
       console.log(`  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`);
       console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
+    }
+    for (const id of ["chatserver", "workspace", "email"] as const) {
+      console.log(`  ${id} plugin at ${platform.plugins.plugins[id]} (fake provider at ${platform.plugins.fakes[id]})`);
     }
     console.log(`Ready on ${platform.url}`);
     const startupSweep = sweepAtStartup(platform);

@@ -2,11 +2,17 @@ import * as esbuild from "esbuild";
 import path from "node:path";
 import { REPO_ROOT } from "../repoPaths.ts";
 
-/** The platform's own workers, by name → entry. Plugin workers join as they land. */
+/** The platform's own workers, by name → entry. Plugin workers and the fake providers `platform dev` runs beside them. */
 export const PLATFORM_WORKERS = {
   gateway: "src/workers/gateway/index.ts",
   api: "src/workers/api/index.ts",
   login: "src/workers/login/index.ts",
+  pluginChatserver: "src/plugins/chatserver/index.ts",
+  pluginWorkspace: "src/plugins/workspace/index.ts",
+  pluginEmail: "src/plugins/email-send/index.ts",
+  fakeChatserver: "src/fakes/chatserver/index.ts",
+  fakeWorkspace: "src/fakes/workspace/index.ts",
+  fakeEmail: "src/fakes/email/index.ts",
 } as const;
 
 export type PlatformWorkerName = keyof typeof PLATFORM_WORKERS;
@@ -17,8 +23,14 @@ export async function buildPlatformWorkers(outDir: string): Promise<Record<Platf
   await Promise.all(
     Object.entries(PLATFORM_WORKERS).map(async ([name, entry]) => {
       const outfile = path.join(outDir, `${name}.js`);
+      const entryPath = path.join(REPO_ROOT, entry);
+      // workerd refuses a module export that is not a handler or a class (the email plugin exports PLUGIN_ID):
+      // plugin and fake workers export only their default handler.
+      const onlyDefault = name.startsWith("plugin") || name.startsWith("fake");
       await esbuild.build({
-        entryPoints: [path.join(REPO_ROOT, entry)],
+        ...(onlyDefault
+          ? { stdin: { contents: `export { default } from ${JSON.stringify(entryPath)};`, resolveDir: path.dirname(entryPath), loader: "ts" as const } }
+          : { entryPoints: [entryPath] }),
         bundle: true,
         format: "esm",
         platform: "browser",

@@ -10,6 +10,16 @@ import { buildPlatformWorkers, type PlatformWorkerName } from "./buildPlatformWo
 import { applyD1Migrations } from "./d1Migrations.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
+import {
+  deployPluginMetadata,
+  localPluginUrls,
+  localPluginWorkers,
+  loadOrCreatePluginSecrets,
+  writePluginUrls,
+  type LocalPluginPorts,
+  type LocalPluginSecrets,
+  type LocalPluginUrls,
+} from "./localPlugins.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 
 export const LOCAL_DOMAIN = "localhost";
@@ -62,6 +72,8 @@ export interface LocalPlatform {
   projectUrl: string;
   /** With `login: "oidc"`: the login worker and identity provider URLs. */
   login: { url: string; issuer: string } | null;
+  /** The plugin workers' and fake providers' own URLs. */
+  plugins: LocalPluginUrls;
   /** Rebuilds the project and swaps it in, keeping all state. */
   rebuild(): Promise<ProjectBuild>;
   /** What the every-minute cron trigger does when deployed. */
@@ -98,10 +110,13 @@ export function localPlatformConfig(input: {
   login?: LocalLogin | null;
   project: LocalProject | null;
   build: ProjectBuild | null;
+  /** The plugin workers and fake providers, each on its own port. */
+  plugins?: { ports: LocalPluginPorts; secrets: LocalPluginSecrets } | null;
 }): V4MiniflareOptions {
   const { project, build } = input;
   const scripts = project ? { [project.scriptName]: "SCRIPT_0" } : {};
   const scriptBindings: Record<string, string> = project ? { SCRIPT_0: project.scriptName } : {};
+  const pluginUrls = input.plugins ? localPluginUrls(input.host, input.plugins.ports) : null;
   const workers: V4WorkerOptions[] = [
     {
       ...workerBase("gateway", input.platformScripts.gateway),
@@ -118,7 +133,13 @@ export function localPlatformConfig(input: {
       d1Databases: { DB: D1_ID },
       queueProducers: { WORKFLOW_QUEUE: { queueName: WORKFLOW_QUEUE } },
       queueConsumers: { [WORKFLOW_QUEUE]: { maxBatchTimeout: 0.05, maxRetries: 10 } },
-      bindings: { ADMIN_TOKEN: input.adminToken, LOCAL_SCRIPTS: JSON.stringify(scripts) },
+      // The API worker exports the plugins' actor classes (SessionCode also backs its `POST /oauth/session`).
+      durableObjects: input.plugins ? { SESSION_CODES: { className: "SessionCode", useSQLite: true }, RATE_LIMITER: { className: "RateLimiter", useSQLite: true } } : {},
+      bindings: {
+        ADMIN_TOKEN: input.adminToken,
+        LOCAL_SCRIPTS: JSON.stringify(scripts),
+        ...(pluginUrls ? { CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver, WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace } : {}),
+      },
       serviceBindings: scriptBindings,
       unsafeDirectSockets: [{ host: input.host, port: input.apiPort }],
     },
@@ -133,7 +154,10 @@ export function localPlatformConfig(input: {
         PLATFORM_LOCAL: "1",
         ...(input.login ? { PLATFORM_LOGIN_URL: input.login.publicUrl } : {}),
       },
-      serviceBindings: { PLATFORM_API: "api" },
+      serviceBindings: {
+        PLATFORM_API: "api",
+        ...(input.plugins ? { CHATSERVER_PLUGIN: "plugin-chatserver", WORKSPACE_PLUGIN: "plugin-workspace", EMAIL_PLUGIN: "plugin-email-send" } : {}),
+      },
       durableObjects: Object.fromEntries(
         build.durableObjects.map((className) => [
           className === "WorkflowRun" ? "WORKFLOW_RUNS" : "WORKFLOW_RUN_INDEX",
@@ -141,6 +165,20 @@ export function localPlatformConfig(input: {
         ]),
       ),
     });
+  }
+  if (input.plugins) {
+    workers.push(
+      ...localPluginWorkers({
+        host: input.host,
+        ports: input.plugins.ports,
+        secrets: input.plugins.secrets,
+        scripts,
+        scriptBindings,
+        base: workerBase,
+        paths: input.platformScripts,
+        d1Id: D1_ID,
+      }),
+    );
   }
   if (input.login) {
     workers.push({
@@ -242,7 +280,14 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const apiPort = await freePort(host);
   const idp = options.login === "oidc" ? await startLocalLogin(host, options.port) : null;
   const login = idp?.login ?? null;
-  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken, login };
+  const pluginPorts = {} as LocalPluginPorts;
+  for (const name of ["plugin-chatserver", "plugin-workspace", "plugin-email", "fake-chatserver", "fake-workspace", "fake-email"] as const) {
+    pluginPorts[name] = await freePort(host);
+  }
+  const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(options.stateDir) };
+  const pluginUrls = localPluginUrls(host, pluginPorts);
+  writePluginUrls(options.stateDir, pluginUrls);
+  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken, login, plugins };
 
   let mf: Miniflare;
   try {
@@ -265,6 +310,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       const metadata = await fetchProjectMetadata((u, init) => worker.fetch(u, init) as never, project.id, project.workerSecret);
       const registered = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/metadata`, metadata);
       if (registered.status !== 200) throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
+      for (const problem of await deployPluginMetadata(pluginUrls, project, metadata)) log(`Plugins: ${problem}`);
       return metadata;
     };
     let metadata = await apply(build);
@@ -278,6 +324,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       cliToken,
       projectUrl: options.private ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/` : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
       login: login && { url: login.publicUrl, issuer: login.issuer },
+      plugins: pluginUrls,
       get build() {
         return build;
       },
