@@ -277,13 +277,16 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
   const platformScripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"));
-  const apiPort = await freePort(host);
-  const idp = options.login === "oidc" ? await startLocalLogin(host, options.port) : null;
+  // Held open together so no two of them are the same port.
+  const ports = await freePorts(host, 8);
+  const apiPort = ports[0]!;
+  const pluginPortList = ports.slice(1, 7);
+  const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports[7]!) : null;
   const login = idp?.login ?? null;
   const pluginPorts = {} as LocalPluginPorts;
-  for (const name of ["plugin-chatserver", "plugin-workspace", "plugin-email", "fake-chatserver", "fake-workspace", "fake-email"] as const) {
-    pluginPorts[name] = await freePort(host);
-  }
+  (["plugin-chatserver", "plugin-workspace", "plugin-email", "fake-chatserver", "fake-workspace", "fake-email"] as const).forEach((name, i) => {
+    pluginPorts[name] = pluginPortList[i]!;
+  });
   const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(options.stateDir) };
   const pluginUrls = localPluginUrls(host, pluginPorts);
   writePluginUrls(options.stateDir, pluginUrls);
@@ -316,6 +319,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     let metadata = await apply(build);
     const url = `http://${host}:${options.port}`;
     await waitForProject(url + "/");
+    const stopRedeploy = redeployOnNewInstalls(apiUrl, cliToken, project, () => metadata, pluginUrls, log);
 
     return {
       url,
@@ -343,6 +347,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         await api.scheduled({ cron: "* * * * *", scheduledTime });
       },
       async stop() {
+        stopRedeploy();
         await Promise.all([mf.dispose(), idp?.provider.stop()]);
         // The esbuild service process would otherwise outlive us until its pipe closes.
         await esbuild.stop();
@@ -355,12 +360,48 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 }
 
 /**
+ * A plugin install claims a new server or workspace after the last build's
+ * `/deploy`; deployed, the next push registers its commands, locally this
+ * re-sends the metadata as soon as the project's claimed resources change.
+ */
+function redeployOnNewInstalls(
+  apiUrl: string,
+  cliToken: string,
+  project: LocalProject,
+  metadata: () => Record<string, unknown>,
+  pluginUrls: LocalPluginUrls,
+  log: (line: string) => void,
+): () => void {
+  let last: string | null = null;
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      const answer = await apiCall(apiUrl, cliToken, "GET", `/projects/${project.slug}/plugins`);
+      if (answer.status !== 200) return;
+      const resources = (answer.json.resources as { plugin: string; externalId: string; claimedAt: string }[] | undefined) ?? [];
+      const now = JSON.stringify(resources.map((r) => [r.plugin, r.externalId, r.claimedAt]));
+      if (last !== null && now !== last) {
+        for (const problem of await deployPluginMetadata(pluginUrls, project, metadata())) log(`Plugins: ${problem}`);
+      }
+      last = now;
+    } catch {
+      // the platform is stopping or busy: try again on the next tick
+    } finally {
+      running = false;
+    }
+  }, 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
  * `--login oidc`: a local identity provider with one client, the login
  * worker's `/callback` on its own loopback port, and the secrets between
  * them, fresh for every start (sign-ins in progress do not survive a restart).
  */
-async function startLocalLogin(host: string, projectPort: number): Promise<{ provider: LocalIdentityProvider; login: LocalLogin }> {
-  const port = await freePort(host);
+async function startLocalLogin(host: string, projectPort: number, port: number): Promise<{ provider: LocalIdentityProvider; login: LocalLogin }> {
   const publicUrl = `http://${host}:${port}`;
   const clientId = "platform-login";
   const clientSecret = randomBytes(32).toString("hex");
@@ -379,15 +420,19 @@ async function startLocalLogin(host: string, projectPort: number): Promise<{ pro
   };
 }
 
-/** A port the OS says is free right now, for the API worker's own socket. */
-async function freePort(host: string): Promise<number> {
+/** `count` distinct ports the OS says are free right now (all held open until every one is chosen). */
+async function freePorts(host: string, count: number): Promise<number[]> {
   const net = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => {
+      const server = net.createServer();
+      return new Promise<import("node:net").Server>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(0, host, () => resolve(server));
+      });
+    }),
+  );
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
