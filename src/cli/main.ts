@@ -1,6 +1,7 @@
 import { formatHelp, parseCommandArgs, CliError, type Command } from "./commandLine.ts";
 import { devCommand } from "./commands/dev.ts";
 import { initCommand } from "./commands/init.ts";
+import { pluginCommand } from "./commands/plugin.ts";
 import { pushCommand } from "./commands/push.ts";
 import { workflowCommand } from "./commands/workflow.ts";
 
@@ -9,6 +10,7 @@ const COMMANDS: Record<string, Command> = {
   dev: devCommand,
   push: pushCommand,
   workflow: workflowCommand,
+  plugin: pluginCommand,
 };
 
 function usage(): string {

@@ -1,0 +1,177 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { artifactPath, launchChromium } from "./browser.ts";
+import { PLATFORM_BIN, REPO, runCli, startDev, type DevProcess } from "./cliProcess.ts";
+
+// Ports of this file: 8899 (a project with a slash command and a workspace message handler).
+
+const work = mkdtempSync(path.join(tmpdir(), "platform-plugins-"));
+const dir = path.join(work, "bots");
+let dev: DevProcess;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(path.join(dir, "src"), { recursive: true });
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "bots", private: true, type: "module" }));
+  writeFileSync(
+    path.join(dir, "src/index.ts"),
+    `import { chatserver, workspace } from "platform";
+
+chatserver.onCommand("hello", async (command) => {
+  await chatserver.reply(command, "Hello, " + (command.user?.name ?? "someone") + "! You said " + JSON.stringify(command.args.text ?? ""));
+}, { description: "Says hello" });
+
+workspace.onEvent("message", async (event, context) => {
+  if (!event.channel || !event.ts || !event.text) return;
+  await workspace.threadReply(event.channel, event.threadTs ?? event.ts, "echo: " + event.text, { resource: context.resource });
+});
+
+export default { fetch: () => new Response("bots") };
+`,
+  );
+  dev = await startDev([dir, "--port", "8899"]);
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** `platform plugin install …` as a child process whose output can be read while it runs. */
+function startInstall(args: string[]) {
+  const child = spawn(process.execPath, [PLATFORM_BIN, "plugin", "install", ...args, "--dir", dir], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    output: () => output,
+    async installUrl(): Promise<string> {
+      const started = Date.now();
+      for (;;) {
+        const match = output.match(/^\s+(http:\/\/\S+\/install\?code=[0-9a-f]{64})$/m);
+        if (match) return match[1]!;
+        if (child.exitCode !== null || Date.now() - started > 20_000) throw new Error(`No install URL printed:\n${output}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async exit(timeoutMs = 30_000): Promise<number | null> {
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+async function plugins() {
+  const session = JSON.parse(readFileSync(path.join(dir, ".platform/dev.json"), "utf8")) as {
+    apiUrl: string;
+    cliToken: string;
+    slug: string;
+  };
+  const response = await fetch(`${session.apiUrl}/projects/${session.slug}/plugins`, { headers: { authorization: `Bearer ${session.cliToken}` } });
+  return (await response.json()) as {
+    connections: { plugin: string; externalUserId: string }[];
+    resources: { plugin: string; type: string; externalId: string; displayName: string }[];
+  };
+}
+
+function fakeUrl(id: "chatserver" | "workspace"): string {
+  const match = dev.output().match(new RegExp(`${id} plugin at \\S+ \\(fake provider at (http://\\S+)\\)`));
+  if (!match) throw new Error(`No fake provider URL for ${id} in:\n${dev.output()}`);
+  return match[1]!;
+}
+
+it("installs the workspace plugin through the fake provider's consent page, then a triggered message reaches the project's handler, which replies in the thread", async () => {
+  const install = startInstall(["workspace", "--no-open"]);
+  const url = await install.installUrl();
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.waitForLoadState();
+    await page.screenshot({ path: artifactPath("plugins-workspace-installed.png"), fullPage: true });
+  } finally {
+    await page.close();
+  }
+  expect(await install.exit()).toBe(0);
+  expect(install.output()).toMatch(/^Connected workspace to workspace "Test Workspace" \(T0TEST\)$/m);
+  const listed = await plugins();
+  expect(listed.connections.map((c) => c.plugin)).toContain("workspace");
+  expect(listed.resources).toContainEqual(expect.objectContaining({ plugin: "workspace", externalId: "T0TEST", displayName: "Test Workspace" }));
+
+  const triggered = await runCli(["plugin", "trigger", "workspace", "message", "--text", "hi", "--dir", dir]);
+  expect(triggered.stderr).toBe("");
+  expect(triggered.code).toBe(0);
+  expect(triggered.stdout).toContain(`Sent a signed message "hi"`);
+  expect(triggered.stdout).toMatch(/chat\.postMessage .*thread_ts=.*text="echo: hi" → ok/);
+  const recorded = (await (await fetch(fakeUrl("workspace") + "/__fake/recorded")).json()) as { calls: { method: string; params: Record<string, unknown> }[] };
+  console.log(install.output() + triggered.stdout);
+  expect(recorded.calls).toContainEqual(expect.objectContaining({ method: "chat.postMessage", params: expect.objectContaining({ text: "echo: hi" }) }));
+}, 90_000);
+
+it("installs the chat-server plugin on a server, registers the project's slash command there, and a triggered /hello gets the handler's reply", async () => {
+  const install = startInstall(["chatserver"]);
+  const url = await install.installUrl();
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.getByRole("button", { name: "Authorize" }).click();
+    await page.waitForLoadState();
+  } finally {
+    await page.close();
+  }
+  expect(await install.exit()).toBe(0);
+  expect(install.output()).toMatch(/^Connected chatserver to server "Test Server" \(111111111111111111\)$/m);
+  const listed = await plugins();
+  expect(listed.resources).toContainEqual(expect.objectContaining({ plugin: "chatserver", externalId: "111111111111111111", displayName: "Test Server" }));
+  // platform dev re-sends the project's metadata to /deploy once the server is claimed: /hello gets registered there.
+  const registered = async () => {
+    const state = (await (await fetch(fakeUrl("chatserver") + "/__fake/state")).json()) as { commands: Record<string, { name: string }[]> };
+    return Object.values(state.commands).flat().map((c) => c.name);
+  };
+  await expect.poll(registered, { timeout: 5_000, interval: 250 }).toContain("hello");
+
+  const triggered = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--text", "hi", "--dir", dir]);
+  expect(triggered.stderr).toBe("");
+  expect(triggered.code).toBe(0);
+  expect(triggered.stdout).toContain("Sent a signed command /hello");
+  expect(triggered.stdout).toContain(`Hello, `);
+  expect(triggered.stdout).toContain(`You said \\"hi\\"`);
+  console.log(install.output() + triggered.stdout);
+}, 90_000);
+
+it("an install cancelled at the consent page ends with a clear failure line and exit 1", async () => {
+  const install = startInstall(["workspace", "--timeout", "6"]);
+  const url = await install.installUrl();
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.waitForLoadState();
+    expect(await page.content()).toContain("cancelled");
+  } finally {
+    await page.close();
+  }
+  expect(await install.exit()).toBe(1);
+  expect(install.output()).toMatch(/platform: Install not completed within 6s: nothing was connected/);
+}, 60_000);
+
+it("email-send needs no install; an unknown plugin is refused with usage exit 2", async () => {
+  const email = await runCli(["plugin", "install", "email-send", "--dir", dir]);
+  expect(email.code).toBe(0);
+  expect(email.stdout).toContain("email-send needs no install");
+  const unknown = await runCli(["plugin", "install", "nope", "--dir", dir]);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
+}, 30_000);
