@@ -1,5 +1,5 @@
 import { Router } from "itty-router";
-import { auth, NonRetryableError, workflow, type AuthUser } from "platform";
+import { auth, chatserver, email, NonRetryableError, PlatformError, workflow, workspace, type AuthUser } from "platform";
 
 // Sign-in: any account may sign in (locally through a dummy form). Routes
 // under /api/private/* need a signed-in user; the workflow routes stay open.
@@ -24,6 +24,23 @@ workflow(
   },
   { maxAttempts: 3, backoff: { initialMS: 500, maxMS: 5_000, factor: 2 }, stepTimeoutMS: 10_000 },
 );
+
+// Plugins (under `platform dev`: install with `platform plugin install chatserver|workspace`,
+// then try them with `platform plugin trigger …`).
+// A slash command: /hello answers in the chat.
+chatserver.onCommand(
+  "hello",
+  async (command) => {
+    await chatserver.reply(command, `Hello, ${command.user?.name ?? "there"}! This is the platform demo.`);
+  },
+  { description: "Say hello to the platform demo" },
+);
+
+// Every message in the connected workspace gets an answer in its thread.
+workspace.onEvent("message", async (event, context) => {
+  if (!event.channel || !event.ts || !event.text) return;
+  await workspace.threadReply(event.channel, event.threadTs ?? event.ts, `You said: ${event.text}`, { resource: context.resource });
+});
 
 const page = (user: AuthUser | null, notice: string) => `<!doctype html>
 <html lang="en">
@@ -57,6 +74,27 @@ const page = (user: AuthUser | null, notice: string) => `<!doctype html>
   <h2 id="status">No run yet</h2>
   <ol id="events"></ol>
 </section>
+<section id="email">
+  <h2>Send an email</h2>
+  <p>Sent by the email-send plugin from this project's address (locally, to the fake provider).</p>
+  <form id="send-email">
+    <label>To <input name="to" type="email" value="ada@example.com" required></label>
+    <label>Subject <input name="subject" value="Hello from the platform demo" required></label>
+    <button>Send email</button>
+  </form>
+  <p id="email-result" aria-live="polite"></p>
+</section>
+<script>
+  const mailForm = document.getElementById("send-email");
+  mailForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const result = document.getElementById("email-result");
+    result.textContent = "Sending…";
+    const body = { to: mailForm.to.value, subject: mailForm.subject.value };
+    const answer = await fetch("api/email", { method: "POST", body: JSON.stringify(body) }).then((r) => r.json());
+    result.textContent = answer.id ? "Sent: provider id " + answer.id : "Not sent: " + (answer.error?.message ?? "unknown error");
+  });
+</script>
 <script>
   const form = document.getElementById("start");
   form.addEventListener("submit", async (event) => {
@@ -107,6 +145,22 @@ router.post("/api/checkout", async (request) => {
 router.get("/api/runs/:runId", async ({ params }) => {
   const run = await workflow.get(params.runId!);
   return run ? Response.json(run) : Response.json({ error: { code: "not_found", message: "No such run." } }, { status: 404 });
+});
+
+router.post("/api/email", async (request) => {
+  const body = (await request.json().catch(() => ({}))) as { to?: unknown; subject?: unknown };
+  try {
+    const { id } = await email.send({
+      to: String(body.to ?? ""),
+      subject: String(body.subject ?? ""),
+      html: "<p>Sent from the platform demo.</p>",
+    });
+    return Response.json({ id });
+  } catch (error) {
+    if (!(error instanceof PlatformError)) throw error;
+    const status = error.code === "rate_limited" ? 429 : error.code === "invalid_input" ? 400 : 502;
+    return Response.json({ error: { code: error.code, message: error.message } }, { status });
+  }
 });
 
 router.get("/api/runs", async ({ query }) => Response.json(await workflow.list({ name: "checkout", limit: Number(query.limit ?? 20) })));

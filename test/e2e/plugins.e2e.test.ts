@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "./browser.ts";
 import { PLATFORM_BIN, REPO, runCli, startDev, type DevProcess } from "./cliProcess.ts";
 
-// Ports of this file: 8899 (a project with a slash command and a workspace message handler).
+// Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8900 (a copy of the demo).
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-plugins-"));
 const dir = path.join(work, "bots");
@@ -175,3 +175,26 @@ it("email-send needs no install; an unknown plugin is refused with usage exit 2"
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
 }, 30_000);
+
+it("the demo's email form sends through the email-send plugin to the local fake provider and shows the provider's id", async () => {
+  const demoDir = path.join(work, "demo");
+  cpSync(path.join(REPO, "demo/src"), path.join(demoDir, "src"), { recursive: true });
+  cpSync(path.join(REPO, "demo/package.json"), path.join(demoDir, "package.json"));
+  const demo = await startDev([demoDir, "--port", "8900"]);
+  const page = await browser.newPage();
+  try {
+    await page.goto(demo.url + "/");
+    await page.getByLabel("To").fill("ada@example.com");
+    await page.getByRole("button", { name: "Send email" }).click();
+    await expect.poll(() => page.locator("#email-result").textContent(), { timeout: 10_000 }).toMatch(/^Sent: provider id \S+/);
+    await page.screenshot({ path: artifactPath("plugins-demo-email.png"), fullPage: true });
+    const fake = demo.output().match(/email plugin at \S+ \(fake provider at (http:\/\/\S+)\)/)![1]!;
+    const id = (await page.locator("#email-result").textContent())!.replace("Sent: provider id ", "");
+    const { sent } = (await (await fetch(fake + "/__fake/sent")).json()) as { sent: { id: string; from: string; to: string[]; subject: string }[] };
+    expect(sent).toContainEqual(expect.objectContaining({ id, from: "demo@mail.platform.local", to: ["ada@example.com"], subject: "Hello from the platform demo" }));
+    expect(demo.output()).not.toContain("Plugins:");
+  } finally {
+    await page.close();
+    await demo.stop();
+  }
+}, 120_000);
