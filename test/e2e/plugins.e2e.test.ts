@@ -44,8 +44,8 @@ afterAll(async () => {
 });
 
 /** `platform plugin install …` as a child process whose output can be read while it runs. */
-function startInstall(args: string[]) {
-  const child = spawn(process.execPath, [PLATFORM_BIN, "plugin", "install", ...args, "--dir", dir], {
+function startInstall(args: string[], projectDir = dir) {
+  const child = spawn(process.execPath, [PLATFORM_BIN, "plugin", "install", ...args, "--dir", projectDir], {
     cwd: REPO,
     env: { ...process.env, NO_COLOR: "1" },
   });
@@ -176,7 +176,7 @@ it("email-send needs no install; an unknown plugin is refused with usage exit 2"
   expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
 }, 30_000);
 
-it("the demo's email form sends through the email-send plugin to the local fake provider and shows the provider's id", async () => {
+it("the demo: its email form sends through the email-send plugin to the local fake provider and shows the provider's id; its /hello answers once the chat server is installed", async () => {
   const demoDir = path.join(work, "demo");
   cpSync(path.join(REPO, "demo/src"), path.join(demoDir, "src"), { recursive: true });
   cpSync(path.join(REPO, "demo/package.json"), path.join(demoDir, "package.json"));
@@ -193,6 +193,18 @@ it("the demo's email form sends through the email-send plugin to the local fake 
     const { sent } = (await (await fetch(fake + "/__fake/sent")).json()) as { sent: { id: string; from: string; to: string[]; subject: string }[] };
     expect(sent).toContainEqual(expect.objectContaining({ id, from: "demo@mail.platform.local", to: ["ada@example.com"], subject: "Hello from the platform demo" }));
     expect(demo.output()).not.toContain("Plugins:");
+
+    const early = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(`has no chatserver install yet: run \`platform plugin install chatserver\` first.`);
+    const install = startInstall(["chatserver"], demoDir);
+    await page.goto(await install.installUrl());
+    await page.getByRole("button", { name: "Authorize" }).click();
+    await page.waitForLoadState();
+    expect(await install.exit()).toBe(0);
+    const hello = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
+    expect(hello.code).toBe(0);
+    expect(hello.stdout).toContain(`content="Hello, Test User! This is the platform demo."`);
   } finally {
     await page.close();
     await demo.stop();
