@@ -167,13 +167,16 @@ it("an install cancelled at the consent page ends with a clear failure line and 
   expect(install.output()).toMatch(/platform: Install not completed within 6s: nothing was connected/);
 }, 60_000);
 
-it("email-send needs no install; an unknown plugin is refused with usage exit 2", async () => {
+it("email-send needs no install; an unknown plugin or event is refused with usage exit 2", async () => {
   const email = await runCli(["plugin", "install", "email-send", "--dir", dir]);
   expect(email.code).toBe(0);
   expect(email.stdout).toContain("email-send needs no install");
   const unknown = await runCli(["plugin", "install", "nope", "--dir", dir]);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
+  const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
+  expect(mention.code).toBe(2);
+  expect(mention.stderr).toContain(`platform plugin trigger chatserver takes an event: command, message, reaction (got "mention").`);
 }, 30_000);
 
 it("the demo: its email form sends through the email-send plugin to the local fake provider and shows the provider's id; its /hello answers once the chat server is installed", async () => {

@@ -170,9 +170,6 @@ function describeCall(plugin: InstallablePlugin, call: unknown): string {
 }
 
 async function trigger(plugin: InstallablePlugin, kind: string, target: PlatformTarget, values: Record<string, string | boolean | undefined>) {
-  if (!TRIGGER_KINDS[plugin].includes(kind)) {
-    throw new CliError(`platform plugin trigger ${plugin} takes ${TRIGGER_KINDS[plugin].join(", ")} (got ${JSON.stringify(kind)}).`, 2);
-  }
   if (values.api) throw new CliError("platform plugin trigger drives the local fake providers: it works with `platform dev` only (leave out --api).", 2);
   const projectDir = path.resolve((values.dir as string | undefined) ?? ".");
   const urls = readPluginUrls(stateDirFor(projectDir));
@@ -267,7 +264,9 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
       const plugin = pluginArg(pluginName, "trigger");
       if (plugin === "email-send") throw new CliError("email-send has no events to trigger.", 2);
-      if (!kind) throw new CliError(`platform plugin trigger ${plugin} needs an event: ${TRIGGER_KINDS[plugin].join(", ")}.`, 2);
+      if (!kind || !TRIGGER_KINDS[plugin].includes(kind)) {
+        throw new CliError(`platform plugin trigger ${plugin} takes an event: ${TRIGGER_KINDS[plugin].join(", ")} (got ${JSON.stringify(kind ?? "")}).`, 2);
+      }
       await trigger(plugin, kind, resolvePlatformTarget(values), values);
       return 0;
     }
