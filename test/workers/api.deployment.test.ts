@@ -150,3 +150,41 @@ describe("PUT /projects/:slug/deployment", () => {
     expect(result.json.error.message).toMatch(/not configured to deploy/);
   });
 });
+
+describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
+  it("calls each plugin's POST /deploy with the project's identity token and its plugins metadata, reporting refusals", async () => {
+    const { verifyRequestToken, IDENTITY_HEADER } = await import("../../src/shared/requestToken.ts");
+    const cloudflare = fakeCloudflare();
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>("worker_secret"))!;
+    const projectId = String(await env.DB.prepare("SELECT id FROM projects WHERE slug = 'shop'").first<number>("id"));
+    const received: Record<string, { verified: boolean; body: unknown }> = {};
+    const plugin = (name: string, status: number) => ({
+      async fetch(input: RequestInfo, init?: RequestInit) {
+        const request = new Request(input, init);
+        const bytes = new Uint8Array(await request.arrayBuffer());
+        const check = await verifyRequestToken("identity", request.headers.get(IDENTITY_HEADER), (id) => (id === projectId ? secret : null), {
+          method: request.method,
+          pathAndQuery: new URL(request.url).pathname,
+          body: bytes,
+        });
+        received[name] = { verified: check.ok, body: JSON.parse(new TextDecoder().decode(bytes)) };
+        return new Response(status === 200 ? "{}" : "nope", { status });
+      },
+    });
+    const plugins = { chatserver: { commands: [{ name: "hello", description: "Say hello" }] }, workspace: { events: ["message"] } };
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: BUNDLE, metadata: { plugins } },
+      token,
+      { ...deployEnv(cloudflare), CHATSERVER_PLUGIN: plugin("chatserver", 200), WORKSPACE_PLUGIN: plugin("workspace", 200), EMAIL_PLUGIN: plugin("email", 503) },
+    );
+    expect(result.status).toBe(200);
+    expect(received.chatserver).toEqual({ verified: true, body: { plugins } });
+    expect(received.workspace).toEqual({ verified: true, body: { plugins } });
+    expect(result.json.plugins.chatserver).toBe("registered");
+    expect(result.json.plugins.workspace).toBe("registered");
+    expect(result.json.plugins["email-send"]).toMatch(/^refused \(503\)/);
+  });
+});

@@ -46,5 +46,6 @@ Options:
     const { deployProject } = await import("../deploy/deployProject.ts");
     const result = await deployProject({ api, token, slug: projectSlugFor(projectDir), build, metadata });
     console.log(`Deployed ${result.scriptName} to ${result.url}`);
+    for (const [plugin, outcome] of Object.entries(result.plugins)) console.log(`  ${plugin} plugin: ${outcome}`);
   },
 };

@@ -13,14 +13,19 @@ export async function deployProject(input: {
   slug: string;
   build: ProjectBuild;
   metadata: Record<string, unknown>;
-}): Promise<{ scriptName: string; url: string }> {
+}): Promise<{ scriptName: string; url: string; plugins: Record<string, string> }> {
   const bundle = await readFile(input.build.bundlePath, "utf8");
   const response = await fetch(new URL(`/projects/${input.slug}/deployment`, input.api), {
     method: "PUT",
     headers: { authorization: `Bearer ${input.token}`, "content-type": "application/json" },
     body: JSON.stringify({ bundle, metadata: { ...input.metadata, capabilities: input.build.capabilities, durableObjects: input.build.durableObjects } }),
   });
-  const body = (await response.json().catch(() => ({}))) as { error?: { message?: string }; scriptName?: string; url?: string };
+  const body = (await response.json().catch(() => ({}))) as {
+    error?: { message?: string };
+    scriptName?: string;
+    url?: string;
+    plugins?: Record<string, string>;
+  };
   if (!response.ok) throw new CliError(`Deploy refused (${response.status}): ${body.error?.message ?? "no reason given"}`);
-  return { scriptName: body.scriptName!, url: body.url! };
+  return { scriptName: body.scriptName!, url: body.url!, plugins: body.plugins ?? {} };
 }

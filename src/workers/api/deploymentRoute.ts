@@ -2,6 +2,7 @@ import { PlatformError } from "../../shared/errors.ts";
 import { readJsonObject } from "../../shared/jsonBody.ts";
 import { authenticateCliUser } from "./cliTokens.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
+import { registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
 import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
@@ -61,7 +62,8 @@ export async function deployProject(request: Request & { params: Record<string, 
       "INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).bind(project.id, body.bundle.length, JSON.stringify(metadata), JSON.stringify(durableObjects), migrationTag, now),
   ]);
+  const plugins = await registerWithPlugins(env, project, metadata as Record<string, unknown>);
   const domain = env.PLATFORM_DOMAIN ?? "example.app";
   const url = project.private ? `https://${domain}/${project.slug}/` : `https://${project.slug}.${domain}/`;
-  return Response.json({ scriptName: project.script_name, url, crons }, { status: 200 });
+  return Response.json({ scriptName: project.script_name, url, crons, plugins }, { status: 200 });
 }

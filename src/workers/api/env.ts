@@ -22,6 +22,10 @@ export interface ApiEnv extends DispatcherEnv {
   CLOUDFLARE_API_TOKEN?: string;
   /** Defaults to https://api.cloudflare.com/client/v4. */
   CLOUDFLARE_API_BASE?: string;
+  /** Service bindings to the plugin workers, for handing them a deployed project's handlers. */
+  CHATSERVER_PLUGIN?: Fetcher;
+  WORKSPACE_PLUGIN?: Fetcher;
+  EMAIL_PLUGIN?: Fetcher;
   /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
   CLOUDFLARE_API?: Fetcher;
   /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
