@@ -21,6 +21,7 @@ import {
   type LocalPluginUrls,
 } from "./localPlugins.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
+import { waitForProject } from "./waitForProject.ts";
 
 export const LOCAL_DOMAIN = "localhost";
 const DEV_USER_EMAIL = "dev@platform.local";
@@ -249,23 +250,6 @@ async function ensureDevAccount(
     .first<{ id: number; slug: string; script_name: string; worker_secret: string }>();
   if (!row) throw new Error(`Local project "${slug}" is missing from the local database.`);
   return { cliToken, project: { id: row.id, slug: row.slug, scriptName: row.script_name, workerSecret: row.worker_secret } };
-}
-
-async function waitForProject(url: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { redirect: "manual" });
-      await response.arrayBuffer();
-      if (response.status < 500) return;
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = String(error);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`The project did not answer on ${url} within ${timeoutMs / 1000} s (${last}).`);
 }
 
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {

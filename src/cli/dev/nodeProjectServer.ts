@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import type { NodeWorkflowBackend, NodeWorkflowBackendOptions } from "../../runtime/node/nodeWorkflowBackend.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
+import { waitForProject } from "./waitForProject.ts";
 
 /**
  * `platform dev --node`: the project in this Node 22 process, with no workerd.
@@ -169,23 +170,6 @@ function listen(server: Server, port: number, host: string): Promise<void> {
       resolve();
     });
   });
-}
-
-async function waitForProject(url: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { redirect: "manual" });
-      await response.arrayBuffer();
-      if (response.status < 500) return;
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = String(error);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`The project did not answer on ${url} within ${timeoutMs / 1000} s (${last}).`);
 }
 
 /** node:http request → web Request → the platform worker → web Response → node:http response. */

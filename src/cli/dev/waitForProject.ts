@@ -1,0 +1,17 @@
+/** Resolves once the project answers `url` with anything but a server error (the Ready line waits on it). */
+export async function waitForProject(url: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url, { redirect: "manual" });
+      await response.arrayBuffer();
+      if (response.status < 500) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = String(error);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`The project did not answer on ${url} within ${timeoutMs / 1000} s (${last}).`);
+}
