@@ -117,6 +117,16 @@ export async function verifyRequestToken(
   return valid ? { ok: true, projectId: parts.projectId } : { ok: false, reason: "bad_signature" };
 }
 
+/** What a caller is told when its `X-Platform-Identity` token is refused (the API worker and every plugin). */
+export const IDENTITY_FAILURES = {
+  missing: `Missing ${IDENTITY_HEADER} header.`,
+  malformed: `Malformed ${IDENTITY_HEADER} token; expected {projectId}.{timestamp}.{signature}.`,
+  expired: `${IDENTITY_HEADER} token expired; tokens are valid for ${MAX_TOKEN_AGE_SECONDS} seconds.`,
+  // A wrong signature and an unknown project answer alike: no oracle for project ids.
+  bad_signature: `Invalid ${IDENTITY_HEADER} token.`,
+  unknown_project: `Invalid ${IDENTITY_HEADER} token.`,
+} as const;
+
 /** Path plus query of a request URL, as signed. */
 export function pathAndQueryOf(url: string | URL): string {
   const u = typeof url === "string" ? new URL(url) : url;

@@ -1,17 +1,9 @@
 import { PlatformError } from "../../shared/errors.ts";
 import { readBodyBytes } from "../../shared/jsonBody.ts";
-import { IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
+import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
 import { findProjectById, type ProjectRow } from "../../workers/shared/projectsTable.ts";
 
-/** Same wording as the API worker's identity-checked routes. */
-export const IDENTITY_FAILURES = {
-  missing: `Missing ${IDENTITY_HEADER} header.`,
-  malformed: `Malformed ${IDENTITY_HEADER} token; expected {projectId}.{timestamp}.{signature}.`,
-  expired: `${IDENTITY_HEADER} token expired; tokens are valid for 60 seconds.`,
-  // A wrong signature and an unknown project answer alike: no oracle for project ids.
-  bad_signature: `Invalid ${IDENTITY_HEADER} token.`,
-  unknown_project: `Invalid ${IDENTITY_HEADER} token.`,
-} as const;
+export { IDENTITY_FAILURES } from "../../shared/requestToken.ts";
 
 /** Default cap on a proxy call's body. */
 export const PROXY_BODY_LIMIT_BYTES = 64 * 1024;

@@ -1,19 +1,11 @@
 import { PlatformError } from "../../shared/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../shared/jsonBody.ts";
-import { IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
+import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
 import { callProjectWorker } from "../shared/callProjectWorker.ts";
 import type { Dispatcher } from "../shared/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../shared/projectsTable.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
-const IDENTITY_FAILURES = {
-  missing: `Missing ${IDENTITY_HEADER} header.`,
-  malformed: `Malformed ${IDENTITY_HEADER} token; expected {projectId}.{timestamp}.{signature}.`,
-  expired: `${IDENTITY_HEADER} token expired; tokens are valid for 60 seconds.`,
-  // A wrong signature and an unknown project answer alike: no oracle for project ids.
-  bad_signature: `Invalid ${IDENTITY_HEADER} token.`,
-  unknown_project: `Invalid ${IDENTITY_HEADER} token.`,
-} as const;
 
 /**
  * `POST /internal/workflow/execute`: a project's worker asks the platform to
