@@ -6,6 +6,7 @@ import { registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
 import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
+import { replaceProjectWorkflowsStatements, validateMetadataWorkflows } from "./projectWorkflows.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
@@ -27,6 +28,7 @@ export async function deployProject(request: Request & { params: Record<string, 
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) throw new PlatformError("invalid_input", "metadata must be an object.");
   const crons = validateMetadataCrons((metadata as Record<string, unknown>).crons);
   const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
+  const workflows = validateMetadataWorkflows((metadata as Record<string, unknown>).workflows);
   const durableObjects = (metadata as Record<string, unknown>).durableObjects ?? [];
   if (!Array.isArray(durableObjects) || !durableObjects.every((c) => typeof c === "string" && KNOWN_DURABLE_OBJECTS.has(c))) {
     throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
@@ -58,6 +60,7 @@ export async function deployProject(request: Request & { params: Record<string, 
   await env.DB.batch([
     ...replaceProjectCronsStatements(env.DB, project.id, crons),
     ...replaceProjectAuthStatements(env.DB, project.id, auth),
+    ...replaceProjectWorkflowsStatements(env.DB, project.id, workflows),
     env.DB.prepare(
       "INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).bind(project.id, body.bundle.length, JSON.stringify(metadata), JSON.stringify(durableObjects), migrationTag, now),

@@ -6,6 +6,7 @@ import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
 import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
 import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
+import { listProjectWorkflows, replaceProjectWorkflowsStatements, validateMetadataWorkflows } from "./projectWorkflows.ts";
 
 function randomSecretHex(): string {
   return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -46,13 +47,14 @@ export async function listProjects(request: Request, env: ApiEnv): Promise<Respo
 export async function getProject(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
   const user = await authenticateCliUser(request, env.DB);
   const row = await requireOwnedProject(env.DB, user, request.params.slug!);
-  const { results: crons } = await env.DB.prepare("SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name")
-    .bind(row.id)
-    .all<{ name: string; schedule: string }>();
-  return Response.json({ project: { ...toPublicProject(row), crons } });
+  const [{ results: crons }, workflows] = await Promise.all([
+    env.DB.prepare("SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name").bind(row.id).all<{ name: string; schedule: string }>(),
+    listProjectWorkflows(env.DB, row.id),
+  ]);
+  return Response.json({ project: { ...toPublicProject(row), crons, workflows } });
 }
 
-/** Records what the build found in the project (its crons for the scheduler, its sign-in settings for the login worker). */
+/** Records what the build found in the project (its crons for the scheduler, its sign-in settings for the login worker, its workflows for the console). */
 export async function putProjectMetadata(
   request: Request & { params: Record<string, string> },
   env: ApiEnv,
@@ -62,6 +64,11 @@ export async function putProjectMetadata(
   const body = await readJsonObject(request, 256 * 1024);
   const crons = validateMetadataCrons(body.crons);
   const auth = validateMetadataAuth(body.auth);
-  await env.DB.batch([...replaceProjectCronsStatements(env.DB, row.id, crons), ...replaceProjectAuthStatements(env.DB, row.id, auth)]);
-  return Response.json({ project: toPublicProject(row), crons, auth });
+  const workflows = validateMetadataWorkflows(body.workflows);
+  await env.DB.batch([
+    ...replaceProjectCronsStatements(env.DB, row.id, crons),
+    ...replaceProjectAuthStatements(env.DB, row.id, auth),
+    ...replaceProjectWorkflowsStatements(env.DB, row.id, workflows),
+  ]);
+  return Response.json({ project: toPublicProject(row), crons, auth, workflows });
 }
