@@ -9,6 +9,7 @@ import { getProjectWorkflowRun, listProjectWorkflowRuns, runProjectCron, startPr
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
+import { sendPluginTestEvent } from "./pluginTestEvents.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
 
 type Handler = (request: IRequest, env: ApiEnv, ctx: ExecutionContext) => Promise<Response>;
@@ -35,6 +36,7 @@ router
   .get("/projects/:slug/workflows/:runId", route(getProjectWorkflowRun))
   .post("/projects/:slug/crons/:name/run", route(runProjectCron))
   .get("/projects/:slug/plugins", route(listProjectPlugins))
+  .post("/projects/:slug/plugins/:plugin/test-events", route(sendPluginTestEvent))
   .post("/oauth/session", route(createOAuthSession))
   .post("/internal/workflow/execute", route(enqueueWorkflowExecution))
   .all("*", (request) => errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)));
