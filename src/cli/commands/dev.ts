@@ -152,7 +152,9 @@ export const devCommand: Command = {
 Runs the gateway, the API worker, the plugin workers (chatserver, workspace,
 email-send) with a fake provider each, and the project (workerd through Miniflare),
 with state kept in <dir>/.platform/ across restarts. Prints
-"Ready on http://127.0.0.1:N" once the project answers there. Rebuilds on
+"Ready on http://127.0.0.1:N" once the project answers there, and just
+before it the console's address (a link that signs the browser in as the
+local CLI user). Rebuilds on
 source change. Stops cleanly on Ctrl-C or SIGTERM.
 
 Without a dir it runs the bundled demo project.
@@ -219,6 +221,8 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
     for (const id of ["chatserver", "workspace", "email"] as const) {
       console.log(`  ${id} plugin at ${platform.plugins.plugins[id]} (fake provider at ${platform.plugins.fakes[id]})`);
     }
+    // The fragment signs the browser in as the local CLI user; browsers never send it to a server.
+    console.log(`Console at ${platform.apiUrl}/console/#token=${platform.cliToken}`);
     console.log(`Ready on ${platform.url}`);
     const startupSweep = sweepAtStartup(platform);
 

@@ -5,13 +5,14 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, CONSOLE_ASSETS_DIR, MIGRATIONS_DIR } from "../repoPaths.ts";
 import { buildPlatformWorkers, type PlatformWorkerName } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import {
   deployPluginMetadata,
+  FAKE_WORKER_NAMES,
   localPluginUrls,
   localPluginWorkers,
   loadOrCreatePluginSecrets,
@@ -141,7 +142,13 @@ export function localPlatformConfig(input: {
         LOCAL_SCRIPTS: JSON.stringify(scripts),
         ...(pluginUrls ? { CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver, WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace } : {}),
       },
-      serviceBindings: scriptBindings,
+      serviceBindings: {
+        ...scriptBindings,
+        // Local only: the fake providers, so the API can fire bot test events (`/projects/:slug/plugins/:plugin/test-events`).
+        ...(input.plugins ? { FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver, FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace } : {}),
+      },
+      // The console's static files, served before the worker as Workers Static Assets would be (wrangler.toml [assets]).
+      assets: { directory: CONSOLE_ASSETS_DIR, routerConfig: { has_user_worker: true } },
       unsafeDirectSockets: [{ host: input.host, port: input.apiPort }],
     },
   ];

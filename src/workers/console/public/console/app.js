@@ -1,0 +1,529 @@
+// @ts-check
+// The console: plain browser modules, no framework and no build step. It
+// reads and acts through the API worker's JSON routes with the CLI user's
+// token, which stays in this tab's sessionStorage. Every value from the API
+// reaches the page as text (never as HTML).
+import { buildTimeline, formatDuration, placeOnAxis } from "./timeline.js";
+import { clear, el, field, formatTime, shortRunId } from "./dom.js";
+
+const TOKEN_KEY = "platform-console-token";
+const RUN_STATUSES = ["running", "completed", "failed"];
+const RUN_PAGE_SIZE = 20;
+const LIVE_INTERVAL_MS = 1000;
+const RECOVERY_CRON = "__workflow-recovery";
+/** The events each bot plugin can fire (as `platform plugin trigger`). */
+const TEST_EVENT_KINDS = { chatserver: ["command", "message", "reaction"], workspace: ["message", "mention", "reaction"] };
+
+const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+const signInSection = /** @type {HTMLElement} */ (document.getElementById("sign-in"));
+const signInForm = /** @type {HTMLFormElement} */ (document.getElementById("sign-in-form"));
+const signInError = /** @type {HTMLElement} */ (document.getElementById("sign-in-error"));
+const signOutButton = /** @type {HTMLButtonElement} */ (document.getElementById("sign-out"));
+const projectNav = /** @type {HTMLElement} */ (document.getElementById("projects"));
+const announcer = /** @type {HTMLElement} */ (document.getElementById("announcer"));
+
+class ApiError extends Error {
+  /** @param {number} status @param {string} code @param {string} message */
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * One call to the API worker (same origin). A 401 forgets the token and shows the sign-in form.
+ * @param {string} method @param {string} path @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
+async function api(method, path, body) {
+  const headers = /** @type {Record<string, string>} */ ({ authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY) ?? ""}` });
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  const json = await response.json().catch(() => null);
+  if (response.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showSignIn(json?.error?.message ?? "Sign in again.");
+  }
+  if (!response.ok) throw new ApiError(response.status, json?.error?.code ?? "error", json?.error?.message ?? `The platform answered ${response.status}.`);
+  return json;
+}
+
+/** Says something to screen readers (and shows it in the status line). @param {string} message */
+function announce(message) {
+  announcer.textContent = message;
+}
+
+/** @param {unknown} error */
+function errorText(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// ---- sign-in ---------------------------------------------------------------
+
+/** `platform dev` prints the console URL with the local CLI token in the fragment (never sent to a server). */
+function takeTokenFromFragment() {
+  const match = /^#token=(plt_[A-Za-z0-9_-]{43})$/.exec(location.hash);
+  if (!match) return;
+  sessionStorage.setItem(TOKEN_KEY, /** @type {string} */ (match[1]));
+  history.replaceState(null, "", `${location.pathname}#/`);
+}
+
+/** @param {string} [message] */
+function showSignIn(message) {
+  stopLive();
+  signInSection.hidden = false;
+  main.hidden = true;
+  projectNav.hidden = true;
+  signOutButton.hidden = true;
+  signInError.textContent = message ?? "";
+  /** @type {HTMLInputElement} */ (signInForm.elements.namedItem("token")).focus();
+}
+
+signInForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = /** @type {HTMLInputElement} */ (signInForm.elements.namedItem("token"));
+  const token = input.value.trim();
+  if (!/^plt_[A-Za-z0-9_-]{43}$/.test(token)) {
+    signInError.textContent = "That is not a CLI token: it starts with plt_ and has 47 characters.";
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  input.value = "";
+  await start();
+});
+
+signOutButton.addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  showSignIn("Signed out.");
+});
+
+// ---- navigation ------------------------------------------------------------
+
+/** @type {{ slug: string }[]} */
+let projects = [];
+/** Bumped on every navigation so a view's pending work (live polling) knows it is gone. */
+let viewGeneration = 0;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let liveTimer;
+
+function stopLive() {
+  clearTimeout(liveTimer);
+  viewGeneration++;
+}
+
+/** @param {string} slug @param {string} [runId] */
+function hrefFor(slug, runId) {
+  return `#/p/${encodeURIComponent(slug)}${runId ? `/runs/${encodeURIComponent(runId)}` : ""}`;
+}
+
+async function start() {
+  if (!sessionStorage.getItem(TOKEN_KEY)) return showSignIn();
+  try {
+    projects = (await api("GET", "/projects")).projects;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) showSignIn(errorText(error));
+    return;
+  }
+  signInSection.hidden = true;
+  main.hidden = false;
+  projectNav.hidden = false;
+  signOutButton.hidden = false;
+  renderProjectNav();
+  await route();
+}
+
+function renderProjectNav() {
+  const list = el("ul", {});
+  for (const project of projects) list.append(el("li", {}, el("a", { href: hrefFor(project.slug), "data-slug": project.slug }, project.slug)));
+  clear(projectNav).append(el("h2", { id: "projects-heading" }, "Projects"), projects.length ? list : el("p", {}, "No projects yet: run platform dev or platform push."));
+}
+
+async function route() {
+  stopLive();
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  for (const link of projectNav.querySelectorAll("a")) link.removeAttribute("aria-current");
+  if (parts[0] !== "p" || !parts[1]) {
+    const first = projects[0];
+    if (first) location.replace(hrefFor(first.slug));
+    else clear(main).append(el("h2", {}, "No projects"), el("p", {}, "Run platform dev in a project directory, or platform push, and it appears here."));
+    return;
+  }
+  const slug = parts[1];
+  projectNav.querySelector(`a[data-slug="${CSS.escape(slug)}"]`)?.setAttribute("aria-current", "page");
+  if (parts[2] === "runs" && parts[3]) await showRun(slug, parts[3]);
+  else await showProject(slug);
+}
+
+window.addEventListener("hashchange", () => void route());
+
+// ---- a project ---------------------------------------------------------------
+
+/** @param {string} slug */
+async function showProject(slug) {
+  const generation = viewGeneration;
+  clear(main).append(el("h2", { tabindex: "-1" }, `Project ${slug}`), el("p", { role: "status" }, "Loading…"));
+  let project, plugins;
+  try {
+    [{ project }, plugins] = await Promise.all([api("GET", `/projects/${encodeURIComponent(slug)}`), api("GET", `/projects/${encodeURIComponent(slug)}/plugins`)]);
+  } catch (error) {
+    if (generation === viewGeneration) clear(main).append(el("h2", {}, `Project ${slug}`), el("p", { class: "error", role: "alert" }, errorText(error)));
+    return;
+  }
+  if (generation !== viewGeneration) return;
+  const heading = el("h2", { tabindex: "-1" }, `Project ${slug}`);
+  clear(main).append(
+    heading,
+    el("p", { class: "meta" }, `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`),
+    pluginsSection(plugins),
+    cronsSection(slug, project.crons),
+    startWorkflowSection(slug, project.workflows),
+    testEventSection(slug, plugins.resources),
+    runsSection(slug, project.workflows),
+  );
+  heading.focus();
+}
+
+/** @param {{ connections: any[], resources: any[] }} plugins */
+function pluginsSection({ connections, resources }) {
+  const section = el("section", { "aria-labelledby": "plugins-heading" }, el("h3", { id: "plugins-heading" }, "Plugin connections"));
+  if (!connections.length) section.append(el("p", {}, "No plugin connected. Connect one with platform plugin install chatserver, workspace or email-send."));
+  else
+    section.append(
+      table(
+        "Plugin connections",
+        ["Plugin", "Provider user", "Connected", "Token expires", "State"],
+        connections.map((c) => [c.plugin, c.externalUserId, formatTime(c.connectedAt), c.tokenExpiresAt ? formatTime(c.tokenExpiresAt) : "never", c.revoked ? `revoked ${formatTime(c.revokedAt)}` : "connected"]),
+      ),
+    );
+  section.append(el("h4", {}, "Claimed resources"));
+  if (!resources.length) section.append(el("p", {}, "No server, workspace or domain claimed yet."));
+  else
+    section.append(
+      table(
+        "Claimed resources",
+        ["Plugin", "Kind", "Name", "Id", "Claimed"],
+        resources.map((r) => [r.plugin, r.type, r.displayName, r.externalId, formatTime(r.claimedAt)]),
+      ),
+    );
+  return section;
+}
+
+/** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
+function cronsSection(slug, crons) {
+  const section = el("section", { "aria-labelledby": "crons-heading" }, el("h3", { id: "crons-heading" }, "Crons"));
+  if (!crons.length) return section.append(el("p", {}, "No crons registered.")), section;
+  const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
+  section.append(
+    table(
+      "Crons",
+      ["Name", "Schedule (UTC)", ""],
+      crons.map((cron) => [
+        cron.name,
+        cron.schedule,
+        el(
+          "button",
+          { type: "button", onclick: (/** @type {Event} */ e) => runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output) },
+          cron.name === RECOVERY_CRON ? "Run recovery now" : `Run ${cron.name} now`,
+        ),
+      ]),
+    ),
+    output,
+  );
+  return section;
+}
+
+/** @param {string} slug @param {string} name @param {HTMLButtonElement} button @param {HTMLElement} output */
+async function runCron(slug, name, button, output) {
+  button.disabled = true;
+  output.className = "result";
+  output.textContent = `Running ${name}…`;
+  try {
+    const answer = await api("POST", `/projects/${encodeURIComponent(slug)}/crons/${encodeURIComponent(name)}/run`);
+    output.textContent = `${name}: ${answer.output ?? "done"}`;
+  } catch (error) {
+    output.className = "result error";
+    output.textContent = `${name} failed: ${errorText(error)}`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** @param {string} slug @param {{ name: string, steps: string[] }[]} workflows */
+function startWorkflowSection(slug, workflows) {
+  const section = el("section", { "aria-labelledby": "start-heading" }, el("h3", { id: "start-heading" }, "Start a workflow"));
+  if (!workflows.length) return section.append(el("p", {}, "This project registers no workflows.")), section;
+  const error = el("p", { class: "error", role: "alert" });
+  const form = el(
+    "form",
+    { id: "start-workflow" },
+    field("Workflow", el("select", { name: "name" }, ...workflows.map((w) => el("option", { value: w.name }, `${w.name} (${w.steps.join(" → ")})`)))),
+    field("Data (JSON)", el("textarea", { name: "data", rows: "4", cols: "50", spellcheck: "false" }, "{}")),
+    field("Workflow id (optional; one active run per id)", el("input", { name: "id", maxlength: "200", autocomplete: "off" })),
+    el("button", { type: "submit" }, "Start"),
+    error,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const values = new FormData(form);
+    error.textContent = "";
+    let data;
+    try {
+      data = JSON.parse(String(values.get("data") ?? ""));
+    } catch (parseError) {
+      error.textContent = `Data must be JSON: ${errorText(parseError)}`;
+      return;
+    }
+    const id = String(values.get("id") ?? "").trim();
+    try {
+      const started = await api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, { name: values.get("name"), data, ...(id ? { id } : {}) });
+      announce(started.created ? "Workflow started." : "A run with that id is already active: showing it.");
+      location.hash = hrefFor(slug, started.runId);
+    } catch (startError) {
+      error.textContent = errorText(startError);
+    }
+  });
+  return section.append(form), section;
+}
+
+/** @param {string} slug @param {{ plugin: string }[]} resources */
+function testEventSection(slug, resources) {
+  const section = el("section", { "aria-labelledby": "test-event-heading" }, el("h3", { id: "test-event-heading" }, "Send a bot test event"));
+  const bots = Object.keys(TEST_EVENT_KINDS).filter((plugin) => resources.some((r) => r.plugin === plugin));
+  if (!bots.length) return section.append(el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first.")), section;
+  section.append(el("p", {}, "The local fake provider sends a signed webhook to the plugin, as platform plugin trigger does."));
+  const kind = /** @type {HTMLSelectElement} */ (el("select", { name: "kind" }));
+  const plugin = /** @type {HTMLSelectElement} */ (el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b }, b))));
+  const fillKinds = () => clear(kind).append(...TEST_EVENT_KINDS[/** @type {"chatserver" | "workspace"} */ (plugin.value)].map((k) => el("option", { value: k }, k)));
+  plugin.addEventListener("change", fillKinds);
+  fillKinds();
+  const output = el("div", { class: "result", role: "status", "aria-live": "polite" });
+  const form = el(
+    "form",
+    { id: "test-event" },
+    field("Plugin", plugin),
+    field("Event", kind),
+    field("Command name (chatserver command)", el("input", { name: "name", maxlength: "32", autocomplete: "off" })),
+    field("Text", el("input", { name: "text", maxlength: "2000", autocomplete: "off" })),
+    el("button", { type: "submit" }, "Send"),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const values = new FormData(form);
+    const body = { kind: kind.value, ...(values.get("name") ? { name: values.get("name") } : {}), ...(values.get("text") ? { text: values.get("text") } : {}) };
+    clear(output).append("Sending…");
+    output.className = "result";
+    try {
+      const answer = await api("POST", `/projects/${encodeURIComponent(slug)}/plugins/${encodeURIComponent(plugin.value)}/test-events`, body);
+      clear(output).append(el("p", {}, answer.summary));
+      if (answer.pluginAnswer?.inlineReply !== undefined) output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
+      output.append(el("p", {}, answer.calls.length ? `The handler made ${answer.calls.length} provider call(s):` : "The handler made no provider calls."));
+      if (answer.calls.length) output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
+    } catch (error) {
+      output.className = "result error";
+      clear(output).append(errorText(error));
+    }
+  });
+  return section.append(form, output), section;
+}
+
+/** @param {string} slug @param {{ name: string }[]} workflows */
+function runsSection(slug, workflows) {
+  const section = el("section", { "aria-labelledby": "runs-heading" }, el("h3", { id: "runs-heading" }, "Workflow runs"));
+  const filters = el(
+    "form",
+    { id: "run-filters", class: "inline" },
+    field("Workflow", el("select", { name: "name" }, el("option", { value: "" }, "any"), ...workflows.map((w) => el("option", { value: w.name }, w.name)))),
+    field("Status", el("select", { name: "status" }, el("option", { value: "" }, "any"), ...RUN_STATUSES.map((s) => el("option", { value: s }, s)))),
+    el("button", { type: "submit" }, "Show runs"),
+  );
+  const body = el("tbody", {});
+  const status = el("p", { role: "status" });
+  const more = /** @type {HTMLButtonElement} */ (el("button", { type: "button", hidden: "" }, "Older runs"));
+  /** @type {string | undefined} */
+  let cursor;
+  const load = async (/** @type {boolean} */ append) => {
+    const values = new FormData(filters);
+    const query = new URLSearchParams({ limit: String(RUN_PAGE_SIZE) });
+    for (const key of ["name", "status"]) if (values.get(key)) query.set(key, String(values.get(key)));
+    if (append && cursor) query.set("cursor", cursor);
+    status.textContent = "Loading runs…";
+    try {
+      const page = await api("GET", `/projects/${encodeURIComponent(slug)}/workflows?${query}`);
+      if (!append) clear(body);
+      for (const run of page.runs) {
+        body.append(
+          el(
+            "tr",
+            { "data-run-id": run.id, "data-status": run.status },
+            el("td", {}, el("a", { href: hrefFor(slug, run.id), title: run.id }, shortRunId(run.id))),
+            el("td", {}, run.name),
+            el("td", {}, el("span", { class: `badge status-${run.status}` }, run.status)),
+            el("td", {}, formatTime(run.createdAt)),
+            el("td", {}, formatTime(run.updatedAt)),
+          ),
+        );
+      }
+      cursor = page.cursor;
+      more.hidden = !cursor;
+      const shown = body.childElementCount;
+      status.textContent = shown ? `${shown} run${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older runs follow" : ""}.` : "No runs match.";
+    } catch (error) {
+      status.textContent = `Could not list runs: ${errorText(error)}`;
+    }
+  };
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    cursor = undefined;
+    void load(false);
+  });
+  more.addEventListener("click", () => void load(true));
+  section.append(
+    filters,
+    el("table", { id: "runs" }, el("caption", { class: "visually-hidden" }, "Workflow runs, newest first"), el("thead", {}, el("tr", {}, ...["Run", "Workflow", "Status", "Started", "Last event"].map((h) => el("th", { scope: "col" }, h)))), body),
+    status,
+    more,
+  );
+  void load(false);
+  return section;
+}
+
+// ---- a run -----------------------------------------------------------------
+
+/** @param {string} slug @param {string} runId */
+async function showRun(slug, runId) {
+  const generation = viewGeneration;
+  const heading = el("h2", { tabindex: "-1" }, "Workflow run");
+  const summary = el("p", { class: "meta" });
+  const timeline = el("section", { "aria-labelledby": "timeline-heading" });
+  const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const events = el("pre", { id: "raw-events", tabindex: "0" });
+  const live = el("p", { role: "status", class: "meta" });
+  clear(main).append(
+    el("p", {}, el("a", { href: hrefFor(slug) }, `← Project ${slug}`)),
+    heading,
+    summary,
+    live,
+    timeline,
+    outcome,
+    el("details", { open: "" }, el("summary", {}, "Raw events"), events),
+  );
+  heading.focus();
+  let first = true;
+  const refresh = async () => {
+    let view;
+    try {
+      view = await api("GET", `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(runId)}`);
+    } catch (error) {
+      if (generation !== viewGeneration) return;
+      live.textContent = `Could not load the run: ${errorText(error)}`;
+      if (!(error instanceof ApiError && error.status < 500)) liveTimer = setTimeout(refresh, LIVE_INTERVAL_MS * 3);
+      return;
+    }
+    if (generation !== viewGeneration) return;
+    heading.textContent = `Workflow run: ${view.name}`;
+    clear(summary).append(`${view.id} · started ${formatTime(view.createdAt)} · `, el("span", { class: `badge status-${view.status}` }, view.status));
+    renderTimeline(timeline, view);
+    renderOutcome(outcome, view);
+    events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
+    if (view.status === "running") {
+      live.textContent = "Live: updating every second.";
+      liveTimer = setTimeout(refresh, LIVE_INTERVAL_MS);
+    } else {
+      live.textContent = "";
+      if (!first) announce(`The run ${view.status}.`);
+    }
+    first = false;
+  };
+  await refresh();
+}
+
+/** @param {HTMLElement} section @param {any} view */
+function renderTimeline(section, view) {
+  const model = buildTimeline(view, Date.now());
+  const axis = { start: model.start, end: model.end };
+  const total = model.end - model.start;
+  const list = el("ol", { class: "timeline", id: "timeline" });
+  for (const row of model.rows) {
+    const track = el("div", { class: "track", "aria-hidden": "true" });
+    const bar = el("span", { class: `bar outcome-${row.outcome}` });
+    const place = placeOnAxis(row, axis);
+    bar.style.left = `${place.left}%`;
+    bar.style.width = `${place.width}%`;
+    track.append(bar);
+    const took = formatDuration(row.end - row.start);
+    let detail =
+      row.outcome === "completed"
+        ? `completed in ${took}${row.nextStep ? ` → ${row.nextStep}` : ""}`
+        : row.outcome === "failed"
+          ? `failed after ${took}: ${row.reason}`
+          : `running for ${took}`;
+    if (row.retryWait) {
+      const wait = el("span", { class: "wait" });
+      const waitPlace = placeOnAxis(row.retryWait, axis);
+      wait.style.left = `${waitPlace.left}%`;
+      wait.style.width = `${waitPlace.width}%`;
+      track.append(wait);
+      detail += row.retryWait.pending ? ` · waiting to retry (${formatDuration(row.retryWait.end - row.retryWait.start)} so far)` : ` · retried after ${formatDuration(row.retryWait.end - row.retryWait.start)}`;
+    } else if (row.outcome === "failed") detail += " · not retried";
+    list.append(
+      el(
+        "li",
+        { class: `attempt outcome-${row.outcome}`, "data-step": row.step, "data-attempt": String(row.attempt), "data-outcome": row.outcome },
+        el("span", { class: "label" }, `${row.step} · attempt ${row.attempt}`),
+        track,
+        el("span", { class: "detail" }, detail),
+      ),
+    );
+  }
+  const end = model.outcome;
+  list.append(
+    el(
+      "li",
+      { class: `final outcome-${end.status}`, "data-outcome": end.status },
+      el("span", { class: "label" }, end.status === "running" ? "still running" : `workflow ${end.status}`),
+      el("span", { class: "detail" }, end.status === "running" ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`),
+    ),
+  );
+  clear(section).append(
+    el("h3", { id: "timeline-heading" }, "Timeline"),
+    el("p", { class: "axis", "aria-hidden": "true" }, el("span", {}, "0"), el("span", {}, formatDuration(total / 2)), el("span", {}, formatDuration(total))),
+    list,
+    el(
+      "p",
+      { class: "legend" },
+      el("span", { class: "key outcome-completed" }),
+      " completed ",
+      el("span", { class: "key outcome-failed" }),
+      " failed ",
+      el("span", { class: "key outcome-running" }),
+      " running ",
+      el("span", { class: "key wait" }),
+      " waiting to retry",
+    ),
+  );
+}
+
+/** @param {HTMLElement} section @param {any} view */
+function renderOutcome(section, view) {
+  clear(section).append(el("h3", { id: "outcome-heading" }, "Result"));
+  if (view.status === "completed") section.append(el("pre", { id: "run-result", class: "outcome-completed" }, JSON.stringify(view.result, null, 2)));
+  else if (view.status === "failed") section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
+  else section.append(el("p", {}, "Not finished yet."));
+}
+
+/**
+ * @param {string} caption @param {string[]} headers @param {(string | Node)[][]} rows
+ */
+function table(caption, headers, rows) {
+  return el(
+    "table",
+    {},
+    el("caption", { class: "visually-hidden" }, caption),
+    el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows.map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c))))),
+  );
+}
+
+takeTokenFromFragment();
+void start();

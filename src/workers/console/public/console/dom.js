@@ -1,0 +1,51 @@
+// @ts-check
+// Building the console's DOM from data without innerHTML: text stays text.
+
+/**
+ * `el("a", { href: "#/p/x" }, "x")`. Attributes starting with "on" are event
+ * listeners; children are nodes or strings (added as text).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, string | ((event: Event) => unknown)>} attributes
+ * @param {...(Node | string)} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function el(tag, attributes, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (typeof value === "function") element.addEventListener(name.slice(2), value);
+    else element.setAttribute(name, value);
+  }
+  element.append(...children);
+  return element;
+}
+
+/** Empties an element and returns it. @template {HTMLElement} E @param {E} element @returns {E} */
+export function clear(element) {
+  element.replaceChildren();
+  return element;
+}
+
+/** A time as the reader's locale shows it, with seconds. @param {number | string | null} value */
+export function formatTime(value) {
+  if (value === null) return "";
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+}
+
+/** Run ids are `<64 hex>.<suffix>`: the list shows the first 8 hex and the suffix. @param {string} runId */
+export function shortRunId(runId) {
+  const [actor, suffix] = runId.split(".");
+  return suffix && actor && actor.length > 8 ? `${actor.slice(0, 8)}….${suffix}` : runId;
+}
+
+let fieldCount = 0;
+
+/**
+ * A label and its control, tied by id (so the label's text alone names the control).
+ * @param {string} text @param {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} control
+ */
+export function field(text, control) {
+  control.id ||= `field-${++fieldCount}`;
+  return el("div", { class: "field" }, el("label", { for: control.id }, text), " ", control);
+}

@@ -1,0 +1,98 @@
+// @ts-check
+// The pure part of the console's run view: a run's events (as
+// `GET /projects/:slug/workflows/:runId` returns them) folded into rows to
+// draw, one per step attempt. No DOM here, so Node tests import it as is.
+
+/**
+ * @typedef {{ seq: number, type: string, at: number, payload: Record<string, any> }} RunEvent
+ * @typedef {{ id: string, name: string, status: string, result?: unknown, error?: string, createdAt: number, updatedAt: number, events: RunEvent[] }} RunView
+ * @typedef {"completed" | "failed" | "running"} AttemptOutcome
+ * @typedef {{
+ *   step: string, attempt: number, start: number, end: number, outcome: AttemptOutcome,
+ *   reason?: string, retryable?: boolean, nextStep?: string,
+ *   retryWait?: { start: number, end: number, pending: boolean }
+ * }} AttemptRow
+ * @typedef {{ start: number, end: number, rows: AttemptRow[], outcome: { status: string, at: number | null, result?: unknown, error?: string, cause?: string } }} Timeline
+ */
+
+/**
+ * @param {RunView} view
+ * @param {number} now  the time a running run is drawn up to
+ * @returns {Timeline}
+ */
+export function buildTimeline(view, now) {
+  /** @type {AttemptRow[]} */
+  const rows = [];
+  /** @type {AttemptRow | undefined} */
+  let open;
+  /** @type {Timeline["outcome"]} */
+  let outcome = { status: view.status, at: null };
+  for (const event of view.events) {
+    const p = event.payload;
+    switch (event.type) {
+      case "step_started": {
+        const previous = rows[rows.length - 1];
+        // The gap between a retryable failure and the next attempt of that step is its backoff.
+        if (previous?.retryWait && previous.step === p.step) previous.retryWait = { start: previous.end, end: event.at, pending: false };
+        open = { step: p.step, attempt: p.attempt, start: event.at, end: event.at, outcome: "running" };
+        rows.push(open);
+        break;
+      }
+      case "step_completed":
+        if (open && open.step === p.step) Object.assign(open, { end: event.at, outcome: "completed", nextStep: p.next_step });
+        open = undefined;
+        break;
+      case "step_failed": {
+        const row = open && open.step === p.step && open.attempt === p.attempt ? open : undefined;
+        if (row) {
+          Object.assign(row, { end: event.at, outcome: "failed", reason: p.reason, retryable: p.retryable });
+          if (p.retryable) row.retryWait = { start: event.at, end: now, pending: true };
+        }
+        open = undefined;
+        break;
+      }
+      case "workflow_completed":
+        outcome = { status: "completed", at: event.at, result: p.result };
+        break;
+      case "workflow_failed":
+        outcome = { status: "failed", at: event.at, error: p.reason, cause: p.cause };
+        break;
+    }
+  }
+  const finished = view.status !== "running";
+  for (const row of rows) {
+    if (row.outcome === "running") row.end = finished ? row.start : Math.max(row.start, now);
+    // A retry wait is only pending while the run is still running.
+    if (row.retryWait?.pending && finished) delete row.retryWait;
+  }
+  const start = view.createdAt;
+  const end = finished ? view.updatedAt : Math.max(view.updatedAt, now);
+  return { start, end, rows, outcome };
+}
+
+/**
+ * Where a span sits on the run's time axis, in percent of its width. A span
+ * too short to see still gets a sliver, so every attempt shows a bar.
+ * @param {{ start: number, end: number }} span
+ * @param {{ start: number, end: number }} axis
+ */
+export function placeOnAxis(span, axis) {
+  const total = Math.max(1, axis.end - axis.start);
+  const left = ((span.start - axis.start) / total) * 100;
+  const width = Math.max(0.5, ((span.end - span.start) / total) * 100);
+  return { left: clamp(left, 0, 99.5), width: clamp(width, 0.5, 100 - clamp(left, 0, 99.5)) };
+}
+
+/** @param {number} value @param {number} min @param {number} max */
+function clamp(value, min, max) {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** "850 ms", "1.2 s", "3 min 5 s". @param {number} ms */
+export function formatDuration(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+}

@@ -1,0 +1,231 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { artifactPath, launchChromium } from "./browser.ts";
+import { startDev, type DevProcess } from "./cliProcess.ts";
+import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "./workflowProjects.ts";
+
+// Port of this file: 8898.
+const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-console-"));
+const dir = path.join(work, "shop");
+
+// "charge" fails on its first attempt and is retried after a visible backoff;
+// "pack" takes a while, so the run is still going when the console opens it.
+const SHOP_PROJECT = `import { Router } from "itty-router";
+import { NonRetryableError, workflow } from "platform";
+
+workflow(
+  "order",
+  {
+    start: async (ctx) => {
+      if (ctx.attempt === 1) throw new Error("card declined, try again");
+      return { step: "pack" };
+    },
+    pack: async (ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      return { done: true, result: { packed: ctx.data.item } };
+    },
+  },
+  { maxAttempts: 3, backoff: { initialMS: 1200, maxMS: 1200, factor: 1, jitter: 0 } },
+);
+workflow("greet", { start: async (ctx) => ({ done: true, result: "hello " + ctx.data.name }) });
+workflow("doomed", {
+  start: async () => {
+    throw new NonRetryableError("the address does not exist");
+  },
+});
+${RUN_ROUTES}`;
+
+let dev: DevProcess;
+let consoleUrl: string;
+let apiUrl: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  await initProject(dir, SHOP_PROJECT);
+  dev = await startDev([dir, "--port", "8898"]);
+  const printed = dev.output().match(/Console at (http:\/\/127\.0\.0\.1:\d+)(\/console\/#token=plt_[A-Za-z0-9_-]{43})/);
+  if (!printed) throw new Error(`platform dev printed no console link:\n${dev.output()}`);
+  apiUrl = printed[1]!;
+  consoleUrl = printed[1]! + printed[2]!;
+  // Runs to filter: two greets (completed), one doomed (failed).
+  await waitForRuns(dev.url, [...(await startRuns(dev.url, "greet", 2, { name: "Ada" })), ...(await startRuns(dev.url, "doomed"))]);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, ...options });
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  await page.goto(consoleUrl);
+  await page.getByRole("heading", { name: "Project shop" }).waitFor();
+  return { page, errors };
+}
+
+/** The runs the list shows: [workflow, status] per row, top to bottom. */
+async function listedRuns(page: Page): Promise<string[][]> {
+  return page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent ?? "")));
+}
+
+describe("the console on platform dev", () => {
+  it("starts a workflow from the page and shows its timeline live: two attempts of the failing step, the retry wait, then completion", async () => {
+    const { page, errors } = await openConsole();
+    // The link signed the tab in and then dropped the token from the address bar.
+    expect(new URL(page.url()).hash).toBe("#/p/shop");
+    await page.evaluate(() => ((window as unknown as { marker: string }).marker = "same page"));
+
+    await page.locator("#start-workflow").getByLabel("Workflow", { exact: true }).selectOption("order");
+    await page.getByLabel("Data (JSON)").fill('{ "item": "teapot" }');
+    await page.getByRole("button", { name: "Start" }).click();
+    await page.waitForURL(/#\/p\/shop\/runs\//);
+    await page.getByRole("heading", { name: "Workflow run: order" }).waitFor();
+
+    // While it runs: the first attempt failed with its reason, and the page says it is live.
+    const first = page.locator('li.attempt[data-step="start"][data-attempt="1"]');
+    await first.and(page.locator('[data-outcome="failed"]')).waitFor({ timeout: 15_000 });
+    expect(await first.locator(".detail").textContent()).toMatch(/^failed after \d+ ms: card declined, try again · (waiting to retry|retried after)/);
+    await page.locator('li.final[data-outcome="running"]').waitFor({ timeout: 15_000 });
+    expect(await page.getByText("Live: updating every second.").count()).toBe(1);
+
+    // Without a reload: the retry, the next step, and the completion.
+    await page.locator('li.final[data-outcome="completed"]').waitFor({ timeout: 30_000 });
+    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe("same page");
+    const rows = await page.locator("li.attempt").evaluateAll((items) => items.map((li) => [li.getAttribute("data-step"), li.getAttribute("data-attempt"), li.getAttribute("data-outcome")]));
+    expect(rows).toEqual([
+      ["start", "1", "failed"],
+      ["start", "2", "completed"],
+      ["pack", "1", "completed"],
+    ]);
+    const wait = await first.locator(".detail").textContent();
+    const waited = Number(wait!.match(/retried after ([\d.]+) (ms|s)/)![1]) * (wait!.includes(" s") ? 1000 : 1);
+    expect(waited).toBeGreaterThanOrEqual(1100);
+    expect(await first.locator(".wait").count()).toBe(1);
+    expect(await page.locator("#run-result").textContent()).toBe(JSON.stringify({ packed: "teapot" }, null, 2));
+    const raw = (await page.locator("#raw-events").textContent())!.split("\n").map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(raw).toEqual(["workflow_created", "step_started", "step_failed", "step_started", "step_completed", "step_started", "step_completed", "workflow_completed"]);
+    await page.screenshot({ path: artifactPath("console-run-timeline.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("lists runs newest first and filters them by workflow name and by status", async () => {
+    const { page } = await openConsole();
+    await page.locator("#runs tbody tr").first().waitFor();
+    const all = await listedRuns(page);
+    expect(all.map(([name]) => name)).toEqual(["order", "doomed", "greet", "greet"]);
+
+    const filters = page.locator("#run-filters");
+    await filters.getByLabel("Workflow", { exact: true }).selectOption("greet");
+    await filters.getByRole("button", { name: "Show runs" }).click();
+    await expect.poll(() => listedRuns(page)).toEqual([
+      ["greet", "completed"],
+      ["greet", "completed"],
+    ]);
+
+    await filters.getByLabel("Workflow", { exact: true }).selectOption("");
+    await filters.getByLabel("Status").selectOption("failed");
+    await filters.getByRole("button", { name: "Show runs" }).click();
+    await expect.poll(() => listedRuns(page)).toEqual([["doomed", "failed"]]);
+    await page.locator("#runs tbody tr a").click();
+    await page.locator("#run-error").waitFor();
+    expect(await page.locator("#run-error").textContent()).toBe("Failed: the address does not exist");
+    expect(await page.locator('li.attempt[data-step="start"] .detail').textContent()).toMatch(/: the address does not exist · not retried$/);
+    await page.close();
+  });
+
+  it("runs the recovery sweep now and shows what it did", async () => {
+    const { page } = await openConsole();
+    await page.getByRole("button", { name: "Run recovery now" }).click();
+    await expect.poll(() => page.locator("#crons-heading ~ .result").textContent()).toMatch(/^__workflow-recovery: Re-enqueued \d+ workflow\(s\)$/);
+    await page.close();
+  });
+
+  it("is keyboard navigable with labelled controls and no serious accessibility violations (axe-core)", async () => {
+    // axe-core is injected as an inline script, which the console's CSP (rightly) refuses.
+    const { page } = await openConsole({ bypassCSP: true });
+    await page.locator("#runs tbody tr").first().waitFor();
+    // Opening a view moves focus to its heading; the keyboard alone reaches a run from there.
+    const focused = () => page.evaluate(() => ({ tag: document.activeElement?.tagName, text: document.activeElement?.textContent?.trim() }));
+    expect(await focused()).toEqual({ tag: "H2", text: "Project shop" });
+    await page.keyboard.press("Shift+Tab");
+    expect(await focused()).toEqual({ tag: "A", text: "shop" });
+    await page.keyboard.press("Tab");
+    expect(await focused()).toEqual({ tag: "BUTTON", text: "Run recovery now" });
+    for (let i = 0; i < 20 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null)); i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: /^Workflow run: / }).waitFor();
+    expect((await focused()).tag).toBe("H2");
+    await page.keyboard.press("Shift+Tab");
+    expect(await focused()).toEqual({ tag: "A", text: "← Project shop" });
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Project shop" }).waitFor();
+    await page.locator("#runs tbody tr").first().waitFor();
+    // Every form control has an accessible name.
+    const unnamed = await page.locator("main input, main select, main textarea, main button").evaluateAll((controls) =>
+      controls.filter((c) => !(c as HTMLInputElement).labels?.length && !c.textContent?.trim() && !c.getAttribute("aria-label")).map((c) => c.outerHTML),
+    );
+    expect(unnamed).toEqual([]);
+    const require = createRequire(import.meta.url);
+    await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
+    const violations = await page.evaluate(async () => {
+      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run();
+      return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help}`);
+    });
+    expect(violations).toEqual([]);
+    // A run page too (timeline, result, raw events).
+    await page.locator("#runs tbody tr a").first().click();
+    await page.locator("li.final").waitFor();
+    const runViolations = await page.evaluate(async () => {
+      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run();
+      return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help}`);
+    });
+    expect(runViolations).toEqual([]);
+    await page.close();
+  });
+
+  it("asks for a CLI token without one, refuses a wrong one, and its data endpoints answer 401 without a valid token", async () => {
+    const page = await browser.newPage();
+    const served = await page.goto(`${apiUrl}/console/`);
+    // Static files with a strict policy: no inline script, nothing from elsewhere, never framed.
+    expect(served!.headers()["content-security-policy"]).toContain("script-src 'self'");
+    expect(served!.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    expect(await page.locator("#main").isHidden()).toBe(true);
+    await page.getByLabel("CLI token").fill("plt_" + "x".repeat(43));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.locator("#sign-in-error").textContent()).toBe("Invalid CLI token.");
+    await page.getByLabel("CLI token").fill("not a token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.locator("#sign-in-error").textContent()).toMatch(/^That is not a CLI token/);
+    await page.close();
+
+    const slug = "shop";
+    for (const [method, pathname] of [
+      ["GET", "/projects"],
+      ["GET", `/projects/${slug}`],
+      ["GET", `/projects/${slug}/plugins`],
+      ["GET", `/projects/${slug}/workflows`],
+      ["GET", `/projects/${slug}/workflows/x.y`],
+      ["POST", `/projects/${slug}/workflows`],
+      ["POST", `/projects/${slug}/crons/__workflow-recovery/run`],
+      ["POST", `/projects/${slug}/plugins/chatserver/test-events`],
+    ] as const) {
+      for (const authorization of [undefined, "Bearer plt_" + "x".repeat(43)]) {
+        const response = await fetch(apiUrl + pathname, { method, headers: authorization ? { authorization } : {} });
+        expect({ method, pathname, authorization, status: response.status }).toEqual({ method, pathname, authorization, status: 401 });
+      }
+    }
+  });
+});
