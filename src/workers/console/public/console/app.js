@@ -4,7 +4,7 @@
 // token, which stays in this tab's sessionStorage. Every value from the API
 // reaches the page as text (never as HTML).
 import { buildTimeline, formatDuration, placeOnAxis } from "./timeline.js";
-import { clear, el, field, formatTime, shortRunId } from "./dom.js";
+import { appendTo, clear, el, field, formatTime, shortRunId } from "./dom.js";
 
 const TOKEN_KEY = "platform-console-token";
 const RUN_STATUSES = ["running", "completed", "failed"];
@@ -212,7 +212,7 @@ function pluginsSection({ connections, resources }) {
 /** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
 function cronsSection(slug, crons) {
   const section = el("section", { "aria-labelledby": "crons-heading" }, el("h3", { id: "crons-heading" }, "Crons"));
-  if (!crons.length) return section.append(el("p", {}, "No crons registered.")), section;
+  if (!crons.length) return appendTo(section, el("p", {}, "No crons registered."));
   const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
   section.append(
     table(
@@ -252,7 +252,7 @@ async function runCron(slug, name, button, output) {
 /** @param {string} slug @param {{ name: string, steps: string[] }[]} workflows */
 function startWorkflowSection(slug, workflows) {
   const section = el("section", { "aria-labelledby": "start-heading" }, el("h3", { id: "start-heading" }, "Start a workflow"));
-  if (!workflows.length) return section.append(el("p", {}, "This project registers no workflows.")), section;
+  if (!workflows.length) return appendTo(section, el("p", {}, "This project registers no workflows."));
   const error = el("p", { class: "error", role: "alert" });
   const form = el(
     "form",
@@ -283,14 +283,14 @@ function startWorkflowSection(slug, workflows) {
       error.textContent = errorText(startError);
     }
   });
-  return section.append(form), section;
+  return appendTo(section, form);
 }
 
 /** @param {string} slug @param {{ plugin: string }[]} resources */
 function testEventSection(slug, resources) {
   const section = el("section", { "aria-labelledby": "test-event-heading" }, el("h3", { id: "test-event-heading" }, "Send a bot test event"));
   const bots = Object.keys(TEST_EVENT_KINDS).filter((plugin) => resources.some((r) => r.plugin === plugin));
-  if (!bots.length) return section.append(el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first.")), section;
+  if (!bots.length) return appendTo(section, el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first."));
   section.append(el("p", {}, "The local fake provider sends a signed webhook to the plugin, as platform plugin trigger does."));
   const kind = /** @type {HTMLSelectElement} */ (el("select", { name: "kind" }));
   const plugin = /** @type {HTMLSelectElement} */ (el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b }, b))));
@@ -324,7 +324,7 @@ function testEventSection(slug, resources) {
       clear(output).append(errorText(error));
     }
   });
-  return section.append(form, output), section;
+  return appendTo(section, form, output);
 }
 
 /** @param {string} slug @param {{ name: string }[]} workflows */

@@ -49,3 +49,9 @@ export function field(text, control) {
   control.id ||= `field-${++fieldCount}`;
   return el("div", { class: "field" }, el("label", { for: control.id }, text), " ", control);
 }
+
+/** Appends and returns the parent, so a view can end with `return appendTo(section, …)`. @template {HTMLElement} E @param {E} parent @param {...(Node | string)} children @returns {E} */
+export function appendTo(parent, ...children) {
+  parent.append(...children);
+  return parent;
+}
