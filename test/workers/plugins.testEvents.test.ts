@@ -14,11 +14,9 @@ const APP = "999999999999999999";
 const BOT_TOKEN = "fake-bot-token";
 const SIGNING_SECRET = "fake-signing-secret";
 
-type FakeBindings = { FAKE_CHATSERVER?: Fetcher; FAKE_WORKSPACE?: Fetcher };
-
 /** The API env of the tests plus the fake providers `platform dev` binds (absent = a deployed platform). */
-function apiEnvWith(fakes: FakeBindings): ApiEnv {
-  return Object.assign(apiHarness().env, fakes);
+function apiEnvWith(fakes: Pick<ApiEnv, "FAKE_CHATSERVER" | "FAKE_WORKSPACE">): ApiEnv {
+  return apiHarness({ env: fakes }).env;
 }
 
 function asFetcher(handle: (request: Request) => Promise<Response> | Response): Fetcher {

@@ -35,9 +35,6 @@ const BODY_FIELDS = ["kind", "text", "name"];
 const FAKE_BINDINGS = { chatserver: "FAKE_CHATSERVER", workspace: "FAKE_WORKSPACE" } as const;
 const RESOURCE_WORDS = { chatserver: "server", workspace: "workspace" } as const;
 
-/** The env this route reads: the API's, plus the local fake providers `platform dev` binds. */
-type TestEventEnv = ApiEnv & { FAKE_CHATSERVER?: Fetcher; FAKE_WORKSPACE?: Fetcher };
-
 export interface TestEventRequest {
   kind: string;
   text?: string;
@@ -201,7 +198,7 @@ export async function sendTestEvent(
   };
 }
 
-export async function sendPluginTestEvent(request: Request & { params: Record<string, string> }, env: TestEventEnv): Promise<Response> {
+export async function sendPluginTestEvent(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
   const user = await authenticateCliUser(request, env.DB);
   const plugin = testEventPlugin(request.params.plugin);
   const project = await requireOwnedProject(env.DB, user, request.params.slug!);
