@@ -1,8 +1,5 @@
 import { spawn } from "node:child_process";
-import path from "node:path";
 import { CliError, type Command } from "../commandLine.ts";
-import { stateDirFor } from "../dev/devState.ts";
-import { readPluginUrls } from "../dev/localPlugins.ts";
 import { callPlatformApi, resolvePlatformTarget, type PlatformTarget } from "../platformTarget.ts";
 
 type InstallablePlugin = "chatserver" | "workspace";
@@ -134,26 +131,6 @@ async function install(plugin: InstallablePlugin, target: PlatformTarget, values
   );
 }
 
-async function fetchJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
-  let response: Response;
-  try {
-    response = await fetch(url, init);
-  } catch (error) {
-    throw new CliError(`Cannot reach the local fake provider at ${new URL(url).origin}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  try {
-    return { status: response.status, body: text ? JSON.parse(text) : null };
-  } catch {
-    return { status: response.status, body: text };
-  }
-}
-
-function recordedList(plugin: InstallablePlugin, body: unknown): unknown[] {
-  if (plugin === "workspace") return ((body as { calls?: unknown[] } | null)?.calls ?? []) as unknown[];
-  return Array.isArray(body) ? body : [];
-}
-
 function describeCall(plugin: InstallablePlugin, call: unknown): string {
   if (plugin === "workspace") {
     const c = call as { method: string; params: Record<string, unknown>; ok: boolean; error?: string };
@@ -169,55 +146,33 @@ function describeCall(plugin: InstallablePlugin, call: unknown): string {
   return `${c.method} ${c.path}${content !== undefined ? ` content=${JSON.stringify(content)}` : ""} → ${c.status}`;
 }
 
+/** What `POST /projects/:slug/plugins/:plugin/test-events` answers (src/workers/api/pluginTestEvents.ts). */
+interface TestEventAnswer {
+  summary: string;
+  pluginAnswer: { status: number | null; inlineReply?: unknown };
+  calls: unknown[];
+}
+
 async function trigger(plugin: InstallablePlugin, kind: string, target: PlatformTarget, values: Record<string, string | boolean | undefined>) {
   if (values.api) throw new CliError("platform plugin trigger drives the local fake providers: it works with `platform dev` only (leave out --api).", 2);
-  const projectDir = path.resolve((values.dir as string | undefined) ?? ".");
-  const urls = readPluginUrls(stateDirFor(projectDir));
-  if (!urls) throw new CliError(`No plugin workers are running for ${projectDir}: restart \`platform dev\`.`);
-  const fake = urls.fakes[plugin];
-  const answer = await callPlatformApi<PluginsAnswer>(target, "GET", `/projects/${target.slug}/plugins`);
-  const resource = answer.resources.filter((r) => r.plugin === plugin).sort((a, b) => Date.parse(b.claimedAt) - Date.parse(a.claimedAt))[0];
-  if (!resource) throw new CliError(`Project "${target.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`);
-
   const text = typeof values.text === "string" ? values.text : undefined;
   const name = typeof values.name === "string" ? values.name : undefined;
   if (plugin === "chatserver" && kind === "command" && !name) throw new CliError("A chatserver command needs --name <command>.", 2);
-  const seen = recordedList(plugin, (await fetchJson(`${fake}/__fake/recorded`)).body).length;
-  const payload =
-    plugin === "chatserver"
-      ? { kind, guildId: resource.externalId, ...(name ? { name } : {}), ...(text !== undefined ? { text } : {}) }
-      : { kind, teamId: resource.externalId, ...(text !== undefined ? { text } : {}) };
-  const sent = await fetchJson(`${fake}/__fake/trigger`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(payload),
+  // The API worker has the fake provider send the signed webhook and waits (up to ~5 s) for what the handler did through the proxy.
+  const answer = await callPlatformApi<TestEventAnswer>(target, "POST", `/projects/${target.slug}/plugins/${plugin}/test-events`, {
+    kind,
+    ...(plugin === "chatserver" && kind === "command" ? { name } : {}),
+    ...(text !== undefined ? { text } : {}),
   });
-  if (sent.status !== 200) throw new CliError(`The fake ${plugin} refused the trigger (${sent.status}): ${JSON.stringify(sent.body)}`);
-  const delivered = sent.body as { response?: { status?: number; body?: unknown }; answers?: { status: number; body: unknown }[] };
-  const pluginAnswer = delivered.response ?? delivered.answers?.[0];
-  const where = plugin === "chatserver" ? `server "${resource.displayName ?? resource.externalId}"` : `workspace "${resource.displayName ?? resource.externalId}"`;
-  console.log(`Sent a signed ${kind}${name ? ` /${name}` : ""}${text !== undefined ? ` ${JSON.stringify(text)}` : ""} from ${where}; the plugin answered ${pluginAnswer?.status ?? "?"}.`);
-  const inline = (pluginAnswer?.body as { type?: number; data?: { content?: unknown } } | null)?.data?.content;
+  console.log(answer.summary);
+  const inline = answer.pluginAnswer.inlineReply;
   if (inline !== undefined) console.log(`  inline reply: ${JSON.stringify(inline)}`);
-
-  // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
-  let calls: unknown[] = [];
-  const until = Date.now() + 5000;
-  let quietSince = 0;
-  while (Date.now() < until) {
-    await sleep(200);
-    const now = recordedList(plugin, (await fetchJson(`${fake}/__fake/recorded`)).body).slice(seen);
-    if (now.length !== calls.length) {
-      calls = now;
-      quietSince = Date.now();
-    } else if (calls.length && Date.now() - quietSince > 800) break;
-  }
-  if (!calls.length) {
+  if (!answer.calls.length) {
     console.log(inline !== undefined ? "The handler made no further provider calls." : "The handler made no provider calls (within 5 s).");
     return;
   }
-  console.log(`The project's handler made ${calls.length} provider call(s):`);
-  for (const call of calls) console.log(`  ${describeCall(plugin, call)}`);
+  console.log(`The project's handler made ${answer.calls.length} provider call(s):`);
+  for (const call of answer.calls) console.log(`  ${describeCall(plugin, call)}`);
 }
 
 export const pluginCommand: Command = {
@@ -232,11 +187,13 @@ install   creates a one-time install link (valid 2 minutes), prints it, and
           open the link in a browser (only when there is a display);
           --no-open (the default) just prints it. --timeout S gives up after
           S seconds instead of at the code's expiry. email-send needs no install.
-trigger   (\`platform dev\` only) asks the local fake provider to send a
-          correctly signed webhook to the local plugin worker (chatserver:
-          command --name N [--text T], message, reaction; workspace: message,
-          mention, reaction), then prints what the project's handler did
-          through the plugin proxy (the provider calls the fake recorded).
+trigger   (\`platform dev\` only) asks the API (POST
+          /projects/:slug/plugins/:plugin/test-events) to have the local fake
+          provider send a correctly signed webhook to the local plugin worker
+          (chatserver: command --name N [--text T], message, reaction;
+          workspace: message, mention, reaction), then prints the plugin's
+          answer and what the project's handler did through the plugin proxy
+          (the provider calls the fake recorded, waited for up to 5 s).
 
 Targets the \`platform dev\` running for --dir (default: the current
 directory), or --api URL with $PLATFORM_TOKEN.`,

@@ -1,6 +1,6 @@
 import type { V4WorkerOptions } from "miniflare";
 import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { IDENTITY_HEADER, signRequestToken } from "../../shared/requestToken.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
@@ -75,11 +75,6 @@ export function loadOrCreatePluginSecrets(stateDir: string): LocalPluginSecrets 
 
 export function writePluginUrls(stateDir: string, urls: LocalPluginUrls): void {
   writeFileSync(path.join(stateDir, "plugins.json"), JSON.stringify(urls, null, 2) + "\n", { mode: 0o600 });
-}
-
-export function readPluginUrls(stateDir: string): LocalPluginUrls | null {
-  const file = path.join(stateDir, "plugins.json");
-  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as LocalPluginUrls) : null;
 }
 
 export function localPluginUrls(host: string, ports: LocalPluginPorts): LocalPluginUrls {
