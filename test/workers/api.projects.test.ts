@@ -115,12 +115,27 @@ describe("POST /admin/users", () => {
   });
 });
 
+describe("GET /", () => {
+  it("sends a browser to the console", async () => {
+    const response = await callApi("GET", "/");
+    expect(response.status).toBe(302);
+    expect(new URL(response.headers.get("location")!).pathname).toBe("/console/");
+  });
+});
+
 describe("CLI token authentication", () => {
   const routes = [
     { method: "GET", path: "/projects", body: undefined },
     { method: "POST", path: "/projects", body: { slug: "shop" } },
     { method: "GET", path: "/projects/shop", body: undefined },
     { method: "PUT", path: "/projects/shop/metadata", body: { crons: [] } },
+    // What the console reads and does (its page is public static files; its data is these routes).
+    { method: "GET", path: "/projects/shop/plugins", body: undefined },
+    { method: "GET", path: "/projects/shop/workflows?status=running", body: undefined },
+    { method: "GET", path: "/projects/shop/workflows/abc.def", body: undefined },
+    { method: "POST", path: "/projects/shop/workflows", body: { name: "checkout", data: {} } },
+    { method: "POST", path: "/projects/shop/crons/__workflow-recovery/run", body: undefined },
+    { method: "POST", path: "/projects/shop/plugins/chatserver/test-events", body: { kind: "message", text: "hi" } },
   ] as const;
 
   const cases: { name: string; authorization: (valid: string) => string | undefined; message: RegExp }[] = [

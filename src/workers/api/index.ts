@@ -25,6 +25,8 @@ const router = Router<IRequest, [ApiEnv, ExecutionContext]>({
 
 router
   .get("/health", () => Response.json({ ok: true }))
+  // People who open the API's address in a browser want the console (static files under /console/, wrangler.toml [assets]).
+  .get("/", (request) => Response.redirect(new URL("/console/", request.url).href, 302))
   .post("/admin/users", route(issueUserToken))
   .post("/projects", route(createProject))
   .get("/projects", route(listProjects))
