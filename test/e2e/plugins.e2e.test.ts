@@ -151,6 +151,47 @@ it("installs the chat-server plugin on a server, registers the project's slash c
   console.log(install.output() + triggered.stdout);
 }, 90_000);
 
+it("the console shows both connections and their claimed resources (never a token), and its test-event form sends /hello like platform plugin trigger", async () => {
+  const link = dev.output().match(/Console at (http:\/\/\S+\/console\/#token=\S+)/);
+  expect(link).not.toBeNull();
+  const page = await browser.newPage();
+  try {
+    await page.goto(link![1]!);
+    await page.getByRole("heading", { name: "Plugin connections" }).waitFor();
+    const table = async (caption: string) =>
+      page.locator("table", { has: page.locator("caption", { hasText: caption }) }).locator("tbody tr").evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].map((td) => td.textContent)));
+    const connections = await table("Plugin connections");
+    expect(connections.map((row) => [row[0], row[4]])).toEqual([
+      ["chatserver", "connected"],
+      ["workspace", "connected"],
+    ]);
+    const resources = await table("Claimed resources");
+    expect(resources.map((row) => [row[0], row[2], row[3]])).toEqual(
+      expect.arrayContaining([
+        ["workspace", "Test Workspace", "T0TEST"],
+        ["chatserver", "Test Server", "111111111111111111"],
+      ]),
+    );
+    // Tokens stay in the plugin workers: nothing token-shaped reaches the page.
+    expect(await page.locator("main").textContent()).not.toMatch(/xox[bpe]-|accessToken|refreshToken|access_token|refresh_token/);
+
+    const form = page.locator("#test-event");
+    await form.getByLabel("Plugin").selectOption("chatserver");
+    await form.getByLabel("Event").selectOption("command");
+    await form.getByLabel("Command name (chatserver command)").fill("hello");
+    await form.getByLabel("Text").fill("from the console");
+    await form.getByRole("button", { name: "Send" }).click();
+    const output = page.locator("#test-event + .result");
+    await expect.poll(() => output.textContent(), { timeout: 15_000 }).toMatch(/provider call\(s\)|no provider calls/);
+    const text = (await output.textContent())!;
+    expect(text).toContain('Sent a signed command /hello "from the console" from server "Test Server"');
+    expect(text).toContain('You said \\"from the console\\"');
+    await page.screenshot({ path: artifactPath("console-plugins.png"), fullPage: true });
+  } finally {
+    await page.close();
+  }
+}, 60_000);
+
 it("an install cancelled at the consent page ends with a clear failure line and exit 1", async () => {
   const install = startInstall(["workspace", "--timeout", "6"]);
   const url = await install.installUrl();

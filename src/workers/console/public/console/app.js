@@ -330,6 +330,8 @@ function testEventSection(slug, resources) {
 /** @param {string} slug @param {{ name: string }[]} workflows */
 function runsSection(slug, workflows) {
   const section = el("section", { "aria-labelledby": "runs-heading" }, el("h3", { id: "runs-heading" }, "Workflow runs"));
+  // Runs are listed by the project's own workflow routes, which exist only when its code registers a workflow.
+  if (!workflows.length) return appendTo(section, el("p", {}, "No runs: this project registers no workflows."));
   const filters = el(
     "form",
     { id: "run-filters", class: "inline" },
