@@ -145,6 +145,23 @@ describe("the console on platform dev", () => {
     await page.close();
   });
 
+  it("pages the list: 20 runs, then the older ones on request, newest first throughout", async () => {
+    await waitForRuns(dev.url, await startRuns(dev.url, "greet", 20, { name: "Bo" }));
+    const { page } = await openConsole();
+    const rows = page.locator("#runs tbody tr");
+    await expect.poll(() => rows.count()).toBe(20);
+    const older = page.getByRole("button", { name: "Older runs" });
+    expect(await older.isVisible()).toBe(true);
+    await older.click();
+    await expect.poll(() => rows.count()).toBe(24);
+    expect(await older.isVisible()).toBe(false);
+    expect(await page.locator("#runs-heading ~ p[role=status]").textContent()).toBe("24 runs shown, newest first.");
+    const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run-id")));
+    expect(new Set(ids).size).toBe(24);
+    expect((await listedRuns(page)).slice(-4).map(([name]) => name)).toEqual(["order", "doomed", "greet", "greet"]);
+    await page.close();
+  });
+
   it("runs the recovery sweep now and shows what it did", async () => {
     const { page } = await openConsole();
     await page.getByRole("button", { name: "Run recovery now" }).click();
