@@ -9,7 +9,7 @@ import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRu
 import type { JsonValue } from "../runtime/workflow/json.ts";
 import { recoverRun } from "../runtime/workflow/recovery.ts";
 import { createSqlEventStore } from "../runtime/workflow/sqlEventStore.ts";
-import type { WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
+import type { RunStatus, WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunRecovery, type WorkflowActorEnv } from "./workflowActorStubs.ts";
@@ -44,17 +44,19 @@ function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
 /**
  * The actor for one workflow id (its name): its own SQLite `_workflow_events`
  * log, in which at most one run is active at a time. Step functions run here,
- * in a loop within one invocation; the single alarm is spent only on what
- * needs time to pass: the first start, retries after backoff, step timeouts,
- * and continuing in a fresh invocation after the 50-second step-loop budget.
+ * in a loop within one invocation (the first one within `start`); the single
+ * alarm is spent only on what needs time to pass or must survive a crash: the
+ * first execution should `start`'s not finish, retries after backoff, step
+ * timeouts, and continuing in a fresh invocation after the 50-second step-loop
+ * budget.
  */
 export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   #store: WorkflowEventStore & RunIndex;
   /** Executions under way in this instance; a run is never driven twice at once here. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
-  /** Runs this instance has told the run index are running: reporting that again would change nothing. */
-  #indexedRunning = new Set<string>();
+  /** The status this instance last sent to the run index per run, with that report (in flight or done). */
+  #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
 
   constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
     super(ctx, env);
@@ -66,10 +68,20 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     const now = Date.now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
     if (run.created) {
-      // The first execution runs as an alarm: should the actor die mid-step, workerd retries the
-      // alarm, and that retry records the timeout and carries on.
+      // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
+      // it, and that execution records the timeout and carries on. The first execution starts here
+      // at once, in this same turn: a run whose steps finish without waiting on I/O ends before the
+      // turn's writes are committed, deletes the alarm again (so none is ever scheduled) and is
+      // committed with its creation in one write; one that is still running when the turn ends is
+      // committed with the alarm due now, which joins the execution under way.
       await this.ctx.storage.setAlarm(now);
-      await this.#report(run.runId);
+      const execution = this.#drive(run.runId, { reportFirst: false }).catch(
+        () => null, // #drive has armed the retry; the caller learns of the run, not of this.
+      );
+      // Let the steps that need no I/O run. A run that ended meanwhile has been indexed (once, as
+      // terminal) by its execution; any other is indexed as it stands before the caller hears of it.
+      const outcome = await Promise.race([execution, new Promise<null>((resolve) => setTimeout(resolve, 0, null))]);
+      if (outcome?.status !== "terminal") await this.#report(run.runId);
     }
     return run;
   }
@@ -130,13 +142,13 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
   }
 
-  #drive(runId: string): Promise<ExecuteRunResult> {
+  #drive(runId: string, { reportFirst = true } = {}): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
     if (running) return running;
     const execution = (async () => {
       try {
         const summary = this.#store.getRun(runId)!;
-        await this.#report(runId);
+        if (reportFirst) await this.#report(runId);
         const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
           now: Date.now,
           onEvent: (event) => {
@@ -145,6 +157,8 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
         });
         const wakeAt = wakeTimeAfter(result, Date.now());
         if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
+        // Nothing is left to wake for (one active run per actor: the alarm was this run's).
+        else if (result.status === "terminal") await this.ctx.storage.deleteAlarm();
         if (result.status === "terminal") await this.#report(runId);
         return result;
       } catch (error) {
@@ -168,18 +182,33 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   }
 
   /**
-   * Keeps the project's run index in step: on creation, at the end, and
-   * whenever this instance drives or recovers a run it has not yet reported as
-   * running (after a restart, or when the creation report failed). A report
-   * that would not change the index is skipped: it would cost an RPC to the
-   * project's one index actor at every execution and for every active run at
-   * every recovery sweep.
+   * Keeps the project's run index in step: on creation (or, for a run that
+   * ended within its first turn, once, at the end), at the end, and whenever
+   * this instance drives or recovers a run it has not yet reported as running
+   * (after a restart, or when the creation report failed). A report that would
+   * not change the index is skipped (or joins the same report in flight): it
+   * would cost an RPC to the project's one index actor at every execution and
+   * for every active run at every recovery sweep. The index never takes a
+   * terminal run back to running, so reports may arrive in any order.
    */
-  async #report(runId: string): Promise<void> {
+  #report(runId: string): Promise<void> {
     const summary = this.#store.getRun(runId);
-    if (!summary || (summary.status === "running" && this.#indexedRunning.has(runId))) return;
-    await runIndexOf(this.env).record(summary);
-    if (summary.status === "running") this.#indexedRunning.add(runId);
-    else this.#indexedRunning.delete(runId);
+    if (!summary) return Promise.resolve();
+    const last = this.#reports.get(runId);
+    if (last?.status === summary.status) return last.done;
+    const done = runIndexOf(this.env)
+      .record(summary)
+      .then(
+        () => {
+          // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
+          if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+        },
+        (error: unknown) => {
+          if (this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+          throw error;
+        },
+      );
+    this.#reports.set(runId, { status: summary.status, done });
+    return done;
   }
 }

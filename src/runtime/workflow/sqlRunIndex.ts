@@ -45,7 +45,11 @@ function toSummary(row: RunRow): RunSummary {
 }
 
 export interface SqlRunIndex extends WorkflowRunIndex {
-  /** Inserts or updates a run's summary; a run keeps its list position. */
+  /**
+   * Inserts or updates a run's summary; a run keeps its list position. A
+   * terminal run stays as recorded (a run never leaves a terminal state), so
+   * reports of one run may arrive in any order.
+   */
   record(summary: RunSummary): void;
 }
 
@@ -55,7 +59,7 @@ export function createSqlRunIndex(sql: SyncSql): SqlRunIndex {
     record(summary) {
       sql.run(
         `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`,
+         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at WHERE _workflow_runs.status = 'running'`,
         summary.id,
         summary.workflowId,
         summary.name,
