@@ -8,7 +8,7 @@ import { isTerminalEvent } from "../runtime/workflow/events.ts";
 import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRun.ts";
 import type { JsonValue } from "../runtime/workflow/json.ts";
 import { recoverRun } from "../runtime/workflow/recovery.ts";
-import { createSqlEventStore } from "../runtime/workflow/sqlEventStore.ts";
+import { createSqlEventStore, type SyncSql } from "../runtime/workflow/sqlEventStore.ts";
 import type { RunStatus, WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
@@ -51,7 +51,8 @@ function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
  * budget.
  */
 export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
-  #store: WorkflowEventStore & RunIndex;
+  #sql: SyncSql;
+  #storeInstance: (WorkflowEventStore & RunIndex) | null = null;
   /** Executions under way in this instance; a run is never driven twice at once here. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
@@ -61,7 +62,17 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
     super(ctx, env);
     initializePlatform(env);
-    this.#store = createSqlEventStore(durableObjectSql(ctx.storage));
+    this.#sql = durableObjectSql(ctx.storage);
+  }
+
+  /**
+   * The actor's log, its tables created on first use rather than in the
+   * constructor (whose writes workerd commits on their own): a fresh actor's
+   * schema is then committed with its first run in one write. The SQL handle
+   * itself is taken in the constructor, in the actor's own context.
+   */
+  get #store(): WorkflowEventStore & RunIndex {
+    return (this.#storeInstance ??= createSqlEventStore(this.#sql));
   }
 
   async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
