@@ -3,7 +3,7 @@ import { PlatformError } from "../shared/errors.ts";
 import { initializePlatform } from "../runtime/entry/platformHooks.ts";
 import { createRun } from "../runtime/workflow/createRun.ts";
 import type { WorkflowDefinition } from "../runtime/workflow/definition.ts";
-import { describeRun, type WorkflowRunView } from "../runtime/workflow/describeRun.ts";
+import { describeRun, outcomeOf, type WorkflowRunView } from "../runtime/workflow/describeRun.ts";
 import { isTerminalEvent } from "../runtime/workflow/events.ts";
 import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRun.ts";
 import type { JsonValue } from "../runtime/workflow/json.ts";
@@ -91,8 +91,12 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
       );
       // Let the steps that need no I/O run. A run that ended meanwhile has been indexed (once, as
       // terminal) by its execution; any other is indexed as it stands before the caller hears of it.
-      const outcome = await Promise.race([execution, new Promise<null>((resolve) => setTimeout(resolve, 0, null))]);
-      if (outcome?.status !== "terminal") await this.#report(run.runId);
+      const executed = await Promise.race([execution, new Promise<null>((resolve) => setTimeout(resolve, 0, null))]);
+      if (executed?.status !== "terminal") await this.#report(run.runId);
+      // A run that has ended answers with its outcome, so `result()` need not ask again.
+      const last = executed?.status === "terminal" ? this.#store.lastEvent(run.runId) : null;
+      const outcome = last && outcomeOf(last);
+      if (outcome) return { ...run, outcome };
     }
     return run;
   }

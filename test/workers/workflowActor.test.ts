@@ -315,6 +315,35 @@ describe("WorkflowRun: alarms, waiters and the run index", () => {
     expect(await actorAlarm(run.id)).toBeNull();
   });
 
+  it("a run whose steps need no I/O ends within start: nothing was ever scheduled, the index has it as ended, and start's answer carries the outcome", async () => {
+    const actor = workflowRunActor(actorEnv, env.WORKFLOW_RUNS.idFromName("quick-1"));
+    const started = await actor.start({ runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`, workflowId: "quick-1", name: "recoverable", data: null });
+    expect(started).toEqual({ runId: expect.any(String), workflowId: "quick-1", created: true, outcome: { status: "completed", result: { n: 1 } } });
+    expect(shape(await actorLog(started.runId))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->finish)",
+      "step_started(finish,1)",
+      "step_completed(finish)",
+      "workflow_completed",
+    ]);
+    expect(await actorAlarm(started.runId)).toBeNull();
+    // Indexed by the time start answered: no waiting.
+    expect(await runIndexOf(actorEnv).get(started.runId)).toMatchObject({ status: "completed" });
+
+    // Through workflow.start: result() settles from the outcome (a failure keeps its reason and cause).
+    const failed = await workflow.start("fatal", null, { id: "quick-2" });
+    const error = await rejection(failed.result());
+    expect(error).toMatchObject({ code: "workflow_failed", message: "card declined", details: { runId: failed.id, cause: "non_retryable" } });
+    expect(await runIndexOf(actorEnv).get(failed.id)).toMatchObject({ status: "failed" });
+    // A handle for a run still going has no outcome and asks the actor.
+    gateFor("quick-3");
+    const open = await workflow.start("gated", "q", { id: "quick-3" });
+    expect(await runIndexOf(actorEnv).get(open.id)).toMatchObject({ status: "running" });
+    gateFor("quick-3").open();
+    await expect(open.result()).resolves.toEqual({ data: "q", opened: true });
+  });
+
   it("waitForTerminal answers a finished run at once, null after its slice for a running one, not_found for an unknown one", async () => {
     const done = await workflow.start("other", null, { id: "wait-1" });
     const doneActor = workflowRunActor(actorEnv, actorIdOf(done.id));

@@ -1,5 +1,5 @@
 import { statusAfter } from "./appendRules.ts";
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "./events.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 import type { RunStatus } from "./store.ts";
 
@@ -40,4 +40,21 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
   return view;
+}
+
+/** How a finished run ended: what `run.result()` resolves with or rejects with. */
+export type RunOutcome = { status: "completed"; result: JsonValue } | { status: "failed"; error: string; cause?: WorkflowFailureCause };
+
+/** The outcome a run's terminal event records; null when `last` is not terminal. */
+export function outcomeOf(last: StoredEvent): RunOutcome | null {
+  if (last.type === "workflow_completed") return { status: "completed", result: last.payload.result };
+  if (last.type === "workflow_failed") return { status: "failed", error: last.payload.reason, cause: last.payload.cause };
+  return null;
+}
+
+/** The outcome of a finished run's view (as `workflow.get` or a backend's `waitForTerminal` returns it). */
+export function outcomeOfView(view: WorkflowRunView): RunOutcome {
+  if (view.status === "completed") return { status: "completed", result: view.result ?? null };
+  const failed = view.events[view.events.length - 1];
+  return { status: "failed", error: view.error ?? `Workflow run "${view.id}" failed`, cause: failed?.type === "workflow_failed" ? failed.payload.cause : undefined };
 }

@@ -1,6 +1,6 @@
 import { PlatformError } from "../../shared/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
-import type { WorkflowRunView } from "./describeRun.ts";
+import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { toJsonValue, type JsonValue } from "./json.ts";
 import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
 
@@ -22,6 +22,11 @@ export interface StartedRun {
   runId: string;
   workflowId: string;
   created: boolean;
+  /**
+   * Set by a backend whose run had already ended when `start` answered (its
+   * steps needed no I/O): `result()` settles from it without asking again.
+   */
+  outcome?: RunOutcome;
 }
 
 /** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
@@ -112,16 +117,18 @@ function runHandle(from: WorkflowBackend, name: string, started: StartedRun): Wo
     workflowId: started.workflowId,
     name,
     created: started.created,
-    result: () => waitForResult(from, started.runId) as Promise<any>,
+    result: () => (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<any>,
   });
 }
 
 async function waitForResult(from: WorkflowBackend, runId: string): Promise<JsonValue> {
   const view = from.waitForTerminal ? await from.waitForTerminal(runId) : await pollUntilTerminal(from, runId);
-  if (view.status === "completed") return view.result ?? null;
-  const failed = view.events[view.events.length - 1];
-  const cause = failed?.type === "workflow_failed" ? failed.payload.cause : undefined;
-  throw new PlatformError("workflow_failed", view.error ?? `Workflow run "${runId}" failed`, { runId, cause });
+  return settle(runId, outcomeOfView(view));
+}
+
+async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
+  if (outcome.status === "completed") return outcome.result;
+  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, { runId, cause: outcome.cause });
 }
 
 async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<WorkflowRunView> {
