@@ -86,16 +86,14 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
       // committed with its creation in one write; one that is still running when the turn ends is
       // committed with the alarm due now, which joins the execution under way.
       await this.ctx.storage.setAlarm(now);
-      const execution = this.#drive(run.runId, { reportFirst: false }).catch(
-        () => null, // #drive has armed the retry; the caller learns of the run, not of this.
-      );
-      // Let the steps that need no I/O run. A run that ended meanwhile has been indexed (once, as
-      // terminal) by its execution; any other is indexed as it stands before the caller hears of it.
-      const executed = await Promise.race([execution, new Promise<null>((resolve) => setTimeout(resolve, 0, null))]);
-      if (executed?.status !== "terminal") await this.#report(run.runId);
+      // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
+      this.#drive(run.runId, { reportFirst: false }).catch(() => {});
+      // Let the steps that need no I/O run, then index the run as it stands before the caller hears
+      // of it: a run already over is reported once, as ended (joining its execution's report).
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await this.#report(run.runId);
       // A run that has ended answers with its outcome, so `result()` need not ask again.
-      const last = executed?.status === "terminal" ? this.#store.lastEvent(run.runId) : null;
-      const outcome = last && outcomeOf(last);
+      const outcome = outcomeOf(this.#store.lastEvent(run.runId)!);
       if (outcome) return { ...run, outcome };
     }
     return run;

@@ -20,8 +20,27 @@ export class WorkflowRunIndex extends DurableObject {
     this.#index = createSqlRunIndex(durableObjectSql(ctx.storage));
   }
 
-  record(summary: RunSummary): void {
-    this.#index.record(summary);
+  /** Summaries waiting for the next batch write, and that write's promise. */
+  #pending: RunSummary[] = [];
+  #flush: Promise<void> | null = null;
+
+  /**
+   * Resolves once the summary is written. Reports arriving together (every
+   * run of the project reports here) are written in one transaction after
+   * the current ones are in, so a burst of runs costs a few commits rather
+   * than one each.
+   */
+  record(summary: RunSummary): Promise<void> {
+    this.#pending.push(summary);
+    this.#flush ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+      const batch = this.#pending;
+      this.#pending = [];
+      this.#flush = null;
+      this.ctx.storage.transactionSync(() => {
+        for (const one of batch) this.#index.record(one);
+      });
+    });
+    return this.#flush;
   }
 
   list(query: RunListQuery): RunListPage {
