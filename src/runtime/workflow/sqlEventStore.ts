@@ -29,6 +29,18 @@ function toEvent(row: EventRow): StoredEvent {
   return { runId: row.run_id, workflowId: row.workflow_id, seq: row.seq, type: row.type, payload: JSON.parse(row.payload), at: row.at } as StoredEvent;
 }
 
+/** True when `batch` passes every append rule, given a tail it continues (same workflow id, the seq before its first, not terminal). */
+function wellFormed(runId: string, batch: StoredEvent[]): boolean {
+  const first = batch[0];
+  if (!first) return false;
+  try {
+    checkRunBatch(runId, { workflowId: first.workflowId, lastSeq: first.seq - 1, terminal: false }, batch);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Creates the tables (idempotent: create if not exists) and returns the store. */
 export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & WorkflowRunIndex {
   for (const statement of WORKFLOW_EVENTS_SCHEMA) sql.run(statement);
@@ -59,11 +71,28 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & Workflow
       const byRun = groupBatch(events);
       sql.transaction(() => {
         for (const [runId, batch] of byRun) {
-          const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
-          checkRunBatch(runId, run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null, batch);
-          for (const event of batch) insertEvent(event);
+          const first = batch[0] as StoredEvent;
           const last = batch[batch.length - 1] as StoredEvent;
-          sql.run("UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?", statusAfter(last), last.at, last.seq, runId);
+          // The usual case in one statement: a well-formed batch that continues the run's log takes
+          // its place by moving the run's tail on, conditionally (no row back: it does not follow).
+          const follows =
+            wellFormed(runId, batch) &&
+            sql.all(
+              "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND status = 'running' RETURNING last_seq",
+              statusAfter(last),
+              last.at,
+              last.seq,
+              runId,
+              first.workflowId,
+              first.seq - 1,
+            ).length > 0;
+          if (!follows) {
+            // Otherwise read the tail, so the refusal is the same as every store's.
+            const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
+            checkRunBatch(runId, run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null, batch);
+            sql.run("UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?", statusAfter(last), last.at, last.seq, runId);
+          }
+          for (const event of batch) insertEvent(event);
         }
       });
     },
