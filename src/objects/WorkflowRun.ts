@@ -4,7 +4,7 @@ import { initializePlatform } from "../runtime/entry/platformHooks.ts";
 import { createRun } from "../runtime/workflow/createRun.ts";
 import type { WorkflowDefinition } from "../runtime/workflow/definition.ts";
 import { describeRun, outcomeOf, type WorkflowRunView } from "../runtime/workflow/describeRun.ts";
-import { isTerminalEvent } from "../runtime/workflow/events.ts";
+import { isTerminalEvent, type StoredEvent } from "../runtime/workflow/events.ts";
 import { executeRun, type ExecuteRunResult } from "../runtime/workflow/executeRun.ts";
 import type { JsonValue } from "../runtime/workflow/json.ts";
 import { recoverRun } from "../runtime/workflow/recovery.ts";
@@ -12,7 +12,7 @@ import { createSqlEventStore, type SyncSql } from "../runtime/workflow/sqlEventS
 import type { RunStatus, WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../runtime/workflow/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../runtime/workflow/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
-import { runIndexOf, type RunRecovery, type WorkflowActorEnv } from "./workflowActorStubs.ts";
+import { runIndexOf, type RunRecovery, type WorkflowActorEnv, type WorkflowRunIndexActor } from "./workflowActorStubs.ts";
 
 /** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
 const FAILED_EXECUTION_RETRY_MS = 5_000;
@@ -56,6 +56,8 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   /** Executions under way in this instance; a run is never driven twice at once here. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** The project's run index actor, looked up once per instance. */
+  #index: WorkflowRunIndexActor | null = null;
   /** The status this instance last sent to the run index per run, with that report (in flight or done). */
   #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
 
@@ -87,13 +89,14 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
       // committed with the alarm due now, which joins the execution under way.
       await this.ctx.storage.setAlarm(now);
       // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
-      this.#drive(run.runId, { reportFirst: false }).catch(() => {});
+      let ended: StoredEvent | null = null;
+      this.#drive(run.runId, { reportFirst: false, onEnd: (event) => (ended = event) }).catch(() => {});
       // Let the steps that need no I/O run, then index the run as it stands before the caller hears
       // of it: a run already over is reported once, as ended (joining its execution's report).
       await new Promise((resolve) => setTimeout(resolve, 0));
       await this.#report(run.runId);
       // A run that has ended answers with its outcome, so `result()` need not ask again.
-      const outcome = outcomeOf(this.#store.lastEvent(run.runId)!);
+      const outcome = ended && outcomeOf(ended);
       if (outcome) return { ...run, outcome };
     }
     return run;
@@ -155,7 +158,8 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
   }
 
-  #drive(runId: string, { reportFirst = true } = {}): Promise<ExecuteRunResult> {
+  /** `onEnd` sees the run's terminal event should this execution append it. */
+  #drive(runId: string, { reportFirst = true, onEnd }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void } = {}): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
     if (running) return running;
     const execution = (async () => {
@@ -165,7 +169,9 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
         const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
           now: Date.now,
           onEvent: (event) => {
-            if (isTerminalEvent(event)) this.#wake(runId);
+            if (!isTerminalEvent(event)) return;
+            onEnd?.(event);
+            this.#wake(runId);
           },
         });
         const wakeAt = wakeTimeAfter(result, Date.now());
@@ -209,7 +215,7 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
     if (!summary) return Promise.resolve();
     const last = this.#reports.get(runId);
     if (last?.status === summary.status) return last.done;
-    const done = runIndexOf(this.env)
+    const done = (this.#index ??= runIndexOf(this.env))
       .record(summary)
       .then(
         () => {

@@ -102,11 +102,15 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & Workflow
         throw new PlatformError("internal", "createRunIfNoActive takes the run's workflow_created event with seq 1");
       }
       return sql.transaction(() => {
-        const [active] = sql.all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE workflow_id = ? AND status = 'running' LIMIT 1", created.workflowId);
+        // One read for both refusals: an active run of the workflow id wins over a taken run id.
+        const rows = sql.all<{ run_id: string; workflow_id: string; status: string }>(
+          "SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND status = 'running') OR run_id = ?",
+          created.workflowId,
+          created.runId,
+        );
+        const active = rows.find((row) => row.workflow_id === created.workflowId && row.status === "running");
         if (active) return { created: false as const, activeRunId: active.run_id };
-        if (sql.all("SELECT 1 AS found FROM _workflow_runs WHERE run_id = ?", created.runId).length) {
-          throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, { runId: created.runId, seq: 1 });
-        }
+        if (rows.length) throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, { runId: created.runId, seq: 1 });
         insertEvent(created);
         sql.run(
           "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",
