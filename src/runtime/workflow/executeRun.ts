@@ -119,11 +119,23 @@ export async function executeRun(
           if (now() < wakeAt) return { status: "waiting", wakeAt };
         }
         if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
-        const claim = nextEvent(last, "step_started", { step: action.step, attempt: action.attempt }, now());
+        let claim = nextEvent(last, "step_started", { step: action.step, attempt: action.attempt }, now());
         if (!(await tryAppend([claim]))) continue;
-        const batch = await runClaimedStep(definition, claim, pad, now);
-        // A false here means our attempt was already settled by someone else; its result is dropped.
-        await tryAppend(batch);
+        for (;;) {
+          const batch = await runClaimedStep(definition, claim, pad, now);
+          const [completed] = batch;
+          const next = batch.length === 1 && completed?.type === "step_completed" ? completed.payload.next_step : undefined;
+          if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
+            // A false here means our attempt was already settled by someone else; its result is dropped.
+            await tryAppend(batch);
+            break;
+          }
+          // A step that names the next one: its completion and the next step's claim are one append
+          // (one transaction), the same two events the loop would write one after the other.
+          const nextClaim = nextEvent(completed!, "step_started", { step: next, attempt: 1 }, completed!.at);
+          if (!(await tryAppend([completed!, nextClaim]))) break;
+          claim = nextClaim;
+        }
         continue;
       }
     }
