@@ -75,6 +75,14 @@ export function throughputFigures(runs: number, stepsPerRun: number, repeats: { 
   };
 }
 
+/** Runs `fn` and returns its value with the CPU ms the host's workerd used meanwhile (null without /proc). */
+export async function measureCpu<T>(host: { cpuMs(): number | null }, fn: () => Promise<T>): Promise<{ value: T; cpuMs: number | null }> {
+  const before = host.cpuMs();
+  const value = await fn();
+  const after = host.cpuMs();
+  return { value, cpuMs: before === null || after === null ? null : after - before };
+}
+
 export interface LatencyFigures {
   runs: number;
   /** start → result() of a 1-step run. */

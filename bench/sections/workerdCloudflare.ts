@@ -10,6 +10,7 @@ import {
   longRunPoint,
   latencyFigures,
   longRunFigures,
+  measureCpu,
   throughputFigures,
   type FlatnessFigures,
   type FlatnessPoint,
@@ -43,53 +44,77 @@ export interface CloudflareFigures {
   workerLogTail: string[];
 }
 
+const bundles = new Map<string, Promise<string>>();
+
+/** bench/cf/worker.js bundled by esbuild into `tmpDir/cf-build`, once per `tmpDir`; returns the script's path. */
+function bundleOnce(tmpDir: string): Promise<string> {
+  let bundle = bundles.get(tmpDir);
+  if (!bundle) {
+    const scriptPath = path.join(tmpDir, "cf-build", "worker.js");
+    bundle = esbuild
+      .build({
+        entryPoints: [WORKER_SOURCE],
+        bundle: true,
+        format: "esm",
+        platform: "browser",
+        target: "es2023",
+        outfile: scriptPath,
+        external: ["cloudflare:*"],
+        logLevel: "silent",
+      })
+      .then(() => scriptPath);
+    bundles.set(tmpDir, bundle);
+  }
+  return bundle;
+}
+
+/**
+ * The fresh, warmed-up host section C gives every workload (w2 included): same
+ * bundle, bindings and warm-up as for our engine. Also used by the head-to-head (section H).
+ */
+export async function startCloudflareW2Host(tmpDir: string, instance: number): Promise<WorkerHost> {
+  const scriptPath = await bundleOnce(tmpDir);
+  const host = await startWorker(
+    {
+      name: "bench-cloudflare-workflows",
+      scriptPath,
+      compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: COMPATIBILITY_FLAGS,
+      durableObjects: { WAITER: { className: "Waiter" }, PROBE: { className: "Probe", useSQLite: true } },
+      workflows: { BENCH: { name: "bench-trivial-steps", className: "BenchWorkflow" } },
+    },
+    path.join(tmpDir, `state-${instance}`),
+  );
+  try {
+    await host.call("/bench/ping");
+    // Warm-up, as for our engine (not recorded).
+    await host.call<RunResponse>("/bench/run?steps=200");
+    await host.call("/bench/latency?n=5");
+    return host;
+  } catch (error) {
+    await host.dispose().catch(() => {});
+    throw error;
+  }
+}
+
 /**
  * Section C: Cloudflare Workflows' local engine (Miniflare `workflows` binding)
  * on the same workloads, each in a fresh Miniflare after the same warm-up.
  */
 export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: string) => void): Promise<CloudflareFigures> {
-  const scriptPath = path.join(tmpDir, "cf-build", "worker.js");
-  await esbuild.build({
-    entryPoints: [WORKER_SOURCE],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2023",
-    outfile: scriptPath,
-    external: ["cloudflare:*"],
-    logLevel: "silent",
-  });
+  await bundleOnce(tmpDir);
   let instance = 0;
   const logTail: string[] = [];
   const withHost = async <T>(fn: (host: WorkerHost) => Promise<T>): Promise<T> => {
-    const host = await startWorker(
-      {
-        name: "bench-cloudflare-workflows",
-        scriptPath,
-        compatibilityDate: COMPATIBILITY_DATE,
-        compatibilityFlags: COMPATIBILITY_FLAGS,
-        durableObjects: { WAITER: { className: "Waiter" }, PROBE: { className: "Probe", useSQLite: true } },
-        workflows: { BENCH: { name: "bench-trivial-steps", className: "BenchWorkflow" } },
-      },
-      path.join(tmpDir, `state-${++instance}`),
-    );
+    const host = await startCloudflareW2Host(tmpDir, ++instance);
     try {
-      await host.call("/bench/ping");
-      // Warm-up, as for our engine (not recorded).
-      await host.call<RunResponse>("/bench/run?steps=200");
-      await host.call("/bench/latency?n=5");
       return await fn(host);
     } finally {
       logTail.push(...host.logs.slice(-2));
       await host.dispose();
     }
   };
-  const cpu = async <T>(host: WorkerHost, fn: () => Promise<T>) => {
-    const before = host.cpuMs();
-    const value = await fn();
-    const after = host.cpuMs();
-    return { value, cpuMs: before === null || after === null ? null : after - before };
-  };
+  const cpu = measureCpu;
 
   progress("workloads 1 and 4: runs of 1,000, 100 and 10 steps");
   const { longRun, flatness } = await withHost(async (host) => {

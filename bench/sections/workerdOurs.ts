@@ -10,6 +10,7 @@ import {
   longRunPoint,
   latencyFigures,
   longRunFigures,
+  measureCpu,
   roundSummary,
   throughputFigures,
   type FlatnessFigures,
@@ -56,33 +57,72 @@ export interface OursWorkerdFigures {
   workerLogTail: string[];
 }
 
+type Build = Awaited<ReturnType<typeof buildProject>>;
+const builds = new Map<string, Promise<Build>>();
+
+/** The bench project bundled by buildProject into `tmpDir/build`, once per `tmpDir`. */
+function buildOnce(tmpDir: string): Promise<Build> {
+  let build = builds.get(tmpDir);
+  if (!build) {
+    build = buildProject(PROJECT_DIR, path.join(tmpDir, "build")).then((b) => {
+      if (!b.capabilities.workflow) throw new Error("The bench project did not pull in the workflow capability");
+      return b;
+    });
+    builds.set(tmpDir, build);
+  }
+  return build;
+}
+
+/** A fresh Miniflare on the bundled project, state in `tmpDir/state-<instance>`, not warmed up. */
+async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHost> {
+  const build = await buildOnce(tmpDir);
+  return startWorker(
+    {
+      name: SCRIPT_NAME,
+      scriptPath: build.bundlePath,
+      compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: COMPATIBILITY_FLAGS,
+      bindings: { PLATFORM_WORKER_SECRET: WORKER_SECRET, PLATFORM_PROJECT_ID: PROJECT_ID, PLATFORM_PROJECT_SLUG: "bench", PLATFORM_LOCAL: "1" },
+      // The sweep route calls the project's own internal cron route, the way the platform's scheduler does.
+      serviceBindings: { SELF: SCRIPT_NAME },
+      durableObjects: {
+        WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
+        WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
+      },
+    },
+    path.join(tmpDir, `state-${instance}`),
+  );
+}
+
+/**
+ * The fresh, warmed-up host section A gives workloads 1–4 (w2 included): same
+ * build, bindings and warm-up. Also used by the head-to-head (section H).
+ */
+export async function startOursW2Host(tmpDir: string, instance: number): Promise<WorkerHost> {
+  const host = await startOursHost(tmpDir, instance);
+  try {
+    await host.call("/bench/ping");
+    await host.call<RunResponse>("/bench/run?steps=200");
+    await host.call("/bench/latency?n=5");
+    return host;
+  } catch (error) {
+    await host.dispose().catch(() => {});
+    throw error;
+  }
+}
+
 /**
  * Section A: our WorkflowRun actors in workerd, through Miniflare, on a
  * project bundled by buildProject. Each workload gets a fresh Miniflare (fresh
  * state, warmed up first), so no workload pays for actors another left behind.
  */
 export async function benchOursInWorkerd(tmpDir: string, progress: (line: string) => void): Promise<OursWorkerdFigures> {
-  const build = await buildProject(PROJECT_DIR, path.join(tmpDir, "build"));
-  if (!build.capabilities.workflow) throw new Error("The bench project did not pull in the workflow capability");
+  const build = await buildOnce(tmpDir);
   let instance = 0;
   const logTail: string[] = [];
-  const withHost = async <T>(fn: (host: WorkerHost) => Promise<T>): Promise<T> => {
-    const host = await startWorker(
-      {
-        name: SCRIPT_NAME,
-        scriptPath: build.bundlePath,
-        compatibilityDate: COMPATIBILITY_DATE,
-        compatibilityFlags: COMPATIBILITY_FLAGS,
-        bindings: { PLATFORM_WORKER_SECRET: WORKER_SECRET, PLATFORM_PROJECT_ID: PROJECT_ID, PLATFORM_PROJECT_SLUG: "bench", PLATFORM_LOCAL: "1" },
-        // The sweep route calls the project's own internal cron route, the way the platform's scheduler does.
-        serviceBindings: { SELF: SCRIPT_NAME },
-        durableObjects: {
-          WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
-          WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
-        },
-      },
-      path.join(tmpDir, `state-${++instance}`),
-    );
+  /** Workloads 1–4 get a warmed-up host; the sweep (workload 5) starts from a bare one. */
+  const withHost = async <T>(fn: (host: WorkerHost) => Promise<T>, warmUp = true): Promise<T> => {
+    const host = warmUp ? await startOursW2Host(tmpDir, ++instance) : await startOursHost(tmpDir, ++instance);
     try {
       return await fn(host);
     } finally {
@@ -90,21 +130,10 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
       await host.dispose();
     }
   };
-  const warm = async (host: WorkerHost) => {
-    await host.call("/bench/ping");
-    await host.call<RunResponse>("/bench/run?steps=200");
-    await host.call("/bench/latency?n=5");
-  };
-  const cpu = async <T>(host: WorkerHost, fn: () => Promise<T>) => {
-    const before = host.cpuMs();
-    const value = await fn();
-    const after = host.cpuMs();
-    return { value, cpuMs: before === null || after === null ? null : after - before };
-  };
+  const cpu = measureCpu;
 
   progress("workloads 1 and 4: runs of 1,000, 100 and 10 steps");
   const { longRun, flatness } = await withHost(async (host) => {
-    await warm(host);
     const longRuns: LongRunFigures["runs"] = [];
     const longRunResponses: RunResponse[] = [];
     for (let i = 0; i < WORKLOADS.longRun.repeats; i++) {
@@ -135,7 +164,6 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
 
   progress("workload 2: concurrent runs");
   const throughput = await withHost(async (host) => {
-    await warm(host);
     const { runs, steps, repeats } = WORKLOADS.concurrent;
     const rows: { ms: number; cpuMs: number | null; perRunMs: number[] }[] = [];
     for (let i = 0; i < repeats; i++) {
@@ -147,7 +175,6 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
 
   progress("workload 3: start → result() latency");
   const latency = await withHost(async (host) => {
-    await warm(host);
     const { samples } = await host.call<{
       samples: { ms: number; startMs: number; t0: number; t1: number; events: [string, number][] }[];
     }>(`/bench/latency?n=${WORKLOADS.latency.runs}&events=1`);
@@ -170,14 +197,14 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
   });
 
   progress("workload 5: recovery sweep vs active runs and total events");
-  const sweep = await withHost((host) => sweepWorkload(host, cpu));
+  const sweep = await withHost((host) => sweepWorkload(host, cpu), false);
 
   return { longRun, throughput, latency, flatness, sweep, bundleBytes: build.bundleBytes, workerLogTail: logTail.slice(-5) };
 }
 
 async function sweepWorkload(
   host: WorkerHost,
-  cpu: <T>(host: WorkerHost, fn: () => Promise<T>) => Promise<{ value: T; cpuMs: number | null }>,
+  cpu: typeof measureCpu,
 ): Promise<OursWorkerdFigures["sweep"]> {
   let totalRuns = 0;
   let totalEvents = 0;
