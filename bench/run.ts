@@ -1,7 +1,8 @@
 // `npm run bench`: the workflow engine benchmark. Runs, in one process and
 // one go, (A) our WorkflowRun actors in workerd through Miniflare, (C)
-// Cloudflare Workflows' own local engine on the same workloads, and (B) the
-// Node backend; prints a readable report and writes the same figures to
+// Cloudflare Workflows' own local engine on the same workloads, (H) workload 2
+// head to head (the two engines interleaved in pairs), and (B) the Node
+// backend; prints a readable report and writes the same figures to
 // bench/results/latest.json. Needs Node >= 22.12 with type stripping (the
 // npm script runs the repository's Node 22).
 import * as esbuild from "esbuild";
@@ -9,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { computeRatios, computeTargets, formatReport, type BenchResults, type Outcome } from "./lib/report.ts";
+import { benchW2HeadToHead } from "./sections/headToHead.ts";
 import { benchNodeBackend } from "./sections/nodeBackend.ts";
 import { benchCloudflareWorkflows } from "./sections/workerdCloudflare.ts";
 import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
@@ -66,8 +68,9 @@ const environment: BenchResults["environment"] = {
   loadAverageAtStart: os.loadavg(),
 };
 
-// BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them (S: sign-in, P: plugins).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,S,P").split(",").map((s) => s.trim().toUpperCase()));
+// BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
+// (H: workload 2 head to head, ours and Cloudflare's interleaved; S: sign-in; P: plugins).
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,S,P").split(",").map((s) => s.trim().toUpperCase()));
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -78,13 +81,15 @@ try {
         "Miniflare 5 (convertV4MiniflareOptions) with the v4 option workflows: { BENCH: { name, className } } on a worker exporting a WorkflowEntrypoint class",
       ])
     : skipped;
+  // H starts its own hosts for both engines (it also runs alone: BENCH_SECTIONS=H); the w2 target uses its paired median.
+  const headToHead = only.has("H") ? await section("H head-to-head w2", () => benchW2HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w2"))) : skipped;
   const node = only.has("B") ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node"))) : skipped;
   const signin = only.has("S") ? await section("S sign-in", () => benchSignin(path.join(tmpDir, "signin"), progress("S sign-in"))) : skipped;
   const plugins = only.has("P") ? await section("P plugins", () => benchPlugins(path.join(tmpDir, "plugins"), progress("P plugins"))) : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
-  const results: BenchResults = { environment, sectionSeconds, ours, cloudflare, node, ratios, targets: computeTargets(ours, ratios) };
+  const results: BenchResults = { environment, sectionSeconds, ours, cloudflare, headToHead, node, ratios, targets: computeTargets(ours, ratios, headToHead) };
   process.stdout.write(formatReport(results) + "\n");
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");

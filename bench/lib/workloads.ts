@@ -7,6 +7,11 @@ export const WORKLOADS = {
   longRun: { steps: 1000, repeats: 3 },
   /** Workload 2: this many concurrent runs of `steps` steps, repeated (median repetition reported). */
   concurrent: { runs: 200, steps: 10, repeats: 3 },
+  /**
+   * Workload 2 head to head (section H): interleaved pairs, ABBA order, each
+   * measurement ONE batch of `concurrent` on a fresh warmed-up host per engine.
+   */
+  w2Pairs: 6,
   /** Workload 3: sequential 1-step runs, start → result(), after `warmup` unrecorded ones. */
   latency: { runs: 50, warmup: 5 },
   /** Workload 4: per-step loop cost at each run length (runs per length). */
