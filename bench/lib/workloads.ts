@@ -11,7 +11,7 @@ export const WORKLOADS = {
    * Workload 2 head to head (section H): interleaved pairs, ABBA order, each
    * measurement ONE batch of `concurrent` on a fresh warmed-up host per engine.
    */
-  w2Pairs: 6,
+  w2Pairs: 8,
   /** Workload 3: sequential 1-step runs, start → result(), after `warmup` unrecorded ones. */
   latency: { runs: 50, warmup: 5 },
   /** Workload 4: per-step loop cost at each run length (runs per length). */
