@@ -76,6 +76,22 @@ export function throughputFigures(runs: number, stepsPerRun: number, repeats: { 
 }
 
 /** Runs `fn` and returns its value with the CPU ms the host's workerd used meanwhile (null without /proc). */
+/**
+ * The same warm-up for every engine's fresh host (not recorded): a ping, one
+ * 200-step run, five 1-step runs. A host that fails it is disposed.
+ */
+export async function warmedUp<H extends { call(pathAndQuery: string): Promise<unknown>; dispose(): Promise<void> }>(host: H): Promise<H> {
+  try {
+    await host.call("/bench/ping");
+    await host.call("/bench/run?steps=200");
+    await host.call("/bench/latency?n=5");
+    return host;
+  } catch (error) {
+    await host.dispose().catch(() => {});
+    throw error;
+  }
+}
+
 export async function measureCpu<T>(host: { cpuMs(): number | null }, fn: () => Promise<T>): Promise<{ value: T; cpuMs: number | null }> {
   const before = host.cpuMs();
   const value = await fn();

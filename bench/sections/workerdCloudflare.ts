@@ -17,6 +17,7 @@ import {
   type LatencyFigures,
   type LongRunFigures,
   type ThroughputFigures,
+  warmedUp,
 } from "./shared.ts";
 
 const WORKER_SOURCE = path.join(import.meta.dirname, "..", "cf", "worker.js");
@@ -85,16 +86,8 @@ export async function startCloudflareW2Host(tmpDir: string, instance: number): P
     },
     path.join(tmpDir, `state-${instance}`),
   );
-  try {
-    await host.call("/bench/ping");
-    // Warm-up, as for our engine (not recorded).
-    await host.call<RunResponse>("/bench/run?steps=200");
-    await host.call("/bench/latency?n=5");
-    return host;
-  } catch (error) {
-    await host.dispose().catch(() => {});
-    throw error;
-  }
+  // Warm-up, as for our engine (not recorded).
+  return warmedUp(host);
 }
 
 /**

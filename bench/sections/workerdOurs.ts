@@ -18,6 +18,7 @@ import {
   type LatencyFigures,
   type LongRunFigures,
   type ThroughputFigures,
+  warmedUp,
 } from "./shared.ts";
 
 const PROJECT_DIR = path.join(import.meta.dirname, "..", "projects", "workflows");
@@ -99,16 +100,7 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
  * build, bindings and warm-up. Also used by the head-to-head (section H).
  */
 export async function startOursW2Host(tmpDir: string, instance: number): Promise<WorkerHost> {
-  const host = await startOursHost(tmpDir, instance);
-  try {
-    await host.call("/bench/ping");
-    await host.call<RunResponse>("/bench/run?steps=200");
-    await host.call("/bench/latency?n=5");
-    return host;
-  } catch (error) {
-    await host.dispose().catch(() => {});
-    throw error;
-  }
+  return warmedUp(await startOursHost(tmpDir, instance));
 }
 
 /**
