@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const main = path.join(repo, "src/cli/main.ts");
+const main = path.join(repo, "src/dev/cli/main.ts");
 const [major, minor] = process.versions.node.split(".").map(Number);
 const modern = major > 22 || (major === 22 && minor >= 12);
 

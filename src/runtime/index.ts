@@ -1,13 +1,13 @@
 // The `platform` module user code imports. Each capability lives in its own
 // module and is tree-shaken away when a project does not use it.
-export { PlatformError } from "../shared/errors.ts";
-export type { PlatformErrorCode } from "../shared/errors.ts";
+export { PlatformError } from "../core/errors.ts";
+export type { PlatformErrorCode } from "../core/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
-export { workflow, NonRetryableError } from "./workflowWorker.ts";
+export { workflow, NonRetryableError } from "./workflow/index.ts";
 export { email, type EmailSendInput } from "./plugins/email.ts";
 export { workspace, type WorkspaceEvent, type WorkspaceEventKind, type WorkspaceEventContext, type WorkspaceCallOptions, type PostedMessage } from "./plugins/workspace.ts";
 export { chatserver, type ChatCommand, type ChatEvent, type ChatEventKind, type ChatUser } from "./plugins/chatserver.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
-export type { WorkflowRun, WorkflowListFilter } from "./workflow/workflowApi.ts";
-export type { StepContext, StepResult } from "./workflow/stepContext.ts";
-export type { WorkflowRunView } from "./workflow/describeRun.ts";
+export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
+export type { StepContext, StepResult } from "../engine/stepContext.ts";
+export type { WorkflowRunView } from "../engine/describeRun.ts";

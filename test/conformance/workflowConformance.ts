@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../src/shared/errors.ts";
-import type { WorkflowDefinition } from "../../src/runtime/workflow/definition.ts";
-import { NonRetryableError } from "../../src/runtime/workflow/nonRetryableError.ts";
+import { PlatformError } from "../../src/core/errors.ts";
+import type { WorkflowDefinition } from "../../src/engine/definition.ts";
+import { NonRetryableError } from "../../src/engine/nonRetryableError.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
   type WorkflowBackend,
-} from "../../src/runtime/workflow/workflowApi.ts";
+} from "../../src/engine/workflowApi.ts";
 
 /**
  * One behaviour, every backend: the same cases run against the in-memory

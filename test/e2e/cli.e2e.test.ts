@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { NATIVE_SQLITE_MESSAGE } from "../../src/cli/build/nativeSqliteGuard.ts";
+import { NATIVE_SQLITE_MESSAGE } from "../../src/dev/cli/build/nativeSqliteGuard.ts";
 import { describeProcess, descendantsOf, isAlive, runCli, startDev, systemNode } from "./cliProcess.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-"));

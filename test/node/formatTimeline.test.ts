@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowRunView } from "../../src/runtime/workflow/describeRun.ts";
-import { formatRunList, formatRunTimeline } from "../../src/cli/workflow/formatTimeline.ts";
+import type { WorkflowRunView } from "../../src/engine/describeRun.ts";
+import { formatRunList, formatRunTimeline } from "../../src/dev/cli/workflow/formatTimeline.ts";
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 

@@ -1,6 +1,6 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import api from "../../src/workers/api/index.ts";
+import api from "../../src/platform/api/index.ts";
 
 interface Upload {
   url: string;
@@ -153,7 +153,7 @@ describe("PUT /projects/:slug/deployment", () => {
 
 describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
   it("calls each plugin's POST /deploy with the project's identity token and its plugins metadata, reporting refusals", async () => {
-    const { verifyRequestToken, IDENTITY_HEADER } = await import("../../src/shared/requestToken.ts");
+    const { verifyRequestToken, IDENTITY_HEADER } = await import("../../src/core/requestToken.ts");
     const cloudflare = fakeCloudflare();
     const { token } = await userWithProject("dev@example.com", "shop");
     const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>("worker_secret"))!;

@@ -6,14 +6,14 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import api from "../../src/workers/api/index.ts";
-import type { WorkflowExecuteMessage } from "../../src/workers/api/env.ts";
-import { cronIsDue, runDueCrons } from "../../src/workers/api/projectCrons.ts";
-import { resolveDispatcher } from "../../src/workers/shared/dispatcher.ts";
-import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../src/shared/requestToken.ts";
+import api from "../../src/platform/api/index.ts";
+import type { WorkflowExecuteMessage } from "../../src/platform/api/env.ts";
+import { cronIsDue, runDueCrons } from "../../src/platform/api/projectCrons.ts";
+import { resolveDispatcher } from "../../src/platform/dispatch/dispatcher.ts";
+import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../src/core/requestToken.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import { installCronRegistrar, registerCron, registerInternalRoute } from "../../src/runtime/entry/platformHooks.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import {
   apiHarness,
   createProject,

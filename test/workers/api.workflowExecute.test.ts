@@ -1,8 +1,8 @@
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import api from "../../src/workers/api/index.ts";
-import { IDENTITY_HEADER, signRequestToken, type TokenPurpose } from "../../src/shared/requestToken.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import api from "../../src/platform/api/index.ts";
+import { IDENTITY_HEADER, signRequestToken, type TokenPurpose } from "../../src/core/requestToken.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { API_ORIGIN, apiHarness, createProject, expectError, projectRow, streamOfText, userWithProject } from "./fixtures.ts";
 
 const PATH = "/internal/workflow/execute";

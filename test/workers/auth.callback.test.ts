@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth } from "../../src/runtime/auth/index.ts";
 import { openSession } from "../../src/runtime/auth/sessionSeal.ts";
-import { bindingHash } from "../../src/shared/callbackToken.ts";
+import { bindingHash } from "../../src/core/callbackToken.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,

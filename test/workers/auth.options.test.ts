@@ -4,7 +4,7 @@ import { DEFAULT_SESSION_MAX_AGE, MAX_SESSION_MAX_AGE, authSettings } from "../.
 import { checkEmail } from "../../src/runtime/auth/emailDomain.ts";
 import { safeRedirectPath } from "../../src/runtime/auth/safeRedirect.ts";
 import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
+import { PlatformError } from "../../src/core/errors.ts";
 
 describe("auth.allow(options)", () => {
   it("defaults: every account, 30-day sessions; reported in the build metadata for the login worker", () => {

@@ -10,7 +10,7 @@ import { auth } from "../../src/runtime/auth/index.ts";
 import { sealSession, type SessionRecord } from "../../src/runtime/auth/sessionSeal.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
-import { bindingHash, signCallbackToken } from "../../src/shared/callbackToken.ts";
+import { bindingHash, signCallbackToken } from "../../src/core/callbackToken.ts";
 
 export const SECRET = "ab".repeat(32);
 export const OTHER_SECRET = "cd".repeat(32);

@@ -3,11 +3,11 @@
 // unknown servers, the install flow, deploy and the proxy routes.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, OTHER_GUILD, TEST_GUILD, type FakeChatServer } from "../../src/fakes/chatserver/fakeChatServer.ts";
-import { signEd25519 } from "../../src/plugins/chatserver/ed25519.ts";
-import type { ChatServerEnv } from "../../src/plugins/chatserver/env.ts";
-import plugin from "../../src/plugins/chatserver/index.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import { createFakeChatServer, OTHER_GUILD, TEST_GUILD, type FakeChatServer } from "../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import { signEd25519 } from "../../src/platform/plugins/chatserver/ed25519.ts";
+import type { ChatServerEnv } from "../../src/platform/plugins/chatserver/env.ts";
+import plugin from "../../src/platform/plugins/chatserver/index.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { fakeDispatcher, userWithProject, type FakeDispatcher } from "./fixtures.ts";
 import { pluginEnv, signedRequest } from "./pluginFixtures.ts";
 

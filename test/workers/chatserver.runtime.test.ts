@@ -5,16 +5,16 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "../../src/fakes/chatserver/fakeChatServer.ts";
-import type { ChatServerEnv } from "../../src/plugins/chatserver/env.ts";
-import plugin from "../../src/plugins/chatserver/index.ts";
+import { createFakeChatServer, TEST_GUILD } from "../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import type { ChatServerEnv } from "../../src/platform/plugins/chatserver/env.ts";
+import plugin from "../../src/platform/plugins/chatserver/index.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
 import { chatserver, resetChatServerHandlers, type ChatCommand, type ChatEvent } from "../../src/runtime/plugins/chatserver.ts";
 import { setPluginEnv } from "../../src/runtime/plugins/pluginCall.ts";
-import { callProjectWorker } from "../../src/workers/shared/callProjectWorker.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
+import { callProjectWorker } from "../../src/platform/dispatch/callProjectWorker.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
+import { PlatformError } from "../../src/core/errors.ts";
 import { userWithProject } from "./fixtures.ts";
 import { pluginEnv } from "./pluginFixtures.ts";
 

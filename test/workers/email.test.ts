@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import emailPlugin from "../../src/plugins/email-send/index.ts";
-import fakeEmailWorker from "../../src/fakes/email/index.ts";
-import type { EmailPluginEnv } from "../../src/plugins/email-send/env.ts";
-import { createFakeEmailProvider, type FakeEmailProvider } from "../../src/fakes/email/fakeEmailProvider.ts";
+import emailPlugin from "../../src/platform/plugins/email-send/index.ts";
+import fakeEmailWorker from "../../src/dev/fakes/email/index.ts";
+import type { EmailPluginEnv } from "../../src/platform/plugins/email-send/env.ts";
+import { createFakeEmailProvider, type FakeEmailProvider } from "../../src/dev/fakes/email/fakeEmailProvider.ts";
 import { email } from "../../src/runtime/plugins/email.ts";
 import { setPluginEnv } from "../../src/runtime/plugins/pluginCall.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
-import { IDENTITY_HEADER } from "../../src/shared/requestToken.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import { PlatformError } from "../../src/core/errors.ts";
+import { IDENTITY_HEADER } from "../../src/core/requestToken.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { userWithProject } from "./fixtures.ts";
 import { pluginEnv, signedRequest } from "./pluginFixtures.ts";
 

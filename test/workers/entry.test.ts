@@ -12,8 +12,8 @@ import {
   registerPublicRoute,
 } from "../../src/runtime/entry/platformHooks.ts";
 import { basePathOf } from "../../src/runtime/entry/requestBasePath.ts";
-import { PlatformError, type PlatformErrorCode } from "../../src/shared/errors.ts";
-import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "../../src/shared/requestToken.ts";
+import { PlatformError, type PlatformErrorCode } from "../../src/core/errors.ts";
+import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "../../src/core/requestToken.ts";
 import { expectError, streamOfBytes } from "./fixtures.ts";
 
 const SECRET = "ab".repeat(32);

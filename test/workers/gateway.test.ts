@@ -1,11 +1,11 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { Router, type IRequest } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
-import gateway, { type GatewayEnv } from "../../src/workers/gateway/index.ts";
+import gateway, { type GatewayEnv } from "../../src/platform/gateway/index.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import { basePathOf } from "../../src/runtime/entry/requestBasePath.ts";
-import { INTERNAL_HEADER, signRequestToken } from "../../src/shared/requestToken.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import { INTERNAL_HEADER, signRequestToken } from "../../src/core/requestToken.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import {
   createProject,
   expectError,

@@ -3,7 +3,7 @@
 import "../../src/runtime/entry/prelude.ts";
 
 export { WorkflowRun, WorkflowRunIndex } from "../../src/objects/index.ts";
-export { RateLimiter } from "../../src/objects/RateLimiter.ts";
-export { SessionCode } from "../../src/objects/SessionCode.ts";
+export { RateLimiter } from "../../src/platform/actors/RateLimiter.ts";
+export { SessionCode } from "../../src/platform/actors/SessionCode.ts";
 
 export default { fetch: () => new Response("test harness") };

@@ -1,8 +1,8 @@
 import { generateKeyPair } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
-import { verifyCallbackToken } from "../../src/shared/callbackToken.ts";
-import { sealFlowCookie } from "../../src/workers/login/flowCookie.ts";
-import { resetIdentityProviderCache } from "../../src/workers/login/identityProvider.ts";
+import { verifyCallbackToken } from "../../src/core/callbackToken.ts";
+import { sealFlowCookie } from "../../src/platform/login/flowCookie.ts";
+import { resetIdentityProviderCache } from "../../src/platform/login/identityProvider.ts";
 import {
   ADA,
   browserBinding,

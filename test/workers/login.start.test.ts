@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { resetIdentityProviderCache } from "../../src/workers/login/identityProvider.ts";
+import { resetIdentityProviderCache } from "../../src/platform/login/identityProvider.ts";
 import { browserBinding, callLogin, CLIENT_ID, fakeIdentityProvider, ISSUER, LOGIN_URL, loginEnv, projectWithAuth, startPath } from "./loginFixtures.ts";
 
 beforeEach(() => resetIdentityProviderCache());

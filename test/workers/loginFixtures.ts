@@ -8,9 +8,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { expect } from "vitest";
-import { base64url, bindingHash } from "../../src/shared/callbackToken.ts";
-import type { LoginEnv } from "../../src/workers/login/env.ts";
-import login from "../../src/workers/login/index.ts";
+import { base64url, bindingHash } from "../../src/core/callbackToken.ts";
+import type { LoginEnv } from "../../src/platform/login/env.ts";
+import login from "../../src/platform/login/index.ts";
 import { callApi, createUserWithToken, projectRow } from "./fixtures.ts";
 
 export const ISSUER = "https://idp.example.test";

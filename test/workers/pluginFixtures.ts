@@ -3,9 +3,9 @@
  * bindings, and identity-signed proxy requests.
  */
 import { env } from "cloudflare:test";
-import { IDENTITY_HEADER, signRequestToken } from "../../src/shared/requestToken.ts";
-import type { PluginEnv } from "../../src/plugins/shared/pluginEnv.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import { IDENTITY_HEADER, signRequestToken } from "../../src/core/requestToken.ts";
+import type { PluginEnv } from "../../src/platform/plugins/shared/pluginEnv.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 
 export const TOKEN_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 export const STATE_SECRET = "test-state-secret-0123456789abcdef0123456789";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { upsertConnection } from "../../src/plugins/shared/connectionsStore.ts";
-import { claimResource } from "../../src/plugins/shared/resourceClaims.ts";
-import { consumeSessionCode } from "../../src/plugins/shared/sessionCodes.ts";
+import { upsertConnection } from "../../src/platform/db/connectionsStore.ts";
+import { claimResource } from "../../src/platform/db/resourceClaims.ts";
+import { consumeSessionCode } from "../../src/platform/plugins/shared/sessionCodes.ts";
 import { apiHarness, callApi, createProject, expectError, userWithProject } from "./fixtures.ts";
 import { TOKEN_ENCRYPTION_KEY } from "./pluginFixtures.ts";
 

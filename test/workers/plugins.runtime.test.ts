@@ -4,9 +4,9 @@ import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWork
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
 import { pluginCall } from "../../src/runtime/plugins/pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata, type PluginRequestContext } from "../../src/runtime/plugins/pluginRoutes.ts";
-import { callProjectWorker } from "../../src/workers/shared/callProjectWorker.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
-import { IDENTITY_HEADER, verifyRequestToken } from "../../src/shared/requestToken.ts";
+import { callProjectWorker } from "../../src/platform/dispatch/callProjectWorker.ts";
+import { PlatformError } from "../../src/core/errors.ts";
+import { IDENTITY_HEADER, verifyRequestToken } from "../../src/core/requestToken.ts";
 
 const SECRET = "ab".repeat(32);
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: SECRET };

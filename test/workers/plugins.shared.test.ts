@@ -1,22 +1,22 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { authenticateProjectCall } from "../../src/plugins/shared/authenticateProjectCall.ts";
+import { authenticateProjectCall } from "../../src/platform/plugins/shared/authenticateProjectCall.ts";
 import {
   listConnectionSummaries,
   markConnectionRevoked,
   markConnectionsRevokedForExternalUser,
   readConnection,
   upsertConnection,
-} from "../../src/plugins/shared/connectionsStore.ts";
-import { dispatchToProject } from "../../src/plugins/shared/dispatchToProject.ts";
-import { claimEvent, EVENT_DEDUPE_TTL_MS, releaseEvent } from "../../src/plugins/shared/eventDedupe.ts";
-import { OAUTH_STATE_LIFETIME_MS, signOAuthState, verifyOAuthState } from "../../src/plugins/shared/oauthState.ts";
-import { pluginErrorResponse } from "../../src/plugins/shared/pluginErrorResponse.ts";
-import { claimResource, findResourceOwner, releaseResource } from "../../src/plugins/shared/resourceClaims.ts";
-import { makeResourceOwnerRef, resolveResourceOwnerRef } from "../../src/plugins/shared/resourceOwnerRef.ts";
-import { openToken, sealToken } from "../../src/plugins/shared/tokenVault.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
-import { IDENTITY_HEADER, INTERNAL_HEADER, verifyRequestToken } from "../../src/shared/requestToken.ts";
+} from "../../src/platform/db/connectionsStore.ts";
+import { dispatchToProject } from "../../src/platform/plugins/shared/dispatchToProject.ts";
+import { claimEvent, EVENT_DEDUPE_TTL_MS, releaseEvent } from "../../src/platform/plugins/shared/eventDedupe.ts";
+import { OAUTH_STATE_LIFETIME_MS, signOAuthState, verifyOAuthState } from "../../src/platform/plugins/shared/oauthState.ts";
+import { pluginErrorResponse } from "../../src/platform/plugins/shared/pluginErrorResponse.ts";
+import { claimResource, findResourceOwner, releaseResource } from "../../src/platform/db/resourceClaims.ts";
+import { makeResourceOwnerRef, resolveResourceOwnerRef } from "../../src/platform/plugins/shared/resourceOwnerRef.ts";
+import { openToken, sealToken } from "../../src/platform/plugins/shared/tokenVault.ts";
+import { PlatformError } from "../../src/core/errors.ts";
+import { IDENTITY_HEADER, INTERNAL_HEADER, verifyRequestToken } from "../../src/core/requestToken.ts";
 import { fakeDispatcher, userWithProject } from "./fixtures.ts";
 import { pluginEnv, signedRequest, STATE_SECRET, TOKEN_ENCRYPTION_KEY } from "./pluginFixtures.ts";
 

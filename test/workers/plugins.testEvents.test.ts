@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "../../src/fakes/chatserver/fakeChatServer.ts";
-import { createFakeSlack, DEFAULT_TEAM } from "../../src/fakes/workspace/fakeSlack.ts";
-import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../src/plugins/chatserver/ed25519.ts";
-import { verifySlackSignature } from "../../src/plugins/workspace/slackSignature.ts";
-import { claimResource, listProjectResources } from "../../src/plugins/shared/resourceClaims.ts";
-import type { ApiEnv } from "../../src/workers/api/env.ts";
-import { sendTestEvent } from "../../src/workers/api/pluginTestEvents.ts";
+import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import { createFakeSlack, DEFAULT_TEAM } from "../../src/dev/fakes/workspace/fakeSlack.ts";
+import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../src/platform/plugins/chatserver/ed25519.ts";
+import { verifySlackSignature } from "../../src/platform/plugins/workspace/slackSignature.ts";
+import { claimResource, listProjectResources } from "../../src/platform/db/resourceClaims.ts";
+import type { ApiEnv } from "../../src/platform/api/env.ts";
+import { sendTestEvent } from "../../src/dev/routes/pluginTestEvents.ts";
 import { apiHarness, callApi, expectError, jsonOfSize, userWithProject } from "./fixtures.ts";
 
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";

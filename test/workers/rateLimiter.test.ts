@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { RateLimiter } from "../../src/objects/RateLimiter.ts";
-import { takeRateLimit } from "../../src/plugins/shared/rateLimit.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
+import { RateLimiter } from "../../src/platform/actors/RateLimiter.ts";
+import { takeRateLimit } from "../../src/platform/plugins/shared/rateLimit.ts";
+import { PlatformError } from "../../src/core/errors.ts";
 
 const limiter = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SessionCode } from "../../src/objects/SessionCode.ts";
-import { consumeSessionCode } from "../../src/plugins/shared/sessionCodes.ts";
+import { SessionCode } from "../../src/platform/actors/SessionCode.ts";
+import { consumeSessionCode } from "../../src/platform/plugins/shared/sessionCodes.ts";
 
 const hexCode = () => [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
 

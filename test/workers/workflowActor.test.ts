@@ -6,24 +6,24 @@
  */
 import { abortAllDurableObjects, env, evictDurableObject, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { durableObjectSql } from "../../src/objects/durableObjectSql.ts";
-import { runIndexOf, workflowRunActor, type WorkflowActorEnv } from "../../src/objects/workflowActorStubs.ts";
-import { createRun } from "../../src/runtime/workflow/createRun.ts";
-import type { WorkflowDefinition } from "../../src/runtime/workflow/definition.ts";
-import type { StoredEvent } from "../../src/runtime/workflow/events.ts";
-import { executeRun, type ExecuteRunResult } from "../../src/runtime/workflow/executeRun.ts";
-import { NonRetryableError } from "../../src/runtime/workflow/nonRetryableError.ts";
-import { createSqlEventStore } from "../../src/runtime/workflow/sqlEventStore.ts";
-import type { WorkflowEventStore } from "../../src/runtime/workflow/store.ts";
+import { durableObjectSql } from "../../src/runtime/workflow/actors/durableObjectSql.ts";
+import { runIndexOf, workflowRunActor, type WorkflowActorEnv } from "../../src/runtime/workflow/actorClient.ts";
+import { createRun } from "../../src/engine/createRun.ts";
+import type { WorkflowDefinition } from "../../src/engine/definition.ts";
+import type { StoredEvent } from "../../src/engine/events.ts";
+import { executeRun, type ExecuteRunResult } from "../../src/engine/executeRun.ts";
+import { NonRetryableError } from "../../src/engine/nonRetryableError.ts";
+import { createSqlEventStore } from "../../src/engine/sqlEventStore.ts";
+import type { WorkflowEventStore } from "../../src/engine/store.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
-} from "../../src/runtime/workflow/workflowApi.ts";
-import { durableObjectWorkflowBackend } from "../../src/runtime/workflowActors/durableObjectBackend.ts";
-import { sweepStuckRuns } from "../../src/runtime/workflowActors/recoverySweep.ts";
-import { PlatformError } from "../../src/shared/errors.ts";
+} from "../../src/engine/workflowApi.ts";
+import { durableObjectWorkflowBackend } from "../../src/runtime/workflow/durableObjectBackend.ts";
+import { sweepStuckRuns } from "../../src/runtime/workflow/recoverySweep.ts";
+import { PlatformError } from "../../src/core/errors.ts";
 
 const actorEnv = env as unknown as WorkflowActorEnv;
 

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { durableObjectSql } from "../../src/objects/durableObjectSql.ts";
-import type { WorkflowActorEnv } from "../../src/objects/workflowActorStubs.ts";
-import { createSqlEventStore } from "../../src/runtime/workflow/sqlEventStore.ts";
-import { durableObjectWorkflowBackend } from "../../src/runtime/workflowActors/durableObjectBackend.ts";
+import { durableObjectSql } from "../../src/runtime/workflow/actors/durableObjectSql.ts";
+import type { WorkflowActorEnv } from "../../src/runtime/workflow/actorClient.ts";
+import { createSqlEventStore } from "../../src/engine/sqlEventStore.ts";
+import { durableObjectWorkflowBackend } from "../../src/runtime/workflow/durableObjectBackend.ts";
 import { describeEventStoreConformance } from "../conformance/eventStoreConformance.ts";
 import { describeWorkflowConformance } from "../conformance/workflowConformance.ts";
 

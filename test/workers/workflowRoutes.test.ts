@@ -9,20 +9,20 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { Router } from "itty-router";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { durableObjectSql } from "../../src/objects/durableObjectSql.ts";
-import { runIndexOf, type WorkflowActorEnv } from "../../src/objects/workflowActorStubs.ts";
+import { durableObjectSql } from "../../src/runtime/workflow/actors/durableObjectSql.ts";
+import { runIndexOf, type WorkflowActorEnv } from "../../src/runtime/workflow/actorClient.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
 import { installCronRegistrar } from "../../src/runtime/entry/platformHooks.ts";
-import type { WorkflowRunView } from "../../src/runtime/workflow/describeRun.ts";
-import { createSqlEventStore } from "../../src/runtime/workflow/sqlEventStore.ts";
-import type { RunListPage } from "../../src/runtime/workflow/store.ts";
+import type { WorkflowRunView } from "../../src/engine/describeRun.ts";
+import { createSqlEventStore } from "../../src/engine/sqlEventStore.ts";
+import type { RunListPage } from "../../src/engine/store.ts";
 // What user code pulls in by importing `workflow` from "platform".
-import { workflow } from "../../src/runtime/workflowWorker.ts";
-import { INTERNAL_HEADER, signRequestToken } from "../../src/shared/requestToken.ts";
-import type { WorkflowExecuteMessage } from "../../src/workers/api/env.ts";
-import { consumeWorkflowQueue } from "../../src/workers/api/workflowExecution.ts";
-import type { Dispatcher } from "../../src/workers/shared/dispatcher.ts";
+import { workflow } from "../../src/engine/index.ts";
+import { INTERNAL_HEADER, signRequestToken } from "../../src/core/requestToken.ts";
+import type { WorkflowExecuteMessage } from "../../src/platform/api/env.ts";
+import { consumeWorkflowQueue } from "../../src/platform/api/workflowExecution.ts";
+import type { Dispatcher } from "../../src/platform/dispatch/dispatcher.ts";
 import { apiHarness, expectError, userWithProject } from "./fixtures.ts";
 
 const SECRET = "ab".repeat(32);

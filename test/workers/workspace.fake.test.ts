@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createFakeSlack, type FakeSlackConfig } from "../../src/fakes/workspace/fakeSlack.ts";
-import fakeSlackWorker, { type FakeSlackEnv } from "../../src/fakes/workspace/index.ts";
-import { verifySlackSignature } from "../../src/plugins/workspace/slackSignature.ts";
+import { createFakeSlack, type FakeSlackConfig } from "../../src/dev/fakes/workspace/fakeSlack.ts";
+import fakeSlackWorker, { type FakeSlackEnv } from "../../src/dev/fakes/workspace/index.ts";
+import { verifySlackSignature } from "../../src/platform/plugins/workspace/slackSignature.ts";
 
 const BASE = "https://slack.fake";
 const REDIRECT = "https://workspace-plugin.test/oauth/callback";

@@ -5,14 +5,14 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createFakeSlack, type FakeSlack } from "../../src/fakes/workspace/fakeSlack.ts";
-import workspacePlugin from "../../src/plugins/workspace/index.ts";
-import type { WorkspaceEnv } from "../../src/plugins/workspace/env.ts";
-import { signSlackRequest } from "../../src/plugins/workspace/slackSignature.ts";
+import { createFakeSlack, type FakeSlack } from "../../src/dev/fakes/workspace/fakeSlack.ts";
+import workspacePlugin from "../../src/platform/plugins/workspace/index.ts";
+import type { WorkspaceEnv } from "../../src/platform/plugins/workspace/env.ts";
+import { signSlackRequest } from "../../src/platform/plugins/workspace/slackSignature.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
 import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "../../src/runtime/plugins/workspace.ts";
-import type { ProjectRow } from "../../src/workers/shared/projectsTable.ts";
+import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { apiHarness, callApi, expectError, fakeDispatcher, userWithProject, type FakeDispatcher, type ProjectWorkerHandler, type TestUser } from "./fixtures.ts";
 import { pluginEnv, signedRequest } from "./pluginFixtures.ts";
 

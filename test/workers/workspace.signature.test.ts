@@ -4,7 +4,7 @@ import {
   SLACK_REPLAY_WINDOW_SECONDS,
   signSlackRequest,
   verifySlackSignature,
-} from "../../src/plugins/workspace/slackSignature.ts";
+} from "../../src/platform/plugins/workspace/slackSignature.ts";
 
 // Slack's documented example (api.slack.com/authentication/verifying-requests-from-slack),
 // copied verbatim from the anchors file, section 3.3.

@@ -1,4 +1,4 @@
-import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { rememberEnv, siteFor, type AuthSite } from "./authSite.ts";
 import { CALLBACK_PATH, finishSignIn } from "./callbackRoute.ts";

@@ -1,4 +1,4 @@
-import { PlatformError } from "../../shared/errors.ts";
+import { PlatformError } from "../../core/errors.ts";
 import { normalizeDomain } from "./emailDomain.ts";
 
 /** Options of `auth.allow()`. */

@@ -1,5 +1,5 @@
-import { PlatformError } from "../../shared/errors.ts";
-import { base64url } from "../../shared/callbackToken.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { base64url } from "../../core/callbackToken.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 import type { CookieScope } from "./cookies.ts";

@@ -1,4 +1,4 @@
-import { verifyCallbackToken, type CallbackCheck } from "../../shared/callbackToken.ts";
+import { verifyCallbackToken, type CallbackCheck } from "../../core/callbackToken.ts";
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
 import { clearCookie, cookieName, cookieValues } from "./cookies.ts";

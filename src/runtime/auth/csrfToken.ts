@@ -1,4 +1,4 @@
-import { base64url, fromBase64url } from "../../shared/callbackToken.ts";
+import { base64url, fromBase64url } from "../../core/callbackToken.ts";
 
 /**
  * The local sign-in form's CSRF token: a random nonce lives in a short-lived

@@ -1,4 +1,4 @@
-import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { onPlatformInit, registerMetadata, registerPublicRoute } from "../entry/platformHooks.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";

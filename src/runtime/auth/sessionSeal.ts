@@ -1,4 +1,4 @@
-import { base64url, fromBase64url } from "../../shared/callbackToken.ts";
+import { base64url, fromBase64url } from "../../core/callbackToken.ts";
 
 /**
  * The session cookie's value: the session record encrypted and authenticated

@@ -1,5 +1,5 @@
-import { base64url, bindingHash } from "../../shared/callbackToken.ts";
-import { readBodyBytes } from "../../shared/jsonBody.ts";
+import { base64url, bindingHash } from "../../core/callbackToken.ts";
+import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
 import { clearCookie, cookieName, cookieValues, setCookie } from "./cookies.ts";

@@ -1,6 +1,6 @@
-import { errorResponse, PlatformError } from "../../shared/errors.ts";
-import { readBodyBytes } from "../../shared/jsonBody.ts";
-import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../shared/requestToken.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
+import { readBodyBytes } from "../../core/web/jsonBody.ts";
+import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 import {
   collectMetadata,

@@ -1,5 +1,5 @@
-import { createLocalWorkflowBackend, type LocalWorkflowBackend, type LocalWorkflowBackendOptions } from "../workflow/localBackend.ts";
-import { installWorkflowBackend } from "../workflow/workflowApi.ts";
+import { createLocalWorkflowBackend, type LocalWorkflowBackend, type LocalWorkflowBackendOptions } from "../../engine/localBackend.ts";
+import { installWorkflowBackend } from "../../engine/workflowApi.ts";
 import { openSqliteWorkflowStore, type SqliteWorkflowStore } from "./sqliteEventStore.ts";
 
 /** Spec: the recovery cron runs every minute. */

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { createSqlEventStore } from "../workflow/sqlEventStore.ts";
-import type { WorkflowEventStore, WorkflowRunIndex } from "../workflow/store.ts";
+import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
+import type { WorkflowEventStore, WorkflowRunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
 
 export interface SqliteWorkflowStore extends WorkflowEventStore, WorkflowRunIndex {

@@ -14,7 +14,7 @@
  * plugin to register the commands on the project's servers. Calls go through
  * the shared `pluginCall` (identity token; 3 actions / 60 s per project).
  */
-import { PlatformError } from "../../shared/errors.ts";
+import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";

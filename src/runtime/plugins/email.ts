@@ -1,5 +1,5 @@
-import { PlatformError } from "../../shared/errors.ts";
-import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../plugins/email-send/emailMessage.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../contracts/emailMessage.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { PlatformError, type PlatformErrorCode } from "../../shared/errors.ts";
-import { IDENTITY_HEADER, signRequestToken } from "../../shared/requestToken.ts";
+import { PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
+import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { onPlatformInit } from "../entry/platformHooks.ts";
 

@@ -1,4 +1,4 @@
-import { errorResponse, PlatformError } from "../../shared/errors.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { registerInternalRoute, registerMetadata } from "../entry/platformHooks.ts";
 
@@ -10,7 +10,7 @@ import { registerInternalRoute, registerMetadata } from "../entry/platformHooks.
  * project registered (commands, events) under metadata `plugins.<pluginId>`.
  */
 export interface PluginRequestContext {
-  /** The parsed JSON body (a `PluginDispatch` from src/plugins/shared/pluginTypes.ts). */
+  /** The parsed JSON body (a `PluginDispatch` from src/contracts/pluginDispatch.ts). */
   body: unknown;
   request: Request;
   env: PlatformEnv;

@@ -1,4 +1,4 @@
-import { PlatformError } from "../../shared/errors.ts";
+import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";

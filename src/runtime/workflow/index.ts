@@ -1,58 +1,46 @@
-// The workflow engine core: plain TypeScript with no Cloudflare or Node
-// imports, shared by the Durable Object backend, the node:sqlite backend and
-// the in-memory backend.
+import type { WorkflowActorEnv } from "./actorClient.ts";
+import { onPlatformInit, registerCron, registerInternalRoute, registerMetadata } from "../entry/platformHooks.ts";
+import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
+import { sweepStuckRuns } from "./recoverySweep.ts";
+import { handleWorkflowRoute } from "./workflowRoutes.ts";
+import { installWorkflowBackend, setCronRegistrar, workflow, workflowDefinitions } from "../../engine/workflowApi.ts";
 
-// User-facing API (re-exported by the `platform` module).
-export {
-  workflow,
-  installWorkflowBackend,
-  installedWorkflowBackend,
-  setCronRegistrar,
-  getWorkflowDefinition,
-  workflowDefinitions,
-  resetWorkflowsForTests,
-  WORKFLOW_RECOVERY_CRON,
-  RESULT_POLL_INTERVAL_MS,
-} from "./workflowApi.ts";
-export type { WorkflowBackend, WorkflowRun, StartedRun, WorkflowFunction, WorkflowListFilter, CronRegistrar } from "./workflowApi.ts";
-export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
-export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
+/**
+ * The workflow capability of a project worker. Evaluated only when user code
+ * imports `workflow` (or `NonRetryableError`) from `platform`; it plugs the
+ * engine into the entry wrapper: the recovery cron, the internal routes, the
+ * Durable Object backend once the environment is known, and build metadata.
+ */
+function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
+  return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);
+}
 
-// Definitions and defaults.
-export { defineWorkflow, WORKFLOW_DEFAULTS, FIRST_STEP } from "./definition.ts";
-export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./definition.ts";
-export { retryDelayMS, retryAt, jitterUnit } from "./backoff.ts";
-export type { BackoffOptions, RetryKey } from "./backoff.ts";
+setCronRegistrar((cron) =>
+  registerCron({
+    ...cron,
+    run: async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)"),
+  }),
+);
 
-// Events, JSON rule and limits.
-export { WORKFLOW_EVENT_TYPES, START_DATA_KEY, isTerminalEvent, isWorkflowEventType, nextEvent } from "./events.ts";
-export type { StoredEvent, StoredEventOf, WorkflowEventType, WorkflowEventPayloads, WorkflowFailureCause, Writes } from "./events.ts";
-export { toJsonValue, freezeJson, encodePayload, utf8ByteLength, MAX_EVENT_PAYLOAD_BYTES, MAX_JSON_DEPTH } from "./json.ts";
-export type { JsonValue, JsonObject } from "./json.ts";
+onPlatformInit((env) => {
+  if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
+});
 
-// Engine pieces for backends.
-export { resolveNextAction } from "./resolveNextAction.ts";
-export type { NextAction } from "./resolveNextAction.ts";
-export { createScratchpad, createStepAttempt } from "./stepContext.ts";
-export type { Scratchpad, StepAttempt } from "./stepContext.ts";
-export { createRun } from "./createRun.ts";
-export type { CreateRunOptions, CreatedRun } from "./createRun.ts";
-export { executeRun } from "./executeRun.ts";
-export type { ExecuteRunOptions, ExecuteRunResult } from "./executeRun.ts";
-export { describeRun } from "./describeRun.ts";
-export type { WorkflowRunView, RunEventView } from "./describeRun.ts";
-export { detectRecovery, recoverRun } from "./recovery.ts";
-export type { RecoveryReason, RecoveryInput, RecoveryOutcome } from "./recovery.ts";
-export { stepFailureEvents, timeoutEvents, reasonOf, TIMEOUT_REASON, MAX_REASON_LENGTH } from "./stepFailure.ts";
+registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
+  if (!hasActors(env)) return Response.json({ error: { code: "not_found", message: "This project has no workflow actors." } }, { status: 404 });
+  return handleWorkflowRoute(request, env, rest);
+});
 
-// Stores and local backends.
-export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";
-export type { WorkflowEventStore, WorkflowRunIndex, RunStatus, RunSummary, RunListQuery, RunListPage } from "./store.ts";
-export { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
-export type { RunTail } from "./appendRules.ts";
-export { createMemoryEventStore } from "./memoryEventStore.ts";
-export type { MemoryEventStore } from "./memoryEventStore.ts";
-export { createLocalWorkflowBackend } from "./localBackend.ts";
-export type { LocalWorkflowBackend, LocalWorkflowBackendOptions } from "./localBackend.ts";
-export { createMemoryWorkflowBackend } from "./memoryBackend.ts";
-export type { MemoryWorkflowBackend } from "./memoryBackend.ts";
+registerMetadata("workflows", () =>
+  workflowDefinitions().map((d) => ({
+    name: d.name,
+    steps: Object.keys(d.steps),
+    maxAttempts: d.maxAttempts,
+    backoff: d.backoff,
+    stepTimeoutMS: d.stepTimeoutMS,
+  })),
+);
+
+export { workflow };
+export { NonRetryableError } from "../../engine/nonRetryableError.ts";

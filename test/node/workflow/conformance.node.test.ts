@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { createNodeWorkflowBackend } from "../../../src/runtime/node/nodeWorkflowBackend.ts";
-import { createMemoryWorkflowBackend } from "../../../src/runtime/workflow/memoryBackend.ts";
+import { createMemoryWorkflowBackend } from "../../../src/engine/memoryBackend.ts";
 import { describeWorkflowConformance } from "../../conformance/workflowConformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-conformance-"));

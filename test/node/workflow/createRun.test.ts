@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "../../../src/shared/errors.ts";
-import { createRun } from "../../../src/runtime/workflow/createRun.ts";
-import { defineWorkflow } from "../../../src/runtime/workflow/definition.ts";
-import { MAX_EVENT_PAYLOAD_BYTES } from "../../../src/runtime/workflow/json.ts";
-import { createMemoryEventStore } from "../../../src/runtime/workflow/memoryEventStore.ts";
+import { PlatformError } from "../../../src/core/errors.ts";
+import { createRun } from "../../../src/engine/createRun.ts";
+import { defineWorkflow } from "../../../src/engine/definition.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "../../../src/engine/json.ts";
+import { createMemoryEventStore } from "../../../src/engine/memoryEventStore.ts";
 
 const greet = defineWorkflow("greet", { start: async () => ({ done: true }) });
 const other = defineWorkflow("other", { start: async () => ({ done: true }) });

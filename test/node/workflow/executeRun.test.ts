@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from "vitest";
-import { retryDelayMS } from "../../../src/runtime/workflow/backoff.ts";
-import { createRun } from "../../../src/runtime/workflow/createRun.ts";
-import { defineWorkflow, type WorkflowOptions, type WorkflowSteps } from "../../../src/runtime/workflow/definition.ts";
-import type { StoredEvent } from "../../../src/runtime/workflow/events.ts";
-import { executeRun, type ExecuteRunOptions } from "../../../src/runtime/workflow/executeRun.ts";
-import { MAX_EVENT_PAYLOAD_BYTES } from "../../../src/runtime/workflow/json.ts";
-import { createMemoryEventStore } from "../../../src/runtime/workflow/memoryEventStore.ts";
-import { NonRetryableError } from "../../../src/runtime/workflow/nonRetryableError.ts";
+import { retryDelayMS } from "../../../src/engine/backoff.ts";
+import { createRun } from "../../../src/engine/createRun.ts";
+import { defineWorkflow, type WorkflowOptions, type WorkflowSteps } from "../../../src/engine/definition.ts";
+import type { StoredEvent } from "../../../src/engine/events.ts";
+import { executeRun, type ExecuteRunOptions } from "../../../src/engine/executeRun.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "../../../src/engine/json.ts";
+import { createMemoryEventStore } from "../../../src/engine/memoryEventStore.ts";
+import { NonRetryableError } from "../../../src/engine/nonRetryableError.ts";
 import { gate, manualClock, shape } from "./helpers.ts";
 
 const RUN = "run-1";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createNodeWorkflowBackend, installNodeWorkflowBackend, type NodeWorkflowBackend } from "../../../src/runtime/node/index.ts";
 import { openSqliteWorkflowStore } from "../../../src/runtime/node/sqliteEventStore.ts";
-import { defineWorkflow } from "../../../src/runtime/workflow/definition.ts";
-import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "../../../src/runtime/workflow/workflowApi.ts";
+import { defineWorkflow } from "../../../src/engine/definition.ts";
+import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "../../../src/engine/workflowApi.ts";
 import { gate, logBuilder, shape } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-node-"));

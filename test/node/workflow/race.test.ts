@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createRun } from "../../../src/runtime/workflow/createRun.ts";
-import { defineWorkflow, type WorkflowSteps } from "../../../src/runtime/workflow/definition.ts";
-import { executeRun, type ExecuteRunResult } from "../../../src/runtime/workflow/executeRun.ts";
-import { createMemoryEventStore } from "../../../src/runtime/workflow/memoryEventStore.ts";
-import type { WorkflowEventStore } from "../../../src/runtime/workflow/store.ts";
+import { createRun } from "../../../src/engine/createRun.ts";
+import { defineWorkflow, type WorkflowSteps } from "../../../src/engine/definition.ts";
+import { executeRun, type ExecuteRunResult } from "../../../src/engine/executeRun.ts";
+import { createMemoryEventStore } from "../../../src/engine/memoryEventStore.ts";
+import type { WorkflowEventStore } from "../../../src/engine/store.ts";
 import { gate, shape } from "./helpers.ts";
 
 const RUN = "run-1";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { defineWorkflow } from "../../../src/runtime/workflow/definition.ts";
-import { executeRun } from "../../../src/runtime/workflow/executeRun.ts";
-import { createMemoryEventStore } from "../../../src/runtime/workflow/memoryEventStore.ts";
-import { detectRecovery, recoverRun } from "../../../src/runtime/workflow/recovery.ts";
+import { defineWorkflow } from "../../../src/engine/definition.ts";
+import { executeRun } from "../../../src/engine/executeRun.ts";
+import { createMemoryEventStore } from "../../../src/engine/memoryEventStore.ts";
+import { detectRecovery, recoverRun } from "../../../src/engine/recovery.ts";
 import { logBuilder, shape } from "./helpers.ts";
 
 const T0 = 1_700_000_000_000;

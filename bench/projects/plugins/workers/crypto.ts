@@ -1,8 +1,8 @@
 // Bench worker: webhook signature checks inside workerd, in a bounded batch.
 // workerd's Date.now() does not advance while the batch runs (no I/O), so the
 // bench times the whole request from Node and reads workerd's CPU from /proc.
-import { verifyEd25519Webhook, type Ed25519Implementation } from "../../../../src/plugins/chatserver/ed25519.ts";
-import { verifySlackSignature } from "../../../../src/plugins/workspace/slackSignature.ts";
+import { verifyEd25519Webhook, type Ed25519Implementation } from "../../../../src/platform/plugins/chatserver/ed25519.ts";
+import { verifySlackSignature } from "../../../../src/platform/plugins/workspace/slackSignature.ts";
 
 interface Env {
   /** JSON: the signed request every check verifies (same bytes as the Node figures). */

@@ -8,7 +8,7 @@
 // (ms resolution). Timings across the whole run are exact to 1 ms; events
 // written within one synchronous stretch share one `at`.
 import { workflow } from "platform";
-import { signRequestToken } from "../../../../src/shared/requestToken.ts";
+import { signRequestToken } from "../../../../src/core/requestToken.ts";
 
 /** Longest chain a bench run may ask for. */
 const MAX_STEPS = 1000;

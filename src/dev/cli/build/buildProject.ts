@@ -1,0 +1,206 @@
+import * as esbuild from "esbuild";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { PlatformError } from "../../../core/errors.ts";
+import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
+import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
+import { platformResolver } from "./platformResolver.ts";
+
+const ENTRY_CANDIDATES = ["src/index.ts", "src/index.js", "index.ts", "index.js"];
+
+/**
+ * What the bundle runs on: `worker` (workerd; the default, used by `platform
+ * dev` and `platform push`) or `node` (a plain Node 22 process, `platform dev
+ * --node`). Only a worker build carries the native-SQLite guard and the
+ * Durable Object classes; only a node build may reach `platform/node`.
+ */
+export type BuildTarget = "worker" | "node";
+
+export interface BuildOptions {
+  target?: BuildTarget;
+}
+
+/** Which optional capabilities a bundle pulled in, read from esbuild's metafile. */
+export interface ProjectCapabilities {
+  workflow: boolean;
+}
+
+export interface ProjectBuild {
+  target: BuildTarget;
+  projectDir: string;
+  entry: string;
+  outDir: string;
+  bundlePath: string;
+  bundleBytes: number;
+  capabilities: ProjectCapabilities;
+  /** Durable Object classes the bundle exports (the project worker's namespaces). */
+  durableObjects: string[];
+  /** Source files that went into the bundle (watched by `platform dev`). */
+  inputs: string[];
+  /** Bytes each source file contributes to the bundle (absent: tree-shaken away entirely). */
+  bytesBySource: Record<string, number>;
+}
+
+export function findProjectEntry(projectDir: string): string {
+  for (const candidate of ENTRY_CANDIDATES) {
+    const full = path.join(projectDir, candidate);
+    if (existsSync(full)) return full;
+  }
+  throw new PlatformError(
+    "build_failed",
+    `No project entry in ${projectDir}: expected one of ${ENTRY_CANDIDATES.join(", ")} (run \`platform init\` to scaffold one).`,
+  );
+}
+
+const WORKFLOW_CORE_DIR = path.join(RUNTIME_DIR, "workflow") + path.sep;
+
+function entrySource(entry: string, capabilities: ProjectCapabilities, target: BuildTarget): string {
+  const lines = [
+    `import ${JSON.stringify(path.join(RUNTIME_DIR, "entry/prelude.ts"))};`,
+    `import project from ${JSON.stringify(entry)};`,
+    `import { createPlatformWorker } from ${JSON.stringify(path.join(RUNTIME_DIR, "entry/createPlatformWorker.ts"))};`,
+    `export default createPlatformWorker(project);`,
+  ];
+  if (capabilities.workflow && target === "worker") {
+    lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`);
+  }
+  if (capabilities.workflow && target === "node") {
+    // Evaluated after the project's top-level workflow() calls; the Node host installs it before serving.
+    lines.push(`export { installNodeWorkflowBackend } from ${JSON.stringify(path.join(RUNTIME_DIR, "node/nodeWorkflowBackend.ts"))};`);
+  }
+  return lines.join("\n");
+}
+
+/** Node builds only: `platform/node` is this repository's Node runtime, like `platform` is its runtime. */
+function platformNodeResolver(projectDir: string): esbuild.Plugin {
+  const ownCopy = existsSync(path.join(projectDir, "node_modules", "platform", "package.json"));
+  return {
+    name: "platform-node-resolver",
+    setup(build) {
+      build.onResolve({ filter: /^platform\/node$/ }, () => (ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") }));
+    },
+  };
+}
+
+/** Bundled CommonJS dependencies may call require(); give the ES module one. */
+const NODE_BANNER = `import { createRequire as __platformCreateRequire } from "node:module"; const require = __platformCreateRequire(import.meta.url);`;
+
+async function bundle(
+  projectDir: string,
+  entry: string,
+  capabilities: ProjectCapabilities,
+  outfile: string,
+  write: boolean,
+  target: BuildTarget,
+) {
+  const runtime: esbuild.BuildOptions =
+    target === "worker"
+      ? {
+          platform: "browser",
+          conditions: ["workerd", "worker", "browser"],
+          target: "es2023",
+          external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
+          plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+        }
+      : {
+          platform: "node",
+          target: "node22",
+          banner: { js: NODE_BANNER },
+          plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
+        };
+  return esbuild.build({
+    stdin: { contents: entrySource(entry, capabilities, target), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
+    absWorkingDir: projectDir,
+    bundle: true,
+    format: "esm",
+    nodePaths: [REPO_NODE_MODULES],
+    ...runtime,
+    metafile: true,
+    write,
+    outfile,
+    logLevel: "silent",
+    legalComments: "none",
+  });
+}
+
+function buildError(error: unknown): PlatformError {
+  const failure = error as { errors?: { text: string; location?: { file: string; line: number } | null }[] };
+  if (failure.errors?.length) {
+    const first = failure.errors[0]!;
+    const where = first.location ? ` (${first.location.file}:${first.location.line})` : "";
+    return new PlatformError("build_failed", first.text + where);
+  }
+  return new PlatformError("build_failed", error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Bundles a project into one module: a worker module (default), or with
+ * `{ target: "node" }` an ES module for a plain Node process. A first pass
+ * finds out which capabilities the project's code reaches; the second adds
+ * what only those capabilities need (the Durable Object classes for a
+ * worker, the node:sqlite workflow backend for Node).
+ */
+export async function buildProject(
+  projectDir: string,
+  outDir = path.join(projectDir, ".platform", "build"),
+  options: BuildOptions = {},
+): Promise<ProjectBuild> {
+  const target = options.target ?? "worker";
+  const entry = findProjectEntry(projectDir);
+  const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
+  let probe;
+  try {
+    probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target);
+  } catch (error) {
+    throw buildError(error);
+  }
+  const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
+  // Files esbuild read but tree-shook away do not count: only code that reached the bundle.
+  const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})
+    .filter(([, use]) => use.bytesInOutput > 0)
+    .map(([p]) => path.resolve(projectDir, p));
+  const capabilities: ProjectCapabilities = { workflow: bundled.some((p) => p.startsWith(WORKFLOW_CORE_DIR)) };
+
+  await mkdir(outDir, { recursive: true });
+  let result;
+  try {
+    result = await bundle(projectDir, entry, capabilities, bundlePath, true, target);
+  } catch (error) {
+    throw buildError(error);
+  }
+  const output = Object.values(result.metafile.outputs)[0];
+  const bundleBytes = output?.bytes ?? 0;
+  const bytesBySource = Object.fromEntries(
+    Object.entries(output?.inputs ?? {})
+      .filter(([, use]) => use.bytesInOutput > 0)
+      .map(([p, use]) => [path.resolve(projectDir, p), use.bytesInOutput]),
+  );
+  return {
+    target,
+    projectDir,
+    entry,
+    outDir,
+    bundlePath,
+    bundleBytes,
+    capabilities,
+    durableObjects: capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex"] : [],
+    inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
+    bytesBySource,
+  };
+}
+
+export async function writeMetadata(build: ProjectBuild, metadata: Record<string, unknown>): Promise<string> {
+  const file = path.join(build.outDir, "metadata.json");
+  const full = {
+    entry: path.relative(build.projectDir, build.entry),
+    bundle: path.relative(build.projectDir, build.bundlePath),
+    bundleBytes: build.bundleBytes,
+    capabilities: build.capabilities,
+    durableObjects: build.durableObjects,
+    ...metadata,
+  };
+  await writeFile(file, JSON.stringify(full, null, 2) + "\n");
+  return file;
+}

@@ -1,0 +1,237 @@
+import { watch, type FSWatcher } from "node:fs";
+import path from "node:path";
+import { PlatformError } from "../../../core/errors.ts";
+import { CliError, type Command } from "../commandLine.ts";
+import { clearDevSession, stateDirFor, writeDevSession } from "../dev/devState.ts";
+import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
+import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
+import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
+import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
+
+const SHUTDOWN_DEADLINE_MS = 4_000;
+const IGNORED = /(^|[\\/])(\.platform|node_modules|\.git)([\\/]|$)/;
+
+function parsePort(value: string | boolean | undefined): number {
+  if (value === undefined) return 8787;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new CliError(`--port must be a port number, got "${value}".`, 2);
+  return port;
+}
+
+/** Rebuilds on source change, one build at a time, keeping the old version when a build fails. */
+function watchProject(projectDir: string, platform: { rebuild(): Promise<unknown> }): FSWatcher {
+  let timer: NodeJS.Timeout | undefined;
+  let building: Promise<void> = Promise.resolve();
+  const rebuild = () => {
+    building = building.then(async () => {
+      const started = Date.now();
+      try {
+        await platform.rebuild();
+        console.log(`Rebuilt in ${Date.now() - started} ms`);
+      } catch (error) {
+        const message = error instanceof PlatformError || error instanceof Error ? error.message : String(error);
+        console.error(`Build failed, still serving the previous version: ${message}`);
+      }
+    });
+  };
+  return watch(projectDir, { recursive: true }, (_event, file) => {
+    if (file && IGNORED.test(file)) return;
+    clearTimeout(timer);
+    timer = setTimeout(rebuild, 150);
+  });
+}
+
+/** Local crons never fire by themselves: drive the platform's every-minute trigger, on the minute. */
+function driveMinuteCron(platform: LocalPlatform): { stop(): void } {
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    const delay = 60_000 - (Date.now() % 60_000);
+    timer = setTimeout(async () => {
+      try {
+        await platform.runScheduled(new Date());
+      } catch (error) {
+        console.error("The minute cron failed:", error);
+      }
+      schedule();
+    }, delay);
+  };
+  schedule();
+  return { stop: () => clearTimeout(timer) };
+}
+
+const RECOVERY_CRON = "__workflow-recovery";
+
+/**
+ * A run whose alarm did not survive the previous `platform dev` (killed
+ * between writing an event and setting the alarm, or an alarm store that was
+ * not persisted) would otherwise wait for the minute cron. Run the project's
+ * recovery sweep once right after start-up, and once more when the longest
+ * step timeout has passed (a step that was running when the old process died
+ * counts as stuck only then), if that comes before the next minute tick.
+ * Only the recovery cron runs: the project's own crons keep their schedule.
+ */
+function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
+  const crons = (platform.metadata.crons ?? []) as { name: string }[];
+  if (!crons.some((cron) => cron.name === RECOVERY_CRON)) return { stop() {} };
+  const sweep = async () => {
+    try {
+      const response = await fetch(`${platform.apiUrl}/projects/${platform.project.slug}/crons/${RECOVERY_CRON}/run`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${platform.cliToken}` },
+      });
+      const body = (await response.json().catch(() => null)) as { output?: string; error?: { message?: string } } | null;
+      if (!response.ok) console.error(`The start-up recovery sweep failed: ${body?.error?.message ?? response.status}`);
+      else if (body?.output) console.log(`Recovery sweep: ${body.output}`);
+    } catch (error) {
+      console.error("The start-up recovery sweep failed:", error);
+    }
+  };
+  void sweep();
+  const workflows = (platform.metadata.workflows ?? []) as { stepTimeoutMS?: number }[];
+  const longest = Math.max(0, ...workflows.map((w) => w.stepTimeoutMS ?? 0));
+  const again = longest + 250;
+  let timer: NodeJS.Timeout | undefined;
+  if (longest > 0 && again < 60_000 - (Date.now() % 60_000)) timer = setTimeout(() => void sweep(), again);
+  return { stop: () => clearTimeout(timer) };
+}
+
+/** Stops on Ctrl-C, SIGTERM or SIGHUP, giving up (exit 1) if stopping takes longer than the deadline. */
+function untilSignalled(stopAll: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`\n${signal}: stopping…`);
+      const force = setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS);
+      try {
+        await stopAll();
+      } catch (error) {
+        console.error("Stopping failed:", error);
+      }
+      clearTimeout(force);
+      resolve();
+    };
+    // Miniflare's own signal hook exits at once and leaves workerd to die on
+    // its own; take the signals over so shutdown awaits dispose().
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      process.removeAllListeners(signal);
+      process.on(signal, () => void stop(signal));
+    }
+  });
+}
+
+/** `platform dev --node`: the project alone in this Node process (see nodeProjectServer.ts). */
+async function runNodeDev(projectDir: string, stateDir: string, port: number): Promise<void> {
+  // node:sqlite is stable enough for local state; its "experimental" notice is noise on every start.
+  const emitWarning = process.emitWarning.bind(process);
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (/SQLite is an experimental feature/.test(String(warning instanceof Error ? warning.message : warning))) return;
+    (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
+  }) as typeof process.emitWarning;
+  // Project code runs in this process: an error it throws outside a request must not end `platform dev`.
+  process.on("uncaughtException", (error) => console.error("Uncaught error in project code:", error));
+  process.on("unhandledRejection", (reason) => console.error("Unhandled rejection in project code:", reason));
+  const server = await startNodeProjectServer({ projectDir, stateDir, port }).catch((error: unknown) => {
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  });
+  const watcher = watchProject(projectDir, server);
+  console.log(`Project "${server.slug}" from ${projectDir} in Node ${process.versions.node} (no workerd)`);
+  if (server.build.capabilities.workflow) console.log(`  workflows in ${path.relative(projectDir, server.workflowsPath)}`);
+  console.log(`Ready on ${server.url}`);
+  await untilSignalled(async () => {
+    watcher.close();
+    await server.stop();
+  });
+}
+
+export const devCommand: Command = {
+  summary: "Run a project and every platform service it needs on this machine.",
+  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private]",
+  help: `
+Runs the gateway, the API worker, the plugin workers (chatserver, workspace,
+email-send) with a fake provider each, and the project (workerd through Miniflare),
+with state kept in <dir>/.platform/ across restarts. Prints
+"Ready on http://127.0.0.1:N" once the project answers there, and just
+before it the console's address (a link that signs the browser in as the
+local CLI user). Rebuilds on
+source change. Stops cleanly on Ctrl-C or SIGTERM.
+
+Without a dir it runs the bundled demo project.
+
+Options:
+  --port N   port for the project (default 8787)
+  --node     run the project in this plain Node 22 process instead of workerd
+  --login M  sign-in: "form" (default) shows the local dummy login form;
+             "oidc" runs the login worker and a local OpenID Connect
+             provider, so /api/auth/signin/idp goes through the deployed
+             flow (provider login page, callback token, session)
+  --private  run the project as a private deployment, served at
+             http://localhost:N/<slug>/ (instead of http://<slug>.localhost:N/)
+
+With --login oidc the login worker returns browsers to the project's own
+address (http://<slug>.localhost:N/, or http://localhost:N/<slug>/ with
+--private), so sign in from there. The provider's test users are
+${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
+the password is "${LOCAL_IDP_PASSWORD}".
+
+With --node the project is bundled for Node and served over node:http at
+http://127.0.0.1:N/ through the same platform wrapper (same routes, same
+errors). Workflows run on node:sqlite (<dir>/.platform/node/workflows.sqlite)
+with a zero-delay timer loop, a recovery sweep at start-up and every minute
+("Re-enqueued N workflow(s)"); runs survive restarts. It does not run the
+gateway (no <slug>.localhost address), the API worker (so no
+\`platform workflow list|get\`, no deploy API), D1, queues or Durable Objects,
+and internal routes (/__workflow, /__cron, …) answer 404. Sign-in and plugins
+will come later. Worker builds (\`platform dev\` without --node, \`platform
+push\`) still refuse code that imports platform/node or node:sqlite.`,
+  options: { port: { type: "string", short: "p" }, node: { type: "boolean" }, login: { type: "string" }, private: { type: "boolean" } },
+  async run({ positionals, values }) {
+    if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
+    const projectDir = path.resolve(positionals[0] ?? DEMO_PROJECT_DIR);
+    const port = parsePort(values.port);
+    const stateDir = stateDirFor(projectDir);
+    const login = values.login ?? "form";
+    if (login !== "form" && login !== "oidc") throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
+    if (values.node && (login === "oidc" || values.private)) throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
+    if (values.node) return runNodeDev(projectDir, stateDir, port);
+
+    const platform = await startLocalPlatform({ projectDir, stateDir, port, login, private: values.private === true }).catch((error: unknown) => {
+      throw new CliError(error instanceof Error ? error.message : String(error));
+    });
+    writeDevSession(stateDir, {
+      pid: process.pid,
+      slug: platform.project.slug,
+      url: platform.url,
+      apiUrl: platform.apiUrl,
+      cliToken: platform.cliToken,
+    });
+    const watcher = watchProject(projectDir, platform);
+    const cron = driveMinuteCron(platform);
+
+    console.log(`Project "${platform.project.slug}" from ${projectDir}`);
+    if (values.private) console.log(`  private deployment at ${platform.projectUrl}`);
+    else console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
+    console.log(`  API worker at ${platform.apiUrl}`);
+    if (platform.login) {
+      console.log(`  login worker at ${platform.login.url}`);
+      console.log(`  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`);
+      console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
+    }
+    for (const id of ["chatserver", "workspace", "email"] as const) {
+      console.log(`  ${id} plugin at ${platform.plugins.plugins[id]} (fake provider at ${platform.plugins.fakes[id]})`);
+    }
+    // The fragment signs the browser in as the local CLI user; browsers never send it to a server.
+    console.log(`Console at ${platform.apiUrl}/console/#token=${platform.cliToken}`);
+    console.log(`Ready on ${platform.url}`);
+    const startupSweep = sweepAtStartup(platform);
+
+    await untilSignalled(async () => {
+      watcher.close();
+      cron.stop();
+      startupSweep.stop();
+      clearDevSession(stateDir);
+      await platform.stop();
+    });
+  },
+};

@@ -1,0 +1,213 @@
+import { listProjectResources, type ResourceRow } from "../../platform/db/resourceClaims.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { readJsonObject } from "../../core/web/jsonBody.ts";
+import { authenticateCliUser } from "../../platform/api/cliTokens.ts";
+import type { ApiEnv } from "../../platform/api/env.ts";
+import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
+
+/**
+ * `POST /projects/:slug/plugins/:plugin/test-events` `{ kind, text?, name? }`
+ * (CLI token, project ownership; `platform dev` only): the local fake
+ * provider sends a correctly signed webhook for the project's newest claimed
+ * server/workspace to the plugin worker, as if a user had typed in the chat.
+ * Answers 200 with what was sent, the plugin's answer and the provider calls
+ * the project's handler made through the plugin proxy (as the fake recorded
+ * them, waited for until quiet, at most ~5 s). `platform plugin trigger`
+ * calls this route; so can the console.
+ */
+
+/** Plugins that have events, and the kinds of test event each can send. */
+export const TEST_EVENT_KINDS = {
+  chatserver: ["command", "message", "reaction"],
+  workspace: ["message", "mention", "reaction"],
+} as const;
+
+export type TestEventPlugin = keyof typeof TEST_EVENT_KINDS;
+
+/** Longest `text` (the chat server's message limit). */
+export const TEST_EVENT_TEXT_MAX = 2000;
+/** A chat-server command name: 1–32 letters, digits, `-` or `_` (lowercase, no leading `/`). */
+const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
+/** Room for the longest text even when every character is JSON-escaped (`\u0001` is 6 bytes). */
+const BODY_LIMIT_BYTES = 16 * 1024;
+const BODY_FIELDS = ["kind", "text", "name"];
+
+const FAKE_BINDINGS = { chatserver: "FAKE_CHATSERVER", workspace: "FAKE_WORKSPACE" } as const;
+const RESOURCE_WORDS = { chatserver: "server", workspace: "workspace" } as const;
+
+export interface TestEventRequest {
+  kind: string;
+  text?: string;
+  name?: string;
+}
+
+/** How long to wait for the handler's provider calls (it runs in the background after the webhook is answered). */
+export interface CallWaitTiming {
+  /** Give up after this long with whatever was recorded (default 5 s). */
+  maxMs: number;
+  /** Stop once calls were seen and none came for this long (default 800 ms). */
+  quietMs: number;
+  /** Poll the fake's record this often (default 200 ms). */
+  pollMs: number;
+}
+
+export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMs: 5000, quietMs: 800, pollMs: 200 };
+
+export interface TestEventAnswer {
+  sent: { kind: string; name?: string; text?: string; resource: { plugin: TestEventPlugin; externalId: string; displayName: string | null } };
+  summary: string;
+  pluginAnswer: { status: number | null; inlineReply?: unknown };
+  calls: unknown[];
+}
+
+function testEventPlugin(value: string | undefined): TestEventPlugin {
+  if (value === "chatserver" || value === "workspace") return value;
+  if (value === "email-send") throw new PlatformError("invalid_input", "The email-send plugin has no events to send: test events exist for chatserver and workspace.");
+  throw new PlatformError("not_found", `No plugin named ${JSON.stringify(value ?? "")}: test events exist for chatserver and workspace.`);
+}
+
+/** Checks the body: known fields only, a kind this plugin has, a command name, bounded text. */
+export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<string, unknown>): TestEventRequest {
+  const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.includes(key));
+  if (unknown.length) throw new PlatformError("invalid_input", `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes kind, text and name.`);
+  const kinds: readonly string[] = TEST_EVENT_KINDS[plugin];
+  const { kind, text, name } = body;
+  if (typeof kind !== "string" || !kinds.includes(kind)) {
+    throw new PlatformError("invalid_input", `kind must be one of ${kinds.join(", ")} for ${plugin} (got ${JSON.stringify(kind ?? null)}).`);
+  }
+  if (text !== undefined) {
+    if (typeof text !== "string") throw new PlatformError("invalid_input", "text must be a string.");
+    if (text.length < 1 || text.length > TEST_EVENT_TEXT_MAX) {
+      throw new PlatformError("invalid_input", `text must be 1–${TEST_EVENT_TEXT_MAX} characters (got ${text.length}).`);
+    }
+  }
+  const isCommand = plugin === "chatserver" && kind === "command";
+  if (name !== undefined && !isCommand) throw new PlatformError("invalid_input", "name applies to chatserver commands only.");
+  if (isCommand) {
+    if (name === undefined || name === "") throw new PlatformError("invalid_input", "A chatserver command needs a name (the command, e.g. \"hello\").");
+    if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
+      throw new PlatformError(
+        "invalid_input",
+        `name must be a command name: 1–32 lowercase letters, digits, - or _, without the leading / (got ${JSON.stringify(name)}).`,
+      );
+    }
+  }
+  return { kind, ...(isCommand ? { name: name as string } : {}), ...(text !== undefined ? { text } : {}) };
+}
+
+/** The project's newest claimed resource of this plugin (what an install claimed last). */
+function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
+  return [...resources].sort((a, b) => b.created_at - a.created_at || b.id - a.id)[0];
+}
+
+async function callFake(fake: Fetcher, plugin: TestEventPlugin, path: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  let response: Response;
+  try {
+    response = await fake.fetch(`http://fake-${plugin}${path}`, init);
+  } catch (error) {
+    throw new PlatformError("upstream_error", `Cannot reach the local fake ${plugin} provider: ${(error as Error).message}`);
+  }
+  const text = await response.text();
+  try {
+    return { status: response.status, body: text ? JSON.parse(text) : null };
+  } catch {
+    return { status: response.status, body: text };
+  }
+}
+
+/** The fake's record of provider API calls (chatserver: an array; workspace: `{ calls }`). */
+async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<unknown[]> {
+  const { status, body } = await callFake(fake, plugin, "/__fake/recorded");
+  if (status !== 200) throw new PlatformError("upstream_error", `The fake ${plugin} provider did not list its recorded calls (${status}).`);
+  const list = plugin === "workspace" ? (body as { calls?: unknown } | null)?.calls : body;
+  return Array.isArray(list) ? list.map(withoutCredentials) : [];
+}
+
+/**
+ * A recorded call without the credential the fake saw (chatserver `auth`,
+ * workspace `token`): bot tokens stay with the plugin workers, even fake ones.
+ */
+function withoutCredentials(call: unknown): unknown {
+  if (typeof call !== "object" || call === null) return call;
+  const { auth: _auth, token: _token, ...rest } = call as Record<string, unknown>;
+  return rest;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for the calls recorded after the first `seen`: until they stop coming (quiet), at most `maxMs`. */
+async function waitForCalls(fake: Fetcher, plugin: TestEventPlugin, seen: number, timing: CallWaitTiming): Promise<unknown[]> {
+  let calls: unknown[] = [];
+  const until = Date.now() + timing.maxMs;
+  let quietSince = 0;
+  while (Date.now() < until) {
+    await sleep(timing.pollMs);
+    const now = (await recordedCalls(fake, plugin)).slice(seen);
+    if (now.length !== calls.length) {
+      calls = now;
+      quietSince = Date.now();
+    } else if (calls.length && Date.now() - quietSince > timing.quietMs) break;
+  }
+  return calls;
+}
+
+/**
+ * Has the fake send the event and collects what followed. Exported for tests
+ * that shorten the wait; the route uses `DEFAULT_CALL_WAIT`.
+ */
+export async function sendTestEvent(
+  fake: Fetcher,
+  plugin: TestEventPlugin,
+  resource: ResourceRow,
+  event: TestEventRequest,
+  timing: CallWaitTiming = DEFAULT_CALL_WAIT,
+): Promise<TestEventAnswer> {
+  const seen = (await recordedCalls(fake, plugin)).length;
+  const trigger =
+    plugin === "chatserver"
+      ? { kind: event.kind, guildId: resource.external_resource_id, ...(event.name ? { name: event.name } : {}), ...(event.text !== undefined ? { text: event.text } : {}) }
+      : { kind: event.kind, teamId: resource.external_resource_id, ...(event.text !== undefined ? { text: event.text } : {}) };
+  const delivered = await callFake(fake, plugin, "/__fake/trigger", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(trigger),
+  });
+  if (delivered.status !== 200) {
+    throw new PlatformError("upstream_error", `The fake ${plugin} provider refused the test event (${delivered.status}): ${JSON.stringify(delivered.body)}`, {
+      status: delivered.status,
+      answer: delivered.body,
+    });
+  }
+  // chatserver: { answers: [{ status, body }] }; workspace: { response: { status, body } }.
+  const answer = delivered.body as { response?: { status?: number; body?: unknown }; answers?: { status?: number; body?: unknown }[] } | null;
+  const pluginResponse = answer?.response ?? answer?.answers?.[0];
+  const status = typeof pluginResponse?.status === "number" ? pluginResponse.status : null;
+  const inlineReply = (pluginResponse?.body as { data?: { content?: unknown } } | null | undefined)?.data?.content;
+
+  const displayName = resource.display_name || null;
+  const where = `${RESOURCE_WORDS[plugin]} "${displayName ?? resource.external_resource_id}"`;
+  const summary = `Sent a signed ${event.kind}${event.name ? ` /${event.name}` : ""}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}; the plugin answered ${status ?? "?"}.`;
+
+  // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
+  const calls = await waitForCalls(fake, plugin, seen, timing);
+  return {
+    sent: { ...event, resource: { plugin, externalId: resource.external_resource_id, displayName } },
+    summary,
+    pluginAnswer: { status, ...(inlineReply !== undefined ? { inlineReply } : {}) },
+    calls,
+  };
+}
+
+export async function sendPluginTestEvent(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
+  const user = await authenticateCliUser(request, env.DB);
+  const plugin = testEventPlugin(request.params.plugin);
+  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+  const event = parseTestEventRequest(plugin, await readJsonObject(request, BODY_LIMIT_BYTES));
+  const fake = env[FAKE_BINDINGS[plugin]];
+  if (!fake) throw new PlatformError("not_found", "Test events need the local fake providers: they work with `platform dev` only.");
+  const resource = newestResource(await listProjectResources(env.DB, project.id, plugin));
+  if (!resource) {
+    throw new PlatformError("conflict", `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`);
+  }
+  return Response.json(await sendTestEvent(fake, plugin, resource, event), { headers: { "Cache-Control": "no-store" } });
+}

@@ -1,0 +1,64 @@
+import { PlatformError } from "../core/errors.ts";
+import { isTerminalEvent, type StoredEvent } from "./events.ts";
+
+/**
+ * The checks every event store makes before an append, given what it knows
+ * about the run (its workflowId, last seq and whether it is terminal).
+ * Shared so the in-memory, node:sqlite and Durable Object stores refuse the
+ * same batches with the same codes.
+ */
+export interface RunTail {
+  workflowId: string;
+  lastSeq: number;
+  terminal: boolean;
+}
+
+/** Groups a batch by run, in order, after checking the parts that need no store. */
+export function groupBatch(events: StoredEvent[]): Map<string, StoredEvent[]> {
+  const byRun = new Map<string, StoredEvent[]>();
+  for (const event of events) {
+    if (event.type === "workflow_created") {
+      throw new PlatformError("internal", `workflow_created for run "${event.runId}" must go through createRunIfNoActive, not append`);
+    }
+    const list = byRun.get(event.runId);
+    if (list) list.push(event);
+    else byRun.set(event.runId, [event]);
+  }
+  return byRun;
+}
+
+/** Throws the store's error for a batch of one run that cannot follow `tail`. */
+export function checkRunBatch(runId: string, tail: RunTail | null, batch: StoredEvent[]): void {
+  if (tail === null) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist; events can only be appended to a created run`);
+  const first = batch[0];
+  if (!first) return;
+  for (const event of batch) {
+    if (event.workflowId !== tail.workflowId) {
+      throw new PlatformError(
+        "workflow_id_mismatch",
+        `Event seq ${event.seq} of run "${runId}" has workflow id "${event.workflowId}" but the run belongs to "${tail.workflowId}"`,
+        { runId, expected: tail.workflowId, got: event.workflowId },
+      );
+    }
+  }
+  // Another executor already wrote this seq: the caller lost the race (spec rule 3).
+  if (first.seq <= tail.lastSeq) {
+    throw new PlatformError("seq_conflict", `Run "${runId}" already has an event with seq ${first.seq}`, { runId, seq: first.seq });
+  }
+  if (tail.terminal) throw new PlatformError("conflict", `Run "${runId}" is already terminal; nothing may follow its terminal event`, { runId });
+  batch.forEach((event, index) => {
+    if (event.seq !== tail.lastSeq + 1 + index) {
+      throw new PlatformError("internal", `Events of run "${runId}" must continue at seq ${tail.lastSeq + 1 + index} without gaps, got ${event.seq}`);
+    }
+  });
+  batch.slice(0, -1).forEach((event) => {
+    if (isTerminalEvent(event)) throw new PlatformError("internal", `A terminal event of run "${runId}" must be the last one of its batch`);
+  });
+}
+
+/** Status of a run whose last event is `last`. */
+export function statusAfter(last: StoredEvent): "running" | "completed" | "failed" {
+  if (last.type === "workflow_completed") return "completed";
+  if (last.type === "workflow_failed") return "failed";
+  return "running";
+}

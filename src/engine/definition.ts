@@ -1,0 +1,103 @@
+import { PlatformError } from "../core/errors.ts";
+import type { BackoffOptions } from "./backoff.ts";
+import type { StepFunction } from "./stepContext.ts";
+
+/**
+ * Engine defaults: the single place they are written down.
+ * - `maxAttempts: 3` — attempts per step, the first included (not "retries").
+ * - `backoff` — 1 s after the first failure, doubling, capped at 60 s, ±20 % jitter.
+ * - `stepTimeoutMS: 30_000` — one attempt may run 30 s before it is recorded as failed with reason "timeout".
+ * - `stepLoopBudgetMS: 50_000` — one execution claims no new step after 50 s (spec limit); the run continues in a fresh execution.
+ */
+export const WORKFLOW_DEFAULTS = Object.freeze({
+  maxAttempts: 3,
+  backoff: Object.freeze({ initialMS: 1000, factor: 2, maxMS: 60_000, jitter: 0.2 }) as Readonly<BackoffOptions>,
+  stepTimeoutMS: 30_000,
+  stepLoopBudgetMS: 50_000,
+});
+
+/** The first step of every workflow (spec). */
+export const FIRST_STEP = "start";
+
+export interface WorkflowOptions {
+  maxAttempts?: number;
+  backoff?: Partial<BackoffOptions>;
+  stepTimeoutMS?: number;
+}
+
+/** `any` by default so user steps can read `ctx.data.name` without declaring a type. */
+export type WorkflowSteps<Data = any> = Record<string, StepFunction<Data>>;
+
+/** A validated workflow: what `workflow(name, steps, options)` registers and the engine executes. */
+export interface WorkflowDefinition {
+  readonly name: string;
+  readonly steps: Readonly<Record<string, StepFunction>>;
+  readonly maxAttempts: number;
+  readonly backoff: Readonly<BackoffOptions>;
+  readonly stepTimeoutMS: number;
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const MAX_STEP_NAME_LENGTH = 256;
+
+/** Validates and freezes a definition; throws `invalid_input` naming the bad part. */
+export function defineWorkflow(name: string, steps: WorkflowSteps, options: WorkflowOptions = {}): WorkflowDefinition {
+  if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
+    throw invalid(`Workflow name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, "_", "." or "-", starting with a letter or digit`);
+  }
+  if (typeof steps !== "object" || steps === null || Array.isArray(steps)) {
+    throw invalid(`workflow("${name}") needs an object of step functions, e.g. { start: async (ctx) => ({ done: true }) }`);
+  }
+  const names = Object.keys(steps);
+  if (!names.includes(FIRST_STEP)) {
+    throw invalid(`workflow("${name}") has no "${FIRST_STEP}" step; every workflow begins with a step named "${FIRST_STEP}"`);
+  }
+  for (const step of names) {
+    if (step.length === 0 || step.length > MAX_STEP_NAME_LENGTH || hasControlCharacter(step)) {
+      throw invalid(`workflow("${name}") step name ${JSON.stringify(step)} is invalid: 1-${MAX_STEP_NAME_LENGTH} characters, no control characters`);
+    }
+    if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
+  }
+  const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
+    throw invalid(`workflow("${name}") maxAttempts must be an integer from 1 to 1000 (attempts include the first), got ${maxAttempts}`);
+  }
+  const stepTimeoutMS = options.stepTimeoutMS ?? WORKFLOW_DEFAULTS.stepTimeoutMS;
+  if (!isPositiveFinite(stepTimeoutMS)) throw invalid(`workflow("${name}") stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
+  const backoff = { ...WORKFLOW_DEFAULTS.backoff, ...definedOnly(options.backoff ?? {}) };
+  if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0)) throw invalid(`workflow("${name}") backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
+  if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1)) throw invalid(`workflow("${name}") backoff.factor must be >= 1, got ${backoff.factor}`);
+  if (!(Number.isFinite(backoff.maxMS) && backoff.maxMS >= backoff.initialMS)) {
+    throw invalid(`workflow("${name}") backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`);
+  }
+  if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
+    throw invalid(`workflow("${name}") backoff.jitter must be between 0 and 1, got ${backoff.jitter}`);
+  }
+  return Object.freeze({
+    name,
+    steps: Object.freeze({ ...steps }),
+    maxAttempts,
+    backoff: Object.freeze(backoff),
+    stepTimeoutMS,
+  });
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function isPositiveFinite(value: number): boolean {
+  return typeof value === "number" && Number.isFinite(value) && value > 0;
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+function invalid(message: string): PlatformError {
+  return new PlatformError("invalid_input", message);
+}

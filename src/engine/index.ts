@@ -1,0 +1,58 @@
+// The workflow engine core: plain TypeScript with no Cloudflare or Node
+// imports, shared by the Durable Object backend, the node:sqlite backend and
+// the in-memory backend.
+
+// User-facing API (re-exported by the `platform` module).
+export {
+  workflow,
+  installWorkflowBackend,
+  installedWorkflowBackend,
+  setCronRegistrar,
+  getWorkflowDefinition,
+  workflowDefinitions,
+  resetWorkflowsForTests,
+  WORKFLOW_RECOVERY_CRON,
+  RESULT_POLL_INTERVAL_MS,
+} from "./workflowApi.ts";
+export type { WorkflowBackend, WorkflowRun, StartedRun, WorkflowFunction, WorkflowListFilter, CronRegistrar } from "./workflowApi.ts";
+export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
+export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
+
+// Definitions and defaults.
+export { defineWorkflow, WORKFLOW_DEFAULTS, FIRST_STEP } from "./definition.ts";
+export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./definition.ts";
+export { retryDelayMS, retryAt, jitterUnit } from "./backoff.ts";
+export type { BackoffOptions, RetryKey } from "./backoff.ts";
+
+// Events, JSON rule and limits.
+export { WORKFLOW_EVENT_TYPES, START_DATA_KEY, isTerminalEvent, isWorkflowEventType, nextEvent } from "./events.ts";
+export type { StoredEvent, StoredEventOf, WorkflowEventType, WorkflowEventPayloads, WorkflowFailureCause, Writes } from "./events.ts";
+export { toJsonValue, freezeJson, encodePayload, utf8ByteLength, MAX_EVENT_PAYLOAD_BYTES, MAX_JSON_DEPTH } from "./json.ts";
+export type { JsonValue, JsonObject } from "./json.ts";
+
+// Engine pieces for backends.
+export { resolveNextAction } from "./resolveNextAction.ts";
+export type { NextAction } from "./resolveNextAction.ts";
+export { createScratchpad, createStepAttempt } from "./stepContext.ts";
+export type { Scratchpad, StepAttempt } from "./stepContext.ts";
+export { createRun } from "./createRun.ts";
+export type { CreateRunOptions, CreatedRun } from "./createRun.ts";
+export { executeRun } from "./executeRun.ts";
+export type { ExecuteRunOptions, ExecuteRunResult } from "./executeRun.ts";
+export { describeRun } from "./describeRun.ts";
+export type { WorkflowRunView, RunEventView } from "./describeRun.ts";
+export { detectRecovery, recoverRun } from "./recovery.ts";
+export type { RecoveryReason, RecoveryInput, RecoveryOutcome } from "./recovery.ts";
+export { stepFailureEvents, timeoutEvents, reasonOf, TIMEOUT_REASON, MAX_REASON_LENGTH } from "./stepFailure.ts";
+
+// Stores and local backends.
+export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";
+export type { WorkflowEventStore, WorkflowRunIndex, RunStatus, RunSummary, RunListQuery, RunListPage } from "./store.ts";
+export { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
+export type { RunTail } from "./appendRules.ts";
+export { createMemoryEventStore } from "./memoryEventStore.ts";
+export type { MemoryEventStore } from "./memoryEventStore.ts";
+export { createLocalWorkflowBackend } from "./localBackend.ts";
+export type { LocalWorkflowBackend, LocalWorkflowBackendOptions } from "./localBackend.ts";
+export { createMemoryWorkflowBackend } from "./memoryBackend.ts";
+export type { MemoryWorkflowBackend } from "./memoryBackend.ts";

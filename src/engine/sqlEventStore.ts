@@ -1,0 +1,132 @@
+import { PlatformError } from "../core/errors.ts";
+import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
+import type { StoredEvent } from "./events.ts";
+import { encodePayload } from "./json.ts";
+import { createSqlRunIndex, type RunRow } from "./sqlRunIndex.ts";
+import type { WorkflowEventStore, WorkflowRunIndex } from "./store.ts";
+import type { SyncSql } from "./syncSql.ts";
+
+export type { SyncSql } from "./syncSql.ts";
+
+/** The spec's table and its two indexes (run summaries live in `_workflow_runs`, see sqlRunIndex.ts). */
+export const WORKFLOW_EVENTS_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS _workflow_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    workflow_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  )`,
+  "CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC)",
+  "CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id)",
+];
+
+type EventRow = { run_id: string; seq: number; workflow_id: string; type: string; payload: string; at: number };
+
+function toEvent(row: EventRow): StoredEvent {
+  return { runId: row.run_id, workflowId: row.workflow_id, seq: row.seq, type: row.type, payload: JSON.parse(row.payload), at: row.at } as StoredEvent;
+}
+
+/** True when `batch` passes every append rule, given a tail it continues (same workflow id, the seq before its first, not terminal). */
+function wellFormed(runId: string, batch: StoredEvent[]): boolean {
+  const first = batch[0];
+  if (!first) return false;
+  try {
+    checkRunBatch(runId, { workflowId: first.workflowId, lastSeq: first.seq - 1, terminal: false }, batch);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Creates the tables (idempotent: create if not exists) and returns the store. */
+export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & WorkflowRunIndex {
+  for (const statement of WORKFLOW_EVENTS_SCHEMA) sql.run(statement);
+  const index = createSqlRunIndex(sql);
+
+  const insertEvent = (event: StoredEvent) =>
+    sql.run(
+      "INSERT INTO _workflow_events (run_id, seq, workflow_id, type, payload, at) VALUES (?, ?, ?, ?, ?, ?)",
+      event.runId,
+      event.seq,
+      event.workflowId,
+      event.type,
+      encodePayload(event.payload, `${event.type} payload`),
+      event.at,
+    );
+
+  return {
+    lastEvent(runId) {
+      const [row] = sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", runId);
+      return row ? toEvent(row) : null;
+    },
+
+    events(runId, afterSeq = 0) {
+      return sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq).map(toEvent);
+    },
+
+    append(events) {
+      const byRun = groupBatch(events);
+      sql.transaction(() => {
+        for (const [runId, batch] of byRun) {
+          const first = batch[0] as StoredEvent;
+          const last = batch[batch.length - 1] as StoredEvent;
+          // The usual case in one statement: a well-formed batch that continues the run's log takes
+          // its place by moving the run's tail on, conditionally (no row back: it does not follow).
+          const follows =
+            wellFormed(runId, batch) &&
+            sql.all(
+              "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND status = 'running' RETURNING last_seq",
+              statusAfter(last),
+              last.at,
+              last.seq,
+              runId,
+              first.workflowId,
+              first.seq - 1,
+            ).length > 0;
+          if (!follows) {
+            // Otherwise read the tail, so the refusal is the same as every store's.
+            const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
+            checkRunBatch(runId, run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null, batch);
+            sql.run("UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?", statusAfter(last), last.at, last.seq, runId);
+          }
+          for (const event of batch) insertEvent(event);
+        }
+      });
+    },
+
+    createRunIfNoActive(created) {
+      if (created.type !== "workflow_created" || created.seq !== 1) {
+        throw new PlatformError("internal", "createRunIfNoActive takes the run's workflow_created event with seq 1");
+      }
+      return sql.transaction(() => {
+        // One read for both refusals: an active run of the workflow id wins over a taken run id.
+        const rows = sql.all<{ run_id: string; workflow_id: string; status: string }>(
+          "SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND status = 'running') OR run_id = ?",
+          created.workflowId,
+          created.runId,
+        );
+        const active = rows.find((row) => row.workflow_id === created.workflowId && row.status === "running");
+        if (active) return { created: false as const, activeRunId: active.run_id };
+        if (rows.length) throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, { runId: created.runId, seq: 1 });
+        insertEvent(created);
+        sql.run(
+          "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",
+          created.runId,
+          created.workflowId,
+          created.payload.workflowName,
+          created.at,
+          created.at,
+        );
+        return { created: true as const };
+      });
+    },
+
+    getRun: index.getRun,
+    listRuns: index.listRuns,
+    activeRunIds: index.activeRunIds,
+  };
+}
+

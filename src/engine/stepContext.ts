@@ -1,0 +1,120 @@
+import { PlatformError } from "../core/errors.ts";
+import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
+import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
+
+/**
+ * What a step function receives. `Data` is the start data, `Pad` the shape of
+ * the scratchpad; both default to loosely typed bags because they are plain
+ * JSON decided by user code.
+ */
+export interface StepContext<Data = any, Pad extends Record<string, unknown> = Record<string, any>> {
+  /** The start data passed to `workflow.start` (null when none was given). */
+  readonly data: Data;
+  /** Values committed by completed steps (and `data`); read-only, this step's own writes are not visible until it completes. */
+  readonly scratchpad: Readonly<Pad>;
+  /** Buffers a scratchpad value; committed with this step's step_completed, dropped if the step fails. Value must be JSON (see json.ts). */
+  write(key: string, value: unknown): void;
+  readonly step: string;
+  /** From 1. */
+  readonly attempt: number;
+  readonly runId: string;
+  readonly workflowId: string;
+}
+
+/** What a step returns: the name of the next step, or the end of the workflow with its result (JSON; omitted means null). */
+export type StepResult = { step: string } | { done: true; result?: unknown };
+
+export type StepFunction<Data = any> = (ctx: StepContext<Data>) => StepResult | Promise<StepResult>;
+
+/**
+ * The scratchpad of one run, kept in memory for one execution: built once
+ * from the log, then advanced event by event, so each step costs O(1)
+ * instead of a replay of the whole log.
+ */
+export interface Scratchpad {
+  /** A read-only live view; values are deep-frozen. */
+  readonly view: Readonly<Record<string, JsonValue>>;
+  /** Folds the writes of a workflow_created or step_completed event in; other events are ignored. */
+  apply(event: StoredEvent): void;
+}
+
+export function createScratchpad(events: Iterable<StoredEvent> = []): Scratchpad {
+  // A null-prototype target, so keys such as "__proto__" or "constructor" are plain data.
+  const values: Record<string, JsonValue> = Object.create(null) as Record<string, JsonValue>;
+  const view = new Proxy(values, {
+    set: readOnly,
+    defineProperty: readOnly,
+    deleteProperty: readOnly,
+    setPrototypeOf: readOnly,
+  }) as Readonly<Record<string, JsonValue>>;
+  const pad: Scratchpad = {
+    view,
+    apply(event) {
+      if (event.type !== "workflow_created" && event.type !== "step_completed") return;
+      const writes: Writes = event.payload.writes;
+      for (const key of Object.keys(writes)) values[key] = freezeJson(writes[key] as JsonValue);
+    },
+  };
+  for (const event of events) pad.apply(event);
+  return pad;
+}
+
+function readOnly(): never {
+  throw new TypeError("ctx.scratchpad is read-only; use ctx.write(key, value) to record a value for later steps");
+}
+
+export interface StepAttempt {
+  readonly ctx: StepContext;
+  /** The writes buffered so far, in call order (a later write of a key wins). */
+  writes(): Writes;
+  /** Ends the attempt: later `ctx.write` calls (from a timed-out step that keeps running) throw instead of buffering. */
+  seal(): void;
+  /** True when `error` is the one `ctx.write` threw for an invalid key or value (a bug in the step, not worth retrying). */
+  isWriteError(error: unknown): boolean;
+}
+
+export interface StepAttemptInput {
+  scratchpad: Scratchpad;
+  step: string;
+  attempt: number;
+  runId: string;
+  workflowId: string;
+}
+
+/** A fresh context for one attempt of one step, with its own write buffer. */
+export function createStepAttempt(input: StepAttemptInput): StepAttempt {
+  const buffer = new Map<string, JsonValue>();
+  const writeErrors = new WeakSet<object>();
+  let sealed = false;
+  const ctx: StepContext = {
+    data: input.scratchpad.view[START_DATA_KEY] ?? null,
+    scratchpad: input.scratchpad.view,
+    step: input.step,
+    attempt: input.attempt,
+    runId: input.runId,
+    workflowId: input.workflowId,
+    write(key: string, value: unknown) {
+      if (sealed) {
+        throw new PlatformError("invalid_input", `ctx.write("${key}") came after attempt ${input.attempt} of step "${input.step}" ended (it timed out or already returned); the value was dropped`);
+      }
+      try {
+        if (typeof key !== "string" || key.length === 0) throw new PlatformError("invalid_input", "ctx.write needs a non-empty string key");
+        if (key === START_DATA_KEY) {
+          throw new PlatformError("invalid_input", `ctx.write("${START_DATA_KEY}") is not allowed: "${START_DATA_KEY}" holds the start data; pick another key`);
+        }
+        buffer.set(key, toJsonValue(value, `ctx.write("${key}") in step "${input.step}"`));
+      } catch (error) {
+        if (error instanceof Error) writeErrors.add(error);
+        throw error;
+      }
+    },
+  };
+  return {
+    ctx: Object.freeze(ctx),
+    writes: () => Object.fromEntries(buffer),
+    seal: () => {
+      sealed = true;
+    },
+    isWriteError: (error) => typeof error === "object" && error !== null && writeErrors.has(error),
+  };
+}

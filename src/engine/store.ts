@@ -1,0 +1,116 @@
+import { PlatformError } from "../core/errors.ts";
+import type { StoredEvent } from "./events.ts";
+
+/**
+ * The event log of workflow runs. Synchronous on purpose: Durable Object
+ * SQLite and node:sqlite both are, so a check-and-append is one transaction
+ * with no await in between.
+ *
+ * Every implementation enforces the same rules (checked by the store
+ * conformance suite in test/conformance/eventStoreConformance.ts):
+ * - (runId, seq) is unique; a run's seqs are 1, 2, 3, … without gaps;
+ * - all events of a run carry the same workflowId;
+ * - a run starts only through `createRunIfNoActive`.
+ */
+export interface WorkflowEventStore {
+  lastEvent(runId: string): StoredEvent | null;
+  /** The run's events in seq order; only those with seq > `afterSeq` when given. Empty for an unknown run. */
+  events(runId: string, afterSeq?: number): StoredEvent[];
+  /**
+   * All-or-nothing. Throws PlatformError("seq_conflict") if any (run_id, seq)
+   * already exists (another executor won the race), PlatformError("workflow_id_mismatch")
+   * if an event's workflowId differs from the run's existing events,
+   * PlatformError("not_found") for a run that was never created, and
+   * PlatformError("internal") for a batch whose seqs are not consecutive.
+   */
+  append(events: StoredEvent[]): void;
+  /**
+   * Atomically: if `created.workflowId` has an active (non-terminal) run,
+   * returns `{ created: false, activeRunId }`; otherwise appends the
+   * workflow_created event (seq 1) and returns `{ created: true }`.
+   */
+  createRunIfNoActive(created: StoredEvent): { created: true } | { created: false; activeRunId: string };
+}
+
+export type RunStatus = "running" | "completed" | "failed";
+
+export const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed"];
+
+/** One run as listed by `workflow.list`. */
+export interface RunSummary {
+  id: string;
+  workflowId: string;
+  name: string;
+  status: RunStatus;
+  /** Epoch ms of workflow_created. */
+  createdAt: number;
+  /** Epoch ms of the last event. */
+  updatedAt: number;
+}
+
+export interface RunListQuery {
+  name?: string;
+  status?: RunStatus;
+  /** 1 to {@link MAX_LIST_LIMIT}. */
+  limit: number;
+  /** Opaque; the `cursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface RunListPage {
+  /** Newest first. */
+  runs: RunSummary[];
+  /** Present when more runs match; pass it back to get the next page. */
+  cursor?: string;
+}
+
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 100;
+
+/**
+ * What a backend that owns many runs needs besides the log: listing and the
+ * set of runs the recovery sweep must look at. Kept in step with the log by
+ * the same transactions that append to it.
+ */
+export interface WorkflowRunIndex {
+  getRun(runId: string): RunSummary | null;
+  listRuns(query: RunListQuery): RunListPage;
+  /** Run ids whose last event is not terminal. */
+  activeRunIds(): string[];
+}
+
+/**
+ * Checks a user's list filter and fills in the default limit; throws
+ * `invalid_input` naming the bad field.
+ */
+export function toRunListQuery(filter: { name?: unknown; status?: unknown; limit?: unknown; cursor?: unknown } = {}): RunListQuery {
+  const query: RunListQuery = { limit: DEFAULT_LIST_LIMIT };
+  if (filter.name !== undefined) {
+    if (typeof filter.name !== "string" || filter.name === "") throw new PlatformError("invalid_input", "workflow.list: name must be a non-empty string");
+    query.name = filter.name;
+  }
+  if (filter.status !== undefined) {
+    if (!RUN_STATUSES.includes(filter.status as RunStatus)) {
+      throw new PlatformError("invalid_input", `workflow.list: status must be one of ${RUN_STATUSES.join(", ")}, got ${JSON.stringify(filter.status)}`);
+    }
+    query.status = filter.status as RunStatus;
+  }
+  if (filter.limit !== undefined) {
+    if (!Number.isInteger(filter.limit) || (filter.limit as number) < 1 || (filter.limit as number) > MAX_LIST_LIMIT) {
+      throw new PlatformError("invalid_input", `workflow.list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(filter.limit)}`);
+    }
+    query.limit = filter.limit as number;
+  }
+  if (filter.cursor !== undefined) {
+    if (typeof filter.cursor !== "string" || filter.cursor === "") throw new PlatformError("invalid_input", "workflow.list: cursor must be the string returned by a previous call");
+    query.cursor = filter.cursor;
+  }
+  return query;
+}
+
+/** The list position a cursor encodes (every store numbers runs in creation order); throws on a cursor no store made. */
+export function decodeListCursor(cursor: string): number {
+  const position = /^[1-9][0-9]{0,15}$/.test(cursor) ? Number(cursor) : NaN;
+  if (!Number.isSafeInteger(position)) throw new PlatformError("invalid_input", `workflow.list: cursor ${JSON.stringify(cursor)} is not one this platform returned`);
+  return position;
+}

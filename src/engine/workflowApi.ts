@@ -1,0 +1,195 @@
+import { PlatformError } from "../core/errors.ts";
+import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
+import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
+import { toJsonValue, type JsonValue } from "./json.ts";
+import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+
+/**
+ * The user-facing `workflow` function of the `platform` module: a registry of
+ * definitions plus `start/get/list`, which delegate to whichever backend the
+ * runtime installed (Durable Objects when deployed, node:sqlite or memory
+ * locally). Pure: no platform imports, module state is the registry, the
+ * backend and the cron registrar, all resettable for tests.
+ */
+
+/** Registered through the injected registrar on the first `workflow()` call (spec: every minute). */
+export const WORKFLOW_RECOVERY_CRON = Object.freeze({ name: "__workflow-recovery", schedule: "* * * * *" });
+
+/** How often `run.result()` asks a backend without `waitForTerminal` (spec: 1 s). */
+export const RESULT_POLL_INTERVAL_MS = 1000;
+
+export interface StartedRun {
+  runId: string;
+  workflowId: string;
+  created: boolean;
+  /**
+   * Set by a backend whose run had already ended when `start` answered (its
+   * steps needed no I/O): `result()` settles from it without asking again.
+   */
+  outcome?: RunOutcome;
+}
+
+/** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
+export interface WorkflowBackend {
+  /** Creates the run and enqueues its execution; `created: false` with the active run when the id is taken. */
+  start(name: string, data: JsonValue, options: { id?: string }): Promise<StartedRun>;
+  get(runId: string): Promise<WorkflowRunView | null>;
+  list(query: RunListQuery): Promise<RunListPage>;
+  /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
+  waitForTerminal?(runId: string): Promise<WorkflowRunView>;
+}
+
+/** The handle `workflow.start` returns. */
+export interface WorkflowRun {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly name: string;
+  /** False when an active run with the same workflow id existed and this is that run. */
+  readonly created: boolean;
+  /** Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure reason. */
+  result<T = any>(): Promise<T>;
+}
+
+export interface WorkflowListFilter {
+  name?: string;
+  status?: RunStatus;
+  /** 1-100, default 50. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface WorkflowFunction {
+  /** Registers a workflow at top level; its first step must be named `start`. */
+  <Data = any>(name: string, steps: WorkflowSteps<Data>, options?: WorkflowOptions): WorkflowDefinition;
+  start(name: string, data?: unknown, options?: { id?: string }): Promise<WorkflowRun>;
+  get(runId: string): Promise<WorkflowRunView | null>;
+  list(filter?: WorkflowListFilter): Promise<RunListPage>;
+}
+
+export type CronRegistrar = (cron: { name: string; schedule: string }) => void;
+
+const definitions = new Map<string, WorkflowDefinition>();
+let backend: WorkflowBackend | null = null;
+let cronRegistrar: CronRegistrar | null = null;
+let recoveryCronRegistered = false;
+
+function registerWorkflow(name: string, steps: WorkflowSteps, options?: WorkflowOptions): WorkflowDefinition {
+  const definition = defineWorkflow(name, steps, options);
+  if (definitions.has(name)) throw new PlatformError("invalid_input", `A workflow named "${name}" is already registered; workflow names must be unique`);
+  definitions.set(name, definition);
+  registerRecoveryCron();
+  return definition;
+}
+
+async function start(name: string, data?: unknown, options: { id?: string } = {}): Promise<WorkflowRun> {
+  const active = requireBackend("workflow.start");
+  if (typeof name !== "string" || !definitions.has(name)) {
+    const known = [...definitions.keys()];
+    throw new PlatformError(
+      "unknown_workflow",
+      `No workflow named ${JSON.stringify(name)} is registered${known.length ? ` (registered: ${known.join(", ")})` : ""}; call workflow(name, steps) at top level first`,
+    );
+  }
+  if (typeof options !== "object" || options === null) throw new PlatformError("invalid_input", "workflow.start options must be an object like { id: \"order-42\" }");
+  if (options.id !== undefined && typeof options.id !== "string") throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  // Checked here too so a remote backend never sees unstorable data.
+  const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${name}"`);
+  const started = await active.start(name, json, options.id === undefined ? {} : { id: options.id });
+  return runHandle(active, name, started);
+}
+
+async function get(runId: string): Promise<WorkflowRunView | null> {
+  const active = requireBackend("workflow.get");
+  if (typeof runId !== "string" || runId === "") throw new PlatformError("invalid_input", "workflow.get needs a run id string");
+  return active.get(runId);
+}
+
+async function list(filter: WorkflowListFilter = {}): Promise<RunListPage> {
+  const active = requireBackend("workflow.list");
+  return active.list(toRunListQuery(filter));
+}
+
+export const workflow: WorkflowFunction = Object.assign(registerWorkflow, { start, get, list });
+
+function runHandle(from: WorkflowBackend, name: string, started: StartedRun): WorkflowRun {
+  return Object.freeze({
+    id: started.runId,
+    workflowId: started.workflowId,
+    name,
+    created: started.created,
+    result: () => (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<any>,
+  });
+}
+
+async function waitForResult(from: WorkflowBackend, runId: string): Promise<JsonValue> {
+  const view = from.waitForTerminal ? await from.waitForTerminal(runId) : await pollUntilTerminal(from, runId);
+  return settle(runId, outcomeOfView(view));
+}
+
+async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
+  if (outcome.status === "completed") return outcome.result;
+  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, { runId, cause: outcome.cause });
+}
+
+async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<WorkflowRunView> {
+  for (;;) {
+    const view = await from.get(runId);
+    if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+    if (view.status !== "running") return view;
+    await new Promise((resolve) => setTimeout(resolve, RESULT_POLL_INTERVAL_MS));
+  }
+}
+
+function requireBackend(what: string): WorkflowBackend {
+  if (!backend) {
+    throw new PlatformError(
+      "not_ready",
+      `${what} is not available yet: the workflow engine starts with the platform runtime. Call it from a request, cron or step handler, not at the top level of your module.`,
+    );
+  }
+  return backend;
+}
+
+function registerRecoveryCron(): void {
+  if (recoveryCronRegistered || !cronRegistrar || definitions.size === 0) return;
+  cronRegistrar({ ...WORKFLOW_RECOVERY_CRON });
+  recoveryCronRegistered = true;
+}
+
+/** The runtime installs its backend (entry wrapper, Node backend); installing the same one again changes nothing. */
+export function installWorkflowBackend(next: WorkflowBackend): void {
+  backend = next;
+}
+
+/** The backend `workflow.start/get/list` use now, or null before initialization. */
+export function installedWorkflowBackend(): WorkflowBackend | null {
+  return backend;
+}
+
+/**
+ * Injected by the entry prelude before user code loads. If workflows were
+ * registered earlier (e.g. a test importing user code first), the recovery
+ * cron is registered with this registrar at once.
+ */
+export function setCronRegistrar(registrar: CronRegistrar | null): void {
+  if (registrar !== cronRegistrar) recoveryCronRegistered = false;
+  cronRegistrar = registrar;
+  registerRecoveryCron();
+}
+
+export function getWorkflowDefinition(name: string): WorkflowDefinition | undefined {
+  return definitions.get(name);
+}
+
+/** Every registered definition, in registration order (for build metadata). */
+export function workflowDefinitions(): WorkflowDefinition[] {
+  return [...definitions.values()];
+}
+
+/** Forgets registrations, backend and registrar. Tests only. */
+export function resetWorkflowsForTests(): void {
+  definitions.clear();
+  backend = null;
+  cronRegistrar = null;
+  recoveryCronRegistered = false;
+}

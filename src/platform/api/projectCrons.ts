@@ -1,0 +1,87 @@
+import { Cron } from "croner";
+import { PlatformError } from "../../core/errors.ts";
+import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { ProjectRow } from "../db/projectsTable.ts";
+
+export interface ProjectCron {
+  name: string;
+  schedule: string;
+}
+
+const MAX_CRONS = 50;
+
+export function validateMetadataCrons(value: unknown): ProjectCron[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_CRONS) {
+    throw new PlatformError("invalid_input", `crons must be an array of at most ${MAX_CRONS} { name, schedule } entries.`);
+  }
+  const crons = value.map((entry) => {
+    const { name, schedule } = (entry ?? {}) as Record<string, unknown>;
+    if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+      throw new PlatformError("invalid_input", "Each cron needs a name of 1–64 letters, digits, '-' or '_'.");
+    }
+    if (typeof schedule !== "string" || !isValidSchedule(schedule)) {
+      throw new PlatformError("invalid_input", `Cron "${name}" has an invalid schedule; use five cron fields, e.g. "* * * * *".`);
+    }
+    return { name, schedule };
+  });
+  const duplicate = crons.find((c, i) => crons.findIndex((other) => other.name === c.name) !== i);
+  if (duplicate) throw new PlatformError("invalid_input", `Cron names must be unique; "${duplicate.name}" appears twice.`);
+  return crons;
+}
+
+function isValidSchedule(schedule: string): boolean {
+  if (schedule.trim().split(/\s+/).length !== 5) return false;
+  try {
+    new Cron(schedule, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Statements that replace a project's crons; run them in one batch with whatever else changes. */
+export function replaceProjectCronsStatements(db: D1Database, projectId: number, crons: ProjectCron[]): D1PreparedStatement[] {
+  return [
+    db.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(projectId),
+    ...crons.map((c) => db.prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)").bind(projectId, c.name, c.schedule)),
+    db.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(Date.now(), projectId),
+  ];
+}
+
+/** A cron fires in the minute that contains `scheduledTime` (seconds are ignored). */
+export function cronIsDue(schedule: string, scheduledTime: number): boolean {
+  const minute = new Date(Math.floor(scheduledTime / 60_000) * 60_000);
+  return new Cron(schedule, { paused: true, timezone: "UTC" }).match(minute);
+}
+
+/**
+ * The platform's every-minute trigger: runs each project's due crons through
+ * the project's internal `/__cron/<name>` route and reports what happened.
+ */
+export async function runDueCrons(
+  db: D1Database,
+  dispatcher: Dispatcher,
+  scheduledTime: number,
+): Promise<{ project: string; cron: string; status: number | "error"; output?: string }[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
+    )
+    .all<ProjectRow & { cron_name: string; cron_schedule: string }>();
+  const due = results.filter((row) => cronIsDue(row.cron_schedule, scheduledTime));
+  return Promise.all(
+    due.map(async (row) => {
+      try {
+        const response = await callProjectWorker(dispatcher, row, "POST", `/__cron/${encodeURIComponent(row.cron_name)}`);
+        const output = (await response.text()).slice(0, 500);
+        console.log(`cron ${row.slug}/${row.cron_name}: ${response.status} ${output}`);
+        return { project: row.slug, cron: row.cron_name, status: response.status, output };
+      } catch (error) {
+        console.error(`cron ${row.slug}/${row.cron_name} failed:`, error);
+        return { project: row.slug, cron: row.cron_name, status: "error" as const };
+      }
+    }),
+  );
+}

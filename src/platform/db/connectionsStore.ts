@@ -1,0 +1,162 @@
+import { openToken, sealToken } from "../plugins/shared/tokenVault.ts";
+
+/**
+ * `plugin_oauth_connections`: one connection per plugin per project (unique
+ * constraint). A reinstall replaces the row (and clears `revoked_at`); tokens
+ * are stored sealed by the token vault and only opened inside the plugin.
+ */
+export interface NewConnection {
+  pluginId: string;
+  projectId: number;
+  externalUserId: string;
+  accessToken: string;
+  refreshToken?: string | null;
+  /** ms since the epoch, or null for tokens that do not expire. */
+  tokenExpiresAt?: number | null;
+}
+
+export interface Connection {
+  pluginId: string;
+  projectId: number;
+  externalUserId: string;
+  accessToken: string;
+  refreshToken: string | null;
+  tokenExpiresAt: number | null;
+  connectedAt: number;
+  updatedAt: number;
+  revokedAt: number | null;
+}
+
+/** What the API and the CLI may see of a connection: never a token. */
+export interface ConnectionSummary {
+  plugin: string;
+  externalUserId: string;
+  connectedAt: string;
+  tokenExpiresAt: string | null;
+  revoked: boolean;
+  revokedAt: string | null;
+}
+
+interface ConnectionRow {
+  plugin_id: string;
+  project_id: number;
+  external_user_id: string;
+  access_token: string;
+  refresh_token: string | null;
+  token_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  revoked_at: number | null;
+}
+
+const context = (pluginId: string, projectId: number, field: "access" | "refresh") => `${pluginId}:${field}:${projectId}`;
+
+export async function upsertConnection(db: D1Database, vaultSecret: string | undefined, c: NewConnection, now = Date.now()): Promise<void> {
+  const access = await sealToken(vaultSecret, c.accessToken, context(c.pluginId, c.projectId, "access"));
+  const refresh = c.refreshToken ? await sealToken(vaultSecret, c.refreshToken, context(c.pluginId, c.projectId, "refresh")) : null;
+  await db
+    .prepare(
+      `INSERT INTO plugin_oauth_connections
+         (plugin_id, project_id, external_user_id, access_token, refresh_token, token_expires_at, created_at, updated_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+       ON CONFLICT (plugin_id, project_id) DO UPDATE SET
+         external_user_id = excluded.external_user_id, access_token = excluded.access_token,
+         refresh_token = excluded.refresh_token, token_expires_at = excluded.token_expires_at,
+         created_at = excluded.created_at, updated_at = excluded.updated_at, revoked_at = NULL`,
+    )
+    .bind(c.pluginId, c.projectId, c.externalUserId, access, refresh, c.tokenExpiresAt ?? null, now, now)
+    .run();
+}
+
+/** Stores refreshed tokens on an existing connection. */
+export async function updateConnectionTokens(
+  db: D1Database,
+  vaultSecret: string | undefined,
+  pluginId: string,
+  projectId: number,
+  tokens: { accessToken: string; refreshToken?: string | null; tokenExpiresAt?: number | null },
+  now = Date.now(),
+): Promise<void> {
+  const access = await sealToken(vaultSecret, tokens.accessToken, context(pluginId, projectId, "access"));
+  const refresh = tokens.refreshToken ? await sealToken(vaultSecret, tokens.refreshToken, context(pluginId, projectId, "refresh")) : null;
+  await db
+    .prepare(
+      "UPDATE plugin_oauth_connections SET access_token = ?, refresh_token = ?, token_expires_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ?",
+    )
+    .bind(access, refresh, tokens.tokenExpiresAt ?? null, now, pluginId, projectId)
+    .run();
+}
+
+/** Marks a project's connection revoked (kept for the record); true when a row changed. */
+export async function markConnectionRevoked(db: D1Database, pluginId: string, projectId: number, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .prepare("UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ? AND revoked_at IS NULL")
+    .bind(now, now, pluginId, projectId)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
+/** Marks every connection of a provider user/team revoked (e.g. Slack `tokens_revoked`); returns how many. */
+export async function markConnectionsRevokedForExternalUser(
+  db: D1Database,
+  pluginId: string,
+  externalUserId: string,
+  now = Date.now(),
+): Promise<number> {
+  const result = await db
+    .prepare("UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND external_user_id = ? AND revoked_at IS NULL")
+    .bind(now, now, pluginId, externalUserId)
+    .run();
+  return result.meta.changes ?? 0;
+}
+
+/** The connection with its tokens opened, or null. A revoked one is returned too (check `revokedAt`). */
+export async function readConnection(
+  db: D1Database,
+  vaultSecret: string | undefined,
+  pluginId: string,
+  projectId: number,
+): Promise<Connection | null> {
+  const row = await db
+    .prepare("SELECT * FROM plugin_oauth_connections WHERE plugin_id = ? AND project_id = ?")
+    .bind(pluginId, projectId)
+    .first<ConnectionRow>();
+  if (!row) return null;
+  return {
+    pluginId: row.plugin_id,
+    projectId: row.project_id,
+    externalUserId: row.external_user_id,
+    accessToken: await openToken(vaultSecret, row.access_token, context(pluginId, projectId, "access")),
+    refreshToken: row.refresh_token ? await openToken(vaultSecret, row.refresh_token, context(pluginId, projectId, "refresh")) : null,
+    tokenExpiresAt: row.token_expires_at,
+    connectedAt: row.created_at,
+    updatedAt: row.updated_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export async function listConnectionSummaries(db: D1Database, projectId: number): Promise<ConnectionSummary[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT plugin_id, external_user_id, created_at, token_expires_at, revoked_at FROM plugin_oauth_connections WHERE project_id = ? ORDER BY plugin_id",
+    )
+    .bind(projectId)
+    .all<Pick<ConnectionRow, "plugin_id" | "external_user_id" | "created_at" | "token_expires_at" | "revoked_at">>();
+  return results.map((r) => ({
+    plugin: r.plugin_id,
+    externalUserId: r.external_user_id,
+    connectedAt: new Date(r.created_at).toISOString(),
+    tokenExpiresAt: r.token_expires_at === null ? null : new Date(r.token_expires_at).toISOString(),
+    revoked: r.revoked_at !== null,
+    revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
+  }));
+}
+
+export const connectionsStore = {
+  upsert: upsertConnection,
+  updateTokens: updateConnectionTokens,
+  markRevoked: markConnectionRevoked,
+  markRevokedForExternalUser: markConnectionsRevokedForExternalUser,
+  read: readConnection,
+  listSummaries: listConnectionSummaries,
+};

@@ -1,0 +1,122 @@
+import { PlatformError } from "../../core/errors.ts";
+import type { ProjectRow } from "./projectsTable.ts";
+
+/**
+ * `plugin_resources`: one external resource (a chat server, a workspace)
+ * belongs to at most one project. The unique constraint decides, so two
+ * racing installs cannot both win.
+ */
+export type ResourceType = "server" | "workspace";
+
+export interface ResourceClaim {
+  pluginId: string;
+  resourceType: ResourceType;
+  projectId: number;
+  externalResourceId: string;
+  displayName: string;
+  /** Stored as JSON. Seal secrets (e.g. a per-workspace bot token) with the token vault first. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface ResourceRow {
+  id: number;
+  plugin_id: string;
+  resource_type: ResourceType;
+  project_id: number;
+  external_resource_id: string;
+  display_name: string;
+  metadata: string;
+  created_at: number;
+}
+
+export interface ResourceSummary {
+  plugin: string;
+  type: string;
+  externalId: string;
+  displayName: string;
+  claimedAt: string;
+}
+
+export const ALREADY_CONNECTED_MESSAGE = "This resource is already connected to another project. Uninstall it there first.";
+
+/**
+ * Claims a resource for a project. The same project's re-claim succeeds (and
+ * refreshes the display name and metadata); another project's resource throws
+ * `conflict` (409) and changes nothing.
+ */
+export async function claimResource(db: D1Database, claim: ResourceClaim, now = Date.now()): Promise<void> {
+  const row = await db
+    .prepare(
+      `INSERT INTO plugin_resources (plugin_id, resource_type, project_id, external_resource_id, display_name, metadata, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (plugin_id, resource_type, external_resource_id) DO UPDATE SET
+         display_name = excluded.display_name, metadata = excluded.metadata
+       WHERE plugin_resources.project_id = excluded.project_id
+       RETURNING project_id`,
+    )
+    .bind(
+      claim.pluginId,
+      claim.resourceType,
+      claim.projectId,
+      claim.externalResourceId,
+      claim.displayName,
+      JSON.stringify(claim.metadata ?? {}),
+      now,
+    )
+    .first<{ project_id: number }>();
+  if (!row) {
+    throw new PlatformError("conflict", ALREADY_CONNECTED_MESSAGE, {
+      plugin: claim.pluginId,
+      resourceType: claim.resourceType,
+      externalResourceId: claim.externalResourceId,
+    });
+  }
+}
+
+/** Gives a project's resource up (uninstall); true when it held it. */
+export async function releaseResource(
+  db: D1Database,
+  pluginId: string,
+  resourceType: ResourceType,
+  externalResourceId: string,
+  projectId: number,
+): Promise<boolean> {
+  const result = await db
+    .prepare("DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ? AND project_id = ?")
+    .bind(pluginId, resourceType, externalResourceId, projectId)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
+/** Which project (and its worker) owns an external resource: how a webhook finds where to dispatch. */
+export async function findResourceOwner(
+  db: D1Database,
+  pluginId: string,
+  resourceType: ResourceType,
+  externalResourceId: string,
+): Promise<{ resource: ResourceRow; project: ProjectRow } | null> {
+  const resource = await db
+    .prepare("SELECT * FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ?")
+    .bind(pluginId, resourceType, externalResourceId)
+    .first<ResourceRow>();
+  if (!resource) return null;
+  const project = await db.prepare("SELECT * FROM projects WHERE id = ?").bind(resource.project_id).first<ProjectRow>();
+  return project ? { resource, project } : null;
+}
+
+export async function listProjectResources(db: D1Database, projectId: number, pluginId?: string): Promise<ResourceRow[]> {
+  const { results } = pluginId
+    ? await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id").bind(projectId, pluginId).all<ResourceRow>()
+    : await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id").bind(projectId).all<ResourceRow>();
+  return results;
+}
+
+export function toResourceSummary(row: ResourceRow): ResourceSummary {
+  return {
+    plugin: row.plugin_id,
+    type: row.resource_type,
+    externalId: row.external_resource_id,
+    displayName: row.display_name,
+    claimedAt: new Date(row.created_at).toISOString(),
+  };
+}

@@ -1,0 +1,34 @@
+import { INTERNAL_HEADER, signRequestToken } from "../../core/requestToken.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { ProjectRow } from "../db/projectsTable.ts";
+
+/**
+ * Calls one of a project's internal routes (`/__workflow/*`, `/__cron/*`,
+ * `/__plugin/*`) as the platform: the request carries an `internal` token
+ * signed with the project's worker secret, which the runtime checks.
+ */
+export async function callProjectWorker(
+  dispatcher: Dispatcher,
+  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
+  method: string,
+  pathAndQuery: string,
+  body: string | null = null,
+): Promise<Response> {
+  const worker = dispatcher.get(project.script_name);
+  if (!worker) {
+    return Response.json(
+      { error: { code: "not_found", message: `Project worker ${project.script_name} is not deployed.` } },
+      { status: 502 },
+    );
+  }
+  const token = await signRequestToken("internal", project.id, project.worker_secret, {
+    method,
+    pathAndQuery,
+    body,
+  });
+  return worker.fetch(`https://${project.slug}.internal${pathAndQuery}`, {
+    method,
+    body,
+    headers: { [INTERNAL_HEADER]: token, ...(body === null ? {} : { "content-type": "application/json" }) },
+  });
+}

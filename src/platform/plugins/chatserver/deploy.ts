@@ -1,0 +1,87 @@
+/**
+ * `POST /deploy` (identity token): the project's chat-server metadata, either
+ * `{ commands, events }` or the whole `{ plugins: { chatserver: { … } } }`.
+ * Registers the commands on every server the project claimed with one bulk
+ * overwrite each (`PUT /applications/{app}/guilds/{guild}/commands`, the shared
+ * bot token): idempotent, and commands the project dropped disappear. The
+ * registered set's hash is kept in the server's resource metadata, so a deploy
+ * that changes nothing makes no call (the chat server allows 200 command
+ * creates per server per day). A re-install clears it.
+ */
+import { PlatformError } from "../../../core/errors.ts";
+import { parseJsonObject } from "../../../core/web/jsonBody.ts";
+import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
+import { listProjectResources } from "../../db/resourceClaims.ts";
+import { discordApi } from "./discordApi.ts";
+import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+
+export const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
+
+export interface CommandSpec {
+  name: string;
+  description: string;
+}
+
+export function parseCommands(value: unknown): CommandSpec[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new PlatformError("invalid_input", "commands must be an array.");
+  if (value.length > 100) throw new PlatformError("invalid_input", "A project may register at most 100 commands.");
+  const seen = new Set<string>();
+  return value.map((c, i) => {
+    const spec = typeof c === "string" ? { name: c } : (c as { name?: unknown; description?: unknown } | null);
+    const name = spec?.name;
+    if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
+      throw new PlatformError("invalid_input", `commands[${i}]: a command name is 1-32 lowercase letters, digits, - or _ (got ${JSON.stringify(name ?? null)}).`);
+    }
+    if (seen.has(name)) throw new PlatformError("invalid_input", `commands[${i}]: ${name} is registered twice.`);
+    seen.add(name);
+    const description = typeof spec?.description === "string" && spec.description.trim() ? spec.description.trim().slice(0, 100) : `/${name}`;
+    return { name, description };
+  });
+}
+
+function parseMetadata(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+async function commandsHash(commands: unknown): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(commands)));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function handleDeploy(request: Request, env: ChatServerEnv): Promise<Response> {
+  const { project, body } = await authenticateProjectCall(request, env.DB);
+  const input = parseJsonObject(body);
+  const plugins = input.plugins as { chatserver?: unknown } | undefined;
+  const meta = (plugins && typeof plugins === "object" ? plugins.chatserver ?? {} : input) as { commands?: unknown; events?: unknown };
+  const commands = parseCommands(meta.commands);
+  const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
+  const desired = commands.map((c) => ({ name: c.name, description: c.description, type: 1 }));
+  const hash = await commandsHash(desired);
+  const registered: { id: string; name: string; commands: string[]; changed: boolean }[] = [];
+  for (const server of servers) {
+    if (server.resource_type !== "server") continue;
+    const metadata = parseMetadata(server.metadata);
+    if (metadata.commandsHash === hash) {
+      registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: false });
+      continue;
+    }
+    await discordApi(
+      env,
+      "PUT",
+      `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
+      desired,
+      "bot",
+    );
+    await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?")
+      .bind(JSON.stringify({ ...metadata, commandsHash: hash }), server.id, project.id)
+      .run();
+    registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: true });
+  }
+  return Response.json({ servers: registered });
+}

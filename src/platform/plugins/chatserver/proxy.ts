@@ -1,0 +1,91 @@
+/**
+ * Proxy routes for user code (identity token, then the project's `actions`
+ * rate limit, then the chat server):
+ *   POST /proxy/reply         { replyToken, content }   edits the deferred answer (@original)
+ *   POST /proxy/followup      { replyToken, content }   a further message on the interaction
+ *   POST /proxy/send-message  { channelId, content }    only channels of servers this project claimed
+ *   POST /proxy/edit-message  { channelId, messageId, content }
+ * Each answers `{ messageId, channelId }`.
+ */
+import { PlatformError } from "../../../core/errors.ts";
+import { parseJsonObject } from "../../../core/web/jsonBody.ts";
+import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
+import { takeRateLimit } from "../shared/rateLimit.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import { discordApi } from "./discordApi.ts";
+import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { openReplyToken } from "./replyToken.ts";
+
+const SNOWFLAKE = /^\d{1,20}$/;
+export const MAX_CONTENT_LENGTH = 2000;
+
+function content(value: unknown): string {
+  if (typeof value !== "string" || value.length === 0) throw new PlatformError("invalid_input", "content must be a non-empty string.");
+  if (value.length > MAX_CONTENT_LENGTH) throw new PlatformError("invalid_input", `content must be at most ${MAX_CONTENT_LENGTH} characters.`);
+  return value;
+}
+
+function snowflake(value: unknown, field: string): string {
+  if (typeof value !== "string" || !SNOWFLAKE.test(value)) throw new PlatformError("invalid_input", `${field} must be a chat-server id (digits).`);
+  return value;
+}
+
+interface Message {
+  id: string;
+  channel_id: string;
+}
+
+const answer = (m: Message | null, fallbackChannel: string | null) => Response.json({ messageId: m?.id ?? null, channelId: m?.channel_id ?? fallbackChannel });
+
+/** The channel must be in a server this project claimed. */
+async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: string): Promise<void> {
+  const channel = await discordApi<{ guild_id?: unknown }>(env, "GET", `/channels/${channelId}`, undefined, "bot").catch((error) => {
+    if (error instanceof PlatformError && error.code === "upstream_error" && error.details?.status === 404) return null;
+    throw error;
+  });
+  const guildId = typeof channel?.guild_id === "string" ? channel.guild_id : null;
+  const owner = guildId ? await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId) : null;
+  if (!owner || owner.project.id !== project.id) {
+    throw new PlatformError("forbidden", `Channel ${channelId} is not in a server connected to this project.`);
+  }
+}
+
+export async function handleProxy(route: string, request: Request, env: ChatServerEnv): Promise<Response> {
+  const { project, body } = await authenticateProjectCall(request, env.DB);
+  const input = parseJsonObject(body);
+  const allowedMentions = { parse: [] as string[] };
+  switch (route) {
+    case "reply":
+    case "followup": {
+      const text = content(input.content);
+      const reply = await openReplyToken(env, project.id, input.replyToken);
+      await takeRateLimit(env, project, ["actions"]);
+      const path =
+        route === "reply"
+          ? `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}/messages/@original`
+          : `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}?wait=true`;
+      const message = await discordApi<Message>(env, route === "reply" ? "PATCH" : "POST", path, { content: text, allowed_mentions: allowedMentions }, "none");
+      return answer(message, null);
+    }
+    case "send-message": {
+      const channelId = snowflake(input.channelId, "channelId");
+      const text = content(input.content);
+      await takeRateLimit(env, project, ["actions"]);
+      await checkChannel(env, project, channelId);
+      const message = await discordApi<Message>(env, "POST", `/channels/${channelId}/messages`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      return answer(message, channelId);
+    }
+    case "edit-message": {
+      const channelId = snowflake(input.channelId, "channelId");
+      const messageId = snowflake(input.messageId, "messageId");
+      const text = content(input.content);
+      await takeRateLimit(env, project, ["actions"]);
+      await checkChannel(env, project, channelId);
+      const message = await discordApi<Message>(env, "PATCH", `/channels/${channelId}/messages/${messageId}`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      return answer(message, channelId);
+    }
+    default:
+      throw new PlatformError("not_found", "Not found.");
+  }
+}

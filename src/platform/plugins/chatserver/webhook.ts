@@ -1,0 +1,188 @@
+/**
+ * `POST /webhook`: what the chat server sends us, signed with Ed25519.
+ *
+ * - Interactions (Discord's HTTP interactions): PING (type 1) → PONG; an
+ *   APPLICATION_COMMAND (type 2) is resolved by `guild_id` to the project that
+ *   claimed the server, deduped on the interaction id, answered at once with a
+ *   deferred response (type 5, well inside the 3 s deadline), and dispatched
+ *   to the project's `/__plugin/chatserver` in `ctx.waitUntil`. The project
+ *   answers with `chatserver.reply` (edits the deferred "thinking…" message).
+ * - Events (messages, reactions): Discord delivers these over the Gateway
+ *   websocket, which a Worker cannot hold; the platform takes them as signed
+ *   JSON envelopes on this same endpoint, shaped like Discord's webhook events
+ *   `{ version, application_id, type: 0 (PING) | 1, id, event: { type:
+ *   "MESSAGE_CREATE" | "MESSAGE_REACTION_ADD", timestamp, data } }` (the local
+ *   fake sends exactly these; a Gateway relay would too). Answered 204.
+ *
+ * Refusals, with nothing dispatched: over 1 MB → 413; unsigned, forged, stale
+ * → 401; not JSON → 400; unknown shape → 400; a server no project claimed → 404.
+ */
+import { PlatformError } from "../../../core/errors.ts";
+import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
+import { claimEvent, releaseEvent } from "../shared/eventDedupe.ts";
+import { dispatchToProject } from "../shared/dispatchToProject.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
+import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { toPluginProject, type PluginDispatch, type PluginUser } from "../../../contracts/pluginDispatch.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import { discordApi } from "./discordApi.ts";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "./ed25519.ts";
+import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { sealReplyToken } from "./replyToken.ts";
+
+export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+
+const SNOWFLAKE = /^\d{1,20}$/;
+
+/** Discord event names → the kinds `chatserver.onEvent` takes. */
+export const EVENT_KINDS: Record<string, "message" | "reaction"> = {
+  MESSAGE_CREATE: "message",
+  MESSAGE_REACTION_ADD: "reaction",
+};
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function notConnected(guildId: string): PlatformError {
+  return new PlatformError(
+    "not_found",
+    `Server ${guildId} is not connected to any project. Run \`platform plugin install chatserver\` in the project that should receive its commands.`,
+  );
+}
+
+export async function handleWebhook(request: Request, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
+  if (!env.CHATSERVER_PUBLIC_KEY) throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_PUBLIC_KEY configured.");
+  const raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT_BYTES);
+  const check = await verifyEd25519Webhook(
+    env.CHATSERVER_PUBLIC_KEY,
+    request.headers.get(SIGNATURE_HEADER),
+    request.headers.get(TIMESTAMP_HEADER),
+    raw,
+  );
+  if (!check.ok) {
+    if (check.reason === "bad_key") throw new PlatformError("not_ready", check.message);
+    throw new PlatformError("unauthorized", check.message);
+  }
+  const body = parseJsonObject(raw);
+  if (body.application_id !== undefined && String(body.application_id) !== env.CHATSERVER_APPLICATION_ID) {
+    throw new PlatformError("invalid_input", "The request is for another application.");
+  }
+  if ("event" in body) return handleEvent(body, env, ctx);
+  if (body.type === 1) return Response.json({ type: 1 });
+  if (body.type === 2) return handleCommand(body, env, ctx);
+  throw new PlatformError("invalid_input", `Unsupported interaction type ${JSON.stringify(body.type ?? null)}: the plugin handles PING (1) and APPLICATION_COMMAND (2).`);
+}
+
+async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
+  const id = str(body.id);
+  const token = str(body.token);
+  const data = body.data as { name?: unknown; options?: unknown } | undefined;
+  const name = str(data?.name);
+  if (!id || !SNOWFLAKE.test(id) || !token || !name) {
+    throw new PlatformError("invalid_input", "An application command needs id, token and data.name.");
+  }
+  const guildId = str(body.guild_id);
+  if (!guildId) throw new PlatformError("invalid_input", "Commands are served in servers only (this interaction has no guild_id).");
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
+  if (!owner) throw notConnected(guildId);
+
+  if (!(await claimEvent(env.DB, PLUGIN_ID, `interaction:${id}`))) {
+    // A repeat delivery: acknowledged again, delivered once.
+    return Response.json({ type: 5 });
+  }
+  const member = body.member as { user?: Record<string, unknown>; nick?: unknown } | undefined;
+  const rawUser = member?.user ?? (body.user as Record<string, unknown> | undefined);
+  const user: PluginUser | undefined = rawUser && str(rawUser.id) ? userOf(rawUser) : undefined;
+  const payload: PluginDispatch = {
+    kind: "command",
+    name,
+    event: {
+      id,
+      name,
+      options: Array.isArray(data?.options) ? data.options : [],
+      guildId,
+      channelId: str(body.channel_id) ?? null,
+      locale: str(body.locale) ?? null,
+    },
+    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
+    project: toPluginProject(owner.project),
+    ...(user ? { user } : {}),
+    replyToken: await sealReplyToken(env, owner.project.id, { interactionId: id, token, guildId }),
+  };
+  ctx.waitUntil(deliver(env, owner.project, `interaction:${id}`, payload, token));
+  return Response.json({ type: 5 });
+}
+
+async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
+  if (body.type === 0) return new Response(null, { status: 204 });
+  const event = body.event as { type?: unknown; data?: unknown; timestamp?: unknown } | null;
+  if (body.type !== 1 || !event || typeof event !== "object") {
+    throw new PlatformError("invalid_input", "An event envelope needs type 1 and an event object.");
+  }
+  const kind = EVENT_KINDS[String(event.type)];
+  if (!kind) return new Response(null, { status: 204 }); // an event nobody subscribes to
+  const data = (event.data ?? {}) as Record<string, unknown>;
+  const guildId = str(data.guild_id);
+  const deliveryId = str(body.id);
+  if (!guildId || !deliveryId) throw new PlatformError("invalid_input", "An event needs an envelope id and data.guild_id.");
+  const author = data.author as Record<string, unknown> | undefined;
+  if (kind === "message" && author?.bot === true) return new Response(null, { status: 204 }); // never loop on bots
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
+  if (!owner) throw notConnected(guildId);
+  if (!(await claimEvent(env.DB, PLUGIN_ID, `event:${deliveryId}`))) return new Response(null, { status: 204 });
+
+  const userId = kind === "message" ? str(author?.id) : str(data.user_id);
+  const user: PluginUser | undefined = kind === "message" && author && userId ? userOf(author) : userId ? { id: userId } : undefined;
+  const payload: PluginDispatch = {
+    kind: "event",
+    name: kind,
+    event:
+      kind === "message"
+        ? { type: kind, id: str(data.id) ?? null, channelId: str(data.channel_id) ?? null, guildId, content: str(data.content) ?? "", timestamp: str(event.timestamp) ?? null }
+        : {
+            type: kind,
+            messageId: str(data.message_id) ?? null,
+            channelId: str(data.channel_id) ?? null,
+            guildId,
+            emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
+            timestamp: str(event.timestamp) ?? null,
+          },
+    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
+    project: toPluginProject(owner.project),
+    ...(user ? { user } : {}),
+  };
+  ctx.waitUntil(deliver(env, owner.project, `event:${deliveryId}`, payload, null));
+  return new Response(null, { status: 204 });
+}
+
+function userOf(raw: Record<string, unknown>): PluginUser {
+  const name = str(raw.global_name) ?? str(raw.username);
+  return { id: String(raw.id), ...(name ? { name } : {}) };
+}
+
+/**
+ * Dispatches to the project. On failure the claim is released (a provider
+ * retry gets through) and, for a command, the deferred message says so.
+ */
+async function deliver(env: ChatServerEnv, project: ProjectRow, dedupeKey: string, payload: PluginDispatch, interactionToken: string | null) {
+  let failure: string | null = null;
+  let status = 0;
+  try {
+    const response = await dispatchToProject(env, project, PLUGIN_ID, payload);
+    status = response.status;
+    if (!response.ok) failure = `the project answered ${response.status}`;
+    await response.body?.cancel();
+  } catch (error) {
+    failure = String(error);
+  }
+  if (!failure) return;
+  console.error(`chatserver: dispatch of ${dedupeKey} to ${project.slug} failed: ${failure}`);
+  await releaseEvent(env.DB, PLUGIN_ID, dedupeKey).catch(() => {});
+  if (interactionToken) {
+    await discordApi(env, "PATCH", `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interactionToken}/messages/@original`, {
+      content: status === 404 ? `This server's project does not handle /${payload.name} (yet).` : "Sorry, this command failed in the project.",
+      allowed_mentions: { parse: [] },
+    }, "none").catch(() => {});
+  }
+}

@@ -1,0 +1,36 @@
+import { PlatformError } from "../../../core/errors.ts";
+import type { RateTake } from "../../actors/RateLimiter.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import type { PluginEnv } from "./pluginEnv.ts";
+
+/** The spec's proxy limits: every proxy route takes from `actions`; an email send also from `email`. */
+export const RATE_BUCKETS = {
+  actions: { limit: 3, windowMS: 60_000, what: "plugin actions" },
+  email: { limit: 3, windowMS: 60_000, what: "email sends" },
+} as const;
+
+export type RateBucket = keyof typeof RATE_BUCKETS;
+
+/**
+ * Takes one from each bucket of the project's `RateLimiter` (all or none).
+ * Private projects are not limited. Throws `rate_limited` (429) with
+ * `details.retryAfterSeconds`; `pluginErrorResponse` turns it into `Retry-After`.
+ */
+export async function takeRateLimit(
+  env: Pick<PluginEnv, "RATE_LIMITER">,
+  project: Pick<ProjectRow, "id" | "private">,
+  buckets: readonly RateBucket[],
+): Promise<void> {
+  if (project.private === 1 || buckets.length === 0) return;
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
+  const takes: RateTake[] = buckets.map((bucket) => ({ bucket, limit: RATE_BUCKETS[bucket].limit, windowMS: RATE_BUCKETS[bucket].windowMS }));
+  const decision = await stub.takeAll(takes);
+  if (decision.allowed) return;
+  const bucket = (decision.bucket ?? buckets[0]!) as RateBucket;
+  const { limit, windowMS, what } = RATE_BUCKETS[bucket];
+  throw new PlatformError(
+    "rate_limited",
+    `Rate limit reached: a project may make ${limit} ${what} per ${windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
+    { retryAfterSeconds: decision.retryAfterSeconds, bucket },
+  );
+}

@@ -1,0 +1,77 @@
+import { PlatformError } from "../../../core/errors.ts";
+import type { WorkspaceEnv } from "./env.ts";
+
+/** Slack answers almost every failure as HTTP 200 with `ok:false, error`. */
+export type SlackAnswer = { ok: true; [field: string]: unknown } | { ok: false; error: string; [field: string]: unknown };
+
+export interface SlackResult {
+  answer: SlackAnswer;
+  /** Set when Slack answered 429: seconds from its Retry-After. */
+  retryAfterSeconds?: number;
+}
+
+function slackUrl(env: WorkspaceEnv, path: string): string {
+  const base = (env.SLACK_BASE_URL || "https://slack.com").replace(/\/+$/, "");
+  return base + path;
+}
+
+export function authorizeUrl(env: WorkspaceEnv): URL {
+  return new URL(slackUrl(env, "/oauth/v2/authorize"));
+}
+
+async function send(env: WorkspaceEnv, request: Request): Promise<Response> {
+  try {
+    return await (env.SLACK ? env.SLACK.fetch(request) : fetch(request));
+  } catch (error) {
+    throw new PlatformError("upstream_error", `Slack could not be reached: ${String(error)}`, { provider: "slack" });
+  }
+}
+
+async function readAnswer(response: Response, method: string): Promise<SlackResult> {
+  if (response.status === 429) {
+    const retry = Number(response.headers.get("retry-after"));
+    await response.body?.cancel();
+    return { answer: { ok: false, error: "ratelimited" }, retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60 };
+  }
+  const text = await response.text();
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    answer = null;
+  }
+  if (!answer || typeof answer !== "object" || typeof (answer as { ok?: unknown }).ok !== "boolean") {
+    throw new PlatformError("upstream_error", `Slack's ${method} answered HTTP ${response.status} without a Slack JSON body.`, {
+      provider: "slack",
+      status: response.status,
+    });
+  }
+  const a = answer as SlackAnswer;
+  if (!a.ok && typeof a.error !== "string") (a as { error: string }).error = "unknown_error";
+  return { answer: a };
+}
+
+/** A Web API method with a bot token (JSON body, as Slack recommends for writes). */
+export async function callSlackMethod(env: WorkspaceEnv, method: string, botToken: string, params: Record<string, unknown>): Promise<SlackResult> {
+  const request = new Request(slackUrl(env, `/api/${method}`), {
+    method: "POST",
+    headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${botToken}` },
+    body: JSON.stringify(params),
+    redirect: "manual",
+  });
+  return readAnswer(await send(env, request), method);
+}
+
+/** `oauth.v2.access` with the client credentials in HTTP Basic (Slack's preferred form). */
+export async function oauthV2Access(env: WorkspaceEnv, params: Record<string, string>): Promise<SlackResult> {
+  const request = new Request(slackUrl(env, "/api/oauth.v2.access"), {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${btoa(`${encodeURIComponent(env.SLACK_CLIENT_ID)}:${encodeURIComponent(env.SLACK_CLIENT_SECRET)}`)}`,
+    },
+    body: new URLSearchParams(params).toString(),
+    redirect: "manual",
+  });
+  return readAnswer(await send(env, request), "oauth.v2.access");
+}

@@ -1,0 +1,180 @@
+import { PlatformError } from "../../../core/errors.ts";
+import { readBodyBytes } from "../../../core/web/jsonBody.ts";
+import {
+  claimEvent,
+  dispatchToProject,
+  findResourceOwner,
+  makeResourceOwnerRef,
+  markConnectionRevoked,
+  releaseEvent,
+  type PluginDispatch,
+} from "../shared/index.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, WEBHOOK_BODY_LIMIT, type WorkspaceEnv } from "./env.ts";
+import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackSignature } from "./slackSignature.ts";
+
+/**
+ * `POST /webhook`: Slack's Events API. The raw body is read once (at most
+ * 1 MB) and its v0 signature checked before anything is parsed; then
+ * `url_verification` echoes the challenge and `event_callback` is routed by
+ * team to the project that claimed the workspace, deduplicated on
+ * `event_id` (Slack retries until acknowledged) and acknowledged at once,
+ * with the dispatch to the project's `/__plugin/workspace` running after the
+ * answer (`ctx.waitUntil`); after a `/deploy`, only the events the project
+ * listens to are dispatched. `app_uninstalled` / `tokens_revoked` mark the
+ * project's connection revoked.
+ */
+
+/** The event names user code registers with `workspace.onEvent`. */
+export type WorkspaceEventName = "message" | "mention" | "reaction";
+
+export interface WorkspaceEvent {
+  type: WorkspaceEventName;
+  teamId: string;
+  eventId: string;
+  channel?: string;
+  user?: string;
+  text?: string;
+  ts?: string;
+  threadTs?: string;
+  /** reaction: the emoji name and the message reacted to. */
+  reaction?: string;
+  item?: { channel?: string; ts?: string };
+  /** Slack's inner event, unchanged. */
+  raw: Record<string, unknown>;
+}
+
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+/** Maps Slack's inner event to ours; `null` for events projects do not receive (bot echoes, edits, unknown types). */
+export function toWorkspaceEvent(inner: Record<string, unknown>, teamId: string, eventId: string, botUserId?: string): WorkspaceEvent | null {
+  const base = { teamId, eventId, raw: inner };
+  switch (inner.type) {
+    case "message": {
+      // Our own and other bots' messages, edits and deletions are not new messages.
+      const subtype = str(inner.subtype);
+      if (inner.bot_id || (botUserId && inner.user === botUserId)) return null;
+      if (subtype && subtype !== "thread_broadcast" && subtype !== "file_share") return null;
+      return { ...base, type: "message", channel: str(inner.channel), user: str(inner.user), text: str(inner.text), ts: str(inner.ts), threadTs: str(inner.thread_ts) };
+    }
+    case "app_mention":
+      return { ...base, type: "mention", channel: str(inner.channel), user: str(inner.user), text: str(inner.text), ts: str(inner.ts), threadTs: str(inner.thread_ts) };
+    case "reaction_added": {
+      const item = (inner.item ?? {}) as Record<string, unknown>;
+      return { ...base, type: "reaction", user: str(inner.user), reaction: str(inner.reaction), item: { channel: str(item.channel), ts: str(item.ts) }, channel: str(item.channel), ts: str(item.ts) };
+    }
+    default:
+      return null;
+  }
+}
+
+function refuse(code: "unauthorized" | "invalid_input" | "malformed_json" | "not_found", message: string): Response {
+  // X-Slack-No-Retry: a refused request will not become valid by resending it.
+  const error = new PlatformError(code, message);
+  const status = { unauthorized: 401, invalid_input: 400, malformed_json: 400, not_found: 404 }[code];
+  return Response.json({ error: { code: error.code, message: error.message } }, { status, headers: { "X-Slack-No-Retry": "1" } });
+}
+
+export interface WebhookOptions {
+  nowSeconds?: number;
+}
+
+export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: ExecutionContext, options: WebhookOptions = {}): Promise<Response> {
+  if (!env.SLACK_SIGNING_SECRET) {
+    return Response.json(
+      { error: { code: "not_ready", message: "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests." } },
+      { status: 503 },
+    );
+  }
+  let raw: Uint8Array;
+  try {
+    raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
+  } catch (error) {
+    if (error instanceof PlatformError && error.code === "payload_too_large") {
+      return Response.json({ error: { code: error.code, message: `Webhook body is larger than ${WEBHOOK_BODY_LIMIT} bytes.` } }, { status: 413, headers: { "X-Slack-No-Retry": "1" } });
+    }
+    throw error;
+  }
+  const check = await verifySlackSignature(
+    env.SLACK_SIGNING_SECRET,
+    request.headers.get(SLACK_TIMESTAMP_HEADER),
+    request.headers.get(SLACK_SIGNATURE_HEADER),
+    raw,
+    options.nowSeconds,
+  );
+  if (!check.ok) return refuse("unauthorized", `Slack signature check failed (${check.reason}): ${check.message}`);
+
+  let body: Record<string, unknown>;
+  try {
+    const value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(raw));
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
+    body = value;
+  } catch {
+    return refuse("malformed_json", "Webhook body must be a JSON object (Events API).");
+  }
+
+  if (body.type === "url_verification") {
+    if (typeof body.challenge !== "string" || !body.challenge) return refuse("invalid_input", "url_verification without a challenge.");
+    return new Response(body.challenge, { headers: { "content-type": "text/plain; charset=utf-8" } });
+  }
+  if (body.type === "app_rate_limited") return new Response(null, { status: 200 });
+  if (body.type !== "event_callback") return refuse("invalid_input", `Unsupported Events API payload type ${JSON.stringify(body.type)}.`);
+
+  const inner = body.event;
+  const eventId = body.event_id;
+  const authorization = Array.isArray(body.authorizations) ? (body.authorizations[0] as Record<string, unknown> | undefined) : undefined;
+  const teamId = str(authorization?.team_id) ?? str(body.team_id);
+  if (!inner || typeof inner !== "object" || Array.isArray(inner) || typeof eventId !== "string" || !eventId || !teamId) {
+    return refuse("invalid_input", "event_callback needs event, event_id and team_id.");
+  }
+  const event = inner as Record<string, unknown>;
+
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, teamId);
+  if (!owner) {
+    return refuse("not_found", `Slack workspace ${teamId} is not connected to any project on this platform. Install the app with \`platform plugin install workspace\`.`);
+  }
+
+  if (event.type === "app_uninstalled" || event.type === "tokens_revoked") {
+    const botUserId = (JSON.parse(owner.resource.metadata) as { botUserId?: string }).botUserId;
+    const bots = ((event.tokens as { bot?: unknown } | undefined)?.bot ?? []) as unknown[];
+    // tokens_revoked may name only user tokens; the bot token is revoked when our bot user is listed.
+    if (event.type === "app_uninstalled" || !botUserId || bots.includes(botUserId)) {
+      await markConnectionRevoked(env.DB, PLUGIN_ID, owner.project.id);
+    }
+    return new Response(null, { status: 200 });
+  }
+
+  const metadata = JSON.parse(owner.resource.metadata) as { botUserId?: string; events?: unknown };
+  const mapped = toWorkspaceEvent(event, teamId, eventId, metadata.botUserId);
+  if (!mapped) return new Response(null, { status: 200 });
+  // After a deploy, only the events the project listens to (workspace.onEvent) are dispatched.
+  if (Array.isArray(metadata.events) && !metadata.events.includes(mapped.type)) return new Response(null, { status: 200 });
+
+  if (!(await claimEvent(env.DB, PLUGIN_ID, eventId))) {
+    // A retry of an event we already took: acknowledged, not delivered again.
+    return new Response(null, { status: 200 });
+  }
+  const payload: PluginDispatch = {
+    kind: "event",
+    name: mapped.type,
+    event: mapped,
+    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: RESOURCE_TYPE, externalResourceId: teamId }),
+    project: { slug: owner.project.slug },
+    ...(mapped.user ? { user: { id: mapped.user } } : {}),
+  };
+  ctx.waitUntil(
+    (async () => {
+      try {
+        const response = await dispatchToProject(env, owner.project, PLUGIN_ID, payload);
+        if (response.status >= 500) {
+          // The project could not take it: let Slack's retry through.
+          await releaseEvent(env.DB, PLUGIN_ID, eventId);
+        }
+        await response.body?.cancel();
+      } catch (error) {
+        console.error("workspace plugin: dispatch failed", error);
+        await releaseEvent(env.DB, PLUGIN_ID, eventId);
+      }
+    })(),
+  );
+  return new Response(null, { status: 200 });
+}

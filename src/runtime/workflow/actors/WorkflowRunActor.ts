@@ -1,0 +1,233 @@
+import { DurableObject } from "cloudflare:workers";
+import { PlatformError } from "../../../core/errors.ts";
+import { initializePlatform } from "../../entry/platformHooks.ts";
+import { createRun } from "../../../engine/createRun.ts";
+import type { WorkflowDefinition } from "../../../engine/definition.ts";
+import { describeRun, outcomeOf, type WorkflowRunView } from "../../../engine/describeRun.ts";
+import { isTerminalEvent, type StoredEvent } from "../../../engine/events.ts";
+import { executeRun, type ExecuteRunResult } from "../../../engine/executeRun.ts";
+import type { JsonValue } from "../../../engine/json.ts";
+import { recoverRun } from "../../../engine/recovery.ts";
+import { createSqlEventStore, type SyncSql } from "../../../engine/sqlEventStore.ts";
+import type { RunStatus, WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../../../engine/store.ts";
+import { getWorkflowDefinition, type StartedRun } from "../../../engine/workflowApi.ts";
+import { durableObjectSql } from "./durableObjectSql.ts";
+import { runIndexOf, type RunRecovery, type WorkflowActorEnv, type WorkflowRunIndexActor } from "../actorClient.ts";
+
+/** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
+const FAILED_EXECUTION_RETRY_MS = 5_000;
+
+/** An alarm this far past its time is treated as lost rather than pending. */
+const STALE_ALARM_MS = 60_000;
+
+function definitionNamed(name: string): WorkflowDefinition {
+  const definition = getWorkflowDefinition(name);
+  if (!definition) throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered in this project's code.`);
+  return definition;
+}
+
+/** When the actor must look at a run again, from what its last execution reported. */
+function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
+  switch (result.status) {
+    case "waiting":
+      return result.wakeAt;
+    case "in_flight":
+      return result.timeoutAt;
+    case "budget_exhausted":
+      return now;
+    case "terminal":
+    case "stopped":
+      return null;
+  }
+}
+
+/**
+ * The actor for one workflow id (its name): its own SQLite `_workflow_events`
+ * log, in which at most one run is active at a time. Step functions run here,
+ * in a loop within one invocation (the first one within `start`); the single
+ * alarm is spent only on what needs time to pass or must survive a crash: the
+ * first execution should `start`'s not finish, retries after backoff, step
+ * timeouts, and continuing in a fresh invocation after the 50-second step-loop
+ * budget.
+ */
+export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
+  #sql: SyncSql;
+  #storeInstance: (WorkflowEventStore & RunIndex) | null = null;
+  /** Executions under way in this instance; a run is never driven twice at once here. */
+  #executions = new Map<string, Promise<ExecuteRunResult>>();
+  #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** The project's run index actor, looked up once per instance. */
+  #index: WorkflowRunIndexActor | null = null;
+  /** The status this instance last sent to the run index per run, with that report (in flight or done). */
+  #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
+
+  constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
+    super(ctx, env);
+    initializePlatform(env);
+    this.#sql = durableObjectSql(ctx.storage);
+  }
+
+  /**
+   * The actor's log, its tables created on first use rather than in the
+   * constructor (whose writes workerd commits on their own): a fresh actor's
+   * schema is then committed with its first run in one write. The SQL handle
+   * itself is taken in the constructor, in the actor's own context.
+   */
+  get #store(): WorkflowEventStore & RunIndex {
+    return (this.#storeInstance ??= createSqlEventStore(this.#sql));
+  }
+
+  async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
+    const now = Date.now();
+    const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
+    if (run.created) {
+      // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
+      // it, and that execution records the timeout and carries on. The first execution starts here
+      // at once, in this same turn: a run whose steps finish without waiting on I/O ends before the
+      // turn's writes are committed, deletes the alarm again (so none is ever scheduled) and is
+      // committed with its creation in one write; one that is still running when the turn ends is
+      // committed with the alarm due now, which joins the execution under way.
+      await this.ctx.storage.setAlarm(now);
+      // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
+      let ended: StoredEvent | null = null;
+      this.#drive(run.runId, { reportFirst: false, onEnd: (event) => (ended = event) }).catch(() => {});
+      // Let the steps that need no I/O run, then index the run as it stands before the caller hears
+      // of it: a run already over is reported once, as ended (joining its execution's report).
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await this.#report(run.runId);
+      // A run that has ended answers with its outcome, so `result()` need not ask again.
+      const outcome = ended && outcomeOf(ended);
+      if (outcome) return { ...run, outcome };
+    }
+    return run;
+  }
+
+  /** `/__workflow/:runId/execute`: runs the step loop now (or joins the one running) and says whether the run is done. */
+  async execute(runId: string): Promise<{ done: boolean }> {
+    if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
+    const result = await this.#drive(runId);
+    return { done: result.status === "terminal" };
+  }
+
+  get(runId: string): WorkflowRunView | null {
+    return describeRun(this.#store.events(runId));
+  }
+
+  /** Resolves with the run once it is terminal, or null after `maxWaitMS` (the caller asks again). */
+  waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null> {
+    const view = this.get(runId);
+    if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
+    if (view.status !== "running") return Promise.resolve(view);
+    return new Promise((resolve) => {
+      const waiters = this.#waiters.get(runId) ?? new Set();
+      this.#waiters.set(runId, waiters);
+      const done = (finished: WorkflowRunView | null) => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve(finished);
+      };
+      const timer = setTimeout(() => done(null), maxWaitMS);
+      waiters.add(done);
+    });
+  }
+
+  /** The recovery sweep's question: is this run stuck, and if so, repair it and (unless that ended it) drive it again. */
+  async recover(runId: string): Promise<RunRecovery> {
+    const summary = this.#store.getRun(runId);
+    if (!summary) return { reason: null, reenqueued: false };
+    if (summary.status === "running") {
+      // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
+      // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
+      const alarm = await this.ctx.storage.getAlarm();
+      const alarmPending = alarm !== null && alarm > Date.now() - STALE_ALARM_MS;
+      const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, Date.now(), {
+        executingHere: this.#executions.has(runId) || alarmPending,
+      });
+      if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
+      if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
+      // Not stuck yet but nobody will wake it (a step in flight when the actor restarted): arm its timeout.
+      else if (outcome.reason === null && !alarmPending && !this.#executions.has(runId)) await this.#drive(runId);
+      await this.#report(runId);
+      return { reason: outcome.reason, reenqueued: outcome.reenqueue };
+    }
+    await this.#report(runId);
+    return { reason: null, reenqueued: false };
+  }
+
+  override async alarm(): Promise<void> {
+    await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
+  }
+
+  /** `onEnd` sees the run's terminal event should this execution append it. */
+  #drive(runId: string, { reportFirst = true, onEnd }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void } = {}): Promise<ExecuteRunResult> {
+    const running = this.#executions.get(runId);
+    if (running) return running;
+    const execution = (async () => {
+      try {
+        const summary = this.#store.getRun(runId)!;
+        if (reportFirst) await this.#report(runId);
+        const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
+          now: Date.now,
+          onEvent: (event) => {
+            if (!isTerminalEvent(event)) return;
+            onEnd?.(event);
+            this.#wake(runId);
+          },
+        });
+        const wakeAt = wakeTimeAfter(result, Date.now());
+        if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
+        // Nothing is left to wake for (one active run per actor: the alarm was this run's).
+        else if (result.status === "terminal") await this.ctx.storage.deleteAlarm();
+        if (result.status === "terminal") await this.#report(runId);
+        return result;
+      } catch (error) {
+        // An execution that failed outright (not a step failing) is tried again shortly.
+        await this.ctx.storage.setAlarm(Date.now() + FAILED_EXECUTION_RETRY_MS);
+        throw error;
+      } finally {
+        this.#executions.delete(runId);
+      }
+    })();
+    this.#executions.set(runId, execution);
+    return execution;
+  }
+
+  #wake(runId: string): void {
+    const waiters = this.#waiters.get(runId);
+    const view = waiters?.size ? this.get(runId) : null;
+    if (!waiters || !view) return;
+    for (const waiter of [...waiters]) waiter(view);
+    this.#waiters.delete(runId);
+  }
+
+  /**
+   * Keeps the project's run index in step: on creation (or, for a run that
+   * ended within its first turn, once, at the end), at the end, and whenever
+   * this instance drives or recovers a run it has not yet reported as running
+   * (after a restart, or when the creation report failed). A report that would
+   * not change the index is skipped (or joins the same report in flight): it
+   * would cost an RPC to the project's one index actor at every execution and
+   * for every active run at every recovery sweep. The index never takes a
+   * terminal run back to running, so reports may arrive in any order.
+   */
+  #report(runId: string): Promise<void> {
+    const summary = this.#store.getRun(runId);
+    if (!summary) return Promise.resolve();
+    const last = this.#reports.get(runId);
+    if (last?.status === summary.status) return last.done;
+    const done = (this.#index ??= runIndexOf(this.env))
+      .record(summary)
+      .then(
+        () => {
+          // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
+          if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+        },
+        (error: unknown) => {
+          if (this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+          throw error;
+        },
+      );
+    this.#reports.set(runId, { status: summary.status, done });
+    return done;
+  }
+}
