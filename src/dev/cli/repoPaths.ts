@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 
 /** The platform repository this CLI runs from: `platform` and its dependencies resolve here. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const RUNTIME_DIR = path.join(REPO_ROOT, "src/runtime");
 export const REPO_NODE_MODULES = path.join(REPO_ROOT, "node_modules");
 export const DEMO_PROJECT_DIR = path.join(REPO_ROOT, "demo");

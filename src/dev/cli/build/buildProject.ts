@@ -54,7 +54,7 @@ export function findProjectEntry(projectDir: string): string {
   );
 }
 
-const WORKFLOW_CORE_DIR = path.join(RUNTIME_DIR, "workflow") + path.sep;
+const WORKFLOW_CORE_DIR = path.join(REPO_ROOT, "src/engine") + path.sep;
 
 function entrySource(entry: string, capabilities: ProjectCapabilities, target: BuildTarget): string {
   const lines = [
