@@ -48,6 +48,7 @@ describe("toJsonValue: the strict JSON rule", () => {
     ["a Map", new Map()],
     ["a class instance", new Money()],
     ["a typed array", new Uint8Array(2)],
+    // biome-ignore lint/suspicious/noSparseArray: the hole is what this case rejects.
     ["a sparse array", [1, , 3]],
     ["symbol keys", { [Symbol("k")]: 1 }],
     ["nesting past the depth limit", JSON.parse("[".repeat(150) + "]".repeat(150))],
