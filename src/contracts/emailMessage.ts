@@ -1,45 +1,21 @@
+import { addressProblem } from "../core/email.ts";
 import { PlatformError } from "../core/errors.ts";
 
 /**
  * The rules for one email, checked twice: by the runtime's `email.send`
  * before any network call, and by the plugin worker before the provider.
+ * Recipients follow the platform's one address rule (core/email.ts).
  */
 export const MAX_RECIPIENTS = 50;
 /** 1 MB of html, counted in UTF-8 bytes. */
 export const MAX_HTML_BYTES = 1_048_576;
 /** RFC 5322's line limit; a subject is one header line. */
 export const MAX_SUBJECT_CHARS = 998;
-export const MAX_ADDRESS_CHARS = 254;
 
 export interface EmailMessage {
   to: string[];
   subject: string;
   html: string;
-}
-
-// addr-spec only: dot-atom local part @ a domain of LDH labels with a dot.
-// No display names, quotes, comments, angle brackets, whitespace, IP literals.
-const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
-
-/** Why `address` is not a plain `local@domain.tld` address, or null when it is. */
-export function addressProblem(address: unknown): string | null {
-  if (typeof address !== "string") return "is not a string";
-  if (address.length === 0) return "is empty";
-  if (address.length > MAX_ADDRESS_CHARS) return `is longer than ${MAX_ADDRESS_CHARS} characters`;
-  if (/[\s<>"(),;:\\[\]]/.test(address) || /[^\x21-\x7e]/.test(address)) {
-    return "must be a bare address like name@example.com (no display name, spaces, quotes, brackets or commas)";
-  }
-  const at = address.lastIndexOf("@");
-  if (at <= 0 || address.indexOf("@") !== at) return "must contain exactly one @ with a name before it";
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1);
-  if (local.length > 64 || !LOCAL.test(local)) return "has an invalid part before the @";
-  const labels = domain.split(".");
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || !/[A-Za-z]/.test(labels.at(-1)!)) {
-    return "has an invalid domain (expected something like example.com)";
-  }
-  return null;
 }
 
 function describe(value: string): string {

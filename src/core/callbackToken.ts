@@ -1,3 +1,7 @@
+import { deriveKey } from "./crypto/keys.ts";
+import { base64url, randomBase64url } from "./crypto/encoding.ts";
+import { signPayload, verifyPayload } from "./crypto/signed.ts";
+
 /**
  * The login worker's callback token: how a sign-in that happened at the
  * identity provider reaches one project, once, in the browser that started it.
@@ -33,36 +37,11 @@ export type CallbackCheck =
   | { ok: false; reason: "malformed" | "bad_signature" | "expired" | "wrong_project" | "wrong_browser" };
 
 const encoder = new TextEncoder();
-
-export function base64url(bytes: ArrayBuffer | Uint8Array): string {
-  let s = "";
-  for (const b of bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)) s += String.fromCharCode(b);
-  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-export function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  try {
-    return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4)), (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
+const TOKEN_KEY = { info: "platform-callback-token-v1", algorithm: "HMAC-SHA256" } as const;
 
 /** base64url(SHA-256(value)): what the binding cookie's value is compared by. */
 export async function bindingHash(value: string): Promise<string> {
   return base64url(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
-}
-
-async function tokenKey(workerSecret: string): Promise<CryptoKey> {
-  const ikm = await crypto.subtle.importKey("raw", encoder.encode(workerSecret), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey(
-    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode("platform-callback-token-v1") },
-    ikm,
-    { name: "HMAC", hash: "SHA-256", length: 256 },
-    false,
-    ["sign", "verify"],
-  );
 }
 
 export async function signCallbackToken(
@@ -71,10 +50,8 @@ export async function signCallbackToken(
   nowMs = Date.now(),
 ): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
-  const full: CallbackClaims = { ...claims, iat, exp: iat + CALLBACK_TOKEN_LIFETIME_SECONDS, jti: base64url(crypto.getRandomValues(new Uint8Array(16))) };
-  const payload = base64url(encoder.encode(JSON.stringify(full)));
-  const signature = await crypto.subtle.sign("HMAC", await tokenKey(workerSecret), encoder.encode(`v1.${payload}`));
-  return `v1.${payload}.${base64url(signature)}`;
+  const full: CallbackClaims = { ...claims, iat, exp: iat + CALLBACK_TOKEN_LIFETIME_SECONDS, jti: randomBase64url(16) };
+  return signPayload(await deriveKey(workerSecret, TOKEN_KEY), full, "v1.");
 }
 
 /** Checks signature, expiry, target project and the browser's binding cookie value. */
@@ -85,18 +62,10 @@ export async function verifyCallbackToken(
   bindingCookieValue: string | null,
   nowMs = Date.now(),
 ): Promise<CallbackCheck> {
-  const match = token ? /^v1\.([A-Za-z0-9_-]{1,4096})\.([A-Za-z0-9_-]{43})$/.exec(token) : null;
-  if (!match) return { ok: false, reason: "malformed" };
-  const signature = fromBase64url(match[2]!);
-  if (!signature || base64url(signature) !== match[2]) return { ok: false, reason: "malformed" };
-  const valid = await crypto.subtle.verify("HMAC", await tokenKey(workerSecret), signature, encoder.encode(`v1.${match[1]}`));
-  if (!valid) return { ok: false, reason: "bad_signature" };
-  let claims: CallbackClaims;
-  try {
-    claims = JSON.parse(new TextDecoder().decode(fromBase64url(match[1]!)!)) as CallbackClaims;
-  } catch {
-    return { ok: false, reason: "malformed" };
-  }
+  const check = await verifyPayload(await deriveKey(workerSecret, TOKEN_KEY), token, "v1.");
+  if (!check.ok) return check;
+  const claims = check.payload as CallbackClaims;
+  if (typeof claims !== "object" || claims === null) return { ok: false, reason: "malformed" };
   if (typeof claims.exp !== "number" || nowMs / 1000 > claims.exp) return { ok: false, reason: "expired" };
   if (claims.pid !== projectId) return { ok: false, reason: "wrong_project" };
   if (!bindingCookieValue || (await bindingHash(bindingCookieValue)) !== claims.bnd) return { ok: false, reason: "wrong_browser" };

@@ -52,6 +52,13 @@ const STATUS: Record<PlatformErrorCode, number> = {
   internal: 500,
 };
 
+/** A PlatformError on the wire (HTTP bodies' `error`, RPC): what `toJSON` writes and `fromJSON` reads. */
+export interface PlatformErrorJSON {
+  code: PlatformErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
 export class PlatformError extends Error {
   readonly code: PlatformErrorCode;
   readonly details: Record<string, unknown> | undefined;
@@ -62,6 +69,27 @@ export class PlatformError extends Error {
     this.code = code;
     this.details = details;
   }
+
+  toJSON(): PlatformErrorJSON {
+    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  }
+
+  /**
+   * The error `value` describes (a `toJSON` result, an HTTP body's `error`, an
+   * error that crossed RPC without its class). An unknown or missing code
+   * becomes `fallback.code` (`internal` unless given), a missing message
+   * `fallback.message`; `details` is kept only when it is a non-empty object.
+   */
+  static fromJSON(value: unknown, fallback: { code?: PlatformErrorCode; message?: string } = {}): PlatformError {
+    const remote = (typeof value === "object" && value !== null ? value : {}) as { code?: unknown; message?: unknown; details?: unknown };
+    const code = typeof remote.code === "string" && Object.hasOwn(STATUS, remote.code) ? (remote.code as PlatformErrorCode) : (fallback.code ?? "internal");
+    const message = typeof remote.message === "string" && remote.message ? remote.message : (fallback.message ?? "Internal error");
+    const details =
+      typeof remote.details === "object" && remote.details !== null && !Array.isArray(remote.details) && Object.keys(remote.details).length
+        ? (remote.details as Record<string, unknown>)
+        : undefined;
+    return new PlatformError(code, message, details);
+  }
 }
 
 export function httpStatusFor(code: PlatformErrorCode): number {
@@ -71,7 +99,5 @@ export function httpStatusFor(code: PlatformErrorCode): number {
 /** The JSON body every platform endpoint answers an error with. */
 export function errorResponse(error: unknown, headers?: HeadersInit): Response {
   const known = error instanceof PlatformError ? error : new PlatformError("internal", "Internal error");
-  const body: Record<string, unknown> = { error: { code: known.code, message: known.message } };
-  if (known.details) (body.error as Record<string, unknown>).details = known.details;
-  return Response.json(body, { status: httpStatusFor(known.code), headers });
+  return Response.json({ error: known.toJSON() }, { status: httpStatusFor(known.code), headers });
 }

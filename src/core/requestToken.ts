@@ -5,9 +5,10 @@
  * the purpose, the project id, the timestamp and the request itself (method,
  * path with query, SHA-256 of the body), so a token cannot be moved to another
  * request, another project, or from one direction of traffic to the other.
- * WebCrypto is used rather than a JS library: it is native in workerd and
- * Node, and `crypto.subtle.verify` compares in constant time.
  */
+import { fromCanonicalBase64url, hex } from "./crypto/encoding.ts";
+import { importKey } from "./crypto/keys.ts";
+import { signature, signatureValid } from "./crypto/signed.ts";
 
 /** `identity`: user worker → platform (`X-Platform-Identity`); `internal`: platform → user worker (`X-Platform-Internal`). */
 export type TokenPurpose = "identity" | "internal";
@@ -33,38 +34,9 @@ function toBytes(body: SignedRequestParts["body"]): Uint8Array<ArrayBuffer> {
   return new Uint8Array(body);
 }
 
-function hex(bytes: ArrayBuffer): string {
-  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function base64url(bytes: ArrayBuffer): string {
-  let s = "";
-  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
-  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return null;
-  const padded = text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4);
-  try {
-    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
-
-async function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
-}
-
 async function signedString(purpose: TokenPurpose, projectId: string, timestamp: string, req: SignedRequestParts) {
   const bodyHash = hex(await crypto.subtle.digest("SHA-256", toBytes(req.body)));
-  return encoder.encode(
-    ["platform-request-v1", purpose, projectId, timestamp, req.method.toUpperCase(), req.pathAndQuery, bodyHash].join("\n"),
-  );
+  return ["platform-request-v1", purpose, projectId, timestamp, req.method.toUpperCase(), req.pathAndQuery, bodyHash].join("\n");
 }
 
 export async function signRequestToken(
@@ -76,8 +48,7 @@ export async function signRequestToken(
 ): Promise<string> {
   const timestamp = String(Math.floor(nowMs / 1000));
   const id = String(projectId);
-  const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), await signedString(purpose, id, timestamp, req));
-  return `${id}.${timestamp}.${base64url(signature)}`;
+  return `${id}.${timestamp}.${await signature(await importKey(secret, "HMAC-SHA256"), await signedString(purpose, id, timestamp, req))}`;
 }
 
 export type TokenCheck =
@@ -105,15 +76,9 @@ export async function verifyRequestToken(
   if (Math.abs(nowMs / 1000 - Number(parts.timestamp)) > MAX_TOKEN_AGE_SECONDS) return { ok: false, reason: "expired" };
   const secret = await lookupSecret(parts.projectId);
   if (!secret) return { ok: false, reason: "unknown_project" };
-  const signature = fromBase64url(parts.signature);
   // Only the canonical spelling: the last character's two spare bits must be zero.
-  if (!signature || base64url(signature.buffer) !== parts.signature) return { ok: false, reason: "malformed" };
-  const valid = await crypto.subtle.verify(
-    "HMAC",
-    await hmacKey(secret),
-    signature,
-    await signedString(purpose, parts.projectId, parts.timestamp, req),
-  );
+  if (!fromCanonicalBase64url(parts.signature)) return { ok: false, reason: "malformed" };
+  const valid = await signatureValid(await importKey(secret, "HMAC-SHA256"), await signedString(purpose, parts.projectId, parts.timestamp, req), parts.signature);
   return valid ? { ok: true, projectId: parts.projectId } : { ok: false, reason: "bad_signature" };
 }
 

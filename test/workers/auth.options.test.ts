@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { auth } from "../../src/runtime/auth/index.ts";
 import { DEFAULT_SESSION_MAX_AGE, MAX_SESSION_MAX_AGE, authSettings } from "../../src/runtime/auth/authSettings.ts";
-import { checkEmail } from "../../src/runtime/auth/emailDomain.ts";
-import { safeRedirectPath } from "../../src/runtime/auth/safeRedirect.ts";
-import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
+import { checkEmail } from "../../src/core/email.ts";
+import { safeRedirectPath } from "../../src/core/web/redirectPath.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import { PlatformError } from "../../src/core/errors.ts";
 
 describe("auth.allow(options)", () => {
@@ -11,12 +11,12 @@ describe("auth.allow(options)", () => {
     auth.allow();
     expect(authSettings()).toEqual({ domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE });
     expect(DEFAULT_SESSION_MAX_AGE).toBe(2_592_000);
-    expect(collectMetadata().auth).toEqual({ domains: null, sessionMaxAge: 2_592_000 });
+    expect(platformRuntime.metadata().auth).toEqual({ domains: null, sessionMaxAge: 2_592_000 });
   });
 
   it("normalises domains to lower case and drops duplicates", () => {
     auth.allow({ domains: ["Example.COM", "example.com", "corp.example.org"], sessionMaxAge: 3600 });
-    expect(collectMetadata().auth).toEqual({ domains: ["example.com", "corp.example.org"], sessionMaxAge: 3600 });
+    expect(platformRuntime.metadata().auth).toEqual({ domains: ["example.com", "corp.example.org"], sessionMaxAge: 3600 });
   });
 
   it("accepts sessionMaxAge from 1 s to 400 days", () => {

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth, readSessionUser } from "../../src/runtime/auth/index.ts";
-import { fromBase64url, base64url } from "../../src/core/callbackToken.ts";
+import { fromBase64url, base64url } from "../../src/core/crypto/encoding.ts";
 import { openSession } from "../../src/runtime/auth/sessionSeal.ts";
 import {
   DEPLOYED_PRIVATE,

@@ -5,7 +5,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
-import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 
 const env = { PLATFORM_WORKER_SECRET: "ab".repeat(32), PLATFORM_PROJECT_ID: "7", PLATFORM_PROJECT_SLUG: "shop", PLATFORM_LOCAL: "1" };
 
@@ -37,6 +37,6 @@ describe("a project that never uses auth has no sign-in routes", () => {
   });
 
   it("and reports no auth settings in its metadata", () => {
-    expect(collectMetadata()).not.toHaveProperty("auth");
+    expect(platformRuntime.metadata()).not.toHaveProperty("auth");
   });
 });

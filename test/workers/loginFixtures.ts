@@ -8,7 +8,8 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { expect } from "vitest";
-import { base64url, bindingHash } from "../../src/core/callbackToken.ts";
+import { bindingHash } from "../../src/core/callbackToken.ts";
+import { base64url } from "../../src/core/crypto/encoding.ts";
 import type { LoginEnv } from "../../src/platform/login/env.ts";
 import login from "../../src/platform/login/index.ts";
 import { callApi, createUserWithToken, projectRow } from "./fixtures.ts";

@@ -9,12 +9,14 @@ import {
   upsertConnection,
 } from "../../src/platform/db/connectionsStore.ts";
 import { dispatchToProject } from "../../src/platform/plugins/shared/dispatchToProject.ts";
-import { claimEvent, EVENT_DEDUPE_TTL_MS, releaseEvent } from "../../src/platform/plugins/shared/eventDedupe.ts";
+import { claimEvent, EVENT_DEDUPE_TTL_MS, releaseEvent } from "../../src/platform/db/eventDedupe.ts";
 import { OAUTH_STATE_LIFETIME_MS, signOAuthState, verifyOAuthState } from "../../src/platform/plugins/shared/oauthState.ts";
 import { pluginErrorResponse } from "../../src/platform/plugins/shared/pluginErrorResponse.ts";
 import { claimResource, findResourceOwner, releaseResource } from "../../src/platform/db/resourceClaims.ts";
 import { makeResourceOwnerRef, resolveResourceOwnerRef } from "../../src/platform/plugins/shared/resourceOwnerRef.ts";
 import { openToken, sealToken } from "../../src/platform/plugins/shared/tokenVault.ts";
+import { decode32ByteKey } from "../../src/platform/plugins/shared/secretKeys.ts";
+import { base64url } from "../../src/core/crypto/encoding.ts";
 import { PlatformError } from "../../src/core/errors.ts";
 import { IDENTITY_HEADER, INTERNAL_HEADER, verifyRequestToken } from "../../src/core/requestToken.ts";
 import { fakeDispatcher, userWithProject } from "./fixtures.ts";
@@ -89,17 +91,27 @@ describe("authenticateProjectCall", () => {
 describe("tokenVault", () => {
   it("round-trips, uses a fresh IV each time, and refuses any tampering, another key or another context", async () => {
     const sealed = await sealToken(TOKEN_ENCRYPTION_KEY, "xoxb-secret", "workspace:access:1");
-    expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
     expect(sealed).not.toContain("xoxb");
     expect(await openToken(TOKEN_ENCRYPTION_KEY, sealed, "workspace:access:1")).toBe("xoxb-secret");
     expect(await sealToken(TOKEN_ENCRYPTION_KEY, "xoxb-secret", "workspace:access:1")).not.toBe(sealed);
 
-    const [v, iv, ct] = sealed.split(".") as [string, string, string];
+    const body = sealed.slice(3);
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
-    const tampered = [`${v}.${flip(iv, 0)}.${ct}`, `${v}.${iv}.${flip(ct, 0)}`, `${v}.${iv}.${flip(ct, ct.length - 2)}`, `v2.${iv}.${ct}`, "plain"];
+    const tampered = [`v1.${flip(body, 0)}`, `v1.${flip(body, 20)}`, `v1.${flip(body, body.length - 2)}`, `v2.${body}`, "plain"];
     for (const bad of tampered) expect((await rejection(openToken(TOKEN_ENCRYPTION_KEY, bad, "workspace:access:1"))).code).toBe("internal");
     expect((await rejection(openToken("ff".repeat(32), sealed, "workspace:access:1"))).code).toBe("internal");
     expect((await rejection(openToken(TOKEN_ENCRYPTION_KEY, sealed, "workspace:access:2"))).code).toBe("internal");
+  });
+
+  it("still opens rows sealed in the vault's earlier format v1.<iv>.<ciphertext>", async () => {
+    const key = await crypto.subtle.importKey("raw", decode32ByteKey(TOKEN_ENCRYPTION_KEY, "TOKEN_ENCRYPTION_KEY"), "AES-GCM", false, ["encrypt"]);
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const additionalData = new TextEncoder().encode("v1:workspace:access:1");
+    const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData }, key, new TextEncoder().encode("xoxb-old"));
+    const row = `v1.${base64url(iv)}.${base64url(ct)}`;
+    expect(await openToken(TOKEN_ENCRYPTION_KEY, row, "workspace:access:1")).toBe("xoxb-old");
+    expect((await rejection(openToken(TOKEN_ENCRYPTION_KEY, row, "workspace:access:2"))).code).toBe("internal");
   });
 
   it("accepts a base64 key and refuses a key that is not 32 bytes", async () => {
@@ -231,7 +243,7 @@ describe("pluginErrorResponse", () => {
     [new PlatformError("revoked", "reinstall"), 409, null],
     [new Error("boom"), 500, null],
   ] as const)("maps %s", async (error, status, retryAfter) => {
-    const response = pluginErrorResponse(error, "test");
+    const response = pluginErrorResponse(error);
     expect(response.status).toBe(status);
     expect(response.headers.get("retry-after")).toBe(retryAfter);
     const body = (await response.json()) as { error: { code: string; message: string } };

@@ -1,9 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { randomHex } from "../../src/core/crypto/encoding.ts";
 import { SessionCode } from "../../src/platform/actors/SessionCode.ts";
 import { consumeSessionCode } from "../../src/platform/plugins/shared/sessionCodes.ts";
 
-const hexCode = () => [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+const hexCode = () => randomHex(32);
 
 async function newCode(pluginId = "chatserver", expiresAt = Date.now() + 120_000): Promise<string> {
   const code = hexCode();

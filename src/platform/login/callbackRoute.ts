@@ -5,7 +5,7 @@ import { clearFlowCookie, openFlowCookie } from "./flowCookie.ts";
 import { discoverProvider } from "./identityProvider.ts";
 import { verifyIdToken } from "./idToken.ts";
 import { errorPage, LoginError, redirect } from "./pages.ts";
-import { timingSafeEqualStrings } from "./pkce.ts";
+import { timingSafeEqual } from "../../core/crypto/signed.ts";
 import { projectBaseUrl, projectCallbackUrl, projectPageUrl } from "./projectUrls.ts";
 import { signedInUser } from "./signedInUser.ts";
 import { findSignInProject } from "./signInProject.ts";
@@ -47,7 +47,7 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
   if (!opened.ok) throw startAgain(FLOW_FAILURES[opened.reason]);
   const { flow } = opened;
   const state = url.searchParams.getAll("state");
-  if (state.length !== 1 || !timingSafeEqualStrings(state[0]!, flow.state)) {
+  if (state.length !== 1 || !timingSafeEqual(state[0]!, flow.state)) {
     throw startAgain("The identity provider's answer does not belong to the sign-in this browser started (state mismatch; was another sign-in started in this browser since?).");
   }
   const metadata = await discoverProvider(env);

@@ -1,4 +1,6 @@
-import { base64url, fromBase64url } from "../../core/callbackToken.ts";
+import { deriveKey } from "../../core/crypto/keys.ts";
+import { openSealed, seal } from "../../core/crypto/sealed.ts";
+import { cookieValue, serializeCookie } from "../../core/web/cookies.ts";
 
 /**
  * The sign-in flow's state, kept in the browser that started it: an
@@ -27,8 +29,9 @@ export interface FlowState {
   exp: number;
 }
 
-const encoder = new TextEncoder();
-const keys = new Map<string, Promise<CryptoKey>>();
+const FLOW_KEY = { info: "platform-login-flow-cookie-v1", algorithm: "AES-GCM-256" } as const;
+/** Browsers keep about 4 KiB per cookie; a longer value is not one this worker wrote. */
+const MAX_COOKIE_VALUE_CHARS = 4200;
 
 export function flowCookieName(loginPublicUrl: string): string {
   return isHttps(loginPublicUrl) ? "__Host-login_flow" : "login_flow";
@@ -38,49 +41,19 @@ function isHttps(url: string): boolean {
   return url.toLowerCase().startsWith("https:");
 }
 
-function flowKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = (async () => {
-      const ikm = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);
-      return crypto.subtle.deriveKey(
-        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode("platform-login-flow-cookie-v1") },
-        ikm,
-        { name: "AES-GCM", length: 256 },
-        false,
-        ["encrypt", "decrypt"],
-      );
-    })();
-    keys.set(secret, key);
-  }
-  return key;
+function flowCookie(loginPublicUrl: string, value: string, maxAge: number): string {
+  return serializeCookie(flowCookieName(loginPublicUrl), value, { path: "/", maxAge, sameSite: "Lax", secure: isHttps(loginPublicUrl) });
 }
 
-/** `Set-Cookie` for a new flow. */
+/** `Set-Cookie` for a new flow; the cookie's name is the sealed value's additional data. */
 export async function sealFlowCookie(secret: string, loginPublicUrl: string, flow: FlowState): Promise<string> {
-  const name = flowCookieName(loginPublicUrl);
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv, additionalData: encoder.encode(name) },
-    await flowKey(secret),
-    encoder.encode(JSON.stringify(flow)),
-  );
-  const value = `${base64url(iv)}.${base64url(sealed)}`;
-  return `${name}=${value}; Path=/; Max-Age=${FLOW_LIFETIME_SECONDS}; HttpOnly; SameSite=Lax${isHttps(loginPublicUrl) ? "; Secure" : ""}`;
+  const value = await seal(await deriveKey(secret, FLOW_KEY), JSON.stringify(flow), flowCookieName(loginPublicUrl));
+  return flowCookie(loginPublicUrl, value, FLOW_LIFETIME_SECONDS);
 }
 
 /** `Set-Cookie` that removes the flow cookie (same name, path and attributes). */
 export function clearFlowCookie(loginPublicUrl: string): string {
-  return `${flowCookieName(loginPublicUrl)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${isHttps(loginPublicUrl) ? "; Secure" : ""}`;
-}
-
-function cookieValue(header: string | null, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
+  return flowCookie(loginPublicUrl, "", 0);
 }
 
 export type FlowCookieCheck = { ok: true; flow: FlowState } | { ok: false; reason: "missing" | "invalid" | "expired" };
@@ -93,19 +66,17 @@ export async function openFlowCookie(
   nowMs = Date.now(),
 ): Promise<FlowCookieCheck> {
   const name = flowCookieName(loginPublicUrl);
-  const value = cookieValue(request.headers.get("cookie"), name);
+  const value = cookieValue(request, name);
   if (!value) return { ok: false, reason: "missing" };
-  const match = /^([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{22,4096})$/.exec(value);
-  const iv = match ? fromBase64url(match[1]!) : null;
-  const sealed = match ? fromBase64url(match[2]!) : null;
-  if (!iv || !sealed) return { ok: false, reason: "invalid" };
+  if (value.length > MAX_COOKIE_VALUE_CHARS) return { ok: false, reason: "invalid" };
+  const plain = await openSealed(await deriveKey(secret, FLOW_KEY), value, name);
   let flow: FlowState;
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(name) }, await flowKey(secret), sealed);
-    flow = JSON.parse(new TextDecoder().decode(plain)) as FlowState;
+    flow = JSON.parse(plain ?? "") as FlowState;
   } catch {
     return { ok: false, reason: "invalid" };
   }
+  if (typeof flow !== "object" || flow === null) return { ok: false, reason: "invalid" };
   const fields = [flow.state, flow.nonce, flow.verifier, flow.slug, flow.redirect, flow.bind];
   if (!fields.every((f) => typeof f === "string" && f.length > 0) || typeof flow.exp !== "number") return { ok: false, reason: "invalid" };
   if (nowMs / 1000 > flow.exp) return { ok: false, reason: "expired" };

@@ -2,7 +2,7 @@ import { createLocalJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
 import type { LoginEnv } from "./env.ts";
 import { providerKeys, type ProviderMetadata } from "./identityProvider.ts";
 import { LoginError } from "./pages.ts";
-import { timingSafeEqualStrings } from "./pkce.ts";
+import { timingSafeEqual } from "../../core/crypto/signed.ts";
 
 /** Clock skew tolerated on `exp`, `iat` and `nbf`. */
 export const ID_TOKEN_CLOCK_SKEW_SECONDS = 60;
@@ -68,7 +68,7 @@ export async function verifyIdToken(
   if ((audiences.length > 1 || payload.azp !== undefined) && payload.azp !== env.OIDC_CLIENT_ID) {
     throw refused('its "azp" claim is not this platform');
   }
-  if (typeof payload.nonce !== "string" || !timingSafeEqualStrings(payload.nonce, expectedNonce)) {
+  if (typeof payload.nonce !== "string" || !timingSafeEqual(payload.nonce, expectedNonce)) {
     throw refused("its nonce does not belong to this sign-in");
   }
   if (typeof payload.sub !== "string" || payload.sub.length === 0) throw refused('it has no "sub"');

@@ -1,3 +1,5 @@
+import { escapeHtml } from "../../core/web/html.ts";
+
 /**
  * Every answer of the login worker that a person sees: an error page, or a
  * redirect. Pages are plain HTML with everything interpolated escaped; none
@@ -27,10 +29,6 @@ export class LoginError extends Error {
     this.title = title;
     this.link = link;
   }
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
 export function errorPage(error: LoginError, extraHeaders: HeadersInit = {}): Response {

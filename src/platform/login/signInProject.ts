@@ -1,3 +1,5 @@
+import { findProjectSignInRow } from "../db/projectAuthTable.ts";
+
 /** The project a sign-in is for, as the registry (D1) knows it: never from the request. */
 export interface SignInProject {
   id: number;
@@ -17,12 +19,7 @@ export const SLUG = /^[a-z][a-z0-9-]{1,38}[a-z0-9]$/;
  * and the project applies its own rule again at its callback.
  */
 export async function findSignInProject(db: D1Database, slug: string): Promise<SignInProject | null> {
-  const row = await db
-    .prepare(
-      "SELECT projects.id AS id, projects.slug AS slug, projects.private AS private, projects.worker_secret AS worker_secret, project_auth.domains AS domains FROM projects LEFT JOIN project_auth ON project_auth.project_id = projects.id WHERE projects.slug = ?",
-    )
-    .bind(slug)
-    .first<{ id: number; slug: string; private: number; worker_secret: string; domains: string | null }>();
+  const row = await findProjectSignInRow(db, slug);
   if (!row) return null;
   let domains: string[] | null = null;
   if (row.domains !== null) {

@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
+import { checkEmail } from "../../core/email.ts";
 import { idpFetch, type LoginEnv } from "./env.ts";
-import { domainAllowed, parseEmail } from "./emailPolicy.ts";
 import type { ProviderMetadata } from "./identityProvider.ts";
 import { LoginError } from "./pages.ts";
 import type { SignInProject } from "./signInProject.ts";
@@ -60,14 +60,14 @@ export async function signedInUser(
   backLink: { href: string; text: string },
 ): Promise<SignedInUser> {
   const claims = await claimsWithUserinfo(env, metadata, idClaims, accessToken);
-  const parsed = parseEmail(claims.email);
-  if (!parsed) {
+  const parsed = checkEmail(claims.email, project.domains);
+  if (!parsed.ok && parsed.reason === "malformed") {
     throw new LoginError(403, "Sign-in refused", "The identity provider did not give a usable email address for this account.", backLink);
   }
   if (claims.email_verified !== true) {
     throw new LoginError(403, "Sign-in refused", `The identity provider has not verified ${parsed.email}. Verify the address with the provider, then sign in again.`, backLink);
   }
-  if (!domainAllowed(parsed.domain, project.domains)) {
+  if (!parsed.ok) {
     const rule = project.domains!.length ? `it accepts accounts from ${project.domains!.join(", ")} only` : "it accepts no accounts";
     throw new LoginError(403, "Sign-in refused", `${parsed.email} may not sign in to ${project.slug}: ${rule}.`, backLink);
   }

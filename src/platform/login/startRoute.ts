@@ -1,10 +1,10 @@
+import { isSafeRedirectPath } from "../../core/web/redirectPath.ts";
 import { requireConfiguration, redirectUri } from "./config.ts";
 import type { LoginEnv } from "./env.ts";
 import { FLOW_LIFETIME_SECONDS, sealFlowCookie } from "./flowCookie.ts";
 import { discoverProvider } from "./identityProvider.ts";
 import { LoginError, redirect } from "./pages.ts";
 import { codeChallengeS256, randomToken } from "./pkce.ts";
-import { validateRedirectPath } from "./redirectPath.ts";
 import { findSignInProject, SLUG } from "./signInProject.ts";
 
 const BINDING = /^[A-Za-z0-9_-]{43}$/;
@@ -30,8 +30,8 @@ export async function startSignIn(request: Request, env: LoginEnv): Promise<Resp
   const url = new URL(request.url);
   const slug = single(url, "project");
   if (!slug || !SLUG.test(slug)) throw broken("It does not name a project.");
-  const path = validateRedirectPath(single(url, "redirect"));
-  if (!path) throw broken("Its return address is not a path inside the project (it must start with a single \"/\").");
+  const path = single(url, "redirect");
+  if (!isSafeRedirectPath(path)) throw broken("Its return address is not a path inside the project (it must start with a single \"/\").");
   const bind = single(url, "bind");
   if (!bind || !BINDING.test(bind)) throw broken("Its browser binding is missing or malformed.");
   const project = await findSignInProject(env.DB, slug);

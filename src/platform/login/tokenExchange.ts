@@ -15,10 +15,8 @@ function formEncode(value: string): string {
 }
 
 export function clientSecretBasic(clientId: string, clientSecret: string): string {
-  const bytes = new TextEncoder().encode(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return `Basic ${btoa(binary)}`;
+  // Form-encoded text is ASCII, so `btoa` encodes it as is.
+  return `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
 }
 
 /** Exchanges the authorization code at the token endpoint (client_secret_basic, PKCE verifier). */

@@ -1,5 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-import { normalizeDomain } from "./emailDomain.ts";
+import { normalizeDomain } from "../../core/email.ts";
 
 /** Options of `auth.allow()`. */
 export interface AuthOptions {

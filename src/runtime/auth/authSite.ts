@@ -1,6 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
-import { base64url } from "../../core/callbackToken.ts";
+import { randomBase64url } from "../../core/crypto/encoding.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 import type { CookieScope } from "./cookies.ts";
 
@@ -26,22 +27,16 @@ export interface AuthSite extends CookieScope {
 }
 
 const envs = new WeakMap<Request, PlatformEnv>();
-let latestEnv: PlatformEnv | null = null;
 let localFallbackSecret: string | null = null;
 
 /** Called by the auth route handler for every request the entry serves, before user code sees it. */
 export function rememberEnv(request: Request, env: PlatformEnv): void {
   envs.set(request, env);
-  latestEnv = env;
 }
 
-export function rememberLatestEnv(env: PlatformEnv): void {
-  latestEnv = env;
-}
-
-/** The environment of the request the entry handed to user code (or, for a request user code built itself, the latest one). */
+/** The environment of the request the entry handed to user code (or, for a request user code built itself, the runtime's latest one). */
 export function envFor(request: Request): PlatformEnv {
-  const env = envs.get(request) ?? latestEnv;
+  const env = envs.get(request) ?? platformRuntime.env;
   if (!env) {
     throw new PlatformError(
       "not_ready",
@@ -60,7 +55,7 @@ export function siteFor(request: Request, env: PlatformEnv): AuthSite {
   if (!secret) {
     if (!local) throw new PlatformError("not_ready", "Sign-in is unavailable: this project worker has no PLATFORM_WORKER_SECRET binding.");
     // Local runs without a platform (`platform dev --node`): sessions last until the process restarts.
-    localFallbackSecret ??= base64url(crypto.getRandomValues(new Uint8Array(32)));
+    localFallbackSecret ??= randomBase64url(32);
     secret = localFallbackSecret;
   }
   const idText = env.PLATFORM_PROJECT_ID;

@@ -1,8 +1,9 @@
 import { verifyCallbackToken, type CallbackCheck } from "../../core/callbackToken.ts";
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
-import { clearCookie, cookieName, cookieValues } from "./cookies.ts";
-import { checkEmail } from "./emailDomain.ts";
+import { clearCookie, cookieName } from "./cookies.ts";
+import { checkEmail } from "../../core/email.ts";
+import { cookieValues } from "../../core/web/cookies.ts";
 import { messagePage, securityHeaders } from "./pages.ts";
 import { redirectLocation } from "./safeRedirect.ts";
 import { displayName, freshSessionCookie, pictureUrl } from "./session.ts";

@@ -1,3 +1,5 @@
+import { serializeCookie } from "../../core/web/cookies.ts";
+
 /**
  * Cookie names, paths and attributes of sign-in, per mode.
  *
@@ -41,15 +43,12 @@ export interface CookieAttributes {
 
 /** A `Set-Cookie` value: HttpOnly always, Secure unless local, host-only, path-scoped. */
 export function setCookie(kind: CookieKind, scope: CookieScope, value: string, attributes: CookieAttributes): string {
-  const parts = [
-    `${cookieName(kind, scope)}=${value}`,
-    `Path=${cookiePath(scope)}`,
-    `Max-Age=${attributes.maxAge}`,
-    "HttpOnly",
-    `SameSite=${attributes.sameSite ?? "Lax"}`,
-  ];
-  if (!scope.local) parts.push("Secure");
-  return parts.join("; ");
+  return serializeCookie(cookieName(kind, scope), value, {
+    path: cookiePath(scope),
+    maxAge: attributes.maxAge,
+    sameSite: attributes.sameSite ?? "Lax",
+    secure: !scope.local,
+  });
 }
 
 /** Removes a cookie: same name, path and attributes, empty value, `Max-Age=0`. */
@@ -57,19 +56,3 @@ export function clearCookie(kind: CookieKind, scope: CookieScope, sameSite: "Lax
   return setCookie(kind, scope, "", { maxAge: 0, sameSite });
 }
 
-/**
- * Every value the request carries for `name`, in header order (a browser sends
- * the cookie with the longest matching path first). Several can arrive when a
- * script elsewhere on the origin planted one on a deeper path; callers try each.
- */
-export function cookieValues(request: Request, name: string): string[] {
-  const header = request.headers.get("cookie");
-  if (!header) return [];
-  const values: string[] = [];
-  for (const pair of header.split(";")) {
-    const at = pair.indexOf("=");
-    if (at === -1) continue;
-    if (pair.slice(0, at).trim() === name) values.push(pair.slice(at + 1).trim());
-  }
-  return values;
-}

@@ -1,10 +1,10 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { onPlatformInit, registerMetadata, registerPublicRoute } from "../entry/platformHooks.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 import { handleAuthRoute } from "./authRoutes.ts";
 import { authSettings, setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
-import { envFor, rememberLatestEnv, siteFor } from "./authSite.ts";
+import { envFor, siteFor } from "./authSite.ts";
 import { userFromSession, type AuthUser } from "./session.ts";
 import { signInHref } from "./signInRoute.ts";
 
@@ -13,14 +13,13 @@ import { signInHref } from "./signInRoute.ts";
  * imports `auth` from `platform` (the runtime is marked side-effect free, so
  * esbuild drops it otherwise: a project that never uses auth carries none of
  * this code and has no `/api/auth/*` routes). On evaluation, before the first
- * request, it plugs the routes and the build metadata into the entry.
+ * request, it plugs the routes and the build metadata into the worker's runtime.
  */
-registerPublicRoute(handleAuthRoute);
-registerMetadata("auth", () => {
+platformRuntime.registerPublicRoute(handleAuthRoute);
+platformRuntime.registerMetadata("auth", () => {
   const { domains, sessionMaxAge } = authSettings();
   return { domains: domains ? [...domains] : null, sessionMaxAge };
 });
-onPlatformInit(rememberLatestEnv);
 
 export type { AuthOptions } from "./authSettings.ts";
 export type { AuthUser } from "./session.ts";

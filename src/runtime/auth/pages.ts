@@ -1,12 +1,10 @@
+import { escapeHtml } from "../../core/web/html.ts";
+
 /**
  * The few HTML pages sign-in serves itself. They load nothing, run no script,
  * cannot be framed (`X-Frame-Options: DENY`, `frame-ancestors 'none'`), only
  * submit forms to their own origin, and are never cached.
  */
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 

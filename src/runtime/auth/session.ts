@@ -1,7 +1,8 @@
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
-import { cookieName, cookieValues, setCookie } from "./cookies.ts";
-import { checkEmail } from "./emailDomain.ts";
+import { checkEmail } from "../../core/email.ts";
+import { cookieValues } from "../../core/web/cookies.ts";
+import { cookieName, setCookie } from "./cookies.ts";
 import { newSessionId, openSession, sealSession, type SessionRecord } from "./sessionSeal.ts";
 
 /** What `auth.user()` returns for a signed-in user. */

@@ -1,4 +1,6 @@
-import { base64url, fromBase64url } from "../../core/callbackToken.ts";
+import { randomBase64url } from "../../core/crypto/encoding.ts";
+import { deriveKey } from "../../core/crypto/keys.ts";
+import { openSealed, seal } from "../../core/crypto/sealed.ts";
 
 /**
  * The session cookie's value: the session record encrypted and authenticated
@@ -22,46 +24,18 @@ export interface SessionRecord {
   sid: string;
 }
 
-const encoder = new TextEncoder();
-const AAD = encoder.encode("platform-session-v1");
-const IV_BYTES = 12;
+const SESSION_KEY = { info: "platform-session-v1", algorithm: "AES-GCM-256" } as const;
+/** Additional data: the same name as the key's purpose. */
+const AAD = "platform-session-v1";
 /** Browsers keep at most ~4 KiB per cookie. */
 export const MAX_SESSION_COOKIE_LENGTH = 3800;
 
-const keys = new Map<string, Promise<CryptoKey>>();
-
-/** One derived key per secret and isolate: deriving costs more than decrypting. */
-function sessionKey(workerSecret: string): Promise<CryptoKey> {
-  let key = keys.get(workerSecret);
-  if (!key) {
-    key = (async () => {
-      const ikm = await crypto.subtle.importKey("raw", encoder.encode(workerSecret), "HKDF", false, ["deriveKey"]);
-      return crypto.subtle.deriveKey(
-        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode("platform-session-v1") },
-        ikm,
-        { name: "AES-GCM", length: 256 },
-        false,
-        ["encrypt", "decrypt"],
-      );
-    })();
-    if (keys.size > 16) keys.clear();
-    keys.set(workerSecret, key);
-  }
-  return key;
-}
-
 export function newSessionId(): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(16)));
+  return randomBase64url(16);
 }
 
 export async function sealSession(workerSecret: string, record: SessionRecord): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-  const plaintext = encoder.encode(JSON.stringify(record));
-  const ciphertext = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: AAD }, await sessionKey(workerSecret), plaintext));
-  const sealed = new Uint8Array(IV_BYTES + ciphertext.length);
-  sealed.set(iv);
-  sealed.set(ciphertext, IV_BYTES);
-  return `v1.${base64url(sealed)}`;
+  return seal(await deriveKey(workerSecret, SESSION_KEY), JSON.stringify(record), AAD);
 }
 
 /**
@@ -71,21 +45,11 @@ export async function sealSession(workerSecret: string, record: SessionRecord): 
  */
 export async function openSession(workerSecret: string, value: string): Promise<SessionRecord | null> {
   if (value.length > MAX_SESSION_COOKIE_LENGTH || !value.startsWith("v1.")) return null;
-  const sealed = fromBase64url(value.slice(3));
-  if (!sealed || sealed.length < IV_BYTES + 16 || base64url(sealed) !== value.slice(3)) return null;
-  let plaintext: ArrayBuffer;
-  try {
-    plaintext = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: sealed.subarray(0, IV_BYTES), additionalData: AAD },
-      await sessionKey(workerSecret),
-      sealed.subarray(IV_BYTES),
-    );
-  } catch {
-    return null;
-  }
+  const plaintext = await openSealed(await deriveKey(workerSecret, SESSION_KEY), value, AAD);
+  if (plaintext === null) return null;
   let record: unknown;
   try {
-    record = JSON.parse(new TextDecoder().decode(plaintext));
+    record = JSON.parse(plaintext);
   } catch {
     return null;
   }

@@ -1,12 +1,15 @@
-import { base64url, bindingHash } from "../../core/callbackToken.ts";
+import { bindingHash } from "../../core/callbackToken.ts";
+import { randomBase64url } from "../../core/crypto/encoding.ts";
+import { checkEmail } from "../../core/email.ts";
+import { cookieValues } from "../../core/web/cookies.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
-import { clearCookie, cookieName, cookieValues, setCookie } from "./cookies.ts";
+import { clearCookie, cookieName, setCookie } from "./cookies.ts";
 import { CSRF_COOKIE_MAX_AGE, csrfTokenFor, csrfTokenValid, newCsrfNonce } from "./csrfToken.ts";
-import { checkEmail } from "./emailDomain.ts";
 import { messagePage, securityHeaders, signInFormPage } from "./pages.ts";
-import { safeRedirectPath, withQueryParam } from "./safeRedirect.ts";
+import { safeRedirectPath } from "../../core/web/redirectPath.ts";
+import { withQueryParam } from "./safeRedirect.ts";
 import { sameOriginRefusal } from "./refusals.ts";
 import { isSameOriginPost } from "./sameOrigin.ts";
 import { displayName, freshSessionCookie } from "./session.ts";
@@ -47,7 +50,7 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
       links: [["Back to the app", site.basePath + "/"]],
     });
   }
-  const binding = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const binding = randomBase64url(32);
   start.search = new URLSearchParams({ project: site.slug, redirect, bind: await bindingHash(binding) }).toString();
   headers.append("Set-Cookie", setCookie("bind", site, binding, { maxAge: BINDING_COOKIE_MAX_AGE }));
   headers.set("Location", start.toString());

@@ -1,6 +1,6 @@
-import { base64url } from "../../../core/callbackToken.ts";
+import { randomBase64url } from "../../../core/crypto/encoding.ts";
+import { signPayload, verifyPayload } from "../../../core/crypto/signed.ts";
 import { purposeHmacKey } from "./secretKeys.ts";
-import { signPayload, verifyPayload } from "./signedPayload.ts";
 
 /** How long a browser has between the install page and the provider's callback. */
 export const OAUTH_STATE_LIFETIME_MS = 10 * 60 * 1000;
@@ -27,7 +27,7 @@ export async function signOAuthState(
   const claims: OAuthStateClaims = {
     projectId: input.projectId,
     pluginId: input.pluginId,
-    nonce: input.nonce ?? base64url(crypto.getRandomValues(new Uint8Array(32))),
+    nonce: input.nonce ?? randomBase64url(32),
     exp: now + OAUTH_STATE_LIFETIME_MS,
   };
   return { state: await signPayload(await key(secret), claims), claims };
@@ -39,7 +39,8 @@ export async function verifyOAuthState(
   pluginId: string,
   now: number = Date.now(),
 ): Promise<OAuthStateCheck> {
-  const value = (await verifyPayload(await key(secret), state)) as Partial<OAuthStateClaims> | null;
+  const check = await verifyPayload(await key(secret), state);
+  const value = check.ok ? (check.payload as Partial<OAuthStateClaims> | null) : null;
   if (
     !value ||
     typeof value.projectId !== "number" ||

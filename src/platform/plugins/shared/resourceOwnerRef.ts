@@ -4,7 +4,7 @@ import type { PluginEnv } from "./pluginEnv.ts";
 import type { ResourceOwnerRef } from "../../../contracts/pluginDispatch.ts";
 import { findResourceOwner, type ResourceRow, type ResourceType } from "../../db/resourceClaims.ts";
 import { purposeHmacKey } from "./secretKeys.ts";
-import { signPayload, verifyPayload } from "./signedPayload.ts";
+import { signPayload, verifyPayload } from "../../../core/crypto/signed.ts";
 
 /**
  * An opaque, HMAC-signed (key derived from `STATE_SECRET`) name for one
@@ -42,7 +42,8 @@ export async function resolveResourceOwnerRef(
   pluginId: string,
   project: Pick<ProjectRow, "id">,
 ): Promise<ResourceRow> {
-  const claims = (await verifyPayload(await key(env.STATE_SECRET), typeof ref === "string" ? ref : null)) as RefClaims | null;
+  const check = await verifyPayload(await key(env.STATE_SECRET), ref);
+  const claims = check.ok ? (check.payload as RefClaims | null) : null;
   if (!claims || claims.v !== 1 || claims.p !== pluginId || typeof claims.r !== "string" || (claims.t !== "server" && claims.t !== "workspace")) {
     throw new PlatformError("invalid_input", "resource is not a resource reference this plugin issued.");
   }
