@@ -15,6 +15,7 @@ import {
   streamOfText,
   userWithProject,
 } from "./fixtures.ts";
+import devApi from "../../src/dev/routes/devApiWorker.ts";
 
 const KiB = 1024;
 
@@ -135,7 +136,9 @@ describe("CLI token authentication", () => {
     { method: "GET", path: "/projects/shop/workflows/abc.def", body: undefined },
     { method: "POST", path: "/projects/shop/workflows", body: { name: "checkout", data: {} } },
     { method: "POST", path: "/projects/shop/crons/__workflow-recovery/run", body: undefined },
-    { method: "POST", path: "/projects/shop/plugins/chatserver/test-events", body: { kind: "message", text: "hi" } },
+    // Dev-only routes, in the API worker `platform dev` runs (src/dev/routes/devApiWorker.ts).
+    { method: "POST", path: "/projects/shop/plugins/chatserver/test-events", body: { kind: "message", text: "hi" }, dev: true },
+    { method: "PUT", path: "/projects/shop/local", body: { private: true }, dev: true },
   ] as const;
 
   const cases: { name: string; authorization: (valid: string) => string | undefined; message: RegExp }[] = [
@@ -162,6 +165,7 @@ describe("CLI token authentication", () => {
       const response = await callApi(route.method, route.path, {
         headers: header === undefined ? {} : { authorization: header },
         body: route.body,
+        ...("dev" in route ? { worker: devApi } : {}),
       });
       const body = await expectError(response, 401, "unauthorized");
       expect(body.error.message).toMatch(message);
@@ -173,7 +177,7 @@ describe("CLI token authentication", () => {
       const user = await createUserWithToken("old@example.com");
       await createProject(user.token, "shop");
       await env.DB.prepare("UPDATE cli_tokens SET expires_at = ?").bind(Date.now() - 1000).run();
-      const response = await callApi(route.method, route.path, { token: user.token, body: route.body });
+      const response = await callApi(route.method, route.path, { token: user.token, body: route.body, ...("dev" in route ? { worker: devApi } : {}) });
       const body = await expectError(response, 401, "unauthorized");
       expect(body.error.message).toMatch(/expired/);
       expect(await countRows("projects")).toBe(1);

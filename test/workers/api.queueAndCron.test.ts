@@ -12,7 +12,7 @@ import { cronIsDue, runDueCrons } from "../../src/platform/api/projectCrons.ts";
 import { resolveDispatcher } from "../../src/platform/dispatch/dispatcher.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../src/core/requestToken.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
-import { installCronRegistrar, registerCron, registerInternalRoute } from "../../src/runtime/entry/platformHooks.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import {
   apiHarness,
@@ -288,8 +288,7 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
   const ran: string[] = [];
 
   beforeAll(() => {
-    installCronRegistrar();
-    registerCron({
+    platformRuntime.registerCron({
       name: "e2e-tick",
       schedule: "* * * * *",
       run: async () => {
@@ -297,7 +296,7 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
         return "ticked";
       },
     });
-    registerInternalRoute("__workflow", async (request, _env, _ctx, rest) => {
+    platformRuntime.registerInternalRoute("__workflow", async (request, _env, _ctx, rest) => {
       ran.push(`workflow ${request.method} ${rest}`);
       return Response.json({ done: true });
     });

@@ -124,6 +124,8 @@ export interface ApiCall {
   body?: unknown;
   headers?: Record<string, string>;
   env?: ApiEnv;
+  /** The worker to call; defaults to the deployed API worker (`platform dev` runs src/dev/routes/devApiWorker.ts). */
+  worker?: { fetch(request: Request, env: ApiEnv, ctx: ExecutionContext): Promise<Response> };
 }
 
 export async function callApi(method: string, path: string, call: ApiCall = {}): Promise<Response> {
@@ -138,7 +140,7 @@ export async function callApi(method: string, path: string, call: ApiCall = {}):
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
   const request = new Request(API_ORIGIN + path, { method, headers, body });
-  return api.fetch(request, call.env ?? apiHarness().env, createExecutionContext());
+  return (call.worker ?? api).fetch(request, call.env ?? apiHarness().env, createExecutionContext());
 }
 
 /** Asserts the platform's error shape and returns the parsed body. */

@@ -36,7 +36,7 @@ async function through(
   options: { handler?: ProjectWorkerHandler; extra?: Partial<GatewayEnv>; deployed?: string[] } = {},
 ) {
   const dispatcher = fakeDispatcher(options.handler, options.deployed ? { deployed: options.deployed } : {});
-  const response = await gateway.fetch(new Request(url, init), gatewayEnv(dispatcher, options.extra));
+  const response = await gateway.fetch(new Request(url, init), gatewayEnv(dispatcher, options.extra), createExecutionContext());
   return { response, calls: dispatcher.calls, lookups: dispatcher.lookups };
 }
 

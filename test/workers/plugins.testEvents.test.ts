@@ -1,22 +1,28 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import { createFakeSlack, DEFAULT_TEAM } from "../../src/dev/fakes/workspace/fakeSlack.ts";
-import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../src/platform/plugins/chatserver/ed25519.ts";
-import { verifySlackSignature } from "../../src/platform/plugins/workspace/slackSignature.ts";
+import { createFakeWorkspace, DEFAULT_TEAM } from "../../src/dev/fakes/workspace/fakeWorkspace.ts";
+import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../src/core/crypto/ed25519.ts";
+import { verifyWorkspaceSignature } from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 import { claimResource, listProjectResources } from "../../src/platform/db/resourceClaims.ts";
-import type { ApiEnv } from "../../src/platform/api/env.ts";
+import type { DevApiEnv } from "../../src/dev/routes/devApiEnv.ts";
+import devApi from "../../src/dev/routes/devApiWorker.ts";
 import { sendTestEvent } from "../../src/dev/routes/pluginTestEvents.ts";
-import { apiHarness, callApi, expectError, jsonOfSize, userWithProject } from "./fixtures.ts";
+import { apiHarness, callApi as callAnyApi, expectError, jsonOfSize, userWithProject, type ApiCall } from "./fixtures.ts";
 
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
 const APP = "999999999999999999";
 const BOT_TOKEN = "fake-bot-token";
 const SIGNING_SECRET = "fake-signing-secret";
 
-/** The API env of the tests plus the fake providers `platform dev` binds (absent = a deployed platform). */
-function apiEnvWith(fakes: Pick<ApiEnv, "FAKE_CHATSERVER" | "FAKE_WORKSPACE">): ApiEnv {
-  return apiHarness({ env: fakes }).env;
+/** The API env of the tests plus the fake providers `platform dev` binds (absent = a platform without them). */
+function apiEnvWith(fakes: Pick<DevApiEnv, "FAKE_CHATSERVER" | "FAKE_WORKSPACE">): DevApiEnv {
+  return { ...apiHarness().env, ...fakes };
+}
+
+/** The route exists only in the API worker `platform dev` runs. */
+function callApi(method: string, path: string, call: ApiCall = {}): Promise<Response> {
+  return callAnyApi(method, path, { ...call, worker: devApi });
 }
 
 function asFetcher(handle: (request: Request) => Promise<Response> | Response): Fetcher {
@@ -79,6 +85,22 @@ async function installedChatProject(slug = "alpha") {
   return owner;
 }
 
+describe("the deployed API worker (src/platform/api/index.ts)", () => {
+  it("has no test-events route: 404 even with the fakes bound, and nothing reaches them", async () => {
+    const { user } = await installedChatProject();
+    const chat = untouchedFake();
+    const workspace = untouchedFake();
+    const response = await callAnyApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "message", text: "hi" },
+      env: apiEnvWith({ FAKE_CHATSERVER: chat.fetcher, FAKE_WORKSPACE: workspace.fetcher }),
+    });
+    const error = await expectError(response, 404, "not_found");
+    expect(error.error.message).toBe("No route for POST /projects/alpha/plugins/chatserver/test-events.");
+    expect([...chat.requests, ...workspace.requests]).toEqual([]);
+  });
+});
+
 describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing reaches the fake)", () => {
   const tooLong = "x".repeat(2001);
   it.each([
@@ -100,7 +122,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
     ["malformed JSON", { body: '{"kind": "message"' }, 400, "malformed_json", /not valid JSON/],
     ["a JSON array", { body: "[]" }, 400, "malformed_json", /JSON object/],
     ["an oversized body", { body: jsonOfSize({ kind: "message" }, 17 * 1024) }, 413, "payload_too_large", /larger than 16384 bytes/],
-    ["a platform without the fake providers (deployed)", { fake: false }, 404, "not_found", /Test events need the local fake providers: they work with `platform dev` only\./],
+    ["the dev API worker without the fake providers bound", { fake: false }, 404, "not_found", /Test events need the local fake providers: they work with `platform dev` only\./],
   ] as const)("refuses %s", async (_name, c: Record<string, any>, status, code, message) => {
     const { user } = await installedChatProject();
     const bob = await userWithProject("bob@example.com", "beta");
@@ -212,7 +234,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     const deliveries: Delivery[] = [];
     const background: Promise<unknown>[] = [];
     let botToken = "";
-    const slack = createFakeSlack({
+    const slack = createFakeWorkspace({
       clientId: "111.222",
       clientSecret: "client-secret",
       signingSecret: SIGNING_SECRET,
@@ -244,7 +266,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
     expect(deliveries).toHaveLength(1);
     const [delivery] = deliveries;
-    const check = await verifySlackSignature(SIGNING_SECRET, delivery!.headers.get("X-Slack-Request-Timestamp"), delivery!.headers.get("X-Slack-Signature"), delivery!.body);
+    const check = await verifyWorkspaceSignature(SIGNING_SECRET, delivery!.headers.get("X-Slack-Request-Timestamp"), delivery!.headers.get("X-Slack-Signature"), delivery!.body);
     expect(check.ok).toBe(true);
     expect(delivery!.json).toMatchObject({ type: "event_callback", team_id: DEFAULT_TEAM.id, event: { type: "message", text: "hi" } });
 
@@ -279,7 +301,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 });
 
 /** Installs the fake Slack app on the default team (consent page → Allow → code exchange) and returns the bot token. */
-async function installSlackTeam(slack: ReturnType<typeof createFakeSlack>): Promise<string> {
+async function installSlackTeam(slack: ReturnType<typeof createFakeWorkspace>): Promise<string> {
   const redirect = "https://workspace-plugin.test/oauth/callback";
   const q = new URLSearchParams({ client_id: "111.222", scope: "chat:write", redirect_uri: redirect, state: "st" });
   const html = await (await slack.fetch(new Request(`https://slack.fake/oauth/v2/authorize?${q}`))).text();

@@ -1,9 +1,9 @@
 import { listProjectResources, type ResourceRow } from "../../platform/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { authenticateCliUser } from "../../platform/api/cliTokens.ts";
-import type { ApiEnv } from "../../platform/api/env.ts";
 import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
+import type { CliRequest } from "../../platform/api/withCliUser.ts";
+import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
  * `POST /projects/:slug/plugins/:plugin/test-events` `{ kind, text?, name? }`
@@ -198,10 +198,9 @@ export async function sendTestEvent(
   };
 }
 
-export async function sendPluginTestEvent(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
+export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): Promise<Response> {
   const plugin = testEventPlugin(request.params.plugin);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const event = parseTestEventRequest(plugin, await readJsonObject(request, BODY_LIMIT_BYTES));
   const fake = env[FAKE_BINDINGS[plugin]];
   if (!fake) throw new PlatformError("not_found", "Test events need the local fake providers: they work with `platform dev` only.");

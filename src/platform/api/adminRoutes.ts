@@ -1,5 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
+import { insertCliToken } from "../db/cliTokensTable.ts";
+import { upsertUserByEmail } from "../db/usersTable.ts";
 import { generateCliToken, hashCliToken, isAdminRequest } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 
@@ -20,14 +22,9 @@ export async function issueUserToken(request: Request, env: ApiEnv): Promise<Res
   }
   const email = body.email.toLowerCase();
   const now = Date.now();
-  const user = await env.DB.prepare(
-    "INSERT INTO users (email, created_at) VALUES (?, ?) ON CONFLICT (email) DO UPDATE SET email = excluded.email RETURNING id, email",
-  )
-    .bind(email, now)
-    .first<{ id: number; email: string }>();
+  const user = await upsertUserByEmail(env.DB, email, now);
   const token = generateCliToken();
-  await env.DB.prepare("INSERT INTO cli_tokens (user_id, token_hash, label, created_at) VALUES (?, ?, ?, ?)")
-    .bind(user!.id, await hashCliToken(token), typeof body.label === "string" ? body.label.slice(0, 100) : "", now)
-    .run();
+  const label = typeof body.label === "string" ? body.label.slice(0, 100) : "";
+  await insertCliToken(env.DB, { userId: user.id, tokenHash: await hashCliToken(token), label, createdAt: now });
   return Response.json({ user, token }, { status: 201 });
 }

@@ -1,13 +1,17 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { authenticateCliUser } from "./cliTokens.ts";
+import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
+import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
+import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
+import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import { registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
-import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
-import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
-import { replaceProjectWorkflowsStatements, validateMetadataWorkflows } from "./projectWorkflows.ts";
+import { validateMetadataAuth } from "./projectAuthSettings.ts";
+import { validateMetadataCrons } from "./projectCrons.ts";
+import { validateMetadataWorkflows } from "./projectWorkflows.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
+import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
 const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
@@ -19,9 +23,8 @@ const COMPATIBILITY_DATE = "2026-10-30";
  * namespace with its bindings and records its crons. The worker secret and
  * the Cloudflare token never leave the API worker.
  */
-export async function deployProject(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, DEPLOYMENT_LIMIT_BYTES);
   if (typeof body.bundle !== "string" || body.bundle.length === 0) throw new PlatformError("invalid_input", "bundle must be the built worker module as a string.");
   const metadata = body.metadata;
@@ -36,11 +39,7 @@ export async function deployProject(request: Request & { params: Record<string, 
   if (!env.CLOUDFLARE_ACCOUNT_ID || !env.CLOUDFLARE_API_TOKEN || !env.DISPATCH_NAMESPACE) {
     throw new PlatformError("internal", "This platform is not configured to deploy: set CLOUDFLARE_ACCOUNT_ID, DISPATCH_NAMESPACE and the CLOUDFLARE_API_TOKEN secret.");
   }
-  const previous = await env.DB.prepare(
-    "SELECT durable_objects, migration_tag FROM project_deployments WHERE project_id = ? ORDER BY id DESC LIMIT 1",
-  )
-    .bind(project.id)
-    .first<{ durable_objects: string; migration_tag: string | null }>();
+  const previous = await findLatestDeployment(env.DB, project.id);
   const { migrationTag } = await uploadProjectScript(
     {
       apiBase: env.CLOUDFLARE_API_BASE ?? "https://api.cloudflare.com/client/v4",
@@ -61,9 +60,14 @@ export async function deployProject(request: Request & { params: Record<string, 
     ...replaceProjectCronsStatements(env.DB, project.id, crons),
     ...replaceProjectAuthStatements(env.DB, project.id, auth),
     ...replaceProjectWorkflowsStatements(env.DB, project.id, workflows),
-    env.DB.prepare(
-      "INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).bind(project.id, body.bundle.length, JSON.stringify(metadata), JSON.stringify(durableObjects), migrationTag, now),
+    insertDeploymentStatement(env.DB, {
+      projectId: project.id,
+      bundleBytes: body.bundle.length,
+      metadata: JSON.stringify(metadata),
+      durableObjects: JSON.stringify(durableObjects),
+      migrationTag,
+      deployedAt: now,
+    }),
   ]);
   const plugins = await registerWithPlugins(env, project, metadata as Record<string, unknown>);
   const domain = env.PLATFORM_DOMAIN ?? "example.app";

@@ -33,7 +33,4 @@ export interface ApiEnv extends DispatcherEnv {
   /** Public URLs of the plugin workers, for install links (`<url>/install?code=…`). */
   CHATSERVER_PLUGIN_URL?: string;
   WORKSPACE_PLUGIN_URL?: string;
-  /** Local only (`platform dev`): the fake providers, which send signed bot test events to the plugins. */
-  FAKE_CHATSERVER?: Fetcher;
-  FAKE_WORKSPACE?: Fetcher;
 }

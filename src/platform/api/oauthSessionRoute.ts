@@ -1,15 +1,12 @@
+import { hex } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { SESSION_CODE_LIFETIME_MS } from "../actors/SessionCode.ts";
-import { authenticateCliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
+import type { CliRequest } from "./withCliUser.ts";
 
 const INSTALL_URL_VARS = { chatserver: "CHATSERVER_PLUGIN_URL", workspace: "WORKSPACE_PLUGIN_URL" } as const;
-
-function hex(bytes: Uint8Array): string {
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /**
  * `POST /oauth/session` `{ project: slug, plugin: "chatserver" | "workspace" }`
@@ -17,8 +14,8 @@ function hex(bytes: Uint8Array): string {
  * The code (32 random bytes, hex) lives in its own `SessionCode` actor for
  * 2 minutes, bound to this project, user and plugin; the plugin consumes it once.
  */
-export async function createOAuthSession(request: Request, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
+export async function createOAuthSession(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const { user } = request;
   const body = await readJsonObject(request, 4 * 1024);
   if (typeof body.project !== "string" || !body.project) throw new PlatformError("invalid_input", "project must be the project's slug.");
   const plugin = body.plugin;

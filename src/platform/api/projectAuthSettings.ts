@@ -1,23 +1,18 @@
+import { normalizeDomain } from "../../core/email.ts";
 import { PlatformError } from "../../core/errors.ts";
+import type { ProjectAuthSettings } from "../db/projectAuthTable.ts";
 
-/**
- * A project's sign-in settings, from the `auth` entry of its metadata
- * (`auth.allow({ domains, sessionMaxAge })`), stored in `project_auth` for
- * the login worker. Absent `auth`: the project does not use sign-in and its
- * row is removed.
+/*
+ * A project's sign-in settings come from the `auth` entry of its metadata
+ * (`auth.allow({ domains, sessionMaxAge })`) and are stored in `project_auth`
+ * for the login worker. Absent `auth`: the project does not use sign-in and
+ * its row is removed.
  */
-export interface ProjectAuthSettings {
-  /** Lower-cased; `null` = every account may sign in. */
-  domains: string[] | null;
-  sessionMaxAge: number;
-}
 
 export const DEFAULT_SESSION_MAX_AGE = 30 * 24 * 60 * 60;
 /** Browsers cap cookie lifetimes at 400 days. */
 const MAX_SESSION_MAX_AGE = 400 * 24 * 60 * 60;
 const MAX_DOMAINS = 100;
-const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
-const DOMAIN = new RegExp(`^${LABEL}(?:\\.${LABEL})+$`);
 
 export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null {
   if (value === undefined || value === null) return null;
@@ -34,8 +29,8 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
       throw new PlatformError("invalid_input", "auth.domains is empty, so nobody could sign in; list at least one domain, or leave it out to allow every account.");
     }
     list = domains.map((d) => {
-      const domain = typeof d === "string" ? d.trim().toLowerCase() : "";
-      if (domain.length > 253 || !DOMAIN.test(domain)) {
+      const domain = typeof d === "string" ? normalizeDomain(d.trim()) : null;
+      if (!domain) {
         throw new PlatformError("invalid_input", `auth.domains: "${String(d).slice(0, 100)}" is not an email domain such as "example.com".`);
       }
       return domain;
@@ -50,16 +45,4 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
     maxAge = sessionMaxAge;
   }
   return { domains: list, sessionMaxAge: maxAge };
-}
-
-/** Statements that replace (or, with `null`, remove) a project's sign-in settings; batch them with the rest. */
-export function replaceProjectAuthStatements(db: D1Database, projectId: number, settings: ProjectAuthSettings | null): D1PreparedStatement[] {
-  const remove = db.prepare("DELETE FROM project_auth WHERE project_id = ?").bind(projectId);
-  if (!settings) return [remove];
-  return [
-    remove,
-    db
-      .prepare("INSERT INTO project_auth (project_id, domains, session_max_age, updated_at) VALUES (?, ?, ?, ?)")
-      .bind(projectId, settings.domains === null ? null : JSON.stringify(settings.domains), settings.sessionMaxAge, Date.now()),
-  ];
 }

@@ -2,12 +2,7 @@ import { Cron } from "croner";
 import { PlatformError } from "../../core/errors.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
-import type { ProjectRow } from "../db/projectsTable.ts";
-
-export interface ProjectCron {
-  name: string;
-  schedule: string;
-}
+import { listAllProjectCrons, type ProjectCron } from "../db/projectCronsTable.ts";
 
 const MAX_CRONS = 50;
 
@@ -41,15 +36,6 @@ function isValidSchedule(schedule: string): boolean {
   }
 }
 
-/** Statements that replace a project's crons; run them in one batch with whatever else changes. */
-export function replaceProjectCronsStatements(db: D1Database, projectId: number, crons: ProjectCron[]): D1PreparedStatement[] {
-  return [
-    db.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(projectId),
-    ...crons.map((c) => db.prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)").bind(projectId, c.name, c.schedule)),
-    db.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(Date.now(), projectId),
-  ];
-}
-
 /** A cron fires in the minute that contains `scheduledTime` (seconds are ignored). */
 export function cronIsDue(schedule: string, scheduledTime: number): boolean {
   const minute = new Date(Math.floor(scheduledTime / 60_000) * 60_000);
@@ -65,12 +51,7 @@ export async function runDueCrons(
   dispatcher: Dispatcher,
   scheduledTime: number,
 ): Promise<{ project: string; cron: string; status: number | "error"; output?: string }[]> {
-  const { results } = await db
-    .prepare(
-      "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
-    )
-    .all<ProjectRow & { cron_name: string; cron_schedule: string }>();
-  const due = results.filter((row) => cronIsDue(row.cron_schedule, scheduledTime));
+  const due = (await listAllProjectCrons(db)).filter((row) => cronIsDue(row.cron_schedule, scheduledTime));
   return Promise.all(
     due.map(async (row) => {
       try {

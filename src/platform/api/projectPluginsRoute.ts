@@ -1,17 +1,16 @@
 import { listConnectionSummaries } from "../db/connectionsStore.ts";
 import { listProjectResources, toResourceSummary } from "../db/resourceClaims.ts";
-import { authenticateCliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
+import type { CliRequest } from "./withCliUser.ts";
 
 /**
  * `GET /projects/:slug/plugins`: the project's plugin connections (plugin,
  * provider user, connected at, token expiry, revoked; never a token) and
  * claimed resources. The CLI polls it during an install.
  */
-export async function listProjectPlugins(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function listProjectPlugins(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const [connections, resources] = await Promise.all([listConnectionSummaries(env.DB, project.id), listProjectResources(env.DB, project.id)]);
   return Response.json({ connections, resources: resources.map(toResourceSummary) }, { headers: { "Cache-Control": "no-store" } });
 }

@@ -1,16 +1,17 @@
+import { randomHex } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { findProjectBySlug, toPublicProject, type ProjectRow } from "../db/projectsTable.ts";
-import { authenticateCliUser, type CliUser } from "./cliTokens.ts";
+import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
+import { listProjectCrons, replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
+import { findProjectBySlug, insertProject, listProjectsOwnedBy, toPublicProject, type ProjectRow } from "../db/projectsTable.ts";
+import { listProjectWorkflows, replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
+import type { CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
-import { replaceProjectAuthStatements, validateMetadataAuth } from "./projectAuthSettings.ts";
-import { replaceProjectCronsStatements, validateMetadataCrons } from "./projectCrons.ts";
-import { listProjectWorkflows, replaceProjectWorkflowsStatements, validateMetadataWorkflows } from "./projectWorkflows.ts";
-
-function randomSecretHex(): string {
-  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+import { validateMetadataAuth } from "./projectAuthSettings.ts";
+import { validateMetadataCrons } from "./projectCrons.ts";
+import { validateMetadataWorkflows } from "./projectWorkflows.ts";
+import type { CliRequest } from "./withCliUser.ts";
 
 /** Another user's project answers exactly like a missing one, so slugs do not leak ownership. */
 export async function requireOwnedProject(db: D1Database, user: CliUser, slug: string): Promise<ProjectRow> {
@@ -19,48 +20,38 @@ export async function requireOwnedProject(db: D1Database, user: CliUser, slug: s
   return row;
 }
 
-export async function createProject(request: Request, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
+export async function createProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const body = await readJsonObject(request);
   const slug = validateSlug(body.slug);
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
-  const now = Date.now();
-  const result = await env.DB.prepare(
-    "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
-  )
-    .bind(slug, user.id, randomSecretHex(), scriptNameFor(slug), body.private ? 1 : 0, now, now)
-    .first<ProjectRow>();
+  const result = await insertProject(env.DB, {
+    slug,
+    ownerId: request.user.id,
+    workerSecret: randomHex(32),
+    scriptName: scriptNameFor(slug),
+    private: body.private === true,
+    now: Date.now(),
+  });
   if (!result) throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
   return Response.json({ project: toPublicProject(result) }, { status: 201 });
 }
 
-export async function listProjects(request: Request, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const { results } = await env.DB.prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug")
-    .bind(user.id)
-    .all<ProjectRow>();
-  return Response.json({ projects: results.map(toPublicProject) });
+export async function listProjects(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const projects = await listProjectsOwnedBy(env.DB, request.user.id);
+  return Response.json({ projects: projects.map(toPublicProject) });
 }
 
-export async function getProject(request: Request & { params: Record<string, string> }, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const row = await requireOwnedProject(env.DB, user, request.params.slug!);
-  const [{ results: crons }, workflows] = await Promise.all([
-    env.DB.prepare("SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name").bind(row.id).all<{ name: string; schedule: string }>(),
-    listProjectWorkflows(env.DB, row.id),
-  ]);
+export async function getProject(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const row = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const [crons, workflows] = await Promise.all([listProjectCrons(env.DB, row.id), listProjectWorkflows(env.DB, row.id)]);
   return Response.json({ project: { ...toPublicProject(row), crons, workflows } });
 }
 
 /** Records what the build found in the project (its crons for the scheduler, its sign-in settings for the login worker, its workflows for the console). */
-export async function putProjectMetadata(
-  request: Request & { params: Record<string, string> },
-  env: ApiEnv,
-): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const row = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function putProjectMetadata(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const row = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, 256 * 1024);
   const crons = validateMetadataCrons(body.crons);
   const auth = validateMetadataAuth(body.auth);

@@ -2,11 +2,10 @@ import { PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
-import { authenticateCliUser } from "./cliTokens.ts";
+import { projectHasCron } from "../db/projectCronsTable.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
-
-type RoutedRequest = Request & { params: Record<string, string> };
+import type { CliRequest } from "./withCliUser.ts";
 
 /** Relays a project's answer, keeping its status and JSON body. */
 async function relay(response: Response): Promise<Response> {
@@ -18,33 +17,28 @@ async function relay(response: Response): Promise<Response> {
  * project's own Durable Objects, so the API worker asks the project through
  * its authenticated internal routes.
  */
-export async function listProjectWorkflowRuns(request: RoutedRequest, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function listProjectWorkflowRuns(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const query = new URL(request.url).search;
   return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", `/__workflow/runs${query}`));
 }
 
-export async function getProjectWorkflowRun(request: RoutedRequest, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", `/__workflow/runs/${encodeURIComponent(request.params.runId!)}`));
 }
 
 /** `POST /projects/:slug/workflows` `{ name, data, id? }`: starts a registered workflow. */
-export async function startProjectWorkflow(request: RoutedRequest, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = new TextDecoder().decode(await readBodyBytes(request, 1024 * 1024 + 4096));
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", "/__workflow/start", body));
 }
 
 /** `POST /projects/:slug/crons/:name/run`: runs one of the project's crons now (e.g. the recovery sweep). */
-export async function runProjectCron(request: RoutedRequest, env: ApiEnv): Promise<Response> {
-  const user = await authenticateCliUser(request, env.DB);
-  const project = await requireOwnedProject(env.DB, user, request.params.slug!);
+export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const name = request.params.name!;
-  const known = await env.DB.prepare("SELECT 1 FROM project_crons WHERE project_id = ? AND name = ?").bind(project.id, name).first();
-  if (!known) throw new PlatformError("not_found", `Project "${project.slug}" has no cron named "${name}".`);
+  if (!(await projectHasCron(env.DB, project.id, name))) throw new PlatformError("not_found", `Project "${project.slug}" has no cron named "${name}".`);
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", `/__cron/${encodeURIComponent(name)}`));
 }

@@ -1,12 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-
-/** A workflow a project registered, as its metadata reports it (no code, only what the console shows). */
-export interface ProjectWorkflow {
-  name: string;
-  steps: string[];
-  maxAttempts: number;
-  stepTimeoutMS: number;
-}
+import type { ProjectWorkflow } from "../db/projectWorkflowsTable.ts";
 
 const MAX_WORKFLOWS = 100;
 const MAX_STEPS = 1000;
@@ -37,24 +30,4 @@ export function validateMetadataWorkflows(value: unknown): ProjectWorkflow[] {
   const duplicate = workflows.find((w, i) => workflows.findIndex((other) => other.name === w.name) !== i);
   if (duplicate) throw invalid(`Workflow names must be unique; "${duplicate.name}" appears twice.`);
   return workflows;
-}
-
-/** Statements that replace a project's registered workflows; batch them with the rest of its metadata. */
-export function replaceProjectWorkflowsStatements(db: D1Database, projectId: number, workflows: ProjectWorkflow[]): D1PreparedStatement[] {
-  return [
-    db.prepare("DELETE FROM project_workflows WHERE project_id = ?").bind(projectId),
-    ...workflows.map((w) =>
-      db
-        .prepare("INSERT INTO project_workflows (project_id, name, steps, max_attempts, step_timeout_ms) VALUES (?, ?, ?, ?, ?)")
-        .bind(projectId, w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS),
-    ),
-  ];
-}
-
-export async function listProjectWorkflows(db: D1Database, projectId: number): Promise<ProjectWorkflow[]> {
-  const { results } = await db
-    .prepare("SELECT name, steps, max_attempts, step_timeout_ms FROM project_workflows WHERE project_id = ? ORDER BY name")
-    .bind(projectId)
-    .all<{ name: string; steps: string; max_attempts: number; step_timeout_ms: number }>();
-  return results.map((r) => ({ name: r.name, steps: JSON.parse(r.steps) as string[], maxAttempts: r.max_attempts, stepTimeoutMS: r.step_timeout_ms }));
 }

@@ -110,6 +110,17 @@ export async function markConnectionsRevokedForExternalUser(
   return result.meta.changes ?? 0;
 }
 
+/** Marks a rotating token expired so its next use refreshes it; false when there is nothing to refresh with. */
+export async function expireConnectionToken(db: D1Database, pluginId: string, projectId: number): Promise<boolean> {
+  const result = await db
+    .prepare(
+      "UPDATE plugin_oauth_connections SET token_expires_at = 0 WHERE plugin_id = ? AND project_id = ? AND refresh_token IS NOT NULL AND revoked_at IS NULL",
+    )
+    .bind(pluginId, projectId)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
 /** The connection with its tokens opened, or null. A revoked one is returned too (check `revokedAt`). */
 export async function readConnection(
   db: D1Database,
@@ -151,12 +162,3 @@ export async function listConnectionSummaries(db: D1Database, projectId: number)
     revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
   }));
 }
-
-export const connectionsStore = {
-  upsert: upsertConnection,
-  updateTokens: updateConnectionTokens,
-  markRevoked: markConnectionRevoked,
-  markRevokedForExternalUser: markConnectionsRevokedForExternalUser,
-  read: readConnection,
-  listSummaries: listConnectionSummaries,
-};

@@ -1,4 +1,4 @@
-/** Reads of the `projects` table shared by the API worker, the gateway and plugin workers. */
+/** The `projects` table: read by the API worker, the gateway, the login and plugin workers; written by the API worker. */
 export interface ProjectRow {
   id: number;
   slug: string;
@@ -41,4 +41,38 @@ export function findProjectById(db: D1Database, id: number | string): Promise<Pr
 
 export function findProjectByScriptName(db: D1Database, scriptName: string): Promise<ProjectRow | null> {
   return db.prepare("SELECT * FROM projects WHERE script_name = ?").bind(scriptName).first<ProjectRow>();
+}
+
+export interface NewProject {
+  slug: string;
+  ownerId: number;
+  workerSecret: string;
+  scriptName: string;
+  private: boolean;
+  now: number;
+}
+
+/** Inserts the project, or answers `null` when the slug is taken. */
+export function insertProject(db: D1Database, project: NewProject): Promise<ProjectRow | null> {
+  return db
+    .prepare(
+      "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
+    )
+    .bind(project.slug, project.ownerId, project.workerSecret, project.scriptName, project.private ? 1 : 0, project.now, project.now)
+    .first<ProjectRow>();
+}
+
+export async function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<ProjectRow[]> {
+  const { results } = await db.prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug").bind(ownerId).all<ProjectRow>();
+  return results;
+}
+
+/** Marks the project changed; batch it with the change. */
+export function touchProjectStatement(db: D1Database, projectId: number, now: number): D1PreparedStatement {
+  return db.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(now, projectId);
+}
+
+/** Local only (`platform dev --private`): the API has no route to change a project's privacy. */
+export async function setProjectPrivate(db: D1Database, slug: string, isPrivate: boolean): Promise<void> {
+  await db.prepare("UPDATE projects SET private = ? WHERE slug = ?").bind(isPrivate ? 1 : 0, slug).run();
 }

@@ -1,5 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-import type { ProjectRow } from "./projectsTable.ts";
+import { findProjectById, type ProjectRow } from "./projectsTable.ts";
 
 /**
  * `plugin_resources`: one external resource (a chat server, a workspace)
@@ -100,7 +100,7 @@ export async function findResourceOwner(
     .bind(pluginId, resourceType, externalResourceId)
     .first<ResourceRow>();
   if (!resource) return null;
-  const project = await db.prepare("SELECT * FROM projects WHERE id = ?").bind(resource.project_id).first<ProjectRow>();
+  const project = await findProjectById(db, resource.project_id);
   return project ? { resource, project } : null;
 }
 
@@ -109,6 +109,52 @@ export async function listProjectResources(db: D1Database, projectId: number, pl
     ? await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id").bind(projectId, pluginId).all<ResourceRow>()
     : await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id").bind(projectId).all<ResourceRow>();
   return results;
+}
+
+/** The project's most recent resource of a type (a plugin with one resource per project). */
+export function findProjectResource(db: D1Database, pluginId: string, resourceType: ResourceType, projectId: number): Promise<ResourceRow | null> {
+  return db
+    .prepare("SELECT * FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? ORDER BY id DESC LIMIT 1")
+    .bind(pluginId, resourceType, projectId)
+    .first<ResourceRow>();
+}
+
+/** Gives up the project's other resources of a type (a plugin with one resource per project, after a reinstall elsewhere). */
+export async function releaseOtherResources(
+  db: D1Database,
+  pluginId: string,
+  resourceType: ResourceType,
+  projectId: number,
+  keptExternalResourceId: string,
+): Promise<void> {
+  await db
+    .prepare("DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? AND external_resource_id <> ?")
+    .bind(pluginId, resourceType, projectId, keptExternalResourceId)
+    .run();
+}
+
+/** Replaces a resource's metadata (only the owning project's row). */
+export async function replaceResourceMetadata(db: D1Database, resourceId: number, projectId: number, metadata: Record<string, unknown>): Promise<void> {
+  await db.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?").bind(JSON.stringify(metadata), resourceId, projectId).run();
+}
+
+/**
+ * Records the event names a project listens to (`metadata.events`) on its
+ * resources of a type; returns how many. `json_set` touches only `events`, so
+ * a concurrent write of other keys (a token refresh) is not disturbed.
+ */
+export async function recordResourceEvents(
+  db: D1Database,
+  pluginId: string,
+  resourceType: ResourceType,
+  projectId: number,
+  events: readonly string[],
+): Promise<number> {
+  const result = await db
+    .prepare("UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?")
+    .bind(JSON.stringify(events), pluginId, resourceType, projectId)
+    .run();
+  return result.meta.changes ?? 0;
 }
 
 export function toResourceSummary(row: ResourceRow): ResourceSummary {

@@ -1,4 +1,5 @@
-import { errorResponse, PlatformError } from "../../core/errors.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { createPlatformRouter, type RoutedRequest } from "../../core/web/router.ts";
 import { resolveDispatcher, type DispatcherEnv } from "../dispatch/dispatcher.ts";
 import { findProjectBySlug } from "../db/projectsTable.ts";
 import { BASE_PATH_HEADER, resolveGatewayRoute } from "./resolveRoute.ts";
@@ -11,40 +12,44 @@ export interface GatewayEnv extends DispatcherEnv {
   DEFAULT_PROJECT?: string;
 }
 
-function notFound(message: string): Response {
-  return errorResponse(new PlatformError("not_found", message));
+/** Every request, whatever its method and path, goes to the project its host or first path segment names. */
+async function forwardToProject(request: RoutedRequest, env: GatewayEnv): Promise<Response> {
+  const url = new URL(request.url);
+  let route = resolveGatewayRoute(url, env.PLATFORM_DOMAIN, env.DEFAULT_PROJECT);
+  if (route.kind === "blocked") throw new PlatformError("not_found", "Not found.");
+  if (route.kind === "none") throw new PlatformError("not_found", `No project at ${url.host}${url.pathname}.`);
+
+  let project = await findProjectBySlug(env.DB, route.slug);
+  // Locally the bare host (`localhost`) also serves the default project: a first path segment
+  // that is no private project is just one of its paths.
+  if (route.via === "prefix" && env.DEFAULT_PROJECT && project?.private !== 1) {
+    route = { kind: "project", slug: env.DEFAULT_PROJECT, basePath: "", via: "default" };
+    project = await findProjectBySlug(env.DB, route.slug);
+  }
+  if (!project) throw new PlatformError("not_found", `No project named "${route.slug}".`);
+  if (project.private === 1 && route.via === "subdomain") {
+    throw new PlatformError(
+      "not_found",
+      `Project "${route.slug}" is a private deployment: open it at ${url.protocol}//${env.PLATFORM_DOMAIN}${url.port ? ":" + url.port : ""}/${route.slug}/.`,
+    );
+  }
+  if (project.private === 0 && route.via === "prefix") {
+    const target = new URL(url);
+    target.hostname = `${route.slug}.${env.PLATFORM_DOMAIN}`;
+    target.pathname = url.pathname.slice(route.basePath.length) || "/";
+    return Response.redirect(target.toString(), 308);
+  }
+  const worker = resolveDispatcher(env).get(project.script_name);
+  if (!worker) throw new PlatformError("upstream_error", `Project "${route.slug}" has not been deployed yet.`);
+
+  const headers = new Headers(request.headers);
+  for (const name of [...headers.keys()]) if (name.toLowerCase().startsWith("x-platform-")) headers.delete(name);
+  if (route.basePath) headers.set(BASE_PATH_HEADER, route.basePath);
+  return worker.fetch(new Request(request, { headers }));
 }
 
+const router = createPlatformRouter<GatewayEnv>("gateway").all("*", forwardToProject);
+
 export default {
-  async fetch(request: Request, env: GatewayEnv): Promise<Response> {
-    const url = new URL(request.url);
-    let route = resolveGatewayRoute(url, env.PLATFORM_DOMAIN, env.DEFAULT_PROJECT);
-    if (route.kind === "blocked") return notFound("Not found.");
-    if (route.kind === "none") return notFound(`No project at ${url.host}${url.pathname}.`);
-
-    let project = await findProjectBySlug(env.DB, route.slug);
-    // Locally the bare host (`localhost`) also serves the default project: a first path segment
-    // that is no private project is just one of its paths.
-    if (route.via === "prefix" && env.DEFAULT_PROJECT && project?.private !== 1) {
-      route = { kind: "project", slug: env.DEFAULT_PROJECT, basePath: "", via: "default" };
-      project = await findProjectBySlug(env.DB, route.slug);
-    }
-    if (!project) return notFound(`No project named "${route.slug}".`);
-    if (project.private === 1 && route.via === "subdomain") {
-      return notFound(`Project "${route.slug}" is a private deployment: open it at ${url.protocol}//${env.PLATFORM_DOMAIN}${url.port ? ":" + url.port : ""}/${route.slug}/.`);
-    }
-    if (project.private === 0 && route.via === "prefix") {
-      const target = new URL(url);
-      target.hostname = `${route.slug}.${env.PLATFORM_DOMAIN}`;
-      target.pathname = url.pathname.slice(route.basePath.length) || "/";
-      return Response.redirect(target.toString(), 308);
-    }
-    const worker = resolveDispatcher(env).get(project.script_name);
-    if (!worker) return errorResponse(new PlatformError("upstream_error", `Project "${route.slug}" has not been deployed yet.`));
-
-    const headers = new Headers(request.headers);
-    for (const name of [...headers.keys()]) if (name.toLowerCase().startsWith("x-platform-")) headers.delete(name);
-    if (route.basePath) headers.set(BASE_PATH_HEADER, route.basePath);
-    return worker.fetch(new Request(request, { headers }));
-  },
+  fetch: router.fetch,
 } satisfies ExportedHandler<GatewayEnv>;

@@ -2,10 +2,13 @@ import * as esbuild from "esbuild";
 import path from "node:path";
 import { REPO_ROOT } from "../repoPaths.ts";
 
-/** The platform's own workers, by name → entry. Plugin workers and the fake providers `platform dev` runs beside them. */
+/**
+ * The platform's own workers, by name → entry. Plugin workers and the fake providers `platform dev` runs beside them.
+ * The API is the deployed worker's routes plus the dev-only ones (test events, the local project's record).
+ */
 export const PLATFORM_WORKERS = {
   gateway: "src/platform/gateway/index.ts",
-  api: "src/platform/api/index.ts",
+  api: "src/dev/routes/devApiWorker.ts",
   login: "src/platform/login/index.ts",
   pluginChatserver: "src/platform/plugins/chatserver/index.ts",
   pluginWorkspace: "src/platform/plugins/workspace/index.ts",

@@ -215,8 +215,6 @@ export function localPlatformConfig(input: {
   };
 }
 
-type LocalD1 = Awaited<ReturnType<Miniflare["getD1Database"]>>;
-
 async function apiCall(apiUrl: string, token: string, method: string, pathname: string, body?: unknown) {
   const response = await fetch(apiUrl + pathname, {
     method,
@@ -232,7 +230,6 @@ async function ensureDevAccount(
   apiUrl: string,
   stateDir: string,
   slug: string,
-  db: LocalD1,
   isPrivate: boolean,
 ): Promise<{ cliToken: string; project: LocalProject }> {
   const credentials = loadOrCreateCredentials(stateDir);
@@ -248,15 +245,12 @@ async function ensureDevAccount(
     const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug, private: isPrivate });
     if (created.status !== 201) throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
   }
-  // Local only: the API has no route to flip a project's privacy, so `--private` (or its absence) is applied here.
-  await db.prepare("UPDATE projects SET private = ? WHERE slug = ?").bind(isPrivate ? 1 : 0, slug).run();
-  // Local only: the CLI reads the worker secret straight from the local D1 to bind it into the project worker.
-  const row = await db
-    .prepare("SELECT id, slug, script_name, worker_secret FROM projects WHERE slug = ?")
-    .bind(slug)
-    .first<{ id: number; slug: string; script_name: string; worker_secret: string }>();
-  if (!row) throw new Error(`Local project "${slug}" is missing from the local database.`);
-  return { cliToken, project: { id: row.id, slug: row.slug, scriptName: row.script_name, workerSecret: row.worker_secret } };
+  // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) applies `--private` (or its absence)
+  // and hands over the worker secret to bind into the project worker.
+  const linked = await apiCall(apiUrl, cliToken, "PUT", `/projects/${slug}/local`, { private: isPrivate });
+  if (linked.status !== 200) throw new Error(`Could not prepare local project "${slug}": ${JSON.stringify(linked.json)}`);
+  const { id, scriptName, workerSecret } = linked.json.project as LocalProject;
+  return { cliToken, project: { id, slug, scriptName, workerSecret } };
 }
 
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
@@ -296,7 +290,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const ran = await applyD1Migrations(db, MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
     const apiUrl = `http://${host}:${apiPort}`;
-    const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, db, options.private === true);
+    const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, options.private === true);
 
     const apply = async (next: ProjectBuild) => {
       await mf.setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })));

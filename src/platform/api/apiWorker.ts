@@ -1,0 +1,53 @@
+import { createPlatformRouter, type PlatformRouter } from "../../core/web/router.ts";
+import { resolveDispatcher } from "../dispatch/dispatcher.ts";
+import { issueUserToken } from "./adminRoutes.ts";
+import { deployProject } from "./deploymentRoute.ts";
+import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
+import { createOAuthSession } from "./oauthSessionRoute.ts";
+import { runDueCrons } from "./projectCrons.ts";
+import { listProjectPlugins } from "./projectPluginsRoute.ts";
+import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
+import { getProjectWorkflowRun, listProjectWorkflowRuns, runProjectCron, startProjectWorkflow } from "./projectWorkflowRoutes.ts";
+import { withCliUser } from "./withCliUser.ts";
+import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
+
+export interface ApiWorkerOptions<Env extends ApiEnv> {
+  /** Mounts routes after the platform's own: `platform dev` adds its dev-only routes here (src/dev/routes/devApiWorker.ts). */
+  extraRoutes?: (router: PlatformRouter<Env>) => void;
+}
+
+/**
+ * The API worker's handlers: its routes (CLI, console, admin, projects'
+ * internal calls), the workflow queue's consumer and the every-minute cron
+ * trigger. The deployed worker is `createApiWorker()` (index.ts).
+ */
+export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerOptions<Env> = {}) {
+  const router = createPlatformRouter<Env>("api")
+    .get("/health", () => Response.json({ ok: true }))
+    // People who open the API's address in a browser want the console (static files under /console/, wrangler.toml [assets]).
+    .get("/", (request) => Response.redirect(new URL("/console/", request.url).href, 302))
+    .post("/admin/users", issueUserToken)
+    .post("/projects", withCliUser, createProject)
+    .get("/projects", withCliUser, listProjects)
+    .get("/projects/:slug", withCliUser, getProject)
+    .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
+    .put("/projects/:slug/deployment", withCliUser, deployProject)
+    .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
+    .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
+    .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
+    .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
+    .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
+    .post("/oauth/session", withCliUser, createOAuthSession)
+    .post("/internal/workflow/execute", enqueueWorkflowExecution);
+  options.extraRoutes?.(router);
+
+  return {
+    fetch: router.fetch,
+
+    queue: (batch: MessageBatch<WorkflowExecuteMessage>, env: Env) => consumeWorkflowQueue(batch, env, resolveDispatcher(env)),
+
+    async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+      ctx.waitUntil(runDueCrons(env.DB, resolveDispatcher(env), controller.scheduledTime));
+    },
+  } satisfies ExportedHandler<Env, WorkflowExecuteMessage>;
+}
