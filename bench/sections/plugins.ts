@@ -6,8 +6,8 @@ import path from "node:path";
 import { buildProject } from "../../src/dev/cli/build/buildProject.ts";
 import { applyD1Migrations } from "../../src/dev/cli/dev/d1Migrations.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../../src/dev/cli/repoPaths.ts";
-import { ed25519PublicKeyHex, signEd25519, verifyEd25519Webhook, type Ed25519Implementation } from "../../src/platform/plugins/chatserver/ed25519.ts";
-import { signSlackRequest, verifySlackSignature } from "../../src/platform/plugins/workspace/slackSignature.ts";
+import { ed25519PublicKeyHex, signEd25519, verifyEd25519Webhook, type Ed25519Implementation } from "../../src/core/crypto/ed25519.ts";
+import { signWorkspaceRequest, verifyWorkspaceSignature } from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { cpuMsOf, workerdPids } from "../lib/processCpu.ts";
 import { median, quantile, round } from "../lib/stats.ts";
@@ -90,13 +90,13 @@ async function signedInput(): Promise<SignedInput> {
     body,
     timestamp,
     ed25519: { publicKeyHex: await ed25519PublicKeyHex(seed), signatureHex: await signEd25519(seed, timestamp + body) },
-    slack: { signingSecret, signature: await signSlackRequest(signingSecret, timestamp, body) },
+    slack: { signingSecret, signature: await signWorkspaceRequest(signingSecret, timestamp, body) },
   };
 }
 
 function verifyOnce(input: SignedInput, kind: VerifyKind) {
   return kind === "slack"
-    ? verifySlackSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
+    ? verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
     : verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, { implementation: kind });
 }
 
@@ -420,7 +420,7 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
         event: { type: "message", channel: "C0GENERAL", user: "U0ALICE", text, ts: `${ts}.000100`, event_ts: `${ts}.000100`, channel_type: "channel" },
       };
       const body = JSON.stringify(envelope);
-      const signature = await signSlackRequest(signingSecret, ts, body);
+      const signature = await signWorkspaceRequest(signingSecret, ts, body);
       const ran = handled(text);
       const began = performance.now();
       const response = await plugin.fetch("http://workspace.local/webhook", {

@@ -8,7 +8,7 @@ import {
   verifyEd25519Noble,
   verifyEd25519WebCrypto,
   verifyEd25519Webhook,
-} from "../../src/platform/plugins/chatserver/ed25519.ts";
+} from "../../src/core/crypto/ed25519.ts";
 
 const VECTORS = [
   ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "", "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"],

@@ -3,8 +3,9 @@
 // unknown servers, the install flow, deploy and the proxy routes.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import { randomHex } from "../../src/core/crypto/encoding.ts";
 import { createFakeChatServer, OTHER_GUILD, TEST_GUILD, type FakeChatServer } from "../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import { signEd25519 } from "../../src/platform/plugins/chatserver/ed25519.ts";
+import { signEd25519 } from "../../src/core/crypto/ed25519.ts";
 import type { ChatServerEnv } from "../../src/platform/plugins/chatserver/env.ts";
 import plugin from "../../src/platform/plugins/chatserver/index.ts";
 import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
@@ -72,7 +73,7 @@ function world(projectHandler?: (request: Request) => Response | Promise<Respons
 }
 
 async function sessionCode(projectId: number, pluginId = "chatserver", expiresAt = Date.now() + 120_000): Promise<string> {
-  const code = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const code = randomHex(32);
   expect(await env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code)).create({ code, projectId, userId: 1, pluginId, expiresAt })).toBe(true);
   return code;
 }

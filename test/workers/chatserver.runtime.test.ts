@@ -11,7 +11,7 @@ import plugin from "../../src/platform/plugins/chatserver/index.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
 import { chatserver, resetChatServerHandlers, type ChatCommand, type ChatEvent } from "../../src/runtime/plugins/chatserver.ts";
-import { setPluginEnv } from "../../src/runtime/plugins/pluginCall.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import { callProjectWorker } from "../../src/platform/dispatch/callProjectWorker.ts";
 import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { PlatformError } from "../../src/core/errors.ts";
@@ -143,7 +143,7 @@ describe("chatserver runtime", () => {
 
   it("refuses bad input before any network call", async () => {
     const w = setup(row);
-    setPluginEnv(w.projectEnv);
+    platformRuntime.useEnv(w.projectEnv);
     const fake = { replyToken: "x", env: w.projectEnv } as unknown as ChatCommand;
     await expect(chatserver.reply(fake, "")).rejects.toMatchObject({ code: "invalid_input" });
     await expect(chatserver.reply(fake, "x".repeat(2001))).rejects.toMatchObject({ code: "invalid_input" });
@@ -153,6 +153,5 @@ describe("chatserver runtime", () => {
     expect(w.fake.recorded()).toHaveLength(0);
     expect(() => chatserver.onCommand("Hello World", () => {})).toThrow(PlatformError);
     expect(() => chatserver.onEvent("typing" as never, () => {})).toThrow(PlatformError);
-    setPluginEnv(null);
   });
 });

@@ -1,10 +1,11 @@
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import emailPlugin from "../../src/platform/plugins/email-send/index.ts";
 import fakeEmailWorker from "../../src/dev/fakes/email/index.ts";
 import type { EmailPluginEnv } from "../../src/platform/plugins/email-send/env.ts";
 import { createFakeEmailProvider, type FakeEmailProvider } from "../../src/dev/fakes/email/fakeEmailProvider.ts";
 import { email } from "../../src/runtime/plugins/email.ts";
-import { setPluginEnv } from "../../src/runtime/plugins/pluginCall.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import { PlatformError } from "../../src/core/errors.ts";
 import { IDENTITY_HEADER } from "../../src/core/requestToken.ts";
 import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
@@ -36,6 +37,7 @@ async function setup(options: { private?: boolean } = {}): Promise<Setup> {
     emailPlugin.fetch(
       await signedRequest({ project: o.as ?? project, path: "/send", body: typeof body === "string" ? body : JSON.stringify(body), headers: o.headers }),
       env,
+      createExecutionContext(),
     );
   return { fake, env, project, other, send };
 }
@@ -75,7 +77,7 @@ describe("email-send plugin: POST /send", () => {
     ["a token for another body", (s: Setup) => signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), signedBody: JSON.stringify({ ...ok, to: "x@example.com" }) })],
   ])("refuses %s with 401, and the provider sees nothing", async (_name, make) => {
     const s = await setup();
-    await errorOf(await emailPlugin.fetch(await make(s), s.env), 401, "unauthorized");
+    await errorOf(await emailPlugin.fetch(await make(s), s.env, createExecutionContext()), 401, "unauthorized");
     expect(s.fake.requests).toEqual([]);
   });
 
@@ -193,14 +195,14 @@ describe("email-send plugin: POST /send", () => {
   it("accepts an identity-signed POST /deploy (nothing to register) and refuses an unsigned one", async () => {
     const s = await setup();
     const signed = await signedRequest({ project: s.project, path: "/deploy", body: JSON.stringify({ plugins: {} }) });
-    expect(await (await emailPlugin.fetch(signed, s.env)).json()).toEqual({ ok: true, plugin: "email-send" });
-    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/deploy", { method: "POST", body: "{}" }), s.env), 401, "unauthorized");
+    expect(await (await emailPlugin.fetch(signed, s.env, createExecutionContext())).json()).toEqual({ ok: true, plugin: "email-send" });
+    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/deploy", { method: "POST", body: "{}" }), s.env, createExecutionContext()), 401, "unauthorized");
   });
 
   it("says email needs no install, and 404s unknown routes", async () => {
     const s = await setup();
-    expect(await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/install?code=x"), s.env), 400, "invalid_input")).toMatch(/needs no install/);
-    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/nope"), s.env), 404, "not_found");
+    expect(await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/install?code=x"), s.env, createExecutionContext()), 400, "invalid_input")).toMatch(/needs no install/);
+    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/nope"), s.env, createExecutionContext()), 404, "not_found");
   });
 });
 
@@ -209,14 +211,14 @@ describe("runtime email.send", () => {
   async function runtime(options: { private?: boolean } = {}) {
     const s = await setup(options);
     const calls: Request[] = [];
-    setPluginEnv({
+    platformRuntime.useEnv({
       PLATFORM_WORKER_SECRET: s.project.worker_secret,
       PLATFORM_PROJECT_ID: String(s.project.id),
       EMAIL_PLUGIN: {
         fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
           const request = new Request(input, init);
           calls.push(request.clone());
-          return emailPlugin.fetch(request, s.env);
+          return emailPlugin.fetch(request, s.env, createExecutionContext());
         },
       },
     });
@@ -263,7 +265,7 @@ describe("runtime email.send", () => {
   });
 
   it("fails clearly without the EMAIL_PLUGIN binding", async () => {
-    setPluginEnv({ PLATFORM_WORKER_SECRET: "a".repeat(64), PLATFORM_PROJECT_ID: "1" });
+    platformRuntime.useEnv({ PLATFORM_WORKER_SECRET: "a".repeat(64), PLATFORM_PROJECT_ID: "1" });
     const error = await rejection(email.send(ok));
     expect(error.code).toBe("not_ready");
     expect(error.message).toMatch(/EMAIL_PLUGIN/);

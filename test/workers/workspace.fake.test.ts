@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createFakeSlack, type FakeSlackConfig } from "../../src/dev/fakes/workspace/fakeSlack.ts";
-import fakeSlackWorker, { type FakeSlackEnv } from "../../src/dev/fakes/workspace/index.ts";
-import { verifySlackSignature } from "../../src/platform/plugins/workspace/slackSignature.ts";
+import { createFakeWorkspace, type FakeWorkspaceConfig } from "../../src/dev/fakes/workspace/fakeWorkspace.ts";
+import fakeSlackWorker, { type FakeWorkspaceEnv } from "../../src/dev/fakes/workspace/index.ts";
+import { verifyWorkspaceSignature } from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 
 const BASE = "https://slack.fake";
 const REDIRECT = "https://workspace-plugin.test/oauth/callback";
-const CONFIG: FakeSlackConfig = {
+const CONFIG: FakeWorkspaceConfig = {
   clientId: "111.222",
   clientSecret: "client-secret",
   signingSecret: "signing-secret",
@@ -13,8 +13,8 @@ const CONFIG: FakeSlackConfig = {
   redirectUris: [REDIRECT],
 };
 
-function fake(overrides: Partial<FakeSlackConfig> = {}) {
-  return createFakeSlack({ ...CONFIG, ...overrides });
+function fake(overrides: Partial<FakeWorkspaceConfig> = {}) {
+  return createFakeWorkspace({ ...CONFIG, ...overrides });
 }
 
 type Fake = ReturnType<typeof fake>;
@@ -210,7 +210,7 @@ describe("fake Slack: event deliveries", () => {
     const { request, body } = received[0]!;
     expect(request.url).toBe(CONFIG.webhookUrl);
     expect(request.method).toBe("POST");
-    const check = await verifySlackSignature(CONFIG.signingSecret, request.headers.get("x-slack-request-timestamp"), request.headers.get("x-slack-signature"), body);
+    const check = await verifyWorkspaceSignature(CONFIG.signingSecret, request.headers.get("x-slack-request-timestamp"), request.headers.get("x-slack-signature"), body);
     expect(check).toEqual({ ok: true });
     const envelope = JSON.parse(body);
     expect(envelope).toMatchObject({ type: "event_callback", team_id: "T0TEST", api_app_id: "A0PLATFORM" });
@@ -252,7 +252,7 @@ describe("fake Slack: event deliveries", () => {
 describe("fake Slack as a worker", () => {
   it("is configured by vars, keeps one state per env, and delivers through the PLUGIN binding", async () => {
     const received: Request[] = [];
-    const workerEnv: FakeSlackEnv = {
+    const workerEnv: FakeWorkspaceEnv = {
       SLACK_CLIENT_ID: "9.9",
       SLACK_CLIENT_SECRET: "worker-secret",
       SLACK_SIGNING_SECRET: "worker-signing",
@@ -282,7 +282,7 @@ describe("fake Slack as a worker", () => {
     expect(triggered.status).toBe(200);
     expect(received).toHaveLength(1);
     const body = await received[0]!.text();
-    const check = await verifySlackSignature("worker-signing", received[0]!.headers.get("x-slack-request-timestamp"), received[0]!.headers.get("x-slack-signature"), body);
+    const check = await verifyWorkspaceSignature("worker-signing", received[0]!.headers.get("x-slack-request-timestamp"), received[0]!.headers.get("x-slack-signature"), body);
     expect(check.ok).toBe(true);
     // The same env object keeps its state: a retry resends that event.
     await fakeSlackWorker.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ retry: 1 }), headers: { "content-type": "application/json" } }), workerEnv);

@@ -5,12 +5,12 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createFakeSlack, type FakeSlack } from "../../src/dev/fakes/workspace/fakeSlack.ts";
+import { createFakeWorkspace, type FakeWorkspace } from "../../src/dev/fakes/workspace/fakeWorkspace.ts";
 import workspacePlugin from "../../src/platform/plugins/workspace/index.ts";
 import type { WorkspaceEnv } from "../../src/platform/plugins/workspace/env.ts";
-import { signSlackRequest } from "../../src/platform/plugins/workspace/slackSignature.ts";
+import { signWorkspaceRequest } from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
-import { collectMetadata } from "../../src/runtime/entry/platformHooks.ts";
+import { platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "../../src/runtime/plugins/workspace.ts";
 import type { ProjectRow } from "../../src/platform/db/projectsTable.ts";
 import { apiHarness, callApi, expectError, fakeDispatcher, userWithProject, type FakeDispatcher, type ProjectWorkerHandler, type TestUser } from "./fixtures.ts";
@@ -23,7 +23,7 @@ const CLIENT_SECRET = "fake-client-secret";
 const SIGNING_SECRET = "fake-signing-secret-for-tests";
 
 interface Setup {
-  slack: FakeSlack;
+  slack: FakeWorkspace;
   env: WorkspaceEnv;
   dispatcher: FakeDispatcher;
   /** Calls the plugin worker; its waitUntil work is collected for `settle`. */
@@ -46,7 +46,7 @@ function setup(options: { tokenRotation?: boolean; expiresIn?: number; project?:
     pending.push(waitOnExecutionContext(ctx));
     return response;
   };
-  const slack = createFakeSlack({
+  const slack = createFakeWorkspace({
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
     signingSecret: SIGNING_SECRET,
@@ -147,7 +147,7 @@ async function proxy(t: Setup, row: ProjectRow, route: string, body: Record<stri
 async function signedWebhook(body: string, options: { secret?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {}): Promise<Request> {
   const ts = String(options.ts ?? Math.floor(Date.now() / 1000));
   const headers: Record<string, string> = { "content-type": "application/json" };
-  const signature = options.signature === undefined ? await signSlackRequest(options.secret ?? SIGNING_SECRET, ts, body) : options.signature;
+  const signature = options.signature === undefined ? await signWorkspaceRequest(options.secret ?? SIGNING_SECRET, ts, body) : options.signature;
   if (signature !== null) headers["X-Slack-Signature"] = signature;
   const timestamp = options.timestamp === undefined ? ts : options.timestamp;
   if (timestamp !== null) headers["X-Slack-Request-Timestamp"] = timestamp;
@@ -675,7 +675,7 @@ describe("runtime metadata", () => {
     workspace.onEvent("reaction", () => {});
     workspace.onEvent("mention", () => {});
     workspace.onEvent("mention", () => {});
-    expect((collectMetadata().plugins as Record<string, unknown>).workspace).toEqual({ events: ["reaction", "mention"] });
+    expect((platformRuntime.metadata().plugins as Record<string, unknown>).workspace).toEqual({ events: ["reaction", "mention"] });
     resetWorkspaceHandlers();
   });
 });

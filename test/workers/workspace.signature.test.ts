@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   hmacSha256Hex,
-  SLACK_REPLAY_WINDOW_SECONDS,
-  signSlackRequest,
-  verifySlackSignature,
-} from "../../src/platform/plugins/workspace/slackSignature.ts";
+  REPLAY_WINDOW_SECONDS,
+  signWorkspaceRequest,
+  verifyWorkspaceSignature,
+} from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 
 // Slack's documented example (api.slack.com/authentication/verifying-requests-from-slack),
 // copied verbatim from the anchors file, section 3.3.
@@ -39,26 +39,26 @@ describe("HMAC-SHA256 primitive: RFC 4231 known answers", () => {
   });
 });
 
-describe("verifySlackSignature", () => {
+describe("verifyWorkspaceSignature", () => {
   it("the documented example: body is 362 bytes and the signature is accepted", async () => {
     expect(new TextEncoder().encode(SLACK_BODY).byteLength).toBe(362);
-    expect(await verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).toEqual({ ok: true });
+    expect(await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).toEqual({ ok: true });
     // Same bytes as an ArrayBuffer / Uint8Array.
     const bytes = new TextEncoder().encode(SLACK_BODY);
-    expect((await verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes, NOW)).ok).toBe(true);
-    expect((await verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes.buffer as ArrayBuffer, NOW)).ok).toBe(true);
+    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes, NOW)).ok).toBe(true);
+    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes.buffer as ArrayBuffer, NOW)).ok).toBe(true);
   });
 
   it("our signer reproduces the documented signature", async () => {
-    expect(await signSlackRequest(SLACK_SECRET, SLACK_TS, SLACK_BODY)).toBe(SLACK_SIG);
+    expect(await signWorkspaceRequest(SLACK_SECRET, SLACK_TS, SLACK_BODY)).toBe(SLACK_SIG);
   });
 
   it("accepts a signature made by an independent implementation (node:crypto createHmac)", async () => {
     const body = JSON.stringify({ type: "event_callback", team_id: "T0TEST", event: { type: "message", text: "héllo ✓" } });
     const ts = "1800000000";
     const sig = "v0=" + createHmac("sha256", "another-secret").update(`v0:${ts}:${body}`, "utf8").digest("hex");
-    expect(await verifySlackSignature("another-secret", ts, sig, body, 1_800_000_000)).toEqual({ ok: true });
-    expect(await signSlackRequest("another-secret", ts, body)).toBe(sig);
+    expect(await verifyWorkspaceSignature("another-secret", ts, sig, body, 1_800_000_000)).toEqual({ ok: true });
+    expect(await signWorkspaceRequest("another-secret", ts, body)).toBe(sig);
   });
 
   it("uses the secret as UTF-8 text, not hex-decoded", async () => {
@@ -66,29 +66,29 @@ describe("verifySlackSignature", () => {
     const ts = "1800000000";
     const asText = "v0=" + createHmac("sha256", utf8(hexLike)).update(`v0:${ts}:x`).digest("hex");
     const asHex = "v0=" + createHmac("sha256", fromHex(hexLike)).update(`v0:${ts}:x`).digest("hex");
-    expect((await verifySlackSignature(hexLike, ts, asText, "x", 1_800_000_000)).ok).toBe(true);
-    expect((await verifySlackSignature(hexLike, ts, asHex, "x", 1_800_000_000)).ok).toBe(false);
+    expect((await verifyWorkspaceSignature(hexLike, ts, asText, "x", 1_800_000_000)).ok).toBe(true);
+    expect((await verifyWorkspaceSignature(hexLike, ts, asHex, "x", 1_800_000_000)).ok).toBe(false);
   });
 
   const table: [string, () => Promise<unknown>, string][] = [
-    ["a 1-byte body change", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY.replace("foobar", "foobaz"), NOW), "bad_signature"],
-    ["a trailing newline", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY + "\n", NOW), "bad_signature"],
-    ["a flipped signature digit", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "2", SLACK_BODY, NOW), "bad_signature"],
-    ["the wrong secret", () => verifySlackSignature(SLACK_SECRET + "x", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
-    ["a different timestamp header (signature bound to it)", () => verifySlackSignature(SLACK_SECRET, String(NOW + 1), SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
-    ["stale: now = ts + 301", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + SLACK_REPLAY_WINDOW_SECONDS + 1), "stale"],
-    ["from the future: now = ts - 301", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 301), "stale"],
-    ["replayed an hour later", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 3600), "stale"],
-    ["no signature header", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, null, SLACK_BODY, NOW), "missing"],
-    ["no timestamp header", () => verifySlackSignature(SLACK_SECRET, null, SLACK_SIG, SLACK_BODY, NOW), "missing"],
-    ["empty signature header", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, "", SLACK_BODY, NOW), "missing"],
-    ["unknown version prefix v1=", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.replace("v0=", "v1="), SLACK_BODY, NOW), "malformed"],
-    ["bare hex without v0=", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(3), SLACK_BODY, NOW), "malformed"],
-    ["truncated digest", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -2), SLACK_BODY, NOW), "malformed"],
-    ["non-hex digest", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "g", SLACK_BODY, NOW), "malformed"],
-    ["two signatures joined", () => verifySlackSignature(SLACK_SECRET, SLACK_TS, `${SLACK_SIG},${SLACK_SIG}`, SLACK_BODY, NOW), "malformed"],
-    ["timestamp in milliseconds form with a dot", () => verifySlackSignature(SLACK_SECRET, "1531420618.0", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
-    ["negative timestamp", () => verifySlackSignature(SLACK_SECRET, "-1531420618", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
+    ["a 1-byte body change", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY.replace("foobar", "foobaz"), NOW), "bad_signature"],
+    ["a trailing newline", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY + "\n", NOW), "bad_signature"],
+    ["a flipped signature digit", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "2", SLACK_BODY, NOW), "bad_signature"],
+    ["the wrong secret", () => verifyWorkspaceSignature(SLACK_SECRET + "x", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
+    ["a different timestamp header (signature bound to it)", () => verifyWorkspaceSignature(SLACK_SECRET, String(NOW + 1), SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
+    ["stale: now = ts + 301", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + REPLAY_WINDOW_SECONDS + 1), "stale"],
+    ["from the future: now = ts - 301", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 301), "stale"],
+    ["replayed an hour later", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 3600), "stale"],
+    ["no signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, null, SLACK_BODY, NOW), "missing"],
+    ["no timestamp header", () => verifyWorkspaceSignature(SLACK_SECRET, null, SLACK_SIG, SLACK_BODY, NOW), "missing"],
+    ["empty signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, "", SLACK_BODY, NOW), "missing"],
+    ["unknown version prefix v1=", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.replace("v0=", "v1="), SLACK_BODY, NOW), "malformed"],
+    ["bare hex without v0=", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(3), SLACK_BODY, NOW), "malformed"],
+    ["truncated digest", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -2), SLACK_BODY, NOW), "malformed"],
+    ["non-hex digest", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "g", SLACK_BODY, NOW), "malformed"],
+    ["two signatures joined", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, `${SLACK_SIG},${SLACK_SIG}`, SLACK_BODY, NOW), "malformed"],
+    ["timestamp in milliseconds form with a dot", () => verifyWorkspaceSignature(SLACK_SECRET, "1531420618.0", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
+    ["negative timestamp", () => verifyWorkspaceSignature(SLACK_SECRET, "-1531420618", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
   ];
   it.each(table)("refuses %s", async (_name, run, reason) => {
     const result = (await run()) as { ok: boolean; reason?: string; message?: string };
@@ -98,11 +98,11 @@ describe("verifySlackSignature", () => {
   });
 
   it("accepts at exactly the edge of the window, on both sides", async () => {
-    expect((await verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 300)).ok).toBe(true);
-    expect((await verifySlackSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 300)).ok).toBe(true);
+    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 300)).ok).toBe(true);
+    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 300)).ok).toBe(true);
   });
 
   it("refuses to run without a configured secret", async () => {
-    await expect(verifySlackSignature("", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).rejects.toThrow(/signing secret/);
+    await expect(verifyWorkspaceSignature("", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).rejects.toThrow(/signing secret/);
   });
 });

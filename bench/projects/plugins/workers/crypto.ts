@@ -1,8 +1,8 @@
 // Bench worker: webhook signature checks inside workerd, in a bounded batch.
 // workerd's Date.now() does not advance while the batch runs (no I/O), so the
 // bench times the whole request from Node and reads workerd's CPU from /proc.
-import { verifyEd25519Webhook, type Ed25519Implementation } from "../../../../src/platform/plugins/chatserver/ed25519.ts";
-import { verifySlackSignature } from "../../../../src/platform/plugins/workspace/slackSignature.ts";
+import { verifyEd25519Webhook, type Ed25519Implementation } from "../../../../src/core/crypto/ed25519.ts";
+import { verifyWorkspaceSignature } from "../../../../src/platform/plugins/workspace/workspaceSignature.ts";
 
 interface Env {
   /** JSON: the signed request every check verifies (same bytes as the Node figures). */
@@ -27,7 +27,7 @@ export default {
     for (let i = 0; i < n; i++) {
       const check =
         kind === "slack"
-          ? await verifySlackSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
+          ? await verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
           : await verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, { implementation: kind });
       if (check.ok) ok++;
     }

@@ -27,7 +27,9 @@
  *   GET  /__fake/state     guilds, installs, commands, messages
  *   POST /__fake/reset     forget everything but the configuration
  */
-import { signEd25519 } from "../../../platform/plugins/chatserver/ed25519.ts";
+import { signEd25519 } from "../../../core/crypto/ed25519.ts";
+import { randomHex } from "../../../core/crypto/encoding.ts";
+import { escapeHtml } from "../../../core/web/html.ts";
 
 export interface FakeGuild {
   id: string;
@@ -99,18 +101,10 @@ const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
 const INTERACTION_TOKEN_TTL_MS = 15 * 60 * 1000;
 const CODE_TTL_MS = 10 * 60 * 1000;
 
-function randomHex(bytes: number): string {
-  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 let snowflakeCounter = 0;
 function snowflake(): string {
   // Discord ids are decimal 64-bit integers: time-based plus a counter.
   return String((BigInt(Date.now() - 1420070400000) << 22n) + BigInt(++snowflakeCounter % 4096));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
 /** Discord's JSON error body. */

@@ -9,6 +9,7 @@
  * (forget it), `POST /__fake/fail-next` `{ status, name, message, retryAfter? }`
  * (the next `POST /emails` answers that error).
  */
+import { hex } from "../../../core/crypto/encoding.ts";
 export interface SentEmail {
   id: string;
   from: string;
@@ -80,9 +81,7 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
     if (key !== null && (key.length < 1 || key.length > 256)) {
       return providerError(400, "invalid_idempotency_key", "The key must be between 1-256 chars.");
     }
-    const bodyHash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)))]
-      .map((b) => b.toString(16).padStart(2, "0"))
-      .join("");
+    const bodyHash = hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
     if (key !== null) {
       const seen = byKey.get(key);
       if (seen && seen.bodyHash !== bodyHash) {

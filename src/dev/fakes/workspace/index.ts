@@ -1,11 +1,13 @@
-import { createFakeSlack, type FakeSlack } from "./fakeSlack.ts";
+import { createFakeWorkspace, type FakeWorkspace } from "./fakeWorkspace.ts";
 
 /**
- * The fake Slack as a worker (run by `platform dev` and tests). Configured by
- * vars; `PLUGIN` (optional service binding to the workspace plugin worker)
- * carries event deliveries instead of a network fetch to PLUGIN_WEBHOOK_URL.
+ * The fake workspace provider as a worker (run by `platform dev` and tests).
+ * Configured by vars named like the plugin's (`SLACK_*`, the convention in
+ * src/platform/plugins/workspace/env.ts); `PLUGIN` (optional service binding
+ * to the workspace plugin worker) carries event deliveries instead of a
+ * network fetch to PLUGIN_WEBHOOK_URL.
  */
-export interface FakeSlackEnv {
+export interface FakeWorkspaceEnv {
   SLACK_CLIENT_ID: string;
   SLACK_CLIENT_SECRET: string;
   SLACK_SIGNING_SECRET: string;
@@ -20,13 +22,13 @@ export interface FakeSlackEnv {
   PLUGIN?: Fetcher;
 }
 
-const instances = new WeakMap<object, FakeSlack>();
+const instances = new WeakMap<object, FakeWorkspace>();
 
-export function fakeSlackFor(env: FakeSlackEnv): FakeSlack {
+export function fakeWorkspaceFor(env: FakeWorkspaceEnv): FakeWorkspace {
   let fake = instances.get(env);
   if (!fake) {
     const plugin = env.PLUGIN;
-    fake = createFakeSlack({
+    fake = createFakeWorkspace({
       clientId: env.SLACK_CLIENT_ID,
       clientSecret: env.SLACK_CLIENT_SECRET,
       signingSecret: env.SLACK_SIGNING_SECRET,
@@ -42,7 +44,7 @@ export function fakeSlackFor(env: FakeSlackEnv): FakeSlack {
 }
 
 export default {
-  fetch(request: Request, env: FakeSlackEnv): Promise<Response> {
-    return fakeSlackFor(env).fetch(request);
+  fetch(request: Request, env: FakeWorkspaceEnv): Promise<Response> {
+    return fakeWorkspaceFor(env).fetch(request);
   },
-} satisfies ExportedHandler<FakeSlackEnv>;
+} satisfies ExportedHandler<FakeWorkspaceEnv>;

@@ -9,13 +9,12 @@
  * creates per server per day). A re-install clears it.
  */
 import { PlatformError } from "../../../core/errors.ts";
-import { parseJsonObject } from "../../../core/web/jsonBody.ts";
-import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
-import { listProjectResources } from "../../db/resourceClaims.ts";
-import { discordApi } from "./discordApi.ts";
+import { COMMAND_NAME } from "../../../contracts/chatServerEvents.ts";
+import { hex } from "../../../core/crypto/encoding.ts";
+import { listProjectResources, replaceResourceMetadata } from "../../db/resourceClaims.ts";
+import { readDeployMetadata } from "../shared/deployMetadata.ts";
+import { callChatServer } from "./chatServerApi.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
-
-export const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
 
 export interface CommandSpec {
   name: string;
@@ -51,15 +50,12 @@ function parseMetadata(text: string): Record<string, unknown> {
 
 async function commandsHash(commands: unknown): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(commands)));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(digest);
 }
 
 export async function handleDeploy(request: Request, env: ChatServerEnv): Promise<Response> {
-  const { project, body } = await authenticateProjectCall(request, env.DB);
-  const input = parseJsonObject(body);
-  const plugins = input.plugins as { chatserver?: unknown } | undefined;
-  const meta = (plugins && typeof plugins === "object" ? plugins.chatserver ?? {} : input) as { commands?: unknown; events?: unknown };
-  const commands = parseCommands(meta.commands);
+  const { project, metadata: input } = await readDeployMetadata(request, env, PLUGIN_ID);
+  const commands = parseCommands(input.commands);
   const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
   const desired = commands.map((c) => ({ name: c.name, description: c.description, type: 1 }));
   const hash = await commandsHash(desired);
@@ -71,16 +67,14 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
       registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: false });
       continue;
     }
-    await discordApi(
+    await callChatServer(
       env,
       "PUT",
       `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
       desired,
       "bot",
     );
-    await env.DB.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?")
-      .bind(JSON.stringify({ ...metadata, commandsHash: hash }), server.id, project.id)
-      .run();
+    await replaceResourceMetadata(env.DB, server.id, project.id, { ...metadata, commandsHash: hash });
     registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: true });
   }
   return Response.json({ servers: registered });

@@ -9,38 +9,27 @@
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject } from "../../../core/web/jsonBody.ts";
+import { requireChatContent, requireChatId, type ChatMessageAnswer, type ChatProxyRoute } from "../../../contracts/chatServerEvents.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
-import { findResourceOwner } from "../../db/resourceClaims.ts";
-import type { ProjectRow } from "../../db/projectsTable.ts";
-import { discordApi } from "./discordApi.ts";
+import { callChatServer } from "./chatServerApi.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { openReplyToken } from "./replyToken.ts";
 
-const SNOWFLAKE = /^\d{1,20}$/;
-export const MAX_CONTENT_LENGTH = 2000;
-
-function content(value: unknown): string {
-  if (typeof value !== "string" || value.length === 0) throw new PlatformError("invalid_input", "content must be a non-empty string.");
-  if (value.length > MAX_CONTENT_LENGTH) throw new PlatformError("invalid_input", `content must be at most ${MAX_CONTENT_LENGTH} characters.`);
-  return value;
-}
-
-function snowflake(value: unknown, field: string): string {
-  if (typeof value !== "string" || !SNOWFLAKE.test(value)) throw new PlatformError("invalid_input", `${field} must be a chat-server id (digits).`);
-  return value;
-}
 
 interface Message {
   id: string;
   channel_id: string;
 }
 
-const answer = (m: Message | null, fallbackChannel: string | null) => Response.json({ messageId: m?.id ?? null, channelId: m?.channel_id ?? fallbackChannel });
+const answer = (m: Message | null, fallbackChannel: string | null) =>
+  Response.json({ messageId: m?.id ?? null, channelId: m?.channel_id ?? fallbackChannel } satisfies ChatMessageAnswer);
 
 /** The channel must be in a server this project claimed. */
 async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: string): Promise<void> {
-  const channel = await discordApi<{ guild_id?: unknown }>(env, "GET", `/channels/${channelId}`, undefined, "bot").catch((error) => {
+  const channel = await callChatServer<{ guild_id?: unknown }>(env, "GET", `/channels/${channelId}`, undefined, "bot").catch((error) => {
     if (error instanceof PlatformError && error.code === "upstream_error" && error.details?.status === 404) return null;
     throw error;
   });
@@ -51,41 +40,39 @@ async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: 
   }
 }
 
-export async function handleProxy(route: string, request: Request, env: ChatServerEnv): Promise<Response> {
+export async function handleProxy(route: ChatProxyRoute, request: Request, env: ChatServerEnv): Promise<Response> {
   const { project, body } = await authenticateProjectCall(request, env.DB);
   const input = parseJsonObject(body);
   const allowedMentions = { parse: [] as string[] };
   switch (route) {
     case "reply":
     case "followup": {
-      const text = content(input.content);
+      const text = requireChatContent(input.content);
       const reply = await openReplyToken(env, project.id, input.replyToken);
       await takeRateLimit(env, project, ["actions"]);
       const path =
         route === "reply"
           ? `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}/messages/@original`
           : `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}?wait=true`;
-      const message = await discordApi<Message>(env, route === "reply" ? "PATCH" : "POST", path, { content: text, allowed_mentions: allowedMentions }, "none");
+      const message = await callChatServer<Message>(env, route === "reply" ? "PATCH" : "POST", path, { content: text, allowed_mentions: allowedMentions }, "none");
       return answer(message, null);
     }
     case "send-message": {
-      const channelId = snowflake(input.channelId, "channelId");
-      const text = content(input.content);
+      const channelId = requireChatId(input.channelId, "channelId");
+      const text = requireChatContent(input.content);
       await takeRateLimit(env, project, ["actions"]);
       await checkChannel(env, project, channelId);
-      const message = await discordApi<Message>(env, "POST", `/channels/${channelId}/messages`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      const message = await callChatServer<Message>(env, "POST", `/channels/${channelId}/messages`, { content: text, allowed_mentions: allowedMentions }, "bot");
       return answer(message, channelId);
     }
     case "edit-message": {
-      const channelId = snowflake(input.channelId, "channelId");
-      const messageId = snowflake(input.messageId, "messageId");
-      const text = content(input.content);
+      const channelId = requireChatId(input.channelId, "channelId");
+      const messageId = requireChatId(input.messageId, "messageId");
+      const text = requireChatContent(input.content);
       await takeRateLimit(env, project, ["actions"]);
       await checkChannel(env, project, channelId);
-      const message = await discordApi<Message>(env, "PATCH", `/channels/${channelId}/messages/${messageId}`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      const message = await callChatServer<Message>(env, "PATCH", `/channels/${channelId}/messages/${messageId}`, { content: text, allowed_mentions: allowedMentions }, "bot");
       return answer(message, channelId);
     }
-    default:
-      throw new PlatformError("not_found", "Not found.");
   }
 }

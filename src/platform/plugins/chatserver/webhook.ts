@@ -19,23 +19,28 @@
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
-import { claimEvent, releaseEvent } from "../shared/eventDedupe.ts";
-import { dispatchToProject } from "../shared/dispatchToProject.ts";
-import { findResourceOwner } from "../../db/resourceClaims.ts";
-import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "../../../core/crypto/ed25519.ts";
+import {
+  CHAT_ID,
+  type ChatCommandDispatchEvent,
+  type ChatEventKind,
+  type ChatMessageDispatchEvent,
+  type ChatReactionDispatchEvent,
+} from "../../../contracts/chatServerEvents.ts";
 import { toPluginProject, type PluginDispatch, type PluginUser } from "../../../contracts/pluginDispatch.ts";
+import { claimEvent } from "../../db/eventDedupe.ts";
 import type { ProjectRow } from "../../db/projectsTable.ts";
-import { discordApi } from "./discordApi.ts";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "./ed25519.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
+import { deliverDispatch } from "../shared/deliverDispatch.ts";
+import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { callChatServer } from "./chatServerApi.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { sealReplyToken } from "./replyToken.ts";
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 
-const SNOWFLAKE = /^\d{1,20}$/;
-
 /** Discord event names → the kinds `chatserver.onEvent` takes. */
-export const EVENT_KINDS: Record<string, "message" | "reaction"> = {
+export const EVENT_KINDS: Record<string, ChatEventKind> = {
   MESSAGE_CREATE: "message",
   MESSAGE_REACTION_ADD: "reaction",
 };
@@ -79,7 +84,7 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
   const token = str(body.token);
   const data = body.data as { name?: unknown; options?: unknown } | undefined;
   const name = str(data?.name);
-  if (!id || !SNOWFLAKE.test(id) || !token || !name) {
+  if (!id || !CHAT_ID.test(id) || !token || !name) {
     throw new PlatformError("invalid_input", "An application command needs id, token and data.name.");
   }
   const guildId = str(body.guild_id);
@@ -104,7 +109,7 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
       guildId,
       channelId: str(body.channel_id) ?? null,
       locale: str(body.locale) ?? null,
-    },
+    } satisfies ChatCommandDispatchEvent,
     resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
     project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
@@ -139,15 +144,22 @@ async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ct
     name: kind,
     event:
       kind === "message"
-        ? { type: kind, id: str(data.id) ?? null, channelId: str(data.channel_id) ?? null, guildId, content: str(data.content) ?? "", timestamp: str(event.timestamp) ?? null }
-        : {
+        ? ({
+            type: kind,
+            id: str(data.id) ?? null,
+            channelId: str(data.channel_id) ?? null,
+            guildId,
+            content: str(data.content) ?? "",
+            timestamp: str(event.timestamp) ?? null,
+          } satisfies ChatMessageDispatchEvent)
+        : ({
             type: kind,
             messageId: str(data.message_id) ?? null,
             channelId: str(data.channel_id) ?? null,
             guildId,
             emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
             timestamp: str(event.timestamp) ?? null,
-          },
+          } satisfies ChatReactionDispatchEvent),
     resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
     project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
@@ -166,23 +178,9 @@ function userOf(raw: Record<string, unknown>): PluginUser {
  * retry gets through) and, for a command, the deferred message says so.
  */
 async function deliver(env: ChatServerEnv, project: ProjectRow, dedupeKey: string, payload: PluginDispatch, interactionToken: string | null) {
-  let failure: string | null = null;
-  let status = 0;
-  try {
-    const response = await dispatchToProject(env, project, PLUGIN_ID, payload);
-    status = response.status;
-    if (!response.ok) failure = `the project answered ${response.status}`;
-    await response.body?.cancel();
-  } catch (error) {
-    failure = String(error);
-  }
-  if (!failure) return;
-  console.error(`chatserver: dispatch of ${dedupeKey} to ${project.slug} failed: ${failure}`);
-  await releaseEvent(env.DB, PLUGIN_ID, dedupeKey).catch(() => {});
-  if (interactionToken) {
-    await discordApi(env, "PATCH", `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interactionToken}/messages/@original`, {
-      content: status === 404 ? `This server's project does not handle /${payload.name} (yet).` : "Sorry, this command failed in the project.",
-      allowed_mentions: { parse: [] },
-    }, "none").catch(() => {});
-  }
+  const failure = await deliverDispatch(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
+  if (!failure || !interactionToken) return;
+  const path = `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interactionToken}/messages/@original`;
+  const content = failure.status === 404 ? `This server's project does not handle /${payload.name} (yet).` : "Sorry, this command failed in the project.";
+  await callChatServer(env, "PATCH", path, { content, allowed_mentions: { parse: [] } }, "none").catch(() => {});
 }

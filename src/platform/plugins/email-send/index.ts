@@ -1,6 +1,7 @@
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject } from "../../../core/web/jsonBody.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
+import { createPlatformRouter } from "../../../core/web/router.ts";
 import { pluginErrorResponse } from "../shared/pluginErrorResponse.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
 import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../../contracts/emailMessage.ts";
@@ -42,20 +43,17 @@ async function deploy(request: Request, env: EmailPluginEnv): Promise<Response> 
   return Response.json({ ok: true, plugin: PLUGIN_ID });
 }
 
+const router = createPlatformRouter<EmailPluginEnv>(`plugin ${PLUGIN_ID}`, { errorResponse: pluginErrorResponse })
+  .get("/health", () => Response.json({ ok: true, plugin: PLUGIN_ID }))
+  .post("/send", send)
+  .all("/send", () => {
+    throw new PlatformError("not_found", "Use POST /send.");
+  })
+  .post("/deploy", deploy)
+  .all("/install", () => {
+    throw new PlatformError("invalid_input", "The email-send plugin needs no install: call email.send() from your project.");
+  });
+
 export default {
-  async fetch(request: Request, env: EmailPluginEnv): Promise<Response> {
-    try {
-      const { pathname } = new URL(request.url);
-      if (pathname === "/health" && request.method === "GET") return Response.json({ ok: true, plugin: PLUGIN_ID });
-      if (pathname === "/send") {
-        if (request.method !== "POST") throw new PlatformError("not_found", "Use POST /send.");
-        return await send(request, env);
-      }
-      if (pathname === "/deploy" && request.method === "POST") return await deploy(request, env);
-      if (pathname === "/install") throw new PlatformError("invalid_input", "The email-send plugin needs no install: call email.send() from your project.");
-      throw new PlatformError("not_found", `No route for ${request.method} ${pathname}.`);
-    } catch (error) {
-      return pluginErrorResponse(error, PLUGIN_ID);
-    }
-  },
+  fetch: router.fetch,
 } satisfies ExportedHandler<EmailPluginEnv>;

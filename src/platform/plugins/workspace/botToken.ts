@@ -1,7 +1,10 @@
 import { PlatformError } from "../../../core/errors.ts";
-import { markConnectionRevoked, openToken, readConnection, sealToken, updateConnectionTokens, type ResourceRow } from "../shared/index.ts";
+import { markConnectionRevoked, readConnection, updateConnectionTokens } from "../../db/connectionsStore.ts";
+import { releaseRefreshLease, storeTokenAndReleaseLease, takeRefreshLease } from "../../db/refreshLeases.ts";
+import { findProjectResource, type ResourceRow } from "../../db/resourceClaims.ts";
+import { openToken, sealToken } from "../shared/tokenVault.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
-import { oauthV2Access } from "./slackApi.ts";
+import { requestAccessToken } from "./workspaceApi.ts";
 
 /**
  * The per-workspace bot token. It lives sealed in the workspace resource's
@@ -37,6 +40,8 @@ export function sealBotToken(env: WorkspaceEnv, teamId: string, token: string): 
   return sealToken(env.TOKEN_ENCRYPTION_KEY, token, botTokenContext(teamId));
 }
 
+const NOT_CONNECTED = "This project has no Slack workspace connected. Install it with `platform plugin install workspace`.";
+
 export const RECONNECT_HINT = "Reinstall it with `platform plugin install workspace`.";
 
 function revokedError(detail: string): PlatformError {
@@ -45,14 +50,8 @@ function revokedError(detail: string): PlatformError {
 
 /** The project's workspace resource (its Slack team). */
 export async function projectWorkspace(env: WorkspaceEnv, projectId: number): Promise<ResourceRow> {
-  const row = await env.DB.prepare(
-    "SELECT * FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? ORDER BY id DESC LIMIT 1",
-  )
-    .bind(PLUGIN_ID, RESOURCE_TYPE, projectId)
-    .first<ResourceRow>();
-  if (!row) {
-    throw new PlatformError("not_found", "This project has no Slack workspace connected. Install it with `platform plugin install workspace`.");
-  }
+  const row = await findProjectResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, projectId);
+  if (!row) throw new PlatformError("not_found", NOT_CONNECTED);
   return row;
 }
 
@@ -76,7 +75,7 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
   const deadline = now() + MAX_WAIT_MS;
   for (;;) {
     const connection = await readConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId);
-    if (!connection) throw new PlatformError("not_found", "This project has no Slack workspace connected. Install it with `platform plugin install workspace`.");
+    if (!connection) throw new PlatformError("not_found", NOT_CONNECTED);
     if (connection.revokedAt !== null) throw revokedError("was revoked (the app was uninstalled from the workspace or its tokens were revoked)");
     const resource = await projectWorkspace(env, projectId);
     const metadata = parseMetadata(resource);
@@ -93,39 +92,29 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
     }
     if (!connection.refreshToken) throw revokedError("has an expired Slack token and no refresh token");
 
-    // Take the lease atomically: only if no live lease exists and the token is still the one we
-    // read (nobody refreshed in between). JSON functions touch only our keys, so other metadata
-    // writes (e.g. /deploy's event list) neither block nor undo it.
     const holder = crypto.randomUUID();
-    const taken = await env.DB.prepare(
-      `UPDATE plugin_resources SET metadata = json_set(metadata, '$.refreshLease', json(?))
-       WHERE id = ? AND json_extract(metadata, '$.botToken') = ?
-         AND (json_extract(metadata, '$.refreshLease.until') IS NULL OR json_extract(metadata, '$.refreshLease.until') <= ?)`,
-    )
-      .bind(JSON.stringify({ holder, until: now() + REFRESH_LEASE_MS }), resource.id, metadata.botToken, now())
-      .run();
-    if ((taken.meta.changes ?? 0) !== 1) continue;
+    if (!(await takeRefreshLease(env.DB, resource.id, "botToken", metadata.botToken, { holder, until: now() + REFRESH_LEASE_MS }, now()))) continue;
 
     // Under the lease, read the connection again: another refresher may have finished between our
     // first read and the lease (then its refresh token is the live one, and ours is spent).
     const current = await readConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId);
     const stillExpired = current?.tokenExpiresAt != null && current.tokenExpiresAt - REFRESH_MARGIN_MS <= now();
     if (!current || current.revokedAt !== null || !stillExpired || !current.refreshToken) {
-      await releaseLease(env, resource.id, holder);
+      await releaseRefreshLease(env.DB, resource.id, holder);
       continue;
     }
 
     options.onRefresh?.();
     let result;
     try {
-      result = await oauthV2Access(env, { grant_type: "refresh_token", refresh_token: current.refreshToken });
+      result = await requestAccessToken(env, { grant_type: "refresh_token", refresh_token: current.refreshToken });
     } catch (error) {
-      await releaseLease(env, resource.id, holder);
+      await releaseRefreshLease(env.DB, resource.id, holder);
       throw error;
     }
     const answer = result.answer;
     if (!answer.ok || typeof answer.access_token !== "string") {
-      await releaseLease(env, resource.id, holder);
+      await releaseRefreshLease(env.DB, resource.id, holder);
       if (result.retryAfterSeconds !== undefined) {
         throw new PlatformError("rate_limited", `Slack is rate limiting token refreshes. Retry in ${result.retryAfterSeconds} s.`, {
           retryAfterSeconds: result.retryAfterSeconds,
@@ -147,20 +136,7 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
       refreshToken,
       tokenExpiresAt: expiresIn === null ? null : now() + expiresIn * 1000,
     });
-    await env.DB.prepare(
-      `UPDATE plugin_resources SET metadata = json_remove(json_set(metadata, '$.botToken', ?), '$.refreshLease')
-       WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?`,
-    )
-      .bind(await sealBotToken(env, teamId, newToken), resource.id, holder)
-      .run();
+    await storeTokenAndReleaseLease(env.DB, resource.id, holder, "botToken", await sealBotToken(env, teamId, newToken));
     return { token: newToken, resource };
   }
-}
-
-async function releaseLease(env: WorkspaceEnv, resourceId: number, holder: string): Promise<void> {
-  await env.DB.prepare(
-    "UPDATE plugin_resources SET metadata = json_remove(metadata, '$.refreshLease') WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?",
-  )
-    .bind(resourceId, holder)
-    .run();
 }

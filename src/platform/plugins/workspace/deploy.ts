@@ -6,37 +6,27 @@
  * dispatches only those; before the first deploy every event is dispatched.
  */
 import { PlatformError } from "../../../core/errors.ts";
-import { parseJsonObject } from "../../../core/web/jsonBody.ts";
-import { authenticateProjectCall } from "../shared/index.ts";
+import { WORKSPACE_EVENT_KINDS, type WorkspaceEventKind } from "../../../contracts/workspaceEvents.ts";
+import { recordResourceEvents } from "../../db/resourceClaims.ts";
+import { readDeployMetadata } from "../shared/deployMetadata.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
-import type { WorkspaceEventName } from "./webhook.ts";
 
-export const EVENT_NAMES: readonly WorkspaceEventName[] = ["message", "mention", "reaction"];
-
-export function parseEvents(value: unknown): WorkspaceEventName[] {
+export function parseEvents(value: unknown): WorkspaceEventKind[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new PlatformError("invalid_input", "events must be an array of event names.");
-  const out = new Set<WorkspaceEventName>();
+  const out = new Set<WorkspaceEventKind>();
   value.forEach((name, i) => {
-    if (!(EVENT_NAMES as readonly unknown[]).includes(name)) {
-      throw new PlatformError("invalid_input", `events[${i}]: unknown event ${JSON.stringify(name)}; use ${EVENT_NAMES.join(", ")}.`);
+    if (!(WORKSPACE_EVENT_KINDS as readonly unknown[]).includes(name)) {
+      throw new PlatformError("invalid_input", `events[${i}]: unknown event ${JSON.stringify(name)}; use ${WORKSPACE_EVENT_KINDS.join(", ")}.`);
     }
-    out.add(name as WorkspaceEventName);
+    out.add(name as WorkspaceEventKind);
   });
   return [...out];
 }
 
 export async function handleDeploy(request: Request, env: WorkspaceEnv): Promise<Response> {
-  const { project, body } = await authenticateProjectCall(request, env.DB);
-  const input = parseJsonObject(body);
-  const plugins = input.plugins as { workspace?: unknown } | undefined;
-  const meta = (plugins && typeof plugins === "object" ? plugins.workspace ?? {} : input) as { events?: unknown };
-  const events = parseEvents(meta.events);
-  // json_set touches only `events`: a token refresh running at the same time is not disturbed.
-  const result = await env.DB.prepare(
-    "UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?",
-  )
-    .bind(JSON.stringify(events), PLUGIN_ID, RESOURCE_TYPE, project.id)
-    .run();
-  return Response.json({ events, workspaces: result.meta.changes ?? 0 });
+  const { project, metadata } = await readDeployMetadata(request, env, PLUGIN_ID);
+  const events = parseEvents(metadata.events);
+  const workspaces = await recordResourceEvents(env.DB, PLUGIN_ID, RESOURCE_TYPE, project.id, events);
+  return Response.json({ events, workspaces });
 }

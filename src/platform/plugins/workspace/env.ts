@@ -1,8 +1,15 @@
-import type { PluginEnv } from "../shared/index.ts";
+/**
+ * Naming convention: modules and identifiers of this plugin are neutral
+ * ("workspace"); the provider's own names stay where they are the provider's
+ * protocol (`X-Slack-*` headers, `oauth.v2.access`, error codes) and in the
+ * bindings deployed workers already read: `SLACK_*` vars and secrets keep
+ * their names for compatibility (and the local fake reads the same names).
+ */
+import type { PluginEnv } from "../shared/pluginEnv.ts";
 
 /** Bindings of the workspace-chat plugin worker (see wrangler.toml beside this file). */
 export interface WorkspaceEnv extends PluginEnv {
-  /** Slack's base URL: `https://slack.com` deployed, the fake's URL under `platform dev` and tests. */
+  /** The provider's base URL: `https://slack.com` deployed, the fake's URL under `platform dev` and tests. */
   SLACK_BASE_URL: string;
   SLACK_CLIENT_ID: string;
   /** Secret. */
@@ -13,7 +20,7 @@ export interface WorkspaceEnv extends PluginEnv {
   SLACK_SCOPES?: string;
   /** This worker's public origin, e.g. https://workspace.plugins.example.app (the OAuth redirect URI is `<it>/oauth/callback`). */
   WORKSPACE_PUBLIC_URL?: string;
-  /** Optional service binding that carries calls to Slack (local fake); default: global fetch. */
+  /** Optional service binding that carries calls to the provider (local fake); default: global fetch. */
   SLACK?: Fetcher;
 }
 

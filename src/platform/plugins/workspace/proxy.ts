@@ -1,9 +1,18 @@
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject } from "../../../core/web/jsonBody.ts";
-import { authenticateProjectCall, markConnectionRevoked, resolveResourceOwnerRef, takeRateLimit } from "../shared/index.ts";
+import {
+  requireWorkspaceText,
+  WORKSPACE_CHANNEL_ID,
+  WORKSPACE_MESSAGE_TS,
+  type WorkspaceProxyRoute,
+} from "../../../contracts/workspaceEvents.ts";
+import { expireConnectionToken, markConnectionRevoked } from "../../db/connectionsStore.ts";
+import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
+import { takeRateLimit } from "../shared/rateLimit.ts";
+import { resolveResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
 import { botTokenFor, RECONNECT_HINT } from "./botToken.ts";
 import { PLUGIN_ID, type WorkspaceEnv } from "./env.ts";
-import { callSlackMethod } from "./slackApi.ts";
+import { callWorkspaceMethod } from "./workspaceApi.ts";
 
 /**
  * Proxy routes called by `workspace.*` in user code: identity token, the
@@ -15,8 +24,6 @@ import { callSlackMethod } from "./slackApi.ts";
  *   POST /proxy/add-reaction  { channel, ts, name }         → { ok: true }
  * Each may carry `resource` (the ref from a dispatched event) to name the workspace.
  */
-export const PROXY_ROUTES = ["send-message", "thread-reply", "edit-message", "add-reaction"] as const;
-export type ProxyRoute = (typeof PROXY_ROUTES)[number];
 
 const NEEDS_RECONNECT = new Set(["invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired", "no_permission", "missing_scope"]);
 
@@ -26,31 +33,15 @@ function field(body: Record<string, unknown>, name: string, pattern: RegExp, hin
   return value;
 }
 
-const channelOf = (b: Record<string, unknown>) => field(b, "channel", /^[CDGZ][A-Z0-9]{2,30}$/, "a Slack channel id such as C0123456789");
-const tsOf = (b: Record<string, unknown>, name: string) => field(b, name, /^\d{1,12}\.\d{1,9}$/, "a Slack message timestamp such as 1712345678.000100");
-function textOf(body: Record<string, unknown>): string {
-  const text = body.text;
-  if (typeof text !== "string" || text.trim() === "") throw new PlatformError("invalid_input", "text must be a non-empty string.");
-  if (text.length > 40_000) throw new PlatformError("invalid_input", "text must be at most 40,000 characters (Slack's limit).");
-  return text;
-}
+const channelOf = (b: Record<string, unknown>) => field(b, "channel", WORKSPACE_CHANNEL_ID, "a Slack channel id such as C0123456789");
+const tsOf = (b: Record<string, unknown>, name: string) => field(b, name, WORKSPACE_MESSAGE_TS, "a Slack message timestamp such as 1712345678.000100");
 function emojiOf(body: Record<string, unknown>): string {
   const raw = typeof body.name === "string" ? body.name.replace(/^:|:$/g, "") : "";
   if (!/^[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?$/.test(raw)) throw new PlatformError("invalid_input", "name must be an emoji name such as thumbsup (colons optional).");
   return raw;
 }
 
-/** Marks a rotating token expired so the next use refreshes it; false when there is nothing to refresh with. */
-async function expireStoredToken(env: WorkspaceEnv, projectId: number): Promise<boolean> {
-  const result = await env.DB.prepare(
-    "UPDATE plugin_oauth_connections SET token_expires_at = 0 WHERE plugin_id = ? AND project_id = ? AND refresh_token IS NOT NULL AND revoked_at IS NULL",
-  )
-    .bind(PLUGIN_ID, projectId)
-    .run();
-  return (result.meta.changes ?? 0) > 0;
-}
-
-export async function handleProxy(route: ProxyRoute, request: Request, env: WorkspaceEnv): Promise<Response> {
+export async function handleProxy(route: WorkspaceProxyRoute, request: Request, env: WorkspaceEnv): Promise<Response> {
   const { project, body: raw } = await authenticateProjectCall(request, env.DB);
   const body = parseJsonObject(raw);
 
@@ -59,15 +50,15 @@ export async function handleProxy(route: ProxyRoute, request: Request, env: Work
   switch (route) {
     case "send-message":
       method = "chat.postMessage";
-      params = { channel: channelOf(body), text: textOf(body) };
+      params = { channel: channelOf(body), text: requireWorkspaceText(body.text) };
       break;
     case "thread-reply":
       method = "chat.postMessage";
-      params = { channel: channelOf(body), text: textOf(body), thread_ts: tsOf(body, "threadTs") };
+      params = { channel: channelOf(body), text: requireWorkspaceText(body.text), thread_ts: tsOf(body, "threadTs") };
       break;
     case "edit-message":
       method = "chat.update";
-      params = { channel: channelOf(body), ts: tsOf(body, "ts"), text: textOf(body) };
+      params = { channel: channelOf(body), ts: tsOf(body, "ts"), text: requireWorkspaceText(body.text) };
       break;
     case "add-reaction":
       method = "reactions.add";
@@ -78,11 +69,11 @@ export async function handleProxy(route: ProxyRoute, request: Request, env: Work
   await takeRateLimit(env, project, ["actions"]);
   if (body.resource !== undefined) await resolveResourceOwnerRef(env, body.resource, PLUGIN_ID, project);
   let { token } = await botTokenFor(env, project.id);
-  let result = await callSlackMethod(env, method, token, params);
-  if (!result.answer.ok && result.answer.error === "token_expired" && (await expireStoredToken(env, project.id))) {
+  let result = await callWorkspaceMethod(env, method, token, params);
+  if (!result.answer.ok && result.answer.error === "token_expired" && (await expireConnectionToken(env.DB, PLUGIN_ID, project.id))) {
     // Slack's clock says the token expired before ours did: refresh now and try once more.
     ({ token } = await botTokenFor(env, project.id));
-    result = await callSlackMethod(env, method, token, params);
+    result = await callWorkspaceMethod(env, method, token, params);
   }
 
   if (result.retryAfterSeconds !== undefined) {

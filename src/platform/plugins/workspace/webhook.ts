@@ -1,16 +1,14 @@
 import { PlatformError } from "../../../core/errors.ts";
 import { readBodyBytes } from "../../../core/web/jsonBody.ts";
-import {
-  claimEvent,
-  dispatchToProject,
-  findResourceOwner,
-  makeResourceOwnerRef,
-  markConnectionRevoked,
-  releaseEvent,
-  type PluginDispatch,
-} from "../shared/index.ts";
+import { toPluginProject, type PluginDispatch } from "../../../contracts/pluginDispatch.ts";
+import type { WorkspaceEvent } from "../../../contracts/workspaceEvents.ts";
+import { markConnectionRevoked } from "../../db/connectionsStore.ts";
+import { claimEvent } from "../../db/eventDedupe.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
+import { deliverDispatch } from "../shared/deliverDispatch.ts";
+import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, WEBHOOK_BODY_LIMIT, type WorkspaceEnv } from "./env.ts";
-import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackSignature } from "./slackSignature.ts";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWorkspaceSignature } from "./workspaceSignature.ts";
 
 /**
  * `POST /webhook`: Slack's Events API. The raw body is read once (at most
@@ -23,25 +21,6 @@ import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackSignature } 
  * listens to are dispatched. `app_uninstalled` / `tokens_revoked` mark the
  * project's connection revoked.
  */
-
-/** The event names user code registers with `workspace.onEvent`. */
-export type WorkspaceEventName = "message" | "mention" | "reaction";
-
-export interface WorkspaceEvent {
-  type: WorkspaceEventName;
-  teamId: string;
-  eventId: string;
-  channel?: string;
-  user?: string;
-  text?: string;
-  ts?: string;
-  threadTs?: string;
-  /** reaction: the emoji name and the message reacted to. */
-  reaction?: string;
-  item?: { channel?: string; ts?: string };
-  /** Slack's inner event, unchanged. */
-  raw: Record<string, unknown>;
-}
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
@@ -94,10 +73,10 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
     }
     throw error;
   }
-  const check = await verifySlackSignature(
+  const check = await verifyWorkspaceSignature(
     env.SLACK_SIGNING_SECRET,
-    request.headers.get(SLACK_TIMESTAMP_HEADER),
-    request.headers.get(SLACK_SIGNATURE_HEADER),
+    request.headers.get(TIMESTAMP_HEADER),
+    request.headers.get(SIGNATURE_HEADER),
     raw,
     options.nowSeconds,
   );
@@ -158,23 +137,10 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
     name: mapped.type,
     event: mapped,
     resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: RESOURCE_TYPE, externalResourceId: teamId }),
-    project: { slug: owner.project.slug },
+    project: toPluginProject(owner.project),
     ...(mapped.user ? { user: { id: mapped.user } } : {}),
   };
-  ctx.waitUntil(
-    (async () => {
-      try {
-        const response = await dispatchToProject(env, owner.project, PLUGIN_ID, payload);
-        if (response.status >= 500) {
-          // The project could not take it: let Slack's retry through.
-          await releaseEvent(env.DB, PLUGIN_ID, eventId);
-        }
-        await response.body?.cancel();
-      } catch (error) {
-        console.error("workspace plugin: dispatch failed", error);
-        await releaseEvent(env.DB, PLUGIN_ID, eventId);
-      }
-    })(),
-  );
+  // A 5xx means the project could not take it: Slack's retry is let through. A 4xx would answer the same again.
+  ctx.waitUntil(deliverDispatch(env, owner.project, PLUGIN_ID, eventId, payload, (status) => status >= 500));
   return new Response(null, { status: 200 });
 }

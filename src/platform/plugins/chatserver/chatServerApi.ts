@@ -17,7 +17,7 @@ export function providerFetch(env: ChatServerEnv, request: Request): Promise<Res
   return env.CHATSERVER_FETCH ? env.CHATSERVER_FETCH.fetch(request) : fetch(request);
 }
 
-export async function discordApi<T = unknown>(
+export async function callChatServer<T = unknown>(
   env: ChatServerEnv,
   method: string,
   path: string,

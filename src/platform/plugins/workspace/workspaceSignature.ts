@@ -1,5 +1,8 @@
+import { fromHex, hex } from "../../../core/crypto/encoding.ts";
+import { importKey } from "../../../core/crypto/keys.ts";
+
 /**
- * Slack request signing, version `v0`
+ * The workspace provider's request signing (Slack's scheme), version `v0`
  * (api.slack.com/authentication/verifying-requests-from-slack):
  *
  *   X-Slack-Signature = "v0=" + hex(HMAC-SHA256(signingSecret, "v0:" + timestamp + ":" + rawBody))
@@ -11,12 +14,12 @@
  * clock, in either direction, is refused (replay window).
  */
 
-export const SLACK_SIGNATURE_HEADER = "X-Slack-Signature";
-export const SLACK_TIMESTAMP_HEADER = "X-Slack-Request-Timestamp";
+export const SIGNATURE_HEADER = "X-Slack-Signature";
+export const TIMESTAMP_HEADER = "X-Slack-Request-Timestamp";
 /** Seconds a request's timestamp may lie from our clock. */
-export const SLACK_REPLAY_WINDOW_SECONDS = 300;
+export const REPLAY_WINDOW_SECONDS = 300;
 
-export type SlackSignatureCheck =
+export type SignatureCheck =
   | { ok: true }
   | { ok: false; reason: "missing" | "malformed" | "stale" | "bad_signature"; message: string };
 
@@ -27,8 +30,8 @@ function bodyBytes(rawBody: Uint8Array | ArrayBuffer | string): Uint8Array {
   return rawBody instanceof Uint8Array ? rawBody : new Uint8Array(rawBody);
 }
 
-/** The bytes Slack signs: `v0:{timestamp}:` followed by the raw body. */
-export function slackBaseString(timestamp: string, rawBody: Uint8Array | ArrayBuffer | string): Uint8Array<ArrayBuffer> {
+/** The bytes the provider signs: `v0:{timestamp}:` followed by the raw body. */
+export function signatureBaseString(timestamp: string, rawBody: Uint8Array | ArrayBuffer | string): Uint8Array<ArrayBuffer> {
   const prefix = encoder.encode(`v0:${timestamp}:`);
   const body = bodyBytes(rawBody);
   const out = new Uint8Array(prefix.byteLength + body.byteLength);
@@ -37,61 +40,50 @@ export function slackBaseString(timestamp: string, rawBody: Uint8Array | ArrayBu
   return out;
 }
 
-function hmacKey(signingSecret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(signingSecret), { name: "HMAC", hash: "SHA-256" }, false, [usage]);
-}
-
-function fromHex(hex: string): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
-
 /** Hex HMAC-SHA256 keyed with the UTF-8 bytes of `secret` (the primitive under the signature). */
 export async function hmacSha256Hex(secret: string, data: Uint8Array | ArrayBuffer | string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), new Uint8Array(bodyBytes(data)));
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(await crypto.subtle.sign("HMAC", await importKey(secret, "HMAC-SHA256"), new Uint8Array(bodyBytes(data))));
 }
 
-/** `v0=<hex>` for a request body (used by the local fake provider and tests). */
-export async function signSlackRequest(
+/** `v0=<hex>` for a request body (used by tests; the local fake signs on its own). */
+export async function signWorkspaceRequest(
   signingSecret: string,
   timestamp: string | number,
   rawBody: Uint8Array | ArrayBuffer | string,
 ): Promise<string> {
-  return "v0=" + (await hmacSha256Hex(signingSecret, slackBaseString(String(timestamp), rawBody)));
+  return "v0=" + (await hmacSha256Hex(signingSecret, signatureBaseString(String(timestamp), rawBody)));
 }
 
-export async function verifySlackSignature(
+export async function verifyWorkspaceSignature(
   signingSecret: string,
   timestampHeader: string | null | undefined,
   signatureHeader: string | null | undefined,
   rawBody: Uint8Array | ArrayBuffer | string,
   nowSeconds: number = Math.floor(Date.now() / 1000),
-): Promise<SlackSignatureCheck> {
-  if (!signingSecret) throw new Error("verifySlackSignature: the signing secret is not configured.");
+): Promise<SignatureCheck> {
+  if (!signingSecret) throw new Error("verifyWorkspaceSignature: the signing secret is not configured.");
   if (!timestampHeader || !signatureHeader) {
-    return { ok: false, reason: "missing", message: `Missing ${SLACK_TIMESTAMP_HEADER} or ${SLACK_SIGNATURE_HEADER} header.` };
+    return { ok: false, reason: "missing", message: `Missing ${TIMESTAMP_HEADER} or ${SIGNATURE_HEADER} header.` };
   }
   if (!/^\d{1,12}$/.test(timestampHeader)) {
-    return { ok: false, reason: "malformed", message: `${SLACK_TIMESTAMP_HEADER} must be Unix seconds.` };
+    return { ok: false, reason: "malformed", message: `${TIMESTAMP_HEADER} must be Unix seconds.` };
   }
   const match = /^v0=([0-9a-f]{64})$/.exec(signatureHeader);
   if (!match) {
-    return { ok: false, reason: "malformed", message: `${SLACK_SIGNATURE_HEADER} must be "v0=" followed by 64 lower-case hex digits.` };
+    return { ok: false, reason: "malformed", message: `${SIGNATURE_HEADER} must be "v0=" followed by 64 lower-case hex digits.` };
   }
-  if (Math.abs(nowSeconds - Number(timestampHeader)) > SLACK_REPLAY_WINDOW_SECONDS) {
+  if (Math.abs(nowSeconds - Number(timestampHeader)) > REPLAY_WINDOW_SECONDS) {
     return {
       ok: false,
       reason: "stale",
-      message: `${SLACK_TIMESTAMP_HEADER} is more than ${SLACK_REPLAY_WINDOW_SECONDS} seconds from the current time (possible replay).`,
+      message: `${TIMESTAMP_HEADER} is more than ${REPLAY_WINDOW_SECONDS} seconds from the current time (possible replay).`,
     };
   }
   const valid = await crypto.subtle.verify(
     "HMAC",
-    await hmacKey(signingSecret, "verify"),
-    fromHex(match[1]!),
-    slackBaseString(timestampHeader, rawBody),
+    await importKey(signingSecret, "HMAC-SHA256"),
+    fromHex(match[1]!)!,
+    signatureBaseString(timestampHeader, rawBody),
   );
   return valid ? { ok: true } : { ok: false, reason: "bad_signature", message: "The request signature does not match." };
 }

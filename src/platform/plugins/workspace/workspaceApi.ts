@@ -1,22 +1,28 @@
 import { PlatformError } from "../../../core/errors.ts";
 import type { WorkspaceEnv } from "./env.ts";
 
-/** Slack answers almost every failure as HTTP 200 with `ok:false, error`. */
-export type SlackAnswer = { ok: true; [field: string]: unknown } | { ok: false; error: string; [field: string]: unknown };
+/**
+ * The workspace provider's Web API (Slack's wire protocol) as the plugin uses
+ * it: methods with a bot token, and `oauth.v2.access` for code and refresh
+ * grants. Transport failures become `upstream_error`; answers stay answers.
+ */
 
-export interface SlackResult {
-  answer: SlackAnswer;
+/** The provider answers almost every failure as HTTP 200 with `ok:false, error`. */
+export type WorkspaceAnswer = { ok: true; [field: string]: unknown } | { ok: false; error: string; [field: string]: unknown };
+
+export interface WorkspaceApiResult {
+  answer: WorkspaceAnswer;
   /** Set when Slack answered 429: seconds from its Retry-After. */
   retryAfterSeconds?: number;
 }
 
-function slackUrl(env: WorkspaceEnv, path: string): string {
+function providerUrl(env: WorkspaceEnv, path: string): string {
   const base = (env.SLACK_BASE_URL || "https://slack.com").replace(/\/+$/, "");
   return base + path;
 }
 
 export function authorizeUrl(env: WorkspaceEnv): URL {
-  return new URL(slackUrl(env, "/oauth/v2/authorize"));
+  return new URL(providerUrl(env, "/oauth/v2/authorize"));
 }
 
 async function send(env: WorkspaceEnv, request: Request): Promise<Response> {
@@ -27,7 +33,7 @@ async function send(env: WorkspaceEnv, request: Request): Promise<Response> {
   }
 }
 
-async function readAnswer(response: Response, method: string): Promise<SlackResult> {
+async function readAnswer(response: Response, method: string): Promise<WorkspaceApiResult> {
   if (response.status === 429) {
     const retry = Number(response.headers.get("retry-after"));
     await response.body?.cancel();
@@ -46,14 +52,14 @@ async function readAnswer(response: Response, method: string): Promise<SlackResu
       status: response.status,
     });
   }
-  const a = answer as SlackAnswer;
+  const a = answer as WorkspaceAnswer;
   if (!a.ok && typeof a.error !== "string") (a as { error: string }).error = "unknown_error";
   return { answer: a };
 }
 
 /** A Web API method with a bot token (JSON body, as Slack recommends for writes). */
-export async function callSlackMethod(env: WorkspaceEnv, method: string, botToken: string, params: Record<string, unknown>): Promise<SlackResult> {
-  const request = new Request(slackUrl(env, `/api/${method}`), {
+export async function callWorkspaceMethod(env: WorkspaceEnv, method: string, botToken: string, params: Record<string, unknown>): Promise<WorkspaceApiResult> {
+  const request = new Request(providerUrl(env, `/api/${method}`), {
     method: "POST",
     headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${botToken}` },
     body: JSON.stringify(params),
@@ -62,9 +68,9 @@ export async function callSlackMethod(env: WorkspaceEnv, method: string, botToke
   return readAnswer(await send(env, request), method);
 }
 
-/** `oauth.v2.access` with the client credentials in HTTP Basic (Slack's preferred form). */
-export async function oauthV2Access(env: WorkspaceEnv, params: Record<string, string>): Promise<SlackResult> {
-  const request = new Request(slackUrl(env, "/api/oauth.v2.access"), {
+/** `oauth.v2.access` (code or refresh grant) with the client credentials in HTTP Basic (Slack's preferred form). */
+export async function requestAccessToken(env: WorkspaceEnv, params: Record<string, string>): Promise<WorkspaceApiResult> {
+  const request = new Request(providerUrl(env, "/api/oauth.v2.access"), {
     method: "POST",
     headers: {
       "content-type": "application/x-www-form-urlencoded",

@@ -1,9 +1,9 @@
 /**
- * Ed25519 verification of the chat server's signed webhooks (Discord's
- * interaction signing scheme): the signature in `X-Signature-Ed25519` (hex, 64
- * bytes) is over the UTF-8 bytes of `X-Signature-Timestamp` immediately
- * followed by the raw request body, checked with the application's public key
- * (hex, 32 bytes).
+ * Ed25519 verification of signed webhooks in Discord's interaction signing
+ * scheme (the chat-server plugin verifies, its local fake signs): the
+ * signature in `X-Signature-Ed25519` (hex, 64 bytes) is over the UTF-8 bytes
+ * of `X-Signature-Timestamp` immediately followed by the raw request body,
+ * checked with the application's public key (hex, 32 bytes).
  *
  * Two implementations sit side by side and pass the same known-answer tests
  * (RFC 8032 section 7.1): WebCrypto's native Ed25519 (workerd and Node 22) and
@@ -16,6 +16,7 @@
  * plugin additionally dedupes on the interaction id.
  */
 import { verifyAsync as nobleVerifyAsync } from "@noble/ed25519";
+import { fromBase64url, fromHex, hex } from "./encoding.ts";
 
 export const SIGNATURE_HEADER = "X-Signature-Ed25519";
 export const TIMESTAMP_HEADER = "X-Signature-Timestamp";
@@ -37,11 +38,8 @@ export type WebhookCheck =
 const encoder = new TextEncoder();
 
 /** Strict lowercase-or-uppercase hex of exactly `bytes` bytes, or null. */
-export function hexToBytes(hex: string, bytes: number): Uint8Array<ArrayBuffer> | null {
-  if (hex.length !== bytes * 2 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
-  const out = new Uint8Array(bytes);
-  for (let i = 0; i < bytes; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
+export function hexToBytes(text: string, bytes: number): Uint8Array<ArrayBuffer> | null {
+  return text.length === bytes * 2 ? fromHex(text) : null;
 }
 
 function toBytes(data: ArrayBuffer | Uint8Array | string): Uint8Array<ArrayBuffer> {
@@ -54,7 +52,7 @@ function toBytes(data: ArrayBuffer | Uint8Array | string): Uint8Array<ArrayBuffe
 const importedKeys = new Map<string, Promise<CryptoKey>>();
 
 function webCryptoKey(publicKey: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
-  const id = [...publicKey].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const id = hex(publicKey);
   let key = importedKeys.get(id);
   if (!key) {
     if (importedKeys.size >= 16) importedKeys.clear();
@@ -111,7 +109,7 @@ export interface VerifyWebhookOptions {
 }
 
 /**
- * Checks a chat-server webhook: headers present and well-formed, timestamp
+ * Checks a signed webhook: headers present and well-formed, timestamp
  * within {@link MAX_WEBHOOK_SKEW_SECONDS}, signature valid for
  * `timestamp + rawBody`. `rawBody` must be the exact bytes received.
  */
@@ -156,7 +154,7 @@ export async function verifyEd25519Webhook(
 
 /**
  * Signs `timestamp + body` with an Ed25519 private key given as a 32-byte seed
- * (hex): what the chat server does; used by the local fake and tests.
+ * (hex): what the provider does; used by the local fake and tests.
  * WebCrypto imports Ed25519 private keys only as PKCS#8, so the seed is wrapped
  * in the fixed 16-byte PKCS#8 prefix for Ed25519.
  */
@@ -174,13 +172,11 @@ function importSeed(seedHex: string, extractable: boolean): Promise<CryptoKey> {
 export async function signEd25519(seedHex: string, message: Uint8Array<ArrayBuffer> | string): Promise<string> {
   const key = await importSeed(seedHex, false);
   const signature = await crypto.subtle.sign({ name: "Ed25519" }, key, toBytes(message));
-  return [...new Uint8Array(signature)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(signature);
 }
 
 /** The public key (hex) of an Ed25519 seed (hex). */
 export async function ed25519PublicKeyHex(seedHex: string): Promise<string> {
   const jwk = (await crypto.subtle.exportKey("jwk", await importSeed(seedHex, true))) as JsonWebKey;
-  const x = jwk.x!.replaceAll("-", "+").replaceAll("_", "/");
-  const raw = atob(x + "===".slice((x.length + 3) % 4));
-  return [...raw].map((c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join("");
+  return hex(fromBase64url(jwk.x!)!);
 }

@@ -1,11 +1,11 @@
 /**
- * A local fake of Slack for `platform dev` and tests: the real wire protocol
- * (OAuth v2 with token rotation, Web API with `ok:false` errors and 429 +
- * Retry-After, v0-signed Events API deliveries), and it checks what it
- * receives: client credentials, single-use codes and refresh tokens,
- * redirect_uri, Bearer tokens, channels and message timestamps.
+ * A local fake of the workspace provider (Slack) for `platform dev` and
+ * tests: the real wire protocol (OAuth v2 with token rotation, Web API with
+ * `ok:false` errors and 429 + Retry-After, v0-signed Events API deliveries),
+ * and it checks what it receives: client credentials, single-use codes and
+ * refresh tokens, redirect_uri, Bearer tokens, channels and message timestamps.
  *
- * State is in memory, one instance per `createFakeSlack` call.
+ * State is in memory, one instance per `createFakeWorkspace` call.
  *
  * Routes
  *   GET  /oauth/v2/authorize?client_id&scope&redirect_uri&state[&team]  consent page
@@ -19,8 +19,11 @@
  *   GET  /__fake/recorded                                      API calls received
  *   POST /__fake/reset
  */
+import { hex, randomHex } from "../../../core/crypto/encoding.ts";
+import { importKey } from "../../../core/crypto/keys.ts";
+import { escapeHtml } from "../../../core/web/html.ts";
 
-export interface FakeSlackConfig {
+export interface FakeWorkspaceConfig {
   clientId: string;
   clientSecret: string;
   signingSecret: string;
@@ -89,23 +92,12 @@ function teamInfo(id: string): TeamInfo {
   return { id, name, botUserId: `U0BOT${id.slice(1)}` };
 }
 
-function randomHex(bytes: number): string {
-  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 async function hmacHex(secret: string, data: string): Promise<string> {
-  const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey("raw", enc.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = await crypto.subtle.sign("HMAC", key, enc.encode(data));
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(await crypto.subtle.sign("HMAC", await importKey(secret, "HMAC-SHA256"), new TextEncoder().encode(data)));
 }
 
 /** Web API answer: Slack reports almost every failure as HTTP 200 with `ok:false`. */
-function slackJson(body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}): Response {
+function apiJson(body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}): Response {
   return Response.json(body, { status, headers });
 }
 
@@ -124,7 +116,7 @@ async function readParams(request: Request): Promise<Record<string, unknown> | n
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-export function createFakeSlack(config: FakeSlackConfig) {
+export function createFakeWorkspace(config: FakeWorkspaceConfig) {
   const now = config.now ?? (() => Date.now());
   const apiAppId = config.apiAppId ?? "A0PLATFORM";
   const codes = new Map<string, AuthCode>();
@@ -178,30 +170,30 @@ export function createFakeSlack(config: FakeSlackConfig) {
 
   async function oauthAccess(request: Request): Promise<Response> {
     const params = await readParams(request);
-    if (!params) return slackJson({ ok: false, error: "invalid_arguments" });
+    if (!params) return apiJson({ ok: false, error: "invalid_arguments" });
     const authError = clientAuth(request, params);
-    if (authError) return slackJson({ ok: false, error: authError });
+    if (authError) return apiJson({ ok: false, error: authError });
     const grant = params.grant_type ?? "authorization_code";
     if (grant === "refresh_token") {
       const refresh = typeof params.refresh_token === "string" ? params.refresh_token : "";
       const entry = refreshTokens.get(refresh);
-      if (!entry || entry.used) return slackJson({ ok: false, error: "invalid_refresh_token" });
+      if (!entry || entry.used) return apiJson({ ok: false, error: "invalid_refresh_token" });
       entry.used = true; // single use: the old refresh token is now dead
       const team = teamInfo(entry.teamId);
       if ([...tokens.values()].some((t) => t.teamId === team.id && t.revoked)) {
         // An uninstalled app cannot refresh its way back in.
-        return slackJson({ ok: false, error: "invalid_refresh_token" });
+        return apiJson({ ok: false, error: "invalid_refresh_token" });
       }
-      return slackJson({ ok: true, app_id: apiAppId, team: { id: team.id, name: team.name }, bot_user_id: team.botUserId, ...issueTokens(team) });
+      return apiJson({ ok: true, app_id: apiAppId, team: { id: team.id, name: team.name }, bot_user_id: team.botUserId, ...issueTokens(team) });
     }
-    if (grant !== "authorization_code") return slackJson({ ok: false, error: "invalid_grant_type" });
+    if (grant !== "authorization_code") return apiJson({ ok: false, error: "invalid_grant_type" });
     const code = typeof params.code === "string" ? params.code : "";
     const entry = codes.get(code);
-    if (!entry || entry.expiresAt < now()) return slackJson({ ok: false, error: "invalid_code" });
+    if (!entry || entry.expiresAt < now()) return apiJson({ ok: false, error: "invalid_code" });
     codes.delete(code); // single use
-    if (params.redirect_uri !== entry.redirectUri) return slackJson({ ok: false, error: "bad_redirect_uri" });
+    if (params.redirect_uri !== entry.redirectUri) return apiJson({ ok: false, error: "bad_redirect_uri" });
     const team = entry.team;
-    return slackJson({
+    return apiJson({
       ok: true,
       app_id: apiAppId,
       scope: entry.scope,
@@ -275,7 +267,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const params = (await readParams(request)) ?? {};
     const record = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
       recorded.push({ method, token: bearer, params, status, ok: body.ok === true, error: body.error as string | undefined, at: now() });
-      return slackJson(body, status, headers);
+      return apiJson(body, status, headers);
     };
     if (rateLimit && rateLimit.count > 0 && (!rateLimit.method || rateLimit.method === method)) {
       rateLimit.count -= 1;
@@ -486,4 +478,4 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   return { fetch: fetchHandler, recorded };
 }
 
-export type FakeSlack = ReturnType<typeof createFakeSlack>;
+export type FakeWorkspace = ReturnType<typeof createFakeWorkspace>;
