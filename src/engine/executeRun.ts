@@ -1,5 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
 import { retryAt } from "./backoff.ts";
+import type { Clock } from "./clock.ts";
 import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
@@ -10,7 +11,7 @@ import { reasonOf, stepFailureEvents, TIMEOUT_REASON, timeoutEvents } from "./st
 import type { WorkflowEventStore } from "./store.ts";
 
 export interface ExecuteRunOptions {
-  now(): number;
+  now: Clock;
   /** No new step is claimed once this much time has passed (default: 50 s, the spec's step-loop budget). */
   budgetMS?: number;
   /** Called after each event this execution appended, in order. */
@@ -147,7 +148,7 @@ async function runClaimedStep(
   definition: WorkflowDefinition,
   claim: StoredEventOf<"step_started">,
   pad: Scratchpad,
-  now: () => number,
+  now: Clock,
 ): Promise<StoredEvent[]> {
   const { step, attempt } = claim.payload;
   const fail = (reason: string, errorRetryable: boolean) =>

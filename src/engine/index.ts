@@ -18,6 +18,10 @@ export type { WorkflowBackend, WorkflowRun, StartedRun, WorkflowFunction, Workfl
 export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
 export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
 
+// The clock the engine and its hosts read.
+export { systemClock } from "./clock.ts";
+export type { Clock } from "./clock.ts";
+
 // Definitions and defaults.
 export { defineWorkflow, WORKFLOW_DEFAULTS, FIRST_STEP } from "./definition.ts";
 export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./definition.ts";
@@ -47,7 +51,7 @@ export { stepFailureEvents, timeoutEvents, reasonOf, TIMEOUT_REASON, MAX_REASON_
 
 // Stores and local backends.
 export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";
-export type { WorkflowEventStore, WorkflowRunIndex, RunStatus, RunSummary, RunListQuery, RunListPage } from "./store.ts";
+export type { WorkflowEventStore, RunIndex, RunStatus, RunSummary, RunListQuery, RunListPage } from "./store.ts";
 export { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 export type { RunTail } from "./appendRules.ts";
 export { createMemoryEventStore } from "./memoryEventStore.ts";

@@ -1,21 +1,22 @@
 import { PlatformError } from "../core/errors.ts";
+import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { createRun } from "./createRun.ts";
 import { executeRun } from "./executeRun.ts";
 import { recoverRun } from "./recovery.ts";
-import { toRunListQuery, type WorkflowEventStore, type WorkflowRunIndex } from "./store.ts";
+import { toRunListQuery, type WorkflowEventStore, type RunIndex } from "./store.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
 export interface LocalWorkflowBackendOptions {
-  store: WorkflowEventStore & WorkflowRunIndex;
+  store: WorkflowEventStore & RunIndex;
   /** Where definitions come from; default: the `workflow()` registry. */
   definitions?: (name: string) => WorkflowDefinition | undefined;
   /** Default: crypto.randomUUID(). */
   newRunId?: () => string;
-  /** Default: Date.now. */
-  now?: () => number;
+  /** Default: the system clock. */
+  now?: Clock;
   /** Step-loop budget per execution; default 50 s. */
   budgetMS?: number;
   /** Recovery results ("Re-enqueued N workflow(s)"); default console.log. */
@@ -56,7 +57,7 @@ interface Waiter {
 export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions): LocalWorkflowBackend {
   const { store } = options;
   const definitions = options.definitions ?? getWorkflowDefinition;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock;
   const newRunId = options.newRunId ?? (() => crypto.randomUUID());
   const log = options.log ?? ((message: string) => console.log(message));
   const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));

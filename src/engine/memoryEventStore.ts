@@ -2,7 +2,7 @@ import { PlatformError } from "../core/errors.ts";
 import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { freezeJson, type JsonValue } from "./json.ts";
-import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type WorkflowEventStore, type WorkflowRunIndex } from "./store.ts";
+import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type WorkflowEventStore, type RunIndex } from "./store.ts";
 
 interface MemoryRun {
   /** Creation order, from 1; the list cursor. */
@@ -12,7 +12,7 @@ interface MemoryRun {
   rows: string[];
 }
 
-export type MemoryEventStore = WorkflowEventStore & WorkflowRunIndex;
+export type MemoryEventStore = WorkflowEventStore & RunIndex;
 
 /**
  * An event store in a plain Map with the same rules as the SQLite stores.

@@ -3,7 +3,7 @@ import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
 import { createSqlRunIndex, type RunRow } from "./sqlRunIndex.ts";
-import type { WorkflowEventStore, WorkflowRunIndex } from "./store.ts";
+import type { WorkflowEventStore, RunIndex } from "./store.ts";
 import type { SyncSql } from "./syncSql.ts";
 
 export type { SyncSql } from "./syncSql.ts";
@@ -42,7 +42,7 @@ function wellFormed(runId: string, batch: StoredEvent[]): boolean {
 }
 
 /** Creates the tables (idempotent: create if not exists) and returns the store. */
-export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & WorkflowRunIndex {
+export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex {
   for (const statement of WORKFLOW_EVENTS_SCHEMA) sql.run(statement);
   const index = createSqlRunIndex(sql);
 

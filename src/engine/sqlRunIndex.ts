@@ -1,4 +1,4 @@
-import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type WorkflowRunIndex } from "./store.ts";
+import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type RunIndex } from "./store.ts";
 import type { SyncSql, SqlValue } from "./syncSql.ts";
 
 /**
@@ -44,7 +44,7 @@ function toSummary(row: RunRow): RunSummary {
   };
 }
 
-export interface SqlRunIndex extends WorkflowRunIndex {
+export interface SqlRunIndex extends RunIndex {
   /**
    * Inserts or updates a run's summary; a run keeps its list position. A
    * terminal run stays as recorded (a run never leaves a terminal state), so

@@ -72,7 +72,7 @@ export const MAX_LIST_LIMIT = 100;
  * set of runs the recovery sweep must look at. Kept in step with the log by
  * the same transactions that append to it.
  */
-export interface WorkflowRunIndex {
+export interface RunIndex {
   getRun(runId: string): RunSummary | null;
   listRuns(query: RunListQuery): RunListPage;
   /** Run ids whose last event is not terminal. */

@@ -167,9 +167,10 @@ export function installedWorkflowBackend(): WorkflowBackend | null {
 }
 
 /**
- * Injected by the entry prelude before user code loads. If workflows were
- * registered earlier (e.g. a test importing user code first), the recovery
- * cron is registered with this registrar at once.
+ * Injected by the runtime's workflow capability, which user code imports
+ * before it can call `workflow()`. If workflows were registered earlier (e.g.
+ * a test importing the engine directly first), the recovery cron is
+ * registered with this registrar at once.
  */
 export function setCronRegistrar(registrar: CronRegistrar | null): void {
   if (registrar !== cronRegistrar) recoveryCronRegistered = false;

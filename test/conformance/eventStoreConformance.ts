@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PlatformError } from "../../src/core/errors.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/engine/events.ts";
-import type { WorkflowEventStore, WorkflowRunIndex } from "../../src/engine/store.ts";
+import type { WorkflowEventStore, RunIndex } from "../../src/engine/store.ts";
 
 /**
  * The rules every workflow event store keeps (store.ts). Free of Node and
  * Cloudflare imports so the same cases run against the in-memory store, the
  * node:sqlite store and the Durable Object store inside workerd.
  */
-export type ConformanceStore = WorkflowEventStore & WorkflowRunIndex;
+export type ConformanceStore = WorkflowEventStore & RunIndex;
 
 export interface StoreUnderTest {
   store: ConformanceStore;

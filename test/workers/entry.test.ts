@@ -3,14 +3,7 @@ import { Router, type IRequest } from "itty-router";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPlatformWorker, type ProjectExport } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
-import {
-  installCronRegistrar,
-  onPlatformInit,
-  registerCron,
-  registerInternalRoute,
-  registerMetadata,
-  registerPublicRoute,
-} from "../../src/runtime/entry/platformHooks.ts";
+import { PlatformRuntime, platformRuntime } from "../../src/runtime/entry/platformRuntime.ts";
 import { basePathOf } from "../../src/runtime/entry/requestBasePath.ts";
 import { PlatformError, type PlatformErrorCode } from "../../src/core/errors.ts";
 import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "../../src/core/requestToken.ts";
@@ -28,9 +21,8 @@ const cronRuns: { name: string; env: PlatformEnv }[] = [];
 const pluginCalls: { method: string; rest: string; body: string; token: string | null }[] = [];
 
 beforeAll(() => {
-  // What the build's prelude does before user code loads.
-  installCronRegistrar();
-  registerCron({
+  // What capabilities do as user code loads: register into the worker's runtime.
+  platformRuntime.registerCron({
     name: "nightly",
     schedule: "0 3 * * *",
     run: async (env) => {
@@ -38,7 +30,7 @@ beforeAll(() => {
       return "ran nightly";
     },
   });
-  registerCron({
+  platformRuntime.registerCron({
     name: "__workflow-recovery",
     schedule: "* * * * *",
     run: async (env) => {
@@ -46,12 +38,12 @@ beforeAll(() => {
       return "Re-enqueued 0 workflow(s)";
     },
   });
-  registerMetadata("email", () => ({ sender: "shop" }));
-  registerInternalRoute("__plugin", async (request, _env, _ctx, rest) => {
+  platformRuntime.registerMetadata("email", () => ({ sender: "shop" }));
+  platformRuntime.registerInternalRoute("__plugin", async (request, _env, _ctx, rest) => {
     pluginCalls.push({ method: request.method, rest, body: await request.text(), token: request.headers.get(INTERNAL_HEADER) });
     return Response.json({ handled: rest });
   });
-  registerPublicRoute(async (request) =>
+  platformRuntime.registerPublicRoute(async (request) =>
     new URL(request.url).pathname === "/api/auth/signout" ? new Response("signed out by the platform") : null,
   );
 });
@@ -166,16 +158,22 @@ describe("createPlatformWorker: wrapping the default export", () => {
     expect(calls).toEqual(["proj", controller, env]);
   });
 
-  it("runs platform initializers once per env object", async () => {
+  it("hands its runtime each new env object once", async () => {
     const inits: unknown[] = [];
-    onPlatformInit((env) => inits.push(env));
-    const worker = createPlatformWorker({ fetch: () => new Response("x") });
+    const runtime = new PlatformRuntime();
+    runtime.onEnv((env) => inits.push(env));
+    const worker = createPlatformWorker({ fetch: () => new Response("x") }, runtime);
     const env1 = projectEnv();
     const env2 = projectEnv();
     await run(worker, new Request(`${ORIGIN}/`), env1);
     await run(worker, new Request(`${ORIGIN}/`), env1);
     await run(worker, new Request(`${ORIGIN}/`), env2);
     expect(inits).toEqual([env1, env2]);
+    expect(runtime.env).toBe(env2);
+    // A capability whose module loads after the first request gets the environment at once.
+    const late: unknown[] = [];
+    runtime.onEnv((env) => late.push(env));
+    expect(late).toEqual([env2]);
   });
 
   it("lets platform public routes answer before user code and passes on otherwise", async () => {

@@ -13,12 +13,11 @@ import { durableObjectSql } from "../../src/runtime/workflow/actors/durableObjec
 import { runIndexOf, type WorkflowActorEnv } from "../../src/runtime/workflow/actorClient.ts";
 import { createPlatformWorker } from "../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../src/runtime/entry/platformEnv.ts";
-import { installCronRegistrar } from "../../src/runtime/entry/platformHooks.ts";
 import type { WorkflowRunView } from "../../src/engine/describeRun.ts";
 import { createSqlEventStore } from "../../src/engine/sqlEventStore.ts";
 import type { RunListPage } from "../../src/engine/store.ts";
-// What user code pulls in by importing `workflow` from "platform".
-import { workflow } from "../../src/engine/index.ts";
+// What user code pulls in by importing `workflow` from "platform": the engine plus its wiring into the worker's runtime.
+import { workflow } from "../../src/runtime/workflow/index.ts";
 import { INTERNAL_HEADER, signRequestToken } from "../../src/core/requestToken.ts";
 import type { WorkflowExecuteMessage } from "../../src/platform/api/env.ts";
 import { consumeWorkflowQueue } from "../../src/platform/api/workflowExecution.ts";
@@ -31,11 +30,9 @@ const PROJECT_ID = "7";
 const ORIGIN = "https://shop.internal";
 
 // ---------------------------------------------------------------------------
-// The project: workflows registered at top level, as user code does (after
-// the prelude, which the harness imports first), and a tiny router.
+// The project: workflows registered at top level, as user code does, and a
+// tiny router.
 // ---------------------------------------------------------------------------
-
-installCronRegistrar();
 
 // Gates are created by the test before a run starts (see workflowActor.test.ts for why).
 const gates = new Map<string, { promise: Promise<void>; open: () => void }>();

@@ -2,13 +2,7 @@ import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
-import {
-  collectMetadata,
-  cronNamed,
-  initializePlatform,
-  internalRouteFor,
-  publicRouteHandlers,
-} from "./platformHooks.ts";
+import { platformRuntime, type PlatformRuntime } from "./platformRuntime.ts";
 import { withBasePathStripped } from "./requestBasePath.ts";
 
 /** What a project may export as default: an itty-router `Router` or any `{ fetch }`. */
@@ -29,6 +23,7 @@ function notFound(): Response {
  * gets the same 404 as a path that does not exist.
  */
 async function handleInternal(
+  runtime: PlatformRuntime,
   request: Request,
   env: PlatformEnv,
   ctx: ExecutionContext,
@@ -57,35 +52,37 @@ async function handleInternal(
   const authenticated = new Request(request.url, { method: request.method, headers: request.headers, body });
 
   if (prefix === "__platform" && rest === "/metadata" && request.method === "GET") {
-    return Response.json(collectMetadata());
+    return Response.json(runtime.metadata());
   }
   if (prefix === "__cron" && request.method === "POST") {
-    const cron = cronNamed(decodeURIComponent(rest.slice(1)));
+    const cron = runtime.cron(decodeURIComponent(rest.slice(1)));
     if (!cron) return notFound();
     return Response.json({ cron: cron.name, output: await cron.run(env, ctx) });
   }
-  const handler = internalRouteFor(prefix);
+  const handler = runtime.internalRoute(prefix);
   return handler ? handler(authenticated, env, ctx, rest) : notFound();
 }
 
 /**
  * Turns a project's default export into a platform user worker: platform
- * routes first (internal ones authenticated), then the project's own.
+ * routes first (internal ones authenticated), then the project's own. Serves
+ * from the worker's runtime (the one its capabilities registered into) and
+ * hands it the environment of every request, cron and event.
  */
-export function createPlatformWorker(project: ProjectExport): ExportedHandler<PlatformEnv> {
+export function createPlatformWorker(project: ProjectExport, runtime: PlatformRuntime = platformRuntime): ExportedHandler<PlatformEnv> {
   if (!project || typeof project.fetch !== "function") {
     throw new TypeError("The project's default export must be an itty-router Router or an object with a fetch(request, env, ctx) method.");
   }
   const worker: ExportedHandler<PlatformEnv> = {
     async fetch(incoming, env, ctx) {
-      initializePlatform(env);
+      runtime.useEnv(env);
       try {
         const url = new URL(incoming.url);
         const internal = /^\/(__platform|__workflow|__cron|__plugin)(\/.*)?$/.exec(url.pathname);
-        if (internal) return await handleInternal(incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
+        if (internal) return await handleInternal(runtime, incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
 
         const request = withBasePathStripped(incoming as Request);
-        for (const handler of publicRouteHandlers()) {
+        for (const handler of runtime.publicRoutes) {
           const response = await handler(request, env, ctx);
           if (response) return response;
         }
@@ -103,7 +100,7 @@ export function createPlatformWorker(project: ProjectExport): ExportedHandler<Pl
     const handler = project[name];
     if (typeof handler === "function") {
       (worker as Record<string, unknown>)[name] = (event: unknown, env: PlatformEnv, ctx: ExecutionContext) => {
-        initializePlatform(env);
+        runtime.useEnv(env);
         return handler.call(project, event, env, ctx);
       };
     }

@@ -2,10 +2,10 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
-import type { WorkflowEventStore, WorkflowRunIndex } from "../../engine/store.ts";
+import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
 
-export interface SqliteWorkflowStore extends WorkflowEventStore, WorkflowRunIndex {
+export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex {
   readonly db: DatabaseSync;
   close(): void;
 }

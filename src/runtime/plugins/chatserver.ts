@@ -18,13 +18,11 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { CHAT_EVENT_KINDS, COMMAND_NAME, requireChatContent, requireChatId, type ChatEventKind } from "../../contracts/chatServerEvents.ts";
+import type { PluginUser } from "../../contracts/pluginDispatch.ts";
 
-export type ChatEventKind = "message" | "reaction";
-
-export interface ChatUser {
-  id: string;
-  name?: string;
-}
+export type { ChatEventKind } from "../../contracts/chatServerEvents.ts";
+export type ChatUser = PluginUser;
 
 interface Common {
   /** The project, by slug. */
@@ -60,23 +58,8 @@ export interface ChatEvent extends Common {
 export type CommandHandler = (command: ChatCommand) => unknown | Promise<unknown>;
 export type EventHandler = (event: ChatEvent) => unknown | Promise<unknown>;
 
-export const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
-const EVENT_KINDS: readonly ChatEventKind[] = ["message", "reaction"];
-const MAX_CONTENT = 2000;
-
 const commands = new Map<string, { handler: CommandHandler; description: string | undefined }>();
 const events = new Map<ChatEventKind, EventHandler[]>();
-
-function checkContent(content: unknown): string {
-  if (typeof content !== "string" || content.length === 0) throw new PlatformError("invalid_input", "content must be a non-empty string.");
-  if (content.length > MAX_CONTENT) throw new PlatformError("invalid_input", `content must be at most ${MAX_CONTENT} characters.`);
-  return content;
-}
-
-function checkId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !/^\d{1,20}$/.test(value)) throw new PlatformError("invalid_input", `${field} must be a chat-server id (digits).`);
-  return value;
-}
 
 function replyTokenOf(command: unknown): { token: string; env: PlatformEnv } {
   const c = command as Partial<ChatCommand> | null;
@@ -158,34 +141,34 @@ export const chatserver = {
 
   /** Registers a handler for `message` or `reaction` events in the project's servers. */
   onEvent(kind: ChatEventKind, handler: EventHandler): void {
-    if (!EVENT_KINDS.includes(kind)) throw new PlatformError("invalid_input", `chatserver.onEvent: kind must be one of ${EVENT_KINDS.join(", ")}.`);
+    if (!CHAT_EVENT_KINDS.includes(kind)) throw new PlatformError("invalid_input", `chatserver.onEvent: kind must be one of ${CHAT_EVENT_KINDS.join(", ")}.`);
     if (typeof handler !== "function") throw new PlatformError("invalid_input", "chatserver.onEvent needs a handler function.");
     events.set(kind, [...(events.get(kind) ?? []), handler]);
   },
 
   /** Answers a command (replaces its "thinking…" message). */
   async reply(command: ChatCommand, content: string): Promise<{ messageId: string | null; channelId: string | null }> {
-    const text = checkContent(content);
+    const text = requireChatContent(content);
     const { token, env } = replyTokenOf(command);
     return pluginCall(env, "CHATSERVER_PLUGIN", "/proxy/reply", { replyToken: token, content: text });
   },
 
   /** Another message in answer to a command. */
   async followup(command: ChatCommand, content: string): Promise<{ messageId: string | null; channelId: string | null }> {
-    const text = checkContent(content);
+    const text = requireChatContent(content);
     const { token, env } = replyTokenOf(command);
     return pluginCall(env, "CHATSERVER_PLUGIN", "/proxy/followup", { replyToken: token, content: text });
   },
 
   /** Posts in a channel of a server connected to this project. */
   async sendMessage(channelId: string, content: string): Promise<{ messageId: string; channelId: string }> {
-    const body = { channelId: checkId(channelId, "channelId"), content: checkContent(content) };
+    const body = { channelId: requireChatId(channelId, "channelId"), content: requireChatContent(content) };
     return pluginCall(pluginEnv(), "CHATSERVER_PLUGIN", "/proxy/send-message", body);
   },
 
   /** Edits a message the bot posted. */
   async editMessage(channelId: string, messageId: string, content: string): Promise<{ messageId: string; channelId: string }> {
-    const body = { channelId: checkId(channelId, "channelId"), messageId: checkId(messageId, "messageId"), content: checkContent(content) };
+    const body = { channelId: requireChatId(channelId, "channelId"), messageId: requireChatId(messageId, "messageId"), content: requireChatContent(content) };
     return pluginCall(pluginEnv(), "CHATSERVER_PLUGIN", "/proxy/edit-message", body);
   },
 };

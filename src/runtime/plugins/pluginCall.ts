@@ -1,7 +1,7 @@
 import { PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { onPlatformInit } from "../entry/platformHooks.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
 
 /** The service bindings a project worker reaches its plugins through. */
 export type PluginBinding = "CHATSERVER_PLUGIN" | "WORKSPACE_PLUGIN" | "EMAIL_PLUGIN";
@@ -12,25 +12,16 @@ const PLUGIN_NAMES: Record<PluginBinding, string> = {
   EMAIL_PLUGIN: "email-send",
 };
 
-let latestEnv: PlatformEnv | null = null;
-onPlatformInit((env) => {
-  latestEnv = env;
-});
-
 /** The project's environment for runtime functions called without one (`email.send(...)`). */
 export function pluginEnv(): PlatformEnv {
-  if (!latestEnv) {
+  const env = platformRuntime.env;
+  if (!env) {
     throw new PlatformError(
       "not_ready",
       "Plugins need the platform runtime: run the project with `platform dev` or deploy it with `platform push`, and call plugin functions while handling a request.",
     );
   }
-  return latestEnv;
-}
-
-/** Tests and hosts that build an env by hand. */
-export function setPluginEnv(env: PlatformEnv | null): void {
-  latestEnv = env;
+  return env;
 }
 
 export interface PluginCallOptions {
@@ -97,16 +88,15 @@ export async function pluginCall<T = unknown>(
   }
   if (response.ok) return parsed as T;
 
-  const error = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
-  const code = typeof error?.code === "string" && KNOWN_CODES.has(error.code as PlatformErrorCode) ? (error.code as PlatformErrorCode) : "upstream_error";
-  const message =
-    typeof error?.message === "string" && error.message
-      ? error.message
-      : `The ${PLUGIN_NAMES[binding]} plugin answered ${response.status}.`;
-  const details: Record<string, unknown> = { ...(error?.details && typeof error.details === "object" ? (error.details as Record<string, unknown>) : {}) };
+  const remote = PlatformError.fromJSON((parsed as { error?: unknown } | null)?.error, {
+    code: "upstream_error",
+    message: `The ${PLUGIN_NAMES[binding]} plugin answered ${response.status}.`,
+  });
+  const code = KNOWN_CODES.has(remote.code) ? remote.code : "upstream_error";
+  const details: Record<string, unknown> = { ...remote.details };
   if (code === "rate_limited") {
     const header = Number(response.headers.get("retry-after"));
     if (typeof details.retryAfterSeconds !== "number") details.retryAfterSeconds = Number.isFinite(header) && header > 0 ? header : 1;
   }
-  throw new PlatformError(code, message, Object.keys(details).length ? details : undefined);
+  throw new PlatformError(code, remote.message, Object.keys(details).length ? details : undefined);
 }

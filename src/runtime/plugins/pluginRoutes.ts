@@ -1,6 +1,6 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { registerInternalRoute, registerMetadata } from "../entry/platformHooks.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
 
 /**
  * The project side of plugin dispatch. A plugin worker POSTs to
@@ -27,7 +27,7 @@ function notFound(): Response {
   return errorResponse(new PlatformError("not_found", "Not found."));
 }
 
-registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
+platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
   const match = /^\/([a-z][a-z0-9-]{0,31})$/.exec(rest);
   const handler = match ? handlers.get(match[1]!) : undefined;
   if (!handler || request.method !== "POST") return notFound();
@@ -46,7 +46,7 @@ registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
   }
 });
 
-registerMetadata("plugins", () => {
+platformRuntime.registerMetadata("plugins", () => {
   const out: Record<string, unknown> = {};
   for (const [pluginId, contributor] of metadataContributors) out[pluginId] = contributor();
   return out;

@@ -2,6 +2,15 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import {
+  requireWorkspaceText,
+  WORKSPACE_CHANNEL_ID,
+  WORKSPACE_EVENT_KINDS,
+  WORKSPACE_MESSAGE_TS,
+  type PostedMessage,
+  type WorkspaceEvent,
+  type WorkspaceEventKind,
+} from "../../contracts/workspaceEvents.ts";
 
 /**
  * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
@@ -13,31 +22,7 @@ import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts
  *     await workspace.threadReply(event.channel!, event.ts!, `Hi <@${event.user}>!`);
  *   });
  */
-export type WorkspaceEventKind = "message" | "mention" | "reaction";
-
-export const WORKSPACE_EVENT_KINDS: readonly WorkspaceEventKind[] = ["message", "mention", "reaction"];
-
-/** What a handler receives (shape produced by the workspace plugin worker). */
-export interface WorkspaceEvent {
-  type: WorkspaceEventKind;
-  /** The Slack team the event happened in. */
-  teamId: string;
-  /** Slack's event id (unique; retries are delivered once). */
-  eventId: string;
-  channel?: string;
-  /** Slack user id of who wrote / reacted. */
-  user?: string;
-  text?: string;
-  /** The message's timestamp (its id within the channel). */
-  ts?: string;
-  /** Set when the message is inside a thread: the parent's ts. */
-  threadTs?: string;
-  /** `reaction`: the emoji name and the message reacted to. */
-  reaction?: string;
-  item?: { channel?: string; ts?: string };
-  /** Slack's inner event, unchanged. */
-  raw: Record<string, unknown>;
-}
+export type { WorkspaceEvent, WorkspaceEventKind, PostedMessage } from "../../contracts/workspaceEvents.ts";
 
 export interface WorkspaceEventContext {
   project: { slug: string };
@@ -55,11 +40,6 @@ export interface WorkspaceCallOptions {
   resource?: string;
   /** The project's env (default: the env of the request being handled). */
   env?: PlatformEnv;
-}
-
-export interface PostedMessage {
-  channel: string;
-  ts: string;
 }
 
 const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
@@ -83,27 +63,18 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
 
 registerPluginMetadata("workspace", () => ({ events: [...handlers.keys()] }));
 
-const CHANNEL = /^[CDGZ][A-Z0-9]{2,30}$/;
-const TS = /^\d{1,12}\.\d{1,9}$/;
-
 function requireChannel(channel: unknown): string {
-  if (typeof channel !== "string" || !CHANNEL.test(channel)) {
+  if (typeof channel !== "string" || !WORKSPACE_CHANNEL_ID.test(channel)) {
     throw new PlatformError("invalid_input", `channel must be a Slack channel id such as C0123456789 (got ${JSON.stringify(channel)}).`);
   }
   return channel;
 }
 function requireTs(value: unknown, name: string): string {
-  if (typeof value !== "string" || !TS.test(value)) {
+  if (typeof value !== "string" || !WORKSPACE_MESSAGE_TS.test(value)) {
     throw new PlatformError("invalid_input", `${name} must be a Slack message timestamp such as 1712345678.000100 (got ${JSON.stringify(value)}).`);
   }
   return value;
 }
-function requireText(text: unknown): string {
-  if (typeof text !== "string" || text.trim() === "") throw new PlatformError("invalid_input", "text must be a non-empty string.");
-  if (text.length > 40_000) throw new PlatformError("invalid_input", "text must be at most 40,000 characters (Slack's limit).");
-  return text;
-}
-
 function call<T>(path: string, body: Record<string, unknown>, options: WorkspaceCallOptions): Promise<T> {
   const payload = options.resource ? { ...body, resource: options.resource } : body;
   return pluginCall<T>(options.env ?? pluginEnv(), "WORKSPACE_PLUGIN", path, payload);
@@ -123,12 +94,12 @@ export const workspace = {
 
   /** Posts `text` to a channel; resolves `{ channel, ts }`. */
   async sendMessage(channel: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/send-message", { channel: requireChannel(channel), text: requireText(text) }, options);
+    return call("/proxy/send-message", { channel: requireChannel(channel), text: requireWorkspaceText(text) }, options);
   },
 
   /** Replaces the text of a message the bot posted. */
   async editMessage(channel: string, ts: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/edit-message", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireText(text) }, options);
+    return call("/proxy/edit-message", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireWorkspaceText(text) }, options);
   },
 
   /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
@@ -141,7 +112,7 @@ export const workspace = {
 
   /** Replies in the thread of the message `threadTs` (the parent's ts); resolves `{ channel, ts }`. */
   async threadReply(channel: string, threadTs: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/thread-reply", { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireText(text) }, options);
+    return call("/proxy/thread-reply", { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireWorkspaceText(text) }, options);
   },
 };
 

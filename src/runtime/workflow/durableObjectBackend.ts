@@ -1,5 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-import { runIndexOf, workflowRunActor, type WorkflowActorEnv, type WorkflowRunActor } from "./actorClient.ts";
+import { runIndexOf, workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./actorClient.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
 
 const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
@@ -14,7 +14,7 @@ function randomSuffix(): string {
  * A run id carries the id of the actor that holds it (`<actor id>.<random>`),
  * so `workflow.get(runId)` finds the run from its id alone.
  */
-export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunActor | null {
+export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunClient | null {
   const match = RUN_ID.exec(runId);
   if (!match) return null;
   let actorId: DurableObjectId;
@@ -27,7 +27,7 @@ export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunAc
   return workflowRunActor(env, actorId);
 }
 
-/** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRun actor per workflow id. */
+/** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
   return {
     async start(name, data, { id }) {

@@ -1,38 +1,40 @@
-import type { WorkflowActorEnv } from "./actorClient.ts";
-import { onPlatformInit, registerCron, registerInternalRoute, registerMetadata } from "../entry/platformHooks.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
+import type { WorkflowActorEnv } from "./actorClient.ts";
 import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
-import { installWorkflowBackend, setCronRegistrar, workflow, workflowDefinitions } from "../../engine/workflowApi.ts";
+import { installWorkflowBackend, setCronRegistrar, workflow as registry, workflowDefinitions, type WorkflowFunction } from "../../engine/workflowApi.ts";
 
 /**
  * The workflow capability of a project worker. Evaluated only when user code
  * imports `workflow` (or `NonRetryableError`) from `platform`; it plugs the
- * engine into the entry wrapper: the recovery cron, the internal routes, the
- * Durable Object backend once the environment is known, and build metadata.
+ * engine into the worker's runtime: the recovery cron (the engine registers
+ * it on the first `workflow()` call), the internal routes, the Durable Object
+ * backend for each environment the runtime is given, and build metadata.
  */
 function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
   return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);
 }
 
 setCronRegistrar((cron) =>
-  registerCron({
+  platformRuntime.registerCron({
     ...cron,
     run: async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)"),
   }),
 );
 
-onPlatformInit((env) => {
+platformRuntime.onEnv((env) => {
   if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
 });
 
-registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
-  if (!hasActors(env)) return Response.json({ error: { code: "not_found", message: "This project has no workflow actors." } }, { status: 404 });
+platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
+  if (!hasActors(env)) return errorResponse(new PlatformError("not_found", "This project has no workflow actors."));
   return handleWorkflowRoute(request, env, rest);
 });
 
-registerMetadata("workflows", () =>
+platformRuntime.registerMetadata("workflows", () =>
   workflowDefinitions().map((d) => ({
     name: d.name,
     steps: Object.keys(d.steps),
@@ -42,5 +44,6 @@ registerMetadata("workflows", () =>
   })),
 );
 
-export { workflow };
+/** The engine's registry, declared here so that importing it evaluates the wiring above. */
+export const workflow: WorkflowFunction = registry;
 export { NonRetryableError } from "../../engine/nonRetryableError.ts";

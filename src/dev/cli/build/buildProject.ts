@@ -54,11 +54,11 @@ export function findProjectEntry(projectDir: string): string {
   );
 }
 
-const WORKFLOW_CORE_DIR = path.join(REPO_ROOT, "src/engine") + path.sep;
+// The workflow capability module: bundled only when user code imports `workflow` from `platform`.
+const WORKFLOW_CAPABILITY = path.join(RUNTIME_DIR, "workflow", "index.ts");
 
 function entrySource(entry: string, capabilities: ProjectCapabilities, target: BuildTarget): string {
   const lines = [
-    `import ${JSON.stringify(path.join(RUNTIME_DIR, "entry/prelude.ts"))};`,
     `import project from ${JSON.stringify(entry)};`,
     `import { createPlatformWorker } from ${JSON.stringify(path.join(RUNTIME_DIR, "entry/createPlatformWorker.ts"))};`,
     `export default createPlatformWorker(project);`,
@@ -161,7 +161,7 @@ export async function buildProject(
   const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})
     .filter(([, use]) => use.bytesInOutput > 0)
     .map(([p]) => path.resolve(projectDir, p));
-  const capabilities: ProjectCapabilities = { workflow: bundled.some((p) => p.startsWith(WORKFLOW_CORE_DIR)) };
+  const capabilities: ProjectCapabilities = { workflow: bundled.includes(WORKFLOW_CAPABILITY) };
 
   await mkdir(outDir, { recursive: true });
   let result;

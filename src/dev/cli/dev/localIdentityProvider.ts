@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from "oidc-provider";
+import { escapeHtml } from "../../../core/web/html.ts";
 
 /**
  * The identity provider of `platform dev --login oidc` and the tests: a real
@@ -96,10 +97,6 @@ function memoryAdapterFactory(): (model: string) => Adapter {
       grants.delete(grantId);
     },
   });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
 function page(title: string, body: string): string {

@@ -13,8 +13,9 @@ import { waitForProject } from "./waitForProject.ts";
  *
  * The project is bundled for Node (`buildProject(..., { target: "node" })`),
  * whose generated entry loads in the spec's initialization order: the
- * prelude installs the cron registrar, then the project's top-level
- * `workflow()` calls run, then (here) the node:sqlite workflow backend is
+ * runtime's workflow capability injects the cron registrar as user code
+ * imports it, then the project's top-level `workflow()` calls run (the first
+ * registers the recovery cron), then (here) the node:sqlite workflow backend is
  * injected, and only then does the server answer requests, so
  * `workflow.start/get/list` are available to every handler. The default
  * export is `createPlatformWorker(project)`, the same wrapper a worker gets,
@@ -88,7 +89,7 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
   const url = `http://${host}:${options.port}`;
 
   let generation = 0;
-  /** Evaluates a bundle: the prelude (cron registrar), then the project's top-level code (its workflow() calls). */
+  /** Evaluates a bundle: the runtime it imports (cron registrar), then the project's top-level code (its workflow() calls). */
   const evaluate = async (build: ProjectBuild): Promise<NodeProjectModule> => {
     // A fresh URL is a fresh module instance: new workflow registry, new runtime state.
     const module = (await import(`${pathToFileURL(build.bundlePath).href}?v=${++generation}`)) as NodeProjectModule;

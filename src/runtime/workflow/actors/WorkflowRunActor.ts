@@ -1,18 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../../../core/errors.ts";
-import { initializePlatform } from "../../entry/platformHooks.ts";
+import type { Clock } from "../../../engine/clock.ts";
+import { platformRuntime } from "../../entry/platformRuntime.ts";
 import { createRun } from "../../../engine/createRun.ts";
 import type { WorkflowDefinition } from "../../../engine/definition.ts";
 import { describeRun, outcomeOf, type WorkflowRunView } from "../../../engine/describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "../../../engine/events.ts";
 import { executeRun, type ExecuteRunResult } from "../../../engine/executeRun.ts";
 import type { JsonValue } from "../../../engine/json.ts";
-import { recoverRun } from "../../../engine/recovery.ts";
+import { recoverRun, type RecoveryReason } from "../../../engine/recovery.ts";
 import { createSqlEventStore, type SyncSql } from "../../../engine/sqlEventStore.ts";
-import type { RunStatus, WorkflowEventStore, WorkflowRunIndex as RunIndex } from "../../../engine/store.ts";
+import type { RunIndex, RunStatus, WorkflowEventStore } from "../../../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../../../engine/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
-import { runIndexOf, type RunRecovery, type WorkflowActorEnv, type WorkflowRunIndexActor } from "../actorClient.ts";
+import { runIndexOf, type RunIndexClient, type WorkflowActorEnv } from "../actorClient.ts";
 
 /** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
 const FAILED_EXECUTION_RETRY_MS = 5_000;
@@ -24,6 +25,12 @@ function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
   if (!definition) throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered in this project's code.`);
   return definition;
+}
+
+/** What `recover` found (null: not stuck) and whether it started an execution (false when the repair ended the run). */
+export interface RunRecovery {
+  reason: RecoveryReason | null;
+  reenqueued: boolean;
 }
 
 /** When the actor must look at a run again, from what its last execution reported. */
@@ -50,20 +57,24 @@ function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
  * timeouts, and continuing in a fresh invocation after the 50-second step-loop
  * budget.
  */
-export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
+export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
   #sql: SyncSql;
+  /** The runtime's clock when this instance was made: every time this actor reads or writes. */
+  #now: Clock;
   #storeInstance: (WorkflowEventStore & RunIndex) | null = null;
   /** Executions under way in this instance; a run is never driven twice at once here. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
   /** The project's run index actor, looked up once per instance. */
-  #index: WorkflowRunIndexActor | null = null;
+  #index: RunIndexClient | null = null;
   /** The status this instance last sent to the run index per run, with that report (in flight or done). */
   #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
 
   constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
     super(ctx, env);
-    initializePlatform(env);
+    // Step functions run here: `workflow.start`, `email.send`, … need this environment too.
+    platformRuntime.useEnv(env);
+    this.#now = platformRuntime.clock;
     this.#sql = durableObjectSql(ctx.storage);
   }
 
@@ -78,7 +89,7 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
   }
 
   async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
-    const now = Date.now();
+    const now = this.#now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
     if (run.created) {
       // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
@@ -139,12 +150,12 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
       // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
       // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
       const alarm = await this.ctx.storage.getAlarm();
-      const alarmPending = alarm !== null && alarm > Date.now() - STALE_ALARM_MS;
-      const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, Date.now(), {
+      const alarmPending = alarm !== null && alarm > this.#now() - STALE_ALARM_MS;
+      const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
         executingHere: this.#executions.has(runId) || alarmPending,
       });
       if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
-      if (outcome.reenqueue) await this.ctx.storage.setAlarm(Date.now());
+      if (outcome.reenqueue) await this.ctx.storage.setAlarm(this.#now());
       // Not stuck yet but nobody will wake it (a step in flight when the actor restarted): arm its timeout.
       else if (outcome.reason === null && !alarmPending && !this.#executions.has(runId)) await this.#drive(runId);
       await this.#report(runId);
@@ -167,14 +178,14 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
         const summary = this.#store.getRun(runId)!;
         if (reportFirst) await this.#report(runId);
         const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
-          now: Date.now,
+          now: this.#now,
           onEvent: (event) => {
             if (!isTerminalEvent(event)) return;
             onEnd?.(event);
             this.#wake(runId);
           },
         });
-        const wakeAt = wakeTimeAfter(result, Date.now());
+        const wakeAt = wakeTimeAfter(result, this.#now());
         if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
         // Nothing is left to wake for (one active run per actor: the alarm was this run's).
         else if (result.status === "terminal") await this.ctx.storage.deleteAlarm();
@@ -182,7 +193,7 @@ export class WorkflowRun extends DurableObject<WorkflowActorEnv> {
         return result;
       } catch (error) {
         // An execution that failed outright (not a step failing) is tried again shortly.
-        await this.ctx.storage.setAlarm(Date.now() + FAILED_EXECUTION_RETRY_MS);
+        await this.ctx.storage.setAlarm(this.#now() + FAILED_EXECUTION_RETRY_MS);
         throw error;
       } finally {
         this.#executions.delete(runId);

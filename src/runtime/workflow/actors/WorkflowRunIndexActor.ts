@@ -5,14 +5,14 @@ import { durableObjectSql } from "./durableObjectSql.ts";
 
 /**
  * One per project (named "index"): the list of the project's runs, which live
- * in many WorkflowRun actors. A run reports its summary when it is created
+ * in many WorkflowRunActor instances. A run reports its summary when it is created
  * and when it ends (and whenever an actor drives or recovers a run it has not
  * yet reported as running, e.g. after a restart), so `workflow.list` and the
  * recovery sweep read one small table whose size follows the number of runs,
  * never the number of events. A running run's `updatedAt` here is therefore
  * the time of its last report, not of its last event.
  */
-export class WorkflowRunIndex extends DurableObject {
+export class WorkflowRunIndexActor extends DurableObject {
   #index: SqlRunIndex;
 
   constructor(ctx: DurableObjectState, env: unknown) {
