@@ -1,9 +1,10 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Three projects: `workers` runs inside workerd (Durable Objects, D1, queues),
-// `node` runs plain Node tests (CLI, build, Node backend), `e2e` drives the real
-// CLI and a browser against a running `platform dev`.
+// Tests mirror src/: the test of src/<path>/<file>.ts is test/<path>/<file>[.<aspect>].test.ts.
+// Three projects: `workers` runs `*.workerd.test.ts` inside workerd (Durable Objects, D1, queues),
+// `node` runs the other `*.test.ts` in plain Node (CLI, build, engine, Node backend), `e2e`
+// (test/e2e) drives the real CLI and a browser against a running `platform dev`.
 const migrations = await readD1Migrations("./migrations");
 
 export default defineConfig({
@@ -12,7 +13,7 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest({
-            main: "./test/workers/harness.ts",
+            main: "./test/support/workerd/harness.ts",
             miniflare: {
               compatibilityDate: "2026-10-30",
               compatibilityFlags: ["nodejs_compat"],
@@ -28,10 +29,10 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], setupFiles: ["./test/workers/applyMigrations.ts"] },
+        test: { name: "workers", include: ["test/**/*.workerd.test.ts"], setupFiles: ["./test/support/workerd/applyMigrations.ts"] },
       },
       {
-        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/**/*.workerd.test.ts", "test/e2e/**"], environment: "node" },
       },
       {
         // End-to-end: the real CLI, real workerd processes, real ports; one file at a time.

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NATIVE_SQLITE_MESSAGE } from "../../src/dev/cli/build/nativeSqliteGuard.ts";
-import { describeProcess, descendantsOf, isAlive, runCli, startDev, systemNode } from "./cliProcess.ts";
+import { describeProcess, descendantsOf, isAlive, runCli, startDev, systemNode } from "../support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

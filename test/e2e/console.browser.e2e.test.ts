@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "./browser.ts";
-import { startDev, type DevProcess } from "./cliProcess.ts";
-import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "./workflowProjects.ts";
+import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { startDev, type DevProcess } from "../support/e2e/index.ts";
+import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Port of this file: 8898.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-console-"));

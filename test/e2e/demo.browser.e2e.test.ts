@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "./browser.ts";
-import { REPO, startDev } from "./cliProcess.ts";
+import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { REPO, startDev } from "../support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-demo-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

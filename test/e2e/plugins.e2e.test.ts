@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "./browser.ts";
-import { PLATFORM_BIN, REPO, runCli, startDev, type DevProcess } from "./cliProcess.ts";
+import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { PLATFORM_BIN, REPO, runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
 
 // Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8900 (a copy of the demo).
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, startDev, type DevProcess } from "./cliProcess.ts";
-import { initProject, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "./workflowProjects.ts";
+import { runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
+import { initProject, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Port of this file: 8895.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfcli-"));

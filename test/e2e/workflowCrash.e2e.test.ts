@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startDev, type DevProcess } from "./cliProcess.ts";
-import { getRun, initProject, killTree, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "./workflowProjects.ts";
+import { startDev, type DevProcess } from "../support/e2e/index.ts";
+import { getRun, initProject, killTree, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Ports of this file: 8893 (workerd), 8894 (Node).
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-crash-"));

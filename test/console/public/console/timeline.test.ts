@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { buildTimeline, formatDuration, placeOnAxis } from "../../../../src/console/public/console/timeline.js";
+
+type Event = { seq: number; type: string; at: number; payload: Record<string, unknown> };
+
+/** A run view from [type, at, payload] rows, the way the API returns it. */
+function view(status: string, rows: [string, number, Record<string, unknown>][]) {
+  const events: Event[] = rows.map(([type, at, payload], i) => ({ seq: i + 1, type, at, payload }));
+  return { id: "r", name: "order", status, createdAt: events[0]!.at, updatedAt: events[events.length - 1]!.at, events };
+}
+
+const created: [string, number, Record<string, unknown>] = ["workflow_created", 1000, { workflowName: "order", writes: { data: {} } }];
+
+describe("buildTimeline: one row per step attempt", () => {
+  it.each([
+    {
+      name: "a failing-then-succeeding step, then the last step: the backoff shows as the first attempt's retry wait",
+      run: view("completed", [
+        created,
+        ["step_started", 1001, { step: "start", attempt: 1 }],
+        ["step_failed", 1004, { step: "start", attempt: 1, reason: "card declined", retryable: true }],
+        ["step_started", 2204, { step: "start", attempt: 2 }],
+        ["step_completed", 2205, { step: "start", writes: {}, next_step: "pack" }],
+        ["step_started", 2205, { step: "pack", attempt: 1 }],
+        ["step_completed", 4700, { step: "pack", writes: {} }],
+        ["workflow_completed", 4700, { result: { packed: true } }],
+      ]),
+      now: 9999,
+      rows: [
+        { step: "start", attempt: 1, start: 1001, end: 1004, outcome: "failed", reason: "card declined", retryable: true, retryWait: { start: 1004, end: 2204, pending: false } },
+        { step: "start", attempt: 2, start: 2204, end: 2205, outcome: "completed", nextStep: "pack" },
+        { step: "pack", attempt: 1, start: 2205, end: 4700, outcome: "completed", nextStep: undefined },
+      ],
+      outcome: { status: "completed", at: 4700, result: { packed: true } },
+      axis: { start: 1000, end: 4700 },
+    },
+    {
+      name: "waiting to retry: the wait runs up to now",
+      run: view("running", [
+        created,
+        ["step_started", 1001, { step: "start", attempt: 1 }],
+        ["step_failed", 1010, { step: "start", attempt: 1, reason: "timeout", retryable: true }],
+      ]),
+      now: 1500,
+      rows: [{ step: "start", attempt: 1, start: 1001, end: 1010, outcome: "failed", reason: "timeout", retryable: true, retryWait: { start: 1010, end: 1500, pending: true } }],
+      outcome: { status: "running", at: null },
+      axis: { start: 1000, end: 1500 },
+    },
+    {
+      name: "a step in flight: its bar grows to now",
+      run: view("running", [created, ["step_started", 1001, { step: "start", attempt: 1 }]]),
+      now: 1800,
+      rows: [{ step: "start", attempt: 1, start: 1001, end: 1800, outcome: "running" }],
+      outcome: { status: "running", at: null },
+      axis: { start: 1000, end: 1800 },
+    },
+    {
+      name: "a non-retryable failure ends the run: no wait",
+      run: view("failed", [
+        created,
+        ["step_started", 1001, { step: "start", attempt: 1 }],
+        ["step_failed", 1002, { step: "start", attempt: 1, reason: "no such address", retryable: false }],
+        ["workflow_failed", 1002, { reason: "no such address", cause: "non_retryable" }],
+      ]),
+      now: 5000,
+      rows: [{ step: "start", attempt: 1, start: 1001, end: 1002, outcome: "failed", reason: "no such address", retryable: false }],
+      outcome: { status: "failed", at: 1002, error: "no such address", cause: "non_retryable" },
+      axis: { start: 1000, end: 1002 },
+    },
+    {
+      name: "attempts exhausted: the last attempt's retryable is false",
+      run: view("failed", [
+        created,
+        ["step_started", 1001, { step: "start", attempt: 1 }],
+        ["step_failed", 1002, { step: "start", attempt: 1, reason: "boom", retryable: true }],
+        ["step_started", 1100, { step: "start", attempt: 2 }],
+        ["step_failed", 1101, { step: "start", attempt: 2, reason: "boom", retryable: false }],
+        ["workflow_failed", 1101, { reason: "boom", cause: "attempts_exhausted" }],
+      ]),
+      now: 5000,
+      rows: [
+        { step: "start", attempt: 1, start: 1001, end: 1002, outcome: "failed", reason: "boom", retryable: true, retryWait: { start: 1002, end: 1100, pending: false } },
+        { step: "start", attempt: 2, start: 1100, end: 1101, outcome: "failed", reason: "boom", retryable: false },
+      ],
+      outcome: { status: "failed", at: 1101, error: "boom", cause: "attempts_exhausted" },
+      axis: { start: 1000, end: 1101 },
+    },
+    {
+      name: "only created so far",
+      run: view("running", [created]),
+      now: 1200,
+      rows: [],
+      outcome: { status: "running", at: null },
+      axis: { start: 1000, end: 1200 },
+    },
+  ])("$name", ({ run, now, rows, outcome, axis }) => {
+    const timeline = buildTimeline(run, now);
+    expect(timeline.rows).toEqual(rows);
+    expect(timeline.outcome).toEqual(outcome);
+    expect({ start: timeline.start, end: timeline.end }).toEqual(axis);
+  });
+});
+
+describe("placeOnAxis", () => {
+  it.each([
+    { span: { start: 0, end: 50 }, axis: { start: 0, end: 100 }, place: { left: 0, width: 50 } },
+    { span: { start: 50, end: 100 }, axis: { start: 0, end: 100 }, place: { left: 50, width: 50 } },
+    { name: "an instant still gets a sliver", span: { start: 30, end: 30 }, axis: { start: 0, end: 100 }, place: { left: 30, width: 0.5 } },
+    { name: "a zero-length axis", span: { start: 5, end: 5 }, axis: { start: 5, end: 5 }, place: { left: 0, width: 0.5 } },
+    { name: "never past the right edge", span: { start: 100, end: 100 }, axis: { start: 0, end: 100 }, place: { left: 99.5, width: 0.5 } },
+  ])("$span.start–$span.end on $axis.start–$axis.end → left $place.left %, width $place.width %", ({ span, axis, place }) => {
+    expect(placeOnAxis(span, axis)).toEqual(place);
+  });
+});
+
+describe("formatDuration", () => {
+  it.each([
+    [0, "0 ms"],
+    [999, "999 ms"],
+    [1000, "1.0 s"],
+    [1234, "1.2 s"],
+    [12_345, "12 s"],
+    [60_000, "1 min"],
+    [185_000, "3 min 5 s"],
+  ])("%d ms → %s", (ms, text) => expect(formatDuration(ms)).toBe(text));
+});

@@ -1,0 +1,291 @@
+import { describe, expect, it } from "vitest";
+import { createFakeWorkspace, type FakeWorkspaceConfig } from "../../../../src/dev/fakes/workspace/fakeWorkspace.ts";
+import fakeSlackWorker, { type FakeWorkspaceEnv } from "../../../../src/dev/fakes/workspace/index.ts";
+import { verifyWorkspaceSignature } from "../../../../src/platform/plugins/workspace/workspaceSignature.ts";
+
+const BASE = "https://slack.fake";
+const REDIRECT = "https://workspace-plugin.test/oauth/callback";
+const CONFIG: FakeWorkspaceConfig = {
+  clientId: "111.222",
+  clientSecret: "client-secret",
+  signingSecret: "signing-secret",
+  webhookUrl: "https://workspace-plugin.test/webhook",
+  redirectUris: [REDIRECT],
+};
+
+function fake(overrides: Partial<FakeWorkspaceConfig> = {}) {
+  return createFakeWorkspace({ ...CONFIG, ...overrides });
+}
+
+type Fake = ReturnType<typeof fake>;
+
+const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
+
+function form(params: Record<string, string>): { body: string; headers: Record<string, string> } {
+  return { body: new URLSearchParams(params).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } };
+}
+
+async function consent(slack: Fake, decision: "allow" | "cancel", params: Record<string, string> = {}): Promise<URL> {
+  const q = new URLSearchParams({ client_id: CONFIG.clientId, scope: "chat:write,reactions:write", redirect_uri: REDIRECT, state: "st-1", ...params });
+  const page = await slack.fetch(new Request(`${BASE}/oauth/v2/authorize?${q}`));
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).toContain(params.team ? `Workspace ${params.team}` : "Test Workspace");
+  // Submit the page's form the way a browser would.
+  const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))]));
+  const response = await slack.fetch(new Request(`${BASE}/oauth/v2/authorize`, { method: "POST", ...form({ ...fields, decision }), redirect: "manual" }));
+  expect(response.status).toBe(302);
+  return new URL(response.headers.get("location")!);
+}
+
+async function exchange(slack: Fake, params: Record<string, string>, auth = basic(CONFIG.clientId, CONFIG.clientSecret)) {
+  const { body, headers } = form(params);
+  const response = await slack.fetch(new Request(`${BASE}/api/oauth.v2.access`, { method: "POST", body, headers: { ...headers, authorization: auth } }));
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, any>;
+}
+
+async function install(slack: Fake, team?: string) {
+  const location = await consent(slack, "allow", team ? { team } : {});
+  return exchange(slack, { code: location.searchParams.get("code")!, redirect_uri: REDIRECT });
+}
+
+async function api(slack: Fake, method: string, token: string | null, params: Record<string, unknown>) {
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  return slack.fetch(new Request(`${BASE}/api/${method}`, { method: "POST", headers, body: JSON.stringify(params) }));
+}
+
+describe("fake Slack: OAuth v2", () => {
+  it("consent page names the workspace; Allow redirects with a code and the state", async () => {
+    const location = await consent(fake(), "allow");
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get("state")).toBe("st-1");
+    expect(location.searchParams.get("code")).toMatch(/^[0-9a-f]+\.[0-9a-f]+$/);
+  });
+
+  it("Cancel redirects with error=access_denied and no code", async () => {
+    const location = await consent(fake(), "cancel");
+    expect(location.searchParams.get("error")).toBe("access_denied");
+    expect(location.searchParams.get("code")).toBeNull();
+    expect(location.searchParams.get("state")).toBe("st-1");
+  });
+
+  it("refuses an unknown client_id or an unregistered redirect_uri on the authorize page", async () => {
+    const slack = fake();
+    const bad = (p: Record<string, string>) =>
+      slack.fetch(new Request(`${BASE}/oauth/v2/authorize?${new URLSearchParams({ client_id: CONFIG.clientId, redirect_uri: REDIRECT, state: "s", ...p })}`));
+    expect((await bad({ client_id: "nope" })).status).toBe(400);
+    expect((await bad({ redirect_uri: "https://evil.test/cb" })).status).toBe(400);
+  });
+
+  it("exchanges a code once: team, bot token, bot user, authed user", async () => {
+    const slack = fake();
+    const location = await consent(slack, "allow");
+    const code = location.searchParams.get("code")!;
+    const first = await exchange(slack, { code, redirect_uri: REDIRECT });
+    expect(first).toMatchObject({
+      ok: true,
+      token_type: "bot",
+      team: { id: "T0TEST", name: "Test Workspace" },
+      bot_user_id: "U0BOT0TEST",
+      authed_user: { id: "U0ALICE" },
+    });
+    expect(first.access_token).toMatch(/^xoxb-T0TEST-/);
+    expect(first.refresh_token).toBeUndefined();
+    expect(await exchange(slack, { code, redirect_uri: REDIRECT })).toEqual({ ok: false, error: "invalid_code" });
+  });
+
+  it("checks client credentials (Basic or body) and the redirect_uri", async () => {
+    const slack = fake();
+    const code = async () => (await consent(slack, "allow")).searchParams.get("code")!;
+    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic(CONFIG.clientId, "wrong"))).toEqual({ ok: false, error: "bad_client_secret" });
+    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic("other", CONFIG.clientSecret))).toEqual({ ok: false, error: "invalid_client_id" });
+    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT + "x" })).toEqual({ ok: false, error: "bad_redirect_uri" });
+    const viaBody = await exchange(slack, { code: await code(), redirect_uri: REDIRECT, client_id: CONFIG.clientId, client_secret: CONFIG.clientSecret }, "");
+    expect(viaBody.ok).toBe(true);
+    expect(await exchange(slack, { code: "made-up", redirect_uri: REDIRECT })).toEqual({ ok: false, error: "invalid_code" });
+  });
+
+  it("the team query parameter picks another workspace", async () => {
+    const result = await install(fake(), "T0OTHER");
+    expect(result.team).toEqual({ id: "T0OTHER", name: "Workspace T0OTHER" });
+  });
+
+  it("token rotation: expiring token plus a single-use refresh token", async () => {
+    const slack = fake({ tokenRotation: true, expiresIn: 43_200 });
+    const first = await install(slack);
+    expect(first.access_token).toMatch(/^xoxe\.xoxb-/);
+    expect(first.refresh_token).toMatch(/^xoxe-1-/);
+    expect(first.expires_in).toBe(43_200);
+    const refreshed = await exchange(slack, { grant_type: "refresh_token", refresh_token: first.refresh_token });
+    expect(refreshed).toMatchObject({ ok: true, team: { id: "T0TEST" }, expires_in: 43_200 });
+    expect(refreshed.access_token).not.toBe(first.access_token);
+    expect(refreshed.refresh_token).not.toBe(first.refresh_token);
+    // The old refresh token is dead.
+    expect(await exchange(slack, { grant_type: "refresh_token", refresh_token: first.refresh_token })).toEqual({ ok: false, error: "invalid_refresh_token" });
+    expect((await exchange(slack, { grant_type: "refresh_token", refresh_token: refreshed.refresh_token })).ok).toBe(true);
+  });
+
+  it("an expired access token answers token_expired", async () => {
+    let clock = 1_800_000_000_000;
+    const slack = fake({ tokenRotation: true, expiresIn: 60, now: () => clock });
+    const { access_token } = await install(slack);
+    expect(await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json()).toMatchObject({ ok: true });
+    clock += 61_000;
+    expect(await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json()).toEqual({ ok: false, error: "token_expired" });
+  });
+});
+
+describe("fake Slack: Web API", () => {
+  it("chat.postMessage, a thread reply, chat.update and reactions.add; everything recorded", async () => {
+    const slack = fake();
+    const { access_token } = await install(slack);
+    const posted = (await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "parent" })).json()) as any;
+    expect(posted).toMatchObject({ ok: true, channel: "C0GENERAL", message: { text: "parent", user: "U0BOT0TEST" } });
+    const reply = (await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "child", thread_ts: posted.ts })).json()) as any;
+    expect(reply.message.thread_ts).toBe(posted.ts);
+    expect(await (await api(slack, "chat.update", access_token, { channel: "C0GENERAL", ts: posted.ts, text: "edited" })).json()).toMatchObject({ ok: true, text: "edited" });
+    expect(await (await api(slack, "reactions.add", access_token, { channel: "C0GENERAL", timestamp: posted.ts, name: "thumbsup" })).json()).toEqual({ ok: true });
+    expect(await (await api(slack, "reactions.add", access_token, { channel: "C0GENERAL", timestamp: posted.ts, name: "thumbsup" })).json()).toEqual({ ok: false, error: "already_reacted" });
+    const recorded = (await (await slack.fetch(new Request(`${BASE}/__fake/recorded`))).json()) as { calls: any[] };
+    expect(recorded.calls.map((c) => c.method)).toEqual(["chat.postMessage", "chat.postMessage", "chat.update", "reactions.add", "reactions.add"]);
+    expect(recorded.calls[1].params).toMatchObject({ thread_ts: posted.ts, text: "child" });
+  });
+
+  it("answers HTTP 200 with ok:false the way Slack does", async () => {
+    const slack = fake();
+    const { access_token } = await install(slack);
+    const call = async (method: string, token: string | null, params: Record<string, unknown>) => {
+      const response = await api(slack, method, token, params);
+      expect(response.status).toBe(200);
+      return response.json();
+    };
+    expect(await call("chat.postMessage", null, { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "not_authed" });
+    expect(await call("chat.postMessage", "xoxb-made-up", { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "invalid_auth" });
+    expect(await call("chat.postMessage", access_token, { channel: "C0NOPE", text: "x" })).toEqual({ ok: false, error: "channel_not_found" });
+    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "" })).toEqual({ ok: false, error: "no_text" });
+    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x", thread_ts: "1.000001" })).toEqual({ ok: false, error: "thread_not_found" });
+    expect(await call("chat.update", access_token, { channel: "C0GENERAL", ts: "1.000001", text: "x" })).toEqual({ ok: false, error: "message_not_found" });
+    await slack.fetch(new Request(`${BASE}/__fake/revoke`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
+    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "token_revoked" });
+  });
+
+  it("429 with Retry-After while the rate-limit switch is on", async () => {
+    const slack = fake();
+    const { access_token } = await install(slack);
+    await slack.fetch(new Request(`${BASE}/__fake/ratelimit`, { method: "POST", body: JSON.stringify({ retryAfter: 17, count: 2 }), headers: { "content-type": "application/json" } }));
+    for (let i = 0; i < 2; i++) {
+      const limited = await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("retry-after")).toBe("17");
+      expect(await limited.json()).toEqual({ ok: false, error: "ratelimited" });
+    }
+    expect((await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+  });
+});
+
+describe("fake Slack: event deliveries", () => {
+  function capturing() {
+    const received: { request: Request; body: string }[] = [];
+    const slack = fake({
+      deliver: async (request) => {
+        received.push({ request, body: await request.text() });
+        return new Response("", { status: 200 });
+      },
+    });
+    const trigger = async (params: Record<string, unknown>) => {
+      const response = await slack.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify(params), headers: { "content-type": "application/json" } }));
+      return { status: response.status, json: (await response.json()) as any };
+    };
+    return { slack, received, trigger };
+  }
+
+  it.each(["message", "mention", "reaction", "app_uninstalled", "tokens_revoked"])("%s: a signed event_callback envelope to the plugin URL", async (kind) => {
+    const { received, trigger } = capturing();
+    const { status, json } = await trigger({ kind, teamId: "T0TEST", text: "hi there" });
+    expect(status).toBe(200);
+    expect(json.response.status).toBe(200);
+    expect(received).toHaveLength(1);
+    const { request, body } = received[0]!;
+    expect(request.url).toBe(CONFIG.webhookUrl);
+    expect(request.method).toBe("POST");
+    const check = await verifyWorkspaceSignature(CONFIG.signingSecret, request.headers.get("x-slack-request-timestamp"), request.headers.get("x-slack-signature"), body);
+    expect(check).toEqual({ ok: true });
+    const envelope = JSON.parse(body);
+    expect(envelope).toMatchObject({ type: "event_callback", team_id: "T0TEST", api_app_id: "A0PLATFORM" });
+    expect(envelope.event_id).toMatch(/^Ev[0-9A-F]+$/);
+    const expectedType = { message: "message", mention: "app_mention", reaction: "reaction_added", app_uninstalled: "app_uninstalled", tokens_revoked: "tokens_revoked" }[kind];
+    expect(envelope.event.type).toBe(expectedType);
+    if (kind === "mention") expect(envelope.event.text).toBe("<@U0BOT0TEST> hi there");
+    if (kind === "message") expect(envelope.event.text).toBe("hi there");
+    expect(request.headers.get("x-slack-retry-num")).toBeNull();
+  });
+
+  it("url_verification is a bare challenge body, signed", async () => {
+    const { received, trigger } = capturing();
+    await trigger({ kind: "url_verification" });
+    const body = JSON.parse(received[0]!.body);
+    expect(body).toMatchObject({ type: "url_verification" });
+    expect(body.challenge).toMatch(/^[0-9a-f]{48}$/);
+  });
+
+  it("a retry resends the same event_id with X-Slack-Retry-Num", async () => {
+    const { received, trigger } = capturing();
+    await trigger({ kind: "message", teamId: "T0TEST" });
+    await trigger({ retry: 2 });
+    expect(received).toHaveLength(2);
+    expect(JSON.parse(received[1]!.body).event_id).toBe(JSON.parse(received[0]!.body).event_id);
+    expect(received[1]!.request.headers.get("x-slack-retry-num")).toBe("2");
+    expect(received[1]!.request.headers.get("x-slack-retry-reason")).toBe("http_timeout");
+  });
+
+  it("refuses an unknown kind", async () => {
+    const { received, trigger } = capturing();
+    const { status, json } = await trigger({ kind: "bogus" });
+    expect(status).toBe(400);
+    expect(json.error).toMatch(/Unknown kind/);
+    expect(received).toHaveLength(0);
+  });
+});
+
+describe("fake Slack as a worker", () => {
+  it("is configured by vars, keeps one state per env, and delivers through the PLUGIN binding", async () => {
+    const received: Request[] = [];
+    const workerEnv: FakeWorkspaceEnv = {
+      SLACK_CLIENT_ID: "9.9",
+      SLACK_CLIENT_SECRET: "worker-secret",
+      SLACK_SIGNING_SECRET: "worker-signing",
+      PLUGIN_WEBHOOK_URL: "https://plugin.local/webhook",
+      TOKEN_ROTATION: "1",
+      TOKEN_EXPIRES_IN: "120",
+      REDIRECT_URIS: "https://plugin.local/oauth/callback",
+      PLUGIN: {
+        async fetch(input: RequestInfo | URL, init?: RequestInit) {
+          received.push(new Request(input, init));
+          return new Response(null, { status: 200 });
+        },
+      } as unknown as Fetcher,
+    };
+    const page = await fakeSlackWorker.fetch(
+      new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}&state=s`),
+      workerEnv,
+    );
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Test Workspace");
+    const refused = await fakeSlackWorker.fetch(new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://x.test/cb")}`), workerEnv);
+    expect(refused.status).toBe(400);
+    const triggered = await fakeSlackWorker.fetch(
+      new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ kind: "message", teamId: "T0TEST" }), headers: { "content-type": "application/json" } }),
+      workerEnv,
+    );
+    expect(triggered.status).toBe(200);
+    expect(received).toHaveLength(1);
+    const body = await received[0]!.text();
+    const check = await verifyWorkspaceSignature("worker-signing", received[0]!.headers.get("x-slack-request-timestamp"), received[0]!.headers.get("x-slack-signature"), body);
+    expect(check.ok).toBe(true);
+    // The same env object keeps its state: a retry resends that event.
+    await fakeSlackWorker.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ retry: 1 }), headers: { "content-type": "application/json" } }), workerEnv);
+    expect(JSON.parse(await received[1]!.text()).event_id).toBe(JSON.parse(body).event_id);
+  });
+});

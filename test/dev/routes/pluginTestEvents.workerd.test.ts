@@ -1,0 +1,328 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import { createFakeWorkspace, DEFAULT_TEAM } from "../../../src/dev/fakes/workspace/fakeWorkspace.ts";
+import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../../src/core/crypto/ed25519.ts";
+import { verifyWorkspaceSignature } from "../../../src/platform/plugins/workspace/workspaceSignature.ts";
+import { claimResource, listProjectResources } from "../../../src/platform/db/resourceClaims.ts";
+import type { DevApiEnv } from "../../../src/dev/routes/devApiEnv.ts";
+import devApi from "../../../src/dev/routes/devApiWorker.ts";
+import { sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
+import { apiHarness, callApi as callAnyApi, expectError, jsonOfSize, userWithProject, type ApiCall } from "../../support/workerd/index.ts";
+
+const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+const APP = "999999999999999999";
+const BOT_TOKEN = "fake-bot-token";
+const SIGNING_SECRET = "fake-signing-secret";
+
+/** The API env of the tests plus the fake providers `platform dev` binds (absent = a platform without them). */
+function apiEnvWith(fakes: Pick<DevApiEnv, "FAKE_CHATSERVER" | "FAKE_WORKSPACE">): DevApiEnv {
+  return { ...apiHarness().env, ...fakes };
+}
+
+/** The route exists only in the API worker `platform dev` runs. */
+function callApi(method: string, path: string, call: ApiCall = {}): Promise<Response> {
+  return callAnyApi(method, path, { ...call, worker: devApi });
+}
+
+function asFetcher(handle: (request: Request) => Promise<Response> | Response): Fetcher {
+  return { fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise.resolve(handle(new Request(input, init))) } as unknown as Fetcher;
+}
+
+/** A fake that must not be contacted: records any request and answers 500. */
+function untouchedFake(): { fetcher: Fetcher; requests: string[] } {
+  const requests: string[] = [];
+  return {
+    requests,
+    fetcher: asFetcher((request) => {
+      requests.push(`${request.method} ${new URL(request.url).pathname}`);
+      return new Response("should not be called", { status: 500 });
+    }),
+  };
+}
+
+interface Delivery {
+  headers: Headers;
+  body: string;
+  json: Record<string, any>;
+}
+
+/**
+ * The real fake chat server; the "plugin" it delivers to is a stub that keeps
+ * the signed webhook and answers `answer(payload)`, then (like the project's
+ * handler behind the real plugin) calls the fake's REST API via `then`.
+ */
+function chatWorld(
+  answer: (payload: Record<string, any>) => unknown,
+  then?: (payload: Record<string, any>, fake: ReturnType<typeof createFakeChatServer>) => Promise<unknown>,
+) {
+  const deliveries: Delivery[] = [];
+  const background: Promise<unknown>[] = [];
+  const fake = createFakeChatServer({
+    baseUrl: "https://chat.fake",
+    applicationId: APP,
+    clientId: APP,
+    clientSecret: "client-secret",
+    botToken: BOT_TOKEN,
+    signingSeed: SEED,
+    webhookUrl: "https://chat-plugin.test/webhook",
+    async deliver(request) {
+      const body = await request.text();
+      const json = JSON.parse(body) as Record<string, any>;
+      deliveries.push({ headers: request.headers, body, json });
+      if (then) background.push(new Promise((resolve) => setTimeout(resolve, 100)).then(() => then(json, fake)));
+      return Response.json(answer(json));
+    },
+  });
+  return { fake, deliveries, background, fetcher: asFetcher((request) => fake.fetch(request)) };
+}
+
+async function installedChatProject(slug = "alpha") {
+  const owner = await userWithProject("ada@example.com", slug);
+  // Two installs: the route uses the newest claim.
+  await claimResource(env.DB, { pluginId: "chatserver", resourceType: "server", projectId: owner.row.id, externalResourceId: OTHER_GUILD.id, displayName: OTHER_GUILD.name }, Date.now() - 60_000);
+  await claimResource(env.DB, { pluginId: "chatserver", resourceType: "server", projectId: owner.row.id, externalResourceId: TEST_GUILD.id, displayName: TEST_GUILD.name });
+  return owner;
+}
+
+describe("the deployed API worker (src/platform/api/index.ts)", () => {
+  it("has no test-events route: 404 even with the fakes bound, and nothing reaches them", async () => {
+    const { user } = await installedChatProject();
+    const chat = untouchedFake();
+    const workspace = untouchedFake();
+    const response = await callAnyApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "message", text: "hi" },
+      env: apiEnvWith({ FAKE_CHATSERVER: chat.fetcher, FAKE_WORKSPACE: workspace.fetcher }),
+    });
+    const error = await expectError(response, 404, "not_found");
+    expect(error.error.message).toBe("No route for POST /projects/alpha/plugins/chatserver/test-events.");
+    expect([...chat.requests, ...workspace.requests]).toEqual([]);
+  });
+});
+
+describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing reaches the fake)", () => {
+  const tooLong = "x".repeat(2001);
+  it.each([
+    ["without a CLI token", { token: false }, 401, "unauthorized", /token/i],
+    ["another user's project", { as: "bob" }, 404, "not_found", /No project named "alpha"/],
+    ["email-send, which has no events", { plugin: "email-send" }, 400, "invalid_input", /email-send plugin has no events/],
+    ["an unknown plugin", { plugin: "fax" }, 404, "not_found", /No plugin named "fax"/],
+    ["a kind the plugin does not have", { body: { kind: "mention" } }, 400, "invalid_input", /kind must be one of command, message, reaction for chatserver \(got "mention"\)/],
+    ["a workspace command", { plugin: "workspace", body: { kind: "command", name: "hello" } }, 400, "invalid_input", /kind must be one of message, mention, reaction for workspace/],
+    ["a missing kind", { body: { text: "hi" } }, 400, "invalid_input", /kind must be one of/],
+    ["a command without a name", { body: { kind: "command", text: "hi" } }, 400, "invalid_input", /command needs a name/],
+    ["a command name with its slash", { body: { kind: "command", name: "/hello" } }, 400, "invalid_input", /without the leading \//],
+    ["a command name over 32 characters", { body: { kind: "command", name: "a".repeat(33) } }, 400, "invalid_input", /1–32/],
+    ["a name on a message", { body: { kind: "message", name: "hello" } }, 400, "invalid_input", /name applies to chatserver commands only/],
+    ["text that is not a string", { body: { kind: "message", text: 42 } }, 400, "invalid_input", /text must be a string/],
+    ["empty text", { body: { kind: "message", text: "" } }, 400, "invalid_input", /text must be 1–2000 characters \(got 0\)/],
+    ["text over 2000 characters", { body: { kind: "message", text: tooLong } }, 400, "invalid_input", /text must be 1–2000 characters \(got 2001\)/],
+    ["an unknown field", { body: { kind: "message", channel: "C1" } }, 400, "invalid_input", /Unknown field\(s\) "channel"/],
+    ["malformed JSON", { body: '{"kind": "message"' }, 400, "malformed_json", /not valid JSON/],
+    ["a JSON array", { body: "[]" }, 400, "malformed_json", /JSON object/],
+    ["an oversized body", { body: jsonOfSize({ kind: "message" }, 17 * 1024) }, 413, "payload_too_large", /larger than 16384 bytes/],
+    ["the dev API worker without the fake providers bound", { fake: false }, 404, "not_found", /Test events need the local fake providers: they work with `platform dev` only\./],
+  ] as const)("refuses %s", async (_name, c: Record<string, any>, status, code, message) => {
+    const { user } = await installedChatProject();
+    const bob = await userWithProject("bob@example.com", "beta");
+    const chat = untouchedFake();
+    const workspace = untouchedFake();
+    const response = await callApi("POST", `/projects/alpha/plugins/${c.plugin ?? "chatserver"}/test-events`, {
+      ...(c.token === false ? {} : { token: c.as === "bob" ? bob.user.token : user.token }),
+      body: c.body ?? { kind: "message", text: "hi" },
+      env: apiEnvWith(c.fake === false ? {} : { FAKE_CHATSERVER: chat.fetcher, FAKE_WORKSPACE: workspace.fetcher }),
+    });
+    const error = await expectError(response, status, code);
+    expect(error.error.message).toMatch(message);
+    expect([...chat.requests, ...workspace.requests]).toEqual([]);
+  });
+
+  it("answers 409 with the install command when the project has no install of that plugin yet", async () => {
+    const { user } = await installedChatProject();
+    const workspace = untouchedFake();
+    const error = await expectError(
+      await callApi("POST", "/projects/alpha/plugins/workspace/test-events", {
+        token: user.token,
+        body: { kind: "message" },
+        env: apiEnvWith({ FAKE_WORKSPACE: workspace.fetcher }),
+      }),
+      409,
+      "conflict",
+    );
+    expect(error.error.message).toBe('Project "alpha" has no workspace install yet: run `platform plugin install workspace` first.');
+    expect(workspace.requests).toEqual([]);
+  });
+
+  it("answers 502 with the fake's answer when the fake refuses the trigger", async () => {
+    const { user } = await installedChatProject();
+    const fake = asFetcher((request) =>
+      new URL(request.url).pathname === "/__fake/recorded" ? Response.json([]) : Response.json({ error: "a command needs a name" }, { status: 400 }),
+    );
+    const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "message" },
+      env: apiEnvWith({ FAKE_CHATSERVER: fake }),
+    });
+    const error = (await expectError(response, 502, "upstream_error")) as { error: { message: string; details?: unknown } };
+    expect(error.error.message).toBe('The fake chatserver provider refused the test event (400): {"error":"a command needs a name"}');
+    expect(error.error.details).toEqual({ status: 400, answer: { error: "a command needs a name" } });
+  });
+});
+
+describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
+  it("chatserver command: the fake signs an interaction for the newest claimed server; the answer lists the handler's provider calls", async () => {
+    const { user } = await installedChatProject();
+    const world = chatWorld(
+      () => ({ type: 5 }), // deferred, as the real plugin answers a command
+      (payload, fake) =>
+        fake.fetch(
+          new Request(`https://chat.fake/api/v10/webhooks/${APP}/${payload.token}/messages/@original`, {
+            method: "PATCH",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ content: "Hello, Test User!" }),
+          }),
+        ),
+    );
+    const started = Date.now();
+    const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "command", name: "hello", text: "hi" },
+      env: apiEnvWith({ FAKE_CHATSERVER: world.fetcher }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(Date.now() - started).toBeLessThan(4000); // stopped once the calls went quiet, not at the 5 s cap
+    await Promise.all(world.background);
+
+    // What the fake delivered: one correctly signed interaction for the newest claimed server.
+    expect(world.deliveries).toHaveLength(1);
+    const [delivery] = world.deliveries;
+    const check = await verifyEd25519Webhook(
+      await ed25519PublicKeyHex(SEED),
+      delivery!.headers.get("X-Signature-Ed25519"),
+      delivery!.headers.get("X-Signature-Timestamp"),
+      delivery!.body,
+    );
+    expect(check.ok).toBe(true);
+    expect(delivery!.json).toMatchObject({
+      type: 2,
+      application_id: APP,
+      guild_id: TEST_GUILD.id,
+      data: { name: "hello", options: [{ name: "text", type: 3, value: "hi" }] },
+    });
+
+    const body = await response.json();
+    expect(body).toEqual({
+      sent: { kind: "command", name: "hello", text: "hi", resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" } },
+      summary: 'Sent a signed command /hello "hi" from server "Test Server"; the plugin answered 200.',
+      pluginAnswer: { status: 200 },
+      calls: [
+        {
+          method: "PATCH",
+          path: `/api/v10/webhooks/${APP}/${delivery!.json.token}/messages/@original`,
+          body: { content: "Hello, Test User!" },
+          status: 200,
+        },
+      ],
+    });
+  });
+
+  it("workspace message: the fake signs an event for the installed team; the handler's thread reply comes back without its bot token", async () => {
+    const { user, row } = await userWithProject("ada@example.com", "alpha");
+    await claimResource(env.DB, { pluginId: "workspace", resourceType: "workspace", projectId: row.id, externalResourceId: DEFAULT_TEAM.id, displayName: DEFAULT_TEAM.name });
+    const deliveries: Delivery[] = [];
+    const background: Promise<unknown>[] = [];
+    let botToken = "";
+    const slack = createFakeWorkspace({
+      clientId: "111.222",
+      clientSecret: "client-secret",
+      signingSecret: SIGNING_SECRET,
+      webhookUrl: "https://workspace-plugin.test/webhook",
+      async deliver(request) {
+        const body = await request.text();
+        const json = JSON.parse(body) as Record<string, any>;
+        deliveries.push({ headers: request.headers, body, json });
+        const reply = new Request("https://slack.fake/api/chat.postMessage", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${botToken}` },
+          body: JSON.stringify({ channel: json.event.channel, thread_ts: json.event.ts, text: `echo: ${json.event.text}` }),
+        });
+        background.push(new Promise((resolve) => setTimeout(resolve, 100)).then(() => slack.fetch(reply)));
+        return new Response(null, { status: 200 });
+      },
+    });
+    botToken = await installSlackTeam(slack);
+
+    const response = await callApi("POST", "/projects/alpha/plugins/workspace/test-events", {
+      token: user.token,
+      body: { kind: "message", text: "hi" },
+      env: apiEnvWith({ FAKE_WORKSPACE: asFetcher((request) => slack.fetch(request)) }),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    await Promise.all(background);
+    expect(text).not.toContain(botToken);
+
+    expect(deliveries).toHaveLength(1);
+    const [delivery] = deliveries;
+    const check = await verifyWorkspaceSignature(SIGNING_SECRET, delivery!.headers.get("X-Slack-Request-Timestamp"), delivery!.headers.get("X-Slack-Signature"), delivery!.body);
+    expect(check.ok).toBe(true);
+    expect(delivery!.json).toMatchObject({ type: "event_callback", team_id: DEFAULT_TEAM.id, event: { type: "message", text: "hi" } });
+
+    expect(JSON.parse(text)).toEqual({
+      sent: { kind: "message", text: "hi", resource: { plugin: "workspace", externalId: DEFAULT_TEAM.id, displayName: "Test Workspace" } },
+      summary: 'Sent a signed message "hi" from workspace "Test Workspace"; the plugin answered 200.',
+      pluginAnswer: { status: 200 },
+      calls: [
+        {
+          method: "chat.postMessage",
+          params: { channel: delivery!.json.event.channel, thread_ts: delivery!.json.event.ts, text: "echo: hi" },
+          status: 200,
+          ok: true,
+          at: expect.any(Number),
+        },
+      ],
+    });
+  });
+
+  it("reports an inline reply, and no calls when the handler made none (after the wait)", async () => {
+    const { row } = await installedChatProject();
+    const world = chatWorld(() => ({ type: 4, data: { content: "pong" } }));
+    const [resource] = (await listProjectResources(env.DB, row.id, "chatserver")).filter((r) => r.external_resource_id === TEST_GUILD.id);
+    const answer = await sendTestEvent(world.fetcher, "chatserver", resource!, { kind: "command", name: "ping" }, { maxMs: 300, quietMs: 100, pollMs: 50 });
+    expect(answer).toEqual({
+      sent: { kind: "command", name: "ping", resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" } },
+      summary: 'Sent a signed command /ping from server "Test Server"; the plugin answered 200.',
+      pluginAnswer: { status: 200, inlineReply: "pong" },
+      calls: [],
+    });
+  });
+});
+
+/** Installs the fake Slack app on the default team (consent page → Allow → code exchange) and returns the bot token. */
+async function installSlackTeam(slack: ReturnType<typeof createFakeWorkspace>): Promise<string> {
+  const redirect = "https://workspace-plugin.test/oauth/callback";
+  const q = new URLSearchParams({ client_id: "111.222", scope: "chat:write", redirect_uri: redirect, state: "st" });
+  const html = await (await slack.fetch(new Request(`https://slack.fake/oauth/v2/authorize?${q}`))).text();
+  const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))]));
+  const decision = await slack.fetch(
+    new Request("https://slack.fake/oauth/v2/authorize", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...fields, decision: "allow" }).toString(),
+      redirect: "manual",
+    }),
+  );
+  const code = new URL(decision.headers.get("location")!).searchParams.get("code")!;
+  const token = await slack.fetch(
+    new Request("https://slack.fake/api/oauth.v2.access", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa("111.222:client-secret")}` },
+      body: new URLSearchParams({ code, redirect_uri: redirect }).toString(),
+    }),
+  );
+  const body = (await token.json()) as { ok: boolean; access_token: string };
+  expect(body.ok).toBe(true);
+  return body.access_token;
+}

@@ -1,0 +1,371 @@
+import { describe, expect, it, vi } from "vitest";
+import { retryDelayMS } from "../../src/engine/backoff.ts";
+import { createRun } from "../../src/engine/createRun.ts";
+import { defineWorkflow, type WorkflowOptions, type WorkflowSteps } from "../../src/engine/definition.ts";
+import type { StoredEvent } from "../../src/engine/events.ts";
+import { executeRun, type ExecuteRunOptions } from "../../src/engine/executeRun.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "../../src/engine/json.ts";
+import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
+import { NonRetryableError } from "../../src/engine/nonRetryableError.ts";
+import { gate, manualClock, shape } from "../support/node/index.ts";
+
+const RUN = "run-1";
+
+function setup(steps: WorkflowSteps, options: WorkflowOptions = {}, data: unknown = { name: "Ada" }, clock = manualClock()) {
+  const store = createMemoryEventStore();
+  const definition = defineWorkflow("w", steps, { backoff: { initialMS: 1000, jitter: 0 }, ...options });
+  createRun(store, definition, data, { runId: RUN, now: clock.now() });
+  const run = (extra: Partial<ExecuteRunOptions> = {}) => executeRun(store, definition, RUN, { now: clock.now, sleep: async () => {}, ...extra });
+  const events = () => store.events(RUN);
+  const last = () => store.lastEvent(RUN) as StoredEvent;
+  return { clock, store, definition, run, events, last };
+}
+
+describe("executeRun: the step_started rows of the transition table", () => {
+  it("step returns { step: next } → step_completed with next_step", async () => {
+    const { run, events } = setup({ start: async () => ({ step: "finish" }), finish: async () => ({ done: true, result: 1 }) });
+    await run();
+    expect(events()[2]).toMatchObject({ seq: 3, type: "step_completed", payload: { step: "start", writes: {}, next_step: "finish" } });
+  });
+
+  it("step returns { done: true, result } → step_completed and workflow_completed in one atomic append", async () => {
+    const { run, store, events } = setup({ start: async () => ({ done: true, result: { ok: true } }) });
+    const append = vi.spyOn(store, "append");
+    expect(await run()).toEqual({ status: "terminal" });
+    const batches = append.mock.calls.map(([batch]) => batch.map((e) => e.type));
+    expect(batches).toContainEqual(["step_completed", "workflow_completed"]);
+    expect(events().at(-1)).toMatchObject({ type: "workflow_completed", payload: { result: { ok: true } } });
+  });
+
+  it("step throws, retryable and attempts remain → step_failed alone; the retry waits for the backoff", async () => {
+    const { run, events, clock, definition } = setup({
+      start: async () => {
+        throw new Error("flaky");
+      },
+    });
+    const result = await run();
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)"]);
+    expect(events()[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "flaky", retryable: true });
+    expect(result).toEqual({ status: "waiting", wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }) });
+  });
+
+  it("step throws NonRetryableError → step_failed (retryable: false) and workflow_failed in one atomic append", async () => {
+    const { run, store, events } = setup({
+      start: async () => {
+        throw new NonRetryableError("card declined");
+      },
+    });
+    const append = vi.spyOn(store, "append");
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+    expect(events().at(-1)?.payload).toEqual({ reason: "card declined", cause: "non_retryable" });
+    expect(append.mock.calls.map(([batch]) => batch.map((e) => e.type))).toContainEqual(["step_failed", "workflow_failed"]);
+  });
+});
+
+describe("executeRun: a complete run", () => {
+  it("passes data, scratchpad and identity to steps and commits each step's writes", async () => {
+    const seen: unknown[] = [];
+    const { run, events } = setup({
+      start: async (ctx) => {
+        seen.push({ step: ctx.step, attempt: ctx.attempt, runId: ctx.runId, workflowId: ctx.workflowId, data: ctx.data });
+        ctx.write("n", 1);
+        // Own writes are not visible before the step completes.
+        seen.push(ctx.scratchpad.n);
+        return { step: "finish" };
+      },
+      finish: async (ctx) => ({ done: true, result: { hello: ctx.data.name, n: ctx.scratchpad.n } }),
+    });
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(seen).toEqual([{ step: "start", attempt: 1, runId: RUN, workflowId: RUN, data: { name: "Ada" } }, undefined]);
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->finish)",
+      "step_started(finish,1)",
+      "step_completed(finish)",
+      "workflow_completed",
+    ]);
+    expect(events().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(events()[2]?.payload).toEqual({ step: "start", writes: { n: 1 }, next_step: "finish" });
+    expect(events()[5]?.payload).toEqual({ result: { hello: "Ada", n: 1 } });
+  });
+
+  it("a done step without result completes with null", async () => {
+    const { run, last } = setup({ start: async () => ({ done: true }) });
+    await run();
+    expect(last().payload).toEqual({ result: null });
+  });
+
+  it("reads the log once per execution, however many steps run (O(1) store reads per step)", async () => {
+    const steps: WorkflowSteps = {};
+    for (let i = 0; i < 30; i++) {
+      const next = i === 29 ? null : `s${i + 1}`;
+      steps[i === 0 ? "start" : `s${i}`] = async (ctx) => {
+        ctx.write(`k${i}`, i);
+        // Every earlier write is visible: the in-memory scratchpad keeps up.
+        if (i > 0 && ctx.scratchpad[`k${i - 1}`] !== i - 1) throw new Error("scratchpad behind");
+        return next ? { step: next } : { done: true, result: Object.keys(ctx.scratchpad).length };
+      };
+    }
+    const { run, store, last } = setup(steps);
+    const reads = vi.spyOn(store, "events");
+    const lastReads = vi.spyOn(store, "lastEvent");
+    await run();
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(lastReads).not.toHaveBeenCalled();
+    // data + k0..k28 (the last step's own write is not visible to itself).
+    expect(last().payload).toEqual({ result: 30 });
+  });
+});
+
+describe("executeRun: faults", () => {
+  it("plain error on attempt 1, success on attempt 2", async () => {
+    const { run, events, clock } = setup({
+      start: async (ctx) => {
+        if (ctx.attempt === 1) throw new Error("flaky");
+        return { done: true, result: ctx.attempt };
+      },
+    });
+    const first = await run();
+    expect(first.status).toBe("waiting");
+    // Too early: still waiting, nothing written.
+    clock.advance(999);
+    expect(await run()).toEqual(first);
+    expect(events()).toHaveLength(3);
+    clock.advance(1);
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,retryable)",
+      "step_started(start,2)",
+      "step_completed(start)",
+      "workflow_completed",
+    ]);
+    expect(events().at(-1)?.payload).toEqual({ result: 2 });
+  });
+
+  it("exhausted attempts → the last step_failed is final and workflow_failed says attempts_exhausted", async () => {
+    const { run, events, clock } = setup(
+      {
+        start: async (ctx) => {
+          throw new Error(`down ${ctx.attempt}`);
+        },
+      },
+      { maxAttempts: 2 },
+    );
+    await run();
+    clock.advance(60_000);
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,retryable)",
+      "step_started(start,2)",
+      "step_failed(start,2,final)",
+      "workflow_failed",
+    ]);
+    expect(events().at(-1)?.payload).toEqual({ reason: "down 2", cause: "attempts_exhausted" });
+  });
+
+  it("timeout → step_failed with reason timeout; writes of the timed-out attempt are dropped and later writes refused", async () => {
+    let lateWrite: (() => void) | undefined;
+    const { run, events } = setup(
+      {
+        start: (ctx) => {
+          ctx.write("partial", true);
+          lateWrite = () => ctx.write("late", 1);
+          return new Promise(() => {}); // never settles
+        },
+      },
+      { stepTimeoutMS: 20, maxAttempts: 1 },
+    );
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+    expect(events()[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "timeout", retryable: false });
+    expect(events()[3]?.payload).toEqual({ reason: "timeout", cause: "attempts_exhausted" });
+    expect(() => lateWrite?.()).toThrow(/after attempt 1 of step "start" ended/);
+  });
+
+  it("scratchpad writes are dropped when the attempt fails", async () => {
+    const seen: unknown[] = [];
+    const { run, events, clock } = setup({
+      start: async (ctx) => {
+        seen.push(ctx.scratchpad.x);
+        if (ctx.attempt === 1) {
+          ctx.write("x", "from failed attempt");
+          throw new Error("flaky");
+        }
+        ctx.write("y", "kept");
+        return { done: true, result: null };
+      },
+    });
+    await run();
+    clock.advance(60_000);
+    await run();
+    expect(seen).toEqual([undefined, undefined]);
+    expect(events()[2]?.payload).not.toHaveProperty("writes");
+    expect(events()[4]?.payload).toEqual({ step: "start", writes: { y: "kept" } });
+  });
+
+  it("the scratchpad is read-only inside a step", async () => {
+    const { run, last } = setup(
+      {
+        start: async (ctx) => {
+          (ctx.scratchpad as Record<string, unknown>).x = 1;
+          return { done: true };
+        },
+      },
+      { maxAttempts: 1 },
+    );
+    await run();
+    expect(last().payload).toMatchObject({ reason: expect.stringMatching(/read-only/) });
+  });
+
+  it("a thrown non-Error still gives a readable reason", async () => {
+    const { run, events } = setup({ start: () => Promise.reject({ code: 42 }) }, { maxAttempts: 1 });
+    await run();
+    expect(events()[2]?.payload).toMatchObject({ reason: 'Non-Error thrown: {"code":42}' });
+  });
+});
+
+describe("executeRun: what a step returns must be storable (failures are final, retrying would repeat them)", () => {
+  const cases: [string, WorkflowSteps, RegExp][] = [
+    ["a result that is not JSON", { start: async () => ({ done: true, result: { when: new Date() } }) }, /result of workflow "w" at when is a Date/],
+    ["a result over 1 MiB", { start: async () => ({ done: true, result: "x".repeat(MAX_EVENT_PAYLOAD_BYTES) }) }, /1 MiB/],
+    [
+      "writes over 1 MiB",
+      {
+        start: async (ctx) => {
+          ctx.write("a", "x".repeat(MAX_EVENT_PAYLOAD_BYTES / 2));
+          ctx.write("b", "x".repeat(MAX_EVENT_PAYLOAD_BYTES / 2));
+          return { step: "start" };
+        },
+      },
+      /writes of step "start": \d+ bytes of JSON, but .*\(1 MiB\)/,
+    ],
+    ["an unknown next step", { start: async () => ({ step: "nowhere" }) }, /continues with step "nowhere", which workflow "w" does not define/],
+    ["neither { step } nor { done: true }", { start: async () => undefined as never }, /returned undefined; return \{ step/],
+    [
+      'ctx.write("data")',
+      {
+        start: async (ctx) => {
+          ctx.write("data", 1);
+          return { done: true };
+        },
+      },
+      /"data" holds the start data/,
+    ],
+    [
+      "ctx.write of a function",
+      {
+        start: async (ctx) => {
+          ctx.write("f", () => 1);
+          return { done: true };
+        },
+      },
+      /ctx.write\("f"\) in step "start" is a function/,
+    ],
+  ];
+  for (const [what, steps, reason] of cases) {
+    it(what, async () => {
+      const { run, events } = setup(steps, { maxAttempts: 3 });
+      expect(await run()).toEqual({ status: "terminal" });
+      expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+      expect(events()[2]?.payload).toMatchObject({ reason: expect.stringMatching(reason) });
+      expect(events()[3]?.payload).toMatchObject({ cause: "non_retryable" });
+    });
+  }
+});
+
+describe("executeRun: budget, in-flight steps and stopping", () => {
+  it("claims no new step once the budget is spent; the next execution continues", async () => {
+    const clock = manualClock();
+    // Each step takes 30 ms of manual time.
+    const step = (next: string | null) => async () => {
+      clock.advance(30);
+      return next ? { step: next } : { done: true as const };
+    };
+    const { run, events } = setup({ start: step("b"), b: step("c"), c: step(null) }, {}, null, clock);
+    expect(await run({ budgetMS: 50 })).toEqual({ status: "budget_exhausted" });
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->b)", "step_started(b,1)", "step_completed(b->c)"]);
+    expect(await run({ budgetMS: 50 })).toEqual({ status: "terminal" });
+    expect(shape(events()).slice(5)).toEqual(["step_started(c,1)", "step_completed(c)", "workflow_completed"]);
+  });
+
+  it("returns in_flight while another executor holds an unexpired step, then records its timeout", async () => {
+    const { run, store, events, clock, definition } = setup({ start: async () => ({ done: true, result: "retried" }) }, { stepTimeoutMS: 5000 });
+    store.append([{ runId: RUN, workflowId: RUN, seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: clock.now() }]);
+    const startedAt = clock.now();
+    clock.advance(4999);
+    expect(await run()).toEqual({ status: "in_flight", timeoutAt: startedAt + 5000 });
+    expect(events()).toHaveLength(2);
+    clock.advance(1);
+    const waiting = await run();
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)"]);
+    expect(events()[2]?.payload).toMatchObject({ reason: "timeout" });
+    expect(waiting).toEqual({ status: "waiting", wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }) });
+  });
+
+  it("stops before its next claim when the signal is aborted", async () => {
+    const controller = new AbortController();
+    const { run, events } = setup({
+      start: async () => {
+        controller.abort();
+        return { step: "next" };
+      },
+      next: async () => ({ done: true }),
+    });
+    expect(await run({ signal: controller.signal })).toEqual({ status: "stopped" });
+    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->next)"]);
+  });
+
+  it("ignores the late result of an attempt whose timeout another executor recorded", async () => {
+    const slow = gate();
+    let attempt1Done = false;
+    const { run, events, clock, last } = setup(
+      {
+        start: async (ctx) => {
+          if (ctx.attempt === 1) {
+            ctx.write("from", "attempt 1");
+            await slow.promise;
+            attempt1Done = true;
+            return { done: true, result: "late" };
+          }
+          return { done: true, result: "attempt 2" };
+        },
+      },
+      // A long real timeout so only the manual clock decides; retry without backoff.
+      { stepTimeoutMS: 60_000, backoff: { initialMS: 0 } },
+    );
+    const first = run();
+    await vi.waitFor(() => expect(events()).toHaveLength(2));
+    clock.advance(60_000);
+    // A second executor finds the step timed out, records it and runs attempt 2.
+    expect(await run()).toEqual({ status: "terminal" });
+    slow.open();
+    // The first executor's commit finds seq 3 taken: its result is dropped.
+    expect(await first).toEqual({ status: "terminal" });
+    expect(attempt1Done).toBe(true);
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,retryable)",
+      "step_started(start,2)",
+      "step_completed(start)",
+      "workflow_completed",
+    ]);
+    expect(last().payload).toEqual({ result: "attempt 2" });
+  });
+
+  it("repairs a missing terminal event it finds (stuck_terminal) instead of running anything", async () => {
+    const { run, store, events, clock } = setup({ start: async () => ({ done: true }) });
+    store.append([
+      { runId: RUN, workflowId: RUN, seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: clock.now() },
+      { runId: RUN, workflowId: RUN, seq: 3, type: "step_failed", payload: { step: "start", attempt: 1, reason: "bad", retryable: false }, at: clock.now() },
+    ]);
+    expect(await run()).toEqual({ status: "terminal" });
+    expect(events().at(-1)?.payload).toEqual({ reason: "bad", cause: "non_retryable" });
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/engine/events.ts";
+import { resolveNextAction, type NextAction } from "../../src/engine/resolveNextAction.ts";
+
+function last<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], seq = 5): StoredEvent {
+  return { runId: "r", workflowId: "w", seq, type, payload, at: 0 } as StoredEvent;
+}
+
+const MAX_ATTEMPTS = 3;
+
+// One row per row of the spec's transition table that the resolver decides
+// (rows whose mover is `workflow.start` or a step's outcome are covered in
+// createRun.test.ts and executeRun.test.ts), plus the repair rows rule 1 allows.
+const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = [
+  { row: "(none): nothing to execute until workflow.start creates the run", last: null, expected: { kind: "none" } },
+  {
+    row: "workflow_created → step_started for step `start`, attempt 1",
+    last: last("workflow_created", { workflowName: "w", writes: { data: null } }, 1),
+    expected: { kind: "start_step", step: "start", attempt: 1 },
+  },
+  { row: "step_started → nothing (the step is in flight)", last: last("step_started", { step: "a", attempt: 2 }), expected: { kind: "none" } },
+  {
+    row: "step_completed with next_step → step_started for the next step, attempt 1",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b" }),
+    expected: { kind: "start_step", step: "b", attempt: 1 },
+  },
+  {
+    row: "step_failed (retryable) → step_started with incremented attempt",
+    last: last("step_failed", { step: "a", attempt: 2, reason: "boom", retryable: true }),
+    expected: { kind: "start_step", step: "a", attempt: 3 },
+  },
+  {
+    row: "workflow_completed → terminal, no further action",
+    last: last("workflow_completed", { result: 1 }),
+    expected: { kind: "none" },
+  },
+  {
+    row: "workflow_failed → terminal, no further action",
+    last: last("workflow_failed", { reason: "boom", cause: "non_retryable" }),
+    expected: { kind: "none" },
+  },
+  // Rule 1's "complete the workflow" and "fail the workflow": only when a terminal event is missing (stuck_terminal).
+  {
+    row: "step_completed without next_step, workflow_completed missing → complete (result null)",
+    last: last("step_completed", { step: "a", writes: { x: 1 } }),
+    expected: { kind: "complete", result: null },
+  },
+  {
+    row: "step_failed non-retryable, workflow_failed missing → fail with the step's reason",
+    last: last("step_failed", { step: "a", attempt: 1, reason: "card declined", retryable: false }),
+    expected: { kind: "fail", reason: "card declined", cause: "non_retryable" },
+  },
+  {
+    row: "step_failed on the last attempt, workflow_failed missing → fail, attempts exhausted",
+    last: last("step_failed", { step: "a", attempt: 3, reason: "timeout", retryable: false }),
+    expected: { kind: "fail", reason: "timeout", cause: "attempts_exhausted" },
+  },
+  {
+    row: "step_failed says retryable but no attempts remain (maxAttempts lowered) → fail",
+    last: last("step_failed", { step: "a", attempt: 3, reason: "boom", retryable: true }),
+    expected: { kind: "fail", reason: "boom", cause: "attempts_exhausted" },
+  },
+];
+
+describe("resolveNextAction: the spec's transition table", () => {
+  for (const { row, last: event, expected } of rows) {
+    it(row, () => {
+      expect(resolveNextAction(event, MAX_ATTEMPTS)).toEqual(expected);
+    });
+  }
+
+  it("decides from the last event alone (rule 1): the same last event gives the same action whatever preceded it", () => {
+    const event = last("step_completed", { step: "a", writes: {}, next_step: "b" }, 40);
+    expect(resolveNextAction(event, MAX_ATTEMPTS)).toEqual(resolveNextAction({ ...event, seq: 2 }, MAX_ATTEMPTS));
+  });
+});

@@ -1,0 +1,169 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { PlatformError } from "../../src/core/errors.ts";
+import type { WorkflowRunView } from "../../src/engine/describeRun.ts";
+import {
+  getWorkflowDefinition,
+  installWorkflowBackend,
+  resetWorkflowsForTests,
+  setCronRegistrar,
+  workflow,
+  workflowDefinitions,
+  type WorkflowBackend,
+} from "../../src/engine/workflowApi.ts";
+
+const start = async () => ({ done: true as const });
+
+async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof PlatformError) return error;
+    throw error;
+  }
+  throw new Error("expected a rejection");
+}
+
+function view(status: WorkflowRunView["status"], extra: Partial<WorkflowRunView> = {}): WorkflowRunView {
+  return { id: "r1", workflowId: "r1", name: "greet", status, createdAt: 0, updatedAt: 0, events: [], ...extra };
+}
+
+/** A backend whose every method is a spy; `get` answers from a queue of views. */
+function fakeBackend(views: WorkflowRunView[] = []) {
+  return {
+    start: vi.fn(async () => ({ runId: "r1", workflowId: "r1", created: true })),
+    get: vi.fn(async () => views.shift() ?? null),
+    list: vi.fn(async () => ({ runs: [] })),
+  } satisfies WorkflowBackend;
+}
+
+beforeEach(() => resetWorkflowsForTests());
+afterEach(() => {
+  vi.useRealTimers();
+  resetWorkflowsForTests();
+});
+
+describe("workflow(name, steps, options): the registry", () => {
+  it("registers validated definitions by name", () => {
+    const definition = workflow("greet", { start }, { maxAttempts: 5 });
+    expect(getWorkflowDefinition("greet")).toBe(definition);
+    expect(definition.maxAttempts).toBe(5);
+    expect(workflowDefinitions().map((d) => d.name)).toEqual(["greet"]);
+  });
+
+  it("refuses a duplicate name and a workflow without a start step", () => {
+    workflow("greet", { start });
+    expect(() => workflow("greet", { start })).toThrow(/already registered/);
+    expect(() => workflow("nostart", { begin: start })).toThrow(/no "start" step/);
+    expect(workflowDefinitions()).toHaveLength(1);
+  });
+
+  it("registers the recovery cron once, on the first workflow() call", () => {
+    const registrar = vi.fn();
+    setCronRegistrar(registrar);
+    expect(registrar).not.toHaveBeenCalled();
+    workflow("a", { start });
+    workflow("b", { start });
+    expect(registrar).toHaveBeenCalledTimes(1);
+    expect(registrar).toHaveBeenCalledWith({ name: "__workflow-recovery", schedule: "* * * * *" });
+  });
+
+  it("registers the recovery cron as soon as a registrar arrives after workflows were defined", () => {
+    workflow("a", { start });
+    const registrar = vi.fn();
+    setCronRegistrar(registrar);
+    expect(registrar).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("workflow.start/get/list", () => {
+  it("are not ready before a backend is installed", async () => {
+    workflow("greet", { start });
+    for (const call of [workflow.start("greet"), workflow.get("r1"), workflow.list()]) {
+      const error = await rejection(call);
+      expect(error.code).toBe("not_ready");
+      expect(error.message).toMatch(/not available yet/);
+    }
+  });
+
+  it("start checks the name and the data before asking the backend", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    workflow("greet", { start });
+    const unknown = await rejection(workflow.start("nope", {}));
+    expect(unknown.code).toBe("unknown_workflow");
+    expect(unknown.message).toMatch(/registered: greet/);
+    expect((await rejection(workflow.start("greet", { f: () => 1 }))).code).toBe("invalid_input");
+    expect((await rejection(workflow.start("greet", 1, { id: 42 as never }))).code).toBe("invalid_input");
+    expect(backend.start).not.toHaveBeenCalled();
+  });
+
+  it("start hands JSON data and the id to the backend and returns a handle", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    workflow("greet", { start });
+    const run = await workflow.start("greet", { name: "Ada" }, { id: "order-42" });
+    expect(backend.start).toHaveBeenCalledWith("greet", { name: "Ada" }, { id: "order-42" });
+    expect(run).toMatchObject({ id: "r1", workflowId: "r1", name: "greet", created: true });
+    await workflow.start("greet");
+    expect(backend.start).toHaveBeenLastCalledWith("greet", null, {});
+  });
+
+  it("list validates and defaults its filter", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    await workflow.list({ name: "greet", status: "running" });
+    expect(backend.list).toHaveBeenCalledWith({ name: "greet", status: "running", limit: 50 });
+    for (const filter of [{ limit: 0 }, { limit: 101 }, { status: "paused" as never }, { cursor: "" }]) {
+      expect((await rejection(workflow.list(filter))).code).toBe("invalid_input");
+    }
+  });
+});
+
+describe("run.result()", () => {
+  it("polls get every second until the run is terminal, then resolves with the result", async () => {
+    vi.useFakeTimers();
+    const backend = fakeBackend([view("running"), view("running"), view("completed", { result: { hello: "Ada" } })]);
+    installWorkflowBackend(backend);
+    workflow("greet", { start });
+    const run = await workflow.start("greet");
+    const result = run.result();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(backend.get).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(backend.get).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(backend.get).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1000);
+    await expect(result).resolves.toEqual({ hello: "Ada" });
+    expect(backend.get).toHaveBeenCalledTimes(3);
+  });
+
+  it("rejects with workflow_failed whose message is the failure reason", async () => {
+    const failed = view("failed", {
+      error: "card declined",
+      events: [{ seq: 4, type: "workflow_failed", payload: { reason: "card declined", cause: "non_retryable" }, at: 0 }],
+    });
+    installWorkflowBackend(fakeBackend([failed]));
+    workflow("greet", { start });
+    const error = await rejection((await workflow.start("greet")).result());
+    expect(error).toBeInstanceOf(Error);
+    expect(error.code).toBe("workflow_failed");
+    expect(error.message).toBe("card declined");
+    expect(error.details).toEqual({ runId: "r1", cause: "non_retryable" });
+  });
+
+  it("uses the backend's waitForTerminal instead of polling when it has one", async () => {
+    const backend = { ...fakeBackend(), waitForTerminal: vi.fn(async () => view("completed", { result: 7 })) };
+    installWorkflowBackend(backend);
+    workflow("greet", { start });
+    await expect((await workflow.start("greet")).result()).resolves.toBe(7);
+    expect(backend.waitForTerminal).toHaveBeenCalledWith("r1");
+    expect(backend.get).not.toHaveBeenCalled();
+  });
+
+  it("rejects with not_found when the run disappears", async () => {
+    installWorkflowBackend(fakeBackend([]));
+    workflow("greet", { start });
+    expect((await rejection((await workflow.start("greet")).result())).code).toBe("not_found");
+  });
+});

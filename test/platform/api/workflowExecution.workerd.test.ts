@@ -1,0 +1,336 @@
+import { createExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import api from "../../../src/platform/api/index.ts";
+import { IDENTITY_HEADER, signRequestToken, type TokenPurpose } from "../../../src/core/requestToken.ts";
+import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
+import { API_ORIGIN, apiHarness, createProject, expectError, projectRow, streamOfText, userWithProject } from "../../support/workerd/index.ts";
+
+const PATH = "/internal/workflow/execute";
+
+/** Two projects of two different users, with their secrets. */
+async function twoProjects(): Promise<{ a: ProjectRow; b: ProjectRow }> {
+  const { user } = await userWithProject("ada@example.com", "a-proj");
+  await createProject(user.token, "b-proj");
+  return { a: await projectRow("a-proj"), b: await projectRow("b-proj") };
+}
+
+interface Kick {
+  /** Raw body sent; defaults to `{"runId":"run_1"}`. */
+  body?: string | ReadableStream<Uint8Array>;
+  /** Header value; `null` sends no header. */
+  token?: string | null;
+  headers?: Record<string, string>;
+  path?: string;
+  method?: string;
+}
+
+async function kick(kickOptions: Kick) {
+  const harness = apiHarness();
+  const method = kickOptions.method ?? "POST";
+  const headers = new Headers(kickOptions.headers);
+  if (kickOptions.token) headers.set(IDENTITY_HEADER, kickOptions.token);
+  const request = new Request(API_ORIGIN + (kickOptions.path ?? PATH), {
+    method,
+    headers,
+    body: kickOptions.body ?? JSON.stringify({ runId: "run_1" }),
+  });
+  const response = await api.fetch(request, harness.env, createExecutionContext());
+  return { response, sent: harness.queue.sent, dispatched: harness.dispatcher.calls };
+}
+
+interface SignSpec {
+  purpose?: TokenPurpose;
+  projectId: string | number;
+  secret: string;
+  method?: string;
+  path?: string;
+  body: string;
+  nowMs?: number;
+}
+
+function sign(spec: SignSpec): Promise<string> {
+  return signRequestToken(
+    spec.purpose ?? "identity",
+    spec.projectId,
+    spec.secret,
+    { method: spec.method ?? "POST", pathAndQuery: spec.path ?? PATH, body: spec.body },
+    spec.nowMs ?? Date.now(),
+  );
+}
+
+describe("POST /internal/workflow/execute", () => {
+  it("enqueues exactly one message for the authenticated project's script (202)", async () => {
+    const { a } = await twoProjects();
+    const body = JSON.stringify({ runId: "run_01HZX" });
+    const { response, sent, dispatched } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ queued: true, runId: "run_01HZX" });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body).toEqual({ runId: "run_01HZX", scriptName: "proj-a-proj" });
+    expect(dispatched).toHaveLength(0);
+  });
+
+  it("derives the script from the token, never from what the body claims", async () => {
+    const { a, b } = await twoProjects();
+    const body = JSON.stringify({ runId: "run_1", scriptName: b.script_name, projectId: b.id, slug: "b-proj" });
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    expect(response.status).toBe(202);
+    expect(sent.map((s) => s.body)).toEqual([{ runId: "run_1", scriptName: "proj-a-proj" }]);
+  });
+
+  it.each([
+    { name: "run id with dots, colons, dashes", runId: "wf:order-42.run_7" },
+    { name: "one character", runId: "r" },
+    { name: "200 characters", runId: "r".repeat(200) },
+    { name: "a UUID", runId: "0b4f2f5e-4c1e-4d39-9f6b-2b8d1f0b9c3a" },
+  ])("accepts runId: $name", async ({ runId }) => {
+    const { a } = await twoProjects();
+    const body = JSON.stringify({ runId });
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    expect(response.status).toBe(202);
+    expect(sent.map((s) => s.body)).toEqual([{ runId, scriptName: "proj-a-proj" }]);
+  });
+
+  it.each([
+    { name: "59 seconds old", offsetMs: -59_000 },
+    { name: "59 seconds ahead (clock skew)", offsetMs: 59_000 },
+  ])("accepts a token $name", async ({ offsetMs }) => {
+    const { a } = await twoProjects();
+    const body = JSON.stringify({ runId: "run_1" });
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body, nowMs: Date.now() + offsetMs });
+    const { response, sent } = await kick({ body, token });
+    expect(response.status).toBe(202);
+    expect(sent).toHaveLength(1);
+  });
+
+  const BODY = JSON.stringify({ runId: "run_1" });
+  type Projects = { a: ProjectRow; b: ProjectRow };
+  const authFailures: { name: string; token: (p: Projects) => Promise<string | null>; body?: string; message: RegExp }[] = [
+    { name: "missing header", token: async () => null, message: /Missing X-Platform-Identity/ },
+    { name: "malformed: garbage", token: async () => "garbage", message: /Malformed/ },
+    { name: "malformed: two parts", token: async () => "1.1700000000", message: /Malformed/ },
+    { name: "malformed: short signature", token: async ({ a }) => `${a.id}.${Math.floor(Date.now() / 1000)}.abc`, message: /Malformed/ },
+    {
+      name: "malformed: extra part",
+      token: async ({ a }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })) + ".x",
+      message: /Malformed/,
+    },
+    {
+      name: "malformed: non-numeric project id",
+      token: async ({ a }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, "a"),
+      message: /Malformed/,
+    },
+    {
+      name: "expired (2 minutes old)",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 120_000 }),
+      message: /expired/,
+    },
+    {
+      name: "expired (just over 60 s old)",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 62_000 }),
+      message: /expired/,
+    },
+    {
+      name: "from the future beyond 60 s",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() + 90_000 }),
+      message: /expired/,
+    },
+    {
+      name: "signed with project B's secret but claiming A's id",
+      token: async ({ a, b }) => sign({ projectId: a.id, secret: b.worker_secret, body: BODY }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "A's valid token with the id rewritten to B",
+      token: async ({ a, b }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, String(b.id)),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "body altered after signing",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: JSON.stringify({ runId: "run_other" }) }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "body with extra whitespace after signing",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY }),
+      body: BODY + " ",
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "signed for a different path",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, path: "/internal/workflow/other" }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "signed for the same path with a query",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, path: `${PATH}?x=1` }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "signed for a different method",
+      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, method: "PUT" }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "timestamp bumped by one second",
+      token: async ({ a }) => {
+        const [id, ts, sig] = (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).split(".");
+        return `${id}.${Number(ts) - 1}.${sig}`;
+      },
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "signature flipped",
+      token: async ({ a }) => {
+        const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY });
+        const [id, ts, sig] = token.split(".") as [string, string, string];
+        return `${id}.${ts}.${sig[0] === "A" ? "B" : "A"}${sig.slice(1)}`;
+      },
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "an internal (platform → worker) token instead of an identity token",
+      token: async ({ a }) => sign({ purpose: "internal", projectId: a.id, secret: a.worker_secret, body: BODY }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "unknown project id",
+      token: async ({ a }) => sign({ projectId: 999_999, secret: a.worker_secret, body: BODY }),
+      message: /Invalid X-Platform-Identity/,
+    },
+    {
+      name: "project id 0",
+      token: async ({ a }) => sign({ projectId: 0, secret: a.worker_secret, body: BODY }),
+      message: /Invalid X-Platform-Identity/,
+    },
+  ];
+
+  it.each(authFailures)("rejects $name with 401 and enqueues nothing", async ({ token, body, message }) => {
+    const projects = await twoProjects();
+    const { response, sent } = await kick({ body: body ?? BODY, token: await token(projects) });
+    const error = await expectError(response, 401, "unauthorized");
+    expect(error.error.message).toMatch(message);
+    expect(sent).toHaveLength(0);
+  });
+
+  it("answers a bad signature and an unknown project with the same message (no project-id oracle)", async () => {
+    const { a, b } = await twoProjects();
+    const badSig = await kick({ body: BODY, token: await sign({ projectId: a.id, secret: b.worker_secret, body: BODY }) });
+    const unknown = await kick({ body: BODY, token: await sign({ projectId: 4242, secret: a.worker_secret, body: BODY }) });
+    expect((await expectError(badSig.response, 401, "unauthorized")).error).toEqual(
+      (await expectError(unknown.response, 401, "unauthorized")).error,
+    );
+  });
+
+  it("refuses a token once its project is deleted", async () => {
+    const { a } = await twoProjects();
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY });
+    const { env } = apiHarness();
+    await env.DB.prepare("DELETE FROM projects WHERE id = ?").bind(a.id).run();
+    const { response, sent } = await kick({ body: BODY, token });
+    await expectError(response, 401, "unauthorized");
+    expect(sent).toHaveLength(0);
+  });
+
+  it.each([
+    { name: "runId missing", body: "{}" },
+    { name: "runId empty", body: JSON.stringify({ runId: "" }) },
+    { name: "runId a number", body: JSON.stringify({ runId: 42 }) },
+    { name: "runId null", body: JSON.stringify({ runId: null }) },
+    { name: "runId an object", body: JSON.stringify({ runId: { id: "x" } }) },
+    { name: "runId with a slash", body: JSON.stringify({ runId: "a/b" }) },
+    { name: "runId with a space", body: JSON.stringify({ runId: "a b" }) },
+    { name: "runId with a query", body: JSON.stringify({ runId: "a?x=1" }) },
+    { name: "runId with percent-encoding", body: JSON.stringify({ runId: "a%2Fb" }) },
+    { name: "runId over 200 characters", body: JSON.stringify({ runId: "r".repeat(201) }) },
+    { name: "runId with a newline", body: JSON.stringify({ runId: "a\nb" }) },
+  ])("rejects $name with 400 invalid_input and enqueues nothing", async ({ body }) => {
+    const { a } = await twoProjects();
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const error = await expectError(response, 400, "invalid_input");
+    expect(error.error.message).toMatch(/runId/);
+    expect(sent).toHaveLength(0);
+  });
+
+  // The consumer puts the run id in a path (/__workflow/{runId}/execute); a dot segment would
+  // be resolved away by URL parsing and reach another route.
+  it.each([
+    { name: "runId '.'", body: JSON.stringify({ runId: "." }) },
+    { name: "runId '..'", body: JSON.stringify({ runId: ".." }) },
+  ])("rejects $name (a dot segment) with 400 invalid_input and enqueues nothing", async ({ body }) => {
+    const { a } = await twoProjects();
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const error = await expectError(response, 400, "invalid_input");
+    expect(error.error.message).toMatch(/runId/);
+    expect(sent).toHaveLength(0);
+  });
+
+  it.each([
+    { name: "malformed JSON", body: '{"runId":' },
+    { name: "empty body", body: "" },
+    { name: "a JSON array", body: '["run_1"]' },
+    { name: "a JSON string", body: '"run_1"' },
+  ])("rejects a validly signed $name with 400 malformed_json and enqueues nothing", async ({ body }) => {
+    const { a } = await twoProjects();
+    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    await expectError(response, 400, "malformed_json");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("authenticates before looking at the body: an unsigned malformed body is a 401", async () => {
+    await twoProjects();
+    const { response, sent } = await kick({ body: "{not json", token: null });
+    await expectError(response, 401, "unauthorized");
+    expect(sent).toHaveLength(0);
+  });
+
+  it.each([
+    { name: "declared in Content-Length", streamed: false },
+    { name: "streamed without Content-Length", streamed: true },
+  ])("rejects a body over 4 KiB ($name) with 413 and enqueues nothing", async ({ streamed }) => {
+    const { a } = await twoProjects();
+    const big = JSON.stringify({ runId: "run_1", pad: "x".repeat(4 * 1024) });
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: big });
+    const { response, sent } = await kick({
+      body: streamed ? streamOfText(big) : big,
+      token,
+      headers: streamed ? {} : { "content-length": String(big.length) },
+    });
+    await expectError(response, 413, "payload_too_large");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("accepts a validly signed body streamed without Content-Length", async () => {
+    const { a } = await twoProjects();
+    const body = JSON.stringify({ runId: "run_stream" });
+    const { response, sent } = await kick({ body: streamOfText(body), token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    expect(response.status).toBe(202);
+    expect(sent.map((s) => s.body)).toEqual([{ runId: "run_stream", scriptName: "proj-a-proj" }]);
+  });
+
+  it("does not accept the route with another method", async () => {
+    const { a } = await twoProjects();
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY, method: "PUT" });
+    const { response, sent } = await kick({ method: "PUT", body: BODY, token });
+    await expectError(response, 404, "not_found");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("accepts each project only for itself: A's and B's kicks land on their own scripts", async () => {
+    const { a, b } = await twoProjects();
+    const harness = apiHarness();
+    for (const [row, runId] of [
+      [a, "run_a"],
+      [b, "run_b"],
+    ] as const) {
+      const body = JSON.stringify({ runId });
+      const token = await sign({ projectId: row.id, secret: row.worker_secret, body });
+      const request = new Request(API_ORIGIN + PATH, { method: "POST", headers: { [IDENTITY_HEADER]: token }, body });
+      expect((await api.fetch(request, harness.env, createExecutionContext())).status).toBe(202);
+    }
+    expect(harness.queue.sent.map((s) => s.body)).toEqual([
+      { runId: "run_a", scriptName: "proj-a-proj" },
+      { runId: "run_b", scriptName: "proj-b-proj" },
+    ]);
+  });
+});

@@ -1,0 +1,157 @@
+// `chatserver` in the platform module, end to end in workerd: the fake chat
+// server triggers a command, the plugin dispatches it to a real project worker
+// (the entry wrapper), the handler registered with chatserver.onCommand answers
+// with chatserver.reply through the plugin's proxy route, and the fake sees the edit.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { Router } from "itty-router";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createFakeChatServer, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import type { ChatServerEnv } from "../../../src/platform/plugins/chatserver/env.ts";
+import plugin from "../../../src/platform/plugins/chatserver/index.ts";
+import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
+import { chatserver, resetChatServerHandlers, type ChatCommand, type ChatEvent } from "../../../src/runtime/plugins/chatserver.ts";
+import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
+import { callProjectWorker } from "../../../src/platform/dispatch/callProjectWorker.ts";
+import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
+import { PlatformError } from "../../../src/core/errors.ts";
+import { userWithProject } from "../../support/workerd/index.ts";
+import { pluginEnv } from "../../support/workerd/index.ts";
+
+const FAKE = "https://discord.fake";
+const PLUGIN = "https://chatserver.plugin.test";
+const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+const APP = "900000000000000001";
+
+const commands: ChatCommand[] = [];
+const events: ChatEvent[] = [];
+
+function setup(row: ProjectRow) {
+  const pending: ExecutionContext[] = [];
+  const ctx = () => {
+    const c = createExecutionContext();
+    pending.push(c);
+    return c;
+  };
+  const router = Router();
+  router.get("/", () => new Response("home"));
+  const project = createPlatformWorker(router);
+  let penv: ChatServerEnv;
+  const projectEnv: PlatformEnv = {
+    PLATFORM_WORKER_SECRET: row.worker_secret,
+    PLATFORM_PROJECT_ID: String(row.id),
+    PLATFORM_PROJECT_SLUG: row.slug,
+    CHATSERVER_PLUGIN: { fetch: (input: RequestInfo | URL, init?: RequestInit) => plugin.fetch(new Request(input, init), penv, ctx()) },
+  };
+  const projectFetcher = { fetch: (input: RequestInfo | URL, init?: RequestInit) => project.fetch!(new Request(input, init) as never, projectEnv, ctx()) } as unknown as Fetcher;
+  const fake = createFakeChatServer({
+    baseUrl: FAKE,
+    applicationId: APP,
+    clientId: APP,
+    clientSecret: "client-secret",
+    botToken: "bot-token",
+    signingSeed: SEED,
+    webhookUrl: `${PLUGIN}/webhook`,
+    deliver: (r) => plugin.fetch(r, penv, ctx()),
+  });
+  penv = pluginEnv({
+    DISPATCHER: { get: () => projectFetcher },
+    CHATSERVER_BASE_URL: FAKE,
+    CHATSERVER_PUBLIC_URL: PLUGIN,
+    CHATSERVER_APPLICATION_ID: APP,
+    CHATSERVER_CLIENT_ID: APP,
+    CHATSERVER_CLIENT_SECRET: "client-secret",
+    CHATSERVER_BOT_TOKEN: "bot-token",
+    CHATSERVER_PUBLIC_KEY: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+    CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
+  }) as ChatServerEnv;
+  return {
+    fake,
+    projectEnv,
+    projectFetcher,
+    trigger: (body: Record<string, unknown>) => fake.fetch(new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify(body) })),
+    async settle() {
+      // Each settled context may start others (dispatch → handler → proxy call).
+      while (pending.length) await waitOnExecutionContext(pending.shift()!);
+    },
+  };
+}
+
+let row: ProjectRow;
+beforeEach(async () => {
+  row = (await userWithProject("owner@example.test", "shop")).row;
+  // The server is already claimed by the project (the install flow is tested in chatserver.plugin.test.ts).
+  await (await import("cloudflare:test")).env.DB.prepare(
+    "INSERT INTO plugin_resources (plugin_id, resource_type, project_id, external_resource_id, display_name, created_at) VALUES ('chatserver', 'server', ?, ?, 'Test Server', ?)",
+  )
+    .bind(row.id, TEST_GUILD.id, Date.now())
+    .run();
+  resetChatServerHandlers();
+  commands.length = 0;
+  events.length = 0;
+  chatserver.onCommand(
+    "hello",
+    async (cmd) => {
+      commands.push(cmd);
+      await chatserver.reply(cmd, `Hello ${cmd.user?.name}, you said ${String(cmd.args.text)}`);
+      await chatserver.followup(cmd, "and one more thing");
+    },
+    { description: "Say hello" },
+  );
+  chatserver.onEvent("message", async (ev) => {
+    events.push(ev);
+    const sent = await chatserver.sendMessage(ev.channelId!, `echo: ${ev.content}`);
+    await chatserver.editMessage(sent.channelId, sent.messageId, `echo (edited): ${ev.content}`);
+  });
+});
+
+describe("chatserver runtime", () => {
+  it("a command reaches onCommand, and reply/followup land at the chat server", async () => {
+    const w = setup(row);
+    // The fake knows the server is installed only after a consent; approve one directly.
+    w.fake.state().installedGuilds.add(TEST_GUILD.id);
+    const res = await w.trigger({ kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi" });
+    expect(((await res.json()) as { body: unknown }).body).toEqual({ type: 5 });
+    await w.settle();
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toMatchObject({ name: "hello", args: { text: "hi" }, guildId: TEST_GUILD.id, project: { slug: "shop" }, user: { name: "Test User" } });
+    const contents = [...w.fake.state().messages.values()].map((m) => m.content);
+    expect(contents).toContain("Hello Test User, you said hi");
+    expect(contents).toContain("and one more thing");
+  });
+
+  it("a message event reaches onEvent; sendMessage and editMessage reach the channel", async () => {
+    const w = setup(row);
+    w.fake.state().installedGuilds.add(TEST_GUILD.id);
+    const res = await w.trigger({ kind: "message", guildId: TEST_GUILD.id, text: "ping" });
+    expect(((await res.json()) as { status: number }).status).toBe(204);
+    await w.settle();
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "message", content: "ping", channelId: TEST_GUILD.channels[0] });
+    const contents = [...new Set(w.fake.state().messages.values())].map((m) => m.content);
+    expect(contents).toContain("echo (edited): ping");
+  });
+
+  it("reports commands and events in the project's metadata", async () => {
+    const w = setup(row);
+    const response = await callProjectWorker({ get: () => w.projectFetcher }, row, "GET", "/__platform/metadata");
+    expect(((await response.json()) as { plugins: { chatserver: unknown } }).plugins.chatserver).toEqual({
+      commands: [{ name: "hello", description: "Say hello" }],
+      events: ["message"],
+    });
+  });
+
+  it("refuses bad input before any network call", async () => {
+    const w = setup(row);
+    platformRuntime.useEnv(w.projectEnv);
+    const fake = { replyToken: "x", env: w.projectEnv } as unknown as ChatCommand;
+    await expect(chatserver.reply(fake, "")).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(chatserver.reply(fake, "x".repeat(2001))).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(chatserver.reply({} as ChatCommand, "hi")).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(chatserver.sendMessage("general", "hi")).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(chatserver.editMessage("1", "x", "hi")).rejects.toMatchObject({ code: "invalid_input" });
+    expect(w.fake.recorded()).toHaveLength(0);
+    expect(() => chatserver.onCommand("Hello World", () => {})).toThrow(PlatformError);
+    expect(() => chatserver.onEvent("typing" as never, () => {})).toThrow(PlatformError);
+  });
+});

@@ -1,0 +1,29 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
+import type { WorkflowActorEnv } from "../../../src/runtime/workflow/actorClient.ts";
+import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
+import { durableObjectWorkflowBackend } from "../../../src/runtime/workflow/durableObjectBackend.ts";
+import { describeEventStoreConformance } from "../../conformance/eventStoreConformance.ts";
+import { describeWorkflowConformance } from "../../conformance/workflowConformance.ts";
+
+/**
+ * The two conformance suites the memory and node:sqlite implementations pass
+ * (test/engine/*, test/runtime/node/*), run against the Durable Object implementation.
+ */
+
+// The store a WorkflowRun actor keeps its log in: createSqlEventStore over the
+// actor's own SQLite, a fresh actor per case. The store is built and used only
+// inside the actor (runInDurableObject): from the test's I/O context every
+// call would throw "Cannot perform I/O on behalf of a different Durable Object".
+describeEventStoreConformance("Durable Object SQLite (a WorkflowRun actor's storage)", async () => {
+  const actor = env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.newUniqueId());
+  const store = await runInDurableObject(actor, (_instance, state) => createSqlEventStore(durableObjectSql(state.storage)));
+  return { store, run: (body) => runInDurableObject(actor, () => body()) };
+});
+
+// Real WorkflowRun actors driven by their real alarms (first start, retry
+// backoff, step timeouts), listed through the real per-project index actor.
+describeWorkflowConformance("Durable Objects", () => ({
+  backend: durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv),
+  close: () => {},
+}));

@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export const PLATFORM_BIN = path.join(REPO, "bin/platform.js");
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `platform` command to completion. */
+export function runCli(args: string[], options: { node?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, ...args], {
+      cwd: options.cwd ?? REPO,
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`platform ${args.join(" ")} did not finish in time.\n${stdout}\n${stderr}`));
+    }, options.timeoutMs ?? 60_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface DevProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Waits for a line matching `pattern` in the output. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Sends a signal and resolves with how long the process took to exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+}
+
+/** Starts `platform dev` and resolves once it prints its Ready line. */
+export async function startDev(args: string[], options: { node?: string; readyTimeoutMs?: number } = {}): Promise<DevProcess> {
+  const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, "dev", ...args], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let output = "";
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const started = Date.now();
+      const poll = setInterval(() => {
+        const match = output.match(pattern);
+        if (match) {
+          clearInterval(poll);
+          resolve(match);
+        } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+          clearInterval(poll);
+          reject(new Error(`Did not see ${pattern} (exit ${child.exitCode}). Output:\n${output}`));
+        }
+      }, 50);
+    });
+
+  const ready = await waitFor(/Ready on (http:\/\/127\.0\.0\.1:\d+)/, options.readyTimeoutMs ?? 90_000);
+  return {
+    child,
+    url: ready[1]!,
+    output: () => output,
+    waitFor,
+    async stop(signal = "SIGTERM") {
+      const started = Date.now();
+      if (child.exitCode === null) child.kill(signal);
+      const code = await exited;
+      return { code, ms: Date.now() - started };
+    },
+  };
+}
+
+/** Every descendant of a process, read from /proc (Linux). */
+export function descendantsOf(pid: number): number[] {
+  const children: number[] = [];
+  try {
+    const tasks = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+    for (const child of tasks ? tasks.split(/\s+/).map(Number) : []) {
+      children.push(child, ...descendantsOf(child));
+    }
+  } catch {
+    // The process is gone.
+  }
+  return children;
+}
+
+/** Running (a zombie waiting for a reaper counts as ended), described by its command line for failure messages. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+export function describeProcess(pid: number): string {
+  try {
+    return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 160)}`;
+  } catch {
+    return `${pid} (gone)`;
+  }
+}
+
+/** The system's own Node (20 here), as a plain shell would find it: not the repository's Node 22. */
+export function systemNode(): string | null {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (dir.includes("node_modules")) continue;
+    const candidate = path.join(dir, "node");
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return null;
+}

@@ -1,0 +1,17 @@
+import type { D1Migration } from "cloudflare:test";
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      DB: D1Database;
+      WORKFLOW_QUEUE: Queue<{ runId: string; scriptName: string }>;
+      TEST_MIGRATIONS: D1Migration[];
+      ADMIN_TOKEN: string;
+      PLATFORM_DOMAIN: string;
+      WORKFLOW_RUNS: DurableObjectNamespace<import("../../../src/runtime/workflow/actors/WorkflowRunActor.ts").WorkflowRunActor>;
+      RATE_LIMITER: DurableObjectNamespace<import("../../../src/platform/actors/RateLimiter.ts").RateLimiter>;
+      SESSION_CODES: DurableObjectNamespace<import("../../../src/platform/actors/SessionCode.ts").SessionCode>;
+      WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("../../../src/runtime/workflow/actors/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;
+    }
+  }
+}
