@@ -16,12 +16,16 @@ import { signPayload, verifyPayload } from "./crypto/signed.ts";
  */
 export const CALLBACK_TOKEN_LIFETIME_SECONDS = 120;
 
-export interface CallbackClaims {
-  /** Target project id. */
-  pid: number;
+/** Who signed in, as the login worker vouches for them: what the token carries, the session keeps and `auth.user()` returns. */
+export interface SignedInUser {
   email: string;
   name: string;
   picture?: string;
+}
+
+export interface CallbackClaims extends SignedInUser {
+  /** Target project id. */
+  pid: number;
   /** base64url(SHA-256(binding cookie value)). */
   bnd: string;
   /** Same-origin path inside the project to land on after sign-in. */

@@ -33,7 +33,7 @@ export interface RetryKey {
 export function retryDelayMS(backoff: BackoffOptions, key: RetryKey): number {
   const exponent = Math.max(0, key.attempt - 1);
   // initialMS 0 stays 0 (0 * Infinity would be NaN for huge exponents).
-  const grown = backoff.initialMS === 0 ? 0 : backoff.initialMS * Math.pow(backoff.factor, exponent);
+  const grown = backoff.initialMS === 0 ? 0 : backoff.initialMS * backoff.factor ** exponent;
   const base = Math.min(backoff.maxMS, grown);
   const spread = backoff.jitter * (2 * jitterUnit(key) - 1);
   return Math.round(Math.min(backoff.maxMS, Math.max(0, base * (1 + spread))));

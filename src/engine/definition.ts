@@ -26,6 +26,7 @@ export interface WorkflowOptions {
 }
 
 /** `any` by default so user steps can read `ctx.data.name` without declaring a type. */
+// biome-ignore lint/suspicious/noExplicitAny: public default: start data is user JSON read without declaring a type
 export type WorkflowSteps<Data = any> = Record<string, StepFunction<Data>>;
 
 /** A validated workflow: what `workflow(name, steps, options)` registers and the engine executes. */

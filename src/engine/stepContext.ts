@@ -7,6 +7,7 @@ import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
  * the scratchpad; both default to loosely typed bags because they are plain
  * JSON decided by user code.
  */
+// biome-ignore lint/suspicious/noExplicitAny: public defaults: start data and scratchpad are user JSON read without declaring a type
 export interface StepContext<Data = any, Pad extends Record<string, unknown> = Record<string, any>> {
   /** The start data passed to `workflow.start` (null when none was given). */
   readonly data: Data;
@@ -24,6 +25,7 @@ export interface StepContext<Data = any, Pad extends Record<string, unknown> = R
 /** What a step returns: the name of the next step, or the end of the workflow with its result (JSON; omitted means null). */
 export type StepResult = { step: string } | { done: true; result?: unknown };
 
+// biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
 export type StepFunction<Data = any> = (ctx: StepContext<Data>) => StepResult | Promise<StepResult>;
 
 /**

@@ -47,6 +47,7 @@ export interface WorkflowRun {
   /** False when an active run with the same workflow id existed and this is that run. */
   readonly created: boolean;
   /** Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure reason. */
+  // biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
   result<T = any>(): Promise<T>;
 }
 
@@ -60,6 +61,7 @@ export interface WorkflowListFilter {
 
 export interface WorkflowFunction {
   /** Registers a workflow at top level; its first step must be named `start`. */
+  // biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
   <Data = any>(name: string, steps: WorkflowSteps<Data>, options?: WorkflowOptions): WorkflowDefinition;
   start(name: string, data?: unknown, options?: { id?: string }): Promise<WorkflowRun>;
   get(runId: string): Promise<WorkflowRunView | null>;
@@ -117,7 +119,7 @@ function runHandle(from: WorkflowBackend, name: string, started: StartedRun): Wo
     workflowId: started.workflowId,
     name,
     created: started.created,
-    result: () => (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<any>,
+    result: <T>() => (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
   });
 }
 

@@ -51,3 +51,13 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
 export async function readJsonObject(request: Request, limit = DEFAULT_JSON_LIMIT_BYTES): Promise<Record<string, unknown>> {
   return parseJsonObject(await readBodyBytes(request, limit));
 }
+
+/** An answer's body as JSON, or null when it is empty or not JSON (an upstream's error answer need not be JSON). */
+export async function readJsonOrNull(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,5 +1,6 @@
 import { listProjectResources, type ResourceRow } from "../../platform/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
+import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
 import type { CliRequest } from "../../platform/api/withCliUser.ts";
@@ -26,8 +27,6 @@ export type TestEventPlugin = keyof typeof TEST_EVENT_KINDS;
 
 /** Longest `text` (the chat server's message limit). */
 export const TEST_EVENT_TEXT_MAX = 2000;
-/** A chat-server command name: 1–32 letters, digits, `-` or `_` (lowercase, no leading `/`). */
-const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
 /** Room for the longest text even when every character is JSON-escaped (`\u0001` is 6 bytes). */
 const BODY_LIMIT_BYTES = 16 * 1024;
 const BODY_FIELDS = ["kind", "text", "name"];

@@ -1,4 +1,4 @@
-import { openToken, sealToken } from "../plugins/shared/tokenVault.ts";
+import { openToken, sealToken } from "./tokenVault.ts";
 
 /**
  * `plugin_oauth_connections`: one connection per plugin per project (unique

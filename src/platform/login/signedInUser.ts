@@ -1,15 +1,10 @@
 import type { JWTPayload } from "jose";
+import type { SignedInUser } from "../../core/callbackToken.ts";
 import { checkEmail } from "../../core/email.ts";
 import { idpFetch, type LoginEnv } from "./env.ts";
 import type { ProviderMetadata } from "./identityProvider.ts";
 import { LoginError } from "./pages.ts";
 import type { SignInProject } from "./signInProject.ts";
-
-export interface SignedInUser {
-  email: string;
-  name: string;
-  picture?: string;
-}
 
 const MAX_NAME = 200;
 const MAX_PICTURE = 2048;

@@ -1,3 +1,4 @@
+import { basicAuthorization } from "../../core/web/basicAuthorization.ts";
 import { idpFetch, type LoginEnv } from "./env.ts";
 import type { ProviderMetadata } from "./identityProvider.ts";
 import { LoginError } from "./pages.ts";
@@ -8,16 +9,6 @@ export interface TokenResponse {
 }
 
 const FETCH_TIMEOUT_MS = 10_000;
-
-/** RFC 6749 §2.3.1: client id and secret are form-encoded before they go into HTTP Basic. */
-function formEncode(value: string): string {
-  return encodeURIComponent(value).replace(/%20/g, "+");
-}
-
-export function clientSecretBasic(clientId: string, clientSecret: string): string {
-  // Form-encoded text is ASCII, so `btoa` encodes it as is.
-  return `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
-}
 
 /** Exchanges the authorization code at the token endpoint (client_secret_basic, PKCE verifier). */
 export async function exchangeCode(
@@ -36,7 +27,7 @@ export async function exchangeCode(
     response = await idpFetch(env)(metadata.token_endpoint, {
       method: "POST",
       headers: {
-        authorization: clientSecretBasic(env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET),
+        authorization: basicAuthorization(env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET),
         "content-type": "application/x-www-form-urlencoded",
         accept: "application/json",
       },

@@ -36,17 +36,20 @@ export function cookiePath(scope: CookieScope): string {
   return scope.basePath || "/";
 }
 
-export interface CookieAttributes {
+/** What a caller chooses for a sign-in cookie; path, `Secure` and the name follow from the kind and scope. */
+export interface SignInCookieOptions {
+  /** Seconds; 0 removes the cookie. */
   maxAge: number;
+  /** Lax unless given. */
   sameSite?: "Lax" | "Strict";
 }
 
 /** A `Set-Cookie` value: HttpOnly always, Secure unless local, host-only, path-scoped. */
-export function setCookie(kind: CookieKind, scope: CookieScope, value: string, attributes: CookieAttributes): string {
+export function setCookie(kind: CookieKind, scope: CookieScope, value: string, options: SignInCookieOptions): string {
   return serializeCookie(cookieName(kind, scope), value, {
     path: cookiePath(scope),
-    maxAge: attributes.maxAge,
-    sameSite: attributes.sameSite ?? "Lax",
+    maxAge: options.maxAge,
+    sameSite: options.sameSite ?? "Lax",
     secure: !scope.local,
   });
 }

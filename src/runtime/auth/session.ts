@@ -1,16 +1,13 @@
 import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
+import type { SignedInUser } from "../../core/callbackToken.ts";
 import { checkEmail } from "../../core/email.ts";
 import { cookieValues } from "../../core/web/cookies.ts";
 import { cookieName, setCookie } from "./cookies.ts";
 import { newSessionId, openSession, sealSession, type SessionRecord } from "./sessionSeal.ts";
 
 /** What `auth.user()` returns for a signed-in user. */
-export interface AuthUser {
-  email: string;
-  name: string;
-  picture?: string;
-}
+export type AuthUser = SignedInUser;
 
 /** A signed `iat` this far in the future is refused (clock skew allowance, seconds). */
 const CLOCK_SKEW = 60;

@@ -1,3 +1,4 @@
+import type { SignedInUser } from "../../core/callbackToken.ts";
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { deriveKey } from "../../core/crypto/keys.ts";
 import { openSealed, seal } from "../../core/crypto/sealed.ts";
@@ -11,12 +12,9 @@ import { openSealed, seal } from "../../core/crypto/sealed.ts";
  * The record carries the project id: even a value sealed under the same
  * secret is refused by another project.
  */
-export interface SessionRecord {
+export interface SessionRecord extends SignedInUser {
   /** Project id the session belongs to. */
   pid: number;
-  email: string;
-  name: string;
-  picture?: string;
   /** Issued / expires, Unix seconds. */
   iat: number;
   exp: number;

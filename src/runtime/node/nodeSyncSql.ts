@@ -1,4 +1,4 @@
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { SyncSql } from "../../engine/syncSql.ts";
 
 /** node:sqlite behind the engine's SyncSql surface, with prepared statements cached by text. */

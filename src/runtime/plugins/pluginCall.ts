@@ -1,5 +1,6 @@
 import { PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
+import { readJsonOrNull } from "../../core/web/jsonBody.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
 
@@ -29,6 +30,8 @@ export interface PluginCallOptions {
   idempotencyKey?: string;
 }
 
+// The codes a plugin may pass through to user code; any other (a workflow engine or build code user code
+// branches on) becomes upstream_error, so a plugin cannot make a call look like something it is not.
 const KNOWN_CODES = new Set<PlatformErrorCode>([
   "invalid_input",
   "malformed_json",
@@ -79,13 +82,7 @@ export async function pluginCall<T = unknown>(
   } catch (error) {
     throw new PlatformError("upstream_error", `The ${PLUGIN_NAMES[binding]} plugin could not be reached: ${String(error)}`);
   }
-  const answer = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = answer ? JSON.parse(answer) : null;
-  } catch {
-    parsed = null;
-  }
+  const parsed = await readJsonOrNull(response);
   if (response.ok) return parsed as T;
 
   const remote = PlatformError.fromJSON((parsed as { error?: unknown } | null)?.error, {

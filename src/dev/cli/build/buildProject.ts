@@ -150,12 +150,9 @@ export async function buildProject(
   const target = options.target ?? "worker";
   const entry = findProjectEntry(projectDir);
   const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
-  let probe;
-  try {
-    probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target);
-  } catch (error) {
+  const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target).catch((error: unknown) => {
     throw buildError(error);
-  }
+  });
   const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
   // Files esbuild read but tree-shook away do not count: only code that reached the bundle.
   const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})
@@ -164,12 +161,9 @@ export async function buildProject(
   const capabilities: ProjectCapabilities = { workflow: bundled.includes(WORKFLOW_CAPABILITY) };
 
   await mkdir(outDir, { recursive: true });
-  let result;
-  try {
-    result = await bundle(projectDir, entry, capabilities, bundlePath, true, target);
-  } catch (error) {
+  const result = await bundle(projectDir, entry, capabilities, bundlePath, true, target).catch((error: unknown) => {
     throw buildError(error);
-  }
+  });
   const output = Object.values(result.metafile.outputs)[0];
   const bundleBytes = output?.bytes ?? 0;
   const bytesBySource = Object.fromEntries(

@@ -194,7 +194,10 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
     const login = values.login ?? "form";
     if (login !== "form" && login !== "oidc") throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
     if (values.node && (login === "oidc" || values.private)) throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
-    if (values.node) return runNodeDev(projectDir, stateDir, port);
+    if (values.node) {
+      await runNodeDev(projectDir, stateDir, port);
+      return;
+    }
 
     const platform = await startLocalPlatform({ projectDir, stateDir, port, login, private: values.private === true }).catch((error: unknown) => {
       throw new CliError(error instanceof Error ? error.message : String(error));

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { PlatformError } from "../../../core/errors.ts";
-import { buildProject, writeMetadata } from "../build/buildProject.ts";
+import { buildProject, type ProjectBuild, writeMetadata } from "../build/buildProject.ts";
 import { extractMetadata } from "../build/extractMetadata.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { projectSlugFor } from "../dev/projectSlugFor.ts";
@@ -23,8 +23,8 @@ Options:
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform push takes at most one directory.", 2);
     const projectDir = path.resolve(positionals[0] ?? ".");
-    let build;
-    let metadata;
+    let build: ProjectBuild;
+    let metadata: Record<string, unknown>;
     try {
       build = await buildProject(projectDir);
       metadata = await extractMetadata(build);

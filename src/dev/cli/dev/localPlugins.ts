@@ -115,39 +115,39 @@ export function localPluginWorkers(input: {
   };
   const cs = secrets.chatserver;
   const ws = secrets.workspace;
+  // A chat plugin (OAuth install, webhooks) and its fake provider, which it reaches through `providerBinding`
+  // and which delivers webhooks to it through the service binding PLUGIN.
+  const chatPlugin = (plugin: "chatserver" | "workspace", providerBinding: string, bindings: Record<string, string>): V4WorkerOptions => ({
+    ...input.base(PLUGIN_WORKER_NAMES[plugin], plugin === "chatserver" ? input.paths.pluginChatserver : input.paths.pluginWorkspace),
+    d1Databases: { DB: input.d1Id },
+    durableObjects: actors,
+    bindings: { ...shared, ...bindings },
+    serviceBindings: { ...input.scriptBindings, [providerBinding]: FAKE_WORKER_NAMES[plugin] },
+    unsafeDirectSockets: socket(ports[`plugin-${plugin}`]),
+  });
+  const fakeProvider = (plugin: "chatserver" | "workspace", bindings: Record<string, string>): V4WorkerOptions => ({
+    ...input.base(FAKE_WORKER_NAMES[plugin], plugin === "chatserver" ? input.paths.fakeChatserver : input.paths.fakeWorkspace),
+    bindings,
+    serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES[plugin] },
+    unsafeDirectSockets: socket(ports[`fake-${plugin}`]),
+  });
   return [
-    {
-      ...input.base(PLUGIN_WORKER_NAMES.chatserver, input.paths.pluginChatserver),
-      d1Databases: { DB: input.d1Id },
-      durableObjects: actors,
-      bindings: {
-        ...shared,
-        CHATSERVER_BASE_URL: urls.fakes.chatserver,
-        CHATSERVER_PUBLIC_URL: urls.plugins.chatserver,
-        CHATSERVER_APPLICATION_ID: cs.applicationId,
-        CHATSERVER_CLIENT_ID: cs.clientId,
-        CHATSERVER_PUBLIC_KEY: cs.publicKey,
-        CHATSERVER_CLIENT_SECRET: cs.clientSecret,
-        CHATSERVER_BOT_TOKEN: cs.botToken,
-      },
-      serviceBindings: { ...input.scriptBindings, CHATSERVER_FETCH: FAKE_WORKER_NAMES.chatserver },
-      unsafeDirectSockets: socket(ports["plugin-chatserver"]),
-    },
-    {
-      ...input.base(PLUGIN_WORKER_NAMES.workspace, input.paths.pluginWorkspace),
-      d1Databases: { DB: input.d1Id },
-      durableObjects: actors,
-      bindings: {
-        ...shared,
-        SLACK_BASE_URL: urls.fakes.workspace,
-        SLACK_CLIENT_ID: ws.clientId,
-        SLACK_CLIENT_SECRET: ws.clientSecret,
-        SLACK_SIGNING_SECRET: ws.signingSecret,
-        WORKSPACE_PUBLIC_URL: urls.plugins.workspace,
-      },
-      serviceBindings: { ...input.scriptBindings, SLACK: FAKE_WORKER_NAMES.workspace },
-      unsafeDirectSockets: socket(ports["plugin-workspace"]),
-    },
+    chatPlugin("chatserver", "CHATSERVER_FETCH", {
+      CHATSERVER_BASE_URL: urls.fakes.chatserver,
+      CHATSERVER_PUBLIC_URL: urls.plugins.chatserver,
+      CHATSERVER_APPLICATION_ID: cs.applicationId,
+      CHATSERVER_CLIENT_ID: cs.clientId,
+      CHATSERVER_PUBLIC_KEY: cs.publicKey,
+      CHATSERVER_CLIENT_SECRET: cs.clientSecret,
+      CHATSERVER_BOT_TOKEN: cs.botToken,
+    }),
+    chatPlugin("workspace", "SLACK", {
+      SLACK_BASE_URL: urls.fakes.workspace,
+      SLACK_CLIENT_ID: ws.clientId,
+      SLACK_CLIENT_SECRET: ws.clientSecret,
+      SLACK_SIGNING_SECRET: ws.signingSecret,
+      WORKSPACE_PUBLIC_URL: urls.plugins.workspace,
+    }),
     {
       ...input.base(PLUGIN_WORKER_NAMES.email, input.paths.pluginEmail),
       d1Databases: { DB: input.d1Id },
@@ -156,31 +156,21 @@ export function localPluginWorkers(input: {
       serviceBindings: { EMAIL_API: FAKE_WORKER_NAMES.email },
       unsafeDirectSockets: socket(ports["plugin-email"]),
     },
-    {
-      ...input.base(FAKE_WORKER_NAMES.chatserver, input.paths.fakeChatserver),
-      bindings: {
-        FAKE_BASE_URL: urls.fakes.chatserver,
-        CHATSERVER_APPLICATION_ID: cs.applicationId,
-        CHATSERVER_CLIENT_ID: cs.clientId,
-        CHATSERVER_CLIENT_SECRET: cs.clientSecret,
-        CHATSERVER_BOT_TOKEN: cs.botToken,
-        CHATSERVER_SIGNING_SEED: cs.signingSeed,
-        CHATSERVER_WEBHOOK_URL: `${urls.plugins.chatserver}/webhook`,
-      },
-      serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES.chatserver },
-      unsafeDirectSockets: socket(ports["fake-chatserver"]),
-    },
-    {
-      ...input.base(FAKE_WORKER_NAMES.workspace, input.paths.fakeWorkspace),
-      bindings: {
-        SLACK_CLIENT_ID: ws.clientId,
-        SLACK_CLIENT_SECRET: ws.clientSecret,
-        SLACK_SIGNING_SECRET: ws.signingSecret,
-        PLUGIN_WEBHOOK_URL: `${urls.plugins.workspace}/webhook`,
-      },
-      serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES.workspace },
-      unsafeDirectSockets: socket(ports["fake-workspace"]),
-    },
+    fakeProvider("chatserver", {
+      FAKE_BASE_URL: urls.fakes.chatserver,
+      CHATSERVER_APPLICATION_ID: cs.applicationId,
+      CHATSERVER_CLIENT_ID: cs.clientId,
+      CHATSERVER_CLIENT_SECRET: cs.clientSecret,
+      CHATSERVER_BOT_TOKEN: cs.botToken,
+      CHATSERVER_SIGNING_SEED: cs.signingSeed,
+      CHATSERVER_WEBHOOK_URL: `${urls.plugins.chatserver}/webhook`,
+    }),
+    fakeProvider("workspace", {
+      SLACK_CLIENT_ID: ws.clientId,
+      SLACK_CLIENT_SECRET: ws.clientSecret,
+      SLACK_SIGNING_SECRET: ws.signingSecret,
+      PLUGIN_WEBHOOK_URL: `${urls.plugins.workspace}/webhook`,
+    }),
     {
       ...input.base(FAKE_WORKER_NAMES.email, input.paths.fakeEmail),
       bindings: { FAKE_EMAIL_API_KEY: secrets.email.apiKey },

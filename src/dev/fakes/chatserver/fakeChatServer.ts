@@ -29,6 +29,7 @@
  */
 import { signEd25519 } from "../../../core/crypto/ed25519.ts";
 import { randomHex } from "../../../core/crypto/encoding.ts";
+import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
 
 export interface FakeGuild {
@@ -97,6 +98,7 @@ interface Message {
   webhook_id?: string;
 }
 
+// The provider's own rule for command names (wider than the platform's contracts/chatServerEvents.ts COMMAND_NAME).
 const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
 const INTERACTION_TOKEN_TTL_MS = 15 * 60 * 1000;
 const CODE_TTL_MS = 10 * 60 * 1000;
@@ -240,8 +242,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (clientSecret) return oauthError(400, "invalid_request", "Use one client authentication method, not two.");
       const decoded = atob(basic.slice(6));
       const i = decoded.indexOf(":");
-      clientId = decodeURIComponent(decoded.slice(0, i));
-      clientSecret = decodeURIComponent(decoded.slice(i + 1));
+      clientId = formDecode(decoded.slice(0, i));
+      clientSecret = formDecode(decoded.slice(i + 1));
     }
     if (clientId !== config.clientId || clientSecret !== config.clientSecret) {
       return oauthError(401, "invalid_client", "Client authentication failed.");

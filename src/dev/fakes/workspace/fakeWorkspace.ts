@@ -21,6 +21,7 @@
  */
 import { hex, randomHex } from "../../../core/crypto/encoding.ts";
 import { importKey } from "../../../core/crypto/keys.ts";
+import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
 
 export interface FakeWorkspaceConfig {
@@ -157,8 +158,8 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
     if (basic) {
       try {
         const [u, p] = atob(basic[1]!).split(":");
-        id = decodeURIComponent(u ?? "");
-        secret = decodeURIComponent(p ?? "");
+        id = formDecode(u ?? "");
+        secret = formDecode(p ?? "");
       } catch {
         return "invalid_client_id";
       }

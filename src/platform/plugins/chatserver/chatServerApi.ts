@@ -5,6 +5,7 @@
  * Retry-After), anything else → `upstream_error` naming the provider's error.
  */
 import { PlatformError } from "../../../core/errors.ts";
+import { readJsonOrNull } from "../../../core/web/jsonBody.ts";
 import type { ChatServerEnv } from "./env.ts";
 
 export const USER_AGENT = "DiscordBot (https://github.com/platform/platform, 0.1.0)";
@@ -38,13 +39,7 @@ export async function callChatServer<T = unknown>(
   } catch (error) {
     throw new PlatformError("upstream_error", `The chat server could not be reached: ${String(error)}`);
   }
-  const text = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
+  const parsed = await readJsonOrNull(response);
   if (response.ok) return parsed as T;
   const err = (parsed ?? {}) as { message?: unknown; code?: unknown; retry_after?: unknown };
   if (response.status === 429) {

@@ -6,6 +6,7 @@
  * resource type `server`. A project may hold several servers.
  */
 import { PlatformError } from "../../../core/errors.ts";
+import { basicAuthorization } from "../../../core/web/basicAuthorization.ts";
 import { oauthInstall, type InstallGrant } from "../shared/oauthInstall.ts";
 import { providerFetch, USER_AGENT } from "./chatServerApi.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
@@ -24,14 +25,13 @@ interface TokenAnswer {
 const origin = (env: ChatServerEnv) => env.CHATSERVER_BASE_URL.replace(/\/+$/, "");
 
 async function exchangeCode(env: ChatServerEnv, code: string, redirectUri: string): Promise<InstallGrant> {
-  const credentials = `${encodeURIComponent(env.CHATSERVER_CLIENT_ID)}:${encodeURIComponent(env.CHATSERVER_CLIENT_SECRET ?? "")}`;
   let response: Response;
   try {
     response = await providerFetch(
       env,
       new Request(origin(env) + "/api/oauth2/token", {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": USER_AGENT, authorization: `Basic ${btoa(credentials)}` },
+        headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": USER_AGENT, authorization: basicAuthorization(env.CHATSERVER_CLIENT_ID, env.CHATSERVER_CLIENT_SECRET ?? "") },
         body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri }).toString(),
       }),
     );

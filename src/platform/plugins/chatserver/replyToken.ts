@@ -5,7 +5,7 @@
  * Interaction tokens live 15 minutes, and so does a reply token.
  */
 import { PlatformError } from "../../../core/errors.ts";
-import { openToken, sealToken } from "../shared/tokenVault.ts";
+import { openToken, sealToken } from "../../db/tokenVault.ts";
 import type { ChatServerEnv } from "./env.ts";
 
 export const REPLY_TOKEN_LIFETIME_MS = 15 * 60 * 1000;

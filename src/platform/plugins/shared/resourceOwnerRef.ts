@@ -44,7 +44,7 @@ export async function resolveResourceOwnerRef(
 ): Promise<ResourceRow> {
   const check = await verifyPayload(await key(env.STATE_SECRET), ref);
   const claims = check.ok ? (check.payload as RefClaims | null) : null;
-  if (!claims || claims.v !== 1 || claims.p !== pluginId || typeof claims.r !== "string" || (claims.t !== "server" && claims.t !== "workspace")) {
+  if (claims?.v !== 1 || claims.p !== pluginId || typeof claims.r !== "string" || (claims.t !== "server" && claims.t !== "workspace")) {
     throw new PlatformError("invalid_input", "resource is not a resource reference this plugin issued.");
   }
   const owner = await findResourceOwner(env.DB, pluginId, claims.t, claims.r);

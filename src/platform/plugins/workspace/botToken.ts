@@ -2,7 +2,7 @@ import { PlatformError } from "../../../core/errors.ts";
 import { markConnectionRevoked, readConnection, updateConnectionTokens } from "../../db/connectionsStore.ts";
 import { releaseRefreshLease, storeTokenAndReleaseLease, takeRefreshLease } from "../../db/refreshLeases.ts";
 import { findProjectResource, type ResourceRow } from "../../db/resourceClaims.ts";
-import { openToken, sealToken } from "../shared/tokenVault.ts";
+import { openToken, sealToken } from "../../db/tokenVault.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
 import { requestAccessToken } from "./workspaceApi.ts";
 
@@ -105,13 +105,12 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
     }
 
     options.onRefresh?.();
-    let result;
-    try {
-      result = await requestAccessToken(env, { grant_type: "refresh_token", refresh_token: current.refreshToken });
-    } catch (error) {
-      await releaseRefreshLease(env.DB, resource.id, holder);
-      throw error;
-    }
+    const result = await requestAccessToken(env, { grant_type: "refresh_token", refresh_token: current.refreshToken }).catch(
+      async (error: unknown) => {
+        await releaseRefreshLease(env.DB, resource.id, holder);
+        throw error;
+      },
+    );
     const answer = result.answer;
     if (!answer.ok || typeof answer.access_token !== "string") {
       await releaseRefreshLease(env.DB, resource.id, holder);

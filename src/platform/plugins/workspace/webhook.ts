@@ -1,5 +1,5 @@
-import { PlatformError } from "../../../core/errors.ts";
-import { readBodyBytes } from "../../../core/web/jsonBody.ts";
+import { errorResponse, PlatformError, type PlatformErrorCode } from "../../../core/errors.ts";
+import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
 import { toPluginProject, type PluginDispatch } from "../../../contracts/pluginDispatch.ts";
 import type { WorkspaceEvent } from "../../../contracts/workspaceEvents.ts";
 import { markConnectionRevoked } from "../../db/connectionsStore.ts";
@@ -46,11 +46,9 @@ export function toWorkspaceEvent(inner: Record<string, unknown>, teamId: string,
   }
 }
 
-function refuse(code: "unauthorized" | "invalid_input" | "malformed_json" | "not_found", message: string): Response {
+function refuse(code: PlatformErrorCode, message: string): Response {
   // X-Slack-No-Retry: a refused request will not become valid by resending it.
-  const error = new PlatformError(code, message);
-  const status = { unauthorized: 401, invalid_input: 400, malformed_json: 400, not_found: 404 }[code];
-  return Response.json({ error: { code: error.code, message: error.message } }, { status, headers: { "X-Slack-No-Retry": "1" } });
+  return errorResponse(new PlatformError(code, message), { "X-Slack-No-Retry": "1" });
 }
 
 export interface WebhookOptions {
@@ -59,17 +57,14 @@ export interface WebhookOptions {
 
 export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: ExecutionContext, options: WebhookOptions = {}): Promise<Response> {
   if (!env.SLACK_SIGNING_SECRET) {
-    return Response.json(
-      { error: { code: "not_ready", message: "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests." } },
-      { status: 503 },
-    );
+    return errorResponse(new PlatformError("not_ready", "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests."));
   }
   let raw: Uint8Array;
   try {
     raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
   } catch (error) {
     if (error instanceof PlatformError && error.code === "payload_too_large") {
-      return Response.json({ error: { code: error.code, message: `Webhook body is larger than ${WEBHOOK_BODY_LIMIT} bytes.` } }, { status: 413, headers: { "X-Slack-No-Retry": "1" } });
+      return refuse("payload_too_large", `Webhook body is larger than ${WEBHOOK_BODY_LIMIT} bytes.`);
     }
     throw error;
   }
@@ -84,9 +79,7 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
 
   let body: Record<string, unknown>;
   try {
-    const value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(raw));
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
-    body = value;
+    body = parseJsonObject(raw);
   } catch {
     return refuse("malformed_json", "Webhook body must be a JSON object (Events API).");
   }

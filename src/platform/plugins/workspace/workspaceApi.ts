@@ -1,4 +1,6 @@
 import { PlatformError } from "../../../core/errors.ts";
+import { basicAuthorization } from "../../../core/web/basicAuthorization.ts";
+import { readJsonOrNull } from "../../../core/web/jsonBody.ts";
 import type { WorkspaceEnv } from "./env.ts";
 
 /**
@@ -39,13 +41,7 @@ async function readAnswer(response: Response, method: string): Promise<Workspace
     await response.body?.cancel();
     return { answer: { ok: false, error: "ratelimited" }, retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60 };
   }
-  const text = await response.text();
-  let answer: unknown;
-  try {
-    answer = JSON.parse(text);
-  } catch {
-    answer = null;
-  }
+  const answer = await readJsonOrNull(response);
   if (!answer || typeof answer !== "object" || typeof (answer as { ok?: unknown }).ok !== "boolean") {
     throw new PlatformError("upstream_error", `Slack's ${method} answered HTTP ${response.status} without a Slack JSON body.`, {
       provider: "slack",
@@ -74,7 +70,7 @@ export async function requestAccessToken(env: WorkspaceEnv, params: Record<strin
     method: "POST",
     headers: {
       "content-type": "application/x-www-form-urlencoded",
-      authorization: `Basic ${btoa(`${encodeURIComponent(env.SLACK_CLIENT_ID)}:${encodeURIComponent(env.SLACK_CLIENT_SECRET)}`)}`,
+      authorization: basicAuthorization(env.SLACK_CLIENT_ID, env.SLACK_CLIENT_SECRET),
     },
     body: new URLSearchParams(params).toString(),
     redirect: "manual",

@@ -85,7 +85,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
    * itself is taken in the constructor, in the actor's own context.
    */
   get #store(): WorkflowEventStore & RunIndex {
-    return (this.#storeInstance ??= createSqlEventStore(this.#sql));
+    this.#storeInstance ??= createSqlEventStore(this.#sql);
+    return this.#storeInstance;
   }
 
   async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
@@ -226,7 +227,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     if (!summary) return Promise.resolve();
     const last = this.#reports.get(runId);
     if (last?.status === summary.status) return last.done;
-    const done = (this.#index ??= runIndexOf(this.env))
+    this.#index ??= runIndexOf(this.env);
+    const done = this.#index
       .record(summary)
       .then(
         () => {
