@@ -166,7 +166,9 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
 
     storeCase("lists newest first, filters by name and status, and pages with cursor + limit", () => {
       const names = ["a", "b", "a", "a", "b", "a"];
-      names.forEach((workflowName, i) => store.createRunIfNoActive(created(`r${i}`, `w${i}`, workflowName, T0 + i)));
+      names.forEach((workflowName, i) => {
+        store.createRunIfNoActive(created(`r${i}`, `w${i}`, workflowName, T0 + i));
+      });
       store.append([event("r2", 2, "workflow_completed", { result: null }, "w2")]);
 
       expect(store.listRuns({ limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r4", "r3", "r2", "r1", "r0"]);

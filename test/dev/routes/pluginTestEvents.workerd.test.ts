@@ -7,7 +7,7 @@ import { verifyWorkspaceSignature } from "../../../src/platform/plugins/workspac
 import { claimResource, listProjectResources } from "../../../src/platform/db/resourceClaims.ts";
 import type { DevApiEnv } from "../../../src/dev/routes/devApiEnv.ts";
 import devApi from "../../../src/dev/routes/devApiWorker.ts";
-import { sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
+import { DEFAULT_CALL_WAIT, sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
 import { apiHarness, callApi as callAnyApi, expectError, jsonOfSize, userWithProject, type ApiCall } from "../../support/workerd/index.ts";
 
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
@@ -184,15 +184,26 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
           }),
         ),
     );
-    const started = Date.now();
+    // How many calls the fake had recorded at each of the route's polls.
+    const polls: number[] = [];
+    const fetcher = asFetcher(async (request) => {
+      const response = await world.fake.fetch(request);
+      if (new URL(request.url).pathname === "/__fake/recorded") polls.push(((await response.clone().json()) as unknown[]).length);
+      return response;
+    });
     const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
       token: user.token,
       body: { kind: "command", name: "hello", text: "hi" },
-      env: apiEnvWith({ FAKE_CHATSERVER: world.fetcher }),
+      env: apiEnvWith({ FAKE_CHATSERVER: fetcher }),
     });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
-    expect(Date.now() - started).toBeLessThan(4000); // stopped once the calls went quiet, not at the 5 s cap
+    // It stopped once the calls went quiet, not at the 5 s cap: from the poll that saw the handler's
+    // call, polls come at least pollMs apart and the wait ends after quietMs without a change.
+    const sinceCall = polls.slice(polls.findIndex((n) => n > 0));
+    expect(polls[0]).toBe(0);
+    expect(sinceCall.every((n) => n === 1)).toBe(true);
+    expect(sinceCall.length).toBeLessThanOrEqual(Math.floor(DEFAULT_CALL_WAIT.quietMs / DEFAULT_CALL_WAIT.pollMs) + 2);
     await Promise.all(world.background);
 
     // What the fake delivered: one correctly signed interaction for the newest claimed server.

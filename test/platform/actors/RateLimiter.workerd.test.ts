@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { RateLimiter } from "../../../src/platform/actors/RateLimiter.ts";
+import type { RateLimiter } from "../../../src/platform/actors/RateLimiter.ts";
 import { takeRateLimit } from "../../../src/platform/plugins/shared/rateLimit.ts";
 import { PlatformError } from "../../../src/core/errors.ts";
 

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { randomHex } from "../../../src/core/crypto/encoding.ts";
-import { SessionCode } from "../../../src/platform/actors/SessionCode.ts";
+import type { SessionCode } from "../../../src/platform/actors/SessionCode.ts";
 import { consumeSessionCode } from "../../../src/platform/plugins/shared/sessionCodes.ts";
 
 const hexCode = () => randomHex(32);

@@ -1,11 +1,15 @@
 /**
- * Helpers for the plugin tests: a plugin worker's env built from the test
- * bindings, and identity-signed proxy requests.
+ * Fixtures of the plugin tests: a plugin worker's env built from the test
+ * bindings, identity-signed proxy requests, two projects of two users, and the
+ * PlatformError a plugin call rejects with.
  */
 import { env } from "cloudflare:test";
+import { expect } from "vitest";
+import { PlatformError } from "../../../src/core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../../src/core/requestToken.ts";
 import type { PluginEnv } from "../../../src/platform/plugins/shared/pluginEnv.ts";
 import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
+import { userWithProject } from "./api.ts";
 
 export const TOKEN_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 export const STATE_SECRET = "test-state-secret-0123456789abcdef0123456789";
@@ -51,4 +55,21 @@ export async function signedRequest(call: SignedCall): Promise<Request> {
     headers: { "content-type": "application/json", [IDENTITY_HEADER]: token, ...call.headers },
     body: call.body,
   });
+}
+
+/** The D1 rows of two projects owned by two users: "alpha" (ada) and "beta" (bob). */
+export async function twoProjects(): Promise<{ a: ProjectRow; b: ProjectRow }> {
+  const a = await userWithProject("ada@example.com", "alpha");
+  const b = await userWithProject("bob@example.com", "beta");
+  return { a: a.row, b: b.row };
+}
+
+/** The PlatformError `promise` rejects with; fails the test if it resolves or rejects with anything else. */
+export async function platformRejection(promise: Promise<unknown>): Promise<PlatformError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(PlatformError);
+  return error as PlatformError;
 }

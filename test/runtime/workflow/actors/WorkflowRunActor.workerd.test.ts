@@ -57,7 +57,9 @@ function shape(events: readonly { type: string; payload: object }[]): string[] {
  * Also: no step completes twice, and seqs run 1, 2, 3, … without gaps.
  */
 function expectWellFormed(events: readonly StoredEvent[], options: { repairedTerminal?: boolean } = {}): void {
-  events.forEach((event, i) => expect(event.seq).toBe(i + 1));
+  events.forEach((event, i) => {
+    expect(event.seq).toBe(i + 1);
+  });
   const completed = events.filter((e) => e.type === "step_completed").map((e) => e.payload.step);
   expect(new Set(completed).size, `a step completed twice: ${completed.join(", ")}`).toBe(completed.length);
   events.forEach((event, i) => {
@@ -129,7 +131,7 @@ function definition(name: string): WorkflowDefinition {
   return found;
 }
 
-// Steps of "gated" wait here until the test opens their gate (keyed by workflow id). A test
+// Steps that call passGate wait until the test opens their gate (keyed by workflow id). A test
 // creates the gate before starting the run: a promise made inside an actor and resolved from
 // the test would resume the step in the test's I/O context, where the actor's storage is out
 // of reach ("Cannot perform I/O on behalf of a different Durable Object").
@@ -147,117 +149,34 @@ function gateFor(id: string) {
   return entry;
 }
 
+/** The gate of a step's run, which the test must have created before starting it. */
+function passGate(workflowId: string): Promise<void> {
+  const gate = gates.get(workflowId);
+  if (!gate) throw new NonRetryableError(`test bug: no gate for ${workflowId}; create it before the run starts`);
+  return gate.promise;
+}
+
 /** Step invocations as "<workflowId>:<step>#<attempt>", in order. */
 const invocations: string[] = [];
+
+type StepCall = { workflowId: string; step: string; attempt: number };
+/** Called first by every step that the tests follow through `invocations`. */
+function note(ctx: StepCall): void {
+  invocations.push(`${ctx.workflowId}:${ctx.step}#${ctx.attempt}`);
+}
 
 /** Simulated time added to the actors' clock (the step-loop budget tests). */
 let clockOffset = 0;
 /** The clock the actors are given (see beforeEach), and the one this file plants events with. */
 const testClock: Clock = () => systemClock() + clockOffset;
 
+// Each describe registers its own workflows (named "<describe>.<role>") in its beforeEach.
 beforeEach(() => {
   resetWorkflowsForTests();
   gates.clear();
   invocations.length = 0;
   clockOffset = 0;
   platformRuntime.clock = testClock;
-  const note = (ctx: { workflowId: string; step: string; attempt: number }) => invocations.push(`${ctx.workflowId}:${ctx.step}#${ctx.attempt}`);
-
-  workflow(
-    "gated",
-    {
-      start: async (ctx) => {
-        note(ctx);
-        ctx.write("opened", true);
-        const gate = gates.get(ctx.workflowId);
-        if (!gate) throw new NonRetryableError(`test bug: no gate for ${ctx.workflowId}; create it before the run starts`);
-        await gate.promise;
-        return { step: "finish" };
-      },
-      finish: async (ctx) => {
-        note(ctx);
-        return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-      },
-    },
-    { stepTimeoutMS: 10_000 },
-  );
-  workflow("other", { start: async () => ({ done: true, result: "other" }) });
-  workflow(
-    "recoverable",
-    {
-      start: async (ctx) => {
-        note(ctx);
-        ctx.write("n", ctx.attempt);
-        return { step: "finish" };
-      },
-      finish: async (ctx) => {
-        note(ctx);
-        return { done: true, result: { n: ctx.scratchpad.n } };
-      },
-    },
-    { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
-  );
-  workflow(
-    "patient",
-    {
-      start: async (ctx) => {
-        note(ctx);
-        throw new Error("not yet");
-      },
-    },
-    { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
-  );
-  workflow(
-    "orphan",
-    {
-      start: async (ctx) => {
-        note(ctx);
-        return { step: "hang" };
-      },
-      // Attempt 1 never settles (its executor dies with it); attempt 2 answers at once.
-      hang: async (ctx) => {
-        note(ctx);
-        if (ctx.attempt === 1) await new Promise<never>(() => {});
-        return { step: "finish" };
-      },
-      finish: async (ctx) => {
-        note(ctx);
-        return { done: true, result: "recovered" };
-      },
-    },
-    { stepTimeoutMS: 1500, backoff: { initialMS: 10, jitter: 0 } },
-  );
-  workflow(
-    "backoff-then-done",
-    {
-      start: async (ctx) => {
-        note(ctx);
-        if (ctx.attempt === 1) throw new Error("first try fails");
-        return { done: true, result: ctx.attempt };
-      },
-    },
-    { backoff: { initialMS: 300, jitter: 0 } },
-  );
-  // Each step "works" 20 seconds on the test clock: a 50 s budget fits three claims.
-  const slowStep = (next: string | null) => async (ctx: { workflowId: string; step: string; attempt: number }) => {
-    note(ctx);
-    clockOffset += 20_000;
-    return next === null ? { done: true as const, result: "marathon done" } : { step: next };
-  };
-  workflow("marathon", { start: slowStep("s2"), s2: slowStep("s3"), s3: slowStep("s4"), s4: slowStep("s5"), s5: slowStep(null) });
-  // Every step takes a little real time, so two executors racing on one run overlap.
-  const relayStep = (next: string | null) => async (ctx: { workflowId: string; step: string; attempt: number }) => {
-    note(ctx);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    return next === null ? { done: true as const, result: "relay done" } : { step: next };
-  };
-  workflow("relay", { start: relayStep("r2"), r2: relayStep("r3"), r3: relayStep("r4"), r4: relayStep("r5"), r5: relayStep(null) }, { stepTimeoutMS: 10_000 });
-  workflow("fatal", {
-    start: async () => {
-      throw new NonRetryableError("card declined");
-    },
-  });
-
   installWorkflowBackend(durableObjectWorkflowBackend(actorEnv));
 });
 
@@ -270,9 +189,49 @@ afterEach(() => {
 // ---------------------------------------------------------------------------
 
 describe("WorkflowRunActor: alarms, waiters and the run index", () => {
+  beforeEach(() => {
+    workflow(
+      "alarms.gated",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("opened", true);
+          await passGate(ctx.workflowId);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+        },
+      },
+      { stepTimeoutMS: 10_000 },
+    );
+    workflow(
+      "alarms.recoverable",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("n", ctx.attempt);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { n: ctx.scratchpad.n } };
+        },
+      },
+      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
+    );
+    workflow("alarms.fatal", {
+      start: async () => {
+        throw new NonRetryableError("card declined");
+      },
+    });
+    workflow("alarms.other", { start: async () => ({ done: true, result: "other" }) });
+  });
+
   it("start arms the alarm and the run completes with no further call; waitForTerminal wakes on the terminal event; the index goes running → completed", async () => {
     gateFor("alarm-1");
-    const run = await workflow.start("gated", { order: 42 }, { id: "alarm-1" });
+    const run = await workflow.start("alarms.gated", { order: 42 }, { id: "alarm-1" });
     expect(run).toMatchObject({ workflowId: "alarm-1", created: true });
     expect(run.id).toMatch(/^[0-9a-f]{64}\.[a-z0-9]{12}$/);
     expect(actorIdOf(run.id).equals(env.WORKFLOW_RUNS.idFromName("alarm-1"))).toBe(true);
@@ -280,7 +239,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     // Nothing but the actor's own alarm can have claimed the first step.
     const started = await waitForLog(run.id, (events) => events.at(-1)?.type === "step_started");
     expect(shape(started)).toEqual(["workflow_created", "step_started(start,1)"]);
-    expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ id: run.id, workflowId: "alarm-1", name: "gated", status: "running" });
+    expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ id: run.id, workflowId: "alarm-1", name: "alarms.gated", status: "running" });
 
     // A waiter with a long slice: only the terminal event can answer it in time.
     const actor = workflowRunActor(actorEnv, actorIdOf(run.id));
@@ -311,7 +270,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     expect(await runIndexOf(actorEnv).get(run.id)).toEqual({
       id: run.id,
       workflowId: "alarm-1",
-      name: "gated",
+      name: "alarms.gated",
       status: "completed",
       createdAt: events[0]!.at,
       updatedAt: events.at(-1)!.at,
@@ -322,7 +281,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
 
   it("a run whose steps need no I/O ends within start: nothing was ever scheduled, the index has it as ended, and start's answer carries the outcome", async () => {
     const actor = workflowRunActor(actorEnv, env.WORKFLOW_RUNS.idFromName("quick-1"));
-    const started = await actor.start({ runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`, workflowId: "quick-1", name: "recoverable", data: null });
+    const started = await actor.start({ runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`, workflowId: "quick-1", name: "alarms.recoverable", data: null });
     expect(started).toEqual({ runId: expect.any(String), workflowId: "quick-1", created: true, outcome: { status: "completed", result: { n: 1 } } });
     expect(shape(await actorLog(started.runId))).toEqual([
       "workflow_created",
@@ -337,26 +296,26 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     expect(await runIndexOf(actorEnv).get(started.runId)).toMatchObject({ status: "completed" });
 
     // Through workflow.start: result() settles from the outcome (a failure keeps its reason and cause).
-    const failed = await workflow.start("fatal", null, { id: "quick-2" });
+    const failed = await workflow.start("alarms.fatal", null, { id: "quick-2" });
     const error = await rejection(failed.result());
     expect(error).toMatchObject({ code: "workflow_failed", message: "card declined", details: { runId: failed.id, cause: "non_retryable" } });
     expect(await runIndexOf(actorEnv).get(failed.id)).toMatchObject({ status: "failed" });
     // A handle for a run still going has no outcome and asks the actor.
     gateFor("quick-3");
-    const open = await workflow.start("gated", "q", { id: "quick-3" });
+    const open = await workflow.start("alarms.gated", "q", { id: "quick-3" });
     expect(await runIndexOf(actorEnv).get(open.id)).toMatchObject({ status: "running" });
     gateFor("quick-3").open();
     await expect(open.result()).resolves.toEqual({ data: "q", opened: true });
   });
 
   it("waitForTerminal answers a finished run at once, null after its slice for a running one, not_found for an unknown one", async () => {
-    const done = await workflow.start("other", null, { id: "wait-1" });
+    const done = await workflow.start("alarms.other", null, { id: "wait-1" });
     const doneActor = workflowRunActor(actorEnv, actorIdOf(done.id));
     await waitForLog(done.id, isTerminal);
     expect(await doneActor.waitForTerminal(done.id, 60_000)).toMatchObject({ status: "completed", result: "other" });
 
     gateFor("wait-2");
-    const open = await workflow.start("gated", null, { id: "wait-2" });
+    const open = await workflow.start("alarms.gated", null, { id: "wait-2" });
     const openActor = workflowRunActor(actorEnv, actorIdOf(open.id));
     expect(await openActor.waitForTerminal(open.id, 30)).toBeNull();
 
@@ -365,7 +324,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
   });
 
   it("a failing run wakes its waiter with the failure and is indexed as failed", async () => {
-    const run = await workflow.start("fatal", null, { id: "fatal-1" });
+    const run = await workflow.start("alarms.fatal", null, { id: "fatal-1" });
     const view = await workflowRunActor(actorEnv, actorIdOf(run.id)).waitForTerminal(run.id, 60_000);
     expect(view).toMatchObject({ status: "failed", error: "card declined" });
     expect(shape(view?.events ?? [])).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,card declined,final)", "workflow_failed"]);
@@ -374,7 +333,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
   });
 
   it("execute runs (or joins) the step loop and answers done; an unknown run of an existing actor is not_found", async () => {
-    const run = await workflow.start("recoverable", null, { id: "exec-1" });
+    const run = await workflow.start("alarms.recoverable", null, { id: "exec-1" });
     const actor = workflowRunActor(actorEnv, actorIdOf(run.id));
     expect(await actor.execute(run.id)).toEqual({ done: true });
     expect(await actor.execute(run.id)).toEqual({ done: true });
@@ -393,13 +352,23 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
 });
 
 describe("WorkflowRunActor: the 50-second step-loop budget", () => {
+  // Each step "works" 20 seconds on the test clock: a 50 s budget fits three claims.
+  const slowStep = (next: string | null) => async (ctx: StepCall) => {
+    note(ctx);
+    clockOffset += 20_000;
+    return next === null ? { done: true as const, result: "marathon done" } : { step: next };
+  };
+  beforeEach(() => {
+    workflow("budget.marathon", { start: slowStep("s2"), s2: slowStep("s3"), s3: slowStep("s4"), s4: slowStep("s5"), s5: slowStep(null) });
+  });
+
   it("executeRun on the actor's store stops claiming at budgetMS; a fresh execution finishes with every step completed once", async () => {
     const actor = actorNamed("budget-1");
     const runId = `${env.WORKFLOW_RUNS.idFromName("budget-1")}.budget000001`;
     const first = await runInDurableObject(actor, async (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
-      createRun(store, definition("marathon"), null, { runId, workflowId: "budget-1", now: testClock() });
-      const result = await executeRun(store, definition("marathon"), runId, { now: testClock, budgetMS: 50_000 });
+      createRun(store, definition("budget.marathon"), null, { runId, workflowId: "budget-1", now: testClock() });
+      const result = await executeRun(store, definition("budget.marathon"), runId, { now: testClock, budgetMS: 50_000 });
       return { result, events: store.events(runId) };
     });
     expect(first.result).toEqual({ status: "budget_exhausted" });
@@ -437,8 +406,8 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
   });
 
   it("inside the actor: the budget ends one invocation, the alarm continues in a fresh instance, every step completes once", async () => {
-    // Each step of "marathon" advances the test clock, which the actor reads, by 20 s.
-    const run = await workflow.start("marathon", null, { id: "budget-2" });
+    // Each step of "budget.marathon" advances the test clock, which the actor reads, by 20 s.
+    const run = await workflow.start("budget.marathon", null, { id: "budget-2" });
     const stub = stubOf(run.id);
     // First invocation (the start alarm): claims at 0 s, 20 s, 40 s; at 60 s the budget is spent.
     const cut = await waitForLog(run.id, (events) => shape(events).includes("step_completed(s3->s4)"));
@@ -476,9 +445,59 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
 });
 
 describe("WorkflowRunActor: eviction and crashes mid-run", () => {
+  beforeEach(() => {
+    workflow(
+      "crash.gated",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("opened", true);
+          await passGate(ctx.workflowId);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+        },
+      },
+      { stepTimeoutMS: 10_000 },
+    );
+    workflow(
+      "crash.backoff-then-done",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          if (ctx.attempt === 1) throw new Error("first try fails");
+          return { done: true, result: ctx.attempt };
+        },
+      },
+      { backoff: { initialMS: 300, jitter: 0 } },
+    );
+    workflow(
+      "crash.orphan",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          return { step: "hang" };
+        },
+        // Attempt 1 never settles (its executor dies with it); attempt 2 answers at once.
+        hang: async (ctx) => {
+          note(ctx);
+          if (ctx.attempt === 1) await new Promise<never>(() => {});
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: "recovered" };
+        },
+      },
+      { stepTimeoutMS: 1500, backoff: { initialMS: 10, jitter: 0 } },
+    );
+  });
+
   it("a graceful eviction waits for the step in flight; the run then continues from storage in a fresh instance", async () => {
     gateFor("evict-1");
-    const run = await workflow.start("gated", "e", { id: "evict-1" });
+    const run = await workflow.start("crash.gated", "e", { id: "evict-1" });
     const stub = stubOf(run.id);
     await waitForLog(run.id, (events) => events.at(-1)?.type === "step_started");
     const before = await runInDurableObject(stub, (instance) => instance);
@@ -505,7 +524,7 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
   });
 
   it("evicted while waiting out a retry backoff: the alarm wakes a fresh instance that retries and completes", async () => {
-    const run = await workflow.start("backoff-then-done", null, { id: "evict-2" });
+    const run = await workflow.start("crash.backoff-then-done", null, { id: "evict-2" });
     const stub = stubOf(run.id);
     await waitForLog(run.id, (events) => events.at(-1)?.type === "step_failed");
     const before = await runInDurableObject(stub, (instance) => instance);
@@ -525,7 +544,7 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
   });
 
   it("crashed mid-step: the orphaned step_started becomes step_failed{timeout} at stepTimeoutMS by the alarm, is retried, and the run completes", { timeout: 20_000 }, async () => {
-    const run = await workflow.start("orphan", null, { id: "crash-1" });
+    const run = await workflow.start("crash.orphan", null, { id: "crash-1" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     // A hard reset, as a deploy or a machine loss would do: the in-memory execution is gone.
     await abortAllDurableObjects();
@@ -552,7 +571,7 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
   });
 
   it("crashed mid-step with no alarm left (its retries spent): nothing moves it until the sweep finds the timeout, then it completes", { timeout: 20_000 }, async () => {
-    const run = await workflow.start("orphan", null, { id: "crash-2" });
+    const run = await workflow.start("crash.orphan", null, { id: "crash-2" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
     await runInDurableObject(stubOf(run.id), (_instance, state) => state.storage.deleteAlarm());
@@ -575,7 +594,7 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
   });
 
   it("crashed mid-step with no alarm left, swept before stepTimeoutMS: not stuck yet, but recover arms the step's timeout, which the alarm then records", { timeout: 20_000 }, async () => {
-    const run = await workflow.start("orphan", null, { id: "crash-3" });
+    const run = await workflow.start("crash.orphan", null, { id: "crash-3" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
     await runInDurableObject(stubOf(run.id), (_instance, state) => state.storage.deleteAlarm());
@@ -601,6 +620,51 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
 });
 
 describe("WorkflowRunActor: the recovery sweep over the index", () => {
+  beforeEach(() => {
+    workflow(
+      "sweep.gated",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("opened", true);
+          await passGate(ctx.workflowId);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+        },
+      },
+      { stepTimeoutMS: 10_000 },
+    );
+    workflow(
+      "sweep.recoverable",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("n", ctx.attempt);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { n: ctx.scratchpad.n } };
+        },
+      },
+      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
+    );
+    workflow(
+      "sweep.patient",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          throw new Error("not yet");
+        },
+      },
+      { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
+    );
+    workflow("sweep.other", { start: async () => ({ done: true, result: "other" }) });
+  });
+
   const T_OLD = () => testClock() - 60_000;
 
   /** Writes a run's log straight into the actor's SQLite and records it in the index, as a crashed executor would leave it. */
@@ -622,41 +686,41 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
   it("finds each stuck reason, repairs it, re-enqueues the runs that need an executor and logs their number; all end with the spec's sequence", { timeout: 15_000 }, async () => {
     const started = (step: string, attempt: number, at?: number) => ({ type: "step_started" as const, payload: { step, attempt }, at });
     const runs = {
-      stuck_created: await plant("stuck-created", "recoverable", []),
-      stuck_completed: await plant("stuck-completed", "recoverable", [
+      stuck_created: await plant("stuck-created", "sweep.recoverable", []),
+      stuck_completed: await plant("stuck-completed", "sweep.recoverable", [
         started("start", 1),
         { type: "step_completed", payload: { step: "start", writes: { n: 7 }, next_step: "finish" } },
       ]),
-      stuck_failed: await plant("stuck-failed", "recoverable", [
+      stuck_failed: await plant("stuck-failed", "sweep.recoverable", [
         started("start", 1),
         { type: "step_failed", payload: { step: "start", attempt: 1, reason: "boom", retryable: true } },
       ]),
-      timeout: await plant("timed-out", "recoverable", [started("start", 1)]),
-      timeout_exhausted: await plant("timed-out-last", "recoverable", [
+      timeout: await plant("timed-out", "sweep.recoverable", [started("start", 1)]),
+      timeout_exhausted: await plant("timed-out-last", "sweep.recoverable", [
         started("start", 1),
         { type: "step_failed", payload: { step: "start", attempt: 1, reason: "boom", retryable: true } },
         started("start", 2),
       ]),
-      stuck_terminal_completed: await plant("terminal-completed", "recoverable", [
+      stuck_terminal_completed: await plant("terminal-completed", "sweep.recoverable", [
         started("start", 1),
         { type: "step_completed", payload: { step: "start", writes: { n: 1 }, next_step: "finish" } },
         started("finish", 1),
         { type: "step_completed", payload: { step: "finish", writes: {} } },
       ]),
-      stuck_terminal_failed: await plant("terminal-failed", "recoverable", [
+      stuck_terminal_failed: await plant("terminal-failed", "sweep.recoverable", [
         started("start", 1),
         { type: "step_failed", payload: { step: "start", attempt: 1, reason: "card declined", retryable: false } },
       ]),
-      // A step_started inside its stepTimeoutMS (10 s for "gated") is not stuck: its executor may be alive.
-      fresh_step: await plant("fresh-step", "gated", [started("start", 1, testClock())]),
+      // A step_started inside its stepTimeoutMS (10 s for "sweep.gated") is not stuck: its executor may be alive.
+      fresh_step: await plant("fresh-step", "sweep.gated", [started("start", 1, testClock())]),
     };
     // Healthy runs the sweep must leave alone: one executing right now, one waiting out a 60 s backoff on its alarm.
     gateFor("executing-now");
-    const executing = await workflow.start("gated", null, { id: "executing-now" });
-    const waiting = await workflow.start("patient", null, { id: "waiting-retry" });
+    const executing = await workflow.start("sweep.gated", null, { id: "executing-now" });
+    const waiting = await workflow.start("sweep.patient", null, { id: "waiting-retry" });
     await waitForLog(executing.id, (events) => events.at(-1)?.type === "step_started");
     await waitForLog(waiting.id, (events) => events.at(-1)?.type === "step_failed");
-    const finished = await workflow.start("other", null, { id: "finished" });
+    const finished = await workflow.start("sweep.other", null, { id: "finished" });
     await waitForLog(finished.id, isTerminal);
 
     // Re-enqueued: stuck_created, stuck_completed, stuck_failed, timeout. The two stuck_terminal runs and the
@@ -733,7 +797,7 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
 
   it("a run whose workflow is no longer registered is reported and left alone; the sweep goes on", async () => {
     const lost = await plant("lost-1", "renamed-away", []);
-    const stuck = await plant("stuck-2", "recoverable", []);
+    const stuck = await plant("stuck-2", "sweep.recoverable", []);
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 1 workflow(s)");
     expect(errors).toHaveBeenCalledWith(`workflow recovery: run ${lost}:`, expect.objectContaining({ code: "unknown_workflow" }));
@@ -743,11 +807,25 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
 });
 
 describe("WorkflowRunActor: two executors racing on the actor's store", () => {
+  // Every step takes a little real time, so two executors racing on one run overlap.
+  const relayStep = (next: string | null) => async (ctx: StepCall) => {
+    note(ctx);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return next === null ? { done: true as const, result: "relay done" } : { step: next };
+  };
+  beforeEach(() => {
+    workflow(
+      "race.relay",
+      { start: relayStep("r2"), r2: relayStep("r3"), r3: relayStep("r4"), r4: relayStep("r5"), r5: relayStep(null) },
+      { stepTimeoutMS: 10_000 },
+    );
+  });
+
   /** Calls executeRun until the run is terminal, waiting a little while another executor holds the step. */
   async function driveToEnd(store: WorkflowEventStore, runId: string, sleeps: number[]): Promise<ExecuteRunResult[]> {
     const results: ExecuteRunResult[] = [];
     for (let i = 0; i < 200; i++) {
-      const result = await executeRun(store, definition("relay"), runId, {
+      const result = await executeRun(store, definition("race.relay"), runId, {
         now: testClock,
         sleep: async (ms) => {
           sleeps.push(ms);
@@ -768,7 +846,7 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
       // Two executors, each with its own store over the actor's SQLite.
       const a = createSqlEventStore(durableObjectSql(state.storage));
       const b = createSqlEventStore(durableObjectSql(state.storage));
-      createRun(a, definition("relay"), null, { runId, workflowId: "race-1", now: testClock() });
+      createRun(a, definition("race.relay"), null, { runId, workflowId: "race-1", now: testClock() });
       // B read the log just before A's first claim landed (a single thread cannot interleave a
       // synchronous read and write otherwise), so B's first claim collides with A's.
       const stale = b.events(runId);
@@ -820,7 +898,7 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
     const runId = `${actor.id}.race00000002`;
     const events = await runInDurableObject(actor, async (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
-      createRun(store, definition("relay"), null, { runId, workflowId: "race-2", now: testClock() });
+      createRun(store, definition("race.relay"), null, { runId, workflowId: "race-2", now: testClock() });
       await Promise.all([driveToEnd(store, runId, []), driveToEnd(store, runId, []), driveToEnd(store, runId, [])]);
       return store.events(runId);
     });
@@ -832,14 +910,34 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
 });
 
 describe("WorkflowRunActor: one active run per workflow id", () => {
+  beforeEach(() => {
+    workflow(
+      "single.gated",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("opened", true);
+          await passGate(ctx.workflowId);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+        },
+      },
+      { stepTimeoutMS: 10_000 },
+    );
+    workflow("single.other", { start: async () => ({ done: true, result: "other" }) });
+  });
+
   it("a second start with an active id returns the first run (created: false); once it finished, a new run is created in the same actor", async () => {
     gateFor("order-7");
-    const first = await workflow.start("gated", { n: 1 }, { id: "order-7" });
-    const again = await workflow.start("gated", { n: 2 }, { id: "order-7" });
+    const first = await workflow.start("single.gated", { n: 1 }, { id: "order-7" });
+    const again = await workflow.start("single.gated", { n: 2 }, { id: "order-7" });
     expect(first.created).toBe(true);
     expect(again).toMatchObject({ id: first.id, workflowId: "order-7", created: false });
     // Another workflow cannot take the id while it is active.
-    const taken = await rejection(workflow.start("other", null, { id: "order-7" }));
+    const taken = await rejection(workflow.start("single.other", null, { id: "order-7" }));
     expect(taken.code).toBe("already_active");
     expect(taken.details).toMatchObject({ activeRunId: first.id });
 
@@ -854,7 +952,7 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
     await expect(again.result()).resolves.toEqual({ data: { n: 1 }, opened: true });
     gates.delete("order-7");
     gateFor("order-7");
-    const later = await workflow.start("gated", { n: 3 }, { id: "order-7" });
+    const later = await workflow.start("single.gated", { n: 3 }, { id: "order-7" });
     expect(later).toMatchObject({ workflowId: "order-7", created: true });
     expect(later.id).not.toBe(first.id);
     expect(actorIdOf(later.id).equals(actorId)).toBe(true);
@@ -869,8 +967,8 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
   });
 
   it("runs without an id get an actor each", async () => {
-    const a = await workflow.start("other");
-    const b = await workflow.start("other");
+    const a = await workflow.start("single.other");
+    const b = await workflow.start("single.other");
     expect(a.workflowId).toBe(a.id);
     expect(actorIdOf(a.id).equals(actorIdOf(b.id))).toBe(false);
     await expect(a.result()).resolves.toBe("other");
@@ -879,11 +977,36 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
 });
 
 describe("WorkflowRunActor: get and list", () => {
+  beforeEach(() => {
+    workflow(
+      "query.gated",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("opened", true);
+          await passGate(ctx.workflowId);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+        },
+      },
+      { stepTimeoutMS: 10_000 },
+    );
+    workflow("query.fatal", {
+      start: async () => {
+        throw new NonRetryableError("card declined");
+      },
+    });
+    workflow("query.other", { start: async () => ({ done: true, result: "other" }) });
+  });
+
   it("workflow.get finds a run from its id alone; a malformed or foreign run id is null", async () => {
-    const run = await workflow.start("other", null, { id: "get-1" });
+    const run = await workflow.start("query.other", null, { id: "get-1" });
     await run.result();
     const view = await workflow.get(run.id);
-    expect(view).toMatchObject({ id: run.id, workflowId: "get-1", name: "other", status: "completed", result: "other" });
+    expect(view).toMatchObject({ id: run.id, workflowId: "get-1", name: "query.other", status: "completed", result: "other" });
     expect(shape(view?.events ?? [])).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start)", "workflow_completed"]);
 
     const [hex, suffix] = run.id.split(".") as [string, string];
@@ -911,29 +1034,29 @@ describe("WorkflowRunActor: get and list", () => {
   it("workflow.list reads the index: newest first, name and status filters, limit and cursor", async () => {
     const done: string[] = [];
     for (const n of [1, 2, 3]) {
-      const run = await workflow.start("other", null, { id: `list-done-${n}` });
+      const run = await workflow.start("query.other", null, { id: `list-done-${n}` });
       await run.result();
       done.push(run.id);
     }
-    const failed = await workflow.start("fatal", null, { id: "list-failed" });
+    const failed = await workflow.start("query.fatal", null, { id: "list-failed" });
     await expect(failed.result()).rejects.toMatchObject({ code: "workflow_failed" });
     gateFor("list-open-1");
     gateFor("list-open-2");
-    const open1 = await workflow.start("gated", null, { id: "list-open-1" });
-    const open2 = await workflow.start("gated", null, { id: "list-open-2" });
+    const open1 = await workflow.start("query.gated", null, { id: "list-open-1" });
+    const open2 = await workflow.start("query.gated", null, { id: "list-open-2" });
     await vi.waitFor(async () => expect((await runIndexOf(actorEnv).get(failed.id))?.status).toBe("failed"));
     for (const id of done) await vi.waitFor(async () => expect((await runIndexOf(actorEnv).get(id))?.status).toBe("completed"));
 
     const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
     expect(ids(await workflow.list())).toEqual([open2.id, open1.id, failed.id, done[2], done[1], done[0]]);
-    expect(ids(await workflow.list({ name: "other" }))).toEqual([done[2], done[1], done[0]]);
+    expect(ids(await workflow.list({ name: "query.other" }))).toEqual([done[2], done[1], done[0]]);
     expect(ids(await workflow.list({ status: "running" }))).toEqual([open2.id, open1.id]);
     expect(ids(await workflow.list({ status: "failed" }))).toEqual([failed.id]);
-    expect(ids(await workflow.list({ name: "gated", status: "completed" }))).toEqual([]);
-    expect((await workflow.list({ name: "other", limit: 1 })).runs[0]).toEqual({
+    expect(ids(await workflow.list({ name: "query.gated", status: "completed" }))).toEqual([]);
+    expect((await workflow.list({ name: "query.other", limit: 1 })).runs[0]).toEqual({
       id: done[2],
       workflowId: "list-done-3",
-      name: "other",
+      name: "query.other",
       status: "completed",
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
@@ -950,9 +1073,9 @@ describe("WorkflowRunActor: get and list", () => {
     } while (cursor);
     expect(pages).toBe(2);
     expect(seen).toEqual([open2.id, open1.id, failed.id, done[2], done[1], done[0]]);
-    const paged = await workflow.list({ name: "other", limit: 2 });
+    const paged = await workflow.list({ name: "query.other", limit: 2 });
     expect(ids(paged)).toEqual([done[2], done[1]]);
-    expect(ids(await workflow.list({ name: "other", limit: 2, cursor: paged.cursor }))).toEqual([done[0]]);
+    expect(ids(await workflow.list({ name: "query.other", limit: 2, cursor: paged.cursor }))).toEqual([done[0]]);
 
     for (const filter of [{ limit: 0 }, { limit: 101 }, { limit: 1.5 }, { status: "done" }, { cursor: "not-a-cursor" }]) {
       expect((await rejection(workflow.list(filter as never))).code).toBe("invalid_input");
@@ -961,12 +1084,30 @@ describe("WorkflowRunActor: get and list", () => {
 });
 
 describe("WorkflowRunActor: append rules on the actor's SQLite", () => {
+  beforeEach(() => {
+    workflow(
+      "append.recoverable",
+      {
+        start: async (ctx) => {
+          note(ctx);
+          ctx.write("n", ctx.attempt);
+          return { step: "finish" };
+        },
+        finish: async (ctx) => {
+          note(ctx);
+          return { done: true, result: { n: ctx.scratchpad.n } };
+        },
+      },
+      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
+    );
+  });
+
   it("an event with another workflow_id for the same run_id is workflow_id_mismatch, and nothing of its batch is appended", async () => {
     const actor = actorNamed("mismatch-1");
     const runId = `${actor.id}.mismatch0001`;
     const outcome = await runInDurableObject(actor, (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
-      createRun(store, definition("recoverable"), null, { runId, workflowId: "mismatch-1", now: testClock() });
+      createRun(store, definition("append.recoverable"), null, { runId, workflowId: "mismatch-1", now: testClock() });
       const codes: unknown[] = [];
       const attempt = (events: StoredEvent[]) => {
         try {
