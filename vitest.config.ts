@@ -25,14 +25,27 @@ export default defineConfig({
                 SESSION_CODES: { className: "SessionCode", useSQLite: true },
               },
               queueProducers: { WORKFLOW_QUEUE: { queueName: "workflow-execute" } },
-              bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", PLATFORM_DOMAIN: "example.test" },
+              bindings: {
+                TEST_MIGRATIONS: migrations,
+                ADMIN_TOKEN: "test-admin-token",
+                PLATFORM_DOMAIN: "example.test",
+              },
             },
           }),
         ],
-        test: { name: "workers", include: ["test/**/*.workerd.test.ts"], setupFiles: ["./test/support/workerd/applyMigrations.ts"] },
+        test: {
+          name: "workers",
+          include: ["test/**/*.workerd.test.ts"],
+          setupFiles: ["./test/support/workerd/applyMigrations.ts"],
+        },
       },
       {
-        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/**/*.workerd.test.ts", "test/e2e/**"], environment: "node" },
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/**/*.workerd.test.ts", "test/e2e/**"],
+          environment: "node",
+        },
       },
       {
         // End-to-end: the real CLI, real workerd processes, real ports; one file at a time.

@@ -22,7 +22,9 @@ const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
 
 const versionOf = (pkg: string) => {
   try {
-    return (JSON.parse(readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string }
+    ).version;
   } catch {
     return "?";
   }
@@ -75,21 +77,46 @@ const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
 try {
-  const ours = only.has("A") ? await section("A ours/workerd", () => benchOursInWorkerd(path.join(tmpDir, "ours"), progress("A ours/workerd"))) : skipped;
+  const ours = only.has("A")
+    ? await section("A ours/workerd", () => benchOursInWorkerd(path.join(tmpDir, "ours"), progress("A ours/workerd")))
+    : skipped;
   const cloudflare = only.has("C")
-    ? await section("C cloudflare", () => benchCloudflareWorkflows(path.join(tmpDir, "cloudflare"), progress("C cloudflare")), [
-        "Miniflare 5 (convertV4MiniflareOptions) with the v4 option workflows: { BENCH: { name, className } } on a worker exporting a WorkflowEntrypoint class",
-      ])
+    ? await section(
+        "C cloudflare",
+        () => benchCloudflareWorkflows(path.join(tmpDir, "cloudflare"), progress("C cloudflare")),
+        [
+          "Miniflare 5 (convertV4MiniflareOptions) with the v4 option workflows: { BENCH: { name, className } } on a worker exporting a WorkflowEntrypoint class",
+        ],
+      )
     : skipped;
   // H starts its own hosts for both engines (it also runs alone: BENCH_SECTIONS=H); the w2 target uses its paired median.
-  const headToHead = only.has("H") ? await section("H head-to-head w2", () => benchW2HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w2"))) : skipped;
-  const node = only.has("B") ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node"))) : skipped;
-  const signin = only.has("S") ? await section("S sign-in", () => benchSignin(path.join(tmpDir, "signin"), progress("S sign-in"))) : skipped;
-  const plugins = only.has("P") ? await section("P plugins", () => benchPlugins(path.join(tmpDir, "plugins"), progress("P plugins"))) : skipped;
+  const headToHead = only.has("H")
+    ? await section("H head-to-head w2", () =>
+        benchW2HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w2")),
+      )
+    : skipped;
+  const node = only.has("B")
+    ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node")))
+    : skipped;
+  const signin = only.has("S")
+    ? await section("S sign-in", () => benchSignin(path.join(tmpDir, "signin"), progress("S sign-in")))
+    : skipped;
+  const plugins = only.has("P")
+    ? await section("P plugins", () => benchPlugins(path.join(tmpDir, "plugins"), progress("P plugins")))
+    : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
-  const results: BenchResults = { environment, sectionSeconds, ours, cloudflare, headToHead, node, ratios, targets: computeTargets(ours, ratios, headToHead) };
+  const results: BenchResults = {
+    environment,
+    sectionSeconds,
+    ours,
+    cloudflare,
+    headToHead,
+    node,
+    ratios,
+    targets: computeTargets(ours, ratios, headToHead),
+  };
   process.stdout.write(formatReport(results) + "\n");
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");

@@ -22,7 +22,12 @@ export class BenchWorkflow extends WorkflowEntrypoint {
     for (let i = 1; i <= steps; i++) {
       at.push(await step.do(`s${i}`, async () => Date.now()));
     }
-    if (waiter) await this.env.WAITER.get(this.env.WAITER.idFromName("waiter")).done(event.instanceId, { steps, at, returnedAt: Date.now() });
+    if (waiter)
+      await this.env.WAITER.get(this.env.WAITER.idFromName("waiter")).done(event.instanceId, {
+        steps,
+        at,
+        returnedAt: Date.now(),
+      });
     return steps;
   }
 }
@@ -78,10 +83,12 @@ async function confirmComplete(instance, steps) {
   for (let i = 0; i < 500; i++) {
     const status = await instance.status();
     if (status.status === "complete") {
-      if (status.output !== steps) throw new Error(`instance ${instance.id}: output ${JSON.stringify(status.output)}, expected ${steps}`);
+      if (status.output !== steps)
+        throw new Error(`instance ${instance.id}: output ${JSON.stringify(status.output)}, expected ${steps}`);
       return;
     }
-    if (status.status === "errored" || status.status === "terminated") throw new Error(`instance ${instance.id}: ${JSON.stringify(status)}`);
+    if (status.status === "errored" || status.status === "terminated")
+      throw new Error(`instance ${instance.id}: ${JSON.stringify(status)}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`instance ${instance.id} was not reported complete within 5 s of run() returning`);
@@ -132,7 +139,12 @@ export default {
           for (let i = 0; i < n; i++) {
             const r = await timedRun(env, 1);
             await confirmComplete(r.instance, 1);
-            samples.push({ ms: r.ms, startMs: r.started - r.t0, stepAt: r.result.at[0] - r.t0, returnedAt: r.result.returnedAt - r.t0 });
+            samples.push({
+              ms: r.ms,
+              startMs: r.started - r.t0,
+              stepAt: r.result.at[0] - r.t0,
+              returnedAt: r.result.returnedAt - r.t0,
+            });
           }
           return Response.json({ samples });
         }

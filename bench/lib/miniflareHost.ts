@@ -17,7 +17,10 @@ export interface WorkerHost {
  * (v4-style options through `convertV4MiniflareOptions`, `cf: false`,
  * `modulesRoot` = the bundle's folder), with its state under `stateDir`.
  */
-export async function startWorker(worker: V4WorkerOptions & { name: string; scriptPath: string }, stateDir: string): Promise<WorkerHost> {
+export async function startWorker(
+  worker: V4WorkerOptions & { name: string; scriptPath: string },
+  stateDir: string,
+): Promise<WorkerHost> {
   const logs: string[] = [];
   const mf = new Miniflare(
     convertV4MiniflareOptions({
@@ -50,7 +53,9 @@ export async function startWorker(worker: V4WorkerOptions & { name: string; scri
           throw new Error(`${worker.name} ${pathAndQuery}: status ${response.status}, not JSON: ${text.slice(0, 300)}`);
         }
         if (response.status !== 200 || body.error) {
-          throw new Error(`${worker.name} ${pathAndQuery}: status ${response.status}: ${String(body.error ?? text).slice(0, 2000)}`);
+          throw new Error(
+            `${worker.name} ${pathAndQuery}: status ${response.status}: ${String(body.error ?? text).slice(0, 2000)}`,
+          );
         }
         return { ...(body as T), outsideMs };
       },

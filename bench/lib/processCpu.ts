@@ -55,7 +55,10 @@ export function ownCpuMs(): number {
 }
 
 /** Measures `fn` and the CPU the given processes used meanwhile. */
-export async function withCpu<T>(pids: readonly number[], fn: () => Promise<T>): Promise<{ value: T; cpuMs: number | null }> {
+export async function withCpu<T>(
+  pids: readonly number[],
+  fn: () => Promise<T>,
+): Promise<{ value: T; cpuMs: number | null }> {
   const before = cpuMsOf(pids);
   const value = await fn();
   const after = cpuMsOf(pids);

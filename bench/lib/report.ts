@@ -39,8 +39,10 @@ export interface BenchResults {
   targets: TargetRow[];
 }
 
-const ms = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? "n/a" : `${round(v, digits)} ms`);
-const num = (v: number | null | undefined, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? "n/a" : String(round(v, digits)));
+const ms = (v: number | null | undefined, digits = 3) =>
+  v === null || v === undefined || !Number.isFinite(v) ? "n/a" : `${round(v, digits)} ms`;
+const num = (v: number | null | undefined, digits = 1) =>
+  v === null || v === undefined || !Number.isFinite(v) ? "n/a" : String(round(v, digits));
 const pad = (text: string, width: number) => text.padEnd(width);
 const lpad = (text: string, width: number) => text.padStart(width);
 const pct = (v: number) => `${Math.round(v * 100)}%`;
@@ -48,16 +50,27 @@ const pct = (v: number) => `${Math.round(v * 100)}%`;
 const FLAT_LIMIT = 2;
 
 /** Ratios "ours ÷ theirs" with the direction that makes > 1 mean "we are faster". */
-export function computeRatios(ours: Outcome<OursWorkerdFigures>, cf: Outcome<CloudflareFigures>, node: Outcome<NodeFigures>): Record<string, number | null> {
-  const r = (a: number | undefined, b: number | undefined) => (a && b && Number.isFinite(a) && Number.isFinite(b) ? round(a / b, 2) : null);
+export function computeRatios(
+  ours: Outcome<OursWorkerdFigures>,
+  cf: Outcome<CloudflareFigures>,
+  node: Outcome<NodeFigures>,
+): Record<string, number | null> {
+  const r = (a: number | undefined, b: number | undefined) =>
+    a && b && Number.isFinite(a) && Number.isFinite(b) ? round(a / b, 2) : null;
   const o = failed(ours) ? undefined : ours;
   const c = failed(cf) ? undefined : cf;
   const n = failed(node) ? undefined : node;
   return {
     "w1 per-step: cloudflare / ours (median)": r(c?.longRun.perStep.median, o?.longRun.perStep.median),
-    "w1 per-step: cloudflare / ours (workerd CPU)": r(c?.longRun.cpuPerStepMs ?? undefined, o?.longRun.cpuPerStepMs ?? undefined),
+    "w1 per-step: cloudflare / ours (workerd CPU)": r(
+      c?.longRun.cpuPerStepMs ?? undefined,
+      o?.longRun.cpuPerStepMs ?? undefined,
+    ),
     "w2 steps/s: ours / cloudflare": r(o?.throughput.stepsPerSecond, c?.throughput.stepsPerSecond),
-    "w2 CPU per step: cloudflare / ours": r(c?.throughput.cpuPerStepMs ?? undefined, o?.throughput.cpuPerStepMs ?? undefined),
+    "w2 CPU per step: cloudflare / ours": r(
+      c?.throughput.cpuPerStepMs ?? undefined,
+      o?.throughput.cpuPerStepMs ?? undefined,
+    ),
     "w3 latency median: cloudflare / ours": r(c?.latency.ms.median, o?.latency.ms.median),
     "w3 latency p95: cloudflare / ours": r(c?.latency.ms.p95, o?.latency.ms.p95),
     "w1 per-step: cloudflare / node backend": r(c?.longRun.perStep.median, n?.longRun.perStep.median),
@@ -72,7 +85,11 @@ export function computeTargets(
 ): TargetRow[] {
   const rows: TargetRow[] = [];
   if (failed(ours)) {
-    rows.push({ target: `per-step overhead < ${TARGETS.perStepMedianMs} ms median in workerd`, value: "not measured", verdict: "N/A" });
+    rows.push({
+      target: `per-step overhead < ${TARGETS.perStepMedianMs} ms median in workerd`,
+      value: "not measured",
+      verdict: "N/A",
+    });
   } else {
     const v = ours.longRun.perStep.median;
     rows.push({
@@ -120,14 +137,18 @@ function longRunLines(f: LongRunFigures, engineClock: string): string[] {
     );
   }
   if (f.inStepShare !== undefined) {
-    lines.push(`     where the cycle goes: step_started->step_completed ${pct(f.inStepShare)}, step_completed->next step_started ${pct(1 - f.inStepShare)}`);
+    lines.push(
+      `     where the cycle goes: step_started->step_completed ${pct(f.inStepShare)}, step_completed->next step_started ${pct(1 - f.inStepShare)}`,
+    );
   }
   lines.push(`     ${engineClock} CPU per step: ${ms(f.cpuPerStepMs)}`);
   return lines;
 }
 
 function throughputLines(f: ThroughputFigures, engineClock: string): string[] {
-  const median = f.repeats.slice().sort((a, b) => a.stepsPerSecond - b.stepsPerSecond)[Math.floor(f.repeats.length / 2)]!;
+  const median = f.repeats.slice().sort((a, b) => a.stepsPerSecond - b.stepsPerSecond)[
+    Math.floor(f.repeats.length / 2)
+  ]!;
   return [
     `  2. Throughput, ${f.runs} concurrent runs x ${f.stepsPerRun} steps (${f.repeats.length} repeats, all started at once, all results awaited)`,
     `     completed steps/s: ${num(f.stepsPerSecond)} (median repeat; repeats ${f.repeats.map((r) => num(r.stepsPerSecond, 0)).join(" / ")})`,
@@ -142,7 +163,11 @@ function latencyLines(f: LatencyFigures): string[] {
     `       median ${ms(f.ms.median, 2)}   p95 ${ms(f.ms.p95, 2)}   (min ${ms(f.ms.min, 2)}, max ${ms(f.ms.max, 2)}); the start call alone: median ${ms(f.startCallMs.median, 2)}`,
   ];
   if (f.breakdown) {
-    lines.push(`     medians, ms after the start call began: ${Object.entries(f.breakdown).map(([k, v]) => `${k} ${v}`).join(" | ")}`);
+    lines.push(
+      `     medians, ms after the start call began: ${Object.entries(f.breakdown)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(" | ")}`,
+    );
   }
   return lines;
 }
@@ -174,41 +199,77 @@ export function formatReport(results: BenchResults): string {
   const out: string[] = [];
   const env = results.environment;
   out.push(`Workflow engine benchmark (npm run bench), ${env.date}`);
-  out.push(`Machine: ${env.cpu}, ${env.cores} cores; Node ${env.node}; workerd ${env.workerd} via miniflare ${env.miniflare}`);
-  out.push(`Load average at start ${env.loadAverageAtStart.map((l) => l.toFixed(2)).join(" ")}${env.loadAverageAtEnd ? `, at end ${env.loadAverageAtEnd.map((l) => l.toFixed(2)).join(" ")}` : ""} (other processes on this machine move wall-clock figures; workerd CPU is shown alongside)`);
-  out.push(`Section times: ${Object.entries(results.sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")}`);
+  out.push(
+    `Machine: ${env.cpu}, ${env.cores} cores; Node ${env.node}; workerd ${env.workerd} via miniflare ${env.miniflare}`,
+  );
+  out.push(
+    `Load average at start ${env.loadAverageAtStart.map((l) => l.toFixed(2)).join(" ")}${env.loadAverageAtEnd ? `, at end ${env.loadAverageAtEnd.map((l) => l.toFixed(2)).join(" ")}` : ""} (other processes on this machine move wall-clock figures; workerd CPU is shown alongside)`,
+  );
+  out.push(
+    `Section times: ${Object.entries(results.sectionSeconds)
+      .map(([k, v]) => `${k} ${v.toFixed(1)} s`)
+      .join(", ")}`,
+  );
   out.push("");
   out.push("How it is measured");
-  out.push("  - workerd engines: timed INSIDE the worker (Date.now() in the bench route; workerd's clock has 1 ms steps and advances with I/O).");
-  out.push("  - per-step overhead = step cycle: time from one trivial step's start to the next one's. Ours: step_started `at` of the run's");
-  out.push("    events; Cloudflare: Date.now() returned by each step.do callback; Node: step_started `at`. Because the clock is in whole ms,");
-  out.push(`    the distribution is over blocks of ${WORKLOADS.blockSize} consecutive steps (block time / ${WORKLOADS.blockSize}), not single steps.`);
-  out.push("  - result(): ours awaits run.result(); Cloudflare has no result call, so run() pushes its return to a waiter Durable Object");
-  out.push("    the route awaits (status() is then checked, untimed, to be `complete`). Node: run.result() in this process (performance.now()).");
+  out.push(
+    "  - workerd engines: timed INSIDE the worker (Date.now() in the bench route; workerd's clock has 1 ms steps and advances with I/O).",
+  );
+  out.push(
+    "  - per-step overhead = step cycle: time from one trivial step's start to the next one's. Ours: step_started `at` of the run's",
+  );
+  out.push(
+    "    events; Cloudflare: Date.now() returned by each step.do callback; Node: step_started `at`. Because the clock is in whole ms,",
+  );
+  out.push(
+    `    the distribution is over blocks of ${WORKLOADS.blockSize} consecutive steps (block time / ${WORKLOADS.blockSize}), not single steps.`,
+  );
+  out.push(
+    "  - result(): ours awaits run.result(); Cloudflare has no result call, so run() pushes its return to a waiter Durable Object",
+  );
+  out.push(
+    "    the route awaits (status() is then checked, untimed, to be `complete`). Node: run.result() in this process (performance.now()).",
+  );
   out.push("");
 
   const ours = results.ours;
-  out.push("A. Our engine in workerd: WorkflowRun actors through Miniflare, project bundled by buildProject (bench/projects/workflows)");
+  out.push(
+    "A. Our engine in workerd: WorkflowRun actors through Miniflare, project bundled by buildProject (bench/projects/workflows)",
+  );
   if (failed(ours)) out.push(`   NOT MEASURED: ${ours.error}`);
   else {
     out.push(...longRunLines(ours.longRun, "workerd"));
     out.push(...throughputLines(ours.throughput, "workerd"));
     const floor = failed(results.cloudflare) ? null : results.cloudflare.actorFloor;
-    const perRunCpu = ours.throughput.cpuPerStepMs === null ? null : ours.throughput.cpuPerStepMs * ours.throughput.stepsPerRun;
+    const perRunCpu =
+      ours.throughput.cpuPerStepMs === null ? null : ours.throughput.cpuPerStepMs * ours.throughput.stepsPerRun;
     out.push(
       `     per run: ${ms(perRunCpu, 2)} workerd CPU; of that, ${ms(ours.longRun.cpuPerStepMs === null ? null : ours.longRun.cpuPerStepMs * ours.throughput.stepsPerRun, 2)} is ${ours.throughput.stepsPerRun} steps at the w1 rate` +
-        (floor ? ` and ~${ms(floor.cpuMsPerActor, 2)} the runtime's bare cost of a fresh SQLite-backed Durable Object + one RPC (probe, no engine: ${ms(floor.msPerActor, 2)} wall each in batches of ${floor.actors})` : ""),
+        (floor
+          ? ` and ~${ms(floor.cpuMsPerActor, 2)} the runtime's bare cost of a fresh SQLite-backed Durable Object + one RPC (probe, no engine: ${ms(floor.msPerActor, 2)} wall each in batches of ${floor.actors})`
+          : ""),
     );
     out.push(...latencyLines(ours.latency));
-    out.push(...flatnessLines(ours.flatness, { first100: ours.longRun.first100PerStepMs, last100: ours.longRun.last100PerStepMs }));
-    out.push(`  5. Recovery sweep (cron /__workflow-recovery through the project's internal route with a signed internal token; ${WORKLOADS.sweepRepeats} sweeps per point, inside the worker)`);
-    out.push(`       ${pad("state", 36)} ${lpad("active", 7)} ${lpad("runs", 6)} ${lpad("events", 8)} ${lpad("median", 9)} ${lpad("p95", 8)} ${lpad("CPU/sweep", 10)}  output`);
+    out.push(
+      ...flatnessLines(ours.flatness, {
+        first100: ours.longRun.first100PerStepMs,
+        last100: ours.longRun.last100PerStepMs,
+      }),
+    );
+    out.push(
+      `  5. Recovery sweep (cron /__workflow-recovery through the project's internal route with a signed internal token; ${WORKLOADS.sweepRepeats} sweeps per point, inside the worker)`,
+    );
+    out.push(
+      `       ${pad("state", 36)} ${lpad("active", 7)} ${lpad("runs", 6)} ${lpad("events", 8)} ${lpad("median", 9)} ${lpad("p95", 8)} ${lpad("CPU/sweep", 10)}  output`,
+    );
     for (const p of ours.sweep.points) {
       out.push(
         `       ${pad(p.label, 36)} ${lpad(String(p.activeRuns), 7)} ${lpad(String(p.totalRuns), 6)} ${lpad(String(p.totalEvents), 8)} ${lpad(ms(p.ms.median, 1), 9)} ${lpad(ms(p.ms.p95, 1), 8)} ${lpad(ms(p.cpuMsPerSweep, 1), 10)}  ${p.output}`,
       );
     }
-    out.push(`     cost per active run: ${ms(ours.sweep.perActiveRunMs)}; cost per 1,000 events of completed runs: ${ms(ours.sweep.perThousandEventsMs, 4)}`);
+    out.push(
+      `     cost per active run: ${ms(ours.sweep.perActiveRunMs)}; cost per 1,000 events of completed runs: ${ms(ours.sweep.perThousandEventsMs, 4)}`,
+    );
     out.push(
       `     -> the sweep reads the run index (one row per run) and asks only active runs' actors; completed runs' events are never read.`,
     );
@@ -216,7 +277,9 @@ export function formatReport(results: BenchResults): string {
   out.push("");
 
   const cf = results.cloudflare;
-  out.push("C. Cloudflare Workflows' own local engine (Miniflare `workflows` binding, WorkflowEntrypoint doing the same trivial steps with step.do)");
+  out.push(
+    "C. Cloudflare Workflows' own local engine (Miniflare `workflows` binding, WorkflowEntrypoint doing the same trivial steps with step.do)",
+  );
   if (failed(cf)) {
     out.push(`   NOT MEASURED: ${cf.error}`);
     for (const t of cf.tried ?? []) out.push(`     tried: ${t}`);
@@ -224,7 +287,9 @@ export function formatReport(results: BenchResults): string {
     out.push(...longRunLines(cf.longRun, "workerd"));
     out.push(...throughputLines(cf.throughput, "workerd"));
     out.push(...latencyLines(cf.latency));
-    out.push(...flatnessLines(cf.flatness, { first100: cf.longRun.first100PerStepMs, last100: cf.longRun.last100PerStepMs }));
+    out.push(
+      ...flatnessLines(cf.flatness, { first100: cf.longRun.first100PerStepMs, last100: cf.longRun.last100PerStepMs }),
+    );
     if (cf.actorFloor) {
       out.push(
         `  Runtime floor (probe in this worker, no engine): ${cf.actorFloor.actors} fresh SQLite-backed Durable Objects + one RPC each: ${cf.actorFloor.batchMs.join(" / ")} ms per batch; ${ms(cf.actorFloor.msPerActor, 2)} wall, ${ms(cf.actorFloor.cpuMsPerActor, 2)} workerd CPU per actor`,
@@ -240,7 +305,9 @@ export function formatReport(results: BenchResults): string {
   out.push("B. Node backend: createNodeWorkflowBackend on a temp SQLite file, in this Node process");
   if (failed(node)) out.push(`   NOT MEASURED: ${node.error}`);
   else {
-    out.push(`  (node:sqlite file in WAL mode, synchronous = ${node.synchronous}: every commit is fsynced; the engine commits each event batch, two per step)`);
+    out.push(
+      `  (node:sqlite file in WAL mode, synchronous = ${node.synchronous}: every commit is fsynced; the engine commits each event batch, two per step)`,
+    );
     out.push(...longRunLines(node.longRun, "Node process"));
     const d = node.diagnosticSynchronousNormal;
     out.push(
@@ -248,23 +315,85 @@ export function formatReport(results: BenchResults): string {
     );
     out.push(...throughputLines(node.throughput, "Node process"));
     out.push(...latencyLines(node.latency));
-    out.push(...flatnessLines(node.flatness, { first100: node.longRun.first100PerStepMs, last100: node.longRun.last100PerStepMs }));
+    out.push(
+      ...flatnessLines(node.flatness, {
+        first100: node.longRun.first100PerStepMs,
+        last100: node.longRun.last100PerStepMs,
+      }),
+    );
   }
   out.push("");
 
   out.push("Side by side (median figures)");
-  const row = (label: string, o: string, n: string, c: string, ratio: string) => `  ${pad(label, 34)} ${lpad(o, 14)} ${lpad(n, 14)} ${lpad(c, 14)} ${lpad(ratio, 12)}`;
+  const row = (label: string, o: string, n: string, c: string, ratio: string) =>
+    `  ${pad(label, 34)} ${lpad(o, 14)} ${lpad(n, 14)} ${lpad(c, 14)} ${lpad(ratio, 12)}`;
   out.push(row("", "ours/workerd", "ours/Node", "Cloudflare", "CF vs ours"));
   const o = failed(ours) ? null : ours;
   const n = failed(node) ? null : node;
   const c = failed(cf) ? null : cf;
-  out.push(row("w1 per-step cycle (median)", ms(o?.longRun.perStep.median), ms(n?.longRun.perStep.median), ms(c?.longRun.perStep.median), x(results.ratios["w1 per-step: cloudflare / ours (median)"])));
-  out.push(row("w1 per-step cycle (p95)", ms(o?.longRun.perStep.p95), ms(n?.longRun.perStep.p95), ms(c?.longRun.perStep.p95), ""));
-  out.push(row("w1 CPU per step", ms(o?.longRun.cpuPerStepMs), ms(n?.longRun.cpuPerStepMs), ms(c?.longRun.cpuPerStepMs), x(results.ratios["w1 per-step: cloudflare / ours (workerd CPU)"])));
-  out.push(row("w2 completed steps/s", num(o?.throughput.stepsPerSecond, 0), num(n?.throughput.stepsPerSecond, 0), num(c?.throughput.stepsPerSecond, 0), x(results.ratios["w2 steps/s: ours / cloudflare"])));
-  out.push(row("w2 CPU per step", ms(o?.throughput.cpuPerStepMs), ms(n?.throughput.cpuPerStepMs), ms(c?.throughput.cpuPerStepMs), x(results.ratios["w2 CPU per step: cloudflare / ours"])));
-  out.push(row("w3 start -> result (median)", ms(o?.latency.ms.median, 1), ms(n?.latency.ms.median, 2), ms(c?.latency.ms.median, 1), x(results.ratios["w3 latency median: cloudflare / ours"])));
-  out.push(row("w3 start -> result (p95)", ms(o?.latency.ms.p95, 1), ms(n?.latency.ms.p95, 2), ms(c?.latency.ms.p95, 1), x(results.ratios["w3 latency p95: cloudflare / ours"])));
+  out.push(
+    row(
+      "w1 per-step cycle (median)",
+      ms(o?.longRun.perStep.median),
+      ms(n?.longRun.perStep.median),
+      ms(c?.longRun.perStep.median),
+      x(results.ratios["w1 per-step: cloudflare / ours (median)"]),
+    ),
+  );
+  out.push(
+    row(
+      "w1 per-step cycle (p95)",
+      ms(o?.longRun.perStep.p95),
+      ms(n?.longRun.perStep.p95),
+      ms(c?.longRun.perStep.p95),
+      "",
+    ),
+  );
+  out.push(
+    row(
+      "w1 CPU per step",
+      ms(o?.longRun.cpuPerStepMs),
+      ms(n?.longRun.cpuPerStepMs),
+      ms(c?.longRun.cpuPerStepMs),
+      x(results.ratios["w1 per-step: cloudflare / ours (workerd CPU)"]),
+    ),
+  );
+  out.push(
+    row(
+      "w2 completed steps/s",
+      num(o?.throughput.stepsPerSecond, 0),
+      num(n?.throughput.stepsPerSecond, 0),
+      num(c?.throughput.stepsPerSecond, 0),
+      x(results.ratios["w2 steps/s: ours / cloudflare"]),
+    ),
+  );
+  out.push(
+    row(
+      "w2 CPU per step",
+      ms(o?.throughput.cpuPerStepMs),
+      ms(n?.throughput.cpuPerStepMs),
+      ms(c?.throughput.cpuPerStepMs),
+      x(results.ratios["w2 CPU per step: cloudflare / ours"]),
+    ),
+  );
+  out.push(
+    row(
+      "w3 start -> result (median)",
+      ms(o?.latency.ms.median, 1),
+      ms(n?.latency.ms.median, 2),
+      ms(c?.latency.ms.median, 1),
+      x(results.ratios["w3 latency median: cloudflare / ours"]),
+    ),
+  );
+  out.push(
+    row(
+      "w3 start -> result (p95)",
+      ms(o?.latency.ms.p95, 1),
+      ms(n?.latency.ms.p95, 2),
+      ms(c?.latency.ms.p95, 1),
+      x(results.ratios["w3 latency p95: cloudflare / ours"]),
+    ),
+  );
   out.push(`  ("CF vs ours" > 1 means ours is faster: their time / ours, or our steps/s / theirs.)`);
   out.push("");
 
@@ -276,7 +405,8 @@ export function formatReport(results: BenchResults): string {
 }
 
 function headToHeadLines(h: Outcome<HeadToHeadFigures>): string[] {
-  const title = "H. Workload 2 head to head: ours and Cloudflare's engine interleaved in pairs (ABBA order), one batch per fresh warmed-up host";
+  const title =
+    "H. Workload 2 head to head: ours and Cloudflare's engine interleaved in pairs (ABBA order), one batch per fresh warmed-up host";
   if (failed(h)) return [title, `   NOT MEASURED: ${h.error}`];
   const row = (pair: string, order: string, o: string, c: string, ratio: string, oc: string, cc: string, cr: string) =>
     `       ${pad(pair, 5)} ${pad(order, 8)} ${lpad(o, 10)} ${lpad(c, 10)} ${lpad(ratio, 7)}   ${lpad(oc, 10)} ${lpad(cc, 10)} ${lpad(cr, 7)}`;
@@ -323,15 +453,27 @@ function missAnalysis(results: BenchResults): string[] {
     const needed = theirsRun / TARGETS.speedupVsCloudflare;
     lines.push("");
     lines.push(`  Why w2 misses (workerd CPU per run of ${steps} steps, this run's figures):`);
-    lines.push(`    ours ${ms(oursRun, 2)} = ${ms(oursSteps, 2)} for the steps (w1 rate) + ${ms(oursRun - oursSteps, 2)} fixed per run;`);
-    lines.push(`    Cloudflare's ${ms(theirsRun, 2)} is mostly its steps (${ms(cf.longRun.cpuPerStepMs, 3)} each in w1: two RPC hops and several storage writes per step.do).`);
-    lines.push(`    Our fixed part: a fresh actor per run (the runtime alone costs ~${ms(floor, 2)} for a fresh SQLite-backed Durable Object and one RPC),`);
-    lines.push(`    its schema (committed with the run in one write), the start call (the run's steps that need no I/O run inside it), its one report to the`);
-    lines.push(`    project's run index actor (written in batches with other runs' reports) and the safety-net alarm, set and cleared within that same write.`);
+    lines.push(
+      `    ours ${ms(oursRun, 2)} = ${ms(oursSteps, 2)} for the steps (w1 rate) + ${ms(oursRun - oursSteps, 2)} fixed per run;`,
+    );
+    lines.push(
+      `    Cloudflare's ${ms(theirsRun, 2)} is mostly its steps (${ms(cf.longRun.cpuPerStepMs, 3)} each in w1: two RPC hops and several storage writes per step.do).`,
+    );
+    lines.push(
+      `    Our fixed part: a fresh actor per run (the runtime alone costs ~${ms(floor, 2)} for a fresh SQLite-backed Durable Object and one RPC),`,
+    );
+    lines.push(
+      `    its schema (committed with the run in one write), the start call (the run's steps that need no I/O run inside it), its one report to the`,
+    );
+    lines.push(
+      `    project's run index actor (written in batches with other runs' reports) and the safety-net alarm, set and cleared within that same write.`,
+    );
     lines.push(
       `    ${TARGETS.speedupVsCloudflare}x would need <= ${ms(needed, 2)} per run: ${needed < floor + oursSteps ? `below the runtime floor plus our steps (${ms(floor + oursSteps, 2)}), so not reachable on ${steps}-step runs while each run has its own fresh actor` : `cutting our fixed part to ${ms(needed - oursSteps, 2)}`}.`,
     );
-    lines.push(`    (On long runs the fixed part is shared: w1 shows ${x(results.ratios["w1 per-step: cloudflare / ours (median)"])} per step.)`);
+    lines.push(
+      `    (On long runs the fixed part is shared: w1 shows ${x(results.ratios["w1 per-step: cloudflare / ours (median)"])} per step.)`,
+    );
   }
   const b = ours.latency.breakdown;
   const c = cf.latency.breakdown;
@@ -342,7 +484,9 @@ function missAnalysis(results: BenchResults): string[] {
       `    ours: run created ${b["workflow_created written"]} (fresh actor, its schema, the first event) -> first step ${b["first step_started"]} (inside the start call)` +
         ` -> start call returned ${b["start call returned"]} (after the index actor's write; a run already over answers with its result) -> result ${b["result() resolved"]}`,
     );
-    lines.push(`    Cloudflare: create() returned ${c["create() returned"]} -> step ran ${c["step callback ran"]} -> result ${c["result received"]} (no index to write before answering)`);
+    lines.push(
+      `    Cloudflare: create() returned ${c["create() returned"]} -> step ran ${c["step callback ran"]} -> result ${c["result received"]} (no index to write before answering)`,
+    );
   }
   return lines;
 }

@@ -62,9 +62,18 @@ export async function benchW2HeadToHead(tmpDir: string, progress: (line: string)
     const host = await start[engine](++instances[engine]);
     try {
       const atSeconds = round((performance.now() - began) / 1000, 1);
-      const { value, cpuMs } = await measureCpu(host, () => host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`));
+      const { value, cpuMs } = await measureCpu(host, () =>
+        host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`),
+      );
       const figures = throughputFigures(runs, steps, [{ ms: value.ms, cpuMs, perRunMs: value.perRun }]);
-      return { engine, order: order++, atSeconds, batchMs: value.ms, stepsPerSecond: figures.stepsPerSecond, cpuPerStepMs: figures.cpuPerStepMs };
+      return {
+        engine,
+        order: order++,
+        atSeconds,
+        batchMs: value.ms,
+        stepsPerSecond: figures.stepsPerSecond,
+        cpuPerStepMs: figures.cpuPerStepMs,
+      };
     } finally {
       await host.dispose();
     }
@@ -81,7 +90,8 @@ export async function benchW2HeadToHead(tmpDir: string, progress: (line: string)
       ours,
       cloudflare,
       ratio: round(ours.stepsPerSecond / cloudflare.stepsPerSecond, 2),
-      cpuRatio: ours.cpuPerStepMs && cloudflare.cpuPerStepMs ? round(cloudflare.cpuPerStepMs / ours.cpuPerStepMs, 2) : null,
+      cpuRatio:
+        ours.cpuPerStepMs && cloudflare.cpuPerStepMs ? round(cloudflare.cpuPerStepMs / ours.cpuPerStepMs, 2) : null,
     };
     pairs.push(pair);
     progress(

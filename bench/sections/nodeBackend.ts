@@ -37,9 +37,11 @@ export interface NodeFigures {
 
 /** The same "chain" workflow as the bench project: N trivial steps, nothing written. */
 function registerChain(): void {
-  const steps: Record<string, (ctx: { data: { steps: number } }) => { step: string } | { done: true; result: number }> = {
-    start: (ctx) => (ctx.data.steps <= 1 ? { done: true, result: 1 } : { step: `s${MAX_STEPS - ctx.data.steps + 2}` }),
-  };
+  const steps: Record<string, (ctx: { data: { steps: number } }) => { step: string } | { done: true; result: number }> =
+    {
+      start: (ctx) =>
+        ctx.data.steps <= 1 ? { done: true, result: 1 } : { step: `s${MAX_STEPS - ctx.data.steps + 2}` },
+    };
   for (let k = 2; k <= MAX_STEPS; k++) {
     steps[`s${k}`] = k < MAX_STEPS ? () => ({ step: `s${k + 1}` }) : () => ({ done: true, result: MAX_STEPS });
   }
@@ -80,7 +82,10 @@ export async function benchNodeBackend(tmpDir: string, progress: (line: string) 
   }
 
   progress("diagnostic: workload 1 with PRAGMA synchronous = NORMAL");
-  const relaxed = installNodeWorkflowBackend({ path: path.join(tmpDir, "node-normal", "workflows.sqlite"), log: (line) => recoveryLog.push(line) });
+  const relaxed = installNodeWorkflowBackend({
+    path: path.join(tmpDir, "node-normal", "workflows.sqlite"),
+    log: (line) => recoveryLog.push(line),
+  });
   try {
     relaxed.store.db.exec("PRAGMA synchronous = NORMAL");
     await timedRun(200);
@@ -106,12 +111,18 @@ async function longRunWorkload(): Promise<LongRunFigures> {
   const longRuns: LongRunFigures["runs"] = [];
   for (let i = 0; i < WORKLOADS.longRun.repeats; i++) {
     const { value, cpuMs } = await cpuOf(() => timedRun(WORKLOADS.longRun.steps));
-    longRuns.push({ endToEndMs: value.ms, cycle: analyzeCycles(stepTimesFromEvents(await eventsOf(value.runId)), WORKLOADS.blockSize), cpuMs });
+    longRuns.push({
+      endToEndMs: value.ms,
+      cycle: analyzeCycles(stepTimesFromEvents(await eventsOf(value.runId)), WORKLOADS.blockSize),
+      cpuMs,
+    });
   }
   return longRunFigures(WORKLOADS.longRun.steps, longRuns);
 }
 
-async function runWorkloads(progress: (line: string) => void): Promise<Omit<NodeFigures, "diagnosticSynchronousNormal" | "synchronous">> {
+async function runWorkloads(
+  progress: (line: string) => void,
+): Promise<Omit<NodeFigures, "diagnosticSynchronousNormal" | "synchronous">> {
   const cpu = cpuOf;
   // Warm-up (not recorded).
   await timedRun(200);

@@ -6,8 +6,16 @@ import path from "node:path";
 import { buildProject } from "../../src/dev/cli/build/buildProject.ts";
 import { applyD1Migrations } from "../../src/dev/cli/dev/d1Migrations.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../../src/dev/cli/repoPaths.ts";
-import { ed25519PublicKeyHex, signEd25519, verifyEd25519Webhook, type Ed25519Implementation } from "../../src/core/crypto/ed25519.ts";
-import { signWorkspaceRequest, verifyWorkspaceSignature } from "../../src/platform/plugins/workspace/workspaceSignature.ts";
+import {
+  ed25519PublicKeyHex,
+  signEd25519,
+  verifyEd25519Webhook,
+  type Ed25519Implementation,
+} from "../../src/core/crypto/ed25519.ts";
+import {
+  signWorkspaceRequest,
+  verifyWorkspaceSignature,
+} from "../../src/platform/plugins/workspace/workspaceSignature.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { cpuMsOf, workerdPids } from "../lib/processCpu.ts";
 import { median, quantile, round } from "../lib/stats.ts";
@@ -33,7 +41,12 @@ export interface PluginsResults {
   node: VerifyRates;
   /** Inside workerd: batches timed from Node (wall, minus an empty call) and by workerd CPU from /proc. */
   workerd: (VerifyRates & { cpuPerSecond: Record<VerifyKind, number> | null }) | { error: string };
-  hotPath: { implementation: Ed25519Implementation; fasterInNode: Ed25519Implementation; nodeRatio: number; workerdRatio: number | null };
+  hotPath: {
+    implementation: Ed25519Implementation;
+    fasterInNode: Ed25519Implementation;
+    nodeRatio: number;
+    workerdRatio: number | null;
+  };
   rateLimit: {
     levels: {
       concurrency: number;
@@ -97,11 +110,18 @@ async function signedInput(): Promise<SignedInput> {
 function verifyOnce(input: SignedInput, kind: VerifyKind) {
   return kind === "slack"
     ? verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
-    : verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, { implementation: kind });
+    : verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, {
+        implementation: kind,
+      });
 }
 
 /** Node: checks in chunks until `targetMs` has passed (bounded by `maxChecks`). */
-async function nodeRate(input: SignedInput, kind: VerifyKind, targetMs: number, maxChecks = 200_000): Promise<{ rate: number; checks: number }> {
+async function nodeRate(
+  input: SignedInput,
+  kind: VerifyKind,
+  targetMs: number,
+  maxChecks = 200_000,
+): Promise<{ rate: number; checks: number }> {
   let checks = 0;
   const began = performance.now();
   let elapsed = 0;
@@ -156,7 +176,10 @@ async function measureWorkerd(
   progress: (line: string) => void,
 ): Promise<VerifyRates & { cpuPerSecond: Record<VerifyKind, number> | null }> {
   progress("verifications in workerd");
-  const scriptPath = await bundle(path.join(WORKERS_DIR, "crypto.ts"), path.join(workDir, "crypto-worker", "worker.js"));
+  const scriptPath = await bundle(
+    path.join(WORKERS_DIR, "crypto.ts"),
+    path.join(workDir, "crypto-worker", "worker.js"),
+  );
   const host = await startWorker(
     {
       name: "bench-plugin-crypto",
@@ -177,7 +200,9 @@ async function measureWorkerd(
       return { wallMs: result.outsideMs, cpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
     };
     // Batches of ~0.3 s at Node's rate, bounded.
-    const sizes = Object.fromEntries(KINDS.map((kind) => [kind, Math.max(200, Math.min(20_000, Math.round(node[kind] * 0.3)))])) as Record<VerifyKind, number>;
+    const sizes = Object.fromEntries(
+      KINDS.map((kind) => [kind, Math.max(200, Math.min(20_000, Math.round(node[kind] * 0.3)))]),
+    ) as Record<VerifyKind, number>;
     for (const kind of KINDS) await batch(kind, Math.ceil(sizes[kind] / 10)); // warm-up
     const empty: number[] = [];
     const emptyCpu: number[] = [];
@@ -205,7 +230,9 @@ async function measureWorkerd(
       noble: median(rates.noble),
       slack: median(rates.slack),
       checks,
-      cpuPerSecond: cpuRates.webcrypto.length ? { webcrypto: median(cpuRates.webcrypto), noble: median(cpuRates.noble), slack: median(cpuRates.slack) } : null,
+      cpuPerSecond: cpuRates.webcrypto.length
+        ? { webcrypto: median(cpuRates.webcrypto), noble: median(cpuRates.noble), slack: median(cpuRates.slack) }
+        : null,
     };
   } finally {
     await host.dispose();
@@ -215,9 +242,15 @@ async function measureWorkerd(
 const RATE_LEVELS = [10, 100, 1000];
 const RATE_TRIALS = 3;
 
-async function measureRateLimiter(workDir: string, progress: (line: string) => void): Promise<PluginsResults["rateLimit"]> {
+async function measureRateLimiter(
+  workDir: string,
+  progress: (line: string) => void,
+): Promise<PluginsResults["rateLimit"]> {
   progress("RateLimiter actor under concurrency");
-  const scriptPath = await bundle(path.join(WORKERS_DIR, "rateLimiter.ts"), path.join(workDir, "ratelimiter-worker", "worker.js"));
+  const scriptPath = await bundle(
+    path.join(WORKERS_DIR, "rateLimiter.ts"),
+    path.join(workDir, "ratelimiter-worker", "worker.js"),
+  );
   const host: WorkerHost = await startWorker(
     {
       name: "bench-plugin-ratelimiter",
@@ -228,7 +261,14 @@ async function measureRateLimiter(workDir: string, progress: (line: string) => v
     },
     path.join(workDir, "ratelimiter-state"),
   );
-  type Take = { n: number; allowed: number; refused: number; insideMs: number; retryAfterMin: number | null; retryAfterMax: number | null };
+  type Take = {
+    n: number;
+    allowed: number;
+    refused: number;
+    insideMs: number;
+    retryAfterMin: number | null;
+    retryAfterMax: number | null;
+  };
   try {
     await host.call<Take>(`/take?n=50&project=warm-up`);
     const levels: PluginsResults["rateLimit"]["levels"] = [];
@@ -264,7 +304,9 @@ async function measureRateLimiter(workDir: string, progress: (line: string) => v
         retryAfterSeconds: Number.isFinite(retryMin) ? [retryMin, retryMax] : null,
       });
     }
-    const exactlyThreePerWindow = levels.every((l) => l.allowedPerTrial.every((a) => a === 3) && l.allowedOnSecondBatch.every((a) => a === 0));
+    const exactlyThreePerWindow = levels.every(
+      (l) => l.allowedPerTrial.every((a) => a === 3) && l.allowedOnSecondBatch.every((a) => a === 0),
+    );
     return { levels, exactlyThreePerWindow };
   } finally {
     await host.dispose();
@@ -285,10 +327,16 @@ const BOT_USER = "U0BOT0TEST";
  * for the dispatch namespace). The project's `workspace.onEvent("message")`
  * handler calls BENCH_PROBE, a Node function: its arrival is "handler ran".
  */
-async function measureWebhook(workDir: string, progress: (line: string) => void): Promise<Exclude<PluginsResults["webhook"], { error: string }>> {
+async function measureWebhook(
+  workDir: string,
+  progress: (line: string) => void,
+): Promise<Exclude<PluginsResults["webhook"], { error: string }>> {
   progress("webhook → handler: building the plugin, the fake and the project");
   const [pluginScript, fakeScript, build] = await Promise.all([
-    bundle(path.join(REPO, "src/platform/plugins/workspace/index.ts"), path.join(workDir, "plugin-worker", "worker.js")),
+    bundle(
+      path.join(REPO, "src/platform/plugins/workspace/index.ts"),
+      path.join(workDir, "plugin-worker", "worker.js"),
+    ),
     bundle(path.join(REPO, "src/dev/fakes/workspace/index.ts"), path.join(workDir, "fake-worker", "worker.js")),
     buildProject(PROJECT_DIR, path.join(workDir, "project-build")),
   ]);
@@ -353,7 +401,12 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
         },
         {
           ...base(scriptName, build.bundlePath),
-          bindings: { PLATFORM_WORKER_SECRET: workerSecret, PLATFORM_PROJECT_ID: String(projectId), PLATFORM_PROJECT_SLUG: slug, PLATFORM_LOCAL: "1" },
+          bindings: {
+            PLATFORM_WORKER_SECRET: workerSecret,
+            PLATFORM_PROJECT_ID: String(projectId),
+            PLATFORM_PROJECT_SLUG: slug,
+            PLATFORM_LOCAL: "1",
+          },
           serviceBindings: { WORKSPACE_PLUGIN: PLUGIN, BENCH_PROBE: probe },
         },
       ],
@@ -366,7 +419,9 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
     const now = Date.now();
     await db.prepare("INSERT INTO users (id, email, created_at) VALUES (1, 'bench@example.com', ?)").bind(now).run();
     await db
-      .prepare("INSERT INTO projects (id, slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, 1, ?, ?, 0, ?, ?)")
+      .prepare(
+        "INSERT INTO projects (id, slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, 1, ?, ?, 0, ?, ?)",
+      )
       .bind(projectId, slug, workerSecret, scriptName, now, now)
       .run();
     // The workspace as an install leaves it claimed (the bot token is not needed to receive events).
@@ -383,7 +438,9 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
       new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiting.delete(text);
-          reject(new Error(`the handler did not run for ${text} within 10 s; worker logs: ${logs.slice(-5).join(" | ")}`));
+          reject(
+            new Error(`the handler did not run for ${text} within 10 s; worker logs: ${logs.slice(-5).join(" | ")}`),
+          );
         }, 10_000);
         waiting.set(text, (at) => {
           clearTimeout(timer);
@@ -402,7 +459,10 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
       });
       const answer = (await response.json()) as { response?: { status: number; body: string } };
       const ack = performance.now() - began;
-      if (answer.response?.status !== 200) throw new Error(`the plugin answered the fake's delivery with ${JSON.stringify(answer.response ?? answer).slice(0, 300)}`);
+      if (answer.response?.status !== 200)
+        throw new Error(
+          `the plugin answered the fake's delivery with ${JSON.stringify(answer.response ?? answer).slice(0, 300)}`,
+        );
       return { ack, handler: (await ran) - began };
     };
     // Direct: Node signs a Slack-shaped event itself and posts it to the plugin's /webhook.
@@ -417,7 +477,15 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
         event_id: `EvBENCH${++seq}${randomBytes(3).toString("hex").toUpperCase()}`,
         event_time: Number(ts),
         authorizations: [{ team_id: TEAM, user_id: BOT_USER, is_bot: true }],
-        event: { type: "message", channel: "C0GENERAL", user: "U0ALICE", text, ts: `${ts}.000100`, event_ts: `${ts}.000100`, channel_type: "channel" },
+        event: {
+          type: "message",
+          channel: "C0GENERAL",
+          user: "U0ALICE",
+          text,
+          ts: `${ts}.000100`,
+          event_ts: `${ts}.000100`,
+          channel_type: "channel",
+        },
       };
       const body = JSON.stringify(envelope);
       const signature = await signWorkspaceRequest(signingSecret, ts, body);
@@ -425,12 +493,17 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
       const began = performance.now();
       const response = await plugin.fetch("http://workspace.local/webhook", {
         method: "POST",
-        headers: { "content-type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature },
+        headers: {
+          "content-type": "application/json",
+          "X-Slack-Request-Timestamp": ts,
+          "X-Slack-Signature": signature,
+        },
         body,
       });
       const answer = await response.text();
       const ack = performance.now() - began;
-      if (response.status !== 200) throw new Error(`plugin /webhook answered ${response.status}: ${answer.slice(0, 300)}`);
+      if (response.status !== 200)
+        throw new Error(`plugin /webhook answered ${response.status}: ${answer.slice(0, 300)}`);
       return { ack, handler: (await ran) - began };
     };
 
@@ -449,9 +522,19 @@ async function measureWebhook(workDir: string, progress: (line: string) => void)
     }
     const summary = (times: { ack: number; handler: number }[]) => ({
       ackMedianMs: round(median(times.map((t) => t.ack))),
-      ackP95Ms: round(quantile(times.map((t) => t.ack), 0.95)),
+      ackP95Ms: round(
+        quantile(
+          times.map((t) => t.ack),
+          0.95,
+        ),
+      ),
       handlerMedianMs: round(median(times.map((t) => t.handler))),
-      handlerP95Ms: round(quantile(times.map((t) => t.handler), 0.95)),
+      handlerP95Ms: round(
+        quantile(
+          times.map((t) => t.handler),
+          0.95,
+        ),
+      ),
     });
     return { events: WEBHOOK_EVENTS, viaFake: summary(fakeTimes), direct: summary(directTimes), handlerRuns };
   } finally {
@@ -509,10 +592,14 @@ export function formatPlugins(outcome: PluginsResults | { error: string }): stri
   ];
   if ("error" in workerd) lines.push(`    workerd: not measured (${workerd.error})`);
   else {
-    lines.push(`    workerd (wall)           ${perS(workerd.webcrypto).padStart(17)}   ${perS(workerd.noble).padStart(22)}   ${perS(workerd.slack).padStart(17)}`);
+    lines.push(
+      `    workerd (wall)           ${perS(workerd.webcrypto).padStart(17)}   ${perS(workerd.noble).padStart(22)}   ${perS(workerd.slack).padStart(17)}`,
+    );
     if (workerd.cpuPerSecond) {
       const c = workerd.cpuPerSecond;
-      lines.push(`    workerd (per CPU-second) ${perS(c.webcrypto).padStart(17)}   ${perS(c.noble).padStart(22)}   ${perS(c.slack).padStart(17)}`);
+      lines.push(
+        `    workerd (per CPU-second) ${perS(c.webcrypto).padStart(17)}   ${perS(c.noble).padStart(22)}   ${perS(c.slack).padStart(17)}`,
+      );
     }
     lines.push(
       "    (Node: one awaited check after another; Node runs each WebCrypto call as an async job on its thread pool, so each pays that hop)",
@@ -525,7 +612,9 @@ export function formatPlugins(outcome: PluginsResults | { error: string }): stri
       (hotPath.workerdRatio === null ? "" : `, ${hotPath.workerdRatio}× in workerd`) +
       ` -> ${hotPath.fasterInNode === hotPath.implementation && (fasterWorkerd === null || fasterWorkerd === hotPath.implementation) ? "PASS the hot path uses the faster one" : "MISS the hot path is not the faster one"}`,
   );
-  lines.push(`  2. RateLimiter actor (one project), N concurrent take("actions", 3, 60_000) from a bench worker, fresh actor per trial, ${rateLimit.levels[0]?.trials ?? 0} trials:`);
+  lines.push(
+    `  2. RateLimiter actor (one project), N concurrent take("actions", 3, 60_000) from a bench worker, fresh actor per trial, ${rateLimit.levels[0]?.trials ?? 0} trials:`,
+  );
   for (const level of rateLimit.levels) {
     lines.push(
       `    N=${String(level.concurrency).padEnd(5)} ${perS(level.decisionsPerSecond).padStart(9)} decisions (Node wall)` +
@@ -536,7 +625,9 @@ export function formatPlugins(outcome: PluginsResults | { error: string }): stri
           : ""),
     );
   }
-  lines.push(`    -> ${rateLimit.exactlyThreePerWindow ? "PASS exactly 3 allowed per window at every concurrency" : "MISS the limit was not exactly 3 per window"}`);
+  lines.push(
+    `    -> ${rateLimit.exactlyThreePerWindow ? "PASS exactly 3 allowed per window at every concurrency" : "MISS the limit was not exactly 3 per window"}`,
+  );
   if ("error" in webhook) lines.push(`  3. webhook → handler: not measured (${webhook.error})`);
   else {
     lines.push(

@@ -1,4 +1,13 @@
-import { analyzeCycles, median, p95, round, summarize, type CycleAnalysis, type StepTimes, type Summary } from "../lib/stats.ts";
+import {
+  analyzeCycles,
+  median,
+  p95,
+  round,
+  summarize,
+  type CycleAnalysis,
+  type StepTimes,
+  type Summary,
+} from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";
 
 /** What every engine section reports for workloads 1–4 (5 is ours only). */
@@ -58,7 +67,11 @@ export interface ThroughputFigures {
   cpuPerStepMs: number | null;
 }
 
-export function throughputFigures(runs: number, stepsPerRun: number, repeats: { ms: number; cpuMs: number | null; perRunMs: number[] }[]): ThroughputFigures {
+export function throughputFigures(
+  runs: number,
+  stepsPerRun: number,
+  repeats: { ms: number; cpuMs: number | null; perRunMs: number[] }[],
+): ThroughputFigures {
   const rows = repeats.map((r) => ({
     ms: r.ms,
     stepsPerSecond: round((runs * stepsPerRun) / (r.ms / 1000), 1),
@@ -80,7 +93,9 @@ export function throughputFigures(runs: number, stepsPerRun: number, repeats: { 
  * The same warm-up for every engine's fresh host (not recorded): a ping, one
  * 200-step run, five 1-step runs. A host that fails it is disposed.
  */
-export async function warmedUp<H extends { call(pathAndQuery: string): Promise<unknown>; dispose(): Promise<void> }>(host: H): Promise<H> {
+export async function warmedUp<H extends { call(pathAndQuery: string): Promise<unknown>; dispose(): Promise<void> }>(
+  host: H,
+): Promise<H> {
   try {
     await host.call("/bench/ping");
     await host.call("/bench/run?steps=200");
@@ -92,7 +107,10 @@ export async function warmedUp<H extends { call(pathAndQuery: string): Promise<u
   }
 }
 
-export async function measureCpu<T>(host: { cpuMs(): number | null }, fn: () => Promise<T>): Promise<{ value: T; cpuMs: number | null }> {
+export async function measureCpu<T>(
+  host: { cpuMs(): number | null },
+  fn: () => Promise<T>,
+): Promise<{ value: T; cpuMs: number | null }> {
   const before = host.cpuMs();
   const value = await fn();
   const after = host.cpuMs();
@@ -109,13 +127,17 @@ export interface LatencyFigures {
   breakdown?: Record<string, number>;
 }
 
-export function latencyFigures(samples: { ms: number; startMs: number }[], breakdown?: Record<string, number[]>): LatencyFigures {
+export function latencyFigures(
+  samples: { ms: number; startMs: number }[],
+  breakdown?: Record<string, number[]>,
+): LatencyFigures {
   const figures: LatencyFigures = {
     runs: samples.length,
     ms: roundSummary(summarize(samples.map((s) => s.ms))),
     startCallMs: roundSummary(summarize(samples.map((s) => s.startMs))),
   };
-  if (breakdown) figures.breakdown = Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, round(median(v), 2)]));
+  if (breakdown)
+    figures.breakdown = Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, round(median(v), 2)]));
   return figures;
 }
 
@@ -192,7 +214,14 @@ export function flatnessFigures(points: FlatnessPoint[]): FlatnessFigures {
 }
 
 export function roundSummary(s: Summary): Summary {
-  return { n: s.n, median: round(s.median), p95: round(s.p95), min: round(s.min), max: round(s.max), mean: round(s.mean) };
+  return {
+    n: s.n,
+    median: round(s.median),
+    p95: round(s.p95),
+    min: round(s.min),
+    max: round(s.max),
+    mean: round(s.mean),
+  };
 }
 
 export { analyzeCycles, p95, WORKLOADS };

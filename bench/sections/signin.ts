@@ -11,7 +11,12 @@ const AUTH_DIR = path.join(RUNTIME_DIR, "auth") + path.sep;
 
 export interface SigninResults {
   authUser: { calls: number; medianMs: number; p95Ms: number; blocks: number };
-  bundles: { withoutAuthBytes: number; withAuthBytes: number; authCodeBytesWithoutAuth: number; authCodeBytesWithAuth: number };
+  bundles: {
+    withoutAuthBytes: number;
+    withAuthBytes: number;
+    authCodeBytesWithoutAuth: number;
+    authCodeBytesWithAuth: number;
+  };
 }
 
 /** Bytes of `src/runtime/auth/**` that reached a bundle, from esbuild's metafile. */
@@ -44,8 +49,11 @@ export async function benchSignin(workDir: string, progress: (line: string) => v
     progress("warm-up");
     await host.call("/bench/auth-user?calls=500&block=100");
     progress("timing auth.user()");
-    const result = await host.call<{ calls: number; found: number; blockMs: number[] }>("/bench/auth-user?calls=5000&block=100");
-    if (result.found !== result.calls) throw new Error(`auth.user() found the user in ${result.found} of ${result.calls} calls`);
+    const result = await host.call<{ calls: number; found: number; blockMs: number[] }>(
+      "/bench/auth-user?calls=5000&block=100",
+    );
+    if (result.found !== result.calls)
+      throw new Error(`auth.user() found the user in ${result.found} of ${result.calls} calls`);
     blockMs = result.blockMs;
   } finally {
     await host.dispose();
@@ -55,16 +63,27 @@ export async function benchSignin(workDir: string, progress: (line: string) => v
   const plain = path.join(workDir, "plain");
   const withAuth = path.join(workDir, "with-auth");
   const body = (useAuth: boolean) =>
-    `import { Router } from "itty-router";\n${useAuth ? 'import { auth } from "platform";\nauth.allow();\n' : ""}const router = Router();\nrouter.get("/", ${useAuth ? "async (req) => Response.json(await auth.user(req))" : "() => new Response(\"hi\")"});\nexport default router;\n`;
-  for (const [dir, useAuth] of [[plain, false], [withAuth, true]] as const) {
+    `import { Router } from "itty-router";\n${useAuth ? 'import { auth } from "platform";\nauth.allow();\n' : ""}const router = Router();\nrouter.get("/", ${useAuth ? "async (req) => Response.json(await auth.user(req))" : '() => new Response("hi")'});\nexport default router;\n`;
+  for (const [dir, useAuth] of [
+    [plain, false],
+    [withAuth, true],
+  ] as const) {
     mkdirSync(path.join(dir, "src"), { recursive: true });
-    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: path.basename(dir), private: true, type: "module" }));
+    writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: path.basename(dir), private: true, type: "module" }),
+    );
     writeFileSync(path.join(dir, "src/index.ts"), body(useAuth));
   }
   const without = await authBytesIn(plain, path.join(plain, ".platform/build"));
   const withA = await authBytesIn(withAuth, path.join(withAuth, ".platform/build"));
   return {
-    authUser: { calls: blockMs.length * 100, medianMs: quantile(blockMs, 0.5), p95Ms: quantile(blockMs, 0.95), blocks: blockMs.length },
+    authUser: {
+      calls: blockMs.length * 100,
+      medianMs: quantile(blockMs, 0.5),
+      p95Ms: quantile(blockMs, 0.95),
+      blocks: blockMs.length,
+    },
     bundles: {
       withoutAuthBytes: without.bundleBytes,
       withAuthBytes: withA.bundleBytes,

@@ -94,7 +94,10 @@ export async function startCloudflareW2Host(tmpDir: string, instance: number): P
  * Section C: Cloudflare Workflows' local engine (Miniflare `workflows` binding)
  * on the same workloads, each in a fresh Miniflare after the same warm-up.
  */
-export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: string) => void): Promise<CloudflareFigures> {
+export async function benchCloudflareWorkflows(
+  tmpDir: string,
+  progress: (line: string) => void,
+): Promise<CloudflareFigures> {
   await bundleOnce(tmpDir);
   let instance = 0;
   const logTail: string[] = [];
@@ -113,8 +116,14 @@ export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: 
   const { longRun, flatness } = await withHost(async (host) => {
     const longRuns: LongRunFigures["runs"] = [];
     for (let i = 0; i < WORKLOADS.longRun.repeats; i++) {
-      const { value, cpuMs } = await cpu(host, () => host.call<RunResponse>(`/bench/run?steps=${WORKLOADS.longRun.steps}`));
-      longRuns.push({ endToEndMs: value.ms, cycle: analyzeCycles({ starts: value.stepAt }, WORKLOADS.blockSize), cpuMs });
+      const { value, cpuMs } = await cpu(host, () =>
+        host.call<RunResponse>(`/bench/run?steps=${WORKLOADS.longRun.steps}`),
+      );
+      longRuns.push({
+        endToEndMs: value.ms,
+        cycle: analyzeCycles({ starts: value.stepAt }, WORKLOADS.blockSize),
+        cpuMs,
+      });
     }
     const longRun = longRunFigures(WORKLOADS.longRun.steps, longRuns);
     const points: FlatnessPoint[] = [];
@@ -138,7 +147,9 @@ export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: 
     const { runs, steps, repeats } = WORKLOADS.concurrent;
     const rows: { ms: number; cpuMs: number | null; perRunMs: number[] }[] = [];
     for (let i = 0; i < repeats; i++) {
-      const { value, cpuMs } = await cpu(host, () => host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`));
+      const { value, cpuMs } = await cpu(host, () =>
+        host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`),
+      );
       rows.push({ ms: value.ms, cpuMs, perRunMs: value.perRun });
     }
     return throughputFigures(runs, steps, rows);
@@ -147,9 +158,9 @@ export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: 
   let actorFloor: ActorFloor | null = null;
   progress("workload 3: start → result latency");
   const latency = await withHost(async (host) => {
-    const { samples } = await host.call<{ samples: { ms: number; startMs: number; stepAt: number; returnedAt: number }[] }>(
-      `/bench/latency?n=${WORKLOADS.latency.runs}`,
-    );
+    const { samples } = await host.call<{
+      samples: { ms: number; startMs: number; stepAt: number; returnedAt: number }[];
+    }>(`/bench/latency?n=${WORKLOADS.latency.runs}`);
     const figures = latencyFigures(samples, {
       "create() returned": samples.map((s) => s.startMs),
       "step callback ran": samples.map((s) => s.stepAt),
@@ -160,7 +171,9 @@ export async function benchCloudflareWorkflows(tmpDir: string, progress: (line: 
     progress("runtime floor: fresh SQLite-backed Durable Objects, no engine");
     const probes: { ms: number; cpuMs: number | null }[] = [];
     for (let i = 0; i < 3; i++) {
-      const { value, cpuMs } = await cpu(host, () => host.call<{ ms: number }>(`/bench/actors?n=${WORKLOADS.concurrent.runs}`));
+      const { value, cpuMs } = await cpu(host, () =>
+        host.call<{ ms: number }>(`/bench/actors?n=${WORKLOADS.concurrent.runs}`),
+      );
       probes.push({ ms: value.ms, cpuMs });
     }
     const cpus = probes.map((p) => p.cpuMs).filter((c): c is number => c !== null);

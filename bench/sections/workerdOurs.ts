@@ -83,7 +83,12 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
       scriptPath: build.bundlePath,
       compatibilityDate: COMPATIBILITY_DATE,
       compatibilityFlags: COMPATIBILITY_FLAGS,
-      bindings: { PLATFORM_WORKER_SECRET: WORKER_SECRET, PLATFORM_PROJECT_ID: PROJECT_ID, PLATFORM_PROJECT_SLUG: "bench", PLATFORM_LOCAL: "1" },
+      bindings: {
+        PLATFORM_WORKER_SECRET: WORKER_SECRET,
+        PLATFORM_PROJECT_ID: PROJECT_ID,
+        PLATFORM_PROJECT_SLUG: "bench",
+        PLATFORM_LOCAL: "1",
+      },
       // The sweep route calls the project's own internal cron route, the way the platform's scheduler does.
       serviceBindings: { SELF: SCRIPT_NAME },
       durableObjects: {
@@ -108,7 +113,10 @@ export async function startOursW2Host(tmpDir: string, instance: number): Promise
  * project bundled by buildProject. Each workload gets a fresh Miniflare (fresh
  * state, warmed up first), so no workload pays for actors another left behind.
  */
-export async function benchOursInWorkerd(tmpDir: string, progress: (line: string) => void): Promise<OursWorkerdFigures> {
+export async function benchOursInWorkerd(
+  tmpDir: string,
+  progress: (line: string) => void,
+): Promise<OursWorkerdFigures> {
   const build = await buildOnce(tmpDir);
   let instance = 0;
   const logTail: string[] = [];
@@ -129,13 +137,22 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
     const longRuns: LongRunFigures["runs"] = [];
     const longRunResponses: RunResponse[] = [];
     for (let i = 0; i < WORKLOADS.longRun.repeats; i++) {
-      const { value, cpuMs } = await cpu(host, () => host.call<RunResponse>(`/bench/run?steps=${WORKLOADS.longRun.steps}`));
+      const { value, cpuMs } = await cpu(host, () =>
+        host.call<RunResponse>(`/bench/run?steps=${WORKLOADS.longRun.steps}`),
+      );
       longRunResponses.push(value);
-      longRuns.push({ endToEndMs: value.ms, cycle: analyzeCycles(stepTimesFromEvents(value.events), WORKLOADS.blockSize), cpuMs });
+      longRuns.push({
+        endToEndMs: value.ms,
+        cycle: analyzeCycles(stepTimesFromEvents(value.events), WORKLOADS.blockSize),
+        cpuMs,
+      });
     }
     const longRun: LongRunFigures = {
       ...longRunFigures(WORKLOADS.longRun.steps, longRuns),
-      startToFirstStepMs: round(median(longRunResponses.map((r) => stepTimesFromEvents(r.events).starts[0]! - r.t0)), 1),
+      startToFirstStepMs: round(
+        median(longRunResponses.map((r) => stepTimesFromEvents(r.events).starts[0]! - r.t0)),
+        1,
+      ),
       terminalToResultMs: round(median(longRunResponses.map((r) => r.t1 - r.events[r.events.length - 1]![2])), 1),
     };
     const points: FlatnessPoint[] = [];
@@ -159,7 +176,9 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
     const { runs, steps, repeats } = WORKLOADS.concurrent;
     const rows: { ms: number; cpuMs: number | null; perRunMs: number[] }[] = [];
     for (let i = 0; i < repeats; i++) {
-      const { value, cpuMs } = await cpu(host, () => host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`));
+      const { value, cpuMs } = await cpu(host, () =>
+        host.call<{ ms: number; perRun: number[] }>(`/bench/concurrent?runs=${runs}&steps=${steps}`),
+      );
       rows.push({ ms: value.ms, cpuMs, perRunMs: value.perRun });
     }
     return throughputFigures(runs, steps, rows);
@@ -191,18 +210,25 @@ export async function benchOursInWorkerd(tmpDir: string, progress: (line: string
   progress("workload 5: recovery sweep vs active runs and total events");
   const sweep = await withHost((host) => sweepWorkload(host, cpu), false);
 
-  return { longRun, throughput, latency, flatness, sweep, bundleBytes: build.bundleBytes, workerLogTail: logTail.slice(-5) };
+  return {
+    longRun,
+    throughput,
+    latency,
+    flatness,
+    sweep,
+    bundleBytes: build.bundleBytes,
+    workerLogTail: logTail.slice(-5),
+  };
 }
 
-async function sweepWorkload(
-  host: WorkerHost,
-  cpu: typeof measureCpu,
-): Promise<OursWorkerdFigures["sweep"]> {
+async function sweepWorkload(host: WorkerHost, cpu: typeof measureCpu): Promise<OursWorkerdFigures["sweep"]> {
   let totalRuns = 0;
   let totalEvents = 0;
   const points: SweepPoint[] = [];
   const sweep = async (label: string, activeRuns: number) => {
-    const { value, cpuMs } = await cpu(host, () => host.call<{ samples: { ms: number; output: string }[] }>(`/bench/sweep?times=${WORKLOADS.sweepRepeats}`));
+    const { value, cpuMs } = await cpu(host, () =>
+      host.call<{ samples: { ms: number; output: string }[] }>(`/bench/sweep?times=${WORKLOADS.sweepRepeats}`),
+    );
     const point: SweepPoint = {
       label,
       activeRuns,
@@ -229,7 +255,10 @@ async function sweepWorkload(
   await chain(WORKLOADS.sweepLog.manyRuns, WORKLOADS.sweepLog.manyRunsSteps, true);
   await sweep(`+${WORKLOADS.sweepLog.manyRuns} done runs x ${WORKLOADS.sweepLog.manyRunsSteps} steps`, 0);
   await chain(WORKLOADS.sweepLog.longRuns, WORKLOADS.sweepLog.longRunsSteps, false);
-  const manyEvents = await sweep(`+${WORKLOADS.sweepLog.longRuns} done runs x ${WORKLOADS.sweepLog.longRunsSteps} steps`, 0);
+  const manyEvents = await sweep(
+    `+${WORKLOADS.sweepLog.longRuns} done runs x ${WORKLOADS.sweepLog.longRunsSteps} steps`,
+    0,
+  );
   let active = 0;
   for (const target of WORKLOADS.sweepActive) {
     await host.call(`/bench/park?count=${target - active}`);

@@ -1,5 +1,14 @@
 import { Router } from "itty-router";
-import { auth, chatserver, email, NonRetryableError, PlatformError, workflow, workspace, type AuthUser } from "platform";
+import {
+  auth,
+  chatserver,
+  email,
+  NonRetryableError,
+  PlatformError,
+  workflow,
+  workspace,
+  type AuthUser,
+} from "platform";
 
 // Sign-in: any account may sign in (locally through a dummy form). Routes
 // under /api/private/* need a signed-in user; the workflow routes stay open.
@@ -12,14 +21,19 @@ workflow(
   "checkout",
   {
     start: async (ctx) => {
-      if (typeof ctx.data.item !== "string" || ctx.data.item.length === 0) throw new NonRetryableError("item is required");
-      if (ctx.data.flaky && ctx.attempt === 1) throw new Error("payment service timed out (first attempt fails on purpose)");
+      if (typeof ctx.data.item !== "string" || ctx.data.item.length === 0)
+        throw new NonRetryableError("item is required");
+      if (ctx.data.flaky && ctx.attempt === 1)
+        throw new Error("payment service timed out (first attempt fails on purpose)");
       ctx.write("charged", { item: ctx.data.item, attempt: ctx.attempt });
       return { step: "ship" };
     },
     ship: async (ctx) => {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      return { done: true, result: { shipped: ctx.scratchpad.charged.item, chargedOnAttempt: ctx.scratchpad.charged.attempt } };
+      return {
+        done: true,
+        result: { shipped: ctx.scratchpad.charged.item, chargedOnAttempt: ctx.scratchpad.charged.attempt },
+      };
     },
   },
   { maxAttempts: 3, backoff: { initialMS: 500, maxMS: 5_000, factor: 2 }, stepTimeoutMS: 10_000 },
@@ -39,7 +53,9 @@ chatserver.onCommand(
 // Every message in the connected workspace gets an answer in its thread.
 workspace.onEvent("message", async (event, context) => {
   if (!event.channel || !event.ts || !event.text) return;
-  await workspace.threadReply(event.channel, event.threadTs ?? event.ts, `You said: ${event.text}`, { resource: context.resource });
+  await workspace.threadReply(event.channel, event.threadTs ?? event.ts, `You said: ${event.text}`, {
+    resource: context.resource,
+  });
 });
 
 const page = (user: AuthUser | null, notice: string) => `<!doctype html>
@@ -144,7 +160,9 @@ router.post("/api/checkout", async (request) => {
 
 router.get("/api/runs/:runId", async ({ params }) => {
   const run = await workflow.get(params.runId!);
-  return run ? Response.json(run) : Response.json({ error: { code: "not_found", message: "No such run." } }, { status: 404 });
+  return run
+    ? Response.json(run)
+    : Response.json({ error: { code: "not_found", message: "No such run." } }, { status: 404 });
 });
 
 router.post("/api/email", async (request) => {
@@ -163,6 +181,8 @@ router.post("/api/email", async (request) => {
   }
 });
 
-router.get("/api/runs", async ({ query }) => Response.json(await workflow.list({ name: "checkout", limit: Number(query.limit ?? 20) })));
+router.get("/api/runs", async ({ query }) =>
+  Response.json(await workflow.list({ name: "checkout", limit: Number(query.limit ?? 20) })),
+);
 
 export default router;

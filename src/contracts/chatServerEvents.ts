@@ -22,14 +22,17 @@ export const MAX_CHAT_CONTENT_CHARS = 2000;
 
 /** A message's content, checked by the runtime before the call and by the plugin on arrival. */
 export function requireChatContent(value: unknown): string {
-  if (typeof value !== "string" || value.length === 0) throw new PlatformError("invalid_input", "content must be a non-empty string.");
-  if (value.length > MAX_CHAT_CONTENT_CHARS) throw new PlatformError("invalid_input", `content must be at most ${MAX_CHAT_CONTENT_CHARS} characters.`);
+  if (typeof value !== "string" || value.length === 0)
+    throw new PlatformError("invalid_input", "content must be a non-empty string.");
+  if (value.length > MAX_CHAT_CONTENT_CHARS)
+    throw new PlatformError("invalid_input", `content must be at most ${MAX_CHAT_CONTENT_CHARS} characters.`);
   return value;
 }
 
 /** A chat-server id in field `field`. */
 export function requireChatId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !CHAT_ID.test(value)) throw new PlatformError("invalid_input", `${field} must be a chat-server id (digits).`);
+  if (typeof value !== "string" || !CHAT_ID.test(value))
+    throw new PlatformError("invalid_input", `${field} must be a chat-server id (digits).`);
   return value;
 }
 

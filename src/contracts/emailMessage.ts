@@ -37,7 +37,10 @@ export function validateEmailMessage(input: unknown, allowedExtraKeys: readonly 
   const fields = input as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((k) => !["to", "subject", "html", ...allowedExtraKeys].includes(k));
   if (unknown.length) {
-    throw new PlatformError("invalid_input", `email.send does not support ${unknown.map((k) => JSON.stringify(k)).join(", ")}; it takes { to, subject, html }.`);
+    throw new PlatformError(
+      "invalid_input",
+      `email.send does not support ${unknown.map((k) => JSON.stringify(k)).join(", ")}; it takes { to, subject, html }.`,
+    );
   }
 
   const to = typeof fields.to === "string" ? [fields.to] : fields.to;
@@ -45,30 +48,44 @@ export function validateEmailMessage(input: unknown, allowedExtraKeys: readonly 
     throw new PlatformError("invalid_input", "to must be an email address or a non-empty array of addresses.");
   }
   if (to.length > MAX_RECIPIENTS) {
-    throw new PlatformError("invalid_input", `Too many recipients: ${to.length}; an email may have at most ${MAX_RECIPIENTS}.`);
+    throw new PlatformError(
+      "invalid_input",
+      `Too many recipients: ${to.length}; an email may have at most ${MAX_RECIPIENTS}.`,
+    );
   }
   to.forEach((address, i) => {
     const problem = addressProblem(address);
     if (problem) {
       const which = typeof fields.to === "string" ? "to" : `to[${i}]`;
-      throw new PlatformError("invalid_input", `${which} ${typeof address === "string" ? describe(address) + " " : ""}${problem}.`);
+      throw new PlatformError(
+        "invalid_input",
+        `${which} ${typeof address === "string" ? describe(address) + " " : ""}${problem}.`,
+      );
     }
   });
 
   const subject = fields.subject;
-  if (typeof subject !== "string" || subject.trim() === "") throw new PlatformError("invalid_input", "subject must be a non-empty string.");
+  if (typeof subject !== "string" || subject.trim() === "")
+    throw new PlatformError("invalid_input", "subject must be a non-empty string.");
   if (subject.length > MAX_SUBJECT_CHARS) {
-    throw new PlatformError("invalid_input", `subject is ${subject.length} characters; the limit is ${MAX_SUBJECT_CHARS}.`);
+    throw new PlatformError(
+      "invalid_input",
+      `subject is ${subject.length} characters; the limit is ${MAX_SUBJECT_CHARS}.`,
+    );
   }
   if (/[\r\n\0]/.test(subject)) throw new PlatformError("invalid_input", "subject must be one line (no line breaks).");
 
   const html = fields.html;
-  if (typeof html !== "string" || html === "") throw new PlatformError("invalid_input", "html must be a non-empty string.");
+  if (typeof html !== "string" || html === "")
+    throw new PlatformError("invalid_input", "html must be a non-empty string.");
   // A UTF-8 byte is at most one UTF-16 unit; count bytes only when it could matter.
   if (html.length * 3 > MAX_HTML_BYTES) {
     const bytes = encoder.encode(html).byteLength;
     if (bytes > MAX_HTML_BYTES) {
-      throw new PlatformError("payload_too_large", `html is ${bytes} bytes; the limit is ${MAX_HTML_BYTES} bytes (1 MB, UTF-8).`);
+      throw new PlatformError(
+        "payload_too_large",
+        `html is ${bytes} bytes; the limit is ${MAX_HTML_BYTES} bytes (1 MB, UTF-8).`,
+      );
     }
   }
   return { to: to as string[], subject, html };
@@ -78,5 +95,7 @@ export function validateEmailMessage(input: unknown, allowedExtraKeys: readonly 
 export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 
 export function validIdempotencyKey(key: unknown): key is string {
-  return typeof key === "string" && key.length > 0 && key.length <= MAX_IDEMPOTENCY_KEY_CHARS && /^[\x21-\x7e]+$/.test(key);
+  return (
+    typeof key === "string" && key.length > 0 && key.length <= MAX_IDEMPOTENCY_KEY_CHARS && /^[\x21-\x7e]+$/.test(key)
+  );
 }

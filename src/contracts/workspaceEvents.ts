@@ -58,7 +58,9 @@ export const MAX_WORKSPACE_TEXT_CHARS = 40_000;
 
 /** A message's text, checked by the runtime before the call and by the plugin on arrival. */
 export function requireWorkspaceText(text: unknown): string {
-  if (typeof text !== "string" || text.trim() === "") throw new PlatformError("invalid_input", "text must be a non-empty string.");
-  if (text.length > MAX_WORKSPACE_TEXT_CHARS) throw new PlatformError("invalid_input", "text must be at most 40,000 characters (Slack's limit).");
+  if (typeof text !== "string" || text.trim() === "")
+    throw new PlatformError("invalid_input", "text must be a non-empty string.");
+  if (text.length > MAX_WORKSPACE_TEXT_CHARS)
+    throw new PlatformError("invalid_input", "text must be at most 40,000 characters (Slack's limit).");
   return text;
 }

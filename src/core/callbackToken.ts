@@ -72,6 +72,7 @@ export async function verifyCallbackToken(
   if (typeof claims !== "object" || claims === null) return { ok: false, reason: "malformed" };
   if (typeof claims.exp !== "number" || nowMs / 1000 > claims.exp) return { ok: false, reason: "expired" };
   if (claims.pid !== projectId) return { ok: false, reason: "wrong_project" };
-  if (!bindingCookieValue || (await bindingHash(bindingCookieValue)) !== claims.bnd) return { ok: false, reason: "wrong_browser" };
+  if (!bindingCookieValue || (await bindingHash(bindingCookieValue)) !== claims.bnd)
+    return { ok: false, reason: "wrong_browser" };
   return { ok: true, claims };
 }

@@ -76,6 +76,7 @@ export type EmailCheck =
 export function checkEmail(input: unknown, domains: readonly string[] | null): EmailCheck {
   const parsed = parseEmail(input);
   if (!parsed) return { ok: false, reason: "malformed" };
-  if (domains && !domains.some((d) => normalizeDomain(d) === parsed.domain)) return { ok: false, reason: "domain_not_allowed", email: parsed.email, domain: parsed.domain };
+  if (domains && !domains.some((d) => normalizeDomain(d) === parsed.domain))
+    return { ok: false, reason: "domain_not_allowed", email: parsed.email, domain: parsed.domain };
   return { ok: true, email: parsed.email, local: parsed.local };
 }

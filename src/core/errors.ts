@@ -71,7 +71,9 @@ export class PlatformError extends Error {
   }
 
   toJSON(): PlatformErrorJSON {
-    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
   }
 
   /**
@@ -81,11 +83,22 @@ export class PlatformError extends Error {
    * `fallback.message`; `details` is kept only when it is a non-empty object.
    */
   static fromJSON(value: unknown, fallback: { code?: PlatformErrorCode; message?: string } = {}): PlatformError {
-    const remote = (typeof value === "object" && value !== null ? value : {}) as { code?: unknown; message?: unknown; details?: unknown };
-    const code = typeof remote.code === "string" && Object.hasOwn(STATUS, remote.code) ? (remote.code as PlatformErrorCode) : (fallback.code ?? "internal");
-    const message = typeof remote.message === "string" && remote.message ? remote.message : (fallback.message ?? "Internal error");
+    const remote = (typeof value === "object" && value !== null ? value : {}) as {
+      code?: unknown;
+      message?: unknown;
+      details?: unknown;
+    };
+    const code =
+      typeof remote.code === "string" && Object.hasOwn(STATUS, remote.code)
+        ? (remote.code as PlatformErrorCode)
+        : (fallback.code ?? "internal");
+    const message =
+      typeof remote.message === "string" && remote.message ? remote.message : (fallback.message ?? "Internal error");
     const details =
-      typeof remote.details === "object" && remote.details !== null && !Array.isArray(remote.details) && Object.keys(remote.details).length
+      typeof remote.details === "object" &&
+      remote.details !== null &&
+      !Array.isArray(remote.details) &&
+      Object.keys(remote.details).length
         ? (remote.details as Record<string, unknown>)
         : undefined;
     return new PlatformError(code, message, details);

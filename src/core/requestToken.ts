@@ -36,7 +36,15 @@ function toBytes(body: SignedRequestParts["body"]): Uint8Array<ArrayBuffer> {
 
 async function signedString(purpose: TokenPurpose, projectId: string, timestamp: string, req: SignedRequestParts) {
   const bodyHash = hex(await crypto.subtle.digest("SHA-256", toBytes(req.body)));
-  return ["platform-request-v1", purpose, projectId, timestamp, req.method.toUpperCase(), req.pathAndQuery, bodyHash].join("\n");
+  return [
+    "platform-request-v1",
+    purpose,
+    projectId,
+    timestamp,
+    req.method.toUpperCase(),
+    req.pathAndQuery,
+    bodyHash,
+  ].join("\n");
 }
 
 export async function signRequestToken(
@@ -56,7 +64,9 @@ export type TokenCheck =
   | { ok: false; reason: "missing" | "malformed" | "expired" | "bad_signature" | "unknown_project" };
 
 /** Splits a token without trusting it: the project id tells the verifier which secret to look up. */
-export function parseRequestToken(token: string | null): { projectId: string; timestamp: string; signature: string } | null {
+export function parseRequestToken(
+  token: string | null,
+): { projectId: string; timestamp: string; signature: string } | null {
   if (!token) return null;
   const match = /^(\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token.trim());
   if (!match) return null;
@@ -78,7 +88,11 @@ export async function verifyRequestToken(
   if (!secret) return { ok: false, reason: "unknown_project" };
   // Only the canonical spelling: the last character's two spare bits must be zero.
   if (!fromCanonicalBase64url(parts.signature)) return { ok: false, reason: "malformed" };
-  const valid = await signatureValid(await importKey(secret, "HMAC-SHA256"), await signedString(purpose, parts.projectId, parts.timestamp, req), parts.signature);
+  const valid = await signatureValid(
+    await importKey(secret, "HMAC-SHA256"),
+    await signedString(purpose, parts.projectId, parts.timestamp, req),
+    parts.signature,
+  );
   return valid ? { ok: true, projectId: parts.projectId } : { ok: false, reason: "bad_signature" };
 }
 

@@ -18,7 +18,10 @@ export function groupBatch(events: StoredEvent[]): Map<string, StoredEvent[]> {
   const byRun = new Map<string, StoredEvent[]>();
   for (const event of events) {
     if (event.type === "workflow_created") {
-      throw new PlatformError("internal", `workflow_created for run "${event.runId}" must go through createRunIfNoActive, not append`);
+      throw new PlatformError(
+        "internal",
+        `workflow_created for run "${event.runId}" must go through createRunIfNoActive, not append`,
+      );
     }
     const list = byRun.get(event.runId);
     if (list) list.push(event);
@@ -29,7 +32,11 @@ export function groupBatch(events: StoredEvent[]): Map<string, StoredEvent[]> {
 
 /** Throws the store's error for a batch of one run that cannot follow `tail`. */
 export function checkRunBatch(runId: string, tail: RunTail | null, batch: StoredEvent[]): void {
-  if (tail === null) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist; events can only be appended to a created run`);
+  if (tail === null)
+    throw new PlatformError(
+      "not_found",
+      `Workflow run "${runId}" does not exist; events can only be appended to a created run`,
+    );
   const first = batch[0];
   if (!first) return;
   for (const event of batch) {
@@ -43,16 +50,26 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
   }
   // Another executor already wrote this seq: the caller lost the race (spec rule 3).
   if (first.seq <= tail.lastSeq) {
-    throw new PlatformError("seq_conflict", `Run "${runId}" already has an event with seq ${first.seq}`, { runId, seq: first.seq });
+    throw new PlatformError("seq_conflict", `Run "${runId}" already has an event with seq ${first.seq}`, {
+      runId,
+      seq: first.seq,
+    });
   }
-  if (tail.terminal) throw new PlatformError("conflict", `Run "${runId}" is already terminal; nothing may follow its terminal event`, { runId });
+  if (tail.terminal)
+    throw new PlatformError("conflict", `Run "${runId}" is already terminal; nothing may follow its terminal event`, {
+      runId,
+    });
   batch.forEach((event, index) => {
     if (event.seq !== tail.lastSeq + 1 + index) {
-      throw new PlatformError("internal", `Events of run "${runId}" must continue at seq ${tail.lastSeq + 1 + index} without gaps, got ${event.seq}`);
+      throw new PlatformError(
+        "internal",
+        `Events of run "${runId}" must continue at seq ${tail.lastSeq + 1 + index} without gaps, got ${event.seq}`,
+      );
     }
   });
   batch.slice(0, -1).forEach((event) => {
-    if (isTerminalEvent(event)) throw new PlatformError("internal", `A terminal event of run "${runId}" must be the last one of its batch`);
+    if (isTerminalEvent(event))
+      throw new PlatformError("internal", `A terminal event of run "${runId}" must be the last one of its batch`);
   });
 }
 

@@ -41,7 +41,10 @@ export function retryDelayMS(backoff: BackoffOptions, key: RetryKey): number {
 
 /** When the step that failed in `failed` may be attempted again. */
 export function retryAt(failed: StoredEventOf<"step_failed">, backoff: BackoffOptions): number {
-  return failed.at + retryDelayMS(backoff, { runId: failed.runId, step: failed.payload.step, attempt: failed.payload.attempt });
+  return (
+    failed.at +
+    retryDelayMS(backoff, { runId: failed.runId, step: failed.payload.step, attempt: failed.payload.attempt })
+  );
 }
 
 /** A number in [0, 1) fixed by the key: FNV-1a hash seeding one round of mulberry32. */

@@ -32,14 +32,26 @@ const MAX_ID_LENGTH = 256;
  * run of a *different* workflow (returning that run as "the existing handle"
  * would hand back another workflow's result).
  */
-export function createRun(store: WorkflowEventStore, definition: WorkflowDefinition, data: unknown, options: CreateRunOptions): CreatedRun {
+export function createRun(
+  store: WorkflowEventStore,
+  definition: WorkflowDefinition,
+  data: unknown,
+  options: CreateRunOptions,
+): CreatedRun {
   const runId = checkId(options.runId, "run id");
   const workflowId = checkId(options.workflowId ?? runId, "workflow id");
   // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
   const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
   const payload = { workflowName: definition.name, writes: { [START_DATA_KEY]: startData } };
   encodePayload(payload, `Start data of workflow "${definition.name}"`);
-  const event: StoredEventOf<"workflow_created"> = { runId, workflowId, seq: 1, type: "workflow_created", payload, at: options.now };
+  const event: StoredEventOf<"workflow_created"> = {
+    runId,
+    workflowId,
+    seq: 1,
+    type: "workflow_created",
+    payload,
+    at: options.now,
+  };
 
   const outcome = store.createRunIfNoActive(event);
   if (outcome.created) return { runId, workflowId, created: true };
@@ -58,7 +70,10 @@ export function createRun(store: WorkflowEventStore, definition: WorkflowDefinit
 
 function checkId(id: unknown, what: string): string {
   if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(id)) {
-    throw new PlatformError("invalid_input", `The ${what} must be a string of 1-${MAX_ID_LENGTH} characters without control characters, got ${JSON.stringify(id) ?? String(id)}`);
+    throw new PlatformError(
+      "invalid_input",
+      `The ${what} must be a string of 1-${MAX_ID_LENGTH} characters without control characters, got ${JSON.stringify(id) ?? String(id)}`,
+    );
   }
   return id;
 }

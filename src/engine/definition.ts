@@ -44,32 +44,47 @@ const MAX_STEP_NAME_LENGTH = 256;
 /** Validates and freezes a definition; throws `invalid_input` naming the bad part. */
 export function defineWorkflow(name: string, steps: WorkflowSteps, options: WorkflowOptions = {}): WorkflowDefinition {
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
-    throw invalid(`Workflow name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, "_", "." or "-", starting with a letter or digit`);
+    throw invalid(
+      `Workflow name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, "_", "." or "-", starting with a letter or digit`,
+    );
   }
   if (typeof steps !== "object" || steps === null || Array.isArray(steps)) {
-    throw invalid(`workflow("${name}") needs an object of step functions, e.g. { start: async (ctx) => ({ done: true }) }`);
+    throw invalid(
+      `workflow("${name}") needs an object of step functions, e.g. { start: async (ctx) => ({ done: true }) }`,
+    );
   }
   const names = Object.keys(steps);
   if (!names.includes(FIRST_STEP)) {
-    throw invalid(`workflow("${name}") has no "${FIRST_STEP}" step; every workflow begins with a step named "${FIRST_STEP}"`);
+    throw invalid(
+      `workflow("${name}") has no "${FIRST_STEP}" step; every workflow begins with a step named "${FIRST_STEP}"`,
+    );
   }
   for (const step of names) {
     if (step.length === 0 || step.length > MAX_STEP_NAME_LENGTH || hasControlCharacter(step)) {
-      throw invalid(`workflow("${name}") step name ${JSON.stringify(step)} is invalid: 1-${MAX_STEP_NAME_LENGTH} characters, no control characters`);
+      throw invalid(
+        `workflow("${name}") step name ${JSON.stringify(step)} is invalid: 1-${MAX_STEP_NAME_LENGTH} characters, no control characters`,
+      );
     }
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
   const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
-    throw invalid(`workflow("${name}") maxAttempts must be an integer from 1 to 1000 (attempts include the first), got ${maxAttempts}`);
+    throw invalid(
+      `workflow("${name}") maxAttempts must be an integer from 1 to 1000 (attempts include the first), got ${maxAttempts}`,
+    );
   }
   const stepTimeoutMS = options.stepTimeoutMS ?? WORKFLOW_DEFAULTS.stepTimeoutMS;
-  if (!isPositiveFinite(stepTimeoutMS)) throw invalid(`workflow("${name}") stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
+  if (!isPositiveFinite(stepTimeoutMS))
+    throw invalid(`workflow("${name}") stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
   const backoff = { ...WORKFLOW_DEFAULTS.backoff, ...definedOnly(options.backoff ?? {}) };
-  if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0)) throw invalid(`workflow("${name}") backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
-  if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1)) throw invalid(`workflow("${name}") backoff.factor must be >= 1, got ${backoff.factor}`);
+  if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0))
+    throw invalid(`workflow("${name}") backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
+  if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1))
+    throw invalid(`workflow("${name}") backoff.factor must be >= 1, got ${backoff.factor}`);
   if (!(Number.isFinite(backoff.maxMS) && backoff.maxMS >= backoff.initialMS)) {
-    throw invalid(`workflow("${name}") backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`);
+    throw invalid(
+      `workflow("${name}") backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`,
+    );
   }
   if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
     throw invalid(`workflow("${name}") backoff.jitter must be between 0 and 1, got ${backoff.jitter}`);

@@ -43,12 +43,15 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
 }
 
 /** How a finished run ended: what `run.result()` resolves with or rejects with. */
-export type RunOutcome = { status: "completed"; result: JsonValue } | { status: "failed"; error: string; cause?: WorkflowFailureCause };
+export type RunOutcome =
+  | { status: "completed"; result: JsonValue }
+  | { status: "failed"; error: string; cause?: WorkflowFailureCause };
 
 /** The outcome a run's terminal event records; null when `last` is not terminal. */
 export function outcomeOf(last: StoredEvent): RunOutcome | null {
   if (last.type === "workflow_completed") return { status: "completed", result: last.payload.result };
-  if (last.type === "workflow_failed") return { status: "failed", error: last.payload.reason, cause: last.payload.cause };
+  if (last.type === "workflow_failed")
+    return { status: "failed", error: last.payload.reason, cause: last.payload.cause };
   return null;
 }
 
@@ -56,5 +59,9 @@ export function outcomeOf(last: StoredEvent): RunOutcome | null {
 export function outcomeOfView(view: WorkflowRunView): RunOutcome {
   if (view.status === "completed") return { status: "completed", result: view.result ?? null };
   const failed = view.events[view.events.length - 1];
-  return { status: "failed", error: view.error ?? `Workflow run "${view.id}" failed`, cause: failed?.type === "workflow_failed" ? failed.payload.cause : undefined };
+  return {
+    status: "failed",
+    error: view.error ?? `Workflow run "${view.id}" failed`,
+    cause: failed?.type === "workflow_failed" ? failed.payload.cause : undefined,
+  };
 }

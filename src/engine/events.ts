@@ -76,5 +76,12 @@ export function nextEvent<T extends WorkflowEventType>(
   at: number,
   offset = 1,
 ): StoredEventOf<T> {
-  return { runId: previous.runId, workflowId: previous.workflowId, seq: previous.seq + offset, type, payload, at } as StoredEventOf<T>;
+  return {
+    runId: previous.runId,
+    workflowId: previous.workflowId,
+    seq: previous.seq + offset,
+    type,
+    payload,
+    at,
+  } as StoredEventOf<T>;
 }

@@ -6,7 +6,13 @@ import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
-import { createScratchpad, createStepAttempt, type Scratchpad, type StepAttempt, type StepFunction } from "./stepContext.ts";
+import {
+  createScratchpad,
+  createStepAttempt,
+  type Scratchpad,
+  type StepAttempt,
+  type StepFunction,
+} from "./stepContext.ts";
 import { reasonOf, stepFailureEvents, TIMEOUT_REASON, timeoutEvents } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
@@ -101,7 +107,8 @@ export async function executeRun(
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(last)) return { status: "terminal" };
-        if (last.type !== "step_started") throw new PlatformError("internal", `No action for a run whose last event is ${last.type}`);
+        if (last.type !== "step_started")
+          throw new PlatformError("internal", `No action for a run whose last event is ${last.type}`);
         const timeoutAt = last.at + definition.stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
@@ -125,7 +132,8 @@ export async function executeRun(
         for (;;) {
           const batch = await runClaimedStep(definition, claim, pad, now);
           const [completed] = batch;
-          const next = batch.length === 1 && completed?.type === "step_completed" ? completed.payload.next_step : undefined;
+          const next =
+            batch.length === 1 && completed?.type === "step_completed" ? completed.payload.next_step : undefined;
           if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
             // A false here means our attempt was already settled by someone else; its result is dropped.
             await tryAppend(batch);
@@ -159,7 +167,13 @@ async function runClaimedStep(
     // The log names a step the code no longer has: no retry can fix that.
     return fail(`Workflow "${definition.name}" has no step "${step}" (was it renamed or removed?)`, false);
   }
-  const attemptState = createStepAttempt({ scratchpad: pad, step, attempt, runId: claim.runId, workflowId: claim.workflowId });
+  const attemptState = createStepAttempt({
+    scratchpad: pad,
+    step,
+    attempt,
+    runId: claim.runId,
+    workflowId: claim.workflowId,
+  });
   const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS);
   attemptState.seal();
 
@@ -167,7 +181,10 @@ async function runClaimedStep(
     case "timed_out":
       return fail(TIMEOUT_REASON, true);
     case "threw":
-      return fail(reasonOf(outcome.error), !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)));
+      return fail(
+        reasonOf(outcome.error),
+        !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)),
+      );
     case "returned":
       try {
         return completionEvents(definition, claim, outcome.value, attemptState, now());
@@ -192,14 +209,22 @@ function completionEvents(
   const result = value as { step?: unknown; done?: unknown; result?: unknown };
   if (result.done === true) {
     const completed = nextEvent(claim, "step_completed", { step, writes }, at);
-    const payload = { result: toJsonValue(result.result === undefined ? null : result.result, `result of workflow "${definition.name}"`) };
+    const payload = {
+      result: toJsonValue(
+        result.result === undefined ? null : result.result,
+        `result of workflow "${definition.name}"`,
+      ),
+    };
     encodePayload(completed.payload, `The writes of step "${step}"`);
     encodePayload(payload, `The result of workflow "${definition.name}"`);
     return [completed, nextEvent(completed, "workflow_completed", payload, at)];
   }
   if (typeof result.step === "string") {
     if (!Object.hasOwn(definition.steps, result.step)) {
-      throw new PlatformError("invalid_input", `Step "${step}" continues with step "${result.step}", which workflow "${definition.name}" does not define`);
+      throw new PlatformError(
+        "invalid_input",
+        `Step "${step}" continues with step "${result.step}", which workflow "${definition.name}" does not define`,
+      );
     }
     const completed = nextEvent(claim, "step_completed", { step, writes, next_step: result.step }, at);
     encodePayload(completed.payload, `The writes of step "${step}"`);

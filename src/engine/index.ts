@@ -14,7 +14,14 @@ export {
   WORKFLOW_RECOVERY_CRON,
   RESULT_POLL_INTERVAL_MS,
 } from "./workflowApi.ts";
-export type { WorkflowBackend, WorkflowRun, StartedRun, WorkflowFunction, WorkflowListFilter, CronRegistrar } from "./workflowApi.ts";
+export type {
+  WorkflowBackend,
+  WorkflowRun,
+  StartedRun,
+  WorkflowFunction,
+  WorkflowListFilter,
+  CronRegistrar,
+} from "./workflowApi.ts";
 export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
 export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
 
@@ -30,8 +37,22 @@ export type { BackoffOptions, RetryKey } from "./backoff.ts";
 
 // Events, JSON rule and limits.
 export { WORKFLOW_EVENT_TYPES, START_DATA_KEY, isTerminalEvent, isWorkflowEventType, nextEvent } from "./events.ts";
-export type { StoredEvent, StoredEventOf, WorkflowEventType, WorkflowEventPayloads, WorkflowFailureCause, Writes } from "./events.ts";
-export { toJsonValue, freezeJson, encodePayload, utf8ByteLength, MAX_EVENT_PAYLOAD_BYTES, MAX_JSON_DEPTH } from "./json.ts";
+export type {
+  StoredEvent,
+  StoredEventOf,
+  WorkflowEventType,
+  WorkflowEventPayloads,
+  WorkflowFailureCause,
+  Writes,
+} from "./events.ts";
+export {
+  toJsonValue,
+  freezeJson,
+  encodePayload,
+  utf8ByteLength,
+  MAX_EVENT_PAYLOAD_BYTES,
+  MAX_JSON_DEPTH,
+} from "./json.ts";
 export type { JsonValue, JsonObject } from "./json.ts";
 
 // Engine pieces for backends.

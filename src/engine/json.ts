@@ -63,7 +63,8 @@ function copy(value: unknown, what: string, path: string, ancestors: Set<object>
   ancestors.add(object);
   try {
     if (Array.isArray(object)) {
-      if (Object.getPrototypeOf(object) !== Array.prototype) throw invalid(`${at()} is an array subclass; use a plain array`);
+      if (Object.getPrototypeOf(object) !== Array.prototype)
+        throw invalid(`${at()} is an array subclass; use a plain array`);
       const out: JsonValue[] = [];
       for (let i = 0; i < object.length; i++) {
         if (!(i in object)) throw invalid(`${at()} is a sparse array (index ${i} is a hole)`);
@@ -74,7 +75,9 @@ function copy(value: unknown, what: string, path: string, ancestors: Set<object>
     const proto: unknown = Object.getPrototypeOf(object);
     if (proto !== Object.prototype && proto !== null) {
       const kind = (object as { constructor?: { name?: unknown } }).constructor?.name;
-      throw invalid(`${at()} is ${typeof kind === "string" && kind ? `a ${kind}` : "a class instance"}; only plain objects and arrays are stored`);
+      throw invalid(
+        `${at()} is ${typeof kind === "string" && kind ? `a ${kind}` : "a class instance"}; only plain objects and arrays are stored`,
+      );
     }
     if (Object.getOwnPropertySymbols(object).length > 0) throw invalid(`${at()} has symbol keys, which JSON drops`);
     // Object.fromEntries defines own properties, so a "__proto__" key stays data.

@@ -78,10 +78,13 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     if (pending !== undefined) clearTimeout(pending);
     timers.set(
       runId,
-      setTimeout(() => {
-        timers.delete(runId);
-        drive(runId);
-      }, Math.max(0, delayMS)),
+      setTimeout(
+        () => {
+          timers.delete(runId);
+          drive(runId);
+        },
+        Math.max(0, delayMS),
+      ),
     );
   }
 
@@ -110,7 +113,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     const definition = definitions(summary.name);
     if (!definition && !reportedMissing.has(runId)) {
       reportedMissing.add(runId);
-      logError(`Workflow run ${runId} cannot continue: workflow "${summary.name}" is not registered`, new PlatformError("unknown_workflow", `Unknown workflow "${summary.name}"`));
+      logError(
+        `Workflow run ${runId} cannot continue: workflow "${summary.name}" is not registered`,
+        new PlatformError("unknown_workflow", `Unknown workflow "${summary.name}"`),
+      );
     }
     return definition ?? null;
   }
@@ -119,7 +125,12 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     const definition = definitionOf(runId);
     if (!definition) return;
     try {
-      const result = await executeRun(store, definition, runId, { now, budgetMS: options.budgetMS, signal: stop.signal, onEvent: noticeEvent });
+      const result = await executeRun(store, definition, runId, {
+        now,
+        budgetMS: options.budgetMS,
+        signal: stop.signal,
+        onEvent: noticeEvent,
+      });
       switch (result.status) {
         case "terminal":
           settle(runId);
@@ -190,7 +201,11 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
-      const started = createRun(store, definition, data, { runId: newRunId(), workflowId: startOptions.id, now: now() });
+      const started = createRun(store, definition, data, {
+        runId: newRunId(),
+        workflowId: startOptions.id,
+        now: now(),
+      });
       if (started.created) kick(started.runId);
       return started;
     },
@@ -213,7 +228,11 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         set.add({ resolve, reject });
         waiters.set(runId, set);
         // Another process sharing the store may finish the run; look every second as the spec's poller does.
-        if (!pollers.has(runId)) pollers.set(runId, setInterval(() => settle(runId), RESULT_POLL_INTERVAL_MS));
+        if (!pollers.has(runId))
+          pollers.set(
+            runId,
+            setInterval(() => settle(runId), RESULT_POLL_INTERVAL_MS),
+          );
       });
     },
 

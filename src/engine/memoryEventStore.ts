@@ -2,7 +2,14 @@ import { PlatformError } from "../core/errors.ts";
 import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { freezeJson, type JsonValue } from "./json.ts";
-import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type WorkflowEventStore, type RunIndex } from "./store.ts";
+import {
+  decodeListCursor,
+  type RunListPage,
+  type RunListQuery,
+  type RunSummary,
+  type WorkflowEventStore,
+  type RunIndex,
+} from "./store.ts";
 
 interface MemoryRun {
   /** Creation order, from 1; the list cursor. */
@@ -69,7 +76,11 @@ export function createMemoryEventStore(): MemoryEventStore {
       }
       const activeRunId = activeByWorkflowId.get(created.workflowId);
       if (activeRunId !== undefined) return { created: false, activeRunId };
-      if (runs.has(created.runId)) throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, { runId: created.runId, seq: 1 });
+      if (runs.has(created.runId))
+        throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, {
+          runId: created.runId,
+          seq: 1,
+        });
       const run: MemoryRun = {
         position: ordered.length + 1,
         summary: {
@@ -108,7 +119,10 @@ export function createMemoryEventStore(): MemoryEventStore {
         page.push(run);
       }
       const last = page[page.length - 1];
-      return { runs: page.map((run) => ({ ...run.summary })), ...(more && last ? { cursor: String(last.position) } : {}) };
+      return {
+        runs: page.map((run) => ({ ...run.summary })),
+        ...(more && last ? { cursor: String(last.position) } : {}),
+      };
     },
 
     activeRunIds() {

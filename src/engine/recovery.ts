@@ -23,7 +23,12 @@ export interface RecoveryInput {
  * nobody is driving it, so it must be handed to an executor, which then waits
  * out the backoff.
  */
-export function detectRecovery(last: StoredEvent | null, definition: WorkflowDefinition, now: number, input: RecoveryInput): RecoveryReason | null {
+export function detectRecovery(
+  last: StoredEvent | null,
+  definition: WorkflowDefinition,
+  now: number,
+  input: RecoveryInput,
+): RecoveryReason | null {
   if (last === null || input.executingHere) return null;
   switch (last.type) {
     case "workflow_created":
@@ -57,7 +62,13 @@ export interface RecoveryOutcome {
  * If another executor moves the run while we repair (seq_conflict), the run is
  * alive: nothing is written and an execution is requested to look at it.
  */
-export function recoverRun(store: WorkflowEventStore, definition: WorkflowDefinition, runId: string, now: number, input: RecoveryInput): RecoveryOutcome {
+export function recoverRun(
+  store: WorkflowEventStore,
+  definition: WorkflowDefinition,
+  runId: string,
+  now: number,
+  input: RecoveryInput,
+): RecoveryOutcome {
   const last = store.lastEvent(runId);
   const reason = detectRecovery(last, definition, now, input);
   if (reason === null || last === null) return { reason: null, appended: [], reenqueue: false };
@@ -66,13 +77,15 @@ export function recoverRun(store: WorkflowEventStore, definition: WorkflowDefini
   if (reason === "stuck_terminal") {
     const action = resolveNextAction(last, definition.maxAttempts);
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
-    if (action.kind === "fail") repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
+    if (action.kind === "fail")
+      repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
   }
   if (repair.length === 0) return { reason, appended: [], reenqueue: true };
   try {
     store.append(repair);
   } catch (error) {
-    if (error instanceof PlatformError && error.code === "seq_conflict") return { reason, appended: [], reenqueue: true };
+    if (error instanceof PlatformError && error.code === "seq_conflict")
+      return { reason, appended: [], reenqueue: true };
     throw error;
   }
   const lastWritten = repair[repair.length - 1] as StoredEvent;

@@ -26,7 +26,14 @@ export const WORKFLOW_EVENTS_SCHEMA = [
 type EventRow = { run_id: string; seq: number; workflow_id: string; type: string; payload: string; at: number };
 
 function toEvent(row: EventRow): StoredEvent {
-  return { runId: row.run_id, workflowId: row.workflow_id, seq: row.seq, type: row.type, payload: JSON.parse(row.payload), at: row.at } as StoredEvent;
+  return {
+    runId: row.run_id,
+    workflowId: row.workflow_id,
+    seq: row.seq,
+    type: row.type,
+    payload: JSON.parse(row.payload),
+    at: row.at,
+  } as StoredEvent;
 }
 
 /** True when `batch` passes every append rule, given a tail it continues (same workflow id, the seq before its first, not terminal). */
@@ -59,12 +66,17 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
 
   return {
     lastEvent(runId) {
-      const [row] = sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", runId);
+      const [row] = sql.all<EventRow>(
+        "SELECT * FROM _workflow_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+        runId,
+      );
       return row ? toEvent(row) : null;
     },
 
     events(runId, afterSeq = 0) {
-      return sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq).map(toEvent);
+      return sql
+        .all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq)
+        .map(toEvent);
     },
 
     append(events) {
@@ -89,8 +101,18 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
           if (!follows) {
             // Otherwise read the tail, so the refusal is the same as every store's.
             const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
-            checkRunBatch(runId, run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null, batch);
-            sql.run("UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?", statusAfter(last), last.at, last.seq, runId);
+            checkRunBatch(
+              runId,
+              run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null,
+              batch,
+            );
+            sql.run(
+              "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?",
+              statusAfter(last),
+              last.at,
+              last.seq,
+              runId,
+            );
           }
           for (const event of batch) insertEvent(event);
         }
@@ -110,7 +132,11 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
         );
         const active = rows.find((row) => row.workflow_id === created.workflowId && row.status === "running");
         if (active) return { created: false as const, activeRunId: active.run_id };
-        if (rows.length) throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, { runId: created.runId, seq: 1 });
+        if (rows.length)
+          throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, {
+            runId: created.runId,
+            seq: 1,
+          });
         insertEvent(created);
         sql.run(
           "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",
@@ -129,4 +155,3 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
     activeRunIds: index.activeRunIds,
   };
 }
-

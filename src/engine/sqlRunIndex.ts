@@ -86,14 +86,23 @@ export function createSqlRunIndex(sql: SyncSql): SqlRunIndex {
         where.push("status = ?");
         params.push(query.status);
       }
-      const rows = sql.all<RunRow>(`SELECT * FROM _workflow_runs WHERE ${where.join(" AND ")} ORDER BY position DESC LIMIT ?`, ...params, query.limit + 1);
+      const rows = sql.all<RunRow>(
+        `SELECT * FROM _workflow_runs WHERE ${where.join(" AND ")} ORDER BY position DESC LIMIT ?`,
+        ...params,
+        query.limit + 1,
+      );
       const page = rows.slice(0, query.limit);
       const last = page[page.length - 1];
-      return { runs: page.map(toSummary), ...(rows.length > query.limit && last ? { cursor: String(last.position) } : {}) };
+      return {
+        runs: page.map(toSummary),
+        ...(rows.length > query.limit && last ? { cursor: String(last.position) } : {}),
+      };
     },
 
     activeRunIds() {
-      return sql.all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY position").map((r) => r.run_id);
+      return sql
+        .all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY position")
+        .map((r) => r.run_id);
     },
   };
 }

@@ -97,12 +97,19 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     workflowId: input.workflowId,
     write(key: string, value: unknown) {
       if (sealed) {
-        throw new PlatformError("invalid_input", `ctx.write("${key}") came after attempt ${input.attempt} of step "${input.step}" ended (it timed out or already returned); the value was dropped`);
+        throw new PlatformError(
+          "invalid_input",
+          `ctx.write("${key}") came after attempt ${input.attempt} of step "${input.step}" ended (it timed out or already returned); the value was dropped`,
+        );
       }
       try {
-        if (typeof key !== "string" || key.length === 0) throw new PlatformError("invalid_input", "ctx.write needs a non-empty string key");
+        if (typeof key !== "string" || key.length === 0)
+          throw new PlatformError("invalid_input", "ctx.write needs a non-empty string key");
         if (key === START_DATA_KEY) {
-          throw new PlatformError("invalid_input", `ctx.write("${START_DATA_KEY}") is not allowed: "${START_DATA_KEY}" holds the start data; pick another key`);
+          throw new PlatformError(
+            "invalid_input",
+            `ctx.write("${START_DATA_KEY}") is not allowed: "${START_DATA_KEY}" holds the start data; pick another key`,
+          );
         }
         buffer.set(key, toJsonValue(value, `ctx.write("${key}") in step "${input.step}"`));
       } catch (error) {

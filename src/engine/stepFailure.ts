@@ -23,10 +23,18 @@ export interface StepFailure {
  * batch when the run ends (spec rule 2). `retryable` in step_failed says
  * whether the step will be attempted again.
  */
-export function stepFailureEvents(previous: Pick<StoredEvent, "runId" | "workflowId" | "seq">, failure: StepFailure): StoredEvent[] {
+export function stepFailureEvents(
+  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq">,
+  failure: StepFailure,
+): StoredEvent[] {
   const willRetry = failure.errorRetryable && failure.attempt < failure.maxAttempts;
   const reason = truncateReason(failure.reason);
-  const failed = nextEvent(previous, "step_failed", { step: failure.step, attempt: failure.attempt, reason, retryable: willRetry }, failure.at);
+  const failed = nextEvent(
+    previous,
+    "step_failed",
+    { step: failure.step, attempt: failure.attempt, reason, retryable: willRetry },
+    failure.at,
+  );
   if (willRetry) return [failed];
   const cause = failure.errorRetryable ? "attempts_exhausted" : "non_retryable";
   return [failed, nextEvent(failed, "workflow_failed", { reason, cause }, failure.at)];
@@ -53,7 +61,11 @@ function truncateReason(reason: string): string {
 }
 
 /** What recovery and executors write for a step_started that outlived `stepTimeoutMS`: a retryable failure with reason "timeout". */
-export function timeoutEvents(started: StoredEventOf<"step_started">, definition: WorkflowDefinition, at: number): StoredEvent[] {
+export function timeoutEvents(
+  started: StoredEventOf<"step_started">,
+  definition: WorkflowDefinition,
+  at: number,
+): StoredEvent[] {
   return stepFailureEvents(started, {
     step: started.payload.step,
     attempt: started.payload.attempt,

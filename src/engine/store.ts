@@ -83,26 +83,36 @@ export interface RunIndex {
  * Checks a user's list filter and fills in the default limit; throws
  * `invalid_input` naming the bad field.
  */
-export function toRunListQuery(filter: { name?: unknown; status?: unknown; limit?: unknown; cursor?: unknown } = {}): RunListQuery {
+export function toRunListQuery(
+  filter: { name?: unknown; status?: unknown; limit?: unknown; cursor?: unknown } = {},
+): RunListQuery {
   const query: RunListQuery = { limit: DEFAULT_LIST_LIMIT };
   if (filter.name !== undefined) {
-    if (typeof filter.name !== "string" || filter.name === "") throw new PlatformError("invalid_input", "workflow.list: name must be a non-empty string");
+    if (typeof filter.name !== "string" || filter.name === "")
+      throw new PlatformError("invalid_input", "workflow.list: name must be a non-empty string");
     query.name = filter.name;
   }
   if (filter.status !== undefined) {
     if (!RUN_STATUSES.includes(filter.status as RunStatus)) {
-      throw new PlatformError("invalid_input", `workflow.list: status must be one of ${RUN_STATUSES.join(", ")}, got ${JSON.stringify(filter.status)}`);
+      throw new PlatformError(
+        "invalid_input",
+        `workflow.list: status must be one of ${RUN_STATUSES.join(", ")}, got ${JSON.stringify(filter.status)}`,
+      );
     }
     query.status = filter.status as RunStatus;
   }
   if (filter.limit !== undefined) {
     if (!Number.isInteger(filter.limit) || (filter.limit as number) < 1 || (filter.limit as number) > MAX_LIST_LIMIT) {
-      throw new PlatformError("invalid_input", `workflow.list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(filter.limit)}`);
+      throw new PlatformError(
+        "invalid_input",
+        `workflow.list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(filter.limit)}`,
+      );
     }
     query.limit = filter.limit as number;
   }
   if (filter.cursor !== undefined) {
-    if (typeof filter.cursor !== "string" || filter.cursor === "") throw new PlatformError("invalid_input", "workflow.list: cursor must be the string returned by a previous call");
+    if (typeof filter.cursor !== "string" || filter.cursor === "")
+      throw new PlatformError("invalid_input", "workflow.list: cursor must be the string returned by a previous call");
     query.cursor = filter.cursor;
   }
   return query;
@@ -111,6 +121,10 @@ export function toRunListQuery(filter: { name?: unknown; status?: unknown; limit
 /** The list position a cursor encodes (every store numbers runs in creation order); throws on a cursor no store made. */
 export function decodeListCursor(cursor: string): number {
   const position = /^[1-9][0-9]{0,15}$/.test(cursor) ? Number(cursor) : NaN;
-  if (!Number.isSafeInteger(position)) throw new PlatformError("invalid_input", `workflow.list: cursor ${JSON.stringify(cursor)} is not one this platform returned`);
+  if (!Number.isSafeInteger(position))
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.list: cursor ${JSON.stringify(cursor)} is not one this platform returned`,
+    );
   return position;
 }

@@ -77,7 +77,11 @@ let recoveryCronRegistered = false;
 
 function registerWorkflow(name: string, steps: WorkflowSteps, options?: WorkflowOptions): WorkflowDefinition {
   const definition = defineWorkflow(name, steps, options);
-  if (definitions.has(name)) throw new PlatformError("invalid_input", `A workflow named "${name}" is already registered; workflow names must be unique`);
+  if (definitions.has(name))
+    throw new PlatformError(
+      "invalid_input",
+      `A workflow named "${name}" is already registered; workflow names must be unique`,
+    );
   definitions.set(name, definition);
   registerRecoveryCron();
   return definition;
@@ -92,8 +96,10 @@ async function start(name: string, data?: unknown, options: { id?: string } = {}
       `No workflow named ${JSON.stringify(name)} is registered${known.length ? ` (registered: ${known.join(", ")})` : ""}; call workflow(name, steps) at top level first`,
     );
   }
-  if (typeof options !== "object" || options === null) throw new PlatformError("invalid_input", "workflow.start options must be an object like { id: \"order-42\" }");
-  if (options.id !== undefined && typeof options.id !== "string") throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  if (typeof options !== "object" || options === null)
+    throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
+  if (options.id !== undefined && typeof options.id !== "string")
+    throw new PlatformError("invalid_input", "workflow.start option id must be a string");
   // Checked here too so a remote backend never sees unstorable data.
   const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${name}"`);
   const started = await active.start(name, json, options.id === undefined ? {} : { id: options.id });
@@ -102,7 +108,8 @@ async function start(name: string, data?: unknown, options: { id?: string } = {}
 
 async function get(runId: string): Promise<WorkflowRunView | null> {
   const active = requireBackend("workflow.get");
-  if (typeof runId !== "string" || runId === "") throw new PlatformError("invalid_input", "workflow.get needs a run id string");
+  if (typeof runId !== "string" || runId === "")
+    throw new PlatformError("invalid_input", "workflow.get needs a run id string");
   return active.get(runId);
 }
 
@@ -119,7 +126,8 @@ function runHandle(from: WorkflowBackend, name: string, started: StartedRun): Wo
     workflowId: started.workflowId,
     name,
     created: started.created,
-    result: <T>() => (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
+    result: <T>() =>
+      (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
   });
 }
 
@@ -130,7 +138,10 @@ async function waitForResult(from: WorkflowBackend, runId: string): Promise<Json
 
 async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
   if (outcome.status === "completed") return outcome.result;
-  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, { runId, cause: outcome.cause });
+  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, {
+    runId,
+    cause: outcome.cause,
+  });
 }
 
 async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<WorkflowRunView> {

@@ -5,8 +5,21 @@ export type { PlatformErrorCode } from "../core/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
 export { workflow, NonRetryableError } from "./workflow/index.ts";
 export { email, type EmailSendInput } from "./plugins/email.ts";
-export { workspace, type WorkspaceEvent, type WorkspaceEventKind, type WorkspaceEventContext, type WorkspaceCallOptions, type PostedMessage } from "./plugins/workspace.ts";
-export { chatserver, type ChatCommand, type ChatEvent, type ChatEventKind, type ChatUser } from "./plugins/chatserver.ts";
+export {
+  workspace,
+  type WorkspaceEvent,
+  type WorkspaceEventKind,
+  type WorkspaceEventContext,
+  type WorkspaceCallOptions,
+  type PostedMessage,
+} from "./plugins/workspace.ts";
+export {
+  chatserver,
+  type ChatCommand,
+  type ChatEvent,
+  type ChatEventKind,
+  type ChatUser,
+} from "./plugins/chatserver.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
 export type { StepContext, StepResult } from "../engine/stepContext.ts";

@@ -24,7 +24,14 @@ export interface StoreUnderTest {
 
 const T0 = 1_700_000_000_000;
 
-function event<T extends WorkflowEventType>(runId: string, seq: number, type: T, payload: WorkflowEventPayloads[T], workflowId = runId, at = T0 + seq): StoredEvent {
+function event<T extends WorkflowEventType>(
+  runId: string,
+  seq: number,
+  type: T,
+  payload: WorkflowEventPayloads[T],
+  workflowId = runId,
+  at = T0 + seq,
+): StoredEvent {
   return { runId, workflowId, seq, type, payload, at } as StoredEvent;
 }
 
@@ -41,7 +48,10 @@ function errorCode(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-export function describeEventStoreConformance(name: string, makeStore: () => StoreUnderTest | Promise<StoreUnderTest>): void {
+export function describeEventStoreConformance(
+  name: string,
+  makeStore: () => StoreUnderTest | Promise<StoreUnderTest>,
+): void {
   describe(`workflow event store conformance: ${name}`, () => {
     let subject: StoreUnderTest;
     let store: ConformanceStore;
@@ -62,7 +72,11 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       expect(store.createRunIfNoActive(created("r1"))).toEqual({ created: true });
       const rest = [
         event("r1", 2, "step_started", { step: "start", attempt: 1 }),
-        event("r1", 3, "step_completed", { step: "start", writes: { n: 1, s: "é😀", deep: { a: [1, null] } }, next_step: "finish" }),
+        event("r1", 3, "step_completed", {
+          step: "start",
+          writes: { n: 1, s: "é😀", deep: { a: [1, null] } },
+          next_step: "finish",
+        }),
         event("r1", 4, "step_started", { step: "finish", attempt: 1 }),
         event("r1", 5, "step_completed", { step: "finish", writes: {} }),
         event("r1", 6, "workflow_completed", { result: { hello: "Ada" } }),
@@ -105,7 +119,9 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
     storeCase("throws seq_conflict when the seq is taken, and writes nothing of the batch", () => {
       store.createRunIfNoActive(created("r1"));
       store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]);
-      expect(errorCode(() => store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("seq_conflict");
+      expect(errorCode(() => store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]))).toBe(
+        "seq_conflict",
+      );
       expect(
         errorCode(() =>
           store.append([
@@ -122,7 +138,10 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
       store.createRunIfNoActive(created("r2"));
       store.append([event("r2", 2, "step_started", { step: "start", attempt: 1 })]);
       const code = errorCode(() =>
-        store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 }), event("r2", 2, "step_started", { step: "start", attempt: 1 })]),
+        store.append([
+          event("r1", 2, "step_started", { step: "start", attempt: 1 }),
+          event("r2", 2, "step_started", { step: "start", attempt: 1 }),
+        ]),
       );
       expect(code).toBe("seq_conflict");
       expect(store.events("r1")).toHaveLength(1);
@@ -141,18 +160,33 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
     });
 
     storeCase("refuses appends to a run that was never created, gaps in seq, and events after the terminal one", () => {
-      expect(errorCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe("not_found");
+      expect(errorCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe(
+        "not_found",
+      );
       store.createRunIfNoActive(created("r1"));
-      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe("internal");
-      expect(errorCode(() => store.append([event("r1", 2, "workflow_created", { workflowName: "greet", writes: {} })]))).toBe("internal");
+      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
+        "internal",
+      );
+      expect(
+        errorCode(() => store.append([event("r1", 2, "workflow_created", { workflowName: "greet", writes: {} })])),
+      ).toBe("internal");
       store.append([event("r1", 2, "workflow_completed", { result: 1 })]);
-      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe("conflict");
+      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
+        "conflict",
+      );
       expect(store.events("r1")).toHaveLength(2);
     });
 
     storeCase("indexes runs: getRun, status after each append, activeRunIds", () => {
       store.createRunIfNoActive(created("r1", "r1", "greet", T0));
-      expect(store.getRun("r1")).toEqual({ id: "r1", workflowId: "r1", name: "greet", status: "running", createdAt: T0, updatedAt: T0 });
+      expect(store.getRun("r1")).toEqual({
+        id: "r1",
+        workflowId: "r1",
+        name: "greet",
+        status: "running",
+        createdAt: T0,
+        updatedAt: T0,
+      });
       store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 }, "r1", T0 + 50)]);
       expect(store.getRun("r1")?.updatedAt).toBe(T0 + 50);
       store.append([
@@ -173,7 +207,11 @@ export function describeEventStoreConformance(name: string, makeStore: () => Sto
 
       expect(store.listRuns({ limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r4", "r3", "r2", "r1", "r0"]);
       expect(store.listRuns({ name: "a", limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r3", "r2", "r0"]);
-      expect(store.listRuns({ name: "a", status: "running", limit: 100 }).runs.map((r) => r.id)).toEqual(["r5", "r3", "r0"]);
+      expect(store.listRuns({ name: "a", status: "running", limit: 100 }).runs.map((r) => r.id)).toEqual([
+        "r5",
+        "r3",
+        "r0",
+      ]);
       expect(store.listRuns({ status: "completed", limit: 100 }).runs.map((r) => r.id)).toEqual(["r2"]);
 
       const first = store.listRuns({ name: "a", limit: 2 });

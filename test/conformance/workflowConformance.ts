@@ -21,7 +21,9 @@ export interface WorkflowBackendUnderTest {
   close(): void | Promise<void>;
 }
 
-export type MakeWorkflowBackend = (definitions: (name: string) => WorkflowDefinition | undefined) => WorkflowBackendUnderTest | Promise<WorkflowBackendUnderTest>;
+export type MakeWorkflowBackend = (
+  definitions: (name: string) => WorkflowDefinition | undefined,
+) => WorkflowBackendUnderTest | Promise<WorkflowBackendUnderTest>;
 
 /** Spec payload fields per event type: nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
@@ -38,7 +40,8 @@ function shape(events: readonly { type: string; payload: object }[]): string[] {
     const p = payload as Record<string, unknown>;
     if (type === "step_started") return `step_started(${p.step},${p.attempt})`;
     if (type === "step_failed") return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
-    if (type === "step_completed") return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
+    if (type === "step_completed")
+      return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
     return type;
   });
 }
@@ -176,7 +179,12 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
       expect(error.message).toBe("card declined");
       const view = await workflow.get(run.id);
       expect(view).toMatchObject({ status: "failed", error: "card declined" });
-      expect(shape(view?.events ?? [])).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+      expect(shape(view?.events ?? [])).toEqual([
+        "workflow_created",
+        "step_started(start,1)",
+        "step_failed(start,1,final)",
+        "workflow_failed",
+      ]);
       expect(view?.events[3]?.payload).toEqual({ reason: "card declined", cause: "non_retryable" });
     });
 

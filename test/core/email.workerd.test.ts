@@ -58,13 +58,25 @@ const rows: [address: string, domains: string[] | null, accepted: boolean][] = [
   ["a@example.com", null, true],
 ];
 
-const metadata = { issuer: "https://idp.test", authorization_endpoint: "", token_endpoint: "", jwks_uri: "" } satisfies ProviderMetadata;
+const metadata = {
+  issuer: "https://idp.test",
+  authorization_endpoint: "",
+  token_endpoint: "",
+  jwks_uri: "",
+} satisfies ProviderMetadata;
 const backLink = { href: "https://project.test/", text: "Back" };
 
 async function loginAccepts(email: string, domains: string[] | null): Promise<boolean> {
   const project = { id: 7, slug: "shop", private: false, workerSecret: "s".repeat(32), domains };
   try {
-    await signedInUser({} as LoginEnv, metadata, project, { sub: "u1", email, email_verified: true }, undefined, backLink);
+    await signedInUser(
+      {} as LoginEnv,
+      metadata,
+      project,
+      { sub: "u1", email, email_verified: true },
+      undefined,
+      backLink,
+    );
     return true;
   } catch {
     return false;

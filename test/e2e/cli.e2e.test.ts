@@ -62,7 +62,12 @@ describe("platform init + dev on a project outside the repository", () => {
     expect(await bad.json()).toMatchObject({ error: { code: "invalid_input" } });
 
     // External requests never reach internal routes.
-    for (const internal of ["/__workflow/x/execute", "/__cron/__workflow-recovery", "/__plugin/chatserver", "/__platform/metadata"]) {
+    for (const internal of [
+      "/__workflow/x/execute",
+      "/__cron/__workflow-recovery",
+      "/__plugin/chatserver",
+      "/__platform/metadata",
+    ]) {
       expect((await fetch(dev.url + internal, { method: "POST" })).status).toBe(404);
     }
 
@@ -85,7 +90,9 @@ describe("platform init + dev on a project outside the repository", () => {
     expect(again.output()).not.toMatch(/Applied D1 migrations/);
     expect(await (await fetch(again.url + "/")).text()).toContain("Changed: hello-app");
     const session = JSON.parse(readFileSync(path.join(dir, ".platform/dev.json"), "utf8"));
-    const project = await fetch(`${session.apiUrl}/projects/${session.slug}`, { headers: { authorization: `Bearer ${session.cliToken}` } });
+    const project = await fetch(`${session.apiUrl}/projects/${session.slug}`, {
+      headers: { authorization: `Bearer ${session.cliToken}` },
+    });
     expect(project.status).toBe(200);
     expect(await project.json()).toMatchObject({ project: { slug: "hello-app", scriptName: "proj-hello-app" } });
     expect((await again.stop("SIGINT")).code).toBe(0);
@@ -105,7 +112,12 @@ describe("platform push --dry-run", () => {
     // A project that never touches `workflow` carries none of the engine.
     expect(bundle).not.toMatch(/_workflow_events|class WorkflowRun|executeRun/);
     const metadata = JSON.parse(readFileSync(path.join(dir, ".platform/build/metadata.json"), "utf8"));
-    expect(metadata).toMatchObject({ entry: "src/index.ts", crons: [], capabilities: { workflow: false }, durableObjects: [] });
+    expect(metadata).toMatchObject({
+      entry: "src/index.ts",
+      crons: [],
+      capabilities: { workflow: false },
+      durableObjects: [],
+    });
   });
 
   it("records a workflow project's workflows, its recovery cron and its actors", async () => {
@@ -132,14 +144,26 @@ export default { fetch: () => new Response("ok") };
   });
 
   it.each([
-    ["platform/node", `import { createNodeWorkflowBackend } from "platform/node";\nexport default { fetch: () => new Response(String(createNodeWorkflowBackend)) };`],
-    ["node:sqlite", `import { DatabaseSync } from "node:sqlite";\nexport default { fetch: () => new Response(String(DatabaseSync)) };`],
-    ["a file that imports node:sqlite", `import { open } from "./db.ts";\nexport default { fetch: () => new Response(String(open)) };`],
+    [
+      "platform/node",
+      `import { createNodeWorkflowBackend } from "platform/node";\nexport default { fetch: () => new Response(String(createNodeWorkflowBackend)) };`,
+    ],
+    [
+      "node:sqlite",
+      `import { DatabaseSync } from "node:sqlite";\nexport default { fetch: () => new Response(String(DatabaseSync)) };`,
+    ],
+    [
+      "a file that imports node:sqlite",
+      `import { open } from "./db.ts";\nexport default { fetch: () => new Response(String(open)) };`,
+    ],
   ])("fails with the native-SQLite message when worker code imports %s", async (_name, source) => {
     const dir = mkdtempSync(path.join(work, "sqlite-"));
     await runCli(["init", path.join(dir, "p")]);
     writeFileSync(path.join(dir, "p/src/index.ts"), source);
-    writeFileSync(path.join(dir, "p/src/db.ts"), `import { DatabaseSync } from "node:sqlite";\nexport const open = () => new DatabaseSync(":memory:");\n`);
+    writeFileSync(
+      path.join(dir, "p/src/db.ts"),
+      `import { DatabaseSync } from "node:sqlite";\nexport const open = () => new DatabaseSync(":memory:");\n`,
+    );
     const result = await runCli(["push", path.join(dir, "p"), "--dry-run"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("native SQLite addon must not be imported in worker builds");

@@ -52,7 +52,10 @@ beforeAll(async () => {
   apiUrl = printed[1]!;
   consoleUrl = printed[1]! + printed[2]!;
   // Runs to filter: two greets (completed), one doomed (failed).
-  await waitForRuns(dev.url, [...(await startRuns(dev.url, "greet", 2, { name: "Ada" })), ...(await startRuns(dev.url, "doomed"))]);
+  await waitForRuns(dev.url, [
+    ...(await startRuns(dev.url, "greet", 2, { name: "Ada" })),
+    ...(await startRuns(dev.url, "doomed")),
+  ]);
   browser = await launchChromium();
 });
 
@@ -76,7 +79,11 @@ async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ pag
 
 /** The runs the list shows: [workflow, status] per row, top to bottom. */
 async function listedRuns(page: Page): Promise<string[][]> {
-  return page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent ?? "")));
+  return page
+    .locator("#runs tbody tr")
+    .evaluateAll((rows) =>
+      rows.map((row) => [...row.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent ?? "")),
+    );
 }
 
 describe("the console on platform dev", () => {
@@ -95,14 +102,24 @@ describe("the console on platform dev", () => {
     // While it runs: the first attempt failed with its reason, and the page says it is live.
     const first = page.locator('li.attempt[data-step="start"][data-attempt="1"]');
     await first.and(page.locator('[data-outcome="failed"]')).waitFor({ timeout: 15_000 });
-    expect(await first.locator(".detail").textContent()).toMatch(/^failed after \d+ ms: card declined, try again · (waiting to retry|retried after)/);
+    expect(await first.locator(".detail").textContent()).toMatch(
+      /^failed after \d+ ms: card declined, try again · (waiting to retry|retried after)/,
+    );
     await page.locator('li.final[data-outcome="running"]').waitFor({ timeout: 15_000 });
     expect(await page.getByText("Live: updating every second.").count()).toBe(1);
 
     // Without a reload: the retry, the next step, and the completion.
     await page.locator('li.final[data-outcome="completed"]').waitFor({ timeout: 30_000 });
     expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe("same page");
-    const rows = await page.locator("li.attempt").evaluateAll((items) => items.map((li) => [li.getAttribute("data-step"), li.getAttribute("data-attempt"), li.getAttribute("data-outcome")]));
+    const rows = await page
+      .locator("li.attempt")
+      .evaluateAll((items) =>
+        items.map((li) => [
+          li.getAttribute("data-step"),
+          li.getAttribute("data-attempt"),
+          li.getAttribute("data-outcome"),
+        ]),
+      );
     expect(rows).toEqual([
       ["start", "1", "failed"],
       ["start", "2", "completed"],
@@ -113,8 +130,19 @@ describe("the console on platform dev", () => {
     expect(waited).toBeGreaterThanOrEqual(1100);
     expect(await first.locator(".wait").count()).toBe(1);
     expect(await page.locator("#run-result").textContent()).toBe(JSON.stringify({ packed: "teapot" }, null, 2));
-    const raw = (await page.locator("#raw-events").textContent())!.split("\n").map((line) => (JSON.parse(line) as { type: string }).type);
-    expect(raw).toEqual(["workflow_created", "step_started", "step_failed", "step_started", "step_completed", "step_started", "step_completed", "workflow_completed"]);
+    const raw = (await page.locator("#raw-events").textContent())!
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(raw).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_failed",
+      "step_started",
+      "step_completed",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
     await page.screenshot({ path: artifactPath("console-run-timeline.png"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
@@ -129,10 +157,12 @@ describe("the console on platform dev", () => {
     const filters = page.locator("#run-filters");
     await filters.getByLabel("Workflow", { exact: true }).selectOption("greet");
     await filters.getByRole("button", { name: "Show runs" }).click();
-    await expect.poll(() => listedRuns(page)).toEqual([
-      ["greet", "completed"],
-      ["greet", "completed"],
-    ]);
+    await expect
+      .poll(() => listedRuns(page))
+      .toEqual([
+        ["greet", "completed"],
+        ["greet", "completed"],
+      ]);
 
     await filters.getByLabel("Workflow", { exact: true }).selectOption("");
     await filters.getByLabel("Status").selectOption("failed");
@@ -141,7 +171,9 @@ describe("the console on platform dev", () => {
     await page.locator("#runs tbody tr a").click();
     await page.locator("#run-error").waitFor();
     expect(await page.locator("#run-error").textContent()).toBe("Failed: the address does not exist");
-    expect(await page.locator('li.attempt[data-step="start"] .detail').textContent()).toMatch(/: the address does not exist · not retried$/);
+    expect(await page.locator('li.attempt[data-step="start"] .detail').textContent()).toMatch(
+      /: the address does not exist · not retried$/,
+    );
     await page.close();
   });
 
@@ -165,7 +197,9 @@ describe("the console on platform dev", () => {
   it("runs the recovery sweep now and shows what it did", async () => {
     const { page } = await openConsole();
     await page.getByRole("button", { name: "Run recovery now" }).click();
-    await expect.poll(() => page.locator("#crons-heading ~ .result").textContent()).toMatch(/^__workflow-recovery: Re-enqueued \d+ workflow\(s\)$/);
+    await expect
+      .poll(() => page.locator("#crons-heading ~ .result").textContent())
+      .toMatch(/^__workflow-recovery: Re-enqueued \d+ workflow\(s\)$/);
     await page.close();
   });
 
@@ -174,13 +208,22 @@ describe("the console on platform dev", () => {
     const { page } = await openConsole({ bypassCSP: true });
     await page.locator("#runs tbody tr").first().waitFor();
     // Opening a view moves focus to its heading; the keyboard alone reaches a run from there.
-    const focused = () => page.evaluate(() => ({ tag: document.activeElement?.tagName, text: document.activeElement?.textContent?.trim() }));
+    const focused = () =>
+      page.evaluate(() => ({
+        tag: document.activeElement?.tagName,
+        text: document.activeElement?.textContent?.trim(),
+      }));
     expect(await focused()).toEqual({ tag: "H2", text: "Project shop" });
     await page.keyboard.press("Shift+Tab");
     expect(await focused()).toEqual({ tag: "A", text: "shop" });
     await page.keyboard.press("Tab");
     expect(await focused()).toEqual({ tag: "BUTTON", text: "Run recovery now" });
-    for (let i = 0; i < 20 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null)); i++) await page.keyboard.press("Tab");
+    for (
+      let i = 0;
+      i < 20 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null));
+      i++
+    )
+      await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: /^Workflow run: / }).waitFor();
     expect((await focused()).tag).toBe("H2");
@@ -190,23 +233,37 @@ describe("the console on platform dev", () => {
     await page.getByRole("heading", { name: "Project shop" }).waitFor();
     await page.locator("#runs tbody tr").first().waitFor();
     // Every form control has an accessible name.
-    const unnamed = await page.locator("main input, main select, main textarea, main button").evaluateAll((controls) =>
-      controls.filter((c) => !(c as HTMLInputElement).labels?.length && !c.textContent?.trim() && !c.getAttribute("aria-label")).map((c) => c.outerHTML),
-    );
+    const unnamed = await page
+      .locator("main input, main select, main textarea, main button")
+      .evaluateAll((controls) =>
+        controls
+          .filter(
+            (c) => !(c as HTMLInputElement).labels?.length && !c.textContent?.trim() && !c.getAttribute("aria-label"),
+          )
+          .map((c) => c.outerHTML),
+      );
     expect(unnamed).toEqual([]);
     const require = createRequire(import.meta.url);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
     const violations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run();
-      return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help}`);
+      const result = await (
+        window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }
+      ).axe.run();
+      return result.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id}: ${v.help}`);
     });
     expect(violations).toEqual([]);
     // A run page too (timeline, result, raw events).
     await page.locator("#runs tbody tr a").first().click();
     await page.locator("li.final").waitFor();
     const runViolations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run();
-      return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help}`);
+      const result = await (
+        window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }
+      ).axe.run();
+      return result.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id}: ${v.help}`);
     });
     expect(runViolations).toEqual([]);
     await page.close();
@@ -241,7 +298,12 @@ describe("the console on platform dev", () => {
     ] as const) {
       for (const authorization of [undefined, "Bearer plt_" + "x".repeat(43)]) {
         const response = await fetch(apiUrl + pathname, { method, headers: authorization ? { authorization } : {} });
-        expect({ method, pathname, authorization, status: response.status }).toEqual({ method, pathname, authorization, status: 401 });
+        expect({ method, pathname, authorization, status: response.status }).toEqual({
+          method,
+          pathname,
+          authorization,
+          status: 401,
+        });
       }
     }
   });

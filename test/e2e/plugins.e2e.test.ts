@@ -60,7 +60,8 @@ function startInstall(args: string[], projectDir = dir) {
       for (;;) {
         const match = output.match(/^\s+(http:\/\/\S+\/install\?code=[0-9a-f]{64})$/m);
         if (match) return match[1]!;
-        if (child.exitCode !== null || Date.now() - started > 20_000) throw new Error(`No install URL printed:\n${output}`);
+        if (child.exitCode !== null || Date.now() - started > 20_000)
+          throw new Error(`No install URL printed:\n${output}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },
@@ -79,7 +80,9 @@ async function plugins() {
     cliToken: string;
     slug: string;
   };
-  const response = await fetch(`${session.apiUrl}/projects/${session.slug}/plugins`, { headers: { authorization: `Bearer ${session.cliToken}` } });
+  const response = await fetch(`${session.apiUrl}/projects/${session.slug}/plugins`, {
+    headers: { authorization: `Bearer ${session.cliToken}` },
+  });
   return (await response.json()) as {
     connections: { plugin: string; externalUserId: string }[];
     resources: { plugin: string; type: string; externalId: string; displayName: string }[];
@@ -108,16 +111,22 @@ it("installs the workspace plugin through the fake provider's consent page, then
   expect(install.output()).toMatch(/^Connected workspace to workspace "Test Workspace" \(T0TEST\)$/m);
   const listed = await plugins();
   expect(listed.connections.map((c) => c.plugin)).toContain("workspace");
-  expect(listed.resources).toContainEqual(expect.objectContaining({ plugin: "workspace", externalId: "T0TEST", displayName: "Test Workspace" }));
+  expect(listed.resources).toContainEqual(
+    expect.objectContaining({ plugin: "workspace", externalId: "T0TEST", displayName: "Test Workspace" }),
+  );
 
   const triggered = await runCli(["plugin", "trigger", "workspace", "message", "--text", "hi", "--dir", dir]);
   expect(triggered.stderr).toBe("");
   expect(triggered.code).toBe(0);
   expect(triggered.stdout).toContain(`Sent a signed message "hi"`);
   expect(triggered.stdout).toMatch(/chat\.postMessage .*thread_ts=.*text="echo: hi" → ok/);
-  const recorded = (await (await fetch(fakeUrl("workspace") + "/__fake/recorded")).json()) as { calls: { method: string; params: Record<string, unknown> }[] };
+  const recorded = (await (await fetch(fakeUrl("workspace") + "/__fake/recorded")).json()) as {
+    calls: { method: string; params: Record<string, unknown> }[];
+  };
   console.log(install.output() + triggered.stdout);
-  expect(recorded.calls).toContainEqual(expect.objectContaining({ method: "chat.postMessage", params: expect.objectContaining({ text: "echo: hi" }) }));
+  expect(recorded.calls).toContainEqual(
+    expect.objectContaining({ method: "chat.postMessage", params: expect.objectContaining({ text: "echo: hi" }) }),
+  );
 }, 90_000);
 
 it("installs the chat-server plugin on a server, registers the project's slash command there, and a triggered /hello gets the handler's reply", async () => {
@@ -134,15 +143,32 @@ it("installs the chat-server plugin on a server, registers the project's slash c
   expect(await install.exit()).toBe(0);
   expect(install.output()).toMatch(/^Connected chatserver to server "Test Server" \(111111111111111111\)$/m);
   const listed = await plugins();
-  expect(listed.resources).toContainEqual(expect.objectContaining({ plugin: "chatserver", externalId: "111111111111111111", displayName: "Test Server" }));
+  expect(listed.resources).toContainEqual(
+    expect.objectContaining({ plugin: "chatserver", externalId: "111111111111111111", displayName: "Test Server" }),
+  );
   // platform dev re-sends the project's metadata to /deploy once the server is claimed: /hello gets registered there.
   const registered = async () => {
-    const state = (await (await fetch(fakeUrl("chatserver") + "/__fake/state")).json()) as { commands: Record<string, { name: string }[]> };
-    return Object.values(state.commands).flat().map((c) => c.name);
+    const state = (await (await fetch(fakeUrl("chatserver") + "/__fake/state")).json()) as {
+      commands: Record<string, { name: string }[]>;
+    };
+    return Object.values(state.commands)
+      .flat()
+      .map((c) => c.name);
   };
   await expect.poll(registered, { timeout: 5_000, interval: 250 }).toContain("hello");
 
-  const triggered = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--text", "hi", "--dir", dir]);
+  const triggered = await runCli([
+    "plugin",
+    "trigger",
+    "chatserver",
+    "command",
+    "--name",
+    "hello",
+    "--text",
+    "hi",
+    "--dir",
+    dir,
+  ]);
   expect(triggered.stderr).toBe("");
   expect(triggered.code).toBe(0);
   expect(triggered.stdout).toContain("Sent a signed command /hello");
@@ -159,7 +185,10 @@ it("the console shows both connections and their claimed resources (never a toke
     await page.goto(link![1]!);
     await page.getByRole("heading", { name: "Plugin connections" }).waitFor();
     const table = async (caption: string) =>
-      page.locator("table", { has: page.locator("caption", { hasText: caption }) }).locator("tbody tr").evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].map((td) => td.textContent)));
+      page
+        .locator("table", { has: page.locator("caption", { hasText: caption }) })
+        .locator("tbody tr")
+        .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].map((td) => td.textContent)));
     const connections = await table("Plugin connections");
     expect(connections.map((row) => [row[0], row[4]])).toEqual([
       ["chatserver", "connected"],
@@ -173,7 +202,9 @@ it("the console shows both connections and their claimed resources (never a toke
       ]),
     );
     // Tokens stay in the plugin workers: nothing token-shaped reaches the page.
-    expect(await page.locator("main").textContent()).not.toMatch(/xox[bpe]-|accessToken|refreshToken|access_token|refresh_token/);
+    expect(await page.locator("main").textContent()).not.toMatch(
+      /xox[bpe]-|accessToken|refreshToken|access_token|refresh_token/,
+    );
 
     const form = page.locator("#test-event");
     await form.getByLabel("Plugin").selectOption("chatserver");
@@ -217,7 +248,9 @@ it("email-send needs no install; an unknown plugin or event is refused with usag
   expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
   const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
   expect(mention.code).toBe(2);
-  expect(mention.stderr).toContain(`platform plugin trigger chatserver takes an event: command, message, reaction (got "mention").`);
+  expect(mention.stderr).toContain(
+    `platform plugin trigger chatserver takes an event: command, message, reaction (got "mention").`,
+  );
 }, 30_000);
 
 it("the demo: its email form sends through the email-send plugin to the local fake provider and shows the provider's id; its /hello answers once the chat server is installed", async () => {
@@ -230,12 +263,23 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     await page.goto(demo.url + "/");
     await page.getByLabel("To").fill("ada@example.com");
     await page.getByRole("button", { name: "Send email" }).click();
-    await expect.poll(() => page.locator("#email-result").textContent(), { timeout: 10_000 }).toMatch(/^Sent: provider id \S+/);
+    await expect
+      .poll(() => page.locator("#email-result").textContent(), { timeout: 10_000 })
+      .toMatch(/^Sent: provider id \S+/);
     await page.screenshot({ path: artifactPath("plugins-demo-email.png"), fullPage: true });
     const fake = demo.output().match(/email plugin at \S+ \(fake provider at (http:\/\/\S+)\)/)![1]!;
     const id = (await page.locator("#email-result").textContent())!.replace("Sent: provider id ", "");
-    const { sent } = (await (await fetch(fake + "/__fake/sent")).json()) as { sent: { id: string; from: string; to: string[]; subject: string }[] };
-    expect(sent).toContainEqual(expect.objectContaining({ id, from: "demo@mail.platform.local", to: ["ada@example.com"], subject: "Hello from the platform demo" }));
+    const { sent } = (await (await fetch(fake + "/__fake/sent")).json()) as {
+      sent: { id: string; from: string; to: string[]; subject: string }[];
+    };
+    expect(sent).toContainEqual(
+      expect.objectContaining({
+        id,
+        from: "demo@mail.platform.local",
+        to: ["ada@example.com"],
+        subject: "Hello from the platform demo",
+      }),
+    );
     expect(demo.output()).not.toContain("Plugins:");
 
     const early = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);

@@ -42,7 +42,13 @@ it("the demo: sign in with the local form, reach /api/private/me, sign out; Canc
     await page.screenshot({ path: artifactPath("signin-local-greeting.png"), fullPage: true });
 
     const [session] = await sessionCookies(context);
-    expect(session).toMatchObject({ name: "platform_session", path: "/", httpOnly: true, secure: false, sameSite: "Lax" });
+    expect(session).toMatchObject({
+      name: "platform_session",
+      path: "/",
+      httpOnly: true,
+      secure: false,
+      sameSite: "Lax",
+    });
     const lifetime = session!.expires - Date.now() / 1000;
     expect(lifetime).toBeGreaterThan(2_592_000 - 120);
     expect(lifetime).toBeLessThanOrEqual(2_592_000 + 5);
@@ -110,11 +116,15 @@ export default router;
     await page.goto(dev.url + "/api/auth/signin/idp?redirect=%2F");
     expect(await page.locator("body").textContent()).toContain("Only addresses at example.com may sign in.");
     await page.getByLabel("Email").fill("eve@other.org");
-    const refused = page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/auth/signin/idp"));
+    const refused = page.waitForResponse(
+      (r) => r.request().method() === "POST" && r.url().endsWith("/api/auth/signin/idp"),
+    );
     await page.getByRole("button", { name: "Login" }).click();
     expect((await refused).status()).toBe(403);
     expect(await page.locator("h1").textContent()).toBe("Sign-in refused");
-    expect(await page.locator("body").textContent()).toContain("eve@other.org may not sign in to this app: only addresses at example.com are allowed.");
+    expect(await page.locator("body").textContent()).toContain(
+      "eve@other.org may not sign in to this app: only addresses at example.com are allowed.",
+    );
     await page.screenshot({ path: artifactPath("signin-local-refused.png"), fullPage: true });
     expect(await sessionCookies(context)).toEqual([]);
     await page.goto(dev.url + "/");
@@ -154,7 +164,13 @@ it("a private deployment (platform dev --private): every hop keeps the /<slug> p
     await page.waitForURL(home!);
     expect(await page.locator("#greeting").textContent()).toContain("Hello, Ada Lovelace (ada@example.com)!");
     const [session] = await sessionCookies(context);
-    expect(session).toMatchObject({ name: `platform_session_${slug}`, path: `/${slug}`, httpOnly: true, secure: false, sameSite: "Lax" });
+    expect(session).toMatchObject({
+      name: `platform_session_${slug}`,
+      path: `/${slug}`,
+      httpOnly: true,
+      secure: false,
+      sameSite: "Lax",
+    });
     expect((await page.goto(`${home}api/private/me`))!.status()).toBe(200);
 
     await page.goto(home!);

@@ -129,7 +129,9 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
       bobPage.getByRole("button", { name: "Allow" }).click(),
     ]);
     expect(domainRefusal.status()).toBe(403);
-    await expect.poll(() => bobPage.content()).toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
+    await expect
+      .poll(() => bobPage.content())
+      .toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
     await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
     await bobPage.waitForURL(projectUrl);
     expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");
@@ -175,7 +177,9 @@ it("refuses an unverified account and an account outside the project's domains a
       bobPage.getByRole("button", { name: "Allow" }).click(),
     ]);
     expect(domainRefusal.status()).toBe(403);
-    await expect.poll(() => bobPage.content()).toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
+    await expect
+      .poll(() => bobPage.content())
+      .toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
     await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
     await bobPage.waitForURL(projectUrl);
     expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");

@@ -119,7 +119,9 @@ describe("platform workflow get", () => {
     const result = await workflowCli("get", checkout);
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split("\n");
-    expect(lines[0]).toMatch(new RegExp(`^Run ${checkout.replace(".", "\\.")} of "checkout" \\(workflow id .+\\), completed in \\d+ ms$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^Run ${checkout.replace(".", "\\.")} of "checkout" \\(workflow id .+\\), completed in \\d+ ms$`),
+    );
     expect(lines[1]).toMatch(/^started \d{4}-\d\d-\d\dT/);
     expect(lines[3]).toMatch(/^seq\s+at\s+event\s+step\s+attempt\s+duration\s+detail$/);
     const events = lines.slice(4).filter(Boolean);
@@ -134,7 +136,9 @@ describe("platform workflow get", () => {
       "workflow_completed",
     ]);
     expect(events[1]).toMatch(/^2\s+\+\d+ ms\s+step_started\s+start\s+1\s*$/);
-    expect(events[2]).toMatch(/^3\s+\+\d+ ms\s+step_failed\s+start\s+1\s+\d+ ms\s+card declined, try again \(will retry\)$/);
+    expect(events[2]).toMatch(
+      /^3\s+\+\d+ ms\s+step_failed\s+start\s+1\s+\d+ ms\s+card declined, try again \(will retry\)$/,
+    );
     expect(events[3]).toMatch(/step_started\s+start\s+2\s+retry after waiting \d+ ms$/);
     expect(events[4]).toMatch(/step_completed\s+start\s+\d+ ms\s+next: ship, wrote charged$/);
     expect(events[6]).toMatch(/step_completed\s+ship\s+\d+ ms\s+done$/);
@@ -154,7 +158,12 @@ describe("platform workflow get", () => {
     expect(result.code, result.stderr).toBe(0);
     const run = JSON.parse(result.stdout) as RunView;
     expect(run).toMatchObject({ id: greet[0], name: "greet", status: "completed", result: { hello: "Ada" } });
-    expect(run.events.map((event) => event.type)).toEqual(["workflow_created", "step_started", "step_completed", "workflow_completed"]);
+    expect(run.events.map((event) => event.type)).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
   });
 
   it.each([

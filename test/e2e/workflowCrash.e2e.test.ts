@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startDev, type DevProcess } from "../support/e2e/index.ts";
-import { getRun, initProject, killTree, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "../support/e2e/index.ts";
+import {
+  getRun,
+  initProject,
+  killTree,
+  RUN_ROUTES,
+  type RunView,
+  startRuns,
+  waitForRuns,
+} from "../support/e2e/index.ts";
 
 // Ports of this file: 8893 (workerd), 8894 (Node).
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-crash-"));
@@ -11,7 +19,8 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const running: DevProcess[] = [];
 afterEach(async () => {
-  for (const dev of running.splice(0)) if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
+  for (const dev of running.splice(0))
+    if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
 });
 
 const STEPS = 200;
@@ -50,10 +59,14 @@ function expectIntactRun(run: RunView): void {
   // Every step completed exactly once.
   const completions = new Map<string, number>();
   for (const event of run.events) {
-    if (event.type === "step_completed") completions.set(event.payload.step as string, (completions.get(event.payload.step as string) ?? 0) + 1);
+    if (event.type === "step_completed")
+      completions.set(event.payload.step as string, (completions.get(event.payload.step as string) ?? 0) + 1);
   }
   const counts = Array.from({ length: STEPS }, (_, i) => completions.get(stepName(i)) ?? 0);
-  expect(counts.filter((count) => count !== 1), `step_completed counts of run ${run.id}`).toEqual([]);
+  expect(
+    counts.filter((count) => count !== 1),
+    `step_completed counts of run ${run.id}`,
+  ).toEqual([]);
   expect(completions.size).toBe(STEPS);
   // Never partially terminal: the final step_completed is followed by workflow_completed, and by nothing else.
   run.events.forEach((event, i) => {
@@ -88,7 +101,8 @@ describe.each([
     for (;;) {
       before = await Promise.all(runIds.map((id) => getRun(first.url, id)));
       if (before.every((run) => completedSteps(run) >= 10)) break;
-      if (Date.now() > deadline) throw new Error(`The runs made no progress: ${before.map(completedSteps).join(", ")} steps`);
+      if (Date.now() > deadline)
+        throw new Error(`The runs made no progress: ${before.map(completedSteps).join(", ")} steps`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const killed = await killTree(first.child.pid!);
@@ -101,7 +115,10 @@ describe.each([
     const after = await waitForRuns(second.url, runIds, 60_000);
     for (const run of after) expectIntactRun(run);
     // The restarted platform swept for stuck runs at start-up (workerd: through the project's recovery cron).
-    await second.waitFor(flags.includes("--node") ? /Re-enqueued \d+ workflow\(s\)/ : /Recovery sweep: Re-enqueued \d+ workflow\(s\)/, 10_000);
+    await second.waitFor(
+      flags.includes("--node") ? /Re-enqueued \d+ workflow\(s\)/ : /Recovery sweep: Re-enqueued \d+ workflow\(s\)/,
+      10_000,
+    );
     // Progress made before the crash was kept, not redone.
     after.forEach((run, i) => {
       const kept = before[i]!.events;

@@ -23,7 +23,9 @@ describe("retryDelayMS", () => {
 
   it("keeps jitter within ±jitter of the exponential delay", () => {
     const backoff = { initialMS: 1000, factor: 2, maxMS: 1_000_000, jitter: 0.2 };
-    const delays = Array.from({ length: 500 }, (_, i) => retryDelayMS(backoff, { runId: `run-${i}`, step: "s", attempt: 3 }));
+    const delays = Array.from({ length: 500 }, (_, i) =>
+      retryDelayMS(backoff, { runId: `run-${i}`, step: "s", attempt: 3 }),
+    );
     for (const delay of delays) {
       expect(delay).toBeGreaterThanOrEqual(3200);
       expect(delay).toBeLessThanOrEqual(4800);
@@ -36,7 +38,12 @@ describe("retryDelayMS", () => {
   it("is deterministic in (runId, step, attempt) and differs when any of them changes", () => {
     const backoff = WORKFLOW_DEFAULTS.backoff;
     expect(retryDelayMS(backoff, key)).toBe(retryDelayMS(backoff, { ...key }));
-    const units = new Set([jitterUnit(key), jitterUnit({ ...key, runId: "run-2" }), jitterUnit({ ...key, step: "ship" }), jitterUnit({ ...key, attempt: 2 })]);
+    const units = new Set([
+      jitterUnit(key),
+      jitterUnit({ ...key, runId: "run-2" }),
+      jitterUnit({ ...key, step: "ship" }),
+      jitterUnit({ ...key, attempt: 2 }),
+    ]);
     expect(units.size).toBe(4);
     for (const unit of units) {
       expect(unit).toBeGreaterThanOrEqual(0);
@@ -62,6 +69,8 @@ describe("retryDelayMS", () => {
       payload: { step: "charge", attempt: 2, reason: "boom", retryable: true },
       at: 10_000,
     };
-    expect(retryAt(failed, backoff)).toBe(10_000 + retryDelayMS(backoff, { runId: "run-9", step: "charge", attempt: 2 }));
+    expect(retryAt(failed, backoff)).toBe(
+      10_000 + retryDelayMS(backoff, { runId: "run-9", step: "charge", attempt: 2 }),
+    );
   });
 });

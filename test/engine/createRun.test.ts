@@ -22,9 +22,20 @@ function caught(fn: () => unknown): PlatformError {
 describe("createRun (transition row: (none) → workflow_created)", () => {
   it("writes workflow_created as seq 1 with the start data under writes.data; the workflow id defaults to the run id", () => {
     const store = createMemoryEventStore();
-    expect(createRun(store, greet, { name: "Ada" }, { runId: "r1", now: NOW })).toEqual({ runId: "r1", workflowId: "r1", created: true });
+    expect(createRun(store, greet, { name: "Ada" }, { runId: "r1", now: NOW })).toEqual({
+      runId: "r1",
+      workflowId: "r1",
+      created: true,
+    });
     expect(store.events("r1")).toEqual([
-      { runId: "r1", workflowId: "r1", seq: 1, type: "workflow_created", payload: { workflowName: "greet", writes: { data: { name: "Ada" } } }, at: NOW },
+      {
+        runId: "r1",
+        workflowId: "r1",
+        seq: 1,
+        type: "workflow_created",
+        payload: { workflowName: "greet", writes: { data: { name: "Ada" } } },
+        at: NOW,
+      },
     ]);
   });
 
@@ -37,10 +48,20 @@ describe("createRun (transition row: (none) → workflow_created)", () => {
   it("returns the active run with created: false when the workflow id is taken, and a new run once it is terminal", () => {
     const store = createMemoryEventStore();
     createRun(store, greet, 1, { runId: "r1", workflowId: "order-42", now: NOW });
-    expect(createRun(store, greet, 2, { runId: "r2", workflowId: "order-42", now: NOW })).toEqual({ runId: "r1", workflowId: "order-42", created: false });
+    expect(createRun(store, greet, 2, { runId: "r2", workflowId: "order-42", now: NOW })).toEqual({
+      runId: "r1",
+      workflowId: "order-42",
+      created: false,
+    });
     expect(store.events("r2")).toEqual([]);
-    store.append([{ runId: "r1", workflowId: "order-42", seq: 2, type: "workflow_completed", payload: { result: null }, at: NOW }]);
-    expect(createRun(store, greet, 3, { runId: "r3", workflowId: "order-42", now: NOW })).toEqual({ runId: "r3", workflowId: "order-42", created: true });
+    store.append([
+      { runId: "r1", workflowId: "order-42", seq: 2, type: "workflow_completed", payload: { result: null }, at: NOW },
+    ]);
+    expect(createRun(store, greet, 3, { runId: "r3", workflowId: "order-42", now: NOW })).toEqual({
+      runId: "r3",
+      workflowId: "order-42",
+      created: true,
+    });
   });
 
   it("throws already_active (with activeRunId) when the id is active as a run of another workflow", () => {
@@ -71,7 +92,9 @@ describe("createRun (transition row: (none) → workflow_created)", () => {
   it("refuses empty, overlong or control-character ids", () => {
     const store = createMemoryEventStore();
     for (const workflowId of ["", "x".repeat(257), "a\nb"]) {
-      expect(caught(() => createRun(store, greet, null, { runId: "r1", workflowId, now: NOW })).code).toBe("invalid_input");
+      expect(caught(() => createRun(store, greet, null, { runId: "r1", workflowId, now: NOW })).code).toBe(
+        "invalid_input",
+      );
     }
     expect(caught(() => createRun(store, greet, null, { runId: "", now: NOW })).code).toBe("invalid_input");
     expect(store.activeRunIds()).toEqual([]);
@@ -96,6 +119,10 @@ describe("defineWorkflow", () => {
 
   it("fills unspecified options from the defaults and keeps given ones", () => {
     const definition = defineWorkflow("w", { start }, { backoff: { initialMS: 100, maxMS: 10_000, factor: 2 } });
-    expect(definition).toMatchObject({ maxAttempts: 3, stepTimeoutMS: 30_000, backoff: { initialMS: 100, maxMS: 10_000, factor: 2, jitter: 0.2 } });
+    expect(definition).toMatchObject({
+      maxAttempts: 3,
+      stepTimeoutMS: 30_000,
+      backoff: { initialMS: 100, maxMS: 10_000, factor: 2, jitter: 0.2 },
+    });
   });
 });

@@ -42,14 +42,24 @@ describe("two executors racing for the same run (spec rule 3)", () => {
 
     const winner = executeRun(store, definition, RUN, options);
     // The loser read the log before the winner's claim landed.
-    const loser = await executeRun(laggingView(store, () => 1), definition, RUN, options);
+    const loser = await executeRun(
+      laggingView(store, () => 1),
+      definition,
+      RUN,
+      options,
+    );
 
     expect(loser.status).toBe("in_flight");
     expect(sleeps).toHaveLength(1);
     hold.open();
     expect(await winner).toEqual({ status: "terminal" });
     expect(runs).toBe(1);
-    expect(shape(store.events(RUN))).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start)", "workflow_completed"]);
+    expect(shape(store.events(RUN))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start)",
+      "workflow_completed",
+    ]);
   });
 
   it("many executors with stale views: one step_started per seq, each step runs once, the run completes once", async () => {

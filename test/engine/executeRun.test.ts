@@ -11,11 +11,17 @@ import { gate, manualClock, shape } from "../support/node/index.ts";
 
 const RUN = "run-1";
 
-function setup(steps: WorkflowSteps, options: WorkflowOptions = {}, data: unknown = { name: "Ada" }, clock = manualClock()) {
+function setup(
+  steps: WorkflowSteps,
+  options: WorkflowOptions = {},
+  data: unknown = { name: "Ada" },
+  clock = manualClock(),
+) {
   const store = createMemoryEventStore();
   const definition = defineWorkflow("w", steps, { backoff: { initialMS: 1000, jitter: 0 }, ...options });
   createRun(store, definition, data, { runId: RUN, now: clock.now() });
-  const run = (extra: Partial<ExecuteRunOptions> = {}) => executeRun(store, definition, RUN, { now: clock.now, sleep: async () => {}, ...extra });
+  const run = (extra: Partial<ExecuteRunOptions> = {}) =>
+    executeRun(store, definition, RUN, { now: clock.now, sleep: async () => {}, ...extra });
   const events = () => store.events(RUN);
   const last = () => store.lastEvent(RUN) as StoredEvent;
   return { clock, store, definition, run, events, last };
@@ -23,9 +29,16 @@ function setup(steps: WorkflowSteps, options: WorkflowOptions = {}, data: unknow
 
 describe("executeRun: the step_started rows of the transition table", () => {
   it("step returns { step: next } → step_completed with next_step", async () => {
-    const { run, events } = setup({ start: async () => ({ step: "finish" }), finish: async () => ({ done: true, result: 1 }) });
+    const { run, events } = setup({
+      start: async () => ({ step: "finish" }),
+      finish: async () => ({ done: true, result: 1 }),
+    });
     await run();
-    expect(events()[2]).toMatchObject({ seq: 3, type: "step_completed", payload: { step: "start", writes: {}, next_step: "finish" } });
+    expect(events()[2]).toMatchObject({
+      seq: 3,
+      type: "step_completed",
+      payload: { step: "start", writes: {}, next_step: "finish" },
+    });
   });
 
   it("step returns { done: true, result } → step_completed and workflow_completed in one atomic append", async () => {
@@ -46,7 +59,10 @@ describe("executeRun: the step_started rows of the transition table", () => {
     const result = await run();
     expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)"]);
     expect(events()[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "flaky", retryable: true });
-    expect(result).toEqual({ status: "waiting", wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }) });
+    expect(result).toEqual({
+      status: "waiting",
+      wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }),
+    });
   });
 
   it("step throws NonRetryableError → step_failed (retryable: false) and workflow_failed in one atomic append", async () => {
@@ -57,9 +73,17 @@ describe("executeRun: the step_started rows of the transition table", () => {
     });
     const append = vi.spyOn(store, "append");
     expect(await run()).toEqual({ status: "terminal" });
-    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,final)",
+      "workflow_failed",
+    ]);
     expect(events().at(-1)?.payload).toEqual({ reason: "card declined", cause: "non_retryable" });
-    expect(append.mock.calls.map(([batch]) => batch.map((e) => e.type))).toContainEqual(["step_failed", "workflow_failed"]);
+    expect(append.mock.calls.map(([batch]) => batch.map((e) => e.type))).toContainEqual([
+      "step_failed",
+      "workflow_failed",
+    ]);
   });
 });
 
@@ -68,7 +92,13 @@ describe("executeRun: a complete run", () => {
     const seen: unknown[] = [];
     const { run, events } = setup({
       start: async (ctx) => {
-        seen.push({ step: ctx.step, attempt: ctx.attempt, runId: ctx.runId, workflowId: ctx.workflowId, data: ctx.data });
+        seen.push({
+          step: ctx.step,
+          attempt: ctx.attempt,
+          runId: ctx.runId,
+          workflowId: ctx.workflowId,
+          data: ctx.data,
+        });
         ctx.write("n", 1);
         // Own writes are not visible before the step completes.
         seen.push(ctx.scratchpad.n);
@@ -77,7 +107,10 @@ describe("executeRun: a complete run", () => {
       finish: async (ctx) => ({ done: true, result: { hello: ctx.data.name, n: ctx.scratchpad.n } }),
     });
     expect(await run()).toEqual({ status: "terminal" });
-    expect(seen).toEqual([{ step: "start", attempt: 1, runId: RUN, workflowId: RUN, data: { name: "Ada" } }, undefined]);
+    expect(seen).toEqual([
+      { step: "start", attempt: 1, runId: RUN, workflowId: RUN, data: { name: "Ada" } },
+      undefined,
+    ]);
     expect(shape(events())).toEqual([
       "workflow_created",
       "step_started(start,1)",
@@ -182,7 +215,12 @@ describe("executeRun: faults", () => {
       { stepTimeoutMS: 20, maxAttempts: 1 },
     );
     expect(await run()).toEqual({ status: "terminal" });
-    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,final)",
+      "workflow_failed",
+    ]);
     expect(events()[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "timeout", retryable: false });
     expect(events()[3]?.payload).toEqual({ reason: "timeout", cause: "attempts_exhausted" });
     expect(() => lateWrite?.()).toThrow(/after attempt 1 of step "start" ended/);
@@ -232,8 +270,16 @@ describe("executeRun: faults", () => {
 
 describe("executeRun: what a step returns must be storable (failures are final, retrying would repeat them)", () => {
   const cases: [string, WorkflowSteps, RegExp][] = [
-    ["a result that is not JSON", { start: async () => ({ done: true, result: { when: new Date() } }) }, /result of workflow "w" at when is a Date/],
-    ["a result over 1 MiB", { start: async () => ({ done: true, result: "x".repeat(MAX_EVENT_PAYLOAD_BYTES) }) }, /1 MiB/],
+    [
+      "a result that is not JSON",
+      { start: async () => ({ done: true, result: { when: new Date() } }) },
+      /result of workflow "w" at when is a Date/,
+    ],
+    [
+      "a result over 1 MiB",
+      { start: async () => ({ done: true, result: "x".repeat(MAX_EVENT_PAYLOAD_BYTES) }) },
+      /1 MiB/,
+    ],
     [
       "writes over 1 MiB",
       {
@@ -245,8 +291,16 @@ describe("executeRun: what a step returns must be storable (failures are final, 
       },
       /writes of step "start": \d+ bytes of JSON, but .*\(1 MiB\)/,
     ],
-    ["an unknown next step", { start: async () => ({ step: "nowhere" }) }, /continues with step "nowhere", which workflow "w" does not define/],
-    ["neither { step } nor { done: true }", { start: async () => undefined as never }, /returned undefined; return \{ step/],
+    [
+      "an unknown next step",
+      { start: async () => ({ step: "nowhere" }) },
+      /continues with step "nowhere", which workflow "w" does not define/,
+    ],
+    [
+      "neither { step } nor { done: true }",
+      { start: async () => undefined as never },
+      /returned undefined; return \{ step/,
+    ],
     [
       'ctx.write("data")',
       {
@@ -272,7 +326,12 @@ describe("executeRun: what a step returns must be storable (failures are final, 
     it(what, async () => {
       const { run, events } = setup(steps, { maxAttempts: 3 });
       expect(await run()).toEqual({ status: "terminal" });
-      expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,final)", "workflow_failed"]);
+      expect(shape(events())).toEqual([
+        "workflow_created",
+        "step_started(start,1)",
+        "step_failed(start,1,final)",
+        "workflow_failed",
+      ]);
       expect(events()[2]?.payload).toMatchObject({ reason: expect.stringMatching(reason) });
       expect(events()[3]?.payload).toMatchObject({ cause: "non_retryable" });
     });
@@ -289,14 +348,32 @@ describe("executeRun: budget, in-flight steps and stopping", () => {
     };
     const { run, events } = setup({ start: step("b"), b: step("c"), c: step(null) }, {}, null, clock);
     expect(await run({ budgetMS: 50 })).toEqual({ status: "budget_exhausted" });
-    expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->b)", "step_started(b,1)", "step_completed(b->c)"]);
+    expect(shape(events())).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->b)",
+      "step_started(b,1)",
+      "step_completed(b->c)",
+    ]);
     expect(await run({ budgetMS: 50 })).toEqual({ status: "terminal" });
     expect(shape(events()).slice(5)).toEqual(["step_started(c,1)", "step_completed(c)", "workflow_completed"]);
   });
 
   it("returns in_flight while another executor holds an unexpired step, then records its timeout", async () => {
-    const { run, store, events, clock, definition } = setup({ start: async () => ({ done: true, result: "retried" }) }, { stepTimeoutMS: 5000 });
-    store.append([{ runId: RUN, workflowId: RUN, seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: clock.now() }]);
+    const { run, store, events, clock, definition } = setup(
+      { start: async () => ({ done: true, result: "retried" }) },
+      { stepTimeoutMS: 5000 },
+    );
+    store.append([
+      {
+        runId: RUN,
+        workflowId: RUN,
+        seq: 2,
+        type: "step_started",
+        payload: { step: "start", attempt: 1 },
+        at: clock.now(),
+      },
+    ]);
     const startedAt = clock.now();
     clock.advance(4999);
     expect(await run()).toEqual({ status: "in_flight", timeoutAt: startedAt + 5000 });
@@ -305,7 +382,10 @@ describe("executeRun: budget, in-flight steps and stopping", () => {
     const waiting = await run();
     expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)"]);
     expect(events()[2]?.payload).toMatchObject({ reason: "timeout" });
-    expect(waiting).toEqual({ status: "waiting", wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }) });
+    expect(waiting).toEqual({
+      status: "waiting",
+      wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }),
+    });
   });
 
   it("stops before its next claim when the signal is aborted", async () => {
@@ -362,8 +442,22 @@ describe("executeRun: budget, in-flight steps and stopping", () => {
   it("repairs a missing terminal event it finds (stuck_terminal) instead of running anything", async () => {
     const { run, store, events, clock } = setup({ start: async () => ({ done: true }) });
     store.append([
-      { runId: RUN, workflowId: RUN, seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: clock.now() },
-      { runId: RUN, workflowId: RUN, seq: 3, type: "step_failed", payload: { step: "start", attempt: 1, reason: "bad", retryable: false }, at: clock.now() },
+      {
+        runId: RUN,
+        workflowId: RUN,
+        seq: 2,
+        type: "step_started",
+        payload: { step: "start", attempt: 1 },
+        at: clock.now(),
+      },
+      {
+        runId: RUN,
+        workflowId: RUN,
+        seq: 3,
+        type: "step_failed",
+        payload: { step: "start", attempt: 1, reason: "bad", retryable: false },
+        at: clock.now(),
+      },
     ]);
     expect(await run()).toEqual({ status: "terminal" });
     expect(events().at(-1)?.payload).toEqual({ reason: "bad", cause: "non_retryable" });

@@ -14,7 +14,11 @@ function codeOf(fn: () => unknown): string | undefined {
 describe("toJsonValue: the strict JSON rule", () => {
   it("accepts plain JSON and returns an equal, deep-frozen copy", () => {
     // JSON.parse makes "__proto__" an own key (an object literal would set the prototype instead).
-    const input = { ...JSON.parse('{"__proto__": {"c": 1}}'), a: [1, "two", null, true, { b: -0.5 }], nested: Object.create(null) as object };
+    const input = {
+      ...JSON.parse('{"__proto__": {"c": 1}}'),
+      a: [1, "two", null, true, { b: -0.5 }],
+      nested: Object.create(null) as object,
+    };
     const copy = toJsonValue(input, "x") as Record<string, unknown>;
     expect(JSON.parse(JSON.stringify(copy))).toEqual(JSON.parse(JSON.stringify(input)));
     expect(copy).not.toBe(input);
@@ -60,7 +64,9 @@ describe("toJsonValue: the strict JSON rule", () => {
   }
 
   it("names where the bad value is", () => {
-    expect(() => toJsonValue({ order: { items: [1, () => 2] } }, "start data")).toThrow(/start data at order\.items\[1\] is a function/);
+    expect(() => toJsonValue({ order: { items: [1, () => 2] } }, "start data")).toThrow(
+      /start data at order\.items\[1\] is a function/,
+    );
   });
 });
 
@@ -69,7 +75,9 @@ describe("encodePayload: 1 MiB per event payload", () => {
     const overhead = JSON.stringify({ s: "" }).length;
     const fits = { s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead) };
     expect(encodePayload(fits, "p").length).toBe(MAX_EVENT_PAYLOAD_BYTES);
-    expect(codeOf(() => encodePayload({ s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead + 1) }, "p"))).toBe("payload_too_large");
+    expect(codeOf(() => encodePayload({ s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead + 1) }, "p"))).toBe(
+      "payload_too_large",
+    );
   });
 
   it("counts UTF-8 bytes, not UTF-16 units", () => {

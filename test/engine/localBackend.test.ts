@@ -25,13 +25,17 @@ function backendWith(definitions: WorkflowDefinition[], extra: Parameters<typeof
   return { backend, logs, errors };
 }
 
-const twoSteps = defineWorkflow("w", {
-  start: async (ctx) => {
-    ctx.write("first", ctx.attempt);
-    return { step: "finish" };
+const twoSteps = defineWorkflow(
+  "w",
+  {
+    start: async (ctx) => {
+      ctx.write("first", ctx.attempt);
+      return { step: "finish" };
+    },
+    finish: async (ctx) => ({ done: true, result: `done ${ctx.runId}` }),
   },
-  finish: async (ctx) => ({ done: true, result: `done ${ctx.runId}` }),
-}, { backoff: { initialMS: 0 } });
+  { backoff: { initialMS: 0 } },
+);
 
 describe("local backend: the zero-delay timer loop", () => {
   it("runs a started run to the end without anyone polling", async () => {
@@ -43,7 +47,8 @@ describe("local backend: the zero-delay timer loop", () => {
 
   it("reschedules itself when an execution's budget runs out", async () => {
     const steps: WorkflowSteps = {};
-    for (let i = 0; i < 6; i++) steps[i === 0 ? "start" : `s${i}`] = async () => (i === 5 ? { done: true } : { step: `s${i + 1}` });
+    for (let i = 0; i < 6; i++)
+      steps[i === 0 ? "start" : `s${i}`] = async () => (i === 5 ? { done: true } : { step: `s${i + 1}` });
     // Every clock read moves time 10 ms: each execution gets through a step or two of its 25 ms budget.
     let time = 0;
     const { backend } = backendWith([defineWorkflow("many", steps)], { now: () => (time += 10), budgetMS: 25 });
@@ -51,7 +56,9 @@ describe("local backend: the zero-delay timer loop", () => {
     const { runId } = await backend.start("many", null, {});
     expect((await backend.waitForTerminal(runId)).status).toBe("completed");
     // One full log read per execution: more than one execution happened.
-    expect(executions.mock.calls.filter(([id, after]) => id === runId && after === undefined).length).toBeGreaterThan(2);
+    expect(executions.mock.calls.filter(([id, after]) => id === runId && after === undefined).length).toBeGreaterThan(
+      2,
+    );
   });
 
   it("waits for a retry on a timer instead of spinning", async () => {
@@ -100,13 +107,20 @@ describe("local backend: the recovery sweep", () => {
   it("records the timeout of a step left behind by a dead executor, then retries it", async () => {
     const clock = manualClock();
     const store = createMemoryEventStore();
-    logBuilder("orphan", "orphan", clock.now()).created("w").add("step_started", { step: "start", attempt: 1 }).writeTo(store);
+    logBuilder("orphan", "orphan", clock.now())
+      .created("w")
+      .add("step_started", { step: "start", attempt: 1 })
+      .writeTo(store);
     const { backend } = backendWith([twoSteps], { store, now: clock.now });
     expect(backend.recoverNow()).toBe(0);
     clock.advance(30_000);
     expect(backend.recoverNow()).toBe(1);
     const view = await backend.waitForTerminal("orphan");
-    expect(shape(view.events).slice(1, 4)).toEqual(["step_started(start,1)", "step_failed(start,1,retryable)", "step_started(start,2)"]);
+    expect(shape(view.events).slice(1, 4)).toEqual([
+      "step_started(start,1)",
+      "step_failed(start,1,retryable)",
+      "step_started(start,2)",
+    ]);
     expect(view.events[2]?.payload).toMatchObject({ reason: "timeout" });
   });
 
@@ -175,6 +189,10 @@ describe("local backend: close()", () => {
     hold.open();
     await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("step_completed"));
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(shape(backend.store.events(runId))).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->next)"]);
+    expect(shape(backend.store.events(runId))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->next)",
+    ]);
   });
 });

@@ -41,9 +41,17 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .add("step_started", { step: "start", attempt: 1 })
       .add("step_completed", { step: "start", writes: { started: true }, next_step: "finish" })
       .writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 60_000, { executingHere: false })).toEqual({ reason: "stuck_completed", appended: [], reenqueue: true });
+    expect(recoverRun(store, definition, RUN, T0 + 60_000, { executingHere: false })).toEqual({
+      reason: "stuck_completed",
+      appended: [],
+      reenqueue: true,
+    });
     await finish(store, T0 + 60_000);
-    expect(shape(store.events(RUN)).slice(3)).toEqual(["step_started(finish,1)", "step_completed(finish)", "workflow_completed"]);
+    expect(shape(store.events(RUN)).slice(3)).toEqual([
+      "step_started(finish,1)",
+      "step_completed(finish)",
+      "workflow_completed",
+    ]);
   });
 
   it("stuck_failed: a retryable step_failed whose retry never started → re-enqueue (even before the retry time)", async () => {
@@ -53,7 +61,11 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .add("step_started", { step: "start", attempt: 1 })
       .add("step_failed", { step: "start", attempt: 1, reason: "flaky", retryable: true })
       .writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 1, { executingHere: false })).toEqual({ reason: "stuck_failed", appended: [], reenqueue: true });
+    expect(recoverRun(store, definition, RUN, T0 + 1, { executingHere: false })).toEqual({
+      reason: "stuck_failed",
+      appended: [],
+      reenqueue: true,
+    });
     // Before the backoff has passed the executor only reports when to come back.
     expect(await finish(store, T0 + 1)).toEqual({ status: "waiting", wakeAt: T0 + 100 });
     expect(await finish(store, T0 + 100)).toEqual({ status: "terminal" });
@@ -67,7 +79,9 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
     const outcome = recoverRun(store, definition, RUN, T0 + 1000, { executingHere: false });
     expect(outcome.reason).toBe("timeout");
     expect(outcome.reenqueue).toBe(true);
-    expect(outcome.appended.map((e) => [e.seq, e.type, e.payload])).toEqual([[3, "step_failed", { step: "start", attempt: 1, reason: "timeout", retryable: true }]]);
+    expect(outcome.appended.map((e) => [e.seq, e.type, e.payload])).toEqual([
+      [3, "step_failed", { step: "start", attempt: 1, reason: "timeout", retryable: true }],
+    ]);
     await finish(store, T0 + 2000);
     expect(store.lastEvent(RUN)?.type).toBe("workflow_completed");
   });
@@ -95,7 +109,12 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .writeTo(store);
     const outcome = recoverRun(store, definition, RUN, T0 + 10, { executingHere: false });
     expect(outcome).toMatchObject({ reason: "stuck_terminal", reenqueue: false });
-    expect(store.lastEvent(RUN)).toMatchObject({ seq: 4, type: "workflow_completed", payload: { result: null }, at: T0 + 10 });
+    expect(store.lastEvent(RUN)).toMatchObject({
+      seq: 4,
+      type: "workflow_completed",
+      payload: { result: null },
+      at: T0 + 10,
+    });
   });
 
   it("stuck_terminal after a final failure: writes workflow_failed with the step's reason", () => {
@@ -105,7 +124,10 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .add("step_started", { step: "start", attempt: 1 })
       .add("step_failed", { step: "start", attempt: 1, reason: "card declined", retryable: false })
       .writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0, { executingHere: false })).toMatchObject({ reason: "stuck_terminal", reenqueue: false });
+    expect(recoverRun(store, definition, RUN, T0, { executingHere: false })).toMatchObject({
+      reason: "stuck_terminal",
+      reenqueue: false,
+    });
     expect(store.lastEvent(RUN)?.payload).toEqual({ reason: "card declined", cause: "non_retryable" });
     expect(store.activeRunIds()).toEqual([]);
   });
@@ -115,9 +137,26 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
     expect(detectRecovery(created, definition, T0 + 1e9, { executingHere: true })).toBeNull();
     const store = createMemoryEventStore();
     logBuilder(RUN).created("w").add("step_started", { step: "start", attempt: 1 }, T0).writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 10, { executingHere: false })).toEqual({ reason: null, appended: [], reenqueue: false });
-    store.append([{ runId: RUN, workflowId: RUN, seq: 3, type: "workflow_failed", payload: { reason: "x", cause: "non_retryable" }, at: T0 }]);
-    expect(recoverRun(store, definition, RUN, T0 + 1e9, { executingHere: false })).toEqual({ reason: null, appended: [], reenqueue: false });
+    expect(recoverRun(store, definition, RUN, T0 + 10, { executingHere: false })).toEqual({
+      reason: null,
+      appended: [],
+      reenqueue: false,
+    });
+    store.append([
+      {
+        runId: RUN,
+        workflowId: RUN,
+        seq: 3,
+        type: "workflow_failed",
+        payload: { reason: "x", cause: "non_retryable" },
+        at: T0,
+      },
+    ]);
+    expect(recoverRun(store, definition, RUN, T0 + 1e9, { executingHere: false })).toEqual({
+      reason: null,
+      appended: [],
+      reenqueue: false,
+    });
     expect(detectRecovery(null, definition, T0, { executingHere: false })).toBeNull();
   });
 
@@ -129,11 +168,28 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       ...store,
       lastEvent: (runId: string) => {
         const last = store.lastEvent(runId);
-        store.append([{ runId: RUN, workflowId: RUN, seq: 3, type: "step_completed", payload: { step: "start", writes: {}, next_step: "finish" }, at: T0 }]);
+        store.append([
+          {
+            runId: RUN,
+            workflowId: RUN,
+            seq: 3,
+            type: "step_completed",
+            payload: { step: "start", writes: {}, next_step: "finish" },
+            at: T0,
+          },
+        ]);
         return last;
       },
     };
-    expect(recoverRun(racing, definition, RUN, T0 + 5000, { executingHere: false })).toEqual({ reason: "timeout", appended: [], reenqueue: true });
-    expect(shape(store.events(RUN))).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->finish)"]);
+    expect(recoverRun(racing, definition, RUN, T0 + 5000, { executingHere: false })).toEqual({
+      reason: "timeout",
+      appended: [],
+      reenqueue: true,
+    });
+    expect(shape(store.events(RUN))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->finish)",
+    ]);
   });
 });

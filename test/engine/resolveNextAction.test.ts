@@ -18,7 +18,11 @@ const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = 
     last: last("workflow_created", { workflowName: "w", writes: { data: null } }, 1),
     expected: { kind: "start_step", step: "start", attempt: 1 },
   },
-  { row: "step_started → nothing (the step is in flight)", last: last("step_started", { step: "a", attempt: 2 }), expected: { kind: "none" } },
+  {
+    row: "step_started → nothing (the step is in flight)",
+    last: last("step_started", { step: "a", attempt: 2 }),
+    expected: { kind: "none" },
+  },
   {
     row: "step_completed with next_step → step_started for the next step, attempt 1",
     last: last("step_completed", { step: "a", writes: {}, next_step: "b" }),

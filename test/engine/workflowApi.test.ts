@@ -141,7 +141,9 @@ describe("run.result()", () => {
   it("rejects with workflow_failed whose message is the failure reason", async () => {
     const failed = view("failed", {
       error: "card declined",
-      events: [{ seq: 4, type: "workflow_failed", payload: { reason: "card declined", cause: "non_retryable" }, at: 0 }],
+      events: [
+        { seq: 4, type: "workflow_failed", payload: { reason: "card declined", cause: "non_retryable" }, at: 0 },
+      ],
     });
     installWorkflowBackend(fakeBackend([failed]));
     workflow("greet", { start });

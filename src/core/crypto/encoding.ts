@@ -14,7 +14,10 @@ export function base64url(bytes: ArrayBuffer | Uint8Array): string {
 export function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
   try {
-    return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4)), (c) => c.charCodeAt(0));
+    return Uint8Array.from(
+      atob(text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4)),
+      (c) => c.charCodeAt(0),
+    );
   } catch {
     return null;
   }
@@ -30,7 +33,9 @@ export function fromCanonicalBase64url(text: string): Uint8Array<ArrayBuffer> | 
 }
 
 export function hex(bytes: ArrayBuffer | Uint8Array): string {
-  return [...(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return [...(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
 }
 
 /** The bytes of an even-length hex text (either case), or `null`. */

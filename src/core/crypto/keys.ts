@@ -22,8 +22,16 @@ const MAX_CACHED = 64;
 const cache = new Map<string, Promise<CryptoKey>>();
 
 const PARAMS = {
-  "HMAC-SHA256": { derived: { name: "HMAC", hash: "SHA-256", length: 256 }, imported: { name: "HMAC", hash: "SHA-256" }, usages: ["sign", "verify"] },
-  "AES-GCM-256": { derived: { name: "AES-GCM", length: 256 }, imported: { name: "AES-GCM" }, usages: ["encrypt", "decrypt"] },
+  "HMAC-SHA256": {
+    derived: { name: "HMAC", hash: "SHA-256", length: 256 },
+    imported: { name: "HMAC", hash: "SHA-256" },
+    usages: ["sign", "verify"],
+  },
+  "AES-GCM-256": {
+    derived: { name: "AES-GCM", length: 256 },
+    imported: { name: "AES-GCM" },
+    usages: ["encrypt", "decrypt"],
+  },
 } as const;
 
 function memoised(cacheKey: string, make: () => Promise<CryptoKey>): Promise<CryptoKey> {
@@ -43,7 +51,13 @@ export function deriveKey(secret: string, purpose: KeyPurpose): Promise<CryptoKe
   return memoised(`hkdf\0${purpose.algorithm}\0${purpose.info}\0${secret}`, async () => {
     const ikm = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);
     const { derived, usages } = PARAMS[purpose.algorithm];
-    return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode(purpose.info) }, ikm, derived, false, [...usages]);
+    return crypto.subtle.deriveKey(
+      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode(purpose.info) },
+      ikm,
+      derived,
+      false,
+      [...usages],
+    );
   });
 }
 

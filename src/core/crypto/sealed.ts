@@ -18,7 +18,11 @@ const encoder = new TextEncoder();
 export async function seal(key: CryptoKey, plaintext: string, additionalData: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const ciphertext = new Uint8Array(
-    await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(additionalData) }, key, encoder.encode(plaintext)),
+    await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData: encoder.encode(additionalData) },
+      key,
+      encoder.encode(plaintext),
+    ),
   );
   const sealed = new Uint8Array(IV_BYTES + ciphertext.length);
   sealed.set(iv);
@@ -32,7 +36,8 @@ function split(value: string): { iv: Uint8Array<ArrayBuffer>; data: Uint8Array<A
     const sealed = fromCanonicalBase64url(parts[1]!);
     return sealed ? { iv: sealed.slice(0, IV_BYTES), data: sealed.slice(IV_BYTES) } : null;
   }
-  const [iv, data] = parts.length === 3 && parts[0] === "v1" ? [parts[1]!, parts[2]!] : parts.length === 2 ? [parts[0]!, parts[1]!] : [];
+  const [iv, data] =
+    parts.length === 3 && parts[0] === "v1" ? [parts[1]!, parts[2]!] : parts.length === 2 ? [parts[0]!, parts[1]!] : [];
   if (iv === undefined || data === undefined) return null;
   const ivBytes = fromCanonicalBase64url(iv);
   const dataBytes = fromCanonicalBase64url(data);
@@ -44,7 +49,11 @@ export async function openSealed(key: CryptoKey, value: string, additionalData: 
   const parts = split(value);
   if (!parts || parts.iv.length !== IV_BYTES || parts.data.length < TAG_BYTES) return null;
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: parts.iv, additionalData: encoder.encode(additionalData) }, key, parts.data);
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: parts.iv, additionalData: encoder.encode(additionalData) },
+      key,
+      parts.data,
+    );
     return new TextDecoder().decode(plain);
   } catch {
     return null;

@@ -35,7 +35,13 @@ export interface CookieAttributes {
 
 /** `name=value; Path; Max-Age; HttpOnly; SameSite[; Secure]`. */
 export function serializeCookie(name: string, value: string, attributes: CookieAttributes): string {
-  const parts = [`${name}=${value}`, `Path=${attributes.path}`, `Max-Age=${attributes.maxAge}`, "HttpOnly", `SameSite=${attributes.sameSite}`];
+  const parts = [
+    `${name}=${value}`,
+    `Path=${attributes.path}`,
+    `Max-Age=${attributes.maxAge}`,
+    "HttpOnly",
+    `SameSite=${attributes.sameSite}`,
+  ];
   if (attributes.secure) parts.push("Secure");
   return parts.join("; ");
 }

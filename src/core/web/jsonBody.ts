@@ -48,7 +48,10 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-export async function readJsonObject(request: Request, limit = DEFAULT_JSON_LIMIT_BYTES): Promise<Record<string, unknown>> {
+export async function readJsonObject(
+  request: Request,
+  limit = DEFAULT_JSON_LIMIT_BYTES,
+): Promise<Record<string, unknown>> {
   return parseJsonObject(await readBodyBytes(request, limit));
 }
 

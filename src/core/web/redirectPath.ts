@@ -53,6 +53,7 @@ export function safeRedirectPath(raw: unknown, basePath = ""): string | null {
   const url = sameOriginUrl(raw);
   if (!url) return null;
   let pathname = url.pathname;
-  if (basePath && (pathname === basePath || pathname.startsWith(basePath + "/"))) pathname = pathname.slice(basePath.length) || "/";
+  if (basePath && (pathname === basePath || pathname.startsWith(basePath + "/")))
+    pathname = pathname.slice(basePath.length) || "/";
   return pathname + url.search + url.hash;
 }

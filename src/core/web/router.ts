@@ -21,7 +21,10 @@ export type PlatformHandler<Env, Req extends RoutedRequest = RoutedRequest> = (
 ) => Response | undefined | void | Promise<Response | undefined> | Promise<void>;
 
 /** Registers `handlers` (stages, then the handler) for `path`; `Req` is inferred from the most specific stage. */
-export type PlatformRoute<Env> = <Req extends RoutedRequest = RoutedRequest>(path: string, ...handlers: PlatformHandler<Env, Req>[]) => PlatformRouter<Env>;
+export type PlatformRoute<Env> = <Req extends RoutedRequest = RoutedRequest>(
+  path: string,
+  ...handlers: PlatformHandler<Env, Req>[]
+) => PlatformRouter<Env>;
 
 export interface PlatformRouter<Env> {
   get: PlatformRoute<Env>;
@@ -63,12 +66,17 @@ export function createPlatformRouter<Env>(name: string, options: PlatformRouterO
   const isExpected = options.isExpected ?? ((error: unknown) => error instanceof PlatformError);
   const missing =
     options.missing ??
-    ((request: RoutedRequest) => toResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`), request));
+    ((request: RoutedRequest) =>
+      toResponse(
+        new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`),
+        request,
+      ));
   const router = Router<IRequest, [Env, ExecutionContext]>({
     base: options.base,
     before: options.before,
     catch: (error: unknown, request: RoutedRequest) => {
-      if (!isExpected(error)) console.error(`${name}: unhandled error on ${request.method} ${new URL(request.url).pathname}`, error);
+      if (!isExpected(error))
+        console.error(`${name}: unhandled error on ${request.method} ${new URL(request.url).pathname}`, error);
       return toResponse(error, request);
     },
     finally: [(response: Response | undefined, request: RoutedRequest) => response ?? missing(request)],

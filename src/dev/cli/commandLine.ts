@@ -14,7 +14,10 @@ export interface Command {
   usage: string;
   help: string;
   options: NonNullable<ParseArgsConfig["options"]>;
-  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<number | undefined>;
+  run(args: {
+    positionals: string[];
+    values: Record<string, string | boolean | undefined>;
+  }): Promise<number | undefined>;
 }
 
 export function parseCommandArgs(command: Command, argv: string[]) {

@@ -24,18 +24,28 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
   }
   const session = readDevSession(stateDirFor(projectDir));
   if (!session) {
-    throw new CliError(`No \`platform dev\` is running for ${projectDir}: start it, or pass --dir <project> or --api URL.`);
+    throw new CliError(
+      `No \`platform dev\` is running for ${projectDir}: start it, or pass --dir <project> or --api URL.`,
+    );
   }
   return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
 }
 
 /** Calls the API worker; a refusal becomes a one-line CliError carrying the API's own message. */
-export async function callPlatformApi<T>(target: PlatformTarget, method: string, pathname: string, body?: unknown): Promise<T> {
+export async function callPlatformApi<T>(
+  target: PlatformTarget,
+  method: string,
+  pathname: string,
+  body?: unknown,
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch(target.apiUrl + pathname, {
       method,
-      headers: { authorization: `Bearer ${target.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {

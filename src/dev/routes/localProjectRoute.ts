@@ -19,7 +19,15 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
   await setProjectPrivate(env.DB, slug, body.private);
   const row = (await findProjectBySlug(env.DB, slug))!;
   return Response.json(
-    { project: { id: row.id, slug: row.slug, scriptName: row.script_name, workerSecret: row.worker_secret, private: row.private === 1 } },
+    {
+      project: {
+        id: row.id,
+        slug: row.slug,
+        scriptName: row.script_name,
+        workerSecret: row.worker_secret,
+        private: row.private === 1,
+      },
+    },
     { headers: { "Cache-Control": "no-store" } },
   );
 }

@@ -53,7 +53,12 @@ export interface CallWaitTiming {
 export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMs: 5000, quietMs: 800, pollMs: 200 };
 
 export interface TestEventAnswer {
-  sent: { kind: string; name?: string; text?: string; resource: { plugin: TestEventPlugin; externalId: string; displayName: string | null } };
+  sent: {
+    kind: string;
+    name?: string;
+    text?: string;
+    resource: { plugin: TestEventPlugin; externalId: string; displayName: string | null };
+  };
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
   calls: unknown[];
@@ -61,29 +66,48 @@ export interface TestEventAnswer {
 
 function testEventPlugin(value: string | undefined): TestEventPlugin {
   if (value === "chatserver" || value === "workspace") return value;
-  if (value === "email-send") throw new PlatformError("invalid_input", "The email-send plugin has no events to send: test events exist for chatserver and workspace.");
-  throw new PlatformError("not_found", `No plugin named ${JSON.stringify(value ?? "")}: test events exist for chatserver and workspace.`);
+  if (value === "email-send")
+    throw new PlatformError(
+      "invalid_input",
+      "The email-send plugin has no events to send: test events exist for chatserver and workspace.",
+    );
+  throw new PlatformError(
+    "not_found",
+    `No plugin named ${JSON.stringify(value ?? "")}: test events exist for chatserver and workspace.`,
+  );
 }
 
 /** Checks the body: known fields only, a kind this plugin has, a command name, bounded text. */
 export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<string, unknown>): TestEventRequest {
   const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.includes(key));
-  if (unknown.length) throw new PlatformError("invalid_input", `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes kind, text and name.`);
+  if (unknown.length)
+    throw new PlatformError(
+      "invalid_input",
+      `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes kind, text and name.`,
+    );
   const kinds: readonly string[] = TEST_EVENT_KINDS[plugin];
   const { kind, text, name } = body;
   if (typeof kind !== "string" || !kinds.includes(kind)) {
-    throw new PlatformError("invalid_input", `kind must be one of ${kinds.join(", ")} for ${plugin} (got ${JSON.stringify(kind ?? null)}).`);
+    throw new PlatformError(
+      "invalid_input",
+      `kind must be one of ${kinds.join(", ")} for ${plugin} (got ${JSON.stringify(kind ?? null)}).`,
+    );
   }
   if (text !== undefined) {
     if (typeof text !== "string") throw new PlatformError("invalid_input", "text must be a string.");
     if (text.length < 1 || text.length > TEST_EVENT_TEXT_MAX) {
-      throw new PlatformError("invalid_input", `text must be 1–${TEST_EVENT_TEXT_MAX} characters (got ${text.length}).`);
+      throw new PlatformError(
+        "invalid_input",
+        `text must be 1–${TEST_EVENT_TEXT_MAX} characters (got ${text.length}).`,
+      );
     }
   }
   const isCommand = plugin === "chatserver" && kind === "command";
-  if (name !== undefined && !isCommand) throw new PlatformError("invalid_input", "name applies to chatserver commands only.");
+  if (name !== undefined && !isCommand)
+    throw new PlatformError("invalid_input", "name applies to chatserver commands only.");
   if (isCommand) {
-    if (name === undefined || name === "") throw new PlatformError("invalid_input", "A chatserver command needs a name (the command, e.g. \"hello\").");
+    if (name === undefined || name === "")
+      throw new PlatformError("invalid_input", 'A chatserver command needs a name (the command, e.g. "hello").');
     if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
       throw new PlatformError(
         "invalid_input",
@@ -99,12 +123,20 @@ function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
   return [...resources].sort((a, b) => b.created_at - a.created_at || b.id - a.id)[0];
 }
 
-async function callFake(fake: Fetcher, plugin: TestEventPlugin, path: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+async function callFake(
+  fake: Fetcher,
+  plugin: TestEventPlugin,
+  path: string,
+  init?: RequestInit,
+): Promise<{ status: number; body: unknown }> {
   let response: Response;
   try {
     response = await fake.fetch(`http://fake-${plugin}${path}`, init);
   } catch (error) {
-    throw new PlatformError("upstream_error", `Cannot reach the local fake ${plugin} provider: ${(error as Error).message}`);
+    throw new PlatformError(
+      "upstream_error",
+      `Cannot reach the local fake ${plugin} provider: ${(error as Error).message}`,
+    );
   }
   const text = await response.text();
   try {
@@ -117,7 +149,11 @@ async function callFake(fake: Fetcher, plugin: TestEventPlugin, path: string, in
 /** The fake's record of provider API calls (chatserver: an array; workspace: `{ calls }`). */
 async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<unknown[]> {
   const { status, body } = await callFake(fake, plugin, "/__fake/recorded");
-  if (status !== 200) throw new PlatformError("upstream_error", `The fake ${plugin} provider did not list its recorded calls (${status}).`);
+  if (status !== 200)
+    throw new PlatformError(
+      "upstream_error",
+      `The fake ${plugin} provider did not list its recorded calls (${status}).`,
+    );
   const list = plugin === "workspace" ? (body as { calls?: unknown } | null)?.calls : body;
   return Array.isArray(list) ? list.map(withoutCredentials) : [];
 }
@@ -135,7 +171,12 @@ function withoutCredentials(call: unknown): unknown {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits for the calls recorded after the first `seen`: until they stop coming (quiet), at most `maxMs`. */
-async function waitForCalls(fake: Fetcher, plugin: TestEventPlugin, seen: number, timing: CallWaitTiming): Promise<unknown[]> {
+async function waitForCalls(
+  fake: Fetcher,
+  plugin: TestEventPlugin,
+  seen: number,
+  timing: CallWaitTiming,
+): Promise<unknown[]> {
   let calls: unknown[] = [];
   const until = Date.now() + timing.maxMs;
   let quietSince = 0;
@@ -164,21 +205,37 @@ export async function sendTestEvent(
   const seen = (await recordedCalls(fake, plugin)).length;
   const trigger =
     plugin === "chatserver"
-      ? { kind: event.kind, guildId: resource.external_resource_id, ...(event.name ? { name: event.name } : {}), ...(event.text !== undefined ? { text: event.text } : {}) }
-      : { kind: event.kind, teamId: resource.external_resource_id, ...(event.text !== undefined ? { text: event.text } : {}) };
+      ? {
+          kind: event.kind,
+          guildId: resource.external_resource_id,
+          ...(event.name ? { name: event.name } : {}),
+          ...(event.text !== undefined ? { text: event.text } : {}),
+        }
+      : {
+          kind: event.kind,
+          teamId: resource.external_resource_id,
+          ...(event.text !== undefined ? { text: event.text } : {}),
+        };
   const delivered = await callFake(fake, plugin, "/__fake/trigger", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(trigger),
   });
   if (delivered.status !== 200) {
-    throw new PlatformError("upstream_error", `The fake ${plugin} provider refused the test event (${delivered.status}): ${JSON.stringify(delivered.body)}`, {
-      status: delivered.status,
-      answer: delivered.body,
-    });
+    throw new PlatformError(
+      "upstream_error",
+      `The fake ${plugin} provider refused the test event (${delivered.status}): ${JSON.stringify(delivered.body)}`,
+      {
+        status: delivered.status,
+        answer: delivered.body,
+      },
+    );
   }
   // chatserver: { answers: [{ status, body }] }; workspace: { response: { status, body } }.
-  const answer = delivered.body as { response?: { status?: number; body?: unknown }; answers?: { status?: number; body?: unknown }[] } | null;
+  const answer = delivered.body as {
+    response?: { status?: number; body?: unknown };
+    answers?: { status?: number; body?: unknown }[];
+  } | null;
   const pluginResponse = answer?.response ?? answer?.answers?.[0];
   const status = typeof pluginResponse?.status === "number" ? pluginResponse.status : null;
   const inlineReply = (pluginResponse?.body as { data?: { content?: unknown } } | null | undefined)?.data?.content;
@@ -202,10 +259,19 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const event = parseTestEventRequest(plugin, await readJsonObject(request, BODY_LIMIT_BYTES));
   const fake = env[FAKE_BINDINGS[plugin]];
-  if (!fake) throw new PlatformError("not_found", "Test events need the local fake providers: they work with `platform dev` only.");
+  if (!fake)
+    throw new PlatformError(
+      "not_found",
+      "Test events need the local fake providers: they work with `platform dev` only.",
+    );
   const resource = newestResource(await listProjectResources(env.DB, project.id, plugin));
   if (!resource) {
-    throw new PlatformError("conflict", `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`);
+    throw new PlatformError(
+      "conflict",
+      `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`,
+    );
   }
-  return Response.json(await sendTestEvent(fake, plugin, resource, event), { headers: { "Cache-Control": "no-store" } });
+  return Response.json(await sendTestEvent(fake, plugin, resource, event), {
+    headers: { "Cache-Control": "no-store" },
+  });
 }

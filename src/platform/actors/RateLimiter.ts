@@ -41,14 +41,17 @@ export class RateLimiter extends DurableObject {
     let refusal: RateDecision | null = null;
     for (const { bucket, limit, windowMS } of takes) {
       this.#sql.exec("DELETE FROM takes WHERE bucket = ? AND at <= ?", bucket, now - windowMS);
-      const rows = this.#sql.exec<{ n: number; oldest: number | null }>(
-        "SELECT COUNT(*) AS n, MIN(at) AS oldest FROM takes WHERE bucket = ?",
-        bucket,
-      ).one();
+      const rows = this.#sql
+        .exec<{ n: number; oldest: number | null }>(
+          "SELECT COUNT(*) AS n, MIN(at) AS oldest FROM takes WHERE bucket = ?",
+          bucket,
+        )
+        .one();
       if (rows.n >= limit) {
         const waitMS = (rows.oldest ?? now) + windowMS - now;
         const retryAfterSeconds = Math.max(1, Math.ceil(waitMS / 1000));
-        if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { allowed: false, retryAfterSeconds, bucket };
+        if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds)
+          refusal = { allowed: false, retryAfterSeconds, bucket };
       }
     }
     if (refusal) return refusal;

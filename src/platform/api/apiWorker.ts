@@ -7,7 +7,12 @@ import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { runDueCrons } from "./projectCrons.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
-import { getProjectWorkflowRun, listProjectWorkflowRuns, runProjectCron, startProjectWorkflow } from "./projectWorkflowRoutes.ts";
+import {
+  getProjectWorkflowRun,
+  listProjectWorkflowRuns,
+  runProjectCron,
+  startProjectWorkflow,
+} from "./projectWorkflowRoutes.ts";
 import { withCliUser } from "./withCliUser.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
 
@@ -44,7 +49,8 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
   return {
     fetch: router.fetch,
 
-    queue: (batch: MessageBatch<WorkflowExecuteMessage>, env: Env) => consumeWorkflowQueue(batch, env, resolveDispatcher(env)),
+    queue: (batch: MessageBatch<WorkflowExecuteMessage>, env: Env) =>
+      consumeWorkflowQueue(batch, env, resolveDispatcher(env)),
 
     async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
       ctx.waitUntil(runDueCrons(env.DB, resolveDispatcher(env), controller.scheduledTime));

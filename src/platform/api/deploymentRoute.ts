@@ -26,18 +26,26 @@ const COMPATIBILITY_DATE = "2026-10-30";
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, DEPLOYMENT_LIMIT_BYTES);
-  if (typeof body.bundle !== "string" || body.bundle.length === 0) throw new PlatformError("invalid_input", "bundle must be the built worker module as a string.");
+  if (typeof body.bundle !== "string" || body.bundle.length === 0)
+    throw new PlatformError("invalid_input", "bundle must be the built worker module as a string.");
   const metadata = body.metadata;
-  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) throw new PlatformError("invalid_input", "metadata must be an object.");
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata))
+    throw new PlatformError("invalid_input", "metadata must be an object.");
   const crons = validateMetadataCrons((metadata as Record<string, unknown>).crons);
   const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
   const workflows = validateMetadataWorkflows((metadata as Record<string, unknown>).workflows);
   const durableObjects = (metadata as Record<string, unknown>).durableObjects ?? [];
-  if (!Array.isArray(durableObjects) || !durableObjects.every((c) => typeof c === "string" && KNOWN_DURABLE_OBJECTS.has(c))) {
+  if (
+    !Array.isArray(durableObjects) ||
+    !durableObjects.every((c) => typeof c === "string" && KNOWN_DURABLE_OBJECTS.has(c))
+  ) {
     throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
   }
   if (!env.CLOUDFLARE_ACCOUNT_ID || !env.CLOUDFLARE_API_TOKEN || !env.DISPATCH_NAMESPACE) {
-    throw new PlatformError("internal", "This platform is not configured to deploy: set CLOUDFLARE_ACCOUNT_ID, DISPATCH_NAMESPACE and the CLOUDFLARE_API_TOKEN secret.");
+    throw new PlatformError(
+      "internal",
+      "This platform is not configured to deploy: set CLOUDFLARE_ACCOUNT_ID, DISPATCH_NAMESPACE and the CLOUDFLARE_API_TOKEN secret.",
+    );
   }
   const previous = await findLatestDeployment(env.DB, project.id);
   const { migrationTag } = await uploadProjectScript(
@@ -51,7 +59,10 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
     project,
     body.bundle,
     durableObjects as string[],
-    { tag: previous?.migration_tag ?? null, classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [] },
+    {
+      tag: previous?.migration_tag ?? null,
+      classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [],
+    },
     COMPATIBILITY_DATE,
     env.LOGIN_PUBLIC_URL,
   );

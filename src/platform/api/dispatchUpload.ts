@@ -31,7 +31,11 @@ const DO_BINDINGS: Record<string, string> = { WorkflowRun: "WORKFLOW_RUNS", Work
  * server to Cloudflare. `loginUrl` (the login worker's public URL) becomes
  * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in.
  */
-export function projectScriptBindings(project: ProjectRow, durableObjects: string[], loginUrl?: string): ScriptBinding[] {
+export function projectScriptBindings(
+  project: ProjectRow,
+  durableObjects: string[],
+  loginUrl?: string,
+): ScriptBinding[] {
   return [
     ...Object.entries(PLATFORM_SERVICES).map(([name, service]) => ({ type: "service", name, service })),
     { type: "secret_text", name: "PLATFORM_WORKER_SECRET", text: project.worker_secret },
@@ -68,15 +72,28 @@ export async function uploadProjectScript(
     compatibility_flags: ["nodejs_compat"],
     bindings: projectScriptBindings(project, durableObjects, loginUrl),
     ...(newClasses.length
-      ? { migrations: { ...(previous.tag ? { old_tag: previous.tag } : {}), new_tag: migrationTag, new_sqlite_classes: newClasses } }
+      ? {
+          migrations: {
+            ...(previous.tag ? { old_tag: previous.tag } : {}),
+            new_tag: migrationTag,
+            new_sqlite_classes: newClasses,
+          },
+        }
       : {}),
   };
   const form = new FormData();
   form.append("metadata", new Blob([JSON.stringify(metadata)], { type: "application/json" }));
   form.append("worker.js", new Blob([bundle], { type: "application/javascript+module" }), "worker.js");
   const url = `${target.apiBase}/accounts/${target.accountId}/workers/dispatch/namespaces/${target.namespace}/scripts/${project.script_name}`;
-  const response = await target.fetch(url, { method: "PUT", headers: { authorization: `Bearer ${target.apiToken}` }, body: form });
-  const body = (await response.json().catch(() => null)) as { success?: boolean; errors?: { message: string }[] } | null;
+  const response = await target.fetch(url, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${target.apiToken}` },
+    body: form,
+  });
+  const body = (await response.json().catch(() => null)) as {
+    success?: boolean;
+    errors?: { message: string }[];
+  } | null;
   if (!response.ok || !body?.success) {
     const reason = body?.errors?.map((e) => e.message).join("; ") || `status ${response.status}`;
     throw new PlatformError("upstream_error", `Cloudflare refused the upload of ${project.script_name}: ${reason}`);

@@ -17,16 +17,29 @@ const INSTALL_URL_VARS = { chatserver: "CHATSERVER_PLUGIN_URL", workspace: "WORK
 export async function createOAuthSession(request: CliRequest, env: ApiEnv): Promise<Response> {
   const { user } = request;
   const body = await readJsonObject(request, 4 * 1024);
-  if (typeof body.project !== "string" || !body.project) throw new PlatformError("invalid_input", "project must be the project's slug.");
+  if (typeof body.project !== "string" || !body.project)
+    throw new PlatformError("invalid_input", "project must be the project's slug.");
   const plugin = body.plugin;
-  if (plugin === "email-send") throw new PlatformError("invalid_input", "The email-send plugin needs no install: call email.send() from your project.");
+  if (plugin === "email-send")
+    throw new PlatformError(
+      "invalid_input",
+      "The email-send plugin needs no install: call email.send() from your project.",
+    );
   if (plugin !== "chatserver" && plugin !== "workspace") {
     throw new PlatformError("invalid_input", 'plugin must be "chatserver" or "workspace".');
   }
   const project = await requireOwnedProject(env.DB, user, body.project);
   const base = env[INSTALL_URL_VARS[plugin]];
-  if (!base) throw new PlatformError("not_ready", `The ${plugin} plugin is not configured on this platform (${INSTALL_URL_VARS[plugin]} is not set).`);
-  if (!env.SESSION_CODES) throw new PlatformError("not_ready", "Plugin installs are unavailable: the API worker has no SESSION_CODES binding.");
+  if (!base)
+    throw new PlatformError(
+      "not_ready",
+      `The ${plugin} plugin is not configured on this platform (${INSTALL_URL_VARS[plugin]} is not set).`,
+    );
+  if (!env.SESSION_CODES)
+    throw new PlatformError(
+      "not_ready",
+      "Plugin installs are unavailable: the API worker has no SESSION_CODES binding.",
+    );
 
   const code = hex(crypto.getRandomValues(new Uint8Array(32)));
   const expiresAt = Date.now() + SESSION_CODE_LIFETIME_MS;

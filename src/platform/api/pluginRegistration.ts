@@ -3,7 +3,11 @@ import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
 /** Each plugin worker, by the service binding the API worker reaches it through. */
-const PLUGIN_BINDINGS = { chatserver: "CHATSERVER_PLUGIN", workspace: "WORKSPACE_PLUGIN", "email-send": "EMAIL_PLUGIN" } as const;
+const PLUGIN_BINDINGS = {
+  chatserver: "CHATSERVER_PLUGIN",
+  workspace: "WORKSPACE_PLUGIN",
+  "email-send": "EMAIL_PLUGIN",
+} as const;
 
 export type PluginRegistration = Record<keyof typeof PLUGIN_BINDINGS, "registered" | "not bound" | string>;
 
@@ -15,13 +19,21 @@ export type PluginRegistration = Record<keyof typeof PLUGIN_BINDINGS, "registere
  * it claimed. A plugin that refuses is reported, not fatal: the bundle is
  * already live.
  */
-export async function registerWithPlugins(env: ApiEnv, project: ProjectRow, metadata: Record<string, unknown>): Promise<PluginRegistration> {
+export async function registerWithPlugins(
+  env: ApiEnv,
+  project: ProjectRow,
+  metadata: Record<string, unknown>,
+): Promise<PluginRegistration> {
   const body = JSON.stringify({ plugins: (metadata.plugins as Record<string, unknown> | undefined) ?? {} });
   const entries = await Promise.all(
     Object.entries(PLUGIN_BINDINGS).map(async ([pluginId, binding]) => {
       const plugin = env[binding];
       if (!plugin) return [pluginId, "not bound"] as const;
-      const token = await signRequestToken("identity", project.id, project.worker_secret, { method: "POST", pathAndQuery: "/deploy", body });
+      const token = await signRequestToken("identity", project.id, project.worker_secret, {
+        method: "POST",
+        pathAndQuery: "/deploy",
+        body,
+      });
       try {
         const response = await plugin.fetch("https://plugin.internal/deploy", {
           method: "POST",

@@ -23,15 +23,24 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
   let list: string[] | null = null;
   if (domains !== undefined && domains !== null) {
     if (!Array.isArray(domains) || domains.length > MAX_DOMAINS) {
-      throw new PlatformError("invalid_input", `auth.domains must be an array of at most ${MAX_DOMAINS} email domains.`);
+      throw new PlatformError(
+        "invalid_input",
+        `auth.domains must be an array of at most ${MAX_DOMAINS} email domains.`,
+      );
     }
     if (domains.length === 0) {
-      throw new PlatformError("invalid_input", "auth.domains is empty, so nobody could sign in; list at least one domain, or leave it out to allow every account.");
+      throw new PlatformError(
+        "invalid_input",
+        "auth.domains is empty, so nobody could sign in; list at least one domain, or leave it out to allow every account.",
+      );
     }
     list = domains.map((d) => {
       const domain = typeof d === "string" ? normalizeDomain(d.trim()) : null;
       if (!domain) {
-        throw new PlatformError("invalid_input", `auth.domains: "${String(d).slice(0, 100)}" is not an email domain such as "example.com".`);
+        throw new PlatformError(
+          "invalid_input",
+          `auth.domains: "${String(d).slice(0, 100)}" is not an email domain such as "example.com".`,
+        );
       }
       return domain;
     });
@@ -39,8 +48,16 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
   }
   let maxAge = DEFAULT_SESSION_MAX_AGE;
   if (sessionMaxAge !== undefined && sessionMaxAge !== null) {
-    if (typeof sessionMaxAge !== "number" || !Number.isInteger(sessionMaxAge) || sessionMaxAge < 1 || sessionMaxAge > MAX_SESSION_MAX_AGE) {
-      throw new PlatformError("invalid_input", `auth.sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_MAX_AGE} (400 days).`);
+    if (
+      typeof sessionMaxAge !== "number" ||
+      !Number.isInteger(sessionMaxAge) ||
+      sessionMaxAge < 1 ||
+      sessionMaxAge > MAX_SESSION_MAX_AGE
+    ) {
+      throw new PlatformError(
+        "invalid_input",
+        `auth.sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_MAX_AGE} (400 days).`,
+      );
     }
     maxAge = sessionMaxAge;
   }

@@ -9,7 +9,10 @@ const MAX_CRONS = 50;
 export function validateMetadataCrons(value: unknown): ProjectCron[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.length > MAX_CRONS) {
-    throw new PlatformError("invalid_input", `crons must be an array of at most ${MAX_CRONS} { name, schedule } entries.`);
+    throw new PlatformError(
+      "invalid_input",
+      `crons must be an array of at most ${MAX_CRONS} { name, schedule } entries.`,
+    );
   }
   const crons = value.map((entry) => {
     const { name, schedule } = (entry ?? {}) as Record<string, unknown>;
@@ -17,12 +20,16 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
       throw new PlatformError("invalid_input", "Each cron needs a name of 1–64 letters, digits, '-' or '_'.");
     }
     if (typeof schedule !== "string" || !isValidSchedule(schedule)) {
-      throw new PlatformError("invalid_input", `Cron "${name}" has an invalid schedule; use five cron fields, e.g. "* * * * *".`);
+      throw new PlatformError(
+        "invalid_input",
+        `Cron "${name}" has an invalid schedule; use five cron fields, e.g. "* * * * *".`,
+      );
     }
     return { name, schedule };
   });
   const duplicate = crons.find((c, i) => crons.findIndex((other) => other.name === c.name) !== i);
-  if (duplicate) throw new PlatformError("invalid_input", `Cron names must be unique; "${duplicate.name}" appears twice.`);
+  if (duplicate)
+    throw new PlatformError("invalid_input", `Cron names must be unique; "${duplicate.name}" appears twice.`);
   return crons;
 }
 
@@ -55,7 +62,12 @@ export async function runDueCrons(
   return Promise.all(
     due.map(async (row) => {
       try {
-        const response = await callProjectWorker(dispatcher, row, "POST", `/__cron/${encodeURIComponent(row.cron_name)}`);
+        const response = await callProjectWorker(
+          dispatcher,
+          row,
+          "POST",
+          `/__cron/${encodeURIComponent(row.cron_name)}`,
+        );
         const output = (await response.text()).slice(0, 500);
         console.log(`cron ${row.slug}/${row.cron_name}: ${response.status} ${output}`);
         return { project: row.slug, cron: row.cron_name, status: response.status, output };

@@ -11,6 +11,12 @@ import type { CliRequest } from "./withCliUser.ts";
  */
 export async function listProjectPlugins(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const [connections, resources] = await Promise.all([listConnectionSummaries(env.DB, project.id), listProjectResources(env.DB, project.id)]);
-  return Response.json({ connections, resources: resources.map(toResourceSummary) }, { headers: { "Cache-Control": "no-store" } });
+  const [connections, resources] = await Promise.all([
+    listConnectionSummaries(env.DB, project.id),
+    listProjectResources(env.DB, project.id),
+  ]);
+  return Response.json(
+    { connections, resources: resources.map(toResourceSummary) },
+    { headers: { "Cache-Control": "no-store" } },
+  );
 }

@@ -3,7 +3,13 @@ import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { listProjectCrons, replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
-import { findProjectBySlug, insertProject, listProjectsOwnedBy, toPublicProject, type ProjectRow } from "../db/projectsTable.ts";
+import {
+  findProjectBySlug,
+  insertProject,
+  listProjectsOwnedBy,
+  toPublicProject,
+  type ProjectRow,
+} from "../db/projectsTable.ts";
 import { listProjectWorkflows, replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import type { CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
@@ -16,7 +22,8 @@ import type { CliRequest } from "./withCliUser.ts";
 /** Another user's project answers exactly like a missing one, so slugs do not leak ownership. */
 export async function requireOwnedProject(db: D1Database, user: CliUser, slug: string): Promise<ProjectRow> {
   const row = await findProjectBySlug(db, slug);
-  if (!row || row.owner_id !== user.id) throw new PlatformError("not_found", `No project named "${slug}" in your account.`);
+  if (!row || row.owner_id !== user.id)
+    throw new PlatformError("not_found", `No project named "${slug}" in your account.`);
   return row;
 }
 
@@ -45,7 +52,10 @@ export async function listProjects(request: CliRequest, env: ApiEnv): Promise<Re
 
 export async function getProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const row = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const [crons, workflows] = await Promise.all([listProjectCrons(env.DB, row.id), listProjectWorkflows(env.DB, row.id)]);
+  const [crons, workflows] = await Promise.all([
+    listProjectCrons(env.DB, row.id),
+    listProjectWorkflows(env.DB, row.id),
+  ]);
   return Response.json({ project: { ...toPublicProject(row), crons, workflows } });
 }
 

@@ -25,7 +25,14 @@ export async function listProjectWorkflowRuns(request: CliRequest, env: ApiEnv):
 
 export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", `/__workflow/runs/${encodeURIComponent(request.params.runId!)}`));
+  return relay(
+    await callProjectWorker(
+      resolveDispatcher(env),
+      project,
+      "GET",
+      `/__workflow/runs/${encodeURIComponent(request.params.runId!)}`,
+    ),
+  );
 }
 
 /** `POST /projects/:slug/workflows` `{ name, data, id? }`: starts a registered workflow. */
@@ -39,6 +46,7 @@ export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Pr
 export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const name = request.params.name!;
-  if (!(await projectHasCron(env.DB, project.id, name))) throw new PlatformError("not_found", `Project "${project.slug}" has no cron named "${name}".`);
+  if (!(await projectHasCron(env.DB, project.id, name)))
+    throw new PlatformError("not_found", `Project "${project.slug}" has no cron named "${name}".`);
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", `/__cron/${encodeURIComponent(name)}`));
 }

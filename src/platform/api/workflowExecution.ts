@@ -6,7 +6,6 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
-
 /**
  * `POST /internal/workflow/execute`: a project's worker asks the platform to
  * (re)drive one of its runs. The project comes from the verified identity
@@ -52,13 +51,19 @@ export async function consumeWorkflowQueue(
       continue;
     }
     try {
-      const response = await callProjectWorker(dispatcher, project, "POST", `/__workflow/${encodeURIComponent(runId)}/execute`);
+      const response = await callProjectWorker(
+        dispatcher,
+        project,
+        "POST",
+        `/__workflow/${encodeURIComponent(runId)}/execute`,
+      );
       if (response.status === 404) {
         console.error(`workflow queue: ${scriptName} does not know run ${runId}; dropping it`);
         message.ack();
         continue;
       }
-      if (!response.ok) throw new Error(`execute answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      if (!response.ok)
+        throw new Error(`execute answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
       const { done } = (await response.json()) as { done: boolean };
       if (!done) await env.WORKFLOW_QUEUE.send(message.body, { delaySeconds: REQUEUE_DELAY_SECONDS });
       message.ack();

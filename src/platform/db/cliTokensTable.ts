@@ -16,7 +16,10 @@ export async function insertCliToken(db: D1Database, token: NewCliToken): Promis
 }
 
 /** The user a token hash belongs to, with the token's expiry (`null` = never). */
-export function findCliTokenUser(db: D1Database, tokenHash: string): Promise<(UserRow & { expires_at: number | null }) | null> {
+export function findCliTokenUser(
+  db: D1Database,
+  tokenHash: string,
+): Promise<(UserRow & { expires_at: number | null }) | null> {
   return db
     .prepare(
       "SELECT users.id AS id, users.email AS email, cli_tokens.expires_at AS expires_at FROM cli_tokens JOIN users ON users.id = cli_tokens.user_id WHERE cli_tokens.token_hash = ?",

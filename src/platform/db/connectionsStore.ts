@@ -49,11 +49,19 @@ interface ConnectionRow {
   revoked_at: number | null;
 }
 
-const context = (pluginId: string, projectId: number, field: "access" | "refresh") => `${pluginId}:${field}:${projectId}`;
+const context = (pluginId: string, projectId: number, field: "access" | "refresh") =>
+  `${pluginId}:${field}:${projectId}`;
 
-export async function upsertConnection(db: D1Database, vaultSecret: string | undefined, c: NewConnection, now = Date.now()): Promise<void> {
+export async function upsertConnection(
+  db: D1Database,
+  vaultSecret: string | undefined,
+  c: NewConnection,
+  now = Date.now(),
+): Promise<void> {
   const access = await sealToken(vaultSecret, c.accessToken, context(c.pluginId, c.projectId, "access"));
-  const refresh = c.refreshToken ? await sealToken(vaultSecret, c.refreshToken, context(c.pluginId, c.projectId, "refresh")) : null;
+  const refresh = c.refreshToken
+    ? await sealToken(vaultSecret, c.refreshToken, context(c.pluginId, c.projectId, "refresh"))
+    : null;
   await db
     .prepare(
       `INSERT INTO plugin_oauth_connections
@@ -78,7 +86,9 @@ export async function updateConnectionTokens(
   now = Date.now(),
 ): Promise<void> {
   const access = await sealToken(vaultSecret, tokens.accessToken, context(pluginId, projectId, "access"));
-  const refresh = tokens.refreshToken ? await sealToken(vaultSecret, tokens.refreshToken, context(pluginId, projectId, "refresh")) : null;
+  const refresh = tokens.refreshToken
+    ? await sealToken(vaultSecret, tokens.refreshToken, context(pluginId, projectId, "refresh"))
+    : null;
   await db
     .prepare(
       "UPDATE plugin_oauth_connections SET access_token = ?, refresh_token = ?, token_expires_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ?",
@@ -88,9 +98,16 @@ export async function updateConnectionTokens(
 }
 
 /** Marks a project's connection revoked (kept for the record); true when a row changed. */
-export async function markConnectionRevoked(db: D1Database, pluginId: string, projectId: number, now = Date.now()): Promise<boolean> {
+export async function markConnectionRevoked(
+  db: D1Database,
+  pluginId: string,
+  projectId: number,
+  now = Date.now(),
+): Promise<boolean> {
   const result = await db
-    .prepare("UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ? AND revoked_at IS NULL")
+    .prepare(
+      "UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ? AND revoked_at IS NULL",
+    )
     .bind(now, now, pluginId, projectId)
     .run();
   return (result.meta.changes ?? 0) > 0;
@@ -104,7 +121,9 @@ export async function markConnectionsRevokedForExternalUser(
   now = Date.now(),
 ): Promise<number> {
   const result = await db
-    .prepare("UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND external_user_id = ? AND revoked_at IS NULL")
+    .prepare(
+      "UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND external_user_id = ? AND revoked_at IS NULL",
+    )
     .bind(now, now, pluginId, externalUserId)
     .run();
   return result.meta.changes ?? 0;
@@ -138,7 +157,9 @@ export async function readConnection(
     projectId: row.project_id,
     externalUserId: row.external_user_id,
     accessToken: await openToken(vaultSecret, row.access_token, context(pluginId, projectId, "access")),
-    refreshToken: row.refresh_token ? await openToken(vaultSecret, row.refresh_token, context(pluginId, projectId, "refresh")) : null,
+    refreshToken: row.refresh_token
+      ? await openToken(vaultSecret, row.refresh_token, context(pluginId, projectId, "refresh"))
+      : null,
     tokenExpiresAt: row.token_expires_at,
     connectedAt: row.created_at,
     updatedAt: row.updated_at,

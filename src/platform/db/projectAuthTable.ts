@@ -10,14 +10,23 @@ export interface ProjectAuthSettings {
 }
 
 /** Statements that replace (or, with `null`, remove) a project's sign-in settings; batch them with the rest. */
-export function replaceProjectAuthStatements(db: D1Database, projectId: number, settings: ProjectAuthSettings | null): D1PreparedStatement[] {
+export function replaceProjectAuthStatements(
+  db: D1Database,
+  projectId: number,
+  settings: ProjectAuthSettings | null,
+): D1PreparedStatement[] {
   const remove = db.prepare("DELETE FROM project_auth WHERE project_id = ?").bind(projectId);
   if (!settings) return [remove];
   return [
     remove,
     db
       .prepare("INSERT INTO project_auth (project_id, domains, session_max_age, updated_at) VALUES (?, ?, ?, ?)")
-      .bind(projectId, settings.domains === null ? null : JSON.stringify(settings.domains), settings.sessionMaxAge, Date.now()),
+      .bind(
+        projectId,
+        settings.domains === null ? null : JSON.stringify(settings.domains),
+        settings.sessionMaxAge,
+        Date.now(),
+      ),
   ];
 }
 

@@ -11,15 +11,29 @@ export interface NewProjectDeployment {
 }
 
 /** What the next upload needs from the last one: its Durable Object classes (JSON array) and migration tag. */
-export function findLatestDeployment(db: D1Database, projectId: number): Promise<{ durable_objects: string; migration_tag: string | null } | null> {
+export function findLatestDeployment(
+  db: D1Database,
+  projectId: number,
+): Promise<{ durable_objects: string; migration_tag: string | null } | null> {
   return db
-    .prepare("SELECT durable_objects, migration_tag FROM project_deployments WHERE project_id = ? ORDER BY id DESC LIMIT 1")
+    .prepare(
+      "SELECT durable_objects, migration_tag FROM project_deployments WHERE project_id = ? ORDER BY id DESC LIMIT 1",
+    )
     .bind(projectId)
     .first<{ durable_objects: string; migration_tag: string | null }>();
 }
 
 export function insertDeploymentStatement(db: D1Database, deployment: NewProjectDeployment): D1PreparedStatement {
   return db
-    .prepare("INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(deployment.projectId, deployment.bundleBytes, deployment.metadata, deployment.durableObjects, deployment.migrationTag, deployment.deployedAt);
+    .prepare(
+      "INSERT INTO project_deployments (project_id, bundle_bytes, metadata, durable_objects, migration_tag, deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(
+      deployment.projectId,
+      deployment.bundleBytes,
+      deployment.metadata,
+      deployment.durableObjects,
+      deployment.migrationTag,
+      deployment.deployedAt,
+    );
 }

@@ -7,12 +7,18 @@ export interface ProjectWorkflow {
 }
 
 /** Statements that replace a project's registered workflows; batch them with the rest of its metadata. */
-export function replaceProjectWorkflowsStatements(db: D1Database, projectId: number, workflows: ProjectWorkflow[]): D1PreparedStatement[] {
+export function replaceProjectWorkflowsStatements(
+  db: D1Database,
+  projectId: number,
+  workflows: ProjectWorkflow[],
+): D1PreparedStatement[] {
   return [
     db.prepare("DELETE FROM project_workflows WHERE project_id = ?").bind(projectId),
     ...workflows.map((w) =>
       db
-        .prepare("INSERT INTO project_workflows (project_id, name, steps, max_attempts, step_timeout_ms) VALUES (?, ?, ?, ?, ?)")
+        .prepare(
+          "INSERT INTO project_workflows (project_id, name, steps, max_attempts, step_timeout_ms) VALUES (?, ?, ?, ?, ?)",
+        )
         .bind(projectId, w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS),
     ),
   ];
@@ -20,8 +26,15 @@ export function replaceProjectWorkflowsStatements(db: D1Database, projectId: num
 
 export async function listProjectWorkflows(db: D1Database, projectId: number): Promise<ProjectWorkflow[]> {
   const { results } = await db
-    .prepare("SELECT name, steps, max_attempts, step_timeout_ms FROM project_workflows WHERE project_id = ? ORDER BY name")
+    .prepare(
+      "SELECT name, steps, max_attempts, step_timeout_ms FROM project_workflows WHERE project_id = ? ORDER BY name",
+    )
     .bind(projectId)
     .all<{ name: string; steps: string; max_attempts: number; step_timeout_ms: number }>();
-  return results.map((r) => ({ name: r.name, steps: JSON.parse(r.steps) as string[], maxAttempts: r.max_attempts, stepTimeoutMS: r.step_timeout_ms }));
+  return results.map((r) => ({
+    name: r.name,
+    steps: JSON.parse(r.steps) as string[],
+    maxAttempts: r.max_attempts,
+    stepTimeoutMS: r.step_timeout_ms,
+  }));
 }

@@ -58,12 +58,23 @@ export function insertProject(db: D1Database, project: NewProject): Promise<Proj
     .prepare(
       "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
     )
-    .bind(project.slug, project.ownerId, project.workerSecret, project.scriptName, project.private ? 1 : 0, project.now, project.now)
+    .bind(
+      project.slug,
+      project.ownerId,
+      project.workerSecret,
+      project.scriptName,
+      project.private ? 1 : 0,
+      project.now,
+      project.now,
+    )
     .first<ProjectRow>();
 }
 
 export async function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<ProjectRow[]> {
-  const { results } = await db.prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug").bind(ownerId).all<ProjectRow>();
+  const { results } = await db
+    .prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug")
+    .bind(ownerId)
+    .all<ProjectRow>();
   return results;
 }
 
@@ -74,5 +85,8 @@ export function touchProjectStatement(db: D1Database, projectId: number, now: nu
 
 /** Local only (`platform dev --private`): the API has no route to change a project's privacy. */
 export async function setProjectPrivate(db: D1Database, slug: string, isPrivate: boolean): Promise<void> {
-  await db.prepare("UPDATE projects SET private = ? WHERE slug = ?").bind(isPrivate ? 1 : 0, slug).run();
+  await db
+    .prepare("UPDATE projects SET private = ? WHERE slug = ?")
+    .bind(isPrivate ? 1 : 0, slug)
+    .run();
 }

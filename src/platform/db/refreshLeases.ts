@@ -30,7 +30,13 @@ export async function takeRefreshLease(
 }
 
 /** Stores the refreshed token and clears the lease in one write, if `holder` still holds it. */
-export async function storeTokenAndReleaseLease(db: D1Database, resourceId: number, holder: string, tokenField: string, token: string): Promise<void> {
+export async function storeTokenAndReleaseLease(
+  db: D1Database,
+  resourceId: number,
+  holder: string,
+  tokenField: string,
+  token: string,
+): Promise<void> {
   await db
     .prepare(
       `UPDATE plugin_resources SET metadata = json_remove(json_set(metadata, ?, ?), '$.refreshLease')
@@ -43,7 +49,9 @@ export async function storeTokenAndReleaseLease(db: D1Database, resourceId: numb
 /** Gives the lease up without a new token (the refresh did not happen). */
 export async function releaseRefreshLease(db: D1Database, resourceId: number, holder: string): Promise<void> {
   await db
-    .prepare("UPDATE plugin_resources SET metadata = json_remove(metadata, '$.refreshLease') WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?")
+    .prepare(
+      "UPDATE plugin_resources SET metadata = json_remove(metadata, '$.refreshLease') WHERE id = ? AND json_extract(metadata, '$.refreshLease.holder') = ?",
+    )
     .bind(resourceId, holder)
     .run();
 }

@@ -37,7 +37,8 @@ export interface ResourceSummary {
   claimedAt: string;
 }
 
-export const ALREADY_CONNECTED_MESSAGE = "This resource is already connected to another project. Uninstall it there first.";
+export const ALREADY_CONNECTED_MESSAGE =
+  "This resource is already connected to another project. Uninstall it there first.";
 
 /**
  * Claims a resource for a project. The same project's re-claim succeeds (and
@@ -82,7 +83,9 @@ export async function releaseResource(
   projectId: number,
 ): Promise<boolean> {
   const result = await db
-    .prepare("DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ? AND project_id = ?")
+    .prepare(
+      "DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ? AND project_id = ?",
+    )
     .bind(pluginId, resourceType, externalResourceId, projectId)
     .run();
   return (result.meta.changes ?? 0) > 0;
@@ -104,17 +107,34 @@ export async function findResourceOwner(
   return project ? { resource, project } : null;
 }
 
-export async function listProjectResources(db: D1Database, projectId: number, pluginId?: string): Promise<ResourceRow[]> {
+export async function listProjectResources(
+  db: D1Database,
+  projectId: number,
+  pluginId?: string,
+): Promise<ResourceRow[]> {
   const { results } = pluginId
-    ? await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id").bind(projectId, pluginId).all<ResourceRow>()
-    : await db.prepare("SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id").bind(projectId).all<ResourceRow>();
+    ? await db
+        .prepare("SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id")
+        .bind(projectId, pluginId)
+        .all<ResourceRow>()
+    : await db
+        .prepare("SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id")
+        .bind(projectId)
+        .all<ResourceRow>();
   return results;
 }
 
 /** The project's most recent resource of a type (a plugin with one resource per project). */
-export function findProjectResource(db: D1Database, pluginId: string, resourceType: ResourceType, projectId: number): Promise<ResourceRow | null> {
+export function findProjectResource(
+  db: D1Database,
+  pluginId: string,
+  resourceType: ResourceType,
+  projectId: number,
+): Promise<ResourceRow | null> {
   return db
-    .prepare("SELECT * FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? ORDER BY id DESC LIMIT 1")
+    .prepare(
+      "SELECT * FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? ORDER BY id DESC LIMIT 1",
+    )
     .bind(pluginId, resourceType, projectId)
     .first<ResourceRow>();
 }
@@ -128,14 +148,24 @@ export async function releaseOtherResources(
   keptExternalResourceId: string,
 ): Promise<void> {
   await db
-    .prepare("DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? AND external_resource_id <> ?")
+    .prepare(
+      "DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND project_id = ? AND external_resource_id <> ?",
+    )
     .bind(pluginId, resourceType, projectId, keptExternalResourceId)
     .run();
 }
 
 /** Replaces a resource's metadata (only the owning project's row). */
-export async function replaceResourceMetadata(db: D1Database, resourceId: number, projectId: number, metadata: Record<string, unknown>): Promise<void> {
-  await db.prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?").bind(JSON.stringify(metadata), resourceId, projectId).run();
+export async function replaceResourceMetadata(
+  db: D1Database,
+  resourceId: number,
+  projectId: number,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  await db
+    .prepare("UPDATE plugin_resources SET metadata = ? WHERE id = ? AND project_id = ?")
+    .bind(JSON.stringify(metadata), resourceId, projectId)
+    .run();
 }
 
 /**
@@ -151,7 +181,9 @@ export async function recordResourceEvents(
   events: readonly string[],
 ): Promise<number> {
   const result = await db
-    .prepare("UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?")
+    .prepare(
+      "UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?",
+    )
     .bind(JSON.stringify(events), pluginId, resourceType, projectId)
     .run();
   return result.meta.changes ?? 0;

@@ -19,7 +19,11 @@ const FLOW_FAILURES = {
 } as const;
 
 function startAgain(message: string): LoginError {
-  return new LoginError(400, "Sign-in could not be completed", `${message} Nothing was signed in; start again from the project.`);
+  return new LoginError(
+    400,
+    "Sign-in could not be completed",
+    `${message} Nothing was signed in; start again from the project.`,
+  );
 }
 
 /**
@@ -48,12 +52,15 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
   const { flow } = opened;
   const state = url.searchParams.getAll("state");
   if (state.length !== 1 || !timingSafeEqual(state[0]!, flow.state)) {
-    throw startAgain("The identity provider's answer does not belong to the sign-in this browser started (state mismatch; was another sign-in started in this browser since?).");
+    throw startAgain(
+      "The identity provider's answer does not belong to the sign-in this browser started (state mismatch; was another sign-in started in this browser since?).",
+    );
   }
   const metadata = await discoverProvider(env);
   // RFC 9207: when the provider names itself in the response, it must be our issuer (mix-up defence).
   const iss = url.searchParams.get("iss");
-  if (iss !== null && iss !== metadata.issuer) throw startAgain("The answer comes from another identity provider than the one this sign-in went to.");
+  if (iss !== null && iss !== metadata.issuer)
+    throw startAgain("The answer comes from another identity provider than the one this sign-in went to.");
 
   const project = await findSignInProject(env.DB, flow.slug);
   if (!project) throw new LoginError(404, "No such project", `The project "${flow.slug}" no longer exists.`);
@@ -65,12 +72,22 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
       // The person said no at the provider: back to the page they came from, as the local form's Cancel does.
       return redirect(projectPageUrl(env, project, flow.redirect, { auth_error: "cancelled" }), [clear]);
     }
-    throw new LoginError(400, "Sign-in failed", `The identity provider reported "${providerError.slice(0, 100)}". Nothing was signed in.`, backLink);
+    throw new LoginError(
+      400,
+      "Sign-in failed",
+      `The identity provider reported "${providerError.slice(0, 100)}". Nothing was signed in.`,
+      backLink,
+    );
   }
   const code = url.searchParams.getAll("code");
-  if (code.length !== 1 || code[0]!.length === 0 || code[0]!.length > 2048) throw startAgain("The identity provider's answer has no authorization code.");
+  if (code.length !== 1 || code[0]!.length === 0 || code[0]!.length > 2048)
+    throw startAgain("The identity provider's answer has no authorization code.");
 
-  const tokens = await exchangeCode(env, metadata, { code: code[0]!, verifier: flow.verifier, redirectUri: redirectUri(env) });
+  const tokens = await exchangeCode(env, metadata, {
+    code: code[0]!,
+    verifier: flow.verifier,
+    redirectUri: redirectUri(env),
+  });
   const claims = await verifyIdToken(env, metadata, tokens.id_token, flow.nonce);
   const user = await signedInUser(env, metadata, project, claims, tokens.access_token, backLink);
 

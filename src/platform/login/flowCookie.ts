@@ -42,7 +42,12 @@ function isHttps(url: string): boolean {
 }
 
 function flowCookie(loginPublicUrl: string, value: string, maxAge: number): string {
-  return serializeCookie(flowCookieName(loginPublicUrl), value, { path: "/", maxAge, sameSite: "Lax", secure: isHttps(loginPublicUrl) });
+  return serializeCookie(flowCookieName(loginPublicUrl), value, {
+    path: "/",
+    maxAge,
+    sameSite: "Lax",
+    secure: isHttps(loginPublicUrl),
+  });
 }
 
 /** `Set-Cookie` for a new flow; the cookie's name is the sealed value's additional data. */
@@ -78,7 +83,8 @@ export async function openFlowCookie(
   }
   if (typeof flow !== "object" || flow === null) return { ok: false, reason: "invalid" };
   const fields = [flow.state, flow.nonce, flow.verifier, flow.slug, flow.redirect, flow.bind];
-  if (!fields.every((f) => typeof f === "string" && f.length > 0) || typeof flow.exp !== "number") return { ok: false, reason: "invalid" };
+  if (!fields.every((f) => typeof f === "string" && f.length > 0) || typeof flow.exp !== "number")
+    return { ok: false, reason: "invalid" };
   if (nowMs / 1000 > flow.exp) return { ok: false, reason: "expired" };
   return { ok: true, flow };
 }

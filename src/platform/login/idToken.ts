@@ -10,10 +10,26 @@ export const ID_TOKEN_CLOCK_SKEW_SECONDS = 60;
 export const ID_TOKEN_MAX_AGE_SECONDS = 600;
 
 /** Asymmetric algorithms only: `none` and HMAC (keyed with the client secret) are never accepted. */
-const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+const ASYMMETRIC = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+];
 
 function refused(reason: string): LoginError {
-  return new LoginError(502, "Sign-in failed", `The identity provider's ID token was refused: ${reason}. Nothing was signed in; start again from the project.`);
+  return new LoginError(
+    502,
+    "Sign-in failed",
+    `The identity provider's ID token was refused: ${reason}. Nothing was signed in; start again from the project.`,
+  );
 }
 
 function describe(error: unknown): string {
@@ -53,12 +69,14 @@ export async function verifyIdToken(
   };
   let payload: JWTPayload;
   try {
-    payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, false, nowMs)), options)).payload;
+    payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, false, nowMs)), options))
+      .payload;
   } catch (error) {
     if (!(error instanceof errors.JWKSNoMatchingKey)) throw refused(describe(error));
     // The provider may have rotated its keys since we cached them.
     try {
-      payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, true, nowMs)), options)).payload;
+      payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, true, nowMs)), options))
+        .payload;
     } catch (again) {
       if (again instanceof LoginError) throw again;
       throw refused(describe(again));

@@ -33,13 +33,20 @@ export function resetIdentityProviderCache(): void {
 }
 
 function unavailable(detail: string): LoginError {
-  return new LoginError(502, "The identity provider is unavailable", `Sign-in cannot continue right now: ${detail} Try again in a moment.`);
+  return new LoginError(
+    502,
+    "The identity provider is unavailable",
+    `Sign-in cannot continue right now: ${detail} Try again in a moment.`,
+  );
 }
 
 async function getJson(env: LoginEnv, url: string, what: string): Promise<unknown> {
   let response: Response;
   try {
-    response = await idpFetch(env)(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    response = await idpFetch(env)(url, {
+      headers: { accept: "application/json" },
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
   } catch (error) {
     console.error(`login: ${what} at ${url} could not be fetched:`, error);
     throw unavailable(`its ${what} could not be reached.`);
@@ -74,7 +81,8 @@ export async function discoverProvider(env: LoginEnv, nowMs = Date.now()): Promi
   const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
   const doc = (await getJson(env, url, "discovery document")) as Record<string, unknown> | null;
   if (!doc || typeof doc !== "object") throw unavailable("its discovery document is not an object.");
-  if (doc.issuer !== issuer) throw unavailable(`its discovery document names issuer "${String(doc.issuer)}", not the configured "${issuer}".`);
+  if (doc.issuer !== issuer)
+    throw unavailable(`its discovery document names issuer "${String(doc.issuer)}", not the configured "${issuer}".`);
   for (const field of ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const) {
     if (!endpointOk(doc[field], issuer)) throw unavailable(`its discovery document has no usable ${field}.`);
   }
@@ -94,14 +102,24 @@ export async function discoverProvider(env: LoginEnv, nowMs = Date.now()): Promi
  * keys); such refetches happen at most once per cooldown, so tokens with
  * made-up key ids cannot make us hammer the provider.
  */
-export async function providerKeys(env: LoginEnv, metadata: ProviderMetadata, refresh = false, nowMs = Date.now()): Promise<JSONWebKeySet> {
+export async function providerKeys(
+  env: LoginEnv,
+  metadata: ProviderMetadata,
+  refresh = false,
+  nowMs = Date.now(),
+): Promise<JSONWebKeySet> {
   const cached = jwksCache.get(metadata.jwks_uri);
   if (cached) {
     if (!refresh && nowMs - cached.fetchedAt < JWKS_TTL_MS) return cached.jwks;
-    if (refresh && cached.refreshedAt !== null && nowMs - cached.refreshedAt < JWKS_REFETCH_COOLDOWN_MS) return cached.jwks;
+    if (refresh && cached.refreshedAt !== null && nowMs - cached.refreshedAt < JWKS_REFETCH_COOLDOWN_MS)
+      return cached.jwks;
   }
   const jwks = (await getJson(env, metadata.jwks_uri, "key set")) as JSONWebKeySet | null;
   if (!jwks || !Array.isArray(jwks.keys)) throw unavailable("its key set has no keys.");
-  jwksCache.set(metadata.jwks_uri, { jwks, fetchedAt: nowMs, refreshedAt: refresh ? nowMs : (cached?.refreshedAt ?? null) });
+  jwksCache.set(metadata.jwks_uri, {
+    jwks,
+    fetchedAt: nowMs,
+    refreshedAt: refresh ? nowMs : (cached?.refreshedAt ?? null),
+  });
   return jwks;
 }

@@ -17,9 +17,14 @@ const router = createPlatformRouter<LoginEnv>("login", {
     errorPage(
       error instanceof LoginError
         ? error
-        : new LoginError(500, "Sign-in failed", "Something went wrong on the platform's side. Start the sign-in again from the project."),
+        : new LoginError(
+            500,
+            "Sign-in failed",
+            "Something went wrong on the platform's side. Start the sign-in again from the project.",
+          ),
     ),
-  missing: (request) => errorPage(new LoginError(404, "Not found", `The login service has nothing at ${new URL(request.url).pathname}.`)),
+  missing: (request) =>
+    errorPage(new LoginError(404, "Not found", `The login service has nothing at ${new URL(request.url).pathname}.`)),
 })
   .get("/start", startSignIn)
   .get("/callback", finishSignIn)

@@ -9,7 +9,8 @@ import { escapeHtml } from "../../core/web/html.ts";
 /** Headers on every login-worker response. */
 export const SECURITY_HEADERS: Record<string, string> = {
   "X-Frame-Options": "DENY",
-  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
   "X-Content-Type-Options": "nosniff",

@@ -13,12 +13,21 @@ export function projectBaseUrl(env: LoginEnv, project: Pick<SignInProject, "slug
 }
 
 /** The project's callback, carrying the callback token. */
-export function projectCallbackUrl(env: LoginEnv, project: Pick<SignInProject, "slug" | "private">, token: string): string {
+export function projectCallbackUrl(
+  env: LoginEnv,
+  project: Pick<SignInProject, "slug" | "private">,
+  token: string,
+): string {
   return `${projectBaseUrl(env, project)}/api/auth/callback?token=${encodeURIComponent(token)}`;
 }
 
 /** A page inside the project (`path` already validated as project-relative) with extra query parameters. */
-export function projectPageUrl(env: LoginEnv, project: Pick<SignInProject, "slug" | "private">, path: string, query: Record<string, string> = {}): string {
+export function projectPageUrl(
+  env: LoginEnv,
+  project: Pick<SignInProject, "slug" | "private">,
+  path: string,
+  query: Record<string, string> = {},
+): string {
   const url = new URL(projectBaseUrl(env, project) + path);
   for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
   return url.toString();

@@ -25,7 +25,9 @@ export async function findSignInProject(db: D1Database, slug: string): Promise<S
   if (row.domains !== null) {
     const parsed = JSON.parse(row.domains) as unknown;
     // Anything but a list of strings is a corrupt row: refuse everyone rather than allow everyone.
-    domains = Array.isArray(parsed) ? parsed.filter((d): d is string => typeof d === "string").map((d) => d.toLowerCase()) : [];
+    domains = Array.isArray(parsed)
+      ? parsed.filter((d): d is string => typeof d === "string").map((d) => d.toLowerCase())
+      : [];
   }
   return { id: row.id, slug: row.slug, private: row.private === 1, workerSecret: row.worker_secret, domains };
 }

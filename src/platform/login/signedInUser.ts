@@ -14,7 +14,12 @@ const MAX_PICTURE = 2048;
  * only in the userinfo response; fetch them there when the ID token has no
  * email. The userinfo `sub` must be the ID token's.
  */
-async function claimsWithUserinfo(env: LoginEnv, metadata: ProviderMetadata, idClaims: JWTPayload, accessToken: string | undefined): Promise<Record<string, unknown>> {
+async function claimsWithUserinfo(
+  env: LoginEnv,
+  metadata: ProviderMetadata,
+  idClaims: JWTPayload,
+  accessToken: string | undefined,
+): Promise<Record<string, unknown>> {
   if (idClaims.email !== undefined || !metadata.userinfo_endpoint || !accessToken) return idClaims;
   let response: Response;
   try {
@@ -23,12 +28,32 @@ async function claimsWithUserinfo(env: LoginEnv, metadata: ProviderMetadata, idC
       signal: AbortSignal.timeout(10_000),
     });
   } catch {
-    throw new LoginError(502, "The identity provider is unavailable", "Its userinfo endpoint could not be reached. Start the sign-in again in a moment.");
+    throw new LoginError(
+      502,
+      "The identity provider is unavailable",
+      "Its userinfo endpoint could not be reached. Start the sign-in again in a moment.",
+    );
   }
   const info = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-  if (!response.ok || !info) throw new LoginError(502, "Sign-in failed", `The identity provider's userinfo endpoint answered with status ${response.status}.`);
-  if (info.sub !== idClaims.sub) throw new LoginError(502, "Sign-in failed", "The identity provider's userinfo answer is about another account than its ID token.");
-  return { ...idClaims, email: info.email, email_verified: info.email_verified, name: idClaims.name ?? info.name, picture: idClaims.picture ?? info.picture };
+  if (!response.ok || !info)
+    throw new LoginError(
+      502,
+      "Sign-in failed",
+      `The identity provider's userinfo endpoint answered with status ${response.status}.`,
+    );
+  if (info.sub !== idClaims.sub)
+    throw new LoginError(
+      502,
+      "Sign-in failed",
+      "The identity provider's userinfo answer is about another account than its ID token.",
+    );
+  return {
+    ...idClaims,
+    email: info.email,
+    email_verified: info.email_verified,
+    name: idClaims.name ?? info.name,
+    picture: idClaims.picture ?? info.picture,
+  };
 }
 
 function pictureOf(value: unknown): string | undefined {
@@ -57,16 +82,34 @@ export async function signedInUser(
   const claims = await claimsWithUserinfo(env, metadata, idClaims, accessToken);
   const parsed = checkEmail(claims.email, project.domains);
   if (!parsed.ok && parsed.reason === "malformed") {
-    throw new LoginError(403, "Sign-in refused", "The identity provider did not give a usable email address for this account.", backLink);
+    throw new LoginError(
+      403,
+      "Sign-in refused",
+      "The identity provider did not give a usable email address for this account.",
+      backLink,
+    );
   }
   if (claims.email_verified !== true) {
-    throw new LoginError(403, "Sign-in refused", `The identity provider has not verified ${parsed.email}. Verify the address with the provider, then sign in again.`, backLink);
+    throw new LoginError(
+      403,
+      "Sign-in refused",
+      `The identity provider has not verified ${parsed.email}. Verify the address with the provider, then sign in again.`,
+      backLink,
+    );
   }
   if (!parsed.ok) {
-    const rule = project.domains!.length ? `it accepts accounts from ${project.domains!.join(", ")} only` : "it accepts no accounts";
-    throw new LoginError(403, "Sign-in refused", `${parsed.email} may not sign in to ${project.slug}: ${rule}.`, backLink);
+    const rule = project.domains!.length
+      ? `it accepts accounts from ${project.domains!.join(", ")} only`
+      : "it accepts no accounts";
+    throw new LoginError(
+      403,
+      "Sign-in refused",
+      `${parsed.email} may not sign in to ${project.slug}: ${rule}.`,
+      backLink,
+    );
   }
-  const name = typeof claims.name === "string" && claims.name.trim() ? claims.name.trim().slice(0, MAX_NAME) : parsed.local;
+  const name =
+    typeof claims.name === "string" && claims.name.trim() ? claims.name.trim().slice(0, MAX_NAME) : parsed.local;
   const picture = pictureOf(claims.picture);
   return { email: parsed.email, name, ...(picture ? { picture } : {}) };
 }

@@ -10,7 +10,11 @@ import { findSignInProject, SLUG } from "./signInProject.ts";
 const BINDING = /^[A-Za-z0-9_-]{43}$/;
 
 function broken(message: string): LoginError {
-  return new LoginError(400, "This sign-in link is not valid", `${message} Go back to the project and use its sign-in button.`);
+  return new LoginError(
+    400,
+    "This sign-in link is not valid",
+    `${message} Go back to the project and use its sign-in button.`,
+  );
 }
 
 /** The single value of a query parameter; a repeated one is refused rather than guessed at. */
@@ -31,7 +35,8 @@ export async function startSignIn(request: Request, env: LoginEnv): Promise<Resp
   const slug = single(url, "project");
   if (!slug || !SLUG.test(slug)) throw broken("It does not name a project.");
   const path = single(url, "redirect");
-  if (!isSafeRedirectPath(path)) throw broken("Its return address is not a path inside the project (it must start with a single \"/\").");
+  if (!isSafeRedirectPath(path))
+    throw broken('Its return address is not a path inside the project (it must start with a single "/").');
   const bind = single(url, "bind");
   if (!bind || !BINDING.test(bind)) throw broken("Its browser binding is missing or malformed.");
   const project = await findSignInProject(env.DB, slug);
@@ -42,7 +47,15 @@ export async function startSignIn(request: Request, env: LoginEnv): Promise<Resp
   const nonce = randomToken();
   const verifier = randomToken();
   const exp = Math.floor(Date.now() / 1000) + FLOW_LIFETIME_SECONDS;
-  const cookie = await sealFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, { state, nonce, verifier, slug, redirect: path, bind, exp });
+  const cookie = await sealFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, {
+    state,
+    nonce,
+    verifier,
+    slug,
+    redirect: path,
+    bind,
+    exp,
+  });
 
   const authorize = new URL(metadata.authorization_endpoint);
   authorize.searchParams.set("response_type", "code");

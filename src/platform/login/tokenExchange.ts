@@ -36,7 +36,11 @@ export async function exchangeCode(
     });
   } catch (error) {
     console.error("login: token endpoint unreachable:", error);
-    throw new LoginError(502, "The identity provider is unavailable", "Its token endpoint could not be reached. Start the sign-in again in a moment.");
+    throw new LoginError(
+      502,
+      "The identity provider is unavailable",
+      "Its token endpoint could not be reached. Start the sign-in again in a moment.",
+    );
   }
   const json = (await response.json().catch(() => null)) as Record<string, unknown> | null;
   if (response.status >= 400 && response.status < 500) {
@@ -48,10 +52,21 @@ export async function exchangeCode(
     );
   }
   if (!response.ok || !json) {
-    throw new LoginError(502, "The identity provider is unavailable", `Its token endpoint answered with status ${response.status}. Start the sign-in again in a moment.`);
+    throw new LoginError(
+      502,
+      "The identity provider is unavailable",
+      `Its token endpoint answered with status ${response.status}. Start the sign-in again in a moment.`,
+    );
   }
   if (typeof json.id_token !== "string" || json.id_token.length === 0) {
-    throw new LoginError(502, "Sign-in failed", "The identity provider answered without an ID token (was the openid scope granted?).");
+    throw new LoginError(
+      502,
+      "Sign-in failed",
+      "The identity provider answered without an ID token (was the openid scope granted?).",
+    );
   }
-  return { id_token: json.id_token, access_token: typeof json.access_token === "string" ? json.access_token : undefined };
+  return {
+    id_token: json.id_token,
+    access_token: typeof json.access_token === "string" ? json.access_token : undefined,
+  };
 }

@@ -27,18 +27,29 @@ let settings: AuthSettings = { domains: null, sessionMaxAge: DEFAULT_SESSION_MAX
 export function validateAuthOptions(options: unknown): AuthSettings {
   if (options === undefined || options === null) return { domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE };
   if (typeof options !== "object" || Array.isArray(options)) {
-    throw new PlatformError("invalid_input", "auth.allow() takes an options object: auth.allow({ domains: [\"example.com\"], sessionMaxAge: 86400 }).");
+    throw new PlatformError(
+      "invalid_input",
+      'auth.allow() takes an options object: auth.allow({ domains: ["example.com"], sessionMaxAge: 86400 }).',
+    );
   }
   for (const key of Object.keys(options)) {
     if (!KNOWN_OPTIONS.has(key)) {
-      throw new PlatformError("invalid_input", `auth.allow() has no option "${key}"; the options are domains and sessionMaxAge.`);
+      throw new PlatformError(
+        "invalid_input",
+        `auth.allow() has no option "${key}"; the options are domains and sessionMaxAge.`,
+      );
     }
   }
   const { domains, sessionMaxAge } = options as { domains?: unknown; sessionMaxAge?: unknown };
 
   let maxAge = DEFAULT_SESSION_MAX_AGE;
   if (sessionMaxAge !== undefined) {
-    if (typeof sessionMaxAge !== "number" || !Number.isInteger(sessionMaxAge) || sessionMaxAge <= 0 || sessionMaxAge > MAX_SESSION_MAX_AGE) {
+    if (
+      typeof sessionMaxAge !== "number" ||
+      !Number.isInteger(sessionMaxAge) ||
+      sessionMaxAge <= 0 ||
+      sessionMaxAge > MAX_SESSION_MAX_AGE
+    ) {
       throw new PlatformError(
         "invalid_input",
         `auth.allow(): sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_MAX_AGE} (400 days); got ${describe(sessionMaxAge)}.`,
@@ -50,10 +61,16 @@ export function validateAuthOptions(options: unknown): AuthSettings {
   let list: string[] | null = null;
   if (domains !== undefined) {
     if (!Array.isArray(domains)) {
-      throw new PlatformError("invalid_input", `auth.allow(): domains must be an array of domains, e.g. ["example.com"]; got ${describe(domains)}.`);
+      throw new PlatformError(
+        "invalid_input",
+        `auth.allow(): domains must be an array of domains, e.g. ["example.com"]; got ${describe(domains)}.`,
+      );
     }
     if (domains.length === 0) {
-      throw new PlatformError("invalid_input", "auth.allow(): domains is empty, so nobody could sign in; list at least one domain, or leave domains out to allow every account.");
+      throw new PlatformError(
+        "invalid_input",
+        "auth.allow(): domains is empty, so nobody could sign in; list at least one domain, or leave domains out to allow every account.",
+      );
     }
     list = [];
     for (const entry of domains) {

@@ -49,11 +49,18 @@ export function envFor(request: Request): PlatformEnv {
 export function siteFor(request: Request, env: PlatformEnv): AuthSite {
   const local = env.PLATFORM_LOCAL === "1";
   const basePath = basePathOf(request);
-  const loginUrl = typeof env.PLATFORM_LOGIN_URL === "string" && env.PLATFORM_LOGIN_URL ? env.PLATFORM_LOGIN_URL.replace(/\/+$/, "") : null;
+  const loginUrl =
+    typeof env.PLATFORM_LOGIN_URL === "string" && env.PLATFORM_LOGIN_URL
+      ? env.PLATFORM_LOGIN_URL.replace(/\/+$/, "")
+      : null;
 
   let secret = env.PLATFORM_WORKER_SECRET;
   if (!secret) {
-    if (!local) throw new PlatformError("not_ready", "Sign-in is unavailable: this project worker has no PLATFORM_WORKER_SECRET binding.");
+    if (!local)
+      throw new PlatformError(
+        "not_ready",
+        "Sign-in is unavailable: this project worker has no PLATFORM_WORKER_SECRET binding.",
+      );
     // Local runs without a platform (`platform dev --node`): sessions last until the process restarts.
     localFallbackSecret ??= randomBase64url(32);
     secret = localFallbackSecret;
@@ -62,9 +69,16 @@ export function siteFor(request: Request, env: PlatformEnv): AuthSite {
   let projectId = 0;
   if (idText !== undefined && idText !== "") {
     projectId = Number(idText);
-    if (!Number.isSafeInteger(projectId) || projectId < 0) throw new PlatformError("not_ready", `Sign-in is unavailable: PLATFORM_PROJECT_ID "${idText}" is not a project id.`);
+    if (!Number.isSafeInteger(projectId) || projectId < 0)
+      throw new PlatformError(
+        "not_ready",
+        `Sign-in is unavailable: PLATFORM_PROJECT_ID "${idText}" is not a project id.`,
+      );
   } else if (!local) {
-    throw new PlatformError("not_ready", "Sign-in is unavailable: this project worker has no PLATFORM_PROJECT_ID binding.");
+    throw new PlatformError(
+      "not_ready",
+      "Sign-in is unavailable: this project worker has no PLATFORM_PROJECT_ID binding.",
+    );
   }
   return {
     local,

@@ -15,12 +15,16 @@ type Failure = Extract<CallbackCheck, { ok: false }>["reason"];
 
 const FAILURES: Record<Failure, { status: number; message: string }> = {
   malformed: { status: 400, message: "The sign-in link is malformed or incomplete." },
-  bad_signature: { status: 401, message: "The sign-in link was not issued for this app (its signature does not verify)." },
+  bad_signature: {
+    status: 401,
+    message: "The sign-in link was not issued for this app (its signature does not verify).",
+  },
   expired: { status: 401, message: "The sign-in link has expired; sign-in links are valid for two minutes." },
   wrong_project: { status: 401, message: "The sign-in link was issued for another app." },
   wrong_browser: {
     status: 401,
-    message: "The sign-in link belongs to another browser, or was already used: finish sign-in in the browser where you started it.",
+    message:
+      "The sign-in link belongs to another browser, or was already used: finish sign-in in the browser where you started it.",
   },
 };
 
@@ -44,10 +48,16 @@ export async function finishSignIn(request: Request, site: AuthSite, nowMs = Dat
 
   const headers = new Headers({ "Referrer-Policy": "no-referrer" });
   headers.append("Set-Cookie", clearCookie("bind", site));
-  const retry: [string, string][] = [["Sign in again", signInHref(site, "/")], ["Back to the app", site.basePath + "/"]];
+  const retry: [string, string][] = [
+    ["Sign in again", signInHref(site, "/")],
+    ["Back to the app", site.basePath + "/"],
+  ];
   if (!check.ok) {
     const failure = FAILURES[check.reason];
-    return messagePage({ status: failure.status, title: "Sign-in failed", message: failure.message, links: retry }, headers);
+    return messagePage(
+      { status: failure.status, title: "Sign-in failed", message: failure.message, links: retry },
+      headers,
+    );
   }
   const { claims } = check;
   const email = checkEmail(claims.email, authSettings().domains);

@@ -58,4 +58,3 @@ export function setCookie(kind: CookieKind, scope: CookieScope, value: string, o
 export function clearCookie(kind: CookieKind, scope: CookieScope, sameSite: "Lax" | "Strict" = "Lax"): string {
   return setCookie(kind, scope, "", { maxAge: 0, sameSite });
 }
-

@@ -21,7 +21,11 @@ export async function csrfTokenFor(workerSecret: string, nonce: string): Promise
   return signature(await deriveKey(workerSecret, CSRF_KEY), nonce);
 }
 
-export async function csrfTokenValid(workerSecret: string, nonce: string | undefined, token: unknown): Promise<boolean> {
+export async function csrfTokenValid(
+  workerSecret: string,
+  nonce: string | undefined,
+  token: unknown,
+): Promise<boolean> {
   if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) return false;
   return signatureValid(await deriveKey(workerSecret, CSRF_KEY), nonce, token);
 }

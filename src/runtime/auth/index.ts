@@ -36,7 +36,10 @@ function requestOf(input: AuthRequest): Request {
   if (input instanceof Request) return input;
   const raw = (input as { req?: { raw?: unknown } } | null)?.req?.raw;
   if (raw instanceof Request) return raw;
-  throw new PlatformError("invalid_input", "auth.user() takes the request your handler received (with Hono: the context, or c.req.raw).");
+  throw new PlatformError(
+    "invalid_input",
+    "auth.user() takes the request your handler received (with Hono: the context, or c.req.raw).",
+  );
 }
 
 /** The signed-in user of `request` (read once per request), or `null`. */
@@ -54,7 +57,9 @@ const requireSignIn: AuthMiddleware = async (request) => {
   if (await currentUser(request)) return undefined;
   const url = new URL(request.url);
   const signIn = url.origin + signInHref({ basePath: basePathOf(request) }, url.pathname + url.search);
-  return errorResponse(new PlatformError("unauthorized", `Sign in required: ${signIn}`), { "Cache-Control": "no-store" });
+  return errorResponse(new PlatformError("unauthorized", `Sign in required: ${signIn}`), {
+    "Cache-Control": "no-store",
+  });
 };
 
 export const auth = {
@@ -94,6 +99,10 @@ export const auth = {
  * For benchmarks and tests: what `auth.user()` does, without the per-request
  * cache, for a request and environment given explicitly (`nowMs` overrides the clock).
  */
-export async function readSessionUser(request: Request, env: PlatformEnv, nowMs = Date.now()): Promise<AuthUser | null> {
+export async function readSessionUser(
+  request: Request,
+  env: PlatformEnv,
+  nowMs = Date.now(),
+): Promise<AuthUser | null> {
   return userFromSession(request, siteFor(request, env), nowMs);
 }

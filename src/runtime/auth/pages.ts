@@ -6,7 +6,8 @@ import { escapeHtml } from "../../core/web/html.ts";
  * submit forms to their own origin, and are never cached.
  */
 
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** Headers every sign-in response carries (pages and redirects). */
 export function securityHeaders(headers: Headers = new Headers()): Headers {
@@ -75,8 +76,15 @@ export interface MessagePageInput {
 }
 
 export function messagePage(input: MessagePageInput, headers: Headers = new Headers()): Response {
-  const links = (input.links ?? []).map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`).join(" · ");
-  return htmlPage(input.status, input.title, `<p>${escapeHtml(input.message)}</p>${links ? `\n<p>${links}</p>` : ""}`, headers);
+  const links = (input.links ?? [])
+    .map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`)
+    .join(" · ");
+  return htmlPage(
+    input.status,
+    input.title,
+    `<p>${escapeHtml(input.message)}</p>${links ? `\n<p>${links}</p>` : ""}`,
+    headers,
+  );
 }
 
 /** A cross-site GET /api/auth/signout: nothing happens until the user confirms with a same-origin POST. */

@@ -34,7 +34,9 @@ export async function userFromSession(request: Request, site: AuthSite, nowMs = 
   for (const value of values) {
     const record = await openSession(site.secret, value);
     if (record && sessionHolds(record, site.projectId, nowMs)) {
-      return record.picture === undefined ? { email: record.email, name: record.name } : { email: record.email, name: record.name, picture: record.picture };
+      return record.picture === undefined
+        ? { email: record.email, name: record.name }
+        : { email: record.email, name: record.name, picture: record.picture };
     }
   }
   return null;
@@ -42,7 +44,13 @@ export async function userFromSession(request: Request, site: AuthSite, nowMs = 
 
 /** A display name: control characters removed, trimmed, at most 200 characters; the email's local part when empty. */
 export function displayName(name: unknown, email: string): string {
-  const clean = typeof name === "string" ? name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim().slice(0, 200) : "";
+  const clean =
+    typeof name === "string"
+      ? name
+          .replace(/[\u0000-\u001f\u007f-\u009f]/g, "")
+          .trim()
+          .slice(0, 200)
+      : "";
   return clean || email.slice(0, email.indexOf("@"));
 }
 
@@ -64,7 +72,14 @@ export function pictureUrl(value: unknown): string | undefined {
 export async function freshSessionCookie(site: AuthSite, user: AuthUser, nowMs = Date.now()): Promise<string> {
   const { sessionMaxAge } = authSettings();
   const iat = Math.floor(nowMs / 1000);
-  const record: SessionRecord = { pid: site.projectId, email: user.email, name: user.name, iat, exp: iat + sessionMaxAge, sid: newSessionId() };
+  const record: SessionRecord = {
+    pid: site.projectId,
+    email: user.email,
+    name: user.name,
+    iat,
+    exp: iat + sessionMaxAge,
+    sid: newSessionId(),
+  };
   if (user.picture !== undefined) record.picture = user.picture;
   return setCookie("session", site, await sealSession(site.secret, record), { maxAge: sessionMaxAge });
 }

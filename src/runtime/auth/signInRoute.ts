@@ -32,7 +32,13 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
     const nonce = newCsrfNonce();
     headers.append("Set-Cookie", setCookie("csrf", site, nonce, { maxAge: CSRF_COOKIE_MAX_AGE, sameSite: "Strict" }));
     return signInFormPage(
-      { action: site.basePath + SIGN_IN_PATH, slug: site.slug, csrfToken: await csrfTokenFor(site.secret, nonce), redirect, domains: authSettings().domains },
+      {
+        action: site.basePath + SIGN_IN_PATH,
+        slug: site.slug,
+        csrfToken: await csrfTokenFor(site.secret, nonce),
+        redirect,
+        domains: authSettings().domains,
+      },
       headers,
     );
   }
@@ -46,7 +52,8 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
     return messagePage({
       status: 503,
       title: "Sign-in is not available",
-      message: "This project worker has no usable PLATFORM_LOGIN_URL binding (the login worker's URL), so sign-in cannot start.",
+      message:
+        "This project worker has no usable PLATFORM_LOGIN_URL binding (the login worker's URL), so sign-in cannot start.",
       links: [["Back to the app", site.basePath + "/"]],
     });
   }
@@ -63,16 +70,25 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
  * domain rule, then a fresh session). Every refusal sets no session.
  */
 export async function submitSignInForm(request: Request, site: AuthSite): Promise<Response> {
-  if (!isSameOriginPost(request, site.origin)) return sameOriginRefusal(site, "The sign-in form was not sent from this app's own page.");
+  if (!isSameOriginPost(request, site.origin))
+    return sameOriginRefusal(site, "The sign-in form was not sent from this app's own page.");
   const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") {
-    return messagePage({ status: 400, title: "Sign-in failed", message: "The sign-in form must be sent as application/x-www-form-urlencoded." });
+    return messagePage({
+      status: 400,
+      title: "Sign-in failed",
+      message: "The sign-in form must be sent as application/x-www-form-urlencoded.",
+    });
   }
   let form: URLSearchParams;
   try {
     form = new URLSearchParams(new TextDecoder().decode(await readBodyBytes(request, FORM_LIMIT_BYTES)));
   } catch {
-    return messagePage({ status: 413, title: "Sign-in failed", message: `The sign-in form is larger than ${FORM_LIMIT_BYTES} bytes.` });
+    return messagePage({
+      status: 413,
+      title: "Sign-in failed",
+      message: `The sign-in form is larger than ${FORM_LIMIT_BYTES} bytes.`,
+    });
   }
   const nonces = cookieValues(request, cookieName("csrf", site)).slice(0, 4);
   let csrfOk = false;
@@ -95,7 +111,11 @@ export async function submitSignInForm(request: Request, site: AuthSite): Promis
     return new Response(null, { status: 303, headers: securityHeaders(headers) });
   }
   if (action !== "login") {
-    return messagePage({ status: 400, title: "Sign-in failed", message: "The form must be sent with its Login or Cancel button." });
+    return messagePage({
+      status: 400,
+      title: "Sign-in failed",
+      message: "The form must be sent with its Login or Cancel button.",
+    });
   }
   const email = form.get("email") ?? "";
   const check = checkEmail(email, authSettings().domains);
@@ -108,10 +128,16 @@ export async function submitSignInForm(request: Request, site: AuthSite): Promis
       status: check.reason === "malformed" ? 400 : 403,
       title: "Sign-in refused",
       message,
-      links: [["Try another address", signInHref(site, redirect)], ["Back to the app", site.basePath + "/"]],
+      links: [
+        ["Try another address", signInHref(site, redirect)],
+        ["Back to the app", site.basePath + "/"],
+      ],
     });
   }
-  headers.append("Set-Cookie", await freshSessionCookie(site, { email: check.email, name: displayName(form.get("name"), check.email) }));
+  headers.append(
+    "Set-Cookie",
+    await freshSessionCookie(site, { email: check.email, name: displayName(form.get("name"), check.email) }),
+  );
   headers.append("Set-Cookie", clearCookie("csrf", site, "Strict"));
   headers.set("Location", site.basePath + redirect);
   return new Response(null, { status: 303, headers: securityHeaders(headers) });

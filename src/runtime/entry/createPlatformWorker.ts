@@ -69,9 +69,14 @@ async function handleInternal(
  * from the worker's runtime (the one its capabilities registered into) and
  * hands it the environment of every request, cron and event.
  */
-export function createPlatformWorker(project: ProjectExport, runtime: PlatformRuntime = platformRuntime): ExportedHandler<PlatformEnv> {
+export function createPlatformWorker(
+  project: ProjectExport,
+  runtime: PlatformRuntime = platformRuntime,
+): ExportedHandler<PlatformEnv> {
   if (!project || typeof project.fetch !== "function") {
-    throw new TypeError("The project's default export must be an itty-router Router or an object with a fetch(request, env, ctx) method.");
+    throw new TypeError(
+      "The project's default export must be an itty-router Router or an object with a fetch(request, env, ctx) method.",
+    );
   }
   const worker: ExportedHandler<PlatformEnv> = {
     async fetch(incoming, env, ctx) {
@@ -79,7 +84,8 @@ export function createPlatformWorker(project: ProjectExport, runtime: PlatformRu
       try {
         const url = new URL(incoming.url);
         const internal = /^\/(__platform|__workflow|__cron|__plugin)(\/.*)?$/.exec(url.pathname);
-        if (internal) return await handleInternal(runtime, incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
+        if (internal)
+          return await handleInternal(runtime, incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
 
         const request = withBasePathStripped(incoming as Request);
         for (const handler of runtime.publicRoutes) {
@@ -88,7 +94,9 @@ export function createPlatformWorker(project: ProjectExport, runtime: PlatformRu
         }
         const response = await project.fetch(request, env, ctx);
         if (response instanceof Response) return response;
-        return errorResponse(new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`));
+        return errorResponse(
+          new PlatformError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`),
+        );
       } catch (error) {
         if (error instanceof PlatformError) return errorResponse(error);
         console.error("Unhandled error in project worker:", error);

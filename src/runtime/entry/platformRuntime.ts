@@ -20,7 +20,11 @@ export type InternalRouteHandler = (
   rest: string,
 ) => Promise<Response>;
 
-export type PublicRouteHandler = (request: Request, env: PlatformEnv, ctx: ExecutionContext) => Promise<Response | null>;
+export type PublicRouteHandler = (
+  request: Request,
+  env: PlatformEnv,
+  ctx: ExecutionContext,
+) => Promise<Response | null>;
 
 export interface CronRegistration {
   name: string;

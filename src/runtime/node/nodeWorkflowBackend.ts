@@ -1,4 +1,8 @@
-import { createLocalWorkflowBackend, type LocalWorkflowBackend, type LocalWorkflowBackendOptions } from "../../engine/localBackend.ts";
+import {
+  createLocalWorkflowBackend,
+  type LocalWorkflowBackend,
+  type LocalWorkflowBackendOptions,
+} from "../../engine/localBackend.ts";
 import { installWorkflowBackend } from "../../engine/workflowApi.ts";
 import { openSqliteWorkflowStore, type SqliteWorkflowStore } from "./sqliteEventStore.ts";
 
@@ -47,7 +51,10 @@ export function createNodeWorkflowBackend(options: NodeWorkflowBackendOptions): 
       local.kick(runId);
       resumed++;
     }
-    if (resumed > 0) (options.log ?? console.log)(`Resuming ${resumed} workflow run(s) whose step was cut off, once the step timeout passes`);
+    if (resumed > 0)
+      (options.log ?? console.log)(
+        `Resuming ${resumed} workflow run(s) whose step was cut off, once the step timeout passes`,
+      );
   };
   const sweep = setInterval(() => local.recoverNow(), options.recoveryIntervalMS ?? RECOVERY_INTERVAL_MS);
   // The sweep alone must not keep a finished script alive; pending retries and steps do.

@@ -18,7 +18,13 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
-import { CHAT_EVENT_KINDS, COMMAND_NAME, requireChatContent, requireChatId, type ChatEventKind } from "../../contracts/chatServerEvents.ts";
+import {
+  CHAT_EVENT_KINDS,
+  COMMAND_NAME,
+  requireChatContent,
+  requireChatId,
+  type ChatEventKind,
+} from "../../contracts/chatServerEvents.ts";
 import type { PluginUser } from "../../contracts/pluginDispatch.ts";
 
 export type { ChatEventKind } from "../../contracts/chatServerEvents.ts";
@@ -64,7 +70,10 @@ const events = new Map<ChatEventKind, EventHandler[]>();
 function replyTokenOf(command: unknown): { token: string; env: PlatformEnv } {
   const c = command as Partial<ChatCommand> | null;
   if (!c || typeof c.replyToken !== "string" || !c.replyToken) {
-    throw new PlatformError("invalid_input", "Pass the command your onCommand handler received: chatserver.reply(command, content).");
+    throw new PlatformError(
+      "invalid_input",
+      "Pass the command your onCommand handler received: chatserver.reply(command, content).",
+    );
   }
   return { token: c.replyToken, env: c.env ?? pluginEnv() };
 }
@@ -130,19 +139,34 @@ export const chatserver = {
   /** Registers a slash command (top level of the project). Names: 1-32 lowercase letters, digits, - or _. */
   onCommand(name: string, handler: CommandHandler, options: { description?: string } = {}): void {
     if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
-      throw new PlatformError("invalid_input", `chatserver.onCommand: ${JSON.stringify(name)} is not a command name (1-32 lowercase letters, digits, - or _).`);
+      throw new PlatformError(
+        "invalid_input",
+        `chatserver.onCommand: ${JSON.stringify(name)} is not a command name (1-32 lowercase letters, digits, - or _).`,
+      );
     }
-    if (typeof handler !== "function") throw new PlatformError("invalid_input", "chatserver.onCommand needs a handler function.");
-    if (options.description !== undefined && (typeof options.description !== "string" || options.description.length > 100)) {
-      throw new PlatformError("invalid_input", "chatserver.onCommand: description is a string of at most 100 characters.");
+    if (typeof handler !== "function")
+      throw new PlatformError("invalid_input", "chatserver.onCommand needs a handler function.");
+    if (
+      options.description !== undefined &&
+      (typeof options.description !== "string" || options.description.length > 100)
+    ) {
+      throw new PlatformError(
+        "invalid_input",
+        "chatserver.onCommand: description is a string of at most 100 characters.",
+      );
     }
     commands.set(name, { handler, description: options.description });
   },
 
   /** Registers a handler for `message` or `reaction` events in the project's servers. */
   onEvent(kind: ChatEventKind, handler: EventHandler): void {
-    if (!CHAT_EVENT_KINDS.includes(kind)) throw new PlatformError("invalid_input", `chatserver.onEvent: kind must be one of ${CHAT_EVENT_KINDS.join(", ")}.`);
-    if (typeof handler !== "function") throw new PlatformError("invalid_input", "chatserver.onEvent needs a handler function.");
+    if (!CHAT_EVENT_KINDS.includes(kind))
+      throw new PlatformError(
+        "invalid_input",
+        `chatserver.onEvent: kind must be one of ${CHAT_EVENT_KINDS.join(", ")}.`,
+      );
+    if (typeof handler !== "function")
+      throw new PlatformError("invalid_input", "chatserver.onEvent needs a handler function.");
     events.set(kind, [...(events.get(kind) ?? []), handler]);
   },
 
@@ -154,7 +178,10 @@ export const chatserver = {
   },
 
   /** Another message in answer to a command. */
-  async followup(command: ChatCommand, content: string): Promise<{ messageId: string | null; channelId: string | null }> {
+  async followup(
+    command: ChatCommand,
+    content: string,
+  ): Promise<{ messageId: string | null; channelId: string | null }> {
     const text = requireChatContent(content);
     const { token, env } = replyTokenOf(command);
     return pluginCall(env, "CHATSERVER_PLUGIN", "/proxy/followup", { replyToken: token, content: text });
@@ -167,8 +194,16 @@ export const chatserver = {
   },
 
   /** Edits a message the bot posted. */
-  async editMessage(channelId: string, messageId: string, content: string): Promise<{ messageId: string; channelId: string }> {
-    const body = { channelId: requireChatId(channelId, "channelId"), messageId: requireChatId(messageId, "messageId"), content: requireChatContent(content) };
+  async editMessage(
+    channelId: string,
+    messageId: string,
+    content: string,
+  ): Promise<{ messageId: string; channelId: string }> {
+    const body = {
+      channelId: requireChatId(channelId, "channelId"),
+      messageId: requireChatId(messageId, "messageId"),
+      content: requireChatContent(content),
+    };
     return pluginCall(pluginEnv(), "CHATSERVER_PLUGIN", "/proxy/edit-message", body);
   },
 };

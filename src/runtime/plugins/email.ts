@@ -24,10 +24,16 @@ export const email = {
     const message = validateEmailMessage(input, ["idempotencyKey"]);
     const key = input.idempotencyKey ?? crypto.randomUUID();
     if (!validIdempotencyKey(key)) {
-      throw new PlatformError("invalid_input", `idempotencyKey must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`);
+      throw new PlatformError(
+        "invalid_input",
+        `idempotencyKey must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`,
+      );
     }
-    const answer = await pluginCall<{ id?: unknown }>(pluginEnv(), "EMAIL_PLUGIN", "/send", message, { idempotencyKey: key });
-    if (!answer || typeof answer.id !== "string") throw new PlatformError("upstream_error", "The email-send plugin answered without an id.");
+    const answer = await pluginCall<{ id?: unknown }>(pluginEnv(), "EMAIL_PLUGIN", "/send", message, {
+      idempotencyKey: key,
+    });
+    if (!answer || typeof answer.id !== "string")
+      throw new PlatformError("upstream_error", "The email-send plugin answered without an id.");
     return { id: answer.id };
   },
 };

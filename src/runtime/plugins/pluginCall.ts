@@ -62,17 +62,27 @@ export async function pluginCall<T = unknown>(
 ): Promise<T> {
   const plugin = env[binding] as Fetcher | undefined;
   if (!plugin || typeof plugin.fetch !== "function") {
-    throw new PlatformError("not_ready", `The ${PLUGIN_NAMES[binding]} plugin is not available: this project worker has no ${binding} binding.`);
+    throw new PlatformError(
+      "not_ready",
+      `The ${PLUGIN_NAMES[binding]} plugin is not available: this project worker has no ${binding} binding.`,
+    );
   }
   const secret = env.PLATFORM_WORKER_SECRET;
   const projectId = env.PLATFORM_PROJECT_ID;
   if (!secret || !projectId) {
-    throw new PlatformError("not_ready", "Plugins are unavailable: this project worker has no PLATFORM_WORKER_SECRET / PLATFORM_PROJECT_ID binding.");
+    throw new PlatformError(
+      "not_ready",
+      "Plugins are unavailable: this project worker has no PLATFORM_WORKER_SECRET / PLATFORM_PROJECT_ID binding.",
+    );
   }
   const text = JSON.stringify(body ?? {});
   const headers: Record<string, string> = {
     "content-type": "application/json",
-    [IDENTITY_HEADER]: await signRequestToken("identity", projectId, secret, { method: "POST", pathAndQuery: path, body: text }),
+    [IDENTITY_HEADER]: await signRequestToken("identity", projectId, secret, {
+      method: "POST",
+      pathAndQuery: path,
+      body: text,
+    }),
   };
   if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
 
@@ -80,7 +90,10 @@ export async function pluginCall<T = unknown>(
   try {
     response = await plugin.fetch(`https://plugin.internal${path}`, { method: "POST", headers, body: text });
   } catch (error) {
-    throw new PlatformError("upstream_error", `The ${PLUGIN_NAMES[binding]} plugin could not be reached: ${String(error)}`);
+    throw new PlatformError(
+      "upstream_error",
+      `The ${PLUGIN_NAMES[binding]} plugin could not be reached: ${String(error)}`,
+    );
   }
   const parsed = await readJsonOrNull(response);
   if (response.ok) return parsed as T;
@@ -93,7 +106,8 @@ export async function pluginCall<T = unknown>(
   const details: Record<string, unknown> = { ...remote.details };
   if (code === "rate_limited") {
     const header = Number(response.headers.get("retry-after"));
-    if (typeof details.retryAfterSeconds !== "number") details.retryAfterSeconds = Number.isFinite(header) && header > 0 ? header : 1;
+    if (typeof details.retryAfterSeconds !== "number")
+      details.retryAfterSeconds = Number.isFinite(header) && header > 0 ? header : 1;
   }
   throw new PlatformError(code, remote.message, Object.keys(details).length ? details : undefined);
 }

@@ -33,7 +33,10 @@ export interface WorkspaceEventContext {
   ctx: ExecutionContext;
 }
 
-export type WorkspaceEventHandler = (event: WorkspaceEvent, context: WorkspaceEventContext) => unknown | Promise<unknown>;
+export type WorkspaceEventHandler = (
+  event: WorkspaceEvent,
+  context: WorkspaceEventContext,
+) => unknown | Promise<unknown>;
 
 export interface WorkspaceCallOptions {
   /** The `resource` of a dispatched event: act in exactly that workspace (refused if the project no longer owns it). */
@@ -45,8 +48,20 @@ export interface WorkspaceCallOptions {
 const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
 
 registerPluginHandler("workspace", async ({ body, env, ctx }) => {
-  const dispatch = body as { kind?: unknown; name?: unknown; event?: unknown; project?: unknown; user?: unknown; resource?: unknown };
-  if (dispatch?.kind !== "event" || typeof dispatch.name !== "string" || !dispatch.event || typeof dispatch.event !== "object") {
+  const dispatch = body as {
+    kind?: unknown;
+    name?: unknown;
+    event?: unknown;
+    project?: unknown;
+    user?: unknown;
+    resource?: unknown;
+  };
+  if (
+    dispatch?.kind !== "event" ||
+    typeof dispatch.name !== "string" ||
+    !dispatch.event ||
+    typeof dispatch.event !== "object"
+  ) {
     throw new PlatformError("invalid_input", "Workspace dispatch must be an event with a name.");
   }
   const list = handlers.get(dispatch.name as WorkspaceEventKind) ?? [];
@@ -65,13 +80,19 @@ registerPluginMetadata("workspace", () => ({ events: [...handlers.keys()] }));
 
 function requireChannel(channel: unknown): string {
   if (typeof channel !== "string" || !WORKSPACE_CHANNEL_ID.test(channel)) {
-    throw new PlatformError("invalid_input", `channel must be a Slack channel id such as C0123456789 (got ${JSON.stringify(channel)}).`);
+    throw new PlatformError(
+      "invalid_input",
+      `channel must be a Slack channel id such as C0123456789 (got ${JSON.stringify(channel)}).`,
+    );
   }
   return channel;
 }
 function requireTs(value: unknown, name: string): string {
   if (typeof value !== "string" || !WORKSPACE_MESSAGE_TS.test(value)) {
-    throw new PlatformError("invalid_input", `${name} must be a Slack message timestamp such as 1712345678.000100 (got ${JSON.stringify(value)}).`);
+    throw new PlatformError(
+      "invalid_input",
+      `${name} must be a Slack message timestamp such as 1712345678.000100 (got ${JSON.stringify(value)}).`,
+    );
   }
   return value;
 }
@@ -84,9 +105,13 @@ export const workspace = {
   /** Runs `handler` for each `message`, `mention` (the bot was @-mentioned) or `reaction` (reaction added) in the connected workspace. */
   onEvent(kind: WorkspaceEventKind, handler: WorkspaceEventHandler): void {
     if (!WORKSPACE_EVENT_KINDS.includes(kind)) {
-      throw new PlatformError("invalid_input", `workspace.onEvent: unknown event ${JSON.stringify(kind)}; use one of ${WORKSPACE_EVENT_KINDS.join(", ")}.`);
+      throw new PlatformError(
+        "invalid_input",
+        `workspace.onEvent: unknown event ${JSON.stringify(kind)}; use one of ${WORKSPACE_EVENT_KINDS.join(", ")}.`,
+      );
     }
-    if (typeof handler !== "function") throw new PlatformError("invalid_input", "workspace.onEvent: the handler must be a function.");
+    if (typeof handler !== "function")
+      throw new PlatformError("invalid_input", "workspace.onEvent: the handler must be a function.");
     const list = handlers.get(kind) ?? [];
     list.push(handler);
     handlers.set(kind, list);
@@ -98,21 +123,42 @@ export const workspace = {
   },
 
   /** Replaces the text of a message the bot posted. */
-  async editMessage(channel: string, ts: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/edit-message", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireWorkspaceText(text) }, options);
+  async editMessage(
+    channel: string,
+    ts: string,
+    text: string,
+    options: WorkspaceCallOptions = {},
+  ): Promise<PostedMessage> {
+    return call(
+      "/proxy/edit-message",
+      { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireWorkspaceText(text) },
+      options,
+    );
   },
 
   /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
   async addReaction(channel: string, ts: string, name: string, options: WorkspaceCallOptions = {}): Promise<void> {
     if (typeof name !== "string" || !/^:?[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?:?$/.test(name)) {
-      throw new PlatformError("invalid_input", `reaction name must be an emoji name such as thumbsup (got ${JSON.stringify(name)}).`);
+      throw new PlatformError(
+        "invalid_input",
+        `reaction name must be an emoji name such as thumbsup (got ${JSON.stringify(name)}).`,
+      );
     }
     await call("/proxy/add-reaction", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), name }, options);
   },
 
   /** Replies in the thread of the message `threadTs` (the parent's ts); resolves `{ channel, ts }`. */
-  async threadReply(channel: string, threadTs: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/thread-reply", { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireWorkspaceText(text) }, options);
+  async threadReply(
+    channel: string,
+    threadTs: string,
+    text: string,
+    options: WorkspaceCallOptions = {},
+  ): Promise<PostedMessage> {
+    return call(
+      "/proxy/thread-reply",
+      { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireWorkspaceText(text) },
+      options,
+    );
   },
 };
 

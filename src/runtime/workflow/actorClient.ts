@@ -51,7 +51,8 @@ function withPlatformErrors<Client>(stub: object): Client {
           return await (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
         } catch (error) {
           const remote = error as { name?: unknown; code?: unknown } | null;
-          if (error instanceof PlatformError || remote?.name !== "PlatformError" || typeof remote.code !== "string") throw error;
+          if (error instanceof PlatformError || remote?.name !== "PlatformError" || typeof remote.code !== "string")
+            throw error;
           throw PlatformError.fromJSON(remote);
         }
       };

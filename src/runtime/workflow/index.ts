@@ -5,7 +5,13 @@ import type { WorkflowActorEnv } from "./actorClient.ts";
 import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
-import { installWorkflowBackend, setCronRegistrar, workflow as registry, workflowDefinitions, type WorkflowFunction } from "../../engine/workflowApi.ts";
+import {
+  installWorkflowBackend,
+  setCronRegistrar,
+  workflow as registry,
+  workflowDefinitions,
+  type WorkflowFunction,
+} from "../../engine/workflowApi.ts";
 
 /**
  * The workflow capability of a project worker. Evaluated only when user code

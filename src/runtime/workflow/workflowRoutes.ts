@@ -22,7 +22,8 @@ function runIdIn(segment: string): string | null {
 function listFilter(params: URLSearchParams) {
   const filter: Record<string, unknown> = {};
   for (const key of ["name", "status", "cursor"]) if (params.has(key)) filter[key] = params.get(key);
-  if (params.has("limit")) filter.limit = /^\d+$/.test(params.get("limit")!) ? Number(params.get("limit")) : params.get("limit");
+  if (params.has("limit"))
+    filter.limit = /^\d+$/.test(params.get("limit")!) ? Number(params.get("limit")) : params.get("limit");
   return filter;
 }
 
@@ -53,9 +54,13 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   }
   if (rest === "/start" && request.method === "POST") {
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));
-    if (typeof body.name !== "string") throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
+    if (typeof body.name !== "string")
+      throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
     const run = await workflow.start(body.name, body.data, body.id === undefined ? {} : { id: body.id as string });
-    return Response.json({ runId: run.id, workflowId: run.workflowId, name: run.name, created: run.created }, { status: run.created ? 201 : 200 });
+    return Response.json(
+      { runId: run.id, workflowId: run.workflowId, name: run.name, created: run.created },
+      { status: run.created ? 201 : 200 },
+    );
   }
   return errorResponse(new PlatformError("not_found", "Not found."));
 }

@@ -68,7 +68,8 @@ describe.each(IMPLS)("Ed25519 %s: RFC 8032 section 7.1 known answers", (_name, v
     expect(await verify(bytes(flipBit(v.publicKey, 3)), bytes(v.signature), bytes(v.message))).toBe(false);
     const longer = bytes(v.message + "00");
     expect(await verify(bytes(v.publicKey), bytes(v.signature), longer)).toBe(false);
-    if (v.message) expect(await verify(bytes(v.publicKey), bytes(v.signature), bytes(flipBit(v.message, 0)))).toBe(false);
+    if (v.message)
+      expect(await verify(bytes(v.publicKey), bytes(v.signature), bytes(flipBit(v.message, 0)))).toBe(false);
   });
 
   it("refuses a signature whose S is not reduced (S + L), which RFC 8032 requires rejecting", async () => {
@@ -119,8 +120,14 @@ describe.each(["webcrypto", "noble"] as const)("verifyEd25519Webhook (%s)", (imp
 
   it("refuses a changed body, a changed timestamp, re-serialised JSON and a signature over the body alone", async () => {
     const sig = await signEd25519(SEED, TS + BODY);
-    expect(await check(PUBLIC_KEY, sig, TS, BODY.replace("123", "124"))).toMatchObject({ ok: false, reason: "bad_signature" });
-    expect(await check(PUBLIC_KEY, sig, String(Number(TS) + 1), BODY)).toMatchObject({ ok: false, reason: "bad_signature" });
+    expect(await check(PUBLIC_KEY, sig, TS, BODY.replace("123", "124"))).toMatchObject({
+      ok: false,
+      reason: "bad_signature",
+    });
+    expect(await check(PUBLIC_KEY, sig, String(Number(TS) + 1), BODY)).toMatchObject({
+      ok: false,
+      reason: "bad_signature",
+    });
     expect(await check(PUBLIC_KEY, sig, TS, JSON.stringify(JSON.parse(BODY), null, 1))).toMatchObject({
       ok: false,
       reason: "bad_signature",
@@ -160,28 +167,35 @@ describe.each(["webcrypto", "noble"] as const)("verifyEd25519Webhook (%s)", (imp
       const ts = String(Number(TS) + offset);
       const sig = await signEd25519(SEED, ts + BODY);
       const result = await check(PUBLIC_KEY, sig, ts, BODY);
-      expect(result, `offset ${offset}`).toEqual(ok ? { ok: true } : expect.objectContaining({ ok: false, reason: "stale" }));
+      expect(result, `offset ${offset}`).toEqual(
+        ok ? { ok: true } : expect.objectContaining({ ok: false, reason: "stale" }),
+      );
     }
   });
 });
 
 describe("requests signed by node:crypto (an independent Ed25519 implementation)", () => {
-  it.each(["webcrypto", "noble"] as const)("%s accepts 50 random keys and bodies, and refuses each with a flipped byte", async (implementation) => {
-    for (let i = 0; i < 50; i++) {
-      const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-      const raw = publicKey.export({ format: "jwk" }).x!;
-      const keyHex = Buffer.from(raw, "base64url").toString("hex");
-      const body = JSON.stringify({ type: 2, id: String(i), data: { name: "hello", text: "é😀".repeat(i) } });
-      const ts = String(Math.floor(NOW_MS / 1000) - i);
-      const sig = sign(null, Buffer.from(ts + body, "utf8"), privateKey).toString("hex");
-      expect(await verifyEd25519Webhook(keyHex, sig, ts, body, { nowMs: NOW_MS, implementation })).toEqual({ ok: true });
-      const tampered = Buffer.from(ts + body, "utf8");
-      tampered[tampered.length - 1 - (i % 5)]! ^= 0x01;
-      expect(
-        await verifyEd25519Webhook(keyHex, sig, ts, tampered.subarray(ts.length), { nowMs: NOW_MS, implementation }),
-      ).toMatchObject({ ok: false, reason: "bad_signature" });
-    }
-  });
+  it.each(["webcrypto", "noble"] as const)(
+    "%s accepts 50 random keys and bodies, and refuses each with a flipped byte",
+    async (implementation) => {
+      for (let i = 0; i < 50; i++) {
+        const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+        const raw = publicKey.export({ format: "jwk" }).x!;
+        const keyHex = Buffer.from(raw, "base64url").toString("hex");
+        const body = JSON.stringify({ type: 2, id: String(i), data: { name: "hello", text: "é😀".repeat(i) } });
+        const ts = String(Math.floor(NOW_MS / 1000) - i);
+        const sig = sign(null, Buffer.from(ts + body, "utf8"), privateKey).toString("hex");
+        expect(await verifyEd25519Webhook(keyHex, sig, ts, body, { nowMs: NOW_MS, implementation })).toEqual({
+          ok: true,
+        });
+        const tampered = Buffer.from(ts + body, "utf8");
+        tampered[tampered.length - 1 - (i % 5)]! ^= 0x01;
+        expect(
+          await verifyEd25519Webhook(keyHex, sig, ts, tampered.subarray(ts.length), { nowMs: NOW_MS, implementation }),
+        ).toMatchObject({ ok: false, reason: "bad_signature" });
+      }
+    },
+  );
 
   it("the RFC TEST 1 seed through node:crypto signs what our verifier accepts (the anchors' Discord-shaped check)", async () => {
     const der = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(SEED, "hex")]);

@@ -25,16 +25,29 @@ describe("deriveKey", () => {
   ])("derives the same HMAC key as before for %s", async (info) => {
     const data = encoder.encode("payload");
     const expected = new Uint8Array(await crypto.subtle.sign("HMAC", await hkdf(SECRET, info, "HMAC"), data));
-    const actual = new Uint8Array(await crypto.subtle.sign("HMAC", await deriveKey(SECRET, { info, algorithm: "HMAC-SHA256" }), data));
+    const actual = new Uint8Array(
+      await crypto.subtle.sign("HMAC", await deriveKey(SECRET, { info, algorithm: "HMAC-SHA256" }), data),
+    );
     expect(actual).toEqual(expected);
   });
 
-  it.each([["platform-session-v1"], ["platform-login-flow-cookie-v1"]])("derives the same AES-GCM key as before for %s", async (info) => {
-    const iv = new Uint8Array(12);
-    const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await hkdf(SECRET, info, "AES-GCM"), encoder.encode("x"));
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await deriveKey(SECRET, { info, algorithm: "AES-GCM-256" }), sealed);
-    expect(new TextDecoder().decode(plain)).toBe("x");
-  });
+  it.each([["platform-session-v1"], ["platform-login-flow-cookie-v1"]])(
+    "derives the same AES-GCM key as before for %s",
+    async (info) => {
+      const iv = new Uint8Array(12);
+      const sealed = await crypto.subtle.encrypt(
+        { name: "AES-GCM", iv },
+        await hkdf(SECRET, info, "AES-GCM"),
+        encoder.encode("x"),
+      );
+      const plain = await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv },
+        await deriveKey(SECRET, { info, algorithm: "AES-GCM-256" }),
+        sealed,
+      );
+      expect(new TextDecoder().decode(plain)).toBe("x");
+    },
+  );
 
   it("is memoised per secret, purpose and algorithm", async () => {
     const purpose = { info: "memo", algorithm: "HMAC-SHA256" } as const;

@@ -29,31 +29,63 @@ describe("deployed wire formats stay readable", () => {
     const record = { pid: 3, email: "a@example.com", name: "A", iat: 1, exp: 2, sid: "s" };
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const ct = new Uint8Array(
-      await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode("platform-session-v1") }, await oldKey("platform-session-v1", "AES-GCM"), encoder.encode(JSON.stringify(record))),
+      await crypto.subtle.encrypt(
+        { name: "AES-GCM", iv, additionalData: encoder.encode("platform-session-v1") },
+        await oldKey("platform-session-v1", "AES-GCM"),
+        encoder.encode(JSON.stringify(record)),
+      ),
     );
     expect(await openSession(SECRET, `v1.${base64url(new Uint8Array([...iv, ...ct]))}`)).toEqual(record);
   });
 
   it("a login flow cookie: <iv>.<ciphertext>, additional data the cookie's name", async () => {
-    const flow: FlowState = { state: "s", nonce: "n", verifier: "v", slug: "shop", redirect: "/", bind: "b", exp: 2_000_000_000 };
+    const flow: FlowState = {
+      state: "s",
+      nonce: "n",
+      verifier: "v",
+      slug: "shop",
+      redirect: "/",
+      bind: "b",
+      exp: 2_000_000_000,
+    };
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const ct = await crypto.subtle.encrypt(
       { name: "AES-GCM", iv, additionalData: encoder.encode("__Host-login_flow") },
       await oldKey("platform-login-flow-cookie-v1", "AES-GCM"),
       encoder.encode(JSON.stringify(flow)),
     );
-    const request = new Request("https://login.test/callback", { headers: { cookie: `__Host-login_flow=${base64url(iv)}.${base64url(ct)}` } });
+    const request = new Request("https://login.test/callback", {
+      headers: { cookie: `__Host-login_flow=${base64url(iv)}.${base64url(ct)}` },
+    });
     expect(await openFlowCookie(request, SECRET, "https://login.test", 1_000)).toEqual({ ok: true, flow });
   });
 
   it("a callback token and a CSRF token", async () => {
-    const claims = { pid: 3, email: "a@example.com", name: "A", bnd: await bindingHash("bind"), rdr: "/", iat: 1, exp: 2_000_000_000, jti: "j" };
+    const claims = {
+      pid: 3,
+      email: "a@example.com",
+      name: "A",
+      bnd: await bindingHash("bind"),
+      rdr: "/",
+      iat: 1,
+      exp: 2_000_000_000,
+      jti: "j",
+    };
     const payload = base64url(encoder.encode(JSON.stringify(claims)));
-    const sig = await crypto.subtle.sign("HMAC", await oldKey("platform-callback-token-v1", "HMAC"), encoder.encode(`v1.${payload}`));
-    expect(await verifyCallbackToken(`v1.${payload}.${base64url(sig)}`, SECRET, 3, "bind", 1_000)).toEqual({ ok: true, claims });
+    const sig = await crypto.subtle.sign(
+      "HMAC",
+      await oldKey("platform-callback-token-v1", "HMAC"),
+      encoder.encode(`v1.${payload}`),
+    );
+    expect(await verifyCallbackToken(`v1.${payload}.${base64url(sig)}`, SECRET, 3, "bind", 1_000)).toEqual({
+      ok: true,
+      claims,
+    });
 
     const nonce = base64url(crypto.getRandomValues(new Uint8Array(32)));
-    const csrf = base64url(await crypto.subtle.sign("HMAC", await oldKey("platform-signin-csrf-v1", "HMAC"), encoder.encode(nonce)));
+    const csrf = base64url(
+      await crypto.subtle.sign("HMAC", await oldKey("platform-signin-csrf-v1", "HMAC"), encoder.encode(nonce)),
+    );
     expect(await csrfTokenValid(SECRET, nonce, csrf)).toBe(true);
   });
 });

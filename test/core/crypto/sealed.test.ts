@@ -14,7 +14,9 @@ describe("sealed", () => {
     expect(await openSealed(key, value, "aad")).toBe("hello");
     expect(await seal(key, "hello", "aad")).not.toBe(value);
     expect(await openSealed(key, value, "other")).toBeNull();
-    expect(await openSealed(await deriveKey(SECRET, { info: "test-seal-2", algorithm: "AES-GCM-256" }), value, "aad")).toBeNull();
+    expect(
+      await openSealed(await deriveKey(SECRET, { info: "test-seal-2", algorithm: "AES-GCM-256" }), value, "aad"),
+    ).toBeNull();
     for (let i = 3; i < value.length; i += 7) {
       const altered = value.slice(0, i) + (value[i] === "A" ? "B" : "A") + value.slice(i + 1);
       expect(await openSealed(key, altered, "aad")).toBeNull();
@@ -26,7 +28,11 @@ describe("sealed", () => {
   it("still opens the two earlier wire formats: `v1.<iv>.<ct>` (token vault) and `<iv>.<ct>` (flow cookie)", async () => {
     const key = await importKey(new Uint8Array(32).fill(7), "AES-GCM-256");
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode("aad") }, key, encoder.encode("old"));
+    const ct = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData: encoder.encode("aad") },
+      key,
+      encoder.encode("old"),
+    );
     expect(await openSealed(key, `v1.${base64url(iv)}.${base64url(ct)}`, "aad")).toBe("old");
     expect(await openSealed(key, `${base64url(iv)}.${base64url(ct)}`, "aad")).toBe("old");
     expect(await openSealed(key, `v2.${base64url(iv)}.${base64url(ct)}`, "aad")).toBeNull();

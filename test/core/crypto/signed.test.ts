@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { fromBase64url } from "../../../src/core/crypto/encoding.ts";
 import { deriveKey } from "../../../src/core/crypto/keys.ts";
-import { signature, signatureValid, signPayload, timingSafeEqual, verifyPayload } from "../../../src/core/crypto/signed.ts";
+import {
+  signature,
+  signatureValid,
+  signPayload,
+  timingSafeEqual,
+  verifyPayload,
+} from "../../../src/core/crypto/signed.ts";
 
 const SECRET = "a-worker-secret-of-at-least-32-characters";
 
@@ -12,10 +18,15 @@ describe("signed", () => {
     expect(value).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(await verifyPayload(key, value, "v1.")).toEqual({ ok: true, payload: { a: 1 } });
     expect(await verifyPayload(key, value.slice(3))).toEqual({ ok: false, reason: "bad_signature" });
-    expect(await verifyPayload(await deriveKey(SECRET, { info: "other", algorithm: "HMAC-SHA256" }), value, "v1.")).toEqual({ ok: false, reason: "bad_signature" });
+    expect(
+      await verifyPayload(await deriveKey(SECRET, { info: "other", algorithm: "HMAC-SHA256" }), value, "v1."),
+    ).toEqual({ ok: false, reason: "bad_signature" });
     expect(await verifyPayload(key, null)).toEqual({ ok: false, reason: "malformed" });
     expect(await verifyPayload(key, `${value}x`, "v1.")).toEqual({ ok: false, reason: "malformed" });
-    expect(await verifyPayload(key, "v1." + "A".repeat(5000) + "." + "A".repeat(43), "v1.")).toEqual({ ok: false, reason: "malformed" });
+    expect(await verifyPayload(key, "v1." + "A".repeat(5000) + "." + "A".repeat(43), "v1.")).toEqual({
+      ok: false,
+      reason: "malformed",
+    });
   });
 
   it("accepts only the canonical 43-character spelling of a signature", async () => {

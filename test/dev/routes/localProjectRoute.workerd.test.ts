@@ -6,7 +6,11 @@ import { callApi, expectError, projectRow, userWithProject } from "../../support
 describe("PUT /projects/:slug/local (platform dev only)", () => {
   it("applies the privacy and answers what the CLI binds into the local project worker", async () => {
     const { user, row } = await userWithProject("ada@example.com", "alpha");
-    const response = await callApi("PUT", "/projects/alpha/local", { token: user.token, body: { private: true }, worker: devApi });
+    const response = await callApi("PUT", "/projects/alpha/local", {
+      token: user.token,
+      body: { private: true },
+      worker: devApi,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(await response.json()).toEqual({
@@ -14,7 +18,11 @@ describe("PUT /projects/:slug/local (platform dev only)", () => {
     });
     expect((await projectRow("alpha")).private).toBe(1);
 
-    const back = await callApi("PUT", "/projects/alpha/local", { token: user.token, body: { private: false }, worker: devApi });
+    const back = await callApi("PUT", "/projects/alpha/local", {
+      token: user.token,
+      body: { private: false },
+      worker: devApi,
+    });
     expect(((await back.json()) as { project: { private: boolean } }).project.private).toBe(false);
     expect((await projectRow("alpha")).private).toBe(0);
   });
@@ -22,7 +30,11 @@ describe("PUT /projects/:slug/local (platform dev only)", () => {
   it("answers another user's project like a missing one and changes nothing", async () => {
     await userWithProject("ada@example.com", "alpha");
     const { user: bob } = await userWithProject("bob@example.com", "beta");
-    const response = await callApi("PUT", "/projects/alpha/local", { token: bob.token, body: { private: true }, worker: devApi });
+    const response = await callApi("PUT", "/projects/alpha/local", {
+      token: bob.token,
+      body: { private: true },
+      worker: devApi,
+    });
     const error = await expectError(response, 404, "not_found");
     expect(error.error.message).toBe('No project named "alpha" in your account.');
     expect((await projectRow("alpha")).private).toBe(0);
@@ -30,7 +42,11 @@ describe("PUT /projects/:slug/local (platform dev only)", () => {
 
   it("refuses a body without a boolean private", async () => {
     const { user } = await userWithProject("ada@example.com", "alpha");
-    const response = await callApi("PUT", "/projects/alpha/local", { token: user.token, body: { private: "yes" }, worker: devApi });
+    const response = await callApi("PUT", "/projects/alpha/local", {
+      token: user.token,
+      body: { private: "yes" },
+      worker: devApi,
+    });
     const error = await expectError(response, 400, "invalid_input");
     expect(error.error.message).toBe("private must be true or false.");
   });

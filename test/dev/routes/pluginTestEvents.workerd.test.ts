@@ -8,7 +8,14 @@ import { claimResource, listProjectResources } from "../../../src/platform/db/re
 import type { DevApiEnv } from "../../../src/dev/routes/devApiEnv.ts";
 import devApi from "../../../src/dev/routes/devApiWorker.ts";
 import { DEFAULT_CALL_WAIT, sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
-import { apiHarness, callApi as callAnyApi, expectError, jsonOfSize, userWithProject, type ApiCall } from "../../support/workerd/index.ts";
+import {
+  apiHarness,
+  callApi as callAnyApi,
+  expectError,
+  jsonOfSize,
+  userWithProject,
+  type ApiCall,
+} from "../../support/workerd/index.ts";
 
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
 const APP = "999999999999999999";
@@ -26,7 +33,9 @@ function callApi(method: string, path: string, call: ApiCall = {}): Promise<Resp
 }
 
 function asFetcher(handle: (request: Request) => Promise<Response> | Response): Fetcher {
-  return { fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise.resolve(handle(new Request(input, init))) } as unknown as Fetcher;
+  return {
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise.resolve(handle(new Request(input, init))),
+  } as unknown as Fetcher;
 }
 
 /** A fake that must not be contacted: records any request and answers 500. */
@@ -80,8 +89,24 @@ function chatWorld(
 async function installedChatProject(slug = "alpha") {
   const owner = await userWithProject("ada@example.com", slug);
   // Two installs: the route uses the newest claim.
-  await claimResource(env.DB, { pluginId: "chatserver", resourceType: "server", projectId: owner.row.id, externalResourceId: OTHER_GUILD.id, displayName: OTHER_GUILD.name }, Date.now() - 60_000);
-  await claimResource(env.DB, { pluginId: "chatserver", resourceType: "server", projectId: owner.row.id, externalResourceId: TEST_GUILD.id, displayName: TEST_GUILD.name });
+  await claimResource(
+    env.DB,
+    {
+      pluginId: "chatserver",
+      resourceType: "server",
+      projectId: owner.row.id,
+      externalResourceId: OTHER_GUILD.id,
+      displayName: OTHER_GUILD.name,
+    },
+    Date.now() - 60_000,
+  );
+  await claimResource(env.DB, {
+    pluginId: "chatserver",
+    resourceType: "server",
+    projectId: owner.row.id,
+    externalResourceId: TEST_GUILD.id,
+    displayName: TEST_GUILD.name,
+  });
   return owner;
 }
 
@@ -106,23 +131,101 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
   it.each([
     ["without a CLI token", { token: false }, 401, "unauthorized", /token/i],
     ["another user's project", { as: "bob" }, 404, "not_found", /No project named "alpha"/],
-    ["email-send, which has no events", { plugin: "email-send" }, 400, "invalid_input", /email-send plugin has no events/],
+    [
+      "email-send, which has no events",
+      { plugin: "email-send" },
+      400,
+      "invalid_input",
+      /email-send plugin has no events/,
+    ],
     ["an unknown plugin", { plugin: "fax" }, 404, "not_found", /No plugin named "fax"/],
-    ["a kind the plugin does not have", { body: { kind: "mention" } }, 400, "invalid_input", /kind must be one of command, message, reaction for chatserver \(got "mention"\)/],
-    ["a workspace command", { plugin: "workspace", body: { kind: "command", name: "hello" } }, 400, "invalid_input", /kind must be one of message, mention, reaction for workspace/],
+    [
+      "a kind the plugin does not have",
+      { body: { kind: "mention" } },
+      400,
+      "invalid_input",
+      /kind must be one of command, message, reaction for chatserver \(got "mention"\)/,
+    ],
+    [
+      "a workspace command",
+      { plugin: "workspace", body: { kind: "command", name: "hello" } },
+      400,
+      "invalid_input",
+      /kind must be one of message, mention, reaction for workspace/,
+    ],
     ["a missing kind", { body: { text: "hi" } }, 400, "invalid_input", /kind must be one of/],
-    ["a command without a name", { body: { kind: "command", text: "hi" } }, 400, "invalid_input", /command needs a name/],
-    ["a command name with its slash", { body: { kind: "command", name: "/hello" } }, 400, "invalid_input", /without the leading \//],
-    ["a command name over 32 characters", { body: { kind: "command", name: "a".repeat(33) } }, 400, "invalid_input", /1–32/],
-    ["a name on a message", { body: { kind: "message", name: "hello" } }, 400, "invalid_input", /name applies to chatserver commands only/],
-    ["text that is not a string", { body: { kind: "message", text: 42 } }, 400, "invalid_input", /text must be a string/],
-    ["empty text", { body: { kind: "message", text: "" } }, 400, "invalid_input", /text must be 1–2000 characters \(got 0\)/],
-    ["text over 2000 characters", { body: { kind: "message", text: tooLong } }, 400, "invalid_input", /text must be 1–2000 characters \(got 2001\)/],
-    ["an unknown field", { body: { kind: "message", channel: "C1" } }, 400, "invalid_input", /Unknown field\(s\) "channel"/],
+    [
+      "a command without a name",
+      { body: { kind: "command", text: "hi" } },
+      400,
+      "invalid_input",
+      /command needs a name/,
+    ],
+    [
+      "a command name with its slash",
+      { body: { kind: "command", name: "/hello" } },
+      400,
+      "invalid_input",
+      /without the leading \//,
+    ],
+    [
+      "a command name over 32 characters",
+      { body: { kind: "command", name: "a".repeat(33) } },
+      400,
+      "invalid_input",
+      /1–32/,
+    ],
+    [
+      "a name on a message",
+      { body: { kind: "message", name: "hello" } },
+      400,
+      "invalid_input",
+      /name applies to chatserver commands only/,
+    ],
+    [
+      "text that is not a string",
+      { body: { kind: "message", text: 42 } },
+      400,
+      "invalid_input",
+      /text must be a string/,
+    ],
+    [
+      "empty text",
+      { body: { kind: "message", text: "" } },
+      400,
+      "invalid_input",
+      /text must be 1–2000 characters \(got 0\)/,
+    ],
+    [
+      "text over 2000 characters",
+      { body: { kind: "message", text: tooLong } },
+      400,
+      "invalid_input",
+      /text must be 1–2000 characters \(got 2001\)/,
+    ],
+    [
+      "an unknown field",
+      { body: { kind: "message", channel: "C1" } },
+      400,
+      "invalid_input",
+      /Unknown field\(s\) "channel"/,
+    ],
     ["malformed JSON", { body: '{"kind": "message"' }, 400, "malformed_json", /not valid JSON/],
     ["a JSON array", { body: "[]" }, 400, "malformed_json", /JSON object/],
-    ["an oversized body", { body: jsonOfSize({ kind: "message" }, 17 * 1024) }, 413, "payload_too_large", /larger than 16384 bytes/],
-    ["the dev API worker without the fake providers bound", { fake: false }, 404, "not_found", /Test events need the local fake providers: they work with `platform dev` only\./],
+    [
+      "an oversized body",
+      { body: jsonOfSize({ kind: "message" }, 17 * 1024) },
+      413,
+      "payload_too_large",
+      /larger than 16384 bytes/,
+    ],
+    [
+      "the dev API worker without the fake providers bound",
+      { fake: false },
+      404,
+      "not_found",
+      /Test events need the local fake providers: they work with `platform dev` only\./,
+    ],
   ] as const)("refuses %s", async (_name, c: Record<string, any>, status, code, message) => {
     const { user } = await installedChatProject();
     const bob = await userWithProject("bob@example.com", "beta");
@@ -150,22 +253,30 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
       409,
       "conflict",
     );
-    expect(error.error.message).toBe('Project "alpha" has no workspace install yet: run `platform plugin install workspace` first.');
+    expect(error.error.message).toBe(
+      'Project "alpha" has no workspace install yet: run `platform plugin install workspace` first.',
+    );
     expect(workspace.requests).toEqual([]);
   });
 
   it("answers 502 with the fake's answer when the fake refuses the trigger", async () => {
     const { user } = await installedChatProject();
     const fake = asFetcher((request) =>
-      new URL(request.url).pathname === "/__fake/recorded" ? Response.json([]) : Response.json({ error: "a command needs a name" }, { status: 400 }),
+      new URL(request.url).pathname === "/__fake/recorded"
+        ? Response.json([])
+        : Response.json({ error: "a command needs a name" }, { status: 400 }),
     );
     const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
       token: user.token,
       body: { kind: "message" },
       env: apiEnvWith({ FAKE_CHATSERVER: fake }),
     });
-    const error = (await expectError(response, 502, "upstream_error")) as { error: { message: string; details?: unknown } };
-    expect(error.error.message).toBe('The fake chatserver provider refused the test event (400): {"error":"a command needs a name"}');
+    const error = (await expectError(response, 502, "upstream_error")) as {
+      error: { message: string; details?: unknown };
+    };
+    expect(error.error.message).toBe(
+      'The fake chatserver provider refused the test event (400): {"error":"a command needs a name"}',
+    );
     expect(error.error.details).toEqual({ status: 400, answer: { error: "a command needs a name" } });
   });
 });
@@ -188,7 +299,8 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     const polls: number[] = [];
     const fetcher = asFetcher(async (request) => {
       const response = await world.fake.fetch(request);
-      if (new URL(request.url).pathname === "/__fake/recorded") polls.push(((await response.clone().json()) as unknown[]).length);
+      if (new URL(request.url).pathname === "/__fake/recorded")
+        polls.push(((await response.clone().json()) as unknown[]).length);
       return response;
     });
     const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
@@ -225,7 +337,12 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
     const body = await response.json();
     expect(body).toEqual({
-      sent: { kind: "command", name: "hello", text: "hi", resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" } },
+      sent: {
+        kind: "command",
+        name: "hello",
+        text: "hi",
+        resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" },
+      },
       summary: 'Sent a signed command /hello "hi" from server "Test Server"; the plugin answered 200.',
       pluginAnswer: { status: 200 },
       calls: [
@@ -241,7 +358,13 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
   it("workspace message: the fake signs an event for the installed team; the handler's thread reply comes back without its bot token", async () => {
     const { user, row } = await userWithProject("ada@example.com", "alpha");
-    await claimResource(env.DB, { pluginId: "workspace", resourceType: "workspace", projectId: row.id, externalResourceId: DEFAULT_TEAM.id, displayName: DEFAULT_TEAM.name });
+    await claimResource(env.DB, {
+      pluginId: "workspace",
+      resourceType: "workspace",
+      projectId: row.id,
+      externalResourceId: DEFAULT_TEAM.id,
+      displayName: DEFAULT_TEAM.name,
+    });
     const deliveries: Delivery[] = [];
     const background: Promise<unknown>[] = [];
     let botToken = "";
@@ -257,7 +380,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
         const reply = new Request("https://slack.fake/api/chat.postMessage", {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${botToken}` },
-          body: JSON.stringify({ channel: json.event.channel, thread_ts: json.event.ts, text: `echo: ${json.event.text}` }),
+          body: JSON.stringify({
+            channel: json.event.channel,
+            thread_ts: json.event.ts,
+            text: `echo: ${json.event.text}`,
+          }),
         });
         background.push(new Promise((resolve) => setTimeout(resolve, 100)).then(() => slack.fetch(reply)));
         return new Response(null, { status: 200 });
@@ -277,12 +404,25 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
     expect(deliveries).toHaveLength(1);
     const [delivery] = deliveries;
-    const check = await verifyWorkspaceSignature(SIGNING_SECRET, delivery!.headers.get("X-Slack-Request-Timestamp"), delivery!.headers.get("X-Slack-Signature"), delivery!.body);
+    const check = await verifyWorkspaceSignature(
+      SIGNING_SECRET,
+      delivery!.headers.get("X-Slack-Request-Timestamp"),
+      delivery!.headers.get("X-Slack-Signature"),
+      delivery!.body,
+    );
     expect(check.ok).toBe(true);
-    expect(delivery!.json).toMatchObject({ type: "event_callback", team_id: DEFAULT_TEAM.id, event: { type: "message", text: "hi" } });
+    expect(delivery!.json).toMatchObject({
+      type: "event_callback",
+      team_id: DEFAULT_TEAM.id,
+      event: { type: "message", text: "hi" },
+    });
 
     expect(JSON.parse(text)).toEqual({
-      sent: { kind: "message", text: "hi", resource: { plugin: "workspace", externalId: DEFAULT_TEAM.id, displayName: "Test Workspace" } },
+      sent: {
+        kind: "message",
+        text: "hi",
+        resource: { plugin: "workspace", externalId: DEFAULT_TEAM.id, displayName: "Test Workspace" },
+      },
       summary: 'Sent a signed message "hi" from workspace "Test Workspace"; the plugin answered 200.',
       pluginAnswer: { status: 200 },
       calls: [
@@ -300,10 +440,22 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
   it("reports an inline reply, and no calls when the handler made none (after the wait)", async () => {
     const { row } = await installedChatProject();
     const world = chatWorld(() => ({ type: 4, data: { content: "pong" } }));
-    const [resource] = (await listProjectResources(env.DB, row.id, "chatserver")).filter((r) => r.external_resource_id === TEST_GUILD.id);
-    const answer = await sendTestEvent(world.fetcher, "chatserver", resource!, { kind: "command", name: "ping" }, { maxMs: 300, quietMs: 100, pollMs: 50 });
+    const [resource] = (await listProjectResources(env.DB, row.id, "chatserver")).filter(
+      (r) => r.external_resource_id === TEST_GUILD.id,
+    );
+    const answer = await sendTestEvent(
+      world.fetcher,
+      "chatserver",
+      resource!,
+      { kind: "command", name: "ping" },
+      { maxMs: 300, quietMs: 100, pollMs: 50 },
+    );
     expect(answer).toEqual({
-      sent: { kind: "command", name: "ping", resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" } },
+      sent: {
+        kind: "command",
+        name: "ping",
+        resource: { plugin: "chatserver", externalId: TEST_GUILD.id, displayName: "Test Server" },
+      },
       summary: 'Sent a signed command /ping from server "Test Server"; the plugin answered 200.',
       pluginAnswer: { status: 200, inlineReply: "pong" },
       calls: [],
@@ -316,7 +468,12 @@ async function installSlackTeam(slack: ReturnType<typeof createFakeWorkspace>): 
   const redirect = "https://workspace-plugin.test/oauth/callback";
   const q = new URLSearchParams({ client_id: "111.222", scope: "chat:write", redirect_uri: redirect, state: "st" });
   const html = await (await slack.fetch(new Request(`https://slack.fake/oauth/v2/authorize?${q}`))).text();
-  const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))]));
+  const fields = Object.fromEntries(
+    [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+      m[1]!,
+      m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))),
+    ]),
+  );
   const decision = await slack.fetch(
     new Request("https://slack.fake/oauth/v2/authorize", {
       method: "POST",
@@ -329,7 +486,10 @@ async function installSlackTeam(slack: ReturnType<typeof createFakeWorkspace>): 
   const token = await slack.fetch(
     new Request("https://slack.fake/api/oauth.v2.access", {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa("111.222:client-secret")}` },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: `Basic ${btoa("111.222:client-secret")}`,
+      },
       body: new URLSearchParams({ code, redirect_uri: redirect }).toString(),
     }),
   );

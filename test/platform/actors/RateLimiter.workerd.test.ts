@@ -22,7 +22,11 @@ describe("RateLimiter actor", () => {
       const t0 = 1_000_000;
       expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0).allowed).toBe(true);
       expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0 + 4_000).allowed).toBe(true);
-      expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0 + 5_000)).toEqual({ allowed: false, retryAfterSeconds: 5, bucket: "b" });
+      expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0 + 5_000)).toEqual({
+        allowed: false,
+        retryAfterSeconds: 5,
+        bucket: "b",
+      });
       expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0 + 10_000).allowed).toBe(true);
       expect(instance.takeAll([{ bucket: "b", limit: 2, windowMS: 10_000 }], t0 + 10_001).allowed).toBe(false);
     });

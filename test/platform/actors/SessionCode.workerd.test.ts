@@ -8,7 +8,13 @@ const hexCode = () => randomHex(32);
 
 async function newCode(pluginId = "chatserver", expiresAt = Date.now() + 120_000): Promise<string> {
   const code = hexCode();
-  const created = await env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code)).create({ code, projectId: 7, userId: 3, pluginId, expiresAt });
+  const created = await env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code)).create({
+    code,
+    projectId: 7,
+    userId: 3,
+    pluginId,
+    expiresAt,
+  });
   expect(created).toBe(true);
   return code;
 }
@@ -41,7 +47,9 @@ describe("SessionCode actor", () => {
   it("refuses to be created twice and forgets everything at its alarm", async () => {
     const code = await newCode();
     const stub = env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code));
-    expect(await stub.create({ code, projectId: 8, userId: 9, pluginId: "workspace", expiresAt: Date.now() + 1000 })).toBe(false);
+    expect(
+      await stub.create({ code, projectId: 8, userId: 9, pluginId: "workspace", expiresAt: Date.now() + 1000 }),
+    ).toBe(false);
     await runInDurableObject(stub, async (instance: SessionCode) => {
       await instance.alarm();
     });

@@ -11,7 +11,9 @@ interface Upload {
 }
 
 /** A stand-in for Cloudflare's API that checks the upload's shape like the real one would. */
-function fakeCloudflare(answer: { status: number; body: unknown } = { status: 200, body: { success: true, errors: [] } }) {
+function fakeCloudflare(
+  answer: { status: number; body: unknown } = { status: 200, body: { success: true, errors: [] } },
+) {
   const uploads: Upload[] = [];
   const fetcher = {
     async fetch(input: RequestInfo, init?: RequestInit) {
@@ -44,7 +46,11 @@ async function call(method: string, path: string, body: unknown, token: string |
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   const response = await api.fetch(
-    new Request(`https://api.test${path}`, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) }),
+    new Request(`https://api.test${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    }),
     e as never,
     createExecutionContext(),
   );
@@ -66,7 +72,13 @@ describe("PUT /projects/:slug/deployment", () => {
     const result = await call(
       "PUT",
       "/projects/shop/deployment",
-      { bundle: BUNDLE, metadata: { crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }], durableObjects: ["WorkflowRun", "WorkflowRunIndex"] } },
+      {
+        bundle: BUNDLE,
+        metadata: {
+          crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
+          durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
+        },
+      },
       token,
       deployEnv(cloudflare),
     );
@@ -75,18 +87,40 @@ describe("PUT /projects/:slug/deployment", () => {
 
     expect(cloudflare.uploads).toHaveLength(1);
     const upload = cloudflare.uploads[0]!;
-    expect(upload.url).toBe("https://api.cloudflare.com/client/v4/accounts/acc123/workers/dispatch/namespaces/platform-projects/scripts/proj-shop");
+    expect(upload.url).toBe(
+      "https://api.cloudflare.com/client/v4/accounts/acc123/workers/dispatch/namespaces/platform-projects/scripts/proj-shop",
+    );
     expect(upload.authorization).toBe("Bearer cf-token");
     expect(upload.module).toBe(BUNDLE);
     expect(upload.moduleType).toBe("application/javascript+module");
     expect(upload.metadata.main_module).toBe("worker.js");
     const bindings = Object.fromEntries(upload.metadata.bindings.map((b: any) => [b.name, b]));
     expect(Object.keys(bindings).sort()).toEqual(
-      ["CHATSERVER_PLUGIN", "EMAIL_PLUGIN", "PLATFORM_API", "PLATFORM_PROJECT_ID", "PLATFORM_PROJECT_SLUG", "PLATFORM_WORKER_SECRET", "WORKFLOW_RUNS", "WORKFLOW_RUN_INDEX", "WORKSPACE_PLUGIN"].sort(),
+      [
+        "CHATSERVER_PLUGIN",
+        "EMAIL_PLUGIN",
+        "PLATFORM_API",
+        "PLATFORM_PROJECT_ID",
+        "PLATFORM_PROJECT_SLUG",
+        "PLATFORM_WORKER_SECRET",
+        "WORKFLOW_RUNS",
+        "WORKFLOW_RUN_INDEX",
+        "WORKSPACE_PLUGIN",
+      ].sort(),
     );
-    const secret = await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>("worker_secret");
-    expect(bindings.PLATFORM_WORKER_SECRET).toEqual({ type: "secret_text", name: "PLATFORM_WORKER_SECRET", text: secret });
-    expect(bindings.WORKFLOW_RUNS).toEqual({ type: "durable_object_namespace", name: "WORKFLOW_RUNS", class_name: "WorkflowRun" });
+    const secret = await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
+      "worker_secret",
+    );
+    expect(bindings.PLATFORM_WORKER_SECRET).toEqual({
+      type: "secret_text",
+      name: "PLATFORM_WORKER_SECRET",
+      text: secret,
+    });
+    expect(bindings.WORKFLOW_RUNS).toEqual({
+      type: "durable_object_namespace",
+      name: "WORKFLOW_RUNS",
+      class_name: "WorkflowRun",
+    });
     expect(upload.metadata.migrations).toMatchObject({ new_sqlite_classes: ["WorkflowRun", "WorkflowRunIndex"] });
     expect(upload.metadata.migrations.old_tag).toBeUndefined();
 
@@ -94,14 +128,26 @@ describe("PUT /projects/:slug/deployment", () => {
     expect(crons.results).toEqual([{ name: "__workflow-recovery", schedule: "* * * * *" }]);
 
     // A second deploy with the same classes declares no new migration.
-    await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: { durableObjects: ["WorkflowRun", "WorkflowRunIndex"] } }, token, deployEnv(cloudflare));
+    await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: BUNDLE, metadata: { durableObjects: ["WorkflowRun", "WorkflowRunIndex"] } },
+      token,
+      deployEnv(cloudflare),
+    );
     expect(cloudflare.uploads[1]!.metadata.migrations).toBeUndefined();
   });
 
   it("gives a private deployment its /<slug>/ URL", async () => {
     const cloudflare = fakeCloudflare();
     const { token } = await userWithProject("dev@example.com", "inside", true);
-    const result = await call("PUT", "/projects/inside/deployment", { bundle: BUNDLE, metadata: {} }, token, deployEnv(cloudflare));
+    const result = await call(
+      "PUT",
+      "/projects/inside/deployment",
+      { bundle: BUNDLE, metadata: {} },
+      token,
+      deployEnv(cloudflare),
+    );
     expect(result.json.url).toBe("https://example.test/inside/");
   });
 
@@ -109,8 +155,20 @@ describe("PUT /projects/:slug/deployment", () => {
     ["no CLI token", null, { bundle: BUNDLE, metadata: {} }, 401, "unauthorized"],
     ["an empty bundle", "owner", { bundle: "", metadata: {} }, 400, "invalid_input"],
     ["metadata that is not an object", "owner", { bundle: BUNDLE, metadata: [] }, 400, "invalid_input"],
-    ["an unknown Durable Object class", "owner", { bundle: BUNDLE, metadata: { durableObjects: ["Evil"] } }, 400, "invalid_input"],
-    ["a bad cron", "owner", { bundle: BUNDLE, metadata: { crons: [{ name: "x", schedule: "every minute" }] } }, 400, "invalid_input"],
+    [
+      "an unknown Durable Object class",
+      "owner",
+      { bundle: BUNDLE, metadata: { durableObjects: ["Evil"] } },
+      400,
+      "invalid_input",
+    ],
+    [
+      "a bad cron",
+      "owner",
+      { bundle: BUNDLE, metadata: { crons: [{ name: "x", schedule: "every minute" }] } },
+      400,
+      "invalid_input",
+    ],
     ["malformed JSON", "owner", "{nope", 400, "malformed_json"],
     ["another user's project", "other", { bundle: BUNDLE, metadata: {} }, 404, "not_found"],
   ])("refuses %s and uploads nothing", async (_name, who, body, status, code) => {
@@ -128,15 +186,30 @@ describe("PUT /projects/:slug/deployment", () => {
   it("refuses a bundle over the size limit with 413", async () => {
     const cloudflare = fakeCloudflare();
     const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call("PUT", "/projects/shop/deployment", { bundle: "x".repeat(11 * 1024 * 1024 + 1), metadata: {} }, token, deployEnv(cloudflare));
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: "x".repeat(11 * 1024 * 1024 + 1), metadata: {} },
+      token,
+      deployEnv(cloudflare),
+    );
     expect(result.status).toBe(413);
     expect(cloudflare.uploads).toHaveLength(0);
   });
 
   it("reports Cloudflare's refusal as 502 and records nothing", async () => {
-    const cloudflare = fakeCloudflare({ status: 400, body: { success: false, errors: [{ message: "Script too large" }] } });
+    const cloudflare = fakeCloudflare({
+      status: 400,
+      body: { success: false, errors: [{ message: "Script too large" }] },
+    });
     const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: { crons: [{ name: "c", schedule: "* * * * *" }] } }, token, deployEnv(cloudflare));
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: BUNDLE, metadata: { crons: [{ name: "c", schedule: "* * * * *" }] } },
+      token,
+      deployEnv(cloudflare),
+    );
     expect(result.status).toBe(502);
     expect(result.json.error.message).toContain("Script too large");
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
@@ -156,30 +229,39 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
     const { verifyRequestToken, IDENTITY_HEADER } = await import("../../../src/core/requestToken.ts");
     const cloudflare = fakeCloudflare();
     const { token } = await userWithProject("dev@example.com", "shop");
-    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>("worker_secret"))!;
+    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
+      "worker_secret",
+    ))!;
     const projectId = String(await env.DB.prepare("SELECT id FROM projects WHERE slug = 'shop'").first<number>("id"));
     const received: Record<string, { verified: boolean; body: unknown }> = {};
     const plugin = (name: string, status: number) => ({
       async fetch(input: RequestInfo, init?: RequestInit) {
         const request = new Request(input, init);
         const bytes = new Uint8Array(await request.arrayBuffer());
-        const check = await verifyRequestToken("identity", request.headers.get(IDENTITY_HEADER), (id) => (id === projectId ? secret : null), {
-          method: request.method,
-          pathAndQuery: new URL(request.url).pathname,
-          body: bytes,
-        });
+        const check = await verifyRequestToken(
+          "identity",
+          request.headers.get(IDENTITY_HEADER),
+          (id) => (id === projectId ? secret : null),
+          {
+            method: request.method,
+            pathAndQuery: new URL(request.url).pathname,
+            body: bytes,
+          },
+        );
         received[name] = { verified: check.ok, body: JSON.parse(new TextDecoder().decode(bytes)) };
         return new Response(status === 200 ? "{}" : "nope", { status });
       },
     });
-    const plugins = { chatserver: { commands: [{ name: "hello", description: "Say hello" }] }, workspace: { events: ["message"] } };
-    const result = await call(
-      "PUT",
-      "/projects/shop/deployment",
-      { bundle: BUNDLE, metadata: { plugins } },
-      token,
-      { ...deployEnv(cloudflare), CHATSERVER_PLUGIN: plugin("chatserver", 200), WORKSPACE_PLUGIN: plugin("workspace", 200), EMAIL_PLUGIN: plugin("email", 503) },
-    );
+    const plugins = {
+      chatserver: { commands: [{ name: "hello", description: "Say hello" }] },
+      workspace: { events: ["message"] },
+    };
+    const result = await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: { plugins } }, token, {
+      ...deployEnv(cloudflare),
+      CHATSERVER_PLUGIN: plugin("chatserver", 200),
+      WORKSPACE_PLUGIN: plugin("workspace", 200),
+      EMAIL_PLUGIN: plugin("email", 503),
+    });
     expect(result.status).toBe(200);
     expect(received.chatserver).toEqual({ verified: true, body: { plugins } });
     expect(received.workspace).toEqual({ verified: true, body: { plugins } });

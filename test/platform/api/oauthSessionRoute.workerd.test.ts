@@ -7,13 +7,19 @@ import { apiHarness, callApi, createProject, expectError, userWithProject } from
 import { TOKEN_ENCRYPTION_KEY } from "../../support/workerd/index.ts";
 
 const apiEnv = () =>
-  apiHarness({ env: { CHATSERVER_PLUGIN_URL: "https://chat.plugins.test/", WORKSPACE_PLUGIN_URL: "https://ws.plugins.test" } }).env;
+  apiHarness({
+    env: { CHATSERVER_PLUGIN_URL: "https://chat.plugins.test/", WORKSPACE_PLUGIN_URL: "https://ws.plugins.test" },
+  }).env;
 
 describe("POST /oauth/session", () => {
   it("issues a 2-minute code bound to the plugin and project, with the plugin's install URL", async () => {
     const { user, row } = await userWithProject("ada@example.com", "alpha");
     const before = Date.now();
-    const response = await callApi("POST", "/oauth/session", { token: user.token, body: { project: "alpha", plugin: "chatserver" }, env: apiEnv() });
+    const response = await callApi("POST", "/oauth/session", {
+      token: user.token,
+      body: { project: "alpha", plugin: "chatserver" },
+      env: apiEnv(),
+    });
     const after = Date.now();
     expect(response.status, await response.clone().text()).toBe(201);
     const body = (await response.json()) as { code: string; expiresAt: string; installUrl: string };
@@ -24,12 +30,23 @@ describe("POST /oauth/session", () => {
     expect(expires).toBeGreaterThanOrEqual(before + 120_000);
     expect(expires).toBeLessThanOrEqual(after + 120_000);
     expect(await consumeSessionCode(env, body.code, "workspace")).toEqual({ ok: false, reason: "wrong_plugin" });
-    expect(await consumeSessionCode(env, body.code, "chatserver")).toEqual({ ok: true, projectId: row.id, userId: user.id, pluginId: "chatserver" });
+    expect(await consumeSessionCode(env, body.code, "chatserver")).toEqual({
+      ok: true,
+      projectId: row.id,
+      userId: user.id,
+      pluginId: "chatserver",
+    });
     expect(await consumeSessionCode(env, body.code, "chatserver")).toEqual({ ok: false, reason: "used" });
   });
 
   it.each([
-    ["email-send needs no install", { project: "alpha", plugin: "email-send" }, 400, "invalid_input", /needs no install/],
+    [
+      "email-send needs no install",
+      { project: "alpha", plugin: "email-send" },
+      400,
+      "invalid_input",
+      /needs no install/,
+    ],
     ["an unknown plugin", { project: "alpha", plugin: "fax" }, 400, "invalid_input", /chatserver.*workspace/],
     ["a missing project", { plugin: "workspace" }, 400, "invalid_input", /project/],
     ["another user's project", { project: "beta", plugin: "workspace" }, 404, "not_found", /No project named "beta"/],
@@ -37,13 +54,21 @@ describe("POST /oauth/session", () => {
     const { user } = await userWithProject("ada@example.com", "alpha");
     const bob = await userWithProject("bob@example.com", "beta");
     expect(bob.row.slug).toBe("beta");
-    const error = await expectError(await callApi("POST", "/oauth/session", { token: user.token, body, env: apiEnv() }), status, code);
+    const error = await expectError(
+      await callApi("POST", "/oauth/session", { token: user.token, body, env: apiEnv() }),
+      status,
+      code,
+    );
     expect(error.error.message).toMatch(message);
   });
 
   it("requires a CLI token", async () => {
     await userWithProject("ada@example.com", "alpha");
-    await expectError(await callApi("POST", "/oauth/session", { body: { project: "alpha", plugin: "chatserver" }, env: apiEnv() }), 401, "unauthorized");
+    await expectError(
+      await callApi("POST", "/oauth/session", { body: { project: "alpha", plugin: "chatserver" }, env: apiEnv() }),
+      401,
+      "unauthorized",
+    );
   });
 });
 
@@ -54,17 +79,50 @@ describe("GET /projects/:slug/plugins", () => {
     let response = await callApi("GET", "/projects/alpha/plugins", { token: user.token });
     expect(await response.json()).toEqual({ connections: [], resources: [] });
 
-    await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, { pluginId: "workspace", projectId: row.id, externalUserId: "T1", accessToken: "xoxb-top-secret", refreshToken: "xoxe-refresh", tokenExpiresAt: Date.UTC(2030, 0, 1) });
-    await claimResource(env.DB, { pluginId: "workspace", resourceType: "workspace", projectId: row.id, externalResourceId: "T1", displayName: "Team One" });
+    await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+      pluginId: "workspace",
+      projectId: row.id,
+      externalUserId: "T1",
+      accessToken: "xoxb-top-secret",
+      refreshToken: "xoxe-refresh",
+      tokenExpiresAt: Date.UTC(2030, 0, 1),
+    });
+    await claimResource(env.DB, {
+      pluginId: "workspace",
+      resourceType: "workspace",
+      projectId: row.id,
+      externalResourceId: "T1",
+      displayName: "Team One",
+    });
     response = await callApi("GET", "/projects/alpha/plugins", { token: user.token });
     const text = await response.text();
     expect(response.status).toBe(200);
     expect(text).not.toMatch(/xox|v1\./);
     expect(JSON.parse(text)).toEqual({
-      connections: [{ plugin: "workspace", externalUserId: "T1", connectedAt: expect.any(String), tokenExpiresAt: "2030-01-01T00:00:00.000Z", revoked: false, revokedAt: null }],
-      resources: [{ plugin: "workspace", type: "workspace", externalId: "T1", displayName: "Team One", claimedAt: expect.any(String) }],
+      connections: [
+        {
+          plugin: "workspace",
+          externalUserId: "T1",
+          connectedAt: expect.any(String),
+          tokenExpiresAt: "2030-01-01T00:00:00.000Z",
+          revoked: false,
+          revokedAt: null,
+        },
+      ],
+      resources: [
+        {
+          plugin: "workspace",
+          type: "workspace",
+          externalId: "T1",
+          displayName: "Team One",
+          claimedAt: expect.any(String),
+        },
+      ],
     });
-    expect(await (await callApi("GET", "/projects/other/plugins", { token: user.token })).json()).toEqual({ connections: [], resources: [] });
+    expect(await (await callApi("GET", "/projects/other/plugins", { token: user.token })).json()).toEqual({
+      connections: [],
+      resources: [],
+    });
   });
 
   it("answers another user's project like a missing one", async () => {

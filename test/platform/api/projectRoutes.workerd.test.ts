@@ -30,7 +30,10 @@ async function cronRows(slug: string): Promise<{ name: string; schedule: string 
 
 describe("POST /admin/users", () => {
   it("creates a user and a CLI token that is shown once and stored only as a hash", async () => {
-    const response = await callApi("POST", "/admin/users", { token: ADMIN_TOKEN, body: { email: "Ada@Example.COM", label: "laptop" } });
+    const response = await callApi("POST", "/admin/users", {
+      token: ADMIN_TOKEN,
+      body: { email: "Ada@Example.COM", label: "laptop" },
+    });
     expect(response.status).toBe(201);
     const body = (await response.json()) as { user: { id: number; email: string }; token: string };
     expect(body.user.email).toBe("ada@example.com");
@@ -80,7 +83,11 @@ describe("POST /admin/users", () => {
   it("rejects every caller when ADMIN_TOKEN is not configured", async () => {
     const { env: noAdmin } = apiHarness({ env: { ADMIN_TOKEN: undefined } });
     for (const token of [ADMIN_TOKEN, "undefined", ""]) {
-      const response = await callApi("POST", "/admin/users", { token, body: { email: "eve@example.com" }, env: noAdmin });
+      const response = await callApi("POST", "/admin/users", {
+        token,
+        body: { email: "eve@example.com" },
+        env: noAdmin,
+      });
       await expectError(response, 401, "unauthorized");
     }
     expect(await countRows("users")).toBe(0);
@@ -137,7 +144,12 @@ describe("CLI token authentication", () => {
     { method: "POST", path: "/projects/shop/workflows", body: { name: "checkout", data: {} } },
     { method: "POST", path: "/projects/shop/crons/__workflow-recovery/run", body: undefined },
     // Dev-only routes, in the API worker `platform dev` runs (src/dev/routes/devApiWorker.ts).
-    { method: "POST", path: "/projects/shop/plugins/chatserver/test-events", body: { kind: "message", text: "hi" }, dev: true },
+    {
+      method: "POST",
+      path: "/projects/shop/plugins/chatserver/test-events",
+      body: { kind: "message", text: "hi" },
+      dev: true,
+    },
     { method: "PUT", path: "/projects/shop/local", body: { private: true }, dev: true },
   ] as const;
 
@@ -146,8 +158,16 @@ describe("CLI token authentication", () => {
     { name: "Bearer with nothing after it", authorization: () => "Bearer", message: /Missing CLI token/ },
     { name: "non-Bearer scheme", authorization: (t) => `Token ${t}`, message: /Missing CLI token/ },
     { name: "malformed (too short)", authorization: () => "Bearer plt_short", message: /Invalid CLI token/ },
-    { name: "malformed (wrong prefix)", authorization: (t) => `Bearer xyz_${t.slice(4)}`, message: /Invalid CLI token/ },
-    { name: "malformed (bad characters)", authorization: () => `Bearer plt_${"+".repeat(43)}`, message: /Invalid CLI token/ },
+    {
+      name: "malformed (wrong prefix)",
+      authorization: (t) => `Bearer xyz_${t.slice(4)}`,
+      message: /Invalid CLI token/,
+    },
+    {
+      name: "malformed (bad characters)",
+      authorization: () => `Bearer plt_${"+".repeat(43)}`,
+      message: /Invalid CLI token/,
+    },
     { name: "malformed (one char too long)", authorization: (t) => `Bearer ${t}A`, message: /Invalid CLI token/ },
     { name: "unknown token", authorization: () => `Bearer plt_${"A".repeat(43)}`, message: /Invalid CLI token/ },
     {
@@ -176,8 +196,14 @@ describe("CLI token authentication", () => {
     it(`${route.method} ${route.path}: an expired token → 401 and nothing written`, async () => {
       const user = await createUserWithToken("old@example.com");
       await createProject(user.token, "shop");
-      await env.DB.prepare("UPDATE cli_tokens SET expires_at = ?").bind(Date.now() - 1000).run();
-      const response = await callApi(route.method, route.path, { token: user.token, body: route.body, ...("dev" in route ? { worker: devApi } : {}) });
+      await env.DB.prepare("UPDATE cli_tokens SET expires_at = ?")
+        .bind(Date.now() - 1000)
+        .run();
+      const response = await callApi(route.method, route.path, {
+        token: user.token,
+        body: route.body,
+        ...("dev" in route ? { worker: devApi } : {}),
+      });
       const body = await expectError(response, 401, "unauthorized");
       expect(body.error.message).toMatch(/expired/);
       expect(await countRows("projects")).toBe(1);
@@ -187,7 +213,9 @@ describe("CLI token authentication", () => {
 
   it("accepts a token whose expiry is still in the future", async () => {
     const user = await createUserWithToken("fresh@example.com");
-    await env.DB.prepare("UPDATE cli_tokens SET expires_at = ?").bind(Date.now() + 60_000).run();
+    await env.DB.prepare("UPDATE cli_tokens SET expires_at = ?")
+      .bind(Date.now() + 60_000)
+      .run();
     expect((await callApi("GET", "/projects", { token: user.token })).status).toBe(200);
   });
 
@@ -372,20 +400,19 @@ describe("POST /projects", () => {
     expect(response.status).toBe(201);
   });
 
-  it.each([
-    { value: "true" },
-    { value: 1 },
-    { value: 0 },
-    { value: null },
-    { value: {} },
-    { value: [] },
-  ])("rejects private=$value (not a boolean) with 400 and writes nothing", async ({ value }) => {
-    const user = await createUserWithToken("ada@example.com");
-    const response = await callApi("POST", "/projects", { token: user.token, body: { slug: "shop", private: value } });
-    const body = await expectError(response, 400, "invalid_input");
-    expect(body.error.message).toMatch(/private/);
-    expect(await countRows("projects")).toBe(0);
-  });
+  it.each([{ value: "true" }, { value: 1 }, { value: 0 }, { value: null }, { value: {} }, { value: [] }])(
+    "rejects private=$value (not a boolean) with 400 and writes nothing",
+    async ({ value }) => {
+      const user = await createUserWithToken("ada@example.com");
+      const response = await callApi("POST", "/projects", {
+        token: user.token,
+        body: { slug: "shop", private: value },
+      });
+      const body = await expectError(response, 400, "invalid_input");
+      expect(body.error.message).toMatch(/private/);
+      expect(await countRows("projects")).toBe(0);
+    },
+  );
 });
 
 describe("GET /projects", () => {
@@ -438,7 +465,9 @@ describe("GET /projects/:slug", () => {
     const missing = await callApi("GET", "/projects/nope", { token: bob.token });
     const missingBody = await expectError(missing, 404, "not_found");
 
-    expect(foreignBody.error.message.replace("shop", "<slug>")).toBe(missingBody.error.message.replace("nope", "<slug>"));
+    expect(foreignBody.error.message.replace("shop", "<slug>")).toBe(
+      missingBody.error.message.replace("nope", "<slug>"),
+    );
     expect(foreignBody.error.message).not.toMatch(/ada|owner|another|forbidden/i);
   });
 });
@@ -496,7 +525,10 @@ describe("PUT /projects/:slug/metadata", () => {
     { name: "crons is an object", crons: { hourly: "0 * * * *" } },
     { name: "crons is a string", crons: "* * * * *" },
     { name: "crons is null", crons: null },
-    { name: "more than 50 crons", crons: Array.from({ length: 51 }, (_, i) => ({ name: `c${i}`, schedule: "* * * * *" })) },
+    {
+      name: "more than 50 crons",
+      crons: Array.from({ length: 51 }, (_, i) => ({ name: `c${i}`, schedule: "* * * * *" })),
+    },
     { name: "entry is null", crons: [valid, null] },
     { name: "entry is a string", crons: ["* * * * *"] },
     { name: "name missing", crons: [{ schedule: "* * * * *" }] },
@@ -572,8 +604,18 @@ describe("PUT /projects/:slug/metadata", () => {
 
   it("accepts exactly 50 crons and common schedule syntax", async () => {
     const { user } = await userWithProject("ada@example.com", "shop");
-    const schedules = ["*/5 * * * *", "0 9-17 * * 1-5", "15,45 * * * *", "0 0 1 * *", "0 12 * JAN,JUL *", "0 0 * * SUN"];
-    const crons = Array.from({ length: 50 }, (_, i) => ({ name: `c-${i}_x`, schedule: schedules[i % schedules.length]! }));
+    const schedules = [
+      "*/5 * * * *",
+      "0 9-17 * * 1-5",
+      "15,45 * * * *",
+      "0 0 1 * *",
+      "0 12 * JAN,JUL *",
+      "0 0 * * SUN",
+    ];
+    const crons = Array.from({ length: 50 }, (_, i) => ({
+      name: `c-${i}_x`,
+      schedule: schedules[i % schedules.length]!,
+    }));
     const response = await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { crons } });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(await countRows("project_crons")).toBe(50);
@@ -601,7 +643,12 @@ describe("PUT /projects/:slug/metadata", () => {
       status: 413,
       code: "payload_too_large",
     },
-    { name: "over 256 KiB, streamed", body: streamOfText(jsonOfSize({ crons: [] }, 256 * KiB + 1)), status: 413, code: "payload_too_large" },
+    {
+      name: "over 256 KiB, streamed",
+      body: streamOfText(jsonOfSize({ crons: [] }, 256 * KiB + 1)),
+      status: 413,
+      code: "payload_too_large",
+    },
   ])("rejects $name and keeps the previous crons", async ({ body, headers, status, code }) => {
     const { user } = await userWithProject("ada@example.com", "shop");
     await putCrons(user.token, "shop", [{ name: "hourly", schedule: "0 * * * *" }]);

@@ -16,9 +16,14 @@ async function workflowNames(slug: string): Promise<string[]> {
 describe("registered workflows (metadata → GET /projects/:slug)", () => {
   it("records the workflows a build reports and lists them with the project, replacing them on the next push", async () => {
     const { user } = await userWithProject("ada@example.com", "shop");
-    const put = await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { workflows: [checkout, { ...checkout, name: "refund", steps: ["start"] }] } });
+    const put = await callApi("PUT", "/projects/shop/metadata", {
+      token: user.token,
+      body: { workflows: [checkout, { ...checkout, name: "refund", steps: ["start"] }] },
+    });
     expect(put.status).toBe(200);
-    const got = (await (await callApi("GET", "/projects/shop", { token: user.token })).json()) as { project: { workflows: unknown } };
+    const got = (await (await callApi("GET", "/projects/shop", { token: user.token })).json()) as {
+      project: { workflows: unknown };
+    };
     expect(got.project.workflows).toEqual([checkout, { ...checkout, name: "refund", steps: ["start"] }]);
 
     await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { workflows: [checkout] } });
@@ -30,7 +35,10 @@ describe("registered workflows (metadata → GET /projects/:slug)", () => {
   it.each([
     { name: "workflows is an object", workflows: { checkout } },
     { name: "workflows is null", workflows: null },
-    { name: "more than 100 workflows", workflows: Array.from({ length: 101 }, (_, i) => ({ ...checkout, name: `w${i}` })) },
+    {
+      name: "more than 100 workflows",
+      workflows: Array.from({ length: 101 }, (_, i) => ({ ...checkout, name: `w${i}` })),
+    },
     { name: "entry is null", workflows: [checkout, null] },
     { name: "name missing", workflows: [{ ...checkout, name: undefined }] },
     { name: "name with a space", workflows: [{ ...checkout, name: "my flow" }] },

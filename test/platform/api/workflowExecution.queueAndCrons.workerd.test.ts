@@ -67,9 +67,8 @@ const json = (value: unknown, status = 200) => Response.json(value, { status });
 describe("workflow queue consumer", () => {
   it("calls POST /__workflow/{runId}/execute with a valid internal token and acks on {done:true}", async () => {
     const { row } = await userWithProject("ada@example.com", "shop");
-    const { result, calls, sent } = await consume(
-      [message("m1", { runId: "run_1", scriptName: "proj-shop" })],
-      () => json({ done: true }),
+    const { result, calls, sent } = await consume([message("m1", { runId: "run_1", scriptName: "proj-shop" })], () =>
+      json({ done: true }),
     );
     expect(calls).toHaveLength(1);
     await expectPlatformCall(calls[0]!, row, "POST", "/__workflow/run_1/execute");
@@ -84,7 +83,9 @@ describe("workflow queue consumer", () => {
     { runId: "r".repeat(200), path: `/__workflow/${"r".repeat(200)}/execute` },
   ])("signs exactly the path the worker receives (runId $runId)", async ({ runId, path }) => {
     const { row } = await userWithProject("ada@example.com", "shop");
-    const { calls, result } = await consume([message("m1", { runId, scriptName: "proj-shop" })], () => json({ done: true }));
+    const { calls, result } = await consume([message("m1", { runId, scriptName: "proj-shop" })], () =>
+      json({ done: true }),
+    );
     await expectPlatformCall(calls[0]!, row, "POST", path);
     expect(result.explicitAcks).toEqual(["m1"]);
   });
@@ -102,9 +103,8 @@ describe("workflow queue consumer", () => {
 
   it("acks and drops a message for a script no project owns, without calling any worker", async () => {
     await userWithProject("ada@example.com", "shop");
-    const { result, calls, sent } = await consume(
-      [message("m1", { runId: "run_1", scriptName: "proj-gone" })],
-      () => json({ done: false }),
+    const { result, calls, sent } = await consume([message("m1", { runId: "run_1", scriptName: "proj-gone" })], () =>
+      json({ done: false }),
     );
     expect(calls).toEqual([]);
     expect(result.explicitAcks).toEqual(["m1"]);
@@ -114,9 +114,8 @@ describe("workflow queue consumer", () => {
 
   it("acks and drops a run the project worker does not know (404)", async () => {
     await userWithProject("ada@example.com", "shop");
-    const { result, sent } = await consume(
-      [message("m1", { runId: "run_1", scriptName: "proj-shop" })],
-      () => json({ error: { code: "not_found", message: "Not found." } }, 404),
+    const { result, sent } = await consume([message("m1", { runId: "run_1", scriptName: "proj-shop" })], () =>
+      json({ error: { code: "not_found", message: "Not found." } }, 404),
     );
     expect(result.explicitAcks).toEqual(["m1"]);
     expect(result.retryMessages).toEqual([]);
@@ -183,11 +182,16 @@ describe("workflow queue consumer", () => {
     await expectPlatformCall(calls[0]!, shop, "POST", "/__workflow/done/execute");
     await expectPlatformCall(calls[1]!, blog, "POST", "/__workflow/more/execute");
     // Shop's token does not verify as blog's.
-    const crossCheck = await verifyRequestToken("internal", calls[0]!.headers.get(INTERNAL_HEADER), () => blog.worker_secret, {
-      method: "POST",
-      pathAndQuery: "/__workflow/done/execute",
-      body: null,
-    });
+    const crossCheck = await verifyRequestToken(
+      "internal",
+      calls[0]!.headers.get(INTERNAL_HEADER),
+      () => blog.worker_secret,
+      {
+        method: "POST",
+        pathAndQuery: "/__workflow/done/execute",
+        body: null,
+      },
+    );
     expect(crossCheck.ok).toBe(false);
   });
 });
@@ -199,7 +203,10 @@ describe("scheduled cron runner", () => {
   ];
 
   async function runScheduled(scheduledTime: number, handler?: ProjectWorkerHandler, deployed?: string[]) {
-    const dispatcher = fakeDispatcher(handler ?? (() => json({ cron: "x", output: "ok" })), deployed ? { deployed } : {});
+    const dispatcher = fakeDispatcher(
+      handler ?? (() => json({ cron: "x", output: "ok" })),
+      deployed ? { deployed } : {},
+    );
     const harness = apiHarness({ dispatcher });
     const ctx = createExecutionContext();
     await api.scheduled(createScheduledController({ scheduledTime, cron: "* * * * *" }), harness.env, ctx);
@@ -209,9 +216,21 @@ describe("scheduled cron runner", () => {
 
   it.each([
     { at: "10:07:00", time: Date.UTC(2026, 10, 22, 10, 7, 0), expected: ["/__cron/__workflow-recovery"] },
-    { at: "10:07:42 (seconds ignored)", time: Date.UTC(2026, 10, 22, 10, 7, 42), expected: ["/__cron/__workflow-recovery"] },
-    { at: "11:00:00", time: Date.UTC(2026, 10, 22, 11, 0, 0), expected: ["/__cron/__workflow-recovery", "/__cron/hourly"] },
-    { at: "11:00:59", time: Date.UTC(2026, 10, 22, 11, 0, 59), expected: ["/__cron/__workflow-recovery", "/__cron/hourly"] },
+    {
+      at: "10:07:42 (seconds ignored)",
+      time: Date.UTC(2026, 10, 22, 10, 7, 42),
+      expected: ["/__cron/__workflow-recovery"],
+    },
+    {
+      at: "11:00:00",
+      time: Date.UTC(2026, 10, 22, 11, 0, 0),
+      expected: ["/__cron/__workflow-recovery", "/__cron/hourly"],
+    },
+    {
+      at: "11:00:59",
+      time: Date.UTC(2026, 10, 22, 11, 0, 59),
+      expected: ["/__cron/__workflow-recovery", "/__cron/hourly"],
+    },
     { at: "11:01:00", time: Date.UTC(2026, 10, 22, 11, 1, 0), expected: ["/__cron/__workflow-recovery"] },
   ])("at $at UTC calls exactly the due crons with valid internal tokens", async ({ time, expected }) => {
     const { user, row } = await userWithProject("ada@example.com", "shop");
@@ -227,7 +246,10 @@ describe("scheduled cron runner", () => {
     await createProject(user.token, "idle");
     const blog = await projectRow("blog");
     await putCrons(user.token, "shop", CRONS);
-    await putCrons(user.token, "blog", [{ name: "daily", schedule: "0 0 * * *" }, { name: "quarter", schedule: "*/15 * * * *" }]);
+    await putCrons(user.token, "blog", [
+      { name: "daily", schedule: "0 0 * * *" },
+      { name: "quarter", schedule: "*/15 * * * *" },
+    ]);
 
     const calls = await runScheduled(Date.UTC(2026, 10, 22, 0, 0, 5));
     const seen = calls.map((c) => `${c.scriptName} ${c.url.pathname}`).sort();
@@ -237,7 +259,8 @@ describe("scheduled cron runner", () => {
       "proj-shop /__cron/__workflow-recovery",
       "proj-shop /__cron/hourly",
     ]);
-    for (const call of calls) await expectPlatformCall(call, call.scriptName === "proj-shop" ? shop : blog, "POST", call.url.pathname);
+    for (const call of calls)
+      await expectPlatformCall(call, call.scriptName === "proj-shop" ? shop : blog, "POST", call.url.pathname);
   });
 
   it("calls nothing when no cron is registered", async () => {
@@ -249,7 +272,8 @@ describe("scheduled cron runner", () => {
     const { user } = await userWithProject("ada@example.com", "shop");
     await createProject(user.token, "blog");
     await createProject(user.token, "gone");
-    for (const slug of ["shop", "blog", "gone"]) await putCrons(user.token, slug, [{ name: "tick", schedule: "* * * * *" }]);
+    for (const slug of ["shop", "blog", "gone"])
+      await putCrons(user.token, slug, [{ name: "tick", schedule: "* * * * *" }]);
     const dispatcher = fakeDispatcher(
       (_request, script) => {
         if (script === "proj-blog") throw new Error("boom");
@@ -259,7 +283,11 @@ describe("scheduled cron runner", () => {
     );
     const { env } = apiHarness({ dispatcher });
     const report = await runDueCrons(env.DB, resolveDispatcher(env), Date.UTC(2026, 10, 22, 11, 0, 0));
-    expect(report.map(({ project, cron, status }) => ({ project, cron, status })).sort((x, y) => x.project.localeCompare(y.project))).toEqual([
+    expect(
+      report
+        .map(({ project, cron, status }) => ({ project, cron, status }))
+        .sort((x, y) => x.project.localeCompare(y.project)),
+    ).toEqual([
       { project: "blog", cron: "tick", status: "error" },
       { project: "gone", cron: "tick", status: 502 },
       { project: "shop", cron: "tick", status: 200 },
@@ -305,7 +333,8 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
   function projectWorkerFor(row: ProjectRow, userFetch: () => Response) {
     const worker = createPlatformWorker({ fetch: userFetch });
     const projectEnv = { PLATFORM_WORKER_SECRET: row.worker_secret, PLATFORM_PROJECT_ID: String(row.id) };
-    return (request: Request) => worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
+    return (request: Request) =>
+      worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
   }
 
   it("the queue consumer's call runs the worker's /__workflow route and the message is acked", async () => {
@@ -316,7 +345,9 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
       userCodeCalls++;
       return new Response("user");
     });
-    const { result } = await consume([message("m1", { runId: "run_9", scriptName: "proj-shop" })], (request) => callWorker(request));
+    const { result } = await consume([message("m1", { runId: "run_9", scriptName: "proj-shop" })], (request) =>
+      callWorker(request),
+    );
     expect(ran).toEqual(["workflow POST /run_9/execute"]);
     expect(userCodeCalls).toBe(0);
     expect(result.explicitAcks).toEqual(["m1"]);
@@ -326,10 +357,19 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
     ran.length = 0;
     const { user, row } = await userWithProject("ada@example.com", "shop");
     await putCrons(user.token, "shop", [{ name: "e2e-tick", schedule: "* * * * *" }]);
-    const { env } = apiHarness({ dispatcher: fakeDispatcher((request) => projectWorkerFor(row, () => new Response("user"))(request)) });
+    const { env } = apiHarness({
+      dispatcher: fakeDispatcher((request) => projectWorkerFor(row, () => new Response("user"))(request)),
+    });
     const report = await runDueCrons(env.DB, resolveDispatcher(env), Date.now());
     expect(ran).toEqual(["e2e-tick"]);
-    expect(report).toEqual([{ project: "shop", cron: "e2e-tick", status: 200, output: JSON.stringify({ cron: "e2e-tick", output: "ticked" }) }]);
+    expect(report).toEqual([
+      {
+        project: "shop",
+        cron: "e2e-tick",
+        status: 200,
+        output: JSON.stringify({ cron: "e2e-tick", output: "ticked" }),
+      },
+    ]);
   });
 
   it("another project's worker refuses the call (404) and the cron does not run", async () => {
@@ -339,7 +379,9 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
     const blog = await projectRow("blog");
     await putCrons(user.token, "shop", [{ name: "e2e-tick", schedule: "* * * * *" }]);
     // The dispatcher (wrongly) routes shop's script to blog's worker.
-    const { env } = apiHarness({ dispatcher: fakeDispatcher((request) => projectWorkerFor(blog, () => new Response("user"))(request)) });
+    const { env } = apiHarness({
+      dispatcher: fakeDispatcher((request) => projectWorkerFor(blog, () => new Response("user"))(request)),
+    });
     const report = await runDueCrons(env.DB, resolveDispatcher(env), Date.now());
     expect(ran).toEqual([]);
     expect(report.map((r) => r.status)).toEqual([404]);

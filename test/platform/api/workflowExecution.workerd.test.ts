@@ -3,7 +3,15 @@ import { describe, expect, it } from "vitest";
 import api from "../../../src/platform/api/index.ts";
 import { IDENTITY_HEADER, signRequestToken, type TokenPurpose } from "../../../src/core/requestToken.ts";
 import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
-import { API_ORIGIN, apiHarness, createProject, expectError, projectRow, streamOfText, userWithProject } from "../../support/workerd/index.ts";
+import {
+  API_ORIGIN,
+  apiHarness,
+  createProject,
+  expectError,
+  projectRow,
+  streamOfText,
+  userWithProject,
+} from "../../support/workerd/index.ts";
 
 const PATH = "/internal/workflow/execute";
 
@@ -62,7 +70,10 @@ describe("POST /internal/workflow/execute", () => {
   it("enqueues exactly one message for the authenticated project's script (202)", async () => {
     const { a } = await twoProjects();
     const body = JSON.stringify({ runId: "run_01HZX" });
-    const { response, sent, dispatched } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent, dispatched } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     expect(response.status).toBe(202);
     expect(await response.json()).toEqual({ queued: true, runId: "run_01HZX" });
     expect(sent).toHaveLength(1);
@@ -73,7 +84,10 @@ describe("POST /internal/workflow/execute", () => {
   it("derives the script from the token, never from what the body claims", async () => {
     const { a, b } = await twoProjects();
     const body = JSON.stringify({ runId: "run_1", scriptName: b.script_name, projectId: b.id, slug: "b-proj" });
-    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     expect(response.status).toBe(202);
     expect(sent.map((s) => s.body)).toEqual([{ runId: "run_1", scriptName: "proj-a-proj" }]);
   });
@@ -86,7 +100,10 @@ describe("POST /internal/workflow/execute", () => {
   ])("accepts runId: $name", async ({ runId }) => {
     const { a } = await twoProjects();
     const body = JSON.stringify({ runId });
-    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     expect(response.status).toBe(202);
     expect(sent.map((s) => s.body)).toEqual([{ runId, scriptName: "proj-a-proj" }]);
   });
@@ -105,11 +122,20 @@ describe("POST /internal/workflow/execute", () => {
 
   const BODY = JSON.stringify({ runId: "run_1" });
   type Projects = { a: ProjectRow; b: ProjectRow };
-  const authFailures: { name: string; token: (p: Projects) => Promise<string | null>; body?: string; message: RegExp }[] = [
+  const authFailures: {
+    name: string;
+    token: (p: Projects) => Promise<string | null>;
+    body?: string;
+    message: RegExp;
+  }[] = [
     { name: "missing header", token: async () => null, message: /Missing X-Platform-Identity/ },
     { name: "malformed: garbage", token: async () => "garbage", message: /Malformed/ },
     { name: "malformed: two parts", token: async () => "1.1700000000", message: /Malformed/ },
-    { name: "malformed: short signature", token: async ({ a }) => `${a.id}.${Math.floor(Date.now() / 1000)}.abc`, message: /Malformed/ },
+    {
+      name: "malformed: short signature",
+      token: async ({ a }) => `${a.id}.${Math.floor(Date.now() / 1000)}.abc`,
+      message: /Malformed/,
+    },
     {
       name: "malformed: extra part",
       token: async ({ a }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })) + ".x",
@@ -117,22 +143,26 @@ describe("POST /internal/workflow/execute", () => {
     },
     {
       name: "malformed: non-numeric project id",
-      token: async ({ a }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, "a"),
+      token: async ({ a }) =>
+        (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, "a"),
       message: /Malformed/,
     },
     {
       name: "expired (2 minutes old)",
-      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 120_000 }),
+      token: async ({ a }) =>
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 120_000 }),
       message: /expired/,
     },
     {
       name: "expired (just over 60 s old)",
-      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 62_000 }),
+      token: async ({ a }) =>
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 62_000 }),
       message: /expired/,
     },
     {
       name: "from the future beyond 60 s",
-      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() + 90_000 }),
+      token: async ({ a }) =>
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() + 90_000 }),
       message: /expired/,
     },
     {
@@ -142,12 +172,14 @@ describe("POST /internal/workflow/execute", () => {
     },
     {
       name: "A's valid token with the id rewritten to B",
-      token: async ({ a, b }) => (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, String(b.id)),
+      token: async ({ a, b }) =>
+        (await sign({ projectId: a.id, secret: a.worker_secret, body: BODY })).replace(/^\d+/, String(b.id)),
       message: /Invalid X-Platform-Identity/,
     },
     {
       name: "body altered after signing",
-      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: JSON.stringify({ runId: "run_other" }) }),
+      token: async ({ a }) =>
+        sign({ projectId: a.id, secret: a.worker_secret, body: JSON.stringify({ runId: "run_other" }) }),
       message: /Invalid X-Platform-Identity/,
     },
     {
@@ -158,7 +190,8 @@ describe("POST /internal/workflow/execute", () => {
     },
     {
       name: "signed for a different path",
-      token: async ({ a }) => sign({ projectId: a.id, secret: a.worker_secret, body: BODY, path: "/internal/workflow/other" }),
+      token: async ({ a }) =>
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, path: "/internal/workflow/other" }),
       message: /Invalid X-Platform-Identity/,
     },
     {
@@ -215,8 +248,14 @@ describe("POST /internal/workflow/execute", () => {
 
   it("answers a bad signature and an unknown project with the same message (no project-id oracle)", async () => {
     const { a, b } = await twoProjects();
-    const badSig = await kick({ body: BODY, token: await sign({ projectId: a.id, secret: b.worker_secret, body: BODY }) });
-    const unknown = await kick({ body: BODY, token: await sign({ projectId: 4242, secret: a.worker_secret, body: BODY }) });
+    const badSig = await kick({
+      body: BODY,
+      token: await sign({ projectId: a.id, secret: b.worker_secret, body: BODY }),
+    });
+    const unknown = await kick({
+      body: BODY,
+      token: await sign({ projectId: 4242, secret: a.worker_secret, body: BODY }),
+    });
     expect((await expectError(badSig.response, 401, "unauthorized")).error).toEqual(
       (await expectError(unknown.response, 401, "unauthorized")).error,
     );
@@ -246,7 +285,10 @@ describe("POST /internal/workflow/execute", () => {
     { name: "runId with a newline", body: JSON.stringify({ runId: "a\nb" }) },
   ])("rejects $name with 400 invalid_input and enqueues nothing", async ({ body }) => {
     const { a } = await twoProjects();
-    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     const error = await expectError(response, 400, "invalid_input");
     expect(error.error.message).toMatch(/runId/);
     expect(sent).toHaveLength(0);
@@ -259,7 +301,10 @@ describe("POST /internal/workflow/execute", () => {
     { name: "runId '..'", body: JSON.stringify({ runId: ".." }) },
   ])("rejects $name (a dot segment) with 400 invalid_input and enqueues nothing", async ({ body }) => {
     const { a } = await twoProjects();
-    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     const error = await expectError(response, 400, "invalid_input");
     expect(error.error.message).toMatch(/runId/);
     expect(sent).toHaveLength(0);
@@ -272,7 +317,10 @@ describe("POST /internal/workflow/execute", () => {
     { name: "a JSON string", body: '"run_1"' },
   ])("rejects a validly signed $name with 400 malformed_json and enqueues nothing", async ({ body }) => {
     const { a } = await twoProjects();
-    const { response, sent } = await kick({ body, token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body,
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     await expectError(response, 400, "malformed_json");
     expect(sent).toHaveLength(0);
   });
@@ -303,7 +351,10 @@ describe("POST /internal/workflow/execute", () => {
   it("accepts a validly signed body streamed without Content-Length", async () => {
     const { a } = await twoProjects();
     const body = JSON.stringify({ runId: "run_stream" });
-    const { response, sent } = await kick({ body: streamOfText(body), token: await sign({ projectId: a.id, secret: a.worker_secret, body }) });
+    const { response, sent } = await kick({
+      body: streamOfText(body),
+      token: await sign({ projectId: a.id, secret: a.worker_secret, body }),
+    });
     expect(response.status).toBe(202);
     expect(sent.map((s) => s.body)).toEqual([{ runId: "run_stream", scriptName: "proj-a-proj" }]);
   });

@@ -6,7 +6,12 @@ import { platformRejection, twoProjects } from "../../support/workerd/index.ts";
 describe("claimResource", () => {
   it("gives a resource to one project: another project's claim is a conflict and changes nothing; the same project's re-claim succeeds", async () => {
     const { a, b } = await twoProjects();
-    const claim = { pluginId: "workspace", resourceType: "workspace" as const, externalResourceId: "T1", displayName: "Team One" };
+    const claim = {
+      pluginId: "workspace",
+      resourceType: "workspace" as const,
+      externalResourceId: "T1",
+      displayName: "Team One",
+    };
     await claimResource(env.DB, { ...claim, projectId: a.id });
     const error = await platformRejection(claimResource(env.DB, { ...claim, projectId: b.id, displayName: "Hijack" }));
     expect(error.code).toBe("conflict");

@@ -3,9 +3,18 @@ import { describe, expect, it } from "vitest";
 
 describe("D1 schema", () => {
   it("creates the spec's plugin tables and the platform's own", async () => {
-    const { results } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{ name: string }>();
+    const { results } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{
+      name: string;
+    }>();
     const names = results.map((r) => r.name);
-    for (const table of ["users", "cli_tokens", "projects", "project_crons", "plugin_oauth_connections", "plugin_resources"]) {
+    for (const table of [
+      "users",
+      "cli_tokens",
+      "projects",
+      "project_crons",
+      "plugin_oauth_connections",
+      "plugin_resources",
+    ]) {
       expect(names).toContain(table);
     }
   });
@@ -13,7 +22,10 @@ describe("D1 schema", () => {
   it("lets one external resource belong to at most one project (unique constraint, not code)", async () => {
     const now = Date.now();
     await env.DB.prepare("INSERT INTO users (id, email, created_at) VALUES (1, 'a@x.io', ?)").bind(now).run();
-    for (const [id, slug] of [[1, "one"], [2, "two"]] as const) {
+    for (const [id, slug] of [
+      [1, "one"],
+      [2, "two"],
+    ] as const) {
       await env.DB.prepare(
         "INSERT INTO projects (id, slug, owner_id, worker_secret, script_name, created_at, updated_at) VALUES (?, ?, 1, ?, ?, ?, ?)",
       )

@@ -13,17 +13,38 @@ describe("tokenVault", () => {
 
     const body = sealed.slice(3);
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
-    const tampered = [`v1.${flip(body, 0)}`, `v1.${flip(body, 20)}`, `v1.${flip(body, body.length - 2)}`, `v2.${body}`, "plain"];
-    for (const bad of tampered) expect((await platformRejection(openToken(TOKEN_ENCRYPTION_KEY, bad, "workspace:access:1"))).code).toBe("internal");
+    const tampered = [
+      `v1.${flip(body, 0)}`,
+      `v1.${flip(body, 20)}`,
+      `v1.${flip(body, body.length - 2)}`,
+      `v2.${body}`,
+      "plain",
+    ];
+    for (const bad of tampered)
+      expect((await platformRejection(openToken(TOKEN_ENCRYPTION_KEY, bad, "workspace:access:1"))).code).toBe(
+        "internal",
+      );
     expect((await platformRejection(openToken("ff".repeat(32), sealed, "workspace:access:1"))).code).toBe("internal");
-    expect((await platformRejection(openToken(TOKEN_ENCRYPTION_KEY, sealed, "workspace:access:2"))).code).toBe("internal");
+    expect((await platformRejection(openToken(TOKEN_ENCRYPTION_KEY, sealed, "workspace:access:2"))).code).toBe(
+      "internal",
+    );
   });
 
   it("still opens rows sealed in the vault's earlier format v1.<iv>.<ciphertext>", async () => {
-    const key = await crypto.subtle.importKey("raw", decode32ByteKey(TOKEN_ENCRYPTION_KEY, "TOKEN_ENCRYPTION_KEY"), "AES-GCM", false, ["encrypt"]);
+    const key = await crypto.subtle.importKey(
+      "raw",
+      decode32ByteKey(TOKEN_ENCRYPTION_KEY, "TOKEN_ENCRYPTION_KEY"),
+      "AES-GCM",
+      false,
+      ["encrypt"],
+    );
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const additionalData = new TextEncoder().encode("v1:workspace:access:1");
-    const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData }, key, new TextEncoder().encode("xoxb-old"));
+    const ct = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData },
+      key,
+      new TextEncoder().encode("xoxb-old"),
+    );
     const row = `v1.${base64url(iv)}.${base64url(ct)}`;
     expect(await openToken(TOKEN_ENCRYPTION_KEY, row, "workspace:access:1")).toBe("xoxb-old");
     expect((await platformRejection(openToken(TOKEN_ENCRYPTION_KEY, row, "workspace:access:2"))).code).toBe("internal");

@@ -36,7 +36,11 @@ async function through(
   options: { handler?: ProjectWorkerHandler; extra?: Partial<GatewayEnv>; deployed?: string[] } = {},
 ) {
   const dispatcher = fakeDispatcher(options.handler, options.deployed ? { deployed: options.deployed } : {});
-  const response = await gateway.fetch(new Request(url, init), gatewayEnv(dispatcher, options.extra), createExecutionContext());
+  const response = await gateway.fetch(
+    new Request(url, init),
+    gatewayEnv(dispatcher, options.extra),
+    createExecutionContext(),
+  );
   return { response, calls: dispatcher.calls, lookups: dispatcher.lookups };
 }
 
@@ -45,7 +49,12 @@ describe("gateway routing to project workers", () => {
     { url: "https://shop.example.test/", script: "proj-shop", basePath: null },
     { url: "https://shop.example.test/a/b?q=1&r=two", script: "proj-shop", basePath: null },
     { url: "https://shop.example.test:8443/x", script: "proj-shop", basePath: null },
-    { url: "https://SHOP.Example.TEST/caps", script: "proj-shop", basePath: null, forwarded: "https://shop.example.test/caps" },
+    {
+      url: "https://SHOP.Example.TEST/caps",
+      script: "proj-shop",
+      basePath: null,
+      forwarded: "https://shop.example.test/caps",
+    },
     { url: "https://shop.example.test/__cronjob", script: "proj-shop", basePath: null },
     { url: "https://shop.example.test/api/__cron/x", script: "proj-shop", basePath: null },
     { url: "https://example.test/priv/api/x", script: "proj-priv", basePath: "/priv" },
@@ -197,8 +206,15 @@ describe("gateway blocks internal routes", () => {
 
   it("blocks even with a valid internal token supplied by the client", async () => {
     const path = "/__cron/hourly";
-    const token = await signRequestToken("internal", shop.id, shop.worker_secret, { method: "POST", pathAndQuery: path, body: null });
-    const { response, calls } = await through(`https://shop.example.test${path}`, { method: "POST", headers: { [INTERNAL_HEADER]: token } });
+    const token = await signRequestToken("internal", shop.id, shop.worker_secret, {
+      method: "POST",
+      pathAndQuery: path,
+      body: null,
+    });
+    const { response, calls } = await through(`https://shop.example.test${path}`, {
+      method: "POST",
+      headers: { [INTERNAL_HEADER]: token },
+    });
     await expectError(response, 404, "not_found");
     expect(calls).toHaveLength(0);
   });
@@ -260,20 +276,31 @@ describe("gateway with DEFAULT_PROJECT (local development)", () => {
 describe("gateway → real entry wrapper", () => {
   function realProjectWorker(row: ProjectRow) {
     const router = Router<IRequest, [unknown, ExecutionContext]>();
-    router.get("/hello", (request) => Response.json({ path: new URL(request.url).pathname, basePath: basePathOf(request as unknown as Request) }));
+    router.get("/hello", (request) =>
+      Response.json({ path: new URL(request.url).pathname, basePath: basePathOf(request as unknown as Request) }),
+    );
     const worker = createPlatformWorker(router);
     const projectEnv = { PLATFORM_WORKER_SECRET: row.worker_secret, PLATFORM_PROJECT_ID: String(row.id) };
-    return (request: Request) => worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
+    return (request: Request) =>
+      worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
   }
 
   it("a private project's routes answer under /<slug> and know their base path", async () => {
-    const { response } = await through("https://example.test/priv/hello", {}, { handler: (request) => realProjectWorker(priv)(request) });
+    const { response } = await through(
+      "https://example.test/priv/hello",
+      {},
+      { handler: (request) => realProjectWorker(priv)(request) },
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ path: "/hello", basePath: "/priv" });
   });
 
   it("a public project answers the same route at its subdomain root", async () => {
-    const { response } = await through("https://shop.example.test/hello", {}, { handler: (request) => realProjectWorker(shop)(request) });
+    const { response } = await through(
+      "https://shop.example.test/hello",
+      {},
+      { handler: (request) => realProjectWorker(shop)(request) },
+    );
     expect(await response.json()).toEqual({ path: "/hello", basePath: "" });
   });
 

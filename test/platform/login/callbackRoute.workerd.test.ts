@@ -28,7 +28,9 @@ async function expectRefused(response: Response, status: number, pattern: RegExp
   expect(response.status, html).toBe(status);
   expect(response.headers.get("content-type")).toMatch(/^text\/html/);
   expect(response.headers.get("location")).toBeNull();
-  expect(response.headers.get("set-cookie")).toMatch(/^__Host-login_flow=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax; Secure$/);
+  expect(response.headers.get("set-cookie")).toMatch(
+    /^__Host-login_flow=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax; Secure$/,
+  );
   expect(response.headers.get("cache-control")).toBe("no-store");
   expect(html).not.toMatch(/v1\.[A-Za-z0-9_-]{20,}\./);
   expect(html).toMatch(pattern);
@@ -45,7 +47,12 @@ describe("GET /callback: a successful sign-in", () => {
     const shop = await projectWithAuth("shop", { domains: ["example.com"] });
     const blog = await projectWithAuth("blog", {}, { owner: "other@example.net" });
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, redirect: "/orders?tab=open", user: { ...ADA, picture: "https://idp.example.test/ada.png" } });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      redirect: "/orders?tab=open",
+      user: { ...ADA, picture: "https://idp.example.test/ada.png" },
+    });
 
     expect(callback.status, await callback.clone().text()).toBe(302);
     expect(callback.headers.get("referrer-policy")).toBe("no-referrer");
@@ -70,17 +77,33 @@ describe("GET /callback: a successful sign-in", () => {
     expect(check.claims.exp - check.claims.iat).toBe(120);
 
     // Worthless anywhere else: another project's secret, another project id, another browser.
-    expect(await verifyCallbackToken(token, blog.secret, blog.id, binding.value)).toEqual({ ok: false, reason: "bad_signature" });
-    expect(await verifyCallbackToken(token, shop.secret, blog.id, binding.value)).toEqual({ ok: false, reason: "wrong_project" });
-    expect(await verifyCallbackToken(token, shop.secret, shop.id, (await browserBinding()).value)).toEqual({ ok: false, reason: "wrong_browser" });
-    expect(await verifyCallbackToken(token, shop.secret, shop.id, null)).toEqual({ ok: false, reason: "wrong_browser" });
+    expect(await verifyCallbackToken(token, blog.secret, blog.id, binding.value)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
+    expect(await verifyCallbackToken(token, shop.secret, blog.id, binding.value)).toEqual({
+      ok: false,
+      reason: "wrong_project",
+    });
+    expect(await verifyCallbackToken(token, shop.secret, shop.id, (await browserBinding()).value)).toEqual({
+      ok: false,
+      reason: "wrong_browser",
+    });
+    expect(await verifyCallbackToken(token, shop.secret, shop.id, null)).toEqual({
+      ok: false,
+      reason: "wrong_browser",
+    });
   });
 
   it("sends a private project's browser to <domain>/<slug>/api/auth/callback", async () => {
     const idp = await fakeIdentityProvider();
     const secret = await projectWithAuth("vault", {}, { private: true });
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "vault", bind: binding.hash, user: ADA });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "vault",
+      bind: binding.hash,
+      user: ADA,
+    });
     expect(callback.status).toBe(302);
     const location = new URL(callback.headers.get("location")!);
     expect(`${location.origin}${location.pathname}`).toBe("https://example.test/vault/api/auth/callback");
@@ -105,7 +128,13 @@ describe("GET /callback: a successful sign-in", () => {
     const idp = await fakeIdentityProvider();
     const shop = await projectWithAuth("shop");
     const binding = await browserBinding();
-    const user: IdpUser = { sub: "g-7", email: "grace@example.com", email_verified: true, name: "  ", picture: "javascript:alert(1)" };
+    const user: IdpUser = {
+      sub: "g-7",
+      email: "grace@example.com",
+      email_verified: true,
+      name: "  ",
+      picture: "javascript:alert(1)",
+    };
     const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user });
     const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.name).toBe("grace");
@@ -116,7 +145,12 @@ describe("GET /callback: a successful sign-in", () => {
     const idp = await fakeIdentityProvider();
     const shop = await projectWithAuth("shop");
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: ADA, tweaks: { claimsInUserinfoOnly: true } });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      user: ADA,
+      tweaks: { claimsInUserinfoOnly: true },
+    });
     expect(callback.status, await callback.clone().text()).toBe(302);
     const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe("ada@example.com");
@@ -156,7 +190,9 @@ describe("GET /callback: a successful sign-in", () => {
     const e = loginEnv(idp);
     const start = await callLogin(startPath({ project: "vault", redirect: "/notes?x=1", bind: binding.hash }), e);
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
-    const response = await callLogin(`/callback?error=access_denied&state=${state}`, e, { cookie: cookiePair(start.headers.get("set-cookie")) });
+    const response = await callLogin(`/callback?error=access_denied&state=${state}`, e, {
+      cookie: cookiePair(start.headers.get("set-cookie")),
+    });
     expect(response.status).toBe(302);
     expect(response.headers.get("location")).toBe("https://example.test/vault/notes?x=1&auth_error=cancelled");
     expect(idp.tokenRequests).toBe(0);
@@ -194,7 +230,9 @@ describe("GET /callback: refusals mint nothing", () => {
     const { idp, e, back } = await started();
     const binding = await browserBinding();
     const second = await callLogin(startPath({ project: "shop", redirect: "/", bind: binding.hash }), e);
-    const response = await callLogin(back.pathname + back.search, e, { cookie: cookiePair(second.headers.get("set-cookie")) });
+    const response = await callLogin(back.pathname + back.search, e, {
+      cookie: cookiePair(second.headers.get("set-cookie")),
+    });
     await expectRefused(response, 400, /state mismatch/);
     expect(idp.tokenRequests).toBe(0);
   });
@@ -203,7 +241,11 @@ describe("GET /callback: refusals mint nothing", () => {
     const { idp, e, cookie, back } = await started();
     const [name, value] = cookie.split("=") as [string, string];
     const flipped = value.slice(0, -2) + (value.at(-2) === "A" ? "B" : "A") + value.at(-1);
-    await expectRefused(await callLogin(back.pathname + back.search, e, { cookie: `${name}=${flipped}` }), 400, /damaged or was not issued/);
+    await expectRefused(
+      await callLogin(back.pathname + back.search, e, { cookie: `${name}=${flipped}` }),
+      400,
+      /damaged or was not issued/,
+    );
     const foreign = await sealFlowCookie("g".repeat(48), LOGIN_WORKER_URL, {
       state: back.searchParams.get("state")!,
       nonce: "n",
@@ -213,7 +255,11 @@ describe("GET /callback: refusals mint nothing", () => {
       bind: "b",
       exp: Math.floor(Date.now() / 1000) + 600,
     });
-    await expectRefused(await callLogin(back.pathname + back.search, e, { cookie: cookiePair(foreign) }), 400, /damaged or was not issued/);
+    await expectRefused(
+      await callLogin(back.pathname + back.search, e, { cookie: cookiePair(foreign) }),
+      400,
+      /damaged or was not issued/,
+    );
     expect(idp.tokenRequests).toBe(0);
   });
 
@@ -228,7 +274,11 @@ describe("GET /callback: refusals mint nothing", () => {
       bind: "b".repeat(43),
       exp: Math.floor(Date.now() / 1000) - 1,
     });
-    await expectRefused(await callLogin(back.pathname + back.search, e, { cookie: cookiePair(expired) }), 400, /more than 10 minutes ago/);
+    await expectRefused(
+      await callLogin(back.pathname + back.search, e, { cookie: cookiePair(expired) }),
+      400,
+      /more than 10 minutes ago/,
+    );
     expect(idp.tokenRequests).toBe(0);
   });
 
@@ -236,7 +286,11 @@ describe("GET /callback: refusals mint nothing", () => {
     const { idp, e, cookie, back } = await started();
     const wrongIss = new URL(back);
     wrongIss.searchParams.set("iss", "https://impostor.example");
-    await expectRefused(await callLogin(wrongIss.pathname + wrongIss.search, e, { cookie }), 400, /another identity provider/);
+    await expectRefused(
+      await callLogin(wrongIss.pathname + wrongIss.search, e, { cookie }),
+      400,
+      /another identity provider/,
+    );
     const noCode = new URL(back);
     noCode.searchParams.delete("code");
     await expectRefused(await callLogin(noCode.pathname + noCode.search, e, { cookie }), 400, /no authorization code/);
@@ -257,7 +311,11 @@ describe("GET /callback: refusals mint nothing", () => {
     const first = await callLogin(back.pathname + back.search, e, { cookie });
     expect(first.status).toBe(302);
     // The browser no longer has the cookie (it was cleared); an attacker who kept a copy still gets nothing.
-    await expectRefused(await callLogin(back.pathname + back.search, e, { cookie }), 400, /refused the authorization code \(invalid_grant\)/);
+    await expectRefused(
+      await callLogin(back.pathname + back.search, e, { cookie }),
+      400,
+      /refused the authorization code \(invalid_grant\)/,
+    );
     expect(idp.tokenRequests).toBe(2);
   });
 
@@ -273,7 +331,11 @@ describe("GET /callback: refusals mint nothing", () => {
       bind: "b".repeat(43),
       exp: Math.floor(Date.now() / 1000) + 600,
     });
-    await expectRefused(await callLogin(back.pathname + back.search, e, { cookie: cookiePair(swapped) }), 400, /invalid_grant/);
+    await expectRefused(
+      await callLogin(back.pathname + back.search, e, { cookie: cookiePair(swapped) }),
+      400,
+      /invalid_grant/,
+    );
     expect(idp.tokenRequests).toBe(1);
   });
 
@@ -300,7 +362,13 @@ describe("GET /callback: the ID token is verified", () => {
     ["a signature by another key", { signWith: wrongKey.privateKey }, /signature does not verify/],
     ["an unknown key id", { kid: "unknown", signWith: wrongKey.privateKey }, /key the provider does not publish/],
     ["HS256 keyed with the client secret", { alg: "HS256" }, /algorithm that is not allowed/],
-    ["an unsigned token (alg none)", { raw: `${btoa('{"alg":"none"}').replace(/=+$/, "")}.${btoa(JSON.stringify({ iss: ISSUER, sub: "x" })).replace(/=+$/, "")}.` }, /malformed|not allowed/],
+    [
+      "an unsigned token (alg none)",
+      {
+        raw: `${btoa('{"alg":"none"}').replace(/=+$/, "")}.${btoa(JSON.stringify({ iss: ISSUER, sub: "x" })).replace(/=+$/, "")}.`,
+      },
+      /malformed|not allowed/,
+    ],
     ["garbage", { raw: "not-a-jwt" }, /malformed/],
   ];
 
@@ -308,7 +376,12 @@ describe("GET /callback: the ID token is verified", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: ADA, tweaks });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      user: ADA,
+      tweaks,
+    });
     await expectRefused(callback, 502, pattern);
   });
 });
@@ -322,7 +395,11 @@ describe("GET /callback: verified email and the project's domains", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: { ...ADA, ...claims } });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      user: { ...ADA, ...claims },
+    });
     await expectRefused(callback, 403, /has not verified ada@example.com/);
   });
 
@@ -341,7 +418,11 @@ describe("GET /callback: verified email and the project's domains", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop", { domains: ["example.com", "example.org"] });
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: { sub: "x", email, email_verified: true, name: "X" } });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      user: { sub: "x", email, email_verified: true, name: "X" },
+    });
     await expectRefused(callback, 403, /may not sign in to shop|usable email address/);
   });
 
@@ -352,7 +433,11 @@ describe("GET /callback: verified email and the project's domains", () => {
     const idp = await fakeIdentityProvider();
     const shop = await projectWithAuth("shop", { domains: ["Example.com", "example.org"] });
     const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: { sub: "x", email, email_verified: true, name: "X" } });
+    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+      slug: "shop",
+      bind: binding.hash,
+      user: { sub: "x", email, email_verified: true, name: "X" },
+    });
     expect(callback.status, await callback.clone().text()).toBe(302);
     const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe(expected);
@@ -367,7 +452,11 @@ describe("GET /callback: verified email and the project's domains", () => {
       bind: binding.hash,
       user: { sub: "x", email: "mallory@evil.io", email_verified: true, hd: "example.com" },
     });
-    await expectRefused(callback, 403, /mallory@evil.io may not sign in to shop: it accepts accounts from example.com only/);
+    await expectRefused(
+      callback,
+      403,
+      /mallory@evil.io may not sign in to shop: it accepts accounts from example.com only/,
+    );
   });
 
   it("lets any verified account in when the project registered no domains, or no auth settings at all", async () => {
@@ -376,7 +465,11 @@ describe("GET /callback: verified email and the project's domains", () => {
     await projectWithAuth("blog", null, { owner: "other@example.net" });
     for (const slug of ["shop", "blog"]) {
       const binding = await browserBinding();
-      const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug, bind: binding.hash, user: { sub: "b", email: "bob@other.org", email_verified: true } });
+      const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+        slug,
+        bind: binding.hash,
+        user: { sub: "b", email: "bob@other.org", email_verified: true },
+      });
       expect(callback.status, await callback.clone().text()).toBe(302);
     }
   });

@@ -21,7 +21,10 @@ describe("PUT /projects/:slug/metadata: auth", () => {
       body: { crons: [], auth: { domains: ["Example.com", "example.org", "example.com"], sessionMaxAge: 3600 } },
     });
     expect(response.status, await response.clone().text()).toBe(200);
-    expect(((await response.json()) as { auth: unknown }).auth).toEqual({ domains: ["example.com", "example.org"], sessionMaxAge: 3600 });
+    expect(((await response.json()) as { auth: unknown }).auth).toEqual({
+      domains: ["example.com", "example.org"],
+      sessionMaxAge: 3600,
+    });
     expect(await authRow("shop")).toEqual({ domains: '["example.com","example.org"]', session_max_age: 3600 });
   });
 
@@ -34,8 +37,14 @@ describe("PUT /projects/:slug/metadata: auth", () => {
 
   it("replaces the settings on the next push and removes them when auth is gone", async () => {
     const { user } = await userWithProject("ada@example.com", "shop");
-    await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { auth: { domains: ["example.com"] } } });
-    await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { auth: { domains: ["example.org"] } } });
+    await callApi("PUT", "/projects/shop/metadata", {
+      token: user.token,
+      body: { auth: { domains: ["example.com"] } },
+    });
+    await callApi("PUT", "/projects/shop/metadata", {
+      token: user.token,
+      body: { auth: { domains: ["example.org"] } },
+    });
     expect((await authRow("shop"))?.domains).toBe('["example.org"]');
     await putCrons(user.token, "shop", []);
     expect(await authRow("shop")).toBeNull();
@@ -57,7 +66,10 @@ describe("PUT /projects/:slug/metadata: auth", () => {
     ["a string sessionMaxAge", { sessionMaxAge: "3600" }],
   ])("refuses %s with 400 and changes nothing (crons included)", async (_name, auth) => {
     const { user } = await userWithProject("ada@example.com", "shop");
-    await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { crons: [{ name: "hourly", schedule: "0 * * * *" }], auth: { domains: ["example.com"] } } });
+    await callApi("PUT", "/projects/shop/metadata", {
+      token: user.token,
+      body: { crons: [{ name: "hourly", schedule: "0 * * * *" }], auth: { domains: ["example.com"] } },
+    });
     const response = await callApi("PUT", "/projects/shop/metadata", { token: user.token, body: { crons: [], auth } });
     await expectError(response, 400, "invalid_input");
     expect((await authRow("shop"))?.domains).toBe('["example.com"]');
@@ -107,9 +119,17 @@ describe("PUT /projects/:slug/deployment: auth", () => {
     });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(await authRow("shop")).toEqual({ domains: '["example.com"]', session_max_age: 600 });
-    expect(cloudflare.uploads[0]!.bindings).toContainEqual({ type: "plain_text", name: "PLATFORM_LOGIN_URL", text: "https://login.example.test" });
+    expect(cloudflare.uploads[0]!.bindings).toContainEqual({
+      type: "plain_text",
+      name: "PLATFORM_LOGIN_URL",
+      text: "https://login.example.test",
+    });
 
-    const again = await callApi("PUT", "/projects/shop/deployment", { token: user.token, env: deployEnv, body: { bundle: "export default {}", metadata: {} } });
+    const again = await callApi("PUT", "/projects/shop/deployment", {
+      token: user.token,
+      env: deployEnv,
+      body: { bundle: "export default {}", metadata: {} },
+    });
     expect(again.status).toBe(200);
     expect(await authRow("shop")).toBeNull();
   });
@@ -118,7 +138,12 @@ describe("PUT /projects/:slug/deployment: auth", () => {
     const { user } = await userWithProject("ada@example.com", "shop");
     const cloudflare = fakeCloudflare();
     const { env: deployEnv } = apiHarness({
-      env: { CLOUDFLARE_ACCOUNT_ID: "acc", DISPATCH_NAMESPACE: "ns", CLOUDFLARE_API_TOKEN: "cf", CLOUDFLARE_API: cloudflare.fetcher },
+      env: {
+        CLOUDFLARE_ACCOUNT_ID: "acc",
+        DISPATCH_NAMESPACE: "ns",
+        CLOUDFLARE_API_TOKEN: "cf",
+        CLOUDFLARE_API: cloudflare.fetcher,
+      },
     });
     const response = await callApi("PUT", "/projects/shop/deployment", {
       token: user.token,

@@ -1,6 +1,16 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetIdentityProviderCache } from "../../../src/platform/login/identityProvider.ts";
-import { browserBinding, callLogin, CLIENT_ID, fakeIdentityProvider, ISSUER, LOGIN_WORKER_URL, loginEnv, projectWithAuth, startPath } from "../../support/workerd/index.ts";
+import {
+  browserBinding,
+  callLogin,
+  CLIENT_ID,
+  fakeIdentityProvider,
+  ISSUER,
+  LOGIN_WORKER_URL,
+  loginEnv,
+  projectWithAuth,
+  startPath,
+} from "../../support/workerd/index.ts";
 
 beforeEach(() => resetIdentityProviderCache());
 
@@ -20,7 +30,10 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect: "/orders?tab=open", bind: hash }), loginEnv(idp));
+    const response = await callLogin(
+      startPath({ project: "shop", redirect: "/orders?tab=open", bind: hash }),
+      loginEnv(idp),
+    );
     expect(response.status).toBe(302);
     expect(response.headers.get("x-frame-options")).toBe("DENY");
     expect(response.headers.get("referrer-policy")).toBe("no-referrer");
@@ -43,7 +56,8 @@ describe("GET /start", () => {
     expect(attributes).toEqual(expect.arrayContaining(["Path=/", "Max-Age=600", "HttpOnly", "SameSite=Lax", "Secure"]));
     expect(attributes.some((a) => /^domain=/i.test(a))).toBe(false);
     // Sealed: neither the state, the nonce, the project nor the path can be read from it.
-    for (const secret of [params.get("state")!, params.get("nonce")!, "shop", "orders", hash]) expect(cookie).not.toContain(secret);
+    for (const secret of [params.get("state")!, params.get("nonce")!, "shop", "orders", hash])
+      expect(cookie).not.toContain(secret);
     expect(idp.log).toEqual(["GET /.well-known/openid-configuration"]);
   });
 
@@ -72,7 +86,9 @@ describe("GET /start", () => {
     const cookie = response.headers.get("set-cookie")!;
     expect(cookie).toMatch(/^login_flow=/);
     expect(cookie).not.toMatch(/Secure/);
-    expect(new URL(response.headers.get("location")!).searchParams.get("redirect_uri")).toBe("http://127.0.0.1:9999/callback");
+    expect(new URL(response.headers.get("location")!).searchParams.get("redirect_uri")).toBe(
+      "http://127.0.0.1:9999/callback",
+    );
   });
 
   it("answers an unknown project with a 404 page and never contacts the provider", async () => {
@@ -113,13 +129,16 @@ describe("GET /start", () => {
     expect(idp.log).toEqual([]);
   });
 
-  it.each([["/"], ["/dash"], ["/orders?tab=open&q=a%20b"], ["/docs/%C3%A9t%C3%A9#part-2"], ["/a/b/c/"]])("accepts redirect=%j", async (redirect) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
-    expect(response.status, await response.text()).toBe(302);
-  });
+  it.each([["/"], ["/dash"], ["/orders?tab=open&q=a%20b"], ["/docs/%C3%A9t%C3%A9#part-2"], ["/a/b/c/"]])(
+    "accepts redirect=%j",
+    async (redirect) => {
+      const idp = await fakeIdentityProvider();
+      await projectWithAuth("shop");
+      const { hash } = await browserBinding();
+      const response = await callLogin(startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
+      expect(response.status, await response.text()).toBe(302);
+    },
+  );
 
   it.each<[string, string]>([
     ["no project", "/start?redirect=%2F&bind=BIND"],
@@ -134,7 +153,10 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const url = path.replace("BIND", hash).replace("SHORT", hash.slice(1)).replace("PADDED", hash.slice(1) + "=");
+    const url = path
+      .replace("BIND", hash)
+      .replace("SHORT", hash.slice(1))
+      .replace("PADDED", hash.slice(1) + "=");
     const response = await callLogin(url, loginEnv(idp));
     await expectRefusalPage(response, 400, /sign-in link is not valid/);
   });
@@ -159,7 +181,10 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp, { OIDC_CLIENT_SECRET: "", LOGIN_FLOW_SECRET: "short" }));
+    const response = await callLogin(
+      startPath({ project: "shop", redirect: "/", bind: hash }),
+      loginEnv(idp, { OIDC_CLIENT_SECRET: "", LOGIN_FLOW_SECRET: "short" }),
+    );
     await expectRefusalPage(response, 500, /missing OIDC_CLIENT_SECRET/);
   });
 

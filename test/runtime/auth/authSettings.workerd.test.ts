@@ -16,7 +16,10 @@ describe("auth.allow(options)", () => {
 
   it("normalises domains to lower case and drops duplicates", () => {
     auth.allow({ domains: ["Example.COM", "example.com", "corp.example.org"], sessionMaxAge: 3600 });
-    expect(platformRuntime.metadata().auth).toEqual({ domains: ["example.com", "corp.example.org"], sessionMaxAge: 3600 });
+    expect(platformRuntime.metadata().auth).toEqual({
+      domains: ["example.com", "corp.example.org"],
+      sessionMaxAge: 3600,
+    });
   });
 
   it("accepts sessionMaxAge from 1 s to 400 days", () => {
@@ -49,19 +52,22 @@ describe("auth.allow(options)", () => {
     ["an unknown option (typo)", { domain: ["example.com"] }, /no option "domain"/],
     ["not an object", "example.com", /takes an options object/],
   ];
-  it.each(invalid)("refuses %s with a clear invalid_input PlatformError, keeping the previous settings", (_label, options, message) => {
-    auth.allow({ domains: ["kept.example"] });
-    let thrown: unknown;
-    try {
-      auth.allow(options as never);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(PlatformError);
-    expect((thrown as PlatformError).code).toBe("invalid_input");
-    expect((thrown as PlatformError).message).toMatch(message);
-    expect(authSettings().domains).toEqual(["kept.example"]);
-  });
+  it.each(invalid)(
+    "refuses %s with a clear invalid_input PlatformError, keeping the previous settings",
+    (_label, options, message) => {
+      auth.allow({ domains: ["kept.example"] });
+      let thrown: unknown;
+      try {
+        auth.allow(options as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(PlatformError);
+      expect((thrown as PlatformError).code).toBe("invalid_input");
+      expect((thrown as PlatformError).message).toMatch(message);
+      expect(authSettings().domains).toEqual(["kept.example"]);
+    },
+  );
 });
 
 describe("checkEmail (the domain rule)", () => {

@@ -31,13 +31,20 @@ const DEPLOYED: [string, Mode][] = [
 ];
 
 describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login worker", () => {
-  it.each(DEPLOYED)("%s: 302 to PLATFORM_LOGIN_URL/start with project, project-relative redirect and the cookie's hash", async (_label, mode) => {
-    const flow = await startIdpFlow(mode, "/dash?tab=1");
-    expect(flow.location.origin + flow.location.pathname).toBe(`${LOGIN_URL}/start`);
-    expect(Object.fromEntries(flow.location.searchParams)).toEqual({ project: SLUG, redirect: "/dash?tab=1", bind: await bindingHash(flow.bindValue) });
-    expect(flow.bindValue).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes
-    expect(flow.response.headers.get("cache-control")).toBe("no-store");
-  });
+  it.each(DEPLOYED)(
+    "%s: 302 to PLATFORM_LOGIN_URL/start with project, project-relative redirect and the cookie's hash",
+    async (_label, mode) => {
+      const flow = await startIdpFlow(mode, "/dash?tab=1");
+      expect(flow.location.origin + flow.location.pathname).toBe(`${LOGIN_URL}/start`);
+      expect(Object.fromEntries(flow.location.searchParams)).toEqual({
+        project: SLUG,
+        redirect: "/dash?tab=1",
+        bind: await bindingHash(flow.bindValue),
+      });
+      expect(flow.bindValue).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes
+      expect(flow.response.headers.get("cache-control")).toBe("no-store");
+    },
+  );
 
   it("the binding cookie: __Host- on public, __Secure-…_<slug> with Path=/<slug> on private; HttpOnly, Lax, Secure, 10 minutes", async () => {
     const pub = cookieNamed((await startIdpFlow(DEPLOYED_PUBLIC)).response, "__Host-platform_bind");
@@ -50,21 +57,31 @@ describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login
     const mode = { ...LOCAL_PUBLIC, loginUrl: "http://127.0.0.1:9000/" };
     const flow = await startIdpFlow(mode);
     expect(flow.location.href.startsWith("http://127.0.0.1:9000/start?")).toBe(true);
-    expect(cookieNamed(flow.response, "platform_bind")?.attributes).toEqual({ path: "/", "max-age": "600", httponly: "", samesite: "Lax" });
+    expect(cookieNamed(flow.response, "platform_bind")?.attributes).toEqual({
+      path: "/",
+      "max-age": "600",
+      httponly: "",
+      samesite: "Lax",
+    });
     const response = await callback(mode, await callbackToken(flow.bindValue), [flow.bindCookie]);
     expect(response.status).toBe(303);
     expect(cookieNamed(response, "platform_session")?.attributes.secure).toBeUndefined();
   });
 
-  it.each(["//evil.example", "/\\evil.example", "https://evil.example", "%2F%2Fevil.example", "javascript:alert(1)"])("hostile redirect %j is sent to the login worker as /", async (redirect) => {
-    for (const mode of [DEPLOYED_PUBLIC, DEPLOYED_PRIVATE]) {
-      const flow = await startIdpFlow(mode, redirect);
-      expect(flow.location.searchParams.get("redirect")).toBe("/");
-    }
-  });
+  it.each(["//evil.example", "/\\evil.example", "https://evil.example", "%2F%2Fevil.example", "javascript:alert(1)"])(
+    "hostile redirect %j is sent to the login worker as /",
+    async (redirect) => {
+      for (const mode of [DEPLOYED_PUBLIC, DEPLOYED_PRIVATE]) {
+        const flow = await startIdpFlow(mode, redirect);
+        expect(flow.location.searchParams.get("redirect")).toBe("/");
+      }
+    },
+  );
 
   it("without a PLATFORM_LOGIN_URL binding, sign-in answers 503 and sets nothing", async () => {
-    const response = await send(DEPLOYED_PUBLIC, "/api/auth/signin/idp", { env: envOf(DEPLOYED_PUBLIC, { PLATFORM_LOGIN_URL: undefined }) });
+    const response = await send(DEPLOYED_PUBLIC, "/api/auth/signin/idp", {
+      env: envOf(DEPLOYED_PUBLIC, { PLATFORM_LOGIN_URL: undefined }),
+    });
     expect(response.status).toBe(503);
     expect(response.headers.getSetCookie()).toEqual([]);
     expect(await response.text()).toContain("PLATFORM_LOGIN_URL");
@@ -81,45 +98,75 @@ describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login
 });
 
 describe("GET /api/auth/callback: success", () => {
-  it.each(DEPLOYED)("%s: fresh session, binding cookie cleared, 303 to the token's rdr under the base path, no Referer, not cached", async (_label, mode) => {
-    const flow = await startIdpFlow(mode, "/dash");
-    const token = await callbackToken(flow.bindValue, { email: "ada@EXAMPLE.com", name: "Ada", picture: "https://img.example/ada.png", rdr: "/dash?tab=1" });
-    const response = await callback(mode, token, [flow.bindCookie]);
-    expect(response.status).toBe(303);
-    expect(response.headers.get("location")).toBe(`${mode.private ? "/shop" : ""}/dash?tab=1`);
-    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
-    expect(response.headers.get("cache-control")).toBe("no-store");
-    const bind = cookieNamed(response, bindCookieName(mode));
-    expect(bind).toMatchObject({ value: "", attributes: { "max-age": "0", path: mode.private ? "/shop" : "/" } });
-    const record = await openSession(SECRET, sessionPair(response, mode).split("=")[1]!);
-    expect(record).toMatchObject({ pid: PROJECT_ID, email: "ada@example.com", name: "Ada", picture: "https://img.example/ada.png" });
-    const me = await send(mode, "/api/private/me", { cookies: [sessionPair(response, mode)] });
-    expect(await me.json()).toEqual({ email: "ada@example.com", name: "Ada", picture: "https://img.example/ada.png" });
-  });
+  it.each(DEPLOYED)(
+    "%s: fresh session, binding cookie cleared, 303 to the token's rdr under the base path, no Referer, not cached",
+    async (_label, mode) => {
+      const flow = await startIdpFlow(mode, "/dash");
+      const token = await callbackToken(flow.bindValue, {
+        email: "ada@EXAMPLE.com",
+        name: "Ada",
+        picture: "https://img.example/ada.png",
+        rdr: "/dash?tab=1",
+      });
+      const response = await callback(mode, token, [flow.bindCookie]);
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe(`${mode.private ? "/shop" : ""}/dash?tab=1`);
+      expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      const bind = cookieNamed(response, bindCookieName(mode));
+      expect(bind).toMatchObject({ value: "", attributes: { "max-age": "0", path: mode.private ? "/shop" : "/" } });
+      const record = await openSession(SECRET, sessionPair(response, mode).split("=")[1]!);
+      expect(record).toMatchObject({
+        pid: PROJECT_ID,
+        email: "ada@example.com",
+        name: "Ada",
+        picture: "https://img.example/ada.png",
+      });
+      const me = await send(mode, "/api/private/me", { cookies: [sessionPair(response, mode)] });
+      expect(await me.json()).toEqual({
+        email: "ada@example.com",
+        name: "Ada",
+        picture: "https://img.example/ada.png",
+      });
+    },
+  );
 
   it("a picture that is not an http(s) URL is dropped", async () => {
     const flow = await startIdpFlow(DEPLOYED_PUBLIC);
-    const response = await callback(DEPLOYED_PUBLIC, await callbackToken(flow.bindValue, { picture: "javascript:alert(1)" }), [flow.bindCookie]);
+    const response = await callback(
+      DEPLOYED_PUBLIC,
+      await callbackToken(flow.bindValue, { picture: "javascript:alert(1)" }),
+      [flow.bindCookie],
+    );
     const record = await openSession(SECRET, sessionPair(response, DEPLOYED_PUBLIC).split("=")[1]!);
     expect(record?.picture).toBeUndefined();
   });
 
-  it.each(["//evil.example", "/\\evil.example", "https://evil.example", "%2F%2Fevil.example", "javascript:alert(1)", "/../other-project/"])(
-    "a token whose rdr is %j lands on <basePath>/",
-    async (rdr) => {
-      for (const mode of [DEPLOYED_PUBLIC, DEPLOYED_PRIVATE]) {
-        const flow = await startIdpFlow(mode);
-        const response = await callback(mode, await callbackToken(flow.bindValue, { rdr }), [flow.bindCookie]);
-        expect(response.status).toBe(303);
-        expect(response.headers.get("location")).toBe(mode.private ? "/shop/" : "/");
-      }
-    },
-  );
+  it.each([
+    "//evil.example",
+    "/\\evil.example",
+    "https://evil.example",
+    "%2F%2Fevil.example",
+    "javascript:alert(1)",
+    "/../other-project/",
+  ])("a token whose rdr is %j lands on <basePath>/", async (rdr) => {
+    for (const mode of [DEPLOYED_PUBLIC, DEPLOYED_PRIVATE]) {
+      const flow = await startIdpFlow(mode);
+      const response = await callback(mode, await callbackToken(flow.bindValue, { rdr }), [flow.bindCookie]);
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe(mode.private ? "/shop/" : "/");
+    }
+  });
 });
 
 describe("GET /api/auth/callback: refusals (clear status, no session, binding cookie cleared)", () => {
   const now = Date.now();
-  const rows: [string, number, RegExp, (flow: { bindValue: string; bindCookie: string }) => Promise<{ token: string; cookies: string[] }>][] = [
+  const rows: [
+    string,
+    number,
+    RegExp,
+    (flow: { bindValue: string; bindCookie: string }) => Promise<{ token: string; cookies: string[] }>,
+  ][] = [
     ["no token", 400, /malformed/, async (f) => ({ token: "", cookies: [f.bindCookie] })],
     ["garbage token", 400, /malformed/, async (f) => ({ token: "not-a-token", cookies: [f.bindCookie] })],
     [
@@ -130,7 +177,10 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
         const token = await callbackToken(f.bindValue);
         const [v, payload, sig] = token.split(".");
         const at = 10;
-        return { token: `${v}.${payload!.slice(0, at)}${payload![at] === "A" ? "B" : "A"}${payload!.slice(at + 1)}.${sig}`, cookies: [f.bindCookie] };
+        return {
+          token: `${v}.${payload!.slice(0, at)}${payload![at] === "A" ? "B" : "A"}${payload!.slice(at + 1)}.${sig}`,
+          cookies: [f.bindCookie],
+        };
       },
     ],
     [
@@ -142,15 +192,38 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
         return { token: token.slice(0, -2) + (token.endsWith("AA") ? "BA" : "AA"), cookies: [f.bindCookie] };
       },
     ],
-    ["expired (issued 121 s ago)", 401, /expired/, async (f) => ({ token: await callbackToken(f.bindValue, { nowMs: now - 121_000 }), cookies: [f.bindCookie] })],
-    ["signed with another project's secret", 401, /signature/, async (f) => ({ token: await callbackToken(f.bindValue, { secret: OTHER_SECRET }), cookies: [f.bindCookie] })],
-    ["minted for another project id", 401, /another app/, async (f) => ({ token: await callbackToken(f.bindValue, { pid: PROJECT_ID + 1 }), cookies: [f.bindCookie] })],
-    ["without the binding cookie (another browser)", 401, /another browser/, async (f) => ({ token: await callbackToken(f.bindValue), cookies: [] })],
+    [
+      "expired (issued 121 s ago)",
+      401,
+      /expired/,
+      async (f) => ({ token: await callbackToken(f.bindValue, { nowMs: now - 121_000 }), cookies: [f.bindCookie] }),
+    ],
+    [
+      "signed with another project's secret",
+      401,
+      /signature/,
+      async (f) => ({ token: await callbackToken(f.bindValue, { secret: OTHER_SECRET }), cookies: [f.bindCookie] }),
+    ],
+    [
+      "minted for another project id",
+      401,
+      /another app/,
+      async (f) => ({ token: await callbackToken(f.bindValue, { pid: PROJECT_ID + 1 }), cookies: [f.bindCookie] }),
+    ],
+    [
+      "without the binding cookie (another browser)",
+      401,
+      /another browser/,
+      async (f) => ({ token: await callbackToken(f.bindValue), cookies: [] }),
+    ],
     [
       "with another flow's binding cookie",
       401,
       /another browser/,
-      async (f) => ({ token: await callbackToken("someone-elses-binding-value-000000000000000"), cookies: [f.bindCookie] }),
+      async (f) => ({
+        token: await callbackToken("someone-elses-binding-value-000000000000000"),
+        cookies: [f.bindCookie],
+      }),
     ],
   ];
   for (const [label, mode] of DEPLOYED) {
@@ -186,12 +259,16 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
     auth.allow({ domains: ["example.com"] });
     for (const email of ["a@example.com.evil.io", "a@sub.example.com", "a@b@example.com", '"a@b"@example.com']) {
       const flow = await startIdpFlow(DEPLOYED_PRIVATE);
-      const response = await callback(DEPLOYED_PRIVATE, await callbackToken(flow.bindValue, { email }), [flow.bindCookie]);
+      const response = await callback(DEPLOYED_PRIVATE, await callbackToken(flow.bindValue, { email }), [
+        flow.bindCookie,
+      ]);
       expect(response.status, email).toBe(403);
       expectNoSession(response, DEPLOYED_PRIVATE);
     }
     const flow = await startIdpFlow(DEPLOYED_PRIVATE);
-    const ok = await callback(DEPLOYED_PRIVATE, await callbackToken(flow.bindValue, { email: "a@EXAMPLE.COM" }), [flow.bindCookie]);
+    const ok = await callback(DEPLOYED_PRIVATE, await callbackToken(flow.bindValue, { email: "a@EXAMPLE.COM" }), [
+      flow.bindCookie,
+    ]);
     expect(ok.status).toBe(303);
   });
 

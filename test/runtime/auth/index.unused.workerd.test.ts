@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
 
-const env = { PLATFORM_WORKER_SECRET: "ab".repeat(32), PLATFORM_PROJECT_ID: "7", PLATFORM_PROJECT_SLUG: "shop", PLATFORM_LOCAL: "1" };
+const env = {
+  PLATFORM_WORKER_SECRET: "ab".repeat(32),
+  PLATFORM_PROJECT_ID: "7",
+  PLATFORM_PROJECT_SLUG: "shop",
+  PLATFORM_LOCAL: "1",
+};
 
 describe("a project that never uses auth has no sign-in routes", () => {
   const paths: [string, string][] = [
@@ -21,7 +26,11 @@ describe("a project that never uses auth has no sign-in routes", () => {
     const router = Router();
     router.all("*", (request) => new Response(`user code: ${request.method} ${new URL(request.url).pathname}`));
     const worker = createPlatformWorker(router);
-    const response = await worker.fetch!(new Request(`http://127.0.0.1:8787${path}`, { method }) as never, env, createExecutionContext());
+    const response = await worker.fetch!(
+      new Request(`http://127.0.0.1:8787${path}`, { method }) as never,
+      env,
+      createExecutionContext(),
+    );
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(`user code: ${method} ${path.split("?")[0]}`);
     expect(response.headers.getSetCookie()).toEqual([]);
@@ -31,7 +40,11 @@ describe("a project that never uses auth has no sign-in routes", () => {
     const router = Router();
     router.get("/", () => new Response("home"));
     const worker = createPlatformWorker(router);
-    const response = await worker.fetch!(new Request(`http://127.0.0.1:8787${path}`, { method }) as never, env, createExecutionContext());
+    const response = await worker.fetch!(
+      new Request(`http://127.0.0.1:8787${path}`, { method }) as never,
+      env,
+      createExecutionContext(),
+    );
     expect(response.status).toBe(404);
     expect(response.headers.getSetCookie()).toEqual([]);
   });

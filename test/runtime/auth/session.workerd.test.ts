@@ -41,22 +41,29 @@ describe("the session cookie's attributes, per mode (read from Set-Cookie)", () 
     ["local public", LOCAL_PUBLIC, { name: "platform_session", path: "/", secure: false }],
     ["local private", LOCAL_PRIVATE, { name: `platform_session_${SLUG}`, path: `/${SLUG}`, secure: false }],
     ["deployed public", DEPLOYED_PUBLIC, { name: "__Host-platform_session", path: "/", secure: true }],
-    ["deployed private", DEPLOYED_PRIVATE, { name: `__Secure-platform_session_${SLUG}`, path: `/${SLUG}`, secure: true }],
+    [
+      "deployed private",
+      DEPLOYED_PRIVATE,
+      { name: `__Secure-platform_session_${SLUG}`, path: `/${SLUG}`, secure: true },
+    ],
   ];
-  it.each(expected)("%s: name, HttpOnly, SameSite=Lax, Path, Max-Age = sessionMaxAge, Secure only when deployed, no Domain", async (_label, mode, want) => {
-    auth.allow({ sessionMaxAge: 4321 });
-    const response = await signInResponse(mode);
-    const cookie = cookieNamed(response, want.name);
-    expect(cookie, `Set-Cookie ${want.name} in ${JSON.stringify(response.headers.getSetCookie())}`).toBeDefined();
-    expect(cookie!.value).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
-    expect(cookie!.attributes).toEqual({
-      path: want.path,
-      "max-age": "4321",
-      httponly: "",
-      samesite: "Lax",
-      ...(want.secure ? { secure: "" } : {}),
-    });
-  });
+  it.each(expected)(
+    "%s: name, HttpOnly, SameSite=Lax, Path, Max-Age = sessionMaxAge, Secure only when deployed, no Domain",
+    async (_label, mode, want) => {
+      auth.allow({ sessionMaxAge: 4321 });
+      const response = await signInResponse(mode);
+      const cookie = cookieNamed(response, want.name);
+      expect(cookie, `Set-Cookie ${want.name} in ${JSON.stringify(response.headers.getSetCookie())}`).toBeDefined();
+      expect(cookie!.value).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
+      expect(cookie!.attributes).toEqual({
+        path: want.path,
+        "max-age": "4321",
+        httponly: "",
+        samesite: "Lax",
+        ...(want.secure ? { secure: "" } : {}),
+      });
+    },
+  );
 
   it("reading a session never re-issues the cookie (no sliding renewal)", async () => {
     const cookie = await signIn(DEPLOYED_PUBLIC);
@@ -66,22 +73,30 @@ describe("the session cookie's attributes, per mode (read from Set-Cookie)", () 
 });
 
 describe("auth.user and auth.require with a valid session", () => {
-  it.each(MODES.map((m) => [m.name, m] as const))("%s: the user is read back; the protected route answers", async (_name, mode) => {
-    const cookie = await signIn(mode, "ada@example.com", "Ada Lovelace");
-    expect(await whoami(mode, cookie)).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
-    const response = await privateMe(mode, cookie);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
-  });
+  it.each(MODES.map((m) => [m.name, m] as const))(
+    "%s: the user is read back; the protected route answers",
+    async (_name, mode) => {
+      const cookie = await signIn(mode, "ada@example.com", "Ada Lovelace");
+      expect(await whoami(mode, cookie)).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
+      const response = await privateMe(mode, cookie);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
+    },
+  );
 
-  it.each(MODES.map((m) => [m.name, m] as const))("%s: without a session, auth.user is null and require() answers 401 naming the sign-in URL", async (_name, mode) => {
-    expect(await whoami(mode)).toBeNull();
-    const response = await privateMe(mode);
-    expect(response.status).toBe(401);
-    expect(response.headers.get("cache-control")).toBe("no-store");
-    const signInUrl = `${originOf(mode)}${basePathOf(mode)}/api/auth/signin/idp?redirect=${encodeURIComponent("/api/private/me?x=1")}`;
-    expect(await response.json()).toEqual({ error: { code: "unauthorized", message: `Sign in required: ${signInUrl}` } });
-  });
+  it.each(MODES.map((m) => [m.name, m] as const))(
+    "%s: without a session, auth.user is null and require() answers 401 naming the sign-in URL",
+    async (_name, mode) => {
+      expect(await whoami(mode)).toBeNull();
+      const response = await privateMe(mode);
+      expect(response.status).toBe(401);
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      const signInUrl = `${originOf(mode)}${basePathOf(mode)}/api/auth/signin/idp?redirect=${encodeURIComponent("/api/private/me?x=1")}`;
+      expect(await response.json()).toEqual({
+        error: { code: "unauthorized", message: `Sign in required: ${signInUrl}` },
+      });
+    },
+  );
 });
 
 describe("cookies that must not sign anybody in: auth.user is null and require() is 401", () => {
@@ -93,13 +108,26 @@ describe("cookies that must not sign anybody in: auth.user is null and require()
   };
   const cases: [string, () => Promise<string>][] = [
     ["forged (random bytes)", async () => "v1." + base64url(crypto.getRandomValues(new Uint8Array(120)))],
-    ["plain JSON, not sealed", async () => JSON.stringify({ pid: PROJECT_ID, email: "ada@example.com", name: "Ada", iat: now, exp: now + 3600, sid: "x" })],
+    [
+      "plain JSON, not sealed",
+      async () =>
+        JSON.stringify({ pid: PROJECT_ID, email: "ada@example.com", name: "Ada", iat: now, exp: now + 3600, sid: "x" }),
+    ],
     ["altered: one bit of the IV flipped", async () => flip(await sealedSession(), 0)],
     ["altered: one bit of the ciphertext flipped", async () => flip(await sealedSession(), 20)],
-    ["altered: one bit of the tag flipped", async () => { const v = await sealedSession(); return flip(v, fromBase64url(v.slice(3))!.length - 1); }],
+    [
+      "altered: one bit of the tag flipped",
+      async () => {
+        const v = await sealedSession();
+        return flip(v, fromBase64url(v.slice(3))!.length - 1);
+      },
+    ],
     ["truncated", async () => (await sealedSession()).slice(0, -6)],
     ["expired (exp in the past)", async () => sealedSession({ iat: now - 7200, exp: now - 1 })],
-    ["older than the current sessionMaxAge (iat + 3600 s passed, exp still ahead)", async () => sealedSession({ iat: now - 3601, exp: now + 86_400 })],
+    [
+      "older than the current sessionMaxAge (iat + 3600 s passed, exp still ahead)",
+      async () => sealedSession({ iat: now - 3601, exp: now + 86_400 }),
+    ],
     ["issued in the future", async () => sealedSession({ iat: now + 3600, exp: now + 7200 })],
     ["another project's secret", async () => sealedSession({}, OTHER_SECRET)],
     ["this secret but another project id", async () => sealedSession({ pid: PROJECT_ID + 1 })],
@@ -119,7 +147,10 @@ describe("cookies that must not sign anybody in: auth.user is null and require()
     const value = await sealedSession();
     expect(await whoami(DEPLOYED_PRIVATE, `${sessionCookieName(DEPLOYED_PUBLIC)}=${value}`)).toBeNull();
     expect(await whoami(DEPLOYED_PUBLIC, `${sessionCookieName(DEPLOYED_PRIVATE)}=${value}`)).toBeNull();
-    expect(await whoami(DEPLOYED_PUBLIC, `${sessionCookieName(DEPLOYED_PUBLIC)}=${value}`)).toEqual({ email: "ada@example.com", name: "Ada" });
+    expect(await whoami(DEPLOYED_PUBLIC, `${sessionCookieName(DEPLOYED_PUBLIC)}=${value}`)).toEqual({
+      email: "ada@example.com",
+      name: "Ada",
+    });
   });
 
   it("a session from an address the domain rule now refuses stops working when domains are restricted", async () => {
@@ -132,12 +163,17 @@ describe("cookies that must not sign anybody in: auth.user is null and require()
   it("a planted invalid cookie on a deeper path does not hide the real one (every same-named value is tried)", async () => {
     const real = await signIn(LOCAL_PUBLIC);
     const planted = `${sessionCookieName(LOCAL_PUBLIC)}=v1.${base64url(crypto.getRandomValues(new Uint8Array(64)))}`;
-    expect(await whoami(LOCAL_PUBLIC, `${planted}; ${real}`)).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
+    expect(await whoami(LOCAL_PUBLIC, `${planted}; ${real}`)).toEqual({
+      email: "ada@example.com",
+      name: "Ada Lovelace",
+    });
   });
 
   it("the session is read from the cookie only: a session value in a header or the query is ignored", async () => {
     const value = await sealedSession();
-    const viaHeader = await send(LOCAL_PUBLIC, "/whoami", { headers: { authorization: `Bearer ${value}`, "x-platform-session": value } });
+    const viaHeader = await send(LOCAL_PUBLIC, "/whoami", {
+      headers: { authorization: `Bearer ${value}`, "x-platform-session": value },
+    });
     expect(await viaHeader.json()).toEqual({ user: null });
     const viaQuery = await send(LOCAL_PUBLIC, `/whoami?platform_session=${encodeURIComponent(value)}`);
     expect(await viaQuery.json()).toEqual({ user: null });
@@ -161,7 +197,9 @@ describe("the session record", () => {
 describe("readSessionUser (what auth.user does, for benchmarks)", () => {
   it("reads a signed-in request given the env explicitly, and honours an injected clock", async () => {
     const value = await sealedSession();
-    const request = new Request("https://shop.example.app/", { headers: { cookie: `__Host-platform_session=${value}` } });
+    const request = new Request("https://shop.example.app/", {
+      headers: { cookie: `__Host-platform_session=${value}` },
+    });
     const env = envOf(DEPLOYED_PUBLIC);
     expect(await readSessionUser(request, env)).toEqual({ email: "ada@example.com", name: "Ada" });
     expect(await readSessionUser(request, env, Date.now() + 3601_000)).toBeNull();

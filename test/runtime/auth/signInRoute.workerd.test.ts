@@ -55,7 +55,11 @@ describe("GET /api/auth/signin/idp locally: the dummy form", () => {
   });
 });
 
-async function login(mode: Mode, fields: Record<string, string>, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): Promise<Response> {
+async function login(
+  mode: Mode,
+  fields: Record<string, string>,
+  extra: { cookies?: string[]; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const form = await openLocalForm(mode, fields.redirect ?? "/");
   return postLocalForm(mode, {
     fields: { csrf: form.csrf, redirect: form.redirect, action: "login", ...fields },
@@ -82,7 +86,11 @@ describe("POST /api/auth/signin/idp: Login", () => {
 
   it("replaces a planted session cookie with a fresh one (never adopts it)", async () => {
     const planted = await sealedSession({ email: "mallory@example.com", name: "Mallory", sid: "planted" });
-    const response = await login(LOCAL_PUBLIC, { email: "ada@example.com", name: "Ada" }, { cookies: [`platform_session=${planted}`] });
+    const response = await login(
+      LOCAL_PUBLIC,
+      { email: "ada@example.com", name: "Ada" },
+      { cookies: [`platform_session=${planted}`] },
+    );
     expect(response.status).toBe(303);
     const value = sessionPair(response, LOCAL_PUBLIC).split("=")[1]!;
     expect(value).not.toBe(planted);
@@ -96,14 +104,19 @@ describe("POST /api/auth/signin/idp: Login", () => {
     const response = await send(LOCAL_PUBLIC, "/api/auth/signin/idp", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
-      body: new URLSearchParams({ csrf: form.csrf, redirect: "/", action: "login", email: "ada@example.com" }).toString(),
+      body: new URLSearchParams({
+        csrf: form.csrf,
+        redirect: "/",
+        action: "login",
+        email: "ada@example.com",
+      }).toString(),
       cookies: [form.nonceCookie],
     });
     expect(response.status).toBe(303);
   });
 });
 
-describe("domain rule (domains: [\"example.com\"]): exact, case-insensitive match on the part after the single @", () => {
+describe('domain rule (domains: ["example.com"]): exact, case-insensitive match on the part after the single @', () => {
   const table: [string, number, string | null][] = [
     ["a@example.com", 303, "a@example.com"],
     ["a@EXAMPLE.COM", 303, "a@example.com"],
@@ -145,7 +158,14 @@ describe("domain rule (domains: [\"example.com\"]): exact, case-insensitive matc
 });
 
 describe("cross-site and forged posts of the form → 403, no session", () => {
-  const rows: [string, (f: { csrf: string; nonceCookie: string }) => { fields?: Record<string, string>; cookies?: string[]; headers?: Record<string, string> }][] = [
+  const rows: [
+    string,
+    (f: { csrf: string; nonceCookie: string }) => {
+      fields?: Record<string, string>;
+      cookies?: string[];
+      headers?: Record<string, string>;
+    },
+  ][] = [
     ["foreign Origin", () => ({ headers: { origin: "https://evil.example" } })],
     ["Origin of another local port", () => ({ headers: { origin: "http://127.0.0.1:9999" } })],
     ["Origin: null (sandboxed frame, data: URL)", () => ({ headers: { origin: "null" } })],
@@ -153,19 +173,32 @@ describe("cross-site and forged posts of the form → 403, no session", () => {
     ["no Origin and no Sec-Fetch-Site", () => ({ headers: { origin: "" } })],
     ["missing CSRF token", () => ({ fields: { csrf: "" } })],
     ["forged CSRF token", () => ({ fields: { csrf: "A".repeat(43) } })],
-    ["CSRF token with one character changed", (f) => ({ fields: { csrf: (f.csrf[0] === "A" ? "B" : "A") + f.csrf.slice(1) } })],
+    [
+      "CSRF token with one character changed",
+      (f) => ({ fields: { csrf: (f.csrf[0] === "A" ? "B" : "A") + f.csrf.slice(1) } }),
+    ],
     ["no nonce cookie", () => ({ cookies: [] })],
     ["nonce cookie of another form", () => ({ cookies: ["platform_csrf=" + "Q".repeat(43)] })],
   ];
   it.each(rows)("%s", async (_label, change) => {
     const form = await openLocalForm(LOCAL_PUBLIC);
     const { fields, cookies, headers } = change(form);
-    const allHeaders: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", origin: originOf(LOCAL_PUBLIC), ...headers };
+    const allHeaders: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+      origin: originOf(LOCAL_PUBLIC),
+      ...headers,
+    };
     if (allHeaders.origin === "") delete allHeaders.origin;
     const response = await send(LOCAL_PUBLIC, "/api/auth/signin/idp", {
       method: "POST",
       headers: allHeaders,
-      body: new URLSearchParams({ csrf: form.csrf, redirect: "/", action: "login", email: "ada@example.com", ...fields }).toString(),
+      body: new URLSearchParams({
+        csrf: form.csrf,
+        redirect: "/",
+        action: "login",
+        email: "ada@example.com",
+        ...fields,
+      }).toString(),
       cookies: cookies ?? [form.nonceCookie],
     });
     expect(response.status).toBe(403);
@@ -176,8 +209,14 @@ describe("cross-site and forged posts of the form → 403, no session", () => {
   it("a form body that is not url-encoded is refused without a session", async () => {
     const form = await openLocalForm(LOCAL_PUBLIC);
     const body = new FormData();
-    for (const [k, v] of Object.entries({ csrf: form.csrf, redirect: "/", action: "login", email: "ada@example.com" })) body.set(k, v);
-    const response = await send(LOCAL_PUBLIC, "/api/auth/signin/idp", { method: "POST", headers: { origin: originOf(LOCAL_PUBLIC) }, body, cookies: [form.nonceCookie] });
+    for (const [k, v] of Object.entries({ csrf: form.csrf, redirect: "/", action: "login", email: "ada@example.com" }))
+      body.set(k, v);
+    const response = await send(LOCAL_PUBLIC, "/api/auth/signin/idp", {
+      method: "POST",
+      headers: { origin: originOf(LOCAL_PUBLIC) },
+      body,
+      cookies: [form.nonceCookie],
+    });
     expect(response.status).toBe(400);
     expectNoSession(response, LOCAL_PUBLIC);
   });
@@ -192,7 +231,10 @@ describe("Cancel", () => {
   ];
   it.each(rows)("%s, redirect %s → %s, no session", async (mode, redirect, location) => {
     const form = await openLocalForm(mode, redirect);
-    const response = await postLocalForm(mode, { fields: { csrf: form.csrf, redirect: form.redirect, action: "cancel", email: "ada@example.com" }, cookies: [form.nonceCookie] });
+    const response = await postLocalForm(mode, {
+      fields: { csrf: form.csrf, redirect: form.redirect, action: "cancel", email: "ada@example.com" },
+      cookies: [form.nonceCookie],
+    });
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe(location);
     expectNoSession(response, mode);
@@ -201,14 +243,34 @@ describe("Cancel", () => {
 });
 
 describe("redirects accept same-origin paths only; anything else lands on <basePath>/", () => {
-  const hostile = ["//evil.example", "/\\evil.example", "https://evil.example", "%2F%2Fevil.example", "/%2F%2Fevil.example", "javascript:alert(1)", "/%5Cevil.example", "/\t/evil.example", "/../other-project/", "/a/%2e%2e/%2e%2e/x", "/%0d%0aSet-Cookie:x=1", "evil.example", ""];
-  const modes: [string, Mode][] = [["local public", LOCAL_PUBLIC], ["local private", LOCAL_PRIVATE]];
+  const hostile = [
+    "//evil.example",
+    "/\\evil.example",
+    "https://evil.example",
+    "%2F%2Fevil.example",
+    "/%2F%2Fevil.example",
+    "javascript:alert(1)",
+    "/%5Cevil.example",
+    "/\t/evil.example",
+    "/../other-project/",
+    "/a/%2e%2e/%2e%2e/x",
+    "/%0d%0aSet-Cookie:x=1",
+    "evil.example",
+    "",
+  ];
+  const modes: [string, Mode][] = [
+    ["local public", LOCAL_PUBLIC],
+    ["local private", LOCAL_PRIVATE],
+  ];
   for (const [label, mode] of modes) {
     it.each(hostile)(`${label}: %j`, async (redirect) => {
       const form = await openLocalForm(mode, redirect);
       expect(form.redirect).toBe("/");
       // Tampering with the hidden field does not help either.
-      const response = await postLocalForm(mode, { fields: { csrf: form.csrf, redirect, action: "login", email: "ada@example.com" }, cookies: [form.nonceCookie] });
+      const response = await postLocalForm(mode, {
+        fields: { csrf: form.csrf, redirect, action: "login", email: "ada@example.com" },
+        cookies: [form.nonceCookie],
+      });
       expect(response.status).toBe(303);
       expect(response.headers.get("location")).toBe(mode === LOCAL_PRIVATE ? "/shop/" : "/");
     });

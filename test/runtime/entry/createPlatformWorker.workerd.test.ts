@@ -14,7 +14,11 @@ const OTHER_SECRET = "cd".repeat(32);
 const PROJECT_ID = "7";
 const ORIGIN = "https://shop.internal";
 
-const projectEnv = (): PlatformEnv => ({ PLATFORM_WORKER_SECRET: SECRET, PLATFORM_PROJECT_ID: PROJECT_ID, PLATFORM_PROJECT_SLUG: "shop" });
+const projectEnv = (): PlatformEnv => ({
+  PLATFORM_WORKER_SECRET: SECRET,
+  PLATFORM_PROJECT_ID: PROJECT_ID,
+  PLATFORM_PROJECT_SLUG: "shop",
+});
 
 // The test project's own runtime, so capabilities other test modules load register elsewhere.
 const projectRuntime = new PlatformRuntime();
@@ -44,7 +48,12 @@ beforeAll(() => {
   });
   projectRuntime.registerMetadata("email", () => ({ sender: "shop" }));
   projectRuntime.registerInternalRoute("__plugin", async (request, _env, _ctx, rest) => {
-    pluginCalls.push({ method: request.method, rest, body: await request.text(), token: request.headers.get(INTERNAL_HEADER) });
+    pluginCalls.push({
+      method: request.method,
+      rest,
+      body: await request.text(),
+      token: request.headers.get(INTERNAL_HEADER),
+    });
     return Response.json({ handled: rest });
   });
   projectRuntime.registerPublicRoute(async (request) =>
@@ -58,13 +67,22 @@ function recordingProject() {
   const router = Router<IRequest, [PlatformEnv, ExecutionContext]>();
   router.all("*", async (request) => {
     const r = request as unknown as Request;
-    seen.push({ path: new URL(r.url).pathname + new URL(r.url).search, basePath: basePathOf(r), method: r.method, body: await r.text() });
+    seen.push({
+      path: new URL(r.url).pathname + new URL(r.url).search,
+      basePath: basePathOf(r),
+      method: r.method,
+      body: await r.text(),
+    });
     return new Response("user code");
   });
   return { worker: createWorker(router), seen };
 }
 
-async function run(worker: ExportedHandler<PlatformEnv>, request: Request, env: PlatformEnv = projectEnv()): Promise<Response> {
+async function run(
+  worker: ExportedHandler<PlatformEnv>,
+  request: Request,
+  env: PlatformEnv = projectEnv(),
+): Promise<Response> {
   return worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, env, createExecutionContext());
 }
 
@@ -83,12 +101,22 @@ function internalToken(method: string, path: string, body: string | null, spec: 
     spec.purpose ?? "internal",
     spec.projectId ?? PROJECT_ID,
     spec.secret ?? SECRET,
-    { method: spec.method ?? method, pathAndQuery: spec.path ?? path, body: spec.body === undefined ? body : spec.body },
+    {
+      method: spec.method ?? method,
+      pathAndQuery: spec.path ?? path,
+      body: spec.body === undefined ? body : spec.body,
+    },
     spec.nowMs,
   );
 }
 
-function internalRequest(method: string, path: string, token: string | null, body: string | null = null, headers: Record<string, string> = {}) {
+function internalRequest(
+  method: string,
+  path: string,
+  token: string | null,
+  body: string | null = null,
+  headers: Record<string, string> = {},
+) {
   const h = new Headers(headers);
   if (token !== null) h.set(INTERNAL_HEADER, token);
   return new Request(ORIGIN + path, { method, headers: h, body: body ?? undefined });
@@ -114,7 +142,11 @@ describe("createPlatformWorker: wrapping the default export", () => {
     });
     const env = projectEnv();
     const ctx = createExecutionContext();
-    const response = await worker.fetch!(new Request(`${ORIGIN}/x`) as Request<unknown, IncomingRequestCfProperties>, env, ctx);
+    const response = await worker.fetch!(
+      new Request(`${ORIGIN}/x`) as Request<unknown, IncomingRequestCfProperties>,
+      env,
+      ctx,
+    );
     expect(await response.text()).toBe("plain /x");
     expect(seen[0]).toBe(env);
     expect(seen[1]).toBe(ctx);
@@ -182,7 +214,9 @@ describe("createPlatformWorker: wrapping the default export", () => {
 
   it("lets platform public routes answer before user code and passes on otherwise", async () => {
     const { worker, seen } = recordingProject();
-    expect(await (await run(worker, new Request(`${ORIGIN}/api/auth/signout`))).text()).toBe("signed out by the platform");
+    expect(await (await run(worker, new Request(`${ORIGIN}/api/auth/signout`))).text()).toBe(
+      "signed out by the platform",
+    );
     expect(seen).toEqual([]);
     expect(await (await run(worker, new Request(`${ORIGIN}/api/other`))).text()).toBe("user code");
     expect(seen.map((s) => s.path)).toEqual(["/api/other"]);
@@ -197,15 +231,18 @@ describe("createPlatformWorker: errors from user code", () => {
     { code: "not_found", status: 404 },
     { code: "rate_limited", status: 429 },
     { code: "already_active", status: 409 },
-  ] as { code: PlatformErrorCode; status: number }[])("a thrown PlatformError($code) becomes a $status JSON error", async ({ code, status }) => {
-    const router = Router();
-    router.post("/orders", () => {
-      throw new PlatformError(code, `Order rejected: ${code}.`);
-    });
-    const response = await run(createWorker(router), new Request(`${ORIGIN}/orders`, { method: "POST", body: "{}" }));
-    const body = await expectError(response, status, code);
-    expect(body.error.message).toBe(`Order rejected: ${code}.`);
-  });
+  ] as { code: PlatformErrorCode; status: number }[])(
+    "a thrown PlatformError($code) becomes a $status JSON error",
+    async ({ code, status }) => {
+      const router = Router();
+      router.post("/orders", () => {
+        throw new PlatformError(code, `Order rejected: ${code}.`);
+      });
+      const response = await run(createWorker(router), new Request(`${ORIGIN}/orders`, { method: "POST", body: "{}" }));
+      const body = await expectError(response, status, code);
+      expect(body.error.message).toBe(`Order rejected: ${code}.`);
+    },
+  );
 
   it.each([
     { name: "a router with no matching route", project: () => Router() },
@@ -213,7 +250,10 @@ describe("createPlatformWorker: errors from user code", () => {
     { name: "a fetch returning a string", project: () => ({ fetch: () => "hello" }) },
     { name: "a fetch returning a plain object", project: () => ({ fetch: () => ({ status: 200 }) }) },
   ])("$name answers a JSON 404 naming the route", async ({ project }) => {
-    const response = await run(createWorker(project() as ProjectExport), new Request(`${ORIGIN}/missing/page`, { method: "PUT", body: "x" }));
+    const response = await run(
+      createWorker(project() as ProjectExport),
+      new Request(`${ORIGIN}/missing/page`, { method: "PUT", body: "x" }),
+    );
     const body = await expectError(response, 404, "not_found");
     expect(body.error.message).toContain("PUT /missing/page");
   });
@@ -258,25 +298,53 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
   ] as const;
 
   type Route = (typeof routes)[number];
-  const badTokens: { name: string; token: (r: Route) => Promise<string | null>; send?: (r: Route) => string | null }[] = [
-    { name: "no token", token: async () => null },
-    { name: "an empty token", token: async () => "" },
-    { name: "a malformed token", token: async () => "not-a-token" },
-    { name: "a forged signature", token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}` },
-    { name: "another project's token", token: async (r) => internalToken(r.method, r.path, r.body, { projectId: "8", secret: OTHER_SECRET }) },
-    { name: "another project's secret under this id", token: async (r) => internalToken(r.method, r.path, r.body, { secret: OTHER_SECRET }) },
-    { name: "this secret under another id", token: async (r) => internalToken(r.method, r.path, r.body, { projectId: "8" }) },
-    { name: "a token for another path", token: async (r) => internalToken(r.method, r.path, r.body, { path: "/__cron/other" }) },
-    { name: "a token for another method", token: async (r) => internalToken(r.method, r.path, r.body, { method: r.method === "GET" ? "POST" : "GET" }) },
-    { name: "an expired token (2 min old)", token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() - 120_000 }) },
-    { name: "a token from the future (+90 s)", token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() + 90_000 }) },
-    { name: "an identity token (wrong purpose)", token: async (r) => internalToken(r.method, r.path, r.body, { purpose: "identity" }) },
-    {
-      name: "a body altered after signing",
-      token: async (r) => internalToken(r.method, r.path, r.body, { body: "{}" }),
-      send: (r) => (r.method === "GET" ? null : (r.body ?? "") + " "),
-    },
-  ];
+  const badTokens: { name: string; token: (r: Route) => Promise<string | null>; send?: (r: Route) => string | null }[] =
+    [
+      { name: "no token", token: async () => null },
+      { name: "an empty token", token: async () => "" },
+      { name: "a malformed token", token: async () => "not-a-token" },
+      {
+        name: "a forged signature",
+        token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}`,
+      },
+      {
+        name: "another project's token",
+        token: async (r) => internalToken(r.method, r.path, r.body, { projectId: "8", secret: OTHER_SECRET }),
+      },
+      {
+        name: "another project's secret under this id",
+        token: async (r) => internalToken(r.method, r.path, r.body, { secret: OTHER_SECRET }),
+      },
+      {
+        name: "this secret under another id",
+        token: async (r) => internalToken(r.method, r.path, r.body, { projectId: "8" }),
+      },
+      {
+        name: "a token for another path",
+        token: async (r) => internalToken(r.method, r.path, r.body, { path: "/__cron/other" }),
+      },
+      {
+        name: "a token for another method",
+        token: async (r) => internalToken(r.method, r.path, r.body, { method: r.method === "GET" ? "POST" : "GET" }),
+      },
+      {
+        name: "an expired token (2 min old)",
+        token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() - 120_000 }),
+      },
+      {
+        name: "a token from the future (+90 s)",
+        token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() + 90_000 }),
+      },
+      {
+        name: "an identity token (wrong purpose)",
+        token: async (r) => internalToken(r.method, r.path, r.body, { purpose: "identity" }),
+      },
+      {
+        name: "a body altered after signing",
+        token: async (r) => internalToken(r.method, r.path, r.body, { body: "{}" }),
+        send: (r) => (r.method === "GET" ? null : (r.body ?? "") + " "),
+      },
+    ];
 
   for (const route of routes) {
     it.each(badTokens)(`${route.method} ${route.path} with $name → 404 and nothing runs`, async ({ token, send }) => {
@@ -310,14 +378,20 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
   it("an unauthenticated call is indistinguishable from an unknown internal path", async () => {
     const { worker } = recordingProject();
     const denied = await run(worker, internalRequest("POST", "/__cron/nightly", null));
-    const unknown = await run(worker, internalRequest("POST", "/__cron/nope", await internalToken("POST", "/__cron/nope", null)));
+    const unknown = await run(
+      worker,
+      internalRequest("POST", "/__cron/nope", await internalToken("POST", "/__cron/nope", null)),
+    );
     expect(denied.status).toBe(unknown.status);
     expect(await denied.json()).toEqual(await unknown.json());
   });
 
   it("GET /__platform/metadata returns the collected metadata with a valid token", async () => {
     const { worker, seen } = recordingProject();
-    const response = await run(worker, internalRequest("GET", "/__platform/metadata", await internalToken("GET", "/__platform/metadata", null)));
+    const response = await run(
+      worker,
+      internalRequest("GET", "/__platform/metadata", await internalToken("GET", "/__platform/metadata", null)),
+    );
     expect(response.status).toBe(200);
     const metadata = (await response.json()) as { crons: { name: string; schedule: string }[]; email: unknown };
     expect(metadata.crons).toEqual(
@@ -380,7 +454,10 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
     pluginCalls.length = 0;
     const { worker } = recordingProject();
     const ok = "x".repeat(1024 * 1024);
-    const okResponse = await run(worker, internalRequest("POST", "/__plugin/big", await internalToken("POST", "/__plugin/big", ok), ok));
+    const okResponse = await run(
+      worker,
+      internalRequest("POST", "/__plugin/big", await internalToken("POST", "/__plugin/big", ok), ok),
+    );
     expect(okResponse.status).toBe(200);
     const tooBig = ok + "x";
     const bigResponse = await run(
@@ -393,22 +470,31 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
 
   it.each([
     { name: "no token", token: async () => null },
-    { name: "a forged signature", token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}` },
-  ])("answers an unauthenticated body over 1 MiB ($name) with the same 404 as any unauthenticated call, not 413", async ({ token }) => {
-    pluginCalls.length = 0;
-    const { worker, seen } = recordingProject();
-    const tooBig = "x".repeat(1024 * 1024 + 1);
-    const declared = await run(worker, internalRequest("POST", "/__plugin/big", await token(), tooBig));
-    expect((await expectError(declared, 404, "not_found")).error.message).toBe("Not found.");
-    // Streamed without Content-Length: refused while reading, with the same answer.
-    const headers = new Headers();
-    const value = await token();
-    if (value !== null) headers.set(INTERNAL_HEADER, value);
-    const streamed = await run(worker, new Request(`${ORIGIN}/__plugin/big`, { method: "POST", headers, body: streamOfBytes(1024 * 1024 + 1, 0x78) }));
-    expect((await expectError(streamed, 404, "not_found")).error.message).toBe("Not found.");
-    expect(pluginCalls).toEqual([]);
-    expect(seen).toEqual([]);
-  });
+    {
+      name: "a forged signature",
+      token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}`,
+    },
+  ])(
+    "answers an unauthenticated body over 1 MiB ($name) with the same 404 as any unauthenticated call, not 413",
+    async ({ token }) => {
+      pluginCalls.length = 0;
+      const { worker, seen } = recordingProject();
+      const tooBig = "x".repeat(1024 * 1024 + 1);
+      const declared = await run(worker, internalRequest("POST", "/__plugin/big", await token(), tooBig));
+      expect((await expectError(declared, 404, "not_found")).error.message).toBe("Not found.");
+      // Streamed without Content-Length: refused while reading, with the same answer.
+      const headers = new Headers();
+      const value = await token();
+      if (value !== null) headers.set(INTERNAL_HEADER, value);
+      const streamed = await run(
+        worker,
+        new Request(`${ORIGIN}/__plugin/big`, { method: "POST", headers, body: streamOfBytes(1024 * 1024 + 1, 0x78) }),
+      );
+      expect((await expectError(streamed, 404, "not_found")).error.message).toBe("Not found.");
+      expect(pluginCalls).toEqual([]);
+      expect(seen).toEqual([]);
+    },
+  );
 
   it("an X-Platform-Base-Path header does not hide or create internal routes", async () => {
     cronRuns.length = 0;
@@ -417,14 +503,21 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
     const rootPath = "/__cron/nightly";
     const root = await run(
       worker,
-      internalRequest("POST", rootPath, await internalToken("POST", rootPath, null), null, { "X-Platform-Base-Path": "/shop" }),
+      internalRequest("POST", rootPath, await internalToken("POST", rootPath, null), null, {
+        "X-Platform-Base-Path": "/shop",
+      }),
     );
     expect(root.status).toBe(200);
     expect(cronRuns).toHaveLength(1);
     // Under the prefix it is an ordinary user path: the cron does not run.
     cronRuns.length = 0;
     const prefixed = "/shop/__cron/nightly";
-    await run(worker, internalRequest("POST", prefixed, await internalToken("POST", prefixed, null), null, { "X-Platform-Base-Path": "/shop" }));
+    await run(
+      worker,
+      internalRequest("POST", prefixed, await internalToken("POST", prefixed, null), null, {
+        "X-Platform-Base-Path": "/shop",
+      }),
+    );
     expect(cronRuns).toEqual([]);
     expect(seen.map((s) => s.path)).toEqual(["/__cron/nightly"]);
   });
@@ -447,20 +540,31 @@ describe("createPlatformWorker: private deployments (X-Platform-Base-Path)", () 
     { header: "/..", url: "/../x", path: "/x", basePath: "" },
     { header: "/priv/", url: "/priv/hello", path: "/priv/hello", basePath: "" },
     { header: "", url: "/hello", path: "/hello", basePath: "" },
-  ])("header $header, request $url → user code sees $path (base path '$basePath')", async ({ header, url, path, basePath }) => {
-    const { worker, seen } = recordingProject();
-    const headers: Record<string, string> = header === null ? {} : { "X-Platform-Base-Path": header };
-    await run(worker, new Request(`${ORIGIN}${url}`, { headers }));
-    expect(seen).toEqual([{ path, basePath, method: "GET", body: "" }]);
-  });
+  ])(
+    "header $header, request $url → user code sees $path (base path '$basePath')",
+    async ({ header, url, path, basePath }) => {
+      const { worker, seen } = recordingProject();
+      const headers: Record<string, string> = header === null ? {} : { "X-Platform-Base-Path": header };
+      await run(worker, new Request(`${ORIGIN}${url}`, { headers }));
+      expect(seen).toEqual([{ path, basePath, method: "GET", body: "" }]);
+    },
+  );
 
   it("a router route /hello answers /priv/hello and basePathOf gives /priv", async () => {
     const router = Router();
-    router.get("/hello", (request) => Response.json({ hello: true, basePath: basePathOf(request as unknown as Request) }));
+    router.get("/hello", (request) =>
+      Response.json({ hello: true, basePath: basePathOf(request as unknown as Request) }),
+    );
     const worker = createWorker(router);
-    const response = await run(worker, new Request(`${ORIGIN}/priv/hello`, { headers: { "X-Platform-Base-Path": "/priv" } }));
+    const response = await run(
+      worker,
+      new Request(`${ORIGIN}/priv/hello`, { headers: { "X-Platform-Base-Path": "/priv" } }),
+    );
     expect(await response.json()).toEqual({ hello: true, basePath: "/priv" });
-    const missing = await run(worker, new Request(`${ORIGIN}/priv/nope`, { headers: { "X-Platform-Base-Path": "/priv" } }));
+    const missing = await run(
+      worker,
+      new Request(`${ORIGIN}/priv/nope`, { headers: { "X-Platform-Base-Path": "/priv" } }),
+    );
     const body = await expectError(missing, 404, "not_found");
     expect(body.error.message).toContain("/nope");
   });
@@ -475,6 +579,8 @@ describe("createPlatformWorker: private deployments (X-Platform-Base-Path)", () 
         body: JSON.stringify({ name: "widget" }),
       }),
     );
-    expect(seen).toEqual([{ path: "/api/items", basePath: "/priv", method: "POST", body: JSON.stringify({ name: "widget" }) }]);
+    expect(seen).toEqual([
+      { path: "/api/items", basePath: "/priv", method: "POST", body: JSON.stringify({ name: "widget" }) },
+    ]);
   });
 });

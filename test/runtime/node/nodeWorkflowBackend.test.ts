@@ -2,7 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { createNodeWorkflowBackend, installNodeWorkflowBackend, type NodeWorkflowBackend } from "../../../src/runtime/node/index.ts";
+import {
+  createNodeWorkflowBackend,
+  installNodeWorkflowBackend,
+  type NodeWorkflowBackend,
+} from "../../../src/runtime/node/index.ts";
 import { openSqliteWorkflowStore } from "../../../src/runtime/node/sqliteEventStore.ts";
 import { defineWorkflow } from "../../../src/engine/definition.ts";
 import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "../../../src/engine/workflowApi.ts";
@@ -61,7 +65,12 @@ describe("node backend", () => {
     const second = open(path, { now: () => Date.now() + 60_000 });
     const view = await second.backend.waitForTerminal(runId);
     expect(view).toMatchObject({ status: "completed", result: { resumedAt: 2 } });
-    expect(shape(view.events).slice(0, 4)).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)", "step_started(start,2)"]);
+    expect(shape(view.events).slice(0, 4)).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,retryable)",
+      "step_started(start,2)",
+    ]);
     expect(view.events[2]?.payload).toMatchObject({ reason: "timeout" });
     expect(second.logs[0]).toBe("Re-enqueued 1 workflow(s)");
     hold.open();

@@ -23,11 +23,21 @@ describe("node:sqlite store specifics", () => {
   it("creates the spec's table and indexes, and reopening an existing file is idempotent", () => {
     const path = join(dir, "schema.sqlite");
     const first = openSqliteWorkflowStore(path);
-    first.createRunIfNoActive({ runId: "r1", workflowId: "r1", seq: 1, type: "workflow_created", payload: { workflowName: "w", writes: { data: 1 } }, at: 5 });
+    first.createRunIfNoActive({
+      runId: "r1",
+      workflowId: "r1",
+      seq: 1,
+      type: "workflow_created",
+      payload: { workflowName: "w", writes: { data: 1 } },
+      at: 5,
+    });
     first.close();
     const again = openSqliteWorkflowStore(path);
     expect(again.events("r1")).toHaveLength(1);
-    const columns = again.db.prepare("PRAGMA table_info(_workflow_events)").all().map((c) => [c.name, c.type, c.notnull, c.pk]);
+    const columns = again.db
+      .prepare("PRAGMA table_info(_workflow_events)")
+      .all()
+      .map((c) => [c.name, c.type, c.notnull, c.pk]);
     expect(columns).toEqual([
       ["run_id", "TEXT", 1, 1],
       ["seq", "INTEGER", 1, 2],
@@ -36,10 +46,20 @@ describe("node:sqlite store specifics", () => {
       ["payload", "TEXT", 1, 0],
       ["at", "INTEGER", 1, 0],
     ]);
-    const indexes = again.db.prepare("PRAGMA index_list(_workflow_events)").all().map((i) => i.name);
+    const indexes = again.db
+      .prepare("PRAGMA index_list(_workflow_events)")
+      .all()
+      .map((i) => i.name);
     expect(indexes).toEqual(expect.arrayContaining(["_workflow_events_run_seq_desc", "_workflow_events_workflow_id"]));
-    const runSeq = again.db.prepare("PRAGMA index_xinfo(_workflow_events_run_seq_desc)").all().filter((c) => c.key === 1).map((c) => [c.name, c.desc]);
-    expect(runSeq).toEqual([["run_id", 0], ["seq", 1]]);
+    const runSeq = again.db
+      .prepare("PRAGMA index_xinfo(_workflow_events_run_seq_desc)")
+      .all()
+      .filter((c) => c.key === 1)
+      .map((c) => [c.name, c.desc]);
+    expect(runSeq).toEqual([
+      ["run_id", 0],
+      ["seq", 1],
+    ]);
     again.close();
   });
 
@@ -47,16 +67,50 @@ describe("node:sqlite store specifics", () => {
     const path = join(dir, "two-connections.sqlite");
     const a = openSqliteWorkflowStore(path);
     const b = openSqliteWorkflowStore(path);
-    a.createRunIfNoActive({ runId: "r1", workflowId: "order-1", seq: 1, type: "workflow_created", payload: { workflowName: "w", writes: { data: null } }, at: 1 });
+    a.createRunIfNoActive({
+      runId: "r1",
+      workflowId: "order-1",
+      seq: 1,
+      type: "workflow_created",
+      payload: { workflowName: "w", writes: { data: null } },
+      at: 1,
+    });
     // One active run per workflow id holds across connections.
-    expect(b.createRunIfNoActive({ runId: "r2", workflowId: "order-1", seq: 1, type: "workflow_created", payload: { workflowName: "w", writes: { data: null } }, at: 2 })).toEqual({
+    expect(
+      b.createRunIfNoActive({
+        runId: "r2",
+        workflowId: "order-1",
+        seq: 1,
+        type: "workflow_created",
+        payload: { workflowName: "w", writes: { data: null } },
+        at: 2,
+      }),
+    ).toEqual({
       created: false,
       activeRunId: "r1",
     });
-    a.append([{ runId: "r1", workflowId: "order-1", seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: 3 }]);
-    expect(() => b.append([{ runId: "r1", workflowId: "order-1", seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: 3 }])).toThrow(
-      expect.objectContaining({ code: "seq_conflict" }),
-    );
+    a.append([
+      {
+        runId: "r1",
+        workflowId: "order-1",
+        seq: 2,
+        type: "step_started",
+        payload: { step: "start", attempt: 1 },
+        at: 3,
+      },
+    ]);
+    expect(() =>
+      b.append([
+        {
+          runId: "r1",
+          workflowId: "order-1",
+          seq: 2,
+          type: "step_started",
+          payload: { step: "start", attempt: 1 },
+          at: 3,
+        },
+      ]),
+    ).toThrow(expect.objectContaining({ code: "seq_conflict" }));
     expect(b.events("r1")).toHaveLength(2);
     a.close();
     b.close();

@@ -10,7 +10,12 @@ import type { ChatServerEnv } from "../../../src/platform/plugins/chatserver/env
 import plugin from "../../../src/platform/plugins/chatserver/index.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
-import { chatserver, resetChatServerHandlers, type ChatCommand, type ChatEvent } from "../../../src/runtime/plugins/chatserver.ts";
+import {
+  chatserver,
+  resetChatServerHandlers,
+  type ChatCommand,
+  type ChatEvent,
+} from "../../../src/runtime/plugins/chatserver.ts";
 import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
 import { callProjectWorker } from "../../../src/platform/dispatch/callProjectWorker.ts";
 import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
@@ -41,9 +46,14 @@ function setup(row: ProjectRow) {
     PLATFORM_WORKER_SECRET: row.worker_secret,
     PLATFORM_PROJECT_ID: String(row.id),
     PLATFORM_PROJECT_SLUG: row.slug,
-    CHATSERVER_PLUGIN: { fetch: (input: RequestInfo | URL, init?: RequestInit) => plugin.fetch(new Request(input, init), penv, ctx()) },
+    CHATSERVER_PLUGIN: {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => plugin.fetch(new Request(input, init), penv, ctx()),
+    },
   };
-  const projectFetcher = { fetch: (input: RequestInfo | URL, init?: RequestInit) => project.fetch!(new Request(input, init) as never, projectEnv, ctx()) } as unknown as Fetcher;
+  const projectFetcher = {
+    fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+      project.fetch!(new Request(input, init) as never, projectEnv, ctx()),
+  } as unknown as Fetcher;
   const fake = createFakeChatServer({
     baseUrl: FAKE,
     applicationId: APP,
@@ -69,7 +79,8 @@ function setup(row: ProjectRow) {
     fake,
     projectEnv,
     projectFetcher,
-    trigger: (body: Record<string, unknown>) => fake.fetch(new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify(body) })),
+    trigger: (body: Record<string, unknown>) =>
+      fake.fetch(new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify(body) })),
     async settle() {
       // Each settled context may start others (dispatch → handler → proxy call).
       while (pending.length) await waitOnExecutionContext(pending.shift()!);
@@ -114,7 +125,13 @@ describe("chatserver runtime", () => {
     expect(((await res.json()) as { body: unknown }).body).toEqual({ type: 5 });
     await w.settle();
     expect(commands).toHaveLength(1);
-    expect(commands[0]).toMatchObject({ name: "hello", args: { text: "hi" }, guildId: TEST_GUILD.id, project: { slug: "shop" }, user: { name: "Test User" } });
+    expect(commands[0]).toMatchObject({
+      name: "hello",
+      args: { text: "hi" },
+      guildId: TEST_GUILD.id,
+      project: { slug: "shop" },
+      user: { name: "Test User" },
+    });
     const contents = [...w.fake.state().messages.values()].map((m) => m.content);
     expect(contents).toContain("Hello Test User, you said hi");
     expect(contents).toContain("and one more thing");

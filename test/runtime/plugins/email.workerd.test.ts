@@ -35,7 +35,12 @@ async function setup(options: { private?: boolean } = {}): Promise<Setup> {
   const { row: other } = await userWithProject("bob@example.com", "beta");
   const send = async (body: unknown, o: { headers?: Record<string, string>; as?: ProjectRow } = {}) =>
     emailPlugin.fetch(
-      await signedRequest({ project: o.as ?? project, path: "/send", body: typeof body === "string" ? body : JSON.stringify(body), headers: o.headers }),
+      await signedRequest({
+        project: o.as ?? project,
+        path: "/send",
+        body: typeof body === "string" ? body : JSON.stringify(body),
+        headers: o.headers,
+      }),
       env,
       createExecutionContext(),
     );
@@ -55,26 +60,61 @@ async function errorOf(response: Response, status: number, code: string): Promis
 describe("email-send plugin: POST /send", () => {
   it("sends from {slug}@{SENDER_DOMAIN} through the provider and answers { id }", async () => {
     const s = await setup();
-    const response = await s.send({ to: ["a@example.com", "b@example.org"], subject: "Hi", html: "<b>x</b>" }, { headers: { "Idempotency-Key": "k1" } });
+    const response = await s.send(
+      { to: ["a@example.com", "b@example.org"], subject: "Hi", html: "<b>x</b>" },
+      { headers: { "Idempotency-Key": "k1" } },
+    );
     expect(response.status).toBe(200);
     const { id } = (await response.json()) as { id: string };
     expect(s.fake.sent).toEqual([
-      { id, from: "alpha@mail.example.test", to: ["a@example.com", "b@example.org"], subject: "Hi", html: "<b>x</b>", idempotencyKey: `project-${s.project.id}/k1`, at: expect.any(String) },
+      {
+        id,
+        from: "alpha@mail.example.test",
+        to: ["a@example.com", "b@example.org"],
+        subject: "Hi",
+        html: "<b>x</b>",
+        idempotencyKey: `project-${s.project.id}/k1`,
+        at: expect.any(String),
+      },
     ]);
     expect(s.fake.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
   it.each([
-    ["no identity header", async (s: Setup) => {
-      const r = await signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok) });
-      const headers = new Headers(r.headers);
-      headers.delete(IDENTITY_HEADER);
-      return new Request(r.url, { method: "POST", headers, body: JSON.stringify(ok) });
-    }],
-    ["an expired token", (s: Setup) => signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), nowMs: Date.now() - 120_000 })],
-    ["a forged secret", (s: Setup) => signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), secret: "0".repeat(64) })],
-    ["another project's id", (s: Setup) => signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), asProjectId: s.other.id })],
-    ["a token for another body", (s: Setup) => signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), signedBody: JSON.stringify({ ...ok, to: "x@example.com" }) })],
+    [
+      "no identity header",
+      async (s: Setup) => {
+        const r = await signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok) });
+        const headers = new Headers(r.headers);
+        headers.delete(IDENTITY_HEADER);
+        return new Request(r.url, { method: "POST", headers, body: JSON.stringify(ok) });
+      },
+    ],
+    [
+      "an expired token",
+      (s: Setup) =>
+        signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), nowMs: Date.now() - 120_000 }),
+    ],
+    [
+      "a forged secret",
+      (s: Setup) =>
+        signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), secret: "0".repeat(64) }),
+    ],
+    [
+      "another project's id",
+      (s: Setup) =>
+        signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), asProjectId: s.other.id }),
+    ],
+    [
+      "a token for another body",
+      (s: Setup) =>
+        signedRequest({
+          project: s.project,
+          path: "/send",
+          body: JSON.stringify(ok),
+          signedBody: JSON.stringify({ ...ok, to: "x@example.com" }),
+        }),
+    ],
   ])("refuses %s with 401, and the provider sees nothing", async (_name, make) => {
     const s = await setup();
     await errorOf(await emailPlugin.fetch(await make(s), s.env, createExecutionContext()), 401, "unauthorized");
@@ -113,7 +153,13 @@ describe("email-send plugin: POST /send", () => {
     ["51 recipients", { ...ok, to: recipients(51) }, 400, "invalid_input", /Too many recipients: 51/],
     ["no recipients", { ...ok, to: [] }, 400, "invalid_input", /non-empty array/],
     ["html of 1 MB + 1 byte", { ...ok, html: "a".repeat(MB + 1) }, 413, "payload_too_large", /1048577 bytes/],
-    ["html of 1 MB + 1 byte counted in UTF-8 (é is 2 bytes)", { ...ok, html: "é".repeat(MB / 2) + "a" }, 413, "payload_too_large", /limit is 1048576/],
+    [
+      "html of 1 MB + 1 byte counted in UTF-8 (é is 2 bytes)",
+      { ...ok, html: "é".repeat(MB / 2) + "a" },
+      413,
+      "payload_too_large",
+      /limit is 1048576/,
+    ],
     ["an empty subject", { ...ok, subject: "  " }, 400, "invalid_input", /subject/],
     ["a 999-character subject", { ...ok, subject: "s".repeat(999) }, 400, "invalid_input", /998/],
     ["a subject with a line break", { ...ok, subject: "Hi\r\nBcc: x@evil.test" }, 400, "invalid_input", /one line/],
@@ -148,7 +194,9 @@ describe("email-send plugin: POST /send", () => {
     "",
   ])("refuses the malformed address %j", async (address) => {
     const s = await setup();
-    expect(await errorOf(await s.send({ ...ok, to: ["fine@example.com", address] }), 400, "invalid_input")).toMatch(/^to\[1\]/);
+    expect(await errorOf(await s.send({ ...ok, to: ["fine@example.com", address] }), 400, "invalid_input")).toMatch(
+      /^to\[1\]/,
+    );
     expect(s.fake.requests).toEqual([]);
   });
 
@@ -169,14 +217,51 @@ describe("email-send plugin: POST /send", () => {
   });
 
   it.each([
-    ["429 rate_limit_exceeded", { status: 429, name: "rate_limit_exceeded", message: "Too many requests", retryAfter: 7 }, 429, "rate_limited", "7", /retry in 7 s/],
-    ["429 daily_quota_exceeded", { status: 429, name: "daily_quota_exceeded", message: "quota", retryAfter: 3600 }, 429, "rate_limited", "3600", /quota/],
-    ["403 invalid_api_key", { status: 403, name: "invalid_api_key", message: "API key is invalid" }, 502, "upstream_error", null, /API key \(invalid_api_key\)/],
-    ["422 validation_error", { status: 422, name: "validation_error", message: "domain not verified" }, 400, "invalid_input", null, /validation_error.*domain not verified/],
-    ["409 invalid_idempotent_request", { status: 409, name: "invalid_idempotent_request", message: "different payload" }, 409, "conflict", null, /idempotency/],
+    [
+      "429 rate_limit_exceeded",
+      { status: 429, name: "rate_limit_exceeded", message: "Too many requests", retryAfter: 7 },
+      429,
+      "rate_limited",
+      "7",
+      /retry in 7 s/,
+    ],
+    [
+      "429 daily_quota_exceeded",
+      { status: 429, name: "daily_quota_exceeded", message: "quota", retryAfter: 3600 },
+      429,
+      "rate_limited",
+      "3600",
+      /quota/,
+    ],
+    [
+      "403 invalid_api_key",
+      { status: 403, name: "invalid_api_key", message: "API key is invalid" },
+      502,
+      "upstream_error",
+      null,
+      /API key \(invalid_api_key\)/,
+    ],
+    [
+      "422 validation_error",
+      { status: 422, name: "validation_error", message: "domain not verified" },
+      400,
+      "invalid_input",
+      null,
+      /validation_error.*domain not verified/,
+    ],
+    [
+      "409 invalid_idempotent_request",
+      { status: 409, name: "invalid_idempotent_request", message: "different payload" },
+      409,
+      "conflict",
+      null,
+      /idempotency/,
+    ],
   ] as const)("maps the provider's %s to a clear error", async (_name, failure, status, code, retryAfter, message) => {
     const s = await setup();
-    await s.fake.fetch(new Request("https://email.fake/__fake/fail-next", { method: "POST", body: JSON.stringify(failure) }));
+    await s.fake.fetch(
+      new Request("https://email.fake/__fake/fail-next", { method: "POST", body: JSON.stringify(failure) }),
+    );
     const response = await s.send(ok);
     expect(response.headers.get("retry-after")).toBe(retryAfter);
     expect(await errorOf(response, status, code)).toMatch(message);
@@ -185,24 +270,53 @@ describe("email-send plugin: POST /send", () => {
 
   it("retries a provider 5xx once with the same idempotency key, then sends", async () => {
     const s = await setup();
-    await s.fake.fetch(new Request("https://email.fake/__fake/fail-next", { method: "POST", body: JSON.stringify({ status: 500, name: "internal_server_error", message: "oops" }) }));
+    await s.fake.fetch(
+      new Request("https://email.fake/__fake/fail-next", {
+        method: "POST",
+        body: JSON.stringify({ status: 500, name: "internal_server_error", message: "oops" }),
+      }),
+    );
     const response = await s.send(ok, { headers: { "Idempotency-Key": "k" } });
     expect(response.status).toBe(200);
-    expect(s.fake.requests.map((r) => r.headers["idempotency-key"])).toEqual([`project-${s.project.id}/k`, `project-${s.project.id}/k`]);
+    expect(s.fake.requests.map((r) => r.headers["idempotency-key"])).toEqual([
+      `project-${s.project.id}/k`,
+      `project-${s.project.id}/k`,
+    ]);
     expect(s.fake.sent).toHaveLength(1);
   });
 
   it("accepts an identity-signed POST /deploy (nothing to register) and refuses an unsigned one", async () => {
     const s = await setup();
     const signed = await signedRequest({ project: s.project, path: "/deploy", body: JSON.stringify({ plugins: {} }) });
-    expect(await (await emailPlugin.fetch(signed, s.env, createExecutionContext())).json()).toEqual({ ok: true, plugin: "email-send" });
-    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/deploy", { method: "POST", body: "{}" }), s.env, createExecutionContext()), 401, "unauthorized");
+    expect(await (await emailPlugin.fetch(signed, s.env, createExecutionContext())).json()).toEqual({
+      ok: true,
+      plugin: "email-send",
+    });
+    await errorOf(
+      await emailPlugin.fetch(
+        new Request("https://plugin.test/deploy", { method: "POST", body: "{}" }),
+        s.env,
+        createExecutionContext(),
+      ),
+      401,
+      "unauthorized",
+    );
   });
 
   it("says email needs no install, and 404s unknown routes", async () => {
     const s = await setup();
-    expect(await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/install?code=x"), s.env, createExecutionContext()), 400, "invalid_input")).toMatch(/needs no install/);
-    await errorOf(await emailPlugin.fetch(new Request("https://plugin.test/nope"), s.env, createExecutionContext()), 404, "not_found");
+    expect(
+      await errorOf(
+        await emailPlugin.fetch(new Request("https://plugin.test/install?code=x"), s.env, createExecutionContext()),
+        400,
+        "invalid_input",
+      ),
+    ).toMatch(/needs no install/);
+    await errorOf(
+      await emailPlugin.fetch(new Request("https://plugin.test/nope"), s.env, createExecutionContext()),
+      404,
+      "not_found",
+    );
   });
 });
 
@@ -226,7 +340,10 @@ describe("runtime email.send", () => {
   }
 
   async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
-    const error = await promise.then(() => null, (e: unknown) => e);
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PlatformError);
     return error as PlatformError;
   }
@@ -239,17 +356,34 @@ describe("runtime email.send", () => {
     const keys = r.calls.map((c) => c.headers.get("idempotency-key"));
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys[0]).not.toBe(keys[1]);
-    const again = await email.send({ to: "x@example.com", subject: "One", html: "<p>1</p>", idempotencyKey: "welcome/42" });
-    expect((await email.send({ to: "x@example.com", subject: "One", html: "<p>1</p>", idempotencyKey: "welcome/42" }).catch((e: PlatformError) => e.code))).toBe("rate_limited");
+    const again = await email.send({
+      to: "x@example.com",
+      subject: "One",
+      html: "<p>1</p>",
+      idempotencyKey: "welcome/42",
+    });
+    expect(
+      await email
+        .send({ to: "x@example.com", subject: "One", html: "<p>1</p>", idempotencyKey: "welcome/42" })
+        .catch((e: PlatformError) => e.code),
+    ).toBe("rate_limited");
     expect(again.id).toBe(r.fake.sent[2]!.id);
   });
 
   it.each([
-    ["51 recipients", { to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`), subject: "s", html: "h" }, "invalid_input"],
+    [
+      "51 recipients",
+      { to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`), subject: "s", html: "h" },
+      "invalid_input",
+    ],
     ["html of 1 MB + 1 byte", { to: "a@example.com", subject: "s", html: "a".repeat(1_048_577) }, "payload_too_large"],
     ["an empty subject", { to: "a@example.com", subject: "", html: "h" }, "invalid_input"],
     ["a display-name address", { to: "Ada <a@example.com>", subject: "s", html: "h" }, "invalid_input"],
-    ["a bad idempotency key", { to: "a@example.com", subject: "s", html: "h", idempotencyKey: "with space" }, "invalid_input"],
+    [
+      "a bad idempotency key",
+      { to: "a@example.com", subject: "s", html: "h", idempotencyKey: "with space" },
+      "invalid_input",
+    ],
   ])("rejects %s before any network call", async (_name, input, code) => {
     const r = await runtime();
     expect((await rejection(email.send(input as never))).code).toBe(code);
@@ -276,22 +410,54 @@ describe("fake email provider", () => {
   it("runs as a worker with the key from FAKE_EMAIL_API_KEY", async () => {
     const env = { FAKE_EMAIL_API_KEY: "re_worker_key" };
     const body = JSON.stringify({ from: "a@mail.example.test", to: "b@example.com", subject: "s", html: "h" });
-    const refused = await fakeEmailWorker.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { authorization: "Bearer re_other", "content-type": "application/json" }, body }), env);
+    const refused = await fakeEmailWorker.fetch(
+      new Request("https://email.fake/emails", {
+        method: "POST",
+        headers: { authorization: "Bearer re_other", "content-type": "application/json" },
+        body,
+      }),
+      env,
+    );
     expect(refused.status).toBe(403);
-    const accepted = await fakeEmailWorker.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { authorization: "Bearer re_worker_key", "content-type": "application/json" }, body }), env);
+    const accepted = await fakeEmailWorker.fetch(
+      new Request("https://email.fake/emails", {
+        method: "POST",
+        headers: { authorization: "Bearer re_worker_key", "content-type": "application/json" },
+        body,
+      }),
+      env,
+    );
     const { id } = (await accepted.json()) as { id: string };
-    const listed = (await (await fakeEmailWorker.fetch(new Request("https://email.fake/__fake/sent"), env)).json()) as { sent: { id: string; to: string[] }[] };
+    const listed = (await (await fakeEmailWorker.fetch(new Request("https://email.fake/__fake/sent"), env)).json()) as {
+      sent: { id: string; to: string[] }[];
+    };
     expect(listed.sent).toEqual([expect.objectContaining({ id, to: ["b@example.com"] })]);
   });
 
-  const post = (fake: FakeEmailProvider, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${API_KEY}` }) =>
-    fake.fetch(new Request("https://email.fake/emails", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  const post = (
+    fake: FakeEmailProvider,
+    body: unknown,
+    headers: Record<string, string> = { authorization: `Bearer ${API_KEY}` },
+  ) =>
+    fake.fetch(
+      new Request("https://email.fake/emails", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      }),
+    );
   const mail = { from: "alpha@mail.example.test", to: ["a@example.com"], subject: "s", html: "h" };
 
   it.each([
     ["no key", {}, mail, 401, "missing_api_key"],
     ["a wrong key", { authorization: "Bearer re_wrong" }, mail, 403, "invalid_api_key"],
-    ["51 recipients", undefined, { ...mail, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, 422, "validation_error"],
+    [
+      "51 recipients",
+      undefined,
+      { ...mail, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) },
+      422,
+      "validation_error",
+    ],
     ["no subject", undefined, { from: mail.from, to: mail.to, html: "h" }, 422, "missing_required_field"],
   ] as const)("refuses %s like the provider", async (_name, headers, body, status, name) => {
     const fake = createFakeEmailProvider({ apiKey: API_KEY });
@@ -310,7 +476,9 @@ describe("fake email provider", () => {
     const conflict = await post(fake, { ...mail, subject: "other" }, headers);
     expect(conflict.status).toBe(409);
     expect(await conflict.json()).toMatchObject({ name: "invalid_idempotent_request" });
-    const listed = (await (await fake.fetch(new Request("https://email.fake/__fake/sent"))).json()) as { sent: { id: string }[] };
+    const listed = (await (await fake.fetch(new Request("https://email.fake/__fake/sent"))).json()) as {
+      sent: { id: string }[];
+    };
     expect(listed.sent.map((m) => m.id)).toEqual([a.id]);
   });
 });

@@ -3,14 +3,22 @@ import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
 import { pluginCall } from "../../../src/runtime/plugins/pluginCall.ts";
-import { registerPluginHandler, registerPluginMetadata, type PluginRequestContext } from "../../../src/runtime/plugins/pluginRoutes.ts";
+import {
+  registerPluginHandler,
+  registerPluginMetadata,
+  type PluginRequestContext,
+} from "../../../src/runtime/plugins/pluginRoutes.ts";
 import { callProjectWorker } from "../../../src/platform/dispatch/callProjectWorker.ts";
 import { PlatformError } from "../../../src/core/errors.ts";
 import { IDENTITY_HEADER, verifyRequestToken } from "../../../src/core/requestToken.ts";
 
 const SECRET = "ab".repeat(32);
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: SECRET };
-const projectEnv: PlatformEnv = { PLATFORM_WORKER_SECRET: SECRET, PLATFORM_PROJECT_ID: "7", PLATFORM_PROJECT_SLUG: "shop" };
+const projectEnv: PlatformEnv = {
+  PLATFORM_WORKER_SECRET: SECRET,
+  PLATFORM_PROJECT_ID: "7",
+  PLATFORM_PROJECT_SLUG: "shop",
+};
 
 const seen: PluginRequestContext["body"][] = [];
 registerPluginHandler("chatserver", ({ body }) => {
@@ -22,11 +30,23 @@ registerPluginHandler("workspace", () => new Response("raw", { status: 202 }));
 registerPluginMetadata("chatserver", () => ({ commands: [{ name: "ping" }], events: ["message"] }));
 
 const worker = createPlatformWorker({ fetch: () => new Response("user code") });
-const dispatcher = { get: () => ({ fetch: (input: RequestInfo | URL, init?: RequestInit) => worker.fetch!(new Request(input, init) as never, projectEnv, createExecutionContext()) }) as unknown as Fetcher };
+const dispatcher = {
+  get: () =>
+    ({
+      fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+        worker.fetch!(new Request(input, init) as never, projectEnv, createExecutionContext()),
+    }) as unknown as Fetcher,
+};
 
 describe("/__plugin/<pluginId> in a project worker", () => {
   it("hands a platform dispatch to the handler the plugin module registered", async () => {
-    const response = await callProjectWorker(dispatcher, project, "POST", "/__plugin/chatserver", JSON.stringify({ kind: "command", name: "ping" }));
+    const response = await callProjectWorker(
+      dispatcher,
+      project,
+      "POST",
+      "/__plugin/chatserver",
+      JSON.stringify({ kind: "command", name: "ping" }),
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ type: 4, data: { content: "pong" } });
     expect(seen.at(-1)).toEqual({ kind: "command", name: "ping" });
@@ -58,7 +78,9 @@ describe("/__plugin/<pluginId> in a project worker", () => {
 
   it("reports what the plugin modules registered under metadata `plugins`", async () => {
     const response = await callProjectWorker(dispatcher, project, "GET", "/__platform/metadata");
-    expect(((await response.json()) as { plugins: unknown }).plugins).toEqual({ chatserver: { commands: [{ name: "ping" }], events: ["message"] } });
+    expect(((await response.json()) as { plugins: unknown }).plugins).toEqual({
+      chatserver: { commands: [{ name: "ping" }], events: ["message"] },
+    });
   });
 });
 
@@ -78,33 +100,90 @@ describe("pluginCall", () => {
 
   it("signs an identity token over method, path and body, and resolves the JSON answer", async () => {
     const requests: Request[] = [];
-    const result = await pluginCall(envWith(() => Response.json({ ok: 1 }), requests), "CHATSERVER_PLUGIN", "/reply", { a: 1 }, { idempotencyKey: "k" });
+    const result = await pluginCall(
+      envWith(() => Response.json({ ok: 1 }), requests),
+      "CHATSERVER_PLUGIN",
+      "/reply",
+      { a: 1 },
+      { idempotencyKey: "k" },
+    );
     expect(result).toEqual({ ok: 1 });
     const [request] = requests;
     expect(request!.headers.get("idempotency-key")).toBe("k");
-    const check = await verifyRequestToken("identity", request!.headers.get(IDENTITY_HEADER), (id) => (id === "7" ? SECRET : null), {
-      method: "POST",
-      pathAndQuery: "/reply",
-      body: await request!.text(),
-    });
+    const check = await verifyRequestToken(
+      "identity",
+      request!.headers.get(IDENTITY_HEADER),
+      (id) => (id === "7" ? SECRET : null),
+      {
+        method: "POST",
+        pathAndQuery: "/reply",
+        body: await request!.text(),
+      },
+    );
     expect(check).toEqual({ ok: true, projectId: "7" });
   });
 
   it.each([
-    ["rate_limited with Retry-After", () => Response.json({ error: { code: "rate_limited", message: "slow" } }, { status: 429, headers: { "retry-after": "9" } }), "rate_limited", "slow", { retryAfterSeconds: 9 }],
-    ["rate_limited with details", () => Response.json({ error: { code: "rate_limited", message: "slow", details: { retryAfterSeconds: 4, bucket: "actions" } } }, { status: 429, headers: { "retry-after": "4" } }), "rate_limited", "slow", { retryAfterSeconds: 4, bucket: "actions" }],
-    ["revoked", () => Response.json({ error: { code: "revoked", message: "reinstall" } }, { status: 409 }), "revoked", "reinstall", undefined],
-    ["an unknown code", () => Response.json({ error: { code: "weird", message: "hm" } }, { status: 418 }), "upstream_error", "hm", undefined],
-    ["a non-JSON 500", () => new Response("boom", { status: 500 }), "upstream_error", "The chat-server plugin answered 500.", undefined],
+    [
+      "rate_limited with Retry-After",
+      () =>
+        Response.json(
+          { error: { code: "rate_limited", message: "slow" } },
+          { status: 429, headers: { "retry-after": "9" } },
+        ),
+      "rate_limited",
+      "slow",
+      { retryAfterSeconds: 9 },
+    ],
+    [
+      "rate_limited with details",
+      () =>
+        Response.json(
+          { error: { code: "rate_limited", message: "slow", details: { retryAfterSeconds: 4, bucket: "actions" } } },
+          { status: 429, headers: { "retry-after": "4" } },
+        ),
+      "rate_limited",
+      "slow",
+      { retryAfterSeconds: 4, bucket: "actions" },
+    ],
+    [
+      "revoked",
+      () => Response.json({ error: { code: "revoked", message: "reinstall" } }, { status: 409 }),
+      "revoked",
+      "reinstall",
+      undefined,
+    ],
+    [
+      "an unknown code",
+      () => Response.json({ error: { code: "weird", message: "hm" } }, { status: 418 }),
+      "upstream_error",
+      "hm",
+      undefined,
+    ],
+    [
+      "a non-JSON 500",
+      () => new Response("boom", { status: 500 }),
+      "upstream_error",
+      "The chat-server plugin answered 500.",
+      undefined,
+    ],
   ] as const)("maps %s to a PlatformError", async (_name, answer, code, message, details) => {
     const error = await pluginCall(envWith(answer), "CHATSERVER_PLUGIN", "/x", {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PlatformError);
-    expect({ code: (error as PlatformError).code, message: (error as PlatformError).message, details: (error as PlatformError).details }).toEqual({ code, message, details });
+    expect({
+      code: (error as PlatformError).code,
+      message: (error as PlatformError).message,
+      details: (error as PlatformError).details,
+    }).toEqual({ code, message, details });
   });
 
   it("fails with not_ready when the binding or the secret is missing", async () => {
-    expect(((await pluginCall(projectEnv, "WORKSPACE_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).message).toMatch(/no WORKSPACE_PLUGIN binding/);
+    expect(
+      ((await pluginCall(projectEnv, "WORKSPACE_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).message,
+    ).toMatch(/no WORKSPACE_PLUGIN binding/);
     const noSecret = { CHATSERVER_PLUGIN: envWith(() => Response.json({})).CHATSERVER_PLUGIN };
-    expect(((await pluginCall(noSecret, "CHATSERVER_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).code).toBe("not_ready");
+    expect(
+      ((await pluginCall(noSecret, "CHATSERVER_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).code,
+    ).toBe("not_ready");
   });
 });

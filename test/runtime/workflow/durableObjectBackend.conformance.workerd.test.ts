@@ -17,7 +17,9 @@ import { describeWorkflowConformance } from "../../conformance/workflowConforman
 // call would throw "Cannot perform I/O on behalf of a different Durable Object".
 describeEventStoreConformance("Durable Object SQLite (a WorkflowRun actor's storage)", async () => {
   const actor = env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.newUniqueId());
-  const store = await runInDurableObject(actor, (_instance, state) => createSqlEventStore(durableObjectSql(state.storage)));
+  const store = await runInDurableObject(actor, (_instance, state) =>
+    createSqlEventStore(durableObjectSql(state.storage)),
+  );
   return { store, run: (body) => runInDurableObject(actor, () => body()) };
 });
 

@@ -105,7 +105,11 @@ async function call(method: string, path: string, options: Call = {}): Promise<R
   const body = options.body ?? null;
   const token =
     options.token === undefined || options.token === "valid"
-      ? await signRequestToken("internal", projectEnv.PLATFORM_PROJECT_ID!, projectEnv.PLATFORM_WORKER_SECRET!, { method, pathAndQuery: path, body })
+      ? await signRequestToken("internal", projectEnv.PLATFORM_PROJECT_ID!, projectEnv.PLATFORM_WORKER_SECRET!, {
+          method,
+          pathAndQuery: path,
+          body,
+        })
       : options.token;
   const headers = new Headers();
   if (token !== null) headers.set(INTERNAL_HEADER, token);
@@ -117,7 +121,11 @@ async function call(method: string, path: string, options: Call = {}): Promise<R
 const start = (body: unknown, options: Call = {}) =>
   call("POST", "/__workflow/start", { body: typeof body === "string" ? body : JSON.stringify(body), ...options });
 
-async function startRun(name: string, data: unknown, id?: string): Promise<{ runId: string; workflowId: string; name: string; created: boolean }> {
+async function startRun(
+  name: string,
+  data: unknown,
+  id?: string,
+): Promise<{ runId: string; workflowId: string; name: string; created: boolean }> {
   const response = await start(id === undefined ? { name, data } : { name, data, id });
   expect(response.status, await response.clone().text()).toBe(201);
   return response.json();
@@ -132,7 +140,10 @@ async function getRun(runId: string): Promise<WorkflowRunView> {
 /** Reads a run's log from its actor's SQLite without calling the actor. */
 async function lastEventType(runId: string): Promise<string | undefined> {
   const actor = env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.idFromString(runId.split(".")[0]!));
-  return runInDurableObject(actor, (_instance, state) => createSqlEventStore(durableObjectSql(state.storage)).lastEvent(runId)?.type);
+  return runInDurableObject(
+    actor,
+    (_instance, state) => createSqlEventStore(durableObjectSql(state.storage)).lastEvent(runId)?.type,
+  );
 }
 
 async function waitUntilTerminal(runId: string): Promise<WorkflowRunView> {
@@ -166,10 +177,27 @@ afterEach(() => {
 describe("POST /__workflow/start", () => {
   it("creates a run (201) that the actor's alarm drives to the end; GET /__workflow/runs/:id shows it", async () => {
     const started = await startRun("greet", { name: "Ada" });
-    expect(started).toEqual({ runId: expect.stringMatching(/^[0-9a-f]{64}\.[a-z0-9]{12}$/), workflowId: started.runId, name: "greet", created: true });
+    expect(started).toEqual({
+      runId: expect.stringMatching(/^[0-9a-f]{64}\.[a-z0-9]{12}$/),
+      workflowId: started.runId,
+      name: "greet",
+      created: true,
+    });
     const view = await waitUntilTerminal(started.runId);
-    expect(view).toMatchObject({ id: started.runId, name: "greet", status: "completed", result: { text: "hello Ada" } });
-    expect(types(view)).toEqual(["workflow_created", "step_started", "step_completed", "step_started", "step_completed", "workflow_completed"]);
+    expect(view).toMatchObject({
+      id: started.runId,
+      name: "greet",
+      status: "completed",
+      result: { text: "hello Ada" },
+    });
+    expect(types(view)).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_completed",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
     expect(userCodeCalls).toBe(0);
   });
 
@@ -182,7 +210,12 @@ describe("POST /__workflow/start", () => {
 
     const again = await start({ name: "gated", data: { n: 2 }, id: "order-1" });
     expect(again.status).toBe(200);
-    expect(await again.json()).toEqual({ runId: firstBody.runId, workflowId: "order-1", name: "gated", created: false });
+    expect(await again.json()).toEqual({
+      runId: firstBody.runId,
+      workflowId: "order-1",
+      name: "gated",
+      created: false,
+    });
 
     const other = await start({ name: "greet", data: null, id: "order-1" });
     const error = await expectError(other, 409, "already_active");
@@ -213,7 +246,11 @@ describe("POST /__workflow/start", () => {
     { name: "a numeric id", body: JSON.stringify({ name: "greet", id: 42 }), code: "invalid_input" },
     { name: "an empty id", body: JSON.stringify({ name: "greet", id: "" }), code: "invalid_input" },
     { name: "an id with a newline", body: JSON.stringify({ name: "greet", id: "a\nb" }), code: "invalid_input" },
-    { name: "an id over 256 characters", body: JSON.stringify({ name: "greet", id: "x".repeat(257) }), code: "invalid_input" },
+    {
+      name: "an id over 256 characters",
+      body: JSON.stringify({ name: "greet", id: "x".repeat(257) }),
+      code: "invalid_input",
+    },
   ])("answers 400 ($code) for $name and creates nothing", async ({ body, code }) => {
     await expectError(await start(body), 400, code);
     expect((await (await call("GET", "/__workflow/runs")).json()) as RunListPage).toEqual({ runs: [] });
@@ -239,7 +276,8 @@ describe("GET /__workflow/runs and /__workflow/runs/:id", () => {
     gateFor("g2");
     const g1 = (await startRun("gated", null, "g1")).runId;
     const g2 = (await startRun("gated", null, "g2")).runId;
-    for (const runId of done) await vi.waitFor(async () => expect((await runIndexOf(projectEnv).get(runId))?.status).toBe("completed"));
+    for (const runId of done)
+      await vi.waitFor(async () => expect((await runIndexOf(projectEnv).get(runId))?.status).toBe("completed"));
 
     const list = async (query: string) => {
       const response = await call("GET", `/__workflow/runs${query}`);
@@ -312,7 +350,10 @@ describe("POST /__workflow/:runId/execute", () => {
     const { runId } = await startRun("gated", "payload", "exec-1");
     await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_started"));
     const executing = call("POST", `/__workflow/${encodeURIComponent(runId)}/execute`);
-    const early = await Promise.race([executing.then(() => "answered"), new Promise((resolve) => setTimeout(() => resolve("waiting"), 100))]);
+    const early = await Promise.race([
+      executing.then(() => "answered"),
+      new Promise((resolve) => setTimeout(() => resolve("waiting"), 100)),
+    ]);
     expect(early).toBe("waiting");
     gateFor("exec-1").open();
     const response = await executing;
@@ -320,8 +361,15 @@ describe("POST /__workflow/:runId/execute", () => {
     expect(await response.json()).toEqual({ done: true });
     expect(await getRun(runId)).toMatchObject({ status: "completed", result: "payload" });
     // Again, for a finished run: still done, nothing appended.
-    expect(await (await call("POST", `/__workflow/${encodeURIComponent(runId)}/execute`)).json()).toEqual({ done: true });
-    expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_completed", "workflow_completed"]);
+    expect(await (await call("POST", `/__workflow/${encodeURIComponent(runId)}/execute`)).json()).toEqual({
+      done: true,
+    });
+    expect(types(await getRun(runId))).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
   });
 
   it("answers {done:false} for a run waiting out its retry backoff", async () => {
@@ -342,14 +390,29 @@ describe("POST /__workflow/:runId/execute", () => {
 });
 
 describe("the workflow routes answer only the platform", () => {
-  const denied: { name: string; token: (method: string, path: string, body: string | null) => Promise<string | null> }[] = [
+  const denied: {
+    name: string;
+    token: (method: string, path: string, body: string | null) => Promise<string | null>;
+  }[] = [
     { name: "no token", token: async () => null },
-    { name: "a forged signature", token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}` },
-    { name: "another secret", token: (method, path, body) => signRequestToken("internal", PROJECT_ID, OTHER_SECRET, { method, pathAndQuery: path, body }) },
-    { name: "an identity token", token: (method, path, body) => signRequestToken("identity", PROJECT_ID, SECRET, { method, pathAndQuery: path, body }) },
+    {
+      name: "a forged signature",
+      token: async () => `${PROJECT_ID}.${Math.floor(Date.now() / 1000)}.${"A".repeat(43)}`,
+    },
+    {
+      name: "another secret",
+      token: (method, path, body) =>
+        signRequestToken("internal", PROJECT_ID, OTHER_SECRET, { method, pathAndQuery: path, body }),
+    },
+    {
+      name: "an identity token",
+      token: (method, path, body) =>
+        signRequestToken("identity", PROJECT_ID, SECRET, { method, pathAndQuery: path, body }),
+    },
     {
       name: "a token for another path",
-      token: (method, _path, body) => signRequestToken("internal", PROJECT_ID, SECRET, { method, pathAndQuery: "/__cron/__workflow-recovery", body }),
+      token: (method, _path, body) =>
+        signRequestToken("internal", PROJECT_ID, SECRET, { method, pathAndQuery: "/__cron/__workflow-recovery", body }),
     },
   ];
 
@@ -362,20 +425,35 @@ describe("the workflow routes answer only the platform", () => {
     expect(userCodeCalls).toBe(0);
   });
 
-  it.each(denied)("GET /__workflow/runs/:id and POST /__workflow/:runId/execute with $name → 404, the run untouched", async ({ token }) => {
-    const { runId } = await startRun("patient", null);
-    await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_failed"));
-    const runPath = `/__workflow/runs/${runId}`;
-    await expectError(await call("GET", runPath, { token: await token("GET", runPath, null) }), 404, "not_found");
-    const executePath = `/__workflow/${runId}/execute`;
-    await expectError(await call("POST", executePath, { token: await token("POST", executePath, null) }), 404, "not_found");
-    await expectError(await call("GET", "/__workflow/runs", { token: await token("GET", "/__workflow/runs", null) }), 404, "not_found");
-    expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_failed"]);
-    expect(userCodeCalls).toBe(0);
-  });
+  it.each(denied)(
+    "GET /__workflow/runs/:id and POST /__workflow/:runId/execute with $name → 404, the run untouched",
+    async ({ token }) => {
+      const { runId } = await startRun("patient", null);
+      await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_failed"));
+      const runPath = `/__workflow/runs/${runId}`;
+      await expectError(await call("GET", runPath, { token: await token("GET", runPath, null) }), 404, "not_found");
+      const executePath = `/__workflow/${runId}/execute`;
+      await expectError(
+        await call("POST", executePath, { token: await token("POST", executePath, null) }),
+        404,
+        "not_found",
+      );
+      await expectError(
+        await call("GET", "/__workflow/runs", { token: await token("GET", "/__workflow/runs", null) }),
+        404,
+        "not_found",
+      );
+      expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_failed"]);
+      expect(userCodeCalls).toBe(0);
+    },
+  );
 
   it("user code still answers its own routes", async () => {
-    const response = await worker.fetch!(new Request(`${ORIGIN}/hello`) as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
+    const response = await worker.fetch!(
+      new Request(`${ORIGIN}/hello`) as Request<unknown, IncomingRequestCfProperties>,
+      projectEnv,
+      createExecutionContext(),
+    );
     expect(await response.text()).toBe("hello from user code");
   });
 });
@@ -387,7 +465,14 @@ describe("POST /__cron/__workflow-recovery (registered by the first workflow() c
     const runId = `${actor.id}.stuck0000001`;
     const summary = await runInDurableObject(actor, (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
-      store.createRunIfNoActive({ runId, workflowId: "stuck-1", seq: 1, type: "workflow_created", payload: { workflowName: "greet", writes: { data: { name: "Cy" } } }, at: Date.now() - 60_000 });
+      store.createRunIfNoActive({
+        runId,
+        workflowId: "stuck-1",
+        seq: 1,
+        type: "workflow_created",
+        payload: { workflowName: "greet", writes: { data: { name: "Cy" } } },
+        at: Date.now() - 60_000,
+      });
       return store.getRun(runId)!;
     });
     await runIndexOf(projectEnv).record(summary);
@@ -396,7 +481,10 @@ describe("POST /__cron/__workflow-recovery (registered by the first workflow() c
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ cron: "__workflow-recovery", output: "Re-enqueued 1 workflow(s)" });
     expect(await waitUntilTerminal(runId)).toMatchObject({ status: "completed", result: { text: "hello Cy" } });
-    expect(await (await call("POST", "/__cron/__workflow-recovery")).json()).toEqual({ cron: "__workflow-recovery", output: "Re-enqueued 0 workflow(s)" });
+    expect(await (await call("POST", "/__cron/__workflow-recovery")).json()).toEqual({
+      cron: "__workflow-recovery",
+      output: "Re-enqueued 0 workflow(s)",
+    });
   });
 });
 
@@ -413,7 +501,11 @@ describe("the queue path: API consumer → dispatcher → project worker → run
           async fetch(input: RequestInfo | URL, init?: RequestInit) {
             const request = new Request(input, init);
             reached.push({ method: request.method, path: new URL(request.url).pathname });
-            return worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
+            return worker.fetch!(
+              request as Request<unknown, IncomingRequestCfProperties>,
+              projectEnv,
+              createExecutionContext(),
+            );
           },
         } as unknown as Fetcher;
       },
@@ -423,7 +515,9 @@ describe("the queue path: API consumer → dispatcher → project worker → run
 
   async function consume(dispatcher: Dispatcher, body: WorkflowExecuteMessage) {
     const harness = apiHarness();
-    const batch = createMessageBatch<WorkflowExecuteMessage>("workflow-execute", [{ id: "m1", timestamp: new Date(), attempts: 1, body }]);
+    const batch = createMessageBatch<WorkflowExecuteMessage>("workflow-execute", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body },
+    ]);
     const ctx = createExecutionContext();
     await consumeWorkflowQueue(batch, harness.env, dispatcher);
     return { result: await getQueueResult(batch, ctx), sent: harness.queue.sent };
@@ -458,7 +552,10 @@ describe("the queue path: API consumer → dispatcher → project worker → run
 
   it.each([
     { name: "unknown in its actor", id: () => `${env.WORKFLOW_RUNS.idFromName("x")}.zzzzzzzzzzzz` },
-    { name: "of no actor (64 hex digits of another namespace)", id: () => `${env.WORKFLOW_RUN_INDEX.idFromName("index")}.zzzzzzzzzzzz` },
+    {
+      name: "of no actor (64 hex digits of another namespace)",
+      id: () => `${env.WORKFLOW_RUN_INDEX.idFromName("index")}.zzzzzzzzzzzz`,
+    },
   ])("drops (acks, no retry) a message for a run $name: the worker answers 404", async ({ id }) => {
     const { row, dispatcher, reached } = await deployedProject();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});

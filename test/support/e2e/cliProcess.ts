@@ -13,7 +13,10 @@ export interface CliResult {
 }
 
 /** Runs the real `platform` command to completion. */
-export function runCli(args: string[], options: { node?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { node?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, ...args], {
       cwd: options.cwd ?? REPO,
@@ -45,7 +48,10 @@ export interface DevProcess {
 }
 
 /** Starts `platform dev` and resolves once it prints its Ready line. */
-export async function startDev(args: string[], options: { node?: string; readyTimeoutMs?: number } = {}): Promise<DevProcess> {
+export async function startDev(
+  args: string[],
+  options: { node?: string; readyTimeoutMs?: number } = {},
+): Promise<DevProcess> {
   const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, "dev", ...args], {
     cwd: REPO,
     env: { ...process.env, NO_COLOR: "1" },

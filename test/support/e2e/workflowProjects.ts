@@ -44,14 +44,19 @@ export default router;
 `;
 
 export async function startRuns(url: string, name: string, count = 1, data?: unknown): Promise<string[]> {
-  const response = await fetch(`${url}/runs/${name}?count=${count}`, { method: "POST", body: data === undefined ? undefined : JSON.stringify(data) });
-  if (response.status !== 201) throw new Error(`starting ${name} answered ${response.status}: ${await response.text()}`);
+  const response = await fetch(`${url}/runs/${name}?count=${count}`, {
+    method: "POST",
+    body: data === undefined ? undefined : JSON.stringify(data),
+  });
+  if (response.status !== 201)
+    throw new Error(`starting ${name} answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { runIds: string[] }).runIds;
 }
 
 export async function getRun(url: string, runId: string): Promise<RunView> {
   const response = await fetch(`${url}/runs/${encodeURIComponent(runId)}`);
-  if (response.status !== 200) throw new Error(`GET run ${runId} answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`GET run ${runId} answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as RunView;
 }
 
@@ -62,7 +67,9 @@ export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_
     const runs = await Promise.all(runIds.map((id) => getRun(url, id)));
     if (runs.every((run) => run.status !== "running")) return runs;
     if (Date.now() > deadline) {
-      const progress = runs.map((run) => `${run.id}: ${run.status}, last ${JSON.stringify(run.events.at(-1))}`).join("\n");
+      const progress = runs
+        .map((run) => `${run.id}: ${run.status}, last ${JSON.stringify(run.events.at(-1))}`)
+        .join("\n");
       throw new Error(`Runs still running after ${timeoutMs / 1000} s:\n${progress}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -98,7 +105,8 @@ export async function killTree(pid: number): Promise<number[]> {
   }
   const deadline = Date.now() + 5_000;
   while (all.some(isAlive)) {
-    if (Date.now() > deadline) throw new Error(`Still running after SIGKILL: ${all.filter(isAlive).map(describeProcess).join(", ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`Still running after SIGKILL: ${all.filter(isAlive).map(describeProcess).join(", ")}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return all;

@@ -18,7 +18,11 @@ export function manualClock(start = 1_700_000_000_000) {
 export interface LogBuilder {
   events: StoredEvent[];
   add<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], eventAt?: number): LogBuilder;
-  created(workflowName: string, data?: WorkflowEventPayloads["workflow_created"]["writes"][string], eventAt?: number): LogBuilder;
+  created(
+    workflowName: string,
+    data?: WorkflowEventPayloads["workflow_created"]["writes"][string],
+    eventAt?: number,
+  ): LogBuilder;
   writeTo(store: WorkflowEventStore): LogBuilder;
 }
 

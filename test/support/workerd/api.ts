@@ -43,10 +43,7 @@ export interface FakeDispatcher {
  * for every script (default: 200 "ok from <script>"); `deployed` restricts
  * which scripts exist (an unknown one throws from `get`, like the real one).
  */
-export function fakeDispatcher(
-  handler?: ProjectWorkerHandler,
-  options: { deployed?: string[] } = {},
-): FakeDispatcher {
+export function fakeDispatcher(handler?: ProjectWorkerHandler, options: { deployed?: string[] } = {}): FakeDispatcher {
   const calls: DispatchedCall[] = [];
   const lookups: string[] = [];
   const namespace = {
@@ -187,7 +184,11 @@ export interface PublicProjectBody {
 }
 
 /** Creates a project through `POST /projects` and returns its public shape. */
-export async function createProject(token: string, slug: string, options: { private?: boolean } = {}): Promise<PublicProjectBody> {
+export async function createProject(
+  token: string,
+  slug: string,
+  options: { private?: boolean } = {},
+): Promise<PublicProjectBody> {
   const body: Record<string, unknown> = { slug };
   if (options.private !== undefined) body.private = options.private;
   const response = await callApi("POST", "/projects", { token, body });
@@ -214,7 +215,11 @@ export async function userWithProject(
 }
 
 /** Records the project's crons the way `platform push` does (PUT /projects/:slug/metadata). */
-export async function putCrons(token: string, slug: string, crons: { name: string; schedule: string }[]): Promise<void> {
+export async function putCrons(
+  token: string,
+  slug: string,
+  crons: { name: string; schedule: string }[],
+): Promise<void> {
   const response = await callApi("PUT", `/projects/${slug}/metadata`, { token, body: { crons } });
   expect(response.status, await response.clone().text()).toBe(200);
 }

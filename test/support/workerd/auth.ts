@@ -37,7 +37,11 @@ export function isIdp(mode: Mode): boolean {
 }
 
 export function envOf(mode: Mode, overrides: Partial<PlatformEnv> = {}): PlatformEnv {
-  const env: PlatformEnv = { PLATFORM_WORKER_SECRET: SECRET, PLATFORM_PROJECT_ID: String(PROJECT_ID), PLATFORM_PROJECT_SLUG: SLUG };
+  const env: PlatformEnv = {
+    PLATFORM_WORKER_SECRET: SECRET,
+    PLATFORM_PROJECT_ID: String(PROJECT_ID),
+    PLATFORM_PROJECT_SLUG: SLUG,
+  };
   if (mode.local) env.PLATFORM_LOCAL = "1";
   if (!mode.local) env.PLATFORM_LOGIN_URL = LOGIN_URL;
   if (mode.loginUrl) env.PLATFORM_LOGIN_URL = mode.loginUrl;
@@ -88,7 +92,11 @@ export async function send(mode: Mode, path: string, init: SendInit = {}): Promi
   if (mode.private) headers.set("X-Platform-Base-Path", basePathOf(mode));
   if (cookies?.length) headers.set("Cookie", cookies.join("; "));
   const request = new Request(originOf(mode) + basePathOf(mode) + path, { ...rest, headers, redirect: "manual" });
-  return worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, env ?? envOf(mode), createExecutionContext());
+  return worker.fetch!(
+    request as Request<unknown, IncomingRequestCfProperties>,
+    env ?? envOf(mode),
+    createExecutionContext(),
+  );
 }
 
 export interface ParsedSetCookie {
@@ -119,7 +127,8 @@ export function cookieNamed(response: Response, name: string): ParsedSetCookie |
 /** No live session cookie was set (a clearing one, `Max-Age=0`, is fine). */
 export function expectNoSession(response: Response, mode: Mode): void {
   const session = cookieNamed(response, sessionCookieName(mode));
-  if (session) expect({ value: session.value, maxAge: session.attributes["max-age"] }).toEqual({ value: "", maxAge: "0" });
+  if (session)
+    expect({ value: session.value, maxAge: session.attributes["max-age"] }).toEqual({ value: "", maxAge: "0" });
 }
 
 export function sessionPair(response: Response, mode: Mode): string {
@@ -132,7 +141,15 @@ export function sessionPair(response: Response, mode: Mode): string {
 /** A session value sealed directly (for forged, expired and other-project cases). */
 export async function sealedSession(record: Partial<SessionRecord> = {}, secret = SECRET): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return sealSession(secret, { pid: PROJECT_ID, email: "ada@example.com", name: "Ada", iat: now, exp: now + 3600, sid: "sid-test", ...record });
+  return sealSession(secret, {
+    pid: PROJECT_ID,
+    email: "ada@example.com",
+    name: "Ada",
+    iat: now,
+    exp: now + 3600,
+    sid: "sid-test",
+    ...record,
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -156,7 +173,13 @@ export async function openLocalForm(mode: Mode, redirect = "/", env?: PlatformEn
   const hidden = /name="redirect" value="([^"]*)"/.exec(page)?.[1];
   const nonce = setCookies(response).find((c) => c.name.startsWith("platform_csrf"));
   expect(csrf && hidden !== undefined && nonce).toBeTruthy();
-  return { csrf: csrf!, redirect: hidden!.replaceAll("&amp;", "&"), nonceCookie: `${nonce!.name}=${nonce!.value}`, page, response };
+  return {
+    csrf: csrf!,
+    redirect: hidden!.replaceAll("&amp;", "&"),
+    nonceCookie: `${nonce!.name}=${nonce!.value}`,
+    page,
+    response,
+  };
 }
 
 export interface FormPost {
@@ -193,7 +216,12 @@ export async function startIdpFlow(mode: Mode, redirect = "/", env?: PlatformEnv
   expect(response.status).toBe(302);
   const bind = cookieNamed(response, bindCookieName(mode));
   expect(bind).toBeDefined();
-  return { bindCookie: `${bind!.name}=${bind!.value}`, bindValue: bind!.value, location: new URL(response.headers.get("location")!), response };
+  return {
+    bindCookie: `${bind!.name}=${bind!.value}`,
+    bindValue: bind!.value,
+    location: new URL(response.headers.get("location")!),
+    response,
+  };
 }
 
 export interface TokenInput {

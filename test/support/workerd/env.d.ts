@@ -8,10 +8,14 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       ADMIN_TOKEN: string;
       PLATFORM_DOMAIN: string;
-      WORKFLOW_RUNS: DurableObjectNamespace<import("../../../src/runtime/workflow/actors/WorkflowRunActor.ts").WorkflowRunActor>;
+      WORKFLOW_RUNS: DurableObjectNamespace<
+        import("../../../src/runtime/workflow/actors/WorkflowRunActor.ts").WorkflowRunActor
+      >;
       RATE_LIMITER: DurableObjectNamespace<import("../../../src/platform/actors/RateLimiter.ts").RateLimiter>;
       SESSION_CODES: DurableObjectNamespace<import("../../../src/platform/actors/SessionCode.ts").SessionCode>;
-      WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("../../../src/runtime/workflow/actors/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;
+      WORKFLOW_RUN_INDEX: DurableObjectNamespace<
+        import("../../../src/runtime/workflow/actors/WorkflowRunIndexActor.ts").WorkflowRunIndexActor
+      >;
     }
   }
 }

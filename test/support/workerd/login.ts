@@ -76,7 +76,9 @@ async function s256(verifier: string): Promise<string> {
   return base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
 }
 
-export async function fakeIdentityProvider(options: { issuer?: string; discovery?: Record<string, unknown> } = {}): Promise<FakeIdp> {
+export async function fakeIdentityProvider(
+  options: { issuer?: string; discovery?: Record<string, unknown> } = {},
+): Promise<FakeIdp> {
   const issuer = options.issuer ?? ISSUER;
   let key = await generateKeyPair("RS256");
   let kid = "key-1";
@@ -124,14 +126,17 @@ export async function fakeIdentityProvider(options: { issuer?: string; discovery
       const url = new URL(request.url);
       log.push(`${request.method} ${url.pathname}`);
       if (url.origin !== new URL(issuer).origin) return new Response("unknown host", { status: 404 });
-      if (request.method === "GET" && url.pathname === "/.well-known/openid-configuration") return Response.json(discovery);
+      if (request.method === "GET" && url.pathname === "/.well-known/openid-configuration")
+        return Response.json(discovery);
       if (request.method === "GET" && url.pathname === "/jwks") return Response.json({ keys: published });
       if (request.method === "POST" && url.pathname === "/token") {
         state.tokenRequests++;
         const auth = request.headers.get("authorization") ?? "";
-        const expected = "Basic " + btoa(`${encodeURIComponent(CLIENT_ID)}:${encodeURIComponent(CLIENT_SECRET).replace(/%20/g, "+")}`);
+        const expected =
+          "Basic " + btoa(`${encodeURIComponent(CLIENT_ID)}:${encodeURIComponent(CLIENT_SECRET).replace(/%20/g, "+")}`);
         if (auth !== expected) return oauthError("invalid_client", 401);
-        if (!(request.headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded")) return oauthError("invalid_request");
+        if (!(request.headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded"))
+          return oauthError("invalid_request");
         const form = new URLSearchParams(await request.text());
         if (form.get("grant_type") !== "authorization_code") return oauthError("unsupported_grant_type");
         const code = codes.get(form.get("code") ?? "");
@@ -139,10 +144,16 @@ export async function fakeIdentityProvider(options: { issuer?: string; discovery
         code.used = true;
         if (form.get("redirect_uri") !== code.redirectUri) return oauthError("invalid_grant");
         const verifier = form.get("code_verifier") ?? "";
-        if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || (await s256(verifier)) !== code.challenge) return oauthError("invalid_grant");
+        if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || (await s256(verifier)) !== code.challenge)
+          return oauthError("invalid_grant");
         const accessToken = base64url(crypto.getRandomValues(new Uint8Array(16)));
         accessTokens.set(accessToken, { user: code.user, tweaks: code.tweaks });
-        return Response.json({ access_token: accessToken, token_type: "Bearer", expires_in: 3600, id_token: await mintIdToken(code) });
+        return Response.json({
+          access_token: accessToken,
+          token_type: "Bearer",
+          expires_in: 3600,
+          id_token: await mintIdToken(code),
+        });
       }
       if (request.method === "GET" && url.pathname === "/userinfo") {
         const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
@@ -207,8 +218,16 @@ export function loginEnv(idp: FakeIdp, overrides: Partial<LoginEnv> = {}): Login
   };
 }
 
-export function callLogin(path: string, loginEnvValue: LoginEnv, headers: Record<string, string> = {}): Promise<Response> {
-  return login.fetch(new Request(loginEnvValue.LOGIN_PUBLIC_URL + path, { headers, redirect: "manual" }), loginEnvValue, createExecutionContext());
+export function callLogin(
+  path: string,
+  loginEnvValue: LoginEnv,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return login.fetch(
+    new Request(loginEnvValue.LOGIN_PUBLIC_URL + path, { headers, redirect: "manual" }),
+    loginEnvValue,
+    createExecutionContext(),
+  );
 }
 
 export interface TestProject {
@@ -224,7 +243,10 @@ export async function projectWithAuth(
   options: { private?: boolean; owner?: string } = {},
 ): Promise<TestProject> {
   const user = await createUserWithToken(options.owner ?? "owner@example.net");
-  const created = await callApi("POST", "/projects", { token: user.token, body: { slug, private: options.private ?? false } });
+  const created = await callApi("POST", "/projects", {
+    token: user.token,
+    body: { slug, private: options.private ?? false },
+  });
   expect(created.status, await created.clone().text()).toBe(201);
   if (auth) {
     const put = await callApi("PUT", `/projects/${slug}/metadata`, { token: user.token, body: { auth } });
@@ -263,7 +285,10 @@ export async function signInAtLoginWorker(
   e: LoginEnv,
   input: { slug: string; bind: string; redirect?: string; user: IdpUser; tweaks?: IdTokenTweaks },
 ): Promise<SignInResult> {
-  const start = await callLogin(startPath({ project: input.slug, redirect: input.redirect ?? "/", bind: input.bind }), e);
+  const start = await callLogin(
+    startPath({ project: input.slug, redirect: input.redirect ?? "/", bind: input.bind }),
+    e,
+  );
   expect(start.status, await start.clone().text()).toBe(302);
   const flowCookie = cookiePair(start.headers.get("set-cookie"));
   const callbackUrl = await idp.approve(start.headers.get("location")!, input.user, input.tweaks);

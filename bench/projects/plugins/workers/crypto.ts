@@ -20,15 +20,27 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     const kind = url.searchParams.get("kind") as Ed25519Implementation | "slack";
-    if (kind !== "webcrypto" && kind !== "noble" && kind !== "slack") return Response.json({ error: `unknown kind ${kind}` }, { status: 400 });
+    if (kind !== "webcrypto" && kind !== "noble" && kind !== "slack")
+      return Response.json({ error: `unknown kind ${kind}` }, { status: 400 });
     const n = Math.max(0, Math.min(200_000, Math.floor(Number(url.searchParams.get("n") ?? "0"))));
     const input = JSON.parse(env.VERIFY_INPUT) as VerifyInput;
     let ok = 0;
     for (let i = 0; i < n; i++) {
       const check =
         kind === "slack"
-          ? await verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
-          : await verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, { implementation: kind });
+          ? await verifyWorkspaceSignature(
+              input.slack.signingSecret,
+              input.timestamp,
+              input.slack.signature,
+              input.body,
+            )
+          : await verifyEd25519Webhook(
+              input.ed25519.publicKeyHex,
+              input.ed25519.signatureHex,
+              input.timestamp,
+              input.body,
+              { implementation: kind },
+            );
       if (check.ok) ok++;
     }
     return Response.json({ n, ok });

@@ -55,9 +55,16 @@ async function timedRun(steps) {
 
 async function sweepOnce(env) {
   const path = "/__cron/__workflow-recovery";
-  const token = await signRequestToken("internal", env.PLATFORM_PROJECT_ID, env.PLATFORM_WORKER_SECRET, { method: "POST", pathAndQuery: path, body: null });
+  const token = await signRequestToken("internal", env.PLATFORM_PROJECT_ID, env.PLATFORM_WORKER_SECRET, {
+    method: "POST",
+    pathAndQuery: path,
+    body: null,
+  });
   const t0 = Date.now();
-  const response = await env.SELF.fetch(`http://bench${path}`, { method: "POST", headers: { "X-Platform-Internal": token } });
+  const response = await env.SELF.fetch(`http://bench${path}`, {
+    method: "POST",
+    headers: { "X-Platform-Internal": token },
+  });
   const body = await response.json();
   const t1 = Date.now();
   if (response.status !== 200) throw new Error(`sweep answered ${response.status}: ${JSON.stringify(body)}`);
@@ -96,7 +103,11 @@ export default {
           for (let i = 0; i < n; i++) {
             const r = await timedRun(1);
             const view = url.searchParams.has("events") ? await workflow.get(r.runId) : null;
-            samples.push({ ms: r.ms, startMs: r.started - r.t0, ...(view ? { t0: r.t0, t1: r.t1, events: view.events.map((e) => [e.type, e.at]) } : {}) });
+            samples.push({
+              ms: r.ms,
+              startMs: r.started - r.t0,
+              ...(view ? { t0: r.t0, t1: r.t1, events: view.events.map((e) => [e.type, e.at]) } : {}),
+            });
           }
           return Response.json({ samples });
         }

@@ -12,7 +12,10 @@ const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
 const RECOVERY_CRON = "__workflow-recovery";
 /** The events each bot plugin can fire (as `platform plugin trigger`). */
-const TEST_EVENT_KINDS = { chatserver: ["command", "message", "reaction"], workspace: ["message", "mention", "reaction"] };
+const TEST_EVENT_KINDS = {
+  chatserver: ["command", "message", "reaction"],
+  workspace: ["message", "mention", "reaction"],
+};
 
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
 const signInSection = /** @type {HTMLElement} */ (document.getElementById("sign-in"));
@@ -37,15 +40,27 @@ class ApiError extends Error {
  * @returns {Promise<any>}
  */
 async function api(method, path, body) {
-  const headers = /** @type {Record<string, string>} */ ({ authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY) ?? ""}` });
+  const headers = /** @type {Record<string, string>} */ ({
+    authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY) ?? ""}`,
+  });
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+  });
   const json = await response.json().catch(() => null);
   if (response.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
     showSignIn(json?.error?.message ?? "Sign in again.");
   }
-  if (!response.ok) throw new ApiError(response.status, json?.error?.code ?? "error", json?.error?.message ?? `The platform answered ${response.status}.`);
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      json?.error?.code ?? "error",
+      json?.error?.message ?? `The platform answered ${response.status}.`,
+    );
   return json;
 }
 
@@ -135,8 +150,12 @@ async function start() {
 
 function renderProjectNav() {
   const list = el("ul", {});
-  for (const project of projects) list.append(el("li", {}, el("a", { href: hrefFor(project.slug), "data-slug": project.slug }, project.slug)));
-  clear(projectNav).append(el("h2", { id: "projects-heading" }, "Projects"), projects.length ? list : el("p", {}, "No projects yet: run platform dev or platform push."));
+  for (const project of projects)
+    list.append(el("li", {}, el("a", { href: hrefFor(project.slug), "data-slug": project.slug }, project.slug)));
+  clear(projectNav).append(
+    el("h2", { id: "projects-heading" }, "Projects"),
+    projects.length ? list : el("p", {}, "No projects yet: run platform dev or platform push."),
+  );
 }
 
 async function route() {
@@ -146,7 +165,11 @@ async function route() {
   if (parts[0] !== "p" || !parts[1]) {
     const first = projects[0];
     if (first) location.replace(hrefFor(first.slug));
-    else clear(main).append(el("h2", {}, "No projects"), el("p", {}, "Run platform dev in a project directory, or platform push, and it appears here."));
+    else
+      clear(main).append(
+        el("h2", {}, "No projects"),
+        el("p", {}, "Run platform dev in a project directory, or platform push, and it appears here."),
+      );
     return;
   }
   const slug = parts[1];
@@ -165,16 +188,24 @@ async function showProject(slug) {
   clear(main).append(el("h2", { tabindex: "-1" }, `Project ${slug}`), el("p", { role: "status" }, "Loading…"));
   let project, plugins;
   try {
-    [{ project }, plugins] = await Promise.all([api("GET", `/projects/${encodeURIComponent(slug)}`), api("GET", `/projects/${encodeURIComponent(slug)}/plugins`)]);
+    [{ project }, plugins] = await Promise.all([
+      api("GET", `/projects/${encodeURIComponent(slug)}`),
+      api("GET", `/projects/${encodeURIComponent(slug)}/plugins`),
+    ]);
   } catch (error) {
-    if (generation === viewGeneration) clear(main).append(el("h2", {}, `Project ${slug}`), el("p", { class: "error", role: "alert" }, errorText(error)));
+    if (generation === viewGeneration)
+      clear(main).append(el("h2", {}, `Project ${slug}`), el("p", { class: "error", role: "alert" }, errorText(error)));
     return;
   }
   if (generation !== viewGeneration) return;
   const heading = el("h2", { tabindex: "-1" }, `Project ${slug}`);
   clear(main).append(
     heading,
-    el("p", { class: "meta" }, `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`),
+    el(
+      "p",
+      { class: "meta" },
+      `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`,
+    ),
     pluginsSection(plugins),
     cronsSection(slug, project.crons),
     startWorkflowSection(slug, project.workflows),
@@ -186,14 +217,27 @@ async function showProject(slug) {
 
 /** @param {{ connections: any[], resources: any[] }} plugins */
 function pluginsSection({ connections, resources }) {
-  const section = el("section", { "aria-labelledby": "plugins-heading" }, el("h3", { id: "plugins-heading" }, "Plugin connections"));
-  if (!connections.length) section.append(el("p", {}, "No plugin connected. Connect one with platform plugin install chatserver, workspace or email-send."));
+  const section = el(
+    "section",
+    { "aria-labelledby": "plugins-heading" },
+    el("h3", { id: "plugins-heading" }, "Plugin connections"),
+  );
+  if (!connections.length)
+    section.append(
+      el("p", {}, "No plugin connected. Connect one with platform plugin install chatserver, workspace or email-send."),
+    );
   else
     section.append(
       table(
         "Plugin connections",
         ["Plugin", "Provider user", "Connected", "Token expires", "State"],
-        connections.map((c) => [c.plugin, c.externalUserId, formatTime(c.connectedAt), c.tokenExpiresAt ? formatTime(c.tokenExpiresAt) : "never", c.revoked ? `revoked ${formatTime(c.revokedAt)}` : "connected"]),
+        connections.map((c) => [
+          c.plugin,
+          c.externalUserId,
+          formatTime(c.connectedAt),
+          c.tokenExpiresAt ? formatTime(c.tokenExpiresAt) : "never",
+          c.revoked ? `revoked ${formatTime(c.revokedAt)}` : "connected",
+        ]),
       ),
     );
   section.append(el("h4", {}, "Claimed resources"));
@@ -223,7 +267,11 @@ function cronsSection(slug, crons) {
         cron.schedule,
         el(
           "button",
-          { type: "button", onclick: (/** @type {Event} */ e) => runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output) },
+          {
+            type: "button",
+            onclick: (/** @type {Event} */ e) =>
+              runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
+          },
           cron.name === RECOVERY_CRON ? "Run recovery now" : `Run ${cron.name} now`,
         ),
       ]),
@@ -251,15 +299,29 @@ async function runCron(slug, name, button, output) {
 
 /** @param {string} slug @param {{ name: string, steps: string[] }[]} workflows */
 function startWorkflowSection(slug, workflows) {
-  const section = el("section", { "aria-labelledby": "start-heading" }, el("h3", { id: "start-heading" }, "Start a workflow"));
+  const section = el(
+    "section",
+    { "aria-labelledby": "start-heading" },
+    el("h3", { id: "start-heading" }, "Start a workflow"),
+  );
   if (!workflows.length) return appendTo(section, el("p", {}, "This project registers no workflows."));
   const error = el("p", { class: "error", role: "alert" });
   const form = el(
     "form",
     { id: "start-workflow" },
-    field("Workflow", el("select", { name: "name" }, ...workflows.map((w) => el("option", { value: w.name }, `${w.name} (${w.steps.join(" → ")})`)))),
+    field(
+      "Workflow",
+      el(
+        "select",
+        { name: "name" },
+        ...workflows.map((w) => el("option", { value: w.name }, `${w.name} (${w.steps.join(" → ")})`)),
+      ),
+    ),
     field("Data (JSON)", el("textarea", { name: "data", rows: "4", cols: "50", spellcheck: "false" }, "{}")),
-    field("Workflow id (optional; one active run per id)", el("input", { name: "id", maxlength: "200", autocomplete: "off" })),
+    field(
+      "Workflow id (optional; one active run per id)",
+      el("input", { name: "id", maxlength: "200", autocomplete: "off" }),
+    ),
     el("button", { type: "submit" }, "Start"),
     error,
   );
@@ -276,7 +338,11 @@ function startWorkflowSection(slug, workflows) {
     }
     const id = String(values.get("id") ?? "").trim();
     try {
-      const started = await api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, { name: values.get("name"), data, ...(id ? { id } : {}) });
+      const started = await api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
+        name: values.get("name"),
+        data,
+        ...(id ? { id } : {}),
+      });
       announce(started.created ? "Workflow started." : "A run with that id is already active: showing it.");
       location.hash = hrefFor(slug, started.runId);
     } catch (startError) {
@@ -288,13 +354,30 @@ function startWorkflowSection(slug, workflows) {
 
 /** @param {string} slug @param {{ plugin: string }[]} resources */
 function testEventSection(slug, resources) {
-  const section = el("section", { "aria-labelledby": "test-event-heading" }, el("h3", { id: "test-event-heading" }, "Send a bot test event"));
+  const section = el(
+    "section",
+    { "aria-labelledby": "test-event-heading" },
+    el("h3", { id: "test-event-heading" }, "Send a bot test event"),
+  );
   const bots = Object.keys(TEST_EVENT_KINDS).filter((plugin) => resources.some((r) => r.plugin === plugin));
-  if (!bots.length) return appendTo(section, el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first."));
-  section.append(el("p", {}, "The local fake provider sends a signed webhook to the plugin, as platform plugin trigger does."));
+  if (!bots.length)
+    return appendTo(
+      section,
+      el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first."),
+    );
+  section.append(
+    el("p", {}, "The local fake provider sends a signed webhook to the plugin, as platform plugin trigger does."),
+  );
   const kind = /** @type {HTMLSelectElement} */ (el("select", { name: "kind" }));
-  const plugin = /** @type {HTMLSelectElement} */ (el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b }, b))));
-  const fillKinds = () => clear(kind).append(...TEST_EVENT_KINDS[/** @type {"chatserver" | "workspace"} */ (plugin.value)].map((k) => el("option", { value: k }, k)));
+  const plugin = /** @type {HTMLSelectElement} */ (
+    el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b }, b)))
+  );
+  const fillKinds = () =>
+    clear(kind).append(
+      ...TEST_EVENT_KINDS[/** @type {"chatserver" | "workspace"} */ (plugin.value)].map((k) =>
+        el("option", { value: k }, k),
+      ),
+    );
   plugin.addEventListener("change", fillKinds);
   fillKinds();
   const output = el("div", { class: "result", role: "status", "aria-live": "polite" });
@@ -310,15 +393,33 @@ function testEventSection(slug, resources) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const values = new FormData(form);
-    const body = { kind: kind.value, ...(values.get("name") ? { name: values.get("name") } : {}), ...(values.get("text") ? { text: values.get("text") } : {}) };
+    const body = {
+      kind: kind.value,
+      ...(values.get("name") ? { name: values.get("name") } : {}),
+      ...(values.get("text") ? { text: values.get("text") } : {}),
+    };
     clear(output).append("Sending…");
     output.className = "result";
     try {
-      const answer = await api("POST", `/projects/${encodeURIComponent(slug)}/plugins/${encodeURIComponent(plugin.value)}/test-events`, body);
+      const answer = await api(
+        "POST",
+        `/projects/${encodeURIComponent(slug)}/plugins/${encodeURIComponent(plugin.value)}/test-events`,
+        body,
+      );
       clear(output).append(el("p", {}, answer.summary));
-      if (answer.pluginAnswer?.inlineReply !== undefined) output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
-      output.append(el("p", {}, answer.calls.length ? `The handler made ${answer.calls.length} provider call(s):` : "The handler made no provider calls."));
-      if (answer.calls.length) output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
+      if (answer.pluginAnswer?.inlineReply !== undefined)
+        output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
+      output.append(
+        el(
+          "p",
+          {},
+          answer.calls.length
+            ? `The handler made ${answer.calls.length} provider call(s):`
+            : "The handler made no provider calls.",
+        ),
+      );
+      if (answer.calls.length)
+        output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
     } catch (error) {
       output.className = "result error";
       clear(output).append(errorText(error));
@@ -329,14 +430,34 @@ function testEventSection(slug, resources) {
 
 /** @param {string} slug @param {{ name: string }[]} workflows */
 function runsSection(slug, workflows) {
-  const section = el("section", { "aria-labelledby": "runs-heading" }, el("h3", { id: "runs-heading" }, "Workflow runs"));
+  const section = el(
+    "section",
+    { "aria-labelledby": "runs-heading" },
+    el("h3", { id: "runs-heading" }, "Workflow runs"),
+  );
   // Runs are listed by the project's own workflow routes, which exist only when its code registers a workflow.
   if (!workflows.length) return appendTo(section, el("p", {}, "No runs: this project registers no workflows."));
   const filters = el(
     "form",
     { id: "run-filters", class: "inline" },
-    field("Workflow", el("select", { name: "name" }, el("option", { value: "" }, "any"), ...workflows.map((w) => el("option", { value: w.name }, w.name)))),
-    field("Status", el("select", { name: "status" }, el("option", { value: "" }, "any"), ...RUN_STATUSES.map((s) => el("option", { value: s }, s)))),
+    field(
+      "Workflow",
+      el(
+        "select",
+        { name: "name" },
+        el("option", { value: "" }, "any"),
+        ...workflows.map((w) => el("option", { value: w.name }, w.name)),
+      ),
+    ),
+    field(
+      "Status",
+      el(
+        "select",
+        { name: "status" },
+        el("option", { value: "" }, "any"),
+        ...RUN_STATUSES.map((s) => el("option", { value: s }, s)),
+      ),
+    ),
     el("button", { type: "submit" }, "Show runs"),
   );
   const body = el("tbody", {});
@@ -369,7 +490,9 @@ function runsSection(slug, workflows) {
       cursor = page.cursor;
       more.hidden = !cursor;
       const shown = body.childElementCount;
-      status.textContent = shown ? `${shown} run${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older runs follow" : ""}.` : "No runs match.";
+      status.textContent = shown
+        ? `${shown} run${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older runs follow" : ""}.`
+        : "No runs match.";
     } catch (error) {
       status.textContent = `Could not list runs: ${errorText(error)}`;
     }
@@ -382,7 +505,21 @@ function runsSection(slug, workflows) {
   more.addEventListener("click", () => void load(true));
   section.append(
     filters,
-    el("table", { id: "runs" }, el("caption", { class: "visually-hidden" }, "Workflow runs, newest first"), el("thead", {}, el("tr", {}, ...["Run", "Workflow", "Status", "Started", "Last event"].map((h) => el("th", { scope: "col" }, h)))), body),
+    el(
+      "table",
+      { id: "runs" },
+      el("caption", { class: "visually-hidden" }, "Workflow runs, newest first"),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ...["Run", "Workflow", "Status", "Started", "Last event"].map((h) => el("th", { scope: "col" }, h)),
+        ),
+      ),
+      body,
+    ),
     status,
     more,
   );
@@ -424,7 +561,10 @@ async function showRun(slug, runId) {
     }
     if (generation !== viewGeneration) return;
     heading.textContent = `Workflow run: ${view.name}`;
-    clear(summary).append(`${view.id} · started ${formatTime(view.createdAt)} · `, el("span", { class: `badge status-${view.status}` }, view.status));
+    clear(summary).append(
+      `${view.id} · started ${formatTime(view.createdAt)} · `,
+      el("span", { class: `badge status-${view.status}` }, view.status),
+    );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
     events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
@@ -466,12 +606,19 @@ function renderTimeline(section, view) {
       wait.style.left = `${waitPlace.left}%`;
       wait.style.width = `${waitPlace.width}%`;
       track.append(wait);
-      detail += row.retryWait.pending ? ` · waiting to retry (${formatDuration(row.retryWait.end - row.retryWait.start)} so far)` : ` · retried after ${formatDuration(row.retryWait.end - row.retryWait.start)}`;
+      detail += row.retryWait.pending
+        ? ` · waiting to retry (${formatDuration(row.retryWait.end - row.retryWait.start)} so far)`
+        : ` · retried after ${formatDuration(row.retryWait.end - row.retryWait.start)}`;
     } else if (row.outcome === "failed") detail += " · not retried";
     list.append(
       el(
         "li",
-        { class: `attempt outcome-${row.outcome}`, "data-step": row.step, "data-attempt": String(row.attempt), "data-outcome": row.outcome },
+        {
+          class: `attempt outcome-${row.outcome}`,
+          "data-step": row.step,
+          "data-attempt": String(row.attempt),
+          "data-outcome": row.outcome,
+        },
         el("span", { class: "label" }, `${row.step} · attempt ${row.attempt}`),
         track,
         el("span", { class: "detail" }, detail),
@@ -484,12 +631,22 @@ function renderTimeline(section, view) {
       "li",
       { class: `final outcome-${end.status}`, "data-outcome": end.status },
       el("span", { class: "label" }, end.status === "running" ? "still running" : `workflow ${end.status}`),
-      el("span", { class: "detail" }, end.status === "running" ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`),
+      el(
+        "span",
+        { class: "detail" },
+        end.status === "running" ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`,
+      ),
     ),
   );
   clear(section).append(
     el("h3", { id: "timeline-heading" }, "Timeline"),
-    el("p", { class: "axis", "aria-hidden": "true" }, el("span", {}, "0"), el("span", {}, formatDuration(total / 2)), el("span", {}, formatDuration(total))),
+    el(
+      "p",
+      { class: "axis", "aria-hidden": "true" },
+      el("span", {}, "0"),
+      el("span", {}, formatDuration(total / 2)),
+      el("span", {}, formatDuration(total)),
+    ),
     list,
     el(
       "p",
@@ -509,8 +666,10 @@ function renderTimeline(section, view) {
 /** @param {HTMLElement} section @param {any} view */
 function renderOutcome(section, view) {
   clear(section).append(el("h3", { id: "outcome-heading" }, "Result"));
-  if (view.status === "completed") section.append(el("pre", { id: "run-result", class: "outcome-completed" }, JSON.stringify(view.result, null, 2)));
-  else if (view.status === "failed") section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
+  if (view.status === "completed")
+    section.append(el("pre", { id: "run-result", class: "outcome-completed" }, JSON.stringify(view.result, null, 2)));
+  else if (view.status === "failed")
+    section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
   else section.append(el("p", {}, "Not finished yet."));
 }
 

@@ -30,7 +30,9 @@ export function clear(element) {
 export function formatTime(value) {
   if (value === null) return "";
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  return Number.isNaN(date.getTime())
+    ? String(value)
+    : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
 
 /** Run ids are `<64 hex>.<suffix>`: the list shows the first 8 hex and the suffix. @param {string} runId */

@@ -33,13 +33,15 @@ export function buildTimeline(view, now) {
       case "step_started": {
         const previous = rows[rows.length - 1];
         // The gap between a retryable failure and the next attempt of that step is its backoff.
-        if (previous?.retryWait && previous.step === p.step) previous.retryWait = { start: previous.end, end: event.at, pending: false };
+        if (previous?.retryWait && previous.step === p.step)
+          previous.retryWait = { start: previous.end, end: event.at, pending: false };
         open = { step: p.step, attempt: p.attempt, start: event.at, end: event.at, outcome: "running" };
         rows.push(open);
         break;
       }
       case "step_completed":
-        if (open && open.step === p.step) Object.assign(open, { end: event.at, outcome: "completed", nextStep: p.next_step });
+        if (open && open.step === p.step)
+          Object.assign(open, { end: event.at, outcome: "completed", nextStep: p.next_step });
         open = undefined;
         break;
       case "step_failed": {

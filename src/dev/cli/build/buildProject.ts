@@ -64,11 +64,15 @@ function entrySource(entry: string, capabilities: ProjectCapabilities, target: B
     `export default createPlatformWorker(project);`,
   ];
   if (capabilities.workflow && target === "worker") {
-    lines.push(`export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`);
+    lines.push(
+      `export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`,
+    );
   }
   if (capabilities.workflow && target === "node") {
     // Evaluated after the project's top-level workflow() calls; the Node host installs it before serving.
-    lines.push(`export { installNodeWorkflowBackend } from ${JSON.stringify(path.join(RUNTIME_DIR, "node/nodeWorkflowBackend.ts"))};`);
+    lines.push(
+      `export { installNodeWorkflowBackend } from ${JSON.stringify(path.join(RUNTIME_DIR, "node/nodeWorkflowBackend.ts"))};`,
+    );
   }
   return lines.join("\n");
 }
@@ -79,7 +83,9 @@ function platformNodeResolver(projectDir: string): esbuild.Plugin {
   return {
     name: "platform-node-resolver",
     setup(build) {
-      build.onResolve({ filter: /^platform\/node$/ }, () => (ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") }));
+      build.onResolve({ filter: /^platform\/node$/ }, () =>
+        ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") },
+      );
     },
   };
 }
@@ -111,7 +117,12 @@ async function bundle(
           plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
         };
   return esbuild.build({
-    stdin: { contents: entrySource(entry, capabilities, target), resolveDir: projectDir, sourcefile: "platform-entry.js", loader: "js" },
+    stdin: {
+      contents: entrySource(entry, capabilities, target),
+      resolveDir: projectDir,
+      sourcefile: "platform-entry.js",
+      loader: "js",
+    },
     absWorkingDir: projectDir,
     bundle: true,
     format: "esm",
@@ -150,9 +161,11 @@ export async function buildProject(
   const target = options.target ?? "worker";
   const entry = findProjectEntry(projectDir);
   const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
-  const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target).catch((error: unknown) => {
-    throw buildError(error);
-  });
+  const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target).catch(
+    (error: unknown) => {
+      throw buildError(error);
+    },
+  );
   const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
   // Files esbuild read but tree-shook away do not count: only code that reached the bundle.
   const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})

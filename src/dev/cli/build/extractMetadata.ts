@@ -4,14 +4,22 @@ import { INTERNAL_HEADER, signRequestToken } from "../../../core/requestToken.ts
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../repoPaths.ts";
 import type { ProjectBuild } from "./buildProject.ts";
 
-type FetchLike = (url: string, init: { headers: Record<string, string> }) => Promise<{ ok: boolean; status: number; json(): Promise<unknown>; text(): Promise<string> }>;
+type FetchLike = (
+  url: string,
+  init: { headers: Record<string, string> },
+) => Promise<{ ok: boolean; status: number; json(): Promise<unknown>; text(): Promise<string> }>;
 
 /** Asks a running project worker what it registered (crons, workflows, handlers) through its internal metadata route. */
-export async function fetchProjectMetadata(fetch: FetchLike, projectId: string | number, secret: string): Promise<Record<string, unknown>> {
+export async function fetchProjectMetadata(
+  fetch: FetchLike,
+  projectId: string | number,
+  secret: string,
+): Promise<Record<string, unknown>> {
   const pathAndQuery = "/__platform/metadata";
   const token = await signRequestToken("internal", projectId, secret, { method: "GET", pathAndQuery, body: null });
   const response = await fetch(`http://project.internal${pathAndQuery}`, { headers: { [INTERNAL_HEADER]: token } });
-  if (!response.ok) throw new Error(`The project did not report its metadata (${response.status}): ${await response.text()}`);
+  if (!response.ok)
+    throw new Error(`The project did not report its metadata (${response.status}): ${await response.text()}`);
   return (await response.json()) as Record<string, unknown>;
 }
 

@@ -4,7 +4,7 @@ import { RUNTIME_DIR } from "../repoPaths.ts";
 
 /** The spec's build error, word for word in substance: stated once, used by the guard and the tests. */
 export const NATIVE_SQLITE_MESSAGE =
-  "The native SQLite addon must not be imported in worker builds: `platform/node` (node:sqlite) runs only in a Node process. Use subpath imports: import from \"platform\" in worker code and from \"platform/node\" only in Node-only files.";
+  'The native SQLite addon must not be imported in worker builds: `platform/node` (node:sqlite) runs only in a Node process. Use subpath imports: import from "platform" in worker code and from "platform/node" only in Node-only files.';
 
 const FORBIDDEN_SPECIFIERS = /^(platform\/node(\/.*)?|node:sqlite|sqlite|better-sqlite3|sqlite3|bun:sqlite)$/;
 const NODE_BACKEND_DIR = path.join(RUNTIME_DIR, "node") + path.sep;

@@ -21,7 +21,9 @@ export function platformResolver(projectDir: string): Plugin {
   return {
     name: "platform-resolver",
     setup(build) {
-      build.onResolve({ filter: /^platform$/ }, () => (ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "index.ts"), sideEffects: false }));
+      build.onResolve({ filter: /^platform$/ }, () =>
+        ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "index.ts"), sideEffects: false },
+      );
       build.onResolve({ filter: /^(cloudflare|node):/ }, (args) => ({ path: args.path, external: true }));
     },
   };

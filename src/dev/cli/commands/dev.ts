@@ -14,7 +14,8 @@ const IGNORED = /(^|[\\/])(\.platform|node_modules|\.git)([\\/]|$)/;
 function parsePort(value: string | boolean | undefined): number {
   if (value === undefined) return 8787;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new CliError(`--port must be a port number, got "${value}".`, 2);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new CliError(`--port must be a port number, got "${value}".`, 2);
   return port;
 }
 
@@ -79,7 +80,10 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
         method: "POST",
         headers: { authorization: `Bearer ${platform.cliToken}` },
       });
-      const body = (await response.json().catch(() => null)) as { output?: string; error?: { message?: string } } | null;
+      const body = (await response.json().catch(() => null)) as {
+        output?: string;
+        error?: { message?: string };
+      } | null;
       if (!response.ok) console.error(`The start-up recovery sweep failed: ${body?.error?.message ?? response.status}`);
       else if (body?.output) console.log(`Recovery sweep: ${body.output}`);
     } catch (error) {
@@ -137,7 +141,8 @@ async function runNodeDev(projectDir: string, stateDir: string, port: number): P
   });
   const watcher = watchProject(projectDir, server);
   console.log(`Project "${server.slug}" from ${projectDir} in Node ${process.versions.node} (no workerd)`);
-  if (server.build.capabilities.workflow) console.log(`  workflows in ${path.relative(projectDir, server.workflowsPath)}`);
+  if (server.build.capabilities.workflow)
+    console.log(`  workflows in ${path.relative(projectDir, server.workflowsPath)}`);
   console.log(`Ready on ${server.url}`);
   await untilSignalled(async () => {
     watcher.close();
@@ -185,21 +190,34 @@ gateway (no <slug>.localhost address), the API worker (so no
 and internal routes (/__workflow, /__cron, …) answer 404. Sign-in and plugins
 will come later. Worker builds (\`platform dev\` without --node, \`platform
 push\`) still refuse code that imports platform/node or node:sqlite.`,
-  options: { port: { type: "string", short: "p" }, node: { type: "boolean" }, login: { type: "string" }, private: { type: "boolean" } },
+  options: {
+    port: { type: "string", short: "p" },
+    node: { type: "boolean" },
+    login: { type: "string" },
+    private: { type: "boolean" },
+  },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
     const projectDir = path.resolve(positionals[0] ?? DEMO_PROJECT_DIR);
     const port = parsePort(values.port);
     const stateDir = stateDirFor(projectDir);
     const login = values.login ?? "form";
-    if (login !== "form" && login !== "oidc") throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
-    if (values.node && (login === "oidc" || values.private)) throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
+    if (login !== "form" && login !== "oidc")
+      throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
+    if (values.node && (login === "oidc" || values.private))
+      throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
     if (values.node) {
       await runNodeDev(projectDir, stateDir, port);
       return;
     }
 
-    const platform = await startLocalPlatform({ projectDir, stateDir, port, login, private: values.private === true }).catch((error: unknown) => {
+    const platform = await startLocalPlatform({
+      projectDir,
+      stateDir,
+      port,
+      login,
+      private: values.private === true,
+    }).catch((error: unknown) => {
       throw new CliError(error instanceof Error ? error.message : String(error));
     });
     writeDevSession(stateDir, {
@@ -218,7 +236,9 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
     console.log(`  API worker at ${platform.apiUrl}`);
     if (platform.login) {
       console.log(`  login worker at ${platform.login.url}`);
-      console.log(`  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`);
+      console.log(
+        `  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`,
+      );
       console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
     }
     for (const id of ["chatserver", "workspace", "email"] as const) {

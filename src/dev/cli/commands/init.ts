@@ -38,13 +38,20 @@ Then run:  platform dev <dir>`,
   options: {},
   async run({ positionals }) {
     const target = positionals[0];
-    if (!target || positionals.length > 1) throw new CliError("platform init takes exactly one directory. Usage: platform init <dir>", 2);
+    if (!target || positionals.length > 1)
+      throw new CliError("platform init takes exactly one directory. Usage: platform init <dir>", 2);
     const dir = path.resolve(target);
-    if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} is not empty; choose a new directory.`);
+    if (existsSync(dir) && readdirSync(dir).length > 0)
+      throw new CliError(`${dir} is not empty; choose a new directory.`);
     mkdirSync(path.join(dir, "src"), { recursive: true });
     const slug = projectSlugFor(dir);
     const files: Record<string, string> = {
-      "package.json": JSON.stringify({ name: slug, private: true, type: "module", scripts: { dev: "platform dev .", push: "platform push ." } }, null, 2) + "\n",
+      "package.json":
+        JSON.stringify(
+          { name: slug, private: true, type: "module", scripts: { dev: "platform dev .", push: "platform push ." } },
+          null,
+          2,
+        ) + "\n",
       "tsconfig.json":
         JSON.stringify(
           {

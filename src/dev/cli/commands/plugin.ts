@@ -29,7 +29,10 @@ const TRIGGER_KINDS: Record<InstallablePlugin, readonly string[]> = {
 
 function pluginArg(value: string | undefined, verb: string): InstallablePlugin | "email-send" {
   if (value === "chatserver" || value === "workspace" || value === "email-send") return value;
-  throw new CliError(`platform plugin ${verb} needs a plugin: chatserver, workspace${verb === "install" ? " or email-send" : ""} (got ${JSON.stringify(value ?? "")}).`, 2);
+  throw new CliError(
+    `platform plugin ${verb} needs a plugin: chatserver, workspace${verb === "install" ? " or email-send" : ""} (got ${JSON.stringify(value ?? "")}).`,
+    2,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,10 +47,17 @@ function fingerprint(answer: PluginsAnswer, plugin: string): string {
 
 /** Opens a URL in the desktop's browser when there is a desktop; false when it cannot. */
 function tryOpenBrowser(url: string): boolean {
-  const hasDisplay = process.platform === "darwin" || process.platform === "win32" || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+  const hasDisplay =
+    process.platform === "darwin" ||
+    process.platform === "win32" ||
+    Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
   if (!hasDisplay) return false;
   const [cmd, args] =
-    process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url]] : ["xdg-open", [url]];
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", "", url]]
+        : ["xdg-open", [url]];
   try {
     const child = spawn(cmd as string, args as string[], { stdio: "ignore", detached: true });
     child.on("error", () => {});
@@ -68,7 +78,8 @@ function waitIndicator(deadline: number): { tick(): void; done(): void } {
   return {
     tick() {
       const left = Math.max(0, Math.round((deadline - Date.now()) / 1000));
-      if (tty) process.stdout.write(`\r${frames[n++ % frames.length]} Waiting for the install to complete (${left}s left)… `);
+      if (tty)
+        process.stdout.write(`\r${frames[n++ % frames.length]} Waiting for the install to complete (${left}s left)… `);
       else if (Date.now() - lastLine >= 10_000) {
         lastLine = Date.now();
         console.log(`Still waiting (${left}s left)…`);
@@ -80,12 +91,21 @@ function waitIndicator(deadline: number): { tick(): void; done(): void } {
   };
 }
 
-async function install(plugin: InstallablePlugin, target: PlatformTarget, values: Record<string, string | boolean | undefined>): Promise<number> {
+async function install(
+  plugin: InstallablePlugin,
+  target: PlatformTarget,
+  values: Record<string, string | boolean | undefined>,
+): Promise<number> {
   const before = await callPlatformApi<PluginsAnswer>(target, "GET", `/projects/${target.slug}/plugins`);
-  const session = await callPlatformApi<{ code: string; expiresAt: string; installUrl: string }>(target, "POST", "/oauth/session", {
-    project: target.slug,
-    plugin,
-  });
+  const session = await callPlatformApi<{ code: string; expiresAt: string; installUrl: string }>(
+    target,
+    "POST",
+    "/oauth/session",
+    {
+      project: target.slug,
+      plugin,
+    },
+  );
   console.log(`Open this link to install ${plugin} for project "${target.slug}" (valid for 2 minutes, one use):`);
   console.log(`  ${session.installUrl}`);
   if (values.open === true && !values["no-open"]) {
@@ -93,7 +113,8 @@ async function install(plugin: InstallablePlugin, target: PlatformTarget, values
   }
   const expiresAt = Date.parse(session.expiresAt);
   const timeoutSeconds = typeof values.timeout === "string" ? Number(values.timeout) : NaN;
-  if (typeof values.timeout === "string" && !(timeoutSeconds > 0)) throw new CliError("--timeout must be a positive number of seconds.", 2);
+  if (typeof values.timeout === "string" && !(timeoutSeconds > 0))
+    throw new CliError("--timeout must be a positive number of seconds.", 2);
   // The code is consumed at /install; the consent and callback may run a little past its expiry, so allow a grace period.
   const deadline = timeoutSeconds > 0 ? Date.now() + timeoutSeconds * 1000 : expiresAt + 15_000;
   const start = fingerprint(before, plugin);
@@ -115,7 +136,9 @@ async function install(plugin: InstallablePlugin, target: PlatformTarget, values
       if (!resource) continue; // connected, resource not claimed yet
       indicator.done();
       const kind = resource.type === "guild" ? "server" : resource.type;
-      console.log(`Connected ${plugin} to ${kind} "${resource.displayName ?? resource.externalId}" (${resource.externalId})`);
+      console.log(
+        `Connected ${plugin} to ${kind} "${resource.displayName ?? resource.externalId}" (${resource.externalId})`,
+      );
       return 0;
     }
   } finally {
@@ -153,22 +176,41 @@ interface TestEventAnswer {
   calls: unknown[];
 }
 
-async function trigger(plugin: InstallablePlugin, kind: string, target: PlatformTarget, values: Record<string, string | boolean | undefined>) {
-  if (values.api) throw new CliError("platform plugin trigger drives the local fake providers: it works with `platform dev` only (leave out --api).", 2);
+async function trigger(
+  plugin: InstallablePlugin,
+  kind: string,
+  target: PlatformTarget,
+  values: Record<string, string | boolean | undefined>,
+) {
+  if (values.api)
+    throw new CliError(
+      "platform plugin trigger drives the local fake providers: it works with `platform dev` only (leave out --api).",
+      2,
+    );
   const text = typeof values.text === "string" ? values.text : undefined;
   const name = typeof values.name === "string" ? values.name : undefined;
-  if (plugin === "chatserver" && kind === "command" && !name) throw new CliError("A chatserver command needs --name <command>.", 2);
+  if (plugin === "chatserver" && kind === "command" && !name)
+    throw new CliError("A chatserver command needs --name <command>.", 2);
   // The API worker has the fake provider send the signed webhook and waits (up to ~5 s) for what the handler did through the proxy.
-  const answer = await callPlatformApi<TestEventAnswer>(target, "POST", `/projects/${target.slug}/plugins/${plugin}/test-events`, {
-    kind,
-    ...(plugin === "chatserver" && kind === "command" ? { name } : {}),
-    ...(text !== undefined ? { text } : {}),
-  });
+  const answer = await callPlatformApi<TestEventAnswer>(
+    target,
+    "POST",
+    `/projects/${target.slug}/plugins/${plugin}/test-events`,
+    {
+      kind,
+      ...(plugin === "chatserver" && kind === "command" ? { name } : {}),
+      ...(text !== undefined ? { text } : {}),
+    },
+  );
   console.log(answer.summary);
   const inline = answer.pluginAnswer.inlineReply;
   if (inline !== undefined) console.log(`  inline reply: ${JSON.stringify(inline)}`);
   if (!answer.calls.length) {
-    console.log(inline !== undefined ? "The handler made no further provider calls." : "The handler made no provider calls (within 5 s).");
+    console.log(
+      inline !== undefined
+        ? "The handler made no further provider calls."
+        : "The handler made no provider calls (within 5 s).",
+    );
     return;
   }
   console.log(`The project's handler made ${answer.calls.length} provider call(s):`);
@@ -212,7 +254,9 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       if (kind || extra.length) throw new CliError(`Unexpected arguments: ${[kind, ...extra].join(" ")}`, 2);
       const plugin = pluginArg(pluginName, "install");
       if (plugin === "email-send") {
-        console.log("email-send needs no install: call email.send() from your project (sent from <slug>@<the platform's sender domain>).");
+        console.log(
+          "email-send needs no install: call email.send() from your project (sent from <slug>@<the platform's sender domain>).",
+        );
         return 0;
       }
       return install(plugin, resolvePlatformTarget(values), values);
@@ -222,7 +266,10 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       const plugin = pluginArg(pluginName, "trigger");
       if (plugin === "email-send") throw new CliError("email-send has no events to trigger.", 2);
       if (!kind || !TRIGGER_KINDS[plugin].includes(kind)) {
-        throw new CliError(`platform plugin trigger ${plugin} takes an event: ${TRIGGER_KINDS[plugin].join(", ")} (got ${JSON.stringify(kind ?? "")}).`, 2);
+        throw new CliError(
+          `platform plugin trigger ${plugin} takes an event: ${TRIGGER_KINDS[plugin].join(", ")} (got ${JSON.stringify(kind ?? "")}).`,
+          2,
+        );
       }
       await trigger(plugin, kind, resolvePlatformTarget(values), values);
       return 0;

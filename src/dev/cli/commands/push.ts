@@ -32,7 +32,9 @@ Options:
       throw new CliError(`Build failed: ${error instanceof PlatformError ? error.message : String(error)}`);
     }
     const metadataFile = await writeMetadata(build, metadata);
-    console.log(`Built ${path.relative(process.cwd(), build.bundlePath) || build.bundlePath} (${build.bundleBytes} bytes)`);
+    console.log(
+      `Built ${path.relative(process.cwd(), build.bundlePath) || build.bundlePath} (${build.bundleBytes} bytes)`,
+    );
     console.log(`Metadata ${path.relative(process.cwd(), metadataFile) || metadataFile}`);
     if (values["dry-run"]) {
       console.log("Dry run: nothing deployed.");
@@ -41,7 +43,9 @@ Options:
     const api = (values.api as string | undefined) ?? process.env.PLATFORM_API_URL;
     const token = process.env.PLATFORM_TOKEN;
     if (!api || !token) {
-      throw new CliError("Deploying needs the platform API and a CLI token: pass --api URL (or set PLATFORM_API_URL) and set PLATFORM_TOKEN.");
+      throw new CliError(
+        "Deploying needs the platform API and a CLI token: pass --api URL (or set PLATFORM_API_URL) and set PLATFORM_TOKEN.",
+      );
     }
     const { deployProject } = await import("../deploy/deployProject.ts");
     const result = await deployProject({ api, token, slug: projectSlugFor(projectDir), build, metadata });

@@ -6,7 +6,8 @@ import { formatRunList, formatRunTimeline } from "../workflow/formatTimeline.ts"
 
 export const workflowCommand: Command = {
   summary: "Inspect a project's workflow runs.",
-  usage: "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] | platform workflow get <runId>   [--dir d] [--api URL] [--json]",
+  usage:
+    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] | platform workflow get <runId>   [--dir d] [--api URL] [--json]",
   help: `
 list   runs newest first; filter with --status (running|completed|failed) and
        --name; page with --limit and the --cursor it prints
@@ -33,7 +34,11 @@ directory), or --api URL with $PLATFORM_TOKEN. --json prints the raw answer.`,
       for (const key of ["status", "name", "limit", "cursor"] as const) {
         if (typeof values[key] === "string") query.set(key, values[key] as string);
       }
-      const page = await callPlatformApi<RunListPage>(target, "GET", `/projects/${target.slug}/workflows${query.size ? "?" + query : ""}`);
+      const page = await callPlatformApi<RunListPage>(
+        target,
+        "GET",
+        `/projects/${target.slug}/workflows${query.size ? "?" + query : ""}`,
+      );
       if (values.json) return void console.log(JSON.stringify(page, null, 2));
       process.stdout.write(formatRunList(page.runs));
       if (page.cursor) console.log(`More: platform workflow list --cursor ${page.cursor}`);
@@ -41,7 +46,11 @@ directory), or --api URL with $PLATFORM_TOKEN. --json prints the raw answer.`,
     }
     if (action === "get") {
       if (!runId) throw new CliError("platform workflow get needs a run id.", 2);
-      const run = await callPlatformApi<WorkflowRunView>(target, "GET", `/projects/${target.slug}/workflows/${encodeURIComponent(runId)}`);
+      const run = await callPlatformApi<WorkflowRunView>(
+        target,
+        "GET",
+        `/projects/${target.slug}/workflows/${encodeURIComponent(runId)}`,
+      );
       if (values.json) return void console.log(JSON.stringify(run, null, 2));
       process.stdout.write(formatRunTimeline(run));
       return;

@@ -18,7 +18,14 @@ export async function deployProject(input: {
   const response = await fetch(new URL(`/projects/${input.slug}/deployment`, input.api), {
     method: "PUT",
     headers: { authorization: `Bearer ${input.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ bundle, metadata: { ...input.metadata, capabilities: input.build.capabilities, durableObjects: input.build.durableObjects } }),
+    body: JSON.stringify({
+      bundle,
+      metadata: {
+        ...input.metadata,
+        capabilities: input.build.capabilities,
+        durableObjects: input.build.durableObjects,
+      },
+    }),
   });
   const body = (await response.json().catch(() => ({}))) as {
     error?: { message?: string };
@@ -26,6 +33,7 @@ export async function deployProject(input: {
     url?: string;
     plugins?: Record<string, string>;
   };
-  if (!response.ok) throw new CliError(`Deploy refused (${response.status}): ${body.error?.message ?? "no reason given"}`);
+  if (!response.ok)
+    throw new CliError(`Deploy refused (${response.status}): ${body.error?.message ?? "no reason given"}`);
   return { scriptName: body.scriptName!, url: body.url!, plugins: body.plugins ?? {} };
 }

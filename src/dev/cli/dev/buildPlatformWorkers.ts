@@ -32,7 +32,13 @@ export async function buildPlatformWorkers(outDir: string): Promise<Record<Platf
       const onlyDefault = name.startsWith("plugin") || name.startsWith("fake");
       await esbuild.build({
         ...(onlyDefault
-          ? { stdin: { contents: `export { default } from ${JSON.stringify(entryPath)};`, resolveDir: path.dirname(entryPath), loader: "ts" as const } }
+          ? {
+              stdin: {
+                contents: `export { default } from ${JSON.stringify(entryPath)};`,
+                resolveDir: path.dirname(entryPath),
+                loader: "ts" as const,
+              },
+            }
           : { entryPoints: [entryPath] }),
         bundle: true,
         format: "esm",

@@ -3,7 +3,10 @@ import path from "node:path";
 
 interface D1Like {
   exec(sql: string): Promise<unknown>;
-  prepare(sql: string): { bind(...values: unknown[]): { run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }> }; all<T>(): Promise<{ results: T[] }> };
+  prepare(sql: string): {
+    bind(...values: unknown[]): { run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }> };
+    all<T>(): Promise<{ results: T[] }>;
+  };
 }
 
 /**

@@ -154,7 +154,9 @@ function consentPage(uid: string, clientId: string, email: string, scopes: strin
 }
 
 /** Starts the provider; `stop()` closes it. */
-export async function startLocalIdentityProvider(options: LocalIdentityProviderOptions): Promise<LocalIdentityProvider> {
+export async function startLocalIdentityProvider(
+  options: LocalIdentityProviderOptions,
+): Promise<LocalIdentityProvider> {
   const host = options.host ?? "127.0.0.1";
   const users = options.users ?? LOCAL_IDP_USERS;
   const bySub = new Map(users.map((u) => [u.sub, u]));
@@ -169,7 +171,12 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
   const issuer = `http://${host}:${port}`;
 
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), kid: `local-${randomBytes(4).toString("hex")}`, alg: "RS256", use: "sig" };
+  const signingKey = {
+    ...(await exportJWK(privateKey)),
+    kid: `local-${randomBytes(4).toString("hex")}`,
+    alg: "RS256",
+    use: "sig",
+  };
 
   const configuration: Configuration = {
     adapter: memoryAdapterFactory(),
@@ -196,15 +203,30 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
       return {
         accountId: user.sub,
         async claims() {
-          return { sub: user.sub, email: user.email, email_verified: user.emailVerified, name: user.name, ...(user.picture ? { picture: user.picture } : {}) };
+          return {
+            sub: user.sub,
+            email: user.email,
+            email_verified: user.emailVerified,
+            name: user.name,
+            ...(user.picture ? { picture: user.picture } : {}),
+          };
         },
       };
     },
     features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+    },
     cookies: { keys: [randomBytes(32).toString("hex")] },
     jwks: { keys: [signingKey] },
-    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 24 * 3600, Grant: 24 * 3600 },
+    ttl: {
+      AccessToken: 3600,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Session: 24 * 3600,
+      Grant: 24 * 3600,
+    },
     clientBasedCORS: () => false,
     async renderError(ctx: KoaContextWithOIDC, out: object) {
       ctx.type = "html";
@@ -223,26 +245,36 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
 
   async function interaction(req: IncomingMessage, res: ServerResponse, uid: string, action: string): Promise<void> {
     const details = await provider.interactionDetails(req, res);
-    if (details.uid !== uid) return send(res, 400, page("Sign-in error", "<p>This sign-in page belongs to another sign-in. Start again.</p>"));
+    if (details.uid !== uid)
+      return send(res, 400, page("Sign-in error", "<p>This sign-in page belongs to another sign-in. Start again.</p>"));
     const { prompt, params, session } = details;
     if (action === "" && req.method === "GET") {
       if (prompt.name === "login") return send(res, 200, loginPage(uid, users));
       const user = session?.accountId ? bySub.get(session.accountId) : undefined;
-      const scopes = String(params.scope ?? "").split(" ").filter(Boolean);
+      const scopes = String(params.scope ?? "")
+        .split(" ")
+        .filter(Boolean);
       return send(res, 200, consentPage(uid, String(params.client_id), user?.email ?? "?", scopes));
     }
     if (action === "login" && req.method === "POST") {
-      if (prompt.name !== "login") return send(res, 400, page("Sign-in error", "<p>Already signed in for this request.</p>"));
+      if (prompt.name !== "login")
+        return send(res, 400, page("Sign-in error", "<p>Already signed in for this request.</p>"));
       const form = await readForm(req);
       const email = (form.get("email") ?? "").trim();
       const user = users.find((u) => u.email.toLowerCase() === email.toLowerCase());
       if (!user || form.get("password") !== LOCAL_IDP_PASSWORD) {
         return send(res, 401, loginPage(uid, users, "Unknown email or wrong password.", email));
       }
-      return provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
+      return provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: user.sub } },
+        { mergeWithLastSubmission: false },
+      );
     }
     if (action === "confirm" && req.method === "POST") {
-      if (prompt.name !== "consent") return send(res, 400, page("Sign-in error", "<p>Nothing to allow for this request.</p>"));
+      if (prompt.name !== "consent")
+        return send(res, 400, page("Sign-in error", "<p>Nothing to allow for this request.</p>"));
       const grant = details.grantId
         ? await provider.Grant.find(details.grantId)
         : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
@@ -254,7 +286,12 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
       return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     }
     if (action === "abort" && req.method === "GET") {
-      return provider.interactionFinished(req, res, { error: "access_denied", error_description: "The person cancelled the sign-in." }, { mergeWithLastSubmission: false });
+      return provider.interactionFinished(
+        req,
+        res,
+        { error: "access_denied", error_description: "The person cancelled the sign-in." },
+        { mergeWithLastSubmission: false },
+      );
     }
     return send(res, 404, page("Not found", "<p>No such page.</p>"));
   }
@@ -264,7 +301,12 @@ export async function startLocalIdentityProvider(options: LocalIdentityProviderO
     if (!match) return void oidc(req, res);
     interaction(req, res, match[1]!, match[2] ?? "").catch((error: unknown) => {
       const message = error instanceof Error ? error.message : String(error);
-      if (!res.headersSent) send(res, 400, page("Sign-in error", `<p>${escapeHtml(message)}</p><p>Start the sign-in again from the project.</p>`));
+      if (!res.headersSent)
+        send(
+          res,
+          400,
+          page("Sign-in error", `<p>${escapeHtml(message)}</p><p>Start the sign-in again from the project.</p>`),
+        );
       else res.end();
     });
   });

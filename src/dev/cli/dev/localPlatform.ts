@@ -1,4 +1,11 @@
-import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4MiniflareOptions, type V4WorkerOptions } from "miniflare";
+import {
+  convertV4MiniflareOptions,
+  Log,
+  LogLevel,
+  Miniflare,
+  type V4MiniflareOptions,
+  type V4WorkerOptions,
+} from "miniflare";
 import * as esbuild from "esbuild";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -136,16 +143,25 @@ export function localPlatformConfig(input: {
       queueProducers: { WORKFLOW_QUEUE: { queueName: WORKFLOW_QUEUE } },
       queueConsumers: { [WORKFLOW_QUEUE]: { maxBatchTimeout: 0.05, maxRetries: 10 } },
       // The API worker exports the plugins' actor classes (SessionCode also backs its `POST /oauth/session`).
-      durableObjects: input.plugins ? { SESSION_CODES: { className: "SessionCode", useSQLite: true }, RATE_LIMITER: { className: "RateLimiter", useSQLite: true } } : {},
+      durableObjects: input.plugins
+        ? {
+            SESSION_CODES: { className: "SessionCode", useSQLite: true },
+            RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+          }
+        : {},
       bindings: {
         ADMIN_TOKEN: input.adminToken,
         LOCAL_SCRIPTS: JSON.stringify(scripts),
-        ...(pluginUrls ? { CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver, WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace } : {}),
+        ...(pluginUrls
+          ? { CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver, WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace }
+          : {}),
       },
       serviceBindings: {
         ...scriptBindings,
         // Local only: the fake providers, so the API can fire bot test events (`/projects/:slug/plugins/:plugin/test-events`).
-        ...(input.plugins ? { FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver, FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace } : {}),
+        ...(input.plugins
+          ? { FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver, FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace }
+          : {}),
       },
       // The console's static files, served before the worker as Workers Static Assets would be (wrangler.toml [assets]).
       assets: { directory: CONSOLE_ASSETS_DIR, routerConfig: { has_user_worker: true } },
@@ -164,7 +180,13 @@ export function localPlatformConfig(input: {
       },
       serviceBindings: {
         PLATFORM_API: "api",
-        ...(input.plugins ? { CHATSERVER_PLUGIN: "plugin-chatserver", WORKSPACE_PLUGIN: "plugin-workspace", EMAIL_PLUGIN: "plugin-email-send" } : {}),
+        ...(input.plugins
+          ? {
+              CHATSERVER_PLUGIN: "plugin-chatserver",
+              WORKSPACE_PLUGIN: "plugin-workspace",
+              EMAIL_PLUGIN: "plugin-email-send",
+            }
+          : {}),
       },
       durableObjects: Object.fromEntries(
         build.durableObjects.map((className) => [
@@ -235,7 +257,10 @@ async function ensureDevAccount(
   const credentials = loadOrCreateCredentials(stateDir);
   let cliToken = credentials.cliToken;
   if (!cliToken || (await apiCall(apiUrl, cliToken, "GET", "/projects")).status === 401) {
-    const issued = await apiCall(apiUrl, credentials.adminToken, "POST", "/admin/users", { email: DEV_USER_EMAIL, label: "platform dev" });
+    const issued = await apiCall(apiUrl, credentials.adminToken, "POST", "/admin/users", {
+      email: DEV_USER_EMAIL,
+      label: "platform dev",
+    });
     if (issued.status !== 201) throw new Error(`Could not create the local CLI user: ${JSON.stringify(issued.json)}`);
     cliToken = issued.json.token as string;
     saveCredentials(stateDir, { ...credentials, cliToken });
@@ -243,12 +268,14 @@ async function ensureDevAccount(
   const existing = await apiCall(apiUrl, cliToken, "GET", `/projects/${slug}`);
   if (existing.status === 404) {
     const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug, private: isPrivate });
-    if (created.status !== 201) throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
+    if (created.status !== 201)
+      throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
   }
   // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) applies `--private` (or its absence)
   // and hands over the worker secret to bind into the project worker.
   const linked = await apiCall(apiUrl, cliToken, "PUT", `/projects/${slug}/local`, { private: isPrivate });
-  if (linked.status !== 200) throw new Error(`Could not prepare local project "${slug}": ${JSON.stringify(linked.json)}`);
+  if (linked.status !== 200)
+    throw new Error(`Could not prepare local project "${slug}": ${JSON.stringify(linked.json)}`);
   const { id, scriptName, workerSecret } = linked.json.project as LocalProject;
   return { cliToken, project: { id, slug, scriptName, workerSecret } };
 }
@@ -269,13 +296,31 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports[7]!) : null;
   const login = idp?.login ?? null;
   const pluginPorts = {} as LocalPluginPorts;
-  (["plugin-chatserver", "plugin-workspace", "plugin-email", "fake-chatserver", "fake-workspace", "fake-email"] as const).forEach((name, i) => {
+  (
+    [
+      "plugin-chatserver",
+      "plugin-workspace",
+      "plugin-email",
+      "fake-chatserver",
+      "fake-workspace",
+      "fake-email",
+    ] as const
+  ).forEach((name, i) => {
     pluginPorts[name] = pluginPortList[i]!;
   });
   const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(options.stateDir) };
   const pluginUrls = localPluginUrls(host, pluginPorts);
   writePluginUrls(options.stateDir, pluginUrls);
-  const base = { host, port: options.port, apiPort, stateDir: options.stateDir, platformScripts, adminToken: credentials.adminToken, login, plugins };
+  const base = {
+    host,
+    port: options.port,
+    apiPort,
+    stateDir: options.stateDir,
+    platformScripts,
+    adminToken: credentials.adminToken,
+    login,
+    plugins,
+  };
 
   let mf: Miniflare;
   try {
@@ -295,9 +340,14 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const apply = async (next: ProjectBuild) => {
       await mf.setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })));
       const worker = await mf.getWorker(project.scriptName);
-      const metadata = await fetchProjectMetadata((u, init) => worker.fetch(u, init) as never, project.id, project.workerSecret);
+      const metadata = await fetchProjectMetadata(
+        (u, init) => worker.fetch(u, init) as never,
+        project.id,
+        project.workerSecret,
+      );
       const registered = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/metadata`, metadata);
-      if (registered.status !== 200) throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
+      if (registered.status !== 200)
+        throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
       for (const problem of await deployPluginMetadata(pluginUrls, project, metadata)) log(`Plugins: ${problem}`);
       return metadata;
     };
@@ -311,7 +361,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       apiUrl,
       project,
       cliToken,
-      projectUrl: options.private ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/` : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
+      projectUrl: options.private
+        ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/`
+        : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
       login: login && { url: login.publicUrl, issuer: login.issuer },
       plugins: pluginUrls,
       get build() {
@@ -365,7 +417,8 @@ function redeployOnNewInstalls(
     try {
       const answer = await apiCall(apiUrl, cliToken, "GET", `/projects/${project.slug}/plugins`);
       if (answer.status !== 200) return;
-      const resources = (answer.json.resources as { plugin: string; externalId: string; claimedAt: string }[] | undefined) ?? [];
+      const resources =
+        (answer.json.resources as { plugin: string; externalId: string; claimedAt: string }[] | undefined) ?? [];
       const now = JSON.stringify(resources.map((r) => [r.plugin, r.externalId, r.claimedAt]));
       if (last !== null && now !== last) {
         for (const problem of await deployPluginMetadata(pluginUrls, project, metadata())) log(`Plugins: ${problem}`);
@@ -386,11 +439,20 @@ function redeployOnNewInstalls(
  * worker's `/callback` on its own loopback port, and the secrets between
  * them, fresh for every start (sign-ins in progress do not survive a restart).
  */
-async function startLocalLogin(host: string, projectPort: number, port: number): Promise<{ provider: LocalIdentityProvider; login: LocalLogin }> {
+async function startLocalLogin(
+  host: string,
+  projectPort: number,
+  port: number,
+): Promise<{ provider: LocalIdentityProvider; login: LocalLogin }> {
   const publicUrl = `http://${host}:${port}`;
   const clientId = "platform-login";
   const clientSecret = randomBytes(32).toString("hex");
-  const provider = await startLocalIdentityProvider({ host, clientId, clientSecret, redirectUri: `${publicUrl}/callback` });
+  const provider = await startLocalIdentityProvider({
+    host,
+    clientId,
+    clientSecret,
+    redirectUri: `${publicUrl}/callback`,
+  });
   return {
     provider,
     login: {

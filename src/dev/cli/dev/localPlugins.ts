@@ -23,7 +23,14 @@ export type LocalPluginId = keyof typeof PLUGIN_WORKER_NAMES;
 export interface LocalPluginSecrets {
   tokenEncryptionKey: string;
   stateSecret: string;
-  chatserver: { applicationId: string; clientId: string; clientSecret: string; botToken: string; signingSeed: string; publicKey: string };
+  chatserver: {
+    applicationId: string;
+    clientId: string;
+    clientSecret: string;
+    botToken: string;
+    signingSeed: string;
+    publicKey: string;
+  };
   workspace: { clientId: string; clientSecret: string; signingSecret: string };
   email: { apiKey: string };
 }
@@ -66,7 +73,9 @@ function generateSecrets(): LocalPluginSecrets {
 
 /** The plugin secrets from `credentials.json`, created (and saved) the first time. */
 export function loadOrCreatePluginSecrets(stateDir: string): LocalPluginSecrets {
-  const credentials = loadOrCreateCredentials(stateDir) as ReturnType<typeof loadOrCreateCredentials> & { plugins?: LocalPluginSecrets };
+  const credentials = loadOrCreateCredentials(stateDir) as ReturnType<typeof loadOrCreateCredentials> & {
+    plugins?: LocalPluginSecrets;
+  };
   if (credentials.plugins) return credentials.plugins;
   const plugins = generateSecrets();
   saveCredentials(stateDir, { ...credentials, plugins } as typeof credentials);
@@ -80,8 +89,16 @@ export function writePluginUrls(stateDir: string, urls: LocalPluginUrls): void {
 export function localPluginUrls(host: string, ports: LocalPluginPorts): LocalPluginUrls {
   const at = (port: number) => `http://${host}:${port}`;
   return {
-    plugins: { chatserver: at(ports["plugin-chatserver"]), workspace: at(ports["plugin-workspace"]), email: at(ports["plugin-email"]) },
-    fakes: { chatserver: at(ports["fake-chatserver"]), workspace: at(ports["fake-workspace"]), email: at(ports["fake-email"]) },
+    plugins: {
+      chatserver: at(ports["plugin-chatserver"]),
+      workspace: at(ports["plugin-workspace"]),
+      email: at(ports["plugin-email"]),
+    },
+    fakes: {
+      chatserver: at(ports["fake-chatserver"]),
+      workspace: at(ports["fake-workspace"]),
+      email: at(ports["fake-email"]),
+    },
   };
 }
 
@@ -98,7 +115,10 @@ export function localPluginWorkers(input: {
   scripts: Record<string, string>;
   scriptBindings: Record<string, string>;
   base: (name: string, scriptPath: string) => V4WorkerOptions;
-  paths: Record<"pluginChatserver" | "pluginWorkspace" | "pluginEmail" | "fakeChatserver" | "fakeWorkspace" | "fakeEmail", string>;
+  paths: Record<
+    "pluginChatserver" | "pluginWorkspace" | "pluginEmail" | "fakeChatserver" | "fakeWorkspace" | "fakeEmail",
+    string
+  >;
   d1Id: string;
 }): V4WorkerOptions[] {
   const { secrets, ports, host } = input;
@@ -117,8 +137,15 @@ export function localPluginWorkers(input: {
   const ws = secrets.workspace;
   // A chat plugin (OAuth install, webhooks) and its fake provider, which it reaches through `providerBinding`
   // and which delivers webhooks to it through the service binding PLUGIN.
-  const chatPlugin = (plugin: "chatserver" | "workspace", providerBinding: string, bindings: Record<string, string>): V4WorkerOptions => ({
-    ...input.base(PLUGIN_WORKER_NAMES[plugin], plugin === "chatserver" ? input.paths.pluginChatserver : input.paths.pluginWorkspace),
+  const chatPlugin = (
+    plugin: "chatserver" | "workspace",
+    providerBinding: string,
+    bindings: Record<string, string>,
+  ): V4WorkerOptions => ({
+    ...input.base(
+      PLUGIN_WORKER_NAMES[plugin],
+      plugin === "chatserver" ? input.paths.pluginChatserver : input.paths.pluginWorkspace,
+    ),
     d1Databases: { DB: input.d1Id },
     durableObjects: actors,
     bindings: { ...shared, ...bindings },
@@ -126,7 +153,10 @@ export function localPluginWorkers(input: {
     unsafeDirectSockets: socket(ports[`plugin-${plugin}`]),
   });
   const fakeProvider = (plugin: "chatserver" | "workspace", bindings: Record<string, string>): V4WorkerOptions => ({
-    ...input.base(FAKE_WORKER_NAMES[plugin], plugin === "chatserver" ? input.paths.fakeChatserver : input.paths.fakeWorkspace),
+    ...input.base(
+      FAKE_WORKER_NAMES[plugin],
+      plugin === "chatserver" ? input.paths.fakeChatserver : input.paths.fakeWorkspace,
+    ),
     bindings,
     serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES[plugin] },
     unsafeDirectSockets: socket(ports[`fake-${plugin}`]),
@@ -152,7 +182,11 @@ export function localPluginWorkers(input: {
       ...input.base(PLUGIN_WORKER_NAMES.email, input.paths.pluginEmail),
       d1Databases: { DB: input.d1Id },
       durableObjects: { RATE_LIMITER: actors.RATE_LIMITER },
-      bindings: { EMAIL_API_BASE: urls.fakes.email, EMAIL_API_KEY: secrets.email.apiKey, SENDER_DOMAIN: "mail.platform.local" },
+      bindings: {
+        EMAIL_API_BASE: urls.fakes.email,
+        EMAIL_API_KEY: secrets.email.apiKey,
+        SENDER_DOMAIN: "mail.platform.local",
+      },
       serviceBindings: { EMAIL_API: FAKE_WORKER_NAMES.email },
       unsafeDirectSockets: socket(ports["plugin-email"]),
     },
@@ -190,9 +224,17 @@ export async function deployPluginMetadata(
   await Promise.all(
     (["chatserver", "workspace", "email"] as const).map(async (id) => {
       const url = new URL("/deploy", urls.plugins[id]);
-      const token = await signRequestToken("identity", project.id, project.workerSecret, { method: "POST", pathAndQuery: url.pathname, body });
+      const token = await signRequestToken("identity", project.id, project.workerSecret, {
+        method: "POST",
+        pathAndQuery: url.pathname,
+        body,
+      });
       try {
-        const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", [IDENTITY_HEADER]: token }, body });
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", [IDENTITY_HEADER]: token },
+          body,
+        });
         const text = await response.text();
         if (!response.ok) problems.push(`${id} plugin /deploy answered ${response.status}: ${text.slice(0, 300)}`);
       } catch (error) {

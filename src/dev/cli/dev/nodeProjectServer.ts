@@ -80,7 +80,9 @@ export function nodeStateDir(stateDir: string): string {
 export async function startNodeProjectServer(options: NodeProjectServerOptions): Promise<NodeProjectServer> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? ((line: string) => console.log(line));
-  const logError = options.logError ?? ((line: string, error?: unknown) => (error === undefined ? console.error(line) : console.error(line, error)));
+  const logError =
+    options.logError ??
+    ((line: string, error?: unknown) => (error === undefined ? console.error(line) : console.error(line, error)));
   const dir = nodeStateDir(options.stateDir);
   const buildDir = path.join(dir, "build");
   const workflowsPath = path.join(dir, "workflows.sqlite");
@@ -93,7 +95,8 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
   const evaluate = async (build: ProjectBuild): Promise<NodeProjectModule> => {
     // A fresh URL is a fresh module instance: new workflow registry, new runtime state.
     const module = (await import(`${pathToFileURL(build.bundlePath).href}?v=${++generation}`)) as NodeProjectModule;
-    if (!module.default || typeof module.default.fetch !== "function") throw new Error(`${build.bundlePath} has no platform worker export.`);
+    if (!module.default || typeof module.default.fetch !== "function")
+      throw new Error(`${build.bundlePath} has no platform worker export.`);
     return module;
   };
   /** Then the store and engine are injected; from here on workflow.start/get/list work. */
@@ -138,7 +141,9 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
       const swap = swapping.then(async () => {
         const next = await buildProject(options.projectDir, buildDir, { target: "node" });
         const module = await evaluate(next).catch((error: unknown) => {
-          throw new Error(`The rebuilt project failed to load: ${error instanceof Error ? error.message : String(error)}`);
+          throw new Error(
+            `The rebuilt project failed to load: ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
         await current.backend?.close();
         current = activate(module);
@@ -163,7 +168,9 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => {
-      reject(error.code === "EADDRINUSE" ? new Error(`Port ${port} on ${host} is already in use; pass --port N.`) : error);
+      reject(
+        error.code === "EADDRINUSE" ? new Error(`Port ${port} on ${host} is already in use; pass --port N.`) : error,
+      );
     };
     server.once("error", failed);
     server.listen(port, host, () => {
@@ -174,7 +181,13 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /** node:http request → web Request → the platform worker → web Response → node:http response. */
-async function serve(project: LoadedProject, req: IncomingMessage, res: ServerResponse, origin: string, logError: (line: string, error?: unknown) => void) {
+async function serve(
+  project: LoadedProject,
+  req: IncomingMessage,
+  res: ServerResponse,
+  origin: string,
+  logError: (line: string, error?: unknown) => void,
+) {
   const aborted = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) aborted.abort();
@@ -195,7 +208,11 @@ async function serve(project: LoadedProject, req: IncomingMessage, res: ServerRe
     logError(`${req.method} ${req.url} failed:`, error);
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { code: "internal", message: "The project failed to answer; see the platform dev output." } }));
+      res.end(
+        JSON.stringify({
+          error: { code: "internal", message: "The project failed to answer; see the platform dev output." },
+        }),
+      );
     } else {
       res.destroy();
     }

@@ -22,6 +22,7 @@ export function projectSlugFor(projectDir: string): string {
     .slice(0, 40)
     .replace(/-+$/, "");
   if (slug.length < 3) slug = `app-${slug || "x"}`.replace(/-+$/, "").padEnd(3, "x");
-  if (["api", "www", "login", "console", "admin", "platform", "internal", "plugins", "static"].includes(slug)) slug = `app-${slug}`;
+  if (["api", "www", "login", "console", "admin", "platform", "internal", "plugins", "static"].includes(slug))
+    slug = `app-${slug}`;
   return slug;
 }

@@ -7,7 +7,14 @@ function ms(value: number): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 /**
@@ -40,7 +47,8 @@ export function formatRunTimeline(run: WorkflowRunView): string {
         step = event.payload.step;
         duration = startedAt === undefined ? "" : ms(event.at - startedAt);
         detail = event.payload.next_step ? `next: ${event.payload.next_step}` : "done";
-        if (Object.keys(event.payload.writes).length) detail += `, wrote ${Object.keys(event.payload.writes).join(", ")}`;
+        if (Object.keys(event.payload.writes).length)
+          detail += `, wrote ${Object.keys(event.payload.writes).join(", ")}`;
         break;
       case "step_failed":
         step = event.payload.step;
@@ -72,7 +80,13 @@ export function formatRunList(runs: RunSummary[]): string {
   if (runs.length === 0) return "No workflow runs match.\n";
   const rows = [["run id", "workflow", "status", "created", "updated"]];
   for (const run of runs) {
-    rows.push([run.id, run.name, run.status, new Date(run.createdAt).toISOString(), new Date(run.updatedAt).toISOString()]);
+    rows.push([
+      run.id,
+      run.name,
+      run.status,
+      new Date(run.createdAt).toISOString(),
+      new Date(run.updatedAt).toISOString(),
+    ]);
   }
   return table(rows) + "\n";
 }

@@ -39,8 +39,16 @@ export interface FakeGuild {
   channels: string[];
 }
 
-export const TEST_GUILD: FakeGuild = { id: "111111111111111111", name: "Test Server", channels: ["222222222222222222"] };
-export const OTHER_GUILD: FakeGuild = { id: "333333333333333333", name: "Other Server", channels: ["444444444444444444"] };
+export const TEST_GUILD: FakeGuild = {
+  id: "111111111111111111",
+  name: "Test Server",
+  channels: ["222222222222222222"],
+};
+export const OTHER_GUILD: FakeGuild = {
+  id: "333333333333333333",
+  name: "Other Server",
+  channels: ["444444444444444444"],
+};
 export const TEST_USER = { id: "555555555555555555", username: "tester", global_name: "Test User" };
 
 export interface FakeChatServerConfig {
@@ -164,9 +172,11 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     const clientId = q.get("client_id") ?? "";
     const redirectUri = q.get("redirect_uri") ?? "";
     const scope = q.get("scope") ?? "";
-    if (clientId !== config.clientId) return page(400, "Unknown application", "client_id does not name a registered application.");
+    if (clientId !== config.clientId)
+      return page(400, "Unknown application", "client_id does not name a registered application.");
     if (q.get("response_type") !== "code") return page(400, "Invalid request", "response_type must be code.");
-    if (!redirectAllowed(redirectUri)) return page(400, "Invalid redirect_uri", "redirect_uri is not registered for this application.");
+    if (!redirectAllowed(redirectUri))
+      return page(400, "Invalid redirect_uri", "redirect_uri is not registered for this application.");
     const scopes = scope.split(" ");
     if (!scopes.includes("bot") || !scopes.includes("applications.commands")) {
       return page(400, "Invalid scope", "scope must include bot and applications.commands.");
@@ -174,7 +184,10 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     const preselected = q.get("guild_id");
     const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
     const options = guilds
-      .map((g) => `<option value="${g.id}"${g.id === preselected ? " selected" : ""}>${escapeHtml(g.name)} (${g.id})</option>`)
+      .map(
+        (g) =>
+          `<option value="${g.id}"${g.id === preselected ? " selected" : ""}>${escapeHtml(g.name)} (${g.id})</option>`,
+      )
       .join("");
     const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize application</title></head>
 <body><h1>An external application wants to access your account</h1>
@@ -189,10 +202,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   }
 
   function page(status: number, title: string, message: string): Response {
-    return new Response(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`, {
-      status,
-      headers: { "content-type": "text/html; charset=utf-8" },
-    });
+    return new Response(
+      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`,
+      {
+        status,
+        headers: { "content-type": "text/html; charset=utf-8" },
+      },
+    );
   }
 
   async function authorizeAnswer(request: Request): Promise<Response> {
@@ -278,7 +294,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const accessToken = randomHex(15);
       const refreshToken = randomHex(15);
       accessTokens.set(accessToken, { guildId: entry[1].guildId, refreshToken });
-      return Response.json({ access_token: accessToken, token_type: "Bearer", expires_in: 604800, refresh_token: refreshToken, scope: "bot applications.commands" });
+      return Response.json({
+        access_token: accessToken,
+        token_type: "Bearer",
+        expires_in: 604800,
+        refresh_token: refreshToken,
+        scope: "bot applications.commands",
+      });
     }
     return oauthError(400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
   }
@@ -291,7 +313,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
 
   async function jsonBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
     if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return { ok: false, response: discordError(400, 50035, "Invalid Form Body", { errors: { _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] } }) };
+      return {
+        ok: false,
+        response: discordError(400, 50035, "Invalid Form Body", {
+          errors: { _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] },
+        }),
+      };
     }
     try {
       return { ok: true, value: JSON.parse(await request.text()) };
@@ -306,7 +333,11 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return discordError(400, 50006, "Cannot send an empty message");
     }
     if (content.length > 2000) {
-      return discordError(400, 50035, "Invalid Form Body", { errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } } });
+      return discordError(400, 50035, "Invalid Form Body", {
+        errors: {
+          content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] },
+        },
+      });
     }
     return content;
   }
@@ -319,10 +350,17 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (!c || typeof c !== "object") return `${i}: must be an object`;
       const cmd = c as { name?: unknown; description?: unknown; type?: unknown };
       const type = cmd.type ?? 1;
-      if (typeof cmd.name !== "string" || !COMMAND_NAME.test(cmd.name) || (type === 1 && cmd.name !== cmd.name.toLowerCase())) {
+      if (
+        typeof cmd.name !== "string" ||
+        !COMMAND_NAME.test(cmd.name) ||
+        (type === 1 && cmd.name !== cmd.name.toLowerCase())
+      ) {
         return `${i}.name: invalid command name`;
       }
-      if (type === 1 && (typeof cmd.description !== "string" || cmd.description.length < 1 || cmd.description.length > 100)) {
+      if (
+        type === 1 &&
+        (typeof cmd.description !== "string" || cmd.description.length < 1 || cmd.description.length > 100)
+      ) {
         return `${i}.description: must be between 1 and 100 in length`;
       }
       if (names.has(cmd.name)) return `${i}.name: duplicate command name`;
@@ -369,7 +407,10 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const body = await jsonBody(request);
       if (!body.ok) return body.response;
       const problem = validateCommands(body.value);
-      if (problem) return discordError(400, 50035, "Invalid Form Body", { errors: { _errors: [{ code: "INVALID", message: problem }] } });
+      if (problem)
+        return discordError(400, 50035, "Invalid Form Body", {
+          errors: { _errors: [{ code: "INVALID", message: problem }] },
+        });
       const stored = (body.value as Record<string, unknown>[]).map((c) => ({
         id: snowflake(),
         application_id: config.applicationId,
@@ -414,7 +455,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (content instanceof Response) return content;
       if (seg.length === 5 && seg[3] === "messages" && seg[4] === "@original" && method === "PATCH") {
         if (!interaction.acknowledged) return discordError(404, 10008, "Unknown Message");
-        const message = storeMessage(interaction.channelId, content, config.applicationId, `original:${interaction.id}`);
+        const message = storeMessage(
+          interaction.channelId,
+          content,
+          config.applicationId,
+          `original:${interaction.id}`,
+        );
         interaction.responses.push({ edit: body.value });
         return Response.json(message);
       }
@@ -484,7 +530,15 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   // ------------------------------------------------------------------ trigger
 
   async function trigger(request: Request): Promise<Response> {
-    let input: { kind?: unknown; guildId?: unknown; name?: unknown; text?: unknown; channelId?: unknown; deliveries?: unknown; timestamp?: unknown };
+    let input: {
+      kind?: unknown;
+      guildId?: unknown;
+      name?: unknown;
+      text?: unknown;
+      channelId?: unknown;
+      deliveries?: unknown;
+      timestamp?: unknown;
+    };
     try {
       input = (await request.json()) as typeof input;
     } catch {
@@ -492,11 +546,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
     const guild = guildById(String(input.guildId ?? TEST_GUILD.id));
     const guildId = guild?.id ?? String(input.guildId);
-    const channelId = typeof input.channelId === "string" ? input.channelId : guild?.channels[0] ?? "0";
+    const channelId = typeof input.channelId === "string" ? input.channelId : (guild?.channels[0] ?? "0");
     const text = typeof input.text === "string" ? input.text : "";
     let payload: Record<string, unknown>;
     if (input.kind === "command") {
-      if (typeof input.name !== "string" || !input.name) return Response.json({ error: "a command needs a name" }, { status: 400 });
+      if (typeof input.name !== "string" || !input.name)
+        return Response.json({ error: "a command needs a name" }, { status: 400 });
       const interaction: Interaction = {
         id: snowflake(),
         token: `aW50ZXJhY3Rpb24${randomHex(24)}`,
@@ -529,14 +584,31 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     } else if (input.kind === "message" || input.kind === "reaction") {
       const data =
         input.kind === "message"
-          ? { id: snowflake(), channel_id: channelId, guild_id: guildId, author: TEST_USER, content: text, timestamp: new Date(now()).toISOString() }
-          : { user_id: TEST_USER.id, channel_id: channelId, message_id: snowflake(), guild_id: guildId, emoji: { id: null, name: text || "👍" } };
+          ? {
+              id: snowflake(),
+              channel_id: channelId,
+              guild_id: guildId,
+              author: TEST_USER,
+              content: text,
+              timestamp: new Date(now()).toISOString(),
+            }
+          : {
+              user_id: TEST_USER.id,
+              channel_id: channelId,
+              message_id: snowflake(),
+              guild_id: guildId,
+              emoji: { id: null, name: text || "👍" },
+            };
       payload = {
         version: 1,
         application_id: config.applicationId,
         type: 1,
         id: snowflake(),
-        event: { type: input.kind === "message" ? "MESSAGE_CREATE" : "MESSAGE_REACTION_ADD", timestamp: new Date(now()).toISOString(), data },
+        event: {
+          type: input.kind === "message" ? "MESSAGE_CREATE" : "MESSAGE_REACTION_ADD",
+          timestamp: new Date(now()).toISOString(),
+          data,
+        },
       };
     } else {
       return Response.json({ error: 'kind must be "command", "message" or "reaction"' }, { status: 400 });
@@ -570,14 +642,26 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       // An inline answer to an interaction acknowledges it, as on Discord (type 4 also posts its message).
       const interaction = input.kind === "command" ? interactions.get(String(payload.id)) : undefined;
       const answerType = (parsed as { type?: unknown } | null)?.type;
-      if (interaction && !interaction.acknowledged && response.status === 200 && (answerType === 4 || answerType === 5)) {
+      if (
+        interaction &&
+        !interaction.acknowledged &&
+        response.status === 200 &&
+        (answerType === 4 || answerType === 5)
+      ) {
         interaction.acknowledged = true;
         interaction.responses.push(parsed);
         const content = (parsed as { data?: { content?: unknown } }).data?.content;
-        if (answerType === 4 && typeof content === "string") storeMessage(interaction.channelId, content, config.applicationId, `original:${interaction.id}`);
+        if (answerType === 4 && typeof content === "string")
+          storeMessage(interaction.channelId, content, config.applicationId, `original:${interaction.id}`);
       }
     }
-    return Response.json({ payload, delivered: answers.length, status: answers[0]!.status, body: answers[0]!.body, answers });
+    return Response.json({
+      payload,
+      delivered: answers.length,
+      status: answers[0]!.status,
+      body: answers[0]!.body,
+      answers,
+    });
   }
 
   // ------------------------------------------------------------------ entry
@@ -603,7 +687,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
           installedGuilds: [...installedGuilds],
           commands: Object.fromEntries(commands),
           messages: [...new Set(messages.values())],
-          interactions: [...interactions.values()].map(({ id, guildId, acknowledged, responses }) => ({ id, guildId, acknowledged, responses })),
+          interactions: [...interactions.values()].map(({ id, guildId, acknowledged, responses }) => ({
+            id,
+            guildId,
+            acknowledged,
+            responses,
+          })),
         });
       }
       return new Response("Not found", { status: 404 });
@@ -628,7 +717,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     } catch {
       // form bodies and non-JSON stay text
     }
-    recorded.push({ method: request.method, path, auth: request.headers.get("authorization"), body, status: response.status });
+    recorded.push({
+      method: request.method,
+      path,
+      auth: request.headers.get("authorization"),
+      body,
+      status: response.status,
+    });
     return response;
   }
 

@@ -38,7 +38,9 @@ export default {
           botToken: env.CHATSERVER_BOT_TOKEN,
           signingSeed: env.CHATSERVER_SIGNING_SEED,
           webhookUrl: env.CHATSERVER_WEBHOOK_URL,
-          redirectUris: env.CHATSERVER_REDIRECT_URIS?.split(",").map((s) => s.trim()).filter(Boolean),
+          redirectUris: env.CHATSERVER_REDIRECT_URIS?.split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
           ...(plugin ? { deliver: (r: Request) => plugin.fetch(r) } : {}),
         }),
       };

@@ -30,7 +30,12 @@ export interface FakeEmailProvider {
 
 const ADDRESS = /^[^\s<>@",]+@[^\s<>@",]+\.[^\s<>@",]+$/;
 
-function providerError(statusCode: number, name: string, message: string, headers: Record<string, string> = {}): Response {
+function providerError(
+  statusCode: number,
+  name: string,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return Response.json({ statusCode, name, message }, { status: statusCode, headers });
 }
 
@@ -60,7 +65,8 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
     } catch {
       return providerError(422, "validation_error", "Body is not valid JSON.");
     }
-    if (typeof json !== "object" || json === null || Array.isArray(json)) return providerError(422, "validation_error", "Body must be an object.");
+    if (typeof json !== "object" || json === null || Array.isArray(json))
+      return providerError(422, "validation_error", "Body must be an object.");
     for (const field of ["from", "to", "subject"]) {
       if (json[field] === undefined) return providerError(422, "missing_required_field", `Missing \`${field}\` field.`);
     }
@@ -72,7 +78,8 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
       return providerError(422, "validation_error", "Invalid `to` field.");
     }
     if (to.length > 50) return providerError(422, "validation_error", "Too many recipients: `to` accepts at most 50.");
-    if (typeof json.subject !== "string" || !json.subject) return providerError(422, "validation_error", "Invalid `subject` field.");
+    if (typeof json.subject !== "string" || !json.subject)
+      return providerError(422, "validation_error", "Invalid `subject` field.");
     if (typeof json.html !== "string" && typeof json.text !== "string") {
       return providerError(422, "validation_error", "Either `html` or `text` must be provided.");
     }
@@ -85,7 +92,11 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
     if (key !== null) {
       const seen = byKey.get(key);
       if (seen && seen.bodyHash !== bodyHash) {
-        return providerError(409, "invalid_idempotent_request", "Same idempotency key used with a different request payload.");
+        return providerError(
+          409,
+          "invalid_idempotent_request",
+          "Same idempotency key used with a different request payload.",
+        );
       }
       if (seen) return Response.json({ id: seen.id });
     }

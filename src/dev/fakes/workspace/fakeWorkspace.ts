@@ -138,7 +138,11 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
     const access = `xoxb-${team.id}-${randomHex(12)}`;
     const rotation = Boolean(config.tokenRotation);
     const expiresIn = config.expiresIn ?? 43_200;
-    const stored: AccessToken = { teamId: team.id, expiresAt: rotation ? now() + expiresIn * 1000 : null, revoked: false };
+    const stored: AccessToken = {
+      teamId: team.id,
+      expiresAt: rotation ? now() + expiresIn * 1000 : null,
+      revoked: false,
+    };
     const accessToken = rotation ? `xoxe.${access}` : access;
     tokens.set(accessToken, stored);
     const out: Record<string, unknown> = { access_token: accessToken, token_type: "bot" };
@@ -185,7 +189,13 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
         // An uninstalled app cannot refresh its way back in.
         return apiJson({ ok: false, error: "invalid_refresh_token" });
       }
-      return apiJson({ ok: true, app_id: apiAppId, team: { id: team.id, name: team.name }, bot_user_id: team.botUserId, ...issueTokens(team) });
+      return apiJson({
+        ok: true,
+        app_id: apiAppId,
+        team: { id: team.id, name: team.name },
+        bot_user_id: team.botUserId,
+        ...issueTokens(team),
+      });
     }
     if (grant !== "authorization_code") return apiJson({ ok: false, error: "invalid_grant_type" });
     const code = typeof params.code === "string" ? params.code : "";
@@ -214,7 +224,8 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
     const scope = url.searchParams.get("scope") ?? "";
     const team = teamInfo(url.searchParams.get("team") || DEFAULT_TEAM.id);
     if (clientId !== config.clientId) return new Response("Invalid client_id parameter", { status: 400 });
-    if (!redirectUriAllowed(redirectUri)) return new Response("redirect_uri did not match any configured URIs.", { status: 400 });
+    if (!redirectUriAllowed(redirectUri))
+      return new Response("redirect_uri did not match any configured URIs.", { status: 400 });
     const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
     const html = `<!doctype html><html><head><meta charset="utf-8"><title>Install to ${escapeHtml(team.name)}</title></head>
 <body><h1>Platform (fake Slack) is requesting permission to access the ${escapeHtml(team.name)} Slack workspace</h1>
@@ -267,7 +278,15 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? null;
     const params = (await readParams(request)) ?? {};
     const record = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
-      recorded.push({ method, token: bearer, params, status, ok: body.ok === true, error: body.error as string | undefined, at: now() });
+      recorded.push({
+        method,
+        token: bearer,
+        params,
+        status,
+        ok: body.ok === true,
+        error: body.error as string | undefined,
+        at: now(),
+      });
       return apiJson(body, status, headers);
     };
     if (rateLimit && rateLimit.count > 0 && (!rateLimit.method || rateLimit.method === method)) {
@@ -283,7 +302,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (token.expiresAt !== null && token.expiresAt <= now()) return record(200, { ok: false, error: "token_expired" });
     const team = teamInfo(token.teamId);
     const channel = typeof params.channel === "string" ? params.channel : "";
-    if (!(FAKE_CHANNELS as readonly string[]).includes(channel)) return record(200, { ok: false, error: "channel_not_found" });
+    if (!(FAKE_CHANNELS as readonly string[]).includes(channel))
+      return record(200, { ok: false, error: "channel_not_found" });
     const key = (ts: string) => `${team.id}/${channel}/${ts}`;
 
     if (method === "chat.postMessage") {
@@ -293,7 +313,15 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const threadTs = typeof params.thread_ts === "string" ? params.thread_ts : undefined;
       if (threadTs && !messages.has(key(threadTs))) return record(200, { ok: false, error: "thread_not_found" });
       const ts = nextTs();
-      const message: Message = { channel, ts, text, user: team.botUserId, teamId: team.id, threadTs, reactions: new Set() };
+      const message: Message = {
+        channel,
+        ts,
+        text,
+        user: team.botUserId,
+        teamId: team.id,
+        threadTs,
+        reactions: new Set(),
+      };
       messages.set(key(ts), message);
       return record(200, {
         ok: true,
@@ -315,7 +343,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (method === "reactions.add") {
       const ts = typeof params.timestamp === "string" ? params.timestamp : "";
       const name = typeof params.name === "string" ? params.name : "";
-      if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name)) return record(200, { ok: false, error: "invalid_name" });
+      if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name))
+        return record(200, { ok: false, error: "invalid_name" });
       const message = messages.get(key(ts));
       if (!message) return record(200, { ok: false, error: "message_not_found" });
       if (message.reactions.has(name)) return record(200, { ok: false, error: "already_reacted" });
@@ -370,7 +399,10 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
   }
 
-  async function deliver(body: string, retryNum: number): Promise<{ status: number; body: string; contentType: string | null }> {
+  async function deliver(
+    body: string,
+    retryNum: number,
+  ): Promise<{ status: number; body: string; contentType: string | null }> {
     const ts = String(Math.floor(now() / 1000));
     const signature = "v0=" + (await hmacHex(config.signingSecret, `v0:${ts}:${body}`));
     const headers: Record<string, string> = {
@@ -393,7 +425,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const kind = String(params.kind ?? "");
     const retry = params.retry === true ? 1 : typeof params.retry === "number" ? params.retry : 0;
     if (retry > 0) {
-      if (!lastDelivery) return Response.json({ error: "Nothing was delivered yet, so there is nothing to retry." }, { status: 400 });
+      if (!lastDelivery)
+        return Response.json({ error: "Nothing was delivered yet, so there is nothing to retry." }, { status: 400 });
       lastDelivery.retries = retry;
       const delivered = await deliver(JSON.stringify(lastDelivery.envelope), retry);
       return Response.json({ delivered: lastDelivery.envelope, retryNum: retry, response: delivered });
@@ -409,7 +442,9 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const event = buildEvent(kind, team, text, channel);
     if (!event) {
       return Response.json(
-        { error: `Unknown kind ${JSON.stringify(kind)}: use message, mention, reaction, url_verification, app_uninstalled or tokens_revoked.` },
+        {
+          error: `Unknown kind ${JSON.stringify(kind)}: use message, mention, reaction, url_verification, app_uninstalled or tokens_revoked.`,
+        },
         { status: 400 },
       );
     }
@@ -422,7 +457,9 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       type: "event_callback",
       event_id: `Ev${randomHex(5).toUpperCase()}`,
       event_time: Math.floor(now() / 1000),
-      authorizations: [{ enterprise_id: null, team_id: team.id, user_id: team.botUserId, is_bot: true, is_enterprise_install: false }],
+      authorizations: [
+        { enterprise_id: null, team_id: team.id, user_id: team.botUserId, is_bot: true, is_enterprise_install: false },
+      ],
       is_ext_shared_channel: false,
     };
     lastDelivery = { envelope, retries: 0 };
@@ -460,7 +497,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       // Slack-side expiry of a team's current access tokens (clock skew, early rotation).
       const params = (await readParams(request)) ?? {};
       const teamId = String(params.teamId ?? DEFAULT_TEAM.id);
-      for (const token of tokens.values()) if (token.teamId === teamId && token.expiresAt !== null) token.expiresAt = now() - 1;
+      for (const token of tokens.values())
+        if (token.teamId === teamId && token.expiresAt !== null) token.expiresAt = now() - 1;
       return Response.json({ ok: true });
     }
     if (path === "/__fake/reset" && request.method === "POST") {

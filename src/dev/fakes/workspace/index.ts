@@ -35,7 +35,11 @@ export function fakeWorkspaceFor(env: FakeWorkspaceEnv): FakeWorkspace {
       webhookUrl: env.PLUGIN_WEBHOOK_URL,
       tokenRotation: env.TOKEN_ROTATION === "1",
       expiresIn: env.TOKEN_EXPIRES_IN ? Number(env.TOKEN_EXPIRES_IN) : undefined,
-      redirectUris: env.REDIRECT_URIS ? env.REDIRECT_URIS.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
+      redirectUris: env.REDIRECT_URIS
+        ? env.REDIRECT_URIS.split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
       deliver: plugin ? (request) => plugin.fetch(request) : undefined,
     });
     instances.set(env, fake);

@@ -27,14 +27,19 @@ export async function callChatServer<T = unknown>(
 ): Promise<T> {
   const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT };
   if (auth === "bot") {
-    if (!env.CHATSERVER_BOT_TOKEN) throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_BOT_TOKEN configured.");
+    if (!env.CHATSERVER_BOT_TOKEN)
+      throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_BOT_TOKEN configured.");
     headers.authorization = `Bot ${env.CHATSERVER_BOT_TOKEN}`;
   }
   let response: Response;
   try {
     response = await providerFetch(
       env,
-      new Request(apiBase(env) + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+      new Request(apiBase(env) + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
     );
   } catch (error) {
     throw new PlatformError("upstream_error", `The chat server could not be reached: ${String(error)}`);
@@ -44,16 +49,25 @@ export async function callChatServer<T = unknown>(
   const err = (parsed ?? {}) as { message?: unknown; code?: unknown; retry_after?: unknown };
   if (response.status === 429) {
     const header = Number(response.headers.get("retry-after"));
-    const retry = Number.isFinite(header) && header > 0 ? header : typeof err.retry_after === "number" ? err.retry_after : 1;
-    throw new PlatformError("rate_limited", `The chat server is rate limiting these calls; retry in ${Math.ceil(retry)} s.`, {
-      retryAfterSeconds: Math.max(1, Math.ceil(retry)),
-      provider: true,
-    });
+    const retry =
+      Number.isFinite(header) && header > 0 ? header : typeof err.retry_after === "number" ? err.retry_after : 1;
+    throw new PlatformError(
+      "rate_limited",
+      `The chat server is rate limiting these calls; retry in ${Math.ceil(retry)} s.`,
+      {
+        retryAfterSeconds: Math.max(1, Math.ceil(retry)),
+        provider: true,
+      },
+    );
   }
   const name = typeof err.message === "string" ? err.message : `HTTP ${response.status}`;
-  throw new PlatformError("upstream_error", `The chat server refused the call: ${name}${typeof err.code === "number" && err.code ? ` (code ${err.code})` : ""}.`, {
-    status: response.status,
-    providerError: name,
-    ...(typeof err.code === "number" ? { providerCode: err.code } : {}),
-  });
+  throw new PlatformError(
+    "upstream_error",
+    `The chat server refused the call: ${name}${typeof err.code === "number" && err.code ? ` (code ${err.code})` : ""}.`,
+    {
+      status: response.status,
+      providerError: name,
+      ...(typeof err.code === "number" ? { providerCode: err.code } : {}),
+    },
+  );
 }

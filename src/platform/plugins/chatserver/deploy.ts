@@ -30,11 +30,17 @@ export function parseCommands(value: unknown): CommandSpec[] {
     const spec = typeof c === "string" ? { name: c } : (c as { name?: unknown; description?: unknown } | null);
     const name = spec?.name;
     if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
-      throw new PlatformError("invalid_input", `commands[${i}]: a command name is 1-32 lowercase letters, digits, - or _ (got ${JSON.stringify(name ?? null)}).`);
+      throw new PlatformError(
+        "invalid_input",
+        `commands[${i}]: a command name is 1-32 lowercase letters, digits, - or _ (got ${JSON.stringify(name ?? null)}).`,
+      );
     }
     if (seen.has(name)) throw new PlatformError("invalid_input", `commands[${i}]: ${name} is registered twice.`);
     seen.add(name);
-    const description = typeof spec?.description === "string" && spec.description.trim() ? spec.description.trim().slice(0, 100) : `/${name}`;
+    const description =
+      typeof spec?.description === "string" && spec.description.trim()
+        ? spec.description.trim().slice(0, 100)
+        : `/${name}`;
     return { name, description };
   });
 }
@@ -64,7 +70,12 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
     if (server.resource_type !== "server") continue;
     const metadata = parseMetadata(server.metadata);
     if (metadata.commandsHash === hash) {
-      registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: false });
+      registered.push({
+        id: server.external_resource_id,
+        name: server.display_name,
+        commands: commands.map((c) => c.name),
+        changed: false,
+      });
       continue;
     }
     await callChatServer(
@@ -75,7 +86,12 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
       "bot",
     );
     await replaceResourceMetadata(env.DB, server.id, project.id, { ...metadata, commandsHash: hash });
-    registered.push({ id: server.external_resource_id, name: server.display_name, commands: commands.map((c) => c.name), changed: true });
+    registered.push({
+      id: server.external_resource_id,
+      name: server.display_name,
+      commands: commands.map((c) => c.name),
+      changed: true,
+    });
   }
   return Response.json({ servers: registered });
 }

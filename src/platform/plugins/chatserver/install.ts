@@ -31,7 +31,11 @@ async function exchangeCode(env: ChatServerEnv, code: string, redirectUri: strin
       env,
       new Request(origin(env) + "/api/oauth2/token", {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": USER_AGENT, authorization: basicAuthorization(env.CHATSERVER_CLIENT_ID, env.CHATSERVER_CLIENT_SECRET ?? "") },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "user-agent": USER_AGENT,
+          authorization: basicAuthorization(env.CHATSERVER_CLIENT_ID, env.CHATSERVER_CLIENT_SECRET ?? ""),
+        },
         body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri }).toString(),
       }),
     );
@@ -45,7 +49,10 @@ async function exchangeCode(env: ChatServerEnv, code: string, redirectUri: strin
   }
   const guildId = typeof answer.guild?.id === "string" ? answer.guild.id : null;
   if (!guildId || typeof answer.access_token !== "string") {
-    throw new PlatformError("upstream_error", "The chat server's answer named no server; install the bot into a server.");
+    throw new PlatformError(
+      "upstream_error",
+      "The chat server's answer named no server; install the bot into a server.",
+    );
   }
   return {
     externalResourceId: guildId,

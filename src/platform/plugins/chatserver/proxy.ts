@@ -9,7 +9,12 @@
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject } from "../../../core/web/jsonBody.ts";
-import { requireChatContent, requireChatId, type ChatMessageAnswer, type ChatProxyRoute } from "../../../contracts/chatServerEvents.ts";
+import {
+  requireChatContent,
+  requireChatId,
+  type ChatMessageAnswer,
+  type ChatProxyRoute,
+} from "../../../contracts/chatServerEvents.ts";
 import type { ProjectRow } from "../../db/projectsTable.ts";
 import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
@@ -17,7 +22,6 @@ import { takeRateLimit } from "../shared/rateLimit.ts";
 import { callChatServer } from "./chatServerApi.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { openReplyToken } from "./replyToken.ts";
-
 
 interface Message {
   id: string;
@@ -29,7 +33,13 @@ const answer = (m: Message | null, fallbackChannel: string | null) =>
 
 /** The channel must be in a server this project claimed. */
 async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: string): Promise<void> {
-  const channel = await callChatServer<{ guild_id?: unknown }>(env, "GET", `/channels/${channelId}`, undefined, "bot").catch((error) => {
+  const channel = await callChatServer<{ guild_id?: unknown }>(
+    env,
+    "GET",
+    `/channels/${channelId}`,
+    undefined,
+    "bot",
+  ).catch((error) => {
     if (error instanceof PlatformError && error.code === "upstream_error" && error.details?.status === 404) return null;
     throw error;
   });
@@ -54,7 +64,13 @@ export async function handleProxy(route: ChatProxyRoute, request: Request, env: 
         route === "reply"
           ? `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}/messages/@original`
           : `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}?wait=true`;
-      const message = await callChatServer<Message>(env, route === "reply" ? "PATCH" : "POST", path, { content: text, allowed_mentions: allowedMentions }, "none");
+      const message = await callChatServer<Message>(
+        env,
+        route === "reply" ? "PATCH" : "POST",
+        path,
+        { content: text, allowed_mentions: allowedMentions },
+        "none",
+      );
       return answer(message, null);
     }
     case "send-message": {
@@ -62,7 +78,13 @@ export async function handleProxy(route: ChatProxyRoute, request: Request, env: 
       const text = requireChatContent(input.content);
       await takeRateLimit(env, project, ["actions"]);
       await checkChannel(env, project, channelId);
-      const message = await callChatServer<Message>(env, "POST", `/channels/${channelId}/messages`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      const message = await callChatServer<Message>(
+        env,
+        "POST",
+        `/channels/${channelId}/messages`,
+        { content: text, allowed_mentions: allowedMentions },
+        "bot",
+      );
       return answer(message, channelId);
     }
     case "edit-message": {
@@ -71,7 +93,13 @@ export async function handleProxy(route: ChatProxyRoute, request: Request, env: 
       const text = requireChatContent(input.content);
       await takeRateLimit(env, project, ["actions"]);
       await checkChannel(env, project, channelId);
-      const message = await callChatServer<Message>(env, "PATCH", `/channels/${channelId}/messages/${messageId}`, { content: text, allowed_mentions: allowedMentions }, "bot");
+      const message = await callChatServer<Message>(
+        env,
+        "PATCH",
+        `/channels/${channelId}/messages/${messageId}`,
+        { content: text, allowed_mentions: allowedMentions },
+        "bot",
+      );
       return answer(message, channelId);
     }
   }

@@ -19,13 +19,30 @@ interface ReplyClaims {
 
 const context = (projectId: number) => `chatserver:reply:${projectId}`;
 
-export function sealReplyToken(env: ChatServerEnv, projectId: number, claims: Omit<ReplyClaims, "exp">, now = Date.now()): Promise<string> {
-  return sealToken(env.TOKEN_ENCRYPTION_KEY, JSON.stringify({ ...claims, exp: now + REPLY_TOKEN_LIFETIME_MS }), context(projectId));
+export function sealReplyToken(
+  env: ChatServerEnv,
+  projectId: number,
+  claims: Omit<ReplyClaims, "exp">,
+  now = Date.now(),
+): Promise<string> {
+  return sealToken(
+    env.TOKEN_ENCRYPTION_KEY,
+    JSON.stringify({ ...claims, exp: now + REPLY_TOKEN_LIFETIME_MS }),
+    context(projectId),
+  );
 }
 
-export async function openReplyToken(env: ChatServerEnv, projectId: number, replyToken: unknown, now = Date.now()): Promise<ReplyClaims> {
+export async function openReplyToken(
+  env: ChatServerEnv,
+  projectId: number,
+  replyToken: unknown,
+  now = Date.now(),
+): Promise<ReplyClaims> {
   if (typeof replyToken !== "string" || !replyToken || replyToken.length > 4096) {
-    throw new PlatformError("invalid_input", "replyToken is required: pass the context your onCommand handler received.");
+    throw new PlatformError(
+      "invalid_input",
+      "replyToken is required: pass the context your onCommand handler received.",
+    );
   }
   let claims: ReplyClaims;
   try {

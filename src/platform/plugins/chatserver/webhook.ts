@@ -57,7 +57,8 @@ function notConnected(guildId: string): PlatformError {
 }
 
 export async function handleWebhook(request: Request, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
-  if (!env.CHATSERVER_PUBLIC_KEY) throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_PUBLIC_KEY configured.");
+  if (!env.CHATSERVER_PUBLIC_KEY)
+    throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_PUBLIC_KEY configured.");
   const raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT_BYTES);
   const check = await verifyEd25519Webhook(
     env.CHATSERVER_PUBLIC_KEY,
@@ -76,10 +77,17 @@ export async function handleWebhook(request: Request, env: ChatServerEnv, ctx: E
   if ("event" in body) return handleEvent(body, env, ctx);
   if (body.type === 1) return Response.json({ type: 1 });
   if (body.type === 2) return handleCommand(body, env, ctx);
-  throw new PlatformError("invalid_input", `Unsupported interaction type ${JSON.stringify(body.type ?? null)}: the plugin handles PING (1) and APPLICATION_COMMAND (2).`);
+  throw new PlatformError(
+    "invalid_input",
+    `Unsupported interaction type ${JSON.stringify(body.type ?? null)}: the plugin handles PING (1) and APPLICATION_COMMAND (2).`,
+  );
 }
 
-async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
+async function handleCommand(
+  body: Record<string, unknown>,
+  env: ChatServerEnv,
+  ctx: ExecutionContext,
+): Promise<Response> {
   const id = str(body.id);
   const token = str(body.token);
   const data = body.data as { name?: unknown; options?: unknown } | undefined;
@@ -88,7 +96,8 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
     throw new PlatformError("invalid_input", "An application command needs id, token and data.name.");
   }
   const guildId = str(body.guild_id);
-  if (!guildId) throw new PlatformError("invalid_input", "Commands are served in servers only (this interaction has no guild_id).");
+  if (!guildId)
+    throw new PlatformError("invalid_input", "Commands are served in servers only (this interaction has no guild_id).");
   const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
   if (!owner) throw notConnected(guildId);
 
@@ -110,7 +119,11 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
       channelId: str(body.channel_id) ?? null,
       locale: str(body.locale) ?? null,
     } satisfies ChatCommandDispatchEvent,
-    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
+    resource: await makeResourceOwnerRef(env, {
+      pluginId: PLUGIN_ID,
+      resourceType: "server",
+      externalResourceId: guildId,
+    }),
     project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
     replyToken: await sealReplyToken(env, owner.project.id, { interactionId: id, token, guildId }),
@@ -119,7 +132,11 @@ async function handleCommand(body: Record<string, unknown>, env: ChatServerEnv, 
   return Response.json({ type: 5 });
 }
 
-async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ctx: ExecutionContext): Promise<Response> {
+async function handleEvent(
+  body: Record<string, unknown>,
+  env: ChatServerEnv,
+  ctx: ExecutionContext,
+): Promise<Response> {
   if (body.type === 0) return new Response(null, { status: 204 });
   const event = body.event as { type?: unknown; data?: unknown; timestamp?: unknown } | null;
   if (body.type !== 1 || !event || typeof event !== "object") {
@@ -130,7 +147,8 @@ async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ct
   const data = (event.data ?? {}) as Record<string, unknown>;
   const guildId = str(data.guild_id);
   const deliveryId = str(body.id);
-  if (!guildId || !deliveryId) throw new PlatformError("invalid_input", "An event needs an envelope id and data.guild_id.");
+  if (!guildId || !deliveryId)
+    throw new PlatformError("invalid_input", "An event needs an envelope id and data.guild_id.");
   const author = data.author as Record<string, unknown> | undefined;
   if (kind === "message" && author?.bot === true) return new Response(null, { status: 204 }); // never loop on bots
   const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
@@ -138,7 +156,8 @@ async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ct
   if (!(await claimEvent(env.DB, PLUGIN_ID, `event:${deliveryId}`))) return new Response(null, { status: 204 });
 
   const userId = kind === "message" ? str(author?.id) : str(data.user_id);
-  const user: PluginUser | undefined = kind === "message" && author && userId ? userOf(author) : userId ? { id: userId } : undefined;
+  const user: PluginUser | undefined =
+    kind === "message" && author && userId ? userOf(author) : userId ? { id: userId } : undefined;
   const payload: PluginDispatch = {
     kind: "event",
     name: kind,
@@ -160,7 +179,11 @@ async function handleEvent(body: Record<string, unknown>, env: ChatServerEnv, ct
             emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
             timestamp: str(event.timestamp) ?? null,
           } satisfies ChatReactionDispatchEvent),
-    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: "server", externalResourceId: guildId }),
+    resource: await makeResourceOwnerRef(env, {
+      pluginId: PLUGIN_ID,
+      resourceType: "server",
+      externalResourceId: guildId,
+    }),
     project: toPluginProject(owner.project),
     ...(user ? { user } : {}),
   };
@@ -177,10 +200,26 @@ function userOf(raw: Record<string, unknown>): PluginUser {
  * Dispatches to the project. On failure the claim is released (a provider
  * retry gets through) and, for a command, the deferred message says so.
  */
-async function deliver(env: ChatServerEnv, project: ProjectRow, dedupeKey: string, payload: PluginDispatch, interactionToken: string | null) {
-  const failure = await deliverDispatch(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
+async function deliver(
+  env: ChatServerEnv,
+  project: ProjectRow,
+  dedupeKey: string,
+  payload: PluginDispatch,
+  interactionToken: string | null,
+) {
+  const failure = await deliverDispatch(
+    env,
+    project,
+    PLUGIN_ID,
+    dedupeKey,
+    payload,
+    (status) => status < 200 || status > 299,
+  );
   if (!failure || !interactionToken) return;
   const path = `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interactionToken}/messages/@original`;
-  const content = failure.status === 404 ? `This server's project does not handle /${payload.name} (yet).` : "Sorry, this command failed in the project.";
+  const content =
+    failure.status === 404
+      ? `This server's project does not handle /${payload.name} (yet).`
+      : "Sorry, this command failed in the project.";
   await callChatServer(env, "PATCH", path, { content, allowed_mentions: { parse: [] } }, "none").catch(() => {});
 }

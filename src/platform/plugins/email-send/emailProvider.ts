@@ -23,7 +23,8 @@ export async function sendThroughProvider(
   message: EmailMessage & { from: string },
   idempotencyKey: string | null,
 ): Promise<{ id: string }> {
-  if (!env.EMAIL_API_KEY) throw new PlatformError("not_ready", "Email is not configured on this platform (EMAIL_API_KEY is not set).");
+  if (!env.EMAIL_API_KEY)
+    throw new PlatformError("not_ready", "Email is not configured on this platform (EMAIL_API_KEY is not set).");
   const base = (env.EMAIL_API_BASE ?? "https://api.resend.com").replace(/\/+$/, "");
   const headers: Record<string, string> = {
     authorization: `Bearer ${env.EMAIL_API_KEY}`,
@@ -32,7 +33,8 @@ export async function sendThroughProvider(
   };
   if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
   const body = JSON.stringify({ from: message.from, to: message.to, subject: message.subject, html: message.html });
-  const doFetch = (init: RequestInit) => (env.EMAIL_API ? env.EMAIL_API.fetch(`${base}/emails`, init) : fetch(`${base}/emails`, init));
+  const doFetch = (init: RequestInit) =>
+    env.EMAIL_API ? env.EMAIL_API.fetch(`${base}/emails`, init) : fetch(`${base}/emails`, init);
 
   let lastError: unknown = null;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -46,7 +48,8 @@ export async function sendThroughProvider(
     }
     if (response.ok) {
       const json = (await response.json().catch(() => null)) as { id?: unknown } | null;
-      if (!json || typeof json.id !== "string") throw new PlatformError("upstream_error", "The email provider accepted the email but returned no id.");
+      if (!json || typeof json.id !== "string")
+        throw new PlatformError("upstream_error", "The email provider accepted the email but returned no id.");
       return { id: json.id };
     }
     if (response.status >= 500 && attempt < MAX_ATTEMPTS) {
@@ -78,9 +81,17 @@ async function providerFailure(response: Response): Promise<PlatformError> {
   }
   if (response.status === 401 || response.status === 403) {
     if (name === "validation_error" || name === "invalid_from_address") {
-      return new PlatformError("upstream_error", `The email provider refused the sender or a recipient (${name}): ${said}`, details);
+      return new PlatformError(
+        "upstream_error",
+        `The email provider refused the sender or a recipient (${name}): ${said}`,
+        details,
+      );
     }
-    return new PlatformError("upstream_error", `The email provider refused the platform's API key (${name}). The platform operator must fix EMAIL_API_KEY.`, details);
+    return new PlatformError(
+      "upstream_error",
+      `The email provider refused the platform's API key (${name}). The platform operator must fix EMAIL_API_KEY.`,
+      details,
+    );
   }
   if (response.status === 409) {
     return new PlatformError("conflict", `The email provider refused the idempotency key (${name}): ${said}`, details);
@@ -88,5 +99,9 @@ async function providerFailure(response: Response): Promise<PlatformError> {
   if (response.status === 400 || response.status === 422) {
     return new PlatformError("invalid_input", `The email provider refused the email (${name}): ${said}`, details);
   }
-  return new PlatformError("upstream_error", `The email provider failed (${name}, status ${response.status}): ${said}`, details);
+  return new PlatformError(
+    "upstream_error",
+    `The email provider failed (${name}, status ${response.status}): ${said}`,
+    details,
+  );
 }

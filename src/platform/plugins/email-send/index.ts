@@ -4,7 +4,11 @@ import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { createPlatformRouter } from "../../../core/web/router.ts";
 import { pluginErrorResponse } from "../shared/pluginErrorResponse.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
-import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../../contracts/emailMessage.ts";
+import {
+  validateEmailMessage,
+  validIdempotencyKey,
+  MAX_IDEMPOTENCY_KEY_CHARS,
+} from "../../../contracts/emailMessage.ts";
 import { sendThroughProvider } from "./emailProvider.ts";
 import type { EmailPluginEnv } from "./env.ts";
 
@@ -27,13 +31,21 @@ async function send(request: Request, env: EmailPluginEnv): Promise<Response> {
   const message = validateEmailMessage(parseJsonObject(body));
   const key = request.headers.get("idempotency-key");
   if (key !== null && !validIdempotencyKey(key)) {
-    throw new PlatformError("invalid_input", `Idempotency-Key must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`);
+    throw new PlatformError(
+      "invalid_input",
+      `Idempotency-Key must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`,
+    );
   }
-  if (!env.SENDER_DOMAIN) throw new PlatformError("not_ready", "Email is not configured on this platform (SENDER_DOMAIN is not set).");
+  if (!env.SENDER_DOMAIN)
+    throw new PlatformError("not_ready", "Email is not configured on this platform (SENDER_DOMAIN is not set).");
   await takeRateLimit(env, project, ["actions", "email"]);
   // Keys are per project: the provider account is shared by every project.
   const providerKey = key === null ? null : `project-${project.id}/${key}`;
-  const sent = await sendThroughProvider(env, { ...message, from: `${project.slug}@${env.SENDER_DOMAIN}` }, providerKey);
+  const sent = await sendThroughProvider(
+    env,
+    { ...message, from: `${project.slug}@${env.SENDER_DOMAIN}` },
+    providerKey,
+  );
   return Response.json({ id: sent.id }, { headers: { "Cache-Control": "no-store" } });
 }
 
@@ -51,7 +63,10 @@ const router = createPlatformRouter<EmailPluginEnv>(`plugin ${PLUGIN_ID}`, { err
   })
   .post("/deploy", deploy)
   .all("/install", () => {
-    throw new PlatformError("invalid_input", "The email-send plugin needs no install: call email.send() from your project.");
+    throw new PlatformError(
+      "invalid_input",
+      "The email-send plugin needs no install: call email.send() from your project.",
+    );
   });
 
 export default {

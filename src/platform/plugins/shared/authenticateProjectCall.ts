@@ -37,7 +37,11 @@ export async function authenticateProjectCall(
       project = await findProjectById(db, projectId);
       return project?.worker_secret ?? null;
     },
-    { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body: request.method === "GET" || request.method === "HEAD" ? null : body },
+    {
+      method: request.method,
+      pathAndQuery: pathAndQueryOf(request.url),
+      body: request.method === "GET" || request.method === "HEAD" ? null : body,
+    },
     options.now,
   );
   if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);

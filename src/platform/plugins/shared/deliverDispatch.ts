@@ -27,7 +27,8 @@ export async function deliverDispatch(
   let failure: DeliveryFailure | null = null;
   try {
     const response = await dispatchToProject(env, project, pluginId, payload);
-    if (failed(response.status)) failure = { status: response.status, reason: `the project answered ${response.status}` };
+    if (failed(response.status))
+      failure = { status: response.status, reason: `the project answered ${response.status}` };
     await response.body?.cancel();
   } catch (error) {
     failure = { status: 0, reason: String(error) };

@@ -16,6 +16,9 @@ export async function readDeployMetadata(
   const { project, body } = await authenticateProjectCall(request, env.DB);
   const input = parseJsonObject(body);
   const plugins = input.plugins as Record<string, unknown> | undefined;
-  const metadata = (plugins && typeof plugins === "object" ? plugins[pluginId] ?? {} : input) as Record<string, unknown>;
+  const metadata = (plugins && typeof plugins === "object" ? (plugins[pluginId] ?? {}) : input) as Record<
+    string,
+    unknown
+  >;
   return { project, metadata };
 }

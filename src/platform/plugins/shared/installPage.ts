@@ -9,7 +9,12 @@ const HEADERS = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
 };
 
-export function installPage(status: number, title: string, message: string, extraHeaders: Record<string, string> = {}): Response {
+export function installPage(
+  status: number,
+  title: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): Response {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;line-height:1.5}</style></head>

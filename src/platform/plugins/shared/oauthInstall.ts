@@ -16,7 +16,12 @@ import { cookieValue, serializeCookie } from "../../../core/web/cookies.ts";
 import { PlatformError, httpStatusFor } from "../../../core/errors.ts";
 import { upsertConnection } from "../../db/connectionsStore.ts";
 import { findProjectById, type ProjectRow } from "../../db/projectsTable.ts";
-import { ALREADY_CONNECTED_MESSAGE, claimResource, releaseOtherResources, type ResourceType } from "../../db/resourceClaims.ts";
+import {
+  ALREADY_CONNECTED_MESSAGE,
+  claimResource,
+  releaseOtherResources,
+  type ResourceType,
+} from "../../db/resourceClaims.ts";
 import { installPage } from "./installPage.ts";
 import { signOAuthState, verifyOAuthState } from "./oauthState.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
@@ -71,8 +76,11 @@ function listed(names: string[]): string {
 export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvider<Env>): OAuthInstall<Env> {
   const cookie = `platform_${provider.pluginId}_install`;
   const again = `Run \`platform plugin install ${provider.pluginId}\` again.`;
-  const redirectUri = (env: Env, request: Request) => `${(provider.publicUrl(env) || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
-  const clearCookie = { "set-cookie": serializeCookie(cookie, "", { path: COOKIE_PATH, maxAge: 0, sameSite: "Lax", secure: false }) };
+  const redirectUri = (env: Env, request: Request) =>
+    `${(provider.publicUrl(env) || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
+  const clearCookie = {
+    "set-cookie": serializeCookie(cookie, "", { path: COOKIE_PATH, maxAge: 0, sameSite: "Lax", secure: false }),
+  };
 
   /** A failure nobody planned a page for still answers a page (502 for the provider, the error's status otherwise). */
   async function asPage(run: () => Promise<Response>, headers: Record<string, string> = {}): Promise<Response> {
@@ -80,7 +88,8 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       return await run();
     } catch (error) {
       if (!(error instanceof PlatformError)) console.error(`${provider.pluginId} plugin: install failed`, error);
-      const status = error instanceof PlatformError ? (error.code === "upstream_error" ? 502 : httpStatusFor(error.code)) : 500;
+      const status =
+        error instanceof PlatformError ? (error.code === "upstream_error" ? 502 : httpStatusFor(error.code)) : 500;
       const message = error instanceof PlatformError ? error.message : "Internal error.";
       return installPage(status, "Install failed", status === 502 ? `${message} ${again}` : message, headers);
     }
@@ -97,7 +106,10 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       const status = consumed.reason === "unknown" ? 404 : consumed.reason === "wrong_plugin" ? 400 : 410;
       return installPage(status, "Install link refused", SESSION_CODE_REFUSALS[consumed.reason]);
     }
-    const { state, claims } = await signOAuthState(env.STATE_SECRET, { projectId: consumed.projectId, pluginId: provider.pluginId });
+    const { state, claims } = await signOAuthState(env.STATE_SECRET, {
+      projectId: consumed.projectId,
+      pluginId: provider.pluginId,
+    });
     const location = provider.authorizeUrl(env);
     const params = { ...provider.authorizeParams(env), redirect_uri: redirectUri(env, request), state };
     for (const [name, value] of Object.entries(params)) location.searchParams.set(name, value);
@@ -106,7 +118,12 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       status: 302,
       headers: {
         location: location.toString(),
-        "set-cookie": serializeCookie(cookie, claims.nonce, { path: COOKIE_PATH, maxAge: COOKIE_MAX_AGE_SECONDS, sameSite: "Lax", secure }),
+        "set-cookie": serializeCookie(cookie, claims.nonce, {
+          path: COOKIE_PATH,
+          maxAge: COOKIE_MAX_AGE_SECONDS,
+          sameSite: "Lax",
+          secure,
+        }),
         "cache-control": "no-store",
         "referrer-policy": "no-referrer",
       },
@@ -117,11 +134,18 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
     const query = new URL(request.url).searchParams;
     const checked = await verifyOAuthState(env.STATE_SECRET, query.get("state"), provider.pluginId);
     if (!checked.ok) {
-      const why = checked.reason === "expired" ? "The install took longer than 10 minutes." : "The install state is missing or not valid.";
+      const why =
+        checked.reason === "expired"
+          ? "The install took longer than 10 minutes."
+          : "The install state is missing or not valid.";
       return installPage(400, "Install refused", `${why} ${again}`);
     }
     if (cookieValue(request, cookie) !== checked.claims.nonce) {
-      return installPage(400, "Install refused", `This install was started in another browser (or its cookie is gone). ${again}`);
+      return installPage(
+        400,
+        "Install refused",
+        `This install was started in another browser (or its cookie is gone). ${again}`,
+      );
     }
     const error = query.get("error");
     if (error) {
@@ -132,9 +156,16 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       return installPage(400, "Install cancelled", message, clearCookie);
     }
     const code = query.get("code");
-    if (!code) return installPage(400, "Install refused", `The callback from ${provider.providerName} carried no authorization code.`, clearCookie);
+    if (!code)
+      return installPage(
+        400,
+        "Install refused",
+        `The callback from ${provider.providerName} carried no authorization code.`,
+        clearCookie,
+      );
     const project = await findProjectById(env.DB, checked.claims.projectId);
-    if (!project) return installPage(404, "Install failed", "The project this install was for no longer exists.", clearCookie);
+    if (!project)
+      return installPage(404, "Install failed", "The project this install was for no longer exists.", clearCookie);
 
     const grant = await provider.exchangeCode(env, code, redirectUri(env, request));
     try {
@@ -154,7 +185,13 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       throw claimError;
     }
     if (provider.oneResourcePerProject) {
-      await releaseOtherResources(env.DB, provider.pluginId, provider.resourceType, project.id, grant.externalResourceId);
+      await releaseOtherResources(
+        env.DB,
+        provider.pluginId,
+        provider.resourceType,
+        project.id,
+        grant.externalResourceId,
+      );
     }
     await upsertConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, {
       pluginId: provider.pluginId,
@@ -164,7 +201,12 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       refreshToken: grant.refreshToken,
       tokenExpiresAt: grant.expiresIn === null ? null : Date.now() + grant.expiresIn * 1000,
     });
-    return installPage(200, `${provider.resourceLabel} connected`, provider.connectedMessage(grant, project), clearCookie);
+    return installPage(
+      200,
+      `${provider.resourceLabel} connected`,
+      provider.connectedMessage(grant, project),
+      clearCookie,
+    );
   }
 
   return {

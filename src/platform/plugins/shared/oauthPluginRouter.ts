@@ -16,12 +16,16 @@ export interface OAuthPluginRoutes<Env extends PluginEnv, Route extends string> 
 }
 
 /** The router of a plugin worker installed with OAuth (the chat-server and workspace plugins have the same routes). */
-export function oauthPluginRouter<Env extends PluginEnv, Route extends string>(pluginId: string, routes: OAuthPluginRoutes<Env, Route>) {
+export function oauthPluginRouter<Env extends PluginEnv, Route extends string>(
+  pluginId: string,
+  routes: OAuthPluginRoutes<Env, Route>,
+) {
   const router = createPlatformRouter<Env>(`plugin ${pluginId}`, { errorResponse: pluginErrorResponse })
     .post("/webhook", routes.webhook)
     .get("/install", routes.install.begin)
     .get("/oauth/callback", routes.install.complete)
     .post("/deploy", routes.deploy);
-  for (const route of routes.proxyRoutes) router.post(`/proxy/${route}`, (request, env) => routes.proxy(route, request, env));
+  for (const route of routes.proxyRoutes)
+    router.post(`/proxy/${route}`, (request, env) => routes.proxy(route, request, env));
   return router;
 }

@@ -14,7 +14,9 @@ export interface OAuthStateClaims {
   exp: number;
 }
 
-export type OAuthStateCheck = { ok: true; claims: OAuthStateClaims } | { ok: false; reason: "invalid" | "expired" | "wrong_plugin" };
+export type OAuthStateCheck =
+  | { ok: true; claims: OAuthStateClaims }
+  | { ok: false; reason: "invalid" | "expired" | "wrong_plugin" };
 
 const key = (secret: string | undefined) => purposeHmacKey(secret, "STATE_SECRET", "oauth-state-v1");
 

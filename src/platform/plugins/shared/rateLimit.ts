@@ -23,7 +23,11 @@ export async function takeRateLimit(
 ): Promise<void> {
   if (project.private === 1 || buckets.length === 0) return;
   const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
-  const takes: RateTake[] = buckets.map((bucket) => ({ bucket, limit: RATE_BUCKETS[bucket].limit, windowMS: RATE_BUCKETS[bucket].windowMS }));
+  const takes: RateTake[] = buckets.map((bucket) => ({
+    bucket,
+    limit: RATE_BUCKETS[bucket].limit,
+    windowMS: RATE_BUCKETS[bucket].windowMS,
+  }));
   const decision = await stub.takeAll(takes);
   if (decision.allowed) return;
   const bucket = (decision.bucket ?? buckets[0]!) as RateBucket;

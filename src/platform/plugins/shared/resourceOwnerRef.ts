@@ -44,12 +44,20 @@ export async function resolveResourceOwnerRef(
 ): Promise<ResourceRow> {
   const check = await verifyPayload(await key(env.STATE_SECRET), ref);
   const claims = check.ok ? (check.payload as RefClaims | null) : null;
-  if (claims?.v !== 1 || claims.p !== pluginId || typeof claims.r !== "string" || (claims.t !== "server" && claims.t !== "workspace")) {
+  if (
+    claims?.v !== 1 ||
+    claims.p !== pluginId ||
+    typeof claims.r !== "string" ||
+    (claims.t !== "server" && claims.t !== "workspace")
+  ) {
     throw new PlatformError("invalid_input", "resource is not a resource reference this plugin issued.");
   }
   const owner = await findResourceOwner(env.DB, pluginId, claims.t, claims.r);
   if (!owner || owner.project.id !== project.id) {
-    throw new PlatformError("forbidden", "This project is not connected to that resource (any more). Reinstall the plugin.");
+    throw new PlatformError(
+      "forbidden",
+      "This project is not connected to that resource (any more). Reinstall the plugin.",
+    );
   }
   return owner.resource;
 }

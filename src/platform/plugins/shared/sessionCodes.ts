@@ -21,7 +21,8 @@ export async function consumeSessionCode(
   code: string | null | undefined,
   pluginId: string,
 ): Promise<SessionCodeConsumption> {
-  if (typeof code !== "string" || !SESSION_CODE_PATTERN.test(code) || !env.SESSION_CODES) return { ok: false, reason: "unknown" };
+  if (typeof code !== "string" || !SESSION_CODE_PATTERN.test(code) || !env.SESSION_CODES)
+    return { ok: false, reason: "unknown" };
   const stub = env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code));
   return stub.consume(pluginId);
 }

@@ -40,7 +40,8 @@ export function sealBotToken(env: WorkspaceEnv, teamId: string, token: string): 
   return sealToken(env.TOKEN_ENCRYPTION_KEY, token, botTokenContext(teamId));
 }
 
-const NOT_CONNECTED = "This project has no Slack workspace connected. Install it with `platform plugin install workspace`.";
+const NOT_CONNECTED =
+  "This project has no Slack workspace connected. Install it with `platform plugin install workspace`.";
 
 export const RECONNECT_HINT = "Reinstall it with `platform plugin install workspace`.";
 
@@ -57,7 +58,8 @@ export async function projectWorkspace(env: WorkspaceEnv, projectId: number): Pr
 
 function parseMetadata(row: ResourceRow): WorkspaceMetadata {
   const value = JSON.parse(row.metadata) as WorkspaceMetadata;
-  if (typeof value?.botToken !== "string") throw new PlatformError("internal", "The workspace resource has no stored bot token.");
+  if (typeof value?.botToken !== "string")
+    throw new PlatformError("internal", "The workspace resource has no stored bot token.");
   return value;
 }
 
@@ -70,30 +72,53 @@ export interface BotTokenOptions {
 }
 
 /** A usable bot token for the project's workspace, refreshed (once, under the lease) when it is about to expire. */
-export async function botTokenFor(env: WorkspaceEnv, projectId: number, options: BotTokenOptions = {}): Promise<{ token: string; resource: ResourceRow }> {
+export async function botTokenFor(
+  env: WorkspaceEnv,
+  projectId: number,
+  options: BotTokenOptions = {},
+): Promise<{ token: string; resource: ResourceRow }> {
   const now = options.now ?? Date.now;
   const deadline = now() + MAX_WAIT_MS;
   for (;;) {
     const connection = await readConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId);
     if (!connection) throw new PlatformError("not_found", NOT_CONNECTED);
-    if (connection.revokedAt !== null) throw revokedError("was revoked (the app was uninstalled from the workspace or its tokens were revoked)");
+    if (connection.revokedAt !== null)
+      throw revokedError("was revoked (the app was uninstalled from the workspace or its tokens were revoked)");
     const resource = await projectWorkspace(env, projectId);
     const metadata = parseMetadata(resource);
     const lease = metadata.refreshLease;
     const leaseHeld = lease !== undefined && lease.until > now();
     const fresh = connection.tokenExpiresAt === null || connection.tokenExpiresAt - REFRESH_MARGIN_MS > now();
     if (!leaseHeld && fresh) {
-      return { token: await openToken(env.TOKEN_ENCRYPTION_KEY, metadata.botToken, botTokenContext(resource.external_resource_id)), resource };
+      return {
+        token: await openToken(
+          env.TOKEN_ENCRYPTION_KEY,
+          metadata.botToken,
+          botTokenContext(resource.external_resource_id),
+        ),
+        resource,
+      };
     }
     if (leaseHeld) {
-      if (now() > deadline) throw new PlatformError("upstream_error", "Timed out waiting for the Slack token refresh of this workspace.");
+      if (now() > deadline)
+        throw new PlatformError("upstream_error", "Timed out waiting for the Slack token refresh of this workspace.");
       await sleep(WAIT_STEP_MS);
       continue;
     }
     if (!connection.refreshToken) throw revokedError("has an expired Slack token and no refresh token");
 
     const holder = crypto.randomUUID();
-    if (!(await takeRefreshLease(env.DB, resource.id, "botToken", metadata.botToken, { holder, until: now() + REFRESH_LEASE_MS }, now()))) continue;
+    if (
+      !(await takeRefreshLease(
+        env.DB,
+        resource.id,
+        "botToken",
+        metadata.botToken,
+        { holder, until: now() + REFRESH_LEASE_MS },
+        now(),
+      ))
+    )
+      continue;
 
     // Under the lease, read the connection again: another refresher may have finished between our
     // first read and the lease (then its refresh token is the live one, and ours is spent).
@@ -105,26 +130,34 @@ export async function botTokenFor(env: WorkspaceEnv, projectId: number, options:
     }
 
     options.onRefresh?.();
-    const result = await requestAccessToken(env, { grant_type: "refresh_token", refresh_token: current.refreshToken }).catch(
-      async (error: unknown) => {
-        await releaseRefreshLease(env.DB, resource.id, holder);
-        throw error;
-      },
-    );
+    const result = await requestAccessToken(env, {
+      grant_type: "refresh_token",
+      refresh_token: current.refreshToken,
+    }).catch(async (error: unknown) => {
+      await releaseRefreshLease(env.DB, resource.id, holder);
+      throw error;
+    });
     const answer = result.answer;
     if (!answer.ok || typeof answer.access_token !== "string") {
       await releaseRefreshLease(env.DB, resource.id, holder);
       if (result.retryAfterSeconds !== undefined) {
-        throw new PlatformError("rate_limited", `Slack is rate limiting token refreshes. Retry in ${result.retryAfterSeconds} s.`, {
-          retryAfterSeconds: result.retryAfterSeconds,
-        });
+        throw new PlatformError(
+          "rate_limited",
+          `Slack is rate limiting token refreshes. Retry in ${result.retryAfterSeconds} s.`,
+          {
+            retryAfterSeconds: result.retryAfterSeconds,
+          },
+        );
       }
       const error = answer.ok ? "no_access_token" : answer.error;
       if (error === "invalid_refresh_token" || error === "token_revoked" || error === "invalid_auth") {
         await markConnectionRevoked(env.DB, PLUGIN_ID, projectId);
         throw revokedError(`could not refresh its Slack token (Slack said ${error})`);
       }
-      throw new PlatformError("upstream_error", `Slack refused the token refresh: ${error}.`, { provider: "slack", providerError: error });
+      throw new PlatformError("upstream_error", `Slack refused the token refresh: ${error}.`, {
+        provider: "slack",
+        providerError: error,
+      });
     }
     const teamId = resource.external_resource_id;
     const newToken = answer.access_token;

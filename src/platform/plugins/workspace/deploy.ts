@@ -17,7 +17,10 @@ export function parseEvents(value: unknown): WorkspaceEventKind[] {
   const out = new Set<WorkspaceEventKind>();
   value.forEach((name, i) => {
     if (!(WORKSPACE_EVENT_KINDS as readonly unknown[]).includes(name)) {
-      throw new PlatformError("invalid_input", `events[${i}]: unknown event ${JSON.stringify(name)}; use ${WORKSPACE_EVENT_KINDS.join(", ")}.`);
+      throw new PlatformError(
+        "invalid_input",
+        `events[${i}]: unknown event ${JSON.stringify(name)}; use ${WORKSPACE_EVENT_KINDS.join(", ")}.`,
+      );
     }
     out.add(name as WorkspaceEventKind);
   });

@@ -25,19 +25,31 @@ import { callWorkspaceMethod } from "./workspaceApi.ts";
  * Each may carry `resource` (the ref from a dispatched event) to name the workspace.
  */
 
-const NEEDS_RECONNECT = new Set(["invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired", "no_permission", "missing_scope"]);
+const NEEDS_RECONNECT = new Set([
+  "invalid_auth",
+  "token_revoked",
+  "account_inactive",
+  "not_authed",
+  "token_expired",
+  "no_permission",
+  "missing_scope",
+]);
 
 function field(body: Record<string, unknown>, name: string, pattern: RegExp, hint: string): string {
   const value = body[name];
-  if (typeof value !== "string" || !pattern.test(value)) throw new PlatformError("invalid_input", `${name} must be ${hint}.`);
+  if (typeof value !== "string" || !pattern.test(value))
+    throw new PlatformError("invalid_input", `${name} must be ${hint}.`);
   return value;
 }
 
-const channelOf = (b: Record<string, unknown>) => field(b, "channel", WORKSPACE_CHANNEL_ID, "a Slack channel id such as C0123456789");
-const tsOf = (b: Record<string, unknown>, name: string) => field(b, name, WORKSPACE_MESSAGE_TS, "a Slack message timestamp such as 1712345678.000100");
+const channelOf = (b: Record<string, unknown>) =>
+  field(b, "channel", WORKSPACE_CHANNEL_ID, "a Slack channel id such as C0123456789");
+const tsOf = (b: Record<string, unknown>, name: string) =>
+  field(b, name, WORKSPACE_MESSAGE_TS, "a Slack message timestamp such as 1712345678.000100");
 function emojiOf(body: Record<string, unknown>): string {
   const raw = typeof body.name === "string" ? body.name.replace(/^:|:$/g, "") : "";
-  if (!/^[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?$/.test(raw)) throw new PlatformError("invalid_input", "name must be an emoji name such as thumbsup (colons optional).");
+  if (!/^[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?$/.test(raw))
+    throw new PlatformError("invalid_input", "name must be an emoji name such as thumbsup (colons optional).");
   return raw;
 }
 
@@ -70,29 +82,45 @@ export async function handleProxy(route: WorkspaceProxyRoute, request: Request, 
   if (body.resource !== undefined) await resolveResourceOwnerRef(env, body.resource, PLUGIN_ID, project);
   let { token } = await botTokenFor(env, project.id);
   let result = await callWorkspaceMethod(env, method, token, params);
-  if (!result.answer.ok && result.answer.error === "token_expired" && (await expireConnectionToken(env.DB, PLUGIN_ID, project.id))) {
+  if (
+    !result.answer.ok &&
+    result.answer.error === "token_expired" &&
+    (await expireConnectionToken(env.DB, PLUGIN_ID, project.id))
+  ) {
     // Slack's clock says the token expired before ours did: refresh now and try once more.
     ({ token } = await botTokenFor(env, project.id));
     result = await callWorkspaceMethod(env, method, token, params);
   }
 
   if (result.retryAfterSeconds !== undefined) {
-    throw new PlatformError("rate_limited", `Slack is rate limiting ${method} for this workspace. Retry in ${result.retryAfterSeconds} s.`, {
-      retryAfterSeconds: result.retryAfterSeconds,
-      provider: "slack",
-    });
+    throw new PlatformError(
+      "rate_limited",
+      `Slack is rate limiting ${method} for this workspace. Retry in ${result.retryAfterSeconds} s.`,
+      {
+        retryAfterSeconds: result.retryAfterSeconds,
+        provider: "slack",
+      },
+    );
   }
   const answer = result.answer;
   if (!answer.ok) {
-    if (route === "add-reaction" && answer.error === "already_reacted") return Response.json({ ok: true, alreadyReacted: true });
+    if (route === "add-reaction" && answer.error === "already_reacted")
+      return Response.json({ ok: true, alreadyReacted: true });
     if (NEEDS_RECONNECT.has(answer.error)) {
       await markConnectionRevoked(env.DB, PLUGIN_ID, project.id);
-      throw new PlatformError("revoked", `Slack refused the workspace's bot token (${answer.error}): the connection needs to be reconnected. ${RECONNECT_HINT}`, {
-        provider: "slack",
-        providerError: answer.error,
-      });
+      throw new PlatformError(
+        "revoked",
+        `Slack refused the workspace's bot token (${answer.error}): the connection needs to be reconnected. ${RECONNECT_HINT}`,
+        {
+          provider: "slack",
+          providerError: answer.error,
+        },
+      );
     }
-    throw new PlatformError("upstream_error", `Slack's ${method} failed: ${answer.error}.`, { provider: "slack", providerError: answer.error });
+    throw new PlatformError("upstream_error", `Slack's ${method} failed: ${answer.error}.`, {
+      provider: "slack",
+      providerError: answer.error,
+    });
   }
   switch (route) {
     case "send-message":

@@ -25,7 +25,12 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWorkspaceSignature } from "./
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /** Maps Slack's inner event to ours; `null` for events projects do not receive (bot echoes, edits, unknown types). */
-export function toWorkspaceEvent(inner: Record<string, unknown>, teamId: string, eventId: string, botUserId?: string): WorkspaceEvent | null {
+export function toWorkspaceEvent(
+  inner: Record<string, unknown>,
+  teamId: string,
+  eventId: string,
+  botUserId?: string,
+): WorkspaceEvent | null {
   const base = { teamId, eventId, raw: inner };
   switch (inner.type) {
     case "message": {
@@ -33,13 +38,37 @@ export function toWorkspaceEvent(inner: Record<string, unknown>, teamId: string,
       const subtype = str(inner.subtype);
       if (inner.bot_id || (botUserId && inner.user === botUserId)) return null;
       if (subtype && subtype !== "thread_broadcast" && subtype !== "file_share") return null;
-      return { ...base, type: "message", channel: str(inner.channel), user: str(inner.user), text: str(inner.text), ts: str(inner.ts), threadTs: str(inner.thread_ts) };
+      return {
+        ...base,
+        type: "message",
+        channel: str(inner.channel),
+        user: str(inner.user),
+        text: str(inner.text),
+        ts: str(inner.ts),
+        threadTs: str(inner.thread_ts),
+      };
     }
     case "app_mention":
-      return { ...base, type: "mention", channel: str(inner.channel), user: str(inner.user), text: str(inner.text), ts: str(inner.ts), threadTs: str(inner.thread_ts) };
+      return {
+        ...base,
+        type: "mention",
+        channel: str(inner.channel),
+        user: str(inner.user),
+        text: str(inner.text),
+        ts: str(inner.ts),
+        threadTs: str(inner.thread_ts),
+      };
     case "reaction_added": {
       const item = (inner.item ?? {}) as Record<string, unknown>;
-      return { ...base, type: "reaction", user: str(inner.user), reaction: str(inner.reaction), item: { channel: str(item.channel), ts: str(item.ts) }, channel: str(item.channel), ts: str(item.ts) };
+      return {
+        ...base,
+        type: "reaction",
+        user: str(inner.user),
+        reaction: str(inner.reaction),
+        item: { channel: str(item.channel), ts: str(item.ts) },
+        channel: str(item.channel),
+        ts: str(item.ts),
+      };
     }
     default:
       return null;
@@ -55,9 +84,19 @@ export interface WebhookOptions {
   nowSeconds?: number;
 }
 
-export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: ExecutionContext, options: WebhookOptions = {}): Promise<Response> {
+export async function handleWebhook(
+  request: Request,
+  env: WorkspaceEnv,
+  ctx: ExecutionContext,
+  options: WebhookOptions = {},
+): Promise<Response> {
   if (!env.SLACK_SIGNING_SECRET) {
-    return errorResponse(new PlatformError("not_ready", "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests."));
+    return errorResponse(
+      new PlatformError(
+        "not_ready",
+        "The workspace-chat plugin has no SLACK_SIGNING_SECRET, so it cannot verify Slack's requests.",
+      ),
+    );
   }
   let raw: Uint8Array;
   try {
@@ -85,24 +124,38 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
   }
 
   if (body.type === "url_verification") {
-    if (typeof body.challenge !== "string" || !body.challenge) return refuse("invalid_input", "url_verification without a challenge.");
+    if (typeof body.challenge !== "string" || !body.challenge)
+      return refuse("invalid_input", "url_verification without a challenge.");
     return new Response(body.challenge, { headers: { "content-type": "text/plain; charset=utf-8" } });
   }
   if (body.type === "app_rate_limited") return new Response(null, { status: 200 });
-  if (body.type !== "event_callback") return refuse("invalid_input", `Unsupported Events API payload type ${JSON.stringify(body.type)}.`);
+  if (body.type !== "event_callback")
+    return refuse("invalid_input", `Unsupported Events API payload type ${JSON.stringify(body.type)}.`);
 
   const inner = body.event;
   const eventId = body.event_id;
-  const authorization = Array.isArray(body.authorizations) ? (body.authorizations[0] as Record<string, unknown> | undefined) : undefined;
+  const authorization = Array.isArray(body.authorizations)
+    ? (body.authorizations[0] as Record<string, unknown> | undefined)
+    : undefined;
   const teamId = str(authorization?.team_id) ?? str(body.team_id);
-  if (!inner || typeof inner !== "object" || Array.isArray(inner) || typeof eventId !== "string" || !eventId || !teamId) {
+  if (
+    !inner ||
+    typeof inner !== "object" ||
+    Array.isArray(inner) ||
+    typeof eventId !== "string" ||
+    !eventId ||
+    !teamId
+  ) {
     return refuse("invalid_input", "event_callback needs event, event_id and team_id.");
   }
   const event = inner as Record<string, unknown>;
 
   const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, teamId);
   if (!owner) {
-    return refuse("not_found", `Slack workspace ${teamId} is not connected to any project on this platform. Install the app with \`platform plugin install workspace\`.`);
+    return refuse(
+      "not_found",
+      `Slack workspace ${teamId} is not connected to any project on this platform. Install the app with \`platform plugin install workspace\`.`,
+    );
   }
 
   if (event.type === "app_uninstalled" || event.type === "tokens_revoked") {
@@ -119,7 +172,8 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
   const mapped = toWorkspaceEvent(event, teamId, eventId, metadata.botUserId);
   if (!mapped) return new Response(null, { status: 200 });
   // After a deploy, only the events the project listens to (workspace.onEvent) are dispatched.
-  if (Array.isArray(metadata.events) && !metadata.events.includes(mapped.type)) return new Response(null, { status: 200 });
+  if (Array.isArray(metadata.events) && !metadata.events.includes(mapped.type))
+    return new Response(null, { status: 200 });
 
   if (!(await claimEvent(env.DB, PLUGIN_ID, eventId))) {
     // A retry of an event we already took: acknowledged, not delivered again.
@@ -129,7 +183,11 @@ export async function handleWebhook(request: Request, env: WorkspaceEnv, ctx: Ex
     kind: "event",
     name: mapped.type,
     event: mapped,
-    resource: await makeResourceOwnerRef(env, { pluginId: PLUGIN_ID, resourceType: RESOURCE_TYPE, externalResourceId: teamId }),
+    resource: await makeResourceOwnerRef(env, {
+      pluginId: PLUGIN_ID,
+      resourceType: RESOURCE_TYPE,
+      externalResourceId: teamId,
+    }),
     project: toPluginProject(owner.project),
     ...(mapped.user ? { user: { id: mapped.user } } : {}),
   };

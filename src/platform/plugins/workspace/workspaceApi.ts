@@ -10,7 +10,9 @@ import type { WorkspaceEnv } from "./env.ts";
  */
 
 /** The provider answers almost every failure as HTTP 200 with `ok:false, error`. */
-export type WorkspaceAnswer = { ok: true; [field: string]: unknown } | { ok: false; error: string; [field: string]: unknown };
+export type WorkspaceAnswer =
+  | { ok: true; [field: string]: unknown }
+  | { ok: false; error: string; [field: string]: unknown };
 
 export interface WorkspaceApiResult {
   answer: WorkspaceAnswer;
@@ -39,14 +41,21 @@ async function readAnswer(response: Response, method: string): Promise<Workspace
   if (response.status === 429) {
     const retry = Number(response.headers.get("retry-after"));
     await response.body?.cancel();
-    return { answer: { ok: false, error: "ratelimited" }, retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60 };
+    return {
+      answer: { ok: false, error: "ratelimited" },
+      retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60,
+    };
   }
   const answer = await readJsonOrNull(response);
   if (!answer || typeof answer !== "object" || typeof (answer as { ok?: unknown }).ok !== "boolean") {
-    throw new PlatformError("upstream_error", `Slack's ${method} answered HTTP ${response.status} without a Slack JSON body.`, {
-      provider: "slack",
-      status: response.status,
-    });
+    throw new PlatformError(
+      "upstream_error",
+      `Slack's ${method} answered HTTP ${response.status} without a Slack JSON body.`,
+      {
+        provider: "slack",
+        status: response.status,
+      },
+    );
   }
   const a = answer as WorkspaceAnswer;
   if (!a.ok && typeof a.error !== "string") (a as { error: string }).error = "unknown_error";
@@ -54,7 +63,12 @@ async function readAnswer(response: Response, method: string): Promise<Workspace
 }
 
 /** A Web API method with a bot token (JSON body, as Slack recommends for writes). */
-export async function callWorkspaceMethod(env: WorkspaceEnv, method: string, botToken: string, params: Record<string, unknown>): Promise<WorkspaceApiResult> {
+export async function callWorkspaceMethod(
+  env: WorkspaceEnv,
+  method: string,
+  botToken: string,
+  params: Record<string, unknown>,
+): Promise<WorkspaceApiResult> {
   const request = new Request(providerUrl(env, `/api/${method}`), {
     method: "POST",
     headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${botToken}` },
@@ -65,7 +79,10 @@ export async function callWorkspaceMethod(env: WorkspaceEnv, method: string, bot
 }
 
 /** `oauth.v2.access` (code or refresh grant) with the client credentials in HTTP Basic (Slack's preferred form). */
-export async function requestAccessToken(env: WorkspaceEnv, params: Record<string, string>): Promise<WorkspaceApiResult> {
+export async function requestAccessToken(
+  env: WorkspaceEnv,
+  params: Record<string, string>,
+): Promise<WorkspaceApiResult> {
   const request = new Request(providerUrl(env, "/api/oauth.v2.access"), {
     method: "POST",
     headers: {

@@ -31,7 +31,10 @@ function bodyBytes(rawBody: Uint8Array | ArrayBuffer | string): Uint8Array {
 }
 
 /** The bytes the provider signs: `v0:{timestamp}:` followed by the raw body. */
-export function signatureBaseString(timestamp: string, rawBody: Uint8Array | ArrayBuffer | string): Uint8Array<ArrayBuffer> {
+export function signatureBaseString(
+  timestamp: string,
+  rawBody: Uint8Array | ArrayBuffer | string,
+): Uint8Array<ArrayBuffer> {
   const prefix = encoder.encode(`v0:${timestamp}:`);
   const body = bodyBytes(rawBody);
   const out = new Uint8Array(prefix.byteLength + body.byteLength);
@@ -70,7 +73,11 @@ export async function verifyWorkspaceSignature(
   }
   const match = /^v0=([0-9a-f]{64})$/.exec(signatureHeader);
   if (!match) {
-    return { ok: false, reason: "malformed", message: `${SIGNATURE_HEADER} must be "v0=" followed by 64 lower-case hex digits.` };
+    return {
+      ok: false,
+      reason: "malformed",
+      message: `${SIGNATURE_HEADER} must be "v0=" followed by 64 lower-case hex digits.`,
+    };
   }
   if (Math.abs(nowSeconds - Number(timestampHeader)) > REPLAY_WINDOW_SECONDS) {
     return {
@@ -85,5 +92,7 @@ export async function verifyWorkspaceSignature(
     fromHex(match[1]!)!,
     signatureBaseString(timestampHeader, rawBody),
   );
-  return valid ? { ok: true } : { ok: false, reason: "bad_signature", message: "The request signature does not match." };
+  return valid
+    ? { ok: true }
+    : { ok: false, reason: "bad_signature", message: "The request signature does not match." };
 }

@@ -23,7 +23,11 @@ const STALE_ALARM_MS = 60_000;
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
-  if (!definition) throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered in this project's code.`);
+  if (!definition)
+    throw new PlatformError(
+      "unknown_workflow",
+      `No workflow named ${JSON.stringify(name)} is registered in this project's code.`,
+    );
   return definition;
 }
 
@@ -91,7 +95,11 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
 
   async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
     const now = this.#now();
-    const run = createRun(this.#store, definitionNamed(input.name), input.data, { runId: input.runId, workflowId: input.workflowId, now });
+    const run = createRun(this.#store, definitionNamed(input.name), input.data, {
+      runId: input.runId,
+      workflowId: input.workflowId,
+      now,
+    });
     if (run.created) {
       // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
       // it, and that execution records the timeout and carries on. The first execution starts here
@@ -171,7 +179,10 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
   }
 
   /** `onEnd` sees the run's terminal event should this execution append it. */
-  #drive(runId: string, { reportFirst = true, onEnd }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void } = {}): Promise<ExecuteRunResult> {
+  #drive(
+    runId: string,
+    { reportFirst = true, onEnd }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void } = {},
+  ): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
     if (running) return running;
     const execution = (async () => {
@@ -228,18 +239,16 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     const last = this.#reports.get(runId);
     if (last?.status === summary.status) return last.done;
     this.#index ??= runIndexOf(this.env);
-    const done = this.#index
-      .record(summary)
-      .then(
-        () => {
-          // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
-          if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
-        },
-        (error: unknown) => {
-          if (this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
-          throw error;
-        },
-      );
+    const done = this.#index.record(summary).then(
+      () => {
+        // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
+        if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+      },
+      (error: unknown) => {
+        if (this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+        throw error;
+      },
+    );
     this.#reports.set(runId, { status: summary.status, done });
     return done;
   }

@@ -9,7 +9,11 @@ function view(status: string, rows: [string, number, Record<string, unknown>][])
   return { id: "r", name: "order", status, createdAt: events[0]!.at, updatedAt: events[events.length - 1]!.at, events };
 }
 
-const created: [string, number, Record<string, unknown>] = ["workflow_created", 1000, { workflowName: "order", writes: { data: {} } }];
+const created: [string, number, Record<string, unknown>] = [
+  "workflow_created",
+  1000,
+  { workflowName: "order", writes: { data: {} } },
+];
 
 describe("buildTimeline: one row per step attempt", () => {
   it.each([
@@ -27,7 +31,16 @@ describe("buildTimeline: one row per step attempt", () => {
       ]),
       now: 9999,
       rows: [
-        { step: "start", attempt: 1, start: 1001, end: 1004, outcome: "failed", reason: "card declined", retryable: true, retryWait: { start: 1004, end: 2204, pending: false } },
+        {
+          step: "start",
+          attempt: 1,
+          start: 1001,
+          end: 1004,
+          outcome: "failed",
+          reason: "card declined",
+          retryable: true,
+          retryWait: { start: 1004, end: 2204, pending: false },
+        },
         { step: "start", attempt: 2, start: 2204, end: 2205, outcome: "completed", nextStep: "pack" },
         { step: "pack", attempt: 1, start: 2205, end: 4700, outcome: "completed", nextStep: undefined },
       ],
@@ -42,7 +55,18 @@ describe("buildTimeline: one row per step attempt", () => {
         ["step_failed", 1010, { step: "start", attempt: 1, reason: "timeout", retryable: true }],
       ]),
       now: 1500,
-      rows: [{ step: "start", attempt: 1, start: 1001, end: 1010, outcome: "failed", reason: "timeout", retryable: true, retryWait: { start: 1010, end: 1500, pending: true } }],
+      rows: [
+        {
+          step: "start",
+          attempt: 1,
+          start: 1001,
+          end: 1010,
+          outcome: "failed",
+          reason: "timeout",
+          retryable: true,
+          retryWait: { start: 1010, end: 1500, pending: true },
+        },
+      ],
       outcome: { status: "running", at: null },
       axis: { start: 1000, end: 1500 },
     },
@@ -63,7 +87,17 @@ describe("buildTimeline: one row per step attempt", () => {
         ["workflow_failed", 1002, { reason: "no such address", cause: "non_retryable" }],
       ]),
       now: 5000,
-      rows: [{ step: "start", attempt: 1, start: 1001, end: 1002, outcome: "failed", reason: "no such address", retryable: false }],
+      rows: [
+        {
+          step: "start",
+          attempt: 1,
+          start: 1001,
+          end: 1002,
+          outcome: "failed",
+          reason: "no such address",
+          retryable: false,
+        },
+      ],
       outcome: { status: "failed", at: 1002, error: "no such address", cause: "non_retryable" },
       axis: { start: 1000, end: 1002 },
     },
@@ -79,7 +113,16 @@ describe("buildTimeline: one row per step attempt", () => {
       ]),
       now: 5000,
       rows: [
-        { step: "start", attempt: 1, start: 1001, end: 1002, outcome: "failed", reason: "boom", retryable: true, retryWait: { start: 1002, end: 1100, pending: false } },
+        {
+          step: "start",
+          attempt: 1,
+          start: 1001,
+          end: 1002,
+          outcome: "failed",
+          reason: "boom",
+          retryable: true,
+          retryWait: { start: 1002, end: 1100, pending: false },
+        },
         { step: "start", attempt: 2, start: 1100, end: 1101, outcome: "failed", reason: "boom", retryable: false },
       ],
       outcome: { status: "failed", at: 1101, error: "boom", cause: "attempts_exhausted" },
@@ -105,12 +148,30 @@ describe("placeOnAxis", () => {
   it.each([
     { span: { start: 0, end: 50 }, axis: { start: 0, end: 100 }, place: { left: 0, width: 50 } },
     { span: { start: 50, end: 100 }, axis: { start: 0, end: 100 }, place: { left: 50, width: 50 } },
-    { name: "an instant still gets a sliver", span: { start: 30, end: 30 }, axis: { start: 0, end: 100 }, place: { left: 30, width: 0.5 } },
-    { name: "a zero-length axis", span: { start: 5, end: 5 }, axis: { start: 5, end: 5 }, place: { left: 0, width: 0.5 } },
-    { name: "never past the right edge", span: { start: 100, end: 100 }, axis: { start: 0, end: 100 }, place: { left: 99.5, width: 0.5 } },
-  ])("$span.start–$span.end on $axis.start–$axis.end → left $place.left %, width $place.width %", ({ span, axis, place }) => {
-    expect(placeOnAxis(span, axis)).toEqual(place);
-  });
+    {
+      name: "an instant still gets a sliver",
+      span: { start: 30, end: 30 },
+      axis: { start: 0, end: 100 },
+      place: { left: 30, width: 0.5 },
+    },
+    {
+      name: "a zero-length axis",
+      span: { start: 5, end: 5 },
+      axis: { start: 5, end: 5 },
+      place: { left: 0, width: 0.5 },
+    },
+    {
+      name: "never past the right edge",
+      span: { start: 100, end: 100 },
+      axis: { start: 0, end: 100 },
+      place: { left: 99.5, width: 0.5 },
+    },
+  ])(
+    "$span.start–$span.end on $axis.start–$axis.end → left $place.left %, width $place.width %",
+    ({ span, axis, place }) => {
+      expect(placeOnAxis(span, axis)).toEqual(place);
+    },
+  );
 });
 
 describe("formatDuration", () => {

@@ -1,7 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_IDP_PASSWORD, startLocalIdentityProvider, type LocalIdentityProvider } from "../../../../src/dev/cli/dev/localIdentityProvider.ts";
+import {
+  LOCAL_IDP_PASSWORD,
+  startLocalIdentityProvider,
+  type LocalIdentityProvider,
+} from "../../../../src/dev/cli/dev/localIdentityProvider.ts";
 
 const CLIENT_ID = "platform-login";
 const CLIENT_SECRET = "local-secret";
@@ -9,7 +13,11 @@ const REDIRECT_URI = "http://127.0.0.1:9/callback";
 
 let idp: LocalIdentityProvider;
 beforeAll(async () => {
-  idp = await startLocalIdentityProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: REDIRECT_URI });
+  idp = await startLocalIdentityProvider({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: REDIRECT_URI,
+  });
 });
 afterAll(() => idp?.stop());
 
@@ -27,7 +35,9 @@ class Browser {
       const [pair, ...attributes] = cookie.split(/;\s*/);
       const eq = pair!.indexOf("=");
       const name = pair!.slice(0, eq);
-      const expired = attributes.some((a) => /^max-age=0$/i.test(a) || (/^expires=/i.test(a) && Date.parse(a.slice(8)) < Date.now()));
+      const expired = attributes.some(
+        (a) => /^max-age=0$/i.test(a) || (/^expires=/i.test(a) && Date.parse(a.slice(8)) < Date.now()),
+      );
       if (expired) this.cookies.delete(name);
       else this.cookies.set(name, pair!.slice(eq + 1));
     }
@@ -67,11 +77,20 @@ function authorizationRequest(extra: Record<string, string | null> = {}) {
 }
 
 function formPost(body: Record<string, string>): RequestInit {
-  return { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body).toString() };
+  return {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(body).toString(),
+  };
 }
 
 /** Signs in through the login and consent pages; resolves with the redirect back to the client. */
-async function signInThroughPages(browser: Browser, authorizeUrl: string, email: string, password = LOCAL_IDP_PASSWORD): Promise<URL> {
+async function signInThroughPages(
+  browser: Browser,
+  authorizeUrl: string,
+  email: string,
+  password = LOCAL_IDP_PASSWORD,
+): Promise<URL> {
   const login = await browser.follow(authorizeUrl);
   expect(login.response.status).toBe(200);
   const loginHtml = await login.response.text();
@@ -94,7 +113,12 @@ async function exchange(code: string, verifier: string, secret = CLIENT_SECRET) 
       authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${secret}`).toString("base64")}`,
       "content-type": "application/x-www-form-urlencoded",
     },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, code_verifier: verifier }),
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+    }),
   });
   return { status: response.status, json: (await response.json()) as Record<string, string> };
 }
@@ -128,12 +152,22 @@ describe("local identity provider", () => {
 
     const tokens = await exchange(code, request.verifier);
     expect(tokens.status, JSON.stringify(tokens.json)).toBe(200);
-    const { payload, protectedHeader } = await jwtVerify(tokens.json.id_token!, createRemoteJWKSet(new URL(`${idp.issuer}/jwks`)), {
-      issuer: idp.issuer,
-      audience: CLIENT_ID,
-    });
+    const { payload, protectedHeader } = await jwtVerify(
+      tokens.json.id_token!,
+      createRemoteJWKSet(new URL(`${idp.issuer}/jwks`)),
+      {
+        issuer: idp.issuer,
+        audience: CLIENT_ID,
+      },
+    );
     expect(protectedHeader.alg).toBe("RS256");
-    expect(payload).toMatchObject({ sub: "user-ada", email: "ada@example.com", email_verified: true, name: "Ada Lovelace", nonce: request.nonce });
+    expect(payload).toMatchObject({
+      sub: "user-ada",
+      email: "ada@example.com",
+      email_verified: true,
+      name: "Ada Lovelace",
+      nonce: request.nonce,
+    });
 
     // Codes are single use.
     expect((await exchange(code, request.verifier)).json.error).toBe("invalid_grant");
@@ -179,7 +213,10 @@ describe("local identity provider", () => {
     const login = await browser.follow(request.url);
     const html = await login.response.text();
     const action = /<form method="post" action="([^"]+\/login)"/.exec(html)![1]!;
-    const wrong = await browser.fetch(new URL(action, idp.issuer).toString(), formPost({ email: "ada@example.com", password: "nope" }));
+    const wrong = await browser.fetch(
+      new URL(action, idp.issuer).toString(),
+      formPost({ email: "ada@example.com", password: "nope" }),
+    );
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).toContain("Unknown email or wrong password.");
     const abort = /<a href="([^"]+\/abort)">Cancel<\/a>/.exec(html)![1]!;

@@ -13,11 +13,26 @@ const retried: WorkflowRunView = {
   createdAt: t0,
   updatedAt: t0 + 1_250,
   events: [
-    { seq: 1, type: "workflow_created", payload: { workflowName: "checkout", writes: { data: { order: 42 } } }, at: t0 },
+    {
+      seq: 1,
+      type: "workflow_created",
+      payload: { workflowName: "checkout", writes: { data: { order: 42 } } },
+      at: t0,
+    },
     { seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at: t0 + 5 },
-    { seq: 3, type: "step_failed", payload: { step: "start", attempt: 1, reason: "card declined", retryable: true }, at: t0 + 35 },
+    {
+      seq: 3,
+      type: "step_failed",
+      payload: { step: "start", attempt: 1, reason: "card declined", retryable: true },
+      at: t0 + 35,
+    },
     { seq: 4, type: "step_started", payload: { step: "start", attempt: 2 }, at: t0 + 1_035 },
-    { seq: 5, type: "step_completed", payload: { step: "start", writes: { charged: true }, next_step: "ship" }, at: t0 + 1_100 },
+    {
+      seq: 5,
+      type: "step_completed",
+      payload: { step: "start", writes: { charged: true }, next_step: "ship" },
+      at: t0 + 1_100,
+    },
     { seq: 6, type: "step_started", payload: { step: "ship", attempt: 1 }, at: t0 + 1_101 },
     { seq: 7, type: "step_completed", payload: { step: "ship", writes: {} }, at: t0 + 1_250 },
     { seq: 8, type: "workflow_completed", payload: { result: { ok: true } }, at: t0 + 1_250 },
@@ -48,7 +63,15 @@ describe("formatRunTimeline", () => {
       status: "failed",
       result: undefined,
       error: "card declined",
-      events: [...retried.events.slice(0, 3), { seq: 4, type: "workflow_failed", payload: { reason: "card declined", cause: "attempts_exhausted" }, at: t0 + 35 }],
+      events: [
+        ...retried.events.slice(0, 3),
+        {
+          seq: 4,
+          type: "workflow_failed",
+          payload: { reason: "card declined", cause: "attempts_exhausted" },
+          at: t0 + 35,
+        },
+      ],
       updatedAt: t0 + 35,
     };
     const out = formatRunTimeline(failed);
@@ -60,7 +83,9 @@ describe("formatRunTimeline", () => {
 describe("formatRunList", () => {
   it("prints one row per run and says so when nothing matches", () => {
     expect(formatRunList([])).toBe("No workflow runs match.\n");
-    const out = formatRunList([{ id: "run-1", workflowId: "w", name: "checkout", status: "running", createdAt: t0, updatedAt: t0 }]);
+    const out = formatRunList([
+      { id: "run-1", workflowId: "w", name: "checkout", status: "running", createdAt: t0, updatedAt: t0 },
+    ]);
     expect(out).toContain("run-1");
     expect(out).toContain("running");
   });

@@ -1,7 +1,11 @@
 // The fake chat server checks what it receives (OAuth, REST, signatures):
 // a fake that accepts anything proves nothing.
 import { describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD, type FakeChatServerConfig } from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import {
+  createFakeChatServer,
+  TEST_GUILD,
+  type FakeChatServerConfig,
+} from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
 import fakeChatServerWorker, { type FakeChatServerEnv } from "../../../../src/dev/fakes/chatserver/index.ts";
 import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../../../src/core/crypto/ed25519.ts";
 
@@ -32,12 +36,22 @@ function setup(overrides: Partial<FakeChatServerConfig> = {}) {
 }
 
 async function approve(call: ReturnType<typeof setup>["call"], action = "approve") {
-  const page = await call(`/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&permissions=2048&redirect_uri=${encodeURIComponent(REDIRECT)}&state=st-1`);
+  const page = await call(
+    `/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&permissions=2048&redirect_uri=${encodeURIComponent(REDIRECT)}&state=st-1`,
+  );
   expect(page.status).toBe(200);
   const html = await page.text();
   expect(html).toContain("Test Server");
   expect(html).toContain(TEST_GUILD.id);
-  const form = new URLSearchParams({ client_id: "900000000000000001", redirect_uri: REDIRECT, state: "st-1", scope: "bot applications.commands", permissions: "2048", guild_id: TEST_GUILD.id, action });
+  const form = new URLSearchParams({
+    client_id: "900000000000000001",
+    redirect_uri: REDIRECT,
+    state: "st-1",
+    scope: "bot applications.commands",
+    permissions: "2048",
+    guild_id: TEST_GUILD.id,
+    action,
+  });
   const answer = await call("/oauth2/authorize", { method: "POST", body: form, redirect: "manual" });
   expect(answer.status).toBe(302);
   return new URL(answer.headers.get("location")!);
@@ -61,13 +75,23 @@ describe("fake chat server: OAuth2 bot install", () => {
     expect(back.searchParams.get("state")).toBe("st-1");
     expect(back.searchParams.get("guild_id")).toBe(TEST_GUILD.id);
     const code = back.searchParams.get("code")!;
-    const first = await call("/api/oauth2/token", tokenRequest({ grant_type: "authorization_code", code, redirect_uri: REDIRECT }));
+    const first = await call(
+      "/api/oauth2/token",
+      tokenRequest({ grant_type: "authorization_code", code, redirect_uri: REDIRECT }),
+    );
     expect(first.status).toBe(200);
     const tokens = (await first.json()) as Record<string, any>;
-    expect(tokens).toMatchObject({ token_type: "Bearer", expires_in: 604800, guild: { id: TEST_GUILD.id, name: "Test Server" } });
+    expect(tokens).toMatchObject({
+      token_type: "Bearer",
+      expires_in: 604800,
+      guild: { id: TEST_GUILD.id, name: "Test Server" },
+    });
     expect(tokens.access_token).toBeTruthy();
     expect(tokens.refresh_token).toBeTruthy();
-    const again = await call("/api/oauth2/token", tokenRequest({ grant_type: "authorization_code", code, redirect_uri: REDIRECT }));
+    const again = await call(
+      "/api/oauth2/token",
+      tokenRequest({ grant_type: "authorization_code", code, redirect_uri: REDIRECT }),
+    );
     expect(again.status).toBe(400);
     expect(await again.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -75,15 +99,46 @@ describe("fake chat server: OAuth2 bot install", () => {
   it("client_secret_post works; a wrong secret, a JSON body or a different redirect_uri is refused", async () => {
     const { call } = setup();
     const code = (await approve(call)).searchParams.get("code")!;
-    const wrongSecret = await call("/api/oauth2/token", tokenRequest({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: "900000000000000001", client_secret: "nope" }, false));
+    const wrongSecret = await call(
+      "/api/oauth2/token",
+      tokenRequest(
+        {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "900000000000000001",
+          client_secret: "nope",
+        },
+        false,
+      ),
+    );
     expect(wrongSecret.status).toBe(401);
-    const json = await call("/api/oauth2/token", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const json = await call("/api/oauth2/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(json.status).toBe(400);
     const code2 = (await approve(call)).searchParams.get("code")!;
-    const wrongRedirect = await call("/api/oauth2/token", tokenRequest({ grant_type: "authorization_code", code: code2, redirect_uri: REDIRECT + "x" }));
+    const wrongRedirect = await call(
+      "/api/oauth2/token",
+      tokenRequest({ grant_type: "authorization_code", code: code2, redirect_uri: REDIRECT + "x" }),
+    );
     expect(await wrongRedirect.json()).toMatchObject({ error: "invalid_grant" });
     const code3 = (await approve(call)).searchParams.get("code")!;
-    const post = await call("/api/oauth2/token", tokenRequest({ grant_type: "authorization_code", code: code3, redirect_uri: REDIRECT, client_id: "900000000000000001", client_secret: "client-secret" }, false));
+    const post = await call(
+      "/api/oauth2/token",
+      tokenRequest(
+        {
+          grant_type: "authorization_code",
+          code: code3,
+          redirect_uri: REDIRECT,
+          client_id: "900000000000000001",
+          client_secret: "client-secret",
+        },
+        false,
+      ),
+    );
     expect(post.status).toBe(200);
   });
 
@@ -93,7 +148,9 @@ describe("fake chat server: OAuth2 bot install", () => {
     expect(back.searchParams.get("error")).toBe("access_denied");
     expect(back.searchParams.get("state")).toBe("st-1");
     expect(back.searchParams.get("code")).toBeNull();
-    const bad = await call(`/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://evil.test/cb")}`);
+    const bad = await call(
+      `/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://evil.test/cb")}`,
+    );
     expect(bad.status).toBe(400);
   });
 });
@@ -114,7 +171,9 @@ describe("fake chat server: REST", () => {
     expect((await call(path, json("PUT", cmds, "Bot wrong"))).status).toBe(401);
     expect((await call(path, json("PUT", cmds))).status).toBe(401);
     expect((await call(path, json("PUT", [{ name: "Bad Name", description: "x" }], "Bot bot-token"))).status).toBe(400);
-    expect((await call(path, { method: "PUT", headers: { authorization: "Bot bot-token" }, body: "[]" })).status).toBe(400);
+    expect((await call(path, { method: "PUT", headers: { authorization: "Bot bot-token" }, body: "[]" })).status).toBe(
+      400,
+    );
     const ok = await call(path, json("PUT", cmds, "Bot bot-token"));
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject([{ name: "hello", guild_id: TEST_GUILD.id }]);
@@ -134,30 +193,57 @@ describe("fake chat server: REST", () => {
     const message = (await sent.json()) as { id: string };
     const edited = await call(`${path}/${message.id}`, json("PATCH", { content: "edited" }, "Bot bot-token"));
     expect(await edited.json()).toMatchObject({ content: "edited" });
-    expect((await call(`/api/v10/channels/999/messages`, json("POST", { content: "hi" }, "Bot bot-token"))).status).toBe(404);
+    expect(
+      (await call(`/api/v10/channels/999/messages`, json("POST", { content: "hi" }, "Bot bot-token"))).status,
+    ).toBe(404);
     const recorded = (await (await call("/__fake/recorded")).json()) as { path: string; status: number }[];
     expect(recorded.map((r) => r.status)).toContain(429);
   });
 
   it("trigger signs a command the verifier accepts; callback, @original and followups need the live interaction token", async () => {
     const { call, delivered } = setup();
-    const res = await call("/__fake/trigger", json("POST", { kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi" }));
+    const res = await call(
+      "/__fake/trigger",
+      json("POST", { kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi" }),
+    );
     expect(res.status).toBe(200);
     const out = (await res.json()) as { payload: any; status: number; body: unknown };
     expect(out).toMatchObject({ status: 202, body: null });
     const request = delivered[0]!;
     const raw = await request.text();
-    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), request.headers.get("x-signature-ed25519"), request.headers.get("x-signature-timestamp"), raw);
+    const check = await verifyEd25519Webhook(
+      await ed25519PublicKeyHex(SEED),
+      request.headers.get("x-signature-ed25519"),
+      request.headers.get("x-signature-timestamp"),
+      raw,
+    );
     expect(check).toEqual({ ok: true });
     const { id, token } = out.payload;
-    expect(out.payload).toMatchObject({ type: 2, guild_id: TEST_GUILD.id, data: { name: "hello", options: [{ name: "text", value: "hi" }] } });
-    expect((await call(`/api/v10/webhooks/900000000000000001/${token}`, json("POST", { content: "early" }))).status).toBe(404);
+    expect(out.payload).toMatchObject({
+      type: 2,
+      guild_id: TEST_GUILD.id,
+      data: { name: "hello", options: [{ name: "text", value: "hi" }] },
+    });
+    expect(
+      (await call(`/api/v10/webhooks/900000000000000001/${token}`, json("POST", { content: "early" }))).status,
+    ).toBe(404);
     expect((await call(`/api/v10/interactions/${id}/wrong/callback`, json("POST", { type: 5 }))).status).toBe(404);
     expect((await call(`/api/v10/interactions/${id}/${token}/callback`, json("POST", { type: 5 }))).status).toBe(204);
     expect((await call(`/api/v10/interactions/${id}/${token}/callback`, json("POST", { type: 5 }))).status).toBe(400);
-    expect((await call(`/api/v10/webhooks/900000000000000001/${token}/messages/@original`, json("PATCH", { content: "done" }))).status).toBe(200);
-    expect((await call(`/api/v10/webhooks/900000000000000001/${token}`, json("POST", { content: "more" }))).status).toBe(200);
-    expect((await call(`/api/v10/webhooks/900000000000000001/not-a-token`, json("POST", { content: "more" }))).status).toBe(401);
+    expect(
+      (
+        await call(
+          `/api/v10/webhooks/900000000000000001/${token}/messages/@original`,
+          json("PATCH", { content: "done" }),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call(`/api/v10/webhooks/900000000000000001/${token}`, json("POST", { content: "more" }))).status,
+    ).toBe(200);
+    expect(
+      (await call(`/api/v10/webhooks/900000000000000001/not-a-token`, json("POST", { content: "more" }))).status,
+    ).toBe(401);
   });
 });
 
@@ -180,20 +266,39 @@ describe("fake chat server as a worker (configured by vars)", () => {
         },
       } as unknown as Fetcher,
     };
-    const call = (path: string, init?: RequestInit) => fakeChatServerWorker.fetch(new Request(FAKE + path, init), workerEnv);
-    const page = await call(`/oauth2/authorize?client_id=900000000000000002&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`);
+    const call = (path: string, init?: RequestInit) =>
+      fakeChatServerWorker.fetch(new Request(FAKE + path, init), workerEnv);
+    const page = await call(
+      `/oauth2/authorize?client_id=900000000000000002&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`,
+    );
     expect(page.status).toBe(200);
-    const wrongClient = await call(`/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`);
+    const wrongClient = await call(
+      `/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`,
+    );
     expect(wrongClient.status).toBe(400);
-    const trigger = await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", guildId: TEST_GUILD.id, text: "hey" }) });
+    const trigger = await call("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "message", guildId: TEST_GUILD.id, text: "hey" }),
+    });
     expect(((await trigger.json()) as { status: number }).status).toBe(200);
     expect(received).toHaveLength(1);
     expect(received[0]!.url).toBe("https://plugin.local/webhook");
     const raw = await received[0]!.text();
-    expect(JSON.parse(raw)).toMatchObject({ type: 1, application_id: "900000000000000002", event: { type: "MESSAGE_CREATE", data: { content: "hey", guild_id: TEST_GUILD.id } } });
-    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), received[0]!.headers.get("x-signature-ed25519"), received[0]!.headers.get("x-signature-timestamp"), raw);
+    expect(JSON.parse(raw)).toMatchObject({
+      type: 1,
+      application_id: "900000000000000002",
+      event: { type: "MESSAGE_CREATE", data: { content: "hey", guild_id: TEST_GUILD.id } },
+    });
+    const check = await verifyEd25519Webhook(
+      await ed25519PublicKeyHex(SEED),
+      received[0]!.headers.get("x-signature-ed25519"),
+      received[0]!.headers.get("x-signature-timestamp"),
+      raw,
+    );
     expect(check).toEqual({ ok: true });
-    expect((await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "typing" }) })).status).toBe(400);
+    expect((await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "typing" }) })).status).toBe(
+      400,
+    );
     expect((await call("/__fake/reset", { method: "POST" })).status).toBe(204);
   });
 });

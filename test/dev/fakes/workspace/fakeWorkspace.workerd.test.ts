@@ -22,25 +22,47 @@ type Fake = ReturnType<typeof fake>;
 const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
 
 function form(params: Record<string, string>): { body: string; headers: Record<string, string> } {
-  return { body: new URLSearchParams(params).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } };
+  return {
+    body: new URLSearchParams(params).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  };
 }
 
 async function consent(slack: Fake, decision: "allow" | "cancel", params: Record<string, string> = {}): Promise<URL> {
-  const q = new URLSearchParams({ client_id: CONFIG.clientId, scope: "chat:write,reactions:write", redirect_uri: REDIRECT, state: "st-1", ...params });
+  const q = new URLSearchParams({
+    client_id: CONFIG.clientId,
+    scope: "chat:write,reactions:write",
+    redirect_uri: REDIRECT,
+    state: "st-1",
+    ...params,
+  });
   const page = await slack.fetch(new Request(`${BASE}/oauth/v2/authorize?${q}`));
   expect(page.status).toBe(200);
   const html = await page.text();
   expect(html).toContain(params.team ? `Workspace ${params.team}` : "Test Workspace");
   // Submit the page's form the way a browser would.
-  const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))]));
-  const response = await slack.fetch(new Request(`${BASE}/oauth/v2/authorize`, { method: "POST", ...form({ ...fields, decision }), redirect: "manual" }));
+  const fields = Object.fromEntries(
+    [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+      m[1]!,
+      m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))),
+    ]),
+  );
+  const response = await slack.fetch(
+    new Request(`${BASE}/oauth/v2/authorize`, { method: "POST", ...form({ ...fields, decision }), redirect: "manual" }),
+  );
   expect(response.status).toBe(302);
   return new URL(response.headers.get("location")!);
 }
 
-async function exchange(slack: Fake, params: Record<string, string>, auth = basic(CONFIG.clientId, CONFIG.clientSecret)) {
+async function exchange(
+  slack: Fake,
+  params: Record<string, string>,
+  auth = basic(CONFIG.clientId, CONFIG.clientSecret),
+) {
   const { body, headers } = form(params);
-  const response = await slack.fetch(new Request(`${BASE}/api/oauth.v2.access`, { method: "POST", body, headers: { ...headers, authorization: auth } }));
+  const response = await slack.fetch(
+    new Request(`${BASE}/api/oauth.v2.access`, { method: "POST", body, headers: { ...headers, authorization: auth } }),
+  );
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, any>;
 }
@@ -74,7 +96,11 @@ describe("fake Slack: OAuth v2", () => {
   it("refuses an unknown client_id or an unregistered redirect_uri on the authorize page", async () => {
     const slack = fake();
     const bad = (p: Record<string, string>) =>
-      slack.fetch(new Request(`${BASE}/oauth/v2/authorize?${new URLSearchParams({ client_id: CONFIG.clientId, redirect_uri: REDIRECT, state: "s", ...p })}`));
+      slack.fetch(
+        new Request(
+          `${BASE}/oauth/v2/authorize?${new URLSearchParams({ client_id: CONFIG.clientId, redirect_uri: REDIRECT, state: "s", ...p })}`,
+        ),
+      );
     expect((await bad({ client_id: "nope" })).status).toBe(400);
     expect((await bad({ redirect_uri: "https://evil.test/cb" })).status).toBe(400);
   });
@@ -99,12 +125,26 @@ describe("fake Slack: OAuth v2", () => {
   it("checks client credentials (Basic or body) and the redirect_uri", async () => {
     const slack = fake();
     const code = async () => (await consent(slack, "allow")).searchParams.get("code")!;
-    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic(CONFIG.clientId, "wrong"))).toEqual({ ok: false, error: "bad_client_secret" });
-    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic("other", CONFIG.clientSecret))).toEqual({ ok: false, error: "invalid_client_id" });
-    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT + "x" })).toEqual({ ok: false, error: "bad_redirect_uri" });
-    const viaBody = await exchange(slack, { code: await code(), redirect_uri: REDIRECT, client_id: CONFIG.clientId, client_secret: CONFIG.clientSecret }, "");
+    expect(
+      await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic(CONFIG.clientId, "wrong")),
+    ).toEqual({ ok: false, error: "bad_client_secret" });
+    expect(
+      await exchange(slack, { code: await code(), redirect_uri: REDIRECT }, basic("other", CONFIG.clientSecret)),
+    ).toEqual({ ok: false, error: "invalid_client_id" });
+    expect(await exchange(slack, { code: await code(), redirect_uri: REDIRECT + "x" })).toEqual({
+      ok: false,
+      error: "bad_redirect_uri",
+    });
+    const viaBody = await exchange(
+      slack,
+      { code: await code(), redirect_uri: REDIRECT, client_id: CONFIG.clientId, client_secret: CONFIG.clientSecret },
+      "",
+    );
     expect(viaBody.ok).toBe(true);
-    expect(await exchange(slack, { code: "made-up", redirect_uri: REDIRECT })).toEqual({ ok: false, error: "invalid_code" });
+    expect(await exchange(slack, { code: "made-up", redirect_uri: REDIRECT })).toEqual({
+      ok: false,
+      error: "invalid_code",
+    });
   });
 
   it("the team query parameter picks another workspace", async () => {
@@ -123,17 +163,26 @@ describe("fake Slack: OAuth v2", () => {
     expect(refreshed.access_token).not.toBe(first.access_token);
     expect(refreshed.refresh_token).not.toBe(first.refresh_token);
     // The old refresh token is dead.
-    expect(await exchange(slack, { grant_type: "refresh_token", refresh_token: first.refresh_token })).toEqual({ ok: false, error: "invalid_refresh_token" });
-    expect((await exchange(slack, { grant_type: "refresh_token", refresh_token: refreshed.refresh_token })).ok).toBe(true);
+    expect(await exchange(slack, { grant_type: "refresh_token", refresh_token: first.refresh_token })).toEqual({
+      ok: false,
+      error: "invalid_refresh_token",
+    });
+    expect((await exchange(slack, { grant_type: "refresh_token", refresh_token: refreshed.refresh_token })).ok).toBe(
+      true,
+    );
   });
 
   it("an expired access token answers token_expired", async () => {
     let clock = 1_800_000_000_000;
     const slack = fake({ tokenRotation: true, expiresIn: 60, now: () => clock });
     const { access_token } = await install(slack);
-    expect(await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json()).toMatchObject({ ok: true });
+    expect(
+      await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json(),
+    ).toMatchObject({ ok: true });
     clock += 61_000;
-    expect(await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json()).toEqual({ ok: false, error: "token_expired" });
+    expect(
+      await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "hi" })).json(),
+    ).toEqual({ ok: false, error: "token_expired" });
   });
 });
 
@@ -141,15 +190,45 @@ describe("fake Slack: Web API", () => {
   it("chat.postMessage, a thread reply, chat.update and reactions.add; everything recorded", async () => {
     const slack = fake();
     const { access_token } = await install(slack);
-    const posted = (await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "parent" })).json()) as any;
+    const posted = (await (
+      await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "parent" })
+    ).json()) as any;
     expect(posted).toMatchObject({ ok: true, channel: "C0GENERAL", message: { text: "parent", user: "U0BOT0TEST" } });
-    const reply = (await (await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "child", thread_ts: posted.ts })).json()) as any;
+    const reply = (await (
+      await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "child", thread_ts: posted.ts })
+    ).json()) as any;
     expect(reply.message.thread_ts).toBe(posted.ts);
-    expect(await (await api(slack, "chat.update", access_token, { channel: "C0GENERAL", ts: posted.ts, text: "edited" })).json()).toMatchObject({ ok: true, text: "edited" });
-    expect(await (await api(slack, "reactions.add", access_token, { channel: "C0GENERAL", timestamp: posted.ts, name: "thumbsup" })).json()).toEqual({ ok: true });
-    expect(await (await api(slack, "reactions.add", access_token, { channel: "C0GENERAL", timestamp: posted.ts, name: "thumbsup" })).json()).toEqual({ ok: false, error: "already_reacted" });
+    expect(
+      await (
+        await api(slack, "chat.update", access_token, { channel: "C0GENERAL", ts: posted.ts, text: "edited" })
+      ).json(),
+    ).toMatchObject({ ok: true, text: "edited" });
+    expect(
+      await (
+        await api(slack, "reactions.add", access_token, {
+          channel: "C0GENERAL",
+          timestamp: posted.ts,
+          name: "thumbsup",
+        })
+      ).json(),
+    ).toEqual({ ok: true });
+    expect(
+      await (
+        await api(slack, "reactions.add", access_token, {
+          channel: "C0GENERAL",
+          timestamp: posted.ts,
+          name: "thumbsup",
+        })
+      ).json(),
+    ).toEqual({ ok: false, error: "already_reacted" });
     const recorded = (await (await slack.fetch(new Request(`${BASE}/__fake/recorded`))).json()) as { calls: any[] };
-    expect(recorded.calls.map((c) => c.method)).toEqual(["chat.postMessage", "chat.postMessage", "chat.update", "reactions.add", "reactions.add"]);
+    expect(recorded.calls.map((c) => c.method)).toEqual([
+      "chat.postMessage",
+      "chat.postMessage",
+      "chat.update",
+      "reactions.add",
+      "reactions.add",
+    ]);
     expect(recorded.calls[1].params).toMatchObject({ thread_ts: posted.ts, text: "child" });
   });
 
@@ -161,20 +240,52 @@ describe("fake Slack: Web API", () => {
       expect(response.status).toBe(200);
       return response.json();
     };
-    expect(await call("chat.postMessage", null, { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "not_authed" });
-    expect(await call("chat.postMessage", "xoxb-made-up", { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "invalid_auth" });
-    expect(await call("chat.postMessage", access_token, { channel: "C0NOPE", text: "x" })).toEqual({ ok: false, error: "channel_not_found" });
-    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "" })).toEqual({ ok: false, error: "no_text" });
-    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x", thread_ts: "1.000001" })).toEqual({ ok: false, error: "thread_not_found" });
-    expect(await call("chat.update", access_token, { channel: "C0GENERAL", ts: "1.000001", text: "x" })).toEqual({ ok: false, error: "message_not_found" });
-    await slack.fetch(new Request(`${BASE}/__fake/revoke`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
-    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" })).toEqual({ ok: false, error: "token_revoked" });
+    expect(await call("chat.postMessage", null, { channel: "C0GENERAL", text: "x" })).toEqual({
+      ok: false,
+      error: "not_authed",
+    });
+    expect(await call("chat.postMessage", "xoxb-made-up", { channel: "C0GENERAL", text: "x" })).toEqual({
+      ok: false,
+      error: "invalid_auth",
+    });
+    expect(await call("chat.postMessage", access_token, { channel: "C0NOPE", text: "x" })).toEqual({
+      ok: false,
+      error: "channel_not_found",
+    });
+    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "" })).toEqual({
+      ok: false,
+      error: "no_text",
+    });
+    expect(
+      await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x", thread_ts: "1.000001" }),
+    ).toEqual({ ok: false, error: "thread_not_found" });
+    expect(await call("chat.update", access_token, { channel: "C0GENERAL", ts: "1.000001", text: "x" })).toEqual({
+      ok: false,
+      error: "message_not_found",
+    });
+    await slack.fetch(
+      new Request(`${BASE}/__fake/revoke`, {
+        method: "POST",
+        body: JSON.stringify({ teamId: "T0TEST" }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    expect(await call("chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" })).toEqual({
+      ok: false,
+      error: "token_revoked",
+    });
   });
 
   it("429 with Retry-After while the rate-limit switch is on", async () => {
     const slack = fake();
     const { access_token } = await install(slack);
-    await slack.fetch(new Request(`${BASE}/__fake/ratelimit`, { method: "POST", body: JSON.stringify({ retryAfter: 17, count: 2 }), headers: { "content-type": "application/json" } }));
+    await slack.fetch(
+      new Request(`${BASE}/__fake/ratelimit`, {
+        method: "POST",
+        body: JSON.stringify({ retryAfter: 17, count: 2 }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
     for (let i = 0; i < 2; i++) {
       const limited = await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" });
       expect(limited.status).toBe(429);
@@ -195,32 +306,52 @@ describe("fake Slack: event deliveries", () => {
       },
     });
     const trigger = async (params: Record<string, unknown>) => {
-      const response = await slack.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify(params), headers: { "content-type": "application/json" } }));
+      const response = await slack.fetch(
+        new Request(`${BASE}/__fake/trigger`, {
+          method: "POST",
+          body: JSON.stringify(params),
+          headers: { "content-type": "application/json" },
+        }),
+      );
       return { status: response.status, json: (await response.json()) as any };
     };
     return { slack, received, trigger };
   }
 
-  it.each(["message", "mention", "reaction", "app_uninstalled", "tokens_revoked"])("%s: a signed event_callback envelope to the plugin URL", async (kind) => {
-    const { received, trigger } = capturing();
-    const { status, json } = await trigger({ kind, teamId: "T0TEST", text: "hi there" });
-    expect(status).toBe(200);
-    expect(json.response.status).toBe(200);
-    expect(received).toHaveLength(1);
-    const { request, body } = received[0]!;
-    expect(request.url).toBe(CONFIG.webhookUrl);
-    expect(request.method).toBe("POST");
-    const check = await verifyWorkspaceSignature(CONFIG.signingSecret, request.headers.get("x-slack-request-timestamp"), request.headers.get("x-slack-signature"), body);
-    expect(check).toEqual({ ok: true });
-    const envelope = JSON.parse(body);
-    expect(envelope).toMatchObject({ type: "event_callback", team_id: "T0TEST", api_app_id: "A0PLATFORM" });
-    expect(envelope.event_id).toMatch(/^Ev[0-9A-F]+$/);
-    const expectedType = { message: "message", mention: "app_mention", reaction: "reaction_added", app_uninstalled: "app_uninstalled", tokens_revoked: "tokens_revoked" }[kind];
-    expect(envelope.event.type).toBe(expectedType);
-    if (kind === "mention") expect(envelope.event.text).toBe("<@U0BOT0TEST> hi there");
-    if (kind === "message") expect(envelope.event.text).toBe("hi there");
-    expect(request.headers.get("x-slack-retry-num")).toBeNull();
-  });
+  it.each(["message", "mention", "reaction", "app_uninstalled", "tokens_revoked"])(
+    "%s: a signed event_callback envelope to the plugin URL",
+    async (kind) => {
+      const { received, trigger } = capturing();
+      const { status, json } = await trigger({ kind, teamId: "T0TEST", text: "hi there" });
+      expect(status).toBe(200);
+      expect(json.response.status).toBe(200);
+      expect(received).toHaveLength(1);
+      const { request, body } = received[0]!;
+      expect(request.url).toBe(CONFIG.webhookUrl);
+      expect(request.method).toBe("POST");
+      const check = await verifyWorkspaceSignature(
+        CONFIG.signingSecret,
+        request.headers.get("x-slack-request-timestamp"),
+        request.headers.get("x-slack-signature"),
+        body,
+      );
+      expect(check).toEqual({ ok: true });
+      const envelope = JSON.parse(body);
+      expect(envelope).toMatchObject({ type: "event_callback", team_id: "T0TEST", api_app_id: "A0PLATFORM" });
+      expect(envelope.event_id).toMatch(/^Ev[0-9A-F]+$/);
+      const expectedType = {
+        message: "message",
+        mention: "app_mention",
+        reaction: "reaction_added",
+        app_uninstalled: "app_uninstalled",
+        tokens_revoked: "tokens_revoked",
+      }[kind];
+      expect(envelope.event.type).toBe(expectedType);
+      if (kind === "mention") expect(envelope.event.text).toBe("<@U0BOT0TEST> hi there");
+      if (kind === "message") expect(envelope.event.text).toBe("hi there");
+      expect(request.headers.get("x-slack-retry-num")).toBeNull();
+    },
+  );
 
   it("url_verification is a bare challenge body, signed", async () => {
     const { received, trigger } = capturing();
@@ -268,24 +399,45 @@ describe("fake Slack as a worker", () => {
       } as unknown as Fetcher,
     };
     const page = await fakeSlackWorker.fetch(
-      new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}&state=s`),
+      new Request(
+        `${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}&state=s`,
+      ),
       workerEnv,
     );
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Test Workspace");
-    const refused = await fakeSlackWorker.fetch(new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://x.test/cb")}`), workerEnv);
+    const refused = await fakeSlackWorker.fetch(
+      new Request(`${BASE}/oauth/v2/authorize?client_id=9.9&redirect_uri=${encodeURIComponent("https://x.test/cb")}`),
+      workerEnv,
+    );
     expect(refused.status).toBe(400);
     const triggered = await fakeSlackWorker.fetch(
-      new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ kind: "message", teamId: "T0TEST" }), headers: { "content-type": "application/json" } }),
+      new Request(`${BASE}/__fake/trigger`, {
+        method: "POST",
+        body: JSON.stringify({ kind: "message", teamId: "T0TEST" }),
+        headers: { "content-type": "application/json" },
+      }),
       workerEnv,
     );
     expect(triggered.status).toBe(200);
     expect(received).toHaveLength(1);
     const body = await received[0]!.text();
-    const check = await verifyWorkspaceSignature("worker-signing", received[0]!.headers.get("x-slack-request-timestamp"), received[0]!.headers.get("x-slack-signature"), body);
+    const check = await verifyWorkspaceSignature(
+      "worker-signing",
+      received[0]!.headers.get("x-slack-request-timestamp"),
+      received[0]!.headers.get("x-slack-signature"),
+      body,
+    );
     expect(check.ok).toBe(true);
     // The same env object keeps its state: a retry resends that event.
-    await fakeSlackWorker.fetch(new Request(`${BASE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ retry: 1 }), headers: { "content-type": "application/json" } }), workerEnv);
+    await fakeSlackWorker.fetch(
+      new Request(`${BASE}/__fake/trigger`, {
+        method: "POST",
+        body: JSON.stringify({ retry: 1 }),
+        headers: { "content-type": "application/json" },
+      }),
+      workerEnv,
+    );
     expect(JSON.parse(await received[1]!.text()).event_id).toBe(JSON.parse(body).event_id);
   });
 });

@@ -4,7 +4,12 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { randomHex } from "../../../../src/core/crypto/encoding.ts";
-import { createFakeChatServer, OTHER_GUILD, TEST_GUILD, type FakeChatServer } from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
+import {
+  createFakeChatServer,
+  OTHER_GUILD,
+  TEST_GUILD,
+  type FakeChatServer,
+} from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
 import { signEd25519 } from "../../../../src/core/crypto/ed25519.ts";
 import type { ChatServerEnv } from "../../../../src/platform/plugins/chatserver/env.ts";
 import plugin from "../../../../src/platform/plugins/chatserver/index.ts";
@@ -72,14 +77,31 @@ function world(projectHandler?: (request: Request) => Response | Promise<Respons
   };
 }
 
-async function sessionCode(projectId: number, pluginId = "chatserver", expiresAt = Date.now() + 120_000): Promise<string> {
+async function sessionCode(
+  projectId: number,
+  pluginId = "chatserver",
+  expiresAt = Date.now() + 120_000,
+): Promise<string> {
   const code = randomHex(32);
-  expect(await env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code)).create({ code, projectId, userId: 1, pluginId, expiresAt })).toBe(true);
+  expect(
+    await env.SESSION_CODES.get(env.SESSION_CODES.idFromName(code)).create({
+      code,
+      projectId,
+      userId: 1,
+      pluginId,
+      expiresAt,
+    }),
+  ).toBe(true);
   return code;
 }
 
 /** The whole browser flow: /install → consent → Approve → /oauth/callback. */
-async function install(w: World, projectId: number, guildId = TEST_GUILD.id, options: { cookie?: false } = {}): Promise<Response> {
+async function install(
+  w: World,
+  projectId: number,
+  guildId = TEST_GUILD.id,
+  options: { cookie?: false } = {},
+): Promise<Response> {
   const start = await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(projectId)}`));
   expect(start.status).toBe(302);
   const authorize = new URL(start.headers.get("location")!);
@@ -99,7 +121,9 @@ async function install(w: World, projectId: number, guildId = TEST_GUILD.id, opt
   const approved = await w.fakeCall("/oauth2/authorize", { method: "POST", body: form, redirect: "manual" });
   expect(approved.status).toBe(302);
   const cookie = browserCookie(start);
-  return w.call(new Request(approved.headers.get("location")!, { headers: options.cookie === false ? {} : { cookie } }));
+  return w.call(
+    new Request(approved.headers.get("location")!, { headers: options.cookie === false ? {} : { cookie } }),
+  );
 }
 
 /** The install cookie as a browser would send it back. */
@@ -109,17 +133,30 @@ function browserCookie(response: Response): string {
   return set.split(";")[0]!;
 }
 
-async function signedWebhook(body: string, options: { seed?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {}) {
+async function signedWebhook(
+  body: string,
+  options: { seed?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {},
+) {
   const ts = options.timestamp ?? String(options.ts ?? Math.floor(Date.now() / 1000));
   const headers: Record<string, string> = { "content-type": "application/json" };
-  const signature = options.signature === undefined ? await signEd25519(options.seed ?? SEED, ts + body) : options.signature;
+  const signature =
+    options.signature === undefined ? await signEd25519(options.seed ?? SEED, ts + body) : options.signature;
   if (signature !== null) headers["X-Signature-Ed25519"] = signature;
   if (options.timestamp !== null) headers["X-Signature-Timestamp"] = ts;
   return new Request(`${PLUGIN}/webhook`, { method: "POST", headers, body });
 }
 
 const commandBody = (guildId = TEST_GUILD.id, id = "1234567890") =>
-  JSON.stringify({ id, application_id: APP, type: 2, token: "tok", guild_id: guildId, channel_id: TEST_GUILD.channels[0], data: { name: "hello" }, member: { user: { id: "5", username: "u" } } });
+  JSON.stringify({
+    id,
+    application_id: APP,
+    type: 2,
+    token: "tok",
+    guild_id: guildId,
+    channel_id: TEST_GUILD.channels[0],
+    data: { name: "hello" },
+    member: { user: { id: "5", username: "u" } },
+  });
 
 let alpha: ProjectRow;
 let beta: ProjectRow;
@@ -132,7 +169,11 @@ describe("POST /webhook: verification", () => {
   const ping = JSON.stringify({ id: "1", application_id: APP, type: 1, token: "t", version: 1 });
   const cases: [string, number, () => Promise<Request>][] = [
     ["valid PING", 200, () => signedWebhook(ping)],
-    ["forged (signed by another key)", 401, () => signedWebhook(ping, { seed: "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb" })],
+    [
+      "forged (signed by another key)",
+      401,
+      () => signedWebhook(ping, { seed: "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb" }),
+    ],
     ["tampered body", 401, async () => new Request(await signedWebhook(ping), { body: ping.replace('"1"', '"2"') })],
     ["stale (6 minutes old)", 401, () => signedWebhook(ping, { ts: Math.floor(Date.now() / 1000) - 360 })],
     ["from the future (6 minutes)", 401, () => signedWebhook(ping, { ts: Math.floor(Date.now() / 1000) + 360 })],
@@ -174,9 +215,15 @@ describe("POST /webhook: commands and events", () => {
   it("a command is deferred (type 5) and reaches the project once even when delivered twice", async () => {
     const w = world();
     expect((await install(w, alpha.id)).status).toBe(200);
-    const res = await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi", deliveries: 2 }) });
+    const res = await w.fakeCall("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi", deliveries: 2 }),
+    });
     const out = (await res.json()) as { answers: { status: number; body: unknown }[] };
-    expect(out.answers).toEqual([{ status: 200, body: { type: 5 } }, { status: 200, body: { type: 5 } }]);
+    expect(out.answers).toEqual([
+      { status: 200, body: { type: 5 } },
+      { status: 200, body: { type: 5 } },
+    ]);
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(1);
     const call = w.dispatcher.calls[0]!;
@@ -184,7 +231,13 @@ describe("POST /webhook: commands and events", () => {
     expect(call.url.pathname).toBe("/__plugin/chatserver");
     expect(call.headers.get("x-platform-internal")).toBeTruthy();
     const body = JSON.parse(call.body);
-    expect(body).toMatchObject({ kind: "command", name: "hello", project: { slug: "alpha" }, user: { id: "555555555555555555", name: "Test User" }, event: { guildId: TEST_GUILD.id, options: [{ name: "text", value: "hi" }] } });
+    expect(body).toMatchObject({
+      kind: "command",
+      name: "hello",
+      project: { slug: "alpha" },
+      user: { id: "555555555555555555", name: "Test User" },
+      event: { guildId: TEST_GUILD.id, options: [{ name: "text", value: "hi" }] },
+    });
     expect(typeof body.replyToken).toBe("string");
     expect(call.body).not.toContain('"token"'); // the provider's interaction token never reaches the project
     expect(call.body).not.toContain(String(alpha.id) + ",");
@@ -194,13 +247,32 @@ describe("POST /webhook: commands and events", () => {
     const w = world();
     await install(w, alpha.id);
     for (const kind of ["message", "reaction"]) {
-      const res = await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind, guildId: TEST_GUILD.id, text: "yo", deliveries: 2 }) });
+      const res = await w.fakeCall("/__fake/trigger", {
+        method: "POST",
+        body: JSON.stringify({ kind, guildId: TEST_GUILD.id, text: "yo", deliveries: 2 }),
+      });
       expect(((await res.json()) as any).answers.map((a: any) => a.status)).toEqual([204, 204]);
     }
     await w.settle();
-    expect(w.dispatcher.calls.map((c) => JSON.parse(c.body)).map((b) => [b.kind, b.name])).toEqual([["event", "message"], ["event", "reaction"]]);
-    expect(JSON.parse(w.dispatcher.calls[0]!.body).event).toMatchObject({ type: "message", content: "yo", guildId: TEST_GUILD.id });
-    const botMessage = JSON.stringify({ version: 1, application_id: APP, type: 1, id: "77", event: { type: "MESSAGE_CREATE", data: { id: "8", guild_id: TEST_GUILD.id, channel_id: "2", content: "x", author: { id: "9", bot: true } } } });
+    expect(w.dispatcher.calls.map((c) => JSON.parse(c.body)).map((b) => [b.kind, b.name])).toEqual([
+      ["event", "message"],
+      ["event", "reaction"],
+    ]);
+    expect(JSON.parse(w.dispatcher.calls[0]!.body).event).toMatchObject({
+      type: "message",
+      content: "yo",
+      guildId: TEST_GUILD.id,
+    });
+    const botMessage = JSON.stringify({
+      version: 1,
+      application_id: APP,
+      type: 1,
+      id: "77",
+      event: {
+        type: "MESSAGE_CREATE",
+        data: { id: "8", guild_id: TEST_GUILD.id, channel_id: "2", content: "x", author: { id: "9", bot: true } },
+      },
+    });
     expect((await w.call(await signedWebhook(botMessage))).status).toBe(204);
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(2);
@@ -210,7 +282,10 @@ describe("POST /webhook: commands and events", () => {
     let fail = true;
     const w = world(() => (fail ? new Response("boom", { status: 500 }) : Response.json({ ok: true })));
     await install(w, alpha.id);
-    const trigger = await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }) });
+    const trigger = await w.fakeCall("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }),
+    });
     const { payload } = (await trigger.json()) as { payload: any };
     await w.settle();
     const state = (await (await w.fakeCall("/__fake/state")).json()) as any;
@@ -224,7 +299,10 @@ describe("POST /webhook: commands and events", () => {
   it("a command the project has no handler for says so in the chat", async () => {
     const w = world(() => Response.json({ error: { code: "not_found", message: "no handler" } }, { status: 404 }));
     await install(w, alpha.id);
-    await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "nope" }) });
+    await w.fakeCall("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "nope" }),
+    });
     await w.settle();
     const state = (await (await w.fakeCall("/__fake/state")).json()) as any;
     expect(state.messages.map((m: any) => m.content)).toContain("This server's project does not handle /nope (yet).");
@@ -238,9 +316,19 @@ describe("install flow", () => {
     expect(done.status).toBe(200);
     expect(await done.text()).toContain("Test Server");
     const resource = await env.DB.prepare("SELECT * FROM plugin_resources").first<any>();
-    expect(resource).toMatchObject({ plugin_id: "chatserver", resource_type: "server", project_id: alpha.id, external_resource_id: TEST_GUILD.id, display_name: "Test Server" });
+    expect(resource).toMatchObject({
+      plugin_id: "chatserver",
+      resource_type: "server",
+      project_id: alpha.id,
+      external_resource_id: TEST_GUILD.id,
+      display_name: "Test Server",
+    });
     const connection = await env.DB.prepare("SELECT * FROM plugin_oauth_connections").first<any>();
-    expect(connection).toMatchObject({ plugin_id: "chatserver", project_id: alpha.id, external_user_id: TEST_GUILD.id });
+    expect(connection).toMatchObject({
+      plugin_id: "chatserver",
+      project_id: alpha.id,
+      external_user_id: TEST_GUILD.id,
+    });
     expect(connection.access_token).toMatch(/^v1\./);
 
     const code = await sessionCode(alpha.id);
@@ -249,7 +337,9 @@ describe("install flow", () => {
     expect(again.status).toBe(410);
     expect(await again.text()).toContain("already used");
     expect((await w.call(new Request(`${PLUGIN}/install?code=${"0".repeat(64)}`))).status).toBe(404);
-    expect((await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(alpha.id, "workspace")}`))).status).toBe(400);
+    expect(
+      (await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(alpha.id, "workspace")}`))).status,
+    ).toBe(400);
   });
 
   it("a bad or missing state is refused and nothing is exchanged or stored", async () => {
@@ -276,7 +366,12 @@ describe("install flow", () => {
     const w = world();
     const start = await w.call(new Request(`${PLUGIN}/install?code=${await sessionCode(alpha.id)}`));
     const q = new URL(start.headers.get("location")!).searchParams;
-    const form = new URLSearchParams({ client_id: APP, redirect_uri: q.get("redirect_uri")!, state: q.get("state")!, action: "cancel" });
+    const form = new URLSearchParams({
+      client_id: APP,
+      redirect_uri: q.get("redirect_uri")!,
+      state: q.get("state")!,
+      action: "cancel",
+    });
     const back = await w.fakeCall("/oauth2/authorize", { method: "POST", body: form, redirect: "manual" });
     const res = await w.call(new Request(back.headers.get("location")!, { headers: { cookie: browserCookie(start) } }));
     expect(res.status).toBe(400);
@@ -292,7 +387,11 @@ describe("install flow", () => {
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain("already connected to another project");
     expect(await env.DB.prepare("SELECT project_id FROM plugin_resources").first("project_id")).toBe(alpha.id);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?").bind(beta.id).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?")
+        .bind(beta.id)
+        .first("n"),
+    ).toBe(0);
     expect((await install(w, alpha.id)).status).toBe(200);
   });
 });
@@ -302,10 +401,16 @@ describe("POST /deploy", () => {
     const w = world();
     await install(w, alpha.id);
     await install(w, alpha.id, OTHER_GUILD.id);
-    const body = JSON.stringify({ plugins: { chatserver: { commands: [{ name: "hello", description: "Say hello" }, { name: "ping" }], events: ["message"] } } });
+    const body = JSON.stringify({
+      plugins: {
+        chatserver: { commands: [{ name: "hello", description: "Say hello" }, { name: "ping" }], events: ["message"] },
+      },
+    });
     const res = await w.call(await signedRequest({ project: alpha, path: "/deploy", body, origin: PLUGIN }));
     expect(res.status, await res.clone().text()).toBe(200);
-    expect(((await res.json()) as any).servers.map((s: any) => s.id).sort()).toEqual([TEST_GUILD.id, OTHER_GUILD.id].sort());
+    expect(((await res.json()) as any).servers.map((s: any) => s.id).sort()).toEqual(
+      [TEST_GUILD.id, OTHER_GUILD.id].sort(),
+    );
     const puts = w.fake.recorded().filter((r) => r.method === "PUT");
     expect(puts).toHaveLength(2);
     expect(puts.every((p) => p.auth === "Bot bot-token" && p.status === 200)).toBe(true);
@@ -317,7 +422,9 @@ describe("POST /deploy", () => {
     const w = world();
     await install(w, alpha.id);
     const deploy = async (commands: unknown[]) => {
-      const res = await w.call(await signedRequest({ project: alpha, path: "/deploy", body: JSON.stringify({ commands }), origin: PLUGIN }));
+      const res = await w.call(
+        await signedRequest({ project: alpha, path: "/deploy", body: JSON.stringify({ commands }), origin: PLUGIN }),
+      );
       expect(res.status, await res.clone().text()).toBe(200);
       return ((await res.json()) as any).servers[0].changed as boolean;
     };
@@ -336,14 +443,34 @@ describe("POST /deploy", () => {
   it("refuses a bad identity token and invalid command names", async () => {
     const w = world();
     const body = JSON.stringify({ commands: ["hello"] });
-    expect((await w.call(await signedRequest({ project: alpha, path: "/deploy", body, secret: "f".repeat(64), origin: PLUGIN }))).status).toBe(401);
-    expect((await w.call(await signedRequest({ project: alpha, path: "/deploy", body: JSON.stringify({ commands: ["Bad Name"] }), origin: PLUGIN }))).status).toBe(400);
+    expect(
+      (
+        await w.call(
+          await signedRequest({ project: alpha, path: "/deploy", body, secret: "f".repeat(64), origin: PLUGIN }),
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await w.call(
+          await signedRequest({
+            project: alpha,
+            path: "/deploy",
+            body: JSON.stringify({ commands: ["Bad Name"] }),
+            origin: PLUGIN,
+          }),
+        )
+      ).status,
+    ).toBe(400);
   });
 });
 
 describe("proxy routes", () => {
   async function commandFor(w: World) {
-    await w.fakeCall("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }) });
+    await w.fakeCall("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }),
+    });
     await w.settle();
     return JSON.parse(w.dispatcher.calls.at(-1)!.body) as { replyToken: string };
   }
@@ -354,18 +481,58 @@ describe("proxy routes", () => {
     const { replyToken } = await commandFor(w);
     const interaction = [...w.fake.state().interactions.values()][0]!;
     expect(interaction.acknowledged).toBe(true); // by the plugin's inline type 5
-    const reply = await w.call(await signedRequest({ project: alpha, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "Hello!" }), origin: PLUGIN }));
+    const reply = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/reply",
+        body: JSON.stringify({ replyToken, content: "Hello!" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(reply.status, await reply.clone().text()).toBe(200);
-    expect(w.fake.recorded().at(-1)).toMatchObject({ method: "PATCH", path: `/api/v10/webhooks/${APP}/${interaction.token}/messages/@original`, status: 200, body: { content: "Hello!" } });
-    const followup = await w.call(await signedRequest({ project: alpha, path: "/proxy/followup", body: JSON.stringify({ replyToken, content: "More" }), origin: PLUGIN }));
+    expect(w.fake.recorded().at(-1)).toMatchObject({
+      method: "PATCH",
+      path: `/api/v10/webhooks/${APP}/${interaction.token}/messages/@original`,
+      status: 200,
+      body: { content: "Hello!" },
+    });
+    const followup = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/followup",
+        body: JSON.stringify({ replyToken, content: "More" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(followup.status).toBe(200);
-    const stolen = await w.call(await signedRequest({ project: beta, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "x" }), origin: PLUGIN }));
+    const stolen = await w.call(
+      await signedRequest({
+        project: beta,
+        path: "/proxy/reply",
+        body: JSON.stringify({ replyToken, content: "x" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(stolen.status).toBe(400);
     // Two actions used; the third passes, the fourth within the minute is refused before reaching the chat server.
-    const third = await w.call(await signedRequest({ project: alpha, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "Third" }), origin: PLUGIN }));
+    const third = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/reply",
+        body: JSON.stringify({ replyToken, content: "Third" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(third.status).toBe(200);
     const calls = w.fake.recorded().length;
-    const fourth = await w.call(await signedRequest({ project: alpha, path: "/proxy/reply", body: JSON.stringify({ replyToken, content: "Fourth" }), origin: PLUGIN }));
+    const fourth = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/reply",
+        body: JSON.stringify({ replyToken, content: "Fourth" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(fourth.status).toBe(429);
     expect(Number(fourth.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(w.fake.recorded().length).toBe(calls);
@@ -375,11 +542,25 @@ describe("proxy routes", () => {
     const w = world();
     await install(w, alpha.id);
     const sendReq = async (project: ProjectRow, channelId: string) =>
-      w.call(await signedRequest({ project, path: "/proxy/send-message", body: JSON.stringify({ channelId, content: "hi" }), origin: PLUGIN }));
+      w.call(
+        await signedRequest({
+          project,
+          path: "/proxy/send-message",
+          body: JSON.stringify({ channelId, content: "hi" }),
+          origin: PLUGIN,
+        }),
+      );
     const first = await sendReq(alpha, TEST_GUILD.channels[0]!);
     expect(first.status, await first.clone().text()).toBe(200);
     const { messageId } = (await first.json()) as { messageId: string };
-    const edit = await w.call(await signedRequest({ project: alpha, path: "/proxy/edit-message", body: JSON.stringify({ channelId: TEST_GUILD.channels[0], messageId, content: "edited" }), origin: PLUGIN }));
+    const edit = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/edit-message",
+        body: JSON.stringify({ channelId: TEST_GUILD.channels[0], messageId, content: "edited" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(edit.status, await edit.clone().text()).toBe(200);
     const foreign = await sendReq(beta, TEST_GUILD.channels[0]!);
     expect(foreign.status).toBe(403);
@@ -395,7 +576,14 @@ describe("proxy routes", () => {
     const w = world();
     await install(w, alpha.id);
     await w.fakeCall("/__fake/rate-limit", { method: "POST", body: JSON.stringify({ count: 1, retryAfter: 7 }) });
-    const res = await w.call(await signedRequest({ project: alpha, path: "/proxy/send-message", body: JSON.stringify({ channelId: TEST_GUILD.channels[0], content: "hi" }), origin: PLUGIN }));
+    const res = await w.call(
+      await signedRequest({
+        project: alpha,
+        path: "/proxy/send-message",
+        body: JSON.stringify({ channelId: TEST_GUILD.channels[0], content: "hi" }),
+        origin: PLUGIN,
+      }),
+    );
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("7");
   });

@@ -8,7 +8,10 @@ describe("authenticateProjectCall", () => {
   it("accepts a token signed by the project for this method, path and body, and returns the raw body", async () => {
     const { a } = await twoProjects();
     const body = JSON.stringify({ hello: "world" });
-    const { project, body: bytes } = await authenticateProjectCall(await signedRequest({ project: a, path: "/send", body }), env.DB);
+    const { project, body: bytes } = await authenticateProjectCall(
+      await signedRequest({ project: a, path: "/send", body }),
+      env.DB,
+    );
     expect(project.id).toBe(a.id);
     expect(new TextDecoder().decode(bytes)).toBe(body);
   });

@@ -7,7 +7,12 @@ describe("dispatchToProject", () => {
   it("POSTs the payload to /__plugin/<pluginId> of the project's script with an internal token", async () => {
     const { a } = await twoProjects();
     const dispatcher = fakeDispatcher(() => Response.json({ handled: true }));
-    const payload = { kind: "event" as const, event: { text: "hi" }, resource: "ref" as never, project: { slug: a.slug } };
+    const payload = {
+      kind: "event" as const,
+      event: { text: "hi" },
+      resource: "ref" as never,
+      project: { slug: a.slug },
+    };
     const response = await dispatchToProject(pluginEnv({ DISPATCHER: dispatcher.namespace }), a, "workspace", payload);
     expect(await response.json()).toEqual({ handled: true });
     const [call] = dispatcher.calls;

@@ -13,7 +13,16 @@ import { createPlatformWorker } from "../../../../src/runtime/entry/createPlatfo
 import { platformRuntime } from "../../../../src/runtime/entry/platformRuntime.ts";
 import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "../../../../src/runtime/plugins/workspace.ts";
 import type { ProjectRow } from "../../../../src/platform/db/projectsTable.ts";
-import { apiHarness, callApi, expectError, fakeDispatcher, userWithProject, type FakeDispatcher, type ProjectWorkerHandler, type TestUser } from "../../../support/workerd/index.ts";
+import {
+  apiHarness,
+  callApi,
+  expectError,
+  fakeDispatcher,
+  userWithProject,
+  type FakeDispatcher,
+  type ProjectWorkerHandler,
+  type TestUser,
+} from "../../../support/workerd/index.ts";
 import { pluginEnv, signedRequest } from "../../../support/workerd/index.ts";
 
 const PLUGIN_ORIGIN = "https://workspace.test";
@@ -82,7 +91,11 @@ function setup(options: { tokenRotation?: boolean; expiresIn?: number; project?:
     },
     async trigger(params) {
       const response = await slack.fetch(
-        new Request(`${SLACK_ORIGIN}/__fake/trigger`, { method: "POST", body: JSON.stringify(params), headers: { "content-type": "application/json" } }),
+        new Request(`${SLACK_ORIGIN}/__fake/trigger`, {
+          method: "POST",
+          body: JSON.stringify(params),
+          headers: { "content-type": "application/json" },
+        }),
       );
       return { status: response.status, json: await response.json() };
     },
@@ -95,13 +108,22 @@ function setup(options: { tokenRotation?: boolean; expiresIn?: number; project?:
 
 async function installUrl(user: TestUser, slug: string): Promise<string> {
   const harness = apiHarness({ env: { WORKSPACE_PLUGIN_URL: PLUGIN_ORIGIN } as never });
-  const response = await callApi("POST", "/oauth/session", { token: user.token, body: { project: slug, plugin: "workspace" }, env: harness.env });
+  const response = await callApi("POST", "/oauth/session", {
+    token: user.token,
+    body: { project: slug, plugin: "workspace" },
+    env: harness.env,
+  });
   expect(response.status, await response.clone().text()).toBe(201);
   return ((await response.json()) as { installUrl: string }).installUrl;
 }
 
 /** /install → Slack's consent page → Allow/Cancel: the callback URL Slack redirects to, and the install cookie. */
-async function consent(t: Setup, url: string, decision: "allow" | "cancel" = "allow", team?: string): Promise<{ callback: string; cookie: string }> {
+async function consent(
+  t: Setup,
+  url: string,
+  decision: "allow" | "cancel" = "allow",
+  team?: string,
+): Promise<{ callback: string; cookie: string }> {
   const start = await t.callPlugin(new Request(url));
   expect(start.status, await start.clone().text()).toBe(302);
   const cookie = start.headers.get("set-cookie")!.split(";")[0]!;
@@ -113,7 +135,10 @@ async function consent(t: Setup, url: string, decision: "allow" | "cancel" = "al
   expect(page.status).toBe(200);
   const html = await page.text();
   const fields = Object.fromEntries(
-    [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))]),
+    [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+      m[1]!,
+      m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))),
+    ]),
   );
   const decided = await t.slack.fetch(
     new Request(`${SLACK_ORIGIN}/oauth/v2/authorize`, {
@@ -132,7 +157,12 @@ async function install(t: Setup, user: TestUser, slug: string, team?: string): P
   return t.callPlugin(new Request(callback, { headers: { cookie } }));
 }
 
-async function installedProject(t: Setup, email: string, slug: string, team?: string): Promise<{ user: TestUser; row: ProjectRow }> {
+async function installedProject(
+  t: Setup,
+  email: string,
+  slug: string,
+  team?: string,
+): Promise<{ user: TestUser; row: ProjectRow }> {
   // Private projects are not rate limited, so tests can make as many proxy calls as they need.
   const { user, row } = await userWithProject(email, slug, { private: true });
   const page = await install(t, user, slug, team);
@@ -141,13 +171,21 @@ async function installedProject(t: Setup, email: string, slug: string, team?: st
 }
 
 async function proxy(t: Setup, row: ProjectRow, route: string, body: Record<string, unknown>): Promise<Response> {
-  return t.callPlugin(await signedRequest({ project: row, path: `/proxy/${route}`, body: JSON.stringify(body), origin: PLUGIN_ORIGIN }));
+  return t.callPlugin(
+    await signedRequest({ project: row, path: `/proxy/${route}`, body: JSON.stringify(body), origin: PLUGIN_ORIGIN }),
+  );
 }
 
-async function signedWebhook(body: string, options: { secret?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {}): Promise<Request> {
+async function signedWebhook(
+  body: string,
+  options: { secret?: string; ts?: number; signature?: string | null; timestamp?: string | null } = {},
+): Promise<Request> {
   const ts = String(options.ts ?? Math.floor(Date.now() / 1000));
   const headers: Record<string, string> = { "content-type": "application/json" };
-  const signature = options.signature === undefined ? await signWorkspaceRequest(options.secret ?? SIGNING_SECRET, ts, body) : options.signature;
+  const signature =
+    options.signature === undefined
+      ? await signWorkspaceRequest(options.secret ?? SIGNING_SECRET, ts, body)
+      : options.signature;
   if (signature !== null) headers["X-Slack-Signature"] = signature;
   const timestamp = options.timestamp === undefined ? ts : options.timestamp;
   if (timestamp !== null) headers["X-Slack-Request-Timestamp"] = timestamp;
@@ -166,14 +204,27 @@ describe("install flow with the fake Slack", () => {
     const html = await page.text();
     expect(page.status, html).toBe(200);
     expect(html).toContain("Test Workspace is now connected to project ada-app");
-    const resource = await env.DB.prepare("SELECT * FROM plugin_resources WHERE plugin_id = 'workspace'").first<Record<string, any>>();
-    expect(resource).toMatchObject({ resource_type: "workspace", external_resource_id: "T0TEST", display_name: "Test Workspace" });
+    const resource = await env.DB.prepare("SELECT * FROM plugin_resources WHERE plugin_id = 'workspace'").first<
+      Record<string, any>
+    >();
+    expect(resource).toMatchObject({
+      resource_type: "workspace",
+      external_resource_id: "T0TEST",
+      display_name: "Test Workspace",
+    });
     const metadata = JSON.parse(resource!.metadata);
     expect(metadata.botToken).toMatch(/^v1\./);
     expect(resource!.metadata).not.toContain("xoxb");
     expect(metadata.botUserId).toBe("U0BOT0TEST");
-    const connection = await env.DB.prepare("SELECT * FROM plugin_oauth_connections WHERE plugin_id = 'workspace'").first<Record<string, any>>();
-    expect(connection).toMatchObject({ external_user_id: "T0TEST", refresh_token: null, token_expires_at: null, revoked_at: null });
+    const connection = await env.DB.prepare(
+      "SELECT * FROM plugin_oauth_connections WHERE plugin_id = 'workspace'",
+    ).first<Record<string, any>>();
+    expect(connection).toMatchObject({
+      external_user_id: "T0TEST",
+      refresh_token: null,
+      token_expires_at: null,
+      revoked_at: null,
+    });
     expect(connection!.access_token).not.toContain("xoxb");
     // The code exchange used client auth and the registered redirect URI.
     const exchange = t.slackRequests.find((r) => r.path === "/api/oauth.v2.access")!;
@@ -184,7 +235,9 @@ describe("install flow with the fake Slack", () => {
     const t = setup({ tokenRotation: true, expiresIn: 43_200 });
     const before = Date.now();
     await installedProject(t, "ada@example.com", "ada-app");
-    const connection = await env.DB.prepare("SELECT * FROM plugin_oauth_connections WHERE plugin_id = 'workspace'").first<Record<string, any>>();
+    const connection = await env.DB.prepare(
+      "SELECT * FROM plugin_oauth_connections WHERE plugin_id = 'workspace'",
+    ).first<Record<string, any>>();
     expect(connection!.refresh_token).toMatch(/^v1\./);
     expect(connection!.token_expires_at).toBeGreaterThanOrEqual(before + 43_200_000);
   });
@@ -205,7 +258,11 @@ describe("install flow with the fake Slack", () => {
     const t = setup();
     const { user } = await userWithProject("ada@example.com", "ada-app");
     const url = await installUrl(user, "ada-app");
-    const unconfigured = await workspacePlugin.fetch(new Request(url), { ...t.env, SLACK_CLIENT_SECRET: "" }, createExecutionContext());
+    const unconfigured = await workspacePlugin.fetch(
+      new Request(url),
+      { ...t.env, SLACK_CLIENT_SECRET: "" },
+      createExecutionContext(),
+    );
     expect(unconfigured.status).toBe(503);
     expect(await unconfigured.text()).toContain("not configured");
     expect((await t.callPlugin(new Request(url))).status).toBe(302);
@@ -258,7 +315,9 @@ describe("install flow with the fake Slack", () => {
     const refused = await install(t, bob, "bob-app");
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain("already connected to another project");
-    const owner = await env.DB.prepare("SELECT project_id FROM plugin_resources WHERE external_resource_id = 'T0TEST'").first("project_id");
+    const owner = await env.DB.prepare(
+      "SELECT project_id FROM plugin_resources WHERE external_resource_id = 'T0TEST'",
+    ).first("project_id");
     expect(owner).toBe(first.row.id);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections").first("n")).toBe(1);
     // Bob can connect another workspace; Ada can reinstall hers.
@@ -280,15 +339,34 @@ describe("webhook: signature and body checks", () => {
 
   const cases: [string, () => Promise<Request>, number, string][] = [
     ["forged (wrong secret)", () => signedWebhook(challengeBody, { secret: "not-the-secret" }), 401, "bad_signature"],
-    ["stale (6 minutes old)", () => signedWebhook(challengeBody, { ts: Math.floor(Date.now() / 1000) - 360 }), 401, "stale"],
-    ["replayed outside the window (1 hour later)", () => signedWebhook(challengeBody, { ts: Math.floor(Date.now() / 1000) - 3600 }), 401, "stale"],
+    [
+      "stale (6 minutes old)",
+      () => signedWebhook(challengeBody, { ts: Math.floor(Date.now() / 1000) - 360 }),
+      401,
+      "stale",
+    ],
+    [
+      "replayed outside the window (1 hour later)",
+      () => signedWebhook(challengeBody, { ts: Math.floor(Date.now() / 1000) - 3600 }),
+      401,
+      "stale",
+    ],
     ["unsigned", () => signedWebhook(challengeBody, { signature: null, timestamp: null }), 401, "missing"],
     ["signature without timestamp", () => signedWebhook(challengeBody, { timestamp: null }), 401, "missing"],
     ["malformed signature", () => signedWebhook(challengeBody, { signature: "v0=xyz" }), 401, "malformed"],
-    ["body changed after signing", async () => {
-      const good = await signedWebhook(challengeBody);
-      return new Request(good.url, { method: "POST", headers: good.headers, body: challengeBody.replace("c-123", "c-124") });
-    }, 401, "bad_signature"],
+    [
+      "body changed after signing",
+      async () => {
+        const good = await signedWebhook(challengeBody);
+        return new Request(good.url, {
+          method: "POST",
+          headers: good.headers,
+          body: challengeBody.replace("c-123", "c-124"),
+        });
+      },
+      401,
+      "bad_signature",
+    ],
   ];
   it.each(cases)("%s is refused", async (_name, make, status, reason) => {
     const t = setup();
@@ -301,7 +379,11 @@ describe("webhook: signature and body checks", () => {
 
   it("without a configured signing secret every delivery is refused (503), none accepted", async () => {
     const t = setup();
-    const response = await workspacePlugin.fetch(await signedWebhook(challengeBody), { ...t.env, SLACK_SIGNING_SECRET: "" }, createExecutionContext());
+    const response = await workspacePlugin.fetch(
+      await signedWebhook(challengeBody),
+      { ...t.env, SLACK_SIGNING_SECRET: "" },
+      createExecutionContext(),
+    );
     await expectError(response, 503, "not_ready");
   });
 
@@ -316,12 +398,20 @@ describe("webhook: signature and body checks", () => {
     await expectError(await t.callPlugin(await signedWebhook(big)), 413, "payload_too_large");
     const signed = await signedWebhook(big);
     const stream = new Blob([big]).stream();
-    await expectError(await t.callPlugin(new Request(signed.url, { method: "POST", headers: signed.headers, body: stream })), 413, "payload_too_large");
+    await expectError(
+      await t.callPlugin(new Request(signed.url, { method: "POST", headers: signed.headers, body: stream })),
+      413,
+      "payload_too_large",
+    );
   });
 
   it("an event_callback without event_id or team → 400", async () => {
     const t = setup();
-    await expectError(await t.callPlugin(await signedWebhook(JSON.stringify({ type: "event_callback", event: { type: "message" } }))), 400, "invalid_input");
+    await expectError(
+      await t.callPlugin(await signedWebhook(JSON.stringify({ type: "event_callback", event: { type: "message" } }))),
+      400,
+      "invalid_input",
+    );
   });
 });
 
@@ -346,7 +436,13 @@ describe("webhook: events", () => {
       name: "message",
       project: { slug: "ada-app" },
       user: { id: "U0ALICE" },
-      event: { type: "message", text: "hello bot", channel: "C0GENERAL", teamId: "T0TEST", eventId: first.json.delivered.event_id },
+      event: {
+        type: "message",
+        text: "hello bot",
+        channel: "C0GENERAL",
+        teamId: "T0TEST",
+        eventId: first.json.delivered.event_id,
+      },
     });
     expect(typeof payload.resource).toBe("string");
     // Internal ids stay inside the platform.
@@ -377,7 +473,9 @@ describe("webhook: events", () => {
 
   it("when the project fails (5xx) the event is released, so Slack's retry is delivered", async () => {
     let failures = 1;
-    const t = setup({ project: () => (failures-- > 0 ? new Response("boom", { status: 500 }) : Response.json({ handled: 1 })) });
+    const t = setup({
+      project: () => (failures-- > 0 ? new Response("boom", { status: 500 }) : Response.json({ handled: 1 })),
+    });
     await installedProject(t, "ada@example.com", "ada-app");
     await t.trigger({ kind: "message", teamId: "T0TEST" });
     await t.settle();
@@ -396,10 +494,16 @@ describe("webhook: events", () => {
     expect(json.response.status).toBe(200);
     await t.settle();
     expect(pluginDispatches(t)).toHaveLength(0);
-    const revokedAt = await env.DB.prepare("SELECT revoked_at FROM plugin_oauth_connections WHERE project_id = ?").bind(row.id).first("revoked_at");
+    const revokedAt = await env.DB.prepare("SELECT revoked_at FROM plugin_oauth_connections WHERE project_id = ?")
+      .bind(row.id)
+      .first("revoked_at");
     expect(revokedAt).toBeTypeOf("number");
     const before = t.slackRequests.length;
-    const body = await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "after" }), 409, "revoked");
+    const body = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "after" }),
+      409,
+      "revoked",
+    );
     expect(body.error.message).toContain("platform plugin install workspace");
     expect(t.slackRequests.length).toBe(before); // refused without calling Slack
   });
@@ -408,7 +512,11 @@ describe("webhook: events", () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     await t.trigger({ kind: "tokens_revoked", teamId: "T0TEST" });
-    await expectError(await proxy(t, row, "add-reaction", { channel: "C0GENERAL", ts: "1.000001", name: "tada" }), 409, "revoked");
+    await expectError(
+      await proxy(t, row, "add-reaction", { channel: "C0GENERAL", ts: "1.000001", name: "tada" }),
+      409,
+      "revoked",
+    );
   });
 });
 
@@ -427,7 +535,13 @@ describe("proxy routes", () => {
     // Adding the same reaction again is a success (Slack's already_reacted).
     expect((await proxy(t, row, "add-reaction", { channel, ts, name: "tada" })).status).toBe(200);
     const calls = t.slack.recorded;
-    expect(calls.map((c) => c.method)).toEqual(["chat.postMessage", "chat.postMessage", "chat.update", "reactions.add", "reactions.add"]);
+    expect(calls.map((c) => c.method)).toEqual([
+      "chat.postMessage",
+      "chat.postMessage",
+      "chat.update",
+      "reactions.add",
+      "reactions.add",
+    ]);
     expect(calls[1]!.params).toMatchObject({ channel, thread_ts: ts, text: "in thread" });
     expect(calls.every((c) => c.token?.startsWith("xoxb-T0TEST-"))).toBe(true);
   });
@@ -436,11 +550,28 @@ describe("proxy routes", () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     await expectError(
-      await t.callPlugin(new Request(`${PLUGIN_ORIGIN}/proxy/send-message`, { method: "POST", body: JSON.stringify({ channel: "C0GENERAL", text: "x" }) })),
+      await t.callPlugin(
+        new Request(`${PLUGIN_ORIGIN}/proxy/send-message`, {
+          method: "POST",
+          body: JSON.stringify({ channel: "C0GENERAL", text: "x" }),
+        }),
+      ),
       401,
       "unauthorized",
     );
-    await expectError(await t.callPlugin(await signedRequest({ project: row, path: "/proxy/send-message", body: '{"channel":"C0GENERAL","text":"x"}', secret: "ff".repeat(32), origin: PLUGIN_ORIGIN })), 401, "unauthorized");
+    await expectError(
+      await t.callPlugin(
+        await signedRequest({
+          project: row,
+          path: "/proxy/send-message",
+          body: '{"channel":"C0GENERAL","text":"x"}',
+          secret: "ff".repeat(32),
+          origin: PLUGIN_ORIGIN,
+        }),
+      ),
+      401,
+      "unauthorized",
+    );
     await expectError(await proxy(t, row, "send-message", { channel: "general", text: "x" }), 400, "invalid_input");
     await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "" }), 400, "invalid_input");
     await expectError(await proxy(t, row, "thread-reply", { channel: "C0GENERAL", text: "x" }), 400, "invalid_input");
@@ -451,21 +582,43 @@ describe("proxy routes", () => {
   it("a project with no workspace connected gets a clear 404", async () => {
     const t = setup();
     const { row } = await userWithProject("ada@example.com", "ada-app", { private: true });
-    const body = await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }), 404, "not_found");
+    const body = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
+      404,
+      "not_found",
+    );
     expect(body.error.message).toContain("platform plugin install workspace");
   });
 
   it("maps Slack's ok:false: channel_not_found → 502 upstream_error naming it; token_revoked / invalid_auth → 409 revoked", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    const missing = await expectError(await proxy(t, row, "send-message", { channel: "C0MISSING", text: "x" }), 502, "upstream_error");
+    const missing = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0MISSING", text: "x" }),
+      502,
+      "upstream_error",
+    );
     expect(missing.error.message).toContain("channel_not_found");
     expect((missing.error as any).details).toMatchObject({ provider: "slack", providerError: "channel_not_found" });
-    const notFound = await expectError(await proxy(t, row, "edit-message", { channel: "C0GENERAL", ts: "1.000001", text: "x" }), 502, "upstream_error");
+    const notFound = await expectError(
+      await proxy(t, row, "edit-message", { channel: "C0GENERAL", ts: "1.000001", text: "x" }),
+      502,
+      "upstream_error",
+    );
     expect(notFound.error.message).toContain("message_not_found");
 
-    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/revoke`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
-    const revoked = await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/revoke`, {
+        method: "POST",
+        body: JSON.stringify({ teamId: "T0TEST" }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const revoked = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
+      409,
+      "revoked",
+    );
     expect(revoked.error.message).toContain("token_revoked");
     expect(revoked.error.message).toContain("reconnect");
 
@@ -473,14 +626,24 @@ describe("proxy routes", () => {
     const t2 = setup();
     const other = await installedProject(t2, "bob@example.com", "bob-app", "T0OTHER");
     await t2.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/reset`, { method: "POST" }));
-    const invalid = await expectError(await proxy(t2, other.row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
+    const invalid = await expectError(
+      await proxy(t2, other.row, "send-message", { channel: "C0GENERAL", text: "x" }),
+      409,
+      "revoked",
+    );
     expect(invalid.error.message).toContain("invalid_auth");
   });
 
   it("Slack's 429 becomes our 429 with Slack's Retry-After", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, { method: "POST", body: JSON.stringify({ retryAfter: 17, count: 1 }), headers: { "content-type": "application/json" } }));
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, {
+        method: "POST",
+        body: JSON.stringify({ retryAfter: 17, count: 1 }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
     const limited = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
     expect(limited.headers.get("retry-after")).toBe("17");
     const body = await expectError(limited, 429, "rate_limited");
@@ -494,7 +657,8 @@ describe("proxy routes", () => {
     expect((await install(t, user, "busy-app")).status).toBe(200);
     const row = (await env.DB.prepare("SELECT * FROM projects WHERE slug = 'busy-app'").first<ProjectRow>())!;
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: `n${i}` })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: `n${i}` })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(t.slack.recorded).toHaveLength(3);
   });
@@ -502,7 +666,9 @@ describe("proxy routes", () => {
 
 describe("token refresh", () => {
   async function expire(row: ProjectRow) {
-    await env.DB.prepare("UPDATE plugin_oauth_connections SET token_expires_at = ? WHERE project_id = ?").bind(Date.now() - 1000, row.id).run();
+    await env.DB.prepare("UPDATE plugin_oauth_connections SET token_expires_at = ? WHERE project_id = ?")
+      .bind(Date.now() - 1000, row.id)
+      .run();
   }
 
   it("an expired token is refreshed before the call; the new one is stored sealed", async () => {
@@ -511,12 +677,16 @@ describe("token refresh", () => {
     const sealedBefore = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     await expire(row);
     expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
-    const refreshes = t.slackRequests.filter((r) => r.path === "/api/oauth.v2.access" && r.body.includes("grant_type=refresh_token"));
+    const refreshes = t.slackRequests.filter(
+      (r) => r.path === "/api/oauth.v2.access" && r.body.includes("grant_type=refresh_token"),
+    );
     expect(refreshes).toHaveLength(1);
     const metadata = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     expect(metadata).not.toBe(sealedBefore);
     expect(metadata).not.toContain("refreshLease");
-    const expiresAt = await env.DB.prepare("SELECT token_expires_at FROM plugin_oauth_connections").first<number>("token_expires_at");
+    const expiresAt = await env.DB.prepare("SELECT token_expires_at FROM plugin_oauth_connections").first<number>(
+      "token_expires_at",
+    );
     expect(expiresAt).toBeGreaterThan(Date.now() + 40_000_000);
     // The fake saw the call made with the refreshed token (the install one is a different token).
     const [first] = t.slack.recorded;
@@ -533,7 +703,9 @@ describe("token refresh", () => {
       proxy(t, row, "send-message", { channel: "C0RANDOM", text: "three" }),
     ]);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
-    const refreshes = t.slackRequests.filter((r) => r.path === "/api/oauth.v2.access" && r.body.includes("grant_type=refresh_token"));
+    const refreshes = t.slackRequests.filter(
+      (r) => r.path === "/api/oauth.v2.access" && r.body.includes("grant_type=refresh_token"),
+    );
     expect(refreshes).toHaveLength(1);
     const tokens = new Set(t.slack.recorded.map((c) => c.token));
     expect(tokens.size).toBe(1);
@@ -542,9 +714,19 @@ describe("token refresh", () => {
   it("a refresh Slack refuses (refresh token already used elsewhere) marks the connection for reinstall", async () => {
     const t = setup({ tokenRotation: true });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/revoke`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/revoke`, {
+        method: "POST",
+        body: JSON.stringify({ teamId: "T0TEST" }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
     await expire(row);
-    const body = await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
+    const body = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
+      409,
+      "revoked",
+    );
     expect(body.error.message).toContain("invalid_refresh_token");
     const metadata = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     expect(metadata).not.toContain("refreshLease");
@@ -563,13 +745,18 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     const worker = createPlatformWorker({ fetch: () => new Response("project home") });
     let t!: Setup;
     let projectEnv: Record<string, unknown> = {};
-    t = setup({ project: (request) => worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response> });
+    t = setup({
+      project: (request) =>
+        worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
+    });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     projectEnv = {
       PLATFORM_WORKER_SECRET: row.worker_secret,
       PLATFORM_PROJECT_ID: String(row.id),
       PLATFORM_PROJECT_SLUG: row.slug,
-      WORKSPACE_PLUGIN: { fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)) },
+      WORKSPACE_PLUGIN: {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+      },
     };
     const { json } = await t.trigger({ kind: "mention", teamId: "T0TEST", text: "hello" });
     expect(json.response.status).toBe(200);
@@ -577,11 +764,20 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     await t.trigger({ retry: 1 });
     await t.settle();
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ type: "mention", text: "<@U0BOT0TEST> hello", user: "U0ALICE", channel: "C0GENERAL" });
+    expect(seen[0]).toMatchObject({
+      type: "mention",
+      text: "<@U0BOT0TEST> hello",
+      user: "U0ALICE",
+      channel: "C0GENERAL",
+    });
     const posts = t.slack.recorded.filter((c) => c.method === "chat.postMessage");
     expect(posts).toHaveLength(1);
     expect(posts[0]!.ok).toBe(true);
-    expect(posts[0]!.params).toMatchObject({ channel: "C0GENERAL", thread_ts: json.delivered.event.ts, text: "Hi <@U0ALICE>!" });
+    expect(posts[0]!.params).toMatchObject({
+      channel: "C0GENERAL",
+      thread_ts: json.delivered.event.ts,
+      text: "Hi <@U0ALICE>!",
+    });
     resetWorkspaceHandlers();
   });
 
@@ -591,24 +787,45 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     const projectEnv = {
       PLATFORM_WORKER_SECRET: row.worker_secret,
       PLATFORM_PROJECT_ID: String(row.id),
-      WORKSPACE_PLUGIN: { fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)) },
+      WORKSPACE_PLUGIN: {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+      },
     };
-    await expect(workspace.sendMessage("general", "x", { env: projectEnv })).rejects.toMatchObject({ code: "invalid_input" });
-    await expect(workspace.addReaction("C0GENERAL", "nope", "tada", { env: projectEnv })).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(workspace.sendMessage("general", "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "invalid_input",
+    });
+    await expect(workspace.addReaction("C0GENERAL", "nope", "tada", { env: projectEnv })).rejects.toMatchObject({
+      code: "invalid_input",
+    });
     expect(() => workspace.onEvent("typing" as never, () => {})).toThrow(/unknown event/);
     const posted = await workspace.sendMessage("C0GENERAL", "hello", { env: projectEnv });
     expect(posted).toMatchObject({ channel: "C0GENERAL" });
-    await expect(workspace.editMessage("C0GENERAL", posted.ts, "edited", { env: projectEnv })).resolves.toMatchObject({ ts: posted.ts });
+    await expect(workspace.editMessage("C0GENERAL", posted.ts, "edited", { env: projectEnv })).resolves.toMatchObject({
+      ts: posted.ts,
+    });
     await expect(workspace.addReaction("C0GENERAL", posted.ts, "tada", { env: projectEnv })).resolves.toBeUndefined();
-    await expect(workspace.sendMessage("C0MISSING", "x", { env: projectEnv })).rejects.toMatchObject({ code: "upstream_error" });
-    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, { method: "POST", body: JSON.stringify({ retryAfter: 9 }), headers: { "content-type": "application/json" } }));
-    await expect(workspace.threadReply("C0GENERAL", posted.ts, "x", { env: projectEnv })).rejects.toMatchObject({ code: "rate_limited", details: { retryAfterSeconds: 9 } });
+    await expect(workspace.sendMessage("C0MISSING", "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "upstream_error",
+    });
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, {
+        method: "POST",
+        body: JSON.stringify({ retryAfter: 9 }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expect(workspace.threadReply("C0GENERAL", posted.ts, "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "rate_limited",
+      details: { retryAfterSeconds: 9 },
+    });
   });
 });
 
 describe("POST /deploy and the event filter", () => {
   async function deploy(t: Setup, row: ProjectRow, body: Record<string, unknown>): Promise<Response> {
-    return t.callPlugin(await signedRequest({ project: row, path: "/deploy", body: JSON.stringify(body), origin: PLUGIN_ORIGIN }));
+    return t.callPlugin(
+      await signedRequest({ project: row, path: "/deploy", body: JSON.stringify(body), origin: PLUGIN_ORIGIN }),
+    );
   }
 
   it("records the project's events; then only those are dispatched", async () => {
@@ -629,7 +846,11 @@ describe("POST /deploy and the event filter", () => {
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     const bad = await expectError(await deploy(t, row, { events: ["typing"] }), 400, "invalid_input");
     expect(bad.error.message).toContain("typing");
-    await expectError(await t.callPlugin(new Request(`${PLUGIN_ORIGIN}/deploy`, { method: "POST", body: "{}" })), 401, "unauthorized");
+    await expectError(
+      await t.callPlugin(new Request(`${PLUGIN_ORIGIN}/deploy`, { method: "POST", body: "{}" })),
+      401,
+      "unauthorized",
+    );
   });
 });
 
@@ -646,13 +867,17 @@ describe("reinstall and lease recovery", () => {
   it("a lease left by a refresher that died expires, and the next caller refreshes", async () => {
     const t = setup({ tokenRotation: true });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    await env.DB.prepare("UPDATE plugin_oauth_connections SET token_expires_at = ? WHERE project_id = ?").bind(Date.now() - 1000, row.id).run();
+    await env.DB.prepare("UPDATE plugin_oauth_connections SET token_expires_at = ? WHERE project_id = ?")
+      .bind(Date.now() - 1000, row.id)
+      .run();
     await env.DB.prepare("UPDATE plugin_resources SET metadata = json_set(metadata, '$.refreshLease', json(?))")
       .bind(JSON.stringify({ holder: "dead", until: Date.now() - 1 }))
       .run();
     expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
     expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);
-    expect(await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata")).not.toContain("refreshLease");
+    expect(await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata")).not.toContain(
+      "refreshLease",
+    );
   });
 });
 
@@ -661,7 +886,13 @@ describe("token_expired from Slack before our recorded expiry", () => {
     const t = setup({ tokenRotation: true, expiresIn: 43_200 });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     // Slack expires the install token while our record still says it is fresh.
-    await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/expire`, { method: "POST", body: JSON.stringify({ teamId: "T0TEST" }), headers: { "content-type": "application/json" } }));
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/expire`, {
+        method: "POST",
+        body: JSON.stringify({ teamId: "T0TEST" }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
     const response = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(t.slack.recorded.map((c) => c.error ?? "ok")).toEqual(["token_expired", "ok"]);
@@ -675,7 +906,9 @@ describe("runtime metadata", () => {
     workspace.onEvent("reaction", () => {});
     workspace.onEvent("mention", () => {});
     workspace.onEvent("mention", () => {});
-    expect((platformRuntime.metadata().plugins as Record<string, unknown>).workspace).toEqual({ events: ["reaction", "mention"] });
+    expect((platformRuntime.metadata().plugins as Record<string, unknown>).workspace).toEqual({
+      events: ["reaction", "mention"],
+    });
     resetWorkspaceHandlers();
   });
 });

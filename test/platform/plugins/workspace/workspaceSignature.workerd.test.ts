@@ -22,7 +22,9 @@ interface NodeHmac {
   digest(encoding: "hex"): string;
 }
 const nodeCrypto = "node:crypto";
-const { createHmac } = (await import(/* @vite-ignore */ nodeCrypto)) as { createHmac(alg: "sha256", key: string | Uint8Array): NodeHmac };
+const { createHmac } = (await import(/* @vite-ignore */ nodeCrypto)) as {
+  createHmac(alg: "sha256", key: string | Uint8Array): NodeHmac;
+};
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const fromHex = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
 
@@ -46,7 +48,9 @@ describe("verifyWorkspaceSignature", () => {
     // Same bytes as an ArrayBuffer / Uint8Array.
     const bytes = new TextEncoder().encode(SLACK_BODY);
     expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes, NOW)).ok).toBe(true);
-    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes.buffer as ArrayBuffer, NOW)).ok).toBe(true);
+    expect(
+      (await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes.buffer as ArrayBuffer, NOW)).ok,
+    ).toBe(true);
   });
 
   it("our signer reproduces the documented signature", async () => {
@@ -54,7 +58,11 @@ describe("verifyWorkspaceSignature", () => {
   });
 
   it("accepts a signature made by an independent implementation (node:crypto createHmac)", async () => {
-    const body = JSON.stringify({ type: "event_callback", team_id: "T0TEST", event: { type: "message", text: "héllo ✓" } });
+    const body = JSON.stringify({
+      type: "event_callback",
+      team_id: "T0TEST",
+      event: { type: "message", text: "héllo ✓" },
+    });
     const ts = "1800000000";
     const sig = "v0=" + createHmac("sha256", "another-secret").update(`v0:${ts}:${body}`, "utf8").digest("hex");
     expect(await verifyWorkspaceSignature("another-secret", ts, sig, body, 1_800_000_000)).toEqual({ ok: true });
@@ -71,24 +79,84 @@ describe("verifyWorkspaceSignature", () => {
   });
 
   const table: [string, () => Promise<unknown>, string][] = [
-    ["a 1-byte body change", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY.replace("foobar", "foobaz"), NOW), "bad_signature"],
-    ["a trailing newline", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY + "\n", NOW), "bad_signature"],
-    ["a flipped signature digit", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "2", SLACK_BODY, NOW), "bad_signature"],
-    ["the wrong secret", () => verifyWorkspaceSignature(SLACK_SECRET + "x", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
-    ["a different timestamp header (signature bound to it)", () => verifyWorkspaceSignature(SLACK_SECRET, String(NOW + 1), SLACK_SIG, SLACK_BODY, NOW), "bad_signature"],
-    ["stale: now = ts + 301", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + REPLAY_WINDOW_SECONDS + 1), "stale"],
-    ["from the future: now = ts - 301", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 301), "stale"],
-    ["replayed an hour later", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 3600), "stale"],
+    [
+      "a 1-byte body change",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY.replace("foobar", "foobaz"), NOW),
+      "bad_signature",
+    ],
+    [
+      "a trailing newline",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY + "\n", NOW),
+      "bad_signature",
+    ],
+    [
+      "a flipped signature digit",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "2", SLACK_BODY, NOW),
+      "bad_signature",
+    ],
+    [
+      "the wrong secret",
+      () => verifyWorkspaceSignature(SLACK_SECRET + "x", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW),
+      "bad_signature",
+    ],
+    [
+      "a different timestamp header (signature bound to it)",
+      () => verifyWorkspaceSignature(SLACK_SECRET, String(NOW + 1), SLACK_SIG, SLACK_BODY, NOW),
+      "bad_signature",
+    ],
+    [
+      "stale: now = ts + 301",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + REPLAY_WINDOW_SECONDS + 1),
+      "stale",
+    ],
+    [
+      "from the future: now = ts - 301",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 301),
+      "stale",
+    ],
+    [
+      "replayed an hour later",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 3600),
+      "stale",
+    ],
     ["no signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, null, SLACK_BODY, NOW), "missing"],
     ["no timestamp header", () => verifyWorkspaceSignature(SLACK_SECRET, null, SLACK_SIG, SLACK_BODY, NOW), "missing"],
     ["empty signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, "", SLACK_BODY, NOW), "missing"],
-    ["unknown version prefix v1=", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.replace("v0=", "v1="), SLACK_BODY, NOW), "malformed"],
-    ["bare hex without v0=", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(3), SLACK_BODY, NOW), "malformed"],
-    ["truncated digest", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -2), SLACK_BODY, NOW), "malformed"],
-    ["non-hex digest", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "g", SLACK_BODY, NOW), "malformed"],
-    ["two signatures joined", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, `${SLACK_SIG},${SLACK_SIG}`, SLACK_BODY, NOW), "malformed"],
-    ["timestamp in milliseconds form with a dot", () => verifyWorkspaceSignature(SLACK_SECRET, "1531420618.0", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
-    ["negative timestamp", () => verifyWorkspaceSignature(SLACK_SECRET, "-1531420618", SLACK_SIG, SLACK_BODY, NOW), "malformed"],
+    [
+      "unknown version prefix v1=",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.replace("v0=", "v1="), SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "bare hex without v0=",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(3), SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "truncated digest",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -2), SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "non-hex digest",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "g", SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "two signatures joined",
+      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, `${SLACK_SIG},${SLACK_SIG}`, SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "timestamp in milliseconds form with a dot",
+      () => verifyWorkspaceSignature(SLACK_SECRET, "1531420618.0", SLACK_SIG, SLACK_BODY, NOW),
+      "malformed",
+    ],
+    [
+      "negative timestamp",
+      () => verifyWorkspaceSignature(SLACK_SECRET, "-1531420618", SLACK_SIG, SLACK_BODY, NOW),
+      "malformed",
+    ],
   ];
   it.each(table)("refuses %s", async (_name, run, reason) => {
     const result = (await run()) as { ok: boolean; reason?: string; message?: string };

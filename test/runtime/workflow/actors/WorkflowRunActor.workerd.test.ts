@@ -4,7 +4,14 @@
  * over the index, races on the actor's own SQLite). The behaviour every
  * backend shares is in workflowConformance.test.ts.
  */
-import { abortAllDurableObjects, env, evictDurableObject, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import {
+  abortAllDurableObjects,
+  env,
+  evictDurableObject,
+  listDurableObjectIds,
+  runDurableObjectAlarm,
+  runInDurableObject,
+} from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { platformRuntime } from "../../../../src/runtime/entry/platformRuntime.ts";
 import { durableObjectSql } from "../../../../src/runtime/workflow/actors/durableObjectSql.ts";
@@ -90,14 +97,20 @@ function actorNamed(workflowId: string) {
 
 /** Reads a run's log straight from its actor's SQLite, without calling the actor. */
 function actorLog(runId: string): Promise<StoredEvent[]> {
-  return runInDurableObject(stubOf(runId), (_instance, state) => createSqlEventStore(durableObjectSql(state.storage)).events(runId));
+  return runInDurableObject(stubOf(runId), (_instance, state) =>
+    createSqlEventStore(durableObjectSql(state.storage)).events(runId),
+  );
 }
 
 function actorAlarm(runId: string): Promise<number | null> {
   return runInDurableObject(stubOf(runId), (_instance, state) => state.storage.getAlarm());
 }
 
-async function waitForLog(runId: string, check: (events: StoredEvent[]) => boolean, timeout = 5000): Promise<StoredEvent[]> {
+async function waitForLog(
+  runId: string,
+  check: (events: StoredEvent[]) => boolean,
+  timeout = 5000,
+): Promise<StoredEvent[]> {
   let events: StoredEvent[] = [];
   await vi.waitFor(
     async () => {
@@ -109,10 +122,14 @@ async function waitForLog(runId: string, check: (events: StoredEvent[]) => boole
   return events;
 }
 
-const isTerminal = (events: StoredEvent[]) => ["workflow_completed", "workflow_failed"].includes(events.at(-1)?.type ?? "");
+const isTerminal = (events: StoredEvent[]) =>
+  ["workflow_completed", "workflow_failed"].includes(events.at(-1)?.type ?? "");
 
 function settled<T>(promise: Promise<T>): Promise<"settled" | "pending"> {
-  return Promise.race([promise.then(() => "settled" as const), new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), 100))]);
+  return Promise.race([
+    promise.then(() => "settled" as const),
+    new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), 100)),
+  ]);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
@@ -239,7 +256,12 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     // Nothing but the actor's own alarm can have claimed the first step.
     const started = await waitForLog(run.id, (events) => events.at(-1)?.type === "step_started");
     expect(shape(started)).toEqual(["workflow_created", "step_started(start,1)"]);
-    expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ id: run.id, workflowId: "alarm-1", name: "alarms.gated", status: "running" });
+    expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({
+      id: run.id,
+      workflowId: "alarm-1",
+      name: "alarms.gated",
+      status: "running",
+    });
 
     // A waiter with a long slice: only the terminal event can answer it in time.
     const actor = workflowRunActor(actorEnv, actorIdOf(run.id));
@@ -281,8 +303,18 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
 
   it("a run whose steps need no I/O ends within start: nothing was ever scheduled, the index has it as ended, and start's answer carries the outcome", async () => {
     const actor = workflowRunActor(actorEnv, env.WORKFLOW_RUNS.idFromName("quick-1"));
-    const started = await actor.start({ runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`, workflowId: "quick-1", name: "alarms.recoverable", data: null });
-    expect(started).toEqual({ runId: expect.any(String), workflowId: "quick-1", created: true, outcome: { status: "completed", result: { n: 1 } } });
+    const started = await actor.start({
+      runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`,
+      workflowId: "quick-1",
+      name: "alarms.recoverable",
+      data: null,
+    });
+    expect(started).toEqual({
+      runId: expect.any(String),
+      workflowId: "quick-1",
+      created: true,
+      outcome: { status: "completed", result: { n: 1 } },
+    });
     expect(shape(await actorLog(started.runId))).toEqual([
       "workflow_created",
       "step_started(start,1)",
@@ -298,7 +330,11 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     // Through workflow.start: result() settles from the outcome (a failure keeps its reason and cause).
     const failed = await workflow.start("alarms.fatal", null, { id: "quick-2" });
     const error = await rejection(failed.result());
-    expect(error).toMatchObject({ code: "workflow_failed", message: "card declined", details: { runId: failed.id, cause: "non_retryable" } });
+    expect(error).toMatchObject({
+      code: "workflow_failed",
+      message: "card declined",
+      details: { runId: failed.id, cause: "non_retryable" },
+    });
     expect(await runIndexOf(actorEnv).get(failed.id)).toMatchObject({ status: "failed" });
     // A handle for a run still going has no outcome and asks the actor.
     gateFor("quick-3");
@@ -327,7 +363,12 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     const run = await workflow.start("alarms.fatal", null, { id: "fatal-1" });
     const view = await workflowRunActor(actorEnv, actorIdOf(run.id)).waitForTerminal(run.id, 60_000);
     expect(view).toMatchObject({ status: "failed", error: "card declined" });
-    expect(shape(view?.events ?? [])).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,card declined,final)", "workflow_failed"]);
+    expect(shape(view?.events ?? [])).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,card declined,final)",
+      "workflow_failed",
+    ]);
     expectWellFormed(await actorLog(run.id));
     await vi.waitFor(async () => expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ status: "failed" }));
   });
@@ -359,7 +400,13 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
     return next === null ? { done: true as const, result: "marathon done" } : { step: next };
   };
   beforeEach(() => {
-    workflow("budget.marathon", { start: slowStep("s2"), s2: slowStep("s3"), s3: slowStep("s4"), s4: slowStep("s5"), s5: slowStep(null) });
+    workflow("budget.marathon", {
+      start: slowStep("s2"),
+      s2: slowStep("s3"),
+      s3: slowStep("s4"),
+      s4: slowStep("s5"),
+      s5: slowStep(null),
+    });
   });
 
   it("executeRun on the actor's store stops claiming at budgetMS; a fresh execution finishes with every step completed once", async () => {
@@ -368,7 +415,10 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
     const first = await runInDurableObject(actor, async (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
       createRun(store, definition("budget.marathon"), null, { runId, workflowId: "budget-1", now: testClock() });
-      const result = await executeRun(store, definition("budget.marathon"), runId, { now: testClock, budgetMS: 50_000 });
+      const result = await executeRun(store, definition("budget.marathon"), runId, {
+        now: testClock,
+        budgetMS: 50_000,
+      });
       return { result, events: store.events(runId) };
     });
     expect(first.result).toEqual({ status: "budget_exhausted" });
@@ -402,7 +452,13 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
       "workflow_completed",
     ]);
     expectWellFormed(events);
-    expect(invocations).toEqual(["budget-1:start#1", "budget-1:s2#1", "budget-1:s3#1", "budget-1:s4#1", "budget-1:s5#1"]);
+    expect(invocations).toEqual([
+      "budget-1:start#1",
+      "budget-1:s2#1",
+      "budget-1:s3#1",
+      "budget-1:s4#1",
+      "budget-1:s5#1",
+    ]);
   });
 
   it("inside the actor: the budget ends one invocation, the alarm continues in a fresh instance, every step completes once", async () => {
@@ -439,7 +495,13 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
       "workflow_completed",
     ]);
     expectWellFormed(events);
-    expect(invocations).toEqual(["budget-2:start#1", "budget-2:s2#1", "budget-2:s3#1", "budget-2:s4#1", "budget-2:s5#1"]);
+    expect(invocations).toEqual([
+      "budget-2:start#1",
+      "budget-2:s2#1",
+      "budget-2:s3#1",
+      "budget-2:s4#1",
+      "budget-2:s5#1",
+    ]);
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: "marathon done" });
   });
 });
@@ -543,12 +605,19 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
     expectWellFormed(events);
   });
 
-  it("crashed mid-step: the orphaned step_started becomes step_failed{timeout} at stepTimeoutMS by the alarm, is retried, and the run completes", { timeout: 20_000 }, async () => {
+  it("crashed mid-step: the orphaned step_started becomes step_failed{timeout} at stepTimeoutMS by the alarm, is retried, and the run completes", {
+    timeout: 20_000,
+  }, async () => {
     const run = await workflow.start("crash.orphan", null, { id: "crash-1" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     // A hard reset, as a deploy or a machine loss would do: the in-memory execution is gone.
     await abortAllDurableObjects();
-    expect(shape(await actorLog(run.id))).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start->hang)", "step_started(hang,1)"]);
+    expect(shape(await actorLog(run.id))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->hang)",
+      "step_started(hang,1)",
+    ]);
 
     const events = await waitForLog(run.id, isTerminal, 15_000);
     expect(shape(events)).toEqual([
@@ -570,7 +639,9 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: "recovered" });
   });
 
-  it("crashed mid-step with no alarm left (its retries spent): nothing moves it until the sweep finds the timeout, then it completes", { timeout: 20_000 }, async () => {
+  it("crashed mid-step with no alarm left (its retries spent): nothing moves it until the sweep finds the timeout, then it completes", {
+    timeout: 20_000,
+  }, async () => {
     const run = await workflow.start("crash.orphan", null, { id: "crash-2" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
@@ -593,7 +664,9 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
     expect(invocations).toEqual(["crash-2:start#1", "crash-2:hang#1", "crash-2:hang#2", "crash-2:finish#1"]);
   });
 
-  it("crashed mid-step with no alarm left, swept before stepTimeoutMS: not stuck yet, but recover arms the step's timeout, which the alarm then records", { timeout: 20_000 }, async () => {
+  it("crashed mid-step with no alarm left, swept before stepTimeoutMS: not stuck yet, but recover arms the step's timeout, which the alarm then records", {
+    timeout: 20_000,
+  }, async () => {
     const run = await workflow.start("crash.orphan", null, { id: "crash-3" });
     const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
@@ -668,14 +741,27 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
   const T_OLD = () => testClock() - 60_000;
 
   /** Writes a run's log straight into the actor's SQLite and records it in the index, as a crashed executor would leave it. */
-  async function plant(workflowId: string, name: string, rest: { type: StoredEvent["type"]; payload: object; at?: number }[]): Promise<string> {
+  async function plant(
+    workflowId: string,
+    name: string,
+    rest: { type: StoredEvent["type"]; payload: object; at?: number }[],
+  ): Promise<string> {
     const actor = actorNamed(workflowId);
     const runId = `${actor.id}.planted00000`;
     const summary = await runInDurableObject(actor, (_instance, state) => {
       const store = createSqlEventStore(durableObjectSql(state.storage));
       const at = T_OLD();
-      store.createRunIfNoActive({ runId, workflowId, seq: 1, type: "workflow_created", payload: { workflowName: name, writes: { data: null } }, at });
-      const events = rest.map((event, i) => ({ ...event, runId, workflowId, seq: i + 2, at: event.at ?? at }) as StoredEvent);
+      store.createRunIfNoActive({
+        runId,
+        workflowId,
+        seq: 1,
+        type: "workflow_created",
+        payload: { workflowName: name, writes: { data: null } },
+        at,
+      });
+      const events = rest.map(
+        (event, i) => ({ ...event, runId, workflowId, seq: i + 2, at: event.at ?? at }) as StoredEvent,
+      );
       if (events.length) store.append(events);
       return store.getRun(runId)!;
     });
@@ -683,8 +769,14 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
     return runId;
   }
 
-  it("finds each stuck reason, repairs it, re-enqueues the runs that need an executor and logs their number; all end with the spec's sequence", { timeout: 15_000 }, async () => {
-    const started = (step: string, attempt: number, at?: number) => ({ type: "step_started" as const, payload: { step, attempt }, at });
+  it("finds each stuck reason, repairs it, re-enqueues the runs that need an executor and logs their number; all end with the spec's sequence", {
+    timeout: 15_000,
+  }, async () => {
+    const started = (step: string, attempt: number, at?: number) => ({
+      type: "step_started" as const,
+      payload: { step, attempt },
+      at,
+    });
     const runs = {
       stuck_created: await plant("stuck-created", "sweep.recoverable", []),
       stuck_completed: await plant("stuck-completed", "sweep.recoverable", [
@@ -728,7 +820,11 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
     expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 4 workflow(s)");
 
     const logs = Object.fromEntries(
-      await Promise.all(Object.entries(runs).filter(([key]) => key !== "fresh_step").map(async ([key, runId]) => [key, shape(await waitForLog(runId, isTerminal))])),
+      await Promise.all(
+        Object.entries(runs)
+          .filter(([key]) => key !== "fresh_step")
+          .map(async ([key, runId]) => [key, shape(await waitForLog(runId, isTerminal))]),
+      ),
     );
     const tail = ["step_started(finish,1)", "step_completed(finish)", "workflow_completed"];
     expect(logs).toEqual({
@@ -766,18 +862,34 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
         "step_completed(finish)",
         "workflow_completed",
       ],
-      stuck_terminal_failed: ["workflow_created", "step_started(start,1)", "step_failed(start,1,card declined,final)", "workflow_failed"],
+      stuck_terminal_failed: [
+        "workflow_created",
+        "step_started(start,1)",
+        "step_failed(start,1,card declined,final)",
+        "workflow_failed",
+      ],
     });
-    for (const [key, runId] of Object.entries(runs)) expectWellFormed(await actorLog(runId), { repairedTerminal: key.startsWith("stuck_terminal") });
+    for (const [key, runId] of Object.entries(runs))
+      expectWellFormed(await actorLog(runId), { repairedTerminal: key.startsWith("stuck_terminal") });
     expect((await workflow.get(runs.stuck_completed))?.result).toEqual({ n: 7 });
-    expect((await workflow.get(runs.timeout_exhausted))?.events.at(-1)?.payload).toEqual({ reason: "timeout", cause: "attempts_exhausted" });
+    expect((await workflow.get(runs.timeout_exhausted))?.events.at(-1)?.payload).toEqual({
+      reason: "timeout",
+      cause: "attempts_exhausted",
+    });
     expect((await workflow.get(runs.stuck_terminal_completed))?.result).toBeNull();
-    expect((await workflow.get(runs.stuck_terminal_failed))?.events.at(-1)?.payload).toEqual({ reason: "card declined", cause: "non_retryable" });
+    expect((await workflow.get(runs.stuck_terminal_failed))?.events.at(-1)?.payload).toEqual({
+      reason: "card declined",
+      cause: "non_retryable",
+    });
 
     // The healthy runs were not touched.
     expect(shape(await actorLog(runs.fresh_step))).toEqual(["workflow_created", "step_started(start,1)"]);
     expect(shape(await actorLog(executing.id))).toEqual(["workflow_created", "step_started(start,1)"]);
-    expect(shape(await actorLog(waiting.id))).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,not yet,retryable)"]);
+    expect(shape(await actorLog(waiting.id))).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_failed(start,1,not yet,retryable)",
+    ]);
     expect(invocations.filter((i) => i.startsWith("executing-now") || i.startsWith("waiting-retry"))).toEqual([
       "executing-now:start#1",
       "waiting-retry:start#1",
@@ -785,10 +897,17 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
 
     // The index followed every repair.
     const index = runIndexOf(actorEnv);
-    for (const key of ["stuck_created", "stuck_completed", "stuck_failed", "timeout", "stuck_terminal_completed"] as const) {
+    for (const key of [
+      "stuck_created",
+      "stuck_completed",
+      "stuck_failed",
+      "timeout",
+      "stuck_terminal_completed",
+    ] as const) {
       await vi.waitFor(async () => expect((await index.get(runs[key]))?.status).toBe("completed"));
     }
-    for (const key of ["timeout_exhausted", "stuck_terminal_failed"] as const) expect((await index.get(runs[key]))?.status).toBe("failed");
+    for (const key of ["timeout_exhausted", "stuck_terminal_failed"] as const)
+      expect((await index.get(runs[key]))?.status).toBe("failed");
     expect(new Set(await index.activeRunIds())).toEqual(new Set([runs.fresh_step, executing.id, waiting.id]));
 
     // Nothing stuck is left.
@@ -800,7 +919,10 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
     const stuck = await plant("stuck-2", "sweep.recoverable", []);
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 1 workflow(s)");
-    expect(errors).toHaveBeenCalledWith(`workflow recovery: run ${lost}:`, expect.objectContaining({ code: "unknown_workflow" }));
+    expect(errors).toHaveBeenCalledWith(
+      `workflow recovery: run ${lost}:`,
+      expect.objectContaining({ code: "unknown_workflow" }),
+    );
     expect(shape(await actorLog(lost))).toEqual(["workflow_created"]);
     expect(shape(await waitForLog(stuck, isTerminal)).at(-1)).toBe("workflow_completed");
   });
@@ -863,8 +985,13 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
       };
       const sleepsA: number[] = [];
       const sleepsB: number[] = [];
-      const [resultsA, resultsB] = await Promise.all([driveToEnd(a, runId, sleepsA), driveToEnd(bStale, runId, sleepsB)]);
-      const duplicates = state.storage.sql.exec("SELECT run_id, seq, COUNT(*) AS n FROM _workflow_events GROUP BY run_id, seq HAVING n > 1").toArray();
+      const [resultsA, resultsB] = await Promise.all([
+        driveToEnd(a, runId, sleepsA),
+        driveToEnd(bStale, runId, sleepsB),
+      ]);
+      const duplicates = state.storage.sql
+        .exec("SELECT run_id, seq, COUNT(*) AS n FROM _workflow_events GROUP BY run_id, seq HAVING n > 1")
+        .toArray();
       return { resultsA, resultsB, sleepsA, sleepsB, duplicates, events: a.events(runId) };
     });
 
@@ -890,7 +1017,9 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
     expect(invocations).toEqual(["race-1:start#1", "race-1:r2#1", "race-1:r3#1", "race-1:r4#1", "race-1:r5#1"]);
     expect(outcome.resultsA.at(-1)).toEqual({ status: "terminal" });
     expect(outcome.resultsB.at(-1)).toEqual({ status: "terminal" });
-    expect([...outcome.resultsA, ...outcome.resultsB].every((r) => r.status === "terminal" || r.status === "in_flight")).toBe(true);
+    expect(
+      [...outcome.resultsA, ...outcome.resultsB].every((r) => r.status === "terminal" || r.status === "in_flight"),
+    ).toBe(true);
   });
 
   it("two executors started together on the actor's store: one runs each step, the other finds it in flight", async () => {
@@ -944,7 +1073,9 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
     const actorId = env.WORKFLOW_RUNS.idFromName("order-7");
     const runsInActor = () =>
       runInDurableObject(env.WORKFLOW_RUNS.get(actorId), (_instance, state) =>
-        state.storage.sql.exec<{ run_id: string; status: string }>("SELECT run_id, status FROM _workflow_runs ORDER BY position").toArray(),
+        state.storage.sql
+          .exec<{ run_id: string; status: string }>("SELECT run_id, status FROM _workflow_runs ORDER BY position")
+          .toArray(),
       );
     expect(await runsInActor()).toEqual([{ run_id: first.id, status: "running" }]);
 
@@ -1006,8 +1137,19 @@ describe("WorkflowRunActor: get and list", () => {
     const run = await workflow.start("query.other", null, { id: "get-1" });
     await run.result();
     const view = await workflow.get(run.id);
-    expect(view).toMatchObject({ id: run.id, workflowId: "get-1", name: "query.other", status: "completed", result: "other" });
-    expect(shape(view?.events ?? [])).toEqual(["workflow_created", "step_started(start,1)", "step_completed(start)", "workflow_completed"]);
+    expect(view).toMatchObject({
+      id: run.id,
+      workflowId: "get-1",
+      name: "query.other",
+      status: "completed",
+      result: "other",
+    });
+    expect(shape(view?.events ?? [])).toEqual([
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start)",
+      "workflow_completed",
+    ]);
 
     const [hex, suffix] = run.id.split(".") as [string, string];
     for (const id of [
@@ -1045,7 +1187,8 @@ describe("WorkflowRunActor: get and list", () => {
     const open1 = await workflow.start("query.gated", null, { id: "list-open-1" });
     const open2 = await workflow.start("query.gated", null, { id: "list-open-2" });
     await vi.waitFor(async () => expect((await runIndexOf(actorEnv).get(failed.id))?.status).toBe("failed"));
-    for (const id of done) await vi.waitFor(async () => expect((await runIndexOf(actorEnv).get(id))?.status).toBe("completed"));
+    for (const id of done)
+      await vi.waitFor(async () => expect((await runIndexOf(actorEnv).get(id))?.status).toBe("completed"));
 
     const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
     expect(ids(await workflow.list())).toEqual([open2.id, open1.id, failed.id, done[2], done[1], done[0]]);
@@ -1077,7 +1220,13 @@ describe("WorkflowRunActor: get and list", () => {
     expect(ids(paged)).toEqual([done[2], done[1]]);
     expect(ids(await workflow.list({ name: "query.other", limit: 2, cursor: paged.cursor }))).toEqual([done[0]]);
 
-    for (const filter of [{ limit: 0 }, { limit: 101 }, { limit: 1.5 }, { status: "done" }, { cursor: "not-a-cursor" }]) {
+    for (const filter of [
+      { limit: 0 },
+      { limit: 101 },
+      { limit: 1.5 },
+      { status: "done" },
+      { cursor: "not-a-cursor" },
+    ]) {
       expect((await rejection(workflow.list(filter as never))).code).toBe("invalid_input");
     }
   });
@@ -1118,10 +1267,19 @@ describe("WorkflowRunActor: append rules on the actor's SQLite", () => {
         }
       };
       const at = testClock();
-      attempt([{ runId, workflowId: "mismatch-2", seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at }]);
+      attempt([
+        { runId, workflowId: "mismatch-2", seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at },
+      ]);
       attempt([
         { runId, workflowId: "mismatch-1", seq: 2, type: "step_started", payload: { step: "start", attempt: 1 }, at },
-        { runId, workflowId: "mismatch-2", seq: 3, type: "step_failed", payload: { step: "start", attempt: 1, reason: "x", retryable: true }, at },
+        {
+          runId,
+          workflowId: "mismatch-2",
+          seq: 3,
+          type: "step_failed",
+          payload: { step: "start", attempt: 1, reason: "x", retryable: true },
+          at,
+        },
       ]);
       return { codes, events: store.events(runId), summary: store.getRun(runId) };
     });
