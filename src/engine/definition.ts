@@ -16,6 +16,19 @@ export const WORKFLOW_DEFAULTS = Object.freeze({
   stepLoopBudgetMS: 50_000,
 });
 
+/**
+ * Upper bounds on the options (beyond the spec): generous for real workloads, but no definition can
+ * keep a run retrying, sleeping or holding a step for an unbounded time.
+ * - `maxAttempts: 100` — attempts per step, the first included.
+ * - `backoffMS: 86_400_000` (24 h) — the largest `backoff.initialMS` and `backoff.maxMS`.
+ * - `stepTimeoutMS: 900_000` (15 min) — the longest one attempt may run.
+ */
+export const WORKFLOW_LIMITS = Object.freeze({
+  maxAttempts: 100,
+  backoffMS: 86_400_000,
+  stepTimeoutMS: 900_000,
+});
+
 /** The first step of every workflow (spec). */
 export const FIRST_STEP = "start";
 
@@ -68,22 +81,37 @@ export function defineWorkflow(name: string, steps: WorkflowSteps, options: Work
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
   const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
     throw invalid(
-      `workflow("${name}") maxAttempts must be an integer from 1 to 1000 (attempts include the first), got ${maxAttempts}`,
+      `workflow("${name}") maxAttempts must be an integer from 1 to ${WORKFLOW_LIMITS.maxAttempts} (attempts include the first), got ${maxAttempts}`,
     );
   }
   const stepTimeoutMS = options.stepTimeoutMS ?? WORKFLOW_DEFAULTS.stepTimeoutMS;
   if (!isPositiveFinite(stepTimeoutMS))
     throw invalid(`workflow("${name}") stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
+  if (stepTimeoutMS > WORKFLOW_LIMITS.stepTimeoutMS) {
+    throw invalid(
+      `workflow("${name}") stepTimeoutMS must be at most ${WORKFLOW_LIMITS.stepTimeoutMS} (15 minutes), got ${stepTimeoutMS}`,
+    );
+  }
   const backoff = { ...WORKFLOW_DEFAULTS.backoff, ...definedOnly(options.backoff ?? {}) };
   if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0))
     throw invalid(`workflow("${name}") backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
+  if (backoff.initialMS > WORKFLOW_LIMITS.backoffMS) {
+    throw invalid(
+      `workflow("${name}") backoff.initialMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.initialMS}`,
+    );
+  }
   if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1))
     throw invalid(`workflow("${name}") backoff.factor must be >= 1, got ${backoff.factor}`);
   if (!(Number.isFinite(backoff.maxMS) && backoff.maxMS >= backoff.initialMS)) {
     throw invalid(
       `workflow("${name}") backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`,
+    );
+  }
+  if (backoff.maxMS > WORKFLOW_LIMITS.backoffMS) {
+    throw invalid(
+      `workflow("${name}") backoff.maxMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.maxMS}`,
     );
   }
   if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
