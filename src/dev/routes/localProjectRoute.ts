@@ -1,21 +1,29 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { findProjectBySlug, setProjectPrivate } from "../../platform/db/projectsTable.ts";
-import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
+import { insertOwnedProject, requireOwnedProject } from "../../platform/api/projectRoutes.ts";
+import { validateSlug } from "../../platform/api/projectSlug.ts";
+import { PLATFORM_ROUTE_SLUGS, refuseReservedSlug } from "../../platform/api/reservedSlugs.ts";
 import type { CliRequest } from "../../platform/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
  * `PUT /projects/:slug/local` `{ private }` (CLI token, project ownership;
- * `platform dev` only): applies `--private` (or its absence), which the
- * deployed API has no route for, and answers what the CLI binds into the
- * local project worker, its worker secret included. The secret already sits
- * in the developer's local D1 file; a deployed API never answers this route.
+ * `platform dev` only): creates the local project on first use, applies
+ * `--private` (or its absence), which the deployed API has no route for, and
+ * answers what the CLI binds into the local project worker, its worker secret
+ * included. The secret already sits in the developer's local D1 file; a
+ * deployed API never answers this route.
+ *
+ * The slug comes from the project's folder or package name, so only the
+ * platform's own route names are refused here: a folder named `support`
+ * still runs locally, and `POST /projects` names the reserved-slug rule when
+ * it is first deployed. A local platform has no other tenant to impersonate.
  */
 export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Promise<Response> {
-  const { slug } = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, 1024);
   if (typeof body.private !== "boolean") throw new PlatformError("invalid_input", "private must be true or false.");
+  const { slug } = await ownedOrNewProject(request, env.DB, body.private);
   await setProjectPrivate(env.DB, slug, body.private);
   const row = (await findProjectBySlug(env.DB, slug))!;
   return Response.json(
@@ -30,4 +38,12 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
     },
     { headers: { "Cache-Control": "no-store" } },
   );
+}
+
+async function ownedOrNewProject(request: CliRequest, db: D1Database, isPrivate: boolean): Promise<{ slug: string }> {
+  const slug = request.params.slug!;
+  if (await findProjectBySlug(db, slug)) return requireOwnedProject(db, request.user, slug);
+  validateSlug(slug);
+  refuseReservedSlug(slug, PLATFORM_ROUTE_SLUGS);
+  return insertOwnedProject(db, request.user, slug, isPrivate);
 }

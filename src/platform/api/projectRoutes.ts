@@ -14,6 +14,7 @@ import { listProjectWorkflows, replaceProjectWorkflowsStatements } from "../db/p
 import type { CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
+import { refuseReservedSlug } from "./reservedSlugs.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
@@ -30,19 +31,31 @@ export async function requireOwnedProject(db: D1Database, user: CliUser, slug: s
 export async function createProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const body = await readJsonObject(request);
   const slug = validateSlug(body.slug);
+  refuseReservedSlug(slug);
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
-  const result = await insertProject(env.DB, {
+  const row = await insertOwnedProject(env.DB, request.user, slug, body.private === true);
+  return Response.json({ project: toPublicProject(row) }, { status: 201 });
+}
+
+/** Writes a new project with a fresh worker secret; the slug's rules are the caller's. */
+export async function insertOwnedProject(
+  db: D1Database,
+  user: CliUser,
+  slug: string,
+  isPrivate: boolean,
+): Promise<ProjectRow> {
+  const row = await insertProject(db, {
     slug,
-    ownerId: request.user.id,
+    ownerId: user.id,
     workerSecret: randomHex(32),
     scriptName: scriptNameFor(slug),
-    private: body.private === true,
+    private: isPrivate,
     now: Date.now(),
   });
-  if (!result) throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
-  return Response.json({ project: toPublicProject(result) }, { status: 201 });
+  if (!row) throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
+  return row;
 }
 
 export async function listProjects(request: CliRequest, env: ApiEnv): Promise<Response> {

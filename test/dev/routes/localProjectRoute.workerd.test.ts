@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import devApi from "../../../src/dev/routes/devApiWorker.ts";
-import { callApi, expectError, projectRow, userWithProject } from "../../support/workerd/index.ts";
+import {
+  callApi,
+  countRows,
+  createUserWithToken,
+  expectError,
+  projectRow,
+  userWithProject,
+} from "../../support/workerd/index.ts";
 
 // `PUT /projects/:slug/local`: what `platform dev` asks of its local API worker (src/dev/routes/localProjectRoute.ts).
 describe("PUT /projects/:slug/local (platform dev only)", () => {
@@ -38,6 +45,29 @@ describe("PUT /projects/:slug/local (platform dev only)", () => {
     const error = await expectError(response, 404, "not_found");
     expect(error.error.message).toBe('No project named "alpha" in your account.');
     expect((await projectRow("alpha")).private).toBe(0);
+  });
+
+  it("creates the local project on first use; a folder named like a role slug still runs, a platform route name does not", async () => {
+    const user = await createUserWithToken("ada@example.com");
+    const response = await callApi("PUT", "/projects/support/local", {
+      token: user.token,
+      body: { private: true },
+      worker: devApi,
+    });
+    expect(response.status).toBe(200);
+    const { project } = (await response.json()) as { project: { slug: string; private: boolean } };
+    expect(project).toMatchObject({ slug: "support", private: true });
+    expect((await projectRow("support")).owner_id).toBe(user.id);
+
+    for (const slug of ["api", "Bad_Slug"]) {
+      const refused = await callApi("PUT", `/projects/${slug}/local`, {
+        token: user.token,
+        body: { private: false },
+        worker: devApi,
+      });
+      await expectError(refused, 400, "invalid_input");
+    }
+    expect(await countRows("projects")).toBe(1);
   });
 
   it("refuses a body without a boolean private", async () => {

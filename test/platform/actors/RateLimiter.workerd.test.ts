@@ -60,7 +60,7 @@ describe("RateLimiter actor", () => {
 });
 
 describe("takeRateLimit", () => {
-  it("throws rate_limited with retryAfterSeconds after 3 actions, and never limits a private project", async () => {
+  it("throws rate_limited with retryAfterSeconds after 3 actions; a private project skips only the actions bucket", async () => {
     const publicProject = { id: 901, private: 0 };
     for (let i = 0; i < 3; i++) await takeRateLimit(env, publicProject, ["actions"]);
     const error = await takeRateLimit(env, publicProject, ["actions"]).catch((e: unknown) => e);
@@ -70,6 +70,10 @@ describe("takeRateLimit", () => {
     expect((error as PlatformError).message).toMatch(/3 plugin actions per 60 seconds/);
 
     const privateProject = { id: 902, private: 1 };
-    for (let i = 0; i < 20; i++) await takeRateLimit(env, privateProject, ["actions", "email"]);
+    for (let i = 0; i < 20; i++) await takeRateLimit(env, privateProject, ["actions"]);
+    for (let i = 0; i < 3; i++) await takeRateLimit(env, privateProject, ["actions", "email"]);
+    const email = await takeRateLimit(env, privateProject, ["actions", "email"]).catch((e: unknown) => e);
+    expect((email as PlatformError).code).toBe("rate_limited");
+    expect((email as PlatformError).message).toMatch(/3 email sends per 60 seconds/);
   });
 });

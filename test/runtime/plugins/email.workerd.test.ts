@@ -139,11 +139,19 @@ describe("email-send plugin: POST /send", () => {
     expect((await s.send(ok, { as: s.other })).status).toBe(200);
   });
 
-  it("does not limit a private project", async () => {
-    const s = await setup({ private: true });
-    const responses = await Promise.all(Array.from({ length: 10 }, () => s.send(ok)));
-    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
-    expect(s.fake.sent).toHaveLength(10);
+  // Issue 11: private deployments are exempt from the proxy rate, never from the email send rate.
+  it.each([
+    { kind: "private", private: true },
+    { kind: "public", private: false },
+  ])("lets a $kind project's 6 concurrent sends through 3 at a time; 3 get 429 with Retry-After", async (c) => {
+    const s = await setup({ private: c.private });
+    const responses = await Promise.all(Array.from({ length: 6 }, () => s.send(ok)));
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(3);
+    const limited = responses.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(3);
+    for (const r of limited) expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await errorOf(limited[0]!, 429, "rate_limited")).toMatch(/3 (email sends|plugin actions) per 60 seconds/);
+    expect(s.fake.sent).toHaveLength(3);
   });
 
   const recipients = (n: number) => Array.from({ length: n }, (_, i) => `user${i}@example.com`);

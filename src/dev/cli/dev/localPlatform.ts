@@ -265,13 +265,8 @@ async function ensureDevAccount(
     cliToken = issued.json.token as string;
     saveCredentials(stateDir, { ...credentials, cliToken });
   }
-  const existing = await apiCall(apiUrl, cliToken, "GET", `/projects/${slug}`);
-  if (existing.status === 404) {
-    const created = await apiCall(apiUrl, cliToken, "POST", "/projects", { slug, private: isPrivate });
-    if (created.status !== 201)
-      throw new Error(`Could not create local project "${slug}": ${JSON.stringify(created.json)}`);
-  }
-  // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) applies `--private` (or its absence)
+  // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) creates the project on first use
+  // (a folder named like a reserved slug still runs locally), applies `--private` (or its absence)
   // and hands over the worker secret to bind into the project worker.
   const linked = await apiCall(apiUrl, cliToken, "PUT", `/projects/${slug}/local`, { private: isPrivate });
   if (linked.status !== 200)

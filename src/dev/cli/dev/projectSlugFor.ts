@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { PLATFORM_ROUTE_SLUGS } from "../../../platform/api/reservedSlugs.ts";
 
 /** The slug a local project runs under: its package.json name or its folder name, made slug-safe. */
 export function projectSlugFor(projectDir: string): string {
@@ -22,7 +23,7 @@ export function projectSlugFor(projectDir: string): string {
     .slice(0, 40)
     .replace(/-+$/, "");
   if (slug.length < 3) slug = `app-${slug || "x"}`.replace(/-+$/, "").padEnd(3, "x");
-  if (["api", "www", "login", "console", "admin", "platform", "internal", "plugins", "static"].includes(slug))
-    slug = `app-${slug}`;
+  // Only the platform's route names: a folder named like another reserved slug keeps its slug (see localProjectRoute.ts).
+  if (PLATFORM_ROUTE_SLUGS.has(slug)) slug = `app-${slug}`;
   return slug;
 }

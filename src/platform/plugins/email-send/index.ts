@@ -17,7 +17,8 @@ import type { EmailPluginEnv } from "./env.ts";
  *
  * `POST /send` `{ to, subject, html }` with `X-Platform-Identity` (and an
  * optional `Idempotency-Key`): identity → validation → rate limits
- * (`actions` and `email`, all or none; private projects are not limited) →
+ * (`actions` and `email`, all or none; a private project takes from
+ * `email` only) →
  * the provider, from `{slug}@{SENDER_DOMAIN}` → 200 `{ id }`.
  * Invalid input is refused before the rate limiter, so it uses no quota.
  */

@@ -3,25 +3,31 @@ import type { RateTake } from "../../actors/RateLimiter.ts";
 import type { ProjectRow } from "../../db/projectsTable.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
 
-/** The spec's proxy limits: every proxy route takes from `actions`; an email send also from `email`. */
+/**
+ * The spec's proxy limits: every proxy route takes from `actions`; an email
+ * send also from `email`. `exemptWhenPrivate`: the spec exempts private
+ * deployments from the proxy rate only, never from the email send rate.
+ */
 export const RATE_BUCKETS = {
-  actions: { limit: 3, windowMS: 60_000, what: "plugin actions" },
-  email: { limit: 3, windowMS: 60_000, what: "email sends" },
+  actions: { limit: 3, windowMS: 60_000, what: "plugin actions", exemptWhenPrivate: true },
+  email: { limit: 3, windowMS: 60_000, what: "email sends", exemptWhenPrivate: false },
 } as const;
 
 export type RateBucket = keyof typeof RATE_BUCKETS;
 
 /**
- * Takes one from each bucket of the project's `RateLimiter` (all or none).
- * Private projects are not limited. Throws `rate_limited` (429) with
- * `details.retryAfterSeconds`; `pluginErrorResponse` turns it into `Retry-After`.
+ * Takes one from each bucket of the project's `RateLimiter` (all or none),
+ * skipping the buckets a private project is exempt from. Throws
+ * `rate_limited` (429) with `details.retryAfterSeconds`;
+ * `pluginErrorResponse` turns it into `Retry-After`.
  */
 export async function takeRateLimit(
   env: Pick<PluginEnv, "RATE_LIMITER">,
   project: Pick<ProjectRow, "id" | "private">,
-  buckets: readonly RateBucket[],
+  requested: readonly RateBucket[],
 ): Promise<void> {
-  if (project.private === 1 || buckets.length === 0) return;
+  const buckets = requested.filter((bucket) => project.private !== 1 || !RATE_BUCKETS[bucket].exemptWhenPrivate);
+  if (buckets.length === 0) return;
   const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
   const takes: RateTake[] = buckets.map((bucket) => ({
     bucket,
