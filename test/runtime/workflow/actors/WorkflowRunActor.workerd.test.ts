@@ -173,6 +173,48 @@ function passGate(workflowId: string): Promise<void> {
   return gate.promise;
 }
 
+/**
+ * Two shapes several describes need, each registered under the describe's own name: a run
+ * that waits at its gate in `start` (stepTimeoutMS 10 s), and one whose `start` records its
+ * attempt (2 attempts, 10 ms backoff, stepTimeoutMS 1 s).
+ */
+function registerGated(name: string): void {
+  workflow(
+    name,
+    {
+      start: async (ctx) => {
+        note(ctx);
+        ctx.write("opened", true);
+        await passGate(ctx.workflowId);
+        return { step: "finish" };
+      },
+      finish: async (ctx) => {
+        note(ctx);
+        return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
+      },
+    },
+    { stepTimeoutMS: 10_000 },
+  );
+}
+
+function registerRecoverable(name: string): void {
+  workflow(
+    name,
+    {
+      start: async (ctx) => {
+        note(ctx);
+        ctx.write("n", ctx.attempt);
+        return { step: "finish" };
+      },
+      finish: async (ctx) => {
+        note(ctx);
+        return { done: true, result: { n: ctx.scratchpad.n } };
+      },
+    },
+    { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
+  );
+}
+
 /** Step invocations as "<workflowId>:<step>#<attempt>", in order. */
 const invocations: string[] = [];
 
@@ -207,37 +249,8 @@ afterEach(() => {
 
 describe("WorkflowRunActor: alarms, waiters and the run index", () => {
   beforeEach(() => {
-    workflow(
-      "alarms.gated",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("opened", true);
-          await passGate(ctx.workflowId);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-        },
-      },
-      { stepTimeoutMS: 10_000 },
-    );
-    workflow(
-      "alarms.recoverable",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("n", ctx.attempt);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { n: ctx.scratchpad.n } };
-        },
-      },
-      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
-    );
+    registerGated("alarms.gated");
+    registerRecoverable("alarms.recoverable");
     workflow("alarms.fatal", {
       start: async () => {
         throw new NonRetryableError("card declined");
@@ -508,22 +521,7 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
 
 describe("WorkflowRunActor: eviction and crashes mid-run", () => {
   beforeEach(() => {
-    workflow(
-      "crash.gated",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("opened", true);
-          await passGate(ctx.workflowId);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-        },
-      },
-      { stepTimeoutMS: 10_000 },
-    );
+    registerGated("crash.gated");
     workflow(
       "crash.backoff-then-done",
       {
@@ -694,37 +692,8 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
 
 describe("WorkflowRunActor: the recovery sweep over the index", () => {
   beforeEach(() => {
-    workflow(
-      "sweep.gated",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("opened", true);
-          await passGate(ctx.workflowId);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-        },
-      },
-      { stepTimeoutMS: 10_000 },
-    );
-    workflow(
-      "sweep.recoverable",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("n", ctx.attempt);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { n: ctx.scratchpad.n } };
-        },
-      },
-      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
-    );
+    registerGated("sweep.gated");
+    registerRecoverable("sweep.recoverable");
     workflow(
       "sweep.patient",
       {
@@ -1040,22 +1009,7 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
 
 describe("WorkflowRunActor: one active run per workflow id", () => {
   beforeEach(() => {
-    workflow(
-      "single.gated",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("opened", true);
-          await passGate(ctx.workflowId);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-        },
-      },
-      { stepTimeoutMS: 10_000 },
-    );
+    registerGated("single.gated");
     workflow("single.other", { start: async () => ({ done: true, result: "other" }) });
   });
 
@@ -1109,22 +1063,7 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
 
 describe("WorkflowRunActor: get and list", () => {
   beforeEach(() => {
-    workflow(
-      "query.gated",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("opened", true);
-          await passGate(ctx.workflowId);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { data: ctx.data, opened: ctx.scratchpad.opened } };
-        },
-      },
-      { stepTimeoutMS: 10_000 },
-    );
+    registerGated("query.gated");
     workflow("query.fatal", {
       start: async () => {
         throw new NonRetryableError("card declined");
@@ -1234,21 +1173,7 @@ describe("WorkflowRunActor: get and list", () => {
 
 describe("WorkflowRunActor: append rules on the actor's SQLite", () => {
   beforeEach(() => {
-    workflow(
-      "append.recoverable",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          ctx.write("n", ctx.attempt);
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: { n: ctx.scratchpad.n } };
-        },
-      },
-      { maxAttempts: 2, backoff: { initialMS: 10, jitter: 0 }, stepTimeoutMS: 1000 },
-    );
+    registerRecoverable("append.recoverable");
   });
 
   it("an event with another workflow_id for the same run_id is workflow_id_mismatch, and nothing of its batch is appended", async () => {
