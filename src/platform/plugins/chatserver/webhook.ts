@@ -119,13 +119,7 @@ async function handleCommand(
       channelId: str(body.channel_id) ?? null,
       locale: str(body.locale) ?? null,
     } satisfies ChatCommandDispatchEvent,
-    resource: await makeResourceOwnerRef(env, {
-      pluginId: PLUGIN_ID,
-      resourceType: "server",
-      externalResourceId: guildId,
-    }),
-    project: toPluginProject(owner.project),
-    ...(user ? { user } : {}),
+    ...(await addressedTo(env, owner.project, guildId, user)),
     replyToken: await sealReplyToken(env, owner.project.id, { interactionId: id, token, guildId }),
   };
   ctx.waitUntil(deliver(env, owner.project, `interaction:${id}`, payload, token));
@@ -179,13 +173,7 @@ async function handleEvent(
             emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
             timestamp: str(event.timestamp) ?? null,
           } satisfies ChatReactionDispatchEvent),
-    resource: await makeResourceOwnerRef(env, {
-      pluginId: PLUGIN_ID,
-      resourceType: "server",
-      externalResourceId: guildId,
-    }),
-    project: toPluginProject(owner.project),
-    ...(user ? { user } : {}),
+    ...(await addressedTo(env, owner.project, guildId, user)),
   };
   ctx.waitUntil(deliver(env, owner.project, `event:${deliveryId}`, payload, null));
   return new Response(null, { status: 204 });
@@ -222,4 +210,22 @@ async function deliver(
       ? `This server's project does not handle /${payload.name} (yet).`
       : "Sorry, this command failed in the project.";
   await callChatServer(env, "PATCH", path, { content, allowed_mentions: { parse: [] } }, "none").catch(() => {});
+}
+
+/** Who a dispatch is for and from: the server's opaque reference, the project's plugin-safe view, the user if known. */
+async function addressedTo(
+  env: ChatServerEnv,
+  project: ProjectRow,
+  guildId: string,
+  user: PluginUser | undefined,
+): Promise<Pick<PluginDispatch, "resource" | "project" | "user">> {
+  return {
+    resource: await makeResourceOwnerRef(env, {
+      pluginId: PLUGIN_ID,
+      resourceType: "server",
+      externalResourceId: guildId,
+    }),
+    project: toPluginProject(project),
+    ...(user ? { user } : {}),
+  };
 }
