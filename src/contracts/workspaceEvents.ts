@@ -7,9 +7,8 @@ import { PlatformError } from "../core/errors.ts";
  */
 
 /** The event names user code registers with `workspace.onEvent`. */
-export type WorkspaceEventKind = "message" | "mention" | "reaction";
-
-export const WORKSPACE_EVENT_KINDS: readonly WorkspaceEventKind[] = ["message", "mention", "reaction"];
+export const WORKSPACE_EVENT_KINDS = ["message", "mention", "reaction"] as const;
+export type WorkspaceEventKind = (typeof WORKSPACE_EVENT_KINDS)[number];
 
 /** The `event` of a workspace dispatch: what a handler receives. */
 export interface WorkspaceEvent {

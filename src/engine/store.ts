@@ -32,9 +32,8 @@ export interface WorkflowEventStore {
   createRunIfNoActive(created: StoredEvent): { created: true } | { created: false; activeRunId: string };
 }
 
-export type RunStatus = "running" | "completed" | "failed";
-
-export const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed"];
+export const RUN_STATUSES = ["running", "completed", "failed"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** One run as listed by `workflow.list`. */
 export interface RunSummary {

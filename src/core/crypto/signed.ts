@@ -28,6 +28,9 @@ export async function signPayload(key: CryptoKey, payload: unknown, prefix = "")
   return `${signed}.${await signature(key, signed)}`;
 }
 
+/** A verified token's claims, or why it was refused: what each token kind's `verify…` answers. */
+export type SignedCheck<Claims, Reason extends string> = { ok: true; claims: Claims } | { ok: false; reason: Reason };
+
 export type PayloadCheck = { ok: true; payload: unknown } | { ok: false; reason: "malformed" | "bad_signature" };
 
 /** The payload of a value `signPayload` made with this key and prefix. */

@@ -1,3 +1,4 @@
+import { changedRows } from "./statementResults.ts";
 import { openToken, sealToken } from "./tokenVault.ts";
 
 /**
@@ -104,40 +105,46 @@ export async function markConnectionRevoked(
   projectId: number,
   now = Date.now(),
 ): Promise<boolean> {
-  const result = await db
-    .prepare(
-      "UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND project_id = ? AND revoked_at IS NULL",
-    )
-    .bind(now, now, pluginId, projectId)
-    .run();
-  return (result.meta.changes ?? 0) > 0;
+  return (await revokeConnections(db, pluginId, "project_id", projectId, now)) > 0;
 }
 
 /** Marks every connection of a provider user/team revoked (e.g. Slack `tokens_revoked`); returns how many. */
-export async function markConnectionsRevokedForExternalUser(
+export function markConnectionsRevokedForExternalUser(
   db: D1Database,
   pluginId: string,
   externalUserId: string,
   now = Date.now(),
 ): Promise<number> {
-  const result = await db
-    .prepare(
-      "UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND external_user_id = ? AND revoked_at IS NULL",
-    )
-    .bind(now, now, pluginId, externalUserId)
-    .run();
-  return result.meta.changes ?? 0;
+  return revokeConnections(db, pluginId, "external_user_id", externalUserId, now);
+}
+
+/** Revokes the plugin's live connections whose `column` is `value`; returns how many. */
+function revokeConnections(
+  db: D1Database,
+  pluginId: string,
+  column: "project_id" | "external_user_id",
+  value: number | string,
+  now: number,
+): Promise<number> {
+  return changedRows(
+    db
+      .prepare(
+        `UPDATE plugin_oauth_connections SET revoked_at = ?, updated_at = ? WHERE plugin_id = ? AND ${column} = ? AND revoked_at IS NULL`,
+      )
+      .bind(now, now, pluginId, value),
+  );
 }
 
 /** Marks a rotating token expired so its next use refreshes it; false when there is nothing to refresh with. */
 export async function expireConnectionToken(db: D1Database, pluginId: string, projectId: number): Promise<boolean> {
-  const result = await db
-    .prepare(
-      "UPDATE plugin_oauth_connections SET token_expires_at = 0 WHERE plugin_id = ? AND project_id = ? AND refresh_token IS NOT NULL AND revoked_at IS NULL",
-    )
-    .bind(pluginId, projectId)
-    .run();
-  return (result.meta.changes ?? 0) > 0;
+  const changed = await changedRows(
+    db
+      .prepare(
+        "UPDATE plugin_oauth_connections SET token_expires_at = 0 WHERE plugin_id = ? AND project_id = ? AND refresh_token IS NOT NULL AND revoked_at IS NULL",
+      )
+      .bind(pluginId, projectId),
+  );
+  return changed > 0;
 }
 
 /** The connection with its tokens opened, or null. A revoked one is returned too (check `revokedAt`). */

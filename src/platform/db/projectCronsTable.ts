@@ -1,4 +1,6 @@
+import { replaceProjectRowsStatements } from "./projectRows.ts";
 import { touchProjectStatement, type ProjectRow } from "./projectsTable.ts";
+import { allRows } from "./statementResults.ts";
 
 /** `project_crons`: the crons a project's metadata declared, run by the API worker's every-minute trigger. */
 export interface ProjectCron {
@@ -12,23 +14,19 @@ export function replaceProjectCronsStatements(
   projectId: number,
   crons: ProjectCron[],
 ): D1PreparedStatement[] {
+  const rows = crons.map((c) => [c.name, c.schedule]);
   return [
-    db.prepare("DELETE FROM project_crons WHERE project_id = ?").bind(projectId),
-    ...crons.map((c) =>
-      db
-        .prepare("INSERT INTO project_crons (project_id, name, schedule) VALUES (?, ?, ?)")
-        .bind(projectId, c.name, c.schedule),
-    ),
+    ...replaceProjectRowsStatements(db, "project_crons", projectId, ["name", "schedule"], rows),
     touchProjectStatement(db, projectId, Date.now()),
   ];
 }
 
-export async function listProjectCrons(db: D1Database, projectId: number): Promise<ProjectCron[]> {
-  const { results } = await db
-    .prepare("SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name")
-    .bind(projectId)
-    .all<ProjectCron>();
-  return results;
+export function listProjectCrons(db: D1Database, projectId: number): Promise<ProjectCron[]> {
+  return allRows<ProjectCron>(
+    db,
+    "SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name",
+    projectId,
+  );
 }
 
 export async function projectHasCron(db: D1Database, projectId: number, name: string): Promise<boolean> {
@@ -40,14 +38,13 @@ export async function projectHasCron(db: D1Database, projectId: number, name: st
   );
 }
 
+/** A project's row with one of its crons beside its columns. */
+export type ProjectCronRow = ProjectRow & { cron_name: string; cron_schedule: string };
+
 /** Every cron of every project, each with its project's row. */
-export async function listAllProjectCrons(
-  db: D1Database,
-): Promise<(ProjectRow & { cron_name: string; cron_schedule: string })[]> {
-  const { results } = await db
-    .prepare(
-      "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
-    )
-    .all<ProjectRow & { cron_name: string; cron_schedule: string }>();
-  return results;
+export function listAllProjectCrons(db: D1Database): Promise<ProjectCronRow[]> {
+  return allRows<ProjectCronRow>(
+    db,
+    "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
+  );
 }

@@ -1,3 +1,6 @@
+import { replaceProjectRowsStatements } from "./projectRows.ts";
+import { allRows } from "./statementResults.ts";
+
 /** `project_workflows`: a workflow a project registered, as its metadata reports it (no code, only what the console shows). */
 export interface ProjectWorkflow {
   name: string;
@@ -12,26 +15,22 @@ export function replaceProjectWorkflowsStatements(
   projectId: number,
   workflows: ProjectWorkflow[],
 ): D1PreparedStatement[] {
-  return [
-    db.prepare("DELETE FROM project_workflows WHERE project_id = ?").bind(projectId),
-    ...workflows.map((w) =>
-      db
-        .prepare(
-          "INSERT INTO project_workflows (project_id, name, steps, max_attempts, step_timeout_ms) VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(projectId, w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS),
-    ),
-  ];
+  return replaceProjectRowsStatements(
+    db,
+    "project_workflows",
+    projectId,
+    ["name", "steps", "max_attempts", "step_timeout_ms"],
+    workflows.map((w) => [w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS]),
+  );
 }
 
 export async function listProjectWorkflows(db: D1Database, projectId: number): Promise<ProjectWorkflow[]> {
-  const { results } = await db
-    .prepare(
-      "SELECT name, steps, max_attempts, step_timeout_ms FROM project_workflows WHERE project_id = ? ORDER BY name",
-    )
-    .bind(projectId)
-    .all<{ name: string; steps: string; max_attempts: number; step_timeout_ms: number }>();
-  return results.map((r) => ({
+  const rows = await allRows<{ name: string; steps: string; max_attempts: number; step_timeout_ms: number }>(
+    db,
+    "SELECT name, steps, max_attempts, step_timeout_ms FROM project_workflows WHERE project_id = ? ORDER BY name",
+    projectId,
+  );
+  return rows.map((r) => ({
     name: r.name,
     steps: JSON.parse(r.steps) as string[],
     maxAttempts: r.max_attempts,

@@ -1,3 +1,5 @@
+import { allRows } from "./statementResults.ts";
+
 /** The `projects` table: read by the API worker, the gateway, the login and plugin workers; written by the API worker. */
 export interface ProjectRow {
   id: number;
@@ -70,12 +72,8 @@ export function insertProject(db: D1Database, project: NewProject): Promise<Proj
     .first<ProjectRow>();
 }
 
-export async function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<ProjectRow[]> {
-  const { results } = await db
-    .prepare("SELECT * FROM projects WHERE owner_id = ? ORDER BY slug")
-    .bind(ownerId)
-    .all<ProjectRow>();
-  return results;
+export function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<ProjectRow[]> {
+  return allRows<ProjectRow>(db, "SELECT * FROM projects WHERE owner_id = ? ORDER BY slug", ownerId);
 }
 
 /** Marks the project changed; batch it with the change. */

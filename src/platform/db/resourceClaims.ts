@@ -1,5 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
 import { findProjectById, type ProjectRow } from "./projectsTable.ts";
+import { allRows, changedRows } from "./statementResults.ts";
 
 /**
  * `plugin_resources`: one external resource (a chat server, a workspace)
@@ -82,13 +83,14 @@ export async function releaseResource(
   externalResourceId: string,
   projectId: number,
 ): Promise<boolean> {
-  const result = await db
-    .prepare(
-      "DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ? AND project_id = ?",
-    )
-    .bind(pluginId, resourceType, externalResourceId, projectId)
-    .run();
-  return (result.meta.changes ?? 0) > 0;
+  const released = await changedRows(
+    db
+      .prepare(
+        "DELETE FROM plugin_resources WHERE plugin_id = ? AND resource_type = ? AND external_resource_id = ? AND project_id = ?",
+      )
+      .bind(pluginId, resourceType, externalResourceId, projectId),
+  );
+  return released > 0;
 }
 
 /** Which project (and its worker) owns an external resource: how a webhook finds where to dispatch. */
@@ -107,21 +109,15 @@ export async function findResourceOwner(
   return project ? { resource, project } : null;
 }
 
-export async function listProjectResources(
-  db: D1Database,
-  projectId: number,
-  pluginId?: string,
-): Promise<ResourceRow[]> {
-  const { results } = pluginId
-    ? await db
-        .prepare("SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id")
-        .bind(projectId, pluginId)
-        .all<ResourceRow>()
-    : await db
-        .prepare("SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id")
-        .bind(projectId)
-        .all<ResourceRow>();
-  return results;
+export function listProjectResources(db: D1Database, projectId: number, pluginId?: string): Promise<ResourceRow[]> {
+  return pluginId
+    ? allRows<ResourceRow>(
+        db,
+        "SELECT * FROM plugin_resources WHERE project_id = ? AND plugin_id = ? ORDER BY id",
+        projectId,
+        pluginId,
+      )
+    : allRows<ResourceRow>(db, "SELECT * FROM plugin_resources WHERE project_id = ? ORDER BY plugin_id, id", projectId);
 }
 
 /** The project's most recent resource of a type (a plugin with one resource per project). */
@@ -173,20 +169,20 @@ export async function replaceResourceMetadata(
  * resources of a type; returns how many. `json_set` touches only `events`, so
  * a concurrent write of other keys (a token refresh) is not disturbed.
  */
-export async function recordResourceEvents(
+export function recordResourceEvents(
   db: D1Database,
   pluginId: string,
   resourceType: ResourceType,
   projectId: number,
   events: readonly string[],
 ): Promise<number> {
-  const result = await db
-    .prepare(
-      "UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?",
-    )
-    .bind(JSON.stringify(events), pluginId, resourceType, projectId)
-    .run();
-  return result.meta.changes ?? 0;
+  return changedRows(
+    db
+      .prepare(
+        "UPDATE plugin_resources SET metadata = json_set(metadata, '$.events', json(?)) WHERE plugin_id = ? AND resource_type = ? AND project_id = ?",
+      )
+      .bind(JSON.stringify(events), pluginId, resourceType, projectId),
+  );
 }
 
 export function toResourceSummary(row: ResourceRow): ResourceSummary {

@@ -215,13 +215,17 @@ async function showProject(slug) {
   heading.focus();
 }
 
+/**
+ * A project view's section, named for screen readers by its heading (`<id>-heading`).
+ * @param {string} id @param {string} title
+ */
+function headedSection(id, title) {
+  return el("section", { "aria-labelledby": `${id}-heading` }, el("h3", { id: `${id}-heading` }, title));
+}
+
 /** @param {{ connections: any[], resources: any[] }} plugins */
 function pluginsSection({ connections, resources }) {
-  const section = el(
-    "section",
-    { "aria-labelledby": "plugins-heading" },
-    el("h3", { id: "plugins-heading" }, "Plugin connections"),
-  );
+  const section = headedSection("plugins", "Plugin connections");
   if (!connections.length)
     section.append(
       el("p", {}, "No plugin connected. Connect one with platform plugin install chatserver, workspace or email-send."),
@@ -255,7 +259,7 @@ function pluginsSection({ connections, resources }) {
 
 /** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
 function cronsSection(slug, crons) {
-  const section = el("section", { "aria-labelledby": "crons-heading" }, el("h3", { id: "crons-heading" }, "Crons"));
+  const section = headedSection("crons", "Crons");
   if (!crons.length) return appendTo(section, el("p", {}, "No crons registered."));
   const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
   section.append(
@@ -299,11 +303,7 @@ async function runCron(slug, name, button, output) {
 
 /** @param {string} slug @param {{ name: string, steps: string[] }[]} workflows */
 function startWorkflowSection(slug, workflows) {
-  const section = el(
-    "section",
-    { "aria-labelledby": "start-heading" },
-    el("h3", { id: "start-heading" }, "Start a workflow"),
-  );
+  const section = headedSection("start", "Start a workflow");
   if (!workflows.length) return appendTo(section, el("p", {}, "This project registers no workflows."));
   const error = el("p", { class: "error", role: "alert" });
   const form = el(
@@ -354,11 +354,7 @@ function startWorkflowSection(slug, workflows) {
 
 /** @param {string} slug @param {{ plugin: string }[]} resources */
 function testEventSection(slug, resources) {
-  const section = el(
-    "section",
-    { "aria-labelledby": "test-event-heading" },
-    el("h3", { id: "test-event-heading" }, "Send a bot test event"),
-  );
+  const section = headedSection("test-event", "Send a bot test event");
   const bots = Object.keys(TEST_EVENT_KINDS).filter((plugin) => resources.some((r) => r.plugin === plugin));
   if (!bots.length)
     return appendTo(
@@ -430,11 +426,7 @@ function testEventSection(slug, resources) {
 
 /** @param {string} slug @param {{ name: string }[]} workflows */
 function runsSection(slug, workflows) {
-  const section = el(
-    "section",
-    { "aria-labelledby": "runs-heading" },
-    el("h3", { id: "runs-heading" }, "Workflow runs"),
-  );
+  const section = headedSection("runs", "Workflow runs");
   // Runs are listed by the project's own workflow routes, which exist only when its code registers a workflow.
   if (!workflows.length) return appendTo(section, el("p", {}, "No runs: this project registers no workflows."));
   const filters = el(

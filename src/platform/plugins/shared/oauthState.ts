@@ -1,5 +1,5 @@
 import { randomBase64url } from "../../../core/crypto/encoding.ts";
-import { signPayload, verifyPayload } from "../../../core/crypto/signed.ts";
+import { type SignedCheck, signPayload, verifyPayload } from "../../../core/crypto/signed.ts";
 import { purposeHmacKey } from "./secretKeys.ts";
 
 /** How long a browser has between the install page and the provider's callback. */
@@ -14,9 +14,7 @@ export interface OAuthStateClaims {
   exp: number;
 }
 
-export type OAuthStateCheck =
-  | { ok: true; claims: OAuthStateClaims }
-  | { ok: false; reason: "invalid" | "expired" | "wrong_plugin" };
+export type OAuthStateCheck = SignedCheck<OAuthStateClaims, "invalid" | "expired" | "wrong_plugin">;
 
 const key = (secret: string | undefined) => purposeHmacKey(secret, "STATE_SECRET", "oauth-state-v1");
 
