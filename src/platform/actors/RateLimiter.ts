@@ -16,7 +16,9 @@ export interface RateDecision {
 }
 
 /**
- * One actor per project (named by the project id): the proxy rate counters.
+ * One actor per project (named by the project id): the proxy rate counters;
+ * and one per shared budget (e.g. "chatserver-bot", the shared bot's calls
+ * across all projects), which can also hold a provider's "wait until" record.
  * A sliding window of take timestamps per bucket lives in the actor's SQLite.
  * The actor is single-threaded and every method is synchronous SQL, so no two
  * takes interleave: the limit is exact under any concurrency.
@@ -29,6 +31,7 @@ export class RateLimiter extends DurableObject {
     this.#sql = ctx.storage.sql;
     this.#sql.exec("CREATE TABLE IF NOT EXISTS takes (bucket TEXT NOT NULL, at INTEGER NOT NULL)");
     this.#sql.exec("CREATE INDEX IF NOT EXISTS takes_by_bucket ON takes (bucket, at)");
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS pauses (name TEXT PRIMARY KEY, until INTEGER NOT NULL)");
   }
 
   /** Takes one from `bucket` if fewer than `limit` takes happened in the last `windowMS`. */
@@ -57,5 +60,23 @@ export class RateLimiter extends DurableObject {
     if (refusal) return refusal;
     for (const { bucket } of takes) this.#sql.exec("INSERT INTO takes (bucket, at) VALUES (?, ?)", bucket, now);
     return { allowed: true, retryAfterSeconds: 0 };
+  }
+
+  /** Records that a provider asked every caller to wait until `untilMS` (of two records, the later end holds). */
+  pause(name: string, untilMS: number): void {
+    this.#sql.exec(
+      "INSERT INTO pauses (name, until) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET until = MAX(until, excluded.until)",
+      name,
+      untilMS,
+    );
+  }
+
+  /** `takeAll`, unless a `pause(name, …)` reaches past `now`: then refused (taking nothing) until it ends. */
+  takeAllUnlessPaused(name: string, takes: RateTake[], now: number = Date.now()): RateDecision {
+    const paused = this.#sql.exec<{ until: number }>("SELECT until FROM pauses WHERE name = ?", name).toArray()[0];
+    if (paused && paused.until > now) {
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((paused.until - now) / 1000)), bucket: name };
+    }
+    return this.takeAll(takes, now);
   }
 }

@@ -59,6 +59,55 @@ describe("RateLimiter actor", () => {
   });
 });
 
+describe('RateLimiter pauses (a provider\'s "wait" for a shared budget)', () => {
+  const budget = [{ bucket: "bot", limit: 2, windowMS: 1_000 }];
+  const t0 = 7_000_000;
+  it.each([
+    { when: "before any pause", pauses: [], at: t0, allowed: true, retryAfterSeconds: 0 },
+    { when: "inside a pause", pauses: [t0 + 7_000], at: t0 + 1_000, allowed: false, retryAfterSeconds: 6 },
+    { when: "under a second of it left", pauses: [t0 + 7_000], at: t0 + 6_900, allowed: false, retryAfterSeconds: 1 },
+    { when: "when it ends", pauses: [t0 + 7_000], at: t0 + 7_000, allowed: true, retryAfterSeconds: 0 },
+    {
+      when: "a shorter pause after a longer one",
+      pauses: [t0 + 9_000, t0 + 2_000],
+      at: t0 + 5_000,
+      allowed: false,
+      retryAfterSeconds: 4,
+    },
+    {
+      when: "a longer pause after a shorter one",
+      pauses: [t0 + 2_000, t0 + 9_000],
+      at: t0 + 5_000,
+      allowed: false,
+      retryAfterSeconds: 4,
+    },
+  ])(
+    "$when: allowed $allowed, retry after $retryAfterSeconds s",
+    async ({ pauses, at, allowed, retryAfterSeconds }) => {
+      await runInDurableObject(limiter("paused-budget"), (instance: RateLimiter) => {
+        for (const until of pauses) instance.pause("provider", until);
+        expect(instance.takeAllUnlessPaused("provider", budget, at)).toEqual(
+          allowed ? { allowed, retryAfterSeconds } : { allowed, retryAfterSeconds, bucket: "provider" },
+        );
+      });
+    },
+  );
+
+  it("takes nothing while paused, and the budget still holds after it", async () => {
+    await runInDurableObject(limiter("paused-takes"), (instance: RateLimiter) => {
+      instance.pause("provider", t0 + 1_000);
+      for (let i = 0; i < 5; i++) expect(instance.takeAllUnlessPaused("provider", budget, t0).allowed).toBe(false);
+      expect(instance.takeAllUnlessPaused("provider", budget, t0 + 1_000).allowed).toBe(true);
+      expect(instance.takeAllUnlessPaused("provider", budget, t0 + 1_000).allowed).toBe(true);
+      expect(instance.takeAllUnlessPaused("provider", budget, t0 + 1_000)).toEqual({
+        allowed: false,
+        retryAfterSeconds: 1,
+        bucket: "bot",
+      });
+    });
+  });
+});
+
 describe("takeRateLimit", () => {
   it("throws rate_limited with retryAfterSeconds after 3 actions; a private project skips only the actions bucket", async () => {
     const publicProject = { id: 901, private: 0 };
@@ -75,5 +124,16 @@ describe("takeRateLimit", () => {
     const email = await takeRateLimit(env, privateProject, ["actions", "email"]).catch((e: unknown) => e);
     expect((email as PlatformError).code).toBe("rate_limited");
     expect((email as PlatformError).message).toMatch(/3 email sends per 60 seconds/);
+  });
+
+  it("the chat-server bot share (5 per second) binds private projects too, at the clock it is given", async () => {
+    const privateProject = { id: 903, private: 1 };
+    const now = 9_000_000;
+    for (let i = 0; i < 5; i++) await takeRateLimit(env, privateProject, ["chatServerBot"], now);
+    const error = await takeRateLimit(env, privateProject, ["chatServerBot"], now + 999).catch((e: unknown) => e);
+    expect((error as PlatformError).code).toBe("rate_limited");
+    expect((error as PlatformError).details).toEqual({ retryAfterSeconds: 1, bucket: "chatServerBot" });
+    expect((error as PlatformError).message).toMatch(/5 chat-server bot calls per second/);
+    await takeRateLimit(env, privateProject, ["chatServerBot"], now + 1_000);
   });
 });

@@ -2,7 +2,8 @@
  * The chat server's REST API as the plugin uses it: base URL from the env,
  * `Bot` auth for guild/channel routes, none for interaction webhooks.
  * Errors become PlatformErrors: 429 → `rate_limited` (with the provider's
- * Retry-After), anything else → `upstream_error` naming the provider's error.
+ * Retry-After, and `details.global` when the provider says the whole bot is
+ * limited), anything else → `upstream_error` naming the provider's error.
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { readJsonOrNull } from "../../../core/web/jsonBody.ts";
@@ -46,7 +47,7 @@ export async function callChatServer<T = unknown>(
   }
   const parsed = await readJsonOrNull(response);
   if (response.ok) return parsed as T;
-  const err = (parsed ?? {}) as { message?: unknown; code?: unknown; retry_after?: unknown };
+  const err = (parsed ?? {}) as { message?: unknown; code?: unknown; retry_after?: unknown; global?: unknown };
   if (response.status === 429) {
     const header = Number(response.headers.get("retry-after"));
     const retry =
@@ -57,6 +58,10 @@ export async function callChatServer<T = unknown>(
       {
         retryAfterSeconds: Math.max(1, Math.ceil(retry)),
         provider: true,
+        global:
+          err.global === true ||
+          response.headers.get("x-ratelimit-global") === "true" ||
+          response.headers.get("x-ratelimit-scope") === "global",
       },
     );
   }

@@ -6,15 +6,18 @@
  * bot token): idempotent, and commands the project dropped disappear. The
  * registered set's hash is kept in the server's resource metadata, so a deploy
  * that changes nothing makes no call (the chat server allows 200 command
- * creates per server per day). A re-install clears it.
+ * creates per server per day). A re-install clears it. Each registration is a
+ * bot action within the bot's cap (botBudget.ts); a deploy refused part-way
+ * resumes where it stopped (the servers done keep their hash).
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { COMMAND_NAME } from "../../../contracts/chatServerEvents.ts";
 import { hex } from "../../../core/crypto/encoding.ts";
 import { listProjectResources, replaceResourceMetadata } from "../../db/resourceClaims.ts";
 import { readDeployMetadata } from "../shared/deployMetadata.ts";
-import { callChatServer } from "./chatServerApi.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { takeRateLimit } from "../shared/rateLimit.ts";
+import { callBot } from "./botBudget.ts";
+import { chatServerNow, PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 
 export interface CommandSpec {
   name: string;
@@ -78,12 +81,12 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
       });
       continue;
     }
-    await callChatServer(
+    await takeRateLimit(env, project, ["chatServerBot"], chatServerNow(env));
+    await callBot(
       env,
       "PUT",
       `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
       desired,
-      "bot",
     );
     await replaceResourceMetadata(env.DB, server.id, project.id, { ...metadata, commandsHash: hash });
     registered.push({

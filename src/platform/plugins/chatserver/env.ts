@@ -18,6 +18,12 @@ export interface ChatServerEnv extends PluginEnv {
   CHATSERVER_PERMISSIONS?: string;
   /** Optional: another way to reach the chat server (tests: the fake in-process). */
   CHATSERVER_FETCH?: { fetch(request: Request): Promise<Response> };
+  /** Optional: what the bot's rate gate reads the time from (tests: a clock they move); `Date.now` otherwise. */
+  CHATSERVER_CLOCK?: () => number;
 }
 
 export const PLUGIN_ID = "chatserver";
+
+/** The time the plugin's rate gates read (`CHATSERVER_CLOCK` when a test set one). */
+export const chatServerNow = (env: Pick<ChatServerEnv, "CHATSERVER_CLOCK">): number =>
+  (env.CHATSERVER_CLOCK ?? Date.now)();

@@ -1,6 +1,7 @@
 /**
  * Proxy routes for user code (identity token, then the project's `actions`
- * rate limit, then the chat server):
+ * rate limit, then the chat server; calls with the bot token also pass the
+ * bot's platform-wide cap, botBudget.ts):
  *   POST /proxy/reply         { replyToken, content }   edits the deferred answer (@original)
  *   POST /proxy/followup      { replyToken, content }   a further message on the interaction
  *   POST /proxy/send-message  { channelId, content }    only channels of servers this project claimed
@@ -19,8 +20,9 @@ import type { ProjectRow } from "../../db/projectsTable.ts";
 import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
+import { callBot } from "./botBudget.ts";
 import { callChatServer } from "./chatServerApi.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { chatServerNow, PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { openReplyToken } from "./replyToken.ts";
 
 interface Message {
@@ -28,21 +30,21 @@ interface Message {
   channel_id: string;
 }
 
+/** Messages the bot writes never ping anyone. */
+const NO_MENTIONS = { parse: [] as string[] };
+
 const answer = (m: Message | null, fallbackChannel: string | null) =>
   Response.json({ messageId: m?.id ?? null, channelId: m?.channel_id ?? fallbackChannel } satisfies ChatMessageAnswer);
 
 /** The channel must be in a server this project claimed. */
 async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: string): Promise<void> {
-  const channel = await callChatServer<{ guild_id?: unknown }>(
-    env,
-    "GET",
-    `/channels/${channelId}`,
-    undefined,
-    "bot",
-  ).catch((error) => {
-    if (error instanceof PlatformError && error.code === "upstream_error" && error.details?.status === 404) return null;
-    throw error;
-  });
+  const channel = await callBot<{ guild_id?: unknown }>(env, "GET", `/channels/${channelId}`, undefined).catch(
+    (error) => {
+      if (error instanceof PlatformError && error.code === "upstream_error" && error.details?.status === 404)
+        return null;
+      throw error;
+    },
+  );
   const guildId = typeof channel?.guild_id === "string" ? channel.guild_id : null;
   const owner = guildId ? await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId) : null;
   if (!owner || owner.project.id !== project.id) {
@@ -50,16 +52,32 @@ async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: 
   }
 }
 
+/** send-message and edit-message: the spec's rate and the project's bot share, the channel check, then the message. */
+async function writeToChannel(
+  env: ChatServerEnv,
+  project: ProjectRow,
+  channelId: string,
+  call: { method: "POST" | "PATCH"; path: string; content: string },
+): Promise<Response> {
+  await takeRateLimit(env, project, ["actions", "chatServerBot"], chatServerNow(env));
+  await checkChannel(env, project, channelId);
+  const message = await callBot<Message>(env, call.method, call.path, {
+    content: call.content,
+    allowed_mentions: NO_MENTIONS,
+  });
+  return answer(message, channelId);
+}
+
 export async function handleProxy(route: ChatProxyRoute, request: Request, env: ChatServerEnv): Promise<Response> {
   const { project, body } = await authenticateProjectCall(request, env.DB);
   const input = parseJsonObject(body);
-  const allowedMentions = { parse: [] as string[] };
   switch (route) {
     case "reply":
     case "followup": {
       const text = requireChatContent(input.content);
       const reply = await openReplyToken(env, project.id, input.replyToken);
-      await takeRateLimit(env, project, ["actions"]);
+      await takeRateLimit(env, project, ["actions"], chatServerNow(env));
+      // Not through the bot's cap (botBudget.ts): the interaction's own webhook token, limited per interaction.
       const path =
         route === "reply"
           ? `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}/messages/@original`
@@ -68,39 +86,26 @@ export async function handleProxy(route: ChatProxyRoute, request: Request, env: 
         env,
         route === "reply" ? "PATCH" : "POST",
         path,
-        { content: text, allowed_mentions: allowedMentions },
+        { content: text, allowed_mentions: NO_MENTIONS },
         "none",
       );
       return answer(message, null);
     }
     case "send-message": {
       const channelId = requireChatId(input.channelId, "channelId");
-      const text = requireChatContent(input.content);
-      await takeRateLimit(env, project, ["actions"]);
-      await checkChannel(env, project, channelId);
-      const message = await callChatServer<Message>(
-        env,
-        "POST",
-        `/channels/${channelId}/messages`,
-        { content: text, allowed_mentions: allowedMentions },
-        "bot",
-      );
-      return answer(message, channelId);
+      const content = requireChatContent(input.content);
+      return writeToChannel(env, project, channelId, {
+        method: "POST",
+        path: `/channels/${channelId}/messages`,
+        content,
+      });
     }
     case "edit-message": {
       const channelId = requireChatId(input.channelId, "channelId");
       const messageId = requireChatId(input.messageId, "messageId");
-      const text = requireChatContent(input.content);
-      await takeRateLimit(env, project, ["actions"]);
-      await checkChannel(env, project, channelId);
-      const message = await callChatServer<Message>(
-        env,
-        "PATCH",
-        `/channels/${channelId}/messages/${messageId}`,
-        { content: text, allowed_mentions: allowedMentions },
-        "bot",
-      );
-      return answer(message, channelId);
+      const content = requireChatContent(input.content);
+      const path = `/channels/${channelId}/messages/${messageId}`;
+      return writeToChannel(env, project, channelId, { method: "PATCH", path, content });
     }
   }
 }
