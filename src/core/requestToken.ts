@@ -104,7 +104,14 @@ export const IDENTITY_FAILURES = {
   // A wrong signature and an unknown project answer alike: no oracle for project ids.
   bad_signature: `Invalid ${IDENTITY_HEADER} token.`,
   unknown_project: `Invalid ${IDENTITY_HEADER} token.`,
+  // Single-use routes (POST /internal/workflow/execute): the same signed request twice is a replay.
+  replayed: `${IDENTITY_HEADER} token already used; this route accepts each token once.`,
 } as const;
+
+/** When a token stops being accepted (epoch ms): a single-use route remembers a spent token until then. */
+export function requestTokenExpiresAt(timestamp: string): number {
+  return (Number(timestamp) + MAX_TOKEN_AGE_SECONDS + 1) * 1000;
+}
 
 /** Path plus query of a request URL, as signed. */
 export function pathAndQueryOf(url: string | URL): string {

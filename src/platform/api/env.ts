@@ -1,3 +1,4 @@
+import type { RateLimiter } from "../actors/RateLimiter.ts";
 import type { SessionCode } from "../actors/SessionCode.ts";
 import type { DispatcherEnv } from "../dispatch/dispatcher.ts";
 
@@ -28,6 +29,8 @@ export interface ApiEnv extends DispatcherEnv {
   EMAIL_PLUGIN?: Fetcher;
   /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
   CLOUDFLARE_API?: Fetcher;
+  /** Per-project rate counters (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
   SESSION_CODES?: DurableObjectNamespace<SessionCode>;
   /** Public URLs of the plugin workers, for install links (`<url>/install?code=…`). */

@@ -1,41 +1,107 @@
-import { PlatformError } from "../../core/errors.ts";
+import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
-import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
+import {
+  IDENTITY_FAILURES,
+  IDENTITY_HEADER,
+  parseRequestToken,
+  pathAndQueryOf,
+  requestTokenExpiresAt,
+  verifyRequestToken,
+} from "../../core/requestToken.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
+import { spendIdentityToken } from "../db/spentIdentityTokens.ts";
+import {
+  claimExecutionInFlight,
+  continueExecutionInFlight,
+  releaseExecutionInFlight,
+} from "../db/workflowExecutionsInFlight.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
+
+/**
+ * How often a project may ask for an execution (beyond the spec): 60 per
+ * 10 seconds, from the project's `RateLimiter` actor. The runtime itself
+ * never needs the route (run actors wake themselves with alarms); this is
+ * headroom for a project driving its runs by hand, and a ceiling for one
+ * flooding the shared queue.
+ */
+export const EXECUTE_RATE = { bucket: "workflow-execute", limit: 60, windowMS: 10_000 } as const;
 
 /**
  * `POST /internal/workflow/execute`: a project's worker asks the platform to
  * (re)drive one of its runs. The project comes from the verified identity
- * token, never from the body, so a project can only kick its own script.
+ * token, never from the body, so a project can only kick its own script. Each
+ * token is accepted once; past the project's rate the answer is 429 with
+ * `Retry-After`; and a run that already has a message in flight gets no
+ * second one (the answer is the same 202: the run is queued).
  */
 export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): Promise<Response> {
   const bytes = await readBodyBytes(request, 4 * 1024);
+  const token = request.headers.get(IDENTITY_HEADER);
   const check = await verifyRequestToken(
     "identity",
-    request.headers.get(IDENTITY_HEADER),
+    token,
     async (projectId) => (await findProjectById(env.DB, projectId))?.worker_secret ?? null,
     { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body: bytes },
   );
   if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
+  const now = Date.now();
+  // Verified, so the token parses; only a verified token is recorded (no forger fills the table).
+  const parts = parseRequestToken(token)!;
+  if (!(await spendIdentityToken(env.DB, parts.signature, requestTokenExpiresAt(parts.timestamp), now)))
+    throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
+  const project = await findProjectById(env.DB, check.projectId);
+  if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
+  const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
+  const decision = await limiter.takeAll([EXECUTE_RATE], now);
+  if (!decision.allowed) {
+    const error = new PlatformError(
+      "rate_limited",
+      `Rate limit reached: a project may ask for ${EXECUTE_RATE.limit} workflow executions per ${EXECUTE_RATE.windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
+      { retryAfterSeconds: decision.retryAfterSeconds, bucket: EXECUTE_RATE.bucket },
+    );
+    return errorResponse(error, { "Retry-After": String(decision.retryAfterSeconds) });
+  }
   const body = parseJsonObject(bytes);
   if (typeof body.runId !== "string" || !/^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,199}$/.test(body.runId)) {
     throw new PlatformError("invalid_input", "runId must be a run id string.");
   }
-  const project = await findProjectById(env.DB, check.projectId);
-  if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
-  await env.WORKFLOW_QUEUE.send({ runId: body.runId, scriptName: project.script_name });
+  const message = { runId: body.runId, scriptName: project.script_name };
+  if (await claimExecutionInFlight(env.DB, message.scriptName, message.runId, now)) {
+    try {
+      await env.WORKFLOW_QUEUE.send(message);
+    } catch (error) {
+      await releaseExecutionInFlight(env.DB, message.scriptName, message.runId);
+      throw error;
+    }
+  }
   return Response.json({ queued: true, runId: body.runId }, { status: 202 });
 }
 
-/** Seconds before a run that is not done is driven again through the queue. */
-const REQUEUE_DELAY_SECONDS = 1;
+/** Seconds before a run whose step-loop budget ran out is driven again through the queue. */
+const CONTINUE_DELAY_SECONDS = 1;
 
 /**
- * Queue consumer: calls the project's `/__workflow/{runId}/execute` and
- * re-enqueues the message while the run is not done.
+ * How many times one message is re-enqueued for a run whose budget ran out
+ * (beyond the spec): 20 × 50 s of step loop. The run's actor continues such a
+ * run with its own alarm anyway, so past the cap the queue just lets go; the
+ * cap keeps a worker that answers `continue` at once from looping forever.
+ */
+export const MAX_CONTINUATIONS = 20;
+
+/** The execute route's answer: the spec's `done`, and (beyond the spec) `continue` when the budget ran out. */
+interface ExecuteAnswer {
+  done: boolean;
+  continue?: boolean;
+}
+
+/**
+ * Queue consumer: calls the project's `/__workflow/{runId}/execute`. A run
+ * that is done, or waiting (a retry's backoff, a step in flight: its actor's
+ * alarm wakes it), lets its message go; only a run whose step-loop budget ran
+ * out (`continue: true`) is re-enqueued, keeping its in-flight row. A failed
+ * call is retried by the queue, the row kept.
  */
 export async function consumeWorkflowQueue(
   batch: MessageBatch<WorkflowExecuteMessage>,
@@ -47,6 +113,7 @@ export async function consumeWorkflowQueue(
     const project = await findProjectByScriptName(env.DB, scriptName);
     if (!project) {
       console.error(`workflow queue: no project with script ${scriptName}; dropping run ${runId}`);
+      await releaseExecutionInFlight(env.DB, scriptName, runId);
       message.ack();
       continue;
     }
@@ -59,17 +126,32 @@ export async function consumeWorkflowQueue(
       );
       if (response.status === 404) {
         console.error(`workflow queue: ${scriptName} does not know run ${runId}; dropping it`);
+        await releaseExecutionInFlight(env.DB, scriptName, runId);
         message.ack();
         continue;
       }
       if (!response.ok)
         throw new Error(`execute answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
-      const { done } = (await response.json()) as { done: boolean };
-      if (!done) await env.WORKFLOW_QUEUE.send(message.body, { delaySeconds: REQUEUE_DELAY_SECONDS });
+      const answer = (await response.json()) as ExecuteAnswer;
+      if (!answer.done && answer.continue === true) await continueOrLetGo(env, message.body);
+      else await releaseExecutionInFlight(env.DB, scriptName, runId);
       message.ack();
     } catch (error) {
       console.error(`workflow queue: run ${runId} of ${scriptName}:`, error);
-      message.retry({ delaySeconds: REQUEUE_DELAY_SECONDS });
+      message.retry({ delaySeconds: CONTINUE_DELAY_SECONDS });
     }
   }
+}
+
+/** Re-enqueues a run whose budget ran out, unless this message's continuations are spent. */
+async function continueOrLetGo(env: ApiEnv, body: WorkflowExecuteMessage): Promise<void> {
+  const continuations = await continueExecutionInFlight(env.DB, body.scriptName, body.runId, Date.now());
+  if (continuations > MAX_CONTINUATIONS) {
+    console.error(
+      `workflow queue: run ${body.runId} of ${body.scriptName} continued ${MAX_CONTINUATIONS} times; its actor's alarm carries on`,
+    );
+    await releaseExecutionInFlight(env.DB, body.scriptName, body.runId);
+    return;
+  }
+  await env.WORKFLOW_QUEUE.send(body, { delaySeconds: CONTINUE_DELAY_SECONDS });
 }

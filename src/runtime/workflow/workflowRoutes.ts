@@ -30,7 +30,8 @@ function listFilter(params: URLSearchParams) {
 /**
  * The project's internal workflow routes (the entry wrapper has already
  * checked that the platform is calling):
- * - `POST /__workflow/:runId/execute` → `{ done }` (the queue consumer's call)
+ * - `POST /__workflow/:runId/execute` → `{ done }`, plus `continue: true` (beyond the spec) when the
+ *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&limit&cursor`, `GET /__workflow/runs/:runId`
  * - `POST /__workflow/start` `{ name, data, id? }` (CLI and console)
  */

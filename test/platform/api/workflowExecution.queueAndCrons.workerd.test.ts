@@ -5,10 +5,12 @@ import {
   getQueueResult,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import api from "../../../src/platform/api/index.ts";
 import type { WorkflowExecuteMessage } from "../../../src/platform/api/env.ts";
 import { cronIsDue, runDueCrons } from "../../../src/platform/api/projectCrons.ts";
+import { MAX_CONTINUATIONS } from "../../../src/platform/api/workflowExecution.ts";
+import { claimExecutionInFlight } from "../../../src/platform/db/workflowExecutionsInFlight.ts";
 import { resolveDispatcher } from "../../../src/platform/dispatch/dispatcher.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../../src/core/requestToken.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
@@ -64,6 +66,15 @@ async function consume(messages: ReturnType<typeof message>[], handler: ProjectW
 
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 
+/** The run's `workflow_executions_in_flight` row as its continuation count ([] when it has none). */
+async function inFlightContinuations(runId: string): Promise<number[]> {
+  const { results } = await apiHarness()
+    .env.DB.prepare("SELECT continuations FROM workflow_executions_in_flight WHERE run_id = ?")
+    .bind(runId)
+    .all<{ continuations: number }>();
+  return results.map((r) => r.continuations);
+}
+
 describe("workflow queue consumer", () => {
   it("calls POST /__workflow/{runId}/execute with a valid internal token and acks on {done:true}", async () => {
     const { row } = await userWithProject("ada@example.com", "shop");
@@ -90,15 +101,58 @@ describe("workflow queue consumer", () => {
     expect(result.explicitAcks).toEqual(["m1"]);
   });
 
-  it("re-enqueues the same message (with a delay) and acks while the run answers {done:false}", async () => {
+  // Beyond the spec: only a run whose step-loop budget ran out is re-enqueued; a waiting run's actor wakes it.
+  it.each([
+    { name: "{done:true}", answer: { done: true }, requeued: false },
+    { name: "{done:false} (waiting for its alarm)", answer: { done: false }, requeued: false },
+    { name: "{done:false, continue:false}", answer: { done: false, continue: false }, requeued: false },
+    { name: "{done:false, continue:true} (budget exhausted)", answer: { done: false, continue: true }, requeued: true },
+  ])("on $name acks and re-enqueues: $requeued", async ({ answer, requeued }) => {
     await userWithProject("ada@example.com", "shop");
     const body = { runId: "run_1", scriptName: "proj-shop" };
-    const { result, sent } = await consume([message("m1", body)], () => json({ done: false }));
+    await claimExecutionInFlight(apiHarness().env.DB, body.scriptName, body.runId, Date.now());
+    const { result, sent } = await consume([message("m1", body)], () => json(answer));
     expect(result.explicitAcks).toEqual(["m1"]);
     expect(result.retryMessages).toEqual([]);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.body).toEqual(body);
-    expect(sent[0]!.options?.delaySeconds).toBeGreaterThanOrEqual(1);
+    expect(sent.map((s) => s.body)).toEqual(requeued ? [body] : []);
+    if (requeued) expect(sent[0]!.options?.delaySeconds).toBeGreaterThanOrEqual(1);
+    // The run's row stays while its message is re-enqueued, and goes with it otherwise.
+    expect(await inFlightContinuations(body.runId)).toEqual(requeued ? [1] : []);
+  });
+
+  it(`re-enqueues a run that keeps exhausting its budget at most ${MAX_CONTINUATIONS} times, then lets its actor carry on`, async () => {
+    await userWithProject("ada@example.com", "shop");
+    const body = { runId: "run_1", scriptName: "proj-shop" };
+    let requeued = 0;
+    for (let i = 0; i < MAX_CONTINUATIONS + 5; i++) {
+      const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+      const { sent } = await consume([message(`m${i}`, body)], () => json({ done: false, continue: true }));
+      errors.mockRestore();
+      requeued += sent.length;
+      if (sent.length === 0) break;
+    }
+    expect(requeued).toBe(MAX_CONTINUATIONS);
+    expect(await inFlightContinuations(body.runId)).toEqual([]);
+  });
+
+  it("keeps the run's row while the queue retries a failed call, and drops it with a message it drops", async () => {
+    await userWithProject("ada@example.com", "shop");
+    const { env } = apiHarness();
+    for (const runId of ["boom", "gone"]) await claimExecutionInFlight(env.DB, "proj-shop", runId, Date.now());
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    await consume(
+      [
+        message("m-boom", { runId: "boom", scriptName: "proj-shop" }),
+        message("m-gone", { runId: "gone", scriptName: "proj-shop" }),
+      ],
+      (request) =>
+        new URL(request.url).pathname.includes("boom")
+          ? json({ error: { code: "internal", message: "x" } }, 500)
+          : json({ error: { code: "not_found", message: "Not found." } }, 404),
+    );
+    errors.mockRestore();
+    expect(await inFlightContinuations("boom")).toEqual([0]);
+    expect(await inFlightContinuations("gone")).toEqual([]);
   });
 
   it("acks and drops a message for a script no project owns, without calling any worker", async () => {
@@ -159,7 +213,7 @@ describe("workflow queue consumer", () => {
     const blog = await projectRow("blog");
     const outcomes: Record<string, Response | (() => Response)> = {
       "/__workflow/done/execute": json({ done: true }),
-      "/__workflow/more/execute": json({ done: false }),
+      "/__workflow/more/execute": json({ done: false, continue: true }),
       "/__workflow/boom/execute": json({ error: { code: "internal", message: "x" } }, 500),
     };
     const { result, calls, sent } = await consume(

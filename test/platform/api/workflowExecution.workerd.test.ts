@@ -1,7 +1,9 @@
 import { createExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import api from "../../../src/platform/api/index.ts";
 import { IDENTITY_HEADER, signRequestToken, type TokenPurpose } from "../../../src/core/requestToken.ts";
+import { EXECUTE_RATE } from "../../../src/platform/api/workflowExecution.ts";
+import { IN_FLIGHT_STALE_MS } from "../../../src/platform/db/workflowExecutionsInFlight.ts";
 import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
 import {
   API_ORIGIN,
@@ -383,5 +385,162 @@ describe("POST /internal/workflow/execute", () => {
       { runId: "run_a", scriptName: "proj-a-proj" },
       { runId: "run_b", scriptName: "proj-b-proj" },
     ]);
+  });
+});
+
+/** The rows of `workflow_executions_in_flight`: one per run with a message in flight. */
+async function inFlight(): Promise<{ script_name: string; run_id: string }[]> {
+  const { env } = apiHarness();
+  const { results } = await env.DB.prepare(
+    "SELECT script_name, run_id FROM workflow_executions_in_flight ORDER BY run_id",
+  ).all<{ script_name: string; run_id: string }>();
+  return results;
+}
+
+/** Sends one request through the API worker with a harness the caller keeps (its queue spy counts every send). */
+async function send(harness: ReturnType<typeof apiHarness>, body: string, token: string) {
+  const request = new Request(API_ORIGIN + PATH, { method: "POST", headers: { [IDENTITY_HEADER]: token }, body });
+  return api.fetch(request, harness.env, createExecutionContext());
+}
+
+describe("POST /internal/workflow/execute is bounded (beyond the spec)", () => {
+  const BODY = JSON.stringify({ runId: "run_1" });
+
+  it("300 replays of one execute request: one 202 and one message; 299 refused as replays (401)", async () => {
+    const { a } = await twoProjects();
+    const harness = apiHarness();
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY });
+    const statuses: number[] = [];
+    const messages = new Set<string>();
+    for (let i = 0; i < 300; i++) {
+      const response = await send(harness, BODY, token);
+      statuses.push(response.status);
+      if (response.status === 401)
+        messages.add(((await response.json()) as { error: { message: string } }).error.message);
+    }
+    expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(299);
+    expect([...messages]).toEqual(["X-Platform-Identity token already used; this route accepts each token once."]);
+    expect(harness.queue.sent).toHaveLength(1);
+    expect(await inFlight()).toEqual([{ script_name: "proj-a-proj", run_id: "run_1" }]);
+  });
+
+  it("300 freshly signed requests for one run (a tenant can sign as many as it likes): 60 queued answers, one message", async () => {
+    const { a } = await twoProjects();
+    const harness = apiHarness();
+    const statuses: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      // Same run, a different body each time, so each token is new.
+      const body = JSON.stringify({ runId: "run_1", n: i });
+      statuses.push((await send(harness, body, await sign({ projectId: a.id, secret: a.worker_secret, body }))).status);
+    }
+    expect(statuses.filter((s) => s === 202)).toHaveLength(EXECUTE_RATE.limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(300 - EXECUTE_RATE.limit);
+    expect(harness.queue.sent.map((s) => s.body)).toEqual([{ runId: "run_1", scriptName: "proj-a-proj" }]);
+    expect(await inFlight()).toHaveLength(1);
+  });
+
+  const replays: { name: string; first: (p: { a: ProjectRow }) => { body: string }; firstStatus: number }[] = [
+    { name: "after it was queued (202)", first: () => ({ body: BODY }), firstStatus: 202 },
+    {
+      name: "after its body was refused (400)",
+      first: () => ({ body: JSON.stringify({ runId: "a/b" }) }),
+      firstStatus: 400,
+    },
+    { name: "after its JSON was refused (400)", first: () => ({ body: "{" }), firstStatus: 400 },
+  ];
+
+  it.each(replays)("refuses a token replayed $name with 401 unauthorized", async ({ first, firstStatus }) => {
+    const projects = await twoProjects();
+    const { body } = first(projects);
+    const token = await sign({ projectId: projects.a.id, secret: projects.a.worker_secret, body });
+    const harness = apiHarness();
+    expect((await send(harness, body, token)).status).toBe(firstStatus);
+    const sentBefore = harness.queue.sent.length;
+    const error = await expectError(await send(harness, body, token), 401, "unauthorized");
+    expect(error.error.message).toMatch(/X-Platform-Identity token already used/);
+    expect(harness.queue.sent).toHaveLength(sentBefore);
+  });
+
+  it("does not spend a token that fails verification: the genuine one still works once", async () => {
+    const { a, b } = await twoProjects();
+    const harness = apiHarness();
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY });
+    const [id, ts, sig] = token.split(".") as [string, string, string];
+    await expectError(await send(harness, BODY, `${b.id}.${ts}.${sig}`), 401, "unauthorized");
+    expect((await send(harness, BODY, `${id}.${ts}.${sig}`)).status).toBe(202);
+  });
+
+  it("answers the 61st execute of a project within 10 s with 429 rate_limited and Retry-After; another project is not affected", async () => {
+    const { a, b } = await twoProjects();
+    const harness = apiHarness();
+    const kickRun = async (row: ProjectRow, runId: string) => {
+      const body = JSON.stringify({ runId });
+      return send(harness, body, await sign({ projectId: row.id, secret: row.worker_secret, body }));
+    };
+    for (let i = 0; i < EXECUTE_RATE.limit; i++) expect((await kickRun(a, `run_${i}`)).status).toBe(202);
+    const refused = await kickRun(a, "run_61");
+    const error = await expectError(refused, 429, "rate_limited");
+    expect(error.error.message).toMatch(/60 workflow executions per 10 seconds/);
+    const retryAfter = Number(refused.headers.get("Retry-After"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(EXECUTE_RATE.windowMS / 1000);
+    expect(harness.queue.sent).toHaveLength(EXECUTE_RATE.limit);
+    expect((await kickRun(b, "run_b")).status).toBe(202);
+  });
+
+  it.each([
+    { name: "a fresh row (a message in flight)", ageMS: 60_000, sends: 0 },
+    { name: "a row just short of stale", ageMS: IN_FLIGHT_STALE_MS - 10_000, sends: 0 },
+    { name: "a stale row (its message lost)", ageMS: IN_FLIGHT_STALE_MS + 1_000, sends: 1 },
+  ])("with $name for the run, sends $sends message(s)", async ({ ageMS, sends }) => {
+    const { a } = await twoProjects();
+    const harness = apiHarness();
+    await harness.env.DB.prepare(
+      "INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at) VALUES (?, ?, ?)",
+    )
+      .bind("proj-a-proj", "run_1", Date.now() - ageMS)
+      .run();
+    const response = await send(harness, BODY, await sign({ projectId: a.id, secret: a.worker_secret, body: BODY }));
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ queued: true, runId: "run_1" });
+    expect(harness.queue.sent).toHaveLength(sends);
+    expect(await inFlight()).toHaveLength(1);
+  });
+
+  it("keeps no row when the send fails, so the next request sends", async () => {
+    const { a } = await twoProjects();
+    const failing = apiHarness({
+      env: {
+        WORKFLOW_QUEUE: {
+          send: async () => {
+            throw new Error("queue down");
+          },
+        } as unknown as Queue,
+      },
+    });
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body: BODY });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    expect((await send(failing, BODY, token)).status).toBe(500);
+    errors.mockRestore();
+    expect(await inFlight()).toEqual([]);
+    const harness = apiHarness();
+    const body = JSON.stringify({ runId: "run_1", again: true });
+    expect((await send(harness, body, await sign({ projectId: a.id, secret: a.worker_secret, body }))).status).toBe(
+      202,
+    );
+    expect(harness.queue.sent).toHaveLength(1);
+  });
+
+  it("sends one message per run: two runs of one project each get theirs", async () => {
+    const { a } = await twoProjects();
+    const harness = apiHarness();
+    for (const [n, runId] of ["run_x", "run_y", "run_x", "run_y"].entries()) {
+      const body = JSON.stringify({ runId, n });
+      expect((await send(harness, body, await sign({ projectId: a.id, secret: a.worker_secret, body }))).status).toBe(
+        202,
+      );
+    }
+    expect(harness.queue.sent.map((s) => s.body.runId)).toEqual(["run_x", "run_y"]);
   });
 });

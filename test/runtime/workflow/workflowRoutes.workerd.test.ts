@@ -6,7 +6,14 @@
  * worker's consumer, a dispatcher that reaches the wrapped project worker, and
  * the run's actor.
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+} from "cloudflare:test";
 import { Router } from "itty-router";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
@@ -14,6 +21,8 @@ import { runIndexOf, type WorkflowActorEnv } from "../../../src/runtime/workflow
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
 import type { WorkflowRunView } from "../../../src/engine/describeRun.ts";
+import { systemClock, type Clock } from "../../../src/engine/clock.ts";
+import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
 import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
 import type { RunListPage } from "../../../src/engine/store.ts";
 // What user code pulls in by importing `workflow` from "platform": the engine plus its wiring into the worker's runtime.
@@ -73,6 +82,34 @@ workflow(
   },
   { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
 );
+
+/** Simulated time added to the actors' clock: a backoff waited out, a step-loop budget spent. */
+let clockOffset = 0;
+const testClock: Clock = () => systemClock() + clockOffset;
+
+// Fails its first attempt, then waits out a minute's backoff: a run that waits for its alarm.
+const flakyAttempts = new Map<string, number>();
+workflow(
+  "flaky",
+  {
+    start: async (ctx) => {
+      const attempt = (flakyAttempts.get(ctx.runId) ?? 0) + 1;
+      flakyAttempts.set(ctx.runId, attempt);
+      if (attempt === 1) throw new Error("not yet");
+      return { done: true, result: { attempt } };
+    },
+  },
+  { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
+);
+// Its first step spends the whole step-loop budget (simulated), so the loop stops with work left.
+workflow("marathon", {
+  start: async (ctx) => {
+    await gateFor(ctx.workflowId).promise;
+    clockOffset += 51_000;
+    return { step: "finish" };
+  },
+  finish: async () => ({ done: true, result: "finished" }),
+});
 
 let userCodeCalls = 0;
 const router = Router();
@@ -513,6 +550,13 @@ describe("the queue path: API consumer → dispatcher → project worker → run
     return { row, dispatcher, reached };
   }
 
+  async function inFlightRows() {
+    const { results } = await apiHarness()
+      .env.DB.prepare("SELECT run_id, continuations FROM workflow_executions_in_flight")
+      .all<{ run_id: string; continuations: number }>();
+    return results;
+  }
+
   async function consume(dispatcher: Dispatcher, body: WorkflowExecuteMessage) {
     const harness = apiHarness();
     const batch = createMessageBatch<WorkflowExecuteMessage>("workflow-execute", [
@@ -539,15 +583,69 @@ describe("the queue path: API consumer → dispatcher → project worker → run
     expect(await getRun(runId)).toMatchObject({ status: "completed", result: { via: "queue" } });
   });
 
-  it("re-enqueues (with a delay) and acks while the run is not done", async () => {
-    const { row, dispatcher } = await deployedProject();
-    const runId = (await startRun("patient", null)).runId;
-    await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_failed"));
-    const { result, sent } = await consume(dispatcher, { runId, scriptName: row.script_name });
-    expect(result.explicitAcks).toEqual(["m1"]);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.body).toEqual({ runId, scriptName: row.script_name });
-    expect(sent[0]!.options?.delaySeconds).toBeGreaterThanOrEqual(1);
+  describe("with a clock the test moves", () => {
+    beforeEach(() => {
+      clockOffset = 0;
+      platformRuntime.clock = testClock;
+    });
+    afterEach(() => {
+      platformRuntime.clock = systemClock;
+    });
+
+    const actorOf = (runId: string) => env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.idFromString(runId.split(".")[0]!));
+
+    it("a run waiting out its retry backoff is not re-enqueued (its row released); its alarm still completes it", async () => {
+      const { row, dispatcher } = await deployedProject();
+      const runId = (await startRun("flaky", null)).runId;
+      await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_failed"));
+      const { result, sent } = await consume(dispatcher, { runId, scriptName: row.script_name });
+      expect(result.explicitAcks).toEqual(["m1"]);
+      expect(sent).toEqual([]);
+      expect(await inFlightRows()).toEqual([]);
+
+      clockOffset += 61_000;
+      expect(await runDurableObjectAlarm(actorOf(runId))).toBe(true);
+      expect(await waitUntilTerminal(runId)).toMatchObject({ status: "completed", result: { attempt: 2 } });
+    });
+
+    it("a run that exhausts its step-loop budget answers {done:false, continue:true} and is re-enqueued once", async () => {
+      const { row, dispatcher, reached } = await deployedProject();
+      gateFor("marathon-1");
+      const runId = (await startRun("marathon", null, "marathon-1")).runId;
+      await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_started"));
+      const harness = apiHarness();
+      await harness.env.DB.prepare(
+        "INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at) VALUES (?, ?, ?)",
+      )
+        .bind(row.script_name, runId, Date.now())
+        .run();
+
+      const consuming = consume(dispatcher, { runId, scriptName: row.script_name });
+      await vi.waitFor(() => expect(reached).toHaveLength(1));
+      gateFor("marathon-1").open();
+      const { result, sent } = await consuming;
+      expect(result.explicitAcks).toEqual(["m1"]);
+      expect(sent.map((s) => s.body)).toEqual([{ runId, scriptName: row.script_name }]);
+      expect(await inFlightRows()).toEqual([{ run_id: runId, continuations: 1 }]);
+
+      // The re-enqueued message (or the actor's own alarm) finishes the run; then the row goes.
+      const again = await consume(dispatcher, { runId, scriptName: row.script_name });
+      expect(again.sent).toEqual([]);
+      expect(await inFlightRows()).toEqual([]);
+      expect(await waitUntilTerminal(runId)).toMatchObject({ status: "completed", result: "finished" });
+    });
+
+    it("execute answers {done:false, continue:true} only for a spent budget", async () => {
+      gateFor("marathon-2");
+      const { runId } = await startRun("marathon", null, "marathon-2");
+      await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_started"));
+      const executing = call("POST", `/__workflow/${encodeURIComponent(runId)}/execute`);
+      gateFor("marathon-2").open();
+      expect(await (await executing).json()).toEqual({ done: false, continue: true });
+      expect(await (await call("POST", `/__workflow/${encodeURIComponent(runId)}/execute`)).json()).toEqual({
+        done: true,
+      });
+    });
   });
 
   it.each([

@@ -31,6 +31,9 @@ function definitionNamed(name: string): WorkflowDefinition {
   return definition;
 }
 
+/** What `/__workflow/:runId/execute` answers: the spec's `done`; `continue` (beyond the spec) when the budget ran out. */
+export type ExecuteAnswer = { done: true } | { done: false; continue?: true };
+
 /** What `recover` found (null: not stuck) and whether it started an execution (false when the repair ended the run). */
 export interface RunRecovery {
   reason: RecoveryReason | null;
@@ -122,10 +125,17 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     return run;
   }
 
-  /** `/__workflow/:runId/execute`: runs the step loop now (or joins the one running) and says whether the run is done. */
-  async execute(runId: string): Promise<{ done: boolean }> {
+  /**
+   * `/__workflow/:runId/execute`: runs the step loop now (or joins the one
+   * running) and says whether the run is done, and (beyond the spec) whether
+   * the caller should drive it again at once: only when the step-loop budget
+   * ran out. A run waiting for time to pass (a retry's backoff, a step's
+   * timeout) answers `{ done: false }`: its alarm wakes it, nobody need poll.
+   */
+  async execute(runId: string): Promise<ExecuteAnswer> {
     if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
     const result = await this.#drive(runId);
+    if (result.status === "budget_exhausted") return { done: false, continue: true };
     return { done: result.status === "terminal" };
   }
 
