@@ -1,40 +1,26 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { type AcceptedScript, createScriptUploadStandIn } from "../../../src/dev/cloudflare/scriptUploadStandIn.ts";
 import api from "../../../src/platform/api/index.ts";
 
-interface Upload {
-  url: string;
-  authorization: string | null;
-  metadata: Record<string, any>;
-  module: string;
-  moduleType: string;
-}
-
-/** A stand-in for Cloudflare's API that checks the upload's shape like the real one would. */
-function fakeCloudflare(
-  answer: { status: number; body: unknown } = { status: 200, body: { success: true, errors: [] } },
-) {
-  const uploads: Upload[] = [];
+/** Cloudflare's script-upload API as the local stand-in plays it, checking each upload against Cloudflare's contract. */
+function cloudflareStandIn(options: { latestCompatibilityDate?: string } = {}) {
+  const uploads: AcceptedScript[] = [];
+  const standIn = createScriptUploadStandIn({
+    apiToken: "cf-token",
+    accountId: "acc123",
+    namespace: "platform-projects",
+    now: () => Date.parse("2026-11-20T12:00:00Z"),
+    onAccepted: (script) => uploads.push(script),
+    ...options,
+  });
   const fetcher = {
-    async fetch(input: RequestInfo, init?: RequestInit) {
-      const request = new Request(input, init);
-      const form = await request.formData();
-      const metadata = form.get("metadata") as File;
-      const module = form.get("worker.js") as File;
-      uploads.push({
-        url: request.url,
-        authorization: request.headers.get("authorization"),
-        metadata: JSON.parse(await metadata.text()),
-        module: await module.text(),
-        moduleType: module.type,
-      });
-      return Response.json(answer.body, { status: answer.status });
-    },
+    fetch: (input: RequestInfo, init?: RequestInit) => standIn.fetch(new Request(input, init)),
   };
   return { uploads, fetcher };
 }
 
-const deployEnv = (cloudflare: ReturnType<typeof fakeCloudflare>) => ({
+const deployEnv = (cloudflare: ReturnType<typeof cloudflareStandIn>) => ({
   ...env,
   CLOUDFLARE_ACCOUNT_ID: "acc123",
   DISPATCH_NAMESPACE: "platform-projects",
@@ -67,7 +53,7 @@ const BUNDLE = "export default { fetch() { return new Response('hi') } }";
 
 describe("PUT /projects/:slug/deployment", () => {
   it("uploads the module with every project binding and records the crons", async () => {
-    const cloudflare = fakeCloudflare();
+    const cloudflare = cloudflareStandIn();
     const { token } = await userWithProject("dev@example.com", "shop");
     const result = await call(
       "PUT",
@@ -87,14 +73,11 @@ describe("PUT /projects/:slug/deployment", () => {
 
     expect(cloudflare.uploads).toHaveLength(1);
     const upload = cloudflare.uploads[0]!;
-    expect(upload.url).toBe(
-      "https://api.cloudflare.com/client/v4/accounts/acc123/workers/dispatch/namespaces/platform-projects/scripts/proj-shop",
-    );
-    expect(upload.authorization).toBe("Bearer cf-token");
-    expect(upload.module).toBe(BUNDLE);
-    expect(upload.moduleType).toBe("application/javascript+module");
+    expect(upload.name).toBe("proj-shop");
+    expect(new TextDecoder().decode(upload.modules.get("worker.js")!.content)).toBe(BUNDLE);
+    expect(upload.modules.get("worker.js")!.contentType).toBe("application/javascript+module");
     expect(upload.metadata.main_module).toBe("worker.js");
-    const bindings = Object.fromEntries(upload.metadata.bindings.map((b: any) => [b.name, b]));
+    const bindings = Object.fromEntries(upload.metadata.bindings!.map((b) => [b.name, b]));
     expect(Object.keys(bindings).sort()).toEqual(
       [
         "CHATSERVER_PLUGIN",
@@ -122,7 +105,8 @@ describe("PUT /projects/:slug/deployment", () => {
       class_name: "WorkflowRun",
     });
     expect(upload.metadata.migrations).toMatchObject({ new_sqlite_classes: ["WorkflowRun", "WorkflowRunIndex"] });
-    expect(upload.metadata.migrations.old_tag).toBeUndefined();
+    expect(upload.metadata.migrations).not.toHaveProperty("old_tag");
+    expect(upload.durableObjectClasses).toEqual(["WorkflowRun", "WorkflowRunIndex"]);
 
     const crons = await env.DB.prepare("SELECT name, schedule FROM project_crons").all();
     expect(crons.results).toEqual([{ name: "__workflow-recovery", schedule: "* * * * *" }]);
@@ -139,7 +123,7 @@ describe("PUT /projects/:slug/deployment", () => {
   });
 
   it("gives a private deployment its /<slug>/ URL", async () => {
-    const cloudflare = fakeCloudflare();
+    const cloudflare = cloudflareStandIn();
     const { token } = await userWithProject("dev@example.com", "inside", true);
     const result = await call(
       "PUT",
@@ -172,7 +156,7 @@ describe("PUT /projects/:slug/deployment", () => {
     ["malformed JSON", "owner", "{nope", 400, "malformed_json"],
     ["another user's project", "other", { bundle: BUNDLE, metadata: {} }, 404, "not_found"],
   ])("refuses %s and uploads nothing", async (_name, who, body, status, code) => {
-    const cloudflare = fakeCloudflare();
+    const cloudflare = cloudflareStandIn();
     const owner = await userWithProject("owner@example.com", "shop");
     const other = await call("POST", "/admin/users", { email: "other@example.com" }, "test-admin-token");
     const token = who === "owner" ? owner.token : who === "other" ? other.json.token : null;
@@ -184,7 +168,7 @@ describe("PUT /projects/:slug/deployment", () => {
   });
 
   it("refuses a bundle over the size limit with 413", async () => {
-    const cloudflare = fakeCloudflare();
+    const cloudflare = cloudflareStandIn();
     const { token } = await userWithProject("dev@example.com", "shop");
     const result = await call(
       "PUT",
@@ -198,10 +182,8 @@ describe("PUT /projects/:slug/deployment", () => {
   });
 
   it("reports Cloudflare's refusal as 502 and records nothing", async () => {
-    const cloudflare = fakeCloudflare({
-      status: 400,
-      body: { success: false, errors: [{ message: "Script too large" }] },
-    });
+    // A runtime older than the platform's compatibility date refuses the upload.
+    const cloudflare = cloudflareStandIn({ latestCompatibilityDate: "2026-10-01" });
     const { token } = await userWithProject("dev@example.com", "shop");
     const result = await call(
       "PUT",
@@ -211,7 +193,8 @@ describe("PUT /projects/:slug/deployment", () => {
       deployEnv(cloudflare),
     );
     expect(result.status).toBe(502);
-    expect(result.json.error.message).toContain("Script too large");
+    expect(result.json.error.message).toMatch(/compatibility_date 2026-10-30 is newer than the runtime supports/);
+    expect(cloudflare.uploads).toHaveLength(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_crons").first("n")).toBe(0);
   });
@@ -227,7 +210,7 @@ describe("PUT /projects/:slug/deployment", () => {
 describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
   it("calls each plugin's POST /deploy with the project's identity token and its plugins metadata, reporting refusals", async () => {
     const { verifyRequestToken, IDENTITY_HEADER } = await import("../../../src/core/requestToken.ts");
-    const cloudflare = fakeCloudflare();
+    const cloudflare = cloudflareStandIn();
     const { token } = await userWithProject("dev@example.com", "shop");
     const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
       "worker_secret",
