@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Response as PlaywrightResponse } from "playwright-core";
+import type { Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "../support/e2e/index.ts";
 import { startDev } from "../support/e2e/index.ts";
@@ -53,7 +53,9 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
     const context = await browser.newContext();
     const page = await context.newPage();
     const responses: PlaywrightResponse[] = [];
+    const requests: PlaywrightRequest[] = [];
     page.on("response", (response) => responses.push(response));
+    page.on("request", (request) => requests.push(request));
 
     // 1. The project sends the browser to the login worker, which sends it to the provider's login page.
     await page.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
@@ -64,6 +66,7 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
     expect(startQuery.get("project")).toBe(SLUG);
     expect(startQuery.get("redirect")).toBe("/");
     expect(startQuery.get("bind")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(startQuery.get("sig")).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const authorize = new URL((await start.headerValue("location"))!);
     expect(authorize.searchParams.get("code_challenge_method")).toBe("S256");
     const flowCookie = (await context.cookies(loginUrl)).find((c) => c.name === "login_flow")!;
@@ -82,30 +85,51 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
     expect(await page.locator("#email").textContent()).toBe("ada@example.com");
     await page.screenshot({ path: artifactPath("signin-oidc-signed-in.png"), fullPage: true });
 
+    // The login worker hands the token over in a POST form: no redirect, and no URL to the project carries it.
     const loginCallback = responses.find((r) => r.url().startsWith(`${loginUrl}/callback?`))!;
-    expect(loginCallback.status()).toBe(302);
+    expect(loginCallback.status()).toBe(200);
     const headers = await loginCallback.allHeaders();
     expect(headers["referrer-policy"]).toBe("no-referrer");
     expect(headers["cache-control"]).toBe("no-store");
-    const projectCallbackUrl = headers.location!;
-    expect(projectCallbackUrl.startsWith(`${projectUrl}api/auth/callback?token=v1.`)).toBe(true);
-    const projectCallback = responses.find((r) => r.url() === projectCallbackUrl)!;
+    expect(headers.location).toBeUndefined();
+    const callbackPost = requests.find((r) => r.url() === `${projectUrl}api/auth/callback`)!;
+    expect(callbackPost.method()).toBe("POST");
+    const postBody = callbackPost.postData()!;
+    const token = new URLSearchParams(postBody).get("token")!;
+    expect(token).toMatch(/^v1\./);
+    const toProject = requests.filter((r) => r.url().startsWith(`http://localhost:${PORT}/`));
+    expect(toProject.length).toBeGreaterThan(1);
+    for (const request of toProject) {
+      expect(request.url()).not.toContain(token.slice(3, 40));
+      expect((await request.allHeaders()).referer ?? "").not.toContain(token.slice(3, 40));
+    }
+    const projectCallback = responses.find((r) => r.request() === callbackPost)!;
     expect(projectCallback.status()).toBe(303);
     expect((await context.cookies(loginUrl)).find((c) => c.name === "login_flow")).toBeUndefined();
+    // The binding cookie (SameSite=None, Secure on http://localhost) rode the login worker's cross-site POST.
+    const postCookies = (await callbackPost.allHeaders()).cookie ?? "";
+    expect(postCookies).toContain(`platform_bind_${SLUG}=`);
 
     // 4. The protected API answers the signed-in browser.
     const me = await context.request.get(`${projectUrl}api/private/me`);
     expect(me.status()).toBe(200);
     expect(await me.json()).toEqual({ email: "ada@example.com", name: "Ada Lovelace" });
 
-    // 5. The callback URL is worth nothing a second time, here or in another browser.
-    const replay = await page.goto(projectCallbackUrl);
-    expect(replay!.status()).toBe(401);
-    expect(await page.content()).toContain("Sign-in failed");
+    // 5. The recorded callback POST replayed byte for byte (same body, same cookies) signs nobody in;
+    //    a GET with the token in the URL is refused outright.
+    const replay = await fetch(`${projectUrl}api/auth/callback`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: postCookies },
+      body: postBody,
+      redirect: "manual",
+    });
+    expect(replay.status).toBe(401);
+    expect(await replay.text()).toContain("already used");
+    expect(replay.headers.getSetCookie().some((c) => c.startsWith(`platform_session_${SLUG}=v1`))).toBe(false);
     const stranger = await browser.newContext();
     const strangerPage = await stranger.newPage();
-    const stolen = await strangerPage.goto(projectCallbackUrl);
-    expect(stolen!.status()).toBe(401);
+    const viaUrl = await strangerPage.goto(`${projectUrl}api/auth/callback?token=${encodeURIComponent(token)}`);
+    expect(viaUrl!.status()).toBe(405);
     expect((await stranger.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
     await stranger.close();
 

@@ -29,7 +29,7 @@ export interface CookieAttributes {
   path: string;
   /** Seconds; 0 removes the cookie. */
   maxAge: number;
-  sameSite: "Lax" | "Strict";
+  sameSite: "Lax" | "Strict" | "None";
   secure: boolean;
 }
 

@@ -15,6 +15,7 @@ import {
 } from "./projectWorkflowRoutes.ts";
 import { withCliUser } from "./withCliUser.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
+import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
 
 export interface ApiWorkerOptions<Env extends ApiEnv> {
   /** Mounts routes after the platform's own: `platform dev` adds its dev-only routes here (src/dev/routes/devApiWorker.ts). */
@@ -43,7 +44,8 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
     .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
     .post("/oauth/session", withCliUser, createOAuthSession)
-    .post("/internal/workflow/execute", enqueueWorkflowExecution);
+    .post("/internal/workflow/execute", enqueueWorkflowExecution)
+    .post("/internal/auth/redeem", redeemCallbackToken);
   options.extraRoutes?.(router);
 
   return {

@@ -4,7 +4,7 @@ import type { LoginEnv } from "./env.ts";
 import { clearFlowCookie, openFlowCookie } from "./flowCookie.ts";
 import { discoverProvider } from "./identityProvider.ts";
 import { verifyIdToken } from "./idToken.ts";
-import { errorPage, LoginError, redirect } from "./pages.ts";
+import { callbackFormPage, errorPage, LoginError, redirect } from "./pages.ts";
 import { timingSafeEqual } from "../../core/crypto/signed.ts";
 import { projectBaseUrl, projectCallbackUrl, projectPageUrl } from "./projectUrls.ts";
 import { signedInUser } from "./signedInUser.ts";
@@ -29,9 +29,9 @@ function startAgain(message: string): LoginError {
 /**
  * `GET /callback?code&state` (the identity provider's redirect): checks the
  * flow cookie and `state`, exchanges the code with the PKCE verifier, verifies
- * the ID token and the project's rules, then sends the browser to the
- * project's `/api/auth/callback` with a callback token signed with the
- * project's worker secret. The flow cookie is cleared whatever happens; any
+ * the ID token and the project's rules, then answers with a page that POSTs
+ * a callback token signed with the project's worker secret to the project's
+ * `/api/auth/callback` (in the body: never in a URL). The flow cookie is cleared whatever happens; any
  * refusal is a page and mints nothing.
  */
 export async function finishSignIn(request: Request, env: LoginEnv): Promise<Response> {
@@ -99,5 +99,5 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
     bnd: flow.bind,
     rdr: flow.redirect,
   });
-  return redirect(projectCallbackUrl(env, project, token), [clear]);
+  return callbackFormPage(projectCallbackUrl(env, project), token, project.slug, [clear]);
 }

@@ -1,3 +1,4 @@
+import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { escapeHtml } from "../../core/web/html.ts";
 
 /**
@@ -51,4 +52,36 @@ export function redirect(location: string, setCookies: string[] = []): Response 
   const headers = new Headers({ ...SECURITY_HEADERS, Location: location });
   for (const cookie of setCookies) headers.append("Set-Cookie", cookie);
   return new Response(null, { status: 302, headers });
+}
+
+/**
+ * Hands the callback token to the project: a page whose form POSTs `token`
+ * to the project's callback, submitted by a one-line script (allowed by its
+ * CSP nonce) or, without script, by its button. The token is in the body of
+ * this page and of the POST only, never in a URL, so a page that shares the
+ * project's origin (another private project) cannot read it from a popup's
+ * location or history. The CSP allows that one form action and nothing else;
+ * `no-referrer` keeps this page's URL (the provider's code) out of the POST.
+ */
+export function callbackFormPage(action: string, token: string, slug: string, setCookies: string[]): Response {
+  const nonce = randomBase64url(16);
+  const html = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Signing in to ${escapeHtml(slug)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
+<body><form id="callback" method="post" action="${escapeHtml(action)}">
+<input type="hidden" name="token" value="${escapeHtml(token)}">
+<p>Signing you in to ${escapeHtml(slug)}…</p>
+<button type="submit">Continue</button>
+</form>
+<script nonce="${nonce}">document.getElementById("callback").submit();</script></body>
+</html>
+`;
+  const headers = new Headers({
+    ...SECURITY_HEADERS,
+    "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; form-action ${action}; frame-ancestors 'none'; base-uri 'none'`,
+    "Content-Type": "text/html; charset=utf-8",
+  });
+  for (const cookie of setCookies) headers.append("Set-Cookie", cookie);
+  return new Response(html, { status: 200, headers });
 }

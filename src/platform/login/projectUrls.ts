@@ -12,13 +12,9 @@ export function projectBaseUrl(env: LoginEnv, project: Pick<SignInProject, "slug
   return project.private ? `${base.origin}/${project.slug}` : `${base.protocol}//${project.slug}.${base.host}`;
 }
 
-/** The project's callback, carrying the callback token. */
-export function projectCallbackUrl(
-  env: LoginEnv,
-  project: Pick<SignInProject, "slug" | "private">,
-  token: string,
-): string {
-  return `${projectBaseUrl(env, project)}/api/auth/callback?token=${encodeURIComponent(token)}`;
+/** The project's callback, where the callback token is POSTed (never put in this URL). */
+export function projectCallbackUrl(env: LoginEnv, project: Pick<SignInProject, "slug" | "private">): string {
+  return `${projectBaseUrl(env, project)}/api/auth/callback`;
 }
 
 /** A page inside the project (`path` already validated as project-relative) with extra query parameters. */

@@ -1,3 +1,4 @@
+import { verifySignInStart } from "../../core/callbackToken.ts";
 import { isSafeRedirectPath } from "../../core/web/redirectPath.ts";
 import { requireConfiguration, redirectUri } from "./config.ts";
 import type { LoginEnv } from "./env.ts";
@@ -24,8 +25,11 @@ function single(url: URL, name: string): string | null {
 }
 
 /**
- * `GET /start?project=<slug>&redirect=<path>&bind=<hash>`: a project sends
- * the browser here to sign in. Checks everything, seals the flow (state,
+ * `GET /start?project=<slug>&redirect=<path>&bind=<hash>&exp=<unix s>&sig=<hmac>`:
+ * a project sends the browser here to sign in. The project's signature over
+ * all of it (src/core/callbackToken.ts) proves the project chose `bind` for a
+ * browser of its own: a neighbour cannot start a sign-in for it with a binding
+ * value the neighbour holds. Checks everything, seals the flow (state,
  * nonce, PKCE verifier, project, path, binding) into the flow cookie and sends
  * the browser to the identity provider's authorization endpoint.
  */
@@ -41,6 +45,18 @@ export async function startSignIn(request: Request, env: LoginEnv): Promise<Resp
   if (!bind || !BINDING.test(bind)) throw broken("Its browser binding is missing or malformed.");
   const project = await findSignInProject(env.DB, slug);
   if (!project) throw new LoginError(404, "No such project", `There is no project named "${slug}" on this platform.`);
+  const signed = await verifySignInStart(project.workerSecret, project.id, {
+    slug,
+    redirect: path,
+    bind,
+    exp: single(url, "exp"),
+    sig: single(url, "sig"),
+  });
+  if (signed === "expired") throw broken("It is more than 10 minutes old.");
+  if (signed !== "ok")
+    throw broken(
+      `It was not issued by ${slug} for this browser (its signature is missing or does not verify), so no sign-in was started.`,
+    );
 
   const metadata = await discoverProvider(env);
   const state = randomToken();

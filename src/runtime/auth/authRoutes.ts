@@ -1,7 +1,7 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { rememberEnv, siteFor, type AuthSite } from "./authSite.ts";
-import { CALLBACK_PATH, finishSignIn } from "./callbackRoute.ts";
+import { CALLBACK_PATH, finishSignIn, refuseCallbackGet } from "./callbackRoute.ts";
 import { messagePage } from "./pages.ts";
 import { SIGN_IN_PATH, startSignIn, submitSignInForm } from "./signInRoute.ts";
 import { SIGN_OUT_PATH, signOut } from "./signOutRoute.ts";
@@ -15,7 +15,8 @@ import { SIGN_OUT_PATH, signOut } from "./signOutRoute.ts";
  * |---|---|---|
  * | GET  /api/auth/signin/idp | the form | binding cookie + 302 to the login worker |
  * | POST /api/auth/signin/idp | Login / Cancel | 404 |
- * | GET  /api/auth/callback   | 404 | token → session |
+ * | POST /api/auth/callback   | 404 | the login worker's form: token → session (once) |
+ * | GET  /api/auth/callback   | 404 | 405: the token never travels in a URL |
  * | GET, POST /api/auth/signout | clear the session | clear the session |
  *
  * Every request also records its environment here, so `auth.user(request)`
@@ -38,7 +39,8 @@ export async function handleAuthRoute(request: Request, env: PlatformEnv): Promi
     if (method === "GET") return startSignIn(request, site);
     if (method === "POST" && site.flow === "dummy") return submitSignInForm(request, site);
   } else if (path === CALLBACK_PATH) {
-    if (method === "GET" && site.flow === "idp") return finishSignIn(request, site);
+    if (method === "POST" && site.flow === "idp") return finishSignIn(request, site, env.PLATFORM_API);
+    if (method === "GET" && site.flow === "idp") return refuseCallbackGet(site);
   } else if (method === "GET" || method === "POST") {
     return signOut(request, site);
   }

@@ -13,7 +13,8 @@ import { serializeCookie } from "../../core/web/cookies.ts";
  * `__Host-` needs `Path=/`, so a private deployment (which shares its origin
  * with other private deployments) uses `__Secure-` and a per-project name and
  * path. Local development is plain http, where `Secure`, and with it both
- * prefixes, cannot be used. No cookie ever has a `Domain` (host-only).
+ * prefixes, cannot be used. No cookie ever has a `Domain` (host-only). The
+ * binding cookie is `SameSite=None; Secure` in every mode (see `setCookie`).
  */
 
 export type CookieKind = "session" | "bind" | "csrf";
@@ -44,13 +45,25 @@ export interface SignInCookieOptions {
   sameSite?: "Lax" | "Strict";
 }
 
-/** A `Set-Cookie` value: HttpOnly always, Secure unless local, host-only, path-scoped. */
+/**
+ * A `Set-Cookie` value: HttpOnly always, Secure unless local, host-only, path-scoped.
+ *
+ * The binding cookie is the exception: `SameSite=None; Secure`, locally too.
+ * The login worker hands the token over with a POST from its own origin,
+ * which is another site when deployed (a platform domain on the public suffix
+ * list) and locally (`127.0.0.1:<port>` vs `localhost:<port>`); a Lax cookie
+ * would not ride that POST. It is only a binding, not a session: a cross-site
+ * request that carries it can complete nothing but a sign-in this browser
+ * started itself. Browsers accept `Secure` from `http://localhost` (a
+ * potentially trustworthy origin), so local development needs no https.
+ */
 export function setCookie(kind: CookieKind, scope: CookieScope, value: string, options: SignInCookieOptions): string {
+  const binding = kind === "bind";
   return serializeCookie(cookieName(kind, scope), value, {
     path: cookiePath(scope),
     maxAge: options.maxAge,
-    sameSite: options.sameSite ?? "Lax",
-    secure: !scope.local,
+    sameSite: binding ? "None" : (options.sameSite ?? "Lax"),
+    secure: binding || !scope.local,
   });
 }
 

@@ -1,4 +1,4 @@
-import { bindingHash } from "../../core/callbackToken.ts";
+import { bindingHash, signSignInStart } from "../../core/callbackToken.ts";
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { checkEmail } from "../../core/email.ts";
 import { cookieValues } from "../../core/web/cookies.ts";
@@ -22,7 +22,9 @@ const FORM_LIMIT_BYTES = 16 * 1024;
 /**
  * GET /api/auth/signin/idp?redirect=<project path>.
  * `idp` flow: a fresh binding cookie, then 302 to the login worker with the
- * cookie's hash, which comes back inside the callback token. `dummy` flow:
+ * cookie's hash, signed with the project's secret (the login worker refuses
+ * a `bind` the project did not sign); the hash comes back inside the
+ * callback token. `dummy` flow:
  * the local form, with a CSRF nonce cookie.
  */
 export async function startSignIn(request: Request, site: AuthSite): Promise<Response> {
@@ -58,7 +60,15 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
     });
   }
   const binding = randomBase64url(32);
-  start.search = new URLSearchParams({ project: site.slug, redirect, bind: await bindingHash(binding) }).toString();
+  const signIn = { slug: site.slug, redirect, bind: await bindingHash(binding) };
+  const { exp, sig } = await signSignInStart(site.secret, site.projectId, signIn);
+  start.search = new URLSearchParams({
+    project: signIn.slug,
+    redirect,
+    bind: signIn.bind,
+    exp: String(exp),
+    sig,
+  }).toString();
   headers.append("Set-Cookie", setCookie("bind", site, binding, { maxAge: BINDING_COOKIE_MAX_AGE }));
   headers.set("Location", start.toString());
   return new Response(null, { status: 302, headers: securityHeaders(headers) });

@@ -36,13 +36,21 @@ async function expectRefused(response: Response, status: number, pattern: RegExp
   expect(html).toMatch(pattern);
 }
 
-function tokenFrom(response: Response): string {
-  const location = new URL(response.headers.get("location")!);
-  return location.searchParams.get("token")!;
+/** The login worker's hand-over page: the form's action and its hidden token (the page's HTML, unescaped). */
+async function formOf(response: Response): Promise<{ action: string; token: string; html: string }> {
+  const html = await response.clone().text();
+  const action = /<form id="callback" method="post" action="([^"]+)">/.exec(html)?.[1];
+  const token = /<input type="hidden" name="token" value="([^"]+)">/.exec(html)?.[1];
+  expect(action && token, html).toBeTruthy();
+  return { action: action!.replaceAll("&amp;", "&"), token: token!, html };
 }
 
-describe("GET /callback: a successful sign-in", () => {
-  it("redirects to the public project's callback with a token the project verifies with its secret and binding cookie", async () => {
+async function tokenFrom(response: Response): Promise<string> {
+  return (await formOf(response)).token;
+}
+
+describe("GET /callback: a successful sign-in hands the token over in a POST form", () => {
+  it("answers with a page that POSTs to the public project's callback a token the project verifies with its secret and binding cookie", async () => {
     const idp = await fakeIdentityProvider();
     const shop = await projectWithAuth("shop", { domains: ["example.com"] });
     const blog = await projectWithAuth("blog", {}, { owner: "other@example.net" });
@@ -54,15 +62,25 @@ describe("GET /callback: a successful sign-in", () => {
       user: { ...ADA, picture: "https://idp.example.test/ada.png" },
     });
 
-    expect(callback.status, await callback.clone().text()).toBe(302);
+    expect(callback.status, await callback.clone().text()).toBe(200);
     expect(callback.headers.get("referrer-policy")).toBe("no-referrer");
     expect(callback.headers.get("cache-control")).toBe("no-store");
+    expect(callback.headers.get("x-frame-options")).toBe("DENY");
     expect(callback.headers.get("set-cookie")).toMatch(/^__Host-login_flow=; Path=\/; Max-Age=0;/);
-    const location = new URL(callback.headers.get("location")!);
-    expect(`${location.origin}${location.pathname}`).toBe("https://shop.example.test/api/auth/callback");
-    expect([...location.searchParams.keys()]).toEqual(["token"]);
+    // No redirect and no token in any URL: a page whose form POSTs the token to the project.
+    expect(callback.headers.get("location")).toBeNull();
+    const form = await formOf(callback);
+    expect(form.action).toBe("https://shop.example.test/api/auth/callback");
+    expect(form.html).toMatch(/<form id="callback" method="post"/);
+    for (const url of form.html.match(/(?:href|src|action)="[^"]*"/g) ?? []) expect(url).not.toContain(form.token);
+    // The CSP lets the page submit to that one address and run only its own nonce'd script.
+    const csp = callback.headers.get("content-security-policy")!;
+    const nonce = /<script nonce="([A-Za-z0-9_-]+)">/.exec(form.html)?.[1];
+    expect(csp).toBe(
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; form-action https://shop.example.test/api/auth/callback; frame-ancestors 'none'; base-uri 'none'`,
+    );
 
-    const token = tokenFrom(callback);
+    const token = await tokenFrom(callback);
     const check = await verifyCallbackToken(token, shop.secret, shop.id, binding.value);
     expect(check.ok).toBe(true);
     if (!check.ok) return;
@@ -104,10 +122,11 @@ describe("GET /callback: a successful sign-in", () => {
       bind: binding.hash,
       user: ADA,
     });
-    expect(callback.status).toBe(302);
-    const location = new URL(callback.headers.get("location")!);
-    expect(`${location.origin}${location.pathname}`).toBe("https://example.test/vault/api/auth/callback");
-    expect((await verifyCallbackToken(tokenFrom(callback), secret.secret, secret.id, binding.value)).ok).toBe(true);
+    expect(callback.status).toBe(200);
+    expect((await formOf(callback)).action).toBe("https://example.test/vault/api/auth/callback");
+    expect((await verifyCallbackToken(await tokenFrom(callback), secret.secret, secret.id, binding.value)).ok).toBe(
+      true,
+    );
   });
 
   it.each([
@@ -119,8 +138,7 @@ describe("GET /callback: a successful sign-in", () => {
     const binding = await browserBinding();
     const e = loginEnv(idp, { PROJECTS_BASE_URL: "http://localhost:8895", LOGIN_PUBLIC_URL: "http://127.0.0.1:9999" });
     const { callback } = await signInAtLoginWorker(idp, e, { slug: "shop", bind: binding.hash, user: ADA });
-    const location = new URL(callback.headers.get("location")!);
-    expect(`${location.origin}${location.pathname}`).toBe(expected);
+    expect((await formOf(callback)).action).toBe(expected);
     expect(callback.headers.get("set-cookie")).toBe("login_flow=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax");
   });
 
@@ -136,7 +154,7 @@ describe("GET /callback: a successful sign-in", () => {
       picture: "javascript:alert(1)",
     };
     const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user });
-    const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
+    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.name).toBe("grace");
     expect(check.ok && "picture" in check.claims).toBe(false);
   });
@@ -151,8 +169,8 @@ describe("GET /callback: a successful sign-in", () => {
       user: ADA,
       tweaks: { claimsInUserinfoOnly: true },
     });
-    expect(callback.status, await callback.clone().text()).toBe(302);
-    const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
+    expect(callback.status, await callback.clone().text()).toBe(200);
+    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe("ada@example.com");
     expect(idp.log).toContain("GET /userinfo");
   });
@@ -175,11 +193,13 @@ describe("GET /callback: a successful sign-in", () => {
     const shop = await projectWithAuth("shop");
     const binding = await browserBinding();
     const first = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: ADA });
-    expect(first.callback.status).toBe(302);
+    expect(first.callback.status).toBe(200);
     await idp.rotateKey();
     const second = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: ADA });
-    expect(second.callback.status, await second.callback.clone().text()).toBe(302);
-    expect((await verifyCallbackToken(tokenFrom(second.callback), shop.secret, shop.id, binding.value)).ok).toBe(true);
+    expect(second.callback.status, await second.callback.clone().text()).toBe(200);
+    expect((await verifyCallbackToken(await tokenFrom(second.callback), shop.secret, shop.id, binding.value)).ok).toBe(
+      true,
+    );
     expect(idp.log.filter((l) => l === "GET /jwks")).toHaveLength(2);
   });
 
@@ -188,7 +208,7 @@ describe("GET /callback: a successful sign-in", () => {
     await projectWithAuth("vault", {}, { private: true });
     const binding = await browserBinding();
     const e = loginEnv(idp);
-    const start = await callLogin(startPath({ project: "vault", redirect: "/notes?x=1", bind: binding.hash }), e);
+    const start = await callLogin(await startPath({ project: "vault", redirect: "/notes?x=1", bind: binding.hash }), e);
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     const response = await callLogin(`/callback?error=access_denied&state=${state}`, e, {
       cookie: cookiePair(start.headers.get("set-cookie")),
@@ -205,7 +225,7 @@ describe("GET /callback: refusals mint nothing", () => {
     await projectWithAuth("shop");
     const binding = await browserBinding();
     const e = loginEnv(idp, options.loginEnvOverrides);
-    const start = await callLogin(startPath({ project: "shop", redirect: "/", bind: binding.hash }), e);
+    const start = await callLogin(await startPath({ project: "shop", redirect: "/", bind: binding.hash }), e);
     const back = new URL(await idp.approve(start.headers.get("location")!, ADA));
     return { idp, e, cookie: cookiePair(start.headers.get("set-cookie")), back };
   }
@@ -229,7 +249,7 @@ describe("GET /callback: refusals mint nothing", () => {
   it("refuses the flow cookie of another sign-in in the same browser (the state belongs to the first)", async () => {
     const { idp, e, back } = await started();
     const binding = await browserBinding();
-    const second = await callLogin(startPath({ project: "shop", redirect: "/", bind: binding.hash }), e);
+    const second = await callLogin(await startPath({ project: "shop", redirect: "/", bind: binding.hash }), e);
     const response = await callLogin(back.pathname + back.search, e, {
       cookie: cookiePair(second.headers.get("set-cookie")),
     });
@@ -309,7 +329,7 @@ describe("GET /callback: refusals mint nothing", () => {
   it("refuses a replayed callback URL: the code is single use at the provider", async () => {
     const { idp, e, cookie, back } = await started();
     const first = await callLogin(back.pathname + back.search, e, { cookie });
-    expect(first.status).toBe(302);
+    expect(first.status).toBe(200);
     // The browser no longer has the cookie (it was cleared); an attacker who kept a copy still gets nothing.
     await expectRefused(
       await callLogin(back.pathname + back.search, e, { cookie }),
@@ -438,8 +458,8 @@ describe("GET /callback: verified email and the project's domains", () => {
       bind: binding.hash,
       user: { sub: "x", email, email_verified: true, name: "X" },
     });
-    expect(callback.status, await callback.clone().text()).toBe(302);
-    const check = await verifyCallbackToken(tokenFrom(callback), shop.secret, shop.id, binding.value);
+    expect(callback.status, await callback.clone().text()).toBe(200);
+    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe(expected);
   });
 
@@ -470,7 +490,7 @@ describe("GET /callback: verified email and the project's domains", () => {
         bind: binding.hash,
         user: { sub: "b", email: "bob@other.org", email_verified: true },
       });
-      expect(callback.status, await callback.clone().text()).toBe(302);
+      expect(callback.status, await callback.clone().text()).toBe(200);
     }
   });
 });

@@ -10,7 +10,10 @@ import {
   loginEnv,
   projectWithAuth,
   startPath,
+  type TestProject,
 } from "../../support/workerd/index.ts";
+
+const NEIGHBOUR_BIND = "N".repeat(43);
 
 beforeEach(() => resetIdentityProviderCache());
 
@@ -31,7 +34,7 @@ describe("GET /start", () => {
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
     const response = await callLogin(
-      startPath({ project: "shop", redirect: "/orders?tab=open", bind: hash }),
+      await startPath({ project: "shop", redirect: "/orders?tab=open", bind: hash }),
       loginEnv(idp),
     );
     expect(response.status).toBe(302);
@@ -67,7 +70,7 @@ describe("GET /start", () => {
     const { hash } = await browserBinding();
     const seen = new Set<string>();
     for (let i = 0; i < 3; i++) {
-      const response = await callLogin(startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
+      const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
       const params = new URL(response.headers.get("location")!).searchParams;
       for (const name of ["state", "nonce", "code_challenge"]) seen.add(params.get(name)!);
     }
@@ -81,7 +84,7 @@ describe("GET /start", () => {
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
     const e = loginEnv(idp, { LOGIN_PUBLIC_URL: "http://127.0.0.1:9999" });
-    const response = await callLogin(startPath({ project: "shop", redirect: "/", bind: hash }), e);
+    const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), e);
     expect(response.status).toBe(302);
     const cookie = response.headers.get("set-cookie")!;
     expect(cookie).toMatch(/^login_flow=/);
@@ -94,7 +97,7 @@ describe("GET /start", () => {
   it("answers an unknown project with a 404 page and never contacts the provider", async () => {
     const idp = await fakeIdentityProvider();
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "nope", redirect: "/", bind: hash }), loginEnv(idp));
+    const response = await callLogin(await startPath({ project: "nope", redirect: "/", bind: hash }), loginEnv(idp));
     await expectRefusalPage(response, 404, /no project named &quot;nope&quot;/);
     expect(idp.log).toEqual([]);
   });
@@ -124,7 +127,7 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
+    const response = await callLogin(await startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
     await expectRefusalPage(response, 400, /return address is not a path inside the project/);
     expect(idp.log).toEqual([]);
   });
@@ -135,7 +138,7 @@ describe("GET /start", () => {
       const idp = await fakeIdentityProvider();
       await projectWithAuth("shop");
       const { hash } = await browserBinding();
-      const response = await callLogin(startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
+      const response = await callLogin(await startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
       expect(response.status, await response.text()).toBe(302);
     },
   );
@@ -165,7 +168,7 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider({ discovery: { issuer: "https://impostor.example" } });
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
+    const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
     await expectRefusalPage(response, 502, /names issuer &quot;https:\/\/impostor.example&quot;/);
   });
 
@@ -173,7 +176,7 @@ describe("GET /start", () => {
     const idp = await fakeIdentityProvider({ discovery: { code_challenge_methods_supported: ["plain"] } });
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
-    const response = await callLogin(startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
+    const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
     await expectRefusalPage(response, 502, /PKCE with S256/);
   });
 
@@ -182,7 +185,7 @@ describe("GET /start", () => {
     await projectWithAuth("shop");
     const { hash } = await browserBinding();
     const response = await callLogin(
-      startPath({ project: "shop", redirect: "/", bind: hash }),
+      await startPath({ project: "shop", redirect: "/", bind: hash }),
       loginEnv(idp, { OIDC_CLIENT_SECRET: "", LOGIN_FLOW_SECRET: "short" }),
     );
     await expectRefusalPage(response, 500, /missing OIDC_CLIENT_SECRET/);
@@ -193,4 +196,58 @@ describe("GET /start", () => {
     const response = await callLogin("/authorize", loginEnv(idp));
     await expectRefusalPage(response, 404, /nothing at \/authorize/);
   });
+});
+
+describe("GET /start: only a start the project signed (no third party chooses the browser binding)", () => {
+  const rows: [string, (shop: TestProject, blog: TestProject, path: string) => Promise<string> | string, RegExp][] = [
+    [
+      "the popup attack: a neighbouring project signs a start for shop with its own secret and binding",
+      (_shop, blog) => startPath({ project: "shop", redirect: "/", bind: NEIGHBOUR_BIND }, { signWith: blog }),
+      /not issued by shop for this browser/,
+    ],
+    [
+      "shop's signature with the binding swapped for the neighbour's",
+      async (_shop, _blog, path) => path.replace(/bind=[^&]+/, `bind=${NEIGHBOUR_BIND}`),
+      /not issued by shop/,
+    ],
+    [
+      "shop's signature with another return path",
+      async (_shop, _blog, path) => path.replace("redirect=%2F", "redirect=%2Fadmin"),
+      /not issued by shop/,
+    ],
+    ["no signature", (_shop, _blog, path) => path.replace(/&sig=[^&]+/, ""), /not issued by shop/],
+    ["no expiry", (_shop, _blog, path) => path.replace(/&exp=\d+/, ""), /not issued by shop/],
+    ["a signature that is garbage", (_shop, _blog, path) => path.replace(/sig=[^&]+/, "sig=x"), /not issued by shop/],
+    ["two signatures", (_shop, _blog, path) => `${path}&sig=${"A".repeat(43)}`, /not issued by shop/],
+    [
+      "an expiry pushed into the future",
+      (_shop, _blog, path) => path.replace(/exp=\d+/, `exp=${Math.floor(Date.now() / 1000) + 86_400}`),
+      /more than 10 minutes old/,
+    ],
+    [
+      "a start signed more than 10 minutes ago (expired)",
+      (shop) =>
+        startPath(
+          { project: "shop", redirect: "/", bind: NEIGHBOUR_BIND },
+          { signWith: shop, nowMs: Date.now() - 601_000 },
+        ),
+      /more than 10 minutes old/,
+    ],
+  ];
+
+  it.each(rows)(
+    "refuses %s with a 400 page, sets no flow cookie and never contacts the provider",
+    async (_n, make, pattern) => {
+      const idp = await fakeIdentityProvider();
+      const shop = await projectWithAuth("shop", {}, { private: true });
+      const blog = await projectWithAuth("blog", {}, { private: true, owner: "mallory@example.net" });
+      const { hash } = await browserBinding();
+      const good = await startPath({ project: "shop", redirect: "/", bind: hash });
+      const response = await callLogin(await make(shop, blog, good), loginEnv(idp));
+      await expectRefusalPage(response, 400, pattern);
+      expect(idp.log).toEqual([]);
+      // The same start, as shop signed it, works.
+      expect((await callLogin(good, loginEnv(idp))).status).toBe(302);
+    },
+  );
 });

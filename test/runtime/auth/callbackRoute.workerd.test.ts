@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth } from "../../../src/runtime/auth/index.ts";
 import { openSession } from "../../../src/runtime/auth/sessionSeal.ts";
-import { bindingHash } from "../../../src/core/callbackToken.ts";
+import { bindingHash, verifySignInStart } from "../../../src/core/callbackToken.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,
@@ -9,6 +9,8 @@ import {
   LOGIN_URL,
   OTHER_SECRET,
   PROJECT_ID,
+  platformApi,
+  postCallback,
   SECRET,
   SLUG,
   bindCookieName,
@@ -25,6 +27,8 @@ import {
 
 beforeEach(() => auth.allow());
 
+const LOCAL_PRIVATE_OIDC: Mode = { ...LOCAL_PUBLIC, private: true, loginUrl: "http://127.0.0.1:9000" };
+
 const DEPLOYED: [string, Mode][] = [
   ["public", DEPLOYED_PUBLIC],
   ["private", DEPLOYED_PRIVATE],
@@ -40,20 +44,43 @@ describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login
         project: SLUG,
         redirect: "/dash?tab=1",
         bind: await bindingHash(flow.bindValue),
+        exp: expect.stringMatching(/^\d+$/),
+        sig: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       });
       expect(flow.bindValue).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes
       expect(flow.response.headers.get("cache-control")).toBe("no-store");
     },
   );
 
-  it("the binding cookie: __Host- on public, __Secure-…_<slug> with Path=/<slug> on private; HttpOnly, Lax, Secure, 10 minutes", async () => {
+  it("the binding cookie: __Host- on public, __Secure-…_<slug> with Path=/<slug> on private; HttpOnly, SameSite=None (it must ride the login worker's cross-site POST), Secure, 10 minutes", async () => {
     const pub = cookieNamed((await startIdpFlow(DEPLOYED_PUBLIC)).response, "__Host-platform_bind");
-    expect(pub?.attributes).toEqual({ path: "/", "max-age": "600", httponly: "", samesite: "Lax", secure: "" });
+    expect(pub?.attributes).toEqual({ path: "/", "max-age": "600", httponly: "", samesite: "None", secure: "" });
     const priv = cookieNamed((await startIdpFlow(DEPLOYED_PRIVATE)).response, `__Secure-platform_bind_${SLUG}`);
-    expect(priv?.attributes).toEqual({ path: `/${SLUG}`, "max-age": "600", httponly: "", samesite: "Lax", secure: "" });
+    expect(priv?.attributes).toEqual({
+      path: `/${SLUG}`,
+      "max-age": "600",
+      httponly: "",
+      samesite: "None",
+      secure: "",
+    });
   });
 
-  it("locally with PLATFORM_LOGIN_URL bound (local OIDC) the same flow runs with unprefixed, non-Secure cookies", async () => {
+  it.each(DEPLOYED)(
+    "%s: the start is signed with the project's secret over project, path, binding and expiry",
+    async (_label, mode) => {
+      const flow = await startIdpFlow(mode, "/dash");
+      const q = flow.location.searchParams;
+      const start = { slug: SLUG, redirect: "/dash", bind: q.get("bind")!, exp: q.get("exp"), sig: q.get("sig") };
+      expect(await verifySignInStart(SECRET, PROJECT_ID, start)).toBe("ok");
+      expect(await verifySignInStart(OTHER_SECRET, PROJECT_ID, start)).toBe("bad_signature");
+      expect(await verifySignInStart(SECRET, PROJECT_ID + 1, start)).toBe("bad_signature");
+      expect(await verifySignInStart(SECRET, PROJECT_ID, { ...start, bind: await bindingHash("mine") })).toBe(
+        "bad_signature",
+      );
+    },
+  );
+
+  it("locally with PLATFORM_LOGIN_URL bound (local OIDC) the same flow runs with unprefixed cookies; only the binding cookie is Secure (SameSite=None needs it; http://localhost is a secure context)", async () => {
     const mode = { ...LOCAL_PUBLIC, loginUrl: "http://127.0.0.1:9000/" };
     const flow = await startIdpFlow(mode);
     expect(flow.location.href.startsWith("http://127.0.0.1:9000/start?")).toBe(true);
@@ -61,7 +88,8 @@ describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login
       path: "/",
       "max-age": "600",
       httponly: "",
-      samesite: "Lax",
+      samesite: "None",
+      secure: "",
     });
     const response = await callback(mode, await callbackToken(flow.bindValue), [flow.bindCookie]);
     expect(response.status).toBe(303);
@@ -97,7 +125,7 @@ describe("GET /api/auth/signin/idp when deployed: binding cookie, then the login
   });
 });
 
-describe("GET /api/auth/callback: success", () => {
+describe("POST /api/auth/callback: success", () => {
   it.each(DEPLOYED)(
     "%s: fresh session, binding cookie cleared, 303 to the token's rdr under the base path, no Referer, not cached",
     async (_label, mode) => {
@@ -159,7 +187,7 @@ describe("GET /api/auth/callback: success", () => {
   });
 });
 
-describe("GET /api/auth/callback: refusals (clear status, no session, binding cookie cleared)", () => {
+describe("POST /api/auth/callback: refusals (clear status, no session, binding cookie cleared, token not shown)", () => {
   const now = Date.now();
   const rows: [
     string,
@@ -232,7 +260,9 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
       const { token, cookies } = await make(flow);
       const response = await callback(mode, token, cookies);
       expect(response.status).toBe(status);
-      expect(await response.text()).toMatch(reason);
+      const html = await response.text();
+      expect(html).toMatch(reason);
+      if (token) expect(html).not.toContain(token.slice(3, 40));
       expectNoSession(response, mode);
       expect(cookieNamed(response, bindCookieName(mode))?.attributes["max-age"]).toBe("0");
       expect(response.headers.get("referrer-policy")).toBe("no-referrer");
@@ -240,19 +270,63 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
     });
   }
 
-  it("a token is accepted once: replaying it after use fails, because the browser's binding cookie is gone", async () => {
+  it("a token is accepted once: replaying the same POST (same body, same cookies) signs nobody in", async () => {
     const flow = await startIdpFlow(DEPLOYED_PUBLIC);
     const token = await callbackToken(flow.bindValue);
     const first = await callback(DEPLOYED_PUBLIC, token, [flow.bindCookie]);
     expect(first.status).toBe(303);
-    // The browser applies the first response: the binding cookie is deleted, the session set.
-    const session = sessionPair(first, DEPLOYED_PUBLIC);
-    const replay = await callback(DEPLOYED_PUBLIC, token, [session]);
+    // An attacker who recorded the request replays it byte for byte, binding cookie included.
+    const replay = await callback(DEPLOYED_PUBLIC, token, [flow.bindCookie]);
     expect(replay.status).toBe(401);
-    expect(await replay.text()).toMatch(/already used|another browser/);
+    expect(await replay.text()).toMatch(/already used/);
     expectNoSession(replay, DEPLOYED_PUBLIC);
-    // A replay from another browser (no cookies at all) fails the same way.
+    // The browser itself (binding cookie gone, session set) and another browser get nothing either.
+    expect((await callback(DEPLOYED_PUBLIC, token, [sessionPair(first, DEPLOYED_PUBLIC)])).status).toBe(401);
     expect((await callback(DEPLOYED_PUBLIC, token, [])).status).toBe(401);
+  });
+
+  it("the popup attack: a neighbour's page starts a sign-in with its own binding and relays the token; the project refuses it", async () => {
+    // Project B chose the binding value, so the token is bound to B's value, not to a cookie this project set.
+    // (The login worker now also refuses such a start: test/platform/login/startRoute.workerd.test.ts.)
+    for (const mode of [DEPLOYED_PRIVATE, LOCAL_PRIVATE_OIDC]) {
+      const neighbour = "neighbour-chosen-binding-value-0000000000000";
+      const token = await callbackToken(neighbour);
+      const victim = await startIdpFlow(mode);
+      for (const cookies of [[], [victim.bindCookie]]) {
+        const response = await callback(mode, token, cookies);
+        expect(response.status).toBe(401);
+        expectNoSession(response, mode);
+      }
+    }
+  });
+
+  it("without a PLATFORM_API binding, or when the platform cannot record the token, nobody is signed in (503)", async () => {
+    const broken = {
+      fetch: async () => new Response("boom", { status: 500 }),
+    } as unknown as Fetcher;
+    const failing = {
+      fetch: async () => {
+        throw new Error("network down");
+      },
+    } as unknown as Fetcher;
+    for (const api of [undefined, broken, failing]) {
+      const env = envOf(DEPLOYED_PUBLIC, { PLATFORM_API: api });
+      const flow = await startIdpFlow(DEPLOYED_PUBLIC, "/", env);
+      const response = await callback(DEPLOYED_PUBLIC, await callbackToken(flow.bindValue), [flow.bindCookie], env);
+      expect(response.status).toBe(503);
+      expectNoSession(response, DEPLOYED_PUBLIC);
+    }
+  });
+
+  it("one call to the platform per sign-in, none for a token refused before", async () => {
+    const flow = await startIdpFlow(DEPLOYED_PUBLIC);
+    const before = platformApi.calls;
+    await callback(DEPLOYED_PUBLIC, await callbackToken(flow.bindValue), [flow.bindCookie]);
+    expect(platformApi.calls - before).toBe(1);
+    await callback(DEPLOYED_PUBLIC, await callbackToken("another-browser-binding-00000000000000000000"), [
+      flow.bindCookie,
+    ]);
+    expect(platformApi.calls - before).toBe(1);
   });
 
   it("the domain rule is re-applied to the token's email: refused with 403, no session", async () => {
@@ -279,5 +353,51 @@ describe("GET /api/auth/callback: refusals (clear status, no session, binding co
     const fresh = sessionPair(response, DEPLOYED_PUBLIC);
     expect(fresh).not.toBe(planted);
     expect(await openSession(SECRET, fresh.split("=")[1]!)).toMatchObject({ email: "ada@example.com" });
+  });
+});
+
+describe("POST /api/auth/callback: bodies that are not the login worker's form", () => {
+  const rows: [string, number, RegExp, (token: string) => { body: string; type?: string }][] = [
+    [
+      "JSON instead of a form",
+      400,
+      /x-www-form-urlencoded/,
+      (t) => ({ body: JSON.stringify({ token: t }), type: "application/json" }),
+    ],
+    ["no content type", 400, /x-www-form-urlencoded/, (t) => ({ body: `token=${t}`, type: "" })],
+    ["an empty form", 400, /malformed/, () => ({ body: "" })],
+    ["two token fields", 400, /malformed/, (t) => ({ body: `token=${t}&token=${t}` })],
+    ["a body over 8 KiB", 413, /larger than 8192 bytes/, (t) => ({ body: `token=${t}&pad=${"x".repeat(9000)}` })],
+    ["percent-encoded garbage", 400, /malformed/, () => ({ body: "token=%FF%FE" })],
+    ["an oversized token", 400, /malformed/, () => ({ body: `token=v1.${"A".repeat(6000)}.${"B".repeat(43)}` })],
+  ];
+  it.each(rows)("%s → %i, no session", async (_name, status, reason, make) => {
+    const flow = await startIdpFlow(DEPLOYED_PRIVATE);
+    const { body, type } = make(await callbackToken(flow.bindValue));
+    const response = await postCallback(DEPLOYED_PRIVATE, body, [flow.bindCookie], undefined, type);
+    expect(response.status).toBe(status);
+    expect(await response.text()).toMatch(reason);
+    expectNoSession(response, DEPLOYED_PRIVATE);
+  });
+});
+
+describe("GET /api/auth/callback: the token never travels in a URL", () => {
+  it.each([
+    ["with a valid token in the query", true],
+    ["without a token", false],
+  ])("%s → 405 page saying to start again; nothing is set, nobody signed in", async (_name, withToken) => {
+    for (const mode of [DEPLOYED_PUBLIC, DEPLOYED_PRIVATE, LOCAL_PRIVATE_OIDC]) {
+      const flow = await startIdpFlow(mode);
+      const token = await callbackToken(flow.bindValue);
+      const path = withToken ? `/api/auth/callback?token=${encodeURIComponent(token)}` : "/api/auth/callback";
+      const response = await send(mode, path, { cookies: [flow.bindCookie] });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+      expect(response.headers.getSetCookie()).toEqual([]);
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      expect(await response.text()).toMatch(/start sign-in again/);
+      // The token was not spent: the real POST still works once.
+      expect((await callback(mode, token, [flow.bindCookie])).status).toBe(303);
+    }
   });
 });

@@ -3,7 +3,7 @@
  * that uses `auth`, wrapped by the real entry; the four deployment modes; a
  * tiny cookie jar; and the two sign-in flows driven end to end.
  */
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env as testEnv } from "cloudflare:test";
 import { Router, type IRequest } from "itty-router";
 import { expect } from "vitest";
 import { auth } from "../../../src/runtime/auth/index.ts";
@@ -11,6 +11,8 @@ import { sealSession, type SessionRecord } from "../../../src/runtime/auth/sessi
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
 import { bindingHash, signCallbackToken } from "../../../src/core/callbackToken.ts";
+import api from "../../../src/platform/api/index.ts";
+import type { ApiEnv } from "../../../src/platform/api/env.ts";
 
 export const SECRET = "ab".repeat(32);
 export const OTHER_SECRET = "cd".repeat(32);
@@ -36,11 +38,39 @@ export function isIdp(mode: Mode): boolean {
   return !mode.local || Boolean(mode.loginUrl);
 }
 
+/**
+ * `PLATFORM_API` as a project worker has it: the real API worker on the test
+ * D1, where the project under test (id PROJECT_ID, secret SECRET) is
+ * registered on first use, so `POST /internal/auth/redeem` runs for real.
+ * `calls` counts the requests it received.
+ */
+export const platformApi = {
+  calls: 0,
+  async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    platformApi.calls++;
+    const db = (testEnv as unknown as ApiEnv).DB;
+    await db.batch([
+      db.prepare("INSERT OR IGNORE INTO users (id, email, created_at) VALUES (1000, 'auth-owner@example.net', 0)"),
+      db
+        .prepare(
+          "INSERT OR IGNORE INTO projects (id, slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, 1000, ?, 'proj-shop-auth', 0, 0, 0)",
+        )
+        .bind(PROJECT_ID, SLUG, SECRET),
+    ]);
+    return api.fetch!(
+      new Request(input, init) as Request<unknown, IncomingRequestCfProperties>,
+      testEnv as unknown as ApiEnv,
+      createExecutionContext(),
+    );
+  },
+} as unknown as Fetcher & { calls: number };
+
 export function envOf(mode: Mode, overrides: Partial<PlatformEnv> = {}): PlatformEnv {
   const env: PlatformEnv = {
     PLATFORM_WORKER_SECRET: SECRET,
     PLATFORM_PROJECT_ID: String(PROJECT_ID),
     PLATFORM_PROJECT_SLUG: SLUG,
+    PLATFORM_API: platformApi,
   };
   if (mode.local) env.PLATFORM_LOCAL = "1";
   if (!mode.local) env.PLATFORM_LOGIN_URL = LOGIN_URL;
@@ -247,8 +277,27 @@ export async function callbackToken(bindValue: string, input: TokenInput = {}): 
   return signCallbackToken(input.secret ?? SECRET, claims, input.nowMs);
 }
 
+/** The login worker's form arriving at the project: `POST /api/auth/callback` with `token=…` in the body. */
 export function callback(mode: Mode, token: string, cookies: string[] = [], env?: PlatformEnv): Promise<Response> {
-  return send(mode, `/api/auth/callback?token=${encodeURIComponent(token)}`, { cookies, env });
+  return postCallback(mode, new URLSearchParams({ token }).toString(), cookies, env);
+}
+
+/** `POST /api/auth/callback` with any body and content type (for malformed and oversized bodies). */
+export function postCallback(
+  mode: Mode,
+  body: string,
+  cookies: string[] = [],
+  env?: PlatformEnv,
+  contentType = "application/x-www-form-urlencoded",
+): Promise<Response> {
+  // The login worker's page sends no Referer (no-referrer), so its cross-site POST says `Origin: null`.
+  return send(mode, "/api/auth/callback", {
+    method: "POST",
+    headers: { "content-type": contentType, origin: "null", "sec-fetch-site": "cross-site" },
+    body,
+    cookies,
+    env,
+  });
 }
 
 /** Signs in with whichever flow the mode uses; the final response (303 with the session cookie). */

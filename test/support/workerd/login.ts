@@ -8,7 +8,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { expect } from "vitest";
-import { bindingHash } from "../../../src/core/callbackToken.ts";
+import { bindingHash, signSignInStart } from "../../../src/core/callbackToken.ts";
 import { base64url } from "../../../src/core/crypto/encoding.ts";
 import type { LoginEnv } from "../../../src/platform/login/env.ts";
 import login from "../../../src/platform/login/index.ts";
@@ -262,8 +262,26 @@ export async function browserBinding(): Promise<{ value: string; hash: string }>
   return { value, hash: await bindingHash(value) };
 }
 
-export function startPath(params: Record<string, string>): string {
-  return `/start?${new URLSearchParams(params)}`;
+/**
+ * `/start?project&redirect&bind&exp&sig` as the project would send it: signed
+ * with the project's worker secret from D1 (`signWith` overrides it: a
+ * neighbour's secret, a forger's). An unknown project is signed with a dummy secret.
+ */
+export async function startPath(
+  params: { project: string; redirect: string; bind: string },
+  options: { signWith?: { id: number; secret: string }; nowMs?: number } = {},
+): Promise<string> {
+  const row = await env.DB.prepare("SELECT id, worker_secret FROM projects WHERE slug = ?")
+    .bind(params.project)
+    .first<{ id: number; worker_secret: string }>();
+  const signer = options.signWith ?? { id: row?.id ?? 0, secret: row?.worker_secret ?? "0".repeat(64) };
+  const { exp, sig } = await signSignInStart(
+    signer.secret,
+    signer.id,
+    { slug: params.project, redirect: params.redirect, bind: params.bind },
+    options.nowMs,
+  );
+  return `/start?${new URLSearchParams({ ...params, exp: String(exp), sig })}`;
 }
 
 /** The `name=value` of a Set-Cookie header, for sending back as Cookie. */
@@ -286,7 +304,7 @@ export async function signInAtLoginWorker(
   input: { slug: string; bind: string; redirect?: string; user: IdpUser; tweaks?: IdTokenTweaks },
 ): Promise<SignInResult> {
   const start = await callLogin(
-    startPath({ project: input.slug, redirect: input.redirect ?? "/", bind: input.bind }),
+    await startPath({ project: input.slug, redirect: input.redirect ?? "/", bind: input.bind }),
     e,
   );
   expect(start.status, await start.clone().text()).toBe(302);
