@@ -45,7 +45,22 @@ async function forwardToProject(request: RoutedRequest, env: GatewayEnv): Promis
   const headers = new Headers(request.headers);
   for (const name of [...headers.keys()]) if (name.toLowerCase().startsWith("x-platform-")) headers.delete(name);
   if (route.basePath) headers.set(BASE_PATH_HEADER, route.basePath);
-  return worker.fetch(new Request(request, { headers }));
+  const response = await worker.fetch(new Request(request, { headers }));
+  return project.private === 1 ? withinOwnPrefix(response) : response;
+}
+
+/**
+ * Private projects share one origin, so a service worker of one may not widen
+ * its scope past its own `/<slug>/` prefix: without `Service-Worker-Allowed`
+ * the browser caps a service worker's scope at its script's folder, and a
+ * neighbour's worker could otherwise intercept this project's pages (and the
+ * sign-in callback POST to it).
+ */
+function withinOwnPrefix(response: Response): Response {
+  if (!response.headers.has("Service-Worker-Allowed")) return response;
+  const headers = new Headers(response.headers);
+  headers.delete("Service-Worker-Allowed");
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 const router = createPlatformRouter<GatewayEnv>("gateway").all("*", forwardToProject);

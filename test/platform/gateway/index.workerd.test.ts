@@ -246,6 +246,31 @@ describe("gateway strips platform headers supplied by clients", () => {
   });
 });
 
+describe("gateway keeps a private project's service worker inside its prefix", () => {
+  // The attack: project B answers its service worker script with `Service-Worker-Allowed: /`, so a
+  // worker registered from /B/ could take scope / on the shared origin and read what the browser
+  // sends to project A (its pages, its sign-in callback POST).
+  const serviceWorkerScript: ProjectWorkerHandler = () =>
+    new Response("self.addEventListener('fetch', () => {});", {
+      headers: { "content-type": "text/javascript", "Service-Worker-Allowed": "/", "x-keep-me": "yes" },
+    });
+
+  it.each([
+    { via: "a private project (shared origin)", url: "https://example.test/priv/sw.js", allowed: null },
+    { via: "a public project (its own origin)", url: "https://shop.example.test/sw.js", allowed: "/" },
+  ])("$via: Service-Worker-Allowed → $allowed", async ({ url, allowed }) => {
+    const { response } = await through(
+      url,
+      { headers: { "Service-Worker": "script" } },
+      { handler: serviceWorkerScript },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("service-worker-allowed")).toBe(allowed);
+    expect(response.headers.get("x-keep-me")).toBe("yes");
+    expect(await response.text()).toContain("addEventListener");
+  });
+});
+
 describe("gateway with DEFAULT_PROJECT (local development)", () => {
   it.each([
     { url: "http://127.0.0.1:8787/", script: "proj-shop", basePath: null, defaultProject: "shop" },
