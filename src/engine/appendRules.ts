@@ -1,5 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
+import type { RunStatus } from "./store.ts";
 
 /**
  * The checks every event store makes before an append, given what it knows
@@ -74,8 +75,9 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
 }
 
 /** Status of a run whose last event is `last`. */
-export function statusAfter(last: StoredEvent): "running" | "completed" | "failed" {
+export function statusAfter(last: StoredEvent): RunStatus {
   if (last.type === "workflow_completed") return "completed";
   if (last.type === "workflow_failed") return "failed";
+  if (last.type === "workflow_cancelled") return "cancelled";
   return "running";
 }

@@ -1,6 +1,7 @@
 import { statusAfter } from "./appendRules.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
+import { lastStateEvent } from "./receivedEvents.ts";
 import type { RunStatus } from "./store.ts";
 
 /** One event as `workflow.get` shows it. */
@@ -18,6 +19,12 @@ export interface WorkflowRunView {
   result?: JsonValue;
   /** The failure reason, present when status is "failed". */
   error?: string;
+  /** Beyond the spec: the reason given to `workflow.cancel`, present when status is "cancelled". */
+  cancelReason?: string;
+  /** Beyond the spec: while the run sleeps before its next step, when it wakes (epoch ms). */
+  wakeAt?: number;
+  /** Beyond the spec: while the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
+  waitingFor?: { name: string; timeoutAt?: number };
   createdAt: number;
   updatedAt: number;
   events: RunEventView[];
@@ -39,25 +46,35 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   };
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
+  if (last.type === "workflow_cancelled") view.cancelReason = last.payload.reason;
+  const state = lastStateEvent(events);
+  if (state?.type === "step_completed") {
+    const { wake_at: wakeAt, waiting_for: name, timeout_at: timeoutAt } = state.payload;
+    if (wakeAt !== undefined) view.wakeAt = wakeAt;
+    if (name !== undefined) view.waitingFor = timeoutAt === undefined ? { name } : { name, timeoutAt };
+  }
   return view;
 }
 
 /** How a finished run ended: what `run.result()` resolves with or rejects with. */
 export type RunOutcome =
   | { status: "completed"; result: JsonValue }
-  | { status: "failed"; error: string; cause?: WorkflowFailureCause };
+  | { status: "failed"; error: string; cause?: WorkflowFailureCause }
+  | { status: "cancelled"; reason: string };
 
 /** The outcome a run's terminal event records; null when `last` is not terminal. */
 export function outcomeOf(last: StoredEvent): RunOutcome | null {
   if (last.type === "workflow_completed") return { status: "completed", result: last.payload.result };
   if (last.type === "workflow_failed")
     return { status: "failed", error: last.payload.reason, cause: last.payload.cause };
+  if (last.type === "workflow_cancelled") return { status: "cancelled", reason: last.payload.reason };
   return null;
 }
 
 /** The outcome of a finished run's view (as `workflow.get` or a backend's `waitForTerminal` returns it). */
 export function outcomeOfView(view: WorkflowRunView): RunOutcome {
   if (view.status === "completed") return { status: "completed", result: view.result ?? null };
+  if (view.status === "cancelled") return { status: "cancelled", reason: view.cancelReason ?? "cancelled" };
   const failed = view.events[view.events.length - 1];
   return {
     status: "failed",

@@ -1,8 +1,11 @@
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec. Every state change of a run is one of
- * these, appended to the run's log; the state of a run is its last event.
+ * The six event types of the spec, plus two beyond it: `event_received` (an
+ * event sent to the run with `workflow.send`) and `workflow_cancelled` (the
+ * terminal event `workflow.cancel` writes). Every state change of a run is one
+ * of these, appended to the run's log; the state of a run is its last event
+ * other than `event_received`, which only queues a delivery (see receivedEvents.ts).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -11,6 +14,8 @@ export const WORKFLOW_EVENT_TYPES = [
   "step_failed",
   "workflow_completed",
   "workflow_failed",
+  "event_received",
+  "workflow_cancelled",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -30,18 +35,40 @@ export const START_DATA_KEY = "data";
  */
 export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
 
-/** Exactly the spec's payload fields per event type; nothing else is stored. */
+/**
+ * The spec's payload fields per event type, plus the optional fields beyond
+ * the spec that sleeps, waits and retry-after need (absent otherwise).
+ */
 export interface WorkflowEventPayloads {
   /** `writes` holds the start data under {@link START_DATA_KEY}. */
   workflow_created: { workflowName: string; writes: Writes };
-  step_started: { step: string; attempt: number };
-  /** `next_step` is absent when the step finished the workflow. */
-  step_completed: { step: string; writes: Writes; next_step?: string };
-  /** `retryable` is true when this step will be attempted again (the error was retryable and attempts remain). */
-  step_failed: { step: string; attempt: number; reason: string; retryable: boolean };
+  /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
+  step_started: { step: string; attempt: number; event_seq?: number };
+  /**
+   * `next_step` is absent when the step finished the workflow. Beyond the spec:
+   * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
+   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event.
+   */
+  step_completed: {
+    step: string;
+    writes: Writes;
+    next_step?: string;
+    wake_at?: number;
+    waiting_for?: string;
+    timeout_at?: number;
+  };
+  /**
+   * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
+   * `retry_at` (beyond the spec, epoch ms): the next attempt's time when the step asked for it (RetryAfterError, rate_limited) instead of the backoff.
+   */
+  step_failed: { step: string; attempt: number; reason: string; retryable: boolean; retry_at?: number };
   workflow_completed: { result: JsonValue };
   /** `reason` is the failing step's reason; it is what `run.result()` rejects with. */
   workflow_failed: { reason: string; cause: WorkflowFailureCause };
+  /** Beyond the spec: what `workflow.send(runId, name, payload)` appended. */
+  event_received: { name: string; payload: JsonValue };
+  /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
+  workflow_cancelled: { reason: string };
 }
 
 interface EventEnvelope {
@@ -60,8 +87,10 @@ export type StoredEvent = {
 
 export type StoredEventOf<T extends WorkflowEventType> = Extract<StoredEvent, { type: T }>;
 
-export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<"workflow_completed" | "workflow_failed"> {
-  return event.type === "workflow_completed" || event.type === "workflow_failed";
+export type TerminalEventType = "workflow_completed" | "workflow_failed" | "workflow_cancelled";
+
+export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<TerminalEventType> {
+  return event.type === "workflow_completed" || event.type === "workflow_failed" || event.type === "workflow_cancelled";
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {

@@ -5,7 +5,10 @@ import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
+import { continuationOf } from "./continuation.ts";
+import { createInbox, lastStateEvent, type DeliveredEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
+import { retryAfterMSOf } from "./retryAfterError.ts";
 import {
   createScratchpad,
   createStepAttempt,
@@ -29,10 +32,12 @@ export interface ExecuteRunOptions {
 }
 
 export type ExecuteRunResult =
-  /** workflow_completed or workflow_failed is the last event. */
+  /** workflow_completed, workflow_failed or workflow_cancelled is the last event. */
   | { status: "terminal" }
-  /** A retry is due at `wakeAt` (epoch ms); call again then. */
+  /** A retry, a sleep or a wait's timeout is due at `wakeAt` (epoch ms); call again then (or when an event is sent). */
   | { status: "waiting"; wakeAt: number }
+  /** Beyond the spec: the run waits for an event without a timeout; call again when one is sent. */
+  | { status: "idle" }
   /** The budget ran out with work left; call again right away (a fresh context). */
   | { status: "budget_exhausted" }
   /** Another executor holds the current step; if it has not finished by `timeoutAt`, calling again records the timeout. */
@@ -51,10 +56,15 @@ type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; er
  * Exactly one executor wins a seq; a loser gets `seq_conflict`, backs off,
  * reads what happened and carries on from there. The same holds for commits:
  * if the seq after our step_started is taken (another executor recorded a
- * timeout), our late result is dropped.
+ * timeout, or the run was cancelled), our late result is dropped. Only
+ * event_received (beyond the spec: `workflow.send` may append while a step
+ * runs) does not settle anything: a commit that lost its seq to those alone
+ * is appended after them.
  *
- * The log is read once per call; afterwards the scratchpad and last event are
- * advanced in memory, so each step costs O(1) store work.
+ * The log is read once per call; afterwards the scratchpad, the inbox and
+ * the last event are advanced in memory, so each step costs O(1) store work.
+ * A run that waits for an event reads the log's tail once more before saying
+ * so, in case an event arrived meanwhile.
  */
 export async function executeRun(
   store: WorkflowEventStore,
@@ -75,75 +85,129 @@ export async function executeRun(
     throw new PlatformError("internal", `Run "${runId}" belongs to workflow "${actual}", not "${definition.name}"`);
   }
   const pad = createScratchpad(history);
+  const inbox = createInbox(history);
+  /** The log's last event (appends follow it) and the last one that is a state (what the resolver reads). */
   let last = history[history.length - 1] as StoredEvent;
+  let state = lastStateEvent(history) as StoredEvent;
   let conflicts = 0;
 
-  /** Appends a batch; false when another executor took the seq first (then `last` is re-read). */
-  const tryAppend = async (batch: StoredEvent[]): Promise<boolean> => {
-    try {
-      store.append(batch);
-    } catch (error) {
-      if (!(error instanceof PlatformError && error.code === "seq_conflict")) throw error;
-      conflicts++;
-      // Jittered, growing pause so racing executors do not collide again in lockstep.
-      await sleep(Math.min(100, 2 ** Math.min(conflicts, 6)) * (0.5 + Math.random() / 2));
-      for (const event of store.events(runId, last.seq)) advance(event);
-      return false;
-    }
-    for (const event of batch) {
-      advance(event);
-      options.onEvent?.(event);
-    }
-    return true;
-  };
   const advance = (event: StoredEvent) => {
     pad.apply(event);
+    inbox.apply(event);
     last = event;
+    if (event.type !== "event_received") state = event;
+  };
+  /** Folds in what others appended since `last`; true when there was nothing. */
+  const catchUp = (): boolean => {
+    const arrived = store.events(runId, last.seq);
+    for (const event of arrived) advance(event);
+    return arrived.length === 0;
+  };
+
+  /**
+   * Appends a batch; null when another executor took the seq first (then
+   * `last` is re-read). With `rebase`, a batch that lost its seq only to
+   * event_received is appended after them: what it records does not depend
+   * on the inbox. Returns the batch as appended.
+   */
+  const tryAppend = async (batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> => {
+    for (;;) {
+      try {
+        store.append(batch);
+      } catch (error) {
+        if (!(error instanceof PlatformError && error.code === "seq_conflict")) throw error;
+        const before = last.seq;
+        catchUp();
+        const arrived = last.seq - before;
+        if (rebase && arrived > 0 && state.seq <= before) {
+          batch = batch.map((event, index) => ({ ...event, seq: last.seq + 1 + index }) as StoredEvent);
+          continue;
+        }
+        conflicts++;
+        // Jittered, growing pause so racing executors do not collide again in lockstep.
+        await sleep(Math.min(100, 2 ** Math.min(conflicts, 6)) * (0.5 + Math.random() / 2));
+        catchUp();
+        return null;
+      }
+      for (const event of batch) {
+        advance(event);
+        options.onEvent?.(event);
+      }
+      return batch;
+    }
   };
 
   for (;;) {
     if (options.signal?.aborted) return { status: "stopped" };
-    const action = resolveNextAction(last, definition.maxAttempts);
+    const action = resolveNextAction(state, definition.maxAttempts, inbox.queued);
     switch (action.kind) {
       case "none": {
-        if (isTerminalEvent(last)) return { status: "terminal" };
-        if (last.type !== "step_started")
-          throw new PlatformError("internal", `No action for a run whose last event is ${last.type}`);
-        const timeoutAt = last.at + definition.stepTimeoutMS;
+        if (isTerminalEvent(state)) return { status: "terminal" };
+        if (state.type !== "step_started")
+          throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
+        const timeoutAt = state.at + definition.stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
-        await tryAppend(timeoutEvents(last, definition, now()));
+        await tryAppend(timeoutEvents(state, definition, now(), last), true);
         continue;
       }
+      case "wait_for_event":
+        if (catchUp()) return { status: "idle" };
+        continue;
       case "complete":
-        await tryAppend([nextEvent(last, "workflow_completed", { result: action.result }, now())]);
+        await tryAppend([nextEvent(last, "workflow_completed", { result: action.result }, now())], true);
         continue;
       case "fail":
-        await tryAppend([nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())]);
+        await tryAppend(
+          [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
+          true,
+        );
         continue;
       case "start_step": {
-        if (last.type === "step_failed") {
-          const wakeAt = retryAt(last, definition.backoff);
-          if (now() < wakeAt) return { status: "waiting", wakeAt };
+        const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
+        if (notBefore !== undefined && now() < notBefore) {
+          // A wait with a timeout: an event may have arrived since the log was read.
+          if (action.event === null && !catchUp()) continue;
+          return { status: "waiting", wakeAt: notBefore };
         }
         if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
-        let claim = nextEvent(last, "step_started", { step: action.step, attempt: action.attempt }, now());
-        if (!(await tryAppend([claim]))) continue;
+        // After a wait, the step names the event it runs with; its retries name the same one.
+        const eventSeq = action.event
+          ? action.event.seq
+          : state.type === "step_failed"
+            ? inbox.deliveredSeq
+            : undefined;
+        const claimed = await tryAppend([
+          nextEvent(
+            last,
+            "step_started",
+            { step: action.step, attempt: action.attempt, ...(eventSeq === undefined ? {} : { event_seq: eventSeq }) },
+            now(),
+          ),
+        ]);
+        if (!claimed) continue;
+        let claim = claimed[0] as StoredEventOf<"step_started">;
         for (;;) {
-          const batch = await runClaimedStep(definition, claim, pad, now);
+          const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now);
           const [completed] = batch;
           const next =
-            batch.length === 1 && completed?.type === "step_completed" ? completed.payload.next_step : undefined;
+            batch.length === 1 &&
+            completed?.type === "step_completed" &&
+            completed.payload.wake_at === undefined &&
+            completed.payload.waiting_for === undefined
+              ? completed.payload.next_step
+              : undefined;
           if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
-            // A false here means our attempt was already settled by someone else; its result is dropped.
-            await tryAppend(batch);
+            // A null here means our attempt was already settled by someone else; its result is dropped.
+            await tryAppend(batch, true);
             break;
           }
           // A step that names the next one: its completion and the next step's claim are one append
           // (one transaction), the same two events the loop would write one after the other.
           const nextClaim = nextEvent(completed!, "step_started", { step: next, attempt: 1 }, completed!.at);
-          if (!(await tryAppend([completed!, nextClaim]))) break;
-          claim = nextClaim;
+          const chained = await tryAppend([completed!, nextClaim], true);
+          if (!chained) break;
+          claim = chained[1] as StoredEventOf<"step_started">;
         }
         continue;
       }
@@ -156,11 +220,20 @@ async function runClaimedStep(
   definition: WorkflowDefinition,
   claim: StoredEventOf<"step_started">,
   pad: Scratchpad,
+  event: DeliveredEvent | null,
   now: Clock,
 ): Promise<StoredEvent[]> {
   const { step, attempt } = claim.payload;
-  const fail = (reason: string, errorRetryable: boolean) =>
-    stepFailureEvents(claim, { step, attempt, reason, errorRetryable, maxAttempts: definition.maxAttempts, at: now() });
+  const fail = (reason: string, errorRetryable: boolean, retryAfterMS?: number) =>
+    stepFailureEvents(claim, {
+      step,
+      attempt,
+      reason,
+      errorRetryable,
+      maxAttempts: definition.maxAttempts,
+      at: now(),
+      ...(retryAfterMS === undefined ? {} : { retryAfterMS }),
+    });
 
   const fn = definition.steps[step];
   if (!fn) {
@@ -173,6 +246,7 @@ async function runClaimedStep(
     attempt,
     runId: claim.runId,
     workflowId: claim.workflowId,
+    event,
   });
   const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS);
   attemptState.seal();
@@ -184,6 +258,7 @@ async function runClaimedStep(
       return fail(
         reasonOf(outcome.error),
         !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)),
+        retryAfterMSOf(outcome.error),
       );
     case "returned":
       try {
@@ -206,7 +281,7 @@ function completionEvents(
   const step = claim.payload.step;
   const writes = attemptState.writes();
   if (typeof value !== "object" || value === null) throw badReturn(definition, step, value);
-  const result = value as { step?: unknown; done?: unknown; result?: unknown };
+  const result = value as { step?: unknown; done?: unknown; result?: unknown } & Record<string, unknown>;
   if (result.done === true) {
     const completed = nextEvent(claim, "step_completed", { step, writes }, at);
     const payload = {
@@ -226,7 +301,8 @@ function completionEvents(
         `Step "${step}" continues with step "${result.step}", which workflow "${definition.name}" does not define`,
       );
     }
-    const completed = nextEvent(claim, "step_completed", { step, writes, next_step: result.step }, at);
+    const continuation = continuationOf(result, at, `Step "${step}" of workflow "${definition.name}"`);
+    const completed = nextEvent(claim, "step_completed", { step, writes, next_step: result.step, ...continuation }, at);
     encodePayload(completed.payload, `The writes of step "${step}"`);
     return [completed];
   }
@@ -242,7 +318,7 @@ function badReturn(definition: WorkflowDefinition, step: string, value: unknown)
   }
   return new PlatformError(
     "invalid_input",
-    `Step "${step}" of workflow "${definition.name}" returned ${shown}; return { step: "<next step>" } or { done: true, result }`,
+    `Step "${step}" of workflow "${definition.name}" returned ${shown}; return { step: "<next step>" } (optionally with sleepMS, until or waitFor) or { done: true, result }`,
   );
 }
 

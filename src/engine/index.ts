@@ -23,6 +23,7 @@ export type {
   CronRegistrar,
 } from "./workflowApi.ts";
 export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
+export { RetryAfterError, retryAfterMSOf, MAX_RETRY_AFTER_MS } from "./retryAfterError.ts";
 export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
 
 // The clock the engine and its hosts read.
@@ -57,6 +58,10 @@ export type { JsonValue, JsonObject } from "./json.ts";
 
 // Engine pieces for backends.
 export { resolveNextAction } from "./resolveNextAction.ts";
+export { createInbox, lastStateEvent } from "./receivedEvents.ts";
+export type { Inbox, QueuedEvent, DeliveredEvent } from "./receivedEvents.ts";
+export { continuationOf, checkEventName, MAX_WAIT_MS } from "./continuation.ts";
+export { appendReceivedEvent, cancelRun } from "./runControl.ts";
 export type { NextAction } from "./resolveNextAction.ts";
 export { createScratchpad, createStepAttempt } from "./stepContext.ts";
 export type { Scratchpad, StepAttempt } from "./stepContext.ts";
@@ -64,11 +69,19 @@ export { createRun } from "./createRun.ts";
 export type { CreateRunOptions, CreatedRun } from "./createRun.ts";
 export { executeRun } from "./executeRun.ts";
 export type { ExecuteRunOptions, ExecuteRunResult } from "./executeRun.ts";
-export { describeRun } from "./describeRun.ts";
+export { describeRun, outcomeOf, outcomeOfView } from "./describeRun.ts";
 export type { WorkflowRunView, RunEventView } from "./describeRun.ts";
-export { detectRecovery, recoverRun } from "./recovery.ts";
-export type { RecoveryReason, RecoveryInput, RecoveryOutcome } from "./recovery.ts";
-export { stepFailureEvents, timeoutEvents, reasonOf, TIMEOUT_REASON, MAX_REASON_LENGTH } from "./stepFailure.ts";
+export { detectRecovery, recoverRun, failInterruptedStep, readRunTail } from "./recovery.ts";
+export type { RecoveryReason, RecoveryInput, RecoveryOutcome, RunTail as RecoveryRunTail } from "./recovery.ts";
+export {
+  stepFailureEvents,
+  timeoutEvents,
+  interruptedEvents,
+  reasonOf,
+  TIMEOUT_REASON,
+  INTERRUPTED_REASON,
+  MAX_REASON_LENGTH,
+} from "./stepFailure.ts";
 
 // Stores and local backends.
 export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";

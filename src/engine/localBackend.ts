@@ -5,7 +5,8 @@ import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { createRun } from "./createRun.ts";
 import { executeRun } from "./executeRun.ts";
-import { recoverRun } from "./recovery.ts";
+import { failInterruptedStep, recoverRun } from "./recovery.ts";
+import { appendReceivedEvent, cancelRun } from "./runControl.ts";
 import { toRunListQuery, type WorkflowEventStore, type RunIndex } from "./store.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
@@ -34,6 +35,14 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
   /** One recovery sweep over the active runs this process is not driving; logs and returns how many were re-enqueued. */
   recoverNow(): number;
   /**
+   * The sweep of a process that has just opened a store another process wrote
+   * (beyond the spec): every step in flight there lost its executor with that
+   * process, so it is recorded at once as step_failed{reason "interrupted"}
+   * (retryable) rather than after its timeout; then the usual sweep. Logs one
+   * line counting both; returns how many runs were re-enqueued.
+   */
+  recoverAtStartup(): number;
+  /**
    * Stops scheduling, rejects pending waits, and gives running executions up
    * to `closeGraceMS` to reach their next step boundary. A step still running
    * after that is abandoned: its step_started stays in the log and the next
@@ -51,7 +60,8 @@ interface Waiter {
  * The engine in one process with no queue (spec: local development). A
  * zero-delay timer loop replaces the queue: `kick` schedules an execution,
  * which is rescheduled at once when its budget runs out, at `wakeAt` while a
- * retry waits, and at `timeoutAt` while another process holds a step.
+ * retry, a sleep or a wait's timeout is due, and at `timeoutAt` while another
+ * process holds a step; `send` kicks a run that waits for an event.
  * Shared by the memory backend and the node:sqlite backend.
  */
 export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions): LocalWorkflowBackend {
@@ -144,6 +154,8 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         case "in_flight":
           schedule(runId, result.timeoutAt - now());
           break;
+        // Waiting for an event without a timeout: `send` kicks the run.
+        case "idle":
         case "stopped":
           break;
       }
@@ -171,7 +183,13 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     for (const waiter of pending) waiter.resolve(view);
   }
 
-  function recoverNow(): number {
+  /**
+   * Re-enqueues the stuck runs this process is not driving (counted). With
+   * `driveHealthy` (at start-up) it also drives the healthy ones (not
+   * counted): a run that sleeps or waits with a timeout needs a timer in this
+   * process, and a step another process holds needs one for its timeout.
+   */
+  function sweep(driveHealthy: boolean): number {
     let reenqueued = 0;
     for (const runId of store.activeRunIds()) {
       // Runs this process drives are never stuck: their executor or timer is on it.
@@ -181,21 +199,48 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       try {
         const outcome = recoverRun(store, definition, runId, now(), { executingHere: false });
         for (const event of outcome.appended) noticeEvent(event);
-        if (outcome.reenqueue) {
-          kick(runId);
-          reenqueued++;
-        }
+        if (outcome.reenqueue) reenqueued++;
+        if (outcome.reenqueue || (driveHealthy && outcome.reason === null)) kick(runId);
       } catch (error) {
         logError(`Recovery of workflow run ${runId} failed`, error);
       }
     }
+    return reenqueued;
+  }
+
+  function recoverNow(): number {
+    const reenqueued = sweep(false);
     log(`Re-enqueued ${reenqueued} workflow(s)`);
+    return reenqueued;
+  }
+
+  function recoverAtStartup(): number {
+    let interrupted = 0;
+    for (const runId of store.activeRunIds()) {
+      if (running.has(runId) || timers.has(runId)) continue;
+      const definition = definitionOf(runId);
+      if (!definition) continue;
+      try {
+        const appended = failInterruptedStep(store, definition, runId, now());
+        for (const event of appended) noticeEvent(event);
+        if (appended.length > 0) interrupted++;
+      } catch (error) {
+        logError(`Recovery of workflow run ${runId} failed`, error);
+      }
+    }
+    const reenqueued = sweep(true);
+    log(
+      interrupted === 0
+        ? `Re-enqueued ${reenqueued} workflow(s)`
+        : `Re-enqueued ${reenqueued} workflow(s); ${interrupted} step(s) cut off by the previous process recorded as interrupted`,
+    );
     return reenqueued;
   }
 
   return {
     kick,
     recoverNow,
+    recoverAtStartup,
 
     async start(name, data, startOptions) {
       if (stop.signal.aborted) throw closedError();
@@ -216,6 +261,23 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async list(query) {
       return store.listRuns(toRunListQuery(query));
+    },
+
+    async send(runId, name, payload) {
+      if (stop.signal.aborted) throw closedError();
+      appendReceivedEvent(store, runId, name, payload, now());
+      kick(runId);
+    },
+
+    async cancel(runId, reason) {
+      if (stop.signal.aborted) throw closedError();
+      cancelRun(store, runId, reason, now());
+      // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
+      const pending = timers.get(runId);
+      if (pending !== undefined) clearTimeout(pending);
+      timers.delete(runId);
+      settle(runId);
+      return describeRun(store.events(runId)) as WorkflowRunView;
     },
 
     waitForTerminal(runId) {

@@ -1,8 +1,9 @@
 import { PlatformError } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
+import { createInbox, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
-import { timeoutEvents } from "./stepFailure.ts";
+import { interruptedEvents, timeoutEvents } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /** The spec's stuck-state conditions. */
@@ -17,17 +18,41 @@ export interface RecoveryInput {
   executingHere: boolean;
 }
 
+/** A run's log as recovery needs it: its last event, its state (the last event other than event_received) and its undelivered events. */
+export interface RunTail {
+  last: StoredEvent;
+  state: StoredEvent;
+  queued: readonly QueuedEvent[];
+}
+
 /**
- * Which stuck state, if any, a run whose last event is `last` is in at `now`.
- * A retryable step_failed counts as stuck_failed even before its retry time:
- * nobody is driving it, so it must be handed to an executor, which then waits
- * out the backoff.
+ * Reads what recovery needs of a run: one read of its last event, and the
+ * whole log only for a run that waits for an event or was last sent one
+ * (beyond the spec; rare, and never on a step's path).
+ */
+export function readRunTail(store: WorkflowEventStore, runId: string): RunTail | null {
+  const last = store.lastEvent(runId);
+  if (last === null) return null;
+  const waits = last.type === "step_completed" && last.payload.waiting_for !== undefined;
+  if (last.type !== "event_received" && !waits) return { last, state: last, queued: [] };
+  const events = store.events(runId);
+  return { last, state: lastStateEvent(events) ?? last, queued: createInbox(events).queued };
+}
+
+/**
+ * Which stuck state, if any, a run whose state is `last` (its last event other
+ * than event_received) is in at `now`. A retryable step_failed counts as
+ * stuck_failed even before its retry time: nobody is driving it, so it must be
+ * handed to an executor, which then waits out the backoff. Beyond the spec, a
+ * run that sleeps, or waits for an event (`queued` holds those it was sent and
+ * not yet given), is healthy until its wake-up or timeout is due.
  */
 export function detectRecovery(
   last: StoredEvent | null,
   definition: WorkflowDefinition,
   now: number,
   input: RecoveryInput,
+  queued: readonly QueuedEvent[] = [],
 ): RecoveryReason | null {
   if (last === null || input.executingHere) return null;
   switch (last.type) {
@@ -35,12 +60,19 @@ export function detectRecovery(
       return "stuck_created";
     case "step_started":
       return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
-    case "step_completed":
-      return last.payload.next_step === undefined ? "stuck_terminal" : "stuck_completed";
+    case "step_completed": {
+      const action = resolveNextAction(last, definition.maxAttempts, queued);
+      if (action.kind === "complete") return "stuck_terminal";
+      if (action.kind === "wait_for_event") return null;
+      if (action.kind === "start_step" && action.notBefore !== undefined && now < action.notBefore) return null;
+      return "stuck_completed";
+    }
     case "step_failed":
       return resolveNextAction(last, definition.maxAttempts).kind === "start_step" ? "stuck_failed" : "stuck_terminal";
     case "workflow_completed":
     case "workflow_failed":
+    case "workflow_cancelled":
+    case "event_received":
       return null;
   }
 }
@@ -69,25 +101,49 @@ export function recoverRun(
   now: number,
   input: RecoveryInput,
 ): RecoveryOutcome {
-  const last = store.lastEvent(runId);
-  const reason = detectRecovery(last, definition, now, input);
-  if (reason === null || last === null) return { reason: null, appended: [], reenqueue: false };
+  const tail = input.executingHere ? null : readRunTail(store, runId);
+  const reason = detectRecovery(tail?.state ?? null, definition, now, input, tail?.queued);
+  if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
+  const { last, state } = tail;
   let repair: StoredEvent[] = [];
-  if (reason === "timeout" && last.type === "step_started") repair = timeoutEvents(last, definition, now);
+  if (reason === "timeout" && state.type === "step_started") repair = timeoutEvents(state, definition, now, last);
   if (reason === "stuck_terminal") {
-    const action = resolveNextAction(last, definition.maxAttempts);
+    const action = resolveNextAction(state, definition.maxAttempts);
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
     if (action.kind === "fail")
       repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
   }
   if (repair.length === 0) return { reason, appended: [], reenqueue: true };
+  const appended = appendUnlessMoved(store, repair);
+  if (appended.length === 0) return { reason, appended, reenqueue: true };
+  return { reason, appended, reenqueue: !isTerminalEvent(appended[appended.length - 1] as StoredEvent) };
+}
+
+/**
+ * Beyond the spec: for a host that knows the executor of a run's step in
+ * flight is gone (a restarted actor, a restarted Node process), records that
+ * attempt at once as step_failed{reason "interrupted"}, retryable (+
+ * workflow_failed when it was the last attempt), instead of waiting out
+ * `stepTimeoutMS`. Returns what it appended: nothing when no step is in flight.
+ */
+export function failInterruptedStep(
+  store: WorkflowEventStore,
+  definition: WorkflowDefinition,
+  runId: string,
+  now: number,
+): StoredEvent[] {
+  const tail = readRunTail(store, runId);
+  if (tail?.state.type !== "step_started") return [];
+  return appendUnlessMoved(store, interruptedEvents(tail.state, definition, now, tail.last));
+}
+
+/** Appends a repair; nothing when the run moved meanwhile (seq_conflict: someone is driving it). */
+function appendUnlessMoved(store: WorkflowEventStore, repair: StoredEvent[]): StoredEvent[] {
   try {
     store.append(repair);
+    return repair;
   } catch (error) {
-    if (error instanceof PlatformError && error.code === "seq_conflict")
-      return { reason, appended: [], reenqueue: true };
+    if (error instanceof PlatformError && error.code === "seq_conflict") return [];
     throw error;
   }
-  const lastWritten = repair[repair.length - 1] as StoredEvent;
-  return { reason, appended: repair, reenqueue: !isTerminalEvent(lastWritten) };
 }

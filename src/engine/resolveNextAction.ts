@@ -1,9 +1,17 @@
 import { FIRST_STEP } from "./definition.ts";
 import type { StoredEvent, WorkflowFailureCause } from "./events.ts";
+import type { QueuedEvent } from "./receivedEvents.ts";
 
 /** What the engine does next for a run, decided from its last event alone (spec rule 1). */
 export type NextAction =
-  | { kind: "start_step"; step: string; attempt: number }
+  /**
+   * Claim `step` (step_started). Beyond the spec: not before `notBefore`
+   * (epoch ms: a sleep's `wake_at`, or a wait's `timeout_at`), and, after a
+   * wait, with `event` as `ctx.event` (null: the wait timed out).
+   */
+  | { kind: "start_step"; step: string; attempt: number; notBefore?: number; event?: QueuedEvent | null }
+  /** Beyond the spec: the run waits for an event named `name`, without a timeout; nothing is due. */
+  | { kind: "wait_for_event"; step: string; name: string }
   /**
    * Write workflow_completed. Only reachable when a step_completed without
    * next_step is the last event (stuck_terminal): normally that event and
@@ -22,18 +30,33 @@ export type NextAction =
  * `maxAttempts` (the definition's) decides whether a retryable failure may be
  * attempted again; a step_failed that says retryable on its last allowed
  * attempt (e.g. maxAttempts lowered since) therefore ends the run.
+ *
+ * `last` is the run's last event other than event_received (beyond the spec:
+ * those only queue a delivery); `queued` holds the events sent to the run and
+ * not yet delivered, in arrival order. Only a wait reads them: it takes the
+ * first one with its name that arrived by its `timeout_at`.
  */
-export function resolveNextAction(last: StoredEvent | null, maxAttempts: number): NextAction {
+export function resolveNextAction(
+  last: StoredEvent | null,
+  maxAttempts: number,
+  queued: readonly QueuedEvent[] = [],
+): NextAction {
   if (last === null) return { kind: "none" };
   switch (last.type) {
     case "workflow_created":
       return { kind: "start_step", step: FIRST_STEP, attempt: 1 };
     case "step_started":
       return { kind: "none" };
-    case "step_completed":
-      return last.payload.next_step === undefined
-        ? { kind: "complete", result: null }
-        : { kind: "start_step", step: last.payload.next_step, attempt: 1 };
+    case "step_completed": {
+      const { next_step: step, wake_at: wakeAt, waiting_for: name, timeout_at: timeoutAt } = last.payload;
+      if (step === undefined) return { kind: "complete", result: null };
+      if (wakeAt !== undefined) return { kind: "start_step", step, attempt: 1, notBefore: wakeAt };
+      if (name === undefined) return { kind: "start_step", step, attempt: 1 };
+      const event = queued.find((e) => e.name === name && (timeoutAt === undefined || e.at <= timeoutAt));
+      if (event) return { kind: "start_step", step, attempt: 1, event };
+      if (timeoutAt === undefined) return { kind: "wait_for_event", step, name };
+      return { kind: "start_step", step, attempt: 1, notBefore: timeoutAt, event: null };
+    }
     case "step_failed": {
       const { step, attempt, reason, retryable } = last.payload;
       if (retryable && attempt < maxAttempts) return { kind: "start_step", step, attempt: attempt + 1 };
@@ -42,6 +65,9 @@ export function resolveNextAction(last: StoredEvent | null, maxAttempts: number)
     }
     case "workflow_completed":
     case "workflow_failed":
+    case "workflow_cancelled":
+    // Never a state (callers pass the last other event); listed so the switch stays exhaustive.
+    case "event_received":
       return { kind: "none" };
   }
 }

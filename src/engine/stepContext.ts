@@ -1,6 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
+import type { DeliveredEvent } from "./receivedEvents.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
@@ -20,10 +21,24 @@ export interface StepContext<Data = any, Pad extends Record<string, unknown> = R
   readonly attempt: number;
   readonly runId: string;
   readonly workflowId: string;
+  /**
+   * Beyond the spec: in the step that follows a wait (`{ step, waitFor }`),
+   * the event sent with `workflow.send`, or null when the wait timed out;
+   * null in every other step.
+   */
+  readonly event: DeliveredEvent | null;
 }
 
-/** What a step returns: the name of the next step, or the end of the workflow with its result (JSON; omitted means null). */
-export type StepResult = { step: string } | { done: true; result?: unknown };
+/**
+ * What a step returns: the name of the next step, or the end of the workflow
+ * with its result (JSON; omitted means null). Beyond the spec, a step that
+ * names the next one may also make it wait: `sleepMS` (a delay) or `until`
+ * (epoch ms), at most a year away; or `waitFor` (an event name sent with
+ * `workflow.send`) with an optional `timeoutMS` (at most a year).
+ */
+export type StepResult =
+  | { step: string; sleepMS?: number; until?: number; waitFor?: string; timeoutMS?: number }
+  | { done: true; result?: unknown };
 
 // biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
 export type StepFunction<Data = any> = (ctx: StepContext<Data>) => StepResult | Promise<StepResult>;
@@ -81,6 +96,8 @@ export interface StepAttemptInput {
   attempt: number;
   runId: string;
   workflowId: string;
+  /** `ctx.event`; default null. */
+  event?: DeliveredEvent | null;
 }
 
 /** A fresh context for one attempt of one step, with its own write buffer. */
@@ -95,6 +112,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     attempt: input.attempt,
     runId: input.runId,
     workflowId: input.workflowId,
+    event: input.event ?? null,
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(

@@ -4,6 +4,13 @@ import { nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 /** The reason recorded when an attempt outlives `stepTimeoutMS` (spec: recovery reason `timeout`). */
 export const TIMEOUT_REASON = "timeout";
 
+/**
+ * Beyond the spec: the reason recorded at once for an attempt whose executor
+ * is known to be gone (a restarted actor, a restarted Node process) instead of
+ * waiting out `stepTimeoutMS`. Retryable like a timeout.
+ */
+export const INTERRUPTED_REASON = "interrupted";
+
 /** Reasons are cut here so a huge error message cannot push an event over the payload limit. */
 export const MAX_REASON_LENGTH = 4000;
 
@@ -15,6 +22,8 @@ export interface StepFailure {
   errorRetryable: boolean;
   maxAttempts: number;
   at: number;
+  /** The delay the error asked for before the next attempt (RetryAfterError, rate_limited); the backoff otherwise. */
+  retryAfterMS?: number;
 }
 
 /**
@@ -32,7 +41,13 @@ export function stepFailureEvents(
   const failed = nextEvent(
     previous,
     "step_failed",
-    { step: failure.step, attempt: failure.attempt, reason, retryable: willRetry },
+    {
+      step: failure.step,
+      attempt: failure.attempt,
+      reason,
+      retryable: willRetry,
+      ...(willRetry && failure.retryAfterMS !== undefined ? { retry_at: failure.at + failure.retryAfterMS } : {}),
+    },
     failure.at,
   );
   if (willRetry) return [failed];
@@ -65,11 +80,33 @@ export function timeoutEvents(
   started: StoredEventOf<"step_started">,
   definition: WorkflowDefinition,
   at: number,
+  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
 ): StoredEvent[] {
-  return stepFailureEvents(started, {
+  return abandonedAttemptEvents(started, definition, at, TIMEOUT_REASON, previous);
+}
+
+/** What a restarted host writes for a step_started whose executor died with the previous instance: a retryable failure with reason "interrupted". */
+export function interruptedEvents(
+  started: StoredEventOf<"step_started">,
+  definition: WorkflowDefinition,
+  at: number,
+  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
+): StoredEvent[] {
+  return abandonedAttemptEvents(started, definition, at, INTERRUPTED_REASON, previous);
+}
+
+/** `previous` is the log's last event: the step_started itself, or an event_received that arrived during the step. */
+function abandonedAttemptEvents(
+  started: StoredEventOf<"step_started">,
+  definition: WorkflowDefinition,
+  at: number,
+  reason: string,
+  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq">,
+): StoredEvent[] {
+  return stepFailureEvents(previous, {
     step: started.payload.step,
     attempt: started.payload.attempt,
-    reason: TIMEOUT_REASON,
+    reason,
     errorRetryable: true,
     maxAttempts: definition.maxAttempts,
     at,

@@ -32,7 +32,8 @@ export interface WorkflowEventStore {
   createRunIfNoActive(created: StoredEvent): { created: true } | { created: false; activeRunId: string };
 }
 
-export const RUN_STATUSES = ["running", "completed", "failed"] as const;
+/** `cancelled` is beyond the spec (workflow.cancel). */
+export const RUN_STATUSES = ["running", "completed", "failed", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** One run as listed by `workflow.list`. */

@@ -1,7 +1,8 @@
 import { PlatformError } from "../core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
-import { toJsonValue, type JsonValue } from "./json.ts";
+import { checkEventName } from "./continuation.ts";
+import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
 
 /**
@@ -37,6 +38,10 @@ export interface WorkflowBackend {
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
   waitForTerminal?(runId: string): Promise<WorkflowRunView>;
+  /** Beyond the spec: appends event_received and wakes the run; `not_found`, `conflict` (finished run). */
+  send(runId: string, name: string, payload: JsonValue): Promise<void>;
+  /** Beyond the spec: appends workflow_cancelled and answers the run's view; `not_found`, `conflict` (finished run). */
+  cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
 }
 
 /** The handle `workflow.start` returns. */
@@ -46,7 +51,10 @@ export interface WorkflowRun {
   readonly name: string;
   /** False when an active run with the same workflow id existed and this is that run. */
   readonly created: boolean;
-  /** Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure reason. */
+  /**
+   * Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure
+   * reason, or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
+   */
   // biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
   result<T = any>(): Promise<T>;
 }
@@ -66,6 +74,17 @@ export interface WorkflowFunction {
   start(name: string, data?: unknown, options?: { id?: string }): Promise<WorkflowRun>;
   get(runId: string): Promise<WorkflowRunView | null>;
   list(filter?: WorkflowListFilter): Promise<RunListPage>;
+  /**
+   * Beyond the spec: sends an event to a run (JSON payload, at most 1 MiB). A step that returned
+   * `{ step, waitFor: name }` makes the next step run with it as `ctx.event`; an event sent before
+   * the run waits for it is kept until it does. Rejects with `not_found` or `conflict` (finished run).
+   */
+  send(runId: string, name: string, payload?: unknown): Promise<void>;
+  /**
+   * Beyond the spec: ends a run with workflow_cancelled (a step in flight may finish; its result is
+   * dropped) and resolves with its view. Rejects with `not_found` or `conflict` (finished run).
+   */
+  cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
 }
 
 export type CronRegistrar = (cron: { name: string; schedule: string }) => void;
@@ -118,7 +137,30 @@ async function list(filter: WorkflowListFilter = {}): Promise<RunListPage> {
   return active.list(toRunListQuery(filter));
 }
 
-export const workflow: WorkflowFunction = Object.assign(registerWorkflow, { start, get, list });
+async function send(runId: string, name: string, payload?: unknown): Promise<void> {
+  const active = requireBackend("workflow.send");
+  checkRunId(runId, "workflow.send");
+  checkEventName(name, "workflow.send: the event name");
+  // Checked here too so a remote backend never sees an unstorable payload.
+  const json = toJsonValue(payload === undefined ? null : payload, `payload of event "${name}"`);
+  encodePayload({ name, payload: json }, `The payload of event "${name}"`);
+  await active.send(runId, name, json);
+}
+
+async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> {
+  const active = requireBackend("workflow.cancel");
+  checkRunId(runId, "workflow.cancel");
+  if (reason !== undefined && typeof reason !== "string")
+    throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
+  return active.cancel(runId, reason);
+}
+
+function checkRunId(runId: unknown, what: string): void {
+  if (typeof runId !== "string" || runId === "")
+    throw new PlatformError("invalid_input", `${what} needs a run id string`);
+}
+
+export const workflow: WorkflowFunction = Object.assign(registerWorkflow, { start, get, list, send, cancel });
 
 function runHandle(from: WorkflowBackend, name: string, started: StartedRun): WorkflowRun {
   return Object.freeze({
@@ -138,6 +180,11 @@ async function waitForResult(from: WorkflowBackend, runId: string): Promise<Json
 
 async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
   if (outcome.status === "completed") return outcome.result;
+  if (outcome.status === "cancelled")
+    throw new PlatformError("cancelled", `Workflow run "${runId}" was cancelled: ${outcome.reason}`, {
+      runId,
+      reason: outcome.reason,
+    });
   throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, {
     runId,
     cause: outcome.cause,

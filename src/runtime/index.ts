@@ -3,7 +3,7 @@
 export { PlatformError } from "../core/errors.ts";
 export type { PlatformErrorCode } from "../core/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
-export { workflow, NonRetryableError } from "./workflow/index.ts";
+export { workflow, NonRetryableError, RetryAfterError } from "./workflow/index.ts";
 export { email, type EmailSendInput } from "./plugins/email.ts";
 export {
   workspace,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
 import { initProject, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
-// Port of this file: 8895.
+// Ports of this file: 8895 (workerd), 8886 (Node).
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfcli-"));
 const dir = path.join(work, "orders");
 
@@ -31,6 +31,14 @@ workflow("doomed", {
   start: async () => {
     throw new NonRetryableError("the address does not exist");
   },
+});
+workflow("approve", {
+  start: async () => ({ step: "approved", waitFor: "approval" }),
+  approved: async (ctx) => ({ done: true, result: ctx.event }),
+});
+workflow("nap", {
+  start: async () => ({ step: "woke", sleepMS: 600_000 }),
+  woke: async () => ({ done: true }),
 });
 ${RUN_ROUTES}`;
 
@@ -66,28 +74,39 @@ function listedIds(stdout: string): string[] {
 
 describe("platform workflow list", () => {
   it("prints every run, newest first, with its workflow and status", async () => {
-    const result = await workflowCli("list");
+    const result = await workflowCli("list", "--full");
     expect(result.code, result.stderr).toBe(0);
     const [header, ...rows] = result.stdout.trim().split("\n");
-    expect(header).toMatch(/^run id\s+workflow\s+status\s+created\s+updated$/);
+    expect(header).toMatch(/^run\s+workflow\s+status\s+created\s+last event$/);
     expect(rows).toHaveLength(4);
     expect(listedIds(result.stdout).sort()).toEqual([...greet, checkout, doomed].sort());
     const row = (id: string) => rows.find((line) => line.startsWith(id))!;
     expect(row(checkout)).toMatch(/\scheckout\s+completed\s/);
     expect(row(doomed)).toMatch(/\sdoomed\s+failed\s/);
     for (const id of greet) expect(row(id)).toMatch(/\sgreet\s+completed\s/);
-    expect(row(greet[0]!)).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
+    expect(row(greet[0]!)).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+  });
+
+  it("fits 100 columns with 8-character run ids, any unique prefix of which names the run", async () => {
+    const result = await workflowCli("list");
+    expect(result.code, result.stderr).toBe(0);
+    for (const line of result.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    expect(result.stdout).toContain(checkout.slice(0, 8) + " ");
+    expect(result.stdout).toMatch(/--full shows them whole/);
+    const got = await workflowCli("get", checkout.slice(0, 8));
+    expect(got.code, got.stderr).toBe(0);
+    expect(got.stdout.split("\n")[0]).toContain(`Run ${checkout} of "checkout"`);
   });
 
   it("filters by --status and --name", async () => {
-    const failed = await workflowCli("list", "--status", "failed");
+    const failed = await workflowCli("list", "--full", "--status", "failed");
     expect(failed.code, failed.stderr).toBe(0);
     expect(listedIds(failed.stdout)).toEqual([doomed]);
 
-    const greets = await workflowCli("list", "--name", "greet");
+    const greets = await workflowCli("list", "--full", "--name", "greet");
     expect(listedIds(greets.stdout).sort()).toEqual([...greet].sort());
 
-    const both = await workflowCli("list", "--name", "checkout", "--status", "completed");
+    const both = await workflowCli("list", "--full", "--name", "checkout", "--status", "completed");
     expect(listedIds(both.stdout)).toEqual([checkout]);
 
     const none = await workflowCli("list", "--status", "running");
@@ -96,20 +115,20 @@ describe("platform workflow list", () => {
   });
 
   it("pages with --limit and the --cursor it prints", async () => {
-    const first = await workflowCli("list", "--limit", "3");
+    const first = await workflowCli("list", "--full", "--limit", "3");
     expect(first.code, first.stderr).toBe(0);
     const cursor = /More: platform workflow list --cursor (\S+)/.exec(first.stdout)?.[1];
     expect(cursor).toBeTruthy();
     const firstIds = listedIds(first.stdout.split("\nMore:")[0]!);
     expect(firstIds).toHaveLength(3);
-    const rest = await workflowCli("list", "--limit", "3", "--cursor", cursor!);
+    const rest = await workflowCli("list", "--full", "--limit", "3", "--cursor", cursor!);
     expect([...firstIds, ...listedIds(rest.stdout)].sort()).toEqual([...greet, checkout, doomed].sort());
   });
 
   it("rejects a bad filter with the platform's one-line reason", async () => {
     const result = await workflowCli("list", "--status", "sleeping");
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/status must be one of running, completed, failed/);
+    expect(result.stderr).toMatch(/status must be one of running, completed, failed, cancelled/);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 });
@@ -185,5 +204,99 @@ describe("platform workflow without a running platform dev", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/No `platform dev` is running for .*not-running-/);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("platform workflow start, send and cancel (beyond the spec)", () => {
+  it("start --wait prints the run id, its events as they happen, and exits 0 when it completes", async () => {
+    const result = await workflowCli("start", "greet", "--data", '{"name":"Bo"}', "--wait");
+    expect(result.code, result.stderr).toBe(0);
+    const [runId] = result.stdout.split("\n");
+    expect(runId).toMatch(/\S{8,}/);
+    expect(result.stdout).toMatch(/workflow_completed\s+result \{"hello":"Bo"\}/);
+    expect(result.stdout).toMatch(new RegExp(`Run ${runId!.replace(".", "\\.")} of "greet" .*, completed in`));
+  });
+
+  it("a waiting run shows as waiting, takes the event sent to a prefix of its id and completes with it", async () => {
+    const started = await workflowCli("start", "approve");
+    expect(started.code, started.stderr).toBe(0);
+    const runId = started.stdout.trim();
+    const deadline = Date.now() + 20_000;
+    let listed = "";
+    while (!/\swaiting\s.*\sfor approval$/m.test(listed) && Date.now() < deadline)
+      listed = (await workflowCli("list", "--full", "--name", "approve")).stdout;
+    expect(listed).toMatch(/\swaiting\s.*\sfor approval$/m);
+    const sent = await workflowCli("send", runId.slice(0, 10), "approval", "--data", '{"by":"ada"}');
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toBe(`Sent "approval" to run ${runId}.\n`);
+    const [run] = await waitForRuns(dev.url, [runId], 20_000);
+    expect(run).toMatchObject({ status: "completed", result: { name: "approval", payload: { by: "ada" } } });
+    const timeline = await workflowCli("get", runId);
+    expect(timeline.stdout).toMatch(/event_received\s+"approval" \{"by":"ada"\}/);
+    expect(timeline.stdout).toMatch(/got "approval" after/);
+  });
+
+  it("cancel ends a sleeping run with its reason; cancelling it again is refused in one line", async () => {
+    const runId = (await workflowCli("start", "nap")).stdout.trim();
+    const deadline = Date.now() + 20_000;
+    let listed = "";
+    while (!/\ssleeping\s.*\suntil \d\d:\d\d:\d\dZ$/m.test(listed) && Date.now() < deadline)
+      listed = (await workflowCli("list", "--full", "--name", "nap")).stdout;
+    expect(listed).toMatch(/\ssleeping\s.*\suntil \d\d:\d\d:\d\dZ$/m);
+    const cancelled = await workflowCli("cancel", runId, "--reason", "no longer needed");
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toBe(`Cancelled run ${runId} (no longer needed).\n`);
+    const timeline = await workflowCli("get", runId);
+    expect(timeline.stdout.split("\n")[0]).toMatch(/, cancelled after [\d.]+ m?s: no longer needed$/);
+    expect(timeline.stdout).toMatch(/workflow_cancelled\s+reason: no longer needed/);
+    const again = await workflowCli("cancel", runId);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim().split("\n")).toHaveLength(1);
+    expect(again.stderr).toMatch(/already cancelled/);
+    expect((await workflowCli("list", "--full", "--status", "cancelled")).stdout).toContain(runId);
+  });
+
+  it.each([
+    ["start", "greet", "--data", "{name: Bo}"],
+    ["send", "some-run", "approval", "--data", "'x'"],
+  ])("`workflow %s` with --data that is not JSON exits 2 with one line", async (...args) => {
+    const result = await workflowCli(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(/--data must be JSON/);
+  });
+});
+
+describe("platform workflow against platform dev --node", () => {
+  const nodeDir = path.join(work, "orders-node");
+  let nodeDev: DevProcess;
+
+  beforeAll(async () => {
+    await initProject(nodeDir, ORDERS_PROJECT);
+    nodeDev = await startDev([nodeDir, "--node", "--port", "8886"], { readyTimeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    await nodeDev?.stop("SIGTERM");
+  });
+  const nodeCli = (...args: string[]) => runCli(["workflow", ...args, "--dir", nodeDir]);
+
+  it("starts, sends, cancels and lists through the Node server's stand-in for the API", async () => {
+    const greeted = await nodeCli("start", "greet", "--data", '{"name":"Cy"}', "--wait");
+    expect(greeted.code, greeted.stderr).toBe(0);
+    expect(greeted.stdout).toMatch(/workflow_completed\s+result \{"hello":"Cy"\}/);
+
+    const approve = (await nodeCli("start", "approve")).stdout.trim();
+    const sent = await nodeCli("send", approve, "approval", "--data", "1");
+    expect(sent.code, sent.stderr).toBe(0);
+    const nap = (await nodeCli("start", "nap")).stdout.trim();
+    const cancelled = await nodeCli("cancel", nap.slice(0, 8));
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+
+    const deadline = Date.now() + 20_000;
+    let listed = "";
+    while (!/\sapprove\s+completed/.test(listed) && Date.now() < deadline)
+      listed = (await nodeCli("list", "--full")).stdout;
+    expect(listed).toMatch(new RegExp(`${approve}\\s+approve\\s+completed`));
+    expect(listed).toMatch(new RegExp(`${nap}\\s+nap\\s+cancelled`));
   });
 });

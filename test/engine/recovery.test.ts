@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { defineWorkflow } from "../../src/engine/definition.ts";
 import { executeRun } from "../../src/engine/executeRun.ts";
 import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
-import { detectRecovery, recoverRun } from "../../src/engine/recovery.ts";
+import { detectRecovery, failInterruptedStep, recoverRun } from "../../src/engine/recovery.ts";
 import { logBuilder, shape } from "../support/node/index.ts";
 
 const T0 = 1_700_000_000_000;
@@ -191,5 +191,99 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       "step_started(start,1)",
       "step_completed(start->finish)",
     ]);
+  });
+});
+
+describe("recovery beyond the spec: sleeping and waiting runs are healthy; interrupted attempts fail at once", () => {
+  const sleeping = () =>
+    logBuilder(RUN)
+      .created("w")
+      .add("step_started", { step: "start", attempt: 1 })
+      .add("step_completed", { step: "start", writes: {}, next_step: "finish", wake_at: T0 + 5000 });
+  const waiting = (timeoutAt?: number) =>
+    logBuilder(RUN)
+      .created("w")
+      .add("step_started", { step: "start", attempt: 1 })
+      .add("step_completed", {
+        step: "start",
+        writes: {},
+        next_step: "finish",
+        waiting_for: "approval",
+        ...(timeoutAt === undefined ? {} : { timeout_at: timeoutAt }),
+      });
+
+  const rows: { row: string; log: ReturnType<typeof logBuilder>; now: number; expected: string | null }[] = [
+    { row: "sleeping, before wake_at → healthy", log: sleeping(), now: T0 + 4999, expected: null },
+    {
+      row: "sleeping, wake_at passed and nobody claimed → stuck_completed",
+      log: sleeping(),
+      now: T0 + 5000,
+      expected: "stuck_completed",
+    },
+    { row: "waiting without a timeout, nothing sent → healthy", log: waiting(), now: T0 + 86_400_000, expected: null },
+    { row: "waiting, before timeout_at → healthy", log: waiting(T0 + 1000), now: T0 + 999, expected: null },
+    {
+      row: "waiting, timeout_at passed → stuck_completed",
+      log: waiting(T0 + 1000),
+      now: T0 + 1000,
+      expected: "stuck_completed",
+    },
+    {
+      row: "waiting, the event was sent but never delivered → stuck_completed",
+      log: waiting().add("event_received", { name: "approval", payload: 1 }),
+      now: T0 + 1,
+      expected: "stuck_completed",
+    },
+    {
+      row: "waiting, only another event was sent → healthy",
+      log: waiting().add("event_received", { name: "other", payload: 1 }),
+      now: T0 + 1,
+      expected: null,
+    },
+    {
+      row: "a step in flight with an event sent meanwhile: the step_started decides (timeout)",
+      log: logBuilder(RUN)
+        .created("w")
+        .add("step_started", { step: "start", attempt: 1 })
+        .add("event_received", { name: "approval", payload: 1 }),
+      now: T0 + 1000,
+      expected: "timeout",
+    },
+  ];
+  for (const { row, log, now, expected } of rows) {
+    it(row, () => {
+      const store = createMemoryEventStore();
+      log.writeTo(store);
+      expect(recoverRun(store, definition, RUN, now, { executingHere: false }).reason).toBe(expected);
+    });
+  }
+
+  it("detectRecovery: a cancelled run is never stuck", () => {
+    const [cancelled] = logBuilder(RUN).add("workflow_cancelled", { reason: "x" }).events;
+    expect(detectRecovery(cancelled!, definition, T0 + 60_000, { executingHere: false })).toBeNull();
+  });
+
+  it("failInterruptedStep records the attempt in flight as interrupted at once (after an event sent meanwhile), and nothing otherwise", async () => {
+    const store = createMemoryEventStore();
+    logBuilder(RUN)
+      .created("w")
+      .add("step_started", { step: "start", attempt: 1 })
+      .add("event_received", { name: "approval", payload: 1 })
+      .writeTo(store);
+    const [failed] = failInterruptedStep(store, definition, RUN, T0 + 1);
+    expect(failed?.payload).toEqual({ step: "start", attempt: 1, reason: "interrupted", retryable: true });
+    expect(store.lastEvent(RUN)).toMatchObject({ seq: 4, at: T0 + 1 });
+    expect(failInterruptedStep(store, definition, RUN, T0 + 2)).toEqual([]);
+    // The retry waits out the backoff from the interruption, then the run completes.
+    expect(await finish(store, T0 + 1)).toEqual({ status: "waiting", wakeAt: T0 + 101 });
+    expect(await finish(store, T0 + 101)).toEqual({ status: "terminal" });
+  });
+
+  it("an interruption on the last attempt fails the run (attempts_exhausted)", () => {
+    const store = createMemoryEventStore();
+    logBuilder(RUN).created("w").add("step_started", { step: "start", attempt: 2 }).writeTo(store);
+    const appended = failInterruptedStep(store, definition, RUN, T0);
+    expect(shape(appended)).toEqual(["step_failed(start,2,final)", "workflow_failed"]);
+    expect(appended[1]?.payload).toEqual({ reason: "interrupted", cause: "attempts_exhausted" });
   });
 });

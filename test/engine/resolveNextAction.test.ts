@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/engine/events.ts";
+import type { QueuedEvent } from "../../src/engine/receivedEvents.ts";
 import { resolveNextAction, type NextAction } from "../../src/engine/resolveNextAction.ts";
 
 function last<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], seq = 5): StoredEvent {
@@ -65,6 +66,85 @@ const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = 
     expected: { kind: "fail", reason: "boom", cause: "attempts_exhausted" },
   },
 ];
+
+const queued = (seq: number, name: string, at: number, payload: unknown = seq) =>
+  ({ seq, name, payload, at }) as QueuedEvent;
+
+// Beyond the spec: sleeps, waits for an event and cancel. `queued` is the run's undelivered events in arrival order.
+const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expected: NextAction }[] = [
+  {
+    row: "step_completed with wake_at → step_started for the next step, not before wake_at",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", wake_at: 5000 }),
+    expected: { kind: "start_step", step: "b", attempt: 1, notBefore: 5000 },
+  },
+  {
+    row: "step_completed waiting_for, nothing queued, no timeout → wait for the event",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval" }),
+    expected: { kind: "wait_for_event", step: "b", name: "approval" },
+  },
+  {
+    row: "step_completed waiting_for, nothing queued, timeout_at → step_started with ctx.event null, not before timeout_at",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    expected: { kind: "start_step", step: "b", attempt: 1, notBefore: 900, event: null },
+  },
+  {
+    row: "step_completed waiting_for, a matching event queued → step_started with that event, at once",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    queued: [queued(3, "approval", 100)],
+    expected: { kind: "start_step", step: "b", attempt: 1, event: queued(3, "approval", 100) },
+  },
+  {
+    row: "several queued: the first matching one by arrival; others stay queued",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval" }),
+    queued: [queued(2, "other", 50), queued(3, "approval", 60), queued(4, "approval", 70)],
+    expected: { kind: "start_step", step: "b", attempt: 1, event: queued(3, "approval", 60) },
+  },
+  {
+    row: "an event that arrived after timeout_at does not end that wait: the timeout does",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    queued: [queued(7, "approval", 901)],
+    expected: { kind: "start_step", step: "b", attempt: 1, notBefore: 900, event: null },
+  },
+  {
+    row: "an event that arrived exactly at timeout_at wins",
+    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    queued: [queued(7, "approval", 900)],
+    expected: { kind: "start_step", step: "b", attempt: 1, event: queued(7, "approval", 900) },
+  },
+  {
+    row: "step_failed with retry_at (RetryAfterError) → retried like any retryable failure; the executor waits for retry_at",
+    last: last("step_failed", { step: "a", attempt: 1, reason: "busy", retryable: true, retry_at: 5000 }),
+    expected: { kind: "start_step", step: "a", attempt: 2 },
+  },
+  {
+    row: "step_failed reason interrupted (retryable) → step_started with incremented attempt",
+    last: last("step_failed", { step: "a", attempt: 1, reason: "interrupted", retryable: true }),
+    expected: { kind: "start_step", step: "a", attempt: 2 },
+  },
+  {
+    row: "workflow_cancelled → terminal, no further action (queued events are never delivered)",
+    last: last("workflow_cancelled", { reason: "no longer needed" }),
+    queued: [queued(3, "approval", 1)],
+    expected: { kind: "none" },
+  },
+];
+
+describe("resolveNextAction beyond the spec: sleep, wait for an event, retry-after, interrupted, cancel", () => {
+  for (const { row, last: event, queued: inbox, expected } of beyondRows) {
+    it(row, () => {
+      expect(resolveNextAction(event, MAX_ATTEMPTS, inbox)).toEqual(expected);
+    });
+  }
+
+  it("a plain step_completed ignores queued events (only a wait reads them)", () => {
+    const event = last("step_completed", { step: "a", writes: {}, next_step: "b" });
+    expect(resolveNextAction(event, MAX_ATTEMPTS, [queued(2, "approval", 0)])).toEqual({
+      kind: "start_step",
+      step: "b",
+      attempt: 1,
+    });
+  });
+});
 
 describe("resolveNextAction: the spec's transition table", () => {
   for (const { row, last: event, expected } of rows) {

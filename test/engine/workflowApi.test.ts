@@ -33,6 +33,8 @@ function fakeBackend(views: WorkflowRunView[] = []) {
     start: vi.fn(async () => ({ runId: "r1", workflowId: "r1", created: true })),
     get: vi.fn(async () => views.shift() ?? null),
     list: vi.fn(async () => ({ runs: [] })),
+    send: vi.fn(async () => {}),
+    cancel: vi.fn(async () => view("cancelled")),
   } satisfies WorkflowBackend;
 }
 
@@ -119,7 +121,53 @@ describe("workflow.start/get/list", () => {
   });
 });
 
+describe("workflow.send and workflow.cancel (beyond the spec)", () => {
+  it("send checks the run id, the event name and the payload before asking the backend", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    const cases: [string, unknown, unknown, string][] = [
+      ["", "approval", null, "invalid_input"],
+      ["r1", "", null, "invalid_input"],
+      ["r1", "a\nb", null, "invalid_input"],
+      ["r1", "x".repeat(257), null, "invalid_input"],
+      ["r1", 42, null, "invalid_input"],
+      ["r1", "approval", { when: new Date() }, "invalid_input"],
+      ["r1", "approval", "x".repeat(1024 * 1024), "payload_too_large"],
+    ];
+    for (const [runId, name, payload, code] of cases) {
+      expect((await rejection(workflow.send(runId, name as string, payload))).code).toBe(code);
+    }
+    expect(backend.send).not.toHaveBeenCalled();
+    await workflow.send("r1", "approval", { by: "ada" });
+    await workflow.send("r1", "ping");
+    expect(backend.send.mock.calls).toEqual([
+      ["r1", "approval", { by: "ada" }],
+      ["r1", "ping", null],
+    ]);
+  });
+
+  it("cancel checks its input and answers the backend's view", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    expect((await rejection(workflow.cancel(""))).code).toBe("invalid_input");
+    expect((await rejection(workflow.cancel("r1", 7 as never))).code).toBe("invalid_input");
+    expect(backend.cancel).not.toHaveBeenCalled();
+    expect(await workflow.cancel("r1", "no longer needed")).toMatchObject({ status: "cancelled" });
+    expect(backend.cancel).toHaveBeenCalledWith("r1", "no longer needed");
+  });
+});
+
 describe("run.result()", () => {
+  it("rejects with cancelled for a cancelled run (beyond the spec)", async () => {
+    const cancelled = view("cancelled", { cancelReason: "no longer needed" });
+    installWorkflowBackend(fakeBackend([cancelled]));
+    workflow("greet", { start });
+    const error = await rejection((await workflow.start("greet")).result());
+    expect(error.code).toBe("cancelled");
+    expect(error.message).toMatch(/no longer needed/);
+    expect(error.details).toEqual({ runId: "r1", reason: "no longer needed" });
+  });
+
   it("polls get every second until the run is terminal, then resolves with the result", async () => {
     vi.useFakeTimers();
     const backend = fakeBackend([view("running"), view("running"), view("completed", { result: { hello: "Ada" } })]);

@@ -1,6 +1,7 @@
 import { createPlatformRouter, type PlatformRouter } from "../../core/web/router.ts";
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import { issueUserToken } from "./adminRoutes.ts";
+import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
 import { deployProject } from "./deploymentRoute.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
@@ -8,14 +9,15 @@ import { runDueCrons } from "./projectCrons.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import {
+  cancelProjectWorkflowRun,
   getProjectWorkflowRun,
   listProjectWorkflowRuns,
   runProjectCron,
+  sendProjectWorkflowEvent,
   startProjectWorkflow,
 } from "./projectWorkflowRoutes.ts";
 import { withCliUser } from "./withCliUser.ts";
 import { consumeWorkflowQueue, enqueueWorkflowExecution } from "./workflowExecution.ts";
-import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
 
 export interface ApiWorkerOptions<Env extends ApiEnv> {
   /** Mounts routes after the platform's own: `platform dev` adds its dev-only routes here (src/dev/routes/devApiWorker.ts). */
@@ -41,6 +43,8 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
     .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
     .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
+    .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
+    .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
     .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
     .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
     .post("/oauth/session", withCliUser, createOAuthSession)

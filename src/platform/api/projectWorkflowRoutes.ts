@@ -1,3 +1,4 @@
+import { MAX_CONTROL_BODY_BYTES, parseCancelRunBody, parseSendEventBody } from "../../contracts/workflowControl.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
@@ -23,16 +24,25 @@ export async function listProjectWorkflowRuns(request: CliRequest, env: ApiEnv):
   return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", `/__workflow/runs${query}`));
 }
 
+/**
+ * The project's internal path for one run, with `action` after it (`""`, `"/cancel"`, `"/events"`).
+ * The router leaves the segment percent-encoded: decoded once and encoded again, it reaches the
+ * project as exactly one segment that decodes to the run id the caller meant.
+ */
+function runPath(request: CliRequest, action = ""): string {
+  const segment = request.params.runId!;
+  let runId: string;
+  try {
+    runId = decodeURIComponent(segment);
+  } catch {
+    throw new PlatformError("not_found", `Workflow run "${segment}" does not exist.`);
+  }
+  return `/__workflow/runs/${encodeURIComponent(runId)}${action}`;
+}
+
 export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  return relay(
-    await callProjectWorker(
-      resolveDispatcher(env),
-      project,
-      "GET",
-      `/__workflow/runs/${encodeURIComponent(request.params.runId!)}`,
-    ),
-  );
+  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request)));
 }
 
 /** `POST /projects/:slug/workflows` `{ name, data, id? }`: starts a registered workflow. */
@@ -40,6 +50,30 @@ export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Pr
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = new TextDecoder().decode(await readBodyBytes(request, 1024 * 1024 + 4096));
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", "/__workflow/start", body));
+}
+
+/**
+ * `POST /projects/:slug/workflows/:runId/cancel` `{ reason? }` (beyond the spec): checked here, then
+ * forwarded as canonical JSON; the project's answer (200, 404, 409) passes through.
+ */
+export async function cancelProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const body = parseCancelRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, "POST", runPath(request, "/cancel"), JSON.stringify(body)),
+  );
+}
+
+/**
+ * `POST /projects/:slug/workflows/:runId/events` `{ name, payload? }` (beyond the spec): delivers an
+ * event to a run (`workflow.send`); the project's answer (202, 404, 409, 400, 413) passes through.
+ */
+export async function sendProjectWorkflowEvent(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const body = parseSendEventBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, "POST", runPath(request, "/events"), JSON.stringify(body)),
+  );
 }
 
 /** `POST /projects/:slug/crons/:name/run`: runs one of the project's crons now (e.g. the recovery sweep). */

@@ -5,4 +5,4 @@ export type { NodeWorkflowBackend, NodeWorkflowBackendOptions } from "./nodeWork
 export { openSqliteWorkflowStore } from "./sqliteEventStore.ts";
 export type { SqliteWorkflowStore } from "./sqliteEventStore.ts";
 // The same registry user code reaches through `platform`, so a Node entry can install into it.
-export { workflow, NonRetryableError, installWorkflowBackend } from "../../engine/index.ts";
+export { workflow, NonRetryableError, RetryAfterError, installWorkflowBackend } from "../../engine/index.ts";

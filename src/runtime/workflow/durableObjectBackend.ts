@@ -44,6 +44,18 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
 
     list: (query) => runIndexOf(env).list(query),
 
+    async send(runId, name, payload) {
+      const actor = actorForRun(env, runId);
+      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+      await actor.send(runId, name, payload);
+    },
+
+    async cancel(runId, reason) {
+      const actor = actorForRun(env, runId);
+      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+      return actor.cancel(runId, reason);
+    },
+
     async waitForTerminal(runId) {
       const actor = actorForRun(env, runId);
       if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);

@@ -53,3 +53,4 @@ platformRuntime.registerMetadata("workflows", () =>
 /** The engine's registry, declared here so that importing it evaluates the wiring above. */
 export const workflow: WorkflowFunction = registry;
 export { NonRetryableError } from "../../engine/nonRetryableError.ts";
+export { RetryAfterError } from "../../engine/retryAfterError.ts";

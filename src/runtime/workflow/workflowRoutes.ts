@@ -1,9 +1,16 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
-import { parseJsonObject } from "../../core/web/jsonBody.ts";
+import { DEFAULT_JSON_LIMIT_BYTES, parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
 import type { WorkflowActorEnv } from "./actorClient.ts";
 import { toRunListQuery } from "../../engine/store.ts";
 import { workflow } from "../../engine/workflowApi.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
+
+/**
+ * An event's body: its payload may take the whole event limit (checked exactly by the engine), plus room for
+ * the name. (The entry wrapper already caps internal bodies at 1 MiB before it checks the caller.)
+ */
+const EVENT_BODY_LIMIT_BYTES = MAX_EVENT_PAYLOAD_BYTES + 4096;
 
 function notFound(runId: string): Response {
   return errorResponse(new PlatformError("not_found", `Workflow run "${runId}" does not exist.`));
@@ -34,6 +41,9 @@ function listFilter(params: URLSearchParams) {
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&limit&cursor`, `GET /__workflow/runs/:runId`
  * - `POST /__workflow/start` `{ name, data, id? }` (CLI and console)
+ * - beyond the spec: `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
+ *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`
+ *   (404 unknown run, 409 finished run, 400 bad input; a body over the wrapper's 1 MiB gets its 404)
  */
 export async function handleWorkflowRoute(request: Request, env: WorkflowActorEnv, rest: string): Promise<Response> {
   const url = new URL(request.url);
@@ -52,6 +62,22 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     const runId = runIdIn(one[1]!);
     const view = runId === null ? null : await workflow.get(runId);
     return view ? Response.json(view) : notFound(runId ?? one[1]!);
+  }
+  const control = /^\/runs\/([^/]+)\/(cancel|events)$/.exec(rest);
+  if (control && request.method === "POST") {
+    const runId = runIdIn(control[1]!);
+    if (runId === null || !actorForRun(env, runId)) return notFound(runId ?? control[1]!);
+    if (control[2] === "cancel") {
+      const bytes = await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES);
+      const body = bytes.length === 0 ? {} : parseJsonObject(bytes);
+      if (body.reason !== undefined && typeof body.reason !== "string")
+        throw new PlatformError("invalid_input", "reason must be a string.");
+      return Response.json({ run: await workflow.cancel(runId, body.reason) });
+    }
+    const body = parseJsonObject(await readBodyBytes(request, EVENT_BODY_LIMIT_BYTES));
+    if (typeof body.name !== "string") throw new PlatformError("invalid_input", "name must be the event's name.");
+    await workflow.send(runId, body.name, body.payload);
+    return Response.json({ accepted: true }, { status: 202 });
   }
   if (rest === "/start" && request.method === "POST") {
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));

@@ -54,15 +54,15 @@ function open(path: string, extra: Partial<Parameters<typeof createNodeWorkflowB
 }
 
 describe("node backend", () => {
-  it("resumes a run left in flight by a previous process: the start-up sweep records the timeout and retries", async () => {
+  it("resumes a run left in flight by a previous process: the start-up sweep records it as interrupted at once (not after the step timeout) and retries", async () => {
     const path = freshPath();
     const first = open(path);
     const { runId } = await first.backend.start("resumable", null, { id: "dies" });
     await vi.waitFor(() => expect(first.backend.store.lastEvent(runId)?.type).toBe("step_started"));
     await first.backend.close();
 
-    // The new process's clock is past the step timeout of the abandoned attempt.
-    const second = open(path, { now: () => Date.now() + 60_000 });
+    // The same clock: the step's 10 s timeout has not passed, and need not.
+    const second = open(path);
     const view = await second.backend.waitForTerminal(runId);
     expect(view).toMatchObject({ status: "completed", result: { resumedAt: 2 } });
     expect(shape(view.events).slice(0, 4)).toEqual([
@@ -71,8 +71,10 @@ describe("node backend", () => {
       "step_failed(start,1,retryable)",
       "step_started(start,2)",
     ]);
-    expect(view.events[2]?.payload).toMatchObject({ reason: "timeout" });
-    expect(second.logs[0]).toBe("Re-enqueued 1 workflow(s)");
+    expect(view.events[2]?.payload).toMatchObject({ reason: "interrupted", retryable: true });
+    expect(second.logs[0]).toBe(
+      "Re-enqueued 1 workflow(s); 1 step(s) cut off by the previous process recorded as interrupted",
+    );
     hold.open();
   });
 

@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
 import type { WorkflowActorEnv } from "../../../src/runtime/workflow/actorClient.ts";
 import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
@@ -24,8 +24,17 @@ describeEventStoreConformance("Durable Object SQLite (a WorkflowRun actor's stor
 });
 
 // Real WorkflowRun actors driven by their real alarms (first start, retry
-// backoff, step timeouts), listed through the real per-project index actor.
-describeWorkflowConformance("Durable Objects", () => ({
-  backend: durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv),
-  close: () => {},
-}));
+// backoff, step timeouts, sleeps), listed through the real per-project index
+// actor. A restart is a hard reset of every actor, as a deploy or a machine
+// loss would do: the storage and alarms stay, what ran in memory is gone.
+describeWorkflowConformance("Durable Objects", () => {
+  const backend = durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
+  return {
+    backend,
+    close: () => {},
+    async restart() {
+      await abortAllDurableObjects();
+      return backend;
+    },
+  };
+});

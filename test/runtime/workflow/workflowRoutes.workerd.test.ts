@@ -111,6 +111,12 @@ workflow("marathon", {
   finish: async () => ({ done: true, result: "finished" }),
 });
 
+// Waits for an `approval` event (beyond the spec), then ends with it.
+workflow("approval", {
+  start: async () => ({ step: "approved", waitFor: "approval" }),
+  approved: async (ctx) => ({ done: true, result: ctx.event }),
+});
+
 let userCodeCalls = 0;
 const router = Router();
 router.get("/hello", () => new Response("hello from user code"));
@@ -426,6 +432,95 @@ describe("POST /__workflow/:runId/execute", () => {
   });
 });
 
+describe("POST /__workflow/runs/:runId/events and /cancel (beyond the spec)", () => {
+  const post = (path: string, body: unknown, options: Call = {}) =>
+    call("POST", path, { body: typeof body === "string" ? body : JSON.stringify(body), ...options });
+
+  async function waitingRun(): Promise<string> {
+    const { runId } = await startRun("approval", null);
+    await vi.waitFor(async () => expect((await getRun(runId)).waitingFor).toEqual({ name: "approval" }), {
+      timeout: 5000,
+      interval: 10,
+    });
+    return runId;
+  }
+
+  it("events: 202 { accepted: true }; the waiting run continues with the event as ctx.event", async () => {
+    const runId = await waitingRun();
+    const response = await post(`/__workflow/runs/${runId}/events`, { name: "approval", payload: { by: "ada" } });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ accepted: true });
+    expect(await waitUntilTerminal(runId)).toMatchObject({
+      status: "completed",
+      result: { name: "approval", payload: { by: "ada" } },
+    });
+    await expectError(await post(`/__workflow/runs/${runId}/events`, { name: "approval" }), 409, "conflict");
+  });
+
+  it.each([
+    { name: "malformed JSON", body: '{"name":', status: 400, code: "malformed_json" },
+    { name: "an empty body", body: "", status: 400, code: "malformed_json" },
+    { name: "no name", body: JSON.stringify({ payload: 1 }), status: 400, code: "invalid_input" },
+    { name: "a numeric name", body: JSON.stringify({ name: 7 }), status: 400, code: "invalid_input" },
+    { name: "a name with a newline", body: JSON.stringify({ name: "a\nb" }), status: 400, code: "invalid_input" },
+    // The event's JSON is never larger than the body, which the entry wrapper caps at 1 MiB before it checks
+    // the caller (refusing more with its usual 404): the event limit is enforced on the way in.
+    {
+      name: "a payload over the 1 MiB event limit",
+      body: JSON.stringify({ name: "approval", payload: "x".repeat(1024 * 1024) }),
+      status: 404,
+      code: "not_found",
+    },
+  ])("events: $status ($code) for $name, and nothing is appended", async ({ body, status, code }) => {
+    const runId = await waitingRun();
+    await expectError(await post(`/__workflow/runs/${runId}/events`, body), status, code);
+    expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_completed"]);
+  });
+
+  it("cancel: 200 { run } with status cancelled; again → 409; the run's result is settled", async () => {
+    const runId = await waitingRun();
+    const response = await post(`/__workflow/runs/${runId}/cancel`, { reason: "no longer needed" });
+    expect(response.status).toBe(200);
+    const { run } = (await response.json()) as { run: WorkflowRunView };
+    expect(run).toMatchObject({ id: runId, status: "cancelled" });
+    expect(run.events.at(-1)).toMatchObject({ type: "workflow_cancelled", payload: { reason: "no longer needed" } });
+    await expectError(await post(`/__workflow/runs/${runId}/cancel`, {}), 409, "conflict");
+    await expectError(await post(`/__workflow/runs/${runId}/events`, { name: "approval" }), 409, "conflict");
+    const listed = (await (await call("GET", "/__workflow/runs?status=cancelled")).json()) as RunListPage;
+    expect(listed.runs.map((r) => r.id)).toContain(runId);
+  });
+
+  it("cancel: an empty body is allowed; a reason that is not a string or malformed JSON is refused, nothing appended", async () => {
+    const runId = await waitingRun();
+    await expectError(await post(`/__workflow/runs/${runId}/cancel`, { reason: 7 }), 400, "invalid_input");
+    await expectError(await post(`/__workflow/runs/${runId}/cancel`, "{"), 400, "malformed_json");
+    await expectError(
+      await post(`/__workflow/runs/${runId}/cancel`, JSON.stringify({ reason: "x".repeat(70_000) })),
+      413,
+      "payload_too_large",
+    );
+    expect((await getRun(runId)).status).toBe("running");
+    const response = await call("POST", `/__workflow/runs/${runId}/cancel`);
+    expect(response.status).toBe(200);
+    expect((await getRun(runId)).status).toBe("cancelled");
+  });
+
+  it.each(["/cancel", "/events"])(
+    "%s answers 404 for a run that does not exist, whatever shape its id has",
+    async (what) => {
+      const body = { name: "approval" };
+      for (const runId of [
+        "nope",
+        `${"a".repeat(64)}.zzzzzzzzzzzz`,
+        `${env.WORKFLOW_RUNS.newUniqueId()}.zzzzzzzzzzzz`,
+        "%E0%A4%A",
+      ]) {
+        await expectError(await post(`/__workflow/runs/${runId}${what}`, body), 404, "not_found");
+      }
+    },
+  );
+});
+
 describe("the workflow routes answer only the platform", () => {
   const denied: {
     name: string;
@@ -481,6 +576,34 @@ describe("the workflow routes answer only the platform", () => {
         "not_found",
       );
       expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_failed"]);
+      expect(userCodeCalls).toBe(0);
+    },
+  );
+
+  it.each(denied)(
+    "POST /__workflow/runs/:id/cancel and /events with $name → 404, the run untouched",
+    async ({ token }) => {
+      const { runId } = await startRun("approval", null);
+      await vi.waitFor(async () => expect(await lastEventType(runId)).toBe("step_completed"));
+      for (const [path, body] of [
+        [`/__workflow/runs/${runId}/cancel`, JSON.stringify({ reason: "forged" })],
+        [`/__workflow/runs/${runId}/events`, JSON.stringify({ name: "approval", payload: "forged" })],
+      ] as const) {
+        await expectError(await call("POST", path, { body, token: await token("POST", path, body) }), 404, "not_found");
+      }
+      // A valid token replayed with another body (the signature covers it) is refused too.
+      const path = `/__workflow/runs/${runId}/events`;
+      const signed = await signRequestToken("internal", PROJECT_ID, SECRET, {
+        method: "POST",
+        pathAndQuery: path,
+        body: JSON.stringify({ name: "other" }),
+      });
+      await expectError(
+        await call("POST", path, { body: JSON.stringify({ name: "approval" }), token: signed }),
+        404,
+        "not_found",
+      );
+      expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_completed"]);
       expect(userCodeCalls).toBe(0);
     },
   );

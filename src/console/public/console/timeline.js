@@ -12,7 +12,15 @@
  *   reason?: string, retryable?: boolean, nextStep?: string,
  *   retryWait?: { start: number, end: number, pending: boolean }
  * }} AttemptRow
- * @typedef {{ start: number, end: number, rows: AttemptRow[], outcome: { status: string, at: number | null, result?: unknown, error?: string, cause?: string } }} Timeline
+ * @typedef {{
+ *   pause: "sleep" | "wait", start: number, end: number, pending: boolean,
+ *   until?: number, event?: string, outcome?: "woke" | "received" | "timed_out" | "ended"
+ * }} PauseRow  a sleep (until the wake time) or a wait for an event (until its timeout, if any) between two steps
+ * @typedef {{ mark: "event", at: number, name: string, payload: unknown } | { mark: "cancel", at: number, reason: string }} Mark
+ * @typedef {{
+ *   start: number, end: number, rows: (AttemptRow | PauseRow)[], marks: Mark[],
+ *   outcome: { status: string, at: number | null, result?: unknown, error?: string, cause?: string, reason?: string }
+ * }} Timeline
  */
 
 /**
@@ -21,10 +29,14 @@
  * @returns {Timeline}
  */
 export function buildTimeline(view, now) {
-  /** @type {AttemptRow[]} */
+  /** @type {(AttemptRow | PauseRow)[]} */
   const rows = [];
+  /** @type {Mark[]} */
+  const marks = [];
   /** @type {AttemptRow | undefined} */
   let open;
+  /** The sleep or wait the next step's start ends. @type {PauseRow | undefined} */
+  let pause;
   /** @type {Timeline["outcome"]} */
   let outcome = { status: view.status, at: null };
   for (const event of view.events) {
@@ -33,8 +45,14 @@ export function buildTimeline(view, now) {
       case "step_started": {
         const previous = rows[rows.length - 1];
         // The gap between a retryable failure and the next attempt of that step is its backoff.
-        if (previous?.retryWait && previous.step === p.step)
+        if (previous && !("pause" in previous) && previous.retryWait && previous.step === p.step)
           previous.retryWait = { start: previous.end, end: event.at, pending: false };
+        if (pause) {
+          const taken = view.events.find((e) => e.seq === p.event_seq && e.type === "event_received");
+          const outcome = pause.pause === "sleep" ? "woke" : taken ? "received" : "timed_out";
+          Object.assign(pause, { end: event.at, pending: false, outcome });
+          pause = undefined;
+        }
         open = { step: p.step, attempt: p.attempt, start: event.at, end: event.at, outcome: "running" };
         rows.push(open);
         break;
@@ -43,6 +61,13 @@ export function buildTimeline(view, now) {
         if (open && open.step === p.step)
           Object.assign(open, { end: event.at, outcome: "completed", nextStep: p.next_step });
         open = undefined;
+        if (p.waiting_for !== undefined) {
+          pause = { pause: "wait", start: event.at, end: event.at, pending: true, event: p.waiting_for };
+          if (p.timeout_at !== undefined) pause.until = p.timeout_at;
+        } else if (p.wake_at !== undefined) {
+          pause = { pause: "sleep", start: event.at, end: event.at, pending: true, until: p.wake_at };
+        }
+        if (pause) rows.push(pause);
         break;
       case "step_failed": {
         const row = open && open.step === p.step && open.attempt === p.attempt ? open : undefined;
@@ -59,17 +84,30 @@ export function buildTimeline(view, now) {
       case "workflow_failed":
         outcome = { status: "failed", at: event.at, error: p.reason, cause: p.cause };
         break;
+      case "event_received":
+        marks.push({ mark: "event", at: event.at, name: p.name, payload: p.payload });
+        break;
+      case "workflow_cancelled":
+        marks.push({ mark: "cancel", at: event.at, reason: p.reason });
+        outcome = { status: "cancelled", at: event.at, reason: p.reason };
+        break;
     }
   }
   const finished = view.status !== "running";
   for (const row of rows) {
+    if ("pause" in row) {
+      // A pause the run ended in (cancelled while asleep) ends with the run; one still on grows to now.
+      if (row.pending && finished) Object.assign(row, { end: view.updatedAt, pending: false, outcome: "ended" });
+      else if (row.pending) row.end = Math.max(row.start, now);
+      continue;
+    }
     if (row.outcome === "running") row.end = finished ? row.start : Math.max(row.start, now);
     // A retry wait is only pending while the run is still running.
     if (row.retryWait?.pending && finished) delete row.retryWait;
   }
   const start = view.createdAt;
   const end = finished ? view.updatedAt : Math.max(view.updatedAt, now);
-  return { start, end, rows, outcome };
+  return { start, end, rows, marks, outcome };
 }
 
 /**

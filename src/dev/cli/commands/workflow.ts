@@ -1,60 +1,165 @@
 import type { WorkflowRunView } from "../../../engine/describeRun.ts";
 import type { RunListPage } from "../../../engine/store.ts";
-import { CliError, type Command } from "../commandLine.ts";
+import type { Command } from "../commandLine.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
-import { formatRunList, formatRunTimeline } from "../workflow/formatTimeline.ts";
+import {
+  formatFollowedRow,
+  formatRunList,
+  formatRunTimeline,
+  timelineHeading,
+  timelineRows,
+  TIMELINE_HEADER,
+  type RunSummaryWithPause,
+} from "../workflow/formatTimeline.ts";
+import { resolveRunId } from "../workflow/resolveRunId.ts";
+import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
+
+/** How often `start --wait` asks for the run's new events. */
+const FOLLOW_INTERVAL_MS = 500;
+
+interface StartedRun {
+  runId: string;
+  workflowId: string;
+  name: string;
+  created: boolean;
+}
 
 export const workflowCommand: Command = {
-  summary: "Inspect a project's workflow runs.",
+  summary: "Start, inspect, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] | platform workflow get <runId>   [--dir d] [--api URL] [--json]",
+    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON]   [--dir d] [--api URL] [--json]",
   help: `
-list   runs newest first; filter with --status (running|completed|failed) and
-       --name; page with --limit and the --cursor it prints
-get    one run's events as a timeline: step, attempt, duration, failure reason
+list    runs newest first, in 100 columns: short run ids (--full shows them
+        whole), status running, sleeping, waiting, completed, failed or
+        cancelled; filter with --status (running|completed|failed|cancelled)
+        and --name; page with --limit and the --cursor it prints
+get     one run's events as a timeline: step, attempt, duration, retries,
+        sleeps, waits, events received, failure reason
+start   starts a registered workflow with --data (JSON) and prints the run id;
+        --id sets the workflow id (one active run per id); --wait then prints
+        the run's events as they happen and exits 0 when it completes, 1 when
+        it fails or is cancelled
+cancel  cancels a running run (workflow.cancel) with an optional --reason
+send    sends an event to a run (workflow.send) with --data as its payload;
+        a run waiting for that event name continues with it
 
-Targets the \`platform dev\` running for --dir (default: the current
-directory), or --api URL with $PLATFORM_TOKEN. --json prints the raw answer.`,
+A run id may be shortened to any unique prefix (as list and \`platform dev\`
+show it). Targets the \`platform dev\` (workerd or --node) running for --dir
+(default: the current directory), or --api URL with $PLATFORM_TOKEN. --json
+prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
   options: {
     status: { type: "string" },
     name: { type: "string" },
     limit: { type: "string" },
     cursor: { type: "string" },
+    full: { type: "boolean" },
+    data: { type: "string" },
+    id: { type: "string" },
+    wait: { type: "boolean" },
+    reason: { type: "string" },
     dir: { type: "string" },
     api: { type: "string" },
     json: { type: "boolean" },
   },
   async run({ positionals, values }) {
-    const [action, runId, ...extra] = positionals;
-    if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
+    const invocation = parseWorkflowInvocation(positionals, values);
     const target = resolvePlatformTarget(values);
-    if (action === "list") {
-      if (runId) throw new CliError("platform workflow list takes no run id.", 2);
-      const query = new URLSearchParams();
-      for (const key of ["status", "name", "limit", "cursor"] as const) {
-        if (typeof values[key] === "string") query.set(key, values[key] as string);
+    const runs = `/projects/${encodeURIComponent(target.slug)}/workflows`;
+    const print = (answer: unknown, text: string) =>
+      process.stdout.write(values.json ? `${JSON.stringify(answer, null, 2)}\n` : text);
+    const getRun = (runId: string) =>
+      callPlatformApi<WorkflowRunView>(target, "GET", `${runs}/${encodeURIComponent(runId)}`);
+    const findRun = (given: string) =>
+      resolveRunId(given, getRun, (cursor) =>
+        callPlatformApi<RunListPage>(
+          target,
+          "GET",
+          `${runs}?${new URLSearchParams({ limit: "100", ...(cursor ? { cursor } : {}) })}`,
+        ),
+      );
+
+    switch (invocation.action) {
+      case "list": {
+        const query = invocation.query.size ? `?${invocation.query}` : "";
+        const page = await callPlatformApi<RunListPage>(target, "GET", runs + query);
+        if (values.json) return void print(page, "");
+        // List rows do not say whether a running run sleeps or waits; its view does.
+        const rows = await Promise.all(
+          page.runs.map(async (run): Promise<RunSummaryWithPause> => {
+            if (run.status !== "running") return run;
+            const { wakeAt, waitingFor } = await getRun(run.id);
+            return { ...run, wakeAt, waitingFor };
+          }),
+        );
+        print(page, formatRunList(rows, { full: invocation.full }));
+        if (page.cursor) console.log(`More: platform workflow list --cursor ${page.cursor}`);
+        return;
       }
-      const page = await callPlatformApi<RunListPage>(
-        target,
-        "GET",
-        `/projects/${target.slug}/workflows${query.size ? "?" + query : ""}`,
-      );
-      if (values.json) return void console.log(JSON.stringify(page, null, 2));
-      process.stdout.write(formatRunList(page.runs));
-      if (page.cursor) console.log(`More: platform workflow list --cursor ${page.cursor}`);
-      return;
+      case "get": {
+        const { runId, found } = await findRun(invocation.runId);
+        const run = found ?? (await getRun(runId));
+        print(run, formatRunTimeline(run));
+        return;
+      }
+      case "start": {
+        const started = await callPlatformApi<StartedRun>(target, "POST", runs, {
+          name: invocation.name,
+          ...(invocation.data === undefined ? {} : { data: invocation.data }),
+          ...(invocation.id === undefined ? {} : { id: invocation.id }),
+        });
+        if (!started.created)
+          console.error(
+            `A run with workflow id ${started.workflowId} is already active: that run is ${started.runId}.`,
+          );
+        if (!invocation.wait) return void print(started, `${started.runId}\n`);
+        if (!values.json) console.log(started.runId);
+        const run = await follow(started.runId, getRun, values.json !== true);
+        if (values.json) print(run, "");
+        return run.status === "completed" ? 0 : 1;
+      }
+      case "cancel": {
+        const { runId } = await findRun(invocation.runId);
+        const answer = await callPlatformApi<{ run: WorkflowRunView }>(
+          target,
+          "POST",
+          `${runs}/${encodeURIComponent(runId)}/cancel`,
+          invocation.reason === undefined ? {} : { reason: invocation.reason },
+        );
+        print(answer, `Cancelled run ${runId}${invocation.reason ? ` (${invocation.reason})` : ""}.\n`);
+        return;
+      }
+      case "send": {
+        const { runId } = await findRun(invocation.runId);
+        const answer = await callPlatformApi<{ accepted: boolean }>(
+          target,
+          "POST",
+          `${runs}/${encodeURIComponent(runId)}/events`,
+          { name: invocation.event, ...(invocation.payload === undefined ? {} : { payload: invocation.payload }) },
+        );
+        print(answer, `Sent "${invocation.event}" to run ${runId}.\n`);
+        return;
+      }
     }
-    if (action === "get") {
-      if (!runId) throw new CliError("platform workflow get needs a run id.", 2);
-      const run = await callPlatformApi<WorkflowRunView>(
-        target,
-        "GET",
-        `/projects/${target.slug}/workflows/${encodeURIComponent(runId)}`,
-      );
-      if (values.json) return void console.log(JSON.stringify(run, null, 2));
-      process.stdout.write(formatRunTimeline(run));
-      return;
-    }
-    throw new CliError(`Unknown workflow action "${action ?? ""}": use list or get.`, 2);
   },
 };
+
+/** Polls a run until it is terminal, printing each new event as a timeline row (when `show`), then its outcome. */
+async function follow(
+  runId: string,
+  getRun: (runId: string) => Promise<WorkflowRunView>,
+  show: boolean,
+): Promise<WorkflowRunView> {
+  let printed = 0;
+  if (show) console.log(`\n${formatFollowedRow(TIMELINE_HEADER)}`);
+  for (;;) {
+    const run = await getRun(runId);
+    const rows = timelineRows(run);
+    if (show) for (const row of rows.slice(printed)) console.log(formatFollowedRow(row));
+    printed = rows.length;
+    if (run.status !== "running") {
+      if (show) console.log(`\n${timelineHeading(run).split("\n")[0]}`);
+      return run;
+    }
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+  }
+}

@@ -1,10 +1,14 @@
 import * as esbuild from "esbuild";
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
+import { nodeLoadFailure } from "../build/projectLoadErrors.ts";
 import type { NodeWorkflowBackend, NodeWorkflowBackendOptions } from "../../../runtime/node/nodeWorkflowBackend.ts";
+import type { RequestRecord } from "./devLogLines.ts";
+import { createNodeWorkflowApi, NODE_API_PATH } from "./nodeWorkflowApi.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 import { waitForProject } from "./waitForProject.ts";
 
@@ -23,7 +27,9 @@ import { waitForProject } from "./waitForProject.ts";
  *
  * Not here: the gateway, the API worker, D1, queues, Durable Objects. Internal
  * routes (`/__workflow`, `/__cron`, …) answer 404 as they do to any external
- * caller, because no platform caller exists to sign for them.
+ * caller, because no platform caller exists to sign for them. In the API
+ * worker's place, `<url>/__platform/api` answers its workflow routes for the
+ * CLI (nodeWorkflowApi.ts), with a CLI token made at each start.
  */
 
 export interface NodeProjectServerOptions {
@@ -34,6 +40,8 @@ export interface NodeProjectServerOptions {
   host?: string;
   log?: (line: string) => void;
   logError?: (line: string, error?: unknown) => void;
+  /** Called once per answered request. */
+  onRequest?: (request: RequestRecord) => void;
 }
 
 export interface NodeProjectServer {
@@ -42,6 +50,9 @@ export interface NodeProjectServer {
   build: ProjectBuild;
   /** The workflow store file, whether or not the project uses workflows yet. */
   workflowsPath: string;
+  /** Where the CLI finds the API's workflow routes (`platform workflow …`), and the token they take. */
+  apiUrl: string;
+  cliToken: string;
   /** Rebuilds and swaps the project in; on a failed build the previous version keeps serving. */
   rebuild(): Promise<ProjectBuild>;
   stop(): Promise<void>;
@@ -94,7 +105,11 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
   /** Evaluates a bundle: the runtime it imports (cron registrar), then the project's top-level code (its workflow() calls). */
   const evaluate = async (build: ProjectBuild): Promise<NodeProjectModule> => {
     // A fresh URL is a fresh module instance: new workflow registry, new runtime state.
-    const module = (await import(`${pathToFileURL(build.bundlePath).href}?v=${++generation}`)) as NodeProjectModule;
+    const module = (await import(`${pathToFileURL(build.bundlePath).href}?v=${++generation}`).catch(
+      (error: unknown) => {
+        throw nodeLoadFailure(error, options.projectDir);
+      },
+    )) as NodeProjectModule;
     if (!module.default || typeof module.default.fetch !== "function")
       throw new Error(`${build.bundlePath} has no platform worker export.`);
     return module;
@@ -111,10 +126,16 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
     return { worker: module.default, env: { PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug }, backend };
   };
 
-  let build = await buildProject(options.projectDir, buildDir, { target: "node" });
+  // Stacks of the project's code name its sources (the dev bundle links its map).
+  process.setSourceMapsEnabled(true);
+  let build = await buildProject(options.projectDir, buildDir, { target: "node", sourceMap: true });
   let current = activate(await evaluate(build));
 
-  const server = createServer((req, res) => void serve(current, req, res, url, logError));
+  const cliToken = `plt_${randomBytes(32).toString("base64url")}`;
+  const workflowApi = createNodeWorkflowApi({ slug, cliToken, backend: () => current.backend });
+  const server = createServer(
+    (req, res) => void serve(current, workflowApi, req, res, url, logError, options.onRequest),
+  );
   // Node's defaults would keep an idle keep-alive socket (and so `stop()`) waiting.
   server.keepAliveTimeout = 1_000;
   try {
@@ -132,6 +153,8 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
     url,
     slug,
     workflowsPath,
+    apiUrl: url + NODE_API_PATH,
+    cliToken,
     get build() {
       return build;
     },
@@ -139,12 +162,8 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
       // One swap at a time. A bundle that fails to build or to evaluate leaves the running version alone;
       // otherwise the old backend stops (at a step boundary) before the new one opens the file and resumes its runs.
       const swap = swapping.then(async () => {
-        const next = await buildProject(options.projectDir, buildDir, { target: "node" });
-        const module = await evaluate(next).catch((error: unknown) => {
-          throw new Error(
-            `The rebuilt project failed to load: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        });
+        const next = await buildProject(options.projectDir, buildDir, { target: "node", sourceMap: true });
+        const module = await evaluate(next);
         await current.backend?.close();
         current = activate(module);
         build = next;
@@ -183,11 +202,22 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 /** node:http request → web Request → the platform worker → web Response → node:http response. */
 async function serve(
   project: LoadedProject,
+  workflowApi: { fetch(request: Request): Promise<Response> },
   req: IncomingMessage,
   res: ServerResponse,
   origin: string,
   logError: (line: string, error?: unknown) => void,
+  onRequest?: (request: RequestRecord) => void,
 ) {
+  const started = Date.now();
+  res.once("finish", () =>
+    onRequest?.({
+      method: req.method ?? "GET",
+      path: (req.url ?? "/").split("?")[0]!,
+      status: res.statusCode,
+      ms: Date.now() - started,
+    }),
+  );
   const aborted = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) aborted.abort();
@@ -201,7 +231,9 @@ async function serve(
   };
   try {
     const request = await toWebRequest(req, origin, aborted.signal);
-    const response = await project.worker.fetch(request, project.env, ctx);
+    const response = new URL(request.url).pathname.startsWith(`${NODE_API_PATH}/`)
+      ? await workflowApi.fetch(request)
+      : await project.worker.fetch(request, project.env, ctx);
     await writeWebResponse(response, req.method === "HEAD", res);
   } catch (error) {
     if (aborted.signal.aborted) return;

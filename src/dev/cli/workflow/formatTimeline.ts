@@ -1,8 +1,27 @@
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
+import type { RunEventView, WorkflowRunView } from "../../../engine/describeRun.ts";
 import type { RunSummary } from "../../../engine/store.ts";
+
+/**
+ * A list row, with what a `running` run is waiting on when the engine says so
+ * (beyond the spec): asleep until `wakeAt`, or waiting for an event.
+ */
+export type RunSummaryWithPause = RunSummary & Pick<WorkflowRunView, "wakeAt" | "waitingFor">;
+
+/** The widest a `workflow list` line may be without --full (a terminal of 100 columns). */
+export const LIST_WIDTH = 100;
 
 function ms(value: number): string {
   return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+/** Epoch ms as `2026-11-22T10:00:00Z` (UTC, to the second). */
+function utc(at: number): string {
+  return new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** `value` cut to `max` characters, the last one an ellipsis when cut. */
+export function truncate(value: string, max: number): string {
+  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
 }
 
 function table(rows: string[][]): string {
@@ -17,15 +36,33 @@ function table(rows: string[][]): string {
     .join("\n");
 }
 
+export const TIMELINE_HEADER = ["seq", "at", "event", "step", "attempt", "duration", "detail"];
+
+/** How a step's completion says what comes next: the next step, and whether it sleeps or waits first. */
+function nextDetail(run: WorkflowRunView, event: Extract<RunEventView, { type: "step_completed" }>): string {
+  const p = event.payload;
+  if (!p.next_step) return "done";
+  let detail = `next: ${p.next_step}`;
+  if (p.waiting_for !== undefined) {
+    detail += `, waits for "${p.waiting_for}"`;
+    if (p.timeout_at !== undefined) detail += ` (timeout at +${ms(p.timeout_at - run.createdAt)})`;
+  } else if (p.wake_at !== undefined) {
+    detail += `, sleeps ${ms(p.wake_at - event.at)} (until +${ms(p.wake_at - run.createdAt)})`;
+  }
+  return detail;
+}
+
 /**
- * A run's events as a readable timeline: one line per event with the step,
- * the attempt, how long the attempt ran (on its completion or failure), how
- * long a retry waited (on the next start), and the failure reason.
+ * A run's events as timeline cells, one row per event: the step, the
+ * attempt, how long the attempt ran (on its completion or failure), how long
+ * a retry, sleep or wait lasted (on the next start), and the failure reason.
+ * Row i is event i, so a follower can print only the rows it has not printed.
  */
-export function formatRunTimeline(run: WorkflowRunView): string {
-  const rows: string[][] = [["seq", "at", "event", "step", "attempt", "duration", "detail"]];
+export function timelineRows(run: WorkflowRunView): string[][] {
+  const rows: string[][] = [];
   let startedAt: number | undefined;
-  let failedAt: number | undefined;
+  /** Set after a retryable failure, a sleep or a wait: the next start says how long it was. */
+  let pause: { at: number; kind: "retry" | "sleep" | "wait" } | undefined;
   for (const event of run.events) {
     const offset = `+${ms(event.at - run.createdAt)}`;
     let step = "";
@@ -36,26 +73,47 @@ export function formatRunTimeline(run: WorkflowRunView): string {
       case "workflow_created":
         detail = `data ${JSON.stringify(event.payload.writes.data ?? null)}`;
         break;
-      case "step_started":
+      case "step_started": {
         step = event.payload.step;
         attempt = String(event.payload.attempt);
-        if (failedAt !== undefined) detail = `retry after waiting ${ms(event.at - failedAt)}`;
+        const waited = pause ? ms(event.at - pause.at) : "";
+        const delivered =
+          event.payload.event_seq === undefined
+            ? undefined
+            : run.events.find((e) => e.seq === event.payload.event_seq && e.type === "event_received");
+        if (pause?.kind === "retry") detail = `retry after waiting ${waited}`;
+        else if (pause?.kind === "sleep") detail = `woke after ${waited}`;
+        else if (pause?.kind === "wait")
+          detail =
+            delivered?.type === "event_received"
+              ? `got "${delivered.payload.name}" after ${waited}`
+              : `wait timed out after ${waited}`;
+        else if (delivered?.type === "event_received") detail = `with event "${delivered.payload.name}"`;
         startedAt = event.at;
-        failedAt = undefined;
+        pause = undefined;
         break;
-      case "step_completed":
+      }
+      case "step_completed": {
         step = event.payload.step;
         duration = startedAt === undefined ? "" : ms(event.at - startedAt);
-        detail = event.payload.next_step ? `next: ${event.payload.next_step}` : "done";
+        detail = nextDetail(run, event);
         if (Object.keys(event.payload.writes).length)
           detail += `, wrote ${Object.keys(event.payload.writes).join(", ")}`;
+        if (event.payload.waiting_for !== undefined) pause = { at: event.at, kind: "wait" };
+        else if (event.payload.wake_at !== undefined) pause = { at: event.at, kind: "sleep" };
         break;
+      }
       case "step_failed":
         step = event.payload.step;
         attempt = String(event.payload.attempt);
         duration = startedAt === undefined ? "" : ms(event.at - startedAt);
         detail = `${event.payload.reason} (${event.payload.retryable ? "will retry" : "not retried"})`;
-        failedAt = event.at;
+        if (event.payload.retryable && event.payload.retry_at !== undefined)
+          detail += `, asked to retry in ${ms(event.payload.retry_at - event.at)}`;
+        if (event.payload.retryable) pause = { at: event.at, kind: "retry" };
+        break;
+      case "event_received":
+        detail = `"${event.payload.name}" ${truncate(JSON.stringify(event.payload.payload ?? null), 60)}`;
         break;
       case "workflow_completed":
         detail = `result ${JSON.stringify(event.payload.result)}`;
@@ -63,30 +121,85 @@ export function formatRunTimeline(run: WorkflowRunView): string {
       case "workflow_failed":
         detail = `${event.payload.reason} (${event.payload.cause})`;
         break;
+      case "workflow_cancelled":
+        detail = event.payload.reason ? `reason: ${event.payload.reason}` : "no reason given";
+        break;
     }
     rows.push([String(event.seq), offset, event.type, step, attempt, duration, detail]);
   }
-  const outcome =
-    run.status === "completed"
-      ? `completed in ${ms(run.updatedAt - run.createdAt)}`
-      : run.status === "failed"
-        ? `failed after ${ms(run.updatedAt - run.createdAt)}: ${run.error}`
-        : `running for ${ms(run.updatedAt - run.createdAt)} so far`;
-  const heading = `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${outcome}\nstarted ${new Date(run.createdAt).toISOString()}`;
-  return `${heading}\n\n${table(rows)}\n`;
+  return rows;
 }
 
-export function formatRunList(runs: RunSummary[]): string {
+/** The run's state in words: how it ended, or what it is doing now. */
+export function describeOutcome(run: WorkflowRunView): string {
+  const took = ms(run.updatedAt - run.createdAt);
+  switch (run.status) {
+    case "completed":
+      return `completed in ${took}`;
+    case "failed":
+      return `failed after ${took}: ${run.error}`;
+    case "cancelled":
+      return `cancelled after ${took}${run.cancelReason ? `: ${run.cancelReason}` : ""}`;
+    case "running":
+      if (run.waitingFor)
+        return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
+      if (run.wakeAt !== undefined) return `sleeping until ${utc(run.wakeAt)}`;
+      return `running for ${took} so far`;
+  }
+}
+
+/** The timeline's first lines: which run, of which workflow, and its state. */
+export function timelineHeading(run: WorkflowRunView): string {
+  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}\nstarted ${new Date(run.createdAt).toISOString()}`;
+}
+
+/** A run's events as a readable timeline under its heading. */
+export function formatRunTimeline(run: WorkflowRunView): string {
+  return `${timelineHeading(run)}\n\n${table([TIMELINE_HEADER, ...timelineRows(run)])}\n`;
+}
+
+/** Column widths `workflow start --wait` prints with, as rows arrive (it cannot measure rows to come). */
+const FOLLOW_WIDTHS = [4, 9, 18, 12, 7, 9];
+
+/** One timeline row with fixed widths, for printing a run's events as they happen. */
+export function formatFollowedRow(row: string[]): string {
+  return row
+    .map((cell, i) => (i < FOLLOW_WIDTHS.length ? cell.padEnd(FOLLOW_WIDTHS[i]!) : cell))
+    .join("  ")
+    .trimEnd();
+}
+
+/** A list row's status: `running` split into `sleeping` and `waiting` when the engine says so. */
+export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
+  if (run.status !== "running") return { status: run.status, detail: "" };
+  if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
+  if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
+  return { status: "running", detail: "" };
+}
+
+/** Characters of a run id the list shows (as `platform dev`'s step lines do); any unique prefix names a run. */
+export const SHORT_RUN_ID = 8;
+
+/**
+ * Runs as a table that fits {@link LIST_WIDTH} columns: short run ids,
+ * names and details cut to fit, times in UTC to the second. `full` shows whole
+ * run ids and names instead.
+ */
+export function formatRunList(runs: RunSummaryWithPause[], options: { full?: boolean } = {}): string {
   if (runs.length === 0) return "No workflow runs match.\n";
-  const rows = [["run id", "workflow", "status", "created", "updated"]];
+  const full = options.full === true;
+  const rows = [["run", "workflow", "status", "created", "last event", ""]];
   for (const run of runs) {
+    const { status, detail } = listStatus(run);
     rows.push([
-      run.id,
-      run.name,
-      run.status,
-      new Date(run.createdAt).toISOString(),
-      new Date(run.updatedAt).toISOString(),
+      full ? run.id : run.id.slice(0, SHORT_RUN_ID),
+      full ? run.name : truncate(run.name, 18),
+      status,
+      utc(run.createdAt),
+      utc(run.updatedAt),
+      full ? detail : truncate(detail, 15),
     ]);
   }
-  return table(rows) + "\n";
+  const hint = full ? "" : "Run ids are shortened: any unique prefix names a run; --full shows them whole.\n";
+  return table(rows) + "\n" + hint;
 }

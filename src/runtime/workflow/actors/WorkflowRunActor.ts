@@ -8,7 +8,8 @@ import { describeRun, outcomeOf, type WorkflowRunView } from "../../../engine/de
 import { isTerminalEvent, type StoredEvent } from "../../../engine/events.ts";
 import { executeRun, type ExecuteRunResult } from "../../../engine/executeRun.ts";
 import type { JsonValue } from "../../../engine/json.ts";
-import { recoverRun, type RecoveryReason } from "../../../engine/recovery.ts";
+import { failInterruptedStep, recoverRun, type RecoveryReason } from "../../../engine/recovery.ts";
+import { appendReceivedEvent, cancelRun } from "../../../engine/runControl.ts";
 import { createSqlEventStore, type SyncSql } from "../../../engine/sqlEventStore.ts";
 import type { RunIndex, RunStatus, WorkflowEventStore } from "../../../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../../../engine/workflowApi.ts";
@@ -50,6 +51,7 @@ function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
     case "budget_exhausted":
       return now;
     case "terminal":
+    case "idle":
     case "stopped":
       return null;
   }
@@ -76,6 +78,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
   #index: RunIndexClient | null = null;
   /** The status this instance last sent to the run index per run, with that report (in flight or done). */
   #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
+  /** Runs sent an event while their execution was under way: that execution reads the log again before it ends. */
+  #again = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: WorkflowActorEnv) {
     super(ctx, env);
@@ -83,6 +87,37 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     platformRuntime.useEnv(env);
     this.#now = platformRuntime.clock;
     this.#sql = durableObjectSql(ctx.storage);
+    this.#failInterruptedSteps();
+  }
+
+  /**
+   * Beyond the spec: fast crash recovery. A Durable Object is single-instance,
+   * so an instance that is just starting has no execution of its own, and a
+   * step_started at the end of its log belongs to an executor that died with
+   * the previous instance (a crash, a deploy, a restart of `platform dev`).
+   * That attempt is recorded at once as step_failed{reason "interrupted"}
+   * (retryable), and the alarm, due now, drives the run on, instead of
+   * waiting out `stepTimeoutMS`. Costs one read of the schema for an actor
+   * that holds no run yet, and one of its active run otherwise.
+   */
+  #failInterruptedSteps(): void {
+    const tables = this.#sql.all("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_workflow_runs'");
+    if (tables.length === 0) return;
+    const repaired: { runId: string; ended: boolean }[] = [];
+    for (const runId of this.#store.activeRunIds()) {
+      const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
+      if (!definition) continue;
+      const appended = failInterruptedStep(this.#store, definition, runId, this.#now());
+      if (appended.length > 0) repaired.push({ runId, ended: appended.some(isTerminalEvent) });
+    }
+    if (repaired.length === 0) return;
+    void this.ctx.blockConcurrencyWhile(async () => {
+      for (const { runId, ended } of repaired) {
+        // A run the interruption ended (its last attempt) is reported; the sweep reports it again should this fail.
+        if (ended) this.#report(runId).catch(() => {});
+        else await this.ctx.storage.setAlarm(this.#now());
+      }
+    });
   }
 
   /**
@@ -184,29 +219,68 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     return { reason: null, reenqueued: false };
   }
 
+  /**
+   * Beyond the spec: `workflow.send`. Appends event_received and drives the
+   * run (a run that waits for that event goes on at once). The alarm, due
+   * now, is the safety net should this instance die first, as in `start`.
+   */
+  async send(runId: string, name: string, payload: JsonValue): Promise<void> {
+    appendReceivedEvent(this.#store, runId, name, payload, this.#now());
+    await this.ctx.storage.setAlarm(this.#now());
+    this.#drive(runId, { readAgain: true }).catch(() => {});
+  }
+
+  /**
+   * Beyond the spec: `workflow.cancel`. Appends the terminal
+   * workflow_cancelled; a step in flight here finds its seq taken and its
+   * result is dropped. The alarm was this run's (one active run per actor).
+   */
+  async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
+    cancelRun(this.#store, runId, reason, this.#now());
+    await this.ctx.storage.deleteAlarm();
+    this.#wake(runId);
+    await this.#report(runId);
+    return this.get(runId) as WorkflowRunView;
+  }
+
   override async alarm(): Promise<void> {
     await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
   }
 
-  /** `onEnd` sees the run's terminal event should this execution append it. */
+  /**
+   * `onEnd` sees the run's terminal event should this execution append it.
+   * `readAgain` (after a send): an execution already under way runs the loop
+   * once more before it ends, so it cannot miss the event it was just sent.
+   */
   #drive(
     runId: string,
-    { reportFirst = true, onEnd }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void } = {},
+    {
+      reportFirst = true,
+      onEnd,
+      readAgain = false,
+    }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void; readAgain?: boolean } = {},
   ): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
-    if (running) return running;
+    if (running) {
+      if (readAgain) this.#again.add(runId);
+      return running;
+    }
     const execution = (async () => {
       try {
         const summary = this.#store.getRun(runId)!;
         if (reportFirst) await this.#report(runId);
-        const result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
-          now: this.#now,
-          onEvent: (event) => {
-            if (!isTerminalEvent(event)) return;
-            onEnd?.(event);
-            this.#wake(runId);
-          },
-        });
+        let result: ExecuteRunResult;
+        do {
+          this.#again.delete(runId);
+          result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
+            now: this.#now,
+            onEvent: (event) => {
+              if (!isTerminalEvent(event)) return;
+              onEnd?.(event);
+              this.#wake(runId);
+            },
+          });
+        } while (this.#again.has(runId) && result.status !== "terminal");
         const wakeAt = wakeTimeAfter(result, this.#now());
         if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
         // Nothing is left to wake for (one active run per actor: the alarm was this run's).
@@ -219,6 +293,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
         throw error;
       } finally {
         this.#executions.delete(runId);
+        // Sent an event after the loop's last look: look again.
+        if (this.#again.delete(runId)) this.#drive(runId).catch(() => {});
       }
     })();
     this.#executions.set(runId, execution);

@@ -139,8 +139,139 @@ describe("buildTimeline: one row per step attempt", () => {
   ])("$name", ({ run, now, rows, outcome, axis }) => {
     const timeline = buildTimeline(run, now);
     expect(timeline.rows).toEqual(rows);
+    expect(timeline.marks).toEqual([]);
     expect(timeline.outcome).toEqual(outcome);
     expect({ start: timeline.start, end: timeline.end }).toEqual(axis);
+  });
+});
+
+describe("buildTimeline: sleeps and waits are rows of their own, events and a cancel are marks", () => {
+  const first: [string, number, Record<string, unknown>][] = [
+    created,
+    ["step_started", 1001, { step: "start", attempt: 1 }],
+  ];
+  const startDone = { step: "start", attempt: 1, start: 1001, end: 1002, outcome: "completed", nextStep: "next" };
+  const completed = (extra: Record<string, unknown>): [string, number, Record<string, unknown>] => [
+    "step_completed",
+    1002,
+    { step: "start", writes: {}, next_step: "next", ...extra },
+  ];
+  it.each([
+    {
+      name: "a sleep that is over: from the completion to the next start, with the wake time",
+      run: view("running", [
+        ...first,
+        completed({ wake_at: 2500 }),
+        ["step_started", 2503, { step: "next", attempt: 1 }],
+      ]),
+      now: 2600,
+      rows: [
+        startDone,
+        { pause: "sleep", start: 1002, end: 2503, pending: false, until: 2500, outcome: "woke" },
+        { step: "next", attempt: 1, start: 2503, end: 2600, outcome: "running" },
+      ],
+      marks: [],
+      outcome: { status: "running", at: null },
+    },
+    {
+      name: "sleeping now: the bar grows to now and keeps the wake time",
+      run: view("running", [...first, completed({ wake_at: 86_401_002 })]),
+      now: 5000,
+      rows: [startDone, { pause: "sleep", start: 1002, end: 5000, pending: true, until: 86_401_002 }],
+      marks: [],
+      outcome: { status: "running", at: null },
+    },
+    {
+      name: "a wait that got its event: the event is a mark, the next start took it",
+      run: view("completed", [
+        ...first,
+        completed({ waiting_for: "approval", timeout_at: 9000 }),
+        ["event_received", 3000, { name: "approval", payload: { by: "ada" } }],
+        ["step_started", 3001, { step: "next", attempt: 1, event_seq: 4 }],
+        ["step_completed", 3002, { step: "next", writes: {} }],
+        ["workflow_completed", 3002, { result: null }],
+      ]),
+      now: 9999,
+      rows: [
+        startDone,
+        { pause: "wait", start: 1002, end: 3001, pending: false, event: "approval", until: 9000, outcome: "received" },
+        { step: "next", attempt: 1, start: 3001, end: 3002, outcome: "completed", nextStep: undefined },
+      ],
+      marks: [{ mark: "event", at: 3000, name: "approval", payload: { by: "ada" } }],
+      outcome: { status: "completed", at: 3002, result: null },
+    },
+    {
+      name: "a wait that timed out: the next start took no event",
+      run: view("running", [
+        ...first,
+        completed({ waiting_for: "approval", timeout_at: 2002 }),
+        ["step_started", 2003, { step: "next", attempt: 1 }],
+      ]),
+      now: 2003,
+      rows: [
+        startDone,
+        { pause: "wait", start: 1002, end: 2003, pending: false, event: "approval", until: 2002, outcome: "timed_out" },
+        { step: "next", attempt: 1, start: 2003, end: 2003, outcome: "running" },
+      ],
+      marks: [],
+      outcome: { status: "running", at: null },
+    },
+    {
+      name: "waiting without a timeout, an event for later already received",
+      run: view("running", [
+        ...first,
+        ["event_received", 1001, { name: "later", payload: 1 }],
+        completed({ waiting_for: "approval" }),
+      ]),
+      now: 4000,
+      rows: [startDone, { pause: "wait", start: 1002, end: 4000, pending: true, event: "approval" }],
+      marks: [{ mark: "event", at: 1001, name: "later", payload: 1 }],
+      outcome: { status: "running", at: null },
+    },
+    {
+      name: "cancelled while asleep: the sleep ends with the run, the cancel is a mark",
+      run: view("cancelled", [
+        ...first,
+        completed({ wake_at: 86_401_002 }),
+        ["workflow_cancelled", 4000, { reason: "no longer needed" }],
+      ]),
+      now: 9999,
+      rows: [
+        startDone,
+        { pause: "sleep", start: 1002, end: 4000, pending: false, until: 86_401_002, outcome: "ended" },
+      ],
+      marks: [{ mark: "cancel", at: 4000, reason: "no longer needed" }],
+      outcome: { status: "cancelled", at: 4000, reason: "no longer needed" },
+    },
+    {
+      name: "an interrupted attempt is a failed attempt with that reason, retried",
+      run: view("running", [
+        ...first,
+        ["step_failed", 1500, { step: "start", attempt: 1, reason: "interrupted", retryable: true }],
+        ["step_started", 1501, { step: "start", attempt: 2 }],
+      ]),
+      now: 1600,
+      rows: [
+        {
+          step: "start",
+          attempt: 1,
+          start: 1001,
+          end: 1500,
+          outcome: "failed",
+          reason: "interrupted",
+          retryable: true,
+          retryWait: { start: 1500, end: 1501, pending: false },
+        },
+        { step: "start", attempt: 2, start: 1501, end: 1600, outcome: "running" },
+      ],
+      marks: [],
+      outcome: { status: "running", at: null },
+    },
+  ])("$name", ({ run, now, rows, marks, outcome }) => {
+    const timeline = buildTimeline(run, now);
+    expect(timeline.rows).toEqual(rows);
+    expect(timeline.marks).toEqual(marks);
+    expect(timeline.outcome).toEqual(outcome);
   });
 });
 

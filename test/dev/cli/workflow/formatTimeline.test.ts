@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { WorkflowRunView } from "../../../../src/engine/describeRun.ts";
-import { formatRunList, formatRunTimeline } from "../../../../src/dev/cli/workflow/formatTimeline.ts";
+import {
+  formatFollowedRow,
+  formatRunList,
+  formatRunTimeline,
+  LIST_WIDTH,
+  timelineRows,
+  type RunSummaryWithPause,
+} from "../../../../src/dev/cli/workflow/formatTimeline.ts";
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 
@@ -80,13 +87,216 @@ describe("formatRunTimeline", () => {
   });
 });
 
+/** A run view from [type, at offset, payload] rows. */
+function run(
+  status: WorkflowRunView["status"],
+  rows: [string, number, Record<string, unknown>][],
+  extra: Partial<WorkflowRunView> = {},
+): WorkflowRunView {
+  const events = rows.map(([type, at, payload], i) => ({
+    seq: i + 1,
+    type,
+    payload,
+    at: t0 + at,
+  })) as WorkflowRunView["events"];
+  return {
+    id: "run-2",
+    workflowId: "w",
+    name: "remind",
+    status,
+    createdAt: t0,
+    updatedAt: events[events.length - 1]!.at,
+    events,
+    ...extra,
+  };
+}
+
+const created: [string, number, Record<string, unknown>] = [
+  "workflow_created",
+  0,
+  { workflowName: "remind", writes: { data: null } },
+];
+
+describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () => {
+  it.each([
+    {
+      name: "a sleep between two steps: its length on the completion, how long it lasted on the next start",
+      run: run("completed", [
+        created,
+        ["step_started", 1, { step: "start", attempt: 1 }],
+        ["step_completed", 2, { step: "start", writes: {}, next_step: "nudge", wake_at: t0 + 1_502 }],
+        ["step_started", 1_510, { step: "nudge", attempt: 1 }],
+        ["step_completed", 1_511, { step: "nudge", writes: {} }],
+        ["workflow_completed", 1_511, { result: null }],
+      ]),
+      lines: {
+        3: ["step_completed", "next: nudge, sleeps 1500 ms (until +1502 ms)"],
+        4: ["step_started", "nudge", "woke after 1508 ms"],
+      },
+    },
+    {
+      name: "a wait that gets its event: the event's name and payload, and the start that took it",
+      run: run("completed", [
+        created,
+        ["step_started", 1, { step: "start", attempt: 1 }],
+        [
+          "step_completed",
+          2,
+          { step: "start", writes: {}, next_step: "approved", waiting_for: "approval", timeout_at: t0 + 60_002 },
+        ],
+        ["event_received", 900, { name: "approval", payload: { by: "ada" } }],
+        ["step_started", 901, { step: "approved", attempt: 1, event_seq: 4 }],
+        ["step_completed", 902, { step: "approved", writes: {} }],
+        ["workflow_completed", 902, { result: { by: "ada" } }],
+      ]),
+      lines: {
+        3: ['next: approved, waits for "approval" (timeout at +60.0 s)'],
+        4: ["event_received", '"approval" {"by":"ada"}'],
+        5: ['got "approval" after 899 ms'],
+      },
+    },
+    {
+      name: "a wait that times out",
+      run: run("running", [
+        created,
+        ["step_started", 1, { step: "start", attempt: 1 }],
+        [
+          "step_completed",
+          2,
+          { step: "start", writes: {}, next_step: "approved", waiting_for: "approval", timeout_at: t0 + 1_002 },
+        ],
+        ["step_started", 1_003, { step: "approved", attempt: 1 }],
+      ]),
+      lines: { 4: ["wait timed out after 1001 ms"] },
+    },
+    {
+      name: "an interrupted attempt and a retry-after",
+      run: run("running", [
+        created,
+        ["step_started", 1, { step: "start", attempt: 1 }],
+        ["step_failed", 5, { step: "start", attempt: 1, reason: "interrupted", retryable: true }],
+        ["step_started", 6, { step: "start", attempt: 2 }],
+        ["step_failed", 10, { step: "start", attempt: 2, reason: "busy", retryable: true, retry_at: t0 + 1_210 }],
+      ]),
+      lines: {
+        3: ["step_failed", "interrupted (will retry)"],
+        4: ["retry after waiting 1 ms"],
+        5: ["busy (will retry), asked to retry in 1200 ms"],
+      },
+    },
+    {
+      name: "a cancelled run: the reason on the event",
+      run: run(
+        "cancelled",
+        [
+          created,
+          ["step_started", 1, { step: "start", attempt: 1 }],
+          ["step_completed", 2, { step: "start", writes: {}, next_step: "nudge", wake_at: t0 + 86_400_002 }],
+          ["workflow_cancelled", 40, { reason: "no longer needed" }],
+        ],
+        { cancelReason: "no longer needed" },
+      ),
+      lines: { 4: ["workflow_cancelled", "reason: no longer needed"] },
+    },
+  ])("$name", ({ run: view, lines }) => {
+    const text = formatRunTimeline(view);
+    for (const [seq, parts] of Object.entries(lines)) {
+      const line = text.split("\n").find((l) => l.startsWith(`${seq} `))!;
+      for (const part of parts) expect(line, `event ${seq}`).toContain(part);
+    }
+  });
+
+  it.each([
+    {
+      name: "cancelled",
+      view: run("cancelled", [created, ["workflow_cancelled", 40, { reason: "stop" }]], { cancelReason: "stop" }),
+      heading: "cancelled after 40 ms: stop",
+    },
+    {
+      name: "sleeping",
+      view: run("running", [created], { wakeAt: Date.UTC(2026, 10, 22, 11, 0, 0) }),
+      heading: "sleeping until 2026-11-22T11:00:00Z",
+    },
+    {
+      name: "waiting",
+      view: run("running", [created], { waitingFor: { name: "approval" } }),
+      heading: 'waiting for "approval"',
+    },
+    {
+      name: "waiting with a timeout",
+      view: run("running", [created], {
+        waitingFor: { name: "approval", timeoutAt: Date.UTC(2026, 10, 22, 11, 0, 0) },
+      }),
+      heading: 'waiting for "approval" until 2026-11-22T11:00:00Z',
+    },
+    {
+      name: "running",
+      view: run("running", [created, ["step_started", 30, { step: "start", attempt: 1 }]]),
+      heading: "running for 30 ms so far",
+    },
+  ])("heads a $name run with its state", ({ view, heading }) => {
+    expect(formatRunTimeline(view).split("\n")[0]).toBe(`Run run-2 of "remind" (workflow id w), ${heading}`);
+  });
+
+  it("follows a run with the same rows, one line each, in fixed columns", () => {
+    const rows = timelineRows(retried);
+    expect(rows).toHaveLength(retried.events.length);
+    expect(formatFollowedRow(rows[2]!)).toBe(
+      "3     +35 ms     step_failed         start         1        30 ms      card declined (will retry)",
+    );
+  });
+});
+
 describe("formatRunList", () => {
-  it("prints one row per run and says so when nothing matches", () => {
+  const summary = (over: Partial<RunSummaryWithPause>): RunSummaryWithPause => ({
+    id: `${"3f2a9c1d".padEnd(64, "0")}.order-42`,
+    workflowId: "order-42",
+    name: "checkout",
+    status: "running",
+    createdAt: t0,
+    updatedAt: t0 + 1000,
+    ...over,
+  });
+
+  it("says so when nothing matches", () => {
     expect(formatRunList([])).toBe("No workflow runs match.\n");
+  });
+
+  it.each([
+    {
+      name: "running",
+      run: summary({}),
+      cells: ["3f2a9c1d ", "checkout", "running", "2026-11-22T10:00:00Z", "2026-11-22T10:00:01Z"],
+    },
+    {
+      name: "sleeping",
+      run: summary({ wakeAt: Date.UTC(2026, 10, 22, 12, 30, 5) }),
+      cells: ["sleeping", "until 12:30:05Z"],
+    },
+    { name: "waiting", run: summary({ waitingFor: { name: "approval" } }), cells: ["waiting", "for approval"] },
+    { name: "cancelled", run: summary({ status: "cancelled" }), cells: ["cancelled"] },
+    { name: "failed", run: summary({ status: "failed" }), cells: ["failed"] },
+  ])("shows a $name run", ({ run: row, cells }) => {
+    const line = formatRunList([row]).split("\n")[1]!;
+    for (const cell of cells) expect(line).toContain(cell);
+  });
+
+  it("fits 100 columns with the longest names, ids and waits, and says how to see whole ids", () => {
     const out = formatRunList([
-      { id: "run-1", workflowId: "w", name: "checkout", status: "running", createdAt: t0, updatedAt: t0 },
+      summary({ name: "w".repeat(64), waitingFor: { name: "e".repeat(100) } }),
+      summary({ name: "x".repeat(64), status: "cancelled", id: "f".repeat(200) }),
+      summary({ wakeAt: t0 + 5000 }),
     ]);
-    expect(out).toContain("run-1");
-    expect(out).toContain("running");
+    for (const line of out.split("\n")) expect(line.length, line).toBeLessThanOrEqual(LIST_WIDTH);
+    expect(out).toContain("w".repeat(17) + "…");
+    expect(out).toContain("--full");
+  });
+
+  it("--full shows whole ids and names", () => {
+    const long = summary({ name: "w".repeat(64) });
+    const out = formatRunList([long], { full: true });
+    expect(out).toContain(long.id);
+    expect(out).toContain(long.name);
+    expect(out).not.toContain("--full");
   });
 });

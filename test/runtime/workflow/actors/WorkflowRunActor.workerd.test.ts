@@ -533,26 +533,25 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
       },
       { backoff: { initialMS: 300, jitter: 0 } },
     );
-    workflow(
-      "crash.orphan",
-      {
-        start: async (ctx) => {
-          note(ctx);
-          return { step: "hang" };
-        },
-        // Attempt 1 never settles (its executor dies with it); attempt 2 answers at once.
-        hang: async (ctx) => {
-          note(ctx);
-          if (ctx.attempt === 1) await new Promise<never>(() => {});
-          return { step: "finish" };
-        },
-        finish: async (ctx) => {
-          note(ctx);
-          return { done: true, result: "recovered" };
-        },
+    const orphan = {
+      start: async (ctx: StepCall) => {
+        note(ctx);
+        return { step: "hang" };
       },
-      { stepTimeoutMS: 1500, backoff: { initialMS: 10, jitter: 0 } },
-    );
+      // Attempt 1 never settles (its executor dies with it); attempt 2 answers at once.
+      hang: async (ctx: StepCall) => {
+        note(ctx);
+        if (ctx.attempt === 1) await new Promise<never>(() => {});
+        return { step: "finish" };
+      },
+      finish: async (ctx: StepCall) => {
+        note(ctx);
+        return { done: true as const, result: "recovered" };
+      },
+    };
+    // A step timeout of a minute: a test passes in time only if the interruption is recorded at once.
+    workflow("crash.orphan.slow", orphan, { stepTimeoutMS: 60_000, backoff: { initialMS: 10, jitter: 0 } });
+    workflow("crash.orphan.last", orphan, { stepTimeoutMS: 60_000, maxAttempts: 1 });
   });
 
   it("a graceful eviction waits for the step in flight; the run then continues from storage in a fresh instance", async () => {
@@ -603,88 +602,69 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
     expectWellFormed(events);
   });
 
-  it("crashed mid-step: the orphaned step_started becomes step_failed{timeout} at stepTimeoutMS by the alarm, is retried, and the run completes", {
-    timeout: 20_000,
-  }, async () => {
-    const run = await workflow.start("crash.orphan", null, { id: "crash-1" });
-    const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
+  const interruptedShape = [
+    "workflow_created",
+    "step_started(start,1)",
+    "step_completed(start->hang)",
+    "step_started(hang,1)",
+    "step_failed(hang,1,interrupted,retryable)",
+    "step_started(hang,2)",
+    "step_completed(hang->finish)",
+    "step_started(finish,1)",
+    "step_completed(finish)",
+    "workflow_completed",
+  ];
+
+  it("crashed mid-step: the restarted actor records the orphaned attempt at once as step_failed{interrupted} (no wait for stepTimeoutMS), retries it, and the run completes", async () => {
+    const run = await workflow.start("crash.orphan.slow", null, { id: "crash-1" });
+    await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     // A hard reset, as a deploy or a machine loss would do: the in-memory execution is gone.
     await abortAllDurableObjects();
-    expect(shape(await actorLog(run.id))).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->hang)",
-      "step_started(hang,1)",
-    ]);
-
-    const events = await waitForLog(run.id, isTerminal, 15_000);
-    expect(shape(events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->hang)",
-      "step_started(hang,1)",
-      "step_failed(hang,1,timeout,retryable)",
-      "step_started(hang,2)",
-      "step_completed(hang->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
-    // Recorded no earlier than the step's timeout.
-    expect(events[4]!.at - orphaned[3]!.at).toBeGreaterThanOrEqual(1500);
+    // The first touch starts a fresh instance, which cannot be running that attempt: a Durable Object is single-instance.
+    const events = await waitForLog(run.id, isTerminal);
+    expect(shape(events)).toEqual(interruptedShape);
+    expect(events[4]!.payload).toEqual({ step: "hang", attempt: 1, reason: "interrupted", retryable: true });
     expectWellFormed(events);
     expect(invocations).toEqual(["crash-1:start#1", "crash-1:hang#1", "crash-1:hang#2", "crash-1:finish#1"]);
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: "recovered" });
   });
 
-  it("crashed mid-step with no alarm left (its retries spent): nothing moves it until the sweep finds the timeout, then it completes", {
-    timeout: 20_000,
-  }, async () => {
-    const run = await workflow.start("crash.orphan", null, { id: "crash-2" });
-    const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
+  it("crashed mid-step on its last attempt: the interruption fails the run at once and the index hears of it", async () => {
+    const run = await workflow.start("crash.orphan.last", null, { id: "crash-last" });
+    await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
-    await runInDurableObject(stubOf(run.id), (_instance, state) => state.storage.deleteAlarm());
-
-    await new Promise((resolve) => setTimeout(resolve, 1600 - (testClock() - orphaned[3]!.at)));
-    expect(shape(await actorLog(run.id)).at(-1)).toBe("step_started(hang,1)");
-    expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 1 workflow(s)");
     const events = await waitForLog(run.id, isTerminal);
     expect(shape(events).slice(3)).toEqual([
       "step_started(hang,1)",
-      "step_failed(hang,1,timeout,retryable)",
-      "step_started(hang,2)",
-      "step_completed(hang->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
+      "step_failed(hang,1,interrupted,final)",
+      "workflow_failed",
     ]);
+    expect(events.at(-1)!.payload).toEqual({ reason: "interrupted", cause: "attempts_exhausted" });
+    await vi.waitFor(async () => expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ status: "failed" }));
+  });
+
+  it("crashed mid-step, its alarm lost too: the interruption is recorded at once and the sweep re-enqueues the retry", async () => {
+    const run = await workflow.start("crash.orphan.slow", null, { id: "crash-2" });
+    await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
+    await abortAllDurableObjects();
+    // The fresh instance records the interruption and arms its alarm before anything else reaches it; lose that alarm.
+    await runInDurableObject(stubOf(run.id), (_instance, state) => state.storage.deleteAlarm());
+    expect(shape(await actorLog(run.id)).at(-1)).toBe("step_failed(hang,1,interrupted,retryable)");
+    expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 1 workflow(s)");
+    const events = await waitForLog(run.id, isTerminal);
+    expect(shape(events)).toEqual(interruptedShape);
     expectWellFormed(events);
     expect(invocations).toEqual(["crash-2:start#1", "crash-2:hang#1", "crash-2:hang#2", "crash-2:finish#1"]);
   });
 
-  it("crashed mid-step with no alarm left, swept before stepTimeoutMS: not stuck yet, but recover arms the step's timeout, which the alarm then records", {
-    timeout: 20_000,
-  }, async () => {
-    const run = await workflow.start("crash.orphan", null, { id: "crash-3" });
-    const orphaned = await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
+  it("crashed mid-step and first reached by the recovery sweep (as `platform dev` sweeps at start-up): the sweep's touch restarts the actor, which records the interruption and drives the run on", async () => {
+    const run = await workflow.start("crash.orphan.slow", null, { id: "crash-3" });
+    await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
     await abortAllDurableObjects();
-    await runInDurableObject(stubOf(run.id), (_instance, state) => state.storage.deleteAlarm());
-
+    // Driven by the alarm the fresh instance armed, not re-enqueued by the sweep.
     expect(await sweepStuckRuns(actorEnv)).toBe("Re-enqueued 0 workflow(s)");
-    expect(shape(await actorLog(run.id)).at(-1)).toBe("step_started(hang,1)");
-    expect(await actorAlarm(run.id)).toBe(orphaned[3]!.at + 1500);
-
     const events = await waitForLog(run.id, isTerminal);
-    expect(shape(events).slice(3)).toEqual([
-      "step_started(hang,1)",
-      "step_failed(hang,1,timeout,retryable)",
-      "step_started(hang,2)",
-      "step_completed(hang->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
-    expect(events[4]!.at - orphaned[3]!.at).toBeGreaterThanOrEqual(1500);
+    expect(shape(events)).toEqual(interruptedShape);
     expectWellFormed(events);
     expect(invocations).toEqual(["crash-3:start#1", "crash-3:hang#1", "crash-3:hang#2", "crash-3:finish#1"]);
   });

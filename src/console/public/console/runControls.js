@@ -1,0 +1,128 @@
+// @ts-check
+// What a person can do to one run from its page (beyond the spec): cancel it
+// while it runs, send the event it waits for, start it again with the same
+// data. Each acts through the API worker's routes, as the CLI does.
+import { appendTo, el, field } from "./dom.js";
+
+/**
+ * @typedef {{
+ *   api: (method: string, path: string, body?: unknown) => Promise<any>,
+ *   errorText: (error: unknown) => string,
+ *   announce: (message: string) => void,
+ *   runHref: (runId: string) => string,
+ *   refresh: () => void,
+ * }} RunControlsContext
+ */
+
+/** Which controls a view needs; the section is redrawn only when this changes, so typing is never lost. @param {any} view */
+export function runControlsKey(view) {
+  return `${view.status}|${view.waitingFor?.name ?? ""}`;
+}
+
+/** The data the run started with (its workflow_created event's `writes.data`). @param {any} view */
+export function startDataOf(view) {
+  const created = view.events.find((/** @type {any} */ e) => e.type === "workflow_created");
+  return created?.payload?.writes?.data ?? null;
+}
+
+/**
+ * @param {HTMLElement} section @param {string} slug @param {any} view @param {RunControlsContext} context
+ */
+export function renderRunControls(section, slug, view, context) {
+  const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
+  section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
+  if (view.status === "running") {
+    if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
+    section.append(cancelForm(runPath, context));
+  }
+  section.append(runAgainForm(slug, view, context));
+}
+
+/** @param {string} runPath @param {RunControlsContext} context */
+function cancelForm(runPath, context) {
+  const error = el("p", { class: "error", role: "alert" });
+  const form = el(
+    "form",
+    { id: "cancel-run" },
+    field("Reason (optional)", el("input", { name: "reason", maxlength: "500", autocomplete: "off" })),
+    el("button", { type: "submit" }, "Cancel run"),
+    error,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const reason = String(new FormData(form).get("reason") ?? "").trim();
+    error.textContent = "";
+    try {
+      await context.api("POST", `${runPath}/cancel`, reason ? { reason } : {});
+      context.announce("The run was cancelled.");
+      context.refresh();
+    } catch (cancelError) {
+      error.textContent = context.errorText(cancelError);
+    }
+  });
+  return form;
+}
+
+/** @param {string} runPath @param {any} view @param {RunControlsContext} context */
+function sendEventForm(runPath, view, context) {
+  const error = el("p", { class: "error", role: "alert" });
+  const form = el(
+    "form",
+    { id: "send-event" },
+    field(
+      "Event name",
+      el("input", { name: "name", maxlength: "100", autocomplete: "off", required: "", value: view.waitingFor.name }),
+    ),
+    field("Payload (JSON)", el("textarea", { name: "payload", rows: "3", cols: "50", spellcheck: "false" }, "{}")),
+    el("button", { type: "submit" }, "Send event"),
+    error,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const values = new FormData(form);
+    error.textContent = "";
+    let payload;
+    try {
+      payload = JSON.parse(String(values.get("payload") ?? ""));
+    } catch (parseError) {
+      error.textContent = `Payload must be JSON: ${context.errorText(parseError)}`;
+      return;
+    }
+    const name = String(values.get("name") ?? "");
+    try {
+      await context.api("POST", `${runPath}/events`, { name, payload });
+      context.announce(`Event "${name}" sent.`);
+      context.refresh();
+    } catch (sendError) {
+      error.textContent = context.errorText(sendError);
+    }
+  });
+  return appendTo(el("div", {}, el("p", {}, `This run waits for the event "${view.waitingFor.name}".`)), form);
+}
+
+/** @param {string} slug @param {any} view @param {RunControlsContext} context */
+function runAgainForm(slug, view, context) {
+  const error = el("p", { class: "error", role: "alert" });
+  const form = el(
+    "form",
+    { id: "run-again" },
+    el("button", { type: "submit" }, "Run again"),
+    el("span", { class: "meta" }, ` a new run of ${view.name} with the same data`),
+    error,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    try {
+      const started = await context.api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
+        name: view.name,
+        data: startDataOf(view),
+      });
+      context.announce("A new run started.");
+      location.hash = context.runHref(started.runId);
+    } catch (startError) {
+      error.textContent = context.errorText(startError);
+    }
+  });
+  return form;
+}
