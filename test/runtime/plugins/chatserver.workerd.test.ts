@@ -2,12 +2,14 @@
 // server triggers a command, the plugin dispatches it to a real project worker
 // (the entry wrapper), the handler registered with chatserver.onCommand answers
 // with chatserver.reply through the plugin's proxy route, and the fake sees the edit.
+// Messages come over the fake's Gateway through the plugin's relay.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createFakeChatServer, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ChatServerEnv } from "../../../src/platform/plugins/chatserver/env.ts";
 import plugin from "../../../src/platform/plugins/chatserver/index.ts";
+import { relayConnection } from "../../../src/platform/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
 import {
@@ -79,6 +81,14 @@ function setup(row: ProjectRow) {
     fake,
     projectEnv,
     projectFetcher,
+    /** The plugin's Gateway relay (what the GatewayRelay actor runs), connected to the fake. */
+    async relay() {
+      const relay = relayConnection(penv, [0, 1], { load: async () => null, save: async () => {} });
+      await relay.start();
+      for (let i = 0; i < 20 && relay.status().phase !== "ready"; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(relay.status().phase).toBe("ready");
+      return relay;
+    },
     trigger: (body: Record<string, unknown>) =>
       fake.fetch(new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify(body) })),
     async settle() {
@@ -137,12 +147,16 @@ describe("chatserver runtime", () => {
     expect(contents).toContain("and one more thing");
   });
 
-  it("a message event reaches onEvent; sendMessage and editMessage reach the channel", async () => {
+  it("a message over the Gateway reaches onEvent through the relay; sendMessage and editMessage reach the channel", async () => {
     const w = setup(row);
     w.fake.state().installedGuilds.add(TEST_GUILD.id);
+    const relay = await w.relay();
     const res = await w.trigger({ kind: "message", guildId: TEST_GUILD.id, text: "ping" });
-    expect(((await res.json()) as { status: number }).status).toBe(204);
+    expect(await res.json()).toMatchObject({ delivered: "gateway", live: 1 });
+    for (let i = 0; i < 20 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await relay.settled();
     await w.settle();
+    relay.shutdown();
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "message", content: "ping", channelId: TEST_GUILD.channels[0] });
     const contents = [...new Set(w.fake.state().messages.values())].map((m) => m.content);

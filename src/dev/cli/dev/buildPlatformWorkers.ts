@@ -20,6 +20,12 @@ export const PLATFORM_WORKERS = {
 
 export type PlatformWorkerName = keyof typeof PLATFORM_WORKERS;
 
+/** The actor classes a plugin or fake worker exports beside its default handler (Miniflare binds them by name). */
+const EXPORTED_CLASSES: Partial<Record<PlatformWorkerName, string[]>> = {
+  pluginChatserver: ["GatewayRelay"],
+  fakeChatserver: ["FakeChatServerState"],
+};
+
 /** Bundles each platform worker into `outDir/<name>.js`, as wrangler would for a deploy. */
 export async function buildPlatformWorkers(outDir: string): Promise<Record<PlatformWorkerName, string>> {
   const out = {} as Record<PlatformWorkerName, string>;
@@ -28,13 +34,13 @@ export async function buildPlatformWorkers(outDir: string): Promise<Record<Platf
       const outfile = path.join(outDir, `${name}.js`);
       const entryPath = path.join(REPO_ROOT, entry);
       // workerd refuses a module export that is not a handler or a class (the email plugin exports PLUGIN_ID):
-      // plugin and fake workers export only their default handler.
+      // plugin and fake workers export only their default handler and their actor classes.
       const onlyDefault = name.startsWith("plugin") || name.startsWith("fake");
       await esbuild.build({
         ...(onlyDefault
           ? {
               stdin: {
-                contents: `export { default } from ${JSON.stringify(entryPath)};`,
+                contents: `export { ${["default", ...(EXPORTED_CLASSES[name as PlatformWorkerName] ?? [])].join(", ")} } from ${JSON.stringify(entryPath)};`,
                 resolveDir: path.dirname(entryPath),
                 loader: "ts" as const,
               },

@@ -17,11 +17,16 @@
  *   GET  /api/v10/channels/{channel}                            (Bot auth)
  *   POST /api/v10/channels/{channel}/messages                   (Bot auth)
  *   PATCH /api/v10/channels/{channel}/messages/{message}        (Bot auth)
+ *   GET  /api/v10/gateway/bot                                   (Bot auth) { url, shards: 1, session_start_limit }
+ *   GET  /gateway?v=10&encoding=json  (Upgrade: websocket)      the Gateway (fakeGateway.ts)
  * Test switches (not Discord):
  *   POST /__fake/trigger   { kind: "command"|"message"|"reaction", guildId, name?, text?, channelId?, deliveries? }
- *                          signs an interaction (command) or an event envelope (message / reaction; Discord
- *                          delivers those over the Gateway, which we replace by signed JSON POSTs) with the
- *                          fake's Ed25519 key, POSTs it to the plugin's webhook URL and returns what it answered
+ *                          a command: signs an interaction with the fake's Ed25519 key, POSTs it to the plugin's
+ *                          webhook URL and returns what it answered; a message / reaction: publishes
+ *                          MESSAGE_CREATE / MESSAGE_REACTION_ADD on the Gateway (the only way the real one
+ *                          delivers them) and returns { payload, delivered: "gateway", sessions, live }
+ *   POST /__fake/gateway/drop | reconnect | invalid-session { resumable? } | withhold-acks   (fakeGateway.ts)
+ *   GET  /__fake/gateway   sessions, live connections, identifies, what the Gateway saw
  *   POST /__fake/rate-limit { count, retryAfter? }  the next `count` REST calls answer 429 with Retry-After
  *   GET  /__fake/recorded  every API call received: { method, path, auth, body, status }
  *   GET  /__fake/state     guilds, installs, commands, messages
@@ -31,6 +36,7 @@ import { signEd25519 } from "../../../core/crypto/ed25519.ts";
 import { randomHex } from "../../../core/crypto/encoding.ts";
 import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
+import { createFakeGateway } from "./fakeGateway.ts";
 
 export interface FakeGuild {
   id: string;
@@ -65,6 +71,8 @@ export interface FakeChatServerConfig {
   /** Redirect URIs registered for the client; empty = any http(s) URI. */
   redirectUris?: string[];
   guilds?: FakeGuild[];
+  /** The Gateway's HELLO heartbeat_interval (default 41250 ms, as Discord's; tests shorten it). */
+  gatewayHeartbeatMs?: number;
   /** How the fake reaches the plugin (default: global fetch). */
   deliver?: (request: Request) => Promise<Response>;
   now?: () => number;
@@ -130,6 +138,12 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
   const guilds = config.guilds ?? [TEST_GUILD, OTHER_GUILD];
   const now = config.now ?? Date.now;
   const deliver = config.deliver ?? ((request: Request) => fetch(request));
+  const gateway = createFakeGateway({
+    baseUrl: config.baseUrl,
+    botToken: config.botToken,
+    applicationId: config.applicationId,
+    ...(config.gatewayHeartbeatMs ? { heartbeatIntervalMs: config.gatewayHeartbeatMs } : {}),
+  });
 
   let codes = new Map<string, IssuedCode>();
   let accessTokens = new Map<string, { guildId: string; refreshToken: string }>();
@@ -149,6 +163,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     messages = new Map();
     recorded = [];
     rateLimit = { remaining: 0, retryAfter: 1 };
+    gateway.reset();
   }
 
   const guildById = (id: string) => guilds.find((g) => g.id === id);
@@ -482,6 +497,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return Response.json({ id: seg[1], type: 0, guild_id: guild.id, name: "general" });
     }
 
+    // Where the Gateway is (Bot auth).
+    if (seg[0] === "gateway" && seg[1] === "bot" && seg.length === 2 && method === "GET") {
+      if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
+      return Response.json(gateway.gatewayBot());
+    }
+
     // Channel messages (Bot auth).
     if (seg[0] === "channels" && seg[2] === "messages" && (seg.length === 3 || seg.length === 4)) {
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
@@ -528,6 +549,30 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   }
 
   // ------------------------------------------------------------------ trigger
+
+  /** A user's message or reaction in a server: a Gateway dispatch, as the real chat server sends it. */
+  function publishEvent(kind: "message" | "reaction", guildId: string, channelId: string, text: string) {
+    const t = kind === "message" ? "MESSAGE_CREATE" : "MESSAGE_REACTION_ADD";
+    const d =
+      kind === "message"
+        ? {
+            id: snowflake(),
+            channel_id: channelId,
+            guild_id: guildId,
+            author: TEST_USER,
+            content: text,
+            timestamp: new Date(now()).toISOString(),
+          }
+        : {
+            user_id: TEST_USER.id,
+            channel_id: channelId,
+            message_id: snowflake(),
+            guild_id: guildId,
+            emoji: { id: null, name: text || "👍" },
+          };
+    const published = gateway.publish(t, d);
+    return { payload: { op: 0, t, d }, delivered: "gateway", sessions: published.sessions, live: published.live };
+  }
 
   async function trigger(request: Request): Promise<Response> {
     let input: {
@@ -582,34 +627,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         guild_locale: "en-US",
       };
     } else if (input.kind === "message" || input.kind === "reaction") {
-      const data =
-        input.kind === "message"
-          ? {
-              id: snowflake(),
-              channel_id: channelId,
-              guild_id: guildId,
-              author: TEST_USER,
-              content: text,
-              timestamp: new Date(now()).toISOString(),
-            }
-          : {
-              user_id: TEST_USER.id,
-              channel_id: channelId,
-              message_id: snowflake(),
-              guild_id: guildId,
-              emoji: { id: null, name: text || "👍" },
-            };
-      payload = {
-        version: 1,
-        application_id: config.applicationId,
-        type: 1,
-        id: snowflake(),
-        event: {
-          type: input.kind === "message" ? "MESSAGE_CREATE" : "MESSAGE_REACTION_ADD",
-          timestamp: new Date(now()).toISOString(),
-          data,
-        },
-      };
+      return Response.json(publishEvent(input.kind, guildId, channelId, text));
     } else {
       return Response.json({ error: 'kind must be "command", "message" or "reaction"' }, { status: 400 });
     }
@@ -664,6 +682,26 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     });
   }
 
+  // ------------------------------------------------------------------ gateway switches
+
+  async function gatewaySwitch(request: Request, path: string): Promise<Response> {
+    if (path === "/__fake/gateway" && request.method === "GET") return Response.json(gateway.state());
+    if (request.method !== "POST") return new Response("Not found", { status: 404 });
+    const switches: Record<string, () => Promise<void> | void> = {
+      "/__fake/gateway/drop": gateway.drop,
+      "/__fake/gateway/reconnect": gateway.reconnect,
+      "/__fake/gateway/withhold-acks": gateway.withholdAcks,
+      "/__fake/gateway/invalid-session": async () => {
+        const body = (await request.json().catch(() => ({}))) as { resumable?: unknown };
+        gateway.invalidSession(body.resumable === true);
+      },
+    };
+    const run = switches[path];
+    if (!run) return new Response("Not found", { status: 404 });
+    await run();
+    return new Response(null, { status: 204 });
+  }
+
   // ------------------------------------------------------------------ entry
 
   async function handle(request: Request): Promise<Response> {
@@ -671,6 +709,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const path = url.pathname;
     if (path.startsWith("/__fake/")) {
       if (path === "/__fake/trigger" && request.method === "POST") return trigger(request);
+      if (path.startsWith("/__fake/gateway")) return gatewaySwitch(request, path);
       if (path === "/__fake/recorded") return Response.json(recorded);
       if (path === "/__fake/reset" && request.method === "POST") {
         reset();
@@ -697,6 +736,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       }
       return new Response("Not found", { status: 404 });
     }
+    if (path === "/gateway" || path === "/gateway/") return gateway.upgrade(request);
     if (path === "/oauth2/authorize") {
       if (request.method === "GET") return authorizePage(url);
       if (request.method === "POST") return authorizeAnswer(request);
@@ -732,6 +772,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     reset,
     recorded: () => recorded,
     state: () => ({ installedGuilds, commands, messages, interactions }),
+    gateway,
   };
 }
 

@@ -5,9 +5,13 @@
  *   CHATSERVER_SIGNING_SEED  Ed25519 seed (hex); the plugin's CHATSERVER_PUBLIC_KEY is its public key
  *   CHATSERVER_WEBHOOK_URL   the plugin's POST /webhook URL
  *   CHATSERVER_REDIRECT_URIS optional, comma-separated registered redirect URIs
+ *   CHATSERVER_GATEWAY_HEARTBEAT_MS optional, the Gateway's heartbeat interval (default 41250)
  * Optional service binding PLUGIN: deliver webhooks through it instead of the network.
- * State is in memory (one isolate); POST /__fake/reset clears it.
+ * Every request is served by one `FakeChatServerState` actor (binding FAKE_STATE): the Gateway's sockets
+ * must stay in one I/O context, which a plain worker's requests do not share. State is in its memory;
+ * POST /__fake/reset clears it.
  */
+import { DurableObject } from "cloudflare:workers";
 import { createFakeChatServer, type FakeChatServer } from "./fakeChatServer.ts";
 
 export interface FakeChatServerEnv {
@@ -19,32 +23,42 @@ export interface FakeChatServerEnv {
   CHATSERVER_SIGNING_SEED: string;
   CHATSERVER_WEBHOOK_URL: string;
   CHATSERVER_REDIRECT_URIS?: string;
+  CHATSERVER_GATEWAY_HEARTBEAT_MS?: string;
   PLUGIN?: Fetcher;
+  FAKE_STATE: DurableObjectNamespace<FakeChatServerState>;
 }
 
-let instance: { env: FakeChatServerEnv; fake: FakeChatServer } | null = null;
+/** The fake configured by the worker's vars. */
+export function fakeFromEnv(env: FakeChatServerEnv): FakeChatServer {
+  const plugin = env.PLUGIN;
+  const heartbeat = Number(env.CHATSERVER_GATEWAY_HEARTBEAT_MS);
+  return createFakeChatServer({
+    baseUrl: env.FAKE_BASE_URL,
+    applicationId: env.CHATSERVER_APPLICATION_ID,
+    clientId: env.CHATSERVER_CLIENT_ID,
+    clientSecret: env.CHATSERVER_CLIENT_SECRET,
+    botToken: env.CHATSERVER_BOT_TOKEN,
+    signingSeed: env.CHATSERVER_SIGNING_SEED,
+    webhookUrl: env.CHATSERVER_WEBHOOK_URL,
+    redirectUris: env.CHATSERVER_REDIRECT_URIS?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    ...(heartbeat > 0 ? { gatewayHeartbeatMs: heartbeat } : {}),
+    ...(plugin ? { deliver: (r: Request) => plugin.fetch(r) } : {}),
+  });
+}
+
+/** The one actor that holds the fake (and its Gateway's sockets). */
+export class FakeChatServerState extends DurableObject<FakeChatServerEnv> {
+  private readonly fake = fakeFromEnv(this.env);
+
+  override fetch(request: Request): Promise<Response> {
+    return this.fake.fetch(request);
+  }
+}
 
 export default {
   fetch(request: Request, env: FakeChatServerEnv): Promise<Response> {
-    if (!instance || instance.env !== env) {
-      const plugin = env.PLUGIN;
-      instance = {
-        env,
-        fake: createFakeChatServer({
-          baseUrl: env.FAKE_BASE_URL,
-          applicationId: env.CHATSERVER_APPLICATION_ID,
-          clientId: env.CHATSERVER_CLIENT_ID,
-          clientSecret: env.CHATSERVER_CLIENT_SECRET,
-          botToken: env.CHATSERVER_BOT_TOKEN,
-          signingSeed: env.CHATSERVER_SIGNING_SEED,
-          webhookUrl: env.CHATSERVER_WEBHOOK_URL,
-          redirectUris: env.CHATSERVER_REDIRECT_URIS?.split(",")
-            .map((s) => s.trim())
-            .filter(Boolean),
-          ...(plugin ? { deliver: (r: Request) => plugin.fetch(r) } : {}),
-        }),
-      };
-    }
-    return instance.fake.fetch(request);
+    return env.FAKE_STATE.get(env.FAKE_STATE.idFromName("fake")).fetch(request);
   },
 };

@@ -1,4 +1,5 @@
 import type { PluginEnv } from "../shared/pluginEnv.ts";
+import type { GatewayRelay } from "./gatewayRelay/GatewayRelay.ts";
 
 /** Bindings of the chat-server plugin worker (see wrangler.toml beside this file). */
 export interface ChatServerEnv extends PluginEnv {
@@ -18,6 +19,10 @@ export interface ChatServerEnv extends PluginEnv {
   CHATSERVER_PERMISSIONS?: string;
   /** Optional: another way to reach the chat server (tests: the fake in-process). */
   CHATSERVER_FETCH?: { fetch(request: Request): Promise<Response> };
+  /** The `GatewayRelay` actors (this worker's class) that hold the bot's Gateway connection; absent in some tests. */
+  GATEWAY_RELAY?: DurableObjectNamespace<GatewayRelay>;
+  /** Optional: how many Gateway shards (one relay each; default 1). */
+  CHATSERVER_GATEWAY_SHARDS?: string;
   /** Optional: what the bot's rate gate reads the time from (tests: a clock they move); `Date.now` otherwise. */
   CHATSERVER_CLOCK?: () => number;
 }

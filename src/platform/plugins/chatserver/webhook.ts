@@ -7,12 +7,12 @@
  *   deferred response (type 5, well inside the 3 s deadline), and dispatched
  *   to the project's `/__plugin/chatserver` in `ctx.waitUntil`. The project
  *   answers with `chatserver.reply` (edits the deferred "thinking…" message).
- * - Events (messages, reactions): Discord delivers these over the Gateway
- *   websocket, which a Worker cannot hold; the platform takes them as signed
- *   JSON envelopes on this same endpoint, shaped like Discord's webhook events
- *   `{ version, application_id, type: 0 (PING) | 1, id, event: { type:
- *   "MESSAGE_CREATE" | "MESSAGE_REACTION_ADD", timestamp, data } }` (the local
- *   fake sends exactly these; a Gateway relay would too). Answered 204.
+ * - Events (messages, reactions): the chat server delivers these only over its
+ *   Gateway, which the relay actor holds (gatewayRelay/); each is handled by
+ *   chatEvents.ts. This endpoint also takes them as signed JSON envelopes shaped
+ *   like Discord's webhook events `{ version, application_id, type: 0 (PING) |
+ *   1, id, event: { type: "MESSAGE_CREATE" | "MESSAGE_REACTION_ADD", timestamp,
+ *   data } }` (beyond the spec: another relay may post them). Answered 204.
  *
  * Refusals, with nothing dispatched: over 1 MB → 413; unsigned, forged, stale
  * → 401; not JSON → 400; unknown shape → 400; a server no project claimed → 404.
@@ -20,34 +20,19 @@
 import { PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "../../../core/crypto/ed25519.ts";
-import {
-  CHAT_ID,
-  type ChatCommandDispatchEvent,
-  type ChatEventKind,
-  type ChatMessageDispatchEvent,
-  type ChatReactionDispatchEvent,
-} from "../../../contracts/chatServerEvents.ts";
-import { toPluginProject, type PluginDispatch, type PluginUser } from "../../../contracts/pluginDispatch.ts";
+import { CHAT_ID, type ChatCommandDispatchEvent } from "../../../contracts/chatServerEvents.ts";
+import type { PluginDispatch, PluginUser } from "../../../contracts/pluginDispatch.ts";
 import { claimEvent } from "../../db/eventDedupe.ts";
 import type { ProjectRow } from "../../db/projectsTable.ts";
 import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { deliverDispatch } from "../shared/deliverDispatch.ts";
-import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
 import { callChatServer } from "./chatServerApi.ts";
+import { EVENT_KINDS, receiveChatEvent } from "./chatEvents.ts";
+import { addressedTo, str, userOf } from "./dispatchAddress.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { sealReplyToken } from "./replyToken.ts";
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
-
-/** Discord event names → the kinds `chatserver.onEvent` takes. */
-export const EVENT_KINDS: Record<string, ChatEventKind> = {
-  MESSAGE_CREATE: "message",
-  MESSAGE_REACTION_ADD: "reaction",
-};
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
 
 function notConnected(guildId: string): PlatformError {
   return new PlatformError(
@@ -136,52 +121,18 @@ async function handleEvent(
   if (body.type !== 1 || !event || typeof event !== "object") {
     throw new PlatformError("invalid_input", "An event envelope needs type 1 and an event object.");
   }
-  const kind = EVENT_KINDS[String(event.type)];
-  if (!kind) return new Response(null, { status: 204 }); // an event nobody subscribes to
+  if (!EVENT_KINDS[String(event.type)]) return new Response(null, { status: 204 }); // an event nobody subscribes to
   const data = (event.data ?? {}) as Record<string, unknown>;
-  const guildId = str(data.guild_id);
   const deliveryId = str(body.id);
-  if (!guildId || !deliveryId)
+  if (!str(data.guild_id) || !deliveryId)
     throw new PlatformError("invalid_input", "An event needs an envelope id and data.guild_id.");
-  const author = data.author as Record<string, unknown> | undefined;
-  if (kind === "message" && author?.bot === true) return new Response(null, { status: 204 }); // never loop on bots
-  const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
-  if (!owner) throw notConnected(guildId);
-  if (!(await claimEvent(env.DB, PLUGIN_ID, `event:${deliveryId}`))) return new Response(null, { status: 204 });
-
-  const userId = kind === "message" ? str(author?.id) : str(data.user_id);
-  const user: PluginUser | undefined =
-    kind === "message" && author && userId ? userOf(author) : userId ? { id: userId } : undefined;
-  const payload: PluginDispatch = {
-    kind: "event",
-    name: kind,
-    event:
-      kind === "message"
-        ? ({
-            type: kind,
-            id: str(data.id) ?? null,
-            channelId: str(data.channel_id) ?? null,
-            guildId,
-            content: str(data.content) ?? "",
-            timestamp: str(event.timestamp) ?? null,
-          } satisfies ChatMessageDispatchEvent)
-        : ({
-            type: kind,
-            messageId: str(data.message_id) ?? null,
-            channelId: str(data.channel_id) ?? null,
-            guildId,
-            emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
-            timestamp: str(event.timestamp) ?? null,
-          } satisfies ChatReactionDispatchEvent),
-    ...(await addressedTo(env, owner.project, guildId, user)),
-  };
-  ctx.waitUntil(deliver(env, owner.project, `event:${deliveryId}`, payload, null));
+  const receipt = await receiveChatEvent(env, {
+    id: deliveryId,
+    event: { type: String(event.type), timestamp: event.timestamp, data },
+  });
+  if (receipt.outcome === "not_connected") throw notConnected(receipt.guildId);
+  if (receipt.outcome === "accepted") ctx.waitUntil(receipt.deliver());
   return new Response(null, { status: 204 });
-}
-
-function userOf(raw: Record<string, unknown>): PluginUser {
-  const name = str(raw.global_name) ?? str(raw.username);
-  return { id: String(raw.id), ...(name ? { name } : {}) };
 }
 
 /**
@@ -210,22 +161,4 @@ async function deliver(
       ? `This server's project does not handle /${payload.name} (yet).`
       : "Sorry, this command failed in the project.";
   await callChatServer(env, "PATCH", path, { content, allowed_mentions: { parse: [] } }, "none").catch(() => {});
-}
-
-/** Who a dispatch is for and from: the server's opaque reference, the project's plugin-safe view, the user if known. */
-async function addressedTo(
-  env: ChatServerEnv,
-  project: ProjectRow,
-  guildId: string,
-  user: PluginUser | undefined,
-): Promise<Pick<PluginDispatch, "resource" | "project" | "user">> {
-  return {
-    resource: await makeResourceOwnerRef(env, {
-      pluginId: PLUGIN_ID,
-      resourceType: "server",
-      externalResourceId: guildId,
-    }),
-    project: toPluginProject(project),
-    ...(user ? { user } : {}),
-  };
 }

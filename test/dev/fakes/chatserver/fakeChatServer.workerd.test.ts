@@ -6,7 +6,10 @@ import {
   TEST_GUILD,
   type FakeChatServerConfig,
 } from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import fakeChatServerWorker, { type FakeChatServerEnv } from "../../../../src/dev/fakes/chatserver/index.ts";
+import fakeChatServerWorker, {
+  fakeFromEnv,
+  type FakeChatServerEnv,
+} from "../../../../src/dev/fakes/chatserver/index.ts";
 import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../../../src/core/crypto/ed25519.ts";
 
 const FAKE = "https://discord.fake";
@@ -248,26 +251,29 @@ describe("fake chat server: REST", () => {
 });
 
 describe("fake chat server as a worker (configured by vars)", () => {
-  it("serves the consent page for its client id, signs triggers with its seed and delivers through the PLUGIN binding", async () => {
+  const workerEnv = (received: Request[]): FakeChatServerEnv => ({
+    FAKE_BASE_URL: FAKE,
+    CHATSERVER_APPLICATION_ID: "900000000000000002",
+    CHATSERVER_CLIENT_ID: "900000000000000002",
+    CHATSERVER_CLIENT_SECRET: "s",
+    CHATSERVER_BOT_TOKEN: "b",
+    CHATSERVER_SIGNING_SEED: SEED,
+    CHATSERVER_WEBHOOK_URL: "https://plugin.local/webhook",
+    CHATSERVER_REDIRECT_URIS: "https://plugin.local/oauth/callback",
+    CHATSERVER_GATEWAY_HEARTBEAT_MS: "200",
+    PLUGIN: {
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        received.push(new Request(input, init));
+        return Response.json({ type: 5 });
+      },
+    } as unknown as Fetcher,
+    FAKE_STATE: null as unknown as FakeChatServerEnv["FAKE_STATE"],
+  });
+
+  it("serves the consent page for its client id, signs command triggers with its seed and delivers through the PLUGIN binding", async () => {
     const received: Request[] = [];
-    const workerEnv: FakeChatServerEnv = {
-      FAKE_BASE_URL: FAKE,
-      CHATSERVER_APPLICATION_ID: "900000000000000002",
-      CHATSERVER_CLIENT_ID: "900000000000000002",
-      CHATSERVER_CLIENT_SECRET: "s",
-      CHATSERVER_BOT_TOKEN: "b",
-      CHATSERVER_SIGNING_SEED: SEED,
-      CHATSERVER_WEBHOOK_URL: "https://plugin.local/webhook",
-      CHATSERVER_REDIRECT_URIS: "https://plugin.local/oauth/callback",
-      PLUGIN: {
-        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
-          received.push(new Request(input, init));
-          return Response.json({ type: 1 });
-        },
-      } as unknown as Fetcher,
-    };
-    const call = (path: string, init?: RequestInit) =>
-      fakeChatServerWorker.fetch(new Request(FAKE + path, init), workerEnv);
+    const fake = fakeFromEnv(workerEnv(received));
+    const call = (path: string, init?: RequestInit) => fake.fetch(new Request(FAKE + path, init));
     const page = await call(
       `/oauth2/authorize?client_id=900000000000000002&response_type=code&scope=bot%20applications.commands&redirect_uri=${encodeURIComponent("https://plugin.local/oauth/callback")}`,
     );
@@ -278,17 +284,13 @@ describe("fake chat server as a worker (configured by vars)", () => {
     expect(wrongClient.status).toBe(400);
     const trigger = await call("/__fake/trigger", {
       method: "POST",
-      body: JSON.stringify({ kind: "message", guildId: TEST_GUILD.id, text: "hey" }),
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }),
     });
     expect(((await trigger.json()) as { status: number }).status).toBe(200);
     expect(received).toHaveLength(1);
     expect(received[0]!.url).toBe("https://plugin.local/webhook");
     const raw = await received[0]!.text();
-    expect(JSON.parse(raw)).toMatchObject({
-      type: 1,
-      application_id: "900000000000000002",
-      event: { type: "MESSAGE_CREATE", data: { content: "hey", guild_id: TEST_GUILD.id } },
-    });
+    expect(JSON.parse(raw)).toMatchObject({ type: 2, application_id: "900000000000000002", data: { name: "hello" } });
     const check = await verifyEd25519Webhook(
       await ed25519PublicKeyHex(SEED),
       received[0]!.headers.get("x-signature-ed25519"),
@@ -296,9 +298,163 @@ describe("fake chat server as a worker (configured by vars)", () => {
       raw,
     );
     expect(check).toEqual({ ok: true });
+    const gateway = await call("/__fake/gateway");
+    expect(await gateway.json()).toMatchObject({ url: "wss://discord.fake/gateway", heartbeatIntervalMs: 200 });
     expect((await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "typing" }) })).status).toBe(
       400,
     );
     expect((await call("/__fake/reset", { method: "POST" })).status).toBe(204);
+  });
+
+  it("the worker serves every request from its one FakeChatServerState actor", async () => {
+    const names: string[] = [];
+    const env = {
+      ...workerEnv([]),
+      FAKE_STATE: {
+        idFromName: (name: string) => {
+          names.push(name);
+          return name;
+        },
+        get: () => ({ fetch: async (request: Request) => new Response(`actor saw ${new URL(request.url).pathname}`) }),
+      } as unknown as FakeChatServerEnv["FAKE_STATE"],
+    };
+    const answer = await fakeChatServerWorker.fetch(new Request(`${FAKE}/gateway`), env);
+    expect(await answer.text()).toBe("actor saw /gateway");
+    expect(names).toEqual(["fake"]);
+  });
+});
+
+describe("fake chat server: Gateway", () => {
+  /** A client socket to the fake's Gateway and the frames it received. */
+  async function connect(fake: ReturnType<typeof setup>["fake"], query = "?v=10&encoding=json") {
+    const response = await fake.fetch(new Request(`${FAKE}/gateway${query}`, { headers: { Upgrade: "websocket" } }));
+    const socket = response.webSocket;
+    if (!socket)
+      return { response, frames: [] as any[], closes: [] as number[], send: () => {}, next: async () => null };
+    socket.accept();
+    const frames: any[] = [];
+    const closes: number[] = [];
+    socket.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
+    socket.addEventListener("close", (e) => closes.push(e.code));
+    const flush = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 1));
+    };
+    await flush();
+    return {
+      response,
+      frames,
+      closes,
+      send: (frame: unknown) => socket.send(JSON.stringify(frame)),
+      flush,
+    };
+  }
+  const identify = (token = "bot-token") => ({ op: 2, d: { token, intents: 33281, shard: [0, 1], properties: {} } });
+
+  it("GET /api/v10/gateway/bot needs the bot token and names the Gateway URL, one shard and the start limit", async () => {
+    const { call } = setup();
+    expect((await call("/api/v10/gateway/bot")).status).toBe(401);
+    const answer = await call("/api/v10/gateway/bot", { headers: { authorization: "Bot bot-token" } });
+    expect(await answer.json()).toEqual({
+      url: "wss://discord.fake/gateway",
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 },
+    });
+  });
+
+  it.each([
+    ["no upgrade header", { headers: {} }, 426],
+    ["another API version", { query: "?v=9&encoding=json" }, 400],
+    ["another encoding", { query: "?v=10&encoding=etf" }, 400],
+  ] as const)("refuses a connection with %s", async (_name, options, status) => {
+    const { fake } = setup();
+    const query = "query" in options ? options.query : "?v=10&encoding=json";
+    const headers = "headers" in options ? options.headers : { Upgrade: "websocket" };
+    const response = await fake.fetch(new Request(`${FAKE}/gateway${query}`, { headers }));
+    expect(response.status).toBe(status);
+  });
+
+  it("HELLO with the heartbeat interval; IDENTIFY → READY; heartbeats ACKed; events carry increasing sequences", async () => {
+    const { fake, call } = setup({ gatewayHeartbeatMs: 200 });
+    const client = await connect(fake);
+    expect(client.response.status).toBe(101);
+    expect(client.frames).toEqual([{ op: 10, d: { heartbeat_interval: 200 } }]);
+    client.send(identify());
+    await client.flush!();
+    const ready = client.frames[1];
+    expect(ready).toMatchObject({
+      op: 0,
+      t: "READY",
+      s: 1,
+      d: { session_id: expect.any(String), resume_gateway_url: "wss://discord.fake/gateway" },
+    });
+    client.send({ op: 1, d: 1 });
+    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", text: "hi" }) });
+    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "reaction", text: "👍" }) });
+    await client.flush!();
+    expect(client.frames.slice(2).map((f) => [f.op, f.t ?? null, f.s ?? null])).toEqual([
+      [11, null, null],
+      [0, "MESSAGE_CREATE", 2],
+      [0, "MESSAGE_REACTION_ADD", 3],
+    ]);
+    expect(client.frames[3].d).toMatchObject({
+      content: "hi",
+      guild_id: TEST_GUILD.id,
+      author: { username: "tester" },
+    });
+  });
+
+  it.each([
+    ["IDENTIFY with a wrong token", [identify("stolen")], 4004],
+    ["IDENTIFY twice", [identify(), identify()], 4005],
+    ["a payload before IDENTIFY", [{ op: 3, d: {} }], 4003],
+    ["an unknown opcode", [identify(), { op: 42 }], 4001],
+  ] as const)("%s closes with %i", async (_name, frames, code) => {
+    const { fake } = setup();
+    const client = await connect(fake);
+    for (const frame of frames) client.send(frame);
+    await client.flush!();
+    expect(client.closes).toEqual([code]);
+  });
+
+  it("RESUME replays what the session missed, then RESUMED; an unknown session gets INVALID_SESSION (false)", async () => {
+    const { fake, call } = setup();
+    const first = await connect(fake);
+    first.send(identify());
+    await first.flush!();
+    const sessionId = first.frames[1].d.session_id as string;
+    expect((await call("/__fake/gateway/drop", { method: "POST" })).status).toBe(204);
+    await first.flush!();
+    expect(first.closes).toEqual([4000]);
+    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", text: "missed" }) });
+    const second = await connect(fake);
+    second.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 1 } });
+    await second.flush!();
+    expect(second.frames.slice(1).map((f) => [f.t, f.s])).toEqual([
+      ["MESSAGE_CREATE", 2],
+      ["RESUMED", 3],
+    ]);
+    const stranger = await connect(fake);
+    stranger.send({ op: 6, d: { token: "bot-token", session_id: "nope", seq: 1 } });
+    await stranger.flush!();
+    expect(stranger.frames.at(-1)).toEqual({ op: 9, d: false });
+  });
+
+  it("test switches: RECONNECT, INVALID_SESSION, withheld ACKs", async () => {
+    const { fake, call } = setup();
+    const client = await connect(fake);
+    client.send(identify());
+    await client.flush!();
+    await call("/__fake/gateway/reconnect", { method: "POST" });
+    await call("/__fake/gateway/invalid-session", { method: "POST", body: JSON.stringify({ resumable: true }) });
+    await call("/__fake/gateway/withhold-acks", { method: "POST" });
+    client.send({ op: 1, d: 1 });
+    await client.flush!();
+    expect(client.frames.slice(2)).toEqual([
+      { op: 7, d: null },
+      { op: 9, d: true },
+    ]);
+    await call("/__fake/gateway/invalid-session", { method: "POST", body: JSON.stringify({ resumable: false }) });
+    expect(((await (await call("/__fake/gateway")).json()) as { sessions: unknown[] }).sessions).toEqual([]);
+    expect((await call("/__fake/gateway/unknown", { method: "POST" })).status).toBe(404);
   });
 });

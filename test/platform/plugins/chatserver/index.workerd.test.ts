@@ -243,15 +243,27 @@ describe("POST /webhook: commands and events", () => {
     expect(call.body).not.toContain(String(alpha.id) + ",");
   });
 
-  it("message and reaction events are dispatched once; bot messages are ignored", async () => {
+  it("signed message and reaction envelopes (beyond the spec: the Gateway relay is the provider's way) are dispatched once; bot messages are ignored", async () => {
     const w = world();
     await install(w, alpha.id);
-    for (const kind of ["message", "reaction"]) {
-      const res = await w.fakeCall("/__fake/trigger", {
-        method: "POST",
-        body: JSON.stringify({ kind, guildId: TEST_GUILD.id, text: "yo", deliveries: 2 }),
-      });
-      expect(((await res.json()) as any).answers.map((a: any) => a.status)).toEqual([204, 204]);
+    const envelope = (id: string, type: string, data: Record<string, unknown>) =>
+      JSON.stringify({ version: 1, application_id: APP, type: 1, id, event: { type, timestamp: "t", data } });
+    const message = envelope("71", "MESSAGE_CREATE", {
+      id: "8",
+      guild_id: TEST_GUILD.id,
+      channel_id: TEST_GUILD.channels[0],
+      content: "yo",
+      author: { id: "5", username: "u" },
+    });
+    const reaction = envelope("72", "MESSAGE_REACTION_ADD", {
+      user_id: "5",
+      message_id: "8",
+      guild_id: TEST_GUILD.id,
+      channel_id: TEST_GUILD.channels[0],
+      emoji: { name: "👍" },
+    });
+    for (const body of [message, message, reaction, reaction]) {
+      expect((await w.call(await signedWebhook(body))).status).toBe(204);
     }
     await w.settle();
     expect(w.dispatcher.calls.map((c) => JSON.parse(c.body)).map((b) => [b.kind, b.name])).toEqual([
@@ -263,19 +275,32 @@ describe("POST /webhook: commands and events", () => {
       content: "yo",
       guildId: TEST_GUILD.id,
     });
-    const botMessage = JSON.stringify({
-      version: 1,
-      application_id: APP,
-      type: 1,
-      id: "77",
-      event: {
-        type: "MESSAGE_CREATE",
-        data: { id: "8", guild_id: TEST_GUILD.id, channel_id: "2", content: "x", author: { id: "9", bot: true } },
-      },
+    const botMessage = envelope("77", "MESSAGE_CREATE", {
+      id: "8",
+      guild_id: TEST_GUILD.id,
+      channel_id: "2",
+      content: "x",
+      author: { id: "9", bot: true },
     });
     expect((await w.call(await signedWebhook(botMessage))).status).toBe(204);
+    const unclaimed = envelope("78", "MESSAGE_CREATE", { id: "9", guild_id: OTHER_GUILD.id, content: "x" });
+    expect((await w.call(await signedWebhook(unclaimed))).status).toBe(404);
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(2);
+  });
+
+  it("the fake delivers messages and reactions only over its Gateway, never to /webhook", async () => {
+    const w = world();
+    await install(w, alpha.id);
+    for (const kind of ["message", "reaction"]) {
+      const res = await w.fakeCall("/__fake/trigger", {
+        method: "POST",
+        body: JSON.stringify({ kind, guildId: TEST_GUILD.id, text: "yo" }),
+      });
+      expect(await res.json()).toMatchObject({ delivered: "gateway", sessions: 0, live: 0 });
+    }
+    await w.settle();
+    expect(w.dispatcher.calls).toHaveLength(0);
   });
 
   it("a failed dispatch releases the claim (a retry is delivered) and tells the user", async () => {
@@ -393,6 +418,67 @@ describe("install flow", () => {
         .first("n"),
     ).toBe(0);
     expect((await install(w, alpha.id)).status).toBe(200);
+  });
+});
+
+describe("starting the Gateway relay", () => {
+  /** A GATEWAY_RELAY namespace that records which relay was asked to start, for which shard. */
+  function relayStub(w: World, shards?: string) {
+    const pokes: [string, unknown][] = [];
+    Object.assign(w.env, {
+      CHATSERVER_GATEWAY_SHARDS: shards,
+      GATEWAY_RELAY: {
+        idFromName: (name: string) => name,
+        get: (name: string) => ({
+          start: async (shard: unknown) => {
+            pokes.push([name, shard]);
+            return { phase: "connecting", connected: false };
+          },
+        }),
+      },
+    });
+    return pokes;
+  }
+
+  it("a completed install starts it; a refused one does not", async () => {
+    const w = world();
+    const pokes = relayStub(w);
+    expect((await install(w, alpha.id)).status).toBe(200);
+    expect(pokes).toEqual([["shard-0-of-1", [0, 1]]]);
+    expect((await install(w, beta.id)).status).toBe(409);
+    expect(pokes).toHaveLength(1);
+  });
+
+  it("a deploy starts every shard's relay; a refused deploy none", async () => {
+    const w = world();
+    const pokes = relayStub(w, "2");
+    const body = JSON.stringify({ commands: ["hello"] });
+    expect((await w.call(await signedRequest({ project: alpha, path: "/deploy", body, origin: PLUGIN }))).status).toBe(
+      200,
+    );
+    expect(pokes).toEqual([
+      ["shard-0-of-2", [0, 2]],
+      ["shard-1-of-2", [1, 2]],
+    ]);
+    const forged = await signedRequest({
+      project: alpha,
+      path: "/deploy",
+      body,
+      secret: "f".repeat(64),
+      origin: PLUGIN,
+    });
+    expect((await w.call(forged)).status).toBe(401);
+    expect(pokes).toHaveLength(2);
+  });
+
+  it("POST /gateway/start answers each shard's phase (no binding: no shards)", async () => {
+    const bare = world();
+    const none = await bare.call(new Request(`${PLUGIN}/gateway/start`, { method: "POST" }));
+    expect(await none.json()).toEqual({ shards: [] });
+    const w = world();
+    relayStub(w);
+    const res = await w.call(new Request(`${PLUGIN}/gateway/start`, { method: "POST" }));
+    expect(await res.json()).toEqual({ shards: [{ phase: "connecting", connected: false }] });
   });
 });
 
