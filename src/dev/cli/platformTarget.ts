@@ -2,6 +2,7 @@ import path from "node:path";
 import { CliError } from "./commandLine.ts";
 import { projectSlugFor } from "./dev/projectSlugFor.ts";
 import { readDevSession, stateDirFor } from "./dev/devState.ts";
+import { credentialsPath, normalizeApiUrl, readCredentials } from "./credentials/credentialsFile.ts";
 
 export interface PlatformTarget {
   apiUrl: string;
@@ -9,18 +10,53 @@ export interface PlatformTarget {
   slug: string;
 }
 
+/** The platform API a command talks to, and the CLI token it has there (null when not logged in). */
+export interface PlatformApi {
+  apiUrl: string;
+  token: string | null;
+  /** Where the token came from, for messages. */
+  source: "PLATFORM_TOKEN" | "login" | null;
+}
+
+/**
+ * `--api URL`, else $PLATFORM_API_URL, else the API of the last `platform
+ * login`; the token is $PLATFORM_TOKEN when set (CI), else the one stored
+ * for that URL. Null when no API is named anywhere.
+ */
+export function resolvePlatformApi(
+  api: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  file: string = credentialsPath(env),
+): PlatformApi | null {
+  const credentials = readCredentials(file);
+  const named = api || env.PLATFORM_API_URL || credentials.current;
+  if (!named) return null;
+  let apiUrl: string;
+  try {
+    apiUrl = normalizeApiUrl(named);
+  } catch (error) {
+    throw new CliError((error as Error).message, 2);
+  }
+  if (env.PLATFORM_TOKEN) return { apiUrl, token: env.PLATFORM_TOKEN, source: "PLATFORM_TOKEN" };
+  const stored = credentials.logins[apiUrl];
+  return { apiUrl, token: stored?.token ?? null, source: stored ? "login" : null };
+}
+
 /**
  * Which platform a project-scoped command talks to: the `platform dev`
  * running for `--dir` (default: the current directory), or `--api URL` with
- * the CLI token in $PLATFORM_TOKEN.
+ * the CLI token in $PLATFORM_TOKEN or from `platform login`.
  */
 export function resolvePlatformTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
   const projectDir = path.resolve((values.dir as string | undefined) ?? ".");
   const api = values.api as string | undefined;
   if (api) {
-    const token = process.env.PLATFORM_TOKEN;
-    if (!token) throw new CliError("--api needs a CLI token in $PLATFORM_TOKEN.");
-    return { apiUrl: api.replace(/\/$/, ""), token, slug: projectSlugFor(projectDir) };
+    const resolved = resolvePlatformApi(api)!;
+    if (!resolved.token)
+      throw new CliError(
+        `Not logged in to ${resolved.apiUrl}: run \`platform login --api ${resolved.apiUrl}\` (or set $PLATFORM_TOKEN).`,
+      );
+    return { apiUrl: resolved.apiUrl, token: resolved.token, slug: projectSlugFor(projectDir) };
   }
   const session = readDevSession(stateDirFor(projectDir));
   if (!session) {

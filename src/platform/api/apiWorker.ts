@@ -2,6 +2,7 @@ import { createPlatformRouter, type PlatformRouter } from "../../core/web/router
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import { issueUserToken } from "./adminRoutes.ts";
 import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
+import { collectCliLogin, revokeCliToken, startCliLogin, whoAmI } from "./cliLoginRoutes.ts";
 import { deployProject } from "./deploymentRoute.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
@@ -35,6 +36,10 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     // People who open the API's address in a browser want the console (static files under /console/, wrangler.toml [assets]).
     .get("/", (request) => Response.redirect(new URL("/console/", request.url).href, 302))
     .post("/admin/users", issueUserToken)
+    .post("/cli/login", startCliLogin)
+    .post("/cli/login/token", collectCliLogin)
+    .get("/cli/whoami", withCliUser, whoAmI)
+    .post("/cli/logout", withCliUser, revokeCliToken)
     .post("/projects", withCliUser, createProject)
     .get("/projects", withCliUser, listProjects)
     .get("/projects/:slug", withCliUser, getProject)

@@ -82,6 +82,8 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   ]);
   const plugins = await registerWithPlugins(env, project, metadata as Record<string, unknown>);
   const domain = env.PLATFORM_DOMAIN ?? "example.app";
-  const url = project.private ? `https://${domain}/${project.slug}/` : `https://${project.slug}.${domain}/`;
+  // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
+  const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);
+  const url = project.private ? `${base.origin}/${project.slug}/` : `${base.protocol}//${project.slug}.${base.host}/`;
   return Response.json({ scriptName: project.script_name, url, crons, plugins }, { status: 200 });
 }

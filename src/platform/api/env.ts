@@ -14,6 +14,8 @@ export interface ApiEnv extends DispatcherEnv {
   ADMIN_TOKEN?: string;
   /** Public domain projects answer on, e.g. `example.app`. */
   PLATFORM_DOMAIN?: string;
+  /** Local only (`platform up`): where projects are reached, e.g. `http://localhost:8800`; default `https://<PLATFORM_DOMAIN>`. */
+  PROJECTS_BASE_URL?: string;
   /** The login worker's public URL, e.g. `https://login.example.app`; deployed projects get it as `PLATFORM_LOGIN_URL`. */
   LOGIN_PUBLIC_URL?: string;
   /** Workers for Platforms upload target (`PUT /projects/:slug/deployment`). */

@@ -27,3 +27,12 @@ export function findCliTokenUser(
     .bind(tokenHash)
     .first<UserRow & { expires_at: number | null }>();
 }
+
+/** Deletes the token with this hash (`platform logout`); false when there was none. */
+export async function deleteCliToken(db: D1Database, tokenHash: string): Promise<boolean> {
+  const row = await db
+    .prepare("DELETE FROM cli_tokens WHERE token_hash = ? RETURNING id")
+    .bind(tokenHash)
+    .first<{ id: number }>();
+  return row !== null;
+}

@@ -1,5 +1,5 @@
 import { createPlatformRouter } from "../../core/web/router.ts";
-import { finishSignIn } from "./callbackRoute.ts";
+import { answerCliSignIn, routeCallback, startCliSignIn } from "./cliSignInRoutes.ts";
 import type { LoginEnv } from "./env.ts";
 import { errorPage, LoginError } from "./pages.ts";
 import { startSignIn } from "./startRoute.ts";
@@ -27,7 +27,9 @@ const router = createPlatformRouter<LoginEnv>("login", {
     errorPage(new LoginError(404, "Not found", `The login service has nothing at ${new URL(request.url).pathname}.`)),
 })
   .get("/start", startSignIn)
-  .get("/callback", finishSignIn)
+  .get("/callback", routeCallback)
+  .get("/cli", startCliSignIn)
+  .post("/cli/approve", answerCliSignIn)
   .get("/health", () => Response.json({ ok: true }));
 
 export default {

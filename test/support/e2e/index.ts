@@ -1,4 +1,5 @@
 // The one fixture module of the end-to-end tests: the real CLI, its processes, workflow projects and Chromium.
 export * from "./browser.ts";
 export * from "./cliProcess.ts";
+export * from "./platformUp.ts";
 export * from "./workflowProjects.ts";

@@ -3,23 +3,37 @@ import { PlatformError } from "../../../core/errors.ts";
 import { buildProject, type ProjectBuild, writeMetadata } from "../build/buildProject.ts";
 import { extractMetadata } from "../build/extractMetadata.ts";
 import { CliError, type Command } from "../commandLine.ts";
-import { projectSlugFor } from "../dev/projectSlugFor.ts";
+import { pushSlugFor } from "../deploy/pushSlug.ts";
+import { resolvePlatformApi } from "../platformTarget.ts";
 
 export const pushCommand: Command = {
-  summary: "Build a project and deploy it to the platform.",
-  usage: "platform push [dir] [--dry-run] [--api URL]",
+  summary: "Build a project and deploy it to the platform (creating it on first push).",
+  usage: "platform push [dir] [--api URL] [--slug S] [--private] [--dry-run]",
   help: `
 Bundles the project with esbuild (\`platform\` resolves to this repository's
 runtime), refuses worker code that imports the Node SQLite store, extracts the
 project's metadata (workflows, crons, plugin handlers) and writes both to
-<dir>/.platform/build/. Without --dry-run it then uploads the bundle and
+<dir>/.platform/build/. Without --dry-run it then deploys: the first push
+creates the project under its slug (--slug, else package.json "name", else the
+folder name; reserved names are refused), every push uploads the bundle and
 metadata to the platform's API worker, which deploys it to the Workers for
-Platforms dispatch namespace with the project's bindings.
+Platforms dispatch namespace with the project's bindings. Prints the
+project's address, and how to sign in when the project uses sign-in.
 
 Options:
-  --dry-run   stop after writing the bundle and metadata
-  --api URL   the platform API (default: $PLATFORM_API_URL); the CLI token comes from $PLATFORM_TOKEN`,
-  options: { "dry-run": { type: "boolean" }, api: { type: "string" } },
+  --api URL   the platform API (default: $PLATFORM_API_URL, else the one of the
+              last \`platform login\`); the CLI token is $PLATFORM_TOKEN, else
+              the one \`platform login\` stored for that API
+  --slug S    the project's slug (default: package.json name or folder name)
+  --private   create the project as a private deployment, served at
+              https://<domain>/<slug>/ (only on the first push)
+  --dry-run   stop after writing the bundle and metadata`,
+  options: {
+    "dry-run": { type: "boolean" },
+    api: { type: "string" },
+    slug: { type: "string" },
+    private: { type: "boolean" },
+  },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform push takes at most one directory.", 2);
     const projectDir = path.resolve(positionals[0] ?? ".");
@@ -40,16 +54,27 @@ Options:
       console.log("Dry run: nothing deployed.");
       return;
     }
-    const api = (values.api as string | undefined) ?? process.env.PLATFORM_API_URL;
-    const token = process.env.PLATFORM_TOKEN;
-    if (!api || !token) {
+    const api = resolvePlatformApi(values.api as string | undefined);
+    if (!api) throw new CliError("Which platform? Run `platform login --api URL` first, or pass --api URL.");
+    if (!api.token)
       throw new CliError(
-        "Deploying needs the platform API and a CLI token: pass --api URL (or set PLATFORM_API_URL) and set PLATFORM_TOKEN.",
+        `Not logged in to ${api.apiUrl}: run \`platform login --api ${api.apiUrl}\` (or set $PLATFORM_TOKEN).`,
       );
-    }
-    const { deployProject } = await import("../deploy/deployProject.ts");
-    const result = await deployProject({ api, token, slug: projectSlugFor(projectDir), build, metadata });
-    console.log(`Deployed ${result.scriptName} to ${result.url}`);
+    const slug = pushSlugFor(projectDir, values.slug as string | undefined);
+    const { deployProject, ensureProject } = await import("../deploy/deployProject.ts");
+    const target = { api: api.apiUrl, token: api.token, slug };
+    const project = await ensureProject(target, values.private === true);
+    if (project.created)
+      console.log(`Created project "${slug}"${project.private ? " (private)" : ""} on ${api.apiUrl}`);
+    else if (values.private && !project.private)
+      console.log(`Project "${slug}" already exists as a public project: --private applies only when creating it.`);
+    const result = await deployProject({ ...target, build, metadata });
+    console.log(`Deployed ${result.scriptName}`);
     for (const [plugin, outcome] of Object.entries(result.plugins)) console.log(`  ${plugin} plugin: ${outcome}`);
+    console.log(`Open ${result.url}`);
+    if (metadata.auth)
+      console.log(
+        `  Sign in there with the platform's identity provider (the project's sign-in page, ${result.url.replace(/\/$/, "")}/api/auth/signin/idp).`,
+      );
   },
 };

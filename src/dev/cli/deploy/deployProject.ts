@@ -2,38 +2,74 @@ import { readFile } from "node:fs/promises";
 import type { ProjectBuild } from "../build/buildProject.ts";
 import { CliError } from "../commandLine.ts";
 
+export interface DeployTarget {
+  /** The API's URL, no trailing slash. */
+  api: string;
+  token: string;
+  slug: string;
+}
+
+async function call(target: DeployTarget, method: string, pathname: string, body?: unknown) {
+  let response: Response;
+  try {
+    response = await fetch(`${target.api}${pathname}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new CliError(`Cannot reach the platform API at ${target.api}: ${(error as Error).message}`);
+  }
+  const json = (await response.json().catch(() => ({}))) as Record<string, unknown> & {
+    error?: { code?: string; message?: string };
+  };
+  return { status: response.status, json };
+}
+
+/**
+ * The project named `target.slug` in the caller's account, created (with
+ * `isPrivate`) when there is none. Another account's project of that name
+ * looks missing (404), so creating it then fails with the API's "already
+ * exists"; a reserved or malformed slug is refused with the API's message.
+ */
+export async function ensureProject(
+  target: DeployTarget,
+  isPrivate: boolean,
+): Promise<{ created: boolean; private: boolean }> {
+  const found = await call(target, "GET", `/projects/${encodeURIComponent(target.slug)}`);
+  if (found.status === 200) return { created: false, private: (found.json.project as { private: boolean }).private };
+  if (found.status !== 404)
+    throw new CliError(found.json.error?.message ?? `The platform API answered ${found.status}.`);
+  const created = await call(target, "POST", "/projects", { slug: target.slug, private: isPrivate });
+  if (created.status !== 201)
+    throw new CliError(`Cannot create project "${target.slug}": ${created.json.error?.message ?? created.status}`);
+  return { created: true, private: (created.json.project as { private: boolean }).private };
+}
+
 /**
  * Sends the bundle and metadata to the API worker, which holds the Cloudflare
  * credentials and the project's worker secret and does the Workers for
  * Platforms upload itself, so neither ever reaches the CLI.
  */
-export async function deployProject(input: {
-  api: string;
-  token: string;
-  slug: string;
-  build: ProjectBuild;
-  metadata: Record<string, unknown>;
-}): Promise<{ scriptName: string; url: string; plugins: Record<string, string> }> {
+export async function deployProject(
+  input: DeployTarget & { build: ProjectBuild; metadata: Record<string, unknown> },
+): Promise<{ scriptName: string; url: string; plugins: Record<string, string> }> {
   const bundle = await readFile(input.build.bundlePath, "utf8");
-  const response = await fetch(new URL(`/projects/${input.slug}/deployment`, input.api), {
-    method: "PUT",
-    headers: { authorization: `Bearer ${input.token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      bundle,
-      metadata: {
-        ...input.metadata,
-        capabilities: input.build.capabilities,
-        durableObjects: input.build.durableObjects,
-      },
-    }),
+  const { status, json } = await call(input, "PUT", `/projects/${encodeURIComponent(input.slug)}/deployment`, {
+    bundle,
+    metadata: {
+      ...input.metadata,
+      capabilities: input.build.capabilities,
+      durableObjects: input.build.durableObjects,
+    },
   });
-  const body = (await response.json().catch(() => ({}))) as {
-    error?: { message?: string };
-    scriptName?: string;
-    url?: string;
-    plugins?: Record<string, string>;
+  if (status !== 200) throw new CliError(`Deploy refused (${status}): ${json.error?.message ?? "no reason given"}`);
+  return {
+    scriptName: json.scriptName as string,
+    url: json.url as string,
+    plugins: (json.plugins as Record<string, string> | undefined) ?? {},
   };
-  if (!response.ok)
-    throw new CliError(`Deploy refused (${response.status}): ${body.error?.message ?? "no reason given"}`);
-  return { scriptName: body.scriptName!, url: body.url!, plugins: body.plugins ?? {} };
 }

@@ -1,0 +1,99 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { CliError, type Command } from "../commandLine.ts";
+import { acquireDevLock, releaseDevLock } from "../dev/devLock.ts";
+import { formatRequestLine } from "../dev/devLogLines.ts";
+import { stopLeftovers } from "../dev/leftoverProcesses.ts";
+import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
+import { describePortInUse, isPortFree } from "../dev/portOwner.ts";
+import { startProcessWatchdog } from "../dev/processWatchdog.ts";
+import { startUpPlatform } from "../up/upPlatform.ts";
+import { untilSignalled } from "../up/untilSignalled.ts";
+
+const HOST = "127.0.0.1";
+
+export function parseUpArgs(values: Record<string, string | boolean | undefined>): { port: number; stateDir: string } {
+  const raw = values.port;
+  const port = raw === undefined ? 8800 : Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new CliError(`--port must be a port number, got "${raw}".`, 2);
+  if (values.state === "") throw new CliError("--state needs a folder.", 2);
+  return { port, stateDir: path.resolve((values.state as string | undefined) ?? ".platform-local") };
+}
+
+export const upCommand: Command = {
+  summary: "Run the platform alone on this machine, for `platform login` and `platform push`.",
+  usage: "platform up [--port N] [--state DIR] [--quiet]",
+  help: `
+Runs the platform with no project, as it runs deployed: the gateway, the API
+worker, the login worker with a local OpenID Connect provider, the plugin
+workers and their fake providers (workerd through Miniflare). Prints
+"Platform on http://127.0.0.1:N" when ready; then
+
+  platform login --api http://127.0.0.1:N
+  platform push <dir>
+
+sign in (with the local provider's form) and deploy exactly as against a
+deployed platform: the API worker uploads each pushed project to a local
+stand-in of Cloudflare's Workers for Platforms script-upload API, which checks
+the upload against Cloudflare's API contract and refuses what Cloudflare would
+refuse, in Cloudflare's error shape. An accepted project is served at
+http://<slug>.localhost:N/ (private ones at http://localhost:N/<slug>/).
+
+State (D1, Durable Objects, uploaded scripts) stays in ./.platform-local/
+(or --state DIR) across restarts. One \`platform up\` per state folder. Stops
+cleanly on Ctrl-C or SIGTERM; if killed outright, a watchdog stops workerd.
+
+The local provider's users are ${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
+the password is "${LOCAL_IDP_PASSWORD}".
+
+Options:
+  --port N      the platform's port (default 8800)
+  --state DIR   where state is kept (default ./.platform-local)
+  --quiet       no request lines`,
+  options: { port: { type: "string", short: "p" }, state: { type: "string" }, quiet: { type: "boolean", short: "q" } },
+  async run({ positionals, values }) {
+    if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
+    const { port, stateDir } = parseUpArgs(values);
+    mkdirSync(stateDir, { recursive: true });
+    const url = `http://${HOST}:${port}`;
+    const lock = acquireDevLock(stateDir, url);
+    if (!lock.acquired)
+      throw new CliError(
+        `platform up is already running for ${stateDir} (pid ${lock.holder.pid}, ${lock.holder.url})`,
+        1,
+        { bare: true },
+      );
+    let watchdog: { stop(): void } | undefined;
+    try {
+      for (const line of await stopLeftovers(stateDir)) console.log(line);
+      watchdog = startProcessWatchdog(stateDir);
+      if (!(await isPortFree(HOST, port))) throw new CliError(describePortInUse(HOST, port, stateDir));
+      let ready = false;
+      const platform = await startUpPlatform({
+        stateDir,
+        port,
+        host: HOST,
+        log: (line) => console.log(line),
+        onRequest: (request) => {
+          if (ready && !values.quiet) console.log(formatRequestLine(request));
+        },
+      }).catch((error: unknown) => {
+        throw new CliError(error instanceof Error ? error.message : String(error));
+      });
+      console.log(`State in ${stateDir}`);
+      console.log(`  login worker at ${platform.loginUrl}`);
+      console.log(
+        `  identity provider at ${platform.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`,
+      );
+      console.log(`  console at ${platform.url}/console/`);
+      console.log(`Next: platform login --api ${platform.url}, then platform push <dir>`);
+      console.log(`Platform on ${platform.url}`);
+      ready = true;
+      await untilSignalled(() => platform.stop());
+    } finally {
+      releaseDevLock(stateDir);
+      watchdog?.stop();
+    }
+  },
+};

@@ -1,0 +1,73 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { AcceptedScript, ScriptUploadStandIn } from "../../cloudflare/scriptUploadStandIn.ts";
+
+/**
+ * What the stand-in accepted survives a `platform up` restart: each script's
+ * last upload is kept under `<state>/scripts/<name>/upload/` (metadata,
+ * modules, migration state) and replayed into the fresh stand-in at start, as
+ * one upload whose migration brings its Durable Object classes straight to
+ * the kept tag, so the next push's `old_tag` still matches.
+ */
+interface SavedUpload {
+  metadata: AcceptedScript["metadata"];
+  modules: { name: string; contentType: string }[];
+  migrationTag: string | null;
+  durableObjectClasses: string[];
+}
+
+export function scriptsDir(stateDir: string): string {
+  return path.join(stateDir, "scripts");
+}
+
+export function saveAcceptedScript(stateDir: string, script: AcceptedScript): void {
+  const dir = path.join(scriptsDir(stateDir), script.name, "upload");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const modules = [...script.modules].map(([name, module], i) => {
+    writeFileSync(path.join(dir, `module-${i}`), module.content);
+    return { name, contentType: module.contentType };
+  });
+  const saved: SavedUpload = {
+    metadata: script.metadata,
+    modules,
+    migrationTag: script.migrationTag,
+    durableObjectClasses: script.durableObjectClasses,
+  };
+  writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n");
+}
+
+/** Uploads every kept script into `standIn` again; returns the names it refused (printed by the caller). */
+export async function replaySavedScripts(
+  stateDir: string,
+  standIn: ScriptUploadStandIn,
+  target: { apiBase: string; accountId: string; namespace: string; apiToken: string },
+): Promise<string[]> {
+  const root = scriptsDir(stateDir);
+  if (!existsSync(root)) return [];
+  const refused: string[] = [];
+  for (const name of readdirSync(root)) {
+    const dir = path.join(root, name, "upload");
+    if (!existsSync(path.join(dir, "upload.json"))) continue;
+    const saved = JSON.parse(readFileSync(path.join(dir, "upload.json"), "utf8")) as SavedUpload;
+    const { migrations: _previousStep, ...metadata } = saved.metadata;
+    const form = new FormData();
+    const replayed = saved.migrationTag
+      ? { ...metadata, migrations: { new_tag: saved.migrationTag, new_sqlite_classes: saved.durableObjectClasses } }
+      : metadata;
+    form.append("metadata", new Blob([JSON.stringify(replayed)], { type: "application/json" }));
+    saved.modules.forEach((module, i) => {
+      form.append(
+        module.name,
+        new Blob([readFileSync(path.join(dir, `module-${i}`))], { type: module.contentType }),
+        module.name,
+      );
+    });
+    const url = `${target.apiBase}/accounts/${target.accountId}/workers/dispatch/namespaces/${target.namespace}/scripts/${encodeURIComponent(name)}`;
+    const response = await standIn.fetch(
+      new Request(url, { method: "PUT", headers: { authorization: `Bearer ${target.apiToken}` }, body: form }),
+    );
+    if (!response.ok) refused.push(`${name}: ${await response.text()}`);
+  }
+  return refused;
+}
