@@ -21,7 +21,11 @@ if (modern && process.features.typescript) {
     console.error(`platform: needs Node >= 22.12; run \`npm install\` in ${repo} to install it.`);
     process.exit(1);
   }
-  const child = spawn(node22, [main, ...process.argv.slice(2)], { stdio: "inherit" });
+  // fd 3: a pipe the child watches; it closes when this process ends, however (see stopWhenWrapperDies in main.ts).
+  const child = spawn(node22, [main, ...process.argv.slice(2)], {
+    stdio: ["inherit", "inherit", "inherit", "pipe"],
+    env: { ...process.env, PLATFORM_WRAPPER_PIPE_FD: "3" },
+  });
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
     process.on(signal, () => child.kill(signal));
   }

@@ -168,7 +168,10 @@ export default { fetch: () => new Response("ok") };
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("native SQLite addon must not be imported in worker builds");
     expect(result.stderr).toContain("subpath imports");
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    // The message is one line; the code frame under it points at the import (issue 15: build errors with a code frame).
+    const [message, ...frame] = result.stderr.trim().split("\n");
+    expect(message).toContain("native SQLite addon must not be imported in worker builds");
+    expect(frame.join("\n")).toMatch(/src\/(index|db)\.ts:1:\d+/);
     expect(NATIVE_SQLITE_MESSAGE).toContain("Use subpath imports");
   });
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "../support/e2e/index.ts";
-import { startDev, type DevProcess } from "../support/e2e/index.ts";
+import { devSession, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Port of this file: 8898.
@@ -47,10 +47,8 @@ let browser: Browser;
 beforeAll(async () => {
   await initProject(dir, SHOP_PROJECT);
   dev = await startDev([dir, "--port", "8898"]);
-  const printed = dev.output().match(/Console at (http:\/\/127\.0\.0\.1:\d+)(\/console\/#token=plt_[A-Za-z0-9_-]{43})/);
-  if (!printed) throw new Error(`platform dev printed no console link:\n${dev.output()}`);
-  apiUrl = printed[1]!;
-  consoleUrl = printed[1]! + printed[2]!;
+  apiUrl = devSession(dir).apiUrl;
+  consoleUrl = signedInConsoleUrl(dir);
   // Runs to filter: two greets (completed), one doomed (failed).
   await waitForRuns(dev.url, [
     ...(await startRuns(dev.url, "greet", 2, { name: "Ada" })),

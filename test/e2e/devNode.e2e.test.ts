@@ -121,7 +121,9 @@ export default { fetch: () => Response.json({ runs: store.listRuns({ limit: 10 }
     const worker = await runCli(["dev", dir, "--port", "8892"]);
     expect(worker.code).toBe(1);
     expect(worker.stderr).toContain("native SQLite addon must not be imported in worker builds");
-    expect(worker.stderr.trim().split("\n")).toHaveLength(1);
+    const [message, ...frame] = worker.stderr.trim().split("\n");
+    expect(message).toContain("native SQLite addon must not be imported in worker builds");
+    expect(frame.join("\n")).toMatch(/src\/index\.ts:1:\d+/);
 
     const node = await dev([dir, "--node", "--port", "8892"]);
     expect(await (await fetch(node.url + "/")).json()).toEqual({ runs: 0 });

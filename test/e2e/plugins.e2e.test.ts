@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "../support/e2e/index.ts";
-import { PLATFORM_BIN, REPO, runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
+import { PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 
 // Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8900 (a copy of the demo).
 
@@ -24,6 +24,14 @@ beforeAll(async () => {
 chatserver.onCommand("hello", async (command) => {
   await chatserver.reply(command, "Hello, " + (command.user?.name ?? "someone") + "! You said " + JSON.stringify(command.args.text ?? ""));
 }, { description: "Says hello" });
+
+// Messages and reactions come over the chat server's Gateway, through the plugin's relay.
+chatserver.onEvent("message", async (event) => {
+  console.log("chatserver message: " + event.content);
+});
+chatserver.onEvent("reaction", async (event) => {
+  console.log("chatserver reaction: " + event.emoji);
+});
 
 workspace.onEvent("message", async (event, context) => {
   if (!event.channel || !event.ts || !event.text) return;
@@ -174,15 +182,27 @@ it("installs the chat-server plugin on a server, registers the project's slash c
   expect(triggered.stdout).toContain("Sent a signed command /hello");
   expect(triggered.stdout).toContain(`Hello, `);
   expect(triggered.stdout).toContain(`You said \\"hi\\"`);
-  console.log(install.output() + triggered.stdout);
+
+  // A message and a reaction: the fake publishes them on its Gateway; the relay delivers them to onEvent.
+  const message = await runCli(["plugin", "trigger", "chatserver", "message", "--text", "hi there", "--dir", dir]);
+  expect(message.stderr).toBe("");
+  expect(message.stdout).toContain(
+    `Sent a message "hi there" from server "Test Server" over the chat server's Gateway; the plugin's relay is connected.`,
+  );
+  expect(message.stdout).toContain("The project's handler ran.");
+  await dev.waitFor(/chatserver message: hi there/, 10_000);
+  const reaction = await runCli(["plugin", "trigger", "chatserver", "reaction", "--text", "🎉", "--dir", dir]);
+  expect(reaction.stdout).toContain("over the chat server's Gateway");
+  expect(reaction.stdout).toContain("The project's handler ran.");
+  await dev.waitFor(/chatserver reaction: 🎉/, 10_000);
+  console.log(install.output() + triggered.stdout + message.stdout + reaction.stdout);
 }, 90_000);
 
 it("the console shows both connections and their claimed resources (never a token), and its test-event form sends /hello like platform plugin trigger", async () => {
-  const link = dev.output().match(/Console at (http:\/\/\S+\/console\/#token=\S+)/);
-  expect(link).not.toBeNull();
+  const link = signedInConsoleUrl(dir);
   const page = await browser.newPage();
   try {
-    await page.goto(link![1]!);
+    await page.goto(link);
     await page.getByRole("heading", { name: "Plugin connections" }).waitFor();
     const table = async (caption: string) =>
       page
@@ -282,6 +302,50 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     );
     expect(demo.output()).not.toContain("Plugins:");
 
+    // The local outbox: what the project sent, through the CLI.
+    const list = await runCli(["email", "list", "--dir", demoDir]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^\\S+Z  ${id}  ada@example\\.com  Hello from the platform demo$`, "m"));
+    const shown = await runCli(["email", "show", id, "--dir", demoDir]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(
+      "From:    demo@mail.platform.local\nTo:      ada@example.com\nSubject: Hello from the platform demo\n",
+    );
+    expect(shown.stdout).not.toContain("<");
+
+    // The console's Outbox renders an email's html in a sandboxed frame, where its script does not run.
+    const { plugins } = JSON.parse(readFileSync(path.join(demoDir, ".platform/credentials.json"), "utf8")) as {
+      plugins: { email: { apiKey: string } };
+    };
+    const hostile = await fetch(fake + "/emails", {
+      method: "POST",
+      headers: { authorization: `Bearer ${plugins.email.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        from: "demo@mail.platform.local",
+        to: "ada@example.com",
+        subject: "Script inside",
+        html: '<p id="text">Visible text</p><script>const m = ["SCRIPT", "EXECUTED"].join("-"); document.body.append(m); parent.document.title = m;</script>',
+      }),
+    });
+    expect(hostile.status).toBe(200);
+    await page.goto(signedInConsoleUrl(demoDir));
+    const outbox = page.locator("#outbox");
+    await outbox
+      .getByRole("row", { name: /Script inside/ })
+      .getByRole("button", { name: "View" })
+      .click();
+    const frame = outbox.locator("iframe.email-frame");
+    await frame.waitFor();
+    expect(await frame.getAttribute("sandbox")).toBe("");
+    await expect
+      .poll(() => page.frameLocator("#outbox iframe.email-frame").locator("#text").textContent())
+      .toBe("Visible text");
+    expect(await page.frameLocator("#outbox iframe.email-frame").locator("body").textContent()).not.toContain(
+      "SCRIPT-EXECUTED",
+    );
+    expect(await page.title()).not.toContain("SCRIPT-EXECUTED");
+    await page.screenshot({ path: artifactPath("console-outbox.png"), fullPage: true });
+
     const early = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
     expect(early.code).toBe(1);
     expect(early.stderr).toContain(`has no chatserver install yet: run \`platform plugin install chatserver\` first.`);
@@ -293,6 +357,17 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     const hello = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
     expect(hello.code).toBe(0);
     expect(hello.stdout).toContain(`content="Hello, Test User! This is the platform demo."`);
+    expect(hello.stdout).toContain("The project's handler ran.");
+
+    // What happened, when nothing did: no handler for the command, or the handler threw.
+    const unknown = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "nope", "--dir", demoDir]);
+    expect(unknown.stdout).toContain("No handler is registered: This project has no handler for command /nope.");
+    expect(unknown.stdout).not.toContain("no provider calls");
+    // The email and one reply took 2 of the project's 3 actions a minute: the next two replies, the last refused.
+    await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
+    const limited = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
+    expect(limited.stdout).toMatch(/The handler threw rate_limited: .+/);
+    expect(limited.stdout).not.toContain("no provider calls");
   } finally {
     await page.close();
     await demo.stop();

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { BrowserContext } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
 import { artifactPath, launchChromium } from "../support/e2e/index.ts";
 import { REPO, runCli, startDev } from "../support/e2e/index.ts";
@@ -16,6 +16,15 @@ async function sessionCookies(context: BrowserContext) {
   return (await context.cookies()).filter((c) => c.name.startsWith("platform_session"));
 }
 
+/** Nobody signed in: a navigation to `url` (…/api/private/me) lands on the sign-in form, which will return there. */
+async function expectSignInRedirect(page: Page, url: string) {
+  const response = await page.goto(url);
+  expect(response!.status()).toBe(200);
+  const landed = new URL(page.url());
+  expect(landed.pathname).toMatch(/\/api\/auth\/signin\/idp$/);
+  expect(landed.searchParams.get("redirect")).toBe("/api/private/me");
+}
+
 it("the demo: sign in with the local form, reach /api/private/me, sign out; Cancel leaves no session", async () => {
   const dir = path.join(work, "demo");
   cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
@@ -27,7 +36,8 @@ it("the demo: sign in with the local form, reach /api/private/me, sign out; Canc
     const page = await context.newPage();
     await page.goto(dev.url + "/");
     expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
-    expect((await page.goto(dev.url + "/api/private/me"))!.status()).toBe(401);
+    await expectSignInRedirect(page, dev.url + "/api/private/me");
+    expect((await context.request.get(dev.url + "/api/private/me")).status()).toBe(401);
 
     // Sign in through the dummy form.
     await page.goto(dev.url + "/");
@@ -66,9 +76,10 @@ it("the demo: sign in with the local form, reach /api/private/me, sign out; Canc
     await page.waitForURL(dev.url + "/");
     expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
     expect(await sessionCookies(context)).toEqual([]);
-    const after = await page.goto(dev.url + "/api/private/me");
-    expect(after!.status()).toBe(401);
-    expect(await after!.json()).toMatchObject({ error: { code: "unauthorized" } });
+    await expectSignInRedirect(page, dev.url + "/api/private/me");
+    const after = await context.request.get(dev.url + "/api/private/me");
+    expect(after.status()).toBe(401);
+    expect(await after.json()).toMatchObject({ error: { code: "unauthorized" } });
 
     // Cancel: back to the page with auth_error=cancelled, and no session.
     await page.goto(dev.url + "/");
@@ -82,7 +93,8 @@ it("the demo: sign in with the local form, reach /api/private/me, sign out; Canc
     expect(await page.locator("#notice").textContent()).toBe("Sign-in cancelled.");
     expect(await page.locator("#greeting").textContent()).toContain("You are not signed in.");
     expect(await sessionCookies(context)).toEqual([]);
-    expect((await page.goto(dev.url + "/api/private/me"))!.status()).toBe(401);
+    await expectSignInRedirect(page, dev.url + "/api/private/me");
+    expect((await context.request.get(dev.url + "/api/private/me")).status()).toBe(401);
   } finally {
     await browser.close();
     await dev.stop();
@@ -177,7 +189,7 @@ it("a private deployment (platform dev --private): every hop keeps the /<slug> p
     await page.getByRole("link", { name: "Sign out" }).click();
     await page.waitForURL(home!);
     expect(await sessionCookies(context)).toEqual([]);
-    expect((await page.goto(`${home}api/private/me`))!.status()).toBe(401);
+    await expectSignInRedirect(page, `${home}api/private/me`);
 
     await page.goto(`${home}api/auth/signin/idp?redirect=${encodeURIComponent("//evil.example")}`);
     await page.getByRole("button", { name: "Cancel" }).click();

@@ -3,9 +3,12 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 /** A failure the CLI reports as one line and a non-zero exit code. */
 export class CliError extends Error {
   readonly exitCode: number;
-  constructor(message: string, exitCode = 1) {
+  /** Printed as is, without the usual `platform: ` prefix (a message that already names the command). */
+  readonly bare: boolean;
+  constructor(message: string, exitCode = 1, options: { bare?: boolean } = {}) {
     super(message);
     this.exitCode = exitCode;
+    this.bare = options.bare === true;
   }
 }
 

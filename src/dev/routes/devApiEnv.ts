@@ -5,4 +5,8 @@ export interface DevApiEnv extends ApiEnv {
   /** The fake providers, which send signed bot test events to the plugins (`pluginTestEvents.ts`). */
   FAKE_CHATSERVER?: Fetcher;
   FAKE_WORKSPACE?: Fetcher;
+  /** The fake email provider, whose outbox `localOutbox.ts` shows to each project's owner. */
+  FAKE_EMAIL?: Fetcher;
+  /** The email plugin's sender domain: a project's emails come from `<slug>@<domain>`. */
+  EMAIL_SENDER_DOMAIN?: string;
 }

@@ -1,6 +1,7 @@
 import { createApiWorker } from "../../platform/api/apiWorker.ts";
 import { withCliUser } from "../../platform/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
+import { listOutbox, showOutboxEmail } from "./localOutbox.ts";
 import { linkLocalProject } from "./localProjectRoute.ts";
 import { sendPluginTestEvent } from "./pluginTestEvents.ts";
 
@@ -18,5 +19,7 @@ export default createApiWorker<DevApiEnv>({
   extraRoutes: (router) =>
     router
       .post("/projects/:slug/plugins/:plugin/test-events", withCliUser, sendPluginTestEvent)
-      .put("/projects/:slug/local", withCliUser, linkLocalProject),
+      .put("/projects/:slug/local", withCliUser, linkLocalProject)
+      .get("/projects/:slug/outbox", withCliUser, listOutbox)
+      .get("/projects/:slug/outbox/:id", withCliUser, showOutboxEmail),
 });

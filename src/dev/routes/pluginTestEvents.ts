@@ -4,17 +4,26 @@ import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
 import type { CliRequest } from "../../platform/api/withCliUser.ts";
+import { callProjectWorker } from "../../platform/dispatch/callProjectWorker.ts";
+import { resolveDispatcher } from "../../platform/dispatch/dispatcher.ts";
+import type { ProjectRow } from "../../platform/db/projectsTable.ts";
+import type { DispatchOutcome } from "../../runtime/plugins/pluginRoutes.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
  * `POST /projects/:slug/plugins/:plugin/test-events` `{ kind, text?, name? }`
  * (CLI token, project ownership; `platform dev` only): the local fake
  * provider sends a correctly signed webhook for the project's newest claimed
- * server/workspace to the plugin worker, as if a user had typed in the chat.
- * Answers 200 with what was sent, the plugin's answer and the provider calls
- * the project's handler made through the plugin proxy (as the fake recorded
- * them, waited for until quiet, at most ~5 s). `platform plugin trigger`
- * calls this route; so can the console.
+ * server/workspace to the plugin worker (chat-server messages and reactions:
+ * publishes them on its Gateway, which the plugin's relay holds), as if a
+ * user had typed in the chat.
+ * Answers 200 with what was sent, the plugin's answer, what the project's
+ * dispatch came to (`outcome`: handled, no handler registered, or the
+ * handler threw, with its error code and message; read from the project
+ * worker's `GET /__plugin/<plugin>`, which only `platform dev` serves) and
+ * the provider calls the handler made through the plugin proxy (as the fake
+ * recorded them; waited for until the outcome is known, or until quiet, at
+ * most ~5 s). `platform plugin trigger` calls this route; so can the console.
  */
 
 /** Plugins that have events, and the kinds of test event each can send. */
@@ -52,6 +61,15 @@ export interface CallWaitTiming {
 
 export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMs: 5000, quietMs: 800, pollMs: 200 };
 
+/** What the project's dispatch came to, as its runtime recorded it. */
+export type TestEventOutcome =
+  | { result: "handled"; handlers?: number }
+  | { result: "no_handler"; message: string }
+  | { result: "failed"; error: { code: string; message: string } };
+
+/** The project's recorded dispatch outcomes (oldest first), or null when it cannot say (not `platform dev`). */
+export type DispatchOutcomes = () => Promise<DispatchOutcome[] | null>;
+
 export interface TestEventAnswer {
   sent: {
     kind: string;
@@ -61,6 +79,8 @@ export interface TestEventAnswer {
   };
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
+  /** Null when the project's answer did not come within the wait (or cannot be read). */
+  outcome: TestEventOutcome | null;
   calls: unknown[];
 }
 
@@ -170,25 +190,69 @@ function withoutCredentials(call: unknown): unknown {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits for the calls recorded after the first `seen`: until they stop coming (quiet), at most `maxMs`. */
-async function waitForCalls(
+function lastSeq(list: DispatchOutcome[] | null): number {
+  return list?.at(-1)?.seq ?? 0;
+}
+
+function outcomeOf(recorded: DispatchOutcome): TestEventOutcome {
+  if (recorded.result === "failed") return { result: "failed", error: recorded.error };
+  if (recorded.result === "no_handler") return { result: "no_handler", message: recorded.message };
+  return { result: "handled", ...(recorded.handlers !== undefined ? { handlers: recorded.handlers } : {}) };
+}
+
+/**
+ * Waits for what followed the event: the project's dispatch outcome newer
+ * than `afterSeq` (its handler's calls were made before it answered), or,
+ * when the project cannot say, calls that stop coming (quiet); at most `maxMs`.
+ */
+async function waitForOutcome(
   fake: Fetcher,
   plugin: TestEventPlugin,
   seen: number,
+  dispatchOutcomes: DispatchOutcomes,
+  afterSeq: number,
   timing: CallWaitTiming,
-): Promise<unknown[]> {
+): Promise<{ outcome: TestEventOutcome | null; calls: unknown[]; projectCanSay: boolean }> {
   let calls: unknown[] = [];
   const until = Date.now() + timing.maxMs;
   let quietSince = 0;
+  let canSay = true;
   while (Date.now() < until) {
     await sleep(timing.pollMs);
+    const recorded: DispatchOutcome[] | null = canSay ? await dispatchOutcomes() : null;
+    canSay = recorded !== null;
     const now = (await recordedCalls(fake, plugin)).slice(seen);
+    const next = recorded?.find((o) => o.seq > afterSeq);
+    if (next) return { outcome: outcomeOf(next), calls: now, projectCanSay: true };
     if (now.length !== calls.length) {
       calls = now;
       quietSince = Date.now();
-    } else if (calls.length && Date.now() - quietSince > timing.quietMs) break;
+    } else if (!canSay && calls.length && Date.now() - quietSince > timing.quietMs) break;
   }
-  return calls;
+  return { outcome: null, calls, projectCanSay: canSay };
+}
+
+/** A workspace plugin dispatches only the events the project listens to (its last /deploy): the rest go nowhere. */
+function undispatchedWorkspaceEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
+  if (plugin !== "workspace") return null;
+  let events: unknown;
+  try {
+    events = (JSON.parse(resource.metadata) as { events?: unknown }).events;
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(events) || events.includes(kind)) return null;
+  return `The project registers no workspace.onEvent("${kind}") handler, so the plugin did not dispatch it.`;
+}
+
+function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMs: number): string {
+  if (!outcome)
+    return projectCanSay
+      ? ` The project did not answer the dispatch within ${waitedMs / 1000} s (see the \`platform dev\` terminal).`
+      : "";
+  if (outcome.result === "no_handler") return ` No handler is registered: ${outcome.message}`;
+  if (outcome.result === "failed") return ` The handler threw ${outcome.error.code}: ${outcome.error.message}`;
+  return " The project's handler ran.";
 }
 
 /**
@@ -201,8 +265,10 @@ export async function sendTestEvent(
   resource: ResourceRow,
   event: TestEventRequest,
   timing: CallWaitTiming = DEFAULT_CALL_WAIT,
+  dispatchOutcomes: DispatchOutcomes = async () => null,
 ): Promise<TestEventAnswer> {
   const seen = (await recordedCalls(fake, plugin)).length;
+  const afterSeq = lastSeq(await dispatchOutcomes());
   const trigger =
     plugin === "chatserver"
       ? {
@@ -231,25 +297,44 @@ export async function sendTestEvent(
       },
     );
   }
-  // chatserver: { answers: [{ status, body }] }; workspace: { response: { status, body } }.
+  // chatserver command: { answers: [{ status, body }] }; chatserver message / reaction: { delivered: "gateway",
+  // sessions, live } (the fake publishes them on its Gateway, which the plugin's relay holds); workspace:
+  // { response: { status, body } }.
   const answer = delivered.body as {
     response?: { status?: number; body?: unknown };
     answers?: { status?: number; body?: unknown }[];
+    delivered?: unknown;
+    sessions?: unknown;
+    live?: unknown;
   } | null;
+  const overGateway = answer?.delivered === "gateway";
+  if (overGateway && !answer?.sessions) {
+    throw new PlatformError(
+      "not_ready",
+      "The chat-server plugin's Gateway relay is not connected to the fake chat server, so nothing received the event. It starts on the next install or `platform dev` deploy (see the `platform dev` terminal for its errors).",
+    );
+  }
   const pluginResponse = answer?.response ?? answer?.answers?.[0];
   const status = typeof pluginResponse?.status === "number" ? pluginResponse.status : null;
   const inlineReply = (pluginResponse?.body as { data?: { content?: unknown } } | null | undefined)?.data?.content;
 
   const displayName = resource.display_name || null;
   const where = `${RESOURCE_WORDS[plugin]} "${displayName ?? resource.external_resource_id}"`;
-  const summary = `Sent a signed ${event.kind}${event.name ? ` /${event.name}` : ""}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}; the plugin answered ${status ?? "?"}.`;
+  const what = `${event.kind}${event.name ? ` /${event.name}` : ""}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}`;
+  const sentLine = overGateway
+    ? `Sent a ${what} over the chat server's Gateway; ${answer?.live ? "the plugin's relay is connected" : "the plugin's relay is reconnecting and gets it when it resumes"}.`
+    : `Sent a signed ${what}; the plugin answered ${status ?? "?"}.`;
 
   // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
-  const calls = await waitForCalls(fake, plugin, seen, timing);
+  const undispatched = undispatchedWorkspaceEvent(plugin, resource, event.kind);
+  const { outcome, calls, projectCanSay } = undispatched
+    ? { outcome: { result: "no_handler" as const, message: undispatched }, calls: [], projectCanSay: true }
+    : await waitForOutcome(fake, plugin, seen, dispatchOutcomes, afterSeq, timing);
   return {
     sent: { ...event, resource: { plugin, externalId: resource.external_resource_id, displayName } },
-    summary,
+    summary: sentLine + describeOutcome(outcome, projectCanSay, timing.maxMs),
     pluginAnswer: { status, ...(inlineReply !== undefined ? { inlineReply } : {}) },
+    outcome,
     calls,
   };
 }
@@ -271,7 +356,32 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
       `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`,
     );
   }
-  return Response.json(await sendTestEvent(fake, plugin, resource, event), {
-    headers: { "Cache-Control": "no-store" },
-  });
+  return Response.json(
+    await sendTestEvent(
+      fake,
+      plugin,
+      resource,
+      event,
+      DEFAULT_CALL_WAIT,
+      projectDispatchOutcomes(env, project, plugin),
+    ),
+    { headers: { "Cache-Control": "no-store" } },
+  );
+}
+
+/** The local project worker's record of its `/__plugin/<plugin>` dispatches (`GET`, internal token). */
+function projectDispatchOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DispatchOutcomes {
+  return async () => {
+    try {
+      const response = await callProjectWorker(resolveDispatcher(env), project, "GET", `/__plugin/${plugin}`);
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        return null;
+      }
+      const { outcomes } = (await response.json()) as { outcomes?: unknown };
+      return Array.isArray(outcomes) ? (outcomes as DispatchOutcome[]) : null;
+    } catch {
+      return null;
+    }
+  };
 }

@@ -1,12 +1,11 @@
-import { errorResponse, PlatformError } from "../../core/errors.ts";
+import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
-import { basePathOf } from "../entry/requestBasePath.ts";
 import { handleAuthRoute } from "./authRoutes.ts";
 import { authSettings, setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
 import { envFor, siteFor } from "./authSite.ts";
 import { userFromSession, type AuthUser } from "./session.ts";
-import { signInHref } from "./signInRoute.ts";
+import { signInRequired, type RequireOptions } from "./signInRequired.ts";
 
 /**
  * The sign-in capability. This module is evaluated only when user code
@@ -23,11 +22,12 @@ platformRuntime.registerMetadata("auth", () => {
 
 export type { AuthOptions } from "./authSettings.ts";
 export type { AuthUser } from "./session.ts";
+export type { RequireOptions } from "./signInRequired.ts";
 
 /** What `auth.user` accepts: the request a handler received (itty-router, `fetch`), or a Hono context. */
 export type AuthRequest = Request | { req: { raw: Request } };
 
-/** `auth.require()`'s middleware: `undefined` lets the route continue, a 401 Response ends it. */
+/** `auth.require()`'s middleware: `undefined` lets the route continue, a Response (302 or 401) ends it. */
 export type AuthMiddleware = (request: Request, ...rest: unknown[]) => Promise<Response | undefined>;
 
 const users = new WeakMap<Request, Promise<AuthUser | null>>();
@@ -53,15 +53,6 @@ function currentUser(input: AuthRequest): Promise<AuthUser | null> {
   return user;
 }
 
-const requireSignIn: AuthMiddleware = async (request) => {
-  if (await currentUser(request)) return undefined;
-  const url = new URL(request.url);
-  const signIn = url.origin + signInHref({ basePath: basePathOf(request) }, url.pathname + url.search);
-  return errorResponse(new PlatformError("unauthorized", `Sign in required: ${signIn}`), {
-    "Cache-Control": "no-store",
-  });
-};
-
 export const auth = {
   /**
    * Enables sign-in and sets its rules; call once, at top level.
@@ -74,15 +65,20 @@ export const auth = {
   },
 
   /**
-   * Middleware that answers 401 JSON (`{ error: { code: "unauthorized", message: "Sign in required: <sign-in URL>" } }`)
-   * when nobody is signed in, and returns nothing (the route continues) otherwise.
+   * Middleware that lets the route continue (returns nothing) when somebody is
+   * signed in. Otherwise a browser navigation (GET or HEAD with `Accept:
+   * text/html`) is redirected (302) to `/api/auth/signin/idp?redirect=<path>`,
+   * and every other request gets 401 JSON
+   * (`{ error: { code: "unauthorized", message: "Sign in required: <sign-in URL>" } }`).
+   * `{ redirect: false }`: always the 401 JSON.
    *
    * itty-router:  `router.all("/api/*", auth.require());`
    * Hono:         `app.use("/api/*", async (c, next) => { const r = await auth.require()(c.req.raw); if (r) return r; await next(); });`
    * plain fetch:  `const denied = await auth.require()(request); if (denied) return denied;`
    */
-  require(): AuthMiddleware {
-    return requireSignIn;
+  require(options?: RequireOptions): AuthMiddleware {
+    const answer: RequireOptions = { redirect: options?.redirect !== false };
+    return async (request) => ((await currentUser(request)) ? undefined : signInRequired(request, answer));
   },
 
   /** `{ email, name, picture? }` of the signed-in user, or `null`. Pass the request your handler received. */

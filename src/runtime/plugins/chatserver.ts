@@ -17,7 +17,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,
@@ -103,7 +103,7 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
   if (d.kind === "command") {
     const name = String(d.name ?? "");
     const entry = commands.get(name);
-    if (!entry) throw new PlatformError("not_found", `This project has no handler for command /${name}.`);
+    if (!entry) throw new NoPluginHandler(`This project has no handler for command /${name}.`);
     const options = Array.isArray(ev.options) ? (ev.options as ChatCommand["options"]) : [];
     await entry.handler({
       ...common,

@@ -23,27 +23,110 @@ export type PluginHandler = (context: PluginRequestContext) => Promise<unknown> 
 const handlers = new Map<string, PluginHandler>();
 const metadataContributors = new Map<string, () => unknown>();
 
+/**
+ * Thrown by a plugin module when the project registered no handler for what
+ * was dispatched (e.g. an unknown command): answered 404 `not_found` with
+ * `handled: 0`, so it is told apart from a handler that threw.
+ */
+export class NoPluginHandler extends PlatformError {
+  constructor(message: string) {
+    super("not_found", message);
+  }
+}
+
+/**
+ * What a dispatch came to, kept (last `OUTCOMES_KEPT`) only under `platform
+ * dev` (`PLATFORM_LOCAL`), where `platform plugin trigger` reads it through
+ * `GET /__plugin/<pluginId>`: the dispatch itself runs after the plugin
+ * answered the provider, so nothing else can tell the developer what happened.
+ */
+export type DispatchOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
+  | { result: "handled"; handlers?: number }
+  | { result: "no_handler"; message: string }
+  | { result: "failed"; error: { code: string; message: string } }
+);
+
+const OUTCOMES_KEPT = 20;
+const outcomes = new Map<string, DispatchOutcome[]>();
+let outcomeSeq = 0;
+
 function notFound(): Response {
   return errorResponse(new PlatformError("not_found", "Not found."));
 }
 
+function noHandlerResponse(error: NoPluginHandler): Response {
+  return Response.json({ error: error.toJSON(), handled: 0 }, { status: 404 });
+}
+
+type Result = DistributiveOmit<DispatchOutcome, "seq" | "kind" | "name">;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A handler's answer: a Response as is, a value as 200 JSON; `handled: 0` means no handler took it. */
+function answered(pluginId: string, result: unknown): { response: Response; outcome: Result } {
+  const response = result instanceof Response ? result : Response.json(result ?? { ok: true });
+  const handlers = (result as { handled?: unknown } | null)?.handled;
+  if (handlers === 0)
+    return {
+      response,
+      outcome: { result: "no_handler", status: response.status, message: `No ${pluginId} handler took this event.` },
+    };
+  return {
+    response,
+    outcome: { result: "handled", status: response.status, ...(typeof handlers === "number" ? { handlers } : {}) },
+  };
+}
+
+function threw(pluginId: string, error: unknown): { response: Response; outcome: Result } {
+  if (error instanceof NoPluginHandler) {
+    const response = noHandlerResponse(error);
+    return { response, outcome: { result: "no_handler", status: response.status, message: error.message } };
+  }
+  if (!(error instanceof PlatformError)) console.error(`plugin ${pluginId} handler failed:`, error);
+  const response = errorResponse(error);
+  // Recorded for the developer's own machine only: an unexpected error's message too.
+  const { code, message } =
+    error instanceof PlatformError ? error : { code: "internal", message: String((error as Error)?.message ?? error) };
+  return { response, outcome: { result: "failed", status: response.status, error: { code, message } } };
+}
+
+function remember(env: PlatformEnv, pluginId: string, body: unknown, outcome: Result): void {
+  if (env.PLATFORM_LOCAL !== "1") return;
+  const dispatch = (body ?? {}) as { kind?: unknown; name?: unknown };
+  const list = outcomes.get(pluginId) ?? [];
+  list.push({
+    seq: ++outcomeSeq,
+    kind: typeof dispatch.kind === "string" ? dispatch.kind : null,
+    name: typeof dispatch.name === "string" ? dispatch.name : null,
+    ...outcome,
+  } as DispatchOutcome);
+  outcomes.set(pluginId, list.slice(-OUTCOMES_KEPT));
+}
+
 platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
   const match = /^\/([a-z][a-z0-9-]{0,31})$/.exec(rest);
-  const handler = match ? handlers.get(match[1]!) : undefined;
-  if (!handler || request.method !== "POST") return notFound();
+  if (!match) return notFound();
+  const pluginId = match[1]!;
+  if (request.method === "GET" && env.PLATFORM_LOCAL === "1")
+    return Response.json({ outcomes: outcomes.get(pluginId) ?? [] });
+  if (request.method !== "POST") return notFound();
   let body: unknown;
   try {
     body = JSON.parse(await request.text());
   } catch {
     return errorResponse(new PlatformError("malformed_json", "Plugin dispatch body is not valid JSON."));
   }
-  try {
-    const result = await handler({ body, request, env, ctx });
-    return result instanceof Response ? result : Response.json(result ?? { ok: true });
-  } catch (error) {
-    if (!(error instanceof PlatformError)) console.error(`plugin ${match![1]} handler failed:`, error);
-    return errorResponse(error);
+  const handler = handlers.get(pluginId);
+  let done: { response: Response; outcome: Result };
+  if (!handler) done = threw(pluginId, new NoPluginHandler(`This project has no ${pluginId} handlers.`));
+  else {
+    try {
+      done = answered(pluginId, await handler({ body, request, env, ctx }));
+    } catch (error) {
+      done = threw(pluginId, error);
+    }
   }
+  remember(env, pluginId, body, done.outcome);
+  return done.response;
 });
 
 platformRuntime.registerMetadata("plugins", () => {

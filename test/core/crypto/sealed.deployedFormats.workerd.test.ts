@@ -69,7 +69,8 @@ describe("deployed wire formats stay readable", () => {
       rdr: "/",
       iat: 1,
       exp: 2_000_000_000,
-      jti: "j",
+      // A token id as the login worker writes them (16 random bytes, base64url).
+      jti: "AAECAwQFBgcICQoLDA0ODw",
     };
     const payload = base64url(encoder.encode(JSON.stringify(claims)));
     const sig = await crypto.subtle.sign(

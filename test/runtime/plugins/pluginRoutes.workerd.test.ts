@@ -4,6 +4,7 @@ import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformW
 import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
 import { pluginCall } from "../../../src/runtime/plugins/pluginCall.ts";
 import {
+  NoPluginHandler,
   registerPluginHandler,
   registerPluginMetadata,
   type PluginRequestContext,
@@ -81,6 +82,93 @@ describe("/__plugin/<pluginId> in a project worker", () => {
     expect(((await response.json()) as { plugins: unknown }).plugins).toEqual({
       chatserver: { commands: [{ name: "ping" }], events: ["message"] },
     });
+  });
+});
+
+describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under platform dev its record)", () => {
+  registerPluginHandler("outcomes", ({ body }) => {
+    const { how } = body as { how: string };
+    if (how === "none") return { handled: 0 };
+    if (how === "unknown-command") throw new NoPluginHandler("This project has no handler for command /nope.");
+    if (how === "refused") throw new PlatformError("rate_limited", "Too many actions.");
+    if (how === "crashed") throw new TypeError("x is not a function");
+    return { handled: 2 };
+  });
+  const localEnv: PlatformEnv = { ...projectEnv, PLATFORM_LOCAL: "1" };
+  const dispatcherFor = (env: PlatformEnv) => ({
+    get: () =>
+      ({
+        fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+          worker.fetch!(new Request(input, init) as never, env, createExecutionContext()),
+      }) as unknown as Fetcher,
+  });
+  const local = dispatcherFor(localEnv);
+  const recorded = async () =>
+    ((await (await callProjectWorker(local, project, "GET", "/__plugin/outcomes")).json()) as { outcomes: any[] })
+      .outcomes;
+
+  it.each([
+    ["handlers ran", "ran", 200, { handled: 2 }, { result: "handled", handlers: 2 }],
+    [
+      "no handler took an event",
+      "none",
+      200,
+      { handled: 0 },
+      { result: "no_handler", message: "No outcomes handler took this event." },
+    ],
+    [
+      "no handler for a command",
+      "unknown-command",
+      404,
+      { error: { code: "not_found", message: "This project has no handler for command /nope." }, handled: 0 },
+      { result: "no_handler", message: "This project has no handler for command /nope." },
+    ],
+    [
+      "the handler refused",
+      "refused",
+      429,
+      { error: { code: "rate_limited", message: "Too many actions." } },
+      { result: "failed", error: { code: "rate_limited", message: "Too many actions." } },
+    ],
+    [
+      "the handler crashed (the answer hides the message, the local record keeps it)",
+      "crashed",
+      500,
+      { error: { code: "internal", message: "Internal error" } },
+      { result: "failed", error: { code: "internal", message: "x is not a function" } },
+    ],
+  ] as const)("%s", async (_name, how, status, answer, outcome) => {
+    const before = (await recorded()).at(-1)?.seq ?? 0;
+    const response = await callProjectWorker(
+      local,
+      project,
+      "POST",
+      "/__plugin/outcomes",
+      JSON.stringify({ kind: "event", name: "message", how }),
+    );
+    expect(response.status).toBe(status);
+    expect(await response.json()).toMatchObject(answer);
+    const list = await recorded();
+    expect(list.at(-1)).toEqual({ seq: before + 1, kind: "event", name: "message", status, ...outcome });
+  });
+
+  it("keeps the last 20 only", async () => {
+    for (let i = 0; i < 25; i++)
+      await callProjectWorker(local, project, "POST", "/__plugin/outcomes", JSON.stringify({ how: "ran" }));
+    expect(await recorded()).toHaveLength(20);
+  });
+
+  it("serves the record under platform dev only, and only to the platform", async () => {
+    const deployed = await callProjectWorker(dispatcherFor(projectEnv), project, "GET", "/__plugin/outcomes");
+    expect(deployed.status).toBe(404);
+    const external = await worker.fetch!(
+      new Request("https://shop.example.test/__plugin/outcomes") as never,
+      localEnv,
+      createExecutionContext(),
+    );
+    expect(external.status).toBe(404);
+    await callProjectWorker(dispatcherFor(projectEnv), project, "POST", "/__plugin/outcomes", '{"how":"refused"}');
+    expect((await recorded()).some((o) => o.kind === null && o.result === "failed")).toBe(false);
   });
 });
 

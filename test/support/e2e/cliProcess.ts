@@ -15,12 +15,12 @@ export interface CliResult {
 /** Runs the real `platform` command to completion. */
 export function runCli(
   args: string[],
-  options: { node?: string; cwd?: string; timeoutMs?: number } = {},
+  options: { node?: string; cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, ...args], {
       cwd: options.cwd ?? REPO,
-      env: { ...process.env, NO_COLOR: "1" },
+      env: { ...process.env, ...options.env, NO_COLOR: "1" },
     });
     let stdout = "";
     let stderr = "";
@@ -48,13 +48,22 @@ export interface DevProcess {
 }
 
 /** Starts `platform dev` and resolves once it prints its Ready line. */
-export async function startDev(
+export function startDev(
   args: string[],
   options: { node?: string; readyTimeoutMs?: number } = {},
 ): Promise<DevProcess> {
-  const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, "dev", ...args], {
-    cwd: REPO,
-    env: { ...process.env, NO_COLOR: "1" },
+  return startServing(options.node ?? process.execPath, [PLATFORM_BIN, "dev", ...args], options);
+}
+
+/** Starts any command that ends up in `platform dev` (e.g. `npm run dev`) and resolves once it prints Ready. */
+export async function startServing(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; readyTimeoutMs?: number } = {},
+): Promise<DevProcess> {
+  const child = spawn(command, args, {
+    cwd: options.cwd ?? REPO,
+    env: { ...(options.env ?? process.env), NO_COLOR: "1" },
   });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
@@ -136,4 +145,31 @@ export function systemNode(): string | null {
     }
   }
   return null;
+}
+
+/** What `platform dev` keeps in `<dir>/.platform/dev.json` while it runs. */
+export interface DevSessionFile {
+  pid: number;
+  slug: string;
+  url: string;
+  apiUrl: string;
+  cliToken: string;
+}
+
+export function devSession(projectDir: string): DevSessionFile {
+  return JSON.parse(readFileSync(path.join(projectDir, ".platform/dev.json"), "utf8")) as DevSessionFile;
+}
+
+/** The console link that signs a browser in (what `platform console` opens); `platform dev` no longer prints it. */
+export function signedInConsoleUrl(projectDir: string): string {
+  const session = devSession(projectDir);
+  return `${session.apiUrl}/console/#token=${session.cliToken}`;
+}
+
+/** A PATH like a plain shell's: without this repository's node_modules/.bin (so `node` is the system one). */
+export function plainShellPath(): string {
+  return (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((dir) => !dir.includes("node_modules"))
+    .join(path.delimiter);
 }

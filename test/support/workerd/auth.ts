@@ -97,10 +97,18 @@ export function bindCookieName(mode: Mode): string {
   return mode.private ? `__Secure-platform_bind_${SLUG}` : "__Host-platform_bind";
 }
 
-/** The project under test: a home page, `/api/private/*` behind `auth.require()`, and unprotected routes. */
+/**
+ * The project under test: a home page, `/api/private/*` and the page `/private`
+ * behind `auth.require()`, `/no-redirect` behind `auth.require({ redirect: false })`,
+ * and unprotected routes.
+ */
 export function authProject() {
   const router = Router<IRequest, [PlatformEnv, ExecutionContext]>();
   router.all("/api/private/*", auth.require());
+  router.all("/private", auth.require());
+  router.get("/private", () => new Response("private page"));
+  router.all("/no-redirect", auth.require({ redirect: false }));
+  router.get("/no-redirect", () => new Response("no-redirect page"));
   router.get("/api/private/me", async (request) => Response.json(await auth.user(request)));
   router.get("/whoami", async (request) => Response.json({ user: await auth.user(request) }));
   router.get("/", () => new Response("home"));

@@ -3,11 +3,13 @@
 // reads and acts through the API worker's JSON routes with the CLI user's
 // token, which stays in this tab's sessionStorage. Every value from the API
 // reaches the page as text (never as HTML).
-import { buildTimeline, formatDuration, placeOnAxis } from "./timeline.js";
 import { appendTo, clear, el, field, formatTime, shortRunId } from "./dom.js";
+import { renderRunControls, runControlsKey } from "./runControls.js";
+import { renderTimeline } from "./timelineView.js";
+import { outboxSection } from "./outbox.js";
 
 const TOKEN_KEY = "platform-console-token";
-const RUN_STATUSES = ["running", "completed", "failed"];
+const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
 const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
 const RECOVERY_CRON = "__workflow-recovery";
@@ -211,6 +213,7 @@ async function showProject(slug) {
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources),
     runsSection(slug, project.workflows),
+    outboxSection(slug, { api, errorText }),
   );
   heading.focus();
 }
@@ -528,6 +531,7 @@ async function showRun(slug, runId) {
   const summary = el("p", { class: "meta" });
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
   clear(main).append(
@@ -535,12 +539,15 @@ async function showRun(slug, runId) {
     heading,
     summary,
     live,
+    controls,
     timeline,
     outcome,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
   let first = true;
+  /** @type {string | undefined} */
+  let controlsShown;
   const refresh = async () => {
     let view;
     try {
@@ -559,6 +566,20 @@ async function showRun(slug, runId) {
     );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
+    if (runControlsKey(view) !== controlsShown) {
+      controlsShown = runControlsKey(view);
+      renderRunControls(controls, slug, view, {
+        api,
+        errorText,
+        announce,
+        runHref: (id) => hrefFor(slug, id),
+        // After an action, show its effect now instead of at the next tick.
+        refresh: () => {
+          clearTimeout(liveTimer);
+          void refresh();
+        },
+      });
+    }
     events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
     if (view.status === "running") {
       live.textContent = "Live: updating every second.";
@@ -573,95 +594,17 @@ async function showRun(slug, runId) {
 }
 
 /** @param {HTMLElement} section @param {any} view */
-function renderTimeline(section, view) {
-  const model = buildTimeline(view, Date.now());
-  const axis = { start: model.start, end: model.end };
-  const total = model.end - model.start;
-  const list = el("ol", { class: "timeline", id: "timeline" });
-  for (const row of model.rows) {
-    const track = el("div", { class: "track", "aria-hidden": "true" });
-    const bar = el("span", { class: `bar outcome-${row.outcome}` });
-    const place = placeOnAxis(row, axis);
-    bar.style.left = `${place.left}%`;
-    bar.style.width = `${place.width}%`;
-    track.append(bar);
-    const took = formatDuration(row.end - row.start);
-    let detail =
-      row.outcome === "completed"
-        ? `completed in ${took}${row.nextStep ? ` → ${row.nextStep}` : ""}`
-        : row.outcome === "failed"
-          ? `failed after ${took}: ${row.reason}`
-          : `running for ${took}`;
-    if (row.retryWait) {
-      const wait = el("span", { class: "wait" });
-      const waitPlace = placeOnAxis(row.retryWait, axis);
-      wait.style.left = `${waitPlace.left}%`;
-      wait.style.width = `${waitPlace.width}%`;
-      track.append(wait);
-      detail += row.retryWait.pending
-        ? ` · waiting to retry (${formatDuration(row.retryWait.end - row.retryWait.start)} so far)`
-        : ` · retried after ${formatDuration(row.retryWait.end - row.retryWait.start)}`;
-    } else if (row.outcome === "failed") detail += " · not retried";
-    list.append(
-      el(
-        "li",
-        {
-          class: `attempt outcome-${row.outcome}`,
-          "data-step": row.step,
-          "data-attempt": String(row.attempt),
-          "data-outcome": row.outcome,
-        },
-        el("span", { class: "label" }, `${row.step} · attempt ${row.attempt}`),
-        track,
-        el("span", { class: "detail" }, detail),
-      ),
-    );
-  }
-  const end = model.outcome;
-  list.append(
-    el(
-      "li",
-      { class: `final outcome-${end.status}`, "data-outcome": end.status },
-      el("span", { class: "label" }, end.status === "running" ? "still running" : `workflow ${end.status}`),
-      el(
-        "span",
-        { class: "detail" },
-        end.status === "running" ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`,
-      ),
-    ),
-  );
-  clear(section).append(
-    el("h3", { id: "timeline-heading" }, "Timeline"),
-    el(
-      "p",
-      { class: "axis", "aria-hidden": "true" },
-      el("span", {}, "0"),
-      el("span", {}, formatDuration(total / 2)),
-      el("span", {}, formatDuration(total)),
-    ),
-    list,
-    el(
-      "p",
-      { class: "legend" },
-      el("span", { class: "key outcome-completed" }),
-      " completed ",
-      el("span", { class: "key outcome-failed" }),
-      " failed ",
-      el("span", { class: "key outcome-running" }),
-      " running ",
-      el("span", { class: "key wait" }),
-      " waiting to retry",
-    ),
-  );
-}
-
-/** @param {HTMLElement} section @param {any} view */
 function renderOutcome(section, view) {
   clear(section).append(el("h3", { id: "outcome-heading" }, "Result"));
   if (view.status === "completed")
     section.append(el("pre", { id: "run-result", class: "outcome-completed" }, JSON.stringify(view.result, null, 2)));
   else if (view.status === "failed")
     section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
+  else if (view.status === "cancelled")
+    section.append(el("p", { id: "run-cancelled" }, `Cancelled: ${view.cancelReason ?? "no reason given"}`));
+  else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
+  else if (view.wakeAt !== undefined)
+    section.append(el("p", {}, `Not finished yet: sleeping until ${formatTime(view.wakeAt)}.`));
   else section.append(el("p", {}, "Not finished yet."));
 }
 

@@ -1,10 +1,11 @@
 import * as esbuild from "esbuild";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { PlatformError } from "../../../core/errors.ts";
 import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
+import { buildFailure, buildFailureFrom, fatalWarnings } from "./buildFailure.ts";
 import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
 import { platformResolver } from "./platformResolver.ts";
 
@@ -20,6 +21,11 @@ export type BuildTarget = "worker" | "node";
 
 export interface BuildOptions {
   target?: BuildTarget;
+  /**
+   * `platform dev` only: write `<bundle>.map` and link it from the bundle, so
+   * stack traces can name `src/…:line:col`. `platform push` bundles carry none.
+   */
+  sourceMap?: boolean;
 }
 
 /** Which optional capabilities a bundle pulled in, read from esbuild's metafile. */
@@ -44,6 +50,8 @@ export interface ProjectBuild {
 }
 
 export function findProjectEntry(projectDir: string): string {
+  if (!existsSync(projectDir)) throw new PlatformError("build_failed", `No folder ${projectDir}.`);
+  if (!statSync(projectDir).isDirectory()) throw new PlatformError("build_failed", `${projectDir} is not a folder.`);
   for (const candidate of ENTRY_CANDIDATES) {
     const full = path.join(projectDir, candidate);
     if (existsSync(full)) return full;
@@ -93,6 +101,7 @@ function platformNodeResolver(projectDir: string): esbuild.Plugin {
 /** Bundled CommonJS dependencies may call require(); give the ES module one. */
 const NODE_BANNER = `import { createRequire as __platformCreateRequire } from "node:module"; const require = __platformCreateRequire(import.meta.url);`;
 
+/** One esbuild pass; its errors, and the warnings that must fail a project (buildFailure.ts), as `build_failed`. */
 async function bundle(
   projectDir: string,
   entry: string,
@@ -100,6 +109,7 @@ async function bundle(
   outfile: string,
   write: boolean,
   target: BuildTarget,
+  sourceMap: boolean,
 ) {
   const runtime: esbuild.BuildOptions =
     target === "worker"
@@ -116,34 +126,38 @@ async function bundle(
           banner: { js: NODE_BANNER },
           plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
         };
-  return esbuild.build({
-    stdin: {
-      contents: entrySource(entry, capabilities, target),
-      resolveDir: projectDir,
-      sourcefile: "platform-entry.js",
-      loader: "js",
-    },
-    absWorkingDir: projectDir,
-    bundle: true,
-    format: "esm",
-    nodePaths: [REPO_NODE_MODULES],
-    ...runtime,
-    metafile: true,
-    write,
-    outfile,
-    logLevel: "silent",
-    legalComments: "none",
-  });
+  const result = await esbuild
+    .build({
+      stdin: {
+        contents: entrySource(entry, capabilities, target),
+        resolveDir: projectDir,
+        sourcefile: "platform-entry.js",
+        loader: "js",
+      },
+      absWorkingDir: projectDir,
+      bundle: true,
+      format: "esm",
+      nodePaths: [REPO_NODE_MODULES],
+      ...runtime,
+      metafile: true,
+      write,
+      outfile,
+      logLevel: "silent",
+      legalComments: "none",
+      // Sources are read from disk when a stack is mapped; the map stays small.
+      ...(sourceMap ? { sourcemap: "linked", sourcesContent: false } : {}),
+    })
+    .catch(async (error: unknown) => {
+      throw await buildFailureFrom(projectDir, error);
+    });
+  const fatal = fatalWarnings(projectDir, result.warnings);
+  if (fatal.length) throw await buildFailure(projectDir, fatal);
+  return result;
 }
 
-function buildError(error: unknown): PlatformError {
-  const failure = error as { errors?: { text: string; location?: { file: string; line: number } | null }[] };
-  if (failure.errors?.length) {
-    const first = failure.errors[0]!;
-    const where = first.location ? ` (${first.location.file}:${first.location.line})` : "";
-    return new PlatformError("build_failed", first.text + where);
-  }
-  return new PlatformError("build_failed", error instanceof Error ? error.message : String(error));
+/** The bundle's entry in esbuild's metafile (with a source map, `outputs` also lists the `.map`). */
+function bundleOutput(metafile: esbuild.Metafile, projectDir: string, bundlePath: string) {
+  return metafile.outputs[path.relative(projectDir, bundlePath).split(path.sep).join("/")];
 }
 
 /**
@@ -161,23 +175,17 @@ export async function buildProject(
   const target = options.target ?? "worker";
   const entry = findProjectEntry(projectDir);
   const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
-  const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target).catch(
-    (error: unknown) => {
-      throw buildError(error);
-    },
-  );
+  const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target, false);
   const inputs = Object.keys(probe.metafile.inputs).map((p) => path.resolve(projectDir, p));
   // Files esbuild read but tree-shook away do not count: only code that reached the bundle.
-  const bundled = Object.entries(Object.values(probe.metafile.outputs)[0]?.inputs ?? {})
+  const bundled = Object.entries(bundleOutput(probe.metafile, projectDir, bundlePath)?.inputs ?? {})
     .filter(([, use]) => use.bytesInOutput > 0)
     .map(([p]) => path.resolve(projectDir, p));
   const capabilities: ProjectCapabilities = { workflow: bundled.includes(WORKFLOW_CAPABILITY) };
 
   await mkdir(outDir, { recursive: true });
-  const result = await bundle(projectDir, entry, capabilities, bundlePath, true, target).catch((error: unknown) => {
-    throw buildError(error);
-  });
-  const output = Object.values(result.metafile.outputs)[0];
+  const result = await bundle(projectDir, entry, capabilities, bundlePath, true, target, options.sourceMap === true);
+  const output = bundleOutput(result.metafile, projectDir, bundlePath);
   const bundleBytes = output?.bytes ?? 0;
   const bytesBySource = Object.fromEntries(
     Object.entries(output?.inputs ?? {})

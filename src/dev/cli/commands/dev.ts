@@ -1,14 +1,21 @@
-import { watch, type FSWatcher } from "node:fs";
+import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { PlatformError } from "../../../core/errors.ts";
 import { CliError, type Command } from "../commandLine.ts";
+import { acquireDevLock, releaseDevLock } from "../dev/devLock.ts";
+import { formatRequestLine, type RequestRecord } from "../dev/devLogLines.ts";
 import { clearDevSession, stateDirFor, writeDevSession } from "../dev/devState.ts";
+import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
+import { stopLeftovers } from "../dev/leftoverProcesses.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
+import { describePortInUse, isPortFree } from "../dev/portOwner.ts";
+import { startProcessWatchdog } from "../dev/processWatchdog.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
 
 const SHUTDOWN_DEADLINE_MS = 4_000;
+const HOST = "127.0.0.1";
 const IGNORED = /(^|[\\/])(\.platform|node_modules|\.git)([\\/]|$)/;
 
 function parsePort(value: string | boolean | undefined): number {
@@ -99,6 +106,12 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
   return { stop: () => clearTimeout(timer) };
 }
 
+/** Why start-up failed: our own errors whole (code frames, the project's stack), others' first line. */
+function startFailureMessage(error: unknown): string {
+  if (error instanceof PlatformError) return error.message;
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
+
 /** Stops on Ctrl-C, SIGTERM or SIGHUP, giving up (exit 1) if stopping takes longer than the deadline. */
 function untilSignalled(stopAll: () => Promise<void>): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -126,7 +139,13 @@ function untilSignalled(stopAll: () => Promise<void>): Promise<void> {
 }
 
 /** `platform dev --node`: the project alone in this Node process (see nodeProjectServer.ts). */
-async function runNodeDev(projectDir: string, stateDir: string, port: number): Promise<void> {
+async function runNodeDev(
+  projectDir: string,
+  stateDir: string,
+  port: number,
+  onRequest: (request: RequestRecord) => void,
+  markReady: () => void,
+): Promise<void> {
   // node:sqlite is stable enough for local state; its "experimental" notice is noise on every start.
   const emitWarning = process.emitWarning.bind(process);
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
@@ -136,14 +155,23 @@ async function runNodeDev(projectDir: string, stateDir: string, port: number): P
   // Project code runs in this process: an error it throws outside a request must not end `platform dev`.
   process.on("uncaughtException", (error) => console.error("Uncaught error in project code:", error));
   process.on("unhandledRejection", (reason) => console.error("Unhandled rejection in project code:", reason));
-  const server = await startNodeProjectServer({ projectDir, stateDir, port }).catch((error: unknown) => {
-    throw new CliError(error instanceof Error ? error.message : String(error));
+  const server = await startNodeProjectServer({ projectDir, stateDir, port, onRequest }).catch((error: unknown) => {
+    throw new CliError(startFailureMessage(error));
+  });
+  // `platform workflow …` finds the Node server's stand-in for the API worker here.
+  writeDevSession(stateDir, {
+    pid: process.pid,
+    slug: server.slug,
+    url: server.url,
+    apiUrl: server.apiUrl,
+    cliToken: server.cliToken,
   });
   const watcher = watchProject(projectDir, server);
   console.log(`Project "${server.slug}" from ${projectDir} in Node ${process.versions.node} (no workerd)`);
   if (server.build.capabilities.workflow)
     console.log(`  workflows in ${path.relative(projectDir, server.workflowsPath)}`);
   console.log(`Ready on ${server.url}`);
+  markReady();
   await untilSignalled(async () => {
     watcher.close();
     await server.stop();
@@ -152,15 +180,22 @@ async function runNodeDev(projectDir: string, stateDir: string, port: number): P
 
 export const devCommand: Command = {
   summary: "Run a project and every platform service it needs on this machine.",
-  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private]",
+  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private] [--quiet]",
   help: `
 Runs the gateway, the API worker, the plugin workers (chatserver, workspace,
 email-send) with a fake provider each, and the project (workerd through Miniflare),
 with state kept in <dir>/.platform/ across restarts. Prints
 "Ready on http://127.0.0.1:N" once the project answers there, and just
-before it the console's address (a link that signs the browser in as the
-local CLI user). Rebuilds on
-source change. Stops cleanly on Ctrl-C or SIGTERM.
+before it the console's address (\`platform console\` opens it signed in; the
+address stays the same across restarts while its port is free). Rebuilds on
+source change. Prints one line per request (\`GET /path → 200 in 3 ms\`) and
+per workflow step (\`run 3f2a9c1d: charge#2 completed in 3 ms → pack\`).
+Stops cleanly on Ctrl-C or SIGTERM; if it is killed outright (SIGKILL), a
+watchdog stops workerd and the other processes it started.
+
+One \`platform dev\` per folder: a second one exits with the first one's pid
+and address (<dir>/.platform/dev.lock). Processes a killed \`platform dev\`
+left running are stopped at the next start when they are provably its own.
 
 Without a dir it runs the bundled demo project.
 
@@ -173,6 +208,7 @@ Options:
              flow (provider login page, callback token, session)
   --private  run the project as a private deployment, served at
              http://localhost:N/<slug>/ (instead of http://<slug>.localhost:N/)
+  --quiet    no request and workflow step lines
 
 With --login oidc the login worker returns browsers to the project's own
 address (http://<slug>.localhost:N/, or http://localhost:N/<slug>/ with
@@ -185,16 +221,19 @@ http://127.0.0.1:N/ through the same platform wrapper (same routes, same
 errors). Workflows run on node:sqlite (<dir>/.platform/node/workflows.sqlite)
 with a zero-delay timer loop, a recovery sweep at start-up and every minute
 ("Re-enqueued N workflow(s)"); runs survive restarts. It does not run the
-gateway (no <slug>.localhost address), the API worker (so no
-\`platform workflow list|get\`, no deploy API), D1, queues or Durable Objects,
-and internal routes (/__workflow, /__cron, …) answer 404. Sign-in and plugins
-will come later. Worker builds (\`platform dev\` without --node, \`platform
-push\`) still refuse code that imports platform/node or node:sqlite.`,
+gateway (no <slug>.localhost address), the API worker (only its workflow
+routes, under /__platform/api for \`platform workflow …\`; no console, no
+deploy API, no step lines), D1, queues or Durable Objects, and internal
+routes (/__workflow, /__cron, …) answer 404.
+Sign-in and plugins will come later. Worker builds (\`platform dev\` without
+--node, \`platform push\`) still refuse code that imports platform/node or
+node:sqlite.`,
   options: {
     port: { type: "string", short: "p" },
     node: { type: "boolean" },
     login: { type: "string" },
     private: { type: "boolean" },
+    quiet: { type: "boolean", short: "q" },
   },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
@@ -206,55 +245,105 @@ push\`) still refuse code that imports platform/node or node:sqlite.`,
       throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
     if (values.node && (login === "oidc" || values.private))
       throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
-    if (values.node) {
-      await runNodeDev(projectDir, stateDir, port);
-      return;
-    }
+    if (!existsSync(projectDir)) throw new CliError(`There is no folder ${projectDir}.`);
+    if (!statSync(projectDir).isDirectory()) throw new CliError(`${projectDir} is not a folder.`);
 
-    const platform = await startLocalPlatform({
-      projectDir,
-      stateDir,
-      port,
-      login,
-      private: values.private === true,
-    }).catch((error: unknown) => {
-      throw new CliError(error instanceof Error ? error.message : String(error));
-    });
-    writeDevSession(stateDir, {
-      pid: process.pid,
-      slug: platform.project.slug,
-      url: platform.url,
-      apiUrl: platform.apiUrl,
-      cliToken: platform.cliToken,
-    });
-    const watcher = watchProject(projectDir, platform);
-    const cron = driveMinuteCron(platform);
-
-    console.log(`Project "${platform.project.slug}" from ${projectDir}`);
-    if (values.private) console.log(`  private deployment at ${platform.projectUrl}`);
-    else console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
-    console.log(`  API worker at ${platform.apiUrl}`);
-    if (platform.login) {
-      console.log(`  login worker at ${platform.login.url}`);
-      console.log(
-        `  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`,
+    mkdirSync(stateDir, { recursive: true });
+    const lock = acquireDevLock(stateDir, `http://${HOST}:${port}`);
+    if (!lock.acquired) {
+      throw new CliError(
+        `platform dev is already running for ${projectDir} (pid ${lock.holder.pid}, ${lock.holder.url})`,
+        1,
+        { bare: true },
       );
-      console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
     }
-    for (const id of ["chatserver", "workspace", "email"] as const) {
-      console.log(`  ${id} plugin at ${platform.plugins.plugins[id]} (fake provider at ${platform.plugins.fakes[id]})`);
-    }
-    // The fragment signs the browser in as the local CLI user; browsers never send it to a server.
-    console.log(`Console at ${platform.apiUrl}/console/#token=${platform.cliToken}`);
-    console.log(`Ready on ${platform.url}`);
-    const startupSweep = sweepAtStartup(platform);
-
-    await untilSignalled(async () => {
-      watcher.close();
-      cron.stop();
-      startupSweep.stop();
+    let watchdog: { stop(): void } | undefined;
+    try {
+      for (const line of await stopLeftovers(stateDir)) console.log(line);
+      watchdog = startProcessWatchdog(stateDir);
+      if (!(await isPortFree(HOST, port))) throw new CliError(describePortInUse(HOST, port, stateDir));
+      // Request and step lines start with the Ready line (start-up's own probes are not the user's requests).
+      let ready = false;
+      const print = (line: string) => {
+        if (ready && !values.quiet) console.log(line);
+      };
+      const onRequest = (request: RequestRecord) => print(formatRequestLine(request));
+      const markReady = () => {
+        ready = true;
+      };
+      if (values.node) await runNodeDev(projectDir, stateDir, port, onRequest, markReady);
+      else await runWorkerdDev(projectDir, stateDir, port, login, values.private === true, onRequest, print, markReady);
+    } finally {
       clearDevSession(stateDir);
-      await platform.stop();
-    });
+      releaseDevLock(stateDir);
+      watchdog?.stop();
+    }
   },
 };
+
+async function runWorkerdDev(
+  projectDir: string,
+  stateDir: string,
+  port: number,
+  login: "form" | "oidc",
+  isPrivate: boolean,
+  onRequest: (request: RequestRecord) => void,
+  print: (line: string) => void,
+  markReady: () => void,
+): Promise<void> {
+  const platform = await startLocalPlatform({
+    projectDir,
+    stateDir,
+    port,
+    host: HOST,
+    login,
+    private: isPrivate,
+    onRequest,
+  }).catch((error: unknown) => {
+    throw new CliError(startFailureMessage(error));
+  });
+  writeDevSession(stateDir, {
+    pid: process.pid,
+    slug: platform.project.slug,
+    url: platform.url,
+    apiUrl: platform.apiUrl,
+    cliToken: platform.cliToken,
+  });
+  const watcher = watchProject(projectDir, platform);
+  const cron = driveMinuteCron(platform);
+
+  console.log(`Project "${platform.project.slug}" from ${projectDir}`);
+  if (isPrivate) console.log(`  private deployment at ${platform.projectUrl}`);
+  else console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
+  console.log(`  API worker at ${platform.apiUrl}`);
+  if (platform.login) {
+    console.log(`  login worker at ${platform.login.url}`);
+    console.log(
+      `  identity provider at ${platform.login.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`,
+    );
+    console.log(`  sign in from ${platform.projectUrl}: the login worker returns there`);
+  }
+  for (const id of ["chatserver", "workspace", "email"] as const) {
+    console.log(`  ${id} plugin at ${platform.plugins.plugins[id]} (fake provider at ${platform.plugins.fakes[id]})`);
+  }
+  // The CLI token stays in .platform/dev.json: `platform console` opens the console signed in.
+  console.log(`Console at ${platform.apiUrl}/console/ (\`platform console\` opens it signed in)`);
+  console.log(`Ready on ${platform.url}`);
+  markReady();
+  const startupSweep = sweepAtStartup(platform);
+  const steps = followWorkflowSteps({
+    apiUrl: platform.apiUrl,
+    token: platform.cliToken,
+    slug: platform.project.slug,
+    print,
+    active: () => platform.build.capabilities.workflow,
+  });
+
+  await untilSignalled(async () => {
+    watcher.close();
+    cron.stop();
+    startupSweep.stop();
+    steps.stop();
+    await platform.stop();
+  });
+}

@@ -2,7 +2,21 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CliError, type Command } from "../commandLine.ts";
 import { projectSlugFor } from "../dev/projectSlugFor.ts";
-import { RUNTIME_DIR } from "../repoPaths.ts";
+import { REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
+
+/** A word for `sh -c` (npm scripts): single-quoted unless it is plainly safe. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The scaffold's npm scripts call this repository's CLI by absolute path, so
+ * `npm run dev` works in the new folder with nothing installed there and no
+ * `platform` on PATH (bin/platform.js re-runs itself under the repository's Node 22).
+ */
+function platformScript(args: string): string {
+  return `node ${shellWord(path.join(REPO_ROOT, "bin/platform.js"))} ${args}`;
+}
 
 function indexSource(slug: string): string {
   return `import { Router } from "itty-router";
@@ -11,7 +25,7 @@ import { PlatformError } from "platform";
 const router = Router();
 
 router.get("/", () =>
-  new Response(\`<!doctype html><title>${slug}</title><h1>Hello from ${slug}</h1><p>Edit src/index.ts; the page reloads on save.</p>\`, {
+  new Response(\`<!doctype html><title>${slug}</title><h1>Hello from ${slug}</h1><p>Edit src/index.ts and reload: platform dev rebuilds on save.</p>\`, {
     headers: { "content-type": "text/html; charset=utf-8" },
   }),
 );
@@ -32,9 +46,12 @@ export const initCommand: Command = {
   help: `
 Creates <dir> with src/index.ts (an itty-router Router), package.json and a
 tsconfig.json whose paths point at this repository's runtime, so the project
-needs no npm install of its own. Refuses a directory that is not empty.
+needs no npm install of its own. Its \`npm run dev\` and \`npm run push\` call
+this repository's bin/platform.js by absolute path, so they work without
+\`platform\` on PATH (\`npm link\` in the repository puts it there). Refuses a
+directory that is not empty.
 
-Then run:  platform dev <dir>`,
+Then run:  cd <dir> && npm run dev`,
   options: {},
   async run({ positionals }) {
     const target = positionals[0];
@@ -48,7 +65,12 @@ Then run:  platform dev <dir>`,
     const files: Record<string, string> = {
       "package.json":
         JSON.stringify(
-          { name: slug, private: true, type: "module", scripts: { dev: "platform dev .", push: "platform push ." } },
+          {
+            name: slug,
+            private: true,
+            type: "module",
+            scripts: { dev: platformScript("dev ."), push: platformScript("push .") },
+          },
           null,
           2,
         ) + "\n",
@@ -74,6 +96,6 @@ Then run:  platform dev <dir>`,
     };
     for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
     console.log(`Created project "${slug}" in ${dir}`);
-    console.log(`Next: platform dev ${target}`);
+    console.log(`Next: cd ${shellWord(target)} && npm run dev`);
   },
 };

@@ -171,8 +171,10 @@ function describeCall(plugin: InstallablePlugin, call: unknown): string {
 
 /** What `POST /projects/:slug/plugins/:plugin/test-events` answers (src/dev/routes/pluginTestEvents.ts). */
 interface TestEventAnswer {
+  /** What was sent and what the project's dispatch came to (no handler, the handler's error, or that it ran). */
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
+  outcome: { result: "handled" | "no_handler" | "failed" } | null;
   calls: unknown[];
 }
 
@@ -205,11 +207,15 @@ async function trigger(
   console.log(answer.summary);
   const inline = answer.pluginAnswer.inlineReply;
   if (inline !== undefined) console.log(`  inline reply: ${JSON.stringify(inline)}`);
+  // No handler, or it threw: the summary said so, and whatever it called before throwing is listed.
   if (!answer.calls.length) {
+    if (answer.outcome?.result === "no_handler" || answer.outcome?.result === "failed") return;
     console.log(
       inline !== undefined
         ? "The handler made no further provider calls."
-        : "The handler made no provider calls (within 5 s).",
+        : answer.outcome
+          ? "The handler made no provider calls."
+          : "The handler made no provider calls (within 5 s).",
     );
     return;
   }
@@ -234,8 +240,10 @@ trigger   (\`platform dev\` only) asks the API (POST
           provider send a correctly signed webhook to the local plugin worker
           (chatserver: command --name N [--text T], message, reaction;
           workspace: message, mention, reaction), then prints the plugin's
-          answer and what the project's handler did through the plugin proxy
-          (the provider calls the fake recorded, waited for up to 5 s).
+          answer, what came of the dispatch to the project ("No handler is
+          registered: …", "The handler threw <code>: <message>", or "The
+          project's handler ran.") and what the handler did through the
+          plugin proxy (the provider calls the fake recorded, up to 5 s).
 
 Targets the \`platform dev\` running for --dir (default: the current
 directory), or --api URL with $PLATFORM_TOKEN.`,

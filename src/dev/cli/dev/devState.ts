@@ -40,8 +40,15 @@ export function writeDevSession(stateDir: string, session: DevSession): void {
   writeFileSync(path.join(stateDir, "dev.json"), JSON.stringify(session, null, 2) + "\n", { mode: 0o600 });
 }
 
-export function clearDevSession(stateDir: string): void {
-  rmSync(path.join(stateDir, "dev.json"), { force: true });
+/** Removes the session file if `pid` (default: this process) wrote it; another instance's file stays. */
+export function clearDevSession(stateDir: string, pid: number = process.pid): void {
+  const file = path.join(stateDir, "dev.json");
+  try {
+    if ((JSON.parse(readFileSync(file, "utf8")) as DevSession).pid !== pid) return;
+  } catch {
+    // no file, or a torn one: nothing of anyone's to keep
+  }
+  rmSync(file, { force: true });
 }
 
 /** The running local platform for a project, if its process is still alive. */
@@ -55,4 +62,20 @@ export function readDevSession(stateDir: string): DevSession | null {
   } catch {
     return null;
   }
+}
+
+/** The API worker's (and so the console's) port, remembered per folder so its address survives restarts. */
+export function readConsolePort(stateDir: string): number | null {
+  try {
+    const { console: port } = JSON.parse(readFileSync(path.join(stateDir, "ports.json"), "utf8")) as {
+      console?: unknown;
+    };
+    return Number.isInteger(port) ? (port as number) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function rememberConsolePort(stateDir: string, port: number): void {
+  writeFileSync(path.join(stateDir, "ports.json"), JSON.stringify({ console: port }, null, 2) + "\n");
 }

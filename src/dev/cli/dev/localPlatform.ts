@@ -10,16 +10,20 @@ import * as esbuild from "esbuild";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
+import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, CONSOLE_ASSETS_DIR, MIGRATIONS_DIR } from "../repoPaths.ts";
 import { buildPlatformWorkers, type PlatformWorkerName } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
-import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
+import { isIdleRecoveryLine, parseMiniflareRequestLine, type RequestRecord } from "./devLogLines.ts";
+import { loadOrCreateCredentials, readConsolePort, rememberConsolePort, saveCredentials } from "./devState.ts";
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import {
   deployPluginMetadata,
   FAKE_WORKER_NAMES,
+  LOCAL_SENDER_DOMAIN,
   localPluginUrls,
   localPluginWorkers,
   loadOrCreatePluginSecrets,
@@ -28,6 +32,7 @@ import {
   type LocalPluginSecrets,
   type LocalPluginUrls,
 } from "./localPlugins.ts";
+import { isPortFree } from "./portOwner.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 import { waitForProject } from "./waitForProject.ts";
 
@@ -54,6 +59,8 @@ export interface LocalPlatformOptions {
   login?: "form" | "oidc";
   /** Run the project as a private deployment, served at http://localhost:<port>/<slug>/. */
   private?: boolean;
+  /** Called once per request the gateway answered (Miniflare's own request log, parsed). */
+  onRequest?: (request: RequestRecord) => void;
 }
 
 /** The login worker's local wiring (`--login oidc`). */
@@ -121,10 +128,21 @@ export function localPlatformConfig(input: {
   build: ProjectBuild | null;
   /** The plugin workers and fake providers, each on its own port. */
   plugins?: { ports: LocalPluginPorts; secrets: LocalPluginSecrets } | null;
+  onRequest?: (request: RequestRecord) => void;
+  /** Maps the project's log lines to its sources and remembers a top-level throw. */
+  projectErrors?: ProjectLoadErrors;
+  /** `platform up`: the project workers uploaded through the API (src/dev/cli/up/), served beside `project`. */
+  deployed?: { scriptName: string; worker: V4WorkerOptions }[];
+  /** `platform up`: more bindings of the API worker (its upload target, the login worker's URL). */
+  apiBindings?: Record<string, string>;
 }): V4MiniflareOptions {
   const { project, build } = input;
-  const scripts = project ? { [project.scriptName]: "SCRIPT_0" } : {};
+  const scripts: Record<string, string> = project ? { [project.scriptName]: "SCRIPT_0" } : {};
   const scriptBindings: Record<string, string> = project ? { SCRIPT_0: project.scriptName } : {};
+  (input.deployed ?? []).forEach(({ scriptName }, i) => {
+    scripts[scriptName] = `DEPLOYED_${i}`;
+    scriptBindings[`DEPLOYED_${i}`] = scriptName;
+  });
   const pluginUrls = input.plugins ? localPluginUrls(input.host, input.plugins.ports) : null;
   const workers: V4WorkerOptions[] = [
     {
@@ -151,16 +169,26 @@ export function localPlatformConfig(input: {
         : {},
       bindings: {
         ADMIN_TOKEN: input.adminToken,
+        ...input.apiBindings,
         LOCAL_SCRIPTS: JSON.stringify(scripts),
         ...(pluginUrls
-          ? { CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver, WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace }
+          ? {
+              CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver,
+              WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace,
+              EMAIL_SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+            }
           : {}),
       },
       serviceBindings: {
         ...scriptBindings,
         // Local only: the fake providers, so the API can fire bot test events (`/projects/:slug/plugins/:plugin/test-events`).
         ...(input.plugins
-          ? { FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver, FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace }
+          ? {
+              FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver,
+              FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace,
+              // and the local outbox (`/projects/:slug/outbox`).
+              FAKE_EMAIL: FAKE_WORKER_NAMES.email,
+            }
           : {}),
       },
       // The console's static files, served before the worker as Workers Static Assets would be (wrangler.toml [assets]).
@@ -196,6 +224,7 @@ export function localPlatformConfig(input: {
       ),
     });
   }
+  workers.push(...(input.deployed ?? []).map(({ worker }) => worker));
   if (input.plugins) {
     workers.push(
       ...localPluginWorkers({
@@ -230,11 +259,40 @@ export function localPlatformConfig(input: {
     host: input.host,
     port: input.port,
     resourcePersistencePath: path.join(input.stateDir, "state"),
-    log: new Log(LogLevel.WARN),
+    log: new DevLog(input.onRequest),
+    // The recovery cron runs every minute; say so only when it repaired something.
+    handleStructuredLogs: ({ level, message }) => {
+      if (isIdleRecoveryLine(message)) return;
+      const text = input.projectErrors?.present(message) ?? message;
+      if (level === "error" || level === "warn") console.error(text);
+      else console.log(text);
+    },
     // No internet here: never fetch the real Request.cf object.
     cf: false,
     workers,
   };
+}
+
+/**
+ * Miniflare's log, at INFO so that its entry worker reports each request the
+ * gateway answers (`GET / 200 OK (3ms)`), handed to `onRequest` instead of
+ * printed; its other INFO lines (its own "Ready on") are dropped, warnings
+ * and errors printed as before.
+ */
+class DevLog extends Log {
+  readonly #onRequest?: (request: RequestRecord) => void;
+  constructor(onRequest?: (request: RequestRecord) => void) {
+    super(LogLevel.INFO);
+    this.#onRequest = onRequest;
+  }
+  override logWithLevel(level: LogLevel, message: string): void {
+    if (level === LogLevel.INFO) {
+      const request = parseMiniflareRequestLine(stripVTControlCharacters(message));
+      if (request) this.#onRequest?.(request);
+      return;
+    }
+    if (level <= LogLevel.WARN) super.logWithLevel(level, message);
+  }
 }
 
 async function apiCall(apiUrl: string, token: string, method: string, pathname: string, body?: unknown) {
@@ -282,11 +340,16 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const slug = projectSlugFor(options.projectDir);
   const credentials = loadOrCreateCredentials(options.stateDir);
 
-  let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
+  let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
+  const projectErrors = new ProjectLoadErrors(() => build);
   const platformScripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"));
   // Held open together so no two of them are the same port.
   const ports = await freePorts(host, 8);
-  const apiPort = ports[0]!;
+  // The API worker serves the console: keep its address across restarts while the port is free.
+  const remembered = readConsolePort(options.stateDir);
+  const apiPort =
+    remembered && !ports.includes(remembered) && (await isPortFree(host, remembered)) ? remembered : ports[0]!;
+  rememberConsolePort(options.stateDir, apiPort);
   const pluginPortList = ports.slice(1, 7);
   const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports[7]!) : null;
   const login = idp?.login ?? null;
@@ -315,6 +378,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     adminToken: credentials.adminToken,
     login,
     plugins,
+    onRequest: options.onRequest,
+    projectErrors,
   };
 
   let mf: Miniflare;
@@ -333,7 +398,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, options.private === true);
 
     const apply = async (next: ProjectBuild) => {
-      await mf.setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })));
+      await mf
+        .setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })))
+        .catch((error: unknown) => {
+          throw projectErrors.loadFailure(error);
+        });
       const worker = await mf.getWorker(project.scriptName);
       const metadata = await fetchProjectMetadata(
         (u, init) => worker.fetch(u, init) as never,
@@ -369,7 +438,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       },
       miniflare: mf,
       async rebuild() {
-        const next = await buildProject(options.projectDir, path.join(options.stateDir, "build"));
+        const next = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
         metadata = await apply(next);
         build = next;
         return next;
@@ -434,7 +503,7 @@ function redeployOnNewInstalls(
  * worker's `/callback` on its own loopback port, and the secrets between
  * them, fresh for every start (sign-ins in progress do not survive a restart).
  */
-async function startLocalLogin(
+export async function startLocalLogin(
   host: string,
   projectPort: number,
   port: number,
@@ -463,7 +532,7 @@ async function startLocalLogin(
 }
 
 /** `count` distinct ports the OS says are free right now (all held open until every one is chosen). */
-async function freePorts(host: string, count: number): Promise<number[]> {
+export async function freePorts(host: string, count: number): Promise<number[]> {
   const net = await import("node:net");
   const servers = await Promise.all(
     Array.from({ length: count }, () => {

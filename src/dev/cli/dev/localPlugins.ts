@@ -19,6 +19,9 @@ export const FAKE_WORKER_NAMES = {
 
 export type LocalPluginId = keyof typeof PLUGIN_WORKER_NAMES;
 
+/** The email plugin's sender domain under `platform dev`: a project sends from `<slug>@mail.platform.local`. */
+export const LOCAL_SENDER_DOMAIN = "mail.platform.local";
+
 /** Secrets shared by each plugin and its fake; generated once per project, kept in `.platform/credentials.json`. */
 export interface LocalPluginSecrets {
   tokenEncryptionKey: string;
@@ -147,7 +150,9 @@ export function localPluginWorkers(input: {
       plugin === "chatserver" ? input.paths.pluginChatserver : input.paths.pluginWorkspace,
     ),
     d1Databases: { DB: input.d1Id },
-    durableObjects: actors,
+    // The chat-server plugin's own actor: the relay that holds the bot's Gateway connection.
+    durableObjects:
+      plugin === "chatserver" ? { ...actors, GATEWAY_RELAY: { className: "GatewayRelay", useSQLite: true } } : actors,
     bindings: { ...shared, ...bindings },
     serviceBindings: { ...input.scriptBindings, [providerBinding]: FAKE_WORKER_NAMES[plugin] },
     unsafeDirectSockets: socket(ports[`plugin-${plugin}`]),
@@ -158,6 +163,8 @@ export function localPluginWorkers(input: {
       plugin === "chatserver" ? input.paths.fakeChatserver : input.paths.fakeWorkspace,
     ),
     bindings,
+    // The fake chat server runs in one actor: its Gateway's sockets must share one I/O context.
+    ...(plugin === "chatserver" ? { durableObjects: { FAKE_STATE: { className: "FakeChatServerState" } } } : {}),
     serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES[plugin] },
     unsafeDirectSockets: socket(ports[`fake-${plugin}`]),
   });
@@ -185,7 +192,7 @@ export function localPluginWorkers(input: {
       bindings: {
         EMAIL_API_BASE: urls.fakes.email,
         EMAIL_API_KEY: secrets.email.apiKey,
-        SENDER_DOMAIN: "mail.platform.local",
+        SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
       },
       serviceBindings: { EMAIL_API: FAKE_WORKER_NAMES.email },
       unsafeDirectSockets: socket(ports["plugin-email"]),
@@ -208,6 +215,8 @@ export function localPluginWorkers(input: {
     {
       ...input.base(FAKE_WORKER_NAMES.email, input.paths.fakeEmail),
       bindings: { FAKE_EMAIL_API_KEY: secrets.email.apiKey },
+      // The local outbox, on disk with the rest of the state: it outlives workerd restarts (src/dev/fakes/email).
+      kvNamespaces: { OUTBOX: "fake-email-outbox" },
       unsafeDirectSockets: socket(ports["fake-email"]),
     },
   ];

@@ -5,11 +5,17 @@
  * `Idempotency-Key` (same key + same body → the same id, nothing resent;
  * same key + another body → 409 `invalid_idempotent_request`).
  *
- * Test routes: `GET /__fake/sent` (what was accepted), `DELETE /__fake/sent`
- * (forget it), `POST /__fake/fail-next` `{ status, name, message, retryAfter? }`
- * (the next `POST /emails` answers that error).
+ * The local outbox (`platform email list`, the console's Outbox): `GET
+ * /__fake/outbox[?from=<address>&limit=N]` (newest first, at most 100 unless
+ * `limit` says up to 1000; `from` keeps one sender's) and `GET
+ * /__fake/outbox/<id>`. Test routes: `GET /__fake/sent` (what was accepted,
+ * oldest first), `DELETE /__fake/sent` (forget it), `POST /__fake/fail-next`
+ * `{ status, name, message, retryAfter? }` (the next `POST /emails` answers
+ * that error). What was accepted lives in `store` (KV under `platform dev`).
  */
 import { hex } from "../../../core/crypto/encoding.ts";
+import { type FakeEmailStore, memoryFakeEmailStore } from "./fakeEmailStore.ts";
+
 export interface SentEmail {
   id: string;
   from: string;
@@ -22,13 +28,21 @@ export interface SentEmail {
 
 export interface FakeEmailProvider {
   fetch(request: Request): Promise<Response>;
-  /** Accepted emails, in order. */
+  /** Emails this instance accepted, in order (tests; the outbox is `store`). */
   sent: SentEmail[];
   /** Every `POST /emails` the fake received, accepted or not. */
   requests: { headers: Record<string, string>; body: string }[];
 }
 
 const ADDRESS = /^[^\s<>@",]+@[^\s<>@",]+\.[^\s<>@",]+$/;
+/** The outbox's own ids are UUIDs (`crypto.randomUUID`). */
+export const EMAIL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const OUTBOX_LIMIT = { default: 100, max: 1000 };
+
+/** The address of a `from` (`Name <a@b.c>` or `a@b.c`), lower-cased. */
+export function senderAddress(from: string): string {
+  return (/<([^>]+)>$/.exec(from)?.[1] ?? from).toLowerCase();
+}
 
 function providerError(
   statusCode: number,
@@ -39,10 +53,10 @@ function providerError(
   return Response.json({ statusCode, name, message }, { status: statusCode, headers });
 }
 
-export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailProvider {
+export function createFakeEmailProvider(options: { apiKey: string; store?: FakeEmailStore }): FakeEmailProvider {
+  const store = options.store ?? memoryFakeEmailStore();
   const sent: SentEmail[] = [];
   const requests: FakeEmailProvider["requests"] = [];
-  const byKey = new Map<string, { bodyHash: string; id: string }>();
   let failNext: { status: number; name: string; message: string; retryAfter?: number } | null = null;
 
   async function sendEmail(request: Request): Promise<Response> {
@@ -71,7 +85,7 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
       if (json[field] === undefined) return providerError(422, "missing_required_field", `Missing \`${field}\` field.`);
     }
     const from = json.from;
-    const fromAddress = typeof from === "string" ? (/<([^>]+)>$/.exec(from)?.[1] ?? from) : "";
+    const fromAddress = typeof from === "string" ? senderAddress(from) : "";
     if (!ADDRESS.test(fromAddress)) return providerError(422, "validation_error", "Invalid `from` field.");
     const to = typeof json.to === "string" ? [json.to] : json.to;
     if (!Array.isArray(to) || to.length === 0 || to.some((a) => typeof a !== "string" || !ADDRESS.test(a))) {
@@ -90,7 +104,7 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
     }
     const bodyHash = hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
     if (key !== null) {
-      const seen = byKey.get(key);
+      const seen = await store.findKey(key);
       if (seen && seen.bodyHash !== bodyHash) {
         return providerError(
           409,
@@ -101,8 +115,8 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
       if (seen) return Response.json({ id: seen.id });
     }
     const id = crypto.randomUUID();
-    if (key !== null) byKey.set(key, { bodyHash, id });
-    sent.push({
+    if (key !== null) await store.saveKey(key, { bodyHash, id });
+    const email: SentEmail = {
       id,
       from: from as string,
       to: to as string[],
@@ -110,21 +124,43 @@ export function createFakeEmailProvider(options: { apiKey: string }): FakeEmailP
       html: typeof json.html === "string" ? json.html : "",
       idempotencyKey: key,
       at: new Date().toISOString(),
-    });
+    };
+    await store.add(email);
+    sent.push(email);
     return Response.json({ id });
+  }
+
+  async function listOutbox(url: URL): Promise<Response> {
+    const limitParam = url.searchParams.get("limit");
+    const limit = limitParam === null ? OUTBOX_LIMIT.default : Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 1 || limit > OUTBOX_LIMIT.max)
+      return providerError(422, "validation_error", `limit must be 1–${OUTBOX_LIMIT.max}.`);
+    const from = url.searchParams.get("from")?.toLowerCase();
+    const emails = (await store.list(OUTBOX_LIMIT.max)).filter((e) => !from || senderAddress(e.from) === from);
+    return Response.json({ emails: emails.slice(0, limit) });
+  }
+
+  async function showEmail(id: string): Promise<Response> {
+    const email = EMAIL_ID.test(id) ? await store.get(id) : null;
+    return email ? Response.json({ email }) : providerError(404, "not_found", "No such email in the outbox.");
   }
 
   return {
     sent,
     requests,
     async fetch(request) {
-      const { pathname } = new URL(request.url);
+      const url = new URL(request.url);
+      const { pathname } = url;
       if (pathname === "/emails" && request.method === "POST") return sendEmail(request);
-      if (pathname === "/__fake/sent" && request.method === "GET") return Response.json({ sent });
+      if (pathname === "/__fake/outbox" && request.method === "GET") return listOutbox(url);
+      if (pathname.startsWith("/__fake/outbox/") && request.method === "GET")
+        return showEmail(pathname.slice("/__fake/outbox/".length));
+      if (pathname === "/__fake/sent" && request.method === "GET")
+        return Response.json({ sent: (await store.list(OUTBOX_LIMIT.max)).reverse() });
       if (pathname === "/__fake/sent" && request.method === "DELETE") {
         sent.length = 0;
         requests.length = 0;
-        byKey.clear();
+        await store.clear();
         return new Response(null, { status: 204 });
       }
       if (pathname === "/__fake/fail-next" && request.method === "POST") {

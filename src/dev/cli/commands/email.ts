@@ -1,0 +1,74 @@
+import { CliError, type Command } from "../commandLine.ts";
+import { htmlAsText } from "../email/htmlAsText.ts";
+import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
+
+/** What `GET /projects/:slug/outbox[/:id]` answers (src/dev/routes/localOutbox.ts). */
+interface OutboxSummary {
+  id: string;
+  from: string;
+  to: string[];
+  subject: string;
+  sentAt: string;
+}
+interface OutboxEmail extends OutboxSummary {
+  html: string;
+}
+
+/** Subjects and addresses come from project code: no terminal escapes, one line. */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
+}
+
+export const emailCommand: Command = {
+  summary: "Read the emails a project sent under `platform dev` (the local outbox).",
+  usage: "platform email list | platform email show <id>   [--dir d] [--json]",
+  help: `
+list   the emails the project sent, newest first (at most 100), one line
+       each: time, id, to, subject
+show   one email: its headers, then its html as text
+
+Under \`platform dev\` the email-send plugin hands email to a local fake
+provider, which keeps every email it accepted (in .platform/state, so they
+survive restarts) instead of delivering it. The console's Outbox tab shows
+the same emails rendered. Targets the \`platform dev\` running for --dir
+(default: the current directory). --json prints the raw answer.`,
+  options: {
+    dir: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run({ positionals, values }) {
+    const [action, id, ...extra] = positionals;
+    if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
+    const target = resolvePlatformTarget({ dir: values.dir });
+    if (action === "list") {
+      if (id) throw new CliError("platform email list takes no id.", 2);
+      const { emails } = await callPlatformApi<{ emails: OutboxSummary[] }>(
+        target,
+        "GET",
+        `/projects/${target.slug}/outbox`,
+      );
+      if (values.json) return void console.log(JSON.stringify({ emails }, null, 2));
+      if (!emails.length) return void console.log(`No email sent by "${target.slug}" yet.`);
+      for (const e of emails) console.log(`${e.sentAt}  ${e.id}  ${oneLine(e.to.join(", "))}  ${oneLine(e.subject)}`);
+      return;
+    }
+    if (action === "show") {
+      if (!id) throw new CliError("platform email show needs an email id (see platform email list).", 2);
+      const { email } = await callPlatformApi<{ email: OutboxEmail }>(
+        target,
+        "GET",
+        `/projects/${target.slug}/outbox/${encodeURIComponent(id)}`,
+      );
+      if (values.json) return void console.log(JSON.stringify({ email }, null, 2));
+      console.log(`Id:      ${email.id}`);
+      console.log(`Date:    ${email.sentAt}`);
+      console.log(`From:    ${oneLine(email.from)}`);
+      console.log(`To:      ${oneLine(email.to.join(", "))}`);
+      console.log(`Subject: ${oneLine(email.subject)}`);
+      console.log("");
+      console.log(htmlAsText(email.html));
+      return;
+    }
+    throw new CliError(`Unknown email action "${action ?? ""}": use list or show.`, 2);
+  },
+};

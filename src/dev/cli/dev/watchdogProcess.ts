@@ -1,0 +1,55 @@
+import { clearDevSession } from "./devState.ts";
+import { releaseDevLock } from "./devLock.ts";
+import { clearRecordedProcesses, terminate, writeRecordedProcesses } from "./leftoverProcesses.ts";
+import { descendantsOf, identify, isRunning, isSameProcess, type ProcessIdentity } from "./processInfo.ts";
+
+/**
+ * The watchdog of one `platform dev` (started by processWatchdog.ts):
+ * `node watchdogProcess.ts <parent pid> <state dir>`, its stdin a pipe from
+ * the parent. Every POLL_MS it records the parent's descendants (workerd,
+ * esbuild, …) in `.platform/dev.processes.json`; when the pipe closes (the
+ * parent exited, however: a SIGKILL closes it too) or the parent is gone, it
+ * stops every recorded process that is still the one it recorded, and, if
+ * the parent died without cleaning up, its lock and session file.
+ */
+const POLL_MS = 200;
+
+const parentPid = Number(process.argv[2]);
+const stateDir = process.argv[3]!;
+const parent = identify(parentPid);
+const known = new Map<number, ProcessIdentity>();
+let last = "";
+
+function poll(): void {
+  if (!isRunning(parentPid)) return void finish();
+  for (const [pid, p] of known) if (!isSameProcess(p)) known.delete(pid);
+  for (const pid of descendantsOf(parentPid)) {
+    if (pid !== process.pid && !known.has(pid)) known.set(pid, identify(pid));
+  }
+  const processes = [...known.values()];
+  const now = JSON.stringify(processes);
+  if (now !== last) {
+    last = now;
+    writeRecordedProcesses(stateDir, { parent, processes });
+  }
+}
+
+let finishing = false;
+async function finish(): Promise<void> {
+  if (finishing) return;
+  finishing = true;
+  clearInterval(timer);
+  await terminate([...known.values()], 1_000);
+  if (!isRunning(parentPid)) {
+    releaseDevLock(stateDir, parentPid);
+    clearDevSession(stateDir, parentPid);
+  }
+  clearRecordedProcesses(stateDir);
+  process.exit(0);
+}
+
+const timer = setInterval(poll, POLL_MS);
+poll();
+process.stdin.on("end", () => void finish());
+process.stdin.on("error", () => void finish());
+process.stdin.resume();

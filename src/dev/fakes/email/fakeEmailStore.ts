@@ -1,0 +1,39 @@
+import type { SentEmail } from "./fakeEmailProvider.ts";
+
+/** What the fake email provider keeps: the emails it accepted (its outbox) and the idempotency keys it saw. */
+export interface FakeEmailStore {
+  add(email: SentEmail): Promise<void>;
+  /** Newest first, at most `limit`. */
+  list(limit: number): Promise<SentEmail[]>;
+  get(id: string): Promise<SentEmail | null>;
+  findKey(key: string): Promise<{ bodyHash: string; id: string } | null>;
+  saveKey(key: string, seen: { bodyHash: string; id: string }): Promise<void>;
+  clear(): Promise<void>;
+}
+
+/** The store of one fake instance's memory (tests; a worker without a KV namespace). */
+export function memoryFakeEmailStore(): FakeEmailStore {
+  const emails: SentEmail[] = [];
+  const keys = new Map<string, { bodyHash: string; id: string }>();
+  return {
+    async add(email) {
+      emails.push(email);
+    },
+    async list(limit) {
+      return emails.slice(-limit).reverse();
+    },
+    async get(id) {
+      return emails.find((email) => email.id === id) ?? null;
+    },
+    async findKey(key) {
+      return keys.get(key) ?? null;
+    },
+    async saveKey(key, seen) {
+      keys.set(key, seen);
+    },
+    async clear() {
+      emails.length = 0;
+      keys.clear();
+    },
+  };
+}

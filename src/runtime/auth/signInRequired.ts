@@ -1,0 +1,44 @@
+import { errorResponse, PlatformError } from "../../core/errors.ts";
+import { safeRedirectPath } from "../../core/web/redirectPath.ts";
+import { basePathOf } from "../entry/requestBasePath.ts";
+import { securityHeaders } from "./pages.ts";
+import { signInHref } from "./signInRoute.ts";
+
+/** `auth.require()`'s options. */
+export interface RequireOptions {
+  /**
+   * `true` (default): a browser navigation with nobody signed in is redirected
+   * to the sign-in page (beyond the spec, which answers 401 everywhere);
+   * `false`: every such request gets the 401 JSON.
+   */
+  redirect?: boolean;
+}
+
+/**
+ * A browser navigation: GET (or HEAD, which mirrors GET) asking for HTML.
+ * `fetch()` from a page sends `Accept: *\/*` unless told otherwise, so API
+ * calls keep the 401 JSON a script can act on.
+ */
+export function isNavigation(request: Request): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const accept = request.headers.get("accept") ?? "";
+  return accept.split(",").some((part) => part.split(";", 1)[0]!.trim().toLowerCase() === "text/html");
+}
+
+/**
+ * The answer to a request nobody is signed in for: a navigation goes to
+ * `<basePath>/api/auth/signin/idp?redirect=<path and query>` (302; a path that
+ * is not a safe same-origin one becomes `/`), anything else gets 401 JSON
+ * naming the sign-in URL. Both vary on `Accept` and are never cached.
+ */
+export function signInRequired(request: Request, options: RequireOptions = {}): Response {
+  const url = new URL(request.url);
+  const basePath = basePathOf(request);
+  const back = safeRedirectPath(url.pathname + url.search, basePath) ?? "/";
+  const signIn = signInHref({ basePath }, back);
+  const headers = { "Cache-Control": "no-store", Vary: "Accept" };
+  if (options.redirect !== false && isNavigation(request)) {
+    return new Response(null, { status: 302, headers: securityHeaders(new Headers({ ...headers, Location: signIn })) });
+  }
+  return errorResponse(new PlatformError("unauthorized", `Sign in required: ${url.origin}${signIn}`), headers);
+}

@@ -1,0 +1,100 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, startDev } from "../support/e2e/index.ts";
+
+// Errors a person can act on, through the real `platform dev`. Ports of this file: 8900-8905.
+
+const work = mkdtempSync(path.join(tmpdir(), "platform-dev-errors-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A project folder with `src/index.ts` = `source` and nothing installed. */
+function project(name: string, source: string): string {
+  const dir = path.join(work, name);
+  mkdirSync(path.join(dir, "src"), { recursive: true });
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
+  writeFileSync(path.join(dir, "src/index.ts"), source);
+  return dir;
+}
+
+const THROWING_ROUTE = `import { Router } from "itty-router";
+
+const router = Router();
+
+function explode(): never {
+  throw new Error("boom from the route");
+}
+
+router.get("/", () => new Response("ok"));
+router.get("/throw", () => explode());
+
+export default router;
+`;
+
+describe.each([
+  ["workerd", 8900, []],
+  ["--node", 8901, ["--node"]],
+] as const)("a route that throws, under %s", (_runtime, port, flags) => {
+  it("prints the error with src/index.ts:<line>:<col>, not the bundle's position", async () => {
+    const dev = await startDev([project(`throws${port}`, THROWING_ROUTE), "--port", String(port), ...flags]);
+    try {
+      const response = await fetch(`${dev.url}/throw`);
+      expect(response.status).toBe(500);
+      await dev.waitFor(/boom from the route[\s\S]*src\/index\.ts:6:9/);
+      expect(dev.output()).not.toMatch(/worker\.js:\d+|project\.mjs:\d+/);
+    } finally {
+      await dev.stop();
+    }
+  });
+});
+
+describe("failures before Ready: platform dev exits 1 saying what is wrong", () => {
+  const cases: [label: string, dir: () => string, port: number, expected: RegExp[]][] = [
+    [
+      "a name platform does not export (used)",
+      () =>
+        project(
+          "workflo",
+          `import { workflo } from "platform";\nworkflo("x", {});\nexport default { fetch: () => new Response("ok") };\n`,
+        ),
+      8902,
+      [/"platform" has no export named "workflo" \(did you mean "workflow"\?\)/, /src\/index\.ts:1:9/],
+    ],
+    [
+      "a name platform does not export (read from the namespace)",
+      () =>
+        project(
+          "workflo-namespace",
+          `import * as platform from "platform";\nexport default { fetch: () => new Response(typeof platform.workflo) };\n`,
+        ),
+      8902,
+      [/"platform" has no export named "workflo"/, /src\/index\.ts:2:/],
+    ],
+    [
+      "a syntax error, with its code frame",
+      () => project("syntax", `const x y = 1;\nexport default { fetch: () => new Response(String(x)) };\n`),
+      8903,
+      [/Expected ";" but found "y"/, /src\/index\.ts:1:8:/, /1 │ const x y = 1;/, /\^/],
+    ],
+    [
+      "a throw at the top level, with its location",
+      () =>
+        project(
+          "top-level",
+          `const config = JSON.parse("{not json");\nexport default { fetch: () => new Response(String(config)) };\n`,
+        ),
+      8904,
+      [/The project threw while its module was loading/, /SyntaxError/, /src\/index\.ts:1:\d+/],
+    ],
+    ["a folder that does not exist", () => path.join(work, "no-such-folder"), 8905, [/no folder .*no-such-folder/i]],
+  ];
+  it.each(cases)("%s", async (_label, dir, port, expected) => {
+    const result = await runCli(["dev", dir(), "--port", String(port)], { timeoutMs: 90_000 });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const output = result.stdout + result.stderr;
+    for (const pattern of expected) expect(output).toMatch(pattern);
+    expect(output).not.toMatch(/workerd binary or your configuration/);
+    expect(output).not.toMatch(/No project entry/);
+  });
+});
