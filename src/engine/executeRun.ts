@@ -16,7 +16,7 @@ import {
   type StepAttempt,
   type StepFunction,
 } from "./stepContext.ts";
-import { reasonOf, stepFailureEvents, TIMEOUT_REASON, timeoutEvents } from "./stepFailure.ts";
+import { abandonedAttemptEvents, reasonOf, stepFailureEvents, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 export interface ExecuteRunOptions {
@@ -148,7 +148,7 @@ export async function executeRun(
         const timeoutAt = state.at + definition.stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
-        await tryAppend(timeoutEvents(state, definition, now(), last), true);
+        await tryAppend(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, last), true);
         continue;
       }
       case "wait_for_event":

@@ -75,8 +75,7 @@ export { detectRecovery, recoverRun, failInterruptedStep, readRunTail } from "./
 export type { RecoveryReason, RecoveryInput, RecoveryOutcome, RunTail as RecoveryRunTail } from "./recovery.ts";
 export {
   stepFailureEvents,
-  timeoutEvents,
-  interruptedEvents,
+  abandonedAttemptEvents,
   reasonOf,
   TIMEOUT_REASON,
   INTERRUPTED_REASON,

@@ -190,22 +190,32 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
    * process, and a step another process holds needs one for its timeout.
    */
   function sweep(driveHealthy: boolean): number {
-    let reenqueued = 0;
+    return countUndrivenRuns((runId, definition) => {
+      const outcome = recoverRun(store, definition, runId, now(), { executingHere: false });
+      for (const event of outcome.appended) noticeEvent(event);
+      if (outcome.reenqueue || (driveHealthy && outcome.reason === null)) kick(runId);
+      return outcome.reenqueue;
+    });
+  }
+
+  /**
+   * Runs `recover` on each active run this process is not driving and counts
+   * those it answers true for; a failing run is logged and the rest go on.
+   */
+  function countUndrivenRuns(recover: (runId: string, definition: WorkflowDefinition) => boolean): number {
+    let count = 0;
     for (const runId of store.activeRunIds()) {
       // Runs this process drives are never stuck: their executor or timer is on it.
       if (running.has(runId) || timers.has(runId)) continue;
       const definition = definitionOf(runId);
       if (!definition) continue;
       try {
-        const outcome = recoverRun(store, definition, runId, now(), { executingHere: false });
-        for (const event of outcome.appended) noticeEvent(event);
-        if (outcome.reenqueue) reenqueued++;
-        if (outcome.reenqueue || (driveHealthy && outcome.reason === null)) kick(runId);
+        if (recover(runId, definition)) count++;
       } catch (error) {
         logError(`Recovery of workflow run ${runId} failed`, error);
       }
     }
-    return reenqueued;
+    return count;
   }
 
   function recoverNow(): number {
@@ -215,19 +225,11 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function recoverAtStartup(): number {
-    let interrupted = 0;
-    for (const runId of store.activeRunIds()) {
-      if (running.has(runId) || timers.has(runId)) continue;
-      const definition = definitionOf(runId);
-      if (!definition) continue;
-      try {
-        const appended = failInterruptedStep(store, definition, runId, now());
-        for (const event of appended) noticeEvent(event);
-        if (appended.length > 0) interrupted++;
-      } catch (error) {
-        logError(`Recovery of workflow run ${runId} failed`, error);
-      }
-    }
+    const interrupted = countUndrivenRuns((runId, definition) => {
+      const appended = failInterruptedStep(store, definition, runId, now());
+      for (const event of appended) noticeEvent(event);
+      return appended.length > 0;
+    });
     const reenqueued = sweep(true);
     log(
       interrupted === 0

@@ -3,7 +3,7 @@ import type { WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
 import { createInbox, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
-import { interruptedEvents, timeoutEvents } from "./stepFailure.ts";
+import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /** The spec's stuck-state conditions. */
@@ -106,7 +106,8 @@ export function recoverRun(
   if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
   const { last, state } = tail;
   let repair: StoredEvent[] = [];
-  if (reason === "timeout" && state.type === "step_started") repair = timeoutEvents(state, definition, now, last);
+  if (reason === "timeout" && state.type === "step_started")
+    repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last);
   if (reason === "stuck_terminal") {
     const action = resolveNextAction(state, definition.maxAttempts);
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
@@ -134,7 +135,7 @@ export function failInterruptedStep(
 ): StoredEvent[] {
   const tail = readRunTail(store, runId);
   if (tail?.state.type !== "step_started") return [];
-  return appendUnlessMoved(store, interruptedEvents(tail.state, definition, now, tail.last));
+  return appendUnlessMoved(store, abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last));
 }
 
 /** Appends a repair; nothing when the run moved meanwhile (seq_conflict: someone is driving it). */

@@ -75,33 +75,19 @@ function truncateReason(reason: string): string {
   return reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
-/** What recovery and executors write for a step_started that outlived `stepTimeoutMS`: a retryable failure with reason "timeout". */
-export function timeoutEvents(
+/**
+ * A retryable failure for a step_started whose attempt was abandoned: it
+ * outlived `stepTimeoutMS` (TIMEOUT_REASON, written by recovery and executors)
+ * or its executor died with the previous host instance (INTERRUPTED_REASON).
+ * `previous` is the log's last event: the step_started itself, or an
+ * event_received that arrived during the step.
+ */
+export function abandonedAttemptEvents(
   started: StoredEventOf<"step_started">,
   definition: WorkflowDefinition,
   at: number,
+  reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON,
   previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
-): StoredEvent[] {
-  return abandonedAttemptEvents(started, definition, at, TIMEOUT_REASON, previous);
-}
-
-/** What a restarted host writes for a step_started whose executor died with the previous instance: a retryable failure with reason "interrupted". */
-export function interruptedEvents(
-  started: StoredEventOf<"step_started">,
-  definition: WorkflowDefinition,
-  at: number,
-  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
-): StoredEvent[] {
-  return abandonedAttemptEvents(started, definition, at, INTERRUPTED_REASON, previous);
-}
-
-/** `previous` is the log's last event: the step_started itself, or an event_received that arrived during the step. */
-function abandonedAttemptEvents(
-  started: StoredEventOf<"step_started">,
-  definition: WorkflowDefinition,
-  at: number,
-  reason: string,
-  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq">,
 ): StoredEvent[] {
   return stepFailureEvents(previous, {
     step: started.payload.step,

@@ -1,3 +1,5 @@
+import { allRows } from "./statementResults.ts";
+
 /**
  * `workflow_executions_in_flight`: at most one queue message per run
  * (`scriptName`, `runId`). Whoever sends a message first claims the run's row;
@@ -22,16 +24,18 @@ export async function claimExecutionInFlight(
   runId: string,
   now: number,
 ): Promise<boolean> {
-  const claimed = await db
-    .prepare(
-      `INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at, continuations) VALUES (?, ?, ?, 0)
-       ON CONFLICT (script_name, run_id) DO UPDATE SET enqueued_at = excluded.enqueued_at, continuations = 0
-         WHERE workflow_executions_in_flight.enqueued_at <= ?
-       RETURNING run_id`,
-    )
-    .bind(scriptName, runId, now, now - IN_FLIGHT_STALE_MS)
-    .all();
-  return claimed.results.length > 0;
+  const claimed = await allRows(
+    db,
+    `INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at, continuations) VALUES (?, ?, ?, 0)
+     ON CONFLICT (script_name, run_id) DO UPDATE SET enqueued_at = excluded.enqueued_at, continuations = 0
+       WHERE workflow_executions_in_flight.enqueued_at <= ?
+     RETURNING run_id`,
+    scriptName,
+    runId,
+    now,
+    now - IN_FLIGHT_STALE_MS,
+  );
+  return claimed.length > 0;
 }
 
 /**
@@ -45,15 +49,16 @@ export async function continueExecutionInFlight(
   runId: string,
   now: number,
 ): Promise<number> {
-  const row = await db
-    .prepare(
-      `INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at, continuations) VALUES (?, ?, ?, 1)
-       ON CONFLICT (script_name, run_id) DO UPDATE SET enqueued_at = excluded.enqueued_at,
-         continuations = workflow_executions_in_flight.continuations + 1
-       RETURNING continuations`,
-    )
-    .bind(scriptName, runId, now)
-    .first<{ continuations: number }>();
+  const [row] = await allRows<{ continuations: number }>(
+    db,
+    `INSERT INTO workflow_executions_in_flight (script_name, run_id, enqueued_at, continuations) VALUES (?, ?, ?, 1)
+     ON CONFLICT (script_name, run_id) DO UPDATE SET enqueued_at = excluded.enqueued_at,
+       continuations = workflow_executions_in_flight.continuations + 1
+     RETURNING continuations`,
+    scriptName,
+    runId,
+    now,
+  );
   return row?.continuations ?? 1;
 }
 

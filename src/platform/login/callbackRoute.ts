@@ -1,15 +1,14 @@
 import { signCallbackToken } from "../../core/callbackToken.ts";
-import { redirectUri, requireConfiguration } from "./config.ts";
+import { redeemAuthorizationCode } from "./authorizationCodeFlow.ts";
+import { requireConfiguration } from "./config.ts";
 import type { LoginEnv } from "./env.ts";
 import { clearFlowCookie, openFlowCookie } from "./flowCookie.ts";
 import { discoverProvider } from "./identityProvider.ts";
-import { verifyIdToken } from "./idToken.ts";
 import { callbackFormPage, errorPage, LoginError, redirect } from "./pages.ts";
 import { timingSafeEqual } from "../../core/crypto/signed.ts";
 import { projectBaseUrl, projectCallbackUrl, projectPageUrl } from "./projectUrls.ts";
 import { signedInUser } from "./signedInUser.ts";
 import { findSignInProject } from "./signInProject.ts";
-import { exchangeCode } from "./tokenExchange.ts";
 
 const FLOW_FAILURES = {
   missing:
@@ -79,17 +78,8 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
       backLink,
     );
   }
-  const code = url.searchParams.getAll("code");
-  if (code.length !== 1 || code[0]!.length === 0 || code[0]!.length > 2048)
-    throw startAgain("The identity provider's answer has no authorization code.");
-
-  const tokens = await exchangeCode(env, metadata, {
-    code: code[0]!,
-    verifier: flow.verifier,
-    redirectUri: redirectUri(env),
-  });
-  const claims = await verifyIdToken(env, metadata, tokens.id_token, flow.nonce);
-  const user = await signedInUser(env, metadata, project, claims, tokens.access_token, backLink);
+  const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, url, flow, startAgain);
+  const user = await signedInUser(env, metadata, project, claims, accessToken, backLink);
 
   const token = await signCallbackToken(project.workerSecret, {
     pid: project.id,

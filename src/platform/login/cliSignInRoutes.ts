@@ -11,20 +11,17 @@ import { finishSignIn } from "./callbackRoute.ts";
 import {
   type CliFlow,
   clearCliFlowCookie,
-  cliFlowCookieName,
+  hasCliFlowCookie,
   openCliFlowCookie,
   sealCliFlowCookie,
 } from "./cliFlowCookie.ts";
 import { cliAnsweredPage, cliApprovalPage, formToken } from "./cliSignInPages.ts";
-import { redirectUri, requireConfiguration } from "./config.ts";
+import { redeemAuthorizationCode, redirectToProvider } from "./authorizationCodeFlow.ts";
+import { requireConfiguration } from "./config.ts";
 import type { LoginEnv } from "./env.ts";
 import { discoverProvider } from "./identityProvider.ts";
-import { verifyIdToken } from "./idToken.ts";
-import { errorPage, LoginError, redirect } from "./pages.ts";
-import { codeChallengeS256, randomToken } from "./pkce.ts";
+import { errorPage, LoginError } from "./pages.ts";
 import { signedInUser } from "./signedInUser.ts";
-import { exchangeCode } from "./tokenExchange.ts";
-import { cookieValue } from "../../core/web/cookies.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 
 /**
@@ -60,30 +57,16 @@ export async function startCliSignIn(request: Request, env: LoginEnv): Promise<R
   const opened = await openCliLogin(env.DB, await sha256Hex(code), Date.now());
   if (!opened.ok) throw againFromTerminal(OPEN_FAILURES[opened.reason], opened.reason === "unknown" ? 404 : 410);
 
-  const metadata = await discoverProvider(env);
-  const state = randomToken();
-  const nonce = randomToken();
-  const verifier = randomToken();
-  const cookie = await sealCliFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, {
-    stage: "signin",
-    loginId: opened.login.id,
-    verification: cliLoginVerification(code),
-    clientHost: opened.login.client_host,
-    exp: Math.floor((opened.login.opened_at! + CLI_LOGIN_FLOW_MS) / 1000),
-    state,
-    nonce,
-    verifier,
-  });
-  const authorize = new URL(metadata.authorization_endpoint);
-  authorize.searchParams.set("response_type", "code");
-  authorize.searchParams.set("client_id", env.OIDC_CLIENT_ID);
-  authorize.searchParams.set("redirect_uri", redirectUri(env));
-  authorize.searchParams.set("scope", "openid email profile");
-  authorize.searchParams.set("state", state);
-  authorize.searchParams.set("nonce", nonce);
-  authorize.searchParams.set("code_challenge", await codeChallengeS256(verifier));
-  authorize.searchParams.set("code_challenge_method", "S256");
-  return redirect(authorize.toString(), [cookie]);
+  return redirectToProvider(env, (secrets) =>
+    sealCliFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, {
+      stage: "signin",
+      loginId: opened.login.id,
+      verification: cliLoginVerification(code),
+      clientHost: opened.login.client_host,
+      exp: Math.floor((opened.login.opened_at! + CLI_LOGIN_FLOW_MS) / 1000),
+      ...secrets,
+    }),
+  );
 }
 
 /**
@@ -93,7 +76,7 @@ export async function startCliSignIn(request: Request, env: LoginEnv): Promise<R
  */
 export async function routeCallback(request: Request, env: LoginEnv): Promise<Response> {
   const publicUrl = env.LOGIN_PUBLIC_URL ?? "";
-  if (env.LOGIN_FLOW_SECRET && cookieValue(request, cliFlowCookieName(publicUrl)) !== null) {
+  if (env.LOGIN_FLOW_SECRET && hasCliFlowCookie(request, publicUrl)) {
     const opened = await openCliFlowCookie(request, env.LOGIN_FLOW_SECRET, publicUrl, "signin");
     const state = new URL(request.url).searchParams.getAll("state");
     if (opened.ok && state.length === 1 && timingSafeEqual(state[0]!, opened.flow.state))
@@ -117,22 +100,14 @@ async function finishCliSignIn(
       throw againFromTerminal("The answer comes from another identity provider than the one this sign-in went to.");
     if (url.searchParams.get("error") !== null)
       throw againFromTerminal(`The identity provider reported "${url.searchParams.get("error")!.slice(0, 100)}".`);
-    const code = url.searchParams.getAll("code");
-    if (code.length !== 1 || code[0]!.length === 0 || code[0]!.length > 2048)
-      throw againFromTerminal("The identity provider's answer has no authorization code.");
-    const tokens = await exchangeCode(env, metadata, {
-      code: code[0]!,
-      verifier: flow.verifier,
-      redirectUri: redirectUri(env),
-    });
-    const claims = await verifyIdToken(env, metadata, tokens.id_token, flow.nonce);
+    const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, url, flow, againFromTerminal);
     // The platform itself as the "project": every verified email may have a CLI account.
     const user = await signedInUser(
       env,
       metadata,
       { id: 0, slug: env.PLATFORM_DOMAIN, private: false, workerSecret: "", domains: null },
       claims,
-      tokens.access_token,
+      accessToken,
       { href: env.LOGIN_PUBLIC_URL, text: "Back" },
     );
     const csrf = formToken();

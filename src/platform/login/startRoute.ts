@@ -1,11 +1,10 @@
 import { verifySignInStart } from "../../core/callbackToken.ts";
 import { isSafeRedirectPath } from "../../core/web/redirectPath.ts";
-import { requireConfiguration, redirectUri } from "./config.ts";
+import { redirectToProvider } from "./authorizationCodeFlow.ts";
+import { requireConfiguration } from "./config.ts";
 import type { LoginEnv } from "./env.ts";
 import { FLOW_LIFETIME_SECONDS, sealFlowCookie } from "./flowCookie.ts";
-import { discoverProvider } from "./identityProvider.ts";
-import { LoginError, redirect } from "./pages.ts";
-import { codeChallengeS256, randomToken } from "./pkce.ts";
+import { LoginError } from "./pages.ts";
 import { findSignInProject, SLUG } from "./signInProject.ts";
 
 const BINDING = /^[A-Za-z0-9_-]{43}$/;
@@ -58,29 +57,8 @@ export async function startSignIn(request: Request, env: LoginEnv): Promise<Resp
       `It was not issued by ${slug} for this browser (its signature is missing or does not verify), so no sign-in was started.`,
     );
 
-  const metadata = await discoverProvider(env);
-  const state = randomToken();
-  const nonce = randomToken();
-  const verifier = randomToken();
   const exp = Math.floor(Date.now() / 1000) + FLOW_LIFETIME_SECONDS;
-  const cookie = await sealFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, {
-    state,
-    nonce,
-    verifier,
-    slug,
-    redirect: path,
-    bind,
-    exp,
-  });
-
-  const authorize = new URL(metadata.authorization_endpoint);
-  authorize.searchParams.set("response_type", "code");
-  authorize.searchParams.set("client_id", env.OIDC_CLIENT_ID);
-  authorize.searchParams.set("redirect_uri", redirectUri(env));
-  authorize.searchParams.set("scope", "openid email profile");
-  authorize.searchParams.set("state", state);
-  authorize.searchParams.set("nonce", nonce);
-  authorize.searchParams.set("code_challenge", await codeChallengeS256(verifier));
-  authorize.searchParams.set("code_challenge_method", "S256");
-  return redirect(authorize.toString(), [cookie]);
+  return redirectToProvider(env, (secrets) =>
+    sealFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, { ...secrets, slug, redirect: path, bind, exp }),
+  );
 }

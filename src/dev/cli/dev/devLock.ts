@@ -1,6 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { identify, isSameProcess, isRunning } from "./processInfo.ts";
+import { readStateFile, writeStateFile } from "./stateFile.ts";
 
 /**
  * One `platform dev` per project folder: `<dir>/.platform/dev.lock` names the
@@ -24,11 +25,7 @@ export function devLockPath(stateDir: string): string {
 }
 
 export function readDevLock(stateDir: string): DevLock | null {
-  try {
-    return JSON.parse(readFileSync(devLockPath(stateDir), "utf8")) as DevLock;
-  } catch {
-    return null;
-  }
+  return readStateFile<DevLock>(devLockPath(stateDir));
 }
 
 /** The holder is still the process that took the lock. */
@@ -42,7 +39,7 @@ export function acquireDevLock(stateDir: string, url: string, now: Date = new Da
   let tookOverFrom: DevLock | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      writeFileSync(devLockPath(stateDir), JSON.stringify(lock, null, 2) + "\n", { flag: "wx", mode: 0o600 });
+      writeStateFile(devLockPath(stateDir), lock, { exclusive: true });
       return { acquired: true, tookOverFrom };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

@@ -1,6 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { isRunning, isSameProcess, type ProcessIdentity } from "./processInfo.ts";
+import { readStateFile, writeStateFile } from "./stateFile.ts";
 
 /**
  * The processes a running `platform dev` spawned (workerd, esbuild, …), kept
@@ -18,15 +19,11 @@ export function recordedProcessesPath(stateDir: string): string {
 }
 
 export function readRecordedProcesses(stateDir: string): RecordedProcesses | null {
-  try {
-    return JSON.parse(readFileSync(recordedProcessesPath(stateDir), "utf8")) as RecordedProcesses;
-  } catch {
-    return null;
-  }
+  return readStateFile<RecordedProcesses>(recordedProcessesPath(stateDir));
 }
 
 export function writeRecordedProcesses(stateDir: string, recorded: RecordedProcesses): void {
-  writeFileSync(recordedProcessesPath(stateDir), JSON.stringify(recorded, null, 2) + "\n", { mode: 0o600 });
+  writeStateFile(recordedProcessesPath(stateDir), recorded);
 }
 
 export function clearRecordedProcesses(stateDir: string): void {
