@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import path from "node:path";
+import type { Browser } from "playwright-core";
 import { PLATFORM_BIN, REPO } from "./cliProcess.ts";
 
 export interface StreamingCli {
@@ -81,4 +84,31 @@ export async function waitForBody(url: string, pattern: RegExp, timeoutMs = 30_0
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${url} never answered ${pattern}; last: ${last.slice(0, 300)}`);
+}
+
+/**
+ * `platform login --api <api> --no-open` signed in as `email` through the
+ * local identity provider's form and both consent pages in Chromium; resolves
+ * with the CLI token `platform login` stored under `env.XDG_CONFIG_HOME`.
+ */
+export async function loginToUp(browser: Browser, api: string, env: NodeJS.ProcessEnv, email: string): Promise<string> {
+  const login = spawnCli(["login", "--api", api, "--no-open"], env);
+  const [, link] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/cli\?code=[0-9a-f]{64})/);
+  const page = await browser.newPage();
+  try {
+    await page.goto(link!);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.getByText(`to act as ${email}`).waitFor();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.getByText("return to your terminal").waitFor();
+  } finally {
+    await page.close();
+  }
+  if ((await login.exited) !== 0) throw new Error(`platform login failed:\n${login.output()}`);
+  const file = path.join(env.XDG_CONFIG_HOME!, "platform", "credentials.json");
+  const stored = JSON.parse(readFileSync(file, "utf8")) as { logins: Record<string, { token: string }> };
+  return stored.logins[api]!.token;
 }

@@ -181,6 +181,14 @@ export function localPlatformConfig(input: {
       },
       serviceBindings: {
         ...scriptBindings,
+        // As deployed: the deployment route hands each pushed project's handlers to the plugins' `/deploy`.
+        ...(input.plugins
+          ? {
+              CHATSERVER_PLUGIN: "plugin-chatserver",
+              WORKSPACE_PLUGIN: "plugin-workspace",
+              EMAIL_PLUGIN: "plugin-email-send",
+            }
+          : {}),
         // Local only: the fake providers, so the API can fire bot test events (`/projects/:slug/plugins/:plugin/test-events`).
         ...(input.plugins
           ? {
