@@ -67,13 +67,16 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
   return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
 }
 
-/** Calls the API worker; a refusal becomes a one-line CliError carrying the API's own message. */
-export async function callPlatformApi<T>(
+/** The API worker's JSON answer; `{}` when the body is not JSON. */
+export type PlatformApiAnswer = Record<string, unknown> & { error?: { code?: string; message?: string } };
+
+/** Calls the API worker and hands back its answer, refusals included; only an unreachable API throws. */
+export async function requestPlatformApi(
   target: PlatformTarget,
   method: string,
   pathname: string,
   body?: unknown,
-): Promise<T> {
+): Promise<{ status: number; ok: boolean; json: PlatformApiAnswer }> {
   let response: Response;
   try {
     response = await fetch(target.apiUrl + pathname, {
@@ -87,7 +90,18 @@ export async function callPlatformApi<T>(
   } catch (error) {
     throw new CliError(`Cannot reach the platform API at ${target.apiUrl}: ${(error as Error).message}`);
   }
-  const json = (await response.json().catch(() => null)) as { error?: { message?: string } } | null;
-  if (!response.ok) throw new CliError(json?.error?.message ?? `The platform API answered ${response.status}.`);
+  const json = (await response.json().catch(() => ({}))) as PlatformApiAnswer;
+  return { status: response.status, ok: response.ok, json };
+}
+
+/** Calls the API worker; a refusal becomes a one-line CliError carrying the API's own message. */
+export async function callPlatformApi<T>(
+  target: PlatformTarget,
+  method: string,
+  pathname: string,
+  body?: unknown,
+): Promise<T> {
+  const { status, ok, json } = await requestPlatformApi(target, method, pathname, body);
+  if (!ok) throw new CliError(json.error?.message ?? `The platform API answered ${status}.`);
   return json as T;
 }

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { saveLogin } from "../../../src/dev/cli/credentials/credentialsFile.ts";
-import { resolvePlatformApi } from "../../../src/dev/cli/platformTarget.ts";
+import { callPlatformApi, requestPlatformApi, resolvePlatformApi } from "../../../src/dev/cli/platformTarget.ts";
 
 let dir: string;
 let file: string;
@@ -52,5 +54,60 @@ describe("resolvePlatformApi", () => {
 
   it("refuses a malformed --api with exit code 2", () => {
     expect(() => resolvePlatformApi("nope", {}, file)).toThrow(expect.objectContaining({ exitCode: 2 }));
+  });
+});
+
+describe("calling the API worker", () => {
+  // Answers each path as named: /ok, /refused (403 with the API's error shape), /html (not JSON); echoes the request.
+  let api: Server;
+  let apiUrl: string;
+  beforeAll(async () => {
+    api = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        const seen = { method: request.method, authorization: request.headers.authorization, body };
+        if (request.url === "/html") response.writeHead(502).end("<html>bad gateway</html>");
+        else if (request.url === "/refused")
+          response
+            .writeHead(403, { "content-type": "application/json" })
+            .end(JSON.stringify({ error: { code: "forbidden", message: "Not your project." } }));
+        else response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(seen));
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => api.close(resolve)));
+  const target = () => ({ apiUrl, token: "plt_t", slug: "shop" });
+
+  it("sends the token and a JSON body, and hands back the answer", async () => {
+    expect(await callPlatformApi(target(), "POST", "/ok", { a: 1 })).toEqual({
+      method: "POST",
+      authorization: "Bearer plt_t",
+      body: '{"a":1}',
+    });
+  });
+
+  it.each([
+    ["/refused", 403, { error: { code: "forbidden", message: "Not your project." } }, "Not your project."],
+    ["/html", 502, {}, "The platform API answered 502."],
+  ])("hands back the refusal at %s, or throws its message", async (pathname, status, json, message) => {
+    expect(await requestPlatformApi(target(), "GET", pathname)).toEqual({ status, ok: false, json });
+    await expect(callPlatformApi(target(), "GET", pathname)).rejects.toThrow(message);
+  });
+
+  it("says which API it cannot reach", async () => {
+    const closed = await new Promise<string>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+        probe.close(() => resolve(url));
+      });
+    });
+    await expect(requestPlatformApi({ ...target(), apiUrl: closed }, "GET", "/ok")).rejects.toThrow(
+      `Cannot reach the platform API at ${closed}`,
+    );
   });
 });

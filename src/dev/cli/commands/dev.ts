@@ -1,20 +1,17 @@
-import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, statSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { PlatformError } from "../../../core/errors.ts";
 import { CliError, type Command } from "../commandLine.ts";
-import { acquireDevLock, releaseDevLock } from "../dev/devLock.ts";
 import { formatRequestLine, type RequestRecord } from "../dev/devLogLines.ts";
 import { clearDevSession, stateDirFor, writeDevSession } from "../dev/devState.ts";
 import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
-import { stopLeftovers } from "../dev/leftoverProcesses.ts";
+import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
-import { describePortInUse, isPortFree } from "../dev/portOwner.ts";
-import { startProcessWatchdog } from "../dev/processWatchdog.ts";
+import { untilSignalled } from "../dev/untilSignalled.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
 
-const SHUTDOWN_DEADLINE_MS = 4_000;
 const HOST = "127.0.0.1";
 const IGNORED = /(^|[\\/])(\.platform|node_modules|\.git)([\\/]|$)/;
 
@@ -110,32 +107,6 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
 function startFailureMessage(error: unknown): string {
   if (error instanceof PlatformError) return error.message;
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
-}
-
-/** Stops on Ctrl-C, SIGTERM or SIGHUP, giving up (exit 1) if stopping takes longer than the deadline. */
-function untilSignalled(stopAll: () => Promise<void>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      console.log(`\n${signal}: stopping…`);
-      const force = setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS);
-      try {
-        await stopAll();
-      } catch (error) {
-        console.error("Stopping failed:", error);
-      }
-      clearTimeout(force);
-      resolve();
-    };
-    // Miniflare's own signal hook exits at once and leaves workerd to die on
-    // its own; take the signals over so shutdown awaits dispose().
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-      process.removeAllListeners(signal);
-      process.on(signal, () => void stop(signal));
-    }
-  });
 }
 
 /** `platform dev --node`: the project alone in this Node process (see nodeProjectServer.ts). */
@@ -248,36 +219,24 @@ node:sqlite.`,
     if (!existsSync(projectDir)) throw new CliError(`There is no folder ${projectDir}.`);
     if (!statSync(projectDir).isDirectory()) throw new CliError(`${projectDir} is not a folder.`);
 
-    mkdirSync(stateDir, { recursive: true });
-    const lock = acquireDevLock(stateDir, `http://${HOST}:${port}`);
-    if (!lock.acquired) {
-      throw new CliError(
-        `platform dev is already running for ${projectDir} (pid ${lock.holder.pid}, ${lock.holder.url})`,
-        1,
-        { bare: true },
-      );
-    }
-    let watchdog: { stop(): void } | undefined;
-    try {
-      for (const line of await stopLeftovers(stateDir)) console.log(line);
-      watchdog = startProcessWatchdog(stateDir);
-      if (!(await isPortFree(HOST, port))) throw new CliError(describePortInUse(HOST, port, stateDir));
-      // Request and step lines start with the Ready line (start-up's own probes are not the user's requests).
-      let ready = false;
-      const print = (line: string) => {
-        if (ready && !values.quiet) console.log(line);
-      };
-      const onRequest = (request: RequestRecord) => print(formatRequestLine(request));
-      const markReady = () => {
-        ready = true;
-      };
-      if (values.node) await runNodeDev(projectDir, stateDir, port, onRequest, markReady);
-      else await runWorkerdDev(projectDir, stateDir, port, login, values.private === true, onRequest, print, markReady);
-    } finally {
-      clearDevSession(stateDir);
-      releaseDevLock(stateDir);
-      watchdog?.stop();
-    }
+    await holdStateDir({ stateDir, host: HOST, port, command: "platform dev", folder: projectDir }, async () => {
+      try {
+        // Request and step lines start with the Ready line (start-up's own probes are not the user's requests).
+        let ready = false;
+        const print = (line: string) => {
+          if (ready && !values.quiet) console.log(line);
+        };
+        const onRequest = (request: RequestRecord) => print(formatRequestLine(request));
+        const markReady = () => {
+          ready = true;
+        };
+        if (values.node) await runNodeDev(projectDir, stateDir, port, onRequest, markReady);
+        else
+          await runWorkerdDev(projectDir, stateDir, port, login, values.private === true, onRequest, print, markReady);
+      } finally {
+        clearDevSession(stateDir);
+      }
+    });
   },
 };
 

@@ -62,7 +62,7 @@ Options:
       );
     const slug = pushSlugFor(projectDir, values.slug as string | undefined);
     const { deployProject, ensureProject } = await import("../deploy/deployProject.ts");
-    const target = { api: api.apiUrl, token: api.token, slug };
+    const target = { apiUrl: api.apiUrl, token: api.token, slug };
     const project = await ensureProject(target, values.private === true);
     if (project.created)
       console.log(`Created project "${slug}"${project.private ? " (private)" : ""} on ${api.apiUrl}`);

@@ -1,14 +1,10 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { CliError, type Command } from "../commandLine.ts";
-import { acquireDevLock, releaseDevLock } from "../dev/devLock.ts";
 import { formatRequestLine } from "../dev/devLogLines.ts";
-import { stopLeftovers } from "../dev/leftoverProcesses.ts";
+import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
-import { describePortInUse, isPortFree } from "../dev/portOwner.ts";
-import { startProcessWatchdog } from "../dev/processWatchdog.ts";
+import { untilSignalled } from "../dev/untilSignalled.ts";
 import { startUpPlatform } from "../up/upPlatform.ts";
-import { untilSignalled } from "../up/untilSignalled.ts";
 
 const HOST = "127.0.0.1";
 
@@ -55,20 +51,7 @@ Options:
   async run({ positionals, values }) {
     if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
     const { port, stateDir } = parseUpArgs(values);
-    mkdirSync(stateDir, { recursive: true });
-    const url = `http://${HOST}:${port}`;
-    const lock = acquireDevLock(stateDir, url);
-    if (!lock.acquired)
-      throw new CliError(
-        `platform up is already running for ${stateDir} (pid ${lock.holder.pid}, ${lock.holder.url})`,
-        1,
-        { bare: true },
-      );
-    let watchdog: { stop(): void } | undefined;
-    try {
-      for (const line of await stopLeftovers(stateDir)) console.log(line);
-      watchdog = startProcessWatchdog(stateDir);
-      if (!(await isPortFree(HOST, port))) throw new CliError(describePortInUse(HOST, port, stateDir));
+    await holdStateDir({ stateDir, host: HOST, port, command: "platform up", folder: stateDir }, async () => {
       let ready = false;
       const platform = await startUpPlatform({
         stateDir,
@@ -91,9 +74,6 @@ Options:
       console.log(`Platform on ${platform.url}`);
       ready = true;
       await untilSignalled(() => platform.stop());
-    } finally {
-      releaseDevLock(stateDir);
-      watchdog?.stop();
-    }
+    });
   },
 };

@@ -1,33 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { ProjectBuild } from "../build/buildProject.ts";
 import { CliError } from "../commandLine.ts";
-
-export interface DeployTarget {
-  /** The API's URL, no trailing slash. */
-  api: string;
-  token: string;
-  slug: string;
-}
-
-async function call(target: DeployTarget, method: string, pathname: string, body?: unknown) {
-  let response: Response;
-  try {
-    response = await fetch(`${target.api}${pathname}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (error) {
-    throw new CliError(`Cannot reach the platform API at ${target.api}: ${(error as Error).message}`);
-  }
-  const json = (await response.json().catch(() => ({}))) as Record<string, unknown> & {
-    error?: { code?: string; message?: string };
-  };
-  return { status: response.status, json };
-}
+import { requestPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 
 /**
  * The project named `target.slug` in the caller's account, created (with
@@ -36,14 +10,14 @@ async function call(target: DeployTarget, method: string, pathname: string, body
  * exists"; a reserved or malformed slug is refused with the API's message.
  */
 export async function ensureProject(
-  target: DeployTarget,
+  target: PlatformTarget,
   isPrivate: boolean,
 ): Promise<{ created: boolean; private: boolean }> {
-  const found = await call(target, "GET", `/projects/${encodeURIComponent(target.slug)}`);
+  const found = await requestPlatformApi(target, "GET", `/projects/${encodeURIComponent(target.slug)}`);
   if (found.status === 200) return { created: false, private: (found.json.project as { private: boolean }).private };
   if (found.status !== 404)
     throw new CliError(found.json.error?.message ?? `The platform API answered ${found.status}.`);
-  const created = await call(target, "POST", "/projects", { slug: target.slug, private: isPrivate });
+  const created = await requestPlatformApi(target, "POST", "/projects", { slug: target.slug, private: isPrivate });
   if (created.status !== 201)
     throw new CliError(`Cannot create project "${target.slug}": ${created.json.error?.message ?? created.status}`);
   return { created: true, private: (created.json.project as { private: boolean }).private };
@@ -55,17 +29,22 @@ export async function ensureProject(
  * Platforms upload itself, so neither ever reaches the CLI.
  */
 export async function deployProject(
-  input: DeployTarget & { build: ProjectBuild; metadata: Record<string, unknown> },
+  input: PlatformTarget & { build: ProjectBuild; metadata: Record<string, unknown> },
 ): Promise<{ scriptName: string; url: string; plugins: Record<string, string> }> {
   const bundle = await readFile(input.build.bundlePath, "utf8");
-  const { status, json } = await call(input, "PUT", `/projects/${encodeURIComponent(input.slug)}/deployment`, {
-    bundle,
-    metadata: {
-      ...input.metadata,
-      capabilities: input.build.capabilities,
-      durableObjects: input.build.durableObjects,
+  const { status, json } = await requestPlatformApi(
+    input,
+    "PUT",
+    `/projects/${encodeURIComponent(input.slug)}/deployment`,
+    {
+      bundle,
+      metadata: {
+        ...input.metadata,
+        capabilities: input.build.capabilities,
+        durableObjects: input.build.durableObjects,
+      },
     },
-  });
+  );
   if (status !== 200) throw new CliError(`Deploy refused (${status}): ${json.error?.message ?? "no reason given"}`);
   return {
     scriptName: json.scriptName as string,

@@ -22,6 +22,7 @@ import { loadOrCreateCredentials, readConsolePort, rememberConsolePort, saveCred
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import {
   deployPluginMetadata,
+  assignLocalPluginPorts,
   FAKE_WORKER_NAMES,
   LOCAL_SENDER_DOMAIN,
   localPluginUrls,
@@ -358,22 +359,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const apiPort =
     remembered && !ports.includes(remembered) && (await isPortFree(host, remembered)) ? remembered : ports[0]!;
   rememberConsolePort(options.stateDir, apiPort);
-  const pluginPortList = ports.slice(1, 7);
   const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports[7]!) : null;
   const login = idp?.login ?? null;
-  const pluginPorts = {} as LocalPluginPorts;
-  (
-    [
-      "plugin-chatserver",
-      "plugin-workspace",
-      "plugin-email",
-      "fake-chatserver",
-      "fake-workspace",
-      "fake-email",
-    ] as const
-  ).forEach((name, i) => {
-    pluginPorts[name] = pluginPortList[i]!;
-  });
+  const pluginPorts = assignLocalPluginPorts(ports.slice(1, 7));
   const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(options.stateDir) };
   const pluginUrls = localPluginUrls(host, pluginPorts);
   writePluginUrls(options.stateDir, pluginUrls);

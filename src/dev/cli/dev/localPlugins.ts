@@ -41,6 +41,23 @@ export interface LocalPluginSecrets {
 /** Every plugin worker's and fake provider's own port. */
 export type LocalPluginPorts = Record<`plugin-${LocalPluginId}` | `fake-${LocalPluginId}`, number>;
 
+/** The order `assignLocalPluginPorts` hands ports out in. */
+const LOCAL_PLUGIN_PORT_NAMES = [
+  "plugin-chatserver",
+  "plugin-workspace",
+  "plugin-email",
+  "fake-chatserver",
+  "fake-workspace",
+  "fake-email",
+] as const satisfies readonly (keyof LocalPluginPorts)[];
+
+/** Gives each plugin worker and fake provider one of `ports` (six free ports, held open together). */
+export function assignLocalPluginPorts(ports: readonly number[]): LocalPluginPorts {
+  if (ports.length !== LOCAL_PLUGIN_PORT_NAMES.length)
+    throw new Error(`Expected ${LOCAL_PLUGIN_PORT_NAMES.length} plugin ports, got ${ports.length}.`);
+  return Object.fromEntries(LOCAL_PLUGIN_PORT_NAMES.map((name, i) => [name, ports[i]])) as LocalPluginPorts;
+}
+
 /** Where `platform plugin …` finds the running plugins and fakes (`.platform/plugins.json`). */
 export interface LocalPluginUrls {
   plugins: Record<LocalPluginId, string>;

@@ -10,9 +10,9 @@ import type { RequestRecord } from "../dev/devLogLines.ts";
 import { loadOrCreateCredentials } from "../dev/devState.ts";
 import { freePorts, LOCAL_DOMAIN, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
 import {
+  assignLocalPluginPorts,
   loadOrCreatePluginSecrets,
   localPluginUrls,
-  type LocalPluginPorts,
   writePluginUrls,
 } from "../dev/localPlugins.ts";
 import { MIGRATIONS_DIR } from "../repoPaths.ts";
@@ -60,19 +60,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const credentials = loadOrCreateCredentials(stateDir);
   const platformScripts = await buildPlatformWorkers(path.join(stateDir, "platform"));
   const ports = await freePorts(host, 8);
-  const pluginPorts = {} as LocalPluginPorts;
-  (
-    [
-      "plugin-chatserver",
-      "plugin-workspace",
-      "plugin-email",
-      "fake-chatserver",
-      "fake-workspace",
-      "fake-email",
-    ] as const
-  ).forEach((name, i) => {
-    pluginPorts[name] = ports[1 + i]!;
-  });
+  const pluginPorts = assignLocalPluginPorts(ports.slice(1, 7));
   const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(stateDir) };
   writePluginUrls(stateDir, localPluginUrls(host, pluginPorts));
 
