@@ -23,6 +23,14 @@ export interface Command {
   }): Promise<number | undefined>;
 }
 
+/** A command's options declared by kind: `cliOptions({ strings: ["dir"], booleans: ["json"] })`. */
+export function cliOptions(kinds: { strings?: string[]; booleans?: string[] }): Command["options"] {
+  return Object.fromEntries([
+    ...(kinds.strings ?? []).map((name) => [name, { type: "string" as const }]),
+    ...(kinds.booleans ?? []).map((name) => [name, { type: "boolean" as const }]),
+  ]);
+}
+
 export function parseCommandArgs(command: Command, argv: string[]) {
   try {
     const { values, positionals } = parseArgs({

@@ -1,6 +1,6 @@
 import type { WorkflowRunView } from "../../../engine/describeRun.ts";
 import type { RunListPage } from "../../../engine/store.ts";
-import type { Command } from "../commandLine.ts";
+import { type Command, cliOptions } from "../commandLine.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
 import {
   formatFollowedRow,
@@ -47,20 +47,10 @@ A run id may be shortened to any unique prefix (as list and \`platform dev\`
 show it). Targets the \`platform dev\` (workerd or --node) running for --dir
 (default: the current directory), or --api URL with $PLATFORM_TOKEN. --json
 prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
-  options: {
-    status: { type: "string" },
-    name: { type: "string" },
-    limit: { type: "string" },
-    cursor: { type: "string" },
-    full: { type: "boolean" },
-    data: { type: "string" },
-    id: { type: "string" },
-    wait: { type: "boolean" },
-    reason: { type: "string" },
-    dir: { type: "string" },
-    api: { type: "string" },
-    json: { type: "boolean" },
-  },
+  options: cliOptions({
+    strings: ["status", "name", "limit", "cursor", "data", "id", "reason", "dir", "api"],
+    booleans: ["full", "wait", "json"],
+  }),
   async run({ positionals, values }) {
     const invocation = parseWorkflowInvocation(positionals, values);
     const target = resolvePlatformTarget(values);
@@ -78,6 +68,12 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         ),
       );
 
+    /** A control call on a run (`cancel`, `events`), named by its id or a unique prefix of it. */
+    const postToRun = async <T>(given: string, action: "cancel" | "events", body: unknown) => {
+      const { runId } = await findRun(given);
+      const answer = await callPlatformApi<T>(target, "POST", `${runs}/${encodeURIComponent(runId)}/${action}`, body);
+      return { runId, answer };
+    };
     switch (invocation.action) {
       case "list": {
         const query = invocation.query.size ? `?${invocation.query}` : "";
@@ -118,24 +114,19 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         return run.status === "completed" ? 0 : 1;
       }
       case "cancel": {
-        const { runId } = await findRun(invocation.runId);
-        const answer = await callPlatformApi<{ run: WorkflowRunView }>(
-          target,
-          "POST",
-          `${runs}/${encodeURIComponent(runId)}/cancel`,
+        const { runId, answer } = await postToRun<{ run: WorkflowRunView }>(
+          invocation.runId,
+          "cancel",
           invocation.reason === undefined ? {} : { reason: invocation.reason },
         );
         print(answer, `Cancelled run ${runId}${invocation.reason ? ` (${invocation.reason})` : ""}.\n`);
         return;
       }
       case "send": {
-        const { runId } = await findRun(invocation.runId);
-        const answer = await callPlatformApi<{ accepted: boolean }>(
-          target,
-          "POST",
-          `${runs}/${encodeURIComponent(runId)}/events`,
-          { name: invocation.event, ...(invocation.payload === undefined ? {} : { payload: invocation.payload }) },
-        );
+        const { runId, answer } = await postToRun<{ accepted: boolean }>(invocation.runId, "events", {
+          name: invocation.event,
+          ...(invocation.payload === undefined ? {} : { payload: invocation.payload }),
+        });
         print(answer, `Sent "${invocation.event}" to run ${runId}.\n`);
         return;
       }
