@@ -3,7 +3,7 @@ import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
 /** Each plugin worker, by the service binding the API worker reaches it through. */
-const PLUGIN_BINDINGS = {
+export const PLUGIN_BINDINGS = {
   chatserver: "CHATSERVER_PLUGIN",
   workspace: "WORKSPACE_PLUGIN",
   "email-send": "EMAIL_PLUGIN",

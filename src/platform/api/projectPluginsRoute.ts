@@ -6,8 +6,11 @@ import type { CliRequest } from "./withCliUser.ts";
 
 /**
  * `GET /projects/:slug/plugins`: the project's plugin connections (plugin,
- * provider user, connected at, token expiry, revoked; never a token) and
- * claimed resources. The CLI polls it during an install.
+ * provider user, connected at, token expiry, health: `active`,
+ * `needs_reconnect` with the provider's last error and time, or `revoked`;
+ * never a token) and claimed resources (with the commands registered in a
+ * chat server). The CLI polls it during an install; `platform plugin status`
+ * and the console show it.
  */
 export async function listProjectPlugins(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);

@@ -28,14 +28,25 @@ export interface Connection {
   revokedAt: number | null;
 }
 
+/**
+ * A connection's health: `revoked` once the provider said the app is gone
+ * (uninstall, tokens revoked), `needs_reconnect` while its last call was
+ * refused for the token (cleared by a successful call or a reinstall).
+ */
+export type ConnectionStatus = "active" | "needs_reconnect" | "revoked";
+
 /** What the API and the CLI may see of a connection: never a token. */
 export interface ConnectionSummary {
   plugin: string;
   externalUserId: string;
   connectedAt: string;
   tokenExpiresAt: string | null;
+  status: ConnectionStatus;
   revoked: boolean;
   revokedAt: string | null;
+  /** The provider's last refusal (e.g. `token_revoked`, `401 Unauthorized`) and when. */
+  lastError: string | null;
+  lastErrorAt: string | null;
 }
 
 interface ConnectionRow {
@@ -48,6 +59,8 @@ interface ConnectionRow {
   created_at: number;
   updated_at: number;
   revoked_at: number | null;
+  last_error: string | null;
+  last_error_at: number | null;
 }
 
 const context = (pluginId: string, projectId: number, field: "access" | "refresh") =>
@@ -71,7 +84,8 @@ export async function upsertConnection(
        ON CONFLICT (plugin_id, project_id) DO UPDATE SET
          external_user_id = excluded.external_user_id, access_token = excluded.access_token,
          refresh_token = excluded.refresh_token, token_expires_at = excluded.token_expires_at,
-         created_at = excluded.created_at, updated_at = excluded.updated_at, revoked_at = NULL`,
+         created_at = excluded.created_at, updated_at = excluded.updated_at, revoked_at = NULL,
+         last_error = NULL, last_error_at = NULL`,
     )
     .bind(c.pluginId, c.projectId, c.externalUserId, access, refresh, c.tokenExpiresAt ?? null, now, now)
     .run();
@@ -135,6 +149,40 @@ function revokeConnections(
   );
 }
 
+/** Records the provider's refusal of the connection's token: the connection needs reconnecting. */
+export async function markConnectionNeedsReconnect(
+  db: D1Database,
+  pluginId: string,
+  projectId: number,
+  providerError: string,
+  now = Date.now(),
+): Promise<void> {
+  await db
+    .prepare(
+      "UPDATE plugin_oauth_connections SET last_error = ?, last_error_at = ? WHERE plugin_id = ? AND project_id = ? AND revoked_at IS NULL",
+    )
+    .bind(providerError.slice(0, 500), now, pluginId, projectId)
+    .run();
+}
+
+/** A call the provider accepted: the connection is healthy again (writes only when it was not). */
+export async function clearConnectionError(db: D1Database, pluginId: string, projectId: number): Promise<void> {
+  await db
+    .prepare(
+      "UPDATE plugin_oauth_connections SET last_error = NULL, last_error_at = NULL WHERE plugin_id = ? AND project_id = ? AND last_error IS NOT NULL",
+    )
+    .bind(pluginId, projectId)
+    .run();
+}
+
+/** Deletes a project's connection (uninstall); true when there was one. */
+export async function deleteConnection(db: D1Database, pluginId: string, projectId: number): Promise<boolean> {
+  const deleted = await changedRows(
+    db.prepare("DELETE FROM plugin_oauth_connections WHERE plugin_id = ? AND project_id = ?").bind(pluginId, projectId),
+  );
+  return deleted > 0;
+}
+
 /** Marks a rotating token expired so its next use refreshes it; false when there is nothing to refresh with. */
 export async function expireConnectionToken(db: D1Database, pluginId: string, projectId: number): Promise<boolean> {
   const changed = await changedRows(
@@ -177,16 +225,20 @@ export async function readConnection(
 export async function listConnectionSummaries(db: D1Database, projectId: number): Promise<ConnectionSummary[]> {
   const { results } = await db
     .prepare(
-      "SELECT plugin_id, external_user_id, created_at, token_expires_at, revoked_at FROM plugin_oauth_connections WHERE project_id = ? ORDER BY plugin_id",
+      "SELECT plugin_id, external_user_id, created_at, token_expires_at, revoked_at, last_error, last_error_at FROM plugin_oauth_connections WHERE project_id = ? ORDER BY plugin_id",
     )
     .bind(projectId)
-    .all<Pick<ConnectionRow, "plugin_id" | "external_user_id" | "created_at" | "token_expires_at" | "revoked_at">>();
+    .all<Omit<ConnectionRow, "project_id" | "access_token" | "refresh_token" | "updated_at">>();
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return results.map((r) => ({
     plugin: r.plugin_id,
     externalUserId: r.external_user_id,
     connectedAt: new Date(r.created_at).toISOString(),
-    tokenExpiresAt: r.token_expires_at === null ? null : new Date(r.token_expires_at).toISOString(),
+    tokenExpiresAt: iso(r.token_expires_at),
+    status: r.revoked_at !== null ? "revoked" : r.last_error !== null ? "needs_reconnect" : "active",
     revoked: r.revoked_at !== null,
-    revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
+    revokedAt: iso(r.revoked_at),
+    lastError: r.last_error,
+    lastErrorAt: iso(r.last_error_at),
   }));
 }

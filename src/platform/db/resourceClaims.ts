@@ -36,10 +36,11 @@ export interface ResourceSummary {
   externalId: string;
   displayName: string;
   claimedAt: string;
+  /** The commands registered in it (chat servers, after a deploy or an install). */
+  commands?: string[];
 }
 
-export const ALREADY_CONNECTED_MESSAGE =
-  "This resource is already connected to another project. Uninstall it there first.";
+export const ALREADY_CONNECTED_MESSAGE = "This resource is already connected to another project.";
 
 /**
  * Claims a resource for a project. The same project's re-claim succeeds (and
@@ -91,6 +92,16 @@ export async function releaseResource(
       .bind(pluginId, resourceType, externalResourceId, projectId),
   );
   return released > 0;
+}
+
+/** Gives up every resource a project claimed through a plugin (uninstall); returns the rows released. */
+export function releaseProjectResources(db: D1Database, pluginId: string, projectId: number): Promise<ResourceRow[]> {
+  return allRows<ResourceRow>(
+    db,
+    "DELETE FROM plugin_resources WHERE plugin_id = ? AND project_id = ? RETURNING *",
+    pluginId,
+    projectId,
+  );
 }
 
 /** Which project (and its worker) owns an external resource: how a webhook finds where to dispatch. */
@@ -186,11 +197,18 @@ export function recordResourceEvents(
 }
 
 export function toResourceSummary(row: ResourceRow): ResourceSummary {
+  let commands: unknown;
+  try {
+    commands = (JSON.parse(row.metadata) as { commands?: unknown }).commands;
+  } catch {
+    commands = undefined;
+  }
   return {
     plugin: row.plugin_id,
     type: row.resource_type,
     externalId: row.external_resource_id,
     displayName: row.display_name,
     claimedAt: new Date(row.created_at).toISOString(),
+    ...(Array.isArray(commands) ? { commands: commands.filter((c): c is string => typeof c === "string") } : {}),
   };
 }

@@ -105,8 +105,11 @@ describe("GET /projects/:slug/plugins", () => {
           externalUserId: "T1",
           connectedAt: expect.any(String),
           tokenExpiresAt: "2030-01-01T00:00:00.000Z",
+          status: "active",
           revoked: false,
           revokedAt: null,
+          lastError: null,
+          lastErrorAt: null,
         },
       ],
       resources: [

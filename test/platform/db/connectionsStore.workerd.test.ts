@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
+  clearConnectionError,
+  deleteConnection,
   listConnectionSummaries,
+  markConnectionNeedsReconnect,
   markConnectionRevoked,
   markConnectionsRevokedForExternalUser,
   readConnection,
@@ -55,13 +58,51 @@ describe("connectionsStore", () => {
         externalUserId: "u2",
         connectedAt: expect.any(String),
         tokenExpiresAt: null,
+        status: "active",
         revoked: false,
         revokedAt: null,
+        lastError: null,
+        lastErrorAt: null,
       },
     ]);
     expect(JSON.stringify(summaries)).not.toContain("at2");
 
     expect(await markConnectionsRevokedForExternalUser(env.DB, "chatserver", "u2")).toBe(1);
     expect(await readConnection(env.DB, TOKEN_ENCRYPTION_KEY, "workspace", a.id)).toBeNull();
+  });
+
+  it("health: a refusal marks needs_reconnect with the error and time; a success or a reinstall clears it; revoked wins", async () => {
+    const { a } = await twoProjects();
+    const connect = () =>
+      upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+        pluginId: "workspace",
+        projectId: a.id,
+        externalUserId: "T1",
+        accessToken: "xoxb-1",
+      });
+    const state = async () => (await listConnectionSummaries(env.DB, a.id))[0]!;
+    await connect();
+    expect(await state()).toMatchObject({ status: "active", lastError: null, lastErrorAt: null });
+
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "token_revoked", Date.UTC(2030, 0, 1));
+    expect(await state()).toMatchObject({
+      status: "needs_reconnect",
+      lastError: "token_revoked",
+      lastErrorAt: "2030-01-01T00:00:00.000Z",
+    });
+    await clearConnectionError(env.DB, "workspace", a.id);
+    expect(await state()).toMatchObject({ status: "active", lastError: null });
+
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth");
+    await connect(); // a reinstall
+    expect(await state()).toMatchObject({ status: "active", lastError: null });
+
+    await markConnectionRevoked(env.DB, "workspace", a.id);
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth"); // a revoked one stays revoked
+    expect(await state()).toMatchObject({ status: "revoked", lastError: null });
+
+    expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(true);
+    expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(false);
+    expect(await listConnectionSummaries(env.DB, a.id)).toEqual([]);
   });
 });

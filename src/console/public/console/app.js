@@ -243,7 +243,7 @@ function pluginsSection({ connections, resources }) {
           c.externalUserId,
           formatTime(c.connectedAt),
           c.tokenExpiresAt ? formatTime(c.tokenExpiresAt) : "never",
-          c.revoked ? `revoked ${formatTime(c.revokedAt)}` : "connected",
+          connectionState(c),
         ]),
       ),
     );
@@ -253,11 +253,26 @@ function pluginsSection({ connections, resources }) {
     section.append(
       table(
         "Claimed resources",
-        ["Plugin", "Kind", "Name", "Id", "Claimed"],
-        resources.map((r) => [r.plugin, r.type, r.displayName, r.externalId, formatTime(r.claimedAt)]),
+        ["Plugin", "Kind", "Name", "Id", "Claimed", "Commands"],
+        resources.map((r) => [
+          r.plugin,
+          r.type,
+          r.displayName,
+          r.externalId,
+          formatTime(r.claimedAt),
+          r.commands ? r.commands.map((/** @type {string} */ name) => `/${name}`).join(" ") || "none" : "",
+        ]),
       ),
     );
   return section;
+}
+
+/** A connection's health: active, needs reconnect (with the provider's last error) or revoked. */
+function connectionState(/** @type {any} */ c) {
+  if (c.status === "revoked" || (!c.status && c.revoked)) return `revoked ${formatTime(c.revokedAt)}`;
+  if (c.status === "needs_reconnect")
+    return `needs reconnect: ${c.lastError} (${formatTime(c.lastErrorAt)}); run platform plugin install ${c.plugin}`;
+  return "active";
 }
 
 /** @param {string} slug @param {{ name: string, schedule: string }[]} crons */

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { CliError, type Command } from "../commandLine.ts";
+import { chooseBrowser, isOnPath, startBrowser } from "../console/chooseBrowser.ts";
 import { callPlatformApi, resolvePlatformTarget, type PlatformTarget } from "../platformTarget.ts";
 
 type InstallablePlugin = "chatserver" | "workspace";
@@ -8,7 +8,12 @@ interface ConnectionSummary {
   plugin: string;
   externalUserId: string;
   connectedAt: string;
+  tokenExpiresAt: string | null;
+  status: "active" | "needs_reconnect" | "revoked";
   revoked: boolean;
+  revokedAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
 }
 interface ResourceSummary {
   plugin: string;
@@ -16,6 +21,14 @@ interface ResourceSummary {
   externalId: string;
   displayName: string | null;
   claimedAt: string;
+  commands?: string[];
+}
+/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/platform/plugins/shared/uninstallPlugin.ts). */
+interface UninstallReport {
+  plugin: string;
+  atProvider: string[];
+  connectionDeleted: boolean;
+  released: ResourceSummary[];
 }
 interface PluginsAnswer {
   connections: ConnectionSummary[];
@@ -45,27 +58,31 @@ function fingerprint(answer: PluginsAnswer, plugin: string): string {
   ]);
 }
 
-/** Opens a URL in the desktop's browser when there is a desktop; false when it cannot. */
-function tryOpenBrowser(url: string): boolean {
+/**
+ * Opens the install link in a browser (chooseBrowser.ts: `--no-open` and `BROWSER=none` say don't; `$BROWSER`, then
+ * the system opener) when a display is available; answers the line saying which it did.
+ */
+export async function openInstallLink(
+  url: string,
+  input: { noOpen: boolean; env: NodeJS.ProcessEnv; platform: NodeJS.Platform; onPath: (command: string) => boolean },
+  start: (choice: { command: string; args: string[] }, url: string) => Promise<Error | null> = startBrowser,
+): Promise<string> {
+  const choice = chooseBrowser({
+    noOpen: input.noOpen,
+    browserEnv: input.env.BROWSER,
+    platform: input.platform,
+    onPath: input.onPath,
+  });
+  if (choice.command === null) return `Not opening a browser (${choice.reason}): open the link yourself.`;
   const hasDisplay =
-    process.platform === "darwin" ||
-    process.platform === "win32" ||
-    Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-  if (!hasDisplay) return false;
-  const [cmd, args] =
-    process.platform === "darwin"
-      ? ["open", [url]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", "", url]]
-        : ["xdg-open", [url]];
-  try {
-    const child = spawn(cmd as string, args as string[], { stdio: "ignore", detached: true });
-    child.on("error", () => {});
-    child.unref();
-    return true;
-  } catch {
-    return false;
-  }
+    input.platform === "darwin" ||
+    input.platform === "win32" ||
+    Boolean(input.env.BROWSER || input.env.DISPLAY || input.env.WAYLAND_DISPLAY);
+  if (!hasDisplay) return "Not opening a browser (no display): open the link yourself.";
+  const error = await start(choice, url);
+  return error
+    ? `Could not start ${choice.command} (${error.message}): open the link yourself.`
+    : `Opened the link in your browser (${choice.command}).`;
 }
 
 /** A visible wait: dots on a terminal, a line every 10 s otherwise. */
@@ -108,9 +125,14 @@ async function install(
   );
   console.log(`Open this link to install ${plugin} for project "${target.slug}" (valid for 2 minutes, one use):`);
   console.log(`  ${session.installUrl}`);
-  if (values.open === true && !values["no-open"]) {
-    if (!tryOpenBrowser(session.installUrl)) console.log("(No display to open a browser on: open the link yourself.)");
-  }
+  console.log(
+    await openInstallLink(session.installUrl, {
+      noOpen: values["no-open"] === true,
+      env: process.env,
+      platform: process.platform,
+      onPath: isOnPath,
+    }),
+  );
   const expiresAt = Date.parse(session.expiresAt);
   const timeoutSeconds = typeof values.timeout === "string" ? Number(values.timeout) : NaN;
   if (typeof values.timeout === "string" && !(timeoutSeconds > 0))
@@ -152,6 +174,48 @@ async function install(
   throw new CliError(
     `Install not completed: the install code expired after 2 minutes and nothing was connected (the consent was refused or cancelled, or the link was not followed). Run \`platform plugin install ${plugin}\` again.`,
   );
+}
+
+async function uninstall(plugin: InstallablePlugin, target: PlatformTarget): Promise<void> {
+  const report = await callPlatformApi<UninstallReport>(target, "DELETE", `/projects/${target.slug}/plugins/${plugin}`);
+  console.log(`Uninstalled ${plugin} from project "${target.slug}":`);
+  for (const line of report.atProvider) console.log(`  ${line}`);
+  console.log(`  ${report.connectionDeleted ? "Deleted the connection." : "There was no connection to delete."}`);
+  for (const r of report.released)
+    console.log(
+      `  Released ${r.type} "${r.displayName ?? r.externalId}" (${r.externalId}): another project may install there now.`,
+    );
+}
+
+/** `platform plugin status`: each plugin's connection (health, the provider's last error), resources and commands. */
+export function describePluginStatus(slug: string, answer: PluginsAnswer): string[] {
+  const plugins = [...new Set([...answer.connections, ...answer.resources].map((x) => x.plugin))].sort();
+  if (!plugins.length)
+    return [
+      `No plugin installed in project "${slug}". Install one with \`platform plugin install chatserver|workspace\`.`,
+    ];
+  const lines: string[] = [];
+  for (const plugin of plugins) {
+    const c = answer.connections.find((x) => x.plugin === plugin);
+    if (!c) lines.push(`${plugin}: no connection`);
+    else if (c.status === "revoked")
+      lines.push(`${plugin}: revoked at ${c.revokedAt} (reinstall: platform plugin install ${plugin})`);
+    else if (c.status === "needs_reconnect")
+      lines.push(
+        `${plugin}: needs_reconnect — the provider refused the token (${c.lastError}) at ${c.lastErrorAt}; reinstall: platform plugin install ${plugin}`,
+      );
+    else
+      lines.push(
+        `${plugin}: active (connected ${c.connectedAt}${c.tokenExpiresAt ? `, token expires ${c.tokenExpiresAt}` : ""})`,
+      );
+    const resources = answer.resources.filter((r) => r.plugin === plugin);
+    if (!resources.length) lines.push("  no resource claimed");
+    for (const r of resources) {
+      const commands = r.commands ? ` commands: ${r.commands.map((n) => `/${n}`).join(" ") || "none"}` : "";
+      lines.push(`  ${r.type} "${r.displayName ?? r.externalId}" (${r.externalId}), claimed ${r.claimedAt}${commands}`);
+    }
+  }
+  return lines;
 }
 
 function describeCall(plugin: InstallablePlugin, call: unknown): string {
@@ -224,17 +288,25 @@ async function trigger(
 }
 
 export const pluginCommand: Command = {
-  summary: "Install a plugin for a project, or fire a test event at it.",
+  summary: "Install, inspect or uninstall a plugin of a project, or fire a test event at it.",
   usage:
-    "platform plugin install <chatserver|workspace|email-send> [--open] [--timeout S] | platform plugin trigger <chatserver|workspace> <command|message|reaction|mention> [--text T] [--name N]   [--dir d] [--api URL]",
+    "platform plugin install <chatserver|workspace|email-send> [--no-open] [--timeout S] | platform plugin status | platform plugin uninstall <chatserver|workspace> | platform plugin trigger <chatserver|workspace> <command|message|reaction|mention> [--text T] [--name N]   [--dir d] [--api URL]",
   help: `
 install   creates a one-time install link (valid 2 minutes), prints it, and
           waits while you follow it and approve at the provider; ends with
           "Connected <plugin> to <server|workspace> "<name>" (<id>)" (exit 0)
-          or the reason it did not complete (exit 1). --open also tries to
-          open the link in a browser (only when there is a display);
-          --no-open (the default) just prints it. --timeout S gives up after
-          S seconds instead of at the code's expiry. email-send needs no install.
+          or the reason it did not complete (exit 1). Opens the link in a
+          browser when a display is available ($BROWSER, else open/xdg-open)
+          and says whether it did; --no-open or BROWSER=none only print it.
+          --timeout S gives up after S seconds instead of at the code's
+          expiry. email-send needs no install.
+status    each plugin's connection (active, needs_reconnect with the
+          provider's last error, or revoked), its claimed servers or
+          workspace and the commands registered there; never a token.
+uninstall revokes the token at the provider where it can, removes the
+          bot's commands, deletes the connection and releases every claimed
+          server or workspace (another project may then install there);
+          prints what it did.
 trigger   (\`platform dev\` only) asks the API (POST
           /projects/:slug/plugins/:plugin/test-events) to have the local fake
           provider send a correctly signed webhook to the local plugin worker
@@ -250,7 +322,6 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
   options: {
     dir: { type: "string" },
     api: { type: "string" },
-    open: { type: "boolean" },
     "no-open": { type: "boolean" },
     timeout: { type: "string" },
     text: { type: "string" },
@@ -269,6 +340,21 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       }
       return install(plugin, resolvePlatformTarget(values), values);
     }
+    if (action === "status") {
+      if (pluginName) throw new CliError(`Unexpected arguments: ${[pluginName, kind, ...extra].join(" ")}`, 2);
+      const target = resolvePlatformTarget(values);
+      const answer = await callPlatformApi<PluginsAnswer>(target, "GET", `/projects/${target.slug}/plugins`);
+      for (const line of describePluginStatus(target.slug, answer)) console.log(line);
+      return 0;
+    }
+    if (action === "uninstall") {
+      if (kind || extra.length) throw new CliError(`Unexpected arguments: ${[kind, ...extra].join(" ")}`, 2);
+      const plugin = pluginArg(pluginName, "uninstall");
+      if (plugin === "email-send")
+        throw new CliError("email-send is not installed, so there is nothing to uninstall.", 2);
+      await uninstall(plugin, resolvePlatformTarget(values));
+      return 0;
+    }
     if (action === "trigger") {
       if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
       const plugin = pluginArg(pluginName, "trigger");
@@ -282,6 +368,6 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       await trigger(plugin, kind, resolvePlatformTarget(values), values);
       return 0;
     }
-    throw new CliError(`Unknown plugin action "${action ?? ""}": use install or trigger.`, 2);
+    throw new CliError(`Unknown plugin action "${action ?? ""}": use install, status, uninstall or trigger.`, 2);
   },
 };

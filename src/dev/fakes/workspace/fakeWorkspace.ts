@@ -12,6 +12,7 @@
  *   POST /oauth/v2/authorize                                   Allow / Cancel from that page
  *   POST /api/oauth.v2.access                                  code or refresh_token grant
  *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token)
+ *   POST /api/auth.revoke                                      revokes the token presented (the team's bot tokens)
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
  *   POST /__fake/ratelimit {method?, retryAfter?, count?}      the next calls answer 429
  *   POST /__fake/revoke {teamId}                               revokes the team's tokens (as an uninstall does)
@@ -300,6 +301,11 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (!token) return record(200, { ok: false, error: "invalid_auth" });
     if (token.revoked) return record(200, { ok: false, error: "token_revoked" });
     if (token.expiresAt !== null && token.expiresAt <= now()) return record(200, { ok: false, error: "token_expired" });
+    if (method === "auth.revoke") {
+      // Slack revokes the token presented (and, for a bot token, removes the bot: its team's tokens die with it).
+      revokeTeam(token.teamId);
+      return record(200, { ok: true, revoked: true });
+    }
     const team = teamInfo(token.teamId);
     const channel = typeof params.channel === "string" ? params.channel : "";
     if (!(FAKE_CHANNELS as readonly string[]).includes(channel))

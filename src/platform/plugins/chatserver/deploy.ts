@@ -8,12 +8,16 @@
  * that changes nothing makes no call (the chat server allows 200 command
  * creates per server per day). A re-install clears it. Each registration is a
  * bot action within the bot's cap (botBudget.ts); a deploy refused part-way
- * resumes where it stopped (the servers done keep their hash).
+ * resumes where it stopped (the servers done keep their hash). The commands
+ * are kept as the project's deployed manifest, so a server installed later
+ * gets them before its install page says "Connected" (install.ts).
  */
 import { PlatformError } from "../../../core/errors.ts";
 import { COMMAND_NAME } from "../../../contracts/chatServerEvents.ts";
 import { hex } from "../../../core/crypto/encoding.ts";
-import { listProjectResources, replaceResourceMetadata } from "../../db/resourceClaims.ts";
+import { storeDeployedManifest } from "../../db/deployedManifests.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import { listProjectResources, replaceResourceMetadata, type ResourceRow } from "../../db/resourceClaims.ts";
 import { readDeployMetadata } from "../shared/deployMetadata.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
@@ -62,39 +66,51 @@ async function commandsHash(commands: unknown): Promise<string> {
   return hex(digest);
 }
 
+export interface ServerRegistration {
+  id: string;
+  name: string;
+  commands: string[];
+  changed: boolean;
+}
+
+/**
+ * One server's bulk overwrite with the project's commands, skipped when the
+ * server's recorded hash says it already has them. The names are kept in the
+ * server's metadata too (`platform plugin status` lists them).
+ */
+export async function registerServerCommands(
+  env: ChatServerEnv,
+  project: ProjectRow,
+  server: ResourceRow,
+  commands: CommandSpec[],
+): Promise<ServerRegistration> {
+  const desired = commands.map((c) => ({ name: c.name, description: c.description, type: 1 }));
+  const hash = await commandsHash(desired);
+  const names = commands.map((c) => c.name);
+  const metadata = parseMetadata(server.metadata);
+  const done = { id: server.external_resource_id, name: server.display_name, commands: names };
+  if (metadata.commandsHash === hash) return { ...done, changed: false };
+  await takeRateLimit(env, project, ["chatServerBot"], chatServerNow(env));
+  await callBot(
+    env,
+    "PUT",
+    `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
+    desired,
+  );
+  await replaceResourceMetadata(env.DB, server.id, project.id, { ...metadata, commandsHash: hash, commands: names });
+  return { ...done, changed: true };
+}
+
 export async function handleDeploy(request: Request, env: ChatServerEnv): Promise<Response> {
   const { project, metadata: input } = await readDeployMetadata(request, env, PLUGIN_ID);
   const commands = parseCommands(input.commands);
+  // Kept first: a server installed from now on gets these commands at install (install.ts).
+  await storeDeployedManifest(env.DB, PLUGIN_ID, project.id, { commands });
   const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
-  const desired = commands.map((c) => ({ name: c.name, description: c.description, type: 1 }));
-  const hash = await commandsHash(desired);
-  const registered: { id: string; name: string; commands: string[]; changed: boolean }[] = [];
+  const registered: ServerRegistration[] = [];
   for (const server of servers) {
     if (server.resource_type !== "server") continue;
-    const metadata = parseMetadata(server.metadata);
-    if (metadata.commandsHash === hash) {
-      registered.push({
-        id: server.external_resource_id,
-        name: server.display_name,
-        commands: commands.map((c) => c.name),
-        changed: false,
-      });
-      continue;
-    }
-    await takeRateLimit(env, project, ["chatServerBot"], chatServerNow(env));
-    await callBot(
-      env,
-      "PUT",
-      `/applications/${env.CHATSERVER_APPLICATION_ID}/guilds/${server.external_resource_id}/commands`,
-      desired,
-    );
-    await replaceResourceMetadata(env.DB, server.id, project.id, { ...metadata, commandsHash: hash });
-    registered.push({
-      id: server.external_resource_id,
-      name: server.display_name,
-      commands: commands.map((c) => c.name),
-      changed: true,
-    });
+    registered.push(await registerServerCommands(env, project, server, commands));
   }
   return Response.json({ servers: registered });
 }

@@ -3,6 +3,7 @@
  *   POST /webhook                  signed webhooks (webhook.ts)
  *   GET  /install?code             start an install (install.ts)
  *   GET  /oauth/callback           finish it; a completed install starts the Gateway relay
+ *   POST /uninstall                the project lets its install go (uninstall.ts; identity token, from the API)
  *   POST /deploy                   register a project's commands (deploy.ts); starts the Gateway relay
  *   POST /gateway/start            starts the Gateway relay (call it after deploying this worker; anyone may:
  *                                  it only starts a relay that is not running)
@@ -17,6 +18,7 @@ import { startGatewayRelays } from "./gatewayRelay/GatewayRelay.ts";
 import { chatServerInstall } from "./install.ts";
 import { handleProxy } from "./proxy.ts";
 import { handleWebhook } from "./webhook.ts";
+import { handleChatServerUninstall } from "./uninstall.ts";
 
 export { GatewayRelay } from "./gatewayRelay/GatewayRelay.ts";
 
@@ -41,6 +43,7 @@ function thenStartRelay(
 const router = oauthPluginRouter(PLUGIN_ID, {
   webhook: handleWebhook,
   install: { begin: chatServerInstall.begin, complete: thenStartRelay(chatServerInstall.complete) },
+  uninstall: handleChatServerUninstall,
   deploy: thenStartRelay(handleDeploy),
   proxyRoutes: CHAT_PROXY_ROUTES,
   proxy: handleProxy,

@@ -8,7 +8,11 @@
 import { PlatformError } from "../../../core/errors.ts";
 import { basicAuthorization } from "../../../core/web/basicAuthorization.ts";
 import { oauthInstall, type InstallGrant } from "../shared/oauthInstall.ts";
+import { readDeployedManifest } from "../../db/deployedManifests.ts";
+import type { ProjectRow } from "../../db/projectsTable.ts";
+import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { providerFetch, USER_AGENT } from "./chatServerApi.ts";
+import { parseCommands, registerServerCommands } from "./deploy.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 
 /** SEND_MESSAGES (1 << 11) | USE_APPLICATION_COMMANDS (1 << 31). */
@@ -82,5 +86,26 @@ export const chatServerInstall = oauthInstall<ChatServerEnv>({
   exchangeCode,
   oneResourcePerProject: false,
   connectedMessage: (grant, project) =>
-    `${grant.displayName} is now connected to project ${project.slug}: the bot is installed there, and its commands register on the project's next deploy. You can close this tab.`,
+    `${grant.displayName} is now connected to project ${project.slug}: the bot is installed there. You can close this tab.`,
+  afterConnect: registerDeployedCommands,
 });
+
+/**
+ * Registers the project's last deployed commands in the server just installed, so they are there when the page
+ * says "connected"; answers the sentence the page ends with (which commands, or why none yet).
+ */
+async function registerDeployedCommands(env: ChatServerEnv, project: ProjectRow, grant: InstallGrant): Promise<string> {
+  const manifest = await readDeployedManifest(env.DB, PLUGIN_ID, project.id);
+  if (!manifest) return "The project has not deployed yet: its commands register on its first deploy.";
+  const commands = parseCommands(manifest.commands);
+  if (!commands.length) return "The project's last deploy declared no commands.";
+  const server = await findResourceOwner(env.DB, PLUGIN_ID, "server", grant.externalResourceId);
+  if (!server) return "Its commands register on the project's next deploy.";
+  try {
+    const done = await registerServerCommands(env, project, server.resource, commands);
+    return `Commands registered: ${done.commands.map((name) => `/${name}`).join(", ")}.`;
+  } catch (error) {
+    const why = error instanceof PlatformError ? error.message : String(error);
+    return `Its commands could not be registered yet (${why}); they register on the project's next deploy.`;
+  }
+}

@@ -16,6 +16,7 @@ import {
   type ChatMessageAnswer,
   type ChatProxyRoute,
 } from "../../../contracts/chatServerEvents.ts";
+import { clearConnectionError, markConnectionNeedsReconnect } from "../../db/connectionsStore.ts";
 import type { ProjectRow } from "../../db/projectsTable.ts";
 import { findResourceOwner } from "../../db/resourceClaims.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
@@ -52,7 +53,16 @@ async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: 
   }
 }
 
-/** send-message and edit-message: the spec's rate and the project's bot share, the channel check, then the message. */
+/** The chat server refused the bot token (401) or the bot's access (403). */
+const refusedToken = (error: unknown): error is PlatformError =>
+  error instanceof PlatformError &&
+  error.code === "upstream_error" &&
+  (error.details?.status === 401 || error.details?.status === 403);
+
+/**
+ * send-message and edit-message: the spec's rate and the project's bot share, the channel check, then the message.
+ * A refusal of the bot's token or access marks the project's connection `needs_reconnect`; a success clears it.
+ */
 async function writeToChannel(
   env: ChatServerEnv,
   project: ProjectRow,
@@ -60,12 +70,21 @@ async function writeToChannel(
   call: { method: "POST" | "PATCH"; path: string; content: string },
 ): Promise<Response> {
   await takeRateLimit(env, project, ["actions", "chatServerBot"], chatServerNow(env));
-  await checkChannel(env, project, channelId);
-  const message = await callBot<Message>(env, call.method, call.path, {
-    content: call.content,
-    allowed_mentions: NO_MENTIONS,
-  });
-  return answer(message, channelId);
+  try {
+    await checkChannel(env, project, channelId);
+    const message = await callBot<Message>(env, call.method, call.path, {
+      content: call.content,
+      allowed_mentions: NO_MENTIONS,
+    });
+    await clearConnectionError(env.DB, PLUGIN_ID, project.id);
+    return answer(message, channelId);
+  } catch (error) {
+    if (refusedToken(error)) {
+      const providerError = `${String(error.details?.status)} ${String(error.details?.providerError ?? "")}`.trim();
+      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, project.id, providerError);
+    }
+    throw error;
+  }
 }
 
 export async function handleProxy(route: ChatProxyRoute, request: Request, env: ChatServerEnv): Promise<Response> {

@@ -59,6 +59,8 @@ export interface OAuthInstallProvider<Env extends PluginEnv> {
   /** A project holds one resource: a reinstall into another gives the old one up. */
   oneResourcePerProject: boolean;
   connectedMessage(grant: InstallGrant, project: ProjectRow): string;
+  /** Runs once the connection is stored, before the page says "connected"; its sentence ends the page. */
+  afterConnect?(env: Env, project: ProjectRow, grant: InstallGrant): Promise<string>;
 }
 
 export interface OAuthInstall<Env> {
@@ -179,7 +181,7 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       });
     } catch (claimError) {
       if (claimError instanceof PlatformError && claimError.code === "conflict") {
-        const message = `${grant.displayName} (${grant.externalResourceId}): ${ALREADY_CONNECTED_MESSAGE}`;
+        const message = `${grant.displayName} (${grant.externalResourceId}): ${ALREADY_CONNECTED_MESSAGE} To move it here, run \`platform plugin uninstall ${provider.pluginId}\` in the project that holds it, then install again.`;
         return installPage(409, `${provider.resourceLabel} already connected`, message, clearCookie);
       }
       throw claimError;
@@ -201,10 +203,11 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       refreshToken: grant.refreshToken,
       tokenExpiresAt: grant.expiresIn === null ? null : Date.now() + grant.expiresIn * 1000,
     });
+    const more = provider.afterConnect ? ` ${await provider.afterConnect(env, project, grant)}` : "";
     return installPage(
       200,
       `${provider.resourceLabel} connected`,
-      provider.connectedMessage(grant, project),
+      provider.connectedMessage(grant, project) + more,
       clearCookie,
     );
   }

@@ -10,6 +10,8 @@ export interface OAuthPluginRoutes<Env extends PluginEnv, Route extends string> 
   install: OAuthInstall<Env>;
   /** `POST /deploy`: the project's plugin metadata. */
   deploy: PlatformHandler<Env>;
+  /** `POST /uninstall`: the project lets its install go (shared/uninstallPlugin.ts). */
+  uninstall: PlatformHandler<Env>;
   /** `POST /proxy/<route>`: user code's calls. */
   proxyRoutes: readonly Route[];
   proxy: (route: Route, request: Request, env: Env) => Promise<Response>;
@@ -24,7 +26,8 @@ export function oauthPluginRouter<Env extends PluginEnv, Route extends string>(
     .post("/webhook", routes.webhook)
     .get("/install", routes.install.begin)
     .get("/oauth/callback", routes.install.complete)
-    .post("/deploy", routes.deploy);
+    .post("/deploy", routes.deploy)
+    .post("/uninstall", routes.uninstall);
   for (const route of routes.proxyRoutes)
     router.post(`/proxy/${route}`, (request, env) => routes.proxy(route, request, env));
   return router;

@@ -6,7 +6,11 @@ import {
   WORKSPACE_MESSAGE_TS,
   type WorkspaceProxyRoute,
 } from "../../../contracts/workspaceEvents.ts";
-import { expireConnectionToken, markConnectionRevoked } from "../../db/connectionsStore.ts";
+import {
+  clearConnectionError,
+  expireConnectionToken,
+  markConnectionNeedsReconnect,
+} from "../../db/connectionsStore.ts";
 import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
 import { resolveResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
@@ -107,7 +111,8 @@ export async function handleProxy(route: WorkspaceProxyRoute, request: Request, 
     if (route === "add-reaction" && answer.error === "already_reacted")
       return Response.json({ ok: true, alreadyReacted: true });
     if (NEEDS_RECONNECT.has(answer.error)) {
-      await markConnectionRevoked(env.DB, PLUGIN_ID, project.id);
+      // The connection needs reconnecting; calls still go to Slack, and the first it accepts clears this.
+      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, project.id, answer.error);
       throw new PlatformError(
         "revoked",
         `Slack refused the workspace's bot token (${answer.error}): the connection needs to be reconnected. ${RECONNECT_HINT}`,
@@ -122,6 +127,7 @@ export async function handleProxy(route: WorkspaceProxyRoute, request: Request, 
       providerError: answer.error,
     });
   }
+  await clearConnectionError(env.DB, PLUGIN_ID, project.id);
   switch (route) {
     case "send-message":
     case "edit-message":

@@ -4,7 +4,7 @@ import { toPluginProject, type PluginDispatch } from "../../../contracts/pluginD
 import type { WorkspaceEvent } from "../../../contracts/workspaceEvents.ts";
 import { markConnectionRevoked } from "../../db/connectionsStore.ts";
 import { claimEvent } from "../../db/eventDedupe.ts";
-import { findResourceOwner } from "../../db/resourceClaims.ts";
+import { findResourceOwner, releaseResource } from "../../db/resourceClaims.ts";
 import { deliverDispatch } from "../shared/deliverDispatch.ts";
 import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, WEBHOOK_BODY_LIMIT, type WorkspaceEnv } from "./env.ts";
@@ -18,8 +18,9 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWorkspaceSignature } from "./
  * `event_id` (Slack retries until acknowledged) and acknowledged at once,
  * with the dispatch to the project's `/__plugin/workspace` running after the
  * answer (`ctx.waitUntil`); after a `/deploy`, only the events the project
- * listens to are dispatched. `app_uninstalled` / `tokens_revoked` mark the
- * project's connection revoked.
+ * listens to are dispatched. `app_uninstalled` / `tokens_revoked` (of our
+ * bot) mark the project's connection revoked and release its claim on the
+ * workspace.
  */
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
@@ -163,7 +164,10 @@ export async function handleWebhook(
     const bots = ((event.tokens as { bot?: unknown } | undefined)?.bot ?? []) as unknown[];
     // tokens_revoked may name only user tokens; the bot token is revoked when our bot user is listed.
     if (event.type === "app_uninstalled" || !botUserId || bots.includes(botUserId)) {
+      // The app is gone from the workspace: the connection is kept (revoked) for the record, the claim is released
+      // so another project can install into the workspace.
       await markConnectionRevoked(env.DB, PLUGIN_ID, owner.project.id);
+      await releaseResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, teamId, owner.project.id);
     }
     return new Response(null, { status: 200 });
   }

@@ -276,6 +276,25 @@ describe("fake Slack: Web API", () => {
     });
   });
 
+  it("auth.revoke revokes the token presented (the team's bot tokens); a reinstall gets a working one", async () => {
+    const slack = fake();
+    const { access_token } = await install(slack);
+    const other = await install(slack, "T0OTHER");
+    const revoke = await api(slack, "auth.revoke", access_token, {});
+    expect(await revoke.json()).toEqual({ ok: true, revoked: true });
+    expect(await (await api(slack, "auth.revoke", access_token, {})).json()).toEqual({
+      ok: false,
+      error: "token_revoked",
+    });
+    expect(await (await api(slack, "auth.revoke", null, {})).json()).toEqual({ ok: false, error: "not_authed" });
+    const post = (token: string) => api(slack, "chat.postMessage", token, { channel: "C0GENERAL", text: "x" });
+    expect(await (await post(access_token)).json()).toMatchObject({ ok: false, error: "token_revoked" });
+    expect(await (await post(other.access_token)).json()).toMatchObject({ ok: true }); // another team is untouched
+    const again = await install(slack);
+    expect(await (await post(again.access_token)).json()).toMatchObject({ ok: true });
+    expect(slack.recorded.filter((c) => c.method === "auth.revoke").map((c) => c.ok)).toEqual([true, false, false]);
+  });
+
   it("429 with Retry-After while the rate-limit switch is on", async () => {
     const slack = fake();
     const { access_token } = await install(slack);

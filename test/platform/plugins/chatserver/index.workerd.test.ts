@@ -674,3 +674,103 @@ describe("proxy routes", () => {
     expect(res.headers.get("retry-after")).toBe("7");
   });
 });
+
+describe("commands registered at install", () => {
+  it("a server installed after the last deploy has the project's commands when the page says connected, and the page lists them", async () => {
+    const w = world();
+    await deploy(w, alpha, [{ name: "hello", description: "Say hello" }, "ping"]); // no server yet
+    expect(w.fake.recorded().filter((r) => r.method === "PUT")).toHaveLength(0);
+    const page = await install(w, alpha.id);
+    // Registered before the answer: the fake recorded it by the time the page arrived.
+    expect(await commandsIn(w, TEST_GUILD.id)).toEqual(["hello", "ping"]);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("connected");
+    expect(html).toContain("Commands registered: /hello, /ping.");
+    // The next deploy with the same commands changes nothing there.
+    await deploy(w, alpha, [{ name: "hello", description: "Say hello" }, "ping"]);
+    expect(w.fake.recorded().filter((r) => r.method === "PUT")).toHaveLength(1);
+  });
+
+  it("before any deploy the page says the commands come with the first deploy; another project's manifest is not used", async () => {
+    const w = world();
+    await deploy(w, beta, ["beta-only"]);
+    const page = await install(w, alpha.id);
+    expect(await page.text()).toContain("has not deployed yet");
+    expect(await commandsIn(w, TEST_GUILD.id)).toEqual([]);
+  });
+});
+
+describe("POST /uninstall", () => {
+  it("removes the bot's commands from every server, deletes the connection and releases the servers: another project installs there", async () => {
+    const w = world();
+    await deploy(w, alpha, ["hello"]);
+    await install(w, alpha.id);
+    await install(w, alpha.id, OTHER_GUILD.id);
+    expect((await install(w, beta.id)).status).toBe(409);
+    const res = await w.call(await signedRequest({ project: alpha, path: "/uninstall", body: "{}", origin: PLUGIN }));
+    expect(res.status, await res.clone().text()).toBe(200);
+    const report = (await res.json()) as any;
+    expect(report.connectionDeleted).toBe(true);
+    expect(report.released.map((r: any) => r.externalId).sort()).toEqual([TEST_GUILD.id, OTHER_GUILD.id].sort());
+    expect(report.atProvider.filter((s: string) => s.startsWith("Removed the bot's commands"))).toHaveLength(2);
+    expect(await commandsIn(w, TEST_GUILD.id)).toEqual([]);
+    expect(await commandsIn(w, OTHER_GUILD.id)).toEqual([]);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?")
+        .bind(alpha.id)
+        .first("n"),
+    ).toBe(0);
+    expect((await install(w, beta.id)).status).toBe(200);
+  });
+
+  it("refuses a forged token; a project with nothing installed gets 404", async () => {
+    const w = world();
+    await install(w, alpha.id);
+    const forged = await signedRequest({ project: alpha, path: "/uninstall", body: "{}", origin: PLUGIN, secret: "x" });
+    expect((await w.call(forged)).status).toBe(401);
+    const nothing = await w.call(
+      await signedRequest({ project: beta, path: "/uninstall", body: "{}", origin: PLUGIN }),
+    );
+    expect(nothing.status).toBe(404);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(1);
+  });
+});
+
+async function deploy(w: World, project: ProjectRow, commands: unknown[]): Promise<void> {
+  const res = await w.call(
+    await signedRequest({ project, path: "/deploy", body: JSON.stringify({ commands }), origin: PLUGIN }),
+  );
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+async function commandsIn(w: World, guildId: string): Promise<string[]> {
+  return (((await (await w.fakeCall("/__fake/state")).json()) as any).commands[guildId] ?? []).map((c: any) => c.name);
+}
+
+describe("connection health", () => {
+  it("the chat server refuses the bot token (401): the call fails and the connection needs reconnecting with the error; a success clears it", async () => {
+    const w = world();
+    await install(w, alpha.id);
+    const send = async () =>
+      w.call(
+        await signedRequest({
+          project: alpha,
+          path: "/proxy/send-message",
+          body: JSON.stringify({ channelId: TEST_GUILD.channels[0], content: "hi" }),
+          origin: PLUGIN,
+        }),
+      );
+    const health = () =>
+      env.DB.prepare("SELECT last_error, last_error_at FROM plugin_oauth_connections WHERE project_id = ?")
+        .bind(alpha.id)
+        .first<{ last_error: string | null; last_error_at: number | null }>();
+    const goodToken = w.env.CHATSERVER_BOT_TOKEN;
+    w.env.CHATSERVER_BOT_TOKEN = "a-token-the-chat-server-revoked";
+    expect((await send()).status).toBe(502);
+    expect(await health()).toMatchObject({ last_error: "401 401: Unauthorized", last_error_at: expect.any(Number) });
+    w.env.CHATSERVER_BOT_TOKEN = goodToken;
+    expect((await send()).status).toBe(200);
+    expect(await health()).toEqual({ last_error: null, last_error_at: null });
+  });
+});

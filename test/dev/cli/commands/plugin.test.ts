@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { describePluginStatus, openInstallLink } from "../../../../src/dev/cli/commands/plugin.ts";
+
+const URL_ = "http://127.0.0.1:8790/install?code=abc";
+
+describe("platform plugin install: opening the link", () => {
+  it.each([
+    [{ noOpen: true, env: { DISPLAY: ":0" } }, "Not opening a browser (--no-open): open the link yourself.", null],
+    [
+      { noOpen: false, env: { DISPLAY: ":0", BROWSER: "none" } },
+      "Not opening a browser (BROWSER=none): open the link yourself.",
+      null,
+    ],
+    [{ noOpen: false, env: {} }, "Not opening a browser (no display): open the link yourself.", null],
+    [{ noOpen: false, env: { DISPLAY: ":0" } }, "Opened the link in your browser (xdg-open).", "xdg-open"],
+    [{ noOpen: false, env: { BROWSER: "firefox --new-tab" } }, "Opened the link in your browser (firefox).", "firefox"],
+  ])("%o → %s", async (input, line, started) => {
+    const starts: string[] = [];
+    const said = await openInstallLink(
+      URL_,
+      { ...input, platform: "linux", onPath: (command) => command === "xdg-open" },
+      async (choice, url) => {
+        starts.push(`${choice.command} ${[...choice.args, url].join(" ")}`);
+        return null;
+      },
+    );
+    expect(said).toBe(line);
+    expect(starts.map((s) => s.split(" ")[0])).toEqual(started ? [started] : []);
+    if (started) expect(starts[0]).toContain(URL_);
+  });
+
+  it("says so when the browser does not start", async () => {
+    const said = await openInstallLink(
+      URL_,
+      { noOpen: false, env: { DISPLAY: ":0" }, platform: "linux", onPath: () => true },
+      async () => new Error("spawn xdg-open ENOENT"),
+    );
+    expect(said).toBe("Could not start xdg-open (spawn xdg-open ENOENT): open the link yourself.");
+  });
+});
+
+describe("platform plugin status", () => {
+  const connection = {
+    plugin: "workspace",
+    externalUserId: "T0TEST",
+    connectedAt: "2030-01-01T00:00:00.000Z",
+    tokenExpiresAt: null,
+    status: "active" as const,
+    revoked: false,
+    revokedAt: null,
+    lastError: null,
+    lastErrorAt: null,
+  };
+  const workspace = {
+    plugin: "workspace",
+    type: "workspace",
+    externalId: "T0TEST",
+    displayName: "Test Workspace",
+    claimedAt: "2030-01-01T00:00:00.000Z",
+  };
+
+  it("lists each plugin's health, resources and commands, never a token", () => {
+    const lines = describePluginStatus("ada", {
+      connections: [
+        { ...connection, plugin: "chatserver", externalUserId: "111" },
+        {
+          ...connection,
+          status: "needs_reconnect",
+          lastError: "token_revoked",
+          lastErrorAt: "2030-01-02T00:00:00.000Z",
+        },
+      ],
+      resources: [
+        {
+          plugin: "chatserver",
+          type: "server",
+          externalId: "111",
+          displayName: "Test Server",
+          claimedAt: "2030-01-01T00:00:00.000Z",
+          commands: ["hello", "ping"],
+        },
+        workspace,
+      ],
+    });
+    expect(lines).toEqual([
+      "chatserver: active (connected 2030-01-01T00:00:00.000Z)",
+      '  server "Test Server" (111), claimed 2030-01-01T00:00:00.000Z commands: /hello /ping',
+      "workspace: needs_reconnect — the provider refused the token (token_revoked) at 2030-01-02T00:00:00.000Z; reinstall: platform plugin install workspace",
+      '  workspace "Test Workspace" (T0TEST), claimed 2030-01-01T00:00:00.000Z',
+    ]);
+  });
+
+  it("a revoked connection without resources, and nothing installed", () => {
+    expect(
+      describePluginStatus("ada", {
+        connections: [{ ...connection, status: "revoked", revoked: true, revokedAt: "2030-01-03T00:00:00.000Z" }],
+        resources: [],
+      }),
+    ).toEqual([
+      "workspace: revoked at 2030-01-03T00:00:00.000Z (reinstall: platform plugin install workspace)",
+      "  no resource claimed",
+    ]);
+    expect(describePluginStatus("ada", { connections: [], resources: [] })).toEqual([
+      'No plugin installed in project "ada". Install one with `platform plugin install chatserver|workspace`.',
+    ]);
+  });
+});
