@@ -101,6 +101,22 @@ function call<T>(path: string, body: Record<string, unknown>, options: Workspace
   return pluginCall<T>(options.env ?? pluginEnv(), "WORKSPACE_PLUGIN", path, payload);
 }
 
+/** A text call about one message: edit it (`ts`) or reply in its thread (`threadTs`). */
+function callOnMessage(
+  path: string,
+  channel: string,
+  key: "ts" | "threadTs",
+  ts: string,
+  text: string,
+  options: WorkspaceCallOptions,
+): Promise<PostedMessage> {
+  return call(
+    path,
+    { channel: requireChannel(channel), [key]: requireTs(ts, key), text: requireWorkspaceText(text) },
+    options,
+  );
+}
+
 export const workspace = {
   /** Runs `handler` for each `message`, `mention` (the bot was @-mentioned) or `reaction` (reaction added) in the connected workspace. */
   onEvent(kind: WorkspaceEventKind, handler: WorkspaceEventHandler): void {
@@ -129,11 +145,7 @@ export const workspace = {
     text: string,
     options: WorkspaceCallOptions = {},
   ): Promise<PostedMessage> {
-    return call(
-      "/proxy/edit-message",
-      { channel: requireChannel(channel), ts: requireTs(ts, "ts"), text: requireWorkspaceText(text) },
-      options,
-    );
+    return callOnMessage("/proxy/edit-message", channel, "ts", ts, text, options);
   },
 
   /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
@@ -154,11 +166,7 @@ export const workspace = {
     text: string,
     options: WorkspaceCallOptions = {},
   ): Promise<PostedMessage> {
-    return call(
-      "/proxy/thread-reply",
-      { channel: requireChannel(channel), threadTs: requireTs(threadTs, "threadTs"), text: requireWorkspaceText(text) },
-      options,
-    );
+    return callOnMessage("/proxy/thread-reply", channel, "threadTs", threadTs, text, options);
   },
 };
 

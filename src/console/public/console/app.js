@@ -3,7 +3,7 @@
 // reads and acts through the API worker's JSON routes with the CLI user's
 // token, which stays in this tab's sessionStorage. Every value from the API
 // reaches the page as text (never as HTML).
-import { appendTo, clear, el, field, formatTime, shortRunId } from "./dom.js";
+import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit, shortRunId } from "./dom.js";
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
 import { outboxSection } from "./outbox.js";
@@ -323,10 +323,8 @@ async function runCron(slug, name, button, output) {
 function startWorkflowSection(slug, workflows) {
   const section = headedSection("start", "Start a workflow");
   if (!workflows.length) return appendTo(section, el("p", {}, "This project registers no workflows."));
-  const error = el("p", { class: "error", role: "alert" });
-  const form = el(
-    "form",
-    { id: "start-workflow" },
+  const { form, error } = alertForm(
+    "start-workflow",
     field(
       "Workflow",
       el(
@@ -341,31 +339,18 @@ function startWorkflowSection(slug, workflows) {
       el("input", { name: "id", maxlength: "200", autocomplete: "off" }),
     ),
     el("button", { type: "submit" }, "Start"),
-    error,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const values = new FormData(form);
-    error.textContent = "";
-    let data;
-    try {
-      data = JSON.parse(String(values.get("data") ?? ""));
-    } catch (parseError) {
-      error.textContent = `Data must be JSON: ${errorText(parseError)}`;
-      return;
-    }
+  onSubmit(form, error, errorText, async (values) => {
+    const data = jsonField(values, "data", "Data", error, errorText);
+    if (data === undefined) return;
     const id = String(values.get("id") ?? "").trim();
-    try {
-      const started = await api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
-        name: values.get("name"),
-        data,
-        ...(id ? { id } : {}),
-      });
-      announce(started.created ? "Workflow started." : "A run with that id is already active: showing it.");
-      location.hash = hrefFor(slug, started.runId);
-    } catch (startError) {
-      error.textContent = errorText(startError);
-    }
+    const started = await api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
+      name: values.get("name"),
+      data,
+      ...(id ? { id } : {}),
+    });
+    announce(started.created ? "Workflow started." : "A run with that id is already active: showing it.");
+    location.hash = hrefFor(slug, started.runId);
   });
   return appendTo(section, form);
 }

@@ -57,3 +57,49 @@ export function appendTo(parent, ...children) {
   parent.append(...children);
   return parent;
 }
+
+/**
+ * The JSON a form field holds, or undefined once `error` says why it is not JSON
+ * (JSON.parse never yields undefined, so the caller can tell).
+ * @param {FormData} values @param {string} name @param {string} label
+ * @param {HTMLElement} error @param {(error: unknown) => string} errorText
+ * @returns {unknown}
+ */
+export function jsonField(values, name, label, error, errorText) {
+  try {
+    return JSON.parse(String(values.get(name) ?? ""));
+  } catch (parseError) {
+    error.textContent = `${label} must be JSON: ${errorText(parseError)}`;
+    return undefined;
+  }
+}
+
+/**
+ * Runs `action` with the form's values on submit (the page stays), showing in
+ * `error` why it failed: one place for every console form's submit and catch.
+ * @param {HTMLFormElement} form @param {HTMLElement} error
+ * @param {(error: unknown) => string} errorText
+ * @param {(values: FormData) => Promise<void>} action
+ */
+export function onSubmit(form, error, errorText, action) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    try {
+      await action(new FormData(form));
+    } catch (failure) {
+      error.textContent = errorText(failure);
+    }
+  });
+}
+
+/**
+ * A form whose last line is its alert (where `onSubmit` says why an action failed).
+ * @param {string} id @param {...(Node | string)} children
+ * @returns {{ form: HTMLFormElement, error: HTMLElement }}
+ */
+export function alertForm(id, ...children) {
+  const error = el("p", { class: "error", role: "alert" });
+  const form = /** @type {HTMLFormElement} */ (el("form", { id }, ...children, error));
+  return { form, error };
+}

@@ -2,7 +2,7 @@
 // What a person can do to one run from its page (beyond the spec): cancel it
 // while it runs, send the event it waits for, start it again with the same
 // data. Each acts through the API worker's routes, as the CLI does.
-import { appendTo, el, field } from "./dom.js";
+import { alertForm, appendTo, el, field, jsonField, onSubmit } from "./dom.js";
 
 /**
  * @typedef {{
@@ -40,89 +40,56 @@ export function renderRunControls(section, slug, view, context) {
 
 /** @param {string} runPath @param {RunControlsContext} context */
 function cancelForm(runPath, context) {
-  const error = el("p", { class: "error", role: "alert" });
-  const form = el(
-    "form",
-    { id: "cancel-run" },
+  const { form, error } = alertForm(
+    "cancel-run",
     field("Reason (optional)", el("input", { name: "reason", maxlength: "500", autocomplete: "off" })),
     el("button", { type: "submit" }, "Cancel run"),
-    error,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const reason = String(new FormData(form).get("reason") ?? "").trim();
-    error.textContent = "";
-    try {
-      await context.api("POST", `${runPath}/cancel`, reason ? { reason } : {});
-      context.announce("The run was cancelled.");
-      context.refresh();
-    } catch (cancelError) {
-      error.textContent = context.errorText(cancelError);
-    }
+  onSubmit(form, error, context.errorText, async (values) => {
+    const reason = String(values.get("reason") ?? "").trim();
+    await context.api("POST", `${runPath}/cancel`, reason ? { reason } : {});
+    context.announce("The run was cancelled.");
+    context.refresh();
   });
   return form;
 }
 
 /** @param {string} runPath @param {any} view @param {RunControlsContext} context */
 function sendEventForm(runPath, view, context) {
-  const error = el("p", { class: "error", role: "alert" });
-  const form = el(
-    "form",
-    { id: "send-event" },
+  const { form, error } = alertForm(
+    "send-event",
     field(
       "Event name",
       el("input", { name: "name", maxlength: "100", autocomplete: "off", required: "", value: view.waitingFor.name }),
     ),
     field("Payload (JSON)", el("textarea", { name: "payload", rows: "3", cols: "50", spellcheck: "false" }, "{}")),
     el("button", { type: "submit" }, "Send event"),
-    error,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const values = new FormData(form);
-    error.textContent = "";
-    let payload;
-    try {
-      payload = JSON.parse(String(values.get("payload") ?? ""));
-    } catch (parseError) {
-      error.textContent = `Payload must be JSON: ${context.errorText(parseError)}`;
-      return;
-    }
+  onSubmit(form, error, context.errorText, async (values) => {
+    const payload = jsonField(values, "payload", "Payload", error, context.errorText);
+    if (payload === undefined) return;
     const name = String(values.get("name") ?? "");
-    try {
-      await context.api("POST", `${runPath}/events`, { name, payload });
-      context.announce(`Event "${name}" sent.`);
-      context.refresh();
-    } catch (sendError) {
-      error.textContent = context.errorText(sendError);
-    }
+    await context.api("POST", `${runPath}/events`, { name, payload });
+    context.announce(`Event "${name}" sent.`);
+    context.refresh();
   });
   return appendTo(el("div", {}, el("p", {}, `This run waits for the event "${view.waitingFor.name}".`)), form);
 }
 
 /** @param {string} slug @param {any} view @param {RunControlsContext} context */
 function runAgainForm(slug, view, context) {
-  const error = el("p", { class: "error", role: "alert" });
-  const form = el(
-    "form",
-    { id: "run-again" },
+  const { form, error } = alertForm(
+    "run-again",
     el("button", { type: "submit" }, "Run again"),
     el("span", { class: "meta" }, ` a new run of ${view.name} with the same data`),
-    error,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    error.textContent = "";
-    try {
-      const started = await context.api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
-        name: view.name,
-        data: startDataOf(view),
-      });
-      context.announce("A new run started.");
-      location.hash = context.runHref(started.runId);
-    } catch (startError) {
-      error.textContent = context.errorText(startError);
-    }
+  onSubmit(form, error, context.errorText, async () => {
+    const started = await context.api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
+      name: view.name,
+      data: startDataOf(view),
+    });
+    context.announce("A new run started.");
+    location.hash = context.runHref(started.runId);
   });
   return form;
 }
