@@ -40,9 +40,12 @@ export default defineConfig({
         },
       },
       {
+        // `platform` and `platform/testing` for the demo project's tests, as tsconfig.base.json maps them.
+        resolve: { tsconfigPaths: true },
         test: {
           name: "node",
-          include: ["test/**/*.test.ts"],
+          // demo/test: the demo project's own tests, beside it as a user's would be.
+          include: ["test/**/*.test.ts", "demo/test/**/*.test.ts"],
           exclude: ["test/**/*.workerd.test.ts", "test/e2e/**"],
           environment: "node",
         },

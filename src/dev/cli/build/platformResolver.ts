@@ -11,10 +11,15 @@ function projectOwnPlatform(projectDir: string): boolean {
   }
 }
 
+/** `platform/testing` drives workflows inside a Node test; a deployed project has no use for it. */
+export const TESTING_IN_BUNDLE_MESSAGE =
+  'The workflow test kit is for tests run by Node (vitest): `platform/testing` cannot be part of a project\'s bundle. Import it only from test files, and from "platform" in project code.';
+
 /**
  * Resolves `platform` to this repository's runtime, so a project anywhere on
  * disk builds without an install of its own; a project that installed
  * `platform` itself gets that copy. Node and Cloudflare built-ins stay external.
+ * `platform/testing` (the workflow test kit) is refused, whichever copy.
  */
 export function platformResolver(projectDir: string): Plugin {
   const ownCopy = projectOwnPlatform(projectDir);
@@ -24,6 +29,11 @@ export function platformResolver(projectDir: string): Plugin {
       build.onResolve({ filter: /^platform$/ }, () =>
         ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "index.ts"), sideEffects: false },
       );
+      build.onResolve({ filter: /^platform\/testing(\/.*)?$/ }, (args) => ({
+        errors: [
+          { text: `${TESTING_IN_BUNDLE_MESSAGE} (imported "${args.path}" from ${args.importer || "the entry"})` },
+        ],
+      }));
       build.onResolve({ filter: /^(cloudflare|node):/ }, (args) => ({ path: args.path, external: true }));
     },
   };

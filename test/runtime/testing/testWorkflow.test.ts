@@ -1,0 +1,154 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PlatformError } from "../../../src/core/errors.ts";
+import { defineWorkflow, type WorkflowSteps } from "../../../src/engine/definition.ts";
+import type { RunEventView } from "../../../src/engine/describeRun.ts";
+import { RetryAfterError } from "../../../src/engine/retryAfterError.ts";
+import { resetWorkflowsForTests, workflow } from "../../../src/engine/workflowApi.ts";
+import { type TestRun, testWorkflow } from "platform/testing";
+
+const START = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+
+const at = (events: RunEventView[], type: RunEventView["type"], step?: string) =>
+  events
+    .filter((e) => e.type === type && (step === undefined || (e.payload as { step?: string }).step === step))
+    .map((e) => e.at);
+
+interface Case {
+  name: string;
+  steps: WorkflowSteps;
+  /** What the test does once the run first stops. */
+  act?: (run: TestRun) => Promise<unknown>;
+  status: "completed" | "failed" | "cancelled";
+  result?: unknown;
+  /** Checks on the finished run's events (virtual times from START). */
+  check?: (events: RunEventView[]) => void;
+}
+
+const cases: Case[] = [
+  {
+    name: "a sleep of a day completes at once, recorded with wake_at a day later",
+    steps: {
+      start: async () => ({ step: "nudge", sleepMS: DAY }),
+      nudge: async () => ({ done: true, result: "nudged" }),
+    },
+    status: "completed",
+    result: "nudged",
+    check: (events) => {
+      const completed = events.find((e) => e.type === "step_completed");
+      expect(completed?.payload).toMatchObject({ next_step: "nudge", wake_at: START + DAY });
+      expect(at(events, "step_started", "nudge")).toEqual([START + DAY]);
+    },
+  },
+  {
+    name: "a wait is satisfied by send: the next step runs with ctx.event",
+    steps: {
+      start: async () => ({ step: "approved", waitFor: "approval", timeoutMS: 3_600_000 }),
+      approved: async (ctx) => ({ done: true, result: ctx.event }),
+    },
+    act: (run) => run.send("approval", { by: "ada" }),
+    status: "completed",
+    result: { name: "approval", payload: { by: "ada" } },
+  },
+  {
+    name: "a wait times out: the next step runs with ctx.event null, timeoutMS later",
+    steps: {
+      start: async () => ({ step: "approved", waitFor: "approval", timeoutMS: 3_600_000 }),
+      approved: async (ctx) => ({ done: true, result: ctx.event }),
+    },
+    act: (run) => run.timeOut(),
+    status: "completed",
+    result: null,
+    check: (events) => expect(at(events, "step_started", "approved")).toEqual([START + 3_600_000]),
+  },
+  {
+    name: "a cancelled waiting run is cancelled",
+    steps: {
+      start: async () => ({ step: "approved", waitFor: "approval" }),
+      approved: async () => ({ done: true }),
+    },
+    act: (run) => run.cancel("no longer needed"),
+    status: "cancelled",
+    check: (events) => expect(events.at(-1)?.payload).toEqual({ reason: "no longer needed" }),
+  },
+  {
+    name: "RetryAfterError waits are recorded: each next attempt starts retryAfterMS later",
+    steps: {
+      start: async (ctx) => {
+        if (ctx.attempt < 3) throw new RetryAfterError("busy", 55_000);
+        return { done: true, result: ctx.attempt };
+      },
+    },
+    status: "completed",
+    result: 3,
+    check: (events) => expect(at(events, "step_started", "start")).toEqual([START, START + 55_000, START + 110_000]),
+  },
+];
+
+describe("testWorkflow", () => {
+  it.each(cases)("$name", async ({ steps, act, status, result, check }) => {
+    const run = await testWorkflow(defineWorkflow("case", steps, { maxAttempts: 3 }), {}, { startAt: START });
+    if (act) {
+      expect(run.view.status).toBe("running");
+      await act(run);
+    }
+    expect(run.view.status).toBe(status);
+    if (status === "completed") await expect(run.result()).resolves.toEqual(result);
+    if (status === "cancelled") await expect(run.result()).rejects.toMatchObject({ code: "cancelled" });
+    check?.(run.view.events);
+  });
+
+  it("stops at a wait and answers what it waits for; an event sent to a finished run is refused", async () => {
+    const run = await testWorkflow(
+      defineWorkflow("approve", {
+        start: async () => ({ step: "done", waitFor: "approval", timeoutMS: 60_000 }),
+        done: async () => ({ done: true }),
+      }),
+      null,
+      { startAt: START },
+    );
+    expect(run.view.waitingFor).toEqual({ name: "approval", timeoutAt: START + 60_000 });
+    await expect(run.result()).rejects.toMatchObject({ code: "conflict" });
+    await run.send("approval");
+    await expect(run.send("approval")).rejects.toMatchObject({ code: "conflict" });
+    await expect(run.timeOut()).rejects.toMatchObject({ code: "conflict" });
+  });
+
+  it("a failed run rejects with workflow_failed and its reason", async () => {
+    const run = await testWorkflow(
+      defineWorkflow(
+        "fails",
+        {
+          start: async () => {
+            throw new Error("card declined");
+          },
+        },
+        { maxAttempts: 2 },
+      ),
+    );
+    await expect(run.result()).rejects.toMatchObject({ code: "workflow_failed", message: "card declined" });
+  });
+
+  it("an unknown workflow name is refused with unknown_workflow", async () => {
+    await expect(testWorkflow("no-such-workflow")).rejects.toBeInstanceOf(PlatformError);
+    await expect(testWorkflow("no-such-workflow")).rejects.toMatchObject({ code: "unknown_workflow" });
+  });
+});
+
+describe("testWorkflow by name (the README's example)", () => {
+  afterEach(() => resetWorkflowsForTests());
+
+  it("reminds a day later, then waits for approval", async () => {
+    workflow("remind", {
+      start: async () => ({ step: "nudge", sleepMS: DAY }),
+      nudge: async () => ({ step: "approved", waitFor: "approval", timeoutMS: 3_600_000 }),
+      approved: async (ctx) => ({ done: true, result: ctx.event }),
+    });
+    const run = await testWorkflow("remind", { user: "ada" }, { startAt: START });
+    expect(run.view.waitingFor).toEqual({ name: "approval", timeoutAt: run.now() + 3_600_000 });
+    const nudged = run.view.events.find((e) => e.type === "step_started" && e.payload.step === "nudge");
+    expect(nudged?.at).toBe(START + DAY);
+    await run.send("approval", { by: "ada" });
+    await expect(run.result()).resolves.toEqual({ name: "approval", payload: { by: "ada" } });
+  });
+});
