@@ -32,17 +32,35 @@ router.get("/throw", () => explode());
 export default router;
 `;
 
+// The error page (message and mapped stack) comes from workerd's PLATFORM_DEV_STACK binding; --node has none yet.
 describe.each([
-  ["workerd", 8900, []],
-  ["--node", 8901, ["--node"]],
-] as const)("a route that throws, under %s", (_runtime, port, flags) => {
-  it("prints the error with src/index.ts:<line>:<col>, not the bundle's position", async () => {
+  ["workerd", 8900, [], true],
+  ["--node", 8901, ["--node"], false],
+] as const)("a route that throws, under %s", (_runtime, port, flags, errorPage) => {
+  it("prints the error with src/index.ts:<line>:<col>, not the bundle's position (and, in workerd, shows it in the 500)", async () => {
     const dev = await startDev([project(`throws${port}`, THROWING_ROUTE), "--port", String(port), ...flags]);
     try {
       const response = await fetch(`${dev.url}/throw`);
       expect(response.status).toBe(500);
       await dev.waitFor(/boom from the route[\s\S]*src\/index\.ts:6:9/);
       expect(dev.output()).not.toMatch(/worker\.js:\d+|project\.mjs:\d+/);
+      if (!errorPage) return;
+      // A browser's navigation gets a page with the message and the stack pointed at the sources.
+      const page = await fetch(`${dev.url}/throw`, { headers: { accept: "text/html" } });
+      expect(page.status).toBe(500);
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(page.headers.get("cache-control")).toBe("no-store");
+      const html = await page.text();
+      expect(html).toContain("boom from the route");
+      expect(html).toMatch(/at explode \(src\/index\.ts:6:9\)/);
+      expect(html).not.toMatch(/worker\.js:\d+|<script/);
+      // An API call gets the JSON error, with the same details.
+      const json = (await (await fetch(`${dev.url}/throw`)).json()) as {
+        error: { code: string; details?: { message: string; stack: string } };
+      };
+      expect(json.error.code).toBe("internal");
+      expect(json.error.details?.message).toBe("boom from the route");
+      expect(json.error.details?.stack).toMatch(/src\/index\.ts:6:9/);
     } finally {
       await dev.stop();
     }

@@ -3,6 +3,7 @@ import { safeRedirectPath } from "../../core/web/redirectPath.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 import { securityHeaders } from "./pages.ts";
 import { signInHref } from "./signInRoute.ts";
+import { isNavigation } from "../../core/web/navigation.ts";
 
 /** `auth.require()`'s options. */
 export interface RequireOptions {
@@ -12,17 +13,6 @@ export interface RequireOptions {
    * `false`: every such request gets the 401 JSON.
    */
   redirect?: boolean;
-}
-
-/**
- * A browser navigation: GET (or HEAD, which mirrors GET) asking for HTML.
- * `fetch()` from a page sends `Accept: *\/*` unless told otherwise, so API
- * calls keep the 401 JSON a script can act on.
- */
-export function isNavigation(request: Request): boolean {
-  if (request.method !== "GET" && request.method !== "HEAD") return false;
-  const accept = request.headers.get("accept") ?? "";
-  return accept.split(",").some((part) => part.split(";", 1)[0]!.trim().toLowerCase() === "text/html");
 }
 
 /**

@@ -1,6 +1,7 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
+import { devErrorResponse } from "./devErrorResponse.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 import { platformRuntime, type PlatformRuntime } from "./platformRuntime.ts";
 import { withBasePathStripped } from "./requestBasePath.ts";
@@ -100,7 +101,7 @@ export function createPlatformWorker(
       } catch (error) {
         if (error instanceof PlatformError) return errorResponse(error);
         console.error("Unhandled error in project worker:", error);
-        return errorResponse(error);
+        return (await devErrorResponse(error, incoming as Request, env)) ?? errorResponse(error);
       }
     },
   };

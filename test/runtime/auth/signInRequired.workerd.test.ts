@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth } from "../../../src/runtime/auth/index.ts";
-import { isNavigation, signInRequired } from "../../../src/runtime/auth/signInRequired.ts";
+import { signInRequired } from "../../../src/runtime/auth/signInRequired.ts";
 import {
   LOCAL_PUBLIC,
   MODES,
@@ -97,16 +97,5 @@ describe("the redirect parameter is always a safe same-origin path", () => {
     const location = response.headers.get("location")!;
     expect(location.startsWith("/api/auth/signin/idp?redirect=")).toBe(true);
     expect(new URL(location, "http://127.0.0.1:8787").searchParams.get("redirect")).toBe(redirect);
-  });
-
-  it("isNavigation: only GET/HEAD asking for text/html", () => {
-    const nav = (method: string, accept?: string) =>
-      isNavigation(new Request("http://x/", { method, headers: accept ? { accept } : {} }));
-    expect([nav("GET", "text/html"), nav("HEAD", "text/html"), nav("GET", "*/*"), nav("DELETE", "text/html")]).toEqual([
-      true,
-      true,
-      false,
-      false,
-    ]);
   });
 });

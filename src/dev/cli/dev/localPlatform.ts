@@ -3,6 +3,7 @@ import {
   Log,
   LogLevel,
   Miniflare,
+  Response as MiniflareResponse,
   type V4MiniflareOptions,
   type V4WorkerOptions,
 } from "miniflare";
@@ -12,6 +13,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
+import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, CONSOLE_ASSETS_DIR, MIGRATIONS_DIR } from "../repoPaths.ts";
@@ -217,6 +219,8 @@ export function localPlatformConfig(input: {
       },
       serviceBindings: {
         PLATFORM_API: "api",
+        // Dev only (never in a deployment's bindings): maps a posted stack for the 500 page (src/runtime/entry/devErrorResponse.ts).
+        PLATFORM_DEV_STACK: async (request) => new MiniflareResponse(mapBundleLocations(await request.text(), build)),
         ...(input.plugins
           ? {
               CHATSERVER_PLUGIN: "plugin-chatserver",
