@@ -70,20 +70,7 @@ export async function startServing(
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
 
-  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const started = Date.now();
-      const poll = setInterval(() => {
-        const match = output.match(pattern);
-        if (match) {
-          clearInterval(poll);
-          resolve(match);
-        } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
-          clearInterval(poll);
-          reject(new Error(`Did not see ${pattern} (exit ${child.exitCode}). Output:\n${output}`));
-        }
-      }, 50);
-    });
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) => waitForOutput(child, () => output, pattern, timeoutMs);
 
   const ready = await waitFor(/Ready on (http:\/\/127\.0\.0\.1:\d+)/, options.readyTimeoutMs ?? 90_000);
   return {
@@ -98,6 +85,28 @@ export async function startServing(
       return { code, ms: Date.now() - started };
     },
   };
+}
+
+/** Polls a process's output until `pattern` matches; fails once the process has exited or `timeoutMs` passed. */
+export function waitForOutput(
+  child: ChildProcess,
+  output: () => string,
+  pattern: RegExp,
+  timeoutMs: number,
+): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      const match = output().match(pattern);
+      if (match) {
+        clearInterval(poll);
+        resolve(match);
+      } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+        clearInterval(poll);
+        reject(new Error(`Did not see ${pattern} (exit ${child.exitCode}). Output:\n${output()}`));
+      }
+    }, 50);
+  });
 }
 
 /** Every descendant of a process, read from /proc (Linux). */

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
 import type { Browser } from "playwright-core";
-import { PLATFORM_BIN, REPO } from "./cliProcess.ts";
+import { PLATFORM_BIN, REPO, waitForOutput } from "./cliProcess.ts";
 
 export interface StreamingCli {
   child: ChildProcess;
@@ -28,20 +28,7 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): Streaming
     child,
     output: () => output,
     exited,
-    waitFor: (pattern, timeoutMs = 90_000) =>
-      new Promise<RegExpMatchArray>((resolve, reject) => {
-        const started = Date.now();
-        const poll = setInterval(() => {
-          const match = output.match(pattern);
-          if (match) {
-            clearInterval(poll);
-            resolve(match);
-          } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
-            clearInterval(poll);
-            reject(new Error(`Did not see ${pattern} (exit ${child.exitCode}). Output:\n${output}`));
-          }
-        }, 50);
-      }),
+    waitFor: (pattern, timeoutMs = 90_000) => waitForOutput(child, () => output, pattern, timeoutMs),
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null) child.kill(signal);
       return exited;

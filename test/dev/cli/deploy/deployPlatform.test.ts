@@ -6,6 +6,7 @@ import { deployPlatform } from "../../../../src/dev/cli/deploy/deployPlatform.ts
 import type { Wrangler } from "../../../../src/dev/cli/deploy/wranglerRunner.ts";
 import { CliError } from "../../../../src/dev/cli/commandLine.ts";
 import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
+import { COMPLETE_DEPLOY_ENV } from "../../../support/node/index.ts";
 
 /** The order the workers' bindings require (deployOrder.test.ts explains each rule). */
 const PASSES = [
@@ -17,27 +18,6 @@ const PASSES = [
   "platform-login",
   "platform-gateway",
 ];
-
-const COMPLETE_ENV: NodeJS.ProcessEnv = {
-  CLOUDFLARE_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-  PLATFORM_DOMAIN: "apps.example.org",
-  OIDC_CLIENT_ID: "client",
-  CHATSERVER_APPLICATION_ID: "app",
-  CHATSERVER_CLIENT_ID: "app",
-  CHATSERVER_PUBLIC_KEY: "ab".repeat(32),
-  SLACK_CLIENT_ID: "slack-client",
-  ADMIN_TOKEN: "a".repeat(32),
-  PROJECTS_UPLOAD_API_TOKEN: "upload-token",
-  OIDC_CLIENT_SECRET: "oidc-secret",
-  LOGIN_FLOW_SECRET: "f".repeat(48),
-  TOKEN_ENCRYPTION_KEY: "0f".repeat(32),
-  STATE_SECRET: "s".repeat(40),
-  CHATSERVER_CLIENT_SECRET: "cs",
-  CHATSERVER_BOT_TOKEN: "bot",
-  SLACK_CLIENT_SECRET: "ss",
-  SLACK_SIGNING_SECRET: "sign",
-  EMAIL_API_KEY: "re_key",
-};
 
 describe("npm run deploy -- --dry-run, for real", () => {
   const outDir = mkdtempSync(path.join(tmpdir(), "deploy-dry-run-"));
@@ -110,7 +90,7 @@ describe("npm run deploy (against a stand-in for wrangler)", () => {
     const report = await deployPlatform({
       repoRoot: REPO_ROOT,
       dryRun: false,
-      env: COMPLETE_ENV,
+      env: COMPLETE_DEPLOY_ENV,
       log: () => {},
       wrangler: fake.wrangler,
     });
@@ -144,7 +124,7 @@ describe("npm run deploy (against a stand-in for wrangler)", () => {
     const attempt = deployPlatform({
       repoRoot: REPO_ROOT,
       dryRun: false,
-      env: { ...COMPLETE_ENV, EMAIL_API_KEY: undefined, LOGIN_FLOW_SECRET: "too short" },
+      env: { ...COMPLETE_DEPLOY_ENV, EMAIL_API_KEY: undefined, LOGIN_FLOW_SECRET: "too short" },
       log: () => {},
       wrangler: fake.wrangler,
     });

@@ -10,30 +10,9 @@ import {
 } from "../../../../src/dev/cli/deploy/platformEnvironment.ts";
 import { readPlatformWorkerConfigs } from "../../../../src/dev/cli/deploy/platformWorkerConfigs.ts";
 import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
+import { COMPLETE_DEPLOY_ENV } from "../../../support/node/index.ts";
 
 const workers = readPlatformWorkerConfigs(REPO_ROOT);
-
-/** An environment a real deploy accepts. */
-const complete: NodeJS.ProcessEnv = {
-  CLOUDFLARE_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-  PLATFORM_DOMAIN: "apps.example.org",
-  OIDC_CLIENT_ID: "client",
-  CHATSERVER_APPLICATION_ID: "app",
-  CHATSERVER_CLIENT_ID: "app",
-  CHATSERVER_PUBLIC_KEY: "ab".repeat(32),
-  SLACK_CLIENT_ID: "slack-client",
-  ADMIN_TOKEN: "a".repeat(32),
-  PROJECTS_UPLOAD_API_TOKEN: "upload-token",
-  OIDC_CLIENT_SECRET: "oidc-secret",
-  LOGIN_FLOW_SECRET: "f".repeat(48),
-  TOKEN_ENCRYPTION_KEY: "0f".repeat(32),
-  STATE_SECRET: "s".repeat(40),
-  CHATSERVER_CLIENT_SECRET: "cs",
-  CHATSERVER_BOT_TOKEN: "bot",
-  SLACK_CLIENT_SECRET: "ss",
-  SLACK_SIGNING_SECRET: "sign",
-  EMAIL_API_KEY: "re_key",
-};
 
 describe("the secrets each worker gets", () => {
   it.each([
@@ -72,18 +51,22 @@ describe("the secrets each worker gets", () => {
   });
 
   it("reads CLOUDFLARE_API_TOKEN for the API worker from its own variable, never from wrangler's token", () => {
-    const values = workerSecrets("platform-api", { ...complete, CLOUDFLARE_API_TOKEN: "wrangler-deploy-token" }, false);
+    const values = workerSecrets(
+      "platform-api",
+      { ...COMPLETE_DEPLOY_ENV, CLOUDFLARE_API_TOKEN: "wrangler-deploy-token" },
+      false,
+    );
     expect(values.CLOUDFLARE_API_TOKEN).toBe("upload-token");
   });
 
   it("uses placeholders in a dry run, which uploads nothing", () => {
-    expect(Object.values(workerSecrets("platform-login", complete, true))).not.toContain("oidc-secret");
+    expect(Object.values(workerSecrets("platform-login", COMPLETE_DEPLOY_ENV, true))).not.toContain("oidc-secret");
   });
 });
 
 describe("environmentProblems", () => {
   it("accepts a complete environment", () => {
-    expect(environmentProblems(workers, complete)).toEqual([]);
+    expect(environmentProblems(workers, COMPLETE_DEPLOY_ENV)).toEqual([]);
   });
 
   it("requires every placeholder var of the configs, and the account and domain", () => {
@@ -108,14 +91,14 @@ describe("environmentProblems", () => {
     ["TOKEN_ENCRYPTION_KEY", "0f".repeat(31), "TOKEN_ENCRYPTION_KEY must be 32 bytes"],
     ["TOKEN_ENCRYPTION_KEY", "not a key at all", "TOKEN_ENCRYPTION_KEY must be 32 bytes"],
   ])("%s = %j → %s", (name, value, problem) => {
-    const problems = environmentProblems(workers, { ...complete, [name]: value });
+    const problems = environmentProblems(workers, { ...COMPLETE_DEPLOY_ENV, [name]: value });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(problem);
   });
 
   it("accepts a base64 TOKEN_ENCRYPTION_KEY", () => {
     const key = Buffer.alloc(32, 7).toString("base64");
-    expect(environmentProblems(workers, { ...complete, TOKEN_ENCRYPTION_KEY: key })).toEqual([]);
+    expect(environmentProblems(workers, { ...COMPLETE_DEPLOY_ENV, TOKEN_ENCRYPTION_KEY: key })).toEqual([]);
   });
 
   it("lists every secret once", () => {

@@ -174,9 +174,10 @@ function passGate(workflowId: string): Promise<void> {
 }
 
 /**
- * Two shapes several describes need, each registered under the describe's own name: a run
- * that waits at its gate in `start` (stepTimeoutMS 10 s), and one whose `start` records its
- * attempt (2 attempts, 10 ms backoff, stepTimeoutMS 1 s).
+ * Shapes several describes need, each registered under the describe's own name: a run that
+ * waits at its gate in `start` (stepTimeoutMS 10 s), one whose `start` records its attempt
+ * (2 attempts, 10 ms backoff, stepTimeoutMS 1 s), one that fails for good at once, and one
+ * that completes at once with "other".
  */
 function registerGated(name: string): void {
   workflow(
@@ -215,6 +216,28 @@ function registerRecoverable(name: string): void {
   );
 }
 
+function registerFatal(name: string): void {
+  workflow(name, {
+    start: async () => {
+      throw new NonRetryableError("card declined");
+    },
+  });
+}
+
+function registerOther(name: string): void {
+  workflow(name, { start: async () => ({ done: true, result: "other" }) });
+}
+
+/** The log of a gated or recoverable run that went start → finish without a failure. */
+const startFinishLog = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_completed(start->finish)",
+  "step_started(finish,1)",
+  "step_completed(finish)",
+  "workflow_completed",
+];
+
 /** Step invocations as "<workflowId>:<step>#<attempt>", in order. */
 const invocations: string[] = [];
 
@@ -251,12 +274,8 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
   beforeEach(() => {
     registerGated("alarms.gated");
     registerRecoverable("alarms.recoverable");
-    workflow("alarms.fatal", {
-      start: async () => {
-        throw new NonRetryableError("card declined");
-      },
-    });
-    workflow("alarms.other", { start: async () => ({ done: true, result: "other" }) });
+    registerFatal("alarms.fatal");
+    registerOther("alarms.other");
   });
 
   it("start arms the alarm and the run completes with no further call; waitForTerminal wakes on the terminal event; the index goes running → completed", async () => {
@@ -289,14 +308,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     expect(view?.events.at(-1)?.type).toBe("workflow_completed");
 
     const events = await actorLog(run.id);
-    expect(shape(events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
+    expect(shape(events)).toEqual(startFinishLog);
     expectWellFormed(events);
     expect(view?.events).toHaveLength(events.length);
     expect(invocations).toEqual(["alarm-1:start#1", "alarm-1:finish#1"]);
@@ -328,14 +340,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
       created: true,
       outcome: { status: "completed", result: { n: 1 } },
     });
-    expect(shape(await actorLog(started.runId))).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
+    expect(shape(await actorLog(started.runId))).toEqual(startFinishLog);
     expect(await actorAlarm(started.runId)).toBeNull();
     // Indexed by the time start answered: no waiting.
     expect(await runIndexOf(actorEnv).get(started.runId)).toMatchObject({ status: "completed" });
@@ -392,14 +397,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     expect(await actor.execute(run.id)).toEqual({ done: true });
     expect(await actor.execute(run.id)).toEqual({ done: true });
     const events = await actorLog(run.id);
-    expect(shape(events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
+    expect(shape(events)).toEqual(startFinishLog);
     expect(invocations).toEqual(["exec-1:start#1", "exec-1:finish#1"]);
     expect((await rejection(actor.execute(`${actorIdOf(run.id)}.zzzzzzzzzzzz`))).code).toBe("not_found");
   });
@@ -412,6 +410,26 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
     clockOffset += 20_000;
     return next === null ? { done: true as const, result: "marathon done" } : { step: next };
   };
+  /** Claims at 0 s, 20 s and 40 s on the test clock; at 60 s the budget is spent. */
+  const firstInvocationLog = [
+    "workflow_created",
+    "step_started(start,1)",
+    "step_completed(start->s2)",
+    "step_started(s2,1)",
+    "step_completed(s2->s3)",
+    "step_started(s3,1)",
+    "step_completed(s3->s4)",
+  ];
+  const marathonLog = [
+    ...firstInvocationLog,
+    "step_started(s4,1)",
+    "step_completed(s4->s5)",
+    "step_started(s5,1)",
+    "step_completed(s5)",
+    "workflow_completed",
+  ];
+  const marathonInvocations = (workflowId: string) =>
+    ["start", "s2", "s3", "s4", "s5"].map((step) => `${workflowId}:${step}#1`);
   beforeEach(() => {
     workflow("budget.marathon", {
       start: slowStep("s2"),
@@ -435,43 +453,15 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
       return { result, events: store.events(runId) };
     });
     expect(first.result).toEqual({ status: "budget_exhausted" });
-    // Claims at 0 s, 20 s and 40 s on the test clock; at 60 s the budget is spent. It stopped
-    // between steps: the last step it claimed is committed, the next one unclaimed.
-    expect(shape(first.events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->s2)",
-      "step_started(s2,1)",
-      "step_completed(s2->s3)",
-      "step_started(s3,1)",
-      "step_completed(s3->s4)",
-    ]);
+    // It stopped between steps: the last step it claimed is committed, the next one unclaimed.
+    expect(shape(first.events)).toEqual(firstInvocationLog);
 
     // The queue's next execute lands in a fresh invocation and continues from the log.
     expect(await workflowRunActor(actorEnv, actor.id).execute(runId)).toEqual({ done: true });
     const events = await actorLog(runId);
-    expect(shape(events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->s2)",
-      "step_started(s2,1)",
-      "step_completed(s2->s3)",
-      "step_started(s3,1)",
-      "step_completed(s3->s4)",
-      "step_started(s4,1)",
-      "step_completed(s4->s5)",
-      "step_started(s5,1)",
-      "step_completed(s5)",
-      "workflow_completed",
-    ]);
+    expect(shape(events)).toEqual(marathonLog);
     expectWellFormed(events);
-    expect(invocations).toEqual([
-      "budget-1:start#1",
-      "budget-1:s2#1",
-      "budget-1:s3#1",
-      "budget-1:s4#1",
-      "budget-1:s5#1",
-    ]);
+    expect(invocations).toEqual(marathonInvocations("budget-1"));
   });
 
   it("inside the actor: the budget ends one invocation, the alarm continues in a fresh instance, every step completes once", async () => {
@@ -482,15 +472,7 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
     const cut = await waitForLog(run.id, (events) => shape(events).includes("step_completed(s3->s4)"));
     // Armed for "now" on the actor's clock (60 simulated seconds ahead), to continue in a fresh invocation.
     await vi.waitFor(async () => expect((await actorAlarm(run.id)) ?? 0).toBeGreaterThanOrEqual(cut.at(-1)!.at));
-    expect(shape(await actorLog(run.id))).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->s2)",
-      "step_started(s2,1)",
-      "step_completed(s2->s3)",
-      "step_started(s3,1)",
-      "step_completed(s3->s4)",
-    ]);
+    expect(shape(await actorLog(run.id))).toEqual(firstInvocationLog);
     expect(cut.at(-1)!.at - cut[1]!.at).toBeGreaterThanOrEqual(60_000);
     expect((await actorAlarm(run.id))! - systemClock()).toBeGreaterThan(50_000);
 
@@ -500,21 +482,9 @@ describe("WorkflowRunActor: the 50-second step-loop budget", () => {
     expect(await runInDurableObject(stub, (instance) => instance)).not.toBe(before);
 
     const events = await actorLog(run.id);
-    expect(shape(events).slice(7)).toEqual([
-      "step_started(s4,1)",
-      "step_completed(s4->s5)",
-      "step_started(s5,1)",
-      "step_completed(s5)",
-      "workflow_completed",
-    ]);
+    expect(shape(events)).toEqual(marathonLog);
     expectWellFormed(events);
-    expect(invocations).toEqual([
-      "budget-2:start#1",
-      "budget-2:s2#1",
-      "budget-2:s3#1",
-      "budget-2:s4#1",
-      "budget-2:s5#1",
-    ]);
+    expect(invocations).toEqual(marathonInvocations("budget-2"));
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: "marathon done" });
   });
 });
@@ -570,14 +540,7 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
 
     expect(await runInDurableObject(stub, (instance) => instance)).not.toBe(before);
     const events = await actorLog(run.id);
-    expect(shape(events)).toEqual([
-      "workflow_created",
-      "step_started(start,1)",
-      "step_completed(start->finish)",
-      "step_started(finish,1)",
-      "step_completed(finish)",
-      "workflow_completed",
-    ]);
+    expect(shape(events)).toEqual(startFinishLog);
     expectWellFormed(events);
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: { data: "e", opened: true } });
   });
@@ -684,7 +647,7 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
       },
       { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
     );
-    workflow("sweep.other", { start: async () => ({ done: true, result: "other" }) });
+    registerOther("sweep.other");
   });
 
   const T_OLD = () => testClock() - 60_000;
@@ -777,8 +740,8 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
     );
     const tail = ["step_started(finish,1)", "step_completed(finish)", "workflow_completed"];
     expect(logs).toEqual({
-      stuck_created: ["workflow_created", "step_started(start,1)", "step_completed(start->finish)", ...tail],
-      stuck_completed: ["workflow_created", "step_started(start,1)", "step_completed(start->finish)", ...tail],
+      stuck_created: startFinishLog,
+      stuck_completed: startFinishLog,
       stuck_failed: [
         "workflow_created",
         "step_started(start,1)",
@@ -803,14 +766,7 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
         "step_failed(start,2,timeout,final)",
         "workflow_failed",
       ],
-      stuck_terminal_completed: [
-        "workflow_created",
-        "step_started(start,1)",
-        "step_completed(start->finish)",
-        "step_started(finish,1)",
-        "step_completed(finish)",
-        "workflow_completed",
-      ],
+      stuck_terminal_completed: startFinishLog,
       stuck_terminal_failed: [
         "workflow_created",
         "step_started(start,1)",
@@ -990,7 +946,7 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
 describe("WorkflowRunActor: one active run per workflow id", () => {
   beforeEach(() => {
     registerGated("single.gated");
-    workflow("single.other", { start: async () => ({ done: true, result: "other" }) });
+    registerOther("single.other");
   });
 
   it("a second start with an active id returns the first run (created: false); once it finished, a new run is created in the same actor", async () => {
@@ -1044,12 +1000,8 @@ describe("WorkflowRunActor: one active run per workflow id", () => {
 describe("WorkflowRunActor: get and list", () => {
   beforeEach(() => {
     registerGated("query.gated");
-    workflow("query.fatal", {
-      start: async () => {
-        throw new NonRetryableError("card declined");
-      },
-    });
-    workflow("query.other", { start: async () => ({ done: true, result: "other" }) });
+    registerFatal("query.fatal");
+    registerOther("query.other");
   });
 
   it("workflow.get finds a run from its id alone; a malformed or foreign run id is null", async () => {

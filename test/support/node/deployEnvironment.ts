@@ -1,0 +1,21 @@
+/** An environment a real `npm run deploy` accepts: every setting and secret the platform's workers need. */
+export const COMPLETE_DEPLOY_ENV: NodeJS.ProcessEnv = {
+  CLOUDFLARE_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
+  PLATFORM_DOMAIN: "apps.example.org",
+  OIDC_CLIENT_ID: "client",
+  CHATSERVER_APPLICATION_ID: "app",
+  CHATSERVER_CLIENT_ID: "app",
+  CHATSERVER_PUBLIC_KEY: "ab".repeat(32),
+  SLACK_CLIENT_ID: "slack-client",
+  ADMIN_TOKEN: "a".repeat(32),
+  PROJECTS_UPLOAD_API_TOKEN: "upload-token",
+  OIDC_CLIENT_SECRET: "oidc-secret",
+  LOGIN_FLOW_SECRET: "f".repeat(48),
+  TOKEN_ENCRYPTION_KEY: "0f".repeat(32),
+  STATE_SECRET: "s".repeat(40),
+  CHATSERVER_CLIENT_SECRET: "cs",
+  CHATSERVER_BOT_TOKEN: "bot",
+  SLACK_CLIENT_SECRET: "ss",
+  SLACK_SIGNING_SECRET: "sign",
+  EMAIL_API_KEY: "re_key",
+};
