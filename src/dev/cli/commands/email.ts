@@ -1,4 +1,4 @@
-import { CliError, type Command } from "../commandLine.ts";
+import { CliError, cliOptions, type Command } from "../commandLine.ts";
 import { htmlAsText } from "../email/htmlAsText.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
 
@@ -21,7 +21,7 @@ function oneLine(text: string): string {
 
 export const emailCommand: Command = {
   summary: "Read the emails a project sent under `platform dev` (the local outbox).",
-  usage: "platform email list | platform email show <id>   [--dir d] [--json]",
+  usage: "platform email list | platform email show <id>   [--dir d] [--api URL] [--json]",
   help: `
 list   the emails the project sent, newest first (at most 100), one line
        each: time, id, to, subject
@@ -31,44 +31,40 @@ Under \`platform dev\` the email-send plugin hands email to a local fake
 provider, which keeps every email it accepted (in .platform/state, so they
 survive restarts) instead of delivering it. The console's Outbox tab shows
 the same emails rendered. Targets the \`platform dev\` running for --dir
-(default: the current directory). --json prints the raw answer.`,
-  options: {
-    dir: { type: "string" },
-    json: { type: "boolean" },
-  },
+(default: the current directory), or --api URL (\`platform up\`) with the
+token of \`platform login --api URL\` or $PLATFORM_TOKEN; the project is the
+one --dir names. --json prints the raw answer.`,
+  options: cliOptions({ strings: ["dir", "api"], booleans: ["json"] }),
   async run({ positionals, values }) {
     const [action, id, ...extra] = positionals;
     if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
-    const target = resolvePlatformTarget({ dir: values.dir });
+    if (action !== "list" && action !== "show")
+      throw new CliError(`Unknown email action "${action ?? ""}": use list or show.`, 2);
+    if (action === "list" && id) throw new CliError("platform email list takes no id.", 2);
+    if (action === "show" && !id)
+      throw new CliError("platform email show needs an email id (see platform email list).", 2);
+    // Usage errors first: they exit 2 whether or not a platform is running.
+    const target = resolvePlatformTarget(values);
+    const outbox = `/projects/${encodeURIComponent(target.slug)}/outbox`;
     if (action === "list") {
-      if (id) throw new CliError("platform email list takes no id.", 2);
-      const { emails } = await callPlatformApi<{ emails: OutboxSummary[] }>(
-        target,
-        "GET",
-        `/projects/${target.slug}/outbox`,
-      );
+      const { emails } = await callPlatformApi<{ emails: OutboxSummary[] }>(target, "GET", outbox);
       if (values.json) return void console.log(JSON.stringify({ emails }, null, 2));
       if (!emails.length) return void console.log(`No email sent by "${target.slug}" yet.`);
       for (const e of emails) console.log(`${e.sentAt}  ${e.id}  ${oneLine(e.to.join(", "))}  ${oneLine(e.subject)}`);
       return;
     }
-    if (action === "show") {
-      if (!id) throw new CliError("platform email show needs an email id (see platform email list).", 2);
-      const { email } = await callPlatformApi<{ email: OutboxEmail }>(
-        target,
-        "GET",
-        `/projects/${target.slug}/outbox/${encodeURIComponent(id)}`,
-      );
-      if (values.json) return void console.log(JSON.stringify({ email }, null, 2));
-      console.log(`Id:      ${email.id}`);
-      console.log(`Date:    ${email.sentAt}`);
-      console.log(`From:    ${oneLine(email.from)}`);
-      console.log(`To:      ${oneLine(email.to.join(", "))}`);
-      console.log(`Subject: ${oneLine(email.subject)}`);
-      console.log("");
-      console.log(htmlAsText(email.html));
-      return;
-    }
-    throw new CliError(`Unknown email action "${action ?? ""}": use list or show.`, 2);
+    const { email } = await callPlatformApi<{ email: OutboxEmail }>(
+      target,
+      "GET",
+      `${outbox}/${encodeURIComponent(id!)}`,
+    );
+    if (values.json) return void console.log(JSON.stringify({ email }, null, 2));
+    console.log(`Id:      ${email.id}`);
+    console.log(`Date:    ${email.sentAt}`);
+    console.log(`From:    ${oneLine(email.from)}`);
+    console.log(`To:      ${oneLine(email.to.join(", "))}`);
+    console.log(`Subject: ${oneLine(email.subject)}`);
+    console.log("");
+    console.log(htmlAsText(email.html));
   },
 };

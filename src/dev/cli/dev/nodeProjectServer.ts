@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
-import { nodeLoadFailure } from "../build/projectLoadErrors.ts";
+import { nodeLoadFailure, projectRelativeStack } from "../build/projectLoadErrors.ts";
 import type { NodeWorkflowBackend, NodeWorkflowBackendOptions } from "../../../runtime/node/nodeWorkflowBackend.ts";
 import type { RequestRecord } from "./devLogLines.ts";
 import { createNodeWorkflowApi, NODE_API_PATH } from "./nodeWorkflowApi.ts";
@@ -114,6 +114,14 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
       throw new Error(`${build.bundlePath} has no platform worker export.`);
     return module;
   };
+  // Dev only, as workerd's binding of the same name (localPlatform.ts): the stack for the 500 page
+  // (src/runtime/entry/devErrorResponse.ts). Node's source maps already point its frames at the
+  // sources; this names them relative to the project, as under workerd.
+  const devStack = {
+    async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+      return new Response(projectRelativeStack(await new Request(input, init).text(), options.projectDir));
+    },
+  };
   /** Then the store and engine are injected; from here on workflow.start/get/list work. */
   const activate = (module: NodeProjectModule): LoadedProject => {
     const backend =
@@ -123,7 +131,11 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
         log,
         logError: (message, error) => logError(message, error),
       }) ?? null;
-    return { worker: module.default, env: { PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug }, backend };
+    return {
+      worker: module.default,
+      env: { PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug, PLATFORM_DEV_STACK: devStack },
+      backend,
+    };
   };
 
   // Stacks of the project's code name its sources (the dev bundle links its map).
