@@ -1,12 +1,20 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NATIVE_SQLITE_MESSAGE } from "../../src/dev/cli/build/nativeSqliteGuard.ts";
-import { describeProcess, descendantsOf, isAlive, runCli, startDev, systemNode } from "../support/e2e/index.ts";
+import {
+  describeProcess,
+  descendantsOf,
+  isAlive,
+  runCli,
+  startDev,
+  systemNode,
+  removeWorkDir,
+} from "../support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 describe("platform CLI", () => {
   it.each([["init"], ["dev"], ["push"]])("`platform %s --help` prints usage and exits 0", async (command) => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { devSession, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await dev?.stop();
-  rmSync(work, { recursive: true, force: true });
+  removeWorkDir(work);
 });
 
 async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ page: Page; errors: string[] }> {

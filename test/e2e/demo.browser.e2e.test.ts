@@ -1,12 +1,12 @@
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { REPO, startDev } from "../support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-demo-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 it("the demo's checkout workflow can be started from the browser and watched to completion, retry included", async () => {
   // A copy of the demo, so the test never touches state of a developer's `npm start`.

@@ -1,13 +1,13 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, startDev } from "../support/e2e/index.ts";
+import { runCli, startDev, removeWorkDir } from "../support/e2e/index.ts";
 
 // Errors a person can act on, through the real `platform dev`. Ports of this file: 8900-8905.
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-dev-errors-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 /** A project folder with `src/index.ts` = `source` and nothing installed. */
 function project(name: string, source: string): string {

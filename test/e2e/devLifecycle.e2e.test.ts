@@ -1,4 +1,4 @@
-import { readFileSync, mkdtempSync, rmSync, existsSync } from "node:fs";
+import { readFileSync, mkdtempSync, existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,6 +17,7 @@ import {
   startServing,
   systemNode,
   type DevProcess,
+  removeWorkDir,
 } from "../support/e2e/index.ts";
 
 // Ports of this file: 8950-8954.
@@ -24,7 +25,7 @@ const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-lifecycle-"));
 const running: DevProcess[] = [];
 afterAll(async () => {
   for (const dev of running) await dev.stop("SIGTERM");
-  rmSync(work, { recursive: true, force: true });
+  removeWorkDir(work);
 });
 
 const lockOf = (dir: string) =>

@@ -1,13 +1,21 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { describeProcess, descendantsOf, isAlive, runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
+import {
+  describeProcess,
+  descendantsOf,
+  isAlive,
+  runCli,
+  startDev,
+  type DevProcess,
+  removeWorkDir,
+} from "../support/e2e/index.ts";
 import { getRun, initProject, RUN_ROUTES, shape, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Ports of this file: 8891-8892.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-node-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 const running: DevProcess[] = [];
 afterEach(async () => {

@@ -1,9 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, runCli, spawnCli, waitForBody, type StreamingCli } from "../support/e2e/index.ts";
+import {
+  launchChromium,
+  runCli,
+  spawnCli,
+  waitForBody,
+  type StreamingCli,
+  removeWorkDir,
+} from "../support/e2e/index.ts";
 
 // Ports of this file: 8800.
 const PORT = 8800;
@@ -27,7 +34,7 @@ afterAll(async () => {
   await browser?.close();
   const code = await up?.stop("SIGTERM");
   expect(code, up?.output()).toBe(0);
-  rmSync(tmp, { recursive: true, force: true });
+  removeWorkDir(tmp);
 });
 
 describe("platform up, login and push", () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
@@ -12,6 +12,7 @@ import {
   spawnCli,
   waitForBody,
   type StreamingCli,
+  removeWorkDir,
 } from "../support/e2e/index.ts";
 
 // A project using workflows, sign-in and a plugin (email-send), pushed to `platform up`, works as under `platform dev`.
@@ -63,7 +64,7 @@ afterAll(async () => {
   await browser?.close();
   const code = await up?.stop("SIGTERM");
   expect(code, up?.output()).toBe(0);
-  rmSync(tmp, { recursive: true, force: true });
+  removeWorkDir(tmp);
 });
 
 it("pushes the project and every plugin takes its handlers", async () => {

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 
 // Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8900 (a copy of the demo).
@@ -49,7 +49,7 @@ export default { fetch: () => new Response("bots") };
 afterAll(async () => {
   await browser?.close();
   await dev?.stop();
-  rmSync(work, { recursive: true, force: true });
+  removeWorkDir(work);
 });
 
 /** `platform plugin install …` as a child process whose output can be read while it runs. */

@@ -1,16 +1,16 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { REPO, runCli, startDev } from "../support/e2e/index.ts";
 
 // Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
 // 8897 (the demo as a private deployment under /<slug>/).
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 async function sessionCookies(context: BrowserContext) {
   return (await context.cookies()).filter((c) => c.name.startsWith("platform_session"));

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { startDev } from "../support/e2e/index.ts";
 
 // The deployed sign-in flow, end to end on this machine: a private project
@@ -14,7 +14,7 @@ import { startDev } from "../support/e2e/index.ts";
 const PORT = 8895;
 const SLUG = "signin-oidc-e2e";
 const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 const PROJECT = `import { Router } from "itty-router";
 import { auth } from "platform";

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, startDev, type DevProcess } from "../support/e2e/index.ts";
+import { runCli, startDev, type DevProcess, removeWorkDir } from "../support/e2e/index.ts";
 import { initProject, RUN_ROUTES, type RunView, startRuns, waitForRuns } from "../support/e2e/index.ts";
 
 // Ports of this file: 8895 (workerd), 8886 (Node).
@@ -58,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dev?.stop("SIGTERM");
-  rmSync(work, { recursive: true, force: true });
+  removeWorkDir(work);
 });
 
 const workflowCli = (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]);

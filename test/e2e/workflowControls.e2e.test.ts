@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,13 +11,14 @@ import {
   runCli,
   startDev,
   waitForRuns,
+  removeWorkDir,
 } from "../support/e2e/index.ts";
 
 // Issue 14's "Done when" for sleep, wait, timeout, cancel and retry-after, through a project under
 // `platform dev` and `platform dev --node`, the run controlled from a shell with `platform workflow`.
 // Ports of this file: 8930 (workerd), 8931 (Node). Every duration is read from the events' times.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfcontrols-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 const CONTROLS_PROJECT = `import { Router } from "itty-router";
 import { RetryAfterError, workflow } from "platform";

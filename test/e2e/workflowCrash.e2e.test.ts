@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startDev, type DevProcess } from "../support/e2e/index.ts";
+import { startDev, type DevProcess, removeWorkDir } from "../support/e2e/index.ts";
 import {
   getRun,
   initProject,
@@ -15,7 +15,7 @@ import {
 
 // Ports of this file: 8893 (workerd), 8894 (Node); 8932 (workerd), 8933 (Node) for the slow step.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-crash-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeWorkDir(work));
 
 const running: DevProcess[] = [];
 afterEach(async () => {

@@ -3,3 +3,4 @@ export * from "./browser.ts";
 export * from "./cliProcess.ts";
 export * from "./platformUp.ts";
 export * from "./workflowProjects.ts";
+export * from "./workDir.ts";
