@@ -148,7 +148,11 @@ describe("platform login in the browser", () => {
   });
 
   it.each([
-    ["a forged form token", (csrf: string) => ({ form: { csrf: csrf.replace(/.$/, "A"), decision: "allow" } }), 403],
+    [
+      "a forged form token",
+      (csrf: string) => ({ form: { csrf: csrf.slice(0, -1) + (csrf.endsWith("A") ? "B" : "A"), decision: "allow" } }),
+      403,
+    ],
     ["no form token", () => ({ form: { decision: "allow" } }), 403],
     ["another origin", (csrf: string) => ({ form: { csrf, decision: "allow" }, origin: "https://evil.test" }), 403],
     ["an unknown decision", (csrf: string) => ({ form: { csrf, decision: "maybe" } }), 400],

@@ -28,7 +28,11 @@ describe("ResourceOwnerRef", () => {
     expect((await platformRejection(resolveResourceOwnerRef(penv, ref, "chatserver", b))).code).toBe("forbidden");
     expect((await platformRejection(resolveResourceOwnerRef(penv, ref, "workspace", a))).code).toBe("invalid_input");
     expect(
-      (await platformRejection(resolveResourceOwnerRef(penv, ref.slice(0, -2) + "AA", "chatserver", a))).code,
+      (
+        await platformRejection(
+          resolveResourceOwnerRef(penv, ref.slice(0, -2) + (ref.endsWith("AA") ? "BB" : "AA"), "chatserver", a),
+        )
+      ).code,
     ).toBe("invalid_input");
     expect((await platformRejection(resolveResourceOwnerRef(penv, 42, "chatserver", a))).code).toBe("invalid_input");
   });
