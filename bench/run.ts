@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { computeRatios, computeTargets, formatReport, type BenchResults, type Outcome } from "./lib/report.ts";
+import { benchBreakdown, formatBreakdown } from "./sections/breakdown.ts";
 import { benchW2HeadToHead } from "./sections/headToHead.ts";
 import { benchNodeBackend } from "./sections/nodeBackend.ts";
 import { benchCloudflareWorkflows } from "./sections/workerdCloudflare.ts";
@@ -72,7 +73,7 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workload 2 head to head, ours and Cloudflare's interleaved; S: sign-in; P: plugins).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,S,P").split(",").map((s) => s.trim().toUpperCase()));
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P").split(",").map((s) => s.trim().toUpperCase()));
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -94,6 +95,9 @@ try {
     ? await section("H head-to-head w2", () =>
         benchW2HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w2")),
       )
+    : skipped;
+  const breakdown = only.has("D")
+    ? await section("D breakdown", () => benchBreakdown(path.join(tmpDir, "breakdown"), progress("D breakdown")))
     : skipped;
   const node = only.has("B")
     ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node")))
@@ -118,10 +122,11 @@ try {
     targets: computeTargets(ours, ratios, headToHead),
   };
   process.stdout.write(formatReport(results) + "\n");
+  process.stdout.write("\n" + formatBreakdown(breakdown) + "\n");
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins }, null, 2) + "\n");
+  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, breakdown, signin, plugins }, null, 2) + "\n");
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {

@@ -12,6 +12,8 @@ export const WORKLOADS = {
    * measurement ONE batch of `concurrent` on a fresh warmed-up host per engine.
    */
   w2Pairs: 8,
+  /** Section D: rounds of the ladder (every rung once per round, interleaved). */
+  breakdownRounds: 5,
   /** Workload 3: sequential 1-step runs, start → result(), after `warmup` unrecorded ones. */
   latency: { runs: 50, warmup: 5 },
   /** Workload 4: per-step loop cost at each run length (runs per length). */

@@ -1,0 +1,109 @@
+// Section D (where a run's cost goes): one worker holding a ladder of actors,
+// each doing one more of the things a WorkflowRun actor does for a run, and
+// the real WorkflowRun actors behind `workflow.start`. Each request starts
+// `runs` fresh actors on one rung; the bench reads workerd's CPU around it, so
+// the difference between two neighbouring rungs is what that part costs.
+// Plain JS for the same reason as the bench project (the repository's Node
+// typecheck includes bench/).
+import { DurableObject } from "cloudflare:workers";
+import { defineWorkflow } from "../../../src/engine/definition.ts";
+import { createRun } from "../../../src/engine/createRun.ts";
+import { executeRun } from "../../../src/engine/executeRun.ts";
+import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
+import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
+import { workflow } from "../../../src/runtime/workflow/index.ts";
+import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
+
+export { WorkflowRun, WorkflowRunIndex } from "../../../src/objects/index.ts";
+
+const MAX_STEPS = 100;
+
+/** start, s2, …: a run of N trivial steps (the bench project's chain, shorter). */
+function chainSteps() {
+  const steps = {
+    start: (ctx) => (ctx.data.steps <= 1 ? { done: true, result: 1 } : { step: `s${MAX_STEPS - ctx.data.steps + 2}` }),
+  };
+  for (let k = 2; k <= MAX_STEPS; k++) {
+    steps[`s${k}`] = k < MAX_STEPS ? () => ({ step: `s${k + 1}` }) : () => ({ done: true, result: MAX_STEPS });
+  }
+  return steps;
+}
+
+const OPTIONS = { maxAttempts: 3, stepTimeoutMS: 60_000 };
+workflow("chain", chainSteps(), OPTIONS);
+const definition = defineWorkflow("chain", chainSteps(), OPTIONS);
+
+/**
+ * The rungs, each adding one part to the one before:
+ * floor   a fresh SQLite-backed actor, one RPC, one write (no engine at all)
+ * schema  + the engine's tables and the run's creation (workflow_created)
+ * steps   + the step loop: every step's events appended
+ * alarm   + the alarm set before the loop and deleted after it
+ * index   + the run's report to the project's run index actor
+ * The real actor (`full`, through `workflow.start` and `result()`) adds the rest.
+ */
+export class Ladder extends DurableObject {
+  async run(rung, steps) {
+    const sql = this.ctx.storage.sql;
+    if (rung === "floor") {
+      sql.exec("CREATE TABLE t (x INTEGER)");
+      sql.exec("INSERT INTO t VALUES (1)");
+      return 1;
+    }
+    const store = createSqlEventStore(durableObjectSql(this.ctx.storage));
+    const runId = `${this.ctx.id.toString()}.bench`;
+    createRun(store, definition, { steps }, { runId, now: Date.now() });
+    if (rung === "schema") return 1;
+    const alarm = rung !== "steps";
+    if (alarm) await this.ctx.storage.setAlarm(Date.now());
+    const result = await executeRun(store, definition, runId, { now: Date.now });
+    if (result.status !== "terminal") throw new Error(`run ended ${result.status}`);
+    if (alarm) await this.ctx.storage.deleteAlarm();
+    if (rung === "index") {
+      const index = this.env.WORKFLOW_RUN_INDEX.get(this.env.WORKFLOW_RUN_INDEX.idFromName("index"));
+      await index.record(store.getRun(runId));
+    }
+    return 1;
+  }
+
+  alarm() {}
+}
+
+const RUNGS = ["floor", "schema", "steps", "alarm", "index", "full"];
+
+const int = (url, name, fallback, max) => {
+  const raw = url.searchParams.get(name);
+  const value = raw === null ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be an integer 1..${max}`);
+  return value;
+};
+
+async function oneRun(env, rung, steps) {
+  if (rung === "full") {
+    const run = await workflow.start("chain", { steps });
+    return run.result();
+  }
+  return env.LADDER.get(env.LADDER.newUniqueId()).run(rung, steps);
+}
+
+export default createPlatformWorker({
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    try {
+      if (url.pathname === "/bench/ping") return Response.json({ ok: true });
+      if (url.pathname === "/bench/rung") {
+        const rung = url.searchParams.get("rung");
+        if (!RUNGS.includes(rung)) throw new Error(`rung must be one of ${RUNGS.join(", ")}`);
+        const runs = int(url, "runs", 200, 20_000);
+        const steps = int(url, "steps", 10, MAX_STEPS);
+        const t0 = Date.now();
+        if (url.searchParams.get("sequential") === "1") for (let i = 0; i < runs; i++) await oneRun(env, rung, steps);
+        else await Promise.all(Array.from({ length: runs }, () => oneRun(env, rung, steps)));
+        return Response.json({ rung, runs, steps, ms: Date.now() - t0 });
+      }
+      return new Response("not found", { status: 404 });
+    } catch (error) {
+      return Response.json({ error: String(error?.stack ?? error) }, { status: 500 });
+    }
+  },
+});
