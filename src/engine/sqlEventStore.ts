@@ -2,15 +2,19 @@ import { PlatformError } from "../core/errors.ts";
 import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
-import { createSqlRunIndex, type RunRow } from "./sqlRunIndex.ts";
+import { createSqlRunIndex, RUN_LIST_INDEXES_SCHEMA, RUN_TABLE_SCHEMA, type RunRow } from "./sqlRunIndex.ts";
 import type { WorkflowEventStore, RunIndex } from "./store.ts";
-import type { SyncSql } from "./syncSql.ts";
+import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 export type { SyncSql } from "./syncSql.ts";
 
-/** The spec's table and its two indexes (run summaries live in `_workflow_runs`, see sqlRunIndex.ts). */
-export const WORKFLOW_EVENTS_SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS _workflow_events (
+/**
+ * The spec's table and its two indexes (run summaries live in `_workflow_runs`,
+ * see sqlRunIndex.ts). WITHOUT ROWID: the primary key is the table, so a log
+ * is one b-tree, not a table plus the key's index (tables made before keep
+ * their rowid, which reads and writes alike).
+ */
+export const WORKFLOW_EVENTS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_events (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     workflow_id TEXT NOT NULL,
@@ -18,10 +22,30 @@ export const WORKFLOW_EVENTS_SCHEMA = [
     payload TEXT NOT NULL,
     at INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
-  )`,
-  "CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC)",
-  "CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id)",
-];
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC);
+  CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id);`;
+
+export interface SqlEventStoreOptions {
+  /**
+   * Whether the runs table gets the indexes for finding runs among many
+   * (default true: one database holds a project's runs). A WorkflowRun actor
+   * holds the runs of one workflow id and scans its few rows instead, so a
+   * fresh actor creates two b-trees fewer.
+   */
+  manyRuns?: boolean;
+}
+
+/** Durable Object SQL binds at most 100 parameters per statement; an event takes 6. */
+const ROWS_PER_INSERT = 16;
+const INSERT_EVENTS = "INSERT INTO _workflow_events (run_id, seq, workflow_id, type, payload, at) VALUES ";
+const insertStatements: string[] = [];
+
+/** The INSERT of `rows` events, its text made once per length (both runtimes cache statements by text). */
+function insertStatement(rows: number): string {
+  insertStatements[rows] ??= INSERT_EVENTS + Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ");
+  return insertStatements[rows];
+}
 
 type EventRow = { run_id: string; seq: number; workflow_id: string; type: string; payload: string; at: number };
 
@@ -48,21 +72,26 @@ function wellFormed(runId: string, batch: StoredEvent[]): boolean {
   }
 }
 
-/** Creates the tables (idempotent: create if not exists) and returns the store. */
-export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex {
-  for (const statement of WORKFLOW_EVENTS_SCHEMA) sql.run(statement);
-  const index = createSqlRunIndex(sql);
+/** Creates the tables (idempotent: create if not exists; one script) and returns the store. */
+export function createSqlEventStore(
+  sql: SyncSql,
+  { manyRuns = true }: SqlEventStoreOptions = {},
+): WorkflowEventStore & RunIndex {
+  sql.script(WORKFLOW_EVENTS_SCHEMA + RUN_TABLE_SCHEMA + (manyRuns ? RUN_LIST_INDEXES_SCHEMA : ""));
+  const index = createSqlRunIndex(sql, { schema: false });
 
-  const insertEvent = (event: StoredEvent) =>
-    sql.run(
-      "INSERT INTO _workflow_events (run_id, seq, workflow_id, type, payload, at) VALUES (?, ?, ?, ?, ?, ?)",
-      event.runId,
-      event.seq,
-      event.workflowId,
-      event.type,
-      encodePayload(event.payload, `${event.type} payload`),
-      event.at,
-    );
+  /** One statement per batch (a step's completion and the next claim are two rows), in chunks under the bind limit. */
+  const insertEvents = (events: StoredEvent[]) => {
+    for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
+      const chunk = events.slice(from, from + ROWS_PER_INSERT);
+      const values: SqlValue[] = [];
+      for (const event of chunk) {
+        const payload = encodePayload(event.payload, `${event.type} payload`);
+        values.push(event.runId, event.seq, event.workflowId, event.type, payload, event.at);
+      }
+      sql.run(insertStatement(chunk.length), ...values);
+    }
+  };
 
   return {
     lastEvent(runId) {
@@ -114,7 +143,7 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
               runId,
             );
           }
-          for (const event of batch) insertEvent(event);
+          insertEvents(batch);
         }
       });
     },
@@ -137,7 +166,7 @@ export function createSqlEventStore(sql: SyncSql): WorkflowEventStore & RunIndex
             runId: created.runId,
             seq: 1,
           });
-        insertEvent(created);
+        insertEvents([created]);
         sql.run(
           "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",
           created.runId,

@@ -5,11 +5,13 @@ import type { SyncSql, SqlValue } from "./syncSql.ts";
  * One summary row per run, numbered in the order runs were first recorded
  * (the list cursor). The event store keeps it in the same transactions as the
  * log; the Durable Object backend's per-project index actor keeps the same
- * table for runs spread over many actors.
+ * table for runs spread over many actors. `position` is a plain rowid alias:
+ * rows are never deleted, so new rows always number after the last, without
+ * AUTOINCREMENT's sqlite_sequence table and its write at every insert
+ * (tables made before keep AUTOINCREMENT, which numbers alike).
  */
-export const RUN_INDEX_SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS _workflow_runs (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
+export const RUN_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
+    position INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL UNIQUE,
     workflow_id TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -17,10 +19,12 @@ export const RUN_INDEX_SCHEMA = [
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     last_seq INTEGER NOT NULL DEFAULT 0
-  )`,
-  "CREATE INDEX IF NOT EXISTS _workflow_runs_active ON _workflow_runs (workflow_id) WHERE status = 'running'",
-  "CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position)",
-];
+  );`;
+
+/** What finding runs among many needs: the active run of a workflow id, and runs by status in list order. */
+export const RUN_LIST_INDEXES_SCHEMA = `
+  CREATE INDEX IF NOT EXISTS _workflow_runs_active ON _workflow_runs (workflow_id) WHERE status = 'running';
+  CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position);`;
 
 export type RunRow = {
   position: number;
@@ -53,8 +57,9 @@ export interface SqlRunIndex extends RunIndex {
   record(summary: RunSummary): void;
 }
 
-export function createSqlRunIndex(sql: SyncSql): SqlRunIndex {
-  for (const statement of RUN_INDEX_SCHEMA) sql.run(statement);
+/** The run index over `sql`; `schema` false when the caller has created the tables (one script with its own). */
+export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: boolean } = {}): SqlRunIndex {
+  if (schema) sql.script(RUN_TABLE_SCHEMA + RUN_LIST_INDEXES_SCHEMA);
   return {
     record(summary) {
       sql.run(

@@ -8,6 +8,8 @@ export type SqlValue = string | number | null;
 export interface SyncSql {
   all<Row extends Record<string, SqlValue>>(sql: string, ...params: SqlValue[]): Row[];
   run(sql: string, ...params: SqlValue[]): void;
+  /** Runs several statements without parameters in one call (a schema). */
+  script(sql: string): void;
   /** Runs `fn` in one transaction: all of its writes, or none if it throws. */
   transaction<T>(fn: () => T): T;
 }

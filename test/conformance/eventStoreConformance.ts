@@ -91,6 +91,16 @@ export function describeEventStoreConformance(
       expect(store.lastEvent("missing")).toBeNull();
     });
 
+    storeCase("appends a long batch whole (the SQL stores write it in several statements)", () => {
+      store.createRunIfNoActive(created("r1"));
+      const batch = Array.from({ length: 40 }, (_, i) =>
+        event("r1", i + 2, "event_received", { name: "tick", payload: { i } }),
+      );
+      store.append(batch);
+      expect(store.events("r1")).toEqual([created("r1"), ...batch]);
+      expect(store.getRun("r1")).toMatchObject({ status: "running" });
+    });
+
     storeCase("hands out copies: changing a returned event does not change the log", () => {
       store.createRunIfNoActive(created("r1"));
       const first = store.events("r1")[0] as StoredEvent & { type: "workflow_created" };

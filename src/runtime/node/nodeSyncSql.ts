@@ -16,6 +16,7 @@ export function nodeSyncSql(db: DatabaseSync): SyncSql {
   return {
     all: (sql, ...params) => prepare(sql).all(...params) as never,
     run: (sql, ...params) => void prepare(sql).run(...params),
+    script: (sql) => db.exec(sql),
     transaction(fn) {
       // Savepoints nest, so a transaction inside a transaction stays all-or-nothing.
       const name = `sp${depth++}`;
