@@ -1,6 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import { runIndexOf, workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./actorClient.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
+import { createRunIndexReporter } from "./runIndexReporter.ts";
 
 const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
@@ -29,12 +30,21 @@ export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunCl
 
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
+  const index = createRunIndexReporter(() => runIndexOf(env));
   return {
     async start(name, data, { id }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
       const runId = `${actorId.toString()}.${randomSuffix()}`;
-      return workflowRunActor(env, actorId).start({ runId, workflowId: id ?? runId, name, data });
+      const { summary, ...started } = await workflowRunActor(env, actorId).start({
+        runId,
+        workflowId: id ?? runId,
+        name,
+        data,
+      });
+      // Listed by the time the caller hears of the run; runs started together are indexed in one call.
+      if (summary) await index.report(summary);
+      return started;
     },
 
     async get(runId) {

@@ -635,7 +635,7 @@ describe("POST /__cron/__workflow-recovery (registered by the first workflow() c
       });
       return store.getRun(runId)!;
     });
-    await runIndexOf(projectEnv).record(summary);
+    await runIndexOf(projectEnv).record([summary]);
 
     const response = await call("POST", "/__cron/__workflow-recovery");
     expect(response.status).toBe(200);

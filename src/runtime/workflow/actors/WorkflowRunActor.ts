@@ -11,7 +11,7 @@ import type { JsonValue } from "../../../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../../../engine/recovery.ts";
 import { appendReceivedEvent, cancelRun } from "../../../engine/runControl.ts";
 import { createSqlEventStore, type SyncSql } from "../../../engine/sqlEventStore.ts";
-import type { RunIndex, RunStatus, WorkflowEventStore } from "../../../engine/store.ts";
+import type { RunIndex, RunStatus, RunSummary, WorkflowEventStore } from "../../../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../../../engine/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunIndexClient, type WorkflowActorEnv } from "../actorClient.ts";
@@ -78,6 +78,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
   #index: RunIndexClient | null = null;
   /** The status this instance last sent to the run index per run, with that report (in flight or done). */
   #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
+  /** Runs whose `start` has not answered yet: the caller indexes them from that answer. */
+  #startsUnanswered = new Set<string>();
   /** Runs sent an event while their execution was under way: that execution reads the log again before it ends. */
   #again = new Set<string>();
 
@@ -127,37 +129,51 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
    * itself is taken in the constructor, in the actor's own context.
    */
   get #store(): WorkflowEventStore & RunIndex {
-    this.#storeInstance ??= createSqlEventStore(this.#sql);
+    this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false });
     return this.#storeInstance;
   }
 
-  async start(input: { runId: string; workflowId: string; name: string; data: JsonValue }): Promise<StartedRun> {
+  /**
+   * Creates the run and runs its first execution at once. A run that was
+   * created answers with its summary as it stands after that first turn, for
+   * the caller to put in the project's run index (which it does in batches,
+   * see runIndexReporter.ts); from then on this actor reports the run's end
+   * itself, and reports it as running again whenever a new instance drives it.
+   */
+  async start(input: {
+    runId: string;
+    workflowId: string;
+    name: string;
+    data: JsonValue;
+  }): Promise<StartedRun & { summary?: RunSummary }> {
     const now = this.#now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, {
       runId: input.runId,
       workflowId: input.workflowId,
       now,
     });
-    if (run.created) {
-      // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
-      // it, and that execution records the timeout and carries on. The first execution starts here
-      // at once, in this same turn: a run whose steps finish without waiting on I/O ends before the
-      // turn's writes are committed, deletes the alarm again (so none is ever scheduled) and is
-      // committed with its creation in one write; one that is still running when the turn ends is
-      // committed with the alarm due now, which joins the execution under way.
-      await this.ctx.storage.setAlarm(now);
-      // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
-      let ended: StoredEvent | null = null;
-      this.#drive(run.runId, { reportFirst: false, onEnd: (event) => (ended = event) }).catch(() => {});
-      // Let the steps that need no I/O run, then index the run as it stands before the caller hears
-      // of it: a run already over is reported once, as ended (joining its execution's report).
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      await this.#report(run.runId);
-      // A run that has ended answers with its outcome, so `result()` need not ask again.
-      const outcome = ended && outcomeOf(ended);
-      if (outcome) return { ...run, outcome };
-    }
-    return run;
+    if (!run.created) return run;
+    // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
+    // it, and that execution records the timeout and carries on. The first execution starts here
+    // at once, in this same turn: a run whose steps finish without waiting on I/O ends before the
+    // turn's writes are committed, deletes the alarm again (so none is ever scheduled) and is
+    // committed with its creation in one write; one that is still running when the turn ends is
+    // committed with the alarm due now, which joins the execution under way.
+    await this.ctx.storage.setAlarm(now);
+    // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
+    let ended: StoredEvent | null = null;
+    this.#startsUnanswered.add(run.runId);
+    this.#drive(run.runId, { reportFirst: false, onEnd: (event) => (ended = event) }).catch(() => {});
+    // Let the steps that need no I/O run before answering.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.#startsUnanswered.delete(run.runId);
+    const summary = this.#store.getRun(run.runId)!;
+    // The caller indexes this summary; this instance reports the run's end after it. (A run that has
+    // ended is not marked: should the sweep find it listed as running, recover reports it again.)
+    if (summary.status === "running") this.#reports.set(run.runId, { status: "running", done: Promise.resolve() });
+    // A run that has ended answers with its outcome, so `result()` need not ask again.
+    const outcome = ended && outcomeOf(ended);
+    return outcome ? { ...run, outcome, summary } : { ...run, summary };
   }
 
   /**
@@ -310,10 +326,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
   }
 
   /**
-   * Keeps the project's run index in step: on creation (or, for a run that
-   * ended within its first turn, once, at the end), at the end, and whenever
-   * this instance drives or recovers a run it has not yet reported as running
-   * (after a restart, or when the creation report failed). A report that would
+   * Keeps the project's run index in step after `start` (whose caller indexes
+   * the run as it stood then): at the end, and whenever this instance drives
+   * or recovers a run it has not yet reported as running (after a restart). A report that would
    * not change the index is skipped (or joins the same report in flight): it
    * would cost an RPC to the project's one index actor at every execution and
    * for every active run at every recovery sweep. The index never takes a
@@ -321,11 +336,11 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
    */
   #report(runId: string): Promise<void> {
     const summary = this.#store.getRun(runId);
-    if (!summary) return Promise.resolve();
+    if (!summary || this.#startsUnanswered.has(runId)) return Promise.resolve();
     const last = this.#reports.get(runId);
     if (last?.status === summary.status) return last.done;
     this.#index ??= runIndexOf(this.env);
-    const done = this.#index.record(summary).then(
+    const done = this.#index.record([summary]).then(
       () => {
         // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
         if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);

@@ -25,13 +25,14 @@ export class WorkflowRunIndexActor extends DurableObject {
   #flush: Promise<void> | null = null;
 
   /**
-   * Resolves once the summary is written. Reports arriving together (every
-   * run of the project reports here) are written in one transaction after
-   * the current ones are in, so a burst of runs costs a few commits rather
-   * than one each.
+   * Resolves once the summaries are written. Reports arriving together
+   * (every run of the project reports here, one by one from its actor or in
+   * batches from the isolates that start runs) are written in one
+   * transaction after the current ones are in, so a burst of runs costs a
+   * few commits rather than one each.
    */
-  record(summary: RunSummary): Promise<void> {
-    this.#pending.push(summary);
+  record(summaries: RunSummary[]): Promise<void> {
+    this.#pending.push(...summaries);
     this.#flush ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
       const batch = this.#pending;
       this.#pending = [];

@@ -326,7 +326,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
     expect(await actorAlarm(run.id)).toBeNull();
   });
 
-  it("a run whose steps need no I/O ends within start: nothing was ever scheduled, the index has it as ended, and start's answer carries the outcome", async () => {
+  it("a run whose steps need no I/O ends within start: nothing was ever scheduled, start's answer carries the outcome and the summary the caller indexes", async () => {
     const actor = workflowRunActor(actorEnv, env.WORKFLOW_RUNS.idFromName("quick-1"));
     const started = await actor.start({
       runId: `${env.WORKFLOW_RUNS.idFromName("quick-1")}.quick0000001`,
@@ -334,16 +334,25 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
       name: "alarms.recoverable",
       data: null,
     });
+    const events = await actorLog(started.runId);
     expect(started).toEqual({
       runId: expect.any(String),
       workflowId: "quick-1",
       created: true,
       outcome: { status: "completed", result: { n: 1 } },
+      summary: {
+        id: started.runId,
+        workflowId: "quick-1",
+        name: "alarms.recoverable",
+        status: "completed",
+        createdAt: events[0]!.at,
+        updatedAt: events.at(-1)!.at,
+      },
     });
-    expect(shape(await actorLog(started.runId))).toEqual(startFinishLog);
+    expect(shape(events)).toEqual(startFinishLog);
     expect(await actorAlarm(started.runId)).toBeNull();
-    // Indexed by the time start answered: no waiting.
-    expect(await runIndexOf(actorEnv).get(started.runId)).toMatchObject({ status: "completed" });
+    // The actor leaves indexing a run it answers for to its caller (workflow.start batches those reports).
+    expect(await runIndexOf(actorEnv).get(started.runId)).toBeNull();
 
     // Through workflow.start: result() settles from the outcome (a failure keeps its reason and cause).
     const failed = await workflow.start("alarms.fatal", null, { id: "quick-2" });
@@ -353,6 +362,7 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
       message: "card declined",
       details: { runId: failed.id, cause: "non_retryable" },
     });
+    // Indexed by the time workflow.start answered: no waiting.
     expect(await runIndexOf(actorEnv).get(failed.id)).toMatchObject({ status: "failed" });
     // A handle for a run still going has no outcome and asks the actor.
     gateFor("quick-3");
@@ -677,7 +687,7 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
       if (events.length) store.append(events);
       return store.getRun(runId)!;
     });
-    await runIndexOf(actorEnv).record(summary);
+    await runIndexOf(actorEnv).record([summary]);
     return runId;
   }
 

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import type { RunSummary } from "../../../src/engine/store.ts";
+import { createRunIndexReporter, type RunIndexRecorder } from "../../../src/runtime/workflow/runIndexReporter.ts";
+
+const summary = (id: string): RunSummary => ({
+  id,
+  workflowId: id,
+  name: "checkout",
+  status: "running",
+  createdAt: 1,
+  updatedAt: 1,
+});
+
+/** An index client that records each call's batch and fails the calls it is told to. */
+function fakeIndex(failing: Set<number> = new Set()) {
+  const calls: string[][] = [];
+  const client: RunIndexRecorder = {
+    record: async (summaries) => {
+      calls.push(summaries.map((s) => s.id));
+      if (failing.has(calls.length)) throw new Error("index unavailable");
+    },
+  };
+  return { calls, client };
+}
+
+describe("createRunIndexReporter", () => {
+  it("sends every summary reported in one turn in one call, and later ones in the next", async () => {
+    const { calls, client } = fakeIndex();
+    const reporter = createRunIndexReporter(() => client);
+    await Promise.all(["a", "b", "c"].map((id) => reporter.report(summary(id))));
+    await reporter.report(summary("d"));
+    expect(calls).toEqual([["a", "b", "c"], ["d"]]);
+  });
+
+  it("rejects every report of a batch whose call failed, and the next batch is sent afresh", async () => {
+    const { calls, client } = fakeIndex(new Set([1]));
+    const reporter = createRunIndexReporter(() => client);
+    const first = ["a", "b"].map((id) => reporter.report(summary(id)));
+    for (const report of first) await expect(report).rejects.toThrow("index unavailable");
+    await expect(reporter.report(summary("c"))).resolves.toBeUndefined();
+    expect(calls).toEqual([["a", "b"], ["c"]]);
+  });
+
+  it("asks for the index client only when a batch is sent", async () => {
+    let asked = 0;
+    const { client } = fakeIndex();
+    const reporter = createRunIndexReporter(() => {
+      asked++;
+      return client;
+    });
+    expect(asked).toBe(0);
+    await reporter.report(summary("a"));
+    expect(asked).toBe(1);
+  });
+});
