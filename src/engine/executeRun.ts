@@ -322,21 +322,38 @@ function badReturn(definition: WorkflowDefinition, step: string, value: unknown)
   );
 }
 
-/** Races the step against its timeout. The step is not killed (JS cannot); its late outcome is ignored. */
+/**
+ * Races the step against its timeout. The step is not killed (JS cannot); its
+ * late outcome is ignored. A step that returns (or throws) without a promise
+ * has nothing to race: no timer is set for it.
+ */
 async function runWithTimeout(fn: StepFunction, attemptState: StepAttempt, timeoutMS: number): Promise<AttemptOutcome> {
+  let returned: unknown;
+  try {
+    returned = fn(attemptState.ctx);
+  } catch (error) {
+    return { kind: "threw", error };
+  }
+  if (!isThenable(returned)) return { kind: "returned", value: returned };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<AttemptOutcome>((resolve) => {
     timer = setTimeout(() => resolve({ kind: "timed_out" }), timeoutMS);
   });
-  const ran = Promise.resolve()
-    .then(() => fn(attemptState.ctx))
-    .then(
-      (value): AttemptOutcome => ({ kind: "returned", value }),
-      (error: unknown): AttemptOutcome => ({ kind: "threw", error }),
-    );
+  const ran = Promise.resolve(returned).then(
+    (value): AttemptOutcome => ({ kind: "returned", value }),
+    (error: unknown): AttemptOutcome => ({ kind: "threw", error }),
+  );
   try {
     return await Promise.race([ran, timedOut]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
