@@ -29,6 +29,14 @@ export interface ExecuteRunOptions {
   signal?: AbortSignal;
   /** Waits after losing a seq race; injectable for tests. Default: setTimeout. */
   sleep?(ms: number): Promise<void>;
+  /**
+   * Called before the loop waits on anything but its own work: a step's
+   * promise, or the pause after losing a seq race. Until then everything it
+   * did is one synchronous stretch (for a host whose writes commit at the end
+   * of one, all or nothing); a host that must not lose a waiting run arms its
+   * safety net here. Steps that return without a promise never call it.
+   */
+  beforeWaiting?(): void;
 }
 
 export type ExecuteRunResult =
@@ -124,6 +132,7 @@ export async function executeRun(
           continue;
         }
         conflicts++;
+        options.beforeWaiting?.();
         // Jittered, growing pause so racing executors do not collide again in lockstep.
         await sleep(Math.min(100, 2 ** Math.min(conflicts, 6)) * (0.5 + Math.random() / 2));
         catchUp();
@@ -188,7 +197,7 @@ export async function executeRun(
         if (!claimed) continue;
         let claim = claimed[0] as StoredEventOf<"step_started">;
         for (;;) {
-          const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now);
+          const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now, options.beforeWaiting);
           const [completed] = batch;
           const next =
             batch.length === 1 &&
@@ -222,6 +231,7 @@ async function runClaimedStep(
   pad: Scratchpad,
   event: DeliveredEvent | null,
   now: Clock,
+  beforeWaiting: (() => void) | undefined,
 ): Promise<StoredEvent[]> {
   const { step, attempt } = claim.payload;
   const fail = (reason: string, errorRetryable: boolean, retryAfterMS?: number) =>
@@ -248,7 +258,7 @@ async function runClaimedStep(
     workflowId: claim.workflowId,
     event,
   });
-  const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS);
+  const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
 
   switch (outcome.kind) {
@@ -327,7 +337,12 @@ function badReturn(definition: WorkflowDefinition, step: string, value: unknown)
  * late outcome is ignored. A step that returns (or throws) without a promise
  * has nothing to race: no timer is set for it.
  */
-async function runWithTimeout(fn: StepFunction, attemptState: StepAttempt, timeoutMS: number): Promise<AttemptOutcome> {
+async function runWithTimeout(
+  fn: StepFunction,
+  attemptState: StepAttempt,
+  timeoutMS: number,
+  beforeWaiting: (() => void) | undefined,
+): Promise<AttemptOutcome> {
   let returned: unknown;
   try {
     returned = fn(attemptState.ctx);
@@ -335,6 +350,7 @@ async function runWithTimeout(fn: StepFunction, attemptState: StepAttempt, timeo
     return { kind: "threw", error };
   }
   if (!isThenable(returned)) return { kind: "returned", value: returned };
+  beforeWaiting?.();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<AttemptOutcome>((resolve) => {
     timer = setTimeout(() => resolve({ kind: "timed_out" }), timeoutMS);

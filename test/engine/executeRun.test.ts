@@ -1,7 +1,12 @@
 import { describe, expect, it, vi } from "vitest";
 import { retryDelayMS } from "../../src/engine/backoff.ts";
 import { createRun } from "../../src/engine/createRun.ts";
-import { defineWorkflow, type WorkflowOptions, type WorkflowSteps } from "../../src/engine/definition.ts";
+import {
+  defineWorkflow,
+  WORKFLOW_DEFAULTS,
+  type WorkflowOptions,
+  type WorkflowSteps,
+} from "../../src/engine/definition.ts";
 import type { StoredEvent } from "../../src/engine/events.ts";
 import { executeRun, type ExecuteRunOptions } from "../../src/engine/executeRun.ts";
 import { MAX_EVENT_PAYLOAD_BYTES } from "../../src/engine/json.ts";
@@ -152,6 +157,33 @@ describe("executeRun: a complete run", () => {
     expect(lastReads).not.toHaveBeenCalled();
     // data + k0..k28 (the last step's own write is not visible to itself).
     expect(last().payload).toEqual({ result: 30 });
+  });
+
+  it("calls beforeWaiting before each step's promise, never for steps that return without one, and sets no timer for those", async () => {
+    const log: string[] = [];
+    const { run } = setup({
+      start: () => {
+        log.push("start ran");
+        return { step: "fetch" };
+      },
+      fetch: async () => {
+        log.push("fetch ran");
+        return { step: "finish" };
+      },
+      finish: () => {
+        log.push("finish ran");
+        return { done: true, result: null };
+      },
+    });
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      await expect(run({ beforeWaiting: () => log.push("beforeWaiting") })).resolves.toEqual({ status: "terminal" });
+      // One timer: the timeout of the one step that returned a promise.
+      expect(timers.mock.calls.map((call) => call[1])).toEqual([WORKFLOW_DEFAULTS.stepTimeoutMS]);
+    } finally {
+      timers.mockRestore();
+    }
+    expect(log).toEqual(["start ran", "fetch ran", "beforeWaiting", "finish ran"]);
   });
 });
 

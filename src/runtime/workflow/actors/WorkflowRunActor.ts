@@ -153,17 +153,20 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
       now,
     });
     if (!run.created) return run;
-    // The alarm is the run's safety net: should the actor die mid-step, workerd fires (and retries)
-    // it, and that execution records the timeout and carries on. The first execution starts here
-    // at once, in this same turn: a run whose steps finish without waiting on I/O ends before the
-    // turn's writes are committed, deletes the alarm again (so none is ever scheduled) and is
-    // committed with its creation in one write; one that is still running when the turn ends is
-    // committed with the alarm due now, which joins the execution under way.
-    await this.ctx.storage.setAlarm(now);
+    // The first execution starts here at once, in this same turn, whose writes workerd commits
+    // together when it ends. A run whose steps finish without waiting on anything ends within it:
+    // created, run and ended in one write, with no alarm ever set. Before the execution first waits
+    // (a step's promise), it arms the alarm, due now, in that same turn: the run's safety net should
+    // the actor die mid-step (workerd fires and retries it; that execution records the interruption
+    // and carries on). While this instance lives, the alarm joins the execution under way.
     // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
     let ended: StoredEvent | null = null;
     this.#startsUnanswered.add(run.runId);
-    this.#drive(run.runId, { reportFirst: false, onEnd: (event) => (ended = event) }).catch(() => {});
+    this.#drive(run.runId, {
+      reportFirst: false,
+      armBeforeWaiting: true,
+      onEnd: (event) => (ended = event),
+    }).catch(() => {});
     // Let the steps that need no I/O run before answering.
     await new Promise((resolve) => setTimeout(resolve, 0));
     this.#startsUnanswered.delete(run.runId);
@@ -267,6 +270,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
    * `onEnd` sees the run's terminal event should this execution append it.
    * `readAgain` (after a send): an execution already under way runs the loop
    * once more before it ends, so it cannot miss the event it was just sent.
+   * `armBeforeWaiting` (a run's first execution, which no alarm covers yet):
+   * the alarm is set, due now, before the execution first waits on anything.
    */
   #drive(
     runId: string,
@@ -274,7 +279,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
       reportFirst = true,
       onEnd,
       readAgain = false,
-    }: { reportFirst?: boolean; onEnd?: (event: StoredEvent) => void; readAgain?: boolean } = {},
+      armBeforeWaiting = false,
+    }: {
+      reportFirst?: boolean;
+      onEnd?: (event: StoredEvent) => void;
+      readAgain?: boolean;
+      armBeforeWaiting?: boolean;
+    } = {},
   ): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
     if (running) {
@@ -282,6 +293,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
       return running;
     }
     const execution = (async () => {
+      // Whether an alarm may be pending for this run: every execution but a first one that never waited.
+      let armed = !armBeforeWaiting;
+      const beforeWaiting = () => {
+        if (armed) return;
+        armed = true;
+        this.ctx.storage.setAlarm(this.#now()).catch(() => {});
+      };
       try {
         const summary = this.#store.getRun(runId)!;
         if (reportFirst) await this.#report(runId);
@@ -290,6 +308,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
           this.#again.delete(runId);
           result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
             now: this.#now,
+            beforeWaiting,
             onEvent: (event) => {
               if (!isTerminalEvent(event)) return;
               onEnd?.(event);
@@ -300,7 +319,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
         const wakeAt = wakeTimeAfter(result, this.#now());
         if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
         // Nothing is left to wake for (one active run per actor: the alarm was this run's).
-        else if (result.status === "terminal") await this.ctx.storage.deleteAlarm();
+        else if (result.status === "terminal" && armed) await this.ctx.storage.deleteAlarm();
         if (result.status === "terminal") await this.#report(runId);
         return result;
       } catch (error) {

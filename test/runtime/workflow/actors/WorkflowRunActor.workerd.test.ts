@@ -602,6 +602,18 @@ describe("WorkflowRunActor: eviction and crashes mid-run", () => {
     expect(await workflow.get(run.id)).toMatchObject({ status: "completed", result: "recovered" });
   });
 
+  it("crashed mid-step in its first execution, and nothing touches the actor again: the alarm armed before the step waited revives it", async () => {
+    const run = await workflow.start("crash.orphan.slow", null, { id: "crash-untouched" });
+    await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
+    await abortAllDurableObjects();
+    // Only the index is read from here on: the run actor is not called, so only its alarm can restart it.
+    await vi.waitFor(
+      async () => expect(await runIndexOf(actorEnv).get(run.id)).toMatchObject({ status: "completed" }),
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(shape(await actorLog(run.id))).toEqual(interruptedShape);
+  }, 30_000);
+
   it("crashed mid-step on its last attempt: the interruption fails the run at once and the index hears of it", async () => {
     const run = await workflow.start("crash.orphan.last", null, { id: "crash-last" });
     await waitForLog(run.id, (events) => shape(events).at(-1) === "step_started(hang,1)");
