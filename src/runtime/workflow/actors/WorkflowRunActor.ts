@@ -161,14 +161,20 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
     // and carries on). While this instance lives, the alarm joins the execution under way.
     // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
     let ended: StoredEvent | null = null;
+    let waited = () => {};
+    const waiting = new Promise<void>((resolve) => (waited = resolve));
     this.#startsUnanswered.add(run.runId);
-    this.#drive(run.runId, {
+    const execution = this.#drive(run.runId, {
       reportFirst: false,
       armBeforeWaiting: true,
+      onFirstWait: waited,
       onEnd: (event) => (ended = event),
-    }).catch(() => {});
-    // Let the steps that need no I/O run before answering.
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    });
+    // Answer once the execution has stopped, or a turn after it first waited: steps that return
+    // without a promise have all run by then within this turn, and async steps that need no I/O
+    // within the turn after it (a run that ended answers with its outcome).
+    const nextTurn = waiting.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    await Promise.race([execution.catch(() => {}), nextTurn]);
     this.#startsUnanswered.delete(run.runId);
     const summary = this.#store.getRun(run.runId)!;
     // The caller indexes this summary; this instance reports the run's end after it. (A run that has
@@ -271,7 +277,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
    * `readAgain` (after a send): an execution already under way runs the loop
    * once more before it ends, so it cannot miss the event it was just sent.
    * `armBeforeWaiting` (a run's first execution, which no alarm covers yet):
-   * the alarm is set, due now, before the execution first waits on anything.
+   * the alarm is set, due now, before the execution first waits on anything;
+   * `onFirstWait` is told then.
    */
   #drive(
     runId: string,
@@ -280,11 +287,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
       onEnd,
       readAgain = false,
       armBeforeWaiting = false,
+      onFirstWait,
     }: {
       reportFirst?: boolean;
       onEnd?: (event: StoredEvent) => void;
       readAgain?: boolean;
       armBeforeWaiting?: boolean;
+      onFirstWait?: () => void;
     } = {},
   ): Promise<ExecuteRunResult> {
     const running = this.#executions.get(runId);
@@ -299,6 +308,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
         if (armed) return;
         armed = true;
         this.ctx.storage.setAlarm(this.#now()).catch(() => {});
+        onFirstWait?.();
       };
       try {
         const summary = this.#store.getRun(runId)!;
