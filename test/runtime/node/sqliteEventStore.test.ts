@@ -63,6 +63,16 @@ describe("node:sqlite store specifics", () => {
     again.close();
   });
 
+  it("opens a file in WAL mode with synchronous = NORMAL, at every open (a process crash loses no commit)", () => {
+    const path = join(dir, "durability.sqlite");
+    for (const store of [openSqliteWorkflowStore(path), openSqliteWorkflowStore(path)]) {
+      expect(store.db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+      expect(store.db.prepare("PRAGMA synchronous").get()).toEqual({ synchronous: 1 }); // 1 = NORMAL (2 = FULL)
+      expect(store.db.prepare("PRAGMA busy_timeout").get()).toEqual({ timeout: 5000 });
+      store.close();
+    }
+  });
+
   it("sees another connection's writes: one active run per workflow id and seq_conflict hold across connections", () => {
     const path = join(dir, "two-connections.sqlite");
     const a = openSqliteWorkflowStore(path);
