@@ -1,8 +1,9 @@
 // `npm run bench`: the workflow engine benchmark. Runs, in one process and
 // one go, (A) our WorkflowRun actors in workerd through Miniflare, (C)
-// Cloudflare Workflows' own local engine on the same workloads, (H) workload 2
-// head to head (the two engines interleaved in pairs), and (B) the Node
-// backend; prints a readable report and writes the same figures to
+// Cloudflare Workflows' own local engine on the same workloads, (H) workloads 2
+// and 3 head to head (the two engines interleaved in pairs), and (B) the Node
+// backend (and its workload 2 paired with the Durable Object backend's);
+// prints a readable report and writes the same figures to
 // bench/results/latest.json. Needs Node >= 22.12 with type stripping (the
 // npm script runs the repository's Node 22).
 import * as esbuild from "esbuild";
@@ -11,12 +12,15 @@ import os from "node:os";
 import path from "node:path";
 import { computeRatios, computeTargets, formatReport, type BenchResults, type Outcome } from "./lib/report.ts";
 import { benchBreakdown, formatBreakdown } from "./sections/breakdown.ts";
+import { benchBackendPairs } from "./sections/backendHeadToHead.ts";
 import { benchW2HeadToHead } from "./sections/headToHead.ts";
+import { benchW3HeadToHead } from "./sections/headToHeadW3.ts";
 import { benchNodeBackend } from "./sections/nodeBackend.ts";
 import { benchCloudflareWorkflows } from "./sections/workerdCloudflare.ts";
 import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
 import { benchSignin, formatSignin } from "./sections/signin.ts";
 import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
+import { benchScale, formatScale } from "./sections/scale.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -72,8 +76,9 @@ const environment: BenchResults["environment"] = {
 };
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
-// (H: workload 2 head to head, ours and Cloudflare's interleaved; S: sign-in; P: plugins).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P").split(",").map((s) => s.trim().toUpperCase()));
+// (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
+// P: plugins; L: scale).
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L").split(",").map((s) => s.trim().toUpperCase()));
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -90,10 +95,15 @@ try {
         ],
       )
     : skipped;
-  // H starts its own hosts for both engines (it also runs alone: BENCH_SECTIONS=H); the w2 target uses its paired median.
+  // H starts its own hosts for both engines (it also runs alone: BENCH_SECTIONS=H); the w2 and w3 targets use its paired medians.
   const headToHead = only.has("H")
     ? await section("H head-to-head w2", () =>
         benchW2HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w2")),
+      )
+    : skipped;
+  const headToHeadW3 = only.has("H")
+    ? await section("H head-to-head w3", () =>
+        benchW3HeadToHead(path.join(tmpDir, "h2h"), progress("H head-to-head w3")),
       )
     : skipped;
   const breakdown = only.has("D")
@@ -102,11 +112,20 @@ try {
   const node = only.has("B")
     ? await section("B ours/node", () => benchNodeBackend(path.join(tmpDir, "node"), progress("B ours/node")))
     : skipped;
+  // B's pairs: the Durable Object and Node backends on workload 2, interleaved (the backends target uses their median).
+  const backendPairs = only.has("B")
+    ? await section("B backends paired", () =>
+        benchBackendPairs(path.join(tmpDir, "backend-pairs"), progress("B backends paired")),
+      )
+    : skipped;
   const signin = only.has("S")
     ? await section("S sign-in", () => benchSignin(path.join(tmpDir, "signin"), progress("S sign-in")))
     : skipped;
   const plugins = only.has("P")
     ? await section("P plugins", () => benchPlugins(path.join(tmpDir, "plugins"), progress("P plugins")))
+    : skipped;
+  const scale = only.has("L")
+    ? await section("L scale", () => benchScale(path.join(tmpDir, "scale"), progress("L scale")))
     : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
@@ -117,16 +136,19 @@ try {
     ours,
     cloudflare,
     headToHead,
+    headToHeadW3,
     node,
+    backendPairs,
     ratios,
-    targets: computeTargets(ours, ratios, headToHead),
+    targets: computeTargets({ ours, node, headToHead, headToHeadW3, backendPairs, ratios }),
   };
   process.stdout.write(formatReport(results) + "\n");
   process.stdout.write("\n" + formatBreakdown(breakdown) + "\n");
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
+  process.stdout.write("\n" + formatScale(scale) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, breakdown, signin, plugins }, null, 2) + "\n");
+  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, breakdown, signin, plugins, scale }, null, 2) + "\n");
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {

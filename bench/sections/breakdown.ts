@@ -14,8 +14,8 @@ export const RUNGS = [
   { rung: "floor", part: "runtime floor: a fresh actor, one RPC, one write" },
   { rung: "schema", part: "engine tables + the run's creation" },
   { rung: "steps", part: "step loop: the steps' events appended" },
-  { rung: "alarm", part: "alarm set before the loop, deleted after" },
-  { rung: "index", part: "report to the run index actor (RPC)" },
+  { rung: "alarm", part: "alarm: armed before a first wait (these steps never wait)" },
+  { rung: "index", part: "run index: the caller's batched report (RPC)" },
   { rung: "full", part: "the rest of the real actor (client, hand-off, bookkeeping)" },
 ] as const;
 type Rung = (typeof RUNGS)[number]["rung"];
@@ -23,7 +23,7 @@ type Rung = (typeof RUNGS)[number]["rung"];
 export interface BreakdownRow {
   rung: Rung;
   part: string;
-  /** workerd CPU per run at this rung (median over rounds), and what this rung adds to the one before. */
+  /** workerd CPU per run at this rung (median over rounds), and what this rung adds to the one before (median of the per-round differences). */
   cpuMsPerRun: number | null;
   addedCpuMs: number | null;
   /** Wall time per run of the batch (concurrent) or per run (sequential), median over rounds. */
@@ -85,21 +85,25 @@ async function measureTable(
       if (cpuMs !== null) sample.cpu.push(cpuMs / runs);
     }
   }
+  // What a rung adds is the median over rounds of its difference to the rung before in the same round:
+  // neighbouring measurements share the machine's state, so the drift between rounds cancels.
+  const addedMedian = (values: number[], before: number[]) =>
+    values.length && values.length === before.length ? round(median(values.map((v, i) => v - before[i]!)), 3) : null;
   const rows: BreakdownRow[] = [];
-  for (const { rung, part } of RUNGS) {
+  RUNGS.forEach(({ rung, part }, i) => {
     const { cpu, wall } = samples.get(rung)!;
-    const previous = rows[rows.length - 1];
+    const before = i > 0 ? samples.get(RUNGS[i - 1]!.rung)! : null;
     const cpuMsPerRun = cpu.length ? round(median(cpu), 3) : null;
     const wallMsPerRun = round(median(wall), 3);
     rows.push({
       rung,
       part,
       cpuMsPerRun,
-      addedCpuMs: previous ? diff(cpuMsPerRun, previous.cpuMsPerRun) : cpuMsPerRun,
+      addedCpuMs: before ? addedMedian(cpu, before.cpu) : cpuMsPerRun,
       wallMsPerRun,
-      addedWallMs: previous ? round(wallMsPerRun - previous.wallMsPerRun, 3) : wallMsPerRun,
+      addedWallMs: before ? (addedMedian(wall, before.wall) ?? 0) : wallMsPerRun,
     });
-  }
+  });
   const floor = rows[0]!.cpuMsPerRun;
   const full = rows[rows.length - 1]!.cpuMsPerRun;
   return {
@@ -112,8 +116,6 @@ async function measureTable(
     fullOverFloor: floor && full ? round(full / floor, 2) : null,
   };
 }
-
-const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : round(a - b, 3));
 
 /**
  * Section D: where a run's cost goes. One Miniflare runs the ladder worker;

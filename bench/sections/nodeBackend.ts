@@ -21,22 +21,26 @@ const MAX_STEPS = 1000;
 
 export interface NodeFigures {
   engine: string;
-  /** node:sqlite's default synchronous setting on this backend's file, as read back. */
+  /** The backend's synchronous setting on its file, as read back (the setting `openSqliteWorkflowStore` makes). */
   synchronous: string;
-  /**
-   * Diagnostic, not the backend's configuration: workload 1 again on a file
-   * switched to PRAGMA synchronous = NORMAL, to show what the fsync at every
-   * commit (two per step) costs.
-   */
-  diagnosticSynchronousNormal: LongRunFigures;
   longRun: LongRunFigures;
   throughput: ThroughputFigures;
   latency: LatencyFigures;
   flatness: FlatnessFigures;
+  /**
+   * Diagnostic, not the backend's configuration: workloads 1 and 2 again on a
+   * file switched to the other setting, PRAGMA synchronous = FULL (an fsync at
+   * every commit), to show what that setting would cost.
+   */
+  diagnosticSynchronousFull: { synchronous: string; longRun: LongRunFigures; throughput: ThroughputFigures };
 }
 
+let chainRegistered = false;
+
 /** The same "chain" workflow as the bench project: N trivial steps, nothing written. */
-function registerChain(): void {
+function registerChainOnce(): void {
+  if (chainRegistered) return;
+  chainRegistered = true;
   const steps: Record<string, (ctx: { data: { steps: number } }) => { step: string } | { done: true; result: number }> =
     {
       start: (ctx) =>
@@ -65,34 +69,51 @@ async function eventsOf(runId: string): Promise<Event[]> {
   return view.events.map((e) => [e.seq, e.type, e.at]);
 }
 
-/** Section B: the Node backend (node:sqlite on a temp file, zero-delay timer loop) in this process. */
+/**
+ * Section B: the Node backend (node:sqlite on a temp file, zero-delay timer
+ * loop) in this process, as configured; then the other synchronous setting as
+ * a diagnostic.
+ */
 export async function benchNodeBackend(tmpDir: string, progress: (line: string) => void): Promise<NodeFigures> {
-  registerChain();
-  const recoveryLog: string[] = [];
-  const backend: NodeWorkflowBackend = installNodeWorkflowBackend({
-    path: path.join(tmpDir, "node", "workflows.sqlite"),
-    log: (line) => recoveryLog.push(line),
-  });
-  let figures: Omit<NodeFigures, "diagnosticSynchronousNormal" | "synchronous">;
-  const synchronous = synchronousName(backend);
+  const configured = await withNodeBackend(path.join(tmpDir, "node", "workflows.sqlite"), async (backend) => ({
+    synchronous: synchronousName(backend),
+    ...(await runWorkloads(progress)),
+  }));
+
+  progress("diagnostic: workloads 1 and 2 with PRAGMA synchronous = FULL");
+  const diagnosticSynchronousFull = await withNodeBackend(
+    path.join(tmpDir, "node-full", "workflows.sqlite"),
+    async (backend) => {
+      backend.store.db.exec("PRAGMA synchronous = FULL");
+      await warmUp();
+      return {
+        synchronous: synchronousName(backend),
+        longRun: await longRunWorkload(),
+        throughput: await throughputWorkload(),
+      };
+    },
+  );
+  return { ...configured, diagnosticSynchronousFull };
+}
+
+/**
+ * Runs `fn` with a Node backend on `file` installed as `platform`'s workflow
+ * backend (the bench's "chain" workflow registered), then closes it.
+ */
+export async function withNodeBackend<T>(file: string, fn: (backend: NodeWorkflowBackend) => Promise<T>): Promise<T> {
+  registerChainOnce();
+  const backend = installNodeWorkflowBackend({ path: file, log: () => {} });
   try {
-    figures = await runWorkloads(progress);
+    return await fn(backend);
   } finally {
     await backend.close();
   }
+}
 
-  progress("diagnostic: workload 1 with PRAGMA synchronous = NORMAL");
-  const relaxed = installNodeWorkflowBackend({
-    path: path.join(tmpDir, "node-normal", "workflows.sqlite"),
-    log: (line) => recoveryLog.push(line),
-  });
-  try {
-    relaxed.store.db.exec("PRAGMA synchronous = NORMAL");
-    await timedRun(200);
-    return { ...figures, synchronous, diagnosticSynchronousNormal: await longRunWorkload() };
-  } finally {
-    await relaxed.close();
-  }
+/** The warm-up every engine's fresh host gets (not recorded): one 200-step run, five 1-step runs. */
+export async function warmUp(): Promise<void> {
+  await timedRun(200);
+  for (let i = 0; i < 5; i++) await timedRun(1);
 }
 
 function synchronousName(backend: NodeWorkflowBackend): string {
@@ -120,29 +141,34 @@ async function longRunWorkload(): Promise<LongRunFigures> {
   return longRunFigures(WORKLOADS.longRun.steps, longRuns);
 }
 
+/** ONE workload-2 batch on the installed backend: all runs started at once, all results awaited. */
+export async function concurrentBatch(): Promise<{ ms: number; cpuMs: number | null; perRunMs: number[] }> {
+  const { runs, steps } = WORKLOADS.concurrent;
+  const { value, cpuMs } = await cpuOf(async () => {
+    const t0 = performance.now();
+    const each = await Promise.all(Array.from({ length: runs }, () => timedRun(steps)));
+    return { ms: performance.now() - t0, perRun: each.map((r) => r.ms) };
+  });
+  return { ms: value.ms, cpuMs, perRunMs: value.perRun };
+}
+
+async function throughputWorkload(): Promise<ThroughputFigures> {
+  const { runs, steps, repeats } = WORKLOADS.concurrent;
+  const batches: { ms: number; cpuMs: number | null; perRunMs: number[] }[] = [];
+  for (let i = 0; i < repeats; i++) batches.push(await concurrentBatch());
+  return throughputFigures(runs, steps, batches);
+}
+
 async function runWorkloads(
   progress: (line: string) => void,
-): Promise<Omit<NodeFigures, "diagnosticSynchronousNormal" | "synchronous">> {
-  const cpu = cpuOf;
-  // Warm-up (not recorded).
-  await timedRun(200);
-  for (let i = 0; i < 5; i++) await timedRun(1);
+): Promise<Omit<NodeFigures, "diagnosticSynchronousFull" | "synchronous">> {
+  await warmUp();
 
   progress("workload 1: 1,000-step runs");
   const longRun = await longRunWorkload();
 
   progress("workload 2: concurrent runs");
-  const { runs, steps, repeats } = WORKLOADS.concurrent;
-  const concurrent: { ms: number; cpuMs: number | null; perRunMs: number[] }[] = [];
-  for (let i = 0; i < repeats; i++) {
-    const { value, cpuMs } = await cpu(async () => {
-      const t0 = performance.now();
-      const each = await Promise.all(Array.from({ length: runs }, () => timedRun(steps)));
-      return { ms: performance.now() - t0, perRun: each.map((r) => r.ms) };
-    });
-    concurrent.push({ ms: value.ms, cpuMs, perRunMs: value.perRun });
-  }
-  const throughput = throughputFigures(runs, steps, concurrent);
+  const throughput = await throughputWorkload();
 
   progress("workload 3: start → result() latency");
   const samples: { ms: number; startMs: number }[] = [];

@@ -13,6 +13,7 @@ import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import { workflow } from "../../../src/runtime/workflow/index.ts";
 import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
+import { createRunIndexReporter } from "../../../src/runtime/workflow/runIndexReporter.ts";
 
 export { WorkflowRun, WorkflowRunIndex } from "../../../src/objects/index.ts";
 
@@ -38,8 +39,8 @@ const definition = defineWorkflow("chain", chainSteps(), OPTIONS);
  * floor   a fresh SQLite-backed actor, one RPC, one write (no engine at all)
  * schema  + the engine's tables and the run's creation (workflow_created)
  * steps   + the step loop: every step's events appended
- * alarm   + the alarm set before the loop and deleted after it
- * index   + the run's report to the project's run index actor
+ * alarm   + the alarm's bookkeeping: armed before the first wait, deleted after if armed
+ * index   + the run's summary put in the project's run index by the caller, batched
  * The real actor (`full`, through `workflow.start` and `result()`) adds the rest.
  */
 export class Ladder extends DurableObject {
@@ -54,16 +55,20 @@ export class Ladder extends DurableObject {
     const runId = `${this.ctx.id.toString()}.bench`;
     createRun(store, definition, { steps }, { runId, now: Date.now() });
     if (rung === "schema") return 1;
-    const alarm = rung !== "steps";
-    if (alarm) await this.ctx.storage.setAlarm(Date.now());
-    const result = await executeRun(store, definition, runId, { now: Date.now });
+    // As the actor does: the alarm is armed before the first wait (these steps never wait), deleted if armed.
+    let armed = false;
+    const beforeWaiting =
+      rung === "steps"
+        ? undefined
+        : () => {
+            armed = true;
+            this.ctx.storage.setAlarm(Date.now());
+          };
+    const result = await executeRun(store, definition, runId, { now: Date.now, beforeWaiting });
     if (result.status !== "terminal") throw new Error(`run ended ${result.status}`);
-    if (alarm) await this.ctx.storage.deleteAlarm();
-    if (rung === "index") {
-      const index = this.env.WORKFLOW_RUN_INDEX.get(this.env.WORKFLOW_RUN_INDEX.idFromName("index"));
-      await index.record([store.getRun(runId)]);
-    }
-    return 1;
+    if (armed) await this.ctx.storage.deleteAlarm();
+    // The caller indexes the run from this summary (see oneRun).
+    return rung === "index" ? store.getRun(runId) : 1;
   }
 
   alarm() {}
@@ -83,8 +88,16 @@ async function oneRun(env, rung, steps) {
     const run = await workflow.start("chain", { steps });
     return run.result();
   }
-  return env.LADDER.get(env.LADDER.newUniqueId()).run(rung, steps);
+  const answer = await env.LADDER.get(env.LADDER.newUniqueId()).run(rung, steps);
+  if (rung === "index") {
+    reporter ??= createRunIndexReporter(() => env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")));
+    await reporter.report(answer);
+  }
+  return answer;
 }
+
+/** As workflow.start does: the summaries of runs started together go to the run index in one call. */
+let reporter = null;
 
 export default createPlatformWorker({
   async fetch(request, env) {

@@ -36,6 +36,19 @@ workflow(
   { maxAttempts: 1, stepTimeoutMS: 600_000 },
 );
 
+// Scale section: runs parked without a step in flight. "sleeper" sleeps
+// `parkMS` after its first step; "waiter" waits up to `parkMS` for the event
+// "go". Neither first step does I/O, so each run is parked (its alarm set)
+// before `workflow.start` returns.
+workflow("sleeper", {
+  start: (ctx) => ({ step: "woke", sleepMS: ctx.data.parkMS }),
+  woke: () => ({ done: true, result: "woke" }),
+});
+workflow("waiter", {
+  start: (ctx) => ({ step: "got", waitFor: "go", timeoutMS: ctx.data.parkMS }),
+  got: (ctx) => ({ done: true, result: ctx.event?.name ?? "timed out" }),
+});
+
 const int = (url, name, fallback, max) => {
   const raw = url.searchParams.get(name);
   const value = raw === null ? fallback : Number(raw);
@@ -51,6 +64,18 @@ async function timedRun(steps) {
   const result = await run.result();
   const t1 = Date.now();
   return { runId: run.id, t0, started, t1, ms: t1 - t0, result };
+}
+
+/** Ids of every run the index lists as running (of workflow `name`, or of all when undefined). */
+async function runningRunIds(name) {
+  const ids = [];
+  let cursor;
+  do {
+    const page = await workflow.list({ name, status: "running", limit: 100, cursor });
+    ids.push(...page.runs.map((r) => r.id));
+    cursor = page.cursor;
+  } while (cursor);
+  return ids;
 }
 
 async function sweepOnce(env) {
@@ -129,6 +154,72 @@ export default {
           }
           return Response.json({ started: started.length });
         }
+
+        // Scale: `runs` 1-step chain runs started at once (all starts in flight together), then all results
+        // awaited. Times are the worker's clock; t0/t1/t2 let Node join several of these requests sent in parallel.
+        case "/bench/burst": {
+          const runs = int(url, "runs", 1000, 10_000);
+          const t0 = Date.now();
+          const started = await Promise.all(Array.from({ length: runs }, () => workflow.start("chain", { steps: 1 })));
+          const t1 = Date.now();
+          const results = await Promise.all(started.map((run) => run.result()));
+          const t2 = Date.now();
+          const wrong = results.filter((result) => result !== 1).length;
+          if (wrong) throw new Error(`${wrong} of ${runs} burst runs did not return 1`);
+          return Response.json({ runs, t0, t1, t2, startMs: t1 - t0, allMs: t2 - t0 });
+        }
+
+        // Scale: `sleepers` + `waiters` runs started at once and parked for `parkMS` (sleeping / waiting for "go").
+        case "/bench/idle": {
+          const sleepers = int(url, "sleepers", 500, 10_000);
+          const waiters = int(url, "waiters", 500, 10_000);
+          const parkMS = int(url, "parkMS", 3_600_000, 86_400_000);
+          const t0 = Date.now();
+          const started = await Promise.all([
+            ...Array.from({ length: sleepers }, () => workflow.start("sleeper", { parkMS })),
+            ...Array.from({ length: waiters }, () => workflow.start("waiter", { parkMS })),
+          ]);
+          const t1 = Date.now();
+          // Checked after the timing: every run is parked, none has a step in flight.
+          const views = await Promise.all(started.map((run) => workflow.get(run.id)));
+          const sleeping = views.filter((v) => v.status === "running" && v.wakeAt).length;
+          const waiting = views.filter((v) => v.status === "running" && v.waitingFor?.name === "go").length;
+          if (sleeping !== sleepers || waiting !== waiters)
+            throw new Error(`parked ${sleeping}/${sleepers} sleeping and ${waiting}/${waiters} waiting runs`);
+          return Response.json({ sleeping, waiting, parkMs: t1 - t0 });
+        }
+
+        // Scale: send "go" to every waiting "waiter" run at once, then wait (bounded) until all completed.
+        case "/bench/wake": {
+          const ids = await runningRunIds("waiter");
+          const t0 = Date.now();
+          await Promise.all(ids.map((id) => workflow.send(id, "go")));
+          const t1 = Date.now();
+          const deadline = t1 + 60_000;
+          let pending = ids;
+          while (pending.length) {
+            const views = await Promise.all(pending.map((id) => workflow.get(id)));
+            pending = pending.filter((_, i) => views[i].status !== "completed");
+            if (pending.length && Date.now() > deadline)
+              throw new Error(`${pending.length} woken runs not done in 60 s`);
+            if (pending.length) await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          const t2 = Date.now();
+          return Response.json({ woken: ids.length, sendMs: t1 - t0, doneMs: t2 - t0 });
+        }
+
+        // Scale: cancel `count` running runs of workflow `name` at once.
+        case "/bench/cancel": {
+          const name = url.searchParams.get("name") ?? "sleeper";
+          const ids = (await runningRunIds(name)).slice(0, int(url, "count", 250, 10_000));
+          const t0 = Date.now();
+          await Promise.all(ids.map((id) => workflow.cancel(id, "bench")));
+          return Response.json({ cancelled: ids.length, ms: Date.now() - t0 });
+        }
+
+        // Scale: how many runs the index lists as running (every page).
+        case "/bench/running":
+          return Response.json({ running: (await runningRunIds(undefined)).length });
 
         case "/bench/active":
           return Response.json({ active: (await workflow.list({ status: "running", limit: 100 })).runs.length });
