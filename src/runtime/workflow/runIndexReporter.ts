@@ -1,11 +1,12 @@
 import type { RunSummary } from "../../engine/store.ts";
 
 /**
- * Hands run summaries to the project's run index actor in batches: every
- * summary reported before the next turn of this isolate goes in one RPC
- * (which the index writes in one transaction). Starting many runs at once
- * then costs a few calls to the one index actor rather than one per run.
- * Each report resolves once its batch is written, and rejects if that failed.
+ * Hands run summaries to the project's run index actor, one call at a time:
+ * a report made while no call is under way is sent at once (a run started on
+ * its own waits for nothing else), and the reports made while one is under
+ * way go together in the next (runs started at once cost a few calls to the
+ * one index actor rather than one each, each written in one transaction).
+ * Each report resolves once its summary is written, and rejects if that failed.
  */
 export interface RunIndexReporter {
   report(summary: RunSummary): Promise<void>;
@@ -16,19 +17,36 @@ export interface RunIndexRecorder {
   record(summaries: RunSummary[]): Promise<void>;
 }
 
+interface Pending {
+  summary: RunSummary;
+  settle: (error?: unknown) => void;
+}
+
 export function createRunIndexReporter(index: () => RunIndexRecorder): RunIndexReporter {
-  let pending: RunSummary[] = [];
-  let batch: Promise<void> | null = null;
+  let queued: Pending[] = [];
+  let sending = false;
+
+  const send = async () => {
+    sending = true;
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      try {
+        await index().record(batch.map((pending) => pending.summary));
+        for (const pending of batch) pending.settle();
+      } catch (error) {
+        for (const pending of batch) pending.settle(error ?? new Error("The run index refused the report"));
+      }
+    }
+    sending = false;
+  };
+
   return {
     report(summary) {
-      pending.push(summary);
-      batch ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
-        const summaries = pending;
-        pending = [];
-        batch = null;
-        return index().record(summaries);
+      return new Promise<void>((resolve, reject) => {
+        queued.push({ summary, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+        if (!sending) void send();
       });
-      return batch;
     },
   };
 }

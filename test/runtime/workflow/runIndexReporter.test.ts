@@ -24,21 +24,22 @@ function fakeIndex(failing: Set<number> = new Set()) {
 }
 
 describe("createRunIndexReporter", () => {
-  it("sends every summary reported in one turn in one call, and later ones in the next", async () => {
+  it("sends a report at once when no call is under way, and the reports made meanwhile together in the next call", async () => {
     const { calls, client } = fakeIndex();
     const reporter = createRunIndexReporter(() => client);
     await Promise.all(["a", "b", "c"].map((id) => reporter.report(summary(id))));
     await reporter.report(summary("d"));
-    expect(calls).toEqual([["a", "b", "c"], ["d"]]);
+    expect(calls).toEqual([["a"], ["b", "c"], ["d"]]);
   });
 
-  it("rejects every report of a batch whose call failed, and the next batch is sent afresh", async () => {
-    const { calls, client } = fakeIndex(new Set([1]));
+  it("rejects every report of a call that failed, and sends the next ones afresh", async () => {
+    const { calls, client } = fakeIndex(new Set([2]));
     const reporter = createRunIndexReporter(() => client);
-    const first = ["a", "b"].map((id) => reporter.report(summary(id)));
-    for (const report of first) await expect(report).rejects.toThrow("index unavailable");
-    await expect(reporter.report(summary("c"))).resolves.toBeUndefined();
-    expect(calls).toEqual([["a", "b"], ["c"]]);
+    const reports = ["a", "b", "c"].map((id) => reporter.report(summary(id)));
+    await expect(reports[0]).resolves.toBeUndefined();
+    for (const report of reports.slice(1)) await expect(report).rejects.toThrow("index unavailable");
+    await expect(reporter.report(summary("d"))).resolves.toBeUndefined();
+    expect(calls).toEqual([["a"], ["b", "c"], ["d"]]);
   });
 
   it("asks for the index client only when a batch is sent", async () => {

@@ -20,28 +20,15 @@ export class WorkflowRunIndexActor extends DurableObject {
     this.#index = createSqlRunIndex(durableObjectSql(ctx.storage));
   }
 
-  /** Summaries waiting for the next batch write, and that write's promise. */
-  #pending: RunSummary[] = [];
-  #flush: Promise<void> | null = null;
-
   /**
-   * Resolves once the summaries are written. Reports arriving together
-   * (every run of the project reports here, one by one from its actor or in
-   * batches from the isolates that start runs) are written in one
-   * transaction after the current ones are in, so a burst of runs costs a
-   * few commits rather than one each.
+   * Writes the summaries in one transaction; the answer leaves once it is
+   * committed. Callers batch: workflow.start sends the runs started while
+   * its last call was under way together, an actor its run's changes.
    */
-  record(summaries: RunSummary[]): Promise<void> {
-    this.#pending.push(...summaries);
-    this.#flush ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
-      const batch = this.#pending;
-      this.#pending = [];
-      this.#flush = null;
-      this.ctx.storage.transactionSync(() => {
-        for (const one of batch) this.#index.record(one);
-      });
+  record(summaries: RunSummary[]): void {
+    this.ctx.storage.transactionSync(() => {
+      for (const summary of summaries) this.#index.record(summary);
     });
-    return this.#flush;
   }
 
   list(query: RunListQuery): RunListPage {
