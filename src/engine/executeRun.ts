@@ -37,6 +37,16 @@ export interface ExecuteRunOptions {
    * safety net here. Steps that return without a promise never call it.
    */
   beforeWaiting?(): void;
+  /**
+   * For a host where nothing else can append to the run while the loop runs
+   * without waiting (a single-threaded actor that drives each run once at a
+   * time, whose writes of one synchronous stretch commit together anyway):
+   * the events of such a stretch are kept in memory and appended in one
+   * batch before the loop waits on anything, reads the log, or returns. The
+   * first append after a wait goes to the store at once, so whatever others
+   * appended meanwhile (an event sent, a cancel) is met as without this.
+   */
+  exclusive?: boolean;
 }
 
 export type ExecuteRunResult =
@@ -105,8 +115,26 @@ export async function executeRun(
     last = event;
     if (event.type !== "event_received") state = event;
   };
+  /** Events appended in memory only (an exclusive host's synchronous stretch), and whether the next may be. */
+  let unwritten: StoredEvent[] = [];
+  let mayDefer = options.exclusive === true;
+  const flush = () => {
+    if (unwritten.length === 0) return;
+    const batch = unwritten;
+    unwritten = [];
+    store.append(batch);
+    for (const event of batch) options.onEvent?.(event);
+  };
+  /** Before the loop waits: its events are written, the host is told, and others may append until it resumes. */
+  const beforeWaiting = () => {
+    flush();
+    mayDefer = false;
+    options.beforeWaiting?.();
+  };
+
   /** Folds in what others appended since `last`; true when there was nothing. */
   const catchUp = (): boolean => {
+    flush();
     const arrived = store.events(runId, last.seq);
     for (const event of arrived) advance(event);
     return arrived.length === 0;
@@ -119,9 +147,15 @@ export async function executeRun(
    * on the inbox. Returns the batch as appended.
    */
   const tryAppend = async (batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> => {
+    if (mayDefer) {
+      for (const event of batch) advance(event);
+      unwritten.push(...batch);
+      return batch;
+    }
     for (;;) {
       try {
         store.append(batch);
+        mayDefer = options.exclusive === true;
       } catch (error) {
         if (!(error instanceof PlatformError && error.code === "seq_conflict")) throw error;
         const before = last.seq;
@@ -132,7 +166,7 @@ export async function executeRun(
           continue;
         }
         conflicts++;
-        options.beforeWaiting?.();
+        beforeWaiting();
         // Jittered, growing pause so racing executors do not collide again in lockstep.
         await sleep(Math.min(100, 2 ** Math.min(conflicts, 6)) * (0.5 + Math.random() / 2));
         catchUp();
@@ -146,81 +180,90 @@ export async function executeRun(
     }
   };
 
-  for (;;) {
-    if (options.signal?.aborted) return { status: "stopped" };
-    const action = resolveNextAction(state, definition.maxAttempts, inbox.queued);
-    switch (action.kind) {
-      case "none": {
-        if (isTerminalEvent(state)) return { status: "terminal" };
-        if (state.type !== "step_started")
-          throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
-        const timeoutAt = state.at + definition.stepTimeoutMS;
-        if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
-        // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
-        await tryAppend(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, last), true);
-        continue;
-      }
-      case "wait_for_event":
-        if (catchUp()) return { status: "idle" };
-        continue;
-      case "complete":
-        await tryAppend([nextEvent(last, "workflow_completed", { result: action.result }, now())], true);
-        continue;
-      case "fail":
-        await tryAppend(
-          [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
-          true,
-        );
-        continue;
-      case "start_step": {
-        const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
-        if (notBefore !== undefined && now() < notBefore) {
-          // A wait with a timeout: an event may have arrived since the log was read.
-          if (action.event === null && !catchUp()) continue;
-          return { status: "waiting", wakeAt: notBefore };
+  // Whatever way the loop ends, its events are in the store before the caller hears of it.
+  try {
+    for (;;) {
+      if (options.signal?.aborted) return { status: "stopped" };
+      const action = resolveNextAction(state, definition.maxAttempts, inbox.queued);
+      switch (action.kind) {
+        case "none": {
+          if (isTerminalEvent(state)) return { status: "terminal" };
+          if (state.type !== "step_started")
+            throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
+          const timeoutAt = state.at + definition.stepTimeoutMS;
+          if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
+          // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
+          await tryAppend(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, last), true);
+          continue;
         }
-        if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
-        // After a wait, the step names the event it runs with; its retries name the same one.
-        const eventSeq = action.event
-          ? action.event.seq
-          : state.type === "step_failed"
-            ? inbox.deliveredSeq
-            : undefined;
-        const claimed = await tryAppend([
-          nextEvent(
-            last,
-            "step_started",
-            { step: action.step, attempt: action.attempt, ...(eventSeq === undefined ? {} : { event_seq: eventSeq }) },
-            now(),
-          ),
-        ]);
-        if (!claimed) continue;
-        let claim = claimed[0] as StoredEventOf<"step_started">;
-        for (;;) {
-          const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now, options.beforeWaiting);
-          const [completed] = batch;
-          const next =
-            batch.length === 1 &&
-            completed?.type === "step_completed" &&
-            completed.payload.wake_at === undefined &&
-            completed.payload.waiting_for === undefined
-              ? completed.payload.next_step
-              : undefined;
-          if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
-            // A null here means our attempt was already settled by someone else; its result is dropped.
-            await tryAppend(batch, true);
-            break;
+        case "wait_for_event":
+          if (catchUp()) return { status: "idle" };
+          continue;
+        case "complete":
+          await tryAppend([nextEvent(last, "workflow_completed", { result: action.result }, now())], true);
+          continue;
+        case "fail":
+          await tryAppend(
+            [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
+            true,
+          );
+          continue;
+        case "start_step": {
+          const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
+          if (notBefore !== undefined && now() < notBefore) {
+            // A wait with a timeout: an event may have arrived since the log was read.
+            if (action.event === null && !catchUp()) continue;
+            return { status: "waiting", wakeAt: notBefore };
           }
-          // A step that names the next one: its completion and the next step's claim are one append
-          // (one transaction), the same two events the loop would write one after the other.
-          const nextClaim = nextEvent(completed!, "step_started", { step: next, attempt: 1 }, completed!.at);
-          const chained = await tryAppend([completed!, nextClaim], true);
-          if (!chained) break;
-          claim = chained[1] as StoredEventOf<"step_started">;
+          if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
+          // After a wait, the step names the event it runs with; its retries name the same one.
+          const eventSeq = action.event
+            ? action.event.seq
+            : state.type === "step_failed"
+              ? inbox.deliveredSeq
+              : undefined;
+          const claimed = await tryAppend([
+            nextEvent(
+              last,
+              "step_started",
+              {
+                step: action.step,
+                attempt: action.attempt,
+                ...(eventSeq === undefined ? {} : { event_seq: eventSeq }),
+              },
+              now(),
+            ),
+          ]);
+          if (!claimed) continue;
+          let claim = claimed[0] as StoredEventOf<"step_started">;
+          for (;;) {
+            const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now, beforeWaiting);
+            const [completed] = batch;
+            const next =
+              batch.length === 1 &&
+              completed?.type === "step_completed" &&
+              completed.payload.wake_at === undefined &&
+              completed.payload.waiting_for === undefined
+                ? completed.payload.next_step
+                : undefined;
+            if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
+              // A null here means our attempt was already settled by someone else; its result is dropped.
+              await tryAppend(batch, true);
+              break;
+            }
+            // A step that names the next one: its completion and the next step's claim are one append
+            // (one transaction), the same two events the loop would write one after the other.
+            const nextClaim = nextEvent(completed!, "step_started", { step: next, attempt: 1 }, completed!.at);
+            const chained = await tryAppend([completed!, nextClaim], true);
+            if (!chained) break;
+            claim = chained[1] as StoredEventOf<"step_started">;
+          }
+          continue;
         }
-        continue;
       }
     }
+  } finally {
+    flush();
   }
 }
 

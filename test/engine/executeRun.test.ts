@@ -626,3 +626,93 @@ describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (inject
     expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "workflow_cancelled"]);
   });
 });
+
+describe("executeRun on an exclusive host: a synchronous stretch is written in one append", () => {
+  const chain: WorkflowSteps = {
+    start: () => ({ step: "middle" }),
+    middle: () => ({ step: "finish" }),
+    finish: () => ({ done: true, result: "ok" }),
+  };
+
+  it("appends the events of steps that never wait in one batch, then tells onEvent of each in order", async () => {
+    const { run, events, store } = setup(chain);
+    const appends = vi.spyOn(store, "append");
+    const seen: string[] = [];
+    const result = await run({ exclusive: true, onEvent: (event) => seen.push(event.type) });
+    expect(result).toEqual({ status: "terminal" });
+    expect(appends).toHaveBeenCalledTimes(1);
+    const expected = [
+      "workflow_created",
+      "step_started(start,1)",
+      "step_completed(start->middle)",
+      "step_started(middle,1)",
+      "step_completed(middle->finish)",
+      "step_started(finish,1)",
+      "step_completed(finish)",
+      "workflow_completed",
+    ];
+    expect(shape(events())).toEqual(expected);
+    expect(seen).toEqual(
+      events()
+        .slice(1)
+        .map((event) => event.type),
+    );
+    // The same log as a host that writes each append at once.
+    const plain = setup(chain);
+    await plain.run();
+    expect(shape(plain.events())).toEqual(expected);
+  });
+
+  it("writes the claim before a step waits, so the log shows the step in flight", async () => {
+    const hold = gate();
+    const { run, events } = setup({
+      start: () => ({ step: "slow" }),
+      slow: async () => {
+        await hold.promise;
+        return { done: true, result: 1 };
+      },
+    });
+    const running = run({ exclusive: true });
+    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
+    hold.open();
+    expect(await running).toEqual({ status: "terminal" });
+  });
+
+  it("meets what others appended while a step waited: a cancel drops the step's result", async () => {
+    const hold = gate();
+    const { run, events, store, clock } = setup({
+      start: () => ({ step: "slow" }),
+      slow: async () => {
+        await hold.promise;
+        return { step: "start" };
+      },
+    });
+    const running = run({ exclusive: true });
+    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
+    cancelRun(store, RUN, "stop", clock.now());
+    hold.open();
+    expect(await running).toEqual({ status: "terminal" });
+    expect(shape(events()).slice(-2)).toEqual(["step_started(slow,1)", "workflow_cancelled"]);
+  });
+
+  it("meets what others appended while a step waited: an event sent then is kept, the step's completion follows it", async () => {
+    const hold = gate();
+    const { run, events, store, clock } = setup({
+      start: () => ({ step: "slow" }),
+      slow: async () => {
+        await hold.promise;
+        return { done: true, result: 1 };
+      },
+    });
+    const running = run({ exclusive: true });
+    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
+    appendReceivedEvent(store, RUN, "ping", null, clock.now());
+    hold.open();
+    expect(await running).toEqual({ status: "terminal" });
+    expect(
+      events()
+        .map((event) => event.type)
+        .slice(-4),
+    ).toEqual(["step_started", "event_received", "step_completed", "workflow_completed"]);
+  });
+});

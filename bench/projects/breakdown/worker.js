@@ -38,7 +38,7 @@ const definition = defineWorkflow("chain", chainSteps(), OPTIONS);
  * The rungs, each adding one part to the one before:
  * floor   a fresh SQLite-backed actor, one RPC, one write (no engine at all)
  * schema  + the engine's tables and the run's creation (workflow_created)
- * steps   + the step loop: every step's events appended
+ * steps   + the step loop: every step's events appended, as the actor does (one batch per synchronous stretch)
  * alarm   + the alarm's bookkeeping: armed before the first wait, deleted after if armed
  * index   + the run's summary put in the project's run index by the caller, batched
  * The real actor (`full`, through `workflow.start` and `result()`) adds the rest.
@@ -64,7 +64,7 @@ export class Ladder extends DurableObject {
             armed = true;
             this.ctx.storage.setAlarm(Date.now());
           };
-    const result = await executeRun(store, definition, runId, { now: Date.now, beforeWaiting });
+    const result = await executeRun(store, definition, runId, { now: Date.now, beforeWaiting, exclusive: true });
     if (result.status !== "terminal") throw new Error(`run ended ${result.status}`);
     if (armed) await this.ctx.storage.deleteAlarm();
     // The caller indexes the run from this summary (see oneRun).

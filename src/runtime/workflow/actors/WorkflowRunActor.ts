@@ -318,6 +318,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowActorEnv> {
           this.#again.delete(runId);
           result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
             now: this.#now,
+            // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
+            exclusive: true,
             beforeWaiting,
             onEvent: (event) => {
               if (!isTerminalEvent(event)) return;
