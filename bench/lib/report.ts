@@ -70,7 +70,7 @@ export function computeRatios(
   const c = failed(cf) ? undefined : cf;
   const n = failed(node) ? undefined : node;
   return {
-    "w1 per-step: cloudflare / ours (median)": r(c?.longRun.perStep.median, o?.longRun.perStep.median),
+    "w1 per-step: cloudflare / ours (median)": r(c?.longRun.endToEndPerStepMs, o?.longRun.endToEndPerStepMs),
     "w1 per-step: cloudflare / ours (workerd CPU)": r(
       c?.longRun.cpuPerStepMs ?? undefined,
       o?.longRun.cpuPerStepMs ?? undefined,
@@ -82,7 +82,7 @@ export function computeRatios(
     ),
     "w3 latency median: cloudflare / ours": r(c?.latency.ms.median, o?.latency.ms.median),
     "w3 latency p95: cloudflare / ours": r(c?.latency.ms.p95, o?.latency.ms.p95),
-    "w1 per-step: cloudflare / node backend": r(c?.longRun.perStep.median, n?.longRun.perStep.median),
+    "w1 per-step: cloudflare / node backend": r(c?.longRun.endToEndPerStepMs, n?.longRun.endToEndPerStepMs),
     "w2 steps/s: node backend / cloudflare": r(n?.throughput.stepsPerSecond, c?.throughput.stepsPerSecond),
     "w2 steps/s: ours workerd / node backend": r(o?.throughput.stepsPerSecond, n?.throughput.stepsPerSecond),
   };
@@ -104,13 +104,16 @@ export function computeTargets(
   const rows: TargetRow[] = [];
   const ours = failed(r.ours) ? null : r.ours;
 
-  const perStep = `w1 per-step overhead <= ${TARGETS.perStepMedianMs} ms, median in workerd (A)`;
+  // Per step = start -> result of a 1,000-step run over its steps (median run): every engine's clock shows it. The
+  // step cycle read from event times cannot serve: our actor writes a stretch of steps that never wait in one
+  // batch, at one workerd time (its clock moves with I/O only), so its cycle reads ~0.
+  const perStep = `w1 per-step overhead <= ${TARGETS.perStepMedianMs} ms in workerd (A: start -> result / steps)`;
   rows.push(
     ours
       ? {
           target: perStep,
-          value: `${round(ours.longRun.perStep.median, 3)} ms`,
-          verdict: atMost(ours.longRun.perStep.median, TARGETS.perStepMedianMs),
+          value: `${round(ours.longRun.endToEndPerStepMs, 3)} ms (CPU ${round(ours.longRun.cpuPerStepMs ?? Number.NaN, 3)} ms)`,
+          verdict: atMost(ours.longRun.endToEndPerStepMs, TARGETS.perStepMedianMs),
         }
       : notMeasured(perStep, "not measured (section A)"),
   );
@@ -177,7 +180,8 @@ export function computeTargets(
   const flatTarget = `w4 flat in workerd: last/first marginal step cost and last/first 100 steps <= ${TARGETS.flatnessRatio}x (A)`;
   if (ours) {
     const { first100PerStepMs: first, last100PerStepMs: last } = ours.longRun;
-    const withinRun = first && last !== null ? round(last / first, 2) : null;
+    // From event times: none when a stretch of steps was written at one time (see w1), then the marginal decides.
+    const withinRun = first && last ? round(last / first, 2) : null;
     const worst = Math.max(ours.flatness.marginalRatio, withinRun ?? 0);
     rows.push({
       target: flatTarget,
@@ -403,16 +407,25 @@ export function formatReport(results: BenchResults): string {
   const c = failed(cf) ? null : cf;
   out.push(
     row(
-      "w1 per-step cycle (median)",
-      ms(o?.longRun.perStep.median),
-      ms(n?.longRun.perStep.median),
-      ms(c?.longRun.perStep.median),
+      "w1 per step (start -> result / steps)",
+      ms(o?.longRun.endToEndPerStepMs),
+      ms(n?.longRun.endToEndPerStepMs),
+      ms(c?.longRun.endToEndPerStepMs),
       x(results.ratios["w1 per-step: cloudflare / ours (median)"]),
     ),
   );
   out.push(
     row(
-      "w1 per-step cycle (p95)",
+      "w1 step cycle, event times (median)",
+      ms(o?.longRun.perStep.median),
+      ms(n?.longRun.perStep.median),
+      ms(c?.longRun.perStep.median),
+      "",
+    ),
+  );
+  out.push(
+    row(
+      "w1 step cycle, event times (p95)",
       ms(o?.longRun.perStep.p95),
       ms(n?.longRun.perStep.p95),
       ms(c?.longRun.perStep.p95),
