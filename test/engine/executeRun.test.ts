@@ -663,56 +663,50 @@ describe("executeRun on an exclusive host: a synchronous stretch is written in o
     expect(shape(plain.events())).toEqual(expected);
   });
 
+  /** A run whose second step waits on a gate, run on an exclusive host until that step is in flight. */
+  async function slowStepInFlight() {
+    const hold = gate();
+    const subject = setup({
+      start: () => ({ step: "slow" }),
+      slow: async () => {
+        await hold.promise;
+        return { done: true, result: 1 };
+      },
+    });
+    const running = subject.run({ exclusive: true });
+    // The claim is in the log before the step waits.
+    await vi.waitFor(() => expect(shape(subject.events()).at(-1)).toBe("step_started(slow,1)"));
+    return { ...subject, hold, running };
+  }
+
   it("writes the claim before a step waits, so the log shows the step in flight", async () => {
-    const hold = gate();
-    const { run, events } = setup({
-      start: () => ({ step: "slow" }),
-      slow: async () => {
-        await hold.promise;
-        return { done: true, result: 1 };
-      },
-    });
-    const running = run({ exclusive: true });
-    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
+    const { hold, running, events } = await slowStepInFlight();
     hold.open();
     expect(await running).toEqual({ status: "terminal" });
+    expect(shape(events()).slice(-3)).toEqual(["step_started(slow,1)", "step_completed(slow)", "workflow_completed"]);
   });
 
-  it("meets what others appended while a step waited: a cancel drops the step's result", async () => {
-    const hold = gate();
-    const { run, events, store, clock } = setup({
-      start: () => ({ step: "slow" }),
-      slow: async () => {
-        await hold.promise;
-        return { step: "start" };
-      },
-    });
-    const running = run({ exclusive: true });
-    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
-    cancelRun(store, RUN, "stop", clock.now());
-    hold.open();
-    expect(await running).toEqual({ status: "terminal" });
-    expect(shape(events()).slice(-2)).toEqual(["step_started(slow,1)", "workflow_cancelled"]);
-  });
-
-  it("meets what others appended while a step waited: an event sent then is kept, the step's completion follows it", async () => {
-    const hold = gate();
-    const { run, events, store, clock } = setup({
-      start: () => ({ step: "slow" }),
-      slow: async () => {
-        await hold.promise;
-        return { done: true, result: 1 };
-      },
-    });
-    const running = run({ exclusive: true });
-    await vi.waitFor(() => expect(shape(events()).at(-1)).toBe("step_started(slow,1)"));
-    appendReceivedEvent(store, RUN, "ping", null, clock.now());
+  it.each([
+    {
+      appended: "a cancel: the step's result is dropped",
+      append: (store: ReturnType<typeof setup>["store"], now: number) => cancelRun(store, RUN, "stop", now),
+      tail: ["step_started", "workflow_cancelled"],
+    },
+    {
+      appended: "an event sent: it is kept, the step's completion follows it",
+      append: (store: ReturnType<typeof setup>["store"], now: number) =>
+        appendReceivedEvent(store, RUN, "ping", null, now),
+      tail: ["step_started", "event_received", "step_completed", "workflow_completed"],
+    },
+  ])("meets what others appended while a step waited, $appended", async ({ append, tail }) => {
+    const { hold, running, events, store, clock } = await slowStepInFlight();
+    append(store, clock.now());
     hold.open();
     expect(await running).toEqual({ status: "terminal" });
     expect(
       events()
         .map((event) => event.type)
-        .slice(-4),
-    ).toEqual(["step_started", "event_received", "step_completed", "workflow_completed"]);
+        .slice(-tail.length),
+    ).toEqual(tail);
   });
 });
