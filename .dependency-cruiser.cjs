@@ -1,6 +1,6 @@
-// The import direction of src/ (issue 10): core <- contracts <- engine <- runtime; platform builds on core and
-// contracts only; the console is static files; dev is reachable from nowhere but itself (and tests and bench,
-// which are not cruised). `npm run check:deps` runs this; a violation prints the rule's name.
+// The import direction of src/: core <- contracts <- engine <- objects <- runtime (the project side);
+// core <- contracts <- objects <- workers <- plugins (the platform side); the console is static files; dev is
+// reachable from nowhere but itself (and tests and bench, which are not cruised); no cycles. `npm run check:deps` runs this; a violation prints the rule's name.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -39,32 +39,61 @@ module.exports = {
       name: "shared-layers-use-no-workers-apis",
       comment:
         "src/core, src/contracts and src/engine run both on Workers and on Node, so they may not import " +
-        "cloudflare:* modules; those belong in src/runtime or src/platform.",
+        "cloudflare:* modules; those belong in src/objects, src/runtime, src/workers or src/plugins.",
       severity: "error",
       from: { path: "^src/(core|contracts|engine)/" },
       to: { path: "^cloudflare:" },
     },
     {
-      name: "runtime-imports-only-core-contracts-engine-runtime",
-      comment: "src/runtime (the `platform` module) builds on core, contracts and engine; never on platform/ or dev/.",
+      name: "objects-import-only-core-contracts-engine",
+      comment:
+        "src/objects holds the actor classes; they build on core, contracts and engine, and learn the rest from " +
+        "whoever hosts them (workflowRunHost.ts), so every worker can host an actor without pulling in another layer.",
+      severity: "error",
+      from: { path: "^src/objects/" },
+      to: { path: "^src/", pathNot: "^src/(core|contracts|engine|objects)/" },
+    },
+    {
+      name: "runtime-imports-only-core-contracts-engine-objects-runtime",
+      comment:
+        "src/runtime (the `platform` module) builds on core, contracts, engine and objects; never on workers, plugins or dev.",
       severity: "error",
       from: { path: "^src/runtime/" },
-      to: { path: "^src/", pathNot: "^src/(core|contracts|engine|runtime)/" },
+      to: { path: "^src/", pathNot: "^src/(core|contracts|engine|objects|runtime)/" },
     },
     {
       name: "node-apis-only-in-runtime-node",
       comment: "The runtime runs on Workers; only src/runtime/node (the Node host) may import node:* modules.",
       severity: "error",
-      from: { path: "^src/runtime/", pathNot: "^src/runtime/node/" },
+      from: { path: "^src/(runtime|objects)/", pathNot: "^src/runtime/node/" },
       to: { dependencyTypes: ["core"] },
     },
     {
-      name: "platform-imports-only-core-contracts-platform",
+      name: "workers-import-only-core-contracts-objects-workers",
       comment:
-        "Platform workers share only core and contracts with the runtime; dev wiring is mounted by `platform dev`.",
+        "The platform's own workers (api, gateway, login, dispatch, db) share only core, contracts and the actor " +
+        "classes with the rest; they never bundle the runtime, the engine, a plugin or dev.",
       severity: "error",
-      from: { path: "^src/platform/" },
-      to: { path: "^src/", pathNot: "^src/(core|contracts|platform)/" },
+      from: { path: "^src/workers/" },
+      to: { path: "^src/", pathNot: "^src/(core|contracts|objects|workers)/" },
+    },
+    {
+      name: "plugins-import-only-core-contracts-objects-workers-plugins",
+      comment:
+        "Plugin workers build on core, contracts, the actor classes and the workers' shared D1 access and dispatcher; " +
+        "never on the runtime, the engine or dev.",
+      severity: "error",
+      from: { path: "^src/plugins/" },
+      to: { path: "^src/", pathNot: "^src/(core|contracts|objects|workers/(db|dispatch)|plugins)/" },
+    },
+    {
+      name: "platform-workers-never-reach-the-runtime",
+      comment:
+        "Nothing a platform or plugin worker bundles may lead, through any chain of imports, to the project-side " +
+        "runtime or engine (the actor classes they host included).",
+      severity: "error",
+      from: { path: "^src/(workers|plugins)/" },
+      to: { path: "^src/(runtime|engine)/", reachable: true },
     },
     {
       name: "console-imports-nothing",
@@ -90,18 +119,11 @@ module.exports = {
       to: { dependencyTypes: ["npm-dev"] },
     },
     {
-      name: "objects-only-re-export-runtime-and-platform",
-      comment: "src/objects keeps the design card's paths as thin re-exports of runtime/ and platform/ classes.",
+      name: "no-cycles",
+      comment: "No module reaches itself through its imports: each concept builds on what is below it.",
       severity: "error",
-      from: { path: "^src/objects/" },
-      to: { path: "^src/", pathNot: "^src/(objects|runtime|platform)/" },
-    },
-    {
-      name: "nothing-imports-objects",
-      comment: "src/objects exists for the design card's paths only; code imports the real modules (tests may use it).",
-      severity: "error",
-      from: { path: "^src/", pathNot: "^src/(objects|dev)/" },
-      to: { path: "^src/objects/" },
+      from: { path: "^src/" },
+      to: { circular: true },
     },
     {
       name: "imports-resolve",

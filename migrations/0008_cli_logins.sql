@@ -1,4 +1,4 @@
--- `platform login` (src/platform/api/cliLoginRoutes.ts, src/platform/login/cliSignIn*.ts):
+-- `platform login` (src/workers/api/cliLoginRoutes.ts, src/workers/login/cliSignIn*.ts):
 -- one row per CLI sign-in. The CLI holds the poll token, the browser link
 -- carries the code; only their SHA-256 are stored. The code is opened once by
 -- a browser within 2 minutes (expires_at); the person then has the login

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { installNodeWorkflowBackend, workflow, type NodeWorkflowBackend } from "../../src/runtime/node/index.ts";
+import { installNodeWorkflowBackend, workflow, type NodeWorkflowBackend } from "#src/runtime/node/index.ts";
 import { ownCpuMs } from "../lib/processCpu.ts";
 import { analyzeCycles, stepTimesFromEvents } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";

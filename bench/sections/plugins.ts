@@ -3,19 +3,16 @@ import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { buildProject } from "../../src/dev/cli/build/buildProject.ts";
-import { applyD1Migrations } from "../../src/dev/cli/dev/d1Migrations.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "../../src/dev/cli/repoPaths.ts";
+import { buildProject } from "#src/dev/cli/build/buildProject.ts";
+import { applyD1Migrations } from "#src/dev/cli/dev/d1Migrations.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "#src/dev/cli/repoPaths.ts";
 import {
   ed25519PublicKeyHex,
   signEd25519,
   verifyEd25519Webhook,
   type Ed25519Implementation,
-} from "../../src/core/crypto/ed25519.ts";
-import {
-  signWorkspaceRequest,
-  verifyWorkspaceSignature,
-} from "../../src/platform/plugins/workspace/workspaceSignature.ts";
+} from "#src/core/crypto/ed25519.ts";
+import { signWorkspaceRequest, verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { cpuMsOf, workerdPids } from "../lib/processCpu.ts";
 import { median, quantile, round } from "../lib/stats.ts";
@@ -333,10 +330,7 @@ async function measureWebhook(
 ): Promise<Exclude<PluginsResults["webhook"], { error: string }>> {
   progress("webhook → handler: building the plugin, the fake and the project");
   const [pluginScript, fakeScript, build] = await Promise.all([
-    bundle(
-      path.join(REPO, "src/platform/plugins/workspace/index.ts"),
-      path.join(workDir, "plugin-worker", "worker.js"),
-    ),
+    bundle(path.join(REPO, "src/plugins/workspace/index.ts"), path.join(workDir, "plugin-worker", "worker.js")),
     bundle(path.join(REPO, "src/dev/fakes/workspace/index.ts"), path.join(workDir, "fake-worker", "worker.js")),
     buildProject(PROJECT_DIR, path.join(workDir, "project-build")),
   ]);

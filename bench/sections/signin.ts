@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { buildProject } from "../../src/dev/cli/build/buildProject.ts";
-import { RUNTIME_DIR } from "../../src/dev/cli/repoPaths.ts";
+import { buildProject } from "#src/dev/cli/build/buildProject.ts";
+import { RUNTIME_DIR } from "#src/dev/cli/repoPaths.ts";
 import { startWorker } from "../lib/miniflareHost.ts";
 import { quantile } from "../lib/stats.ts";
 

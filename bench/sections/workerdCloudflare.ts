@@ -1,6 +1,6 @@
 import * as esbuild from "esbuild";
 import path from "node:path";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../src/dev/cli/repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/dev/cli/repoPaths.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { analyzeCycles, median, round } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { buildProject } from "../../src/dev/cli/build/buildProject.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../src/dev/cli/repoPaths.ts";
+import { buildProject } from "#src/dev/cli/build/buildProject.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/dev/cli/repoPaths.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { analyzeCycles, median, round, stepTimesFromEvents, summarize } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";

@@ -1,4 +1,4 @@
-// The Durable Object classes a project worker exports when it uses workflows
-// (the build adds this export only then).
-export { WorkflowRun } from "./WorkflowRun.ts";
-export { WorkflowRunIndex } from "./WorkflowRunIndex.ts";
+// The Durable Object classes a project worker exports, under their deployed class names, when it uses
+// workflows (the build adds this export only then).
+export { WorkflowRunActor as WorkflowRun } from "./WorkflowRunActor.ts";
+export { WorkflowRunIndexActor as WorkflowRunIndex } from "./WorkflowRunIndexActor.ts";

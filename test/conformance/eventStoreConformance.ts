@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/engine/events.ts";
-import type { WorkflowEventStore, RunIndex } from "../../src/engine/store.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
+import type { WorkflowEventStore, RunIndex } from "#src/engine/store.ts";
 
 /**
  * The rules every workflow event store keeps (store.ts). Free of Node and

@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import type { WorkflowDefinition } from "../../src/engine/definition.ts";
-import { NonRetryableError } from "../../src/engine/nonRetryableError.ts";
-import { RetryAfterError } from "../../src/engine/retryAfterError.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import type { WorkflowDefinition } from "#src/engine/definition.ts";
+import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
+import { RetryAfterError } from "#src/engine/retryAfterError.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
   type WorkflowBackend,
-} from "../../src/engine/workflowApi.ts";
+} from "#src/engine/workflowApi.ts";
 
 /**
  * One behaviour, every backend: the same cases run against the in-memory

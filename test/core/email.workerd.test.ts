@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { validateEmailMessage } from "../../src/contracts/emailMessage.ts";
-import type { LoginEnv } from "../../src/platform/login/env.ts";
-import type { ProviderMetadata } from "../../src/platform/login/identityProvider.ts";
-import { signedInUser } from "../../src/platform/login/signedInUser.ts";
-import { DEFAULT_SESSION_MAX_AGE, setAuthSettings, validateAuthOptions } from "../../src/runtime/auth/authSettings.ts";
-import { sessionHolds } from "../../src/runtime/auth/session.ts";
+import { validateEmailMessage } from "#src/contracts/emailMessage.ts";
+import type { LoginEnv } from "#src/workers/login/env.ts";
+import type { ProviderMetadata } from "#src/workers/login/identityProvider.ts";
+import { signedInUser } from "#src/workers/login/signedInUser.ts";
+import { DEFAULT_SESSION_MAX_AGE, setAuthSettings, validateAuthOptions } from "#src/runtime/auth/authSettings.ts";
+import { sessionHolds } from "#src/runtime/auth/session.ts";
 
 /**
  * One address rule (src/core/email.ts) for the login worker and the project

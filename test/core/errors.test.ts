@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorResponse, PlatformError } from "../../src/core/errors.ts";
+import { errorResponse, PlatformError } from "#src/core/errors.ts";
 
 describe("PlatformError on the wire", () => {
   it("toJSON writes { code, message, details? } and fromJSON reads it back", () => {

@@ -8,7 +8,7 @@ import {
   type SignedRequestParts,
   type TokenCheck,
   type TokenPurpose,
-} from "../../src/core/requestToken.ts";
+} from "#src/core/requestToken.ts";
 
 const SECRET_1 = "11".repeat(32);
 const SECRET_2 = "22".repeat(32);

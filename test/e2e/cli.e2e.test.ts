@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { NATIVE_SQLITE_MESSAGE } from "../../src/dev/cli/build/nativeSqliteGuard.ts";
+import { NATIVE_SQLITE_MESSAGE } from "#src/dev/cli/build/nativeSqliteGuard.ts";
 import {
   describeProcess,
   descendantsOf,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { jitterUnit, retryAt, retryDelayMS } from "../../src/engine/backoff.ts";
-import { WORKFLOW_DEFAULTS } from "../../src/engine/definition.ts";
+import { jitterUnit, retryAt, retryDelayMS } from "#src/engine/backoff.ts";
+import { WORKFLOW_DEFAULTS } from "#src/engine/definition.ts";
 
 const key = { runId: "run-1", step: "charge", attempt: 1 };
 

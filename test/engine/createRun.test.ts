@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import { createRun } from "../../src/engine/createRun.ts";
-import { defineWorkflow } from "../../src/engine/definition.ts";
-import { MAX_EVENT_PAYLOAD_BYTES } from "../../src/engine/json.ts";
-import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { createRun } from "#src/engine/createRun.ts";
+import { defineWorkflow } from "#src/engine/definition.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "#src/engine/json.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 
 const greet = defineWorkflow("greet", { start: async () => ({ done: true }) });
 const other = defineWorkflow("other", { start: async () => ({ done: true }) });

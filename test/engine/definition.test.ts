@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import {
-  defineWorkflow,
-  WORKFLOW_DEFAULTS,
-  WORKFLOW_LIMITS,
-  type WorkflowOptions,
-} from "../../src/engine/definition.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { defineWorkflow, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, type WorkflowOptions } from "#src/engine/definition.ts";
 
 const steps = { start: async () => ({ done: true as const }) };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeRun } from "../../src/engine/describeRun.ts";
+import { describeRun } from "#src/engine/describeRun.ts";
 import { logBuilder } from "../support/node/index.ts";
 
 const T0 = 1_700_000_000_000;

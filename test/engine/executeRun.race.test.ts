@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createRun } from "../../src/engine/createRun.ts";
-import { defineWorkflow, type WorkflowSteps } from "../../src/engine/definition.ts";
-import { executeRun, type ExecuteRunResult } from "../../src/engine/executeRun.ts";
-import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
-import type { WorkflowEventStore } from "../../src/engine/store.ts";
+import { createRun } from "#src/engine/createRun.ts";
+import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
+import { executeRun, type ExecuteRunResult } from "#src/engine/executeRun.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import type { WorkflowEventStore } from "#src/engine/store.ts";
 import { gate, shape } from "../support/node/index.ts";
 
 const RUN = "run-1";

@@ -1,20 +1,15 @@
 import { describe, expect, it, vi } from "vitest";
-import { retryDelayMS } from "../../src/engine/backoff.ts";
-import { createRun } from "../../src/engine/createRun.ts";
-import {
-  defineWorkflow,
-  WORKFLOW_DEFAULTS,
-  type WorkflowOptions,
-  type WorkflowSteps,
-} from "../../src/engine/definition.ts";
-import type { StoredEvent } from "../../src/engine/events.ts";
-import { executeRun, type ExecuteRunOptions } from "../../src/engine/executeRun.ts";
-import { MAX_EVENT_PAYLOAD_BYTES } from "../../src/engine/json.ts";
-import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
-import { NonRetryableError } from "../../src/engine/nonRetryableError.ts";
-import { RetryAfterError } from "../../src/engine/retryAfterError.ts";
-import { appendReceivedEvent, cancelRun } from "../../src/engine/runControl.ts";
-import { PlatformError } from "../../src/core/errors.ts";
+import { retryDelayMS } from "#src/engine/backoff.ts";
+import { createRun } from "#src/engine/createRun.ts";
+import { defineWorkflow, WORKFLOW_DEFAULTS, type WorkflowOptions, type WorkflowSteps } from "#src/engine/definition.ts";
+import type { StoredEvent } from "#src/engine/events.ts";
+import { executeRun, type ExecuteRunOptions } from "#src/engine/executeRun.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "#src/engine/json.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
+import { RetryAfterError } from "#src/engine/retryAfterError.ts";
+import { appendReceivedEvent, cancelRun } from "#src/engine/runControl.ts";
+import { PlatformError } from "#src/core/errors.ts";
 import { gate, manualClock, shape } from "../support/node/index.ts";
 
 const RUN = "run-1";

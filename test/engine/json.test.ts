@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import { encodePayload, MAX_EVENT_PAYLOAD_BYTES, toJsonValue, utf8ByteLength } from "../../src/engine/json.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { encodePayload, MAX_EVENT_PAYLOAD_BYTES, toJsonValue, utf8ByteLength } from "#src/engine/json.ts";
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

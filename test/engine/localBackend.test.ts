@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import { defineWorkflow, type WorkflowDefinition, type WorkflowSteps } from "../../src/engine/definition.ts";
-import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "../../src/engine/memoryBackend.ts";
-import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { defineWorkflow, type WorkflowDefinition, type WorkflowSteps } from "#src/engine/definition.ts";
+import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 import { gate, logBuilder, manualClock, shape } from "../support/node/index.ts";
 
 const opened: MemoryWorkflowBackend[] = [];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { defineWorkflow } from "../../src/engine/definition.ts";
-import { executeRun } from "../../src/engine/executeRun.ts";
-import { createMemoryEventStore } from "../../src/engine/memoryEventStore.ts";
-import { detectRecovery, failInterruptedStep, recoverRun } from "../../src/engine/recovery.ts";
+import { defineWorkflow } from "#src/engine/definition.ts";
+import { executeRun } from "#src/engine/executeRun.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import { detectRecovery, failInterruptedStep, recoverRun } from "#src/engine/recovery.ts";
 import { logBuilder, shape } from "../support/node/index.ts";
 
 const T0 = 1_700_000_000_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "../../src/engine/events.ts";
-import type { QueuedEvent } from "../../src/engine/receivedEvents.ts";
-import { resolveNextAction, type NextAction } from "../../src/engine/resolveNextAction.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
+import type { QueuedEvent } from "#src/engine/receivedEvents.ts";
+import { resolveNextAction, type NextAction } from "#src/engine/resolveNextAction.ts";
 
 function last<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], seq = 5): StoredEvent {
   return { runId: "r", workflowId: "w", seq, type, payload, at: 0 } as StoredEvent;

@@ -1,6 +1,6 @@
 import { DatabaseSync } from "node:sqlite";
-import { nodeSyncSql } from "../../src/runtime/node/nodeSyncSql.ts";
-import { createSqlEventStore } from "../../src/engine/sqlEventStore.ts";
+import { nodeSyncSql } from "#src/runtime/node/nodeSyncSql.ts";
+import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
 import { describeEventStoreConformance } from "../conformance/eventStoreConformance.ts";
 
 describeEventStoreConformance("SQL store on node:sqlite", () => {

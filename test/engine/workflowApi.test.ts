@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "../../src/core/errors.ts";
-import type { WorkflowRunView } from "../../src/engine/describeRun.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import type { WorkflowRunView } from "#src/engine/describeRun.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
@@ -9,7 +9,7 @@ import {
   workflow,
   workflowDefinitions,
   type WorkflowBackend,
-} from "../../src/engine/workflowApi.ts";
+} from "#src/engine/workflowApi.ts";
 
 const start = async () => ({ done: true as const });
 

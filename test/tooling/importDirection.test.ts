@@ -33,39 +33,68 @@ describe("the import-direction check", () => {
     const { exitCode, output } = await checkImports({
       "src/dev/routes/testEvents.ts": "export const events = [];\n",
       "src/runtime/index.ts": "export const runtime = 1;\n",
-      "src/platform/api/index.ts": 'import { events } from "../../dev/routes/testEvents.ts";\nexport { events };\n',
+      "src/workers/api/index.ts": 'import { events } from "../../dev/routes/testEvents.ts";\nexport { events };\n',
+      "src/workers/gateway/index.ts": 'import { runtime } from "../../runtime/index.ts";\nexport { runtime };\n',
+      "src/plugins/email-send/index.ts": 'import { runtime } from "../../runtime/index.ts";\nexport { runtime };\n',
+      "src/objects/Counter.ts": 'import { runtime } from "../runtime/index.ts";\nexport { runtime };\n',
       "src/core/token.ts": 'import { runtime } from "../runtime/index.ts";\nexport { runtime };\n',
       // A type-only import is still an edge: the engine would depend on the runtime's shape.
       "src/engine/run.ts": 'import type { runtime } from "../runtime/index.ts";\nexport type R = typeof runtime;\n',
       "src/engine/clock.ts": 'import { hrtime } from "node:process";\nexport { hrtime };\n',
-      "src/runtime/email.ts":
-        'import { sendEmail } from "../platform/plugins/email-send/send.ts";\nexport { sendEmail };\n',
+      "src/runtime/email.ts": 'import { sendEmail } from "../plugins/email-send/send.ts";\nexport { sendEmail };\n',
+      "src/runtime/api.ts": 'import { events } from "../workers/api/index.ts";\nexport { events };\n',
+      "src/contracts/a.ts": 'import type { B } from "./b.ts";\nexport type A = B[];\n',
+      "src/contracts/b.ts": 'import type { A } from "./a.ts";\nexport type B = A | 1;\n',
     });
     expect(exitCode).not.toBe(0);
     for (const line of [
-      "error nothing-imports-dev: src/platform/api/index.ts → src/dev/routes/testEvents.ts",
-      "error platform-imports-only-core-contracts-platform: src/platform/api/index.ts → src/dev/routes/testEvents.ts",
+      "error nothing-imports-dev: src/workers/api/index.ts → src/dev/routes/testEvents.ts",
+      "error workers-import-only-core-contracts-objects-workers: src/workers/api/index.ts → src/dev/routes/testEvents.ts",
+      "error workers-import-only-core-contracts-objects-workers: src/workers/gateway/index.ts → src/runtime/index.ts",
+      "error platform-workers-never-reach-the-runtime: src/workers/gateway/index.ts → src/runtime/index.ts",
+      "error plugins-import-only-core-contracts-objects-workers-plugins: src/plugins/email-send/index.ts → src/runtime/index.ts",
+      "error objects-import-only-core-contracts-engine: src/objects/Counter.ts → src/runtime/index.ts",
       "error core-imports-only-core: src/core/token.ts → src/runtime/index.ts",
       "error engine-imports-only-core-and-contracts: src/engine/run.ts → src/runtime/index.ts",
       "error shared-layers-use-no-node-apis: src/engine/clock.ts → process",
-      "error imports-resolve: src/runtime/email.ts → ../platform/plugins/email-send/send.ts",
+      "error runtime-imports-only-core-contracts-engine-objects-runtime: src/runtime/api.ts → src/workers/api/index.ts",
+      "error imports-resolve: src/runtime/email.ts → ../plugins/email-send/send.ts",
+      "error no-cycles: src/contracts/a.ts → ",
     ]) {
       expect(output).toContain(line);
     }
   }, 20_000);
 
-  it("passes imports that follow core <- contracts <- engine <- runtime and platform <- core, contracts", async () => {
+  it("finds a worker that reaches the runtime through an actor it hosts", async () => {
+    const { exitCode, output } = await checkImports({
+      "src/engine/run.ts": "export const run = 1;\n",
+      "src/objects/Counter.ts": 'import { run } from "../engine/run.ts";\nexport { run };\n',
+      "src/workers/api/index.ts": 'import { run } from "../../objects/Counter.ts";\nexport { run };\n',
+    });
+    expect(exitCode).not.toBe(0);
+    expect(output).toContain(
+      "error platform-workers-never-reach-the-runtime: src/workers/api/index.ts → src/engine/run.ts",
+    );
+  }, 20_000);
+
+  it("passes imports that follow the layers (core <- contracts <- engine <- objects <- runtime; workers, plugins)", async () => {
     const { exitCode, output } = await checkImports({
       "src/contracts/dispatch.ts": 'import { code } from "../core/errors.ts";\nexport const dispatch = code;\n',
       "src/engine/run.ts": 'import { dispatch } from "../contracts/dispatch.ts";\nexport const run = dispatch;\n',
-      "src/runtime/index.ts": 'import { run } from "../engine/run.ts";\nexport const runtime = run;\n',
+      "src/objects/RunActor.ts": 'import { run } from "../engine/run.ts";\nexport const actor = run;\n',
+      "src/objects/Counter.ts": 'import { code } from "../core/errors.ts";\nexport const counter = code;\n',
+      "src/runtime/index.ts": 'import { actor } from "../objects/RunActor.ts";\nexport const runtime = actor;\n',
       "src/runtime/node/host.ts": 'import { readFileSync } from "node:fs";\nexport { readFileSync };\n',
-      "src/platform/api/index.ts":
+      "src/workers/db/projects.ts":
+        'import { counter } from "../../objects/Counter.ts";\nexport const projects = counter;\n',
+      "src/workers/api/index.ts":
         'import type { dispatch } from "../../contracts/dispatch.ts";\nexport type D = typeof dispatch;\n',
+      "src/plugins/email-send/index.ts":
+        'import { projects } from "../../workers/db/projects.ts";\nexport { projects };\n',
       "src/dev/routes/testEvents.ts": 'import { runtime } from "../../runtime/index.ts";\nexport { runtime };\n',
     });
-    // Seven files and node's fs: every import above was seen, so a green run means they were checked.
-    expect(output).toContain("no dependency violations found (8 modules, 6 dependencies cruised)");
+    // Eleven files and node's fs: every import above was seen, so a green run means they were checked.
+    expect(output).toContain("no dependency violations found (12 modules, 10 dependencies cruised)");
     expect(exitCode).toBe(0);
   }, 20_000);
 });

@@ -15,20 +15,20 @@ describe.each([
     "wrangler.toml",
     ["env.DB", "env.WORKFLOW_QUEUE", "env.DISPATCHER", "env.RATE_LIMITER", "env.SESSION_CODES"],
   ],
-  ["gateway", "src/platform/gateway/wrangler.toml", ["env.DB", "env.DISPATCHER", "env.PLATFORM_DOMAIN"]],
+  ["gateway", "src/workers/gateway/wrangler.toml", ["env.DB", "env.DISPATCHER", "env.PLATFORM_DOMAIN"]],
   [
     "login worker",
-    "src/platform/login/wrangler.toml",
+    "src/workers/login/wrangler.toml",
     ["env.DB", "env.OIDC_ISSUER", "env.OIDC_CLIENT_ID", "env.LOGIN_PUBLIC_URL"],
   ],
   [
     "email-send plugin",
-    "src/platform/plugins/email-send/wrangler.toml",
+    "src/plugins/email-send/wrangler.toml",
     ["env.DB", "env.RATE_LIMITER", "env.EMAIL_API_BASE", "env.SENDER_DOMAIN"],
   ],
   [
     "chat-server plugin",
-    "src/platform/plugins/chatserver/wrangler.toml",
+    "src/plugins/chatserver/wrangler.toml",
     [
       "env.DB",
       "env.RATE_LIMITER",

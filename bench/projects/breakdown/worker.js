@@ -12,7 +12,7 @@ import { executeRun } from "../../../src/engine/executeRun.ts";
 import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import { workflow } from "../../../src/runtime/workflow/index.ts";
-import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
+import { durableObjectSql } from "../../../src/objects/durableObjectSql.ts";
 import { createRunIndexReporter } from "../../../src/runtime/workflow/runIndexReporter.ts";
 
 export { WorkflowRun, WorkflowRunIndex } from "../../../src/objects/index.ts";

@@ -1,4 +1,4 @@
-import type { ApiEnv } from "../../platform/api/env.ts";
+import type { ApiEnv } from "../../workers/api/env.ts";
 
 /** The API worker's env under `platform dev`: the deployed bindings plus the local fake providers (src/dev/fakes). */
 export interface DevApiEnv extends ApiEnv {

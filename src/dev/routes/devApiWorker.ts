@@ -1,19 +1,19 @@
-import { createApiWorker } from "../../platform/api/apiWorker.ts";
-import { withCliUser } from "../../platform/api/withCliUser.ts";
+import { createApiWorker } from "../../workers/api/apiWorker.ts";
+import { withCliUser } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 import { listOutbox, showOutboxEmail } from "./localOutbox.ts";
 import { linkLocalProject } from "./localProjectRoute.ts";
 import { sendPluginTestEvent } from "./pluginTestEvents.ts";
 
 // The same actor classes as the deployed API worker: plugin workers bind them with script_name = "platform-api".
-export { RateLimiter } from "../../platform/actors/RateLimiter.ts";
-export { SessionCode } from "../../platform/actors/SessionCode.ts";
+export { RateLimiter } from "../../objects/RateLimiter.ts";
+export { SessionCode } from "../../objects/SessionCode.ts";
 
 /**
  * The API worker `platform dev` runs (src/dev/cli/dev/buildPlatformWorkers.ts):
  * the deployed worker's routes plus the dev-only ones, which reach the fake
  * providers and the local project's record. The deployed worker
- * (src/platform/api/index.ts) has none of them.
+ * (src/workers/api/index.ts) has none of them.
  */
 export default createApiWorker<DevApiEnv>({
   extraRoutes: (router) =>

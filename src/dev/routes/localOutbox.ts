@@ -1,7 +1,8 @@
 import { PlatformError } from "../../core/errors.ts";
-import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
-import type { CliRequest } from "../../platform/api/withCliUser.ts";
-import { EMAIL_ID, senderAddress, type SentEmail } from "../fakes/email/fakeEmailProvider.ts";
+import { requireOwnedProject } from "../../workers/api/projectRoutes.ts";
+import type { CliRequest } from "../../workers/api/withCliUser.ts";
+import { EMAIL_ID, senderAddress } from "../fakes/email/fakeEmailProvider.ts";
+import type { SentEmail } from "../fakes/email/fakeEmailStore.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**

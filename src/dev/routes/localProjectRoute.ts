@@ -1,10 +1,10 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { findProjectBySlug, setProjectPrivate } from "../../platform/db/projectsTable.ts";
-import { insertOwnedProject, requireOwnedProject } from "../../platform/api/projectRoutes.ts";
-import { validateSlug } from "../../platform/api/projectSlug.ts";
-import { PLATFORM_ROUTE_SLUGS, refuseReservedSlug } from "../../platform/api/reservedSlugs.ts";
-import type { CliRequest } from "../../platform/api/withCliUser.ts";
+import { findProjectBySlug, setProjectPrivate } from "../../workers/db/projectsTable.ts";
+import { insertOwnedProject, requireOwnedProject } from "../../workers/api/projectRoutes.ts";
+import { validateSlug } from "../../workers/api/projectSlug.ts";
+import { PLATFORM_ROUTE_SLUGS, refuseReservedSlug } from "../../workers/api/reservedSlugs.ts";
+import type { CliRequest } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**

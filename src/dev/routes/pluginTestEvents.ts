@@ -1,12 +1,12 @@
-import { listProjectResources, type ResourceRow } from "../../platform/db/resourceClaims.ts";
+import { listProjectResources, type ResourceRow } from "../../workers/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { requireOwnedProject } from "../../platform/api/projectRoutes.ts";
-import type { CliRequest } from "../../platform/api/withCliUser.ts";
-import { callProjectWorker } from "../../platform/dispatch/callProjectWorker.ts";
-import { resolveDispatcher } from "../../platform/dispatch/dispatcher.ts";
-import type { ProjectRow } from "../../platform/db/projectsTable.ts";
+import { requireOwnedProject } from "../../workers/api/projectRoutes.ts";
+import type { CliRequest } from "../../workers/api/withCliUser.ts";
+import { callProjectWorker } from "../../workers/dispatch/callProjectWorker.ts";
+import { resolveDispatcher } from "../../workers/dispatch/dispatcher.ts";
+import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import type { DispatchOutcome } from "../../runtime/plugins/pluginRoutes.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 

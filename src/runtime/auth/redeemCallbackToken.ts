@@ -1,7 +1,7 @@
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import type { AuthSite } from "./authSite.ts";
 
-/** The API worker's route that records a redeemed callback token (src/platform/api/callbackTokenRedeemRoute.ts). */
+/** The API worker's route that records a redeemed callback token (src/workers/api/callbackTokenRedeemRoute.ts). */
 export const REDEEM_PATH = "/internal/auth/redeem";
 
 /** `redeemed`: first use, sign the browser in. `replayed`: used before. `unavailable`: the platform could not say. */

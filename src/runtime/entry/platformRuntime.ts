@@ -1,4 +1,3 @@
-import { systemClock, type Clock } from "../../engine/clock.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 
 /**
@@ -36,9 +35,6 @@ export interface CronRegistration {
 export type EnvListener = (env: PlatformEnv) => void;
 
 export class PlatformRuntime {
-  /** What the workflow actors read the time from; tests put a clock of their own here. */
-  clock: Clock = systemClock;
-
   readonly #internalRoutes = new Map<string, InternalRouteHandler>();
   readonly #publicRoutes: PublicRouteHandler[] = [];
   readonly #crons = new Map<string, CronRegistration>();

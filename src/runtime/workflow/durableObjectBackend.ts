@@ -1,5 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
-import { runIndexOf, workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./actorClient.ts";
+import { runIndexOf } from "../../objects/runIndexClient.ts";
+import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
 

@@ -1,10 +1,11 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import type { WorkflowActorEnv } from "./actorClient.ts";
+import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
+import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import {
   installWorkflowBackend,
   setCronRegistrar,
@@ -30,6 +31,9 @@ setCronRegistrar((cron) =>
     run: async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)"),
   }),
 );
+
+// The run actors live in this worker: their environment is the runtime's too.
+workflowRunHost.useEnv = (env) => platformRuntime.useEnv(env as PlatformEnv);
 
 platformRuntime.onEnv((env) => {
   if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));

@@ -1,4 +1,5 @@
-import { runIndexOf, type WorkflowActorEnv } from "./actorClient.ts";
+import { runIndexOf } from "../../objects/runIndexClient.ts";
+import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
 
 const SWEEP_CONCURRENCY = 50;

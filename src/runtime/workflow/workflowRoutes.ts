@@ -1,7 +1,7 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { DEFAULT_JSON_LIMIT_BYTES, parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
 import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
-import type { WorkflowActorEnv } from "./actorClient.ts";
+import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { toRunListQuery } from "../../engine/store.ts";
 import { workflow } from "../../engine/workflowApi.ts";
 import { actorForRun } from "./durableObjectBackend.ts";

@@ -12,7 +12,7 @@ import {
   verifyEd25519WebCrypto,
   verifyEd25519Webhook,
   type Ed25519Implementation,
-} from "../../../src/core/crypto/ed25519.ts";
+} from "#src/core/crypto/ed25519.ts";
 
 // RFC 8032 section 7.1, TEST 1-3 (copied from shared/reference/plugins-anchors.md 3.1).
 const RFC8032 = [

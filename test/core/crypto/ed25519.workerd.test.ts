@@ -8,7 +8,7 @@ import {
   verifyEd25519Noble,
   verifyEd25519WebCrypto,
   verifyEd25519Webhook,
-} from "../../../src/core/crypto/ed25519.ts";
+} from "#src/core/crypto/ed25519.ts";
 
 const VECTORS = [
   [

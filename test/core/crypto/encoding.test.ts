@@ -7,7 +7,7 @@ import {
   hex,
   randomBase64url,
   randomHex,
-} from "../../../src/core/crypto/encoding.ts";
+} from "#src/core/crypto/encoding.ts";
 
 describe("encoding", () => {
   it("base64url round-trips without padding and refuses other alphabets", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deriveKey } from "../../../src/core/crypto/keys.ts";
+import { deriveKey } from "#src/core/crypto/keys.ts";
 
 const encoder = new TextEncoder();
 const SECRET = "a-worker-secret-of-at-least-32-characters";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { verifyCallbackToken, bindingHash } from "../../../src/core/callbackToken.ts";
-import { base64url } from "../../../src/core/crypto/encoding.ts";
-import { openFlowCookie, type FlowState } from "../../../src/platform/login/flowCookie.ts";
-import { csrfTokenValid } from "../../../src/runtime/auth/csrfToken.ts";
-import { openSession } from "../../../src/runtime/auth/sessionSeal.ts";
+import { verifyCallbackToken, bindingHash } from "#src/core/callbackToken.ts";
+import { base64url } from "#src/core/crypto/encoding.ts";
+import { openFlowCookie, type FlowState } from "#src/workers/login/flowCookie.ts";
+import { csrfTokenValid } from "#src/runtime/auth/csrfToken.ts";
+import { openSession } from "#src/runtime/auth/sessionSeal.ts";
 
 /**
  * Values written by the code before core/crypto (same keys, same layouts,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { base64url } from "../../../src/core/crypto/encoding.ts";
-import { deriveKey, importKey } from "../../../src/core/crypto/keys.ts";
-import { openSealed, seal } from "../../../src/core/crypto/sealed.ts";
+import { base64url } from "#src/core/crypto/encoding.ts";
+import { deriveKey, importKey } from "#src/core/crypto/keys.ts";
+import { openSealed, seal } from "#src/core/crypto/sealed.ts";
 
 const encoder = new TextEncoder();
 const SECRET = "a-worker-secret-of-at-least-32-characters";

@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { fromBase64url } from "../../../src/core/crypto/encoding.ts";
-import { deriveKey } from "../../../src/core/crypto/keys.ts";
-import {
-  signature,
-  signatureValid,
-  signPayload,
-  timingSafeEqual,
-  verifyPayload,
-} from "../../../src/core/crypto/signed.ts";
+import { fromBase64url } from "#src/core/crypto/encoding.ts";
+import { deriveKey } from "#src/core/crypto/keys.ts";
+import { signature, signatureValid, signPayload, timingSafeEqual, verifyPayload } from "#src/core/crypto/signed.ts";
 
 const SECRET = "a-worker-secret-of-at-least-32-characters";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isNavigation } from "../../../src/core/web/navigation.ts";
+import { isNavigation } from "#src/core/web/navigation.ts";
 
 describe("isNavigation", () => {
   it.each([

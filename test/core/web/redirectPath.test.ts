@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSafeRedirectPath, safeRedirectPath } from "../../../src/core/web/redirectPath.ts";
+import { isSafeRedirectPath, safeRedirectPath } from "#src/core/web/redirectPath.ts";
 
 // The login worker (`isSafeRedirectPath` on /start) and the project runtime
 // (`safeRedirectPath`) share the rule; these rows pin where the two copies

@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { saveLogin } from "../../../src/dev/cli/credentials/credentialsFile.ts";
-import { callPlatformApi, requestPlatformApi, resolvePlatformApi } from "../../../src/dev/cli/platformTarget.ts";
+import { saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
+import { callPlatformApi, requestPlatformApi, resolvePlatformApi } from "#src/dev/cli/platformTarget.ts";
 
 let dir: string;
 let file: string;

@@ -1,7 +1,7 @@
 import { BaseScripts } from "cloudflare/resources/workers-for-platforms/dispatch/namespaces/scripts/scripts";
 import { createClient } from "cloudflare/tree-shakable";
 import { describe, expect, it } from "vitest";
-import { type AcceptedScript, createScriptUploadStandIn } from "../../../src/dev/cloudflare/scriptUploadStandIn.ts";
+import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 
 const API = "https://api.cloudflare.test/client/v4";
 const SCRIPT_URL = `${API}/accounts/acc123/workers/dispatch/namespaces/platform-projects/scripts/proj-shop`;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createFakeEmailProvider } from "../../../src/dev/fakes/email/fakeEmailProvider.ts";
-import type { DevApiEnv } from "../../../src/dev/routes/devApiEnv.ts";
-import devApi from "../../../src/dev/routes/devApiWorker.ts";
-import { apiHarness, callApi as callAnyApi, expectError, userWithProject } from "../../support/workerd/index.ts";
+import { createFakeEmailProvider } from "#src/dev/fakes/email/fakeEmailProvider.ts";
+import type { DevApiEnv } from "#src/dev/routes/devApiEnv.ts";
+import devApi from "#src/dev/routes/devApiWorker.ts";
+import { apiHarness, callApi as callAnyApi, expectError, userWithProject } from "#test/support/workerd/index.ts";
 
 const API_KEY = "re_outbox_test";
 const DOMAIN = "mail.platform.local";
@@ -126,7 +126,7 @@ describe("GET /projects/:slug/outbox and /outbox/:id (the local outbox)", () => 
   });
 });
 
-describe("the deployed API worker (src/platform/api/index.ts)", () => {
+describe("the deployed API worker (src/workers/api/index.ts)", () => {
   it("has no outbox route", async () => {
     const w = await outboxWorld();
     const response = await callAnyApi("GET", "/projects/alpha/outbox", { token: w.ada.user.token, env: w.env });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import devApi from "../../../src/dev/routes/devApiWorker.ts";
+import devApi from "#src/dev/routes/devApiWorker.ts";
 import {
   callApi,
   countRows,
@@ -7,7 +7,7 @@ import {
   expectError,
   projectRow,
   userWithProject,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 // `PUT /projects/:slug/local`: what `platform dev` asks of its local API worker (src/dev/routes/localProjectRoute.ts).
 describe("PUT /projects/:slug/local (platform dev only)", () => {

@@ -2,13 +2,13 @@
 // plugin's relay (the only way the real chat server delivers them).
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import { sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
-import { claimResource, listProjectResources } from "../../../src/platform/db/resourceClaims.ts";
-import type { ChatServerEnv } from "../../../src/platform/plugins/chatserver/env.ts";
-import type { GatewayConnection } from "../../../src/platform/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
-import { relayConnection } from "../../../src/platform/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
-import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "../../support/workerd/index.ts";
+import { createFakeChatServer, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
+import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
+import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
+import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
+import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
+import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://chat.fake";
 const APP = "999999999999999999";

@@ -1,13 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import { createFakeWorkspace, DEFAULT_TEAM } from "../../../src/dev/fakes/workspace/fakeWorkspace.ts";
-import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../../src/core/crypto/ed25519.ts";
-import { verifyWorkspaceSignature } from "../../../src/platform/plugins/workspace/workspaceSignature.ts";
-import { claimResource, listProjectResources } from "../../../src/platform/db/resourceClaims.ts";
-import type { DevApiEnv } from "../../../src/dev/routes/devApiEnv.ts";
-import devApi from "../../../src/dev/routes/devApiWorker.ts";
-import { DEFAULT_CALL_WAIT, sendTestEvent } from "../../../src/dev/routes/pluginTestEvents.ts";
+import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { createFakeWorkspace, DEFAULT_TEAM } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
+import { ed25519PublicKeyHex, verifyEd25519Webhook } from "#src/core/crypto/ed25519.ts";
+import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
+import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
+import type { DevApiEnv } from "#src/dev/routes/devApiEnv.ts";
+import devApi from "#src/dev/routes/devApiWorker.ts";
+import { DEFAULT_CALL_WAIT, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import {
   apiHarness,
   fakeDispatcher,
@@ -16,7 +16,7 @@ import {
   jsonOfSize,
   userWithProject,
   type ApiCall,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
 const APP = "999999999999999999";
@@ -111,7 +111,7 @@ async function installedChatProject(slug = "alpha") {
   return owner;
 }
 
-describe("the deployed API worker (src/platform/api/index.ts)", () => {
+describe("the deployed API worker (src/workers/api/index.ts)", () => {
   it("has no test-events route: 404 even with the fakes bound, and nothing reaches them", async () => {
     const { user } = await installedChatProject();
     const chat = untouchedFake();
@@ -503,7 +503,7 @@ async function installSlackTeam(slack: ReturnType<typeof createFakeWorkspace>): 
 }
 
 describe("test events: what the project's dispatch came to", () => {
-  type Recorded = import("../../../src/runtime/plugins/pluginRoutes.ts").DispatchOutcome;
+  type Recorded = import("#src/runtime/plugins/pluginRoutes.ts").DispatchOutcome;
   const FAST = { maxMs: 400, quietMs: 100, pollMs: 50 };
   const base = { kind: "command", name: "ping", status: 200 };
 

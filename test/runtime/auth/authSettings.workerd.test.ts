@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
-import { DEFAULT_SESSION_MAX_AGE, MAX_SESSION_MAX_AGE, authSettings } from "../../../src/runtime/auth/authSettings.ts";
-import { checkEmail } from "../../../src/core/email.ts";
-import { safeRedirectPath } from "../../../src/core/web/redirectPath.ts";
-import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
-import { PlatformError } from "../../../src/core/errors.ts";
+import { auth } from "#src/runtime/auth/index.ts";
+import { DEFAULT_SESSION_MAX_AGE, MAX_SESSION_MAX_AGE, authSettings } from "#src/runtime/auth/authSettings.ts";
+import { checkEmail } from "#src/core/email.ts";
+import { safeRedirectPath } from "#src/core/web/redirectPath.ts";
+import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
+import { PlatformError } from "#src/core/errors.ts";
 
 describe("auth.allow(options)", () => {
   it("defaults: every account, 30-day sessions; reported in the build metadata for the login worker", () => {

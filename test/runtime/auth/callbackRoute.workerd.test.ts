@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
-import { openSession } from "../../../src/runtime/auth/sessionSeal.ts";
-import { bindingHash, verifySignInStart } from "../../../src/core/callbackToken.ts";
+import { auth } from "#src/runtime/auth/index.ts";
+import { openSession } from "#src/runtime/auth/sessionSeal.ts";
+import { bindingHash, verifySignInStart } from "#src/core/callbackToken.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,
@@ -23,7 +23,7 @@ import {
   sessionPair,
   startIdpFlow,
   type Mode,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

@@ -4,8 +4,8 @@
 import { createExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { describe, expect, it } from "vitest";
-import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 
 const env = {
   PLATFORM_WORKER_SECRET: "ab".repeat(32),

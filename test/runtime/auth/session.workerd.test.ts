@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { auth, readSessionUser } from "../../../src/runtime/auth/index.ts";
-import { fromBase64url, base64url } from "../../../src/core/crypto/encoding.ts";
-import { openSession } from "../../../src/runtime/auth/sessionSeal.ts";
+import { auth, readSessionUser } from "#src/runtime/auth/index.ts";
+import { fromBase64url, base64url } from "#src/core/crypto/encoding.ts";
+import { openSession } from "#src/runtime/auth/sessionSeal.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,
@@ -22,7 +22,7 @@ import {
   signIn,
   signInResponse,
   type Mode,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow({ sessionMaxAge: 3600 }));
 

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
-import { signInRequired } from "../../../src/runtime/auth/signInRequired.ts";
+import { auth } from "#src/runtime/auth/index.ts";
+import { signInRequired } from "#src/runtime/auth/signInRequired.ts";
 import {
   LOCAL_PUBLIC,
   MODES,
@@ -10,7 +10,7 @@ import {
   send,
   signIn,
   type Mode,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
-import { openSession } from "../../../src/runtime/auth/sessionSeal.ts";
+import { auth } from "#src/runtime/auth/index.ts";
+import { openSession } from "#src/runtime/auth/sessionSeal.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,
@@ -17,7 +17,7 @@ import {
   sessionCookieName,
   sessionPair,
   type Mode,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

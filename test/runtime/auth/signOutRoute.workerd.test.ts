@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
+import { auth } from "#src/runtime/auth/index.ts";
 import {
   DEPLOYED_PRIVATE,
   DEPLOYED_PUBLIC,
@@ -11,7 +11,7 @@ import {
   sessionCookieName,
   signIn,
   type Mode,
-} from "../../support/workerd/index.ts";
+} from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

@@ -1,13 +1,13 @@
 import { createExecutionContext } from "cloudflare:test";
 import { Router, type IRequest } from "itty-router";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createPlatformWorker, type ProjectExport } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
-import { PlatformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
-import { basePathOf } from "../../../src/runtime/entry/requestBasePath.ts";
-import { PlatformError, type PlatformErrorCode } from "../../../src/core/errors.ts";
-import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "../../../src/core/requestToken.ts";
-import { expectError, streamOfBytes } from "../../support/workerd/index.ts";
+import { createPlatformWorker, type ProjectExport } from "#src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
+import { PlatformRuntime } from "#src/runtime/entry/platformRuntime.ts";
+import { basePathOf } from "#src/runtime/entry/requestBasePath.ts";
+import { PlatformError, type PlatformErrorCode } from "#src/core/errors.ts";
+import { INTERNAL_HEADER, signRequestToken, type TokenPurpose } from "#src/core/requestToken.ts";
+import { expectError, streamOfBytes } from "#test/support/workerd/index.ts";
 
 const SECRET = "ab".repeat(32);
 const OTHER_SECRET = "cd".repeat(32);

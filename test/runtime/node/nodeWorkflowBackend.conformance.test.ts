@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { createNodeWorkflowBackend } from "../../../src/runtime/node/nodeWorkflowBackend.ts";
-import { createMemoryWorkflowBackend } from "../../../src/engine/memoryBackend.ts";
-import { createMemoryEventStore } from "../../../src/engine/memoryEventStore.ts";
-import { describeWorkflowConformance } from "../../conformance/workflowConformance.ts";
+import { createNodeWorkflowBackend } from "#src/runtime/node/nodeWorkflowBackend.ts";
+import { createMemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
+import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import { describeWorkflowConformance } from "#test/conformance/workflowConformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-conformance-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,11 +6,11 @@ import {
   createNodeWorkflowBackend,
   installNodeWorkflowBackend,
   type NodeWorkflowBackend,
-} from "../../../src/runtime/node/index.ts";
-import { openSqliteWorkflowStore } from "../../../src/runtime/node/sqliteEventStore.ts";
-import { defineWorkflow } from "../../../src/engine/definition.ts";
-import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "../../../src/engine/workflowApi.ts";
-import { gate, logBuilder, shape } from "../../support/node/index.ts";
+} from "#src/runtime/node/index.ts";
+import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
+import { defineWorkflow } from "#src/engine/definition.ts";
+import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { gate, logBuilder, shape } from "#test/support/node/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-node-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

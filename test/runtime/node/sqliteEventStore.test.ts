@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openSqliteWorkflowStore } from "../../../src/runtime/node/sqliteEventStore.ts";
-import { describeEventStoreConformance } from "../../conformance/eventStoreConformance.ts";
+import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
+import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,24 +6,24 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "../../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import type { ChatServerEnv } from "../../../src/platform/plugins/chatserver/env.ts";
-import plugin from "../../../src/platform/plugins/chatserver/index.ts";
-import { relayConnection } from "../../../src/platform/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
-import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
+import { createFakeChatServer, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
+import plugin from "#src/plugins/chatserver/index.ts";
+import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import {
   chatserver,
   resetChatServerHandlers,
   type ChatCommand,
   type ChatEvent,
-} from "../../../src/runtime/plugins/chatserver.ts";
-import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
-import { callProjectWorker } from "../../../src/platform/dispatch/callProjectWorker.ts";
-import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
-import { PlatformError } from "../../../src/core/errors.ts";
-import { userWithProject } from "../../support/workerd/index.ts";
-import { pluginEnv } from "../../support/workerd/index.ts";
+} from "#src/runtime/plugins/chatserver.ts";
+import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
+import { callProjectWorker } from "#src/workers/dispatch/callProjectWorker.ts";
+import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { userWithProject } from "#test/support/workerd/index.ts";
+import { pluginEnv } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
 const PLUGIN = "https://chatserver.plugin.test";

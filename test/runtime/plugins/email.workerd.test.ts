@@ -1,16 +1,16 @@
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import emailPlugin from "../../../src/platform/plugins/email-send/index.ts";
-import fakeEmailWorker from "../../../src/dev/fakes/email/index.ts";
-import type { EmailPluginEnv } from "../../../src/platform/plugins/email-send/env.ts";
-import { createFakeEmailProvider, type FakeEmailProvider } from "../../../src/dev/fakes/email/fakeEmailProvider.ts";
-import { email } from "../../../src/runtime/plugins/email.ts";
-import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
-import { PlatformError } from "../../../src/core/errors.ts";
-import { IDENTITY_HEADER } from "../../../src/core/requestToken.ts";
-import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
-import { userWithProject } from "../../support/workerd/index.ts";
-import { pluginEnv, signedRequest } from "../../support/workerd/index.ts";
+import emailPlugin from "#src/plugins/email-send/index.ts";
+import fakeEmailWorker from "#src/dev/fakes/email/index.ts";
+import type { EmailPluginEnv } from "#src/plugins/email-send/env.ts";
+import { createFakeEmailProvider, type FakeEmailProvider } from "#src/dev/fakes/email/fakeEmailProvider.ts";
+import { email } from "#src/runtime/plugins/email.ts";
+import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { IDENTITY_HEADER } from "#src/core/requestToken.ts";
+import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
+import { userWithProject } from "#test/support/workerd/index.ts";
+import { pluginEnv, signedRequest } from "#test/support/workerd/index.ts";
 
 const API_KEY = "re_test_0123456789";
 

@@ -1,17 +1,17 @@
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
-import { pluginCall } from "../../../src/runtime/plugins/pluginCall.ts";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
+import { pluginCall } from "#src/runtime/plugins/pluginCall.ts";
 import {
   NoPluginHandler,
   registerPluginHandler,
   registerPluginMetadata,
   type PluginRequestContext,
-} from "../../../src/runtime/plugins/pluginRoutes.ts";
-import { callProjectWorker } from "../../../src/platform/dispatch/callProjectWorker.ts";
-import { PlatformError } from "../../../src/core/errors.ts";
-import { IDENTITY_HEADER, verifyRequestToken } from "../../../src/core/requestToken.ts";
+} from "#src/runtime/plugins/pluginRoutes.ts";
+import { callProjectWorker } from "#src/workers/dispatch/callProjectWorker.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { IDENTITY_HEADER, verifyRequestToken } from "#src/core/requestToken.ts";
 
 const SECRET = "ab".repeat(32);
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: SECRET };

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../../src/core/errors.ts";
-import { defineWorkflow, type WorkflowSteps } from "../../../src/engine/definition.ts";
-import type { RunEventView } from "../../../src/engine/describeRun.ts";
-import { RetryAfterError } from "../../../src/engine/retryAfterError.ts";
-import { resetWorkflowsForTests, workflow } from "../../../src/engine/workflowApi.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
+import type { RunEventView } from "#src/engine/describeRun.ts";
+import { RetryAfterError } from "#src/engine/retryAfterError.ts";
+import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
 import { type TestRun, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);

@@ -1,10 +1,10 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
-import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
-import type { WorkflowActorEnv } from "../../../src/runtime/workflow/actorClient.ts";
-import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
-import { durableObjectWorkflowBackend } from "../../../src/runtime/workflow/durableObjectBackend.ts";
-import { describeEventStoreConformance } from "../../conformance/eventStoreConformance.ts";
-import { describeWorkflowConformance } from "../../conformance/workflowConformance.ts";
+import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
+import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
+import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
+import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
+import { describeWorkflowConformance } from "#test/conformance/workflowConformance.ts";
 
 /**
  * The two conformance suites the memory and node:sqlite implementations pass

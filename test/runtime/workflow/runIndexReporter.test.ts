@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunSummary } from "../../../src/engine/store.ts";
-import { createRunIndexReporter, type RunIndexRecorder } from "../../../src/runtime/workflow/runIndexReporter.ts";
+import type { RunSummary } from "#src/engine/store.ts";
+import { createRunIndexReporter, type RunIndexRecorder } from "#src/runtime/workflow/runIndexReporter.ts";
 
 const summary = (id: string): RunSummary => ({
   id,

@@ -16,22 +16,23 @@ import {
 } from "cloudflare:test";
 import { Router } from "itty-router";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { durableObjectSql } from "../../../src/runtime/workflow/actors/durableObjectSql.ts";
-import { runIndexOf, type WorkflowActorEnv } from "../../../src/runtime/workflow/actorClient.ts";
-import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
-import type { WorkflowRunView } from "../../../src/engine/describeRun.ts";
-import { systemClock, type Clock } from "../../../src/engine/clock.ts";
-import { platformRuntime } from "../../../src/runtime/entry/platformRuntime.ts";
-import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
-import type { RunListPage } from "../../../src/engine/store.ts";
+import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
+import { runIndexOf } from "#src/objects/runIndexClient.ts";
+import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
+import type { WorkflowRunView } from "#src/engine/describeRun.ts";
+import { systemClock, type Clock } from "#src/engine/clock.ts";
+import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
+import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import type { RunListPage } from "#src/engine/store.ts";
 // What user code pulls in by importing `workflow` from "platform": the engine plus its wiring into the worker's runtime.
-import { workflow } from "../../../src/runtime/workflow/index.ts";
-import { INTERNAL_HEADER, signRequestToken } from "../../../src/core/requestToken.ts";
-import type { WorkflowExecuteMessage } from "../../../src/platform/api/env.ts";
-import { consumeWorkflowQueue } from "../../../src/platform/api/workflowExecution.ts";
-import type { Dispatcher } from "../../../src/platform/dispatch/dispatcher.ts";
-import { apiHarness, expectError, userWithProject } from "../../support/workerd/index.ts";
+import { workflow } from "#src/runtime/workflow/index.ts";
+import { INTERNAL_HEADER, signRequestToken } from "#src/core/requestToken.ts";
+import type { WorkflowExecuteMessage } from "#src/workers/api/env.ts";
+import { consumeWorkflowQueue } from "#src/workers/api/workflowExecution.ts";
+import type { Dispatcher } from "#src/workers/dispatch/dispatcher.ts";
+import { apiHarness, expectError, userWithProject } from "#test/support/workerd/index.ts";
 
 const SECRET = "ab".repeat(32);
 const OTHER_SECRET = "cd".repeat(32);
@@ -709,10 +710,10 @@ describe("the queue path: API consumer → dispatcher → project worker → run
   describe("with a clock the test moves", () => {
     beforeEach(() => {
       clockOffset = 0;
-      platformRuntime.clock = testClock;
+      workflowRunHost.clock = testClock;
     });
     afterEach(() => {
-      platformRuntime.clock = systemClock;
+      workflowRunHost.clock = systemClock;
     });
 
     const actorOf = (runId: string) => env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.idFromString(runId.split(".")[0]!));

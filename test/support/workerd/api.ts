@@ -6,9 +6,9 @@
  */
 import { createExecutionContext, env } from "cloudflare:test";
 import { expect } from "vitest";
-import api from "../../../src/platform/api/index.ts";
-import type { ApiEnv, WorkflowExecuteMessage } from "../../../src/platform/api/env.ts";
-import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
+import api from "#src/workers/api/index.ts";
+import type { ApiEnv, WorkflowExecuteMessage } from "#src/workers/api/env.ts";
+import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const API_ORIGIN = "https://api.test";

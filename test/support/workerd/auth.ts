@@ -6,13 +6,13 @@
 import { createExecutionContext, env as testEnv } from "cloudflare:test";
 import { Router, type IRequest } from "itty-router";
 import { expect } from "vitest";
-import { auth } from "../../../src/runtime/auth/index.ts";
-import { sealSession, type SessionRecord } from "../../../src/runtime/auth/sessionSeal.ts";
-import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
-import type { PlatformEnv } from "../../../src/runtime/entry/platformEnv.ts";
-import { bindingHash, signCallbackToken } from "../../../src/core/callbackToken.ts";
-import api from "../../../src/platform/api/index.ts";
-import type { ApiEnv } from "../../../src/platform/api/env.ts";
+import { auth } from "#src/runtime/auth/index.ts";
+import { sealSession, type SessionRecord } from "#src/runtime/auth/sessionSeal.ts";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
+import { bindingHash, signCallbackToken } from "#src/core/callbackToken.ts";
+import api from "#src/workers/api/index.ts";
+import type { ApiEnv } from "#src/workers/api/env.ts";
 
 export const SECRET = "ab".repeat(32);
 export const OTHER_SECRET = "cd".repeat(32);

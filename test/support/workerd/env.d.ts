@@ -8,14 +8,10 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       ADMIN_TOKEN: string;
       PLATFORM_DOMAIN: string;
-      WORKFLOW_RUNS: DurableObjectNamespace<
-        import("../../../src/runtime/workflow/actors/WorkflowRunActor.ts").WorkflowRunActor
-      >;
-      RATE_LIMITER: DurableObjectNamespace<import("../../../src/platform/actors/RateLimiter.ts").RateLimiter>;
-      SESSION_CODES: DurableObjectNamespace<import("../../../src/platform/actors/SessionCode.ts").SessionCode>;
-      WORKFLOW_RUN_INDEX: DurableObjectNamespace<
-        import("../../../src/runtime/workflow/actors/WorkflowRunIndexActor.ts").WorkflowRunIndexActor
-      >;
+      WORKFLOW_RUNS: DurableObjectNamespace<import("#src/objects/WorkflowRunActor.ts").WorkflowRunActor>;
+      RATE_LIMITER: DurableObjectNamespace<import("#src/objects/RateLimiter.ts").RateLimiter>;
+      SESSION_CODES: DurableObjectNamespace<import("#src/objects/SessionCode.ts").SessionCode>;
+      WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("#src/objects/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;
     }
   }
 }

@@ -8,10 +8,10 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { expect } from "vitest";
-import { bindingHash, signSignInStart } from "../../../src/core/callbackToken.ts";
-import { base64url } from "../../../src/core/crypto/encoding.ts";
-import type { LoginEnv } from "../../../src/platform/login/env.ts";
-import login from "../../../src/platform/login/index.ts";
+import { bindingHash, signSignInStart } from "#src/core/callbackToken.ts";
+import { base64url } from "#src/core/crypto/encoding.ts";
+import type { LoginEnv } from "#src/workers/login/env.ts";
+import login from "#src/workers/login/index.ts";
 import { callApi, createUserWithToken, projectRow } from "./api.ts";
 
 export const ISSUER = "https://idp.example.test";

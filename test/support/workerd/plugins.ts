@@ -5,10 +5,10 @@
  */
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { PlatformError } from "../../../src/core/errors.ts";
-import { IDENTITY_HEADER, signRequestToken } from "../../../src/core/requestToken.ts";
-import type { PluginEnv } from "../../../src/platform/plugins/shared/pluginEnv.ts";
-import type { ProjectRow } from "../../../src/platform/db/projectsTable.ts";
+import { PlatformError } from "#src/core/errors.ts";
+import { IDENTITY_HEADER, signRequestToken } from "#src/core/requestToken.ts";
+import type { PluginEnv } from "#src/plugins/shared/pluginEnv.ts";
+import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { userWithProject } from "./api.ts";
 
 export const TOKEN_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";

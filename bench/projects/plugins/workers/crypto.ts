@@ -2,7 +2,7 @@
 // workerd's Date.now() does not advance while the batch runs (no I/O), so the
 // bench times the whole request from Node and reads workerd's CPU from /proc.
 import { verifyEd25519Webhook, type Ed25519Implementation } from "../../../../src/core/crypto/ed25519.ts";
-import { verifyWorkspaceSignature } from "../../../../src/platform/plugins/workspace/workspaceSignature.ts";
+import { verifyWorkspaceSignature } from "../../../../src/plugins/workspace/workspaceSignature.ts";
 
 interface Env {
   /** JSON: the signed request every check verifies (same bytes as the Node figures). */

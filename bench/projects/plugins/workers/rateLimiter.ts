@@ -1,7 +1,7 @@
 // Bench worker: binds the platform's RateLimiter class (bundled from
-// src/platform/actors/RateLimiter.ts) and fires N concurrent take() calls at one
+// src/objects/RateLimiter.ts) and fires N concurrent take() calls at one
 // project's actor, the way takeRateLimit reaches it.
-import { RateLimiter } from "../../../../src/platform/actors/RateLimiter.ts";
+import { RateLimiter } from "../../../../src/objects/RateLimiter.ts";
 
 export { RateLimiter };
 

@@ -23,7 +23,7 @@ interface ResourceSummary {
   claimedAt: string;
   commands?: string[];
 }
-/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/platform/plugins/shared/uninstallPlugin.ts). */
+/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/plugins/shared/uninstallPlugin.ts). */
 interface UninstallReport {
   plugin: string;
   atProvider: string[];

@@ -6,7 +6,7 @@ import { experimental_readRawConfig, type Unstable_RawConfig } from "wrangler";
 export interface PlatformWorkerConfig {
   /** The worker's script name (`name` in its config), e.g. `platform-api`. */
   name: string;
-  /** The config's path relative to the repository, e.g. `src/platform/gateway/wrangler.toml`. */
+  /** The config's path relative to the repository, e.g. `src/workers/gateway/wrangler.toml`. */
   configPath: string;
   /** The parsed config, as wrangler reads it (no defaults filled in). */
   raw: Unstable_RawConfig;
@@ -15,12 +15,12 @@ export interface PlatformWorkerConfig {
 /** The one worker whose config sits at the repository root: the API worker. */
 const ROOT_CONFIG = "wrangler.toml";
 /** The platform's public front door: it answers every project's traffic, so it goes out last among equals. */
-const FRONT_DOOR_DIR = "src/platform/gateway";
+const FRONT_DOOR_DIR = "src/workers/gateway";
 
 /**
  * Every platform worker's config: the root (API) worker, the plugins
- * (`src/platform/plugins/<id>/wrangler.toml`) and the other workers
- * (`src/platform/<id>/wrangler.toml`), in the order the deploy prefers among
+ * (`src/plugins/<id>/wrangler.toml`) and the other workers
+ * (`src/workers/<id>/wrangler.toml`), in the order the deploy prefers among
  * workers whose bindings leave it free (API, plugins, others, gateway last).
  */
 export function platformWorkerConfigPaths(repoRoot: string): string[] {
@@ -29,11 +29,11 @@ export function platformWorkerConfigPaths(repoRoot: string): string[] {
       .filter((entry) => entry.isDirectory() && existsSync(path.join(repoRoot, dir, entry.name, "wrangler.toml")))
       .map((entry) => `${dir}/${entry.name}`)
       .sort();
-  const others = configsUnder("src/platform").filter((dir) => dir !== FRONT_DOOR_DIR);
+  const others = configsUnder("src/workers").filter((dir) => dir !== FRONT_DOOR_DIR);
   const frontDoor = existsSync(path.join(repoRoot, FRONT_DOOR_DIR, "wrangler.toml")) ? [FRONT_DOOR_DIR] : [];
   return [
     ROOT_CONFIG,
-    ...[...configsUnder("src/platform/plugins"), ...others, ...frontDoor].map((dir) => `${dir}/wrangler.toml`),
+    ...[...configsUnder("src/plugins"), ...others, ...frontDoor].map((dir) => `${dir}/wrangler.toml`),
   ];
 }
 

@@ -1,4 +1,4 @@
-import { PLATFORM_ROUTE_SLUGS } from "../../../platform/api/reservedSlugs.ts";
+import { PLATFORM_ROUTE_SLUGS } from "../../../workers/api/reservedSlugs.ts";
 import { projectSlugFor } from "../dev/projectSlugFor.ts";
 
 /**

@@ -7,12 +7,12 @@ import { REPO_ROOT } from "../repoPaths.ts";
  * The API is the deployed worker's routes plus the dev-only ones (test events, the local project's record).
  */
 export const PLATFORM_WORKERS = {
-  gateway: "src/platform/gateway/index.ts",
+  gateway: "src/workers/gateway/index.ts",
   api: "src/dev/routes/devApiWorker.ts",
-  login: "src/platform/login/index.ts",
-  pluginChatserver: "src/platform/plugins/chatserver/index.ts",
-  pluginWorkspace: "src/platform/plugins/workspace/index.ts",
-  pluginEmail: "src/platform/plugins/email-send/index.ts",
+  login: "src/workers/login/index.ts",
+  pluginChatserver: "src/plugins/chatserver/index.ts",
+  pluginWorkspace: "src/plugins/workspace/index.ts",
+  pluginEmail: "src/plugins/email-send/index.ts",
   fakeChatserver: "src/dev/fakes/chatserver/index.ts",
   fakeWorkspace: "src/dev/fakes/workspace/index.ts",
   fakeEmail: "src/dev/fakes/email/index.ts",

@@ -10,7 +10,7 @@ import type { WorkflowBackend } from "../../../engine/workflowApi.ts";
  * `platform dev --node` has no API worker, so the Node server answers the
  * API's workflow routes itself, under {@link NODE_API_PATH} (a prefix the
  * runtime reserves, never the project's): the same paths, bodies, checks and
- * statuses as the API worker (src/platform/api/projectWorkflowRoutes.ts), on
+ * statuses as the API worker (src/workers/api/projectWorkflowRoutes.ts), on
  * the project's own backend, for the CLI token `platform dev` wrote to
  * `.platform/dev.json`. Beyond the spec.
  */

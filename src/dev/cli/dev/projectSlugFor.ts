@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { PLATFORM_ROUTE_SLUGS } from "../../../platform/api/reservedSlugs.ts";
+import { PLATFORM_ROUTE_SLUGS } from "../../../workers/api/reservedSlugs.ts";
 
 /** The slug a local project runs under: its package.json name or its folder name, made slug-safe. */
 export function projectSlugFor(projectDir: string): string {

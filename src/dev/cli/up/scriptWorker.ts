@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { V4WorkerOptions } from "miniflare";
-import { PLATFORM_SERVICES, type ScriptBinding } from "../../../platform/api/dispatchUpload.ts";
+import { PLATFORM_SERVICES, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 
 /** The deployed service names a project's bindings point at, as `platform up` names those workers. */

@@ -17,11 +17,7 @@
  * worker serves the fake from an actor (index.ts).
  */
 import { randomHex } from "../../../core/crypto/encoding.ts";
-import {
-  GATEWAY_OP,
-  type GatewayFrame,
-  parseFrame,
-} from "../../../platform/plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
+import { GATEWAY_OP, type GatewayFrame, parseFrame } from "../../../plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 41_250;
 /** How many dispatches a session keeps for RESUME. */

@@ -14,17 +14,7 @@
  * that error). What was accepted lives in `store` (KV under `platform dev`).
  */
 import { hex } from "../../../core/crypto/encoding.ts";
-import { type FakeEmailStore, memoryFakeEmailStore } from "./fakeEmailStore.ts";
-
-export interface SentEmail {
-  id: string;
-  from: string;
-  to: string[];
-  subject: string;
-  html: string;
-  idempotencyKey: string | null;
-  at: string;
-}
+import { type FakeEmailStore, memoryFakeEmailStore, type SentEmail } from "./fakeEmailStore.ts";
 
 export interface FakeEmailProvider {
   fetch(request: Request): Promise<Response>;

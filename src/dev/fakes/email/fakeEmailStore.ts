@@ -1,4 +1,13 @@
-import type { SentEmail } from "./fakeEmailProvider.ts";
+/** One email the fake provider accepted, as its outbox shows it. */
+export interface SentEmail {
+  id: string;
+  from: string;
+  to: string[];
+  subject: string;
+  html: string;
+  idempotencyKey: string | null;
+  at: string;
+}
 
 /** What the fake email provider keeps: the emails it accepted (its outbox) and the idempotency keys it saw. */
 export interface FakeEmailStore {

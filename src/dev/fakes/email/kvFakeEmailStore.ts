@@ -1,6 +1,5 @@
 import { hex } from "../../../core/crypto/encoding.ts";
-import type { SentEmail } from "./fakeEmailProvider.ts";
-import type { FakeEmailStore } from "./fakeEmailStore.ts";
+import type { FakeEmailStore, SentEmail } from "./fakeEmailStore.ts";
 
 /**
  * The fake's store in a KV namespace, so the local outbox outlives the

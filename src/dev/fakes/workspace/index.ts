@@ -3,7 +3,7 @@ import { createFakeWorkspace, type FakeWorkspace } from "./fakeWorkspace.ts";
 /**
  * The fake workspace provider as a worker (run by `platform dev` and tests).
  * Configured by vars named like the plugin's (`SLACK_*`, the convention in
- * src/platform/plugins/workspace/env.ts); `PLUGIN` (optional service binding
+ * src/plugins/workspace/env.ts); `PLUGIN` (optional service binding
  * to the workspace plugin worker) carries event deliveries instead of a
  * network fetch to PLUGIN_WEBHOOK_URL.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runControlsKey, startDataOf } from "../../../../src/console/public/console/runControls.js";
+import { runControlsKey, startDataOf } from "#src/console/public/console/runControls.js";
 
 const created = {
   seq: 1,

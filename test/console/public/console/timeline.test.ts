@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTimeline, formatDuration, placeOnAxis } from "../../../../src/console/public/console/timeline.js";
+import { buildTimeline, formatDuration, placeOnAxis } from "#src/console/public/console/timeline.js";
 
 type Event = { seq: number; type: string; at: number; payload: Record<string, unknown> };
 

@@ -1,9 +1,9 @@
 import type * as esbuild from "esbuild";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildFailure, buildFailureFrom, fatalWarnings } from "../../../../src/dev/cli/build/buildFailure.ts";
-import { RUNTIME_DIR } from "../../../../src/dev/cli/repoPaths.ts";
-import { PlatformError } from "../../../../src/core/errors.ts";
+import { buildFailure, buildFailureFrom, fatalWarnings } from "#src/dev/cli/build/buildFailure.ts";
+import { RUNTIME_DIR } from "#src/dev/cli/repoPaths.ts";
+import { PlatformError } from "#src/core/errors.ts";
 
 const projectDir = "/home/ada/shop";
 const runtimeIndex = path.relative(projectDir, path.join(RUNTIME_DIR, "index.ts"));

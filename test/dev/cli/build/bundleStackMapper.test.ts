@@ -4,11 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  mapBundleLocations,
-  sourceLocation,
-  type MappedBundle,
-} from "../../../../src/dev/cli/build/bundleStackMapper.ts";
+import { mapBundleLocations, sourceLocation, type MappedBundle } from "#src/dev/cli/build/bundleStackMapper.ts";
 
 const projectDir = mkdtempSync(path.join(tmpdir(), "platform-stack-map-"));
 afterAll(() => rmSync(projectDir, { recursive: true, force: true }));

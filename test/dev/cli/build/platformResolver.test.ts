@@ -2,8 +2,8 @@ import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildProject } from "../../../../src/dev/cli/build/buildProject.ts";
-import { TESTING_IN_BUNDLE_MESSAGE } from "../../../../src/dev/cli/build/platformResolver.ts";
+import { buildProject } from "#src/dev/cli/build/buildProject.ts";
+import { TESTING_IN_BUNDLE_MESSAGE } from "#src/dev/cli/build/platformResolver.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {

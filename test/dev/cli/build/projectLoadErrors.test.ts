@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  nodeLoadFailure,
-  ProjectLoadErrors,
-  projectRelativeStack,
-} from "../../../../src/dev/cli/build/projectLoadErrors.ts";
+import { nodeLoadFailure, ProjectLoadErrors, projectRelativeStack } from "#src/dev/cli/build/projectLoadErrors.ts";
 
 // No source map at this path: positions stay as workerd printed them (the mapping has its own test).
 const bundle = { bundlePath: "/nowhere/.platform/build/worker.js", projectDir: "/home/ada/shop" };

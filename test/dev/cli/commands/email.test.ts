@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { parseCommandArgs } from "../../../../src/dev/cli/commandLine.ts";
-import { emailCommand } from "../../../../src/dev/cli/commands/email.ts";
-import { saveLogin } from "../../../../src/dev/cli/credentials/credentialsFile.ts";
+import { parseCommandArgs } from "#src/dev/cli/commandLine.ts";
+import { emailCommand } from "#src/dev/cli/commands/email.ts";
+import { saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
 
 // `platform email list|show`: which platform it asks (the `platform dev` for --dir, or --api URL as `platform up`),
 // with which token, and the usage errors that exit 2 before anything is asked.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describePluginStatus, openInstallLink } from "../../../../src/dev/cli/commands/plugin.ts";
+import { describePluginStatus, openInstallLink } from "#src/dev/cli/commands/plugin.ts";
 
 const URL_ = "http://127.0.0.1:8790/install?code=abc";
 

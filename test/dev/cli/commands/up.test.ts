@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseUpArgs } from "../../../../src/dev/cli/commands/up.ts";
+import { parseUpArgs } from "#src/dev/cli/commands/up.ts";
 
 describe("platform up arguments", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chooseBrowser } from "../../../../src/dev/cli/console/chooseBrowser.ts";
+import { chooseBrowser } from "#src/dev/cli/console/chooseBrowser.ts";
 
 describe("which browser `platform console` opens", () => {
   it.each<[string, boolean, string | undefined, NodeJS.Platform, boolean, ReturnType<typeof chooseBrowser>]>([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { browserLogin, machineName } from "../../../../src/dev/cli/credentials/browserLogin.ts";
+import { browserLogin, machineName } from "#src/dev/cli/credentials/browserLogin.ts";
 
 type Answer = { status: number; body: unknown } | Error;
 

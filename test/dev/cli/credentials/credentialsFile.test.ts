@@ -8,7 +8,7 @@ import {
   normalizeApiUrl,
   readCredentials,
   saveLogin,
-} from "../../../../src/dev/cli/credentials/credentialsFile.ts";
+} from "#src/dev/cli/credentials/credentialsFile.ts";
 
 let dir: string;
 let file: string;

@@ -6,10 +6,10 @@ import {
   platformResources,
   queueIdFromList,
   ResourceNotFound,
-} from "../../../../src/dev/cli/deploy/cloudflareResources.ts";
-import { readPlatformWorkerConfigs } from "../../../../src/dev/cli/deploy/platformWorkerConfigs.ts";
-import type { Wrangler } from "../../../../src/dev/cli/deploy/wranglerRunner.ts";
-import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
+} from "#src/dev/cli/deploy/cloudflareResources.ts";
+import { readPlatformWorkerConfigs } from "#src/dev/cli/deploy/platformWorkerConfigs.ts";
+import type { Wrangler } from "#src/dev/cli/deploy/wranglerRunner.ts";
+import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 
 const D1_ID = "5f0d1c4e-8b1a-4d6e-9f3a-2c7b8e9d0a1b";
 const QUEUE_ID = "0123456789abcdef0123456789abcdef";

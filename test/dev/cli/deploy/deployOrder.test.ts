@@ -5,7 +5,7 @@ import {
   deployOrder,
   type WorkerNode,
   workerDependencies,
-} from "../../../../src/dev/cli/deploy/deployOrder.ts";
+} from "#src/dev/cli/deploy/deployOrder.ts";
 
 const service = (target: string, binding = target.toUpperCase()) => ({ target, kind: "service" as const, binding });
 const actor = (target: string, binding = "ACTOR") => ({ target, kind: "durable-object" as const, binding });

@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { deployPlatform } from "../../../../src/dev/cli/deploy/deployPlatform.ts";
-import type { Wrangler } from "../../../../src/dev/cli/deploy/wranglerRunner.ts";
-import { CliError } from "../../../../src/dev/cli/commandLine.ts";
-import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
-import { COMPLETE_DEPLOY_ENV } from "../../../support/node/index.ts";
+import { deployPlatform } from "#src/dev/cli/deploy/deployPlatform.ts";
+import type { Wrangler } from "#src/dev/cli/deploy/wranglerRunner.ts";
+import { CliError } from "#src/dev/cli/commandLine.ts";
+import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
+import { COMPLETE_DEPLOY_ENV } from "#test/support/node/index.ts";
 
 /** The order the workers' bindings require (deployOrder.test.ts explains each rule). */
 const PASSES = [

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { PLATFORM_SECRETS } from "../../../../src/dev/cli/deploy/platformEnvironment.ts";
-import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
+import { PLATFORM_SECRETS } from "#src/dev/cli/deploy/platformEnvironment.ts";
+import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 
 const run = promisify(execFile);
 const main = path.join(REPO_ROOT, "src/dev/cli/deploy/deployPlatformMain.ts");

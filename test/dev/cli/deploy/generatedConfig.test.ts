@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { generatedConfig } from "../../../../src/dev/cli/deploy/generatedConfig.ts";
-import { readPlatformWorkerConfigs } from "../../../../src/dev/cli/deploy/platformWorkerConfigs.ts";
-import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
+import { generatedConfig } from "#src/dev/cli/deploy/generatedConfig.ts";
+import { readPlatformWorkerConfigs } from "#src/dev/cli/deploy/platformWorkerConfigs.ts";
+import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 
 const workers = readPlatformWorkerConfigs(REPO_ROOT);
 const worker = (name: string) => workers.find((w) => w.name === name)!;
@@ -20,7 +20,7 @@ describe("generatedConfig", () => {
 
   it.each([
     ["the D1 id is filled in", api.d1_databases?.[0]?.database_id, D1_ID],
-    ["main is absolute", api.main, path.join(REPO_ROOT, "src/platform/api/index.ts")],
+    ["main is absolute", api.main, path.join(REPO_ROOT, "src/workers/api/index.ts")],
     ["the assets directory is absolute", api.assets?.directory, path.join(REPO_ROOT, "src/console/public")],
     ["the migrations directory is absolute", api.d1_databases?.[0]?.migrations_dir, path.join(REPO_ROOT, "migrations")],
     ["a var set in the environment replaces the placeholder", api.vars?.CLOUDFLARE_ACCOUNT_ID, "acc123"],

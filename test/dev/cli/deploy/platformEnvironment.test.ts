@@ -7,10 +7,10 @@ import {
   requiredSettings,
   secretsOf,
   workerSecrets,
-} from "../../../../src/dev/cli/deploy/platformEnvironment.ts";
-import { readPlatformWorkerConfigs } from "../../../../src/dev/cli/deploy/platformWorkerConfigs.ts";
-import { REPO_ROOT } from "../../../../src/dev/cli/repoPaths.ts";
-import { COMPLETE_DEPLOY_ENV } from "../../../support/node/index.ts";
+} from "#src/dev/cli/deploy/platformEnvironment.ts";
+import { readPlatformWorkerConfigs } from "#src/dev/cli/deploy/platformWorkerConfigs.ts";
+import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
+import { COMPLETE_DEPLOY_ENV } from "#test/support/node/index.ts";
 
 const workers = readPlatformWorkerConfigs(REPO_ROOT);
 
@@ -35,8 +35,8 @@ describe("the secrets each worker gets", () => {
   it("names only secrets the worker's wrangler.toml or env.ts declares", () => {
     for (const worker of workers) {
       const dir = path.dirname(path.join(REPO_ROOT, worker.configPath));
-      const envFile = worker.configPath === "wrangler.toml" ? "src/platform/api/env.ts" : path.join(dir, "env.ts");
-      const declared = [worker.configPath, envFile, "src/platform/plugins/shared/pluginEnv.ts"]
+      const envFile = worker.configPath === "wrangler.toml" ? "src/workers/api/env.ts" : path.join(dir, "env.ts");
+      const declared = [worker.configPath, envFile, "src/plugins/shared/pluginEnv.ts"]
         .map((file) => {
           try {
             return readFileSync(path.resolve(REPO_ROOT, file), "utf8");

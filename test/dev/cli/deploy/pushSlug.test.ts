@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { pushSlugFor } from "../../../../src/dev/cli/deploy/pushSlug.ts";
+import { pushSlugFor } from "#src/dev/cli/deploy/pushSlug.ts";
 
 const made: string[] = [];
 function project(folder: string, name?: string): string {

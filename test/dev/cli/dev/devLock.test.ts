@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { acquireDevLock, devLockPath, readDevLock, releaseDevLock } from "../../../../src/dev/cli/dev/devLock.ts";
-import { identify } from "../../../../src/dev/cli/dev/processInfo.ts";
+import { acquireDevLock, devLockPath, readDevLock, releaseDevLock } from "#src/dev/cli/dev/devLock.ts";
+import { identify } from "#src/dev/cli/dev/processInfo.ts";
 
 /** A pid that was used and has ended (its process exited and was reaped). */
 function deadPid(): number {

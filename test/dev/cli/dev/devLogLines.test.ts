@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { RunEventView } from "../../../../src/engine/describeRun.ts";
+import type { RunEventView } from "#src/engine/describeRun.ts";
 import {
   formatRequestLine,
   formatStepLines,
   isIdleRecoveryLine,
   parseMiniflareRequestLine,
   shortRunId,
-} from "../../../../src/dev/cli/dev/devLogLines.ts";
+} from "#src/dev/cli/dev/devLogLines.ts";
 
 describe("request lines", () => {
   it.each([

@@ -3,9 +3,9 @@ import { createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { devLockPath, readDevLock } from "../../../../src/dev/cli/dev/devLock.ts";
-import { holdStateDir } from "../../../../src/dev/cli/dev/holdStateDir.ts";
-import { identify } from "../../../../src/dev/cli/dev/processInfo.ts";
+import { devLockPath, readDevLock } from "#src/dev/cli/dev/devLock.ts";
+import { holdStateDir } from "#src/dev/cli/dev/holdStateDir.ts";
+import { identify } from "#src/dev/cli/dev/processInfo.ts";
 
 const HOST = "127.0.0.1";
 

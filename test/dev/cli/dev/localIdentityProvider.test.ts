@@ -5,7 +5,7 @@ import {
   LOCAL_IDP_PASSWORD,
   startLocalIdentityProvider,
   type LocalIdentityProvider,
-} from "../../../../src/dev/cli/dev/localIdentityProvider.ts";
+} from "#src/dev/cli/dev/localIdentityProvider.ts";
 
 const CLIENT_ID = "platform-login";
 const CLIENT_SECRET = "local-secret";

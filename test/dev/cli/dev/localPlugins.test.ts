@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assignLocalPluginPorts } from "../../../../src/dev/cli/dev/localPlugins.ts";
+import { assignLocalPluginPorts } from "#src/dev/cli/dev/localPlugins.ts";
 
 describe("assignLocalPluginPorts", () => {
   it("gives each plugin worker and fake provider its own port", () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createNodeWorkflowApi, NODE_API_PATH } from "../../../../src/dev/cli/dev/nodeWorkflowApi.ts";
-import { defineWorkflow } from "../../../../src/engine/definition.ts";
-import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "../../../../src/engine/memoryBackend.ts";
+import { createNodeWorkflowApi, NODE_API_PATH } from "#src/dev/cli/dev/nodeWorkflowApi.ts";
+import { defineWorkflow } from "#src/engine/definition.ts";
+import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
 
 const TOKEN = `plt_${"a".repeat(43)}`;
 

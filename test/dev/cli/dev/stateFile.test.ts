@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readStateFile, writeStateFile } from "../../../../src/dev/cli/dev/stateFile.ts";
+import { readStateFile, writeStateFile } from "#src/dev/cli/dev/stateFile.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { htmlAsText } from "../../../../src/dev/cli/email/htmlAsText.ts";
+import { htmlAsText } from "#src/dev/cli/email/htmlAsText.ts";
 
 describe("htmlAsText (platform email show)", () => {
   it.each([

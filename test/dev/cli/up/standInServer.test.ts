@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createScriptUploadStandIn } from "../../../../src/dev/cloudflare/scriptUploadStandIn.ts";
-import { serveStandIn } from "../../../../src/dev/cli/up/standInServer.ts";
+import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { serveStandIn } from "#src/dev/cli/up/standInServer.ts";
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {

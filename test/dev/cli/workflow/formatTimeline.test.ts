@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowRunView } from "../../../../src/engine/describeRun.ts";
+import type { WorkflowRunView } from "#src/engine/describeRun.ts";
 import {
   formatFollowedRow,
   formatRunList,
@@ -7,7 +7,7 @@ import {
   LIST_WIDTH,
   timelineRows,
   type RunSummaryWithPause,
-} from "../../../../src/dev/cli/workflow/formatTimeline.ts";
+} from "#src/dev/cli/workflow/formatTimeline.ts";
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CliError } from "../../../../src/dev/cli/commandLine.ts";
-import { resolveRunId } from "../../../../src/dev/cli/workflow/resolveRunId.ts";
+import { CliError } from "#src/dev/cli/commandLine.ts";
+import { resolveRunId } from "#src/dev/cli/workflow/resolveRunId.ts";
 
 const ids = ["3f2a9c1d-aaaa", "3f2a0000-bbbb", "77777777-cccc", "3f2a9c1d-dddd"];
 const summary = (id: string) => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CliError } from "../../../../src/dev/cli/commandLine.ts";
-import { parseWorkflowInvocation } from "../../../../src/dev/cli/workflow/workflowArgs.ts";
+import { CliError } from "#src/dev/cli/commandLine.ts";
+import { parseWorkflowInvocation } from "#src/dev/cli/workflow/workflowArgs.ts";
 
 type Values = Record<string, string | boolean | undefined>;
 

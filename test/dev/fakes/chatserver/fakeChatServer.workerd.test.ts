@@ -5,12 +5,9 @@ import {
   createFakeChatServer,
   TEST_GUILD,
   type FakeChatServerConfig,
-} from "../../../../src/dev/fakes/chatserver/fakeChatServer.ts";
-import fakeChatServerWorker, {
-  fakeFromEnv,
-  type FakeChatServerEnv,
-} from "../../../../src/dev/fakes/chatserver/index.ts";
-import { ed25519PublicKeyHex, verifyEd25519Webhook } from "../../../../src/core/crypto/ed25519.ts";
+} from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import fakeChatServerWorker, { fakeFromEnv, type FakeChatServerEnv } from "#src/dev/fakes/chatserver/index.ts";
+import { ed25519PublicKeyHex, verifyEd25519Webhook } from "#src/core/crypto/ed25519.ts";
 
 const FAKE = "https://discord.fake";
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createFakeWorkspace, type FakeWorkspaceConfig } from "../../../../src/dev/fakes/workspace/fakeWorkspace.ts";
-import fakeSlackWorker, { type FakeWorkspaceEnv } from "../../../../src/dev/fakes/workspace/index.ts";
-import { verifyWorkspaceSignature } from "../../../../src/platform/plugins/workspace/workspaceSignature.ts";
+import { createFakeWorkspace, type FakeWorkspaceConfig } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
+import fakeSlackWorker, { type FakeWorkspaceEnv } from "#src/dev/fakes/workspace/index.ts";
+import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
 
 const BASE = "https://slack.fake";
 const REDIRECT = "https://workspace-plugin.test/oauth/callback";

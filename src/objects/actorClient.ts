@@ -1,0 +1,39 @@
+import type { DurableObject } from "cloudflare:workers";
+import { PlatformError } from "../core/errors.ts";
+
+/**
+ * An actor's RPC methods as its callers see them: each public method of the
+ * class with its own parameters, answering a promise of what it returns. (The
+ * RPC stub's own types recurse through JSON values too deeply for the type
+ * checker, so they are derived here from the class instead.)
+ */
+export type ActorClient<Actor> = {
+  [Method in Exclude<keyof Actor, keyof DurableObject>]: Actor[Method] extends (...args: infer Args) => infer Result
+    ? (...args: Args) => Promise<Awaited<Result>>
+    : never;
+};
+
+/**
+ * The client of one actor stub. An error thrown in an actor reaches the caller
+ * as a plain Error that keeps its own properties (name, code, details) but not
+ * its class. Callers branch on `instanceof PlatformError` (errorResponse,
+ * `run.result()` users), so each call through the client restores the class.
+ */
+export function actorClient<Actor>(stub: object): ActorClient<Actor> {
+  return new Proxy(stub, {
+    get(target, method) {
+      // Not a thenable (so a client can be returned from async code), and no RPC call for symbols.
+      if (typeof method !== "string" || method === "then") return undefined;
+      return async (...args: unknown[]) => {
+        try {
+          return await (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+        } catch (error) {
+          const remote = error as { name?: unknown; code?: unknown } | null;
+          if (error instanceof PlatformError || remote?.name !== "PlatformError" || typeof remote.code !== "string")
+            throw error;
+          throw PlatformError.fromJSON(remote);
+        }
+      };
+    },
+  }) as ActorClient<Actor>;
+}

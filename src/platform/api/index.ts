@@ -1,8 +1,0 @@
-import { createApiWorker } from "./apiWorker.ts";
-
-// Actors plugin workers bind with script_name = "platform-api" (docs/plugins-contract.md).
-export { RateLimiter } from "../actors/RateLimiter.ts";
-export { SessionCode } from "../actors/SessionCode.ts";
-
-/** The deployed API worker: the platform's routes only (`platform dev` runs src/dev/routes/devApiWorker.ts instead). */
-export default createApiWorker();

@@ -1,0 +1,41 @@
+import type { RateLimiter } from "../../objects/RateLimiter.ts";
+import type { SessionCode } from "../../objects/SessionCode.ts";
+import type { DispatcherEnv } from "../dispatch/dispatcher.ts";
+
+export interface WorkflowExecuteMessage {
+  runId: string;
+  scriptName: string;
+}
+
+export interface ApiEnv extends DispatcherEnv {
+  DB: D1Database;
+  WORKFLOW_QUEUE: Queue<WorkflowExecuteMessage>;
+  /** Bootstraps users (`POST /admin/users`). Set with `wrangler secret put ADMIN_TOKEN`. */
+  ADMIN_TOKEN?: string;
+  /** Public domain projects answer on, e.g. `example.app`. */
+  PLATFORM_DOMAIN?: string;
+  /** Local only (`platform up`): where projects are reached, e.g. `http://localhost:8800`; default `https://<PLATFORM_DOMAIN>`. */
+  PROJECTS_BASE_URL?: string;
+  /** The login worker's public URL, e.g. `https://login.example.app`; deployed projects get it as `PLATFORM_LOGIN_URL`. */
+  LOGIN_PUBLIC_URL?: string;
+  /** Workers for Platforms upload target (`PUT /projects/:slug/deployment`). */
+  CLOUDFLARE_ACCOUNT_ID?: string;
+  DISPATCH_NAMESPACE?: string;
+  /** Secret: an API token with Workers Scripts:Edit. */
+  CLOUDFLARE_API_TOKEN?: string;
+  /** Defaults to https://api.cloudflare.com/client/v4. */
+  CLOUDFLARE_API_BASE?: string;
+  /** Service bindings to the plugin workers, for handing them a deployed project's handlers. */
+  CHATSERVER_PLUGIN?: Fetcher;
+  WORKSPACE_PLUGIN?: Fetcher;
+  EMAIL_PLUGIN?: Fetcher;
+  /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
+  CLOUDFLARE_API?: Fetcher;
+  /** Per-project rate counters (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
+  SESSION_CODES?: DurableObjectNamespace<SessionCode>;
+  /** Public URLs of the plugin workers, for install links (`<url>/install?code=…`). */
+  CHATSERVER_PLUGIN_URL?: string;
+  WORKSPACE_PLUGIN_URL?: string;
+}

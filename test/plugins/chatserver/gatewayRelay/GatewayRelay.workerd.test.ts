@@ -1,0 +1,332 @@
+// The Gateway relay against the fake chat server's Gateway, in workerd: real
+// WebSocketPair sockets, the plugin's dispatch path, and a clock the test
+// moves (the relay's timers and the fake's heartbeat interval are injected).
+import { env } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  createFakeChatServer,
+  OTHER_GUILD,
+  TEST_GUILD,
+  type FakeChatServer,
+} from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
+import { claimResource } from "#src/workers/db/resourceClaims.ts";
+import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
+import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
+import { RELAY_INTENTS } from "#src/plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
+import type { SavedSession } from "#src/plugins/chatserver/gatewayRelay/gatewaySession.ts";
+import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
+import { fakeDispatcher, pluginEnv, userWithProject, type FakeDispatcher } from "#test/support/workerd/index.ts";
+
+const FAKE = "https://discord.fake";
+const APP = "900000000000000001";
+const HEARTBEAT_MS = 200;
+
+/** Timers on a clock only the test moves. */
+function manualClock() {
+  let now = 0;
+  let nextId = 0;
+  const pending = new Map<number, { at: number; run: () => void }>();
+  return {
+    now: () => now,
+    timers: {
+      set(run: () => void, ms: number) {
+        const id = ++nextId;
+        pending.set(id, { at: now + ms, run });
+        return id;
+      },
+      clear(handle: unknown) {
+        pending.delete(handle as number);
+      },
+    },
+    /** Runs the timers due within `ms`, in order, letting socket traffic through after each. */
+    async advance(ms: number, afterEach: () => Promise<void>) {
+      const until = now + ms;
+      for (;;) {
+        const due = [...pending.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
+        if (!due) break;
+        pending.delete(due[0]);
+        now = due[1].at;
+        due[1].run();
+        await afterEach();
+      }
+      now = until;
+    },
+  };
+}
+
+/** Lets queued socket messages and promise chains run (no wall-clock assertion depends on it). */
+async function flush(rounds = 5) {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+interface World {
+  env: ChatServerEnv;
+  fake: FakeChatServer;
+  dispatcher: FakeDispatcher;
+  relay: GatewayConnection;
+  clock: ReturnType<typeof manualClock>;
+  saved: SavedSession[];
+  settle(): Promise<void>;
+  hook(path: string, body?: unknown): Promise<void>;
+  trigger(kind: "message" | "reaction", text: string, guildId?: string): Promise<void>;
+  delivered(): { name: string; text: string | null }[];
+}
+
+function world(random = 0): World {
+  const dispatcher = fakeDispatcher(() => Response.json({ ok: true }));
+  const fake = createFakeChatServer({
+    baseUrl: FAKE,
+    applicationId: APP,
+    clientId: APP,
+    clientSecret: "client-secret",
+    botToken: "bot-token",
+    signingSeed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+    webhookUrl: "https://chatserver.plugin.test/webhook",
+    gatewayHeartbeatMs: HEARTBEAT_MS,
+  });
+  const pluginEnvValue = pluginEnv({
+    DISPATCHER: dispatcher.namespace,
+    CHATSERVER_BASE_URL: FAKE,
+    CHATSERVER_PUBLIC_URL: "https://chatserver.plugin.test",
+    CHATSERVER_APPLICATION_ID: APP,
+    CHATSERVER_CLIENT_ID: APP,
+    CHATSERVER_BOT_TOKEN: "bot-token",
+    CHATSERVER_PUBLIC_KEY: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+    CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
+  }) as ChatServerEnv;
+  const clock = manualClock();
+  const saved: SavedSession[] = [];
+  const relay = relayConnection(
+    pluginEnvValue,
+    [0, 1],
+    { load: async () => saved.at(-1) ?? null, save: async (s) => void saved.push(s) },
+    {
+      timers: clock.timers,
+      now: clock.now,
+      session: { token: "bot-token", intents: RELAY_INTENTS, shard: [0, 1], random: () => random },
+    },
+  );
+  const settle = async () => {
+    await flush();
+    await relay.settled();
+    await flush();
+  };
+  return {
+    env: pluginEnvValue,
+    fake,
+    dispatcher,
+    relay,
+    clock,
+    saved,
+    settle,
+    async hook(path, body) {
+      const response = await fake.fetch(
+        new Request(`${FAKE}/__fake/gateway/${path}`, { method: "POST", body: JSON.stringify(body ?? {}) }),
+      );
+      expect(response.status).toBe(204);
+      await settle();
+    },
+    async trigger(kind, text, guildId = TEST_GUILD.id) {
+      const response = await fake.fetch(
+        new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify({ kind, guildId, text }) }),
+      );
+      expect(response.status).toBe(200);
+      await settle();
+    },
+    delivered: () =>
+      dispatcher.calls.map((c) => {
+        const body = JSON.parse(c.body);
+        return { name: body.name, text: body.event.content ?? body.event.emoji ?? null };
+      }),
+  };
+}
+
+const gatewayEvents = (w: World) => w.fake.gateway.state().events.filter((e) => e.kind !== "heartbeat");
+
+let alpha: ProjectRow;
+let live: World[] = [];
+beforeEach(async () => {
+  for (const w of live) w.relay.shutdown();
+  live = [];
+  alpha = (await userWithProject("alpha@example.test", "alpha")).row;
+  await claimResource(env.DB, {
+    pluginId: "chatserver",
+    resourceType: "server",
+    projectId: alpha.id,
+    externalResourceId: TEST_GUILD.id,
+    displayName: TEST_GUILD.name,
+  });
+});
+
+async function connected(random = 0): Promise<World> {
+  const w = world(random);
+  live.push(w);
+  await w.relay.start();
+  await w.settle();
+  expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true, hasSession: true });
+  return w;
+}
+
+describe("GatewayRelay against the fake Gateway", () => {
+  it("asks GET /gateway/bot where to connect, IDENTIFYs with the bot token and the intents, and stores the session", async () => {
+    const w = await connected();
+    const getBot = w.fake.recorded().find((r) => r.path === "/api/v10/gateway/bot");
+    expect(getBot).toMatchObject({ method: "GET", auth: "Bot bot-token", status: 200 });
+    expect(gatewayEvents(w).map((e) => e.kind)).toEqual(["connected", "identify"]);
+    const session = w.fake.gateway.state().sessions[0]!;
+    expect(w.saved.at(-1)).toEqual({ sessionId: session.id, resumeUrl: `wss://discord.fake/gateway`, seq: 1 });
+  });
+
+  it("a start while connected or waiting to reconnect opens no second connection (pokes cannot force reconnects)", async () => {
+    const w = await connected(0.5);
+    await w.relay.start();
+    await w.hook("drop");
+    await w.relay.start();
+    await w.settle();
+    expect(gatewayEvents(w).filter((e) => e.kind === "connected")).toHaveLength(1);
+    expect(w.relay.status().phase).toBe("backoff");
+  });
+
+  it("a message and a reaction in a claimed server reach the project through /__plugin/chatserver; the bot's own messages and unclaimed servers do not", async () => {
+    const w = await connected();
+    await w.trigger("message", "hello there");
+    await w.trigger("reaction", "🎉");
+    await w.trigger("message", "elsewhere", OTHER_GUILD.id);
+    w.fake.gateway.publish("MESSAGE_CREATE", {
+      id: "42",
+      guild_id: TEST_GUILD.id,
+      channel_id: TEST_GUILD.channels[0],
+      content: "my own reply",
+      author: { id: APP, username: "platform-bot", bot: true },
+    });
+    await w.settle();
+    expect(w.delivered()).toEqual([
+      { name: "message", text: "hello there" },
+      { name: "reaction", text: "🎉" },
+    ]);
+    const call = w.dispatcher.calls[0]!;
+    expect(call.scriptName).toBe(alpha.script_name);
+    expect(call.url.pathname).toBe("/__plugin/chatserver");
+    expect(call.headers.get("x-platform-internal")).toBeTruthy();
+    expect(JSON.parse(call.body)).toMatchObject({
+      kind: "event",
+      name: "message",
+      project: { slug: "alpha" },
+      user: { id: "555555555555555555", name: "Test User" },
+      event: { type: "message", guildId: TEST_GUILD.id, channelId: TEST_GUILD.channels[0], content: "hello there" },
+    });
+    expect(typeof JSON.parse(call.body).resource).toBe("string");
+  });
+
+  it("events sent while the socket is down are delivered after RESUME exactly once, in order", async () => {
+    const w = await connected(0.5);
+    await w.trigger("message", "before");
+    await w.hook("drop");
+    expect(w.relay.status()).toMatchObject({ phase: "backoff", connected: false });
+    for (const text of ["one", "two", "three"]) await w.trigger("message", text);
+    expect(w.delivered().map((d) => d.text)).toEqual(["before"]);
+
+    await w.clock.advance(1000, w.settle); // the first backoff is at most 1 s
+    await w.settle();
+    const session = w.fake.gateway.state().sessions[0]!;
+    expect(gatewayEvents(w).map((e) => e.kind)).toEqual(["connected", "identify", "closed", "connected", "resume"]);
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "resume", sessionId: session.id, seq: 2 });
+    expect(w.delivered().map((d) => d.text)).toEqual(["before", "one", "two", "three"]);
+    expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true, failures: 0 });
+
+    // A relay evicted and restarted from an older saved sequence gets a replay of what was delivered: not again.
+    w.relay.shutdown();
+    const restarted = relayConnection(
+      w.env,
+      [0, 1],
+      { load: async () => ({ ...w.saved.at(-1)!, seq: 1 }), save: async () => {} },
+      {
+        timers: w.clock.timers,
+        session: { token: "bot-token", intents: RELAY_INTENTS, shard: [0, 1], random: () => 0 },
+      },
+    );
+    await restarted.start();
+    await w.settle();
+    await restarted.settled();
+    await w.settle();
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "resume", sessionId: session.id, seq: 1 });
+    expect(restarted.status()).toMatchObject({ phase: "ready", seq: 7 });
+    expect(w.delivered().map((d) => d.text)).toEqual(["before", "one", "two", "three"]);
+    restarted.shutdown();
+  });
+
+  it("a zombie connection (ACKs withheld) is detected within two heartbeat intervals and RESUMEd", async () => {
+    const w = await connected(0);
+    await w.clock.advance(HEARTBEAT_MS * 3, w.settle); // healthy: heartbeats are ACKed
+    expect(w.relay.status()).toMatchObject({ phase: "ready", failures: 0 });
+    await w.hook("withhold-acks");
+    const since = w.clock.now();
+    let detectedAt: number | null = null;
+    while (detectedAt === null && w.clock.now() - since <= HEARTBEAT_MS * 3) {
+      await w.clock.advance(10, w.settle);
+      if (gatewayEvents(w).some((e) => e.kind === "closed" && e.code === 4000)) detectedAt = w.clock.now();
+    }
+    expect(detectedAt).not.toBeNull();
+    expect(detectedAt! - since).toBeLessThanOrEqual(HEARTBEAT_MS * 2);
+    await w.clock.advance(10, w.settle);
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "resume" });
+    expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true });
+    await w.trigger("message", "after the zombie");
+    expect(w.delivered().map((d) => d.text)).toEqual(["after the zombie"]);
+  });
+
+  it.each([
+    ["RECONNECT (op 7)", "reconnect", {}, "resume"],
+    ["INVALID_SESSION resumable", "invalid-session", { resumable: true }, "resume"],
+    ["INVALID_SESSION not resumable", "invalid-session", { resumable: false }, "identify"],
+  ] as const)("%s: the relay reconnects (%s) and events flow again", async (_name, path, body, expected) => {
+    const w = await connected(0);
+    await w.hook(path, body);
+    await w.clock.advance(5000, w.settle);
+    const kinds = gatewayEvents(w).map((e) => e.kind);
+    expect(kinds.slice(0, 2)).toEqual(["connected", "identify"]);
+    expect(kinds.at(-1)).toBe(expected);
+    expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true });
+    await w.trigger("message", "still here");
+    expect(w.delivered().map((d) => d.text)).toEqual(["still here"]);
+  });
+
+  it("GUILD_DELETE of a claimed server releases the claim; an outage (unavailable) does not", async () => {
+    const w = await connected();
+    const count = () => env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first<number>("n");
+    w.fake.gateway.publish("GUILD_DELETE", { id: TEST_GUILD.id, unavailable: true });
+    await w.settle();
+    expect(await count()).toBe(1);
+    w.fake.gateway.publish("GUILD_DELETE", { id: TEST_GUILD.id });
+    await w.settle();
+    expect(await count()).toBe(0);
+    await w.trigger("message", "after removal");
+    expect(w.delivered()).toEqual([]);
+  });
+
+  it("a wrong bot token is a fatal close: the relay stops instead of reconnecting", async () => {
+    const w = world(0);
+    live.push(w);
+    // The same fake, but IDENTIFY with another token.
+    const relay = relayConnection(
+      w.env,
+      [0, 1],
+      { load: async () => null, save: async () => {} },
+      {
+        timers: w.clock.timers,
+        session: { token: "stolen-token", intents: RELAY_INTENTS, shard: [0, 1], random: () => 0 },
+      },
+    );
+    await relay.start();
+    await flush();
+    await w.clock.advance(60_000, flush);
+    expect(relay.status()).toMatchObject({
+      phase: "stopped",
+      connected: false,
+      stoppedBy: { code: 4004, reason: "Authentication failed." },
+    });
+    expect(gatewayEvents(w).filter((e) => e.kind === "connected")).toHaveLength(1);
+    relay.shutdown();
+  });
+});

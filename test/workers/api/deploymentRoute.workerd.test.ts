@@ -1,0 +1,255 @@
+import { createExecutionContext, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import api from "#src/workers/api/index.ts";
+
+/** Cloudflare's script-upload API as the local stand-in plays it, checking each upload against Cloudflare's contract. */
+function cloudflareStandIn(options: { latestCompatibilityDate?: string } = {}) {
+  const uploads: AcceptedScript[] = [];
+  const standIn = createScriptUploadStandIn({
+    apiToken: "cf-token",
+    accountId: "acc123",
+    namespace: "platform-projects",
+    now: () => Date.parse("2026-11-20T12:00:00Z"),
+    onAccepted: (script) => uploads.push(script),
+    ...options,
+  });
+  const fetcher = {
+    fetch: (input: RequestInfo, init?: RequestInit) => standIn.fetch(new Request(input, init)),
+  };
+  return { uploads, fetcher };
+}
+
+const deployEnv = (cloudflare: ReturnType<typeof cloudflareStandIn>) => ({
+  ...env,
+  CLOUDFLARE_ACCOUNT_ID: "acc123",
+  DISPATCH_NAMESPACE: "platform-projects",
+  CLOUDFLARE_API_TOKEN: "cf-token",
+  CLOUDFLARE_API: cloudflare.fetcher as unknown as Fetcher,
+});
+
+async function call(method: string, path: string, body: unknown, token: string | null, e: object = env) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await api.fetch(
+    new Request(`https://api.test${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    }),
+    e as never,
+    createExecutionContext(),
+  );
+  return { status: response.status, json: (await response.json()) as any };
+}
+
+async function userWithProject(email: string, slug: string, isPrivate = false) {
+  const user = await call("POST", "/admin/users", { email }, "test-admin-token");
+  const project = await call("POST", "/projects", { slug, private: isPrivate }, user.json.token);
+  return { token: user.json.token as string, project: project.json.project };
+}
+
+const BUNDLE = "export default { fetch() { return new Response('hi') } }";
+
+describe("PUT /projects/:slug/deployment", () => {
+  it("uploads the module with every project binding and records the crons", async () => {
+    const cloudflare = cloudflareStandIn();
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      {
+        bundle: BUNDLE,
+        metadata: {
+          crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
+          durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
+        },
+      },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(result.status).toBe(200);
+    expect(result.json).toMatchObject({ scriptName: "proj-shop", url: "https://shop.example.test/" });
+
+    expect(cloudflare.uploads).toHaveLength(1);
+    const upload = cloudflare.uploads[0]!;
+    expect(upload.name).toBe("proj-shop");
+    expect(new TextDecoder().decode(upload.modules.get("worker.js")!.content)).toBe(BUNDLE);
+    expect(upload.modules.get("worker.js")!.contentType).toBe("application/javascript+module");
+    expect(upload.metadata.main_module).toBe("worker.js");
+    const bindings = Object.fromEntries(upload.metadata.bindings!.map((b) => [b.name, b]));
+    expect(Object.keys(bindings).sort()).toEqual(
+      [
+        "CHATSERVER_PLUGIN",
+        "EMAIL_PLUGIN",
+        "PLATFORM_API",
+        "PLATFORM_PROJECT_ID",
+        "PLATFORM_PROJECT_SLUG",
+        "PLATFORM_WORKER_SECRET",
+        "WORKFLOW_RUNS",
+        "WORKFLOW_RUN_INDEX",
+        "WORKSPACE_PLUGIN",
+      ].sort(),
+    );
+    const secret = await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
+      "worker_secret",
+    );
+    expect(bindings.PLATFORM_WORKER_SECRET).toEqual({
+      type: "secret_text",
+      name: "PLATFORM_WORKER_SECRET",
+      text: secret,
+    });
+    expect(bindings.WORKFLOW_RUNS).toEqual({
+      type: "durable_object_namespace",
+      name: "WORKFLOW_RUNS",
+      class_name: "WorkflowRun",
+    });
+    expect(upload.metadata.migrations).toMatchObject({ new_sqlite_classes: ["WorkflowRun", "WorkflowRunIndex"] });
+    expect(upload.metadata.migrations).not.toHaveProperty("old_tag");
+    expect(upload.durableObjectClasses).toEqual(["WorkflowRun", "WorkflowRunIndex"]);
+
+    const crons = await env.DB.prepare("SELECT name, schedule FROM project_crons").all();
+    expect(crons.results).toEqual([{ name: "__workflow-recovery", schedule: "* * * * *" }]);
+
+    // A second deploy with the same classes declares no new migration.
+    await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: BUNDLE, metadata: { durableObjects: ["WorkflowRun", "WorkflowRunIndex"] } },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(cloudflare.uploads[1]!.metadata.migrations).toBeUndefined();
+  });
+
+  it("gives a private deployment its /<slug>/ URL", async () => {
+    const cloudflare = cloudflareStandIn();
+    const { token } = await userWithProject("dev@example.com", "inside", true);
+    const result = await call(
+      "PUT",
+      "/projects/inside/deployment",
+      { bundle: BUNDLE, metadata: {} },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(result.json.url).toBe("https://example.test/inside/");
+  });
+
+  it.each([
+    ["no CLI token", null, { bundle: BUNDLE, metadata: {} }, 401, "unauthorized"],
+    ["an empty bundle", "owner", { bundle: "", metadata: {} }, 400, "invalid_input"],
+    ["metadata that is not an object", "owner", { bundle: BUNDLE, metadata: [] }, 400, "invalid_input"],
+    [
+      "an unknown Durable Object class",
+      "owner",
+      { bundle: BUNDLE, metadata: { durableObjects: ["Evil"] } },
+      400,
+      "invalid_input",
+    ],
+    [
+      "a bad cron",
+      "owner",
+      { bundle: BUNDLE, metadata: { crons: [{ name: "x", schedule: "every minute" }] } },
+      400,
+      "invalid_input",
+    ],
+    ["malformed JSON", "owner", "{nope", 400, "malformed_json"],
+    ["another user's project", "other", { bundle: BUNDLE, metadata: {} }, 404, "not_found"],
+  ])("refuses %s and uploads nothing", async (_name, who, body, status, code) => {
+    const cloudflare = cloudflareStandIn();
+    const owner = await userWithProject("owner@example.com", "shop");
+    const other = await call("POST", "/admin/users", { email: "other@example.com" }, "test-admin-token");
+    const token = who === "owner" ? owner.token : who === "other" ? other.json.token : null;
+    const result = await call("PUT", "/projects/shop/deployment", body, token, deployEnv(cloudflare));
+    expect(result.status).toBe(status);
+    expect(result.json.error.code).toBe(code);
+    expect(cloudflare.uploads).toHaveLength(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
+  });
+
+  it("refuses a bundle over the size limit with 413", async () => {
+    const cloudflare = cloudflareStandIn();
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: "x".repeat(11 * 1024 * 1024 + 1), metadata: {} },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(result.status).toBe(413);
+    expect(cloudflare.uploads).toHaveLength(0);
+  });
+
+  it("reports Cloudflare's refusal as 502 and records nothing", async () => {
+    // A runtime older than the platform's compatibility date refuses the upload.
+    const cloudflare = cloudflareStandIn({ latestCompatibilityDate: "2026-10-01" });
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const result = await call(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle: BUNDLE, metadata: { crons: [{ name: "c", schedule: "* * * * *" }] } },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(result.status).toBe(502);
+    expect(result.json.error.message).toMatch(/compatibility_date 2026-10-30 is newer than the runtime supports/);
+    expect(cloudflare.uploads).toHaveLength(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_crons").first("n")).toBe(0);
+  });
+
+  it("says clearly when the platform has no deploy configuration", async () => {
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const result = await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: {} }, token);
+    expect(result.status).toBe(500);
+    expect(result.json.error.message).toMatch(/not configured to deploy/);
+  });
+});
+
+describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
+  it("calls each plugin's POST /deploy with the project's identity token and its plugins metadata, reporting refusals", async () => {
+    const { verifyRequestToken, IDENTITY_HEADER } = await import("#src/core/requestToken.ts");
+    const cloudflare = cloudflareStandIn();
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
+      "worker_secret",
+    ))!;
+    const projectId = String(await env.DB.prepare("SELECT id FROM projects WHERE slug = 'shop'").first<number>("id"));
+    const received: Record<string, { verified: boolean; body: unknown }> = {};
+    const plugin = (name: string, status: number) => ({
+      async fetch(input: RequestInfo, init?: RequestInit) {
+        const request = new Request(input, init);
+        const bytes = new Uint8Array(await request.arrayBuffer());
+        const check = await verifyRequestToken(
+          "identity",
+          request.headers.get(IDENTITY_HEADER),
+          (id) => (id === projectId ? secret : null),
+          {
+            method: request.method,
+            pathAndQuery: new URL(request.url).pathname,
+            body: bytes,
+          },
+        );
+        received[name] = { verified: check.ok, body: JSON.parse(new TextDecoder().decode(bytes)) };
+        return new Response(status === 200 ? "{}" : "nope", { status });
+      },
+    });
+    const plugins = {
+      chatserver: { commands: [{ name: "hello", description: "Say hello" }] },
+      workspace: { events: ["message"] },
+    };
+    const result = await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: { plugins } }, token, {
+      ...deployEnv(cloudflare),
+      CHATSERVER_PLUGIN: plugin("chatserver", 200),
+      WORKSPACE_PLUGIN: plugin("workspace", 200),
+      EMAIL_PLUGIN: plugin("email", 503),
+    });
+    expect(result.status).toBe(200);
+    expect(received.chatserver).toEqual({ verified: true, body: { plugins } });
+    expect(received.workspace).toEqual({ verified: true, body: { plugins } });
+    expect(result.json.plugins.chatserver).toBe("registered");
+    expect(result.json.plugins.workspace).toBe("registered");
+    expect(result.json.plugins["email-send"]).toMatch(/^refused \(503\)/);
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { type DispatchUploadTarget, uploadProjectScript } from "#src/workers/api/dispatchUpload.ts";
+
+const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: "s3cret" };
+const BUNDLE = "export default { fetch() { return new Response('hi') } }";
+const CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
+
+function cloudflare() {
+  const standIn = createScriptUploadStandIn({
+    apiToken: "cf-token",
+    accountId: "acc123",
+    namespace: "platform-projects",
+    now: () => Date.parse("2026-11-20T12:00:00Z"),
+  });
+  const target: DispatchUploadTarget = {
+    apiBase: "https://api.cloudflare.test/client/v4",
+    accountId: "acc123",
+    namespace: "platform-projects",
+    apiToken: "cf-token",
+    fetch: (input, init) => standIn.fetch(new Request(input, init)),
+  };
+  return { standIn, target };
+}
+
+describe("uploadProjectScript, through the cloudflare SDK to the script-upload stand-in", () => {
+  it("is accepted with every binding, its module and a migration for the new classes", async () => {
+    const { standIn, target } = cloudflare();
+    const { migrationTag } = await uploadProjectScript(
+      target,
+      project,
+      BUNDLE,
+      CLASSES,
+      { tag: null, classes: [] },
+      "2026-10-30",
+      "https://login.example.test",
+    );
+    const script = standIn.scripts().get("proj-shop")!;
+    expect(script.migrationTag).toBe(migrationTag);
+    expect(script.durableObjectClasses).toEqual(CLASSES);
+    expect(new TextDecoder().decode(script.modules.get("worker.js")!.content)).toBe(BUNDLE);
+    expect(script.metadata).toMatchObject({
+      main_module: "worker.js",
+      compatibility_date: "2026-10-30",
+      compatibility_flags: ["nodejs_compat"],
+    });
+    expect(script.metadata.bindings!.map((b) => `${b.type}:${b.name}`).sort()).toEqual(
+      [
+        "durable_object_namespace:WORKFLOW_RUNS",
+        "durable_object_namespace:WORKFLOW_RUN_INDEX",
+        "plain_text:PLATFORM_LOGIN_URL",
+        "plain_text:PLATFORM_PROJECT_ID",
+        "plain_text:PLATFORM_PROJECT_SLUG",
+        "secret_text:PLATFORM_WORKER_SECRET",
+        "service:CHATSERVER_PLUGIN",
+        "service:EMAIL_PLUGIN",
+        "service:PLATFORM_API",
+        "service:WORKSPACE_PLUGIN",
+      ].sort(),
+    );
+  });
+
+  it("updates the script: the same classes need no migration, and a new one migrates from the current tag", async () => {
+    const { standIn, target } = cloudflare();
+    const first = await uploadProjectScript(
+      target,
+      project,
+      BUNDLE,
+      ["WorkflowRun"],
+      { tag: null, classes: [] },
+      "2026-10-30",
+    );
+    const previous = { tag: first.migrationTag, classes: ["WorkflowRun"] };
+    const same = await uploadProjectScript(target, project, `${BUNDLE}//2`, ["WorkflowRun"], previous, "2026-10-30");
+    expect(same.migrationTag).toBe(first.migrationTag);
+    await uploadProjectScript(target, project, BUNDLE, CLASSES, previous, "2026-10-30");
+    expect(standIn.scripts().get("proj-shop")!.durableObjectClasses).toEqual(CLASSES);
+  });
+
+  it("reports Cloudflare's refusal as upstream_error with Cloudflare's message", async () => {
+    const { target } = cloudflare();
+    // A record that lost the script's tag re-declares classes the script already has.
+    await uploadProjectScript(target, project, BUNDLE, CLASSES, { tag: null, classes: [] }, "2026-10-30");
+    await expect(
+      uploadProjectScript(target, project, BUNDLE, CLASSES, { tag: null, classes: [] }, "2026-10-30"),
+    ).rejects.toMatchObject({
+      code: "upstream_error",
+      message: expect.stringMatching(/Migration tag precondition failed/),
+    });
+  });
+
+  it("reports a wrong API token as upstream_error", async () => {
+    const { target } = cloudflare();
+    await expect(
+      uploadProjectScript(
+        { ...target, apiToken: "stale" },
+        project,
+        BUNDLE,
+        [],
+        { tag: null, classes: [] },
+        "2026-10-30",
+      ),
+    ).rejects.toMatchObject({ code: "upstream_error", message: expect.stringMatching(/Authentication error/) });
+  });
+});

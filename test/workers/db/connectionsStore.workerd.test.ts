@@ -1,0 +1,108 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import {
+  clearConnectionError,
+  deleteConnection,
+  listConnectionSummaries,
+  markConnectionNeedsReconnect,
+  markConnectionRevoked,
+  markConnectionsRevokedForExternalUser,
+  readConnection,
+  upsertConnection,
+} from "#src/workers/db/connectionsStore.ts";
+import { TOKEN_ENCRYPTION_KEY, twoProjects } from "#test/support/workerd/index.ts";
+
+describe("connectionsStore", () => {
+  it("keeps one connection per plugin and project: a reinstall replaces it and clears revoked", async () => {
+    const { a } = await twoProjects();
+    await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+      pluginId: "chatserver",
+      projectId: a.id,
+      externalUserId: "u1",
+      accessToken: "at1",
+      refreshToken: "rt1",
+      tokenExpiresAt: 5000,
+    });
+    const stored = await env.DB.prepare("SELECT access_token, refresh_token FROM plugin_oauth_connections").first<{
+      access_token: string;
+      refresh_token: string;
+    }>();
+    expect(stored!.access_token).toMatch(/^v1\./);
+    expect(stored!.refresh_token).toMatch(/^v1\./);
+
+    expect(await markConnectionRevoked(env.DB, "chatserver", a.id)).toBe(true);
+    expect((await readConnection(env.DB, TOKEN_ENCRYPTION_KEY, "chatserver", a.id))!.revokedAt).not.toBeNull();
+
+    await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+      pluginId: "chatserver",
+      projectId: a.id,
+      externalUserId: "u2",
+      accessToken: "at2",
+    });
+    const connection = await readConnection(env.DB, TOKEN_ENCRYPTION_KEY, "chatserver", a.id);
+    expect(connection).toMatchObject({
+      externalUserId: "u2",
+      accessToken: "at2",
+      refreshToken: null,
+      tokenExpiresAt: null,
+      revokedAt: null,
+    });
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections").first<{ n: number }>())!.n).toBe(
+      1,
+    );
+
+    const summaries = await listConnectionSummaries(env.DB, a.id);
+    expect(summaries).toEqual([
+      {
+        plugin: "chatserver",
+        externalUserId: "u2",
+        connectedAt: expect.any(String),
+        tokenExpiresAt: null,
+        status: "active",
+        revoked: false,
+        revokedAt: null,
+        lastError: null,
+        lastErrorAt: null,
+      },
+    ]);
+    expect(JSON.stringify(summaries)).not.toContain("at2");
+
+    expect(await markConnectionsRevokedForExternalUser(env.DB, "chatserver", "u2")).toBe(1);
+    expect(await readConnection(env.DB, TOKEN_ENCRYPTION_KEY, "workspace", a.id)).toBeNull();
+  });
+
+  it("health: a refusal marks needs_reconnect with the error and time; a success or a reinstall clears it; revoked wins", async () => {
+    const { a } = await twoProjects();
+    const connect = () =>
+      upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+        pluginId: "workspace",
+        projectId: a.id,
+        externalUserId: "T1",
+        accessToken: "xoxb-1",
+      });
+    const state = async () => (await listConnectionSummaries(env.DB, a.id))[0]!;
+    await connect();
+    expect(await state()).toMatchObject({ status: "active", lastError: null, lastErrorAt: null });
+
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "token_revoked", Date.UTC(2030, 0, 1));
+    expect(await state()).toMatchObject({
+      status: "needs_reconnect",
+      lastError: "token_revoked",
+      lastErrorAt: "2030-01-01T00:00:00.000Z",
+    });
+    await clearConnectionError(env.DB, "workspace", a.id);
+    expect(await state()).toMatchObject({ status: "active", lastError: null });
+
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth");
+    await connect(); // a reinstall
+    expect(await state()).toMatchObject({ status: "active", lastError: null });
+
+    await markConnectionRevoked(env.DB, "workspace", a.id);
+    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth"); // a revoked one stays revoked
+    expect(await state()).toMatchObject({ status: "revoked", lastError: null });
+
+    expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(true);
+    expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(false);
+    expect(await listConnectionSummaries(env.DB, a.id)).toEqual([]);
+  });
+});
