@@ -104,7 +104,7 @@ const IMPLEMENTATIONS = {
 export interface VerifyWebhookOptions {
   /** The verifier's clock (ms since the epoch); default `Date.now()`. */
   nowMs?: number;
-  /** Default `webcrypto` (the faster one; see the README's chat-server section). */
+  /** Default `webcrypto` (the faster one; see the chat-server section of docs/plugins.md). */
   implementation?: Ed25519Implementation;
 }
 

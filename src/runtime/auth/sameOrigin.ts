@@ -3,7 +3,7 @@
  * by the user), from the headers browsers set and pages cannot forge.
  *
  * Note: on a private deployment "same origin" includes every other private
- * project on the platform domain; see README, "Sign-in", on path scoping.
+ * project on the platform domain; see docs/sign-in.md, on path scoping.
  */
 
 /** A POST: `Origin` must equal ours (`null` never does); without `Origin`, `Sec-Fetch-Site: same-origin`. */

@@ -1,4 +1,4 @@
-/** Bindings the platform gives every project worker (see README, "Deploying"). */
+/** Bindings the platform gives every project worker (see docs/deploying.md). */
 export interface PlatformEnv {
   /** Service binding to the API worker. */
   PLATFORM_API?: Fetcher;

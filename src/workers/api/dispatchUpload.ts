@@ -28,7 +28,7 @@ export interface UploadedProject {
 export type ScriptMetadata = ScriptUpdateParams.Metadata;
 export type ScriptBinding = NonNullable<ScriptMetadata["bindings"]>[number];
 
-/** Service names the project's plugin bindings point at (see README, "Deploying"). */
+/** Service names the project's plugin bindings point at (see docs/deploying.md). */
 export const PLATFORM_SERVICES = {
   PLATFORM_API: "platform-api",
   CHATSERVER_PLUGIN: "platform-plugin-chatserver",

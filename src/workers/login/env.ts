@@ -1,4 +1,4 @@
-/** Bindings of the login worker (see wrangler.toml beside this file and the README's deploy table). */
+/** Bindings of the login worker (see wrangler.toml beside this file and the deploy table in docs/deploying.md). */
 export interface LoginEnv {
   /** The platform D1: `projects` (slug, worker secret, private flag) and `project_auth` (domains). Read only. */
   DB: D1Database;

@@ -1,5 +1,5 @@
 // The proxy routes (and the deploy's command registrations) under the shared bot's cap
-// (beyond the spec, README "Chat server"):
+// (beyond the spec, docs/plugins.md, "Chat server"):
 // a project's share (5 bot actions per second, private projects included), the global
 // budget (40 bot requests per second across all projects), the provider's own global 429
 // pausing every project, and the spec's 3 actions per 60 s for public projects. A stub

@@ -135,7 +135,7 @@ describe("testWorkflow", () => {
   });
 });
 
-describe("testWorkflow by name (the README's example)", () => {
+describe("testWorkflow by name (the example of docs/workflows.md)", () => {
   afterEach(() => resetWorkflowsForTests());
 
   it("reminds a day later, then waits for approval", async () => {
