@@ -8,7 +8,7 @@ import { workerdPoolBindings } from "./test/support/node/workerdPoolOptions.ts";
 // (test/e2e) drives the real CLI and a browser against a running `platform dev`.
 const migrations = await readD1Migrations("./migrations");
 // The D1 databases, actors and queue come from the API worker's wrangler.toml, as `platform dev` runs them.
-const deployed = workerdPoolBindings(import.meta.dirname);
+const deployed = await workerdPoolBindings(import.meta.dirname);
 
 export default defineConfig({
   test: {

@@ -14,8 +14,8 @@ const PROJECT_ACTOR_CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
  * actors as the API worker binds them when it uploads a project. The harness
  * worker exports every one of those classes.
  */
-export function workerdPoolBindings(repoRoot: string) {
-  const api = readDeployedWorkers(repoRoot).find((worker) => worker.name === PLATFORM_SERVICES.PLATFORM_API);
+export async function workerdPoolBindings(repoRoot: string) {
+  const api = (await readDeployedWorkers(repoRoot)).find((worker) => worker.name === PLATFORM_SERVICES.PLATFORM_API);
   if (!api) throw new Error(`No ${PLATFORM_SERVICES.PLATFORM_API} among the platform's wrangler configs.`);
   const local = localWorker(api, path.join(repoRoot, "test/support/workerd/harness.ts"), { scripts: {}, bindings: {} });
   const project = localScriptBindings(

@@ -1,6 +1,5 @@
 import path from "node:path";
-import { type SourcelessWorkerOptions, unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
-import { platformWorkerConfigPaths } from "../deploy/platformWorkerConfigs.ts";
+import type { SourcelessWorkerOptions } from "wrangler";
 
 /** One platform worker as `npm run deploy` ships it, in Miniflare's terms. */
 export interface DeployedWorker {
@@ -25,9 +24,13 @@ export interface DeployedWorker {
 /**
  * The platform's workers from the same wrangler.toml files the deploy reads
  * (`platformWorkerConfigPaths`), turned into Miniflare options by wrangler
- * itself (`unstable_getMiniflareWorkerOptions`).
+ * itself (`unstable_getMiniflareWorkerOptions`). Wrangler is loaded here, not
+ * when the CLI starts: it takes seconds to import and most commands never
+ * need it.
  */
-export function readDeployedWorkers(repoRoot: string): DeployedWorker[] {
+export async function readDeployedWorkers(repoRoot: string): Promise<DeployedWorker[]> {
+  const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
+  const { platformWorkerConfigPaths } = await import("../deploy/platformWorkerConfigs.ts");
   return platformWorkerConfigPaths(repoRoot).map((configPath) => {
     const config = unstable_readConfig({ config: path.join(repoRoot, configPath) });
     if (!config.name) throw new Error(`${configPath} has no \`name\`.`);

@@ -358,7 +358,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
   const projectErrors = new ProjectLoadErrors(() => build);
-  const deployed = readDeployedWorkers(REPO_ROOT);
+  const deployed = await readDeployedWorkers(REPO_ROOT);
   const scripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"), deployed);
   // The API worker serves the console: keep its address across restarts while the port is free.
   const ports = await assignLocalPorts({

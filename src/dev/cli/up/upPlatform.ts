@@ -55,7 +55,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const { host, port, stateDir, log } = options;
   mkdirSync(stateDir, { recursive: true });
   const credentials = loadOrCreateCredentials(stateDir);
-  const deployedWorkers = readDeployedWorkers(REPO_ROOT);
+  const deployedWorkers = await readDeployedWorkers(REPO_ROOT);
   const scripts = await buildPlatformWorkers(path.join(stateDir, "platform"), deployedWorkers);
   const ports = await assignLocalPorts({
     host,

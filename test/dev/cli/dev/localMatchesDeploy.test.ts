@@ -121,7 +121,7 @@ function deployedItems(worker: PlatformWorkerConfig): DeployedItem[] {
 }
 
 const deployed = readPlatformWorkerConfigs(REPO_ROOT);
-const deployedWorkers = readDeployedWorkers(REPO_ROOT);
+const deployedWorkers = await readDeployedWorkers(REPO_ROOT);
 
 const login: LocalLogin = {
   port: 9101,
@@ -247,9 +247,9 @@ describe("the local platform runs what `npm run deploy` ships", () => {
     });
   });
 
-  it("the workerd test pool binds the API worker's D1 databases, actors and queue producers", () => {
+  it("the workerd test pool binds the API worker's D1 databases, actors and queue producers", async () => {
     const api = deployed.find((w) => w.name === "platform-api")!;
-    const pool = workerdPoolBindings(REPO_ROOT) as V4WorkerOptions;
+    const pool = (await workerdPoolBindings(REPO_ROOT)) as V4WorkerOptions;
     const apiItems = deployedItems(api).filter(({ item }) =>
       /^(D1 database|Durable Object|queue producer) /.test(item),
     );
