@@ -4,13 +4,13 @@ import type { V4WorkerOptions } from "miniflare";
 import { PLATFORM_SERVICES, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 
-/** The deployed service names a project's bindings point at, as `platform up` names those workers. */
-const LOCAL_SERVICES: Record<string, string> = {
-  [PLATFORM_SERVICES.PLATFORM_API]: "api",
-  [PLATFORM_SERVICES.CHATSERVER_PLUGIN]: "plugin-chatserver",
-  [PLATFORM_SERVICES.WORKSPACE_PLUGIN]: "plugin-workspace",
-  [PLATFORM_SERVICES.EMAIL_PLUGIN]: "plugin-email-send",
-};
+const DEPLOYED_PREFIX = "platform-";
+
+/** A platform worker a project binds, as `platform up` names it: as deployed, without `platform-` (`api`, `plugin-chatserver`). */
+function localService(service: string): string {
+  const platformWorker = Object.values(PLATFORM_SERVICES).includes(service) && service.startsWith(DEPLOYED_PREFIX);
+  return platformWorker ? service.slice(DEPLOYED_PREFIX.length) : service;
+}
 
 type ModuleType = "ESModule" | "CommonJS" | "Text" | "Data" | "CompiledWasm";
 
@@ -46,8 +46,7 @@ export function scriptWorker(script: AcceptedScript, dir: string): V4WorkerOptio
   const durableObjects: Record<string, { className: string; useSQLite: boolean }> = {};
   for (const binding of (script.metadata.bindings ?? []) as ScriptBinding[]) {
     if (binding.type === "plain_text" || binding.type === "secret_text") bindings[binding.name] = binding.text;
-    else if (binding.type === "service")
-      serviceBindings[binding.name] = LOCAL_SERVICES[binding.service] ?? binding.service;
+    else if (binding.type === "service") serviceBindings[binding.name] = localService(binding.service);
     else if (binding.type === "durable_object_namespace" && binding.class_name)
       durableObjects[binding.name] = { className: binding.class_name, useSQLite: true };
   }
