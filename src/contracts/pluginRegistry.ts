@@ -13,14 +13,6 @@ export const PLUGINS = [
   chatServerPlugin,
   workspacePlugin,
   emailSendPlugin,
-  {
-    id: "echo",
-    title: "echo",
-    binding: "ECHO_PLUGIN",
-    install: { instead: "call it from your project" },
-    deploy: false,
-    routes: ["/echo"],
-  },
 ] as const satisfies readonly PluginDescriptor[];
 
 export type Plugin = (typeof PLUGINS)[number];
