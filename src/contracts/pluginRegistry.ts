@@ -20,7 +20,6 @@ export type PluginId = Plugin["id"];
 /** The service bindings a project worker (and the API worker) reaches the plugins through. */
 export type PluginBinding = Plugin["binding"];
 export type InstallablePlugin = Extract<Plugin, { install: PluginInstall }>;
-export type InstallablePluginId = InstallablePlugin["id"];
 export type InstallUrlVar = InstallablePlugin["install"]["urlVar"];
 /** What installs claim in `plugin_resources`: a chat server, a workspace. */
 export type ResourceType = InstallablePlugin["install"]["resourceType"];
@@ -30,10 +29,6 @@ export type TriggerablePluginId = TriggerablePlugin["id"];
 export type PluginRoute<Id extends PluginId> = Extract<Plugin, { id: Id }>["routes"][number];
 
 export const PLUGIN_IDS: readonly PluginId[] = PLUGINS.map((plugin) => plugin.id);
-
-export function isPluginId(value: unknown): value is PluginId {
-  return typeof value === "string" && (PLUGIN_IDS as readonly string[]).includes(value);
-}
 
 export function pluginById<Id extends PluginId>(id: Id): Extract<Plugin, { id: Id }>;
 export function pluginById(id: string): Plugin | undefined;

@@ -4,6 +4,7 @@ import {
   isInstallable,
   PLUGIN_IDS,
   PLUGINS,
+  RESOURCE_TYPES,
   TRIGGERABLE_PLUGINS,
   UNINSTALLABLE_PLUGINS,
   type Plugin,
@@ -308,7 +309,6 @@ async function trigger(
 
 const choices = (words: readonly string[]) => `<${words.join("|")}>`;
 const TRIGGER_KINDS = [...new Set(TRIGGERABLE_PLUGINS.flatMap((plugin) => plugin.triggers.kinds))];
-const RESOURCE_KINDS = [...new Set(INSTALLABLE_PLUGINS.map((plugin) => plugin.install.resourceType))];
 const WITHOUT_INSTALL = ids(PLUGINS.filter((plugin) => !isInstallable(plugin)));
 /** Each plugin's events, one help line each: `chatserver: command --name N [--text T], message, reaction`. */
 const TRIGGER_LINES = TRIGGERABLE_PLUGINS.map(
@@ -327,7 +327,7 @@ export const pluginCommand: Command = {
   help: `
 install   creates a one-time install link (valid 2 minutes), prints it, and
           waits while you follow it and approve at the provider; ends with
-          "Connected <plugin> to ${choices(RESOURCE_KINDS)} "<name>" (<id>)" (exit 0)
+          "Connected <plugin> to ${choices(RESOURCE_TYPES)} "<name>" (<id>)" (exit 0)
           or the reason it did not complete (exit 1). Opens the link in a
           browser when a display is available ($BROWSER, else open/xdg-open)
           and says whether it did; --no-open or BROWSER=none only print it.
