@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { PLUGIN_IDS } from "#src/contracts/pluginRegistry.ts";
+import { orList } from "#src/core/wordList.ts";
 import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 
@@ -315,7 +317,8 @@ it("email-send needs no install; an unknown plugin or event is refused with usag
   expect(email.stdout).toContain("email-send needs no install");
   const unknown = await runCli(["plugin", "install", "nope", "--dir", dir]);
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
+  expect(unknown.stderr).toContain(`needs a plugin: ${orList(PLUGIN_IDS)} (got "nope").`);
+  expect(unknown.stderr).toContain("chatserver, workspace");
   const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
   expect(mention.code).toBe(2);
   expect(mention.stderr).toContain(

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { PLATFORM_SERVICES, projectScriptBindings } from "../../../workers/api/dispatchUpload.ts";
+import { projectScriptBindings } from "../../../workers/api/dispatchUpload.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
@@ -119,7 +119,7 @@ function workerBase(name: string, scriptPath: string): V4WorkerOptions {
 
 /** The deployed workers the local platform treats apart, by their deployed names. */
 export const GATEWAY_WORKER = "platform-gateway";
-export const API_WORKER = PLATFORM_SERVICES.PLATFORM_API;
+export const API_WORKER = "platform-api";
 export const LOGIN_WORKER = "platform-login";
 
 /** `platform up`: where the API worker uploads pushed projects (the stand-in of Cloudflare's API in this process). */

@@ -3,7 +3,7 @@ import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { IDENTITY_HEADER, signRequestToken } from "../../../core/requestToken.ts";
-import { PLATFORM_SERVICES } from "../../../workers/api/dispatchUpload.ts";
+import { pluginById, pluginWorkerName } from "../../../contracts/pluginRegistry.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
 import type { LocalPorts } from "./localPorts.ts";
 import type { LocalOverride } from "./localWorker.ts";
@@ -15,9 +15,9 @@ import type { LocalOverride } from "./localWorker.ts";
  * deployed vars.
  */
 export const LOCAL_PLUGINS = {
-  chatserver: { worker: PLATFORM_SERVICES.CHATSERVER_PLUGIN, fake: "fake-chatserver" },
-  workspace: { worker: PLATFORM_SERVICES.WORKSPACE_PLUGIN, fake: "fake-workspace" },
-  email: { worker: PLATFORM_SERVICES.EMAIL_PLUGIN, fake: "fake-email" },
+  chatserver: { worker: pluginWorkerName(pluginById("chatserver")), fake: "fake-chatserver" },
+  workspace: { worker: pluginWorkerName(pluginById("workspace")), fake: "fake-workspace" },
+  email: { worker: pluginWorkerName(pluginById("email-send")), fake: "fake-email" },
 } as const;
 
 export type LocalPluginId = keyof typeof LOCAL_PLUGINS;

@@ -21,6 +21,7 @@
  *   GET  /gateway?v=10&encoding=json  (Upgrade: websocket)      the Gateway (fakeGateway.ts)
  * Test switches (not Discord):
  *   POST /__fake/trigger   { kind: "command"|"message"|"reaction", guildId, name?, text?, channelId?, deliveries? }
+ *                          (`resourceId` names the guild as well: the test-event route's neutral field)
  *                          a command: signs an interaction with the fake's Ed25519 key, POSTs it to the plugin's
  *                          webhook URL and returns what it answered; a message / reaction: publishes
  *                          MESSAGE_CREATE / MESSAGE_REACTION_ADD on the Gateway (the only way the real one
@@ -578,6 +579,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     let input: {
       kind?: unknown;
       guildId?: unknown;
+      resourceId?: unknown;
       name?: unknown;
       text?: unknown;
       channelId?: unknown;
@@ -589,8 +591,9 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     } catch {
       return Response.json({ error: "body must be JSON" }, { status: 400 });
     }
-    const guild = guildById(String(input.guildId ?? TEST_GUILD.id));
-    const guildId = guild?.id ?? String(input.guildId);
+    const requested = String(input.guildId ?? input.resourceId ?? TEST_GUILD.id);
+    const guild = guildById(requested);
+    const guildId = guild?.id ?? requested;
     const channelId = typeof input.channelId === "string" ? input.channelId : (guild?.channels[0] ?? "0");
     const text = typeof input.text === "string" ? input.text : "";
     let payload: Record<string, unknown>;

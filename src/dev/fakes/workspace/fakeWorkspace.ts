@@ -14,6 +14,7 @@
  *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token)
  *   POST /api/auth.revoke                                      revokes the token presented (the team's bot tokens)
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
+ *                                                              (`resourceId` names the team as well)
  *   POST /__fake/ratelimit {method?, retryAfter?, count?}      the next calls answer 429
  *   POST /__fake/revoke {teamId}                               revokes the team's tokens (as an uninstall does)
  *   POST /__fake/expire {teamId}                               expires the team's rotating access tokens now
@@ -437,7 +438,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const delivered = await deliver(JSON.stringify(lastDelivery.envelope), retry);
       return Response.json({ delivered: lastDelivery.envelope, retryNum: retry, response: delivered });
     }
-    const team = teamInfo(typeof params.teamId === "string" && params.teamId ? params.teamId : DEFAULT_TEAM.id);
+    const teamId = params.teamId ?? params.resourceId;
+    const team = teamInfo(typeof teamId === "string" && teamId ? teamId : DEFAULT_TEAM.id);
     const channel = typeof params.channel === "string" ? params.channel : FAKE_CHANNELS[0];
     const text = typeof params.text === "string" ? params.text : "hello";
     if (kind === "url_verification") {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import {
   createFakeChatServer,
+  OTHER_GUILD,
   TEST_GUILD,
   type FakeChatServerConfig,
 } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
@@ -198,6 +199,16 @@ describe("fake chat server: REST", () => {
     ).toBe(404);
     const recorded = (await (await call("/__fake/recorded")).json()) as { path: string; status: number }[];
     expect(recorded.map((r) => r.status)).toContain(429);
+  });
+
+  it("trigger takes the server as resourceId too (what the test-event route sends)", async () => {
+    const { call } = setup();
+    const res = await call(
+      "/__fake/trigger",
+      json("POST", { kind: "command", resourceId: OTHER_GUILD.id, name: "hi" }),
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { payload: { guild_id: string } }).payload.guild_id).toBe(OTHER_GUILD.id);
   });
 
   it("trigger signs a command the verifier accepts; callback, @original and followups need the live interaction token", async () => {

@@ -372,6 +372,12 @@ describe("fake Slack: event deliveries", () => {
     },
   );
 
+  it("takes the team as resourceId too (what the test-event route sends)", async () => {
+    const { received, trigger } = capturing();
+    expect((await trigger({ kind: "message", resourceId: "T0OTHER", text: "hi" })).status).toBe(200);
+    expect(JSON.parse(received[0]!.body)).toMatchObject({ type: "event_callback", team_id: "T0OTHER" });
+  });
+
   it("url_verification is a bare challenge body, signed", async () => {
     const { received, trigger } = capturing();
     await trigger({ kind: "url_verification" });
