@@ -15,9 +15,9 @@
  * the cause and the fix as the chat-server connection health of every
  * project (pluginProblems.ts: the bot is shared); it tries again every 10
  * minutes (the time of the stop is kept, so an eviction does not shorten the
- * wait), and READY clears the health. Before every IDENTIFY it asks `GET
- * /gateway/bot` for the session start limit, and takes the IDENTIFY slot of
- * its rate-limit key from one RateLimiter actor all shards share.
+ * wait), and READY clears the health. Before every IDENTIFY it takes the
+ * slot of its rate-limit key from one RateLimiter actor all shards share,
+ * then asks `GET /gateway/bot` whether a session start is left.
  */
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../../../core/errors.ts";

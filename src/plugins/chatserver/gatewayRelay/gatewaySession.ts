@@ -6,13 +6,15 @@
  * relay actor (GatewayRelay.ts, through gatewayConnection.ts) performs the
  * actions; tests drive it table-driven.
  *
- *   start → (no session to RESUME) `GET /gateway/bot` first: its
- *   `session_start_limit` says whether an IDENTIFY may be spent. None left
- *   (`remaining` 0): wait `reset_after` (one more would make the provider
- *   reset the bot token) and say so in the health → connect → HELLO (op 10)
- *   → RESUME (op 6) at once, or IDENTIFY (op 2) once its rate-limit slot is
- *   free (`max_concurrency` per 5 s, key `shard % max_concurrency`, shared by
- *   every shard) → READY (session id, resume URL; the health clears) /
+ *   start → with a session: connect to its resume URL → HELLO (op 10) →
+ *   RESUME (op 6). Without one, a fresh IDENTIFY: first its rate-limit slot
+ *   (`max_concurrency` per 5 s, key `shard % max_concurrency`, one limiter
+ *   every shard shares), then `GET /gateway/bot`, whose `session_start_limit`
+ *   says whether a session start may be spent: with fewer than
+ *   `max_concurrency` left (0 for most bots; shards starting together must
+ *   not overspend) wait `reset_after` (one start too many makes the provider
+ *   reset the bot token) and say so in the health; else connect → HELLO →
+ *   IDENTIFY (op 2) → READY (session id, resume URL; the health clears) /
  *   RESUMED; heartbeats (op 1, the last sequence) every `heartbeat_interval`,
  *   the first after `interval × jitter`; a heartbeat without an ACK (op 11)
  *   by the next one means a zombie connection: close it and RESUME on a new
@@ -46,13 +48,15 @@ export interface SavedSession {
 export type SessionPhase =
   /** Not started (a new actor, or one restarted after eviction). */
   | "idle"
-  /** Asking `GET /gateway/bot` where to connect and whether an IDENTIFY may be spent. */
+  /** Before a fresh IDENTIFY: waiting for its rate-limit slot. */
+  | "pacing"
+  /** Before a fresh IDENTIFY: asking `GET /gateway/bot` where to connect and whether a session start is left. */
   | "preflight"
   /** Waiting to reconnect, or for the session starts to reset (a `start` does not cut the wait short). */
   | "backoff"
   /** A connection is being opened, or is open and waiting for HELLO. */
   | "connecting"
-  /** IDENTIFY (or its rate-limit slot) or RESUME sent, waiting for READY / RESUMED. */
+  /** IDENTIFY or RESUME sent, waiting for READY / RESUMED. */
   | "handshaking"
   | "ready"
   /** A fatal close: the relay tries again after STOPPED_RETRY_MS; a `start` does not cut the wait short. */
@@ -64,8 +68,6 @@ export interface SessionState extends SavedSession {
   resuming: boolean;
   heartbeatIntervalMs: number | null;
   awaitingAck: boolean;
-  /** HELLO came, the IDENTIFY waits for its rate-limit slot. */
-  identifyPending: boolean;
   /** Failed connections in a row (drives the backoff). */
   failures: number;
   /** The last fatal close (or refused `GET /gateway/bot`: the HTTP status), for status. */
@@ -142,7 +144,6 @@ export function initialSession(saved: SavedSession | null = null): SessionState 
     resuming: false,
     heartbeatIntervalMs: null,
     awaitingAck: false,
-    identifyPending: false,
     failures: 0,
     stoppedBy: null,
     problem: null,
@@ -159,18 +160,17 @@ export interface Step {
 const saved = (s: SessionState): SavedSession => ({ sessionId: s.sessionId, resumeUrl: s.resumeUrl, seq: s.seq });
 const canResume = (s: SessionState) => s.sessionId !== null && s.seq !== null;
 const forgotten = (s: SessionState): SessionState => ({ ...s, sessionId: null, resumeUrl: null, seq: null });
-const offline = (s: SessionState): SessionState => ({
-  ...s,
-  awaitingAck: false,
-  identifyPending: false,
-  heartbeatIntervalMs: null,
-});
+const offline = (s: SessionState): SessionState => ({ ...s, awaitingAck: false, heartbeatIntervalMs: null });
 
-/** Connects: straight to the resume URL when there is a session to RESUME, else after `GET /gateway/bot`. */
-function begin(state: SessionState): Step {
+/** Connects: straight to the resume URL when there is a session to RESUME, else after the slot and `GET /gateway/bot`. */
+function begin(state: SessionState, config: SessionConfig): Step {
   const resumeAt = canResume(state) ? (state.resumeUrl ?? state.gatewayUrl) : null;
   if (resumeAt) return connect(state, resumeAt, true);
-  return { state: { ...offline(state), phase: "preflight" }, actions: [{ type: "fetchGateway" }] };
+  return { state: { ...offline(state), phase: "pacing" }, actions: [takeSlot(state, config)] };
+}
+
+function takeSlot(state: SessionState, config: SessionConfig): SessionAction {
+  return { type: "takeIdentifySlot", key: identifyKey(config.shard[0], state.maxConcurrency) };
 }
 
 function connect(state: SessionState, url: string, resuming: boolean): Step {
@@ -223,10 +223,12 @@ function identify(config: SessionConfig): GatewayFrame {
 function onGateway(state: SessionState, url: string, limit: SessionStartLimit | null): Step {
   if (state.phase !== "preflight") return { state, actions: [] };
   const next: SessionState = { ...state, gatewayUrl: url, maxConcurrency: limit?.maxConcurrency ?? 1 };
-  if (canResume(next)) return connect(next, next.resumeUrl ?? url, true);
-  if (limit && limit.remaining <= 0) {
-    // One more IDENTIFY would end every session of the bot and reset its token: wait for the reset.
-    const problem = sessionStartsUsedUp(limit.total, limit.resetAfterMs);
+  // A session saved without its resume URL (rare) RESUMEs at the gateway URL: a RESUME spends no session start.
+  if (canResume(next)) return connect(next, url, true);
+  if (limit && limit.remaining < limit.maxConcurrency) {
+    // One start too many ends every session of the bot and resets its token. Shards may IDENTIFY
+    // max_concurrency at a time, each after its own look at `remaining`: keep that many in reserve.
+    const problem = sessionStartsUsedUp(limit);
     const waiting: SessionState = { ...next, phase: "backoff", problem };
     return {
       state: waiting,
@@ -246,10 +248,10 @@ function onGatewayFailed(state: SessionState, refused: boolean, reason: string, 
   return reconnectLater(failed, backoffMs(failed.failures, config.random()), null);
 }
 
-function onIdentifySlot(state: SessionState, waitMs: number, config: SessionConfig): Step {
-  if (state.phase !== "handshaking" || !state.identifyPending) return { state, actions: [] };
+function onIdentifySlot(state: SessionState, waitMs: number): Step {
+  if (state.phase !== "pacing") return { state, actions: [] };
   if (waitMs > 0) return { state, actions: [{ type: "schedule", timer: "identify", inMs: waitMs }] };
-  return { state: { ...state, identifyPending: false }, actions: [{ type: "send", frame: identify(config) }] };
+  return { state: { ...state, phase: "preflight" }, actions: [{ type: "fetchGateway" }] };
 }
 
 function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig): Step {
@@ -267,15 +269,12 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
       }
       next = { ...next, phase: "handshaking", heartbeatIntervalMs: interval, awaitingAck: false };
       actions.push({ type: "schedule", timer: "heartbeat", inMs: Math.floor(interval * config.random()) });
-      if (next.resuming) {
-        actions.push({
-          type: "send",
-          frame: { op: GATEWAY_OP.RESUME, d: { token: config.token, session_id: next.sessionId, seq: next.seq } },
-        });
-      } else {
-        next = { ...next, identifyPending: true };
-        actions.push({ type: "takeIdentifySlot", key: identifyKey(config.shard[0], next.maxConcurrency) });
-      }
+      actions.push({
+        type: "send",
+        frame: next.resuming
+          ? { op: GATEWAY_OP.RESUME, d: { token: config.token, session_id: next.sessionId, seq: next.seq } }
+          : identify(config),
+      });
       return { state: next, actions };
     }
     case GATEWAY_OP.HEARTBEAT: {
@@ -362,11 +361,11 @@ function onClosed(state: SessionState, code: number, reason: string, config: Ses
 function onTimer(state: SessionState, timer: TimerName, config: SessionConfig): Step {
   if (timer === "reconnect") {
     if (state.phase !== "backoff" && state.phase !== "stopped") return { state, actions: [] };
-    return begin(state);
+    return begin(state, config);
   }
   if (timer === "identify") {
-    if (state.phase !== "handshaking" || !state.identifyPending) return { state, actions: [] };
-    return { state, actions: [{ type: "takeIdentifySlot", key: identifyKey(config.shard[0], state.maxConcurrency) }] };
+    if (state.phase !== "pacing") return { state, actions: [] };
+    return { state, actions: [takeSlot(state, config)] };
   }
   if (state.heartbeatIntervalMs === null || (state.phase !== "handshaking" && state.phase !== "ready")) {
     return { state, actions: [] };
@@ -393,13 +392,13 @@ export function step(state: SessionState, input: SessionInput, config: SessionCo
   switch (input.type) {
     case "start":
       // A stopped relay waits for its retry: pokes (deploys, installs) cannot make it hammer the provider.
-      return state.phase === "idle" ? begin(state) : { state, actions: [] };
+      return state.phase === "idle" ? begin(state, config) : { state, actions: [] };
     case "gateway":
       return onGateway(state, input.url, input.limit);
     case "gatewayFailed":
       return onGatewayFailed(state, input.tokenRefused, input.reason, config);
     case "identifySlot":
-      return onIdentifySlot(state, input.waitMs, config);
+      return onIdentifySlot(state, input.waitMs);
     case "frame":
       if (state.phase !== "connecting" && state.phase !== "handshaking" && state.phase !== "ready")
         return { state, actions: [] };

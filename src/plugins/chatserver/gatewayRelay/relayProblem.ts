@@ -4,6 +4,7 @@
  * answered, what stops working) and the fix. The chat-server connection
  * health of every project shows it (the bot is shared), until READY.
  */
+import type { SessionStartLimit } from "./gatewayProtocol.ts";
 
 export interface RelayProblem {
   /** Stable: `close_<code>`, `token_refused` or `session_starts_used_up`. */
@@ -59,15 +60,18 @@ export function tokenRefused(said = "HTTP 401"): RelayProblem {
 }
 
 /**
- * `session_start_limit.remaining` is 0: one more IDENTIFY would make the
- * provider end every session of the bot and reset its token (gateway.mdx
- * "Identifying"), so the relay waits for the reset.
+ * `session_start_limit.remaining` is below what shards may spend at once
+ * (0 for most bots): one IDENTIFY too many would make the provider end every
+ * session of the bot and reset its token (gateway.mdx "Identifying"), so the
+ * relay waits for the reset.
  */
-export function sessionStartsUsedUp(total: number, resetAfterMs: number): RelayProblem {
-  const minutes = Math.max(1, Math.ceil(resetAfterMs / 60_000));
+export function sessionStartsUsedUp(limit: SessionStartLimit): RelayProblem {
+  const minutes = Math.max(1, Math.ceil(limit.resetAfterMs / 60_000));
+  const left =
+    limit.remaining > 0 ? `has only ${limit.remaining} of the ${limit.total}` : `has used all ${limit.total}`;
   return {
     code: "session_starts_used_up",
-    cause: `The bot has used all ${total} Gateway session starts the chat server allows per day, so ${NO_EVENTS} until they reset (in about ${minutes} min).`,
+    cause: `The bot ${left} Gateway session starts the chat server allows per day, so ${NO_EVENTS} until they reset (in about ${minutes} min).`,
     fix: "Nothing to do: the relay waits for the reset and then connects. Something that restarts the relay over and over (a crash loop, frequent redeploys of the plugin worker) uses them up.",
   };
 }

@@ -57,8 +57,8 @@ const message = (s: number): SessionInput => ({
   frame: { op: 0, t: "MESSAGE_CREATE", s, d: { id: `m${s}` } },
 });
 const closed = (code: number): SessionInput => ({ type: "closed", code });
-/** Connect through `GET /gateway/bot`, HELLO, the IDENTIFY slot: what every fresh session goes through. */
-const identified: SessionInput[] = [gatewayBot(), hello, slot(0)];
+/** The IDENTIFY slot, `GET /gateway/bot`, the connection's HELLO: what every fresh session goes through. */
+const identified: SessionInput[] = [slot(0), gatewayBot(), hello];
 const connected: SessionInput[] = [start, ...identified, ready];
 const saved: SavedSession = { sessionId: "sess-1", resumeUrl: RESUME_URL, seq: 1 };
 
@@ -91,6 +91,7 @@ const cancelTimers: SessionAction[] = [
   { type: "cancel", timer: "heartbeat" },
   { type: "cancel", timer: "identify" },
 ];
+const takeSlot: SessionAction = { type: "takeIdentifySlot", key: 0 };
 const healthy: SessionAction = { type: "health", problem: null };
 const resume = (seq: number): SessionAction => ({
   type: "send",
@@ -101,70 +102,70 @@ const resumableClose = (reason: string): SessionAction => ({ type: "close", code
 
 describe("gateway session", () => {
   const cases: [string, SessionInput[], SessionAction[], Partial<SessionState>?, SavedSession?][] = [
+    ["start without a session takes an IDENTIFY slot first", [start], [takeSlot], { phase: "pacing" }],
+    ["the slot is taken: ask again when it frees", [start, slot(3000), identifyDue], [takeSlot], { phase: "pacing" }],
     [
-      "start without a session asks GET /gateway/bot first",
-      [start],
+      "the slot is ours: ask GET /gateway/bot",
+      [start, slot(3000), identifyDue, slot(0)],
       [{ type: "fetchGateway" }],
       { phase: "preflight" },
     ],
     [
       "its answer: connect to the gateway URL it names",
-      [start, gatewayBot()],
+      [start, slot(0), gatewayBot()],
       [{ type: "connect", url: GATEWAY }],
       { phase: "connecting", resuming: false, gatewayUrl: GATEWAY },
     ],
     [
-      "start with a saved session connects to its resume URL (a RESUME spends no session start)",
+      "start with a saved session connects to its resume URL (a RESUME spends no session start, needs no slot)",
       [start],
       [{ type: "connect", url: RESUME_URL }],
       { resuming: true },
       saved,
     ],
     [
-      "HELLO → first heartbeat after interval × jitter, and the IDENTIFY waits for its rate-limit slot",
-      [start, gatewayBot(), hello],
-      [
-        { type: "schedule", timer: "heartbeat", inMs: 50 },
-        { type: "takeIdentifySlot", key: 0 },
-      ],
-      { phase: "handshaking", heartbeatIntervalMs: INTERVAL, identifyPending: true },
-    ],
-    ["the slot is free: IDENTIFY with token, intents, shard", [start, ...identified], [identify]],
-    [
-      "the slot is taken: ask again when it frees, IDENTIFY only then",
-      [start, gatewayBot(), hello, slot(3000), identifyDue],
-      [{ type: "takeIdentifySlot", key: 0 }],
-      { identifyPending: true },
+      "HELLO → first heartbeat after interval × jitter, IDENTIFY with token, intents, shard",
+      [start, ...identified],
+      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, identify],
+      { phase: "handshaking", heartbeatIntervalMs: INTERVAL },
     ],
     [
       "no session starts left: no connection, the health says why, and it asks again after reset_after",
-      [start, gatewayBot({ remaining: 0, resetAfterMs: 7_200_000 })],
+      [start, slot(0), gatewayBot({ remaining: 0, resetAfterMs: 7_200_000 })],
       [
-        { type: "health", problem: sessionStartsUsedUp(1000, 7_200_000) },
+        { type: "health", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMs: 7_200_000 }) },
         { type: "schedule", timer: "reconnect", inMs: 7_200_000 },
       ],
-      { phase: "backoff", problem: sessionStartsUsedUp(1000, 7_200_000) },
+      { phase: "backoff", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMs: 7_200_000 }) },
     ],
     [
-      "after reset_after it asks GET /gateway/bot again (not the socket)",
-      [start, gatewayBot({ remaining: 0 }), reconnectDue],
+      "fewer starts left than shards may IDENTIFY at once (max_concurrency) counts as none left",
+      [start, slot(0), gatewayBot({ remaining: 15, maxConcurrency: 16 })],
+      [
+        { type: "health", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 15, maxConcurrency: 16 }) },
+        { type: "schedule", timer: "reconnect", inMs: LIMIT.resetAfterMs },
+      ],
+    ],
+    [
+      "after reset_after it takes a slot and asks GET /gateway/bot again (the socket stays shut)",
+      [start, slot(0), gatewayBot({ remaining: 0 }), reconnectDue, slot(0)],
       [{ type: "fetchGateway" }],
     ],
     [
       "a start while waiting for the session starts does not cut the wait short",
-      [start, gatewayBot({ remaining: 0 }), start],
+      [start, slot(0), gatewayBot({ remaining: 0 }), start],
       [],
       { phase: "backoff" },
     ],
     [
       "GET /gateway/bot failing is a failed connection: backoff",
-      [start, { type: "gatewayFailed", tokenRefused: false, reason: "HTTP 502" }],
+      [start, slot(0), { type: "gatewayFailed", tokenRefused: false, reason: "HTTP 502" }],
       [...cancelTimers, reconnectIn(250)],
       { phase: "backoff", failures: 1 },
     ],
     [
       "GET /gateway/bot refusing the token stops the relay with the fix, and retries in 10 minutes",
-      [start, { type: "gatewayFailed", tokenRefused: true, reason: "401: Unauthorized" }],
+      [start, slot(0), { type: "gatewayFailed", tokenRefused: true, reason: "401: Unauthorized" }],
       [
         ...cancelTimers,
         { type: "stopped", code: 401, reason: "401: Unauthorized" },
@@ -305,14 +306,14 @@ describe("gateway session", () => {
       { sessionId: null, seq: null, failures: 1 },
     ],
     [
-      "after a non-resumable INVALID_SESSION the relay asks GET /gateway/bot again before it IDENTIFYs",
+      "after a non-resumable INVALID_SESSION the relay takes a slot (then asks GET /gateway/bot) before it IDENTIFYs",
       [...connected, { type: "frame", frame: { op: 9, d: false } }, reconnectDue],
-      [{ type: "fetchGateway" }],
+      [takeSlot],
     ],
     [
       "… and IDENTIFYs on the new connection",
       [...connected, { type: "frame", frame: { op: 9, d: false } }, reconnectDue, ...identified],
-      [identify],
+      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, identify],
     ],
     [
       "a session-ending close (4009 timed out) forgets the session",
@@ -322,7 +323,7 @@ describe("gateway session", () => {
     [
       "4007 (invalid seq on RESUME) forgets the session, so the next connection IDENTIFYs",
       [start, hello, closed(4007), reconnectDue],
-      [{ type: "fetchGateway" }],
+      [takeSlot],
       { sessionId: null },
       saved,
     ],
@@ -356,8 +357,8 @@ describe("gateway session", () => {
       { phase: "stopped", seq: null },
     ],
     [
-      "the retry, 10 minutes later, asks GET /gateway/bot and connects again to IDENTIFY",
-      [...connected, closed(4014), reconnectDue, gatewayBot()],
+      "the retry, 10 minutes later, takes a slot, asks GET /gateway/bot and connects again to IDENTIFY",
+      [...connected, closed(4014), reconnectDue, slot(0), gatewayBot()],
       [{ type: "connect", url: GATEWAY }],
       { phase: "connecting", resuming: false },
     ],
@@ -384,12 +385,20 @@ describe("gateway session", () => {
     if (state) expect(result.state).toMatchObject(state);
   });
 
-  it("shard 3 of 4 takes the slot of rate-limit key 3 % max_concurrency and IDENTIFYs as [3, 4]", () => {
-    const hello3 = run([start, gatewayBot({ maxConcurrency: 2 }), hello], 0.25, null, [3, 4]);
-    expect(hello3.actions).toContainEqual({ type: "takeIdentifySlot", key: 1 });
-    const hello16 = run([start, gatewayBot({ maxConcurrency: 16 }), hello], 0.25, null, [3, 4]);
-    expect(hello16.actions).toContainEqual({ type: "takeIdentifySlot", key: 3 });
-    expect(run([start, ...identified], 0.25, null, [3, 4]).actions).toEqual([identifyAs([3, 4])]);
+  it("shard 3 of 4 takes the slot of key 3 % max_concurrency (the last GET /gateway/bot's; 1 at first) and IDENTIFYs as [3, 4]", () => {
+    const shard3 = (inputs: SessionInput[]) => run(inputs, 0.25, null, [3, 4]).actions;
+    expect(shard3([start])).toEqual([{ type: "takeIdentifySlot", key: 0 }]);
+    const retry = (maxConcurrency: number): SessionInput[] => [
+      start,
+      slot(0),
+      gatewayBot({ maxConcurrency }),
+      hello,
+      { type: "frame", frame: { op: 9, d: false } },
+      reconnectDue,
+    ];
+    expect(shard3(retry(2))).toEqual([{ type: "takeIdentifySlot", key: 1 }]);
+    expect(shard3(retry(16))).toEqual([{ type: "takeIdentifySlot", key: 3 }]);
+    expect(shard3([start, ...identified])).toContainEqual(identifyAs([3, 4]));
   });
 
   it("INVALID_SESSIONs in a row (no READY between) wait like drops: 1–5 s at first, then longer, reset by READY", () => {
