@@ -134,10 +134,14 @@ function block(value: unknown, path: string, actionIds: Set<string>): void {
   }
 }
 
-/** Checks a message's blocks (1–50) or a view's (1–100); answers them unchanged. */
+/**
+ * Checks a message's blocks (0–50; an empty array removes an edited message's
+ * blocks) or a view's (1–100); answers them unchanged.
+ */
 export function requireBlocks(value: unknown, path = "blocks", max: number = L.messageBlocks): Json[] {
-  if (!Array.isArray(value) || value.length < 1 || value.length > max)
-    throw invalid(path, `must be an array of 1–${max} blocks`);
+  const min = max === L.viewBlocks ? 1 : 0;
+  if (!Array.isArray(value) || value.length < min || value.length > max)
+    throw invalid(path, `must be an array of ${min}–${max} blocks`);
   const actionIds = new Set<string>();
   for (const [i, b] of value.entries()) block(b, `${path}[${i}]`, actionIds);
   return value as Json[];

@@ -1,6 +1,5 @@
 /** The fake chat server's guild as its member sees it (the console's chat window; src/dev/fakes/chatView.ts). */
 import { CHAT_VIEW_MESSAGES, type ChatView, type ChatViewField, type ChatViewRow } from "../chatView.ts";
-import type { FakeGuild } from "./fakeChatServer.ts";
 import { COMPONENT } from "./fakeComponentRules.ts";
 import type { OpenModal } from "./fakeInteractions.ts";
 import { FLAGS, type Message, type MessageStore } from "./fakeMessages.ts";
@@ -68,7 +67,7 @@ function fieldsOf(modal: OpenModal): ChatViewField[] {
 }
 
 export function chatServerView(
-  guild: FakeGuild,
+  guild: { id: string; channels: string[] },
   userId: string,
   messages: MessageStore,
   modals: OpenModal[],

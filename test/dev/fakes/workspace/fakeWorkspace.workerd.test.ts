@@ -348,13 +348,18 @@ describe("fake Slack: answers as Slack's", () => {
     const { method } = await installed();
     const blocks = [{ type: "section", text: { type: "mrkdwn", text: "*Deployed*" } }];
     const posted = await method("chat.postMessage", { channel: "C0GENERAL", blocks });
-    expect(posted).toMatchObject({ ok: true, channel: "C0GENERAL", message: { text: "", blocks } });
+    // Slack gives each block a block_id when it has none.
+    expect(posted).toMatchObject({
+      ok: true,
+      channel: "C0GENERAL",
+      message: { text: "", blocks: [{ ...blocks[0], block_id: expect.any(String) }] },
+    });
     const updated = await method("chat.update", {
       channel: "C0GENERAL",
       ts: posted.ts,
       blocks: [{ type: "divider" }],
     });
-    expect(updated).toMatchObject({ ok: true, message: { blocks: [{ type: "divider" }] } });
+    expect(updated).toMatchObject({ ok: true, message: { blocks: [{ type: "divider", block_id: expect.any(String) }] } });
     const withAttachments = await method("chat.postMessage", {
       channel: "C0GENERAL",
       attachments: [{ fallback: "Build log", text: "all green" }],
@@ -364,10 +369,15 @@ describe("fake Slack: answers as Slack's", () => {
     expect(await method("chat.postMessage", { channel: "C0GENERAL", blocks: [{ text: "no type" }] })).toEqual({
       ok: false,
       error: "invalid_blocks",
+      response_metadata: { messages: ["[ERROR] blocks[0]: missing required field: type"] },
     });
     expect(
       await method("chat.postMessage", { channel: "C0GENERAL", blocks: Array(51).fill({ type: "divider" }) }),
-    ).toEqual({ ok: false, error: "invalid_blocks" });
+    ).toEqual({
+      ok: false,
+      error: "invalid_blocks",
+      response_metadata: { messages: ["[ERROR] blocks: must provide between 0 and 50 blocks"] },
+    });
   });
 
   it("form-encoded blocks (a JSON string) count as blocks", async () => {
