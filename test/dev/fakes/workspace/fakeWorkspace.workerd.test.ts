@@ -359,7 +359,10 @@ describe("fake Slack: answers as Slack's", () => {
       ts: posted.ts,
       blocks: [{ type: "divider" }],
     });
-    expect(updated).toMatchObject({ ok: true, message: { blocks: [{ type: "divider", block_id: expect.any(String) }] } });
+    expect(updated).toMatchObject({
+      ok: true,
+      message: { blocks: [{ type: "divider", block_id: expect.any(String) }] },
+    });
     const withAttachments = await method("chat.postMessage", {
       channel: "C0GENERAL",
       attachments: [{ fallback: "Build log", text: "all green" }],
