@@ -55,7 +55,9 @@ function stubChatServer() {
       if (message) return Response.json({ id: "300000000000000001", channel_id: message[1] });
       if (path.startsWith("/webhooks/")) return Response.json({ id: "300000000000000002", channel_id: channelOf(0) });
       if (/^\/interactions\/\d+\/[^/]+\/callback$/.test(path))
-        return Response.json({ resource: { type: 4, message: { id: "300000000000000003", channel_id: channelOf(0) } } });
+        return Response.json({
+          resource: { type: 4, message: { id: "300000000000000003", channel_id: channelOf(0) } },
+        });
       if (/^\/applications\/\d+\/guilds\/\d+\/commands$/.test(path)) return Response.json([]);
       return Response.json({ message: "Unknown" }, { status: 404 });
     },
