@@ -268,13 +268,18 @@ async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<un
   return Array.isArray(list) ? list.map(withoutCredentials) : [];
 }
 
+/** An interaction's token in a path (`/interactions/{id}/{token}/callback`, `/webhooks/{app}/{token}…`). */
+const INTERACTION_TOKEN_IN_PATH = /^(\/api\/v10\/(?:interactions|webhooks)\/\d+\/)[^/?]+/;
+
 /**
- * A recorded call without the credential the fake saw (chatserver `auth`,
- * workspace `token`): bot tokens stay with the plugin workers, even fake ones.
+ * A recorded call without the credentials the fake saw (chatserver `auth`,
+ * workspace `token`, an interaction's token in the path): tokens stay with
+ * the plugin workers, even fake ones.
  */
 function withoutCredentials(call: unknown): unknown {
   if (typeof call !== "object" || call === null) return call;
   const { auth: _auth, token: _token, ...rest } = call as Record<string, unknown>;
+  if (typeof rest.path === "string") rest.path = rest.path.replace(INTERACTION_TOKEN_IN_PATH, "$1<token>");
   return rest;
 }
 

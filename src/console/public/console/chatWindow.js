@@ -130,14 +130,19 @@ function botPane(slug, bot, connection, context) {
         class: `chat-message${message.bot ? " from-bot" : ""}${message.ephemeral ? " ephemeral" : ""}`,
         "data-message-id": message.id,
       },
-      el("p", { class: "chat-author" }, message.author, message.bot ? el("span", { class: "badge" }, "bot") : ""),
+      el(
+        "p",
+        { class: "chat-author" },
+        message.author,
+        message.bot ? el("span", { class: "badge" }, "bot") : "",
+        message.edited ? el("span", { class: "meta" }, " (edited)") : "",
+      ),
     );
     if (message.command) item.append(el("p", { class: "meta" }, message.command));
     if (message.pending) item.append(el("p", { class: "meta" }, `${message.author} is thinking…`));
-    if (message.text)
-      item.append(
-        el("p", { class: "chat-text" }, message.text, message.edited ? el("span", { class: "meta" }, " (edited)") : ""),
-      );
+    // A workspace message's text is only the fallback of blocks that show their own.
+    const blocksSpeak = message.rows.some((row) => row.kind === "text");
+    if (message.text && !blocksSpeak) item.append(el("p", { class: "chat-text" }, message.text));
     for (const row of message.rows) {
       if (row.kind === "text") item.append(el("p", { class: "chat-text" }, row.text));
       else if (row.kind === "buttons")
