@@ -32,21 +32,6 @@ export const WORKSPACE_BLOCK_LIMITS = {
 
 const L = WORKSPACE_BLOCK_LIMITS;
 
-/** Interactive elements: what a click or a choice sends as a block action. */
-export const INTERACTIVE_ELEMENTS = new Set([
-  "button",
-  "static_select",
-  "multi_static_select",
-  "overflow",
-  "datepicker",
-  "checkboxes",
-  "radio_buttons",
-  "plain_text_input",
-  "users_select",
-  "conversations_select",
-  "channels_select",
-]);
-
 type Json = Record<string, unknown>;
 
 function invalid(path: string, rule: string): PlatformError {
