@@ -4,3 +4,4 @@ export * from "./api.ts";
 export * from "./auth.ts";
 export * from "./login.ts";
 export * from "./plugins.ts";
+export * from "./scriptStarter.ts";
