@@ -31,7 +31,6 @@ export async function requireOwnedProject(db: D1Database, user: CliUser, slug: s
 export async function createProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const body = await readJsonObject(request);
   const slug = validateSlug(body.slug);
-  refuseReservedSlug(slug);
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
@@ -39,13 +38,18 @@ export async function createProject(request: CliRequest, env: ApiEnv): Promise<R
   return Response.json({ project: toPublicProject(row) }, { status: 201 });
 }
 
-/** Writes a new project with a fresh worker secret; the slug's rules are the caller's. */
+/**
+ * Writes a new project with a fresh worker secret. Every way a project is
+ * created comes through here, so the slug rules are checked here: its shape
+ * and the reserved names.
+ */
 export async function insertOwnedProject(
   db: D1Database,
   user: CliUser,
   slug: string,
   isPrivate: boolean,
 ): Promise<ProjectRow> {
+  refuseReservedSlug(validateSlug(slug));
   const row = await insertProject(db, {
     slug,
     ownerId: user.id,
