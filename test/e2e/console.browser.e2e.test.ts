@@ -286,7 +286,11 @@ describe("the console on platform dev", () => {
     const own = await token();
 
     // Opened in the signed-in tab (a hash change, then a fresh load): the question, and no switch until answered.
-    for (const open of [() => page.goto(link), async () => (await page.goto("about:blank"), page.goto(link))]) {
+    const freshLoad = async () => {
+      await page.goto("about:blank");
+      return page.goto(link);
+    };
+    for (const open of [() => page.goto(link), freshLoad]) {
       await open();
       const question = page.getByRole("alertdialog", { name: "Sign in as another account?" });
       await question.waitFor();
