@@ -7,6 +7,8 @@ import type { JsonValue } from "../../engine/json.ts";
 import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
 import { appendReceivedEvent, cancelRun } from "../../engine/runControl.ts";
 import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
+import { createRecording, type PluginCallRecord, type SentEmail } from "./pluginFakes.ts";
+import { inTestScope } from "./testScope.ts";
 
 export interface TestWorkflowOptions {
   /** The virtual clock's start (epoch ms); default: the real time when the run starts. */
@@ -18,9 +20,16 @@ export interface TestWorkflowOptions {
 /**
  * A run driven by {@link testWorkflow}. Every method runs the workflow on
  * until it is finished or waits for an event, and answers its view then.
+ * `Result` is the workflow's result type when the test passed the definition
+ * `workflow<Data, Pad, Result>(…)` returned.
  */
-export interface TestRun {
+// biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
+export interface TestRun<Result = any> {
   readonly id: string;
+  /** The emails the run's steps sent with `email.send`, in order: `{ to, subject, html }` (`to` always a list). */
+  readonly outbox: readonly SentEmail[];
+  /** Every plugin call the run's steps made (email, chat server, workspace chat), in order, with the fake's answer. */
+  readonly calls: readonly PluginCallRecord[];
   /** The run's view as `workflow.get` shows it: status, result or error, and every event with its (virtual) time. */
   readonly view: WorkflowRunView;
   /** The virtual clock (epoch ms): the start time plus every sleep, retry wait and timeout passed so far. */
@@ -32,8 +41,7 @@ export interface TestRun {
   /** `workflow.cancel(runId, reason)`. */
   cancel(reason?: string): Promise<WorkflowRunView>;
   /** What `run.result()` would settle with: the result, or a PlatformError `workflow_failed` / `cancelled`. */
-  // biome-ignore lint/suspicious/noExplicitAny: as WorkflowRun.result, user JSON read without declaring a type
-  result<T = any>(): Promise<T>;
+  result<T = Result>(): Promise<T>;
 }
 
 /**
@@ -45,7 +53,19 @@ export interface TestRun {
  * can move it: finished, or waiting for an event (then `send`, `timeOut` or
  * `cancel`). Step functions run for real (their own awaits and their
  * `stepTimeoutMS` take real time); `Date.now()` inside them is the real clock.
+ * Plugin calls from the steps reach in-process fakes (pluginFakes.ts): the
+ * run's emails land in `run.outbox`, every call in `run.calls`. Given the
+ * definition `workflow<Data, Pad, Result>(…)` returned, the data is checked
+ * against `Data` and `run.result()` resolves a `Result`.
  */
+export async function testWorkflow<Data, Result>(
+  workflow: WorkflowDefinition<Data, object, Result>,
+  ...rest: undefined extends Data
+    ? [data?: Data, options?: TestWorkflowOptions]
+    : [data: Data, options?: TestWorkflowOptions]
+): Promise<TestRun<Result>>;
+/** By name: the workflow a module the test imported registered with `workflow(name, …)`. */
+export async function testWorkflow(name: string, data?: unknown, options?: TestWorkflowOptions): Promise<TestRun>;
 export async function testWorkflow(
   workflow: string | WorkflowDefinition,
   data?: unknown,
@@ -66,16 +86,19 @@ export async function testWorkflow(
     now: clock,
   });
   const view = () => describeRun(store.events(runId)) as WorkflowRunView;
+  const recording = createRecording();
 
   /** Executes until the run is finished or waits for an event, moving the clock over every other wait. */
   async function settle(): Promise<WorkflowRunView> {
     for (;;) {
-      const result = await executeRun(store, definition!, runId, {
-        now,
-        budgetMS: Number.POSITIVE_INFINITY,
-        // A lost seq race cannot happen with one executor; no real pause either way.
-        sleep: async () => {},
-      });
+      const result = await inTestScope(recording, () =>
+        executeRun(store, definition!, runId, {
+          now,
+          budgetMS: Number.POSITIVE_INFINITY,
+          // A lost seq race cannot happen with one executor; no real pause either way.
+          sleep: async () => {},
+        }),
+      );
       switch (result.status) {
         case "waiting":
           // A wait for an event stops here even with a timeout: the test chooses send, timeOut or cancel.
@@ -102,6 +125,8 @@ export async function testWorkflow(
     get view() {
       return view();
     },
+    outbox: recording.outbox,
+    calls: recording.calls,
     now,
     async send(name, payload) {
       appendReceivedEvent(store, runId, name, payload, clock);
