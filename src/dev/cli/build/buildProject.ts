@@ -85,19 +85,6 @@ function entrySource(entry: string, capabilities: ProjectCapabilities, target: B
   return lines.join("\n");
 }
 
-/** Node builds only: `platform/node` is this repository's Node runtime, like `platform` is its runtime. */
-function platformNodeResolver(projectDir: string): esbuild.Plugin {
-  const ownCopy = existsSync(path.join(projectDir, "node_modules", "platform", "package.json"));
-  return {
-    name: "platform-node-resolver",
-    setup(build) {
-      build.onResolve({ filter: /^platform\/node$/ }, () =>
-        ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") },
-      );
-    },
-  };
-}
-
 /** Bundled CommonJS dependencies may call require(); give the ES module one. */
 const NODE_BANNER = `import { createRequire as __platformCreateRequire } from "node:module"; const require = __platformCreateRequire(import.meta.url);`;
 
@@ -118,13 +105,13 @@ async function bundle(
           conditions: ["workerd", "worker", "browser"],
           target: "es2023",
           external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
-          plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+          plugins: [nativeSqliteGuard(), platformResolver("worker")],
         }
       : {
           platform: "node",
           target: "node22",
           banner: { js: NODE_BANNER },
-          plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
+          plugins: [platformResolver("node")],
         };
   const result = await esbuild
     .build({
