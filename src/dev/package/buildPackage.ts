@@ -50,9 +50,11 @@ const keepModules: esbuild.Plugin = {
 };
 
 /** `src/**\/*.ts` → `dist/**\/*.js` with linked source maps naming the shipped sources. */
-async function compile(stage: string): Promise<void> {
+async function compile(repoRoot: string, stage: string): Promise<void> {
   const sources = await filesUnder(path.join(stage, "src"), (f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
   await esbuild.build({
+    // The repository's compiler options, wherever the stage is (esbuild would look for a tsconfig above it).
+    tsconfig: path.join(repoRoot, "tsconfig.base.json"),
     entryPoints: sources,
     outbase: path.join(stage, "src"),
     outdir: path.join(stage, "dist"),
@@ -143,7 +145,7 @@ function packageNameOf(specifier: string): string {
  * (dist/), and what the CLI bundles (the runtime's entry, the actor classes,
  * the platform's workers, the demo) as esbuild reads them (src/).
  */
-async function checkDependencies(stage: string, dependencies: Record<string, string>): Promise<void> {
+async function checkDependencies(stage: string, self: string, dependencies: Record<string, string>): Promise<void> {
   const entryPoints = [
     "dist/dev/cli/main.js",
     ...Object.values(PACKAGE_ENTRY_POINTS).map((stem) => `dist/${stem}.js`),
@@ -163,6 +165,8 @@ async function checkDependencies(stage: string, dependencies: Record<string, str
     platform: "node",
     format: "esm",
     outdir: path.join(stage, ".check"),
+    // No tsconfig of a folder above the stage may map a name (the repository maps `platform` to its sources).
+    tsconfigRaw: "{}",
     logLevel: "silent",
   });
   const missing = new Map<string, string>();
@@ -170,7 +174,8 @@ async function checkDependencies(stage: string, dependencies: Record<string, str
     for (const imported of input.imports) {
       if (!imported.external || isBuiltin(imported.path) || imported.path.startsWith("cloudflare:")) continue;
       const name = packageNameOf(imported.path);
-      if (!(name in dependencies) && !missing.has(name)) missing.set(name, file);
+      // The demo imports the package itself, by its name.
+      if (name !== self && !(name in dependencies) && !missing.has(name)) missing.set(name, file);
     }
   }
   if (missing.size) {
@@ -195,11 +200,11 @@ export async function buildPackage({ repoRoot, outDir, log = () => {} }: Package
   await writeFile(path.join(stage, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
 
   log("Compiling src/ to dist/ (esbuild)");
-  await compile(stage);
+  await compile(repoRoot, stage);
   log("Writing the entry points' types (tsc)");
   await declarations(repoRoot, stage);
   log("Checking the package's dependencies");
-  await checkDependencies(stage, manifest.dependencies as Record<string, string>);
+  await checkDependencies(stage, repository.name, manifest.dependencies as Record<string, string>);
 
   log(`Packing (${CLI_DEPENDENCIES.length} CLI dependencies beside the runtime's)`);
   const packed = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", outDir], stage)) as {

@@ -7,6 +7,8 @@ import { PlatformError } from "../../../core/errors.ts";
 import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
 import { buildFailure, buildFailureFrom, fatalWarnings } from "./buildFailure.ts";
 import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
+import { dependencySourceMaps } from "./dependencySourceMaps.ts";
+import { platformImportCheck } from "./platformImports.ts";
 import { platformResolver } from "./platformResolver.ts";
 
 const ENTRY_CANDIDATES = ["src/index.ts", "src/index.js", "index.ts", "index.js"];
@@ -98,6 +100,9 @@ async function bundle(
   target: BuildTarget,
   sourceMap: boolean,
 ) {
+  // Every build checks the project's imports of `platform`; a dev build (with a source map) also drops
+  // dependency maps that name sources the dependency does not ship.
+  const checks = [platformImportCheck(), ...(sourceMap ? [dependencySourceMaps()] : [])];
   const runtime: esbuild.BuildOptions =
     target === "worker"
       ? {
@@ -105,13 +110,13 @@ async function bundle(
           conditions: ["workerd", "worker", "browser"],
           target: "es2023",
           external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
-          plugins: [nativeSqliteGuard(), platformResolver("worker")],
+          plugins: [nativeSqliteGuard(), platformResolver("worker"), ...checks],
         }
       : {
           platform: "node",
           target: "node22",
           banner: { js: NODE_BANNER },
-          plugins: [platformResolver("node")],
+          plugins: [platformResolver("node"), ...checks],
         };
   const result = await esbuild
     .build({
