@@ -9,18 +9,15 @@ import {
   devSession,
   initProject,
   isAlive,
-  plainShellPath,
   RUN_ROUTES,
   runCli,
   startDev,
   startRuns,
-  startServing,
-  systemNode,
   type DevProcess,
   removeWorkDir,
 } from "../support/e2e/index.ts";
 
-// Ports of this file: 8950-8954.
+// Ports of this file: 8950-8954. The scaffold's own `npm run dev`, with the package installed: package.e2e.test.ts.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-lifecycle-"));
 const running: DevProcess[] = [];
 afterAll(async () => {
@@ -170,25 +167,5 @@ describe("one platform dev per folder, its logs and its console", () => {
     // Stopped, it has printed all it will print.
     await again.stop("SIGTERM");
     expect(again.output()).not.toMatch(/GET \/ →/);
-  });
-});
-
-describe("a scaffold that runs", () => {
-  it("`npm run dev -- --port N` in a folder made by platform init prints Ready, with nothing installed and no platform on PATH", async () => {
-    const dir = path.join(work, "fresh");
-    const init = await runCli(["init", dir]);
-    expect(init.stdout).toContain(`Next: cd ${dir} && npm run dev`);
-    const shellPath = plainShellPath();
-    expect(systemNode()).not.toBeNull();
-    const dev = await startServing("npm", ["run", "dev", "--", "--port", "8954"], {
-      cwd: dir,
-      env: { ...process.env, PATH: shellPath },
-    });
-    running.push(dev);
-    expect(existsSync(path.join(dir, "node_modules"))).toBe(false);
-    expect(await (await fetch(dev.url + "/")).text()).toContain("Hello from fresh");
-    // npm, its shell and the Node 20 wrapper stand between: stop platform dev itself.
-    process.kill(lockOf(dir).pid, "SIGTERM");
-    await dev.stop("SIGTERM");
   });
 });

@@ -105,12 +105,15 @@ Then run:  cd <dir> && npm install && npm test && npm run dev`,
       writeFileSync(path.join(dir, name), content);
     }
     console.log(`Created project "${slug}" in ${dir}`);
-    if (!RUNS_FROM_PACKAGE) {
+    const cd = dir === process.cwd() ? "" : `cd ${shellWord(target)} && `;
+    if (RUNS_FROM_PACKAGE) {
+      console.log(`Next: ${cd}npm install && npm test && npm run dev`);
+    } else {
+      // A checkout's CLI: the project can run from here at once; its own scripts need the package installed.
+      console.log(`Run it from this checkout: platform dev ${shellWord(target)}`);
       console.log(
-        `This CLI runs from a checkout: \`platform dev ${shellWord(target)}\` runs the project from here; for the project's own npm scripts, build the package (\`npm run package\` in ${REPO_ROOT}) and \`npm install\` its tarball there.`,
+        `Or build the package here (npm run package prints its tarball) and: ${cd}npm install <tarball> && npm install && npm test && npm run dev`,
       );
     }
-    const cd = path.resolve(target) === process.cwd() ? "" : `cd ${shellWord(target)} && `;
-    console.log(`Next: ${cd}npm install && npm test && npm run dev`);
   },
 };
