@@ -92,9 +92,11 @@ describe("scaffoldFiles: the project", () => {
 
 describe("platform init <dir>", () => {
   const work = mkdtempSync(path.join(tmpdir(), "platform-init-"));
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
   const log = vi.spyOn(console, "log").mockImplementation(() => {});
-  afterAll(() => log.mockRestore());
+  afterAll(() => {
+    log.mockRestore();
+    rmSync(work, { recursive: true, force: true });
+  });
   const init = (dir: string) => initCommand.run({ positionals: [dir], values: {} });
 
   it("creates a missing folder; from a checkout the project depends on platform by version", async () => {
