@@ -3,8 +3,8 @@
 // worker's entry; plugin calls reach in-process fakes that record them. Imported by tests only,
 // never by worker code.
 export { testWorkflow } from "./testWorkflow.ts";
-export type { TestRun, TestWorkflowOptions } from "./testWorkflow.ts";
+export type { TestWorkflowOptions } from "./testWorkflow.ts";
 export { testRequest, TEST_ORIGIN } from "./testRequest.ts";
 export type { TestRequestInit, TestResponse, TestedProject } from "./testRequest.ts";
 export { TEST_PROJECT } from "./pluginFakes.ts";
-export type { FakePlugin, PluginCallRecord, PluginRecording, SentEmail } from "./pluginFakes.ts";
+export type { FakePlugin, PluginCallRecord, PluginRecording, SentEmail, TestRun } from "./testRecords.ts";

@@ -3,6 +3,7 @@ import { randomHex } from "../../core/crypto/encoding.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
+import { currentRecording, type FakePlugin, type Recording } from "./testRecords.ts";
 
 /**
  * The plugins of a test: in-process stand-ins for the chat-server,
@@ -14,51 +15,8 @@ import type { PlatformEnv } from "../entry/platformEnv.ts";
  * providers, and record every call of the run or request under test.
  */
 
-/** One email as the provider was given it: `to` is always a list. */
-export interface SentEmail {
-  to: string[];
-  subject: string;
-  html: string;
-}
-
-export type FakePlugin = "email" | "chatserver" | "workspace";
-
-/** One call user code made to a plugin: `action` is the plugin route (`send`, `send-message`, `thread-reply`, …). */
-export interface PluginCallRecord {
-  plugin: FakePlugin;
-  action: string;
-  /** The call's JSON body as the plugin received it. */
-  input: Record<string, unknown>;
-  /** What the fake answered (the provider-like `{ id }`, `{ messageId, channelId }`, `{ channel, ts }`, …). */
-  answer: unknown;
-}
-
-/** What the plugin fakes recorded for one run or request. */
-export interface PluginRecording {
-  /** The emails sent, in order (an idempotency key used again sends once, as with the real plugin). */
-  readonly outbox: SentEmail[];
-  /** Every plugin call, in order, emails included. */
-  readonly calls: PluginCallRecord[];
-}
-
-/** A recording plus what the email fake remembers to answer a repeated idempotency key. */
-export interface Recording extends PluginRecording {
-  readonly emailIds: Map<string, string>;
-}
-
-export function createRecording(): Recording {
-  return { outbox: [], calls: [], emailIds: new Map() };
-}
-
 /** The project id and slug of every test environment. */
 export const TEST_PROJECT = Object.freeze({ id: "1", slug: "test-project" });
-
-let current: Recording | null = null;
-
-/** Where the fakes record: the run or request the test kit is executing now (see testScope.ts). */
-export function recordInto(recording: Recording | null): void {
-  current = recording;
-}
 
 let idCounter = 0;
 /** Ids like the providers': unique, and ordered within a test process. */
@@ -121,7 +79,7 @@ function fakePlugin(plugin: FakePlugin, secret: string): Fetcher {
       if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
       const handler = ROUTES[plugin][path];
       if (!handler || request.method !== "POST") throw new PlatformError("not_found", `No plugin route ${path}.`);
-      const recording = current;
+      const recording = currentRecording();
       if (!recording) {
         throw new PlatformError(
           "not_ready",

@@ -2,7 +2,8 @@ import { PlatformError } from "../../core/errors.ts";
 import { siteFor } from "../auth/authSite.ts";
 import { freshSessionCookie, type AuthUser } from "../auth/session.ts";
 import { createPlatformWorker, type ProjectExport } from "../entry/createPlatformWorker.ts";
-import { createRecording, type PluginCallRecord, type SentEmail } from "./pluginFakes.ts";
+import { useTestWorkflowBackend } from "./testBackend.ts";
+import { createRecording, type PluginRecording } from "./testRecords.ts";
 import { inTestScope, testEnv } from "./testScope.ts";
 
 /** Where a relative test request goes: a local project's address, as under `platform dev`. */
@@ -18,13 +19,11 @@ export interface TestRequestInit extends RequestInit {
   user?: AuthUser;
 }
 
-/** The project's answer, with what its plugin calls recorded while it was handled. */
-export interface TestResponse extends Response {
-  /** The emails sent while handling the request (`waitUntil` work included), as `run.outbox`. */
-  readonly outbox: readonly SentEmail[];
-  /** Every plugin call made while handling the request, as `run.calls`. */
-  readonly calls: readonly PluginCallRecord[];
-}
+/**
+ * The project's answer, with what its code did while it was handled (`waitUntil` work included): the
+ * emails it sent (`outbox`), every plugin call (`calls`) and the workflow runs it started (`runs`).
+ */
+export interface TestResponse extends Response, PluginRecording {}
 
 /** A project's default export as `platform dev` serves it: an itty-router `Router` or any `{ fetch }`. */
 export interface TestedProject {
@@ -41,7 +40,8 @@ function sessionCookieValue(setCookie: string): string {
  * the same entry a project worker has (the platform's routes first, a
  * PlatformError becomes its JSON answer), with the test kit's environment:
  * the plugin fakes answer and record (`response.outbox`, `response.calls`),
- * and `{ user }` signs the request in. A path (`"/api/hello"`) is resolved
+ * a run `workflow.start` starts is driven as `testWorkflow` drives one
+ * (`response.runs`), and `{ user }` signs the request in. A path (`"/api/hello"`) is resolved
  * against {@link TEST_ORIGIN}. Work passed to `ctx.waitUntil` is awaited
  * before the response is handed back.
  */
@@ -65,6 +65,7 @@ export async function testRequest(
     headers.set("cookie", [headers.get("cookie"), cookie].filter(Boolean).join("; "));
     request = new Request(request, { headers });
   }
+  useTestWorkflowBackend();
   const worker = createPlatformWorker(project as ProjectExport);
   const recording = createRecording();
   const response = await inTestScope(recording, async () => {
@@ -78,5 +79,5 @@ export async function testRequest(
     await Promise.allSettled(pending);
     return answer;
   });
-  return Object.assign(response, { outbox: recording.outbox, calls: recording.calls });
+  return Object.assign(response, { outbox: recording.outbox, calls: recording.calls, runs: recording.runs });
 }
