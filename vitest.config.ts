@@ -1,11 +1,14 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { workerdPoolBindings } from "./test/support/node/workerdPoolOptions.ts";
 
 // Tests mirror src/: the test of src/<path>/<file>.ts is test/<path>/<file>[.<aspect>].test.ts.
 // Three projects: `workers` runs `*.workerd.test.ts` inside workerd (Durable Objects, D1, queues),
 // `node` runs the other `*.test.ts` in plain Node (CLI, build, engine, Node backend), `e2e`
 // (test/e2e) drives the real CLI and a browser against a running `platform dev`.
 const migrations = await readD1Migrations("./migrations");
+// The D1 databases, actors and queue come from the API worker's wrangler.toml, as `platform dev` runs them.
+const deployed = await workerdPoolBindings(import.meta.dirname);
 
 export default defineConfig({
   test: {
@@ -15,16 +18,7 @@ export default defineConfig({
           cloudflareTest({
             main: "./test/support/workerd/harness.ts",
             miniflare: {
-              compatibilityDate: "2026-10-30",
-              compatibilityFlags: ["nodejs_compat"],
-              d1Databases: ["DB"],
-              durableObjects: {
-                WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
-                WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
-                RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-                SESSION_CODES: { className: "SessionCode", useSQLite: true },
-              },
-              queueProducers: { WORKFLOW_QUEUE: { queueName: "workflow-execute" } },
+              ...deployed,
               bindings: {
                 TEST_MIGRATIONS: migrations,
                 ADMIN_TOKEN: "test-admin-token",

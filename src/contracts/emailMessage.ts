@@ -1,6 +1,9 @@
 import { addressProblem } from "../core/email.ts";
 import { PlatformError } from "../core/errors.ts";
 
+/** The email-send plugin's route: `POST { to, subject, html }` → `{ id }`. */
+export const EMAIL_SEND_ROUTE = "/send";
+
 /**
  * The rules for one email, checked twice: by the runtime's `email.send`
  * before any network call, and by the plugin worker before the provider.

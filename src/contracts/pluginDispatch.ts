@@ -3,14 +3,6 @@
  * `PluginProject` names the project by slug; `PluginUser` is the provider's
  * user; a resource travels as an opaque `ResourceOwnerRef`.
  */
-export type PluginId = "chatserver" | "workspace" | "email-send";
-
-export const PLUGIN_IDS: readonly PluginId[] = ["chatserver", "workspace", "email-send"];
-
-export function isPluginId(value: unknown): value is PluginId {
-  return typeof value === "string" && (PLUGIN_IDS as readonly string[]).includes(value);
-}
-
 export interface PluginProject {
   slug: string;
 }

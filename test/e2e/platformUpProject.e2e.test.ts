@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
 import {
   getOnLoopback,
   initProject,
@@ -70,7 +71,7 @@ afterAll(async () => {
 it("pushes the project and every plugin takes its handlers", async () => {
   const pushed = await runCli(["push", dir], { env, timeoutMs: 120_000 });
   expect(pushed.code, pushed.stdout + pushed.stderr).toBe(0);
-  for (const plugin of ["chatserver", "workspace", "email-send"])
+  for (const plugin of PLUGINS.filter((p) => p.deploy).map((p) => p.id))
     expect(pushed.stdout).toContain(`${plugin} plugin: registered`);
   expect(pushed.stdout).toContain(`Open ${PROJECT_URL}`);
   expect(pushed.stdout).toContain(`${PROJECT_URL}api/auth/signin/idp`);

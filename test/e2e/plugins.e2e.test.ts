@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { PLUGIN_IDS } from "#src/contracts/pluginRegistry.ts";
+import { orList } from "#src/core/wordList.ts";
 import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 
@@ -315,7 +317,8 @@ it("email-send needs no install; an unknown plugin or event is refused with usag
   expect(email.stdout).toContain("email-send needs no install");
   const unknown = await runCli(["plugin", "install", "nope", "--dir", dir]);
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain("needs a plugin: chatserver, workspace or email-send");
+  expect(unknown.stderr).toContain(`needs a plugin: ${orList(PLUGIN_IDS)} (got "nope").`);
+  expect(unknown.stderr).toContain("chatserver, workspace");
   const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
   expect(mention.code).toBe(2);
   expect(mention.stderr).toContain(
@@ -423,3 +426,30 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     await demo.stop();
   }
 }, 120_000);
+
+it("the fake Gateway refusing the Message Content intent: within a minute, platform plugin status shows the chat-server connection degraded, naming the intent and the fix", async () => {
+  // At the fake's "developer portal": no privileged intent enabled; then a non-resumable INVALID_SESSION makes
+  // the relay IDENTIFY again, which the Gateway closes with 4014.
+  const fake = fakeUrl("chatserver");
+  const post = (path: string, body: unknown) =>
+    fetch(fake + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect((await post("/__fake/gateway/privileged-intents", { enabled: [] })).status).toBe(204);
+  expect((await post("/__fake/gateway/invalid-session", { resumable: false })).status).toBe(204);
+  let last = "";
+  await expect
+    .poll(
+      async () => {
+        last = (await runCli(["plugin", "status", "--dir", dir])).stdout;
+        return last;
+      },
+      { timeout: 60_000, interval: 1_000 },
+    )
+    .toMatch(/^chatserver: degraded since \S+ — .*close 4014.*Message Content intent/m);
+  expect(last).toMatch(/^ {2}Fix: Enable the Message Content intent for the bot/m);
+  expect(last).toContain('server "Test Server" (111111111111111111)');
+  const gateway = (await (await fetch(fake + "/__fake/gateway")).json()) as {
+    events: { kind: string; code?: number }[];
+  };
+  expect(gateway.events.filter((e) => e.kind === "closed" && e.code === 4014)).toHaveLength(1);
+  console.log(last);
+}, 90_000);

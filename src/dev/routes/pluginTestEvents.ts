@@ -1,6 +1,14 @@
 import { listProjectResources, type ResourceRow } from "../../workers/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
+import {
+  commandKindOf,
+  pluginById,
+  TRIGGERABLE_PLUGINS,
+  type TriggerablePlugin,
+  type TriggerablePluginId,
+} from "../../contracts/pluginRegistry.ts";
+import { andList } from "../../core/wordList.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { requireOwnedProject } from "../../workers/api/projectRoutes.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
@@ -24,15 +32,15 @@ import type { DevApiEnv } from "./devApiEnv.ts";
  * the provider calls the handler made through the plugin proxy (as the fake
  * recorded them; waited for until the outcome is known, or until quiet, at
  * most ~5 s). `platform plugin trigger` calls this route; so can the console.
+ *
+ * The plugins with events and their kinds are the registry's (`triggers`).
+ * Each one's fake is bound to the API worker as `FAKE_<ID>` and speaks the
+ * same two routes: `POST /__fake/trigger { kind, resourceId, name?, text? }`
+ * (send the event from that claimed resource) and `GET /__fake/recorded`
+ * (the provider API calls it received: an array, or `{ calls }`).
  */
 
-/** Plugins that have events, and the kinds of test event each can send. */
-export const TEST_EVENT_KINDS = {
-  chatserver: ["command", "message", "reaction"],
-  workspace: ["message", "mention", "reaction"],
-} as const;
-
-export type TestEventPlugin = keyof typeof TEST_EVENT_KINDS;
+export type TestEventPlugin = TriggerablePluginId;
 
 /** Longest `text` (the chat server's message limit). */
 export const TEST_EVENT_TEXT_MAX = 2000;
@@ -40,8 +48,10 @@ export const TEST_EVENT_TEXT_MAX = 2000;
 const BODY_LIMIT_BYTES = 16 * 1024;
 const BODY_FIELDS = ["kind", "text", "name"];
 
-const FAKE_BINDINGS = { chatserver: "FAKE_CHATSERVER", workspace: "FAKE_WORKSPACE" } as const;
-const RESOURCE_WORDS = { chatserver: "server", workspace: "workspace" } as const;
+/** The API worker's binding to a plugin's fake provider under `platform dev`: `FAKE_CHATSERVER`. */
+export function fakeBinding(plugin: TestEventPlugin): `FAKE_${string}` {
+  return `FAKE_${plugin.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
+}
 
 export interface TestEventRequest {
   kind: string;
@@ -84,17 +94,13 @@ export interface TestEventAnswer {
   calls: unknown[];
 }
 
-function testEventPlugin(value: string | undefined): TestEventPlugin {
-  if (value === "chatserver" || value === "workspace") return value;
-  if (value === "email-send")
-    throw new PlatformError(
-      "invalid_input",
-      "The email-send plugin has no events to send: test events exist for chatserver and workspace.",
-    );
-  throw new PlatformError(
-    "not_found",
-    `No plugin named ${JSON.stringify(value ?? "")}: test events exist for chatserver and workspace.`,
-  );
+function testEventPlugin(value: string | undefined): TriggerablePlugin {
+  const triggerable = TRIGGERABLE_PLUGINS.find(({ id }) => id === value);
+  if (triggerable) return triggerable;
+  const exist = `test events exist for ${andList(TRIGGERABLE_PLUGINS.map(({ id }) => id))}`;
+  if (value !== undefined && pluginById(value))
+    throw new PlatformError("invalid_input", `The ${value} plugin has no events to send: ${exist}.`);
+  throw new PlatformError("not_found", `No plugin named ${JSON.stringify(value ?? "")}: ${exist}.`);
 }
 
 /** Checks the body: known fields only, a kind this plugin has, a command name, bounded text. */
@@ -105,7 +111,7 @@ export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<stri
       "invalid_input",
       `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes kind, text and name.`,
     );
-  const kinds: readonly string[] = TEST_EVENT_KINDS[plugin];
+  const kinds: readonly string[] = pluginById(plugin).triggers.kinds;
   const { kind, text, name } = body;
   if (typeof kind !== "string" || !kinds.includes(kind)) {
     throw new PlatformError(
@@ -122,12 +128,15 @@ export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<stri
       );
     }
   }
-  const isCommand = plugin === "chatserver" && kind === "command";
-  if (name !== undefined && !isCommand)
-    throw new PlatformError("invalid_input", "name applies to chatserver commands only.");
+  const commandKind = commandKindOf(pluginById(plugin));
+  const isCommand = kind === commandKind;
+  if (name !== undefined && !isCommand) {
+    const withCommands = TRIGGERABLE_PLUGINS.filter((p) => commandKindOf(p)).map(({ id }) => id);
+    throw new PlatformError("invalid_input", `name applies to ${andList(withCommands)} commands only.`);
+  }
   if (isCommand) {
     if (name === undefined || name === "")
-      throw new PlatformError("invalid_input", 'A chatserver command needs a name (the command, e.g. "hello").');
+      throw new PlatformError("invalid_input", `A ${plugin} ${commandKind} needs a name (the command, e.g. "hello").`);
     if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
       throw new PlatformError(
         "invalid_input",
@@ -166,7 +175,7 @@ async function callFake(
   }
 }
 
-/** The fake's record of provider API calls (chatserver: an array; workspace: `{ calls }`). */
+/** The fake's record of provider API calls (an array, or `{ calls }`). */
 async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<unknown[]> {
   const { status, body } = await callFake(fake, plugin, "/__fake/recorded");
   if (status !== 200)
@@ -174,7 +183,7 @@ async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<un
       "upstream_error",
       `The fake ${plugin} provider did not list its recorded calls (${status}).`,
     );
-  const list = plugin === "workspace" ? (body as { calls?: unknown } | null)?.calls : body;
+  const list = Array.isArray(body) ? body : (body as { calls?: unknown } | null)?.calls;
   return Array.isArray(list) ? list.map(withoutCredentials) : [];
 }
 
@@ -232,9 +241,12 @@ async function waitForOutcome(
   return { outcome: null, calls, projectCanSay: canSay };
 }
 
-/** A workspace plugin dispatches only the events the project listens to (its last /deploy): the rest go nowhere. */
-function undispatchedWorkspaceEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
-  if (plugin !== "workspace") return null;
+/**
+ * A plugin that records on its resource the events the project listens to
+ * (`metadata.events`, its last /deploy: the workspace plugin) dispatches only
+ * those: the rest go nowhere.
+ */
+function undispatchedEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
   let events: unknown;
   try {
     events = (JSON.parse(resource.metadata) as { events?: unknown }).events;
@@ -242,7 +254,7 @@ function undispatchedWorkspaceEvent(plugin: TestEventPlugin, resource: ResourceR
     return null;
   }
   if (!Array.isArray(events) || events.includes(kind)) return null;
-  return `The project registers no workspace.onEvent("${kind}") handler, so the plugin did not dispatch it.`;
+  return `The project registers no ${plugin}.onEvent("${kind}") handler, so the plugin did not dispatch it.`;
 }
 
 function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMs: number): string {
@@ -269,19 +281,12 @@ export async function sendTestEvent(
 ): Promise<TestEventAnswer> {
   const seen = (await recordedCalls(fake, plugin)).length;
   const afterSeq = lastSeq(await dispatchOutcomes());
-  const trigger =
-    plugin === "chatserver"
-      ? {
-          kind: event.kind,
-          guildId: resource.external_resource_id,
-          ...(event.name ? { name: event.name } : {}),
-          ...(event.text !== undefined ? { text: event.text } : {}),
-        }
-      : {
-          kind: event.kind,
-          teamId: resource.external_resource_id,
-          ...(event.text !== undefined ? { text: event.text } : {}),
-        };
+  const trigger = {
+    kind: event.kind,
+    resourceId: resource.external_resource_id,
+    ...(event.name ? { name: event.name } : {}),
+    ...(event.text !== undefined ? { text: event.text } : {}),
+  };
   const delivered = await callFake(fake, plugin, "/__fake/trigger", {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -319,14 +324,14 @@ export async function sendTestEvent(
   const inlineReply = (pluginResponse?.body as { data?: { content?: unknown } } | null | undefined)?.data?.content;
 
   const displayName = resource.display_name || null;
-  const where = `${RESOURCE_WORDS[plugin]} "${displayName ?? resource.external_resource_id}"`;
+  const where = `${resource.resource_type} "${displayName ?? resource.external_resource_id}"`;
   const what = `${event.kind}${event.name ? ` /${event.name}` : ""}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}`;
   const sentLine = overGateway
     ? `Sent a ${what} over the chat server's Gateway; ${answer?.live ? "the plugin's relay is connected" : "the plugin's relay is reconnecting and gets it when it resumes"}.`
     : `Sent a signed ${what}; the plugin answered ${status ?? "?"}.`;
 
   // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
-  const undispatched = undispatchedWorkspaceEvent(plugin, resource, event.kind);
+  const undispatched = undispatchedEvent(plugin, resource, event.kind);
   const { outcome, calls, projectCanSay } = undispatched
     ? { outcome: { result: "no_handler" as const, message: undispatched }, calls: [], projectCanSay: true }
     : await waitForOutcome(fake, plugin, seen, dispatchOutcomes, afterSeq, timing);
@@ -340,10 +345,10 @@ export async function sendTestEvent(
 }
 
 export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): Promise<Response> {
-  const plugin = testEventPlugin(request.params.plugin);
+  const { id: plugin } = testEventPlugin(request.params.plugin);
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const event = parseTestEventRequest(plugin, await readJsonObject(request, BODY_LIMIT_BYTES));
-  const fake = env[FAKE_BINDINGS[plugin]];
+  const fake = env[fakeBinding(plugin)];
   if (!fake)
     throw new PlatformError(
       "not_found",

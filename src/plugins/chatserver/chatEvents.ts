@@ -17,7 +17,7 @@ import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
 import { deliverDispatch } from "../shared/deliverDispatch.ts";
 import { addressedTo, str, userOf } from "./dispatchAddress.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 /** Discord event names → the kinds `chatserver.onEvent` takes. */
 export const EVENT_KINDS: Record<string, ChatEventKind> = {
@@ -49,7 +49,7 @@ export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEn
   if (!guildId) return { outcome: "ignored" }; // a direct message: the plugin serves servers only
   const author = data.author as Record<string, unknown> | undefined;
   if (kind === "message" && author?.bot === true) return { outcome: "ignored" };
-  const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, guildId);
   if (!owner) return { outcome: "not_connected", guildId };
   const dedupeKey = `event:${envelope.id}`;
   if (!(await claimEvent(env.DB, PLUGIN_ID, dedupeKey))) return { outcome: "duplicate" };

@@ -21,7 +21,7 @@ import { listProjectResources, replaceResourceMetadata, type ResourceRow } from 
 import { readDeployMetadata } from "../shared/deployMetadata.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
-import { chatServerNow, PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { chatServerNow, PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 export interface CommandSpec {
   name: string;
@@ -109,7 +109,7 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
   const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
   const registered: ServerRegistration[] = [];
   for (const server of servers) {
-    if (server.resource_type !== "server") continue;
+    if (server.resource_type !== RESOURCE_TYPE) continue;
     registered.push(await registerServerCommands(env, project, server, commands));
   }
   return Response.json({ servers: registered });

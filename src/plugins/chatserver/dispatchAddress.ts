@@ -1,7 +1,7 @@
 import { toPluginProject, type PluginDispatch, type PluginUser } from "../../contracts/pluginDispatch.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 export function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
@@ -23,7 +23,7 @@ export async function addressedTo(
   return {
     resource: await makeResourceOwnerRef(env, {
       pluginId: PLUGIN_ID,
-      resourceType: "server",
+      resourceType: RESOURCE_TYPE,
       externalResourceId: guildId,
     }),
     project: toPluginProject(project),

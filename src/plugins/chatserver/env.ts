@@ -1,3 +1,4 @@
+import { chatServerPlugin } from "../../contracts/plugins/chatserver.ts";
 import type { PluginEnv } from "../shared/pluginEnv.ts";
 
 /** Bindings of the chat-server plugin worker (see wrangler.toml beside this file). */
@@ -24,7 +25,9 @@ export interface ChatServerEnv extends PluginEnv {
   CHATSERVER_CLOCK?: () => number;
 }
 
-export const PLUGIN_ID = "chatserver";
+export const PLUGIN_ID = chatServerPlugin.id;
+/** What an install claims: a chat server. */
+export const RESOURCE_TYPE = chatServerPlugin.install.resourceType;
 
 /** The time the plugin's rate gates read (`CHATSERVER_CLOCK` when a test set one). */
 export const chatServerNow = (env: Pick<ChatServerEnv, "CHATSERVER_CLOCK">): number =>

@@ -13,7 +13,7 @@ import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
 import { providerFetch, USER_AGENT } from "./chatServerApi.ts";
 import { parseCommands, registerServerCommands } from "./deploy.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 /** SEND_MESSAGES (1 << 11) | USE_APPLICATION_COMMANDS (1 << 31). */
 export const DEFAULT_BOT_PERMISSIONS = String((1n << 11n) | (1n << 31n));
@@ -69,7 +69,7 @@ async function exchangeCode(env: ChatServerEnv, code: string, redirectUri: strin
 
 export const chatServerInstall = oauthInstall<ChatServerEnv>({
   pluginId: PLUGIN_ID,
-  resourceType: "server",
+  resourceType: RESOURCE_TYPE,
   pluginName: "the chat-server plugin",
   providerName: "the chat server",
   resourceLabel: "Chat server",
@@ -99,7 +99,7 @@ async function registerDeployedCommands(env: ChatServerEnv, project: ProjectRow,
   if (!manifest) return "The project has not deployed yet: its commands register on its first deploy.";
   const commands = parseCommands(manifest.commands);
   if (!commands.length) return "The project's last deploy declared no commands.";
-  const server = await findResourceOwner(env.DB, PLUGIN_ID, "server", grant.externalResourceId);
+  const server = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, grant.externalResourceId);
   if (!server) return "Its commands register on the project's next deploy.";
   try {
     const done = await registerServerCommands(env, project, server.resource, commands);

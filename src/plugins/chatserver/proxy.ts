@@ -23,7 +23,7 @@ import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
 import { callChatServer } from "./chatServerApi.ts";
-import { chatServerNow, PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { chatServerNow, PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 import { openReplyToken } from "./replyToken.ts";
 
 interface Message {
@@ -47,7 +47,7 @@ async function checkChannel(env: ChatServerEnv, project: ProjectRow, channelId: 
     },
   );
   const guildId = typeof channel?.guild_id === "string" ? channel.guild_id : null;
-  const owner = guildId ? await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId) : null;
+  const owner = guildId ? await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, guildId) : null;
   if (!owner || owner.project.id !== project.id) {
     throw new PlatformError("forbidden", `Channel ${channelId} is not in a server connected to this project.`);
   }

@@ -8,12 +8,12 @@
 import { PlatformError } from "../../core/errors.ts";
 import { uninstallPlugin } from "../shared/uninstallPlugin.ts";
 import { callBot } from "./botBudget.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 export const handleChatServerUninstall = uninstallPlugin<ChatServerEnv>(PLUGIN_ID, async (env, _project, resources) => {
   const done = ["The chat server's bot token is shared by every project on this platform: nothing to revoke."];
   for (const server of resources) {
-    if (server.resource_type !== "server") continue;
+    if (server.resource_type !== RESOURCE_TYPE) continue;
     try {
       await callBot(
         env,

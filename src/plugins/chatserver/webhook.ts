@@ -29,7 +29,7 @@ import { deliverDispatch } from "../shared/deliverDispatch.ts";
 import { callChatServer } from "./chatServerApi.ts";
 import { EVENT_KINDS, receiveChatEvent } from "./chatEvents.ts";
 import { addressedTo, str, userOf } from "./dispatchAddress.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 import { sealReplyToken } from "./replyToken.ts";
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -83,7 +83,7 @@ async function handleCommand(
   const guildId = str(body.guild_id);
   if (!guildId)
     throw new PlatformError("invalid_input", "Commands are served in servers only (this interaction has no guild_id).");
-  const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", guildId);
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, guildId);
   if (!owner) throw notConnected(guildId);
 
   if (!(await claimEvent(env.DB, PLUGIN_ID, `interaction:${id}`))) {

@@ -4,7 +4,13 @@ import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
 import { createPlatformRouter } from "../../core/web/router.ts";
 import { pluginErrorResponse } from "../shared/pluginErrorResponse.ts";
 import { takeRateLimit } from "../shared/rateLimit.ts";
-import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../contracts/emailMessage.ts";
+import {
+  EMAIL_SEND_ROUTE,
+  MAX_IDEMPOTENCY_KEY_CHARS,
+  validateEmailMessage,
+  validIdempotencyKey,
+} from "../../contracts/emailMessage.ts";
+import { emailSendPlugin } from "../../contracts/plugins/emailSend.ts";
 import { sendThroughProvider } from "./emailProvider.ts";
 import type { EmailPluginEnv } from "./env.ts";
 
@@ -18,7 +24,7 @@ import type { EmailPluginEnv } from "./env.ts";
  * the provider, from `{slug}@{SENDER_DOMAIN}` → 200 `{ id }`.
  * Invalid input is refused before the rate limiter, so it uses no quota.
  */
-export const PLUGIN_ID = "email-send";
+export const PLUGIN_ID = emailSendPlugin.id;
 
 /** html is at most 1 MiB; JSON escaping can grow it, so the raw body may be larger. */
 const SEND_BODY_LIMIT_BYTES = 3 * 1024 * 1024;
@@ -54,15 +60,15 @@ async function deploy(request: Request, env: EmailPluginEnv): Promise<Response> 
 
 const router = createPlatformRouter<EmailPluginEnv>(`plugin ${PLUGIN_ID}`, { errorResponse: pluginErrorResponse })
   .get("/health", () => Response.json({ ok: true, plugin: PLUGIN_ID }))
-  .post("/send", send)
-  .all("/send", () => {
-    throw new PlatformError("not_found", "Use POST /send.");
+  .post(EMAIL_SEND_ROUTE, send)
+  .all(EMAIL_SEND_ROUTE, () => {
+    throw new PlatformError("not_found", `Use POST ${EMAIL_SEND_ROUTE}.`);
   })
   .post("/deploy", deploy)
   .all("/install", () => {
     throw new PlatformError(
       "invalid_input",
-      "The email-send plugin needs no install: call email.send() from your project.",
+      `The ${PLUGIN_ID} plugin needs no install: ${emailSendPlugin.install.instead}.`,
     );
   });
 

@@ -14,6 +14,7 @@
  */
 import { cookieValue, serializeCookie } from "../../core/web/cookies.ts";
 import { PlatformError, httpStatusFor } from "../../core/errors.ts";
+import { andList } from "../../core/wordList.ts";
 import { upsertConnection } from "../../workers/db/connectionsStore.ts";
 import { findProjectById, type ProjectRow } from "../../workers/db/projectsTable.ts";
 import {
@@ -71,10 +72,6 @@ export interface OAuthInstall<Env> {
 const COOKIE_PATH = "/oauth/callback";
 const COOKIE_MAX_AGE_SECONDS = 600;
 
-function listed(names: string[]): string {
-  return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names.join("");
-}
-
 export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvider<Env>): OAuthInstall<Env> {
   const cookie = `platform_${provider.pluginId}_install`;
   const again = `Run \`platform plugin install ${provider.pluginId}\` again.`;
@@ -100,7 +97,7 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
   async function begin(request: Request, env: Env): Promise<Response> {
     const missing = provider.requiredSettings.filter((name) => !env[name]);
     if (missing.length) {
-      const message = `${provider.pluginName} is not configured on this platform (${listed(missing)} ${missing.length > 1 ? "are" : "is"} required).`;
+      const message = `${provider.pluginName} is not configured on this platform (${andList(missing)} ${missing.length > 1 ? "are" : "is"} required).`;
       return installPage(503, "Install unavailable", message[0]!.toUpperCase() + message.slice(1));
     }
     const consumed = await consumeSessionCode(env, new URL(request.url).searchParams.get("code"), provider.pluginId);

@@ -1,3 +1,4 @@
+import { isResourceType } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
@@ -44,12 +45,7 @@ export async function resolveResourceOwnerRef(
 ): Promise<ResourceRow> {
   const check = await verifyPayload(await key(env.STATE_SECRET), ref);
   const claims = check.ok ? (check.payload as RefClaims | null) : null;
-  if (
-    claims?.v !== 1 ||
-    claims.p !== pluginId ||
-    typeof claims.r !== "string" ||
-    (claims.t !== "server" && claims.t !== "workspace")
-  ) {
+  if (claims?.v !== 1 || claims.p !== pluginId || typeof claims.r !== "string" || !isResourceType(claims.t)) {
     throw new PlatformError("invalid_input", "resource is not a resource reference this plugin issued.");
   }
   const owner = await findResourceOwner(env.DB, pluginId, claims.t, claims.r);

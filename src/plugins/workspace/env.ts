@@ -5,6 +5,7 @@
  * bindings deployed workers already read: `SLACK_*` vars and secrets keep
  * their names for compatibility (and the local fake reads the same names).
  */
+import { workspacePlugin } from "../../contracts/plugins/workspace.ts";
 import type { PluginEnv } from "../shared/pluginEnv.ts";
 
 /** Bindings of the workspace-chat plugin worker (see wrangler.toml beside this file). */
@@ -24,8 +25,8 @@ export interface WorkspaceEnv extends PluginEnv {
   SLACK?: Fetcher;
 }
 
-export const PLUGIN_ID = "workspace";
-export const RESOURCE_TYPE = "workspace" as const;
+export const PLUGIN_ID = workspacePlugin.id;
+export const RESOURCE_TYPE = workspacePlugin.install.resourceType;
 export const DEFAULT_SCOPES = "app_mentions:read,channels:history,chat:write,reactions:read,reactions:write";
 /** Largest webhook body we read. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;

@@ -174,7 +174,7 @@ export const chatserver = {
   async reply(command: ChatCommand, content: string): Promise<{ messageId: string | null; channelId: string | null }> {
     const text = requireChatContent(content);
     const { token, env } = replyTokenOf(command);
-    return pluginCall(env, "CHATSERVER_PLUGIN", "/proxy/reply", { replyToken: token, content: text });
+    return pluginCall(env, "chatserver", "/proxy/reply", { replyToken: token, content: text });
   },
 
   /** Another message in answer to a command. */
@@ -184,13 +184,13 @@ export const chatserver = {
   ): Promise<{ messageId: string | null; channelId: string | null }> {
     const text = requireChatContent(content);
     const { token, env } = replyTokenOf(command);
-    return pluginCall(env, "CHATSERVER_PLUGIN", "/proxy/followup", { replyToken: token, content: text });
+    return pluginCall(env, "chatserver", "/proxy/followup", { replyToken: token, content: text });
   },
 
   /** Posts in a channel of a server connected to this project. */
   async sendMessage(channelId: string, content: string): Promise<{ messageId: string; channelId: string }> {
     const body = { channelId: requireChatId(channelId, "channelId"), content: requireChatContent(content) };
-    return pluginCall(pluginEnv(), "CHATSERVER_PLUGIN", "/proxy/send-message", body);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", body);
   },
 
   /** Edits a message the bot posted. */
@@ -204,7 +204,7 @@ export const chatserver = {
       messageId: requireChatId(messageId, "messageId"),
       content: requireChatContent(content),
     };
-    return pluginCall(pluginEnv(), "CHATSERVER_PLUGIN", "/proxy/edit-message", body);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", body);
   },
 };
 

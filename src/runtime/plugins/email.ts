@@ -1,5 +1,10 @@
 import { PlatformError } from "../../core/errors.ts";
-import { validateEmailMessage, validIdempotencyKey, MAX_IDEMPOTENCY_KEY_CHARS } from "../../contracts/emailMessage.ts";
+import {
+  EMAIL_SEND_ROUTE,
+  MAX_IDEMPOTENCY_KEY_CHARS,
+  validateEmailMessage,
+  validIdempotencyKey,
+} from "../../contracts/emailMessage.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 
 /**
@@ -29,7 +34,7 @@ export const email = {
         `idempotencyKey must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`,
       );
     }
-    const answer = await pluginCall<{ id?: unknown }>(pluginEnv(), "EMAIL_PLUGIN", "/send", message, {
+    const answer: { id?: unknown } | null = await pluginCall(pluginEnv(), "email-send", EMAIL_SEND_ROUTE, message, {
       idempotencyKey: key,
     });
     if (!answer || typeof answer.id !== "string")

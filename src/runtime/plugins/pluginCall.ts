@@ -1,17 +1,9 @@
+import { pluginById, type PluginId, type PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import { readJsonOrNull } from "../../core/web/jsonBody.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
-
-/** The service bindings a project worker reaches its plugins through. */
-export type PluginBinding = "CHATSERVER_PLUGIN" | "WORKSPACE_PLUGIN" | "EMAIL_PLUGIN";
-
-const PLUGIN_NAMES: Record<PluginBinding, string> = {
-  CHATSERVER_PLUGIN: "chat-server",
-  WORKSPACE_PLUGIN: "workspace-chat",
-  EMAIL_PLUGIN: "email-send",
-};
 
 /** The project's environment for runtime functions called without one (`email.send(...)`). */
 export function pluginEnv(): PlatformEnv {
@@ -48,23 +40,26 @@ const KNOWN_CODES = new Set<PlatformErrorCode>([
 ]);
 
 /**
- * One proxy call from user code to a plugin worker: `POST <path>` with a JSON
+ * One proxy call from user code to a plugin worker (through the service
+ * binding its descriptor names; `path` is one of its descriptor's routes):
+ * `POST <path>` with a JSON
  * body and an identity token signed with the project's worker secret. Resolves
  * the JSON answer; a plugin's error JSON becomes a `PlatformError` with the
  * same code and message (`rate_limited` keeps `retryAfterSeconds` in details).
  */
-export async function pluginCall<T = unknown>(
+export async function pluginCall<Id extends PluginId, T = unknown>(
   env: PlatformEnv,
-  binding: PluginBinding,
-  path: string,
+  pluginId: Id,
+  path: PluginRoute<Id>,
   body: unknown,
   options: PluginCallOptions = {},
 ): Promise<T> {
+  const { binding, title } = pluginById(pluginId);
   const plugin = env[binding] as Fetcher | undefined;
   if (!plugin || typeof plugin.fetch !== "function") {
     throw new PlatformError(
       "not_ready",
-      `The ${PLUGIN_NAMES[binding]} plugin is not available: this project worker has no ${binding} binding.`,
+      `The ${title} plugin is not available: this project worker has no ${binding} binding.`,
     );
   }
   const secret = env.PLATFORM_WORKER_SECRET;
@@ -90,17 +85,14 @@ export async function pluginCall<T = unknown>(
   try {
     response = await plugin.fetch(`https://plugin.internal${path}`, { method: "POST", headers, body: text });
   } catch (error) {
-    throw new PlatformError(
-      "upstream_error",
-      `The ${PLUGIN_NAMES[binding]} plugin could not be reached: ${String(error)}`,
-    );
+    throw new PlatformError("upstream_error", `The ${title} plugin could not be reached: ${String(error)}`);
   }
   const parsed = await readJsonOrNull(response);
   if (response.ok) return parsed as T;
 
   const remote = PlatformError.fromJSON((parsed as { error?: unknown } | null)?.error, {
     code: "upstream_error",
-    message: `The ${PLUGIN_NAMES[binding]} plugin answered ${response.status}.`,
+    message: `The ${title} plugin answered ${response.status}.`,
   });
   const code = KNOWN_CODES.has(remote.code) ? remote.code : "upstream_error";
   const details: Record<string, unknown> = { ...remote.details };

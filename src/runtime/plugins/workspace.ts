@@ -1,5 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
+import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
@@ -96,14 +97,18 @@ function requireTs(value: unknown, name: string): string {
   }
   return value;
 }
-function call<T>(path: string, body: Record<string, unknown>, options: WorkspaceCallOptions): Promise<T> {
+function call<T>(
+  path: PluginRoute<"workspace">,
+  body: Record<string, unknown>,
+  options: WorkspaceCallOptions,
+): Promise<T> {
   const payload = options.resource ? { ...body, resource: options.resource } : body;
-  return pluginCall<T>(options.env ?? pluginEnv(), "WORKSPACE_PLUGIN", path, payload);
+  return pluginCall(options.env ?? pluginEnv(), "workspace", path, payload);
 }
 
 /** A text call about one message: edit it (`ts`) or reply in its thread (`threadTs`). */
 function callOnMessage(
-  path: string,
+  path: PluginRoute<"workspace">,
   channel: string,
   key: "ts" | "threadTs",
   ts: string,

@@ -7,6 +7,7 @@ import { deployProject } from "./deploymentRoute.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { runDueCrons } from "./projectCrons.ts";
+import { listPlugins } from "./pluginCatalogRoute.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
@@ -52,6 +53,7 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
     .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
     .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
+    .get("/plugins", withCliUser, listPlugins)
     .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
     .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)
     .post("/oauth/session", withCliUser, createOAuthSession)

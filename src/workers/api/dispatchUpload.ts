@@ -4,6 +4,7 @@ import {
   type ScriptUpdateParams,
 } from "cloudflare/resources/workers-for-platforms/dispatch/namespaces/scripts/scripts";
 import { createClient } from "cloudflare/tree-shakable";
+import { PLUGINS, pluginWorkerName } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 
 /** Where and how the API worker uploads project scripts (Workers for Platforms). */
@@ -28,13 +29,14 @@ export interface UploadedProject {
 export type ScriptMetadata = ScriptUpdateParams.Metadata;
 export type ScriptBinding = NonNullable<ScriptMetadata["bindings"]>[number];
 
-/** Service names the project's plugin bindings point at (see docs/deploying.md). */
-export const PLATFORM_SERVICES = {
+/**
+ * The platform workers a project's service bindings point at (see
+ * docs/deploying.md): the API worker and each plugin of the registry, by its binding.
+ */
+export const PLATFORM_SERVICES: Readonly<Record<string, string>> = {
   PLATFORM_API: "platform-api",
-  CHATSERVER_PLUGIN: "platform-plugin-chatserver",
-  WORKSPACE_PLUGIN: "platform-plugin-workspace",
-  EMAIL_PLUGIN: "platform-plugin-email-send",
-} as const;
+  ...Object.fromEntries(PLUGINS.map((plugin) => [plugin.binding, pluginWorkerName(plugin)])),
+};
 
 const DO_BINDINGS: Record<string, string> = { WorkflowRun: "WORKFLOW_RUNS", WorkflowRunIndex: "WORKFLOW_RUN_INDEX" };
 const MAIN_MODULE = "worker.js";

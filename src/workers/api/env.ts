@@ -1,3 +1,4 @@
+import type { InstallUrlVar, PluginBinding } from "../../contracts/pluginRegistry.ts";
 import type { RateLimiter } from "../../objects/RateLimiter.ts";
 import type { SessionCode } from "../../objects/SessionCode.ts";
 import type { DispatcherEnv } from "../dispatch/dispatcher.ts";
@@ -7,7 +8,12 @@ export interface WorkflowExecuteMessage {
   scriptName: string;
 }
 
-export interface ApiEnv extends DispatcherEnv {
+/** Service bindings to the plugin workers (pluginRegistry.ts), for handing them a deployed project's handlers. */
+type PluginWorkers = { [binding in PluginBinding]?: Fetcher };
+/** Public URLs of the installable plugins' workers, for install links (`<url>/install?code=…`). */
+type PluginInstallUrls = { [urlVar in InstallUrlVar]?: string };
+
+export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls {
   DB: D1Database;
   WORKFLOW_QUEUE: Queue<WorkflowExecuteMessage>;
   /** Bootstraps users (`POST /admin/users`). Set with `wrangler secret put ADMIN_TOKEN`. */
@@ -25,17 +31,10 @@ export interface ApiEnv extends DispatcherEnv {
   CLOUDFLARE_API_TOKEN?: string;
   /** Defaults to https://api.cloudflare.com/client/v4. */
   CLOUDFLARE_API_BASE?: string;
-  /** Service bindings to the plugin workers, for handing them a deployed project's handlers. */
-  CHATSERVER_PLUGIN?: Fetcher;
-  WORKSPACE_PLUGIN?: Fetcher;
-  EMAIL_PLUGIN?: Fetcher;
   /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
   CLOUDFLARE_API?: Fetcher;
   /** Per-project rate counters (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
   SESSION_CODES?: DurableObjectNamespace<SessionCode>;
-  /** Public URLs of the plugin workers, for install links (`<url>/install?code=…`). */
-  CHATSERVER_PLUGIN_URL?: string;
-  WORKSPACE_PLUGIN_URL?: string;
 }

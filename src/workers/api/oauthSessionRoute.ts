@@ -1,16 +1,17 @@
+import { INSTALLABLE_PLUGINS, isInstallable, pluginById } from "../../contracts/pluginRegistry.ts";
 import { hex } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
+import { orList } from "../../core/wordList.ts";
 import { SESSION_CODE_LIFETIME_MS } from "../../objects/SessionCode.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
-const INSTALL_URL_VARS = { chatserver: "CHATSERVER_PLUGIN_URL", workspace: "WORKSPACE_PLUGIN_URL" } as const;
-
 /**
- * `POST /oauth/session` `{ project: slug, plugin: "chatserver" | "workspace" }`
- * (CLI token, project ownership) → 201 `{ code, expiresAt, installUrl }`.
+ * `POST /oauth/session` `{ project: slug, plugin }` (CLI token, project
+ * ownership; an installable plugin of pluginRegistry.ts) → 201 `{ code,
+ * expiresAt, installUrl }`, the link under the URL its `urlVar` holds.
  * The code (32 random bytes, hex) lives in its own `SessionCode` actor for
  * 2 minutes, bound to this project, user and plugin; the plugin consumes it once.
  */
@@ -19,21 +20,20 @@ export async function createOAuthSession(request: CliRequest, env: ApiEnv): Prom
   const body = await readJsonObject(request, 4 * 1024);
   if (typeof body.project !== "string" || !body.project)
     throw new PlatformError("invalid_input", "project must be the project's slug.");
-  const plugin = body.plugin;
-  if (plugin === "email-send")
-    throw new PlatformError(
-      "invalid_input",
-      "The email-send plugin needs no install: call email.send() from your project.",
-    );
-  if (plugin !== "chatserver" && plugin !== "workspace") {
-    throw new PlatformError("invalid_input", 'plugin must be "chatserver" or "workspace".');
+  const plugin = typeof body.plugin === "string" ? pluginById(body.plugin) : undefined;
+  if (!plugin) {
+    const choices = orList(INSTALLABLE_PLUGINS.map(({ id }) => JSON.stringify(id)));
+    throw new PlatformError("invalid_input", `plugin must be ${choices}.`);
   }
+  if (!isInstallable(plugin))
+    throw new PlatformError("invalid_input", `The ${plugin.id} plugin needs no install: ${plugin.install.instead}.`);
   const project = await requireOwnedProject(env.DB, user, body.project);
-  const base = env[INSTALL_URL_VARS[plugin]];
+  const { urlVar } = plugin.install;
+  const base = env[urlVar];
   if (!base)
     throw new PlatformError(
       "not_ready",
-      `The ${plugin} plugin is not configured on this platform (${INSTALL_URL_VARS[plugin]} is not set).`,
+      `The ${plugin.id} plugin is not configured on this platform (${urlVar} is not set).`,
     );
   if (!env.SESSION_CODES)
     throw new PlatformError(
@@ -47,7 +47,7 @@ export async function createOAuthSession(request: CliRequest, env: ApiEnv): Prom
     code,
     projectId: project.id,
     userId: user.id,
-    pluginId: plugin,
+    pluginId: plugin.id,
     expiresAt,
   });
   if (!created) throw new PlatformError("internal", "Could not create an install code; try again.");

@@ -1,19 +1,14 @@
+import { PLUGINS, type PluginId } from "../../contracts/pluginRegistry.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
-/** Each plugin worker, by the service binding the API worker reaches it through. */
-export const PLUGIN_BINDINGS = {
-  chatserver: "CHATSERVER_PLUGIN",
-  workspace: "WORKSPACE_PLUGIN",
-  "email-send": "EMAIL_PLUGIN",
-} as const;
-
-export type PluginRegistration = Record<keyof typeof PLUGIN_BINDINGS, "registered" | "not bound" | string>;
+export type PluginRegistration = Partial<Record<PluginId, "registered" | "not bound" | string>>;
 
 /**
  * After a deploy, hands the project's plugin handlers (metadata `plugins`) to
- * each plugin's `POST /deploy`, as the project itself would: with an identity
+ * `POST /deploy` of each plugin whose descriptor asks for them (through the
+ * binding it names), as the project itself would: with an identity
  * token signed by its worker secret, which only the API worker holds. The
  * chat-server plugin then registers the project's commands on every server
  * it claimed. A plugin that refuses is reported, not fatal: the bundle is
@@ -26,7 +21,7 @@ export async function registerWithPlugins(
 ): Promise<PluginRegistration> {
   const body = JSON.stringify({ plugins: (metadata.plugins as Record<string, unknown> | undefined) ?? {} });
   const entries = await Promise.all(
-    Object.entries(PLUGIN_BINDINGS).map(async ([pluginId, binding]) => {
+    PLUGINS.filter((plugin) => plugin.deploy).map(async ({ id: pluginId, binding }) => {
       const plugin = env[binding];
       if (!plugin) return [pluginId, "not bound"] as const;
       const token = await signRequestToken("identity", project.id, project.worker_secret, {

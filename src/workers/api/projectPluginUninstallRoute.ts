@@ -1,12 +1,10 @@
+import { UNINSTALLABLE_PLUGINS } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "../../core/requestToken.ts";
+import { andList } from "../../core/wordList.ts";
 import type { ApiEnv } from "./env.ts";
-import { PLUGIN_BINDINGS } from "./pluginRegistration.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
-
-const UNINSTALLABLE = ["chatserver", "workspace"] as const;
-type UninstallablePlugin = (typeof UNINSTALLABLE)[number];
 
 /**
  * `DELETE /projects/:slug/plugins/:plugin` (CLI token, project ownership):
@@ -18,14 +16,15 @@ type UninstallablePlugin = (typeof UNINSTALLABLE)[number];
  */
 export async function uninstallProjectPlugin(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const plugin = request.params.plugin as UninstallablePlugin;
-  if (!UNINSTALLABLE.includes(plugin)) {
+  const descriptor = UNINSTALLABLE_PLUGINS.find(({ id }) => id === request.params.plugin);
+  if (!descriptor) {
+    const ids = UNINSTALLABLE_PLUGINS.map(({ id }) => id);
     throw new PlatformError(
       "not_found",
-      `Only chatserver and workspace can be uninstalled (got ${JSON.stringify(request.params.plugin)}).`,
+      `Only ${andList(ids)} can be uninstalled (got ${JSON.stringify(request.params.plugin)}).`,
     );
   }
-  const binding = PLUGIN_BINDINGS[plugin];
+  const { id: plugin, binding } = descriptor;
   const worker = env[binding];
   if (!worker)
     throw new PlatformError("not_ready", `The ${plugin} plugin is not bound to the API worker (${binding}).`);

@@ -1,3 +1,4 @@
+import { pluginReservedSlugs } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 
 /**
@@ -52,10 +53,8 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   "logout",
   "account",
   "accounts",
-  // The platform's own names and plugins.
-  "chatserver",
-  "workspace",
-  "email-send",
+  // Each plugin's id and the names its descriptor reserves (pluginRegistry.ts).
+  ...pluginReservedSlugs(),
 ]);
 
 /**

@@ -1,13 +1,16 @@
+import type { ResourceType } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { findProjectById, type ProjectRow } from "./projectsTable.ts";
 import { allRows, changedRows } from "./statementResults.ts";
 
+export type { ResourceType };
+
 /**
- * `plugin_resources`: one external resource (a chat server, a workspace)
- * belongs to at most one project. The unique constraint decides, so two
- * racing installs cannot both win.
+ * `plugin_resources`: one external resource (a chat server, a workspace: the
+ * `resourceType` of each installable plugin's descriptor) belongs to at most
+ * one project. The unique constraint decides, so two racing installs cannot
+ * both win.
  */
-export type ResourceType = "server" | "workspace";
 
 export interface ResourceClaim {
   pluginId: string;

@@ -7,7 +7,9 @@ import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignat
 import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { DevApiEnv } from "#src/dev/routes/devApiEnv.ts";
 import devApi from "#src/dev/routes/devApiWorker.ts";
-import { DEFAULT_CALL_WAIT, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
+import { DEFAULT_CALL_WAIT, fakeBinding, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
+import { PLUGINS, TRIGGERABLE_PLUGINS } from "#src/contracts/pluginRegistry.ts";
+import { andList } from "#src/core/wordList.ts";
 import {
   apiHarness,
   fakeDispatcher,
@@ -24,7 +26,7 @@ const BOT_TOKEN = "fake-bot-token";
 const SIGNING_SECRET = "fake-signing-secret";
 
 /** The API env of the tests plus the fake providers `platform dev` binds (absent = a platform without them). */
-function apiEnvWith(fakes: Pick<DevApiEnv, "FAKE_CHATSERVER" | "FAKE_WORKSPACE">): DevApiEnv {
+function apiEnvWith(fakes: Partial<Pick<DevApiEnv, `FAKE_${string}`>>): DevApiEnv {
   return { ...apiHarness().env, ...fakes };
 }
 
@@ -132,13 +134,6 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
   it.each([
     ["without a CLI token", { token: false }, 401, "unauthorized", /token/i],
     ["another user's project", { as: "bob" }, 404, "not_found", /No project named "alpha"/],
-    [
-      "email-send, which has no events",
-      { plugin: "email-send" },
-      400,
-      "invalid_input",
-      /email-send plugin has no events/,
-    ],
     ["an unknown plugin", { plugin: "fax" }, 404, "not_found", /No plugin named "fax"/],
     [
       "a kind the plugin does not have",
@@ -241,6 +236,42 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
     expect(error.error.message).toMatch(message);
     expect([...chat.requests, ...workspace.requests]).toEqual([]);
   });
+
+  it("reaches each plugin's fake at FAKE_<ID>, the binding `platform dev` gives the API worker", () => {
+    expect(fakeBinding("chatserver")).toBe("FAKE_CHATSERVER");
+    expect(fakeBinding("workspace")).toBe("FAKE_WORKSPACE");
+  });
+
+  const withEvents = andList(TRIGGERABLE_PLUGINS.map(({ id }) => id));
+  it.each(PLUGINS.filter((plugin) => !("triggers" in plugin)).map(({ id }) => [id]))(
+    "refuses %s, which has no events, naming the plugins that have",
+    async (plugin) => {
+      const { user } = await installedChatProject();
+      const response = await callApi("POST", `/projects/alpha/plugins/${plugin}/test-events`, {
+        token: user.token,
+        body: { kind: "message" },
+        env: apiEnvWith({ FAKE_CHATSERVER: untouchedFake().fetcher, FAKE_WORKSPACE: untouchedFake().fetcher }),
+      });
+      const error = await expectError(response, 400, "invalid_input");
+      expect(error.error.message).toBe(
+        `The ${plugin} plugin has no events to send: test events exist for ${withEvents}.`,
+      );
+    },
+  );
+
+  it.each(TRIGGERABLE_PLUGINS.map((plugin) => [plugin.id, plugin.triggers.kinds] as const))(
+    "refuses a kind %s does not have, listing its kinds (%j)",
+    async (plugin, kinds) => {
+      const { user } = await installedChatProject();
+      const response = await callApi("POST", `/projects/alpha/plugins/${plugin}/test-events`, {
+        token: user.token,
+        body: { kind: "fax" },
+        env: apiEnvWith({ [fakeBinding(plugin)]: untouchedFake().fetcher }),
+      });
+      const error = await expectError(response, 400, "invalid_input");
+      expect(error.error.message).toBe(`kind must be one of ${kinds.join(", ")} for ${plugin} (got "fax").`);
+    },
+  );
 
   it("answers 409 with the install command when the project has no install of that plugin yet", async () => {
     const { user } = await installedChatProject();

@@ -2,6 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
+import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
 import { pluginCall } from "#src/runtime/plugins/pluginCall.ts";
 import {
   NoPluginHandler,
@@ -190,8 +191,8 @@ describe("pluginCall", () => {
     const requests: Request[] = [];
     const result = await pluginCall(
       envWith(() => Response.json({ ok: 1 }), requests),
-      "CHATSERVER_PLUGIN",
-      "/reply",
+      "chatserver",
+      "/proxy/reply",
       { a: 1 },
       { idempotencyKey: "k" },
     );
@@ -204,7 +205,7 @@ describe("pluginCall", () => {
       (id) => (id === "7" ? SECRET : null),
       {
         method: "POST",
-        pathAndQuery: "/reply",
+        pathAndQuery: "/proxy/reply",
         body: await request!.text(),
       },
     );
@@ -256,7 +257,7 @@ describe("pluginCall", () => {
       undefined,
     ],
   ] as const)("maps %s to a PlatformError", async (_name, answer, code, message, details) => {
-    const error = await pluginCall(envWith(answer), "CHATSERVER_PLUGIN", "/x", {}).catch((e: unknown) => e);
+    const error = await pluginCall(envWith(answer), "chatserver", "/proxy/reply", {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PlatformError);
     expect({
       code: (error as PlatformError).code,
@@ -265,13 +266,38 @@ describe("pluginCall", () => {
     }).toEqual({ code, message, details });
   });
 
+  it.each(PLUGINS.map((plugin) => [plugin.id, plugin.binding, plugin] as const))(
+    "reaches %s through %s at each of its routes, and names both when the binding is missing",
+    async (id, binding, plugin) => {
+      const requests: string[] = [];
+      const worker = {
+        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+          requests.push(`${init?.method} ${new URL(String(input)).pathname}`);
+          return Response.json({ ok: true });
+        },
+      };
+      for (const route of plugin.routes) await pluginCall({ ...projectEnv, [binding]: worker }, id, route, {});
+      expect(requests).toEqual(plugin.routes.map((route) => `POST ${route}`));
+      const error = (await pluginCall(projectEnv, id, plugin.routes[0]!, {}).catch((e: unknown) => e)) as PlatformError;
+      expect([error.code, error.message]).toEqual([
+        "not_ready",
+        `The ${plugin.title} plugin is not available: this project worker has no ${binding} binding.`,
+      ]);
+    },
+  );
+
   it("fails with not_ready when the binding or the secret is missing", async () => {
     expect(
-      ((await pluginCall(projectEnv, "WORKSPACE_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).message,
+      ((await pluginCall(projectEnv, "workspace", "/proxy/send-message", {}).catch((e: unknown) => e)) as PlatformError)
+        .message,
     ).toMatch(/no WORKSPACE_PLUGIN binding/);
     const noSecret = { CHATSERVER_PLUGIN: envWith(() => Response.json({})).CHATSERVER_PLUGIN };
     expect(
-      ((await pluginCall(noSecret, "CHATSERVER_PLUGIN", "/x", {}).catch((e: unknown) => e)) as PlatformError).code,
+      ((await pluginCall(noSecret, "chatserver", "/proxy/reply", {}).catch((e: unknown) => e)) as PlatformError).code,
     ).toBe("not_ready");
   });
 });
+
+// Compile-time (npm run typecheck): a plugin's calls take only the routes its descriptor names.
+// @ts-expect-error /proxy/reply is the chat server's route, not the workspace's.
+void (() => pluginCall(projectEnv, "workspace", "/proxy/reply", {}));

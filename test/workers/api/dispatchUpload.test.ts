@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import { type DispatchUploadTarget, uploadProjectScript } from "#src/workers/api/dispatchUpload.ts";
 
@@ -52,12 +53,21 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
         "plain_text:PLATFORM_PROJECT_ID",
         "plain_text:PLATFORM_PROJECT_SLUG",
         "secret_text:PLATFORM_WORKER_SECRET",
-        "service:CHATSERVER_PLUGIN",
-        "service:EMAIL_PLUGIN",
         "service:PLATFORM_API",
-        "service:WORKSPACE_PLUGIN",
+        ...PLUGINS.map((plugin) => `service:${plugin.binding}`),
       ].sort(),
     );
+    // Each plugin's binding points at its deployed worker; the spec's three are always among them.
+    const services = Object.fromEntries(
+      script.metadata.bindings!.flatMap((b) => (b.type === "service" ? [[b.name, b.service]] : [])),
+    );
+    for (const plugin of PLUGINS) expect(services[plugin.binding]).toBe(pluginWorkerName(plugin));
+    expect(services).toMatchObject({
+      PLATFORM_API: "platform-api",
+      CHATSERVER_PLUGIN: "platform-plugin-chatserver",
+      WORKSPACE_PLUGIN: "platform-plugin-workspace",
+      EMAIL_PLUGIN: "platform-plugin-email-send",
+    });
   });
 
   it("updates the script: the same classes need no migration, and a new one migrates from the current tag", async () => {

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { INSTALLABLE_PLUGINS, isInstallable, PLUGINS } from "#src/contracts/pluginRegistry.ts";
+import type { ApiEnv } from "#src/workers/api/env.ts";
 import { upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
 import { consumeSessionCode } from "#src/plugins/shared/sessionCodes.ts";
@@ -39,14 +41,43 @@ describe("POST /oauth/session", () => {
     expect(await consumeSessionCode(env, body.code, "chatserver")).toEqual({ ok: false, reason: "used" });
   });
 
+  it.each(INSTALLABLE_PLUGINS.map((plugin) => [plugin.id, plugin.install.urlVar] as const))(
+    "links %s's install under the URL in %s, and answers not_ready naming it when it is unset",
+    async (plugin, urlVar) => {
+      const { user } = await userWithProject("ada@example.com", "alpha");
+      const base = `https://${plugin}.plugins.test`;
+      const call = (env: Partial<ApiEnv>) =>
+        callApi("POST", "/oauth/session", {
+          token: user.token,
+          body: { project: "alpha", plugin },
+          env: apiHarness({ env }).env,
+        });
+      const response = await call({ [urlVar]: base });
+      expect(response.status).toBe(201);
+      const { code, installUrl } = (await response.json()) as { code: string; installUrl: string };
+      expect(installUrl).toBe(`${base}/install?code=${code}`);
+      const error = await expectError(await call({}), 503, "not_ready");
+      expect(error.error.message).toBe(
+        `The ${plugin} plugin is not configured on this platform (${urlVar} is not set).`,
+      );
+    },
+  );
+
+  it.each(PLUGINS.filter((plugin) => !isInstallable(plugin)).map((plugin) => [plugin.id, plugin.install] as const))(
+    "refuses %s, which needs no install, saying what to do instead",
+    async (plugin, { instead }) => {
+      const { user } = await userWithProject("ada@example.com", "alpha");
+      const response = await callApi("POST", "/oauth/session", {
+        token: user.token,
+        body: { project: "alpha", plugin },
+        env: apiEnv(),
+      });
+      const error = await expectError(response, 400, "invalid_input");
+      expect(error.error.message).toBe(`The ${plugin} plugin needs no install: ${instead}.`);
+    },
+  );
+
   it.each([
-    [
-      "email-send needs no install",
-      { project: "alpha", plugin: "email-send" },
-      400,
-      "invalid_input",
-      /needs no install/,
-    ],
     ["an unknown plugin", { project: "alpha", plugin: "fax" }, 400, "invalid_input", /chatserver.*workspace/],
     ["a missing project", { plugin: "workspace" }, 400, "invalid_input", /project/],
     ["another user's project", { project: "beta", plugin: "workspace" }, 404, "not_found", /No project named "beta"/],

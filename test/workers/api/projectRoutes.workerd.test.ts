@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { pluginReservedSlugs } from "#src/contracts/pluginRegistry.ts";
 import {
   ADMIN_TOKEN,
   apiHarness,
@@ -318,8 +319,10 @@ describe("POST /projects", () => {
   // Issue 11: a slug is `<slug>@<sender domain>` and `<slug>.<domain>`, so role, sign-in and platform names are refused.
   it.each([
     ..."security postmaster abuse noreply no-reply support billing sso auth signin sign-in login logout".split(" "),
-    ..."accounts account mail admin administrator chatserver workspace www api console platform root".split(" "),
+    ..."accounts account mail admin administrator www api console platform root".split(" "),
     ..."hostmaster webmaster info internal plugins static".split(" "),
+    // Every plugin's id (chatserver, workspace, email-send, …) and the names its descriptor reserves.
+    ...pluginReservedSlugs(),
   ])("refuses the reserved slug %s with 400 naming the rule and writes nothing", async (slug) => {
     const user = await createUserWithToken("ada@example.com");
     const response = await callApi("POST", "/projects", { token: user.token, body: { slug } });

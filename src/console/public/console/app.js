@@ -13,11 +13,13 @@ const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
 const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
 const RECOVERY_CRON = "__workflow-recovery";
-/** The events each bot plugin can fire (as `platform plugin trigger`). */
-const TEST_EVENT_KINDS = {
-  chatserver: ["command", "message", "reaction"],
-  workspace: ["message", "mention", "reaction"],
-};
+const alternatives = new Intl.ListFormat("en-GB", { style: "long", type: "disjunction" });
+
+/**
+ * A plugin of the platform as `GET /plugins` describes it (src/workers/api/pluginCatalogRoute.ts).
+ * @typedef {{ id: string, title: string, resourceType: string | null, uninstalls: boolean, instead: string | null,
+ *   triggerKinds: string[], commandKind: string | null }} PluginSummary
+ */
 
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
 const signInSection = /** @type {HTMLElement} */ (document.getElementById("sign-in"));
@@ -188,11 +190,12 @@ window.addEventListener("hashchange", () => void route());
 async function showProject(slug) {
   const generation = viewGeneration;
   clear(main).append(el("h2", { tabindex: "-1" }, `Project ${slug}`), el("p", { role: "status" }, "Loading…"));
-  let project, plugins;
+  let project, plugins, catalog;
   try {
-    [{ project }, plugins] = await Promise.all([
+    [{ project }, plugins, { plugins: catalog }] = await Promise.all([
       api("GET", `/projects/${encodeURIComponent(slug)}`),
       api("GET", `/projects/${encodeURIComponent(slug)}/plugins`),
+      api("GET", "/plugins"),
     ]);
   } catch (error) {
     if (generation === viewGeneration)
@@ -208,10 +211,10 @@ async function showProject(slug) {
       { class: "meta" },
       `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`,
     ),
-    pluginsSection(plugins),
+    pluginsSection(plugins, catalog),
     cronsSection(slug, project.crons),
     startWorkflowSection(slug, project.workflows),
-    testEventSection(slug, plugins.resources),
+    testEventSection(slug, plugins.resources, catalog),
     runsSection(slug, project.workflows),
     outboxSection(slug, { api, errorText }),
   );
@@ -226,12 +229,16 @@ function headedSection(id, title) {
   return el("section", { "aria-labelledby": `${id}-heading` }, el("h3", { id: `${id}-heading` }, title));
 }
 
-/** @param {{ connections: any[], resources: any[] }} plugins */
-function pluginsSection({ connections, resources }) {
+/** @param {{ connections: any[], resources: any[] }} plugins @param {PluginSummary[]} catalog */
+function pluginsSection({ connections, resources }, catalog) {
   const section = headedSection("plugins", "Plugin connections");
   if (!connections.length)
     section.append(
-      el("p", {}, "No plugin connected. Connect one with platform plugin install chatserver, workspace or email-send."),
+      el(
+        "p",
+        {},
+        `No plugin connected. Connect one with platform plugin install ${alternatives.format(catalog.map((p) => p.id))}.`,
+      ),
     );
   else
     section.append(
@@ -248,7 +255,8 @@ function pluginsSection({ connections, resources }) {
       ),
     );
   section.append(el("h4", {}, "Claimed resources"));
-  if (!resources.length) section.append(el("p", {}, "No server, workspace or domain claimed yet."));
+  const resourceTypes = [...new Set(catalog.flatMap((p) => (p.resourceType ? [p.resourceType] : [])))];
+  if (!resources.length) section.append(el("p", {}, `No ${alternatives.format(resourceTypes)} claimed yet.`));
   else
     section.append(
       table(
@@ -267,11 +275,13 @@ function pluginsSection({ connections, resources }) {
   return section;
 }
 
-/** A connection's health: active, needs reconnect (with the provider's last error) or revoked. */
+/** A connection's health: active, degraded (the plugin's cause and fix), needs reconnect (the provider's last error) or revoked. */
 function connectionState(/** @type {any} */ c) {
   if (c.status === "revoked" || (!c.status && c.revoked)) return `revoked ${formatTime(c.revokedAt)}`;
   if (c.status === "needs_reconnect")
     return `needs reconnect: ${c.lastError} (${formatTime(c.lastErrorAt)}); run platform plugin install ${c.plugin}`;
+  if (c.status === "degraded" && c.problem)
+    return `degraded since ${formatTime(c.problem.since)}: ${c.problem.cause} Fix: ${c.problem.fix}`;
   return "active";
 }
 
@@ -355,28 +365,32 @@ function startWorkflowSection(slug, workflows) {
   return appendTo(section, form);
 }
 
-/** @param {string} slug @param {{ plugin: string }[]} resources */
-function testEventSection(slug, resources) {
+/** @param {string} slug @param {{ plugin: string }[]} resources @param {PluginSummary[]} catalog */
+function testEventSection(slug, resources, catalog) {
   const section = headedSection("test-event", "Send a bot test event");
-  const bots = Object.keys(TEST_EVENT_KINDS).filter((plugin) => resources.some((r) => r.plugin === plugin));
+  const withEvents = catalog.filter((p) => p.triggerKinds.length);
+  const bots = withEvents.filter((p) => resources.some((r) => r.plugin === p.id));
   if (!bots.length)
     return appendTo(
       section,
-      el("p", {}, "No bot installed: run platform plugin install chatserver or workspace first."),
+      el(
+        "p",
+        {},
+        `No bot installed: run platform plugin install ${alternatives.format(withEvents.map((p) => p.id))} first.`,
+      ),
     );
   section.append(
     el("p", {}, "The local fake provider sends a signed webhook to the plugin, as platform plugin trigger does."),
   );
   const kind = /** @type {HTMLSelectElement} */ (el("select", { name: "kind" }));
   const plugin = /** @type {HTMLSelectElement} */ (
-    el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b }, b)))
+    el("select", { name: "plugin" }, ...bots.map((b) => el("option", { value: b.id }, b.id)))
   );
   const fillKinds = () =>
     clear(kind).append(
-      ...TEST_EVENT_KINDS[/** @type {"chatserver" | "workspace"} */ (plugin.value)].map((k) =>
-        el("option", { value: k }, k),
-      ),
+      ...(bots.find((b) => b.id === plugin.value)?.triggerKinds ?? []).map((k) => el("option", { value: k }, k)),
     );
+  const commands = alternatives.format(withEvents.flatMap((p) => (p.commandKind ? [`${p.id} ${p.commandKind}`] : [])));
   plugin.addEventListener("change", fillKinds);
   fillKinds();
   const output = el("div", { class: "result", role: "status", "aria-live": "polite" });
@@ -385,7 +399,9 @@ function testEventSection(slug, resources) {
     { id: "test-event" },
     field("Plugin", plugin),
     field("Event", kind),
-    field("Command name (chatserver command)", el("input", { name: "name", maxlength: "32", autocomplete: "off" })),
+    ...(commands
+      ? [field(`Command name (${commands})`, el("input", { name: "name", maxlength: "32", autocomplete: "off" }))]
+      : []),
     field("Text", el("input", { name: "text", maxlength: "2000", autocomplete: "off" })),
     el("button", { type: "submit" }, "Send"),
   );

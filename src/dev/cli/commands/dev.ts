@@ -1,5 +1,6 @@
 import { existsSync, statSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
+import { PLUGIN_IDS } from "../../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../../core/errors.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { formatRequestLine, type RequestRecord } from "../dev/devLogLines.ts";
@@ -153,8 +154,8 @@ export const devCommand: Command = {
   summary: "Run a project and every platform service it needs on this machine.",
   usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private] [--quiet]",
   help: `
-Runs the gateway, the API worker, the plugin workers (chatserver, workspace,
-email-send) with a fake provider each, and the project (workerd through Miniflare),
+Runs the gateway, the API worker, the plugin workers (${PLUGIN_IDS.join(", ")})
+with a fake provider each, and the project (workerd through Miniflare),
 with state kept in <dir>/.platform/ across restarts. Prints
 "Ready on http://127.0.0.1:N" once the project answers there, and just
 before it the console's address (\`platform console\` opens it signed in; the

@@ -12,6 +12,8 @@ interface OutboxSummary {
 }
 interface OutboxEmail extends OutboxSummary {
   html: string;
+  /** The plain-text body (shown when there is no html). */
+  text?: string | null;
 }
 
 /** Subjects and addresses come from project code: no terminal escapes, one line. */
@@ -65,6 +67,6 @@ one --dir names. --json prints the raw answer.`,
     console.log(`To:      ${oneLine(email.to.join(", "))}`);
     console.log(`Subject: ${oneLine(email.subject)}`);
     console.log("");
-    console.log(htmlAsText(email.html));
+    console.log(email.html ? htmlAsText(email.html) : (email.text ?? ""));
   },
 };

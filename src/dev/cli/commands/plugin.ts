@@ -1,19 +1,33 @@
+import {
+  commandKindOf,
+  INSTALLABLE_PLUGINS,
+  isInstallable,
+  PLUGIN_IDS,
+  PLUGINS,
+  RESOURCE_TYPES,
+  TRIGGERABLE_PLUGINS,
+  UNINSTALLABLE_PLUGINS,
+  type Plugin,
+  type PluginId,
+  type TriggerablePlugin,
+} from "../../../contracts/pluginRegistry.ts";
+import { andList, orList } from "../../../core/wordList.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { chooseBrowser, isOnPath, startBrowser } from "../console/chooseBrowser.ts";
 import { callPlatformApi, resolvePlatformTarget, type PlatformTarget } from "../platformTarget.ts";
-
-type InstallablePlugin = "chatserver" | "workspace";
 
 interface ConnectionSummary {
   plugin: string;
   externalUserId: string;
   connectedAt: string;
   tokenExpiresAt: string | null;
-  status: "active" | "needs_reconnect" | "revoked";
+  status: "active" | "degraded" | "needs_reconnect" | "revoked";
   revoked: boolean;
   revokedAt: string | null;
   lastError: string | null;
   lastErrorAt: string | null;
+  /** The plugin's own problem (the shared bot's), on every project's connection of it. */
+  problem?: { cause: string; fix: string; since: string } | null;
 }
 interface ResourceSummary {
   plugin: string;
@@ -35,15 +49,20 @@ interface PluginsAnswer {
   resources: ResourceSummary[];
 }
 
-const TRIGGER_KINDS: Record<InstallablePlugin, readonly string[]> = {
-  chatserver: ["command", "message", "reaction"],
-  workspace: ["message", "mention", "reaction"],
-};
+const ids = (plugins: readonly Plugin[]) => plugins.map(({ id }) => id);
 
-function pluginArg(value: string | undefined, verb: string): InstallablePlugin | "email-send" {
-  if (value === "chatserver" || value === "workspace" || value === "email-send") return value;
+/** The plugins each action takes, as its usage names them. */
+const ACTION_PLUGINS = {
+  install: PLUGIN_IDS,
+  uninstall: ids(UNINSTALLABLE_PLUGINS),
+  trigger: ids(TRIGGERABLE_PLUGINS),
+} as const satisfies Record<string, readonly PluginId[]>;
+
+function pluginArg(value: string | undefined, verb: keyof typeof ACTION_PLUGINS): Plugin {
+  const plugin = PLUGINS.find(({ id }) => id === value);
+  if (plugin) return plugin;
   throw new CliError(
-    `platform plugin ${verb} needs a plugin: chatserver, workspace${verb === "install" ? " or email-send" : ""} (got ${JSON.stringify(value ?? "")}).`,
+    `platform plugin ${verb} needs a plugin: ${orList(ACTION_PLUGINS[verb])} (got ${JSON.stringify(value ?? "")}).`,
     2,
   );
 }
@@ -109,7 +128,7 @@ function waitIndicator(deadline: number): { tick(): void; done(): void } {
 }
 
 async function install(
-  plugin: InstallablePlugin,
+  plugin: PluginId,
   target: PlatformTarget,
   values: Record<string, string | boolean | undefined>,
 ): Promise<number> {
@@ -176,7 +195,7 @@ async function install(
   );
 }
 
-async function uninstall(plugin: InstallablePlugin, target: PlatformTarget): Promise<void> {
+async function uninstall(plugin: PluginId, target: PlatformTarget): Promise<void> {
   const report = await callPlatformApi<UninstallReport>(target, "DELETE", `/projects/${target.slug}/plugins/${plugin}`);
   console.log(`Uninstalled ${plugin} from project "${target.slug}":`);
   for (const line of report.atProvider) console.log(`  ${line}`);
@@ -192,7 +211,7 @@ export function describePluginStatus(slug: string, answer: PluginsAnswer): strin
   const plugins = [...new Set([...answer.connections, ...answer.resources].map((x) => x.plugin))].sort();
   if (!plugins.length)
     return [
-      `No plugin installed in project "${slug}". Install one with \`platform plugin install chatserver|workspace\`.`,
+      `No plugin installed in project "${slug}". Install one with \`platform plugin install ${ids(INSTALLABLE_PLUGINS).join("|")}\`.`,
     ];
   const lines: string[] = [];
   for (const plugin of plugins) {
@@ -204,6 +223,8 @@ export function describePluginStatus(slug: string, answer: PluginsAnswer): strin
       lines.push(
         `${plugin}: needs_reconnect — the provider refused the token (${c.lastError}) at ${c.lastErrorAt}; reinstall: platform plugin install ${plugin}`,
       );
+    else if (c.status === "degraded" && c.problem)
+      lines.push(`${plugin}: degraded since ${c.problem.since} — ${c.problem.cause}`, `  Fix: ${c.problem.fix}`);
     else
       lines.push(
         `${plugin}: active (connected ${c.connectedAt}${c.tokenExpiresAt ? `, token expires ${c.tokenExpiresAt}` : ""})`,
@@ -218,19 +239,22 @@ export function describePluginStatus(slug: string, answer: PluginsAnswer): strin
   return lines;
 }
 
-function describeCall(plugin: InstallablePlugin, call: unknown): string {
-  if (plugin === "workspace") {
-    const c = call as { method: string; params: Record<string, unknown>; ok: boolean; error?: string };
-    const { channel, text, thread_ts, name, timestamp } = c.params ?? {};
+/** One provider call a fake recorded: a Web API method with params (the workspace's), a REST request (the chat server's), or as it came. */
+export function describeCall(call: unknown): string {
+  const c = call as Record<string, unknown> | null;
+  if (typeof c?.method === "string" && typeof c.params === "object" && typeof c.ok === "boolean") {
+    const { channel, text, thread_ts, name, timestamp } = (c.params ?? {}) as Record<string, unknown>;
     const fields = Object.entries({ channel, thread_ts, text, name, timestamp })
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`);
     return `${c.method} ${fields.join(" ")} → ${c.ok ? "ok" : `error ${c.error ?? ""}`}`;
   }
-  const c = call as { method: string; path: string; body: unknown; status: number };
-  const body = c.body as { content?: unknown; data?: { content?: unknown } } | null;
-  const content = body?.content ?? body?.data?.content;
-  return `${c.method} ${c.path}${content !== undefined ? ` content=${JSON.stringify(content)}` : ""} → ${c.status}`;
+  if (typeof c?.method === "string" && typeof c.path === "string" && typeof c.status === "number") {
+    const body = c.body as { content?: unknown; data?: { content?: unknown } } | null;
+    const content = body?.content ?? body?.data?.content;
+    return `${c.method} ${c.path}${content !== undefined ? ` content=${JSON.stringify(content)}` : ""} → ${c.status}`;
+  }
+  return JSON.stringify(call);
 }
 
 /** What `POST /projects/:slug/plugins/:plugin/test-events` answers (src/dev/routes/pluginTestEvents.ts). */
@@ -243,7 +267,7 @@ interface TestEventAnswer {
 }
 
 async function trigger(
-  plugin: InstallablePlugin,
+  plugin: TriggerablePlugin,
   kind: string,
   target: PlatformTarget,
   values: Record<string, string | boolean | undefined>,
@@ -255,16 +279,16 @@ async function trigger(
     );
   const text = typeof values.text === "string" ? values.text : undefined;
   const name = typeof values.name === "string" ? values.name : undefined;
-  if (plugin === "chatserver" && kind === "command" && !name)
-    throw new CliError("A chatserver command needs --name <command>.", 2);
+  const isCommand = kind === commandKindOf(plugin);
+  if (isCommand && !name) throw new CliError(`A ${plugin.id} ${kind} needs --name <command>.`, 2);
   // The API worker has the fake provider send the signed webhook and waits (up to ~5 s) for what the handler did through the proxy.
   const answer = await callPlatformApi<TestEventAnswer>(
     target,
     "POST",
-    `/projects/${target.slug}/plugins/${plugin}/test-events`,
+    `/projects/${target.slug}/plugins/${plugin.id}/test-events`,
     {
       kind,
-      ...(plugin === "chatserver" && kind === "command" ? { name } : {}),
+      ...(isCommand ? { name } : {}),
       ...(text !== undefined ? { text } : {}),
     },
   );
@@ -284,22 +308,35 @@ async function trigger(
     return;
   }
   console.log(`The project's handler made ${answer.calls.length} provider call(s):`);
-  for (const call of answer.calls) console.log(`  ${describeCall(plugin, call)}`);
+  for (const call of answer.calls) console.log(`  ${describeCall(call)}`);
 }
+
+const choices = (words: readonly string[]) => `<${words.join("|")}>`;
+const TRIGGER_KINDS = [...new Set(TRIGGERABLE_PLUGINS.flatMap((plugin) => plugin.triggers.kinds))];
+const WITHOUT_INSTALL = ids(PLUGINS.filter((plugin) => !isInstallable(plugin)));
+/** Each plugin's events, one help line each: `chatserver: command --name N [--text T], message, reaction`. */
+const TRIGGER_LINES = TRIGGERABLE_PLUGINS.map(
+  (plugin) =>
+    `            ${plugin.id}: ${plugin.triggers.kinds.map((kind) => (kind === commandKindOf(plugin) ? `${kind} --name N [--text T]` : kind)).join(", ")}`,
+).join("\n");
 
 export const pluginCommand: Command = {
   summary: "Install, inspect or uninstall a plugin of a project, or fire a test event at it.",
-  usage:
-    "platform plugin install <chatserver|workspace|email-send> [--no-open] [--timeout S] | platform plugin status | platform plugin uninstall <chatserver|workspace> | platform plugin trigger <chatserver|workspace> <command|message|reaction|mention> [--text T] [--name N]   [--dir d] [--api URL]",
+  usage: [
+    `platform plugin install ${choices(ACTION_PLUGINS.install)} [--no-open] [--timeout S]`,
+    "platform plugin status",
+    `platform plugin uninstall ${choices(ACTION_PLUGINS.uninstall)}`,
+    `platform plugin trigger ${choices(ACTION_PLUGINS.trigger)} ${choices(TRIGGER_KINDS)} [--text T] [--name N]   [--dir d] [--api URL]`,
+  ].join(" | "),
   help: `
 install   creates a one-time install link (valid 2 minutes), prints it, and
           waits while you follow it and approve at the provider; ends with
-          "Connected <plugin> to <server|workspace> "<name>" (<id>)" (exit 0)
+          "Connected <plugin> to ${choices(RESOURCE_TYPES)} "<name>" (<id>)" (exit 0)
           or the reason it did not complete (exit 1). Opens the link in a
           browser when a display is available ($BROWSER, else open/xdg-open)
           and says whether it did; --no-open or BROWSER=none only print it.
           --timeout S gives up after S seconds instead of at the code's
-          expiry. email-send needs no install.
+          expiry.${WITHOUT_INSTALL.length ? ` ${andList(WITHOUT_INSTALL)} ${WITHOUT_INSTALL.length > 1 ? "need" : "needs"} no install.` : ""}
 status    each plugin's connection (active, needs_reconnect with the
           provider's last error, or revoked), its claimed servers or
           workspace and the commands registered there; never a token.
@@ -309,13 +346,13 @@ uninstall revokes the token at the provider where it can, removes the
           prints what it did.
 trigger   (\`platform dev\` only) asks the API (POST
           /projects/:slug/plugins/:plugin/test-events) to have the local fake
-          provider send a correctly signed webhook to the local plugin worker
-          (chatserver: command --name N [--text T], message, reaction;
-          workspace: message, mention, reaction), then prints the plugin's
-          answer, what came of the dispatch to the project ("No handler is
-          registered: …", "The handler threw <code>: <message>", or "The
-          project's handler ran.") and what the handler did through the
-          plugin proxy (the provider calls the fake recorded, up to 5 s).
+          provider send a correctly signed webhook to the local plugin worker,
+          then prints the plugin's answer, what came of the dispatch to the
+          project ("No handler is registered: …", "The handler threw <code>:
+          <message>", or "The project's handler ran.") and what the handler
+          did through the plugin proxy (the provider calls the fake recorded,
+          up to 5 s). The events:
+${TRIGGER_LINES}
 
 Targets the \`platform dev\` running for --dir (default: the current
 directory), or --api URL with $PLATFORM_TOKEN.`,
@@ -332,13 +369,11 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
     if (action === "install") {
       if (kind || extra.length) throw new CliError(`Unexpected arguments: ${[kind, ...extra].join(" ")}`, 2);
       const plugin = pluginArg(pluginName, "install");
-      if (plugin === "email-send") {
-        console.log(
-          "email-send needs no install: call email.send() from your project (sent from <slug>@<the platform's sender domain>).",
-        );
+      if (!isInstallable(plugin)) {
+        console.log(`${plugin.id} needs no install: ${plugin.install.instead}.`);
         return 0;
       }
-      return install(plugin, resolvePlatformTarget(values), values);
+      return install(plugin.id, resolvePlatformTarget(values), values);
     }
     if (action === "status") {
       if (pluginName) throw new CliError(`Unexpected arguments: ${[pluginName, kind, ...extra].join(" ")}`, 2);
@@ -350,18 +385,21 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
     if (action === "uninstall") {
       if (kind || extra.length) throw new CliError(`Unexpected arguments: ${[kind, ...extra].join(" ")}`, 2);
       const plugin = pluginArg(pluginName, "uninstall");
-      if (plugin === "email-send")
-        throw new CliError("email-send is not installed, so there is nothing to uninstall.", 2);
-      await uninstall(plugin, resolvePlatformTarget(values));
+      if (!isInstallable(plugin))
+        throw new CliError(`${plugin.id} is not installed, so there is nothing to uninstall.`, 2);
+      if (!plugin.install.uninstalls) throw new CliError(`${plugin.id} cannot be uninstalled.`, 2);
+      await uninstall(plugin.id, resolvePlatformTarget(values));
       return 0;
     }
     if (action === "trigger") {
       if (extra.length) throw new CliError(`Unexpected arguments: ${extra.join(" ")}`, 2);
-      const plugin = pluginArg(pluginName, "trigger");
-      if (plugin === "email-send") throw new CliError("email-send has no events to trigger.", 2);
-      if (!kind || !TRIGGER_KINDS[plugin].includes(kind)) {
+      const named = pluginArg(pluginName, "trigger");
+      const plugin = TRIGGERABLE_PLUGINS.find(({ id }) => id === named.id);
+      if (!plugin) throw new CliError(`${named.id} has no events to trigger.`, 2);
+      const kinds: readonly string[] = plugin.triggers.kinds;
+      if (!kind || !kinds.includes(kind)) {
         throw new CliError(
-          `platform plugin trigger ${plugin} takes an event: ${TRIGGER_KINDS[plugin].join(", ")} (got ${JSON.stringify(kind ?? "")}).`,
+          `platform plugin trigger ${plugin.id} takes an event: ${kinds.join(", ")} (got ${JSON.stringify(kind ?? "")}).`,
           2,
         );
       }

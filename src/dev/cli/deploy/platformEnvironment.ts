@@ -1,3 +1,7 @@
+import { chatServerPlugin } from "../../../contracts/plugins/chatserver.ts";
+import { emailSendPlugin } from "../../../contracts/plugins/emailSend.ts";
+import { workspacePlugin } from "../../../contracts/plugins/workspace.ts";
+import { INSTALLABLE_PLUGINS, pluginWorkerName } from "../../../contracts/pluginRegistry.ts";
 import { fromBase64url, fromHex } from "../../../core/crypto/encoding.ts";
 import type { PlatformWorkerConfig } from "./platformWorkerConfigs.ts";
 
@@ -25,9 +29,11 @@ export interface PlatformSecret extends EnvironmentEntry {
 
 const API = "platform-api";
 const LOGIN = "platform-login";
-const CHATSERVER = "platform-plugin-chatserver";
-const WORKSPACE = "platform-plugin-workspace";
-const EMAIL = "platform-plugin-email-send";
+const CHATSERVER = pluginWorkerName(chatServerPlugin);
+const WORKSPACE = pluginWorkerName(workspacePlugin);
+const EMAIL = pluginWorkerName(emailSendPlugin);
+/** Every plugin installed with OAuth seals tokens and signs its OAuth state. */
+const OAUTH_PLUGINS = INSTALLABLE_PLUGINS.map(pluginWorkerName);
 
 /** The domain the committed configs use in routes and URLs; `PLATFORM_DOMAIN` replaces it. */
 export const PLACEHOLDER_DOMAIN = "example.app";
@@ -81,7 +87,7 @@ export const PLATFORM_SECRETS: PlatformSecret[] = [
   {
     secret: "TOKEN_ENCRYPTION_KEY",
     envVar: "TOKEN_ENCRYPTION_KEY",
-    workers: [CHATSERVER, WORKSPACE],
+    workers: [...OAUTH_PLUGINS],
     purpose: "seals stored OAuth, bot and reply tokens",
     howToMake: "openssl rand -hex 32",
     check: thirtyTwoByteKey,
@@ -89,7 +95,7 @@ export const PLATFORM_SECRETS: PlatformSecret[] = [
   {
     secret: "STATE_SECRET",
     envVar: "STATE_SECRET",
-    workers: [CHATSERVER, WORKSPACE],
+    workers: [...OAUTH_PLUGINS],
     purpose: "signs OAuth state and resource references",
     howToMake: "openssl rand -base64 48",
     check: atLeast32Characters,

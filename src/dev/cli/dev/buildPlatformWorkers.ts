@@ -1,51 +1,58 @@
 import * as esbuild from "esbuild";
 import path from "node:path";
+import { PLATFORM_SERVICES } from "../../../workers/api/dispatchUpload.ts";
 import { REPO_ROOT } from "../repoPaths.ts";
+import type { DeployedWorker } from "./deployedWorkers.ts";
+import { LOCAL_PLUGINS, type LocalPluginId } from "./localPlugins.ts";
 
-/**
- * The platform's own workers, by name → entry. Plugin workers and the fake providers `platform dev` runs beside them.
- * The API is the deployed worker's routes plus the dev-only ones (test events, the local project's record).
- */
-export const PLATFORM_WORKERS = {
-  gateway: "src/workers/gateway/index.ts",
-  api: "src/dev/routes/devApiWorker.ts",
-  login: "src/workers/login/index.ts",
-  pluginChatserver: "src/plugins/chatserver/index.ts",
-  pluginWorkspace: "src/plugins/workspace/index.ts",
-  pluginEmail: "src/plugins/email-send/index.ts",
-  fakeChatserver: "src/dev/fakes/chatserver/index.ts",
-  fakeWorkspace: "src/dev/fakes/workspace/index.ts",
-  fakeEmail: "src/dev/fakes/email/index.ts",
-} as const;
+/** Local only: the API worker runs the deployed worker's routes plus the dev-only ones (test events, the local project's record). */
+const DEV_API_ENTRY = "src/dev/routes/devApiWorker.ts";
 
-export type PlatformWorkerName = keyof typeof PLATFORM_WORKERS;
-
-/** The actor classes a plugin or fake worker exports beside its default handler (Miniflare binds them by name). */
-const EXPORTED_CLASSES: Partial<Record<PlatformWorkerName, string[]>> = {
-  pluginChatserver: ["GatewayRelay"],
-  fakeChatserver: ["FakeChatServerState"],
+/** The fake providers `platform dev` runs beside the plugins, and the actor classes each exports. */
+const FAKE_PROVIDERS: Record<LocalPluginId, { entry: string; classes: string[] }> = {
+  chatserver: { entry: "src/dev/fakes/chatserver/index.ts", classes: ["FakeChatServerState"] },
+  workspace: { entry: "src/dev/fakes/workspace/index.ts", classes: [] },
+  email: { entry: "src/dev/fakes/email/index.ts", classes: [] },
 };
 
-/** Bundles each platform worker into `outDir/<name>.js`, as wrangler would for a deploy. */
-export async function buildPlatformWorkers(outDir: string): Promise<Record<PlatformWorkerName, string>> {
-  const out = {} as Record<PlatformWorkerName, string>;
-  await Promise.all(
-    Object.entries(PLATFORM_WORKERS).map(async ([name, entry]) => {
-      const outfile = path.join(outDir, `${name}.js`);
-      const entryPath = path.join(REPO_ROOT, entry);
-      // workerd refuses a module export that is not a handler or a class (the email plugin exports PLUGIN_ID):
-      // plugin and fake workers export only their default handler and their actor classes.
-      const onlyDefault = name.startsWith("plugin") || name.startsWith("fake");
+export interface PlatformScripts {
+  /** Each deployed worker's bundle, by its name. */
+  workers: Record<string, string>;
+  /** Each fake provider's bundle. */
+  fakes: Record<LocalPluginId, string>;
+}
+
+/**
+ * Bundles each platform worker into `outDir`, as wrangler would for a deploy,
+ * from the entry its config names, and each fake provider. A bundle exports
+ * its default handler and the actor classes it hosts (its config's Durable
+ * Objects without `script_name`): workerd refuses any other module export
+ * (the email plugin exports PLUGIN_ID).
+ */
+export async function buildPlatformWorkers(outDir: string, deployed: DeployedWorker[]): Promise<PlatformScripts> {
+  const hostedClasses = (worker: DeployedWorker) =>
+    Object.values(worker.options.durableObjects ?? {}).flatMap((binding) =>
+      typeof binding === "object" && !binding.scriptName ? [binding.className] : [],
+    );
+  const workers = deployed.map((worker) => ({
+    file: worker.name,
+    entry: worker.name === PLATFORM_SERVICES.PLATFORM_API ? path.join(REPO_ROOT, DEV_API_ENTRY) : worker.main,
+    exports: ["default", ...new Set(hostedClasses(worker))],
+  }));
+  const fakes = Object.entries(FAKE_PROVIDERS).map(([id, fake]) => ({
+    file: LOCAL_PLUGINS[id as LocalPluginId].fake,
+    entry: path.join(REPO_ROOT, fake.entry),
+    exports: ["default", ...fake.classes],
+  }));
+  const built = await Promise.all(
+    [...workers, ...fakes].map(async ({ file, entry, exports }) => {
+      const outfile = path.join(outDir, `${file}.js`);
       await esbuild.build({
-        ...(onlyDefault
-          ? {
-              stdin: {
-                contents: `export { ${["default", ...(EXPORTED_CLASSES[name as PlatformWorkerName] ?? [])].join(", ")} } from ${JSON.stringify(entryPath)};`,
-                resolveDir: path.dirname(entryPath),
-                loader: "ts" as const,
-              },
-            }
-          : { entryPoints: [entryPath] }),
+        stdin: {
+          contents: `export { ${exports.join(", ")} } from ${JSON.stringify(entry)};`,
+          resolveDir: path.dirname(entry),
+          loader: "ts",
+        },
         bundle: true,
         format: "esm",
         platform: "browser",
@@ -55,8 +62,14 @@ export async function buildPlatformWorkers(outDir: string): Promise<Record<Platf
         outfile,
         logLevel: "silent",
       });
-      out[name as PlatformWorkerName] = outfile;
+      return [file, outfile] as const;
     }),
   );
-  return out;
+  const byFile = new Map(built);
+  return {
+    workers: Object.fromEntries(deployed.map((w) => [w.name, byFile.get(w.name)!])),
+    fakes: Object.fromEntries(
+      Object.entries(LOCAL_PLUGINS).map(([id, plugin]) => [id, byFile.get(plugin.fake)!]),
+    ) as Record<LocalPluginId, string>,
+  };
 }

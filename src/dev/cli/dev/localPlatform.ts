@@ -12,37 +12,40 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
+import { projectScriptBindings } from "../../../workers/api/dispatchUpload.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, CONSOLE_ASSETS_DIR, MIGRATIONS_DIR } from "../repoPaths.ts";
-import { buildPlatformWorkers, type PlatformWorkerName } from "./buildPlatformWorkers.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
+import { buildPlatformWorkers, type PlatformScripts } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
+import { type DeployedWorker, pluginWorkerNames, readDeployedWorkers } from "./deployedWorkers.ts";
 import { isIdleRecoveryLine, parseMiniflareRequestLine, type RequestRecord } from "./devLogLines.ts";
 import { loadOrCreateCredentials, readConsolePort, rememberConsolePort, saveCredentials } from "./devState.ts";
+import { dueCrons, type LocalCron, localCrons } from "./localCrons.ts";
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import {
   deployPluginMetadata,
-  assignLocalPluginPorts,
-  FAKE_WORKER_NAMES,
+  fakeProviderWorkers,
+  LOCAL_PLUGIN_IDS,
+  LOCAL_PLUGINS,
   LOCAL_SENDER_DOMAIN,
+  localPluginOverrides,
   localPluginUrls,
-  localPluginWorkers,
   loadOrCreatePluginSecrets,
   writePluginUrls,
-  type LocalPluginPorts,
   type LocalPluginSecrets,
   type LocalPluginUrls,
 } from "./localPlugins.ts";
-import { isPortFree } from "./portOwner.ts";
+import { assignLocalPorts, type LocalPorts } from "./localPorts.ts";
+import { localScriptBindings } from "./localScriptBindings.ts";
+import { type LocalDispatcher, type LocalOverride, localWorker } from "./localWorker.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 import { waitForProject } from "./waitForProject.ts";
 
 export const LOCAL_DOMAIN = "localhost";
 const DEV_USER_EMAIL = "dev@platform.local";
-const D1_ID = "platform-db";
-const WORKFLOW_QUEUE = "workflow-execute";
 
 export interface LocalProject {
   id: number;
@@ -95,12 +98,13 @@ export interface LocalPlatform {
   plugins: LocalPluginUrls;
   /** Rebuilds the project and swaps it in, keeping all state. */
   rebuild(): Promise<ProjectBuild>;
-  /** What the every-minute cron trigger does when deployed. */
+  /** Fires each worker's cron triggers due in the minute of `scheduledTime`, as Cloudflare would when deployed. */
   runScheduled(scheduledTime?: Date): Promise<void>;
   miniflare: Miniflare;
   stop(): Promise<void>;
 }
 
+/** A worker only the local platform runs (the project, a fake provider), with the platform's compatibility settings. */
 function workerBase(name: string, scriptPath: string): V4WorkerOptions {
   // modulesRoot: module names are relative to it, and workerd refuses paths that climb out with "..".
   return {
@@ -113,161 +117,160 @@ function workerBase(name: string, scriptPath: string): V4WorkerOptions {
   };
 }
 
-/**
- * The Miniflare description of the whole local platform: the gateway is the
- * entry worker on `port`; the API worker gets its own socket; every platform
- * worker reaches project workers through `LOCAL_SCRIPTS` service bindings
- * (local stand-in for the dispatch namespace).
- */
-export function localPlatformConfig(input: {
+/** The deployed workers the local platform treats apart, by their deployed names. */
+export const GATEWAY_WORKER = "platform-gateway";
+export const API_WORKER = "platform-api";
+export const LOGIN_WORKER = "platform-login";
+
+/** `platform up`: where the API worker uploads pushed projects (the stand-in of Cloudflare's API in this process). */
+export interface LocalUploadTarget {
+  apiBase: string;
+  apiToken: string;
+  accountId: string;
+  namespace: string;
+}
+
+export interface LocalPlatformInput {
   host: string;
+  /** The entry port (the gateway's, or `platform up`'s front worker's). */
   port: number;
-  apiPort: number;
+  ports: LocalPorts;
   stateDir: string;
-  platformScripts: Record<PlatformWorkerName, string>;
+  /** The platform's workers as deployed (`readDeployedWorkers`), and their local bundles. */
+  deployed: DeployedWorker[];
+  scripts: PlatformScripts;
   adminToken: string;
-  login?: LocalLogin | null;
+  /** `--login oidc` and `platform up`: the login worker's wiring; without it the login worker does not run. */
+  login: LocalLogin | null;
+  pluginSecrets: LocalPluginSecrets;
   project: LocalProject | null;
   build: ProjectBuild | null;
-  /** The plugin workers and fake providers, each on its own port. */
-  plugins?: { ports: LocalPluginPorts; secrets: LocalPluginSecrets } | null;
   onRequest?: (request: RequestRecord) => void;
   /** Maps the project's log lines to its sources and remembers a top-level throw. */
   projectErrors?: ProjectLoadErrors;
   /** `platform up`: the project workers uploaded through the API (src/dev/cli/up/), served beside `project`. */
-  deployed?: { scriptName: string; worker: V4WorkerOptions }[];
-  /** `platform up`: more bindings of the API worker (its upload target, the login worker's URL). */
-  apiBindings?: Record<string, string>;
-}): V4MiniflareOptions {
-  const { project, build } = input;
-  const scripts: Record<string, string> = project ? { [project.scriptName]: "SCRIPT_0" } : {};
-  const scriptBindings: Record<string, string> = project ? { SCRIPT_0: project.scriptName } : {};
-  (input.deployed ?? []).forEach(({ scriptName }, i) => {
-    scripts[scriptName] = `DEPLOYED_${i}`;
-    scriptBindings[`DEPLOYED_${i}`] = scriptName;
-  });
-  const pluginUrls = input.plugins ? localPluginUrls(input.host, input.plugins.ports) : null;
-  const workers: V4WorkerOptions[] = [
-    {
-      ...workerBase("gateway", input.platformScripts.gateway),
-      d1Databases: { DB: D1_ID },
-      bindings: {
-        PLATFORM_DOMAIN: LOCAL_DOMAIN,
-        LOCAL_SCRIPTS: JSON.stringify(scripts),
-        ...(project ? { DEFAULT_PROJECT: project.slug } : {}),
-      },
-      serviceBindings: scriptBindings,
+  uploaded?: { scriptName: string; worker: V4WorkerOptions }[];
+  uploadTarget?: LocalUploadTarget;
+}
+
+/**
+ * What each deployed worker gets locally instead of its deployed values,
+ * by its deployed name: local addresses instead of the platform's domain
+ * and public URLs, local secrets, sockets, and services to workers only the
+ * local platform runs.
+ */
+function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride> {
+  const { host, ports, login } = input;
+  const pluginUrls = localPluginUrls(host, ports);
+  const projectsBaseUrl = `http://${LOCAL_DOMAIN}:${input.port}`;
+  const upload = input.uploadTarget;
+  return {
+    [GATEWAY_WORKER]: {
+      vars: { PLATFORM_DOMAIN: LOCAL_DOMAIN, DEFAULT_PROJECT: input.project?.slug },
     },
-    {
-      ...workerBase("api", input.platformScripts.api),
-      d1Databases: { DB: D1_ID },
-      queueProducers: { WORKFLOW_QUEUE: { queueName: WORKFLOW_QUEUE } },
-      queueConsumers: { [WORKFLOW_QUEUE]: { maxBatchTimeout: 0.05, maxRetries: 10 } },
-      // The API worker exports the plugins' actor classes (SessionCode also backs its `POST /oauth/session`).
-      durableObjects: input.plugins
-        ? {
-            SESSION_CODES: { className: "SessionCode", useSQLite: true },
-            RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-          }
-        : {},
-      bindings: {
+    [API_WORKER]: {
+      vars: {
         ADMIN_TOKEN: input.adminToken,
-        ...input.apiBindings,
-        LOCAL_SCRIPTS: JSON.stringify(scripts),
-        ...(pluginUrls
+        PLATFORM_DOMAIN: LOCAL_DOMAIN,
+        PROJECTS_BASE_URL: projectsBaseUrl,
+        // Without a login worker (`platform dev` with the form login) there is no login URL to hand out.
+        LOGIN_PUBLIC_URL: login?.publicUrl,
+        CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver,
+        WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace,
+        // `platform dev` uploads nothing (the project runs from its build): no upload token, so no upload.
+        CLOUDFLARE_API_TOKEN: upload?.apiToken,
+        ...(upload
           ? {
-              CHATSERVER_PLUGIN_URL: pluginUrls.plugins.chatserver,
-              WORKSPACE_PLUGIN_URL: pluginUrls.plugins.workspace,
-              EMAIL_SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+              CLOUDFLARE_API_BASE: upload.apiBase,
+              CLOUDFLARE_ACCOUNT_ID: upload.accountId,
+              DISPATCH_NAMESPACE: upload.namespace,
             }
           : {}),
+        // The dev-only outbox route (`/projects/:slug/outbox`) shows the emails sent from this domain.
+        EMAIL_SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
       },
-      serviceBindings: {
-        ...scriptBindings,
-        // As deployed: the deployment route hands each pushed project's handlers to the plugins' `/deploy`.
-        ...(input.plugins
-          ? {
-              CHATSERVER_PLUGIN: "plugin-chatserver",
-              WORKSPACE_PLUGIN: "plugin-workspace",
-              EMAIL_PLUGIN: "plugin-email-send",
-            }
-          : {}),
-        // Local only: the fake providers, so the API can fire bot test events (`/projects/:slug/plugins/:plugin/test-events`).
-        ...(input.plugins
-          ? {
-              FAKE_CHATSERVER: FAKE_WORKER_NAMES.chatserver,
-              FAKE_WORKSPACE: FAKE_WORKER_NAMES.workspace,
-              // and the local outbox (`/projects/:slug/outbox`).
-              FAKE_EMAIL: FAKE_WORKER_NAMES.email,
-            }
-          : {}),
+      // The dev-only routes reach the fake providers: bot test events and the local outbox.
+      services: {
+        FAKE_CHATSERVER: LOCAL_PLUGINS.chatserver.fake,
+        FAKE_WORKSPACE: LOCAL_PLUGINS.workspace.fake,
+        FAKE_EMAIL: LOCAL_PLUGINS.email.fake,
       },
-      // The console's static files, served before the worker as Workers Static Assets would be (wrangler.toml [assets]).
-      assets: { directory: CONSOLE_ASSETS_DIR, routerConfig: { has_user_worker: true } },
-      unsafeDirectSockets: [{ host: input.host, port: input.apiPort }],
+      socket: { host, port: ports.api },
     },
-  ];
+    ...(login
+      ? {
+          [LOGIN_WORKER]: {
+            vars: {
+              OIDC_ISSUER: login.issuer,
+              OIDC_CLIENT_ID: login.clientId,
+              OIDC_CLIENT_SECRET: login.clientSecret,
+              LOGIN_FLOW_SECRET: login.flowSecret,
+              LOGIN_PUBLIC_URL: login.publicUrl,
+              PLATFORM_DOMAIN: LOCAL_DOMAIN,
+              PROJECTS_BASE_URL: login.projectsBaseUrl,
+            },
+            socket: { host, port: ports.login },
+          },
+        }
+      : {}),
+    ...localPluginOverrides({ host, ports, secrets: input.pluginSecrets }),
+  };
+}
+
+/**
+ * The Miniflare description of the whole local platform: every worker of
+ * the deploy (`readDeployedWorkers`) as `localWorker` runs it, with
+ * `localOverrides`; the gateway is the entry worker on `port`. Beside them:
+ * the project (bound as `projectScriptBindings` binds a deployed project),
+ * the projects `platform up` took in, and the fake providers. The login
+ * worker runs only with `login`.
+ */
+export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptions {
+  const { project, build } = input;
+  const dispatcher: LocalDispatcher = { scripts: {}, bindings: {} };
+  const serve = (scriptName: string, binding: string) => {
+    dispatcher.scripts[scriptName] = binding;
+    dispatcher.bindings[binding] = scriptName;
+  };
+  if (project) serve(project.scriptName, "SCRIPT_0");
+  for (const [i, { scriptName }] of (input.uploaded ?? []).entries()) serve(scriptName, `DEPLOYED_${i}`);
+
+  const overrides = localOverrides(input);
+  const running = input.deployed
+    .filter((worker) => worker.name !== LOGIN_WORKER || input.login)
+    // The gateway first: Miniflare's entry worker.
+    .sort((a, b) => Number(b.name === GATEWAY_WORKER) - Number(a.name === GATEWAY_WORKER));
+  const workers: V4WorkerOptions[] = running.map((worker) =>
+    localWorker(worker, input.scripts.workers[worker.name]!, dispatcher, overrides[worker.name]),
+  );
   if (project && build) {
+    const bound = localScriptBindings(
+      projectScriptBindings(
+        { id: project.id, slug: project.slug, script_name: project.scriptName, worker_secret: project.workerSecret },
+        build.durableObjects,
+        input.login?.publicUrl,
+      ),
+    );
     workers.push({
       ...workerBase(project.scriptName, build.bundlePath),
-      bindings: {
-        PLATFORM_WORKER_SECRET: project.workerSecret,
-        PLATFORM_PROJECT_ID: String(project.id),
-        PLATFORM_PROJECT_SLUG: project.slug,
-        PLATFORM_LOCAL: "1",
-        ...(input.login ? { PLATFORM_LOGIN_URL: input.login.publicUrl } : {}),
-      },
+      ...bound,
       serviceBindings: {
-        PLATFORM_API: "api",
+        ...bound.serviceBindings,
         // Dev only (never in a deployment's bindings): maps a posted stack for the 500 page (src/runtime/entry/devErrorResponse.ts).
         PLATFORM_DEV_STACK: async (request) => new MiniflareResponse(mapBundleLocations(await request.text(), build)),
-        ...(input.plugins
-          ? {
-              CHATSERVER_PLUGIN: "plugin-chatserver",
-              WORKSPACE_PLUGIN: "plugin-workspace",
-              EMAIL_PLUGIN: "plugin-email-send",
-            }
-          : {}),
       },
-      durableObjects: Object.fromEntries(
-        build.durableObjects.map((className) => [
-          className === "WorkflowRun" ? "WORKFLOW_RUNS" : "WORKFLOW_RUN_INDEX",
-          { className, useSQLite: true },
-        ]),
-      ),
     });
   }
-  workers.push(...(input.deployed ?? []).map(({ worker }) => worker));
-  if (input.plugins) {
-    workers.push(
-      ...localPluginWorkers({
-        host: input.host,
-        ports: input.plugins.ports,
-        secrets: input.plugins.secrets,
-        scripts,
-        scriptBindings,
-        base: workerBase,
-        paths: input.platformScripts,
-        d1Id: D1_ID,
-      }),
-    );
-  }
-  if (input.login) {
-    workers.push({
-      ...workerBase("login", input.platformScripts.login),
-      d1Databases: { DB: D1_ID },
-      bindings: {
-        OIDC_ISSUER: input.login.issuer,
-        OIDC_CLIENT_ID: input.login.clientId,
-        OIDC_CLIENT_SECRET: input.login.clientSecret,
-        LOGIN_FLOW_SECRET: input.login.flowSecret,
-        LOGIN_PUBLIC_URL: input.login.publicUrl,
-        PLATFORM_DOMAIN: LOCAL_DOMAIN,
-        PROJECTS_BASE_URL: input.login.projectsBaseUrl,
-      },
-      unsafeDirectSockets: [{ host: input.host, port: input.login.port }],
-    });
-  }
+  workers.push(...(input.uploaded ?? []).map(({ worker }) => worker));
+  workers.push(
+    ...fakeProviderWorkers({
+      host: input.host,
+      ports: input.ports,
+      secrets: input.pluginSecrets,
+      base: workerBase,
+      paths: input.scripts.fakes,
+    }),
+  );
   return {
     host: input.host,
     port: input.port,
@@ -355,54 +358,62 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
   const projectErrors = new ProjectLoadErrors(() => build);
-  const platformScripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"));
-  // Held open together so no two of them are the same port.
-  const ports = await freePorts(host, 8);
+  const deployed = await readDeployedWorkers(REPO_ROOT);
+  const scripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"), deployed);
   // The API worker serves the console: keep its address across restarts while the port is free.
-  const remembered = readConsolePort(options.stateDir);
-  const apiPort =
-    remembered && !ports.includes(remembered) && (await isPortFree(host, remembered)) ? remembered : ports[0]!;
-  rememberConsolePort(options.stateDir, apiPort);
-  const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports[7]!) : null;
+  const ports = await assignLocalPorts({
+    host,
+    pluginWorkers: pluginWorkerNames(deployed),
+    fakes: LOCAL_PLUGIN_IDS,
+    keepApi: readConsolePort(options.stateDir) ?? undefined,
+  });
+  rememberConsolePort(options.stateDir, ports.api);
+  const idp = options.login === "oidc" ? await startLocalLogin(host, options.port, ports.login) : null;
   const login = idp?.login ?? null;
-  const pluginPorts = assignLocalPluginPorts(ports.slice(1, 7));
-  const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(options.stateDir) };
-  const pluginUrls = localPluginUrls(host, pluginPorts);
+  const pluginUrls = localPluginUrls(host, ports);
   writePluginUrls(options.stateDir, pluginUrls);
+  const pluginWorkerUrls = Object.fromEntries(
+    Object.entries(ports.plugins).map(([worker, port]) => [worker, `http://${host}:${port}`]),
+  );
   const base = {
     host,
     port: options.port,
-    apiPort,
+    ports,
     stateDir: options.stateDir,
-    platformScripts,
+    deployed,
+    scripts,
     adminToken: credentials.adminToken,
     login,
-    plugins,
+    pluginSecrets: loadOrCreatePluginSecrets(options.stateDir),
     onRequest: options.onRequest,
     projectErrors,
+  };
+  let crons: LocalCron[] = [];
+  const configure = (project: LocalProject | null, next: ProjectBuild | null) => {
+    const config = localPlatformConfig({ ...base, project, build: next });
+    crons = localCrons(config.workers as V4WorkerOptions[]);
+    return convertV4MiniflareOptions(config);
   };
 
   let mf: Miniflare;
   try {
-    mf = new Miniflare(convertV4MiniflareOptions(localPlatformConfig({ ...base, project: null, build: null })));
+    mf = new Miniflare(configure(null, null));
   } catch (error) {
     await idp?.provider.stop();
     throw error;
   }
   try {
     await mf.ready;
-    const db = await mf.getD1Database("DB", "api");
+    const db = await mf.getD1Database("DB", API_WORKER);
     const ran = await applyD1Migrations(db, MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
-    const apiUrl = `http://${host}:${apiPort}`;
+    const apiUrl = `http://${host}:${ports.api}`;
     const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, options.private === true);
 
     const apply = async (next: ProjectBuild) => {
-      await mf
-        .setOptions(convertV4MiniflareOptions(localPlatformConfig({ ...base, project, build: next })))
-        .catch((error: unknown) => {
-          throw projectErrors.loadFailure(error);
-        });
+      await mf.setOptions(configure(project, next)).catch((error: unknown) => {
+        throw projectErrors.loadFailure(error);
+      });
       const worker = await mf.getWorker(project.scriptName);
       const metadata = await fetchProjectMetadata(
         (u, init) => worker.fetch(u, init) as never,
@@ -412,13 +423,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       const registered = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/metadata`, metadata);
       if (registered.status !== 200)
         throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
-      for (const problem of await deployPluginMetadata(pluginUrls, project, metadata)) log(`Plugins: ${problem}`);
+      for (const problem of await deployPluginMetadata(pluginWorkerUrls, project, metadata)) log(`Plugins: ${problem}`);
       return metadata;
     };
     let metadata = await apply(build);
     const url = `http://${host}:${options.port}`;
     await waitForProject(url + "/");
-    const stopRedeploy = redeployOnNewInstalls(apiUrl, cliToken, project, () => metadata, pluginUrls, log);
+    const stopRedeploy = redeployOnNewInstalls(apiUrl, cliToken, project, () => metadata, pluginWorkerUrls, log);
 
     return {
       url,
@@ -444,8 +455,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         return next;
       },
       async runScheduled(scheduledTime = new Date()) {
-        const api = await mf.getWorker("api");
-        await api.scheduled({ cron: "* * * * *", scheduledTime });
+        for (const { worker, cron } of dueCrons(crons, scheduledTime))
+          await (await mf.getWorker(worker)).scheduled({ cron, scheduledTime });
       },
       async stop() {
         stopRedeploy();
@@ -470,7 +481,7 @@ function redeployOnNewInstalls(
   cliToken: string,
   project: LocalProject,
   metadata: () => Record<string, unknown>,
-  pluginUrls: LocalPluginUrls,
+  pluginUrls: Record<string, string>,
   log: (line: string) => void,
 ): () => void {
   let last: string | null = null;
@@ -529,21 +540,4 @@ export async function startLocalLogin(
       projectsBaseUrl: `http://${LOCAL_DOMAIN}:${projectPort}`,
     },
   };
-}
-
-/** `count` distinct ports the OS says are free right now (all held open until every one is chosen). */
-export async function freePorts(host: string, count: number): Promise<number[]> {
-  const net = await import("node:net");
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => {
-      const server = net.createServer();
-      return new Promise<import("node:net").Server>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, host, () => resolve(server));
-      });
-    }),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
 }

@@ -3,21 +3,25 @@ import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { IDENTITY_HEADER, signRequestToken } from "../../../core/requestToken.ts";
+import { pluginById, pluginWorkerName } from "../../../contracts/pluginRegistry.ts";
 import { loadOrCreateCredentials, saveCredentials } from "./devState.ts";
+import type { LocalPorts } from "./localPorts.ts";
+import type { LocalOverride } from "./localWorker.ts";
 
-/** The plugin workers and fake providers `platform dev` runs, by Miniflare worker name. */
-export const PLUGIN_WORKER_NAMES = {
-  chatserver: "plugin-chatserver",
-  workspace: "plugin-workspace",
-  email: "plugin-email-send",
-} as const;
-export const FAKE_WORKER_NAMES = {
-  chatserver: "fake-chatserver",
-  workspace: "fake-workspace",
-  email: "fake-email",
+/**
+ * The plugins `platform dev` runs beside a fake provider: the plugin's
+ * deployed worker (its src/plugins/<dir>/wrangler.toml) and the fake's
+ * Miniflare name. A plugin worker without a fake still runs, with its
+ * deployed vars.
+ */
+export const LOCAL_PLUGINS = {
+  chatserver: { worker: pluginWorkerName(pluginById("chatserver")), fake: "fake-chatserver" },
+  workspace: { worker: pluginWorkerName(pluginById("workspace")), fake: "fake-workspace" },
+  email: { worker: pluginWorkerName(pluginById("email-send")), fake: "fake-email" },
 } as const;
 
-export type LocalPluginId = keyof typeof PLUGIN_WORKER_NAMES;
+export type LocalPluginId = keyof typeof LOCAL_PLUGINS;
+export const LOCAL_PLUGIN_IDS = Object.keys(LOCAL_PLUGINS) as LocalPluginId[];
 
 /** The email plugin's sender domain under `platform dev`: a project sends from `<slug>@mail.platform.local`. */
 export const LOCAL_SENDER_DOMAIN = "mail.platform.local";
@@ -36,26 +40,6 @@ export interface LocalPluginSecrets {
   };
   workspace: { clientId: string; clientSecret: string; signingSecret: string };
   email: { apiKey: string };
-}
-
-/** Every plugin worker's and fake provider's own port. */
-export type LocalPluginPorts = Record<`plugin-${LocalPluginId}` | `fake-${LocalPluginId}`, number>;
-
-/** The order `assignLocalPluginPorts` hands ports out in. */
-const LOCAL_PLUGIN_PORT_NAMES = [
-  "plugin-chatserver",
-  "plugin-workspace",
-  "plugin-email",
-  "fake-chatserver",
-  "fake-workspace",
-  "fake-email",
-] as const satisfies readonly (keyof LocalPluginPorts)[];
-
-/** Gives each plugin worker and fake provider one of `ports` (six free ports, held open together). */
-export function assignLocalPluginPorts(ports: readonly number[]): LocalPluginPorts {
-  if (ports.length !== LOCAL_PLUGIN_PORT_NAMES.length)
-    throw new Error(`Expected ${LOCAL_PLUGIN_PORT_NAMES.length} plugin ports, got ${ports.length}.`);
-  return Object.fromEntries(LOCAL_PLUGIN_PORT_NAMES.map((name, i) => [name, ports[i]])) as LocalPluginPorts;
 }
 
 /** Where `platform plugin …` finds the running plugins and fakes (`.platform/plugins.json`). */
@@ -106,150 +90,139 @@ export function writePluginUrls(stateDir: string, urls: LocalPluginUrls): void {
   writeFileSync(path.join(stateDir, "plugins.json"), JSON.stringify(urls, null, 2) + "\n", { mode: 0o600 });
 }
 
-export function localPluginUrls(host: string, ports: LocalPluginPorts): LocalPluginUrls {
+export function localPluginUrls(host: string, ports: LocalPorts): LocalPluginUrls {
   const at = (port: number) => `http://${host}:${port}`;
+  const byId = <T>(value: (id: LocalPluginId) => T) =>
+    Object.fromEntries(LOCAL_PLUGIN_IDS.map((id) => [id, value(id)])) as Record<LocalPluginId, T>;
   return {
-    plugins: {
-      chatserver: at(ports["plugin-chatserver"]),
-      workspace: at(ports["plugin-workspace"]),
-      email: at(ports["plugin-email"]),
+    plugins: byId((id) => at(ports.plugins[LOCAL_PLUGINS[id].worker]!)),
+    fakes: byId((id) => at(ports.fakes[id]!)),
+  };
+}
+
+/**
+ * What the plugin workers get locally instead of their deployed values: the
+ * fake providers' URLs and service bindings, their own local URLs, the
+ * secrets they share with the fakes, and the local sender domain. By each
+ * plugin's deployed worker name.
+ */
+export function localPluginOverrides(input: {
+  host: string;
+  ports: LocalPorts;
+  secrets: LocalPluginSecrets;
+}): Record<string, LocalOverride> {
+  const { secrets, ports, host } = input;
+  const urls = localPluginUrls(host, ports);
+  const socket = (id: LocalPluginId) => ({ host, port: ports.plugins[LOCAL_PLUGINS[id].worker]! });
+  const chatSecrets = { TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey, STATE_SECRET: secrets.stateSecret };
+  const cs = secrets.chatserver;
+  const ws = secrets.workspace;
+  return {
+    [LOCAL_PLUGINS.chatserver.worker]: {
+      vars: {
+        ...chatSecrets,
+        CHATSERVER_BASE_URL: urls.fakes.chatserver,
+        CHATSERVER_PUBLIC_URL: urls.plugins.chatserver,
+        CHATSERVER_APPLICATION_ID: cs.applicationId,
+        CHATSERVER_CLIENT_ID: cs.clientId,
+        CHATSERVER_PUBLIC_KEY: cs.publicKey,
+        CHATSERVER_CLIENT_SECRET: cs.clientSecret,
+        CHATSERVER_BOT_TOKEN: cs.botToken,
+      },
+      // The plugin reaches its fake through this binding (no internet locally).
+      services: { CHATSERVER_FETCH: LOCAL_PLUGINS.chatserver.fake },
+      socket: socket("chatserver"),
     },
-    fakes: {
-      chatserver: at(ports["fake-chatserver"]),
-      workspace: at(ports["fake-workspace"]),
-      email: at(ports["fake-email"]),
+    [LOCAL_PLUGINS.workspace.worker]: {
+      vars: {
+        ...chatSecrets,
+        SLACK_BASE_URL: urls.fakes.workspace,
+        SLACK_CLIENT_ID: ws.clientId,
+        SLACK_CLIENT_SECRET: ws.clientSecret,
+        SLACK_SIGNING_SECRET: ws.signingSecret,
+        WORKSPACE_PUBLIC_URL: urls.plugins.workspace,
+      },
+      services: { SLACK: LOCAL_PLUGINS.workspace.fake },
+      socket: socket("workspace"),
+    },
+    [LOCAL_PLUGINS.email.worker]: {
+      vars: {
+        EMAIL_API_BASE: urls.fakes.email,
+        EMAIL_API_KEY: secrets.email.apiKey,
+        SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+      },
+      services: { EMAIL_API: LOCAL_PLUGINS.email.fake },
+      socket: socket("email"),
     },
   };
 }
 
 /**
- * The three plugin workers and three fake providers. Plugins share the
- * platform D1, use the API worker's RateLimiter/SessionCode classes, reach the
- * project through LOCAL_SCRIPTS like the API does, and talk to their fakes;
- * the fakes deliver webhooks to the plugins through a service binding.
+ * The three fake providers, each on its own port; they deliver webhooks to
+ * their plugin through the service binding PLUGIN.
  */
-export function localPluginWorkers(input: {
+export function fakeProviderWorkers(input: {
   host: string;
-  ports: LocalPluginPorts;
+  ports: LocalPorts;
   secrets: LocalPluginSecrets;
-  scripts: Record<string, string>;
-  scriptBindings: Record<string, string>;
   base: (name: string, scriptPath: string) => V4WorkerOptions;
-  paths: Record<
-    "pluginChatserver" | "pluginWorkspace" | "pluginEmail" | "fakeChatserver" | "fakeWorkspace" | "fakeEmail",
-    string
-  >;
-  d1Id: string;
+  paths: Record<LocalPluginId, string>;
 }): V4WorkerOptions[] {
   const { secrets, ports, host } = input;
   const urls = localPluginUrls(host, ports);
-  const socket = (port: number) => [{ host, port }];
-  const actors = {
-    RATE_LIMITER: { className: "RateLimiter", scriptName: "api", useSQLite: true },
-    SESSION_CODES: { className: "SessionCode", scriptName: "api", useSQLite: true },
-  };
-  const shared = {
-    TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey,
-    STATE_SECRET: secrets.stateSecret,
-    LOCAL_SCRIPTS: JSON.stringify(input.scripts),
-  };
+  const fake = (
+    id: LocalPluginId,
+    options: Pick<V4WorkerOptions, "bindings" | "durableObjects" | "serviceBindings" | "kvNamespaces">,
+  ): V4WorkerOptions => ({
+    ...input.base(LOCAL_PLUGINS[id].fake, input.paths[id]),
+    ...options,
+    unsafeDirectSockets: [{ host, port: ports.fakes[id]! }],
+  });
   const cs = secrets.chatserver;
   const ws = secrets.workspace;
-  // A chat plugin (OAuth install, webhooks) and its fake provider, which it reaches through `providerBinding`
-  // and which delivers webhooks to it through the service binding PLUGIN.
-  const chatPlugin = (
-    plugin: "chatserver" | "workspace",
-    providerBinding: string,
-    bindings: Record<string, string>,
-  ): V4WorkerOptions => ({
-    ...input.base(
-      PLUGIN_WORKER_NAMES[plugin],
-      plugin === "chatserver" ? input.paths.pluginChatserver : input.paths.pluginWorkspace,
-    ),
-    d1Databases: { DB: input.d1Id },
-    // The chat-server plugin's own actor: the relay that holds the bot's Gateway connection.
-    durableObjects:
-      plugin === "chatserver" ? { ...actors, GATEWAY_RELAY: { className: "GatewayRelay", useSQLite: true } } : actors,
-    bindings: { ...shared, ...bindings },
-    serviceBindings: { ...input.scriptBindings, [providerBinding]: FAKE_WORKER_NAMES[plugin] },
-    unsafeDirectSockets: socket(ports[`plugin-${plugin}`]),
-  });
-  const fakeProvider = (plugin: "chatserver" | "workspace", bindings: Record<string, string>): V4WorkerOptions => ({
-    ...input.base(
-      FAKE_WORKER_NAMES[plugin],
-      plugin === "chatserver" ? input.paths.fakeChatserver : input.paths.fakeWorkspace,
-    ),
-    bindings,
-    // The fake chat server runs in one actor: its Gateway's sockets must share one I/O context.
-    ...(plugin === "chatserver" ? { durableObjects: { FAKE_STATE: { className: "FakeChatServerState" } } } : {}),
-    serviceBindings: { PLUGIN: PLUGIN_WORKER_NAMES[plugin] },
-    unsafeDirectSockets: socket(ports[`fake-${plugin}`]),
-  });
   return [
-    chatPlugin("chatserver", "CHATSERVER_FETCH", {
-      CHATSERVER_BASE_URL: urls.fakes.chatserver,
-      CHATSERVER_PUBLIC_URL: urls.plugins.chatserver,
-      CHATSERVER_APPLICATION_ID: cs.applicationId,
-      CHATSERVER_CLIENT_ID: cs.clientId,
-      CHATSERVER_PUBLIC_KEY: cs.publicKey,
-      CHATSERVER_CLIENT_SECRET: cs.clientSecret,
-      CHATSERVER_BOT_TOKEN: cs.botToken,
-    }),
-    chatPlugin("workspace", "SLACK", {
-      SLACK_BASE_URL: urls.fakes.workspace,
-      SLACK_CLIENT_ID: ws.clientId,
-      SLACK_CLIENT_SECRET: ws.clientSecret,
-      SLACK_SIGNING_SECRET: ws.signingSecret,
-      WORKSPACE_PUBLIC_URL: urls.plugins.workspace,
-    }),
-    {
-      ...input.base(PLUGIN_WORKER_NAMES.email, input.paths.pluginEmail),
-      d1Databases: { DB: input.d1Id },
-      durableObjects: { RATE_LIMITER: actors.RATE_LIMITER },
+    fake("chatserver", {
       bindings: {
-        EMAIL_API_BASE: urls.fakes.email,
-        EMAIL_API_KEY: secrets.email.apiKey,
-        SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+        FAKE_BASE_URL: urls.fakes.chatserver,
+        CHATSERVER_APPLICATION_ID: cs.applicationId,
+        CHATSERVER_CLIENT_ID: cs.clientId,
+        CHATSERVER_CLIENT_SECRET: cs.clientSecret,
+        CHATSERVER_BOT_TOKEN: cs.botToken,
+        CHATSERVER_SIGNING_SEED: cs.signingSeed,
+        CHATSERVER_WEBHOOK_URL: `${urls.plugins.chatserver}/webhook`,
       },
-      serviceBindings: { EMAIL_API: FAKE_WORKER_NAMES.email },
-      unsafeDirectSockets: socket(ports["plugin-email"]),
-    },
-    fakeProvider("chatserver", {
-      FAKE_BASE_URL: urls.fakes.chatserver,
-      CHATSERVER_APPLICATION_ID: cs.applicationId,
-      CHATSERVER_CLIENT_ID: cs.clientId,
-      CHATSERVER_CLIENT_SECRET: cs.clientSecret,
-      CHATSERVER_BOT_TOKEN: cs.botToken,
-      CHATSERVER_SIGNING_SEED: cs.signingSeed,
-      CHATSERVER_WEBHOOK_URL: `${urls.plugins.chatserver}/webhook`,
+      // The fake chat server runs in one actor: its Gateway's sockets must share one I/O context.
+      durableObjects: { FAKE_STATE: { className: "FakeChatServerState" } },
+      serviceBindings: { PLUGIN: LOCAL_PLUGINS.chatserver.worker },
     }),
-    fakeProvider("workspace", {
-      SLACK_CLIENT_ID: ws.clientId,
-      SLACK_CLIENT_SECRET: ws.clientSecret,
-      SLACK_SIGNING_SECRET: ws.signingSecret,
-      PLUGIN_WEBHOOK_URL: `${urls.plugins.workspace}/webhook`,
+    fake("workspace", {
+      bindings: {
+        SLACK_CLIENT_ID: ws.clientId,
+        SLACK_CLIENT_SECRET: ws.clientSecret,
+        SLACK_SIGNING_SECRET: ws.signingSecret,
+        PLUGIN_WEBHOOK_URL: `${urls.plugins.workspace}/webhook`,
+      },
+      serviceBindings: { PLUGIN: LOCAL_PLUGINS.workspace.worker },
     }),
-    {
-      ...input.base(FAKE_WORKER_NAMES.email, input.paths.fakeEmail),
+    fake("email", {
       bindings: { FAKE_EMAIL_API_KEY: secrets.email.apiKey },
       // The local outbox, on disk with the rest of the state: it outlives workerd restarts (src/dev/fakes/email).
       kvNamespaces: { OUTBOX: "fake-email-outbox" },
-      unsafeDirectSockets: socket(ports["fake-email"]),
-    },
+    }),
   ];
 }
 
-/** The project's metadata `plugins` to each plugin's `POST /deploy`, signed with the project's identity token. */
+/** The project's metadata `plugins` to each plugin's `POST /deploy` (URLs by plugin worker), signed with the project's identity token. */
 export async function deployPluginMetadata(
-  urls: LocalPluginUrls,
+  pluginUrls: Record<string, string>,
   project: { id: number; workerSecret: string },
   metadata: Record<string, unknown>,
 ): Promise<string[]> {
   const body = JSON.stringify({ plugins: (metadata.plugins as Record<string, unknown> | undefined) ?? {} });
   const problems: string[] = [];
   await Promise.all(
-    (["chatserver", "workspace", "email"] as const).map(async (id) => {
-      const url = new URL("/deploy", urls.plugins[id]);
+    Object.entries(pluginUrls).map(async ([id, pluginUrl]) => {
+      const url = new URL("/deploy", pluginUrl);
       const token = await signRequestToken("identity", project.id, project.workerSecret, {
         method: "POST",
         pathAndQuery: url.pathname,
@@ -262,9 +235,9 @@ export async function deployPluginMetadata(
           body,
         });
         const text = await response.text();
-        if (!response.ok) problems.push(`${id} plugin /deploy answered ${response.status}: ${text.slice(0, 300)}`);
+        if (!response.ok) problems.push(`${id} /deploy answered ${response.status}: ${text.slice(0, 300)}`);
       } catch (error) {
-        problems.push(`${id} plugin /deploy failed: ${String(error)}`);
+        problems.push(`${id} /deploy failed: ${String(error)}`);
       }
     }),
   );

@@ -1,4 +1,5 @@
 import type { V4WorkerOptions } from "miniflare";
+import { API_WORKER, GATEWAY_WORKER } from "../dev/localPlatform.ts";
 import { COMPATIBILITY_DATE } from "../repoPaths.ts";
 
 /** First path segments the API worker answers on `http://127.0.0.1:N/` (its routes and the console). */
@@ -31,6 +32,6 @@ export function frontWorker(): V4WorkerOptions {
     modules: true,
     script: SCRIPT,
     compatibilityDate: COMPATIBILITY_DATE,
-    serviceBindings: { GATEWAY: "gateway", API: "api" },
+    serviceBindings: { GATEWAY: GATEWAY_WORKER, API: API_WORKER },
   };
 }

@@ -1,16 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { V4WorkerOptions } from "miniflare";
-import { PLATFORM_SERVICES, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
+import type { ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
-
-/** The deployed service names a project's bindings point at, as `platform up` names those workers. */
-const LOCAL_SERVICES: Record<string, string> = {
-  [PLATFORM_SERVICES.PLATFORM_API]: "api",
-  [PLATFORM_SERVICES.CHATSERVER_PLUGIN]: "plugin-chatserver",
-  [PLATFORM_SERVICES.WORKSPACE_PLUGIN]: "plugin-workspace",
-  [PLATFORM_SERVICES.EMAIL_PLUGIN]: "plugin-email-send",
-};
+import { localScriptBindings } from "../dev/localScriptBindings.ts";
 
 type ModuleType = "ESModule" | "CommonJS" | "Text" | "Data" | "CompiledWasm";
 
@@ -27,8 +20,7 @@ function moduleType(contentType: string): ModuleType {
  * The Miniflare worker for a script the stand-in accepted, wired as
  * Cloudflare would run it in the dispatch namespace: its modules (written
  * under `dir`, main module first), compatibility settings and each binding of
- * its metadata. Served over plain http, so it also gets `PLATFORM_LOCAL`
- * (cookies without `Secure`).
+ * its metadata.
  */
 export function scriptWorker(script: AcceptedScript, dir: string): V4WorkerOptions {
   mkdirSync(dir, { recursive: true });
@@ -41,24 +33,12 @@ export function scriptWorker(script: AcceptedScript, dir: string): V4WorkerOptio
     writeFileSync(file, module.content);
     return { type: moduleType(module.contentType), path: file };
   });
-  const bindings: Record<string, string> = { PLATFORM_LOCAL: "1" };
-  const serviceBindings: Record<string, string> = {};
-  const durableObjects: Record<string, { className: string; useSQLite: boolean }> = {};
-  for (const binding of (script.metadata.bindings ?? []) as ScriptBinding[]) {
-    if (binding.type === "plain_text" || binding.type === "secret_text") bindings[binding.name] = binding.text;
-    else if (binding.type === "service")
-      serviceBindings[binding.name] = LOCAL_SERVICES[binding.service] ?? binding.service;
-    else if (binding.type === "durable_object_namespace" && binding.class_name)
-      durableObjects[binding.name] = { className: binding.class_name, useSQLite: true };
-  }
   return {
     name: script.name,
     modules,
     modulesRoot: dir,
     compatibilityDate: script.metadata.compatibility_date,
     compatibilityFlags: script.metadata.compatibility_flags,
-    bindings,
-    serviceBindings,
-    durableObjects,
+    ...localScriptBindings((script.metadata.bindings ?? []) as ScriptBinding[]),
   };
 }

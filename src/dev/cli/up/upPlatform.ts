@@ -6,16 +6,13 @@ import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "mini
 import { type AcceptedScript, createScriptUploadStandIn } from "../../cloudflare/scriptUploadStandIn.ts";
 import { buildPlatformWorkers } from "../dev/buildPlatformWorkers.ts";
 import { applyD1Migrations } from "../dev/d1Migrations.ts";
+import { pluginWorkerNames, readDeployedWorkers } from "../dev/deployedWorkers.ts";
 import type { RequestRecord } from "../dev/devLogLines.ts";
 import { loadOrCreateCredentials } from "../dev/devState.ts";
-import { freePorts, LOCAL_DOMAIN, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
-import {
-  assignLocalPluginPorts,
-  loadOrCreatePluginSecrets,
-  localPluginUrls,
-  writePluginUrls,
-} from "../dev/localPlugins.ts";
-import { MIGRATIONS_DIR } from "../repoPaths.ts";
+import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
+import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/localPlugins.ts";
+import { assignLocalPorts } from "../dev/localPorts.ts";
+import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
 import { frontWorker } from "./frontWorker.ts";
 import { replaySavedScripts, saveAcceptedScript, scriptsDir } from "./savedScripts.ts";
 import { scriptWorker } from "./scriptWorker.ts";
@@ -58,11 +55,15 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const { host, port, stateDir, log } = options;
   mkdirSync(stateDir, { recursive: true });
   const credentials = loadOrCreateCredentials(stateDir);
-  const platformScripts = await buildPlatformWorkers(path.join(stateDir, "platform"));
-  const ports = await freePorts(host, 8);
-  const pluginPorts = assignLocalPluginPorts(ports.slice(1, 7));
-  const plugins = { ports: pluginPorts, secrets: loadOrCreatePluginSecrets(stateDir) };
-  writePluginUrls(stateDir, localPluginUrls(host, pluginPorts));
+  const deployedWorkers = await readDeployedWorkers(REPO_ROOT);
+  const scripts = await buildPlatformWorkers(path.join(stateDir, "platform"), deployedWorkers);
+  const ports = await assignLocalPorts({
+    host,
+    pluginWorkers: pluginWorkerNames(deployedWorkers),
+    fakes: LOCAL_PLUGIN_IDS,
+  });
+  const pluginSecrets = loadOrCreatePluginSecrets(stateDir);
+  writePluginUrls(stateDir, localPluginUrls(host, ports));
 
   const deployed = new Map<string, { scriptName: string; worker: V4WorkerOptions }>();
   const pending = new Map<string, AcceptedScript>();
@@ -78,7 +79,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     },
   });
   const server = await serveStandIn(standIn, host);
-  const idp = await startLocalLogin(host, port, ports[7]!);
+  const idp = await startLocalLogin(host, port, ports.login);
   const stopAll = async (mf?: Miniflare) => {
     await Promise.all([mf?.dispose(), idp.provider.stop(), server.stop()]);
     await esbuild.stop();
@@ -88,23 +89,21 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     const base = localPlatformConfig({
       host,
       port,
-      apiPort: ports[0]!,
+      ports,
       stateDir,
-      platformScripts,
+      deployed: deployedWorkers,
+      scripts,
       adminToken: credentials.adminToken,
       login: idp.login,
-      plugins,
+      pluginSecrets,
       project: null,
       build: null,
-      deployed: [...deployed.values()],
-      apiBindings: {
-        PLATFORM_DOMAIN: LOCAL_DOMAIN,
-        PROJECTS_BASE_URL: `http://${LOCAL_DOMAIN}:${port}`,
-        LOGIN_PUBLIC_URL: idp.login.publicUrl,
-        CLOUDFLARE_API_BASE: server.apiBase,
-        CLOUDFLARE_API_TOKEN: cloudflareToken,
-        CLOUDFLARE_ACCOUNT_ID: ACCOUNT_ID,
-        DISPATCH_NAMESPACE: NAMESPACE,
+      uploaded: [...deployed.values()],
+      uploadTarget: {
+        apiBase: server.apiBase,
+        apiToken: cloudflareToken,
+        accountId: ACCOUNT_ID,
+        namespace: NAMESPACE,
       },
       onRequest: (request) => {
         options.onRequest?.(request);
@@ -154,7 +153,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     clearTimeout(timer);
     mf = new Miniflare(config());
     await mf.ready;
-    const ran = await applyD1Migrations(await mf.getD1Database("DB", "api"), MIGRATIONS_DIR);
+    const ran = await applyD1Migrations(await mf.getD1Database("DB", API_WORKER), MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
   } catch (error) {
     await stopAll(mf);

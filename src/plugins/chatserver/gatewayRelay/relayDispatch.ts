@@ -11,7 +11,7 @@
  */
 import { findResourceOwner, releaseResource } from "../../../workers/db/resourceClaims.ts";
 import { receiveChatEvent } from "../chatEvents.ts";
-import { PLUGIN_ID, type ChatServerEnv } from "../env.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "../env.ts";
 import type { GatewayDispatch } from "./gatewayConnection.ts";
 
 export type RelayOutcome = "delivered" | "duplicate" | "ignored" | "not_connected" | "released";
@@ -24,9 +24,9 @@ export async function handleGatewayDispatch(
   const data = (dispatch.data ?? {}) as Record<string, unknown>;
   if (dispatch.event === "GUILD_DELETE") {
     if (data.unavailable === true || typeof data.id !== "string") return "ignored"; // an outage, not a removal
-    const owner = await findResourceOwner(env.DB, PLUGIN_ID, "server", data.id);
+    const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, data.id);
     if (!owner) return "not_connected";
-    await releaseResource(env.DB, PLUGIN_ID, "server", data.id, owner.project.id);
+    await releaseResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, data.id, owner.project.id);
     console.log(`chatserver relay: server ${data.id} removed the bot; released its claim by ${owner.project.slug}`);
     return "released";
   }

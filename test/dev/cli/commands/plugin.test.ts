@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { describePluginStatus, openInstallLink } from "#src/dev/cli/commands/plugin.ts";
+import {
+  isInstallable,
+  PLUGIN_IDS,
+  PLUGINS,
+  TRIGGERABLE_PLUGINS,
+  UNINSTALLABLE_PLUGINS,
+} from "#src/contracts/pluginRegistry.ts";
+import { andList } from "#src/core/wordList.ts";
+import { describeCall, describePluginStatus, openInstallLink, pluginCommand } from "#src/dev/cli/commands/plugin.ts";
 
 const URL_ = "http://127.0.0.1:8790/install?code=abc";
 
@@ -90,6 +98,24 @@ describe("platform plugin status", () => {
     ]);
   });
 
+  it("a degraded connection names the shared bot's problem, since when, and the fix", () => {
+    const problem = {
+      cause: "The chat server refused the bot's Gateway session with close 4014 (Disallowed intent(s).): …",
+      fix: "Enable the Message Content intent for the bot at the chat server's developer portal (…).",
+      since: "2030-01-04T00:00:00.000Z",
+    };
+    expect(
+      describePluginStatus("ada", {
+        connections: [{ ...connection, plugin: "chatserver", status: "degraded", problem }],
+        resources: [],
+      }),
+    ).toEqual([
+      `chatserver: degraded since 2030-01-04T00:00:00.000Z — ${problem.cause}`,
+      `  Fix: ${problem.fix}`,
+      "  no resource claimed",
+    ]);
+  });
+
   it("a revoked connection without resources, and nothing installed", () => {
     expect(
       describePluginStatus("ada", {
@@ -103,5 +129,58 @@ describe("platform plugin status", () => {
     expect(describePluginStatus("ada", { connections: [], resources: [] })).toEqual([
       'No plugin installed in project "ada". Install one with `platform plugin install chatserver|workspace`.',
     ]);
+  });
+});
+
+describe("platform plugin usage, from the plugin registry", () => {
+  const [install, status, uninstall, trigger] = pluginCommand.usage.split(" | ");
+
+  it("offers every plugin to install, the uninstallable ones to uninstall and those with events to trigger", () => {
+    expect(install).toBe(`platform plugin install <${PLUGIN_IDS.join("|")}> [--no-open] [--timeout S]`);
+    expect(status).toBe("platform plugin status");
+    expect(uninstall).toBe(`platform plugin uninstall <${UNINSTALLABLE_PLUGINS.map((p) => p.id).join("|")}>`);
+    expect(trigger).toMatch(`platform plugin trigger <${TRIGGERABLE_PLUGINS.map((p) => p.id).join("|")}> <`);
+    expect(install).toContain("chatserver|workspace|email-send");
+  });
+
+  it.each(TRIGGERABLE_PLUGINS.map((plugin) => [plugin.id, plugin.triggers] as const))(
+    "lists the events of %s in the help",
+    (id, triggers) => {
+      for (const kind of triggers.kinds) expect(trigger).toContain(kind);
+      const named = triggers.kinds.map((kind) =>
+        "commandKind" in triggers && kind === triggers.commandKind ? `${kind} --name N [--text T]` : kind,
+      );
+      expect(pluginCommand.help).toContain(`\n            ${id}: ${named.join(", ")}\n`);
+    },
+  );
+
+  it("says which plugins need no install", () => {
+    const without = PLUGINS.filter((plugin) => !isInstallable(plugin)).map((plugin) => plugin.id);
+    expect(without).toContain("email-send");
+    const verb = without.length > 1 ? "need" : "needs";
+    expect(pluginCommand.help).toContain(`expiry. ${andList(without)} ${verb} no install.`);
+  });
+});
+
+describe("platform plugin trigger: the provider calls a fake recorded", () => {
+  it.each([
+    [
+      "a Web API call (the workspace's)",
+      { method: "chat.postMessage", params: { channel: "C1", text: "hi", token: undefined }, ok: true },
+      'chat.postMessage channel="C1" text="hi" → ok',
+    ],
+    [
+      "a refused Web API call",
+      { method: "reactions.add", params: { name: "tada" }, ok: false, error: "already_reacted" },
+      'reactions.add name="tada" → error already_reacted',
+    ],
+    [
+      "a REST call (the chat server's)",
+      { method: "POST", path: "/api/v10/channels/1/messages", body: { content: "pong" }, status: 200 },
+      'POST /api/v10/channels/1/messages content="pong" → 200',
+    ],
+    ["anything else, as it came", { sent: "fax" }, '{"sent":"fax"}'],
+  ])("%s", (_name, call, line) => {
+    expect(describeCall(call)).toBe(line);
   });
 });

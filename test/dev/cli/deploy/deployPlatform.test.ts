@@ -2,18 +2,20 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { deployPlatform } from "#src/dev/cli/deploy/deployPlatform.ts";
 import type { Wrangler } from "#src/dev/cli/deploy/wranglerRunner.ts";
 import { CliError } from "#src/dev/cli/commandLine.ts";
 import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 import { COMPLETE_DEPLOY_ENV } from "#test/support/node/index.ts";
 
-/** The order the workers' bindings require (deployOrder.test.ts explains each rule). */
+/**
+ * The order the workers' bindings require (deployOrder.test.ts explains each rule): the API worker without its
+ * plugin bindings, every plugin of the registry (src/plugins/<id>, by folder name), the API worker again, the rest.
+ */
 const PASSES = [
   "platform-api",
-  "platform-plugin-chatserver",
-  "platform-plugin-email-send",
-  "platform-plugin-workspace",
+  ...PLUGINS.map(pluginWorkerName).sort(),
   "platform-api",
   "platform-login",
   "platform-gateway",
@@ -112,11 +114,11 @@ describe("npm run deploy (against a stand-in for wrangler)", () => {
     expect(fake.uploads.map((u) => u.config.name)).toEqual(PASSES);
     for (const { config } of fake.uploads)
       expect((config.d1_databases as Array<{ database_id: string }>)[0]?.database_id).toBe("d1-id");
-    const api = fake.uploads[4]!;
+    const api = fake.uploads[PASSES.lastIndexOf("platform-api")]!;
     expect(api.secrets).toEqual({ ADMIN_TOKEN: "a".repeat(32), CLOUDFLARE_API_TOKEN: "upload-token" });
     expect((api.config.vars as Record<string, string>).LOGIN_PUBLIC_URL).toBe("https://login.apps.example.org");
     expect(fake.uploads[0]!.config.services).toEqual([]);
-    expect(fake.uploads[6]!.secrets).toEqual({});
+    expect(fake.uploads[PASSES.indexOf("platform-gateway")]!.secrets).toEqual({});
   });
 
   it("refuses before creating anything when the environment lacks a secret, naming it", async () => {

@@ -1,0 +1,13 @@
+import type { PluginDescriptor } from "../pluginDescriptor.ts";
+import { WORKSPACE_EVENT_KINDS, WORKSPACE_PROXY_ROUTES } from "../workspaceEvents.ts";
+
+/** The workspace-chat bot: installed per workspace, one per project; events; `workspace.*` in user code. */
+export const workspacePlugin = {
+  id: "workspace",
+  title: "workspace-chat",
+  binding: "WORKSPACE_PLUGIN",
+  install: { urlVar: "WORKSPACE_PLUGIN_URL", resourceType: "workspace", uninstalls: true },
+  deploy: true,
+  triggers: { kinds: WORKSPACE_EVENT_KINDS },
+  routes: WORKSPACE_PROXY_ROUTES.map((route) => `/proxy/${route}` as const),
+} as const satisfies PluginDescriptor;

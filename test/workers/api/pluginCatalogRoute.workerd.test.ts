@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { PLUGIN_IDS } from "#src/contracts/pluginRegistry.ts";
+import { callApi, createUserWithToken, expectError } from "#test/support/workerd/index.ts";
+
+describe("GET /plugins", () => {
+  it("describes every plugin of the registry, as the console offers them", async () => {
+    const user = await createUserWithToken("ada@example.com");
+    const response = await callApi("GET", "/plugins", { token: user.token });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const { plugins } = (await response.json()) as { plugins: { id: string }[] };
+    expect(plugins.map((plugin) => plugin.id)).toEqual(PLUGIN_IDS);
+    expect(plugins).toEqual(
+      expect.arrayContaining([
+        {
+          id: "chatserver",
+          title: "chat-server",
+          resourceType: "server",
+          uninstalls: true,
+          instead: null,
+          triggerKinds: ["command", "message", "reaction"],
+          commandKind: "command",
+        },
+        {
+          id: "workspace",
+          title: "workspace-chat",
+          resourceType: "workspace",
+          uninstalls: true,
+          instead: null,
+          triggerKinds: ["message", "mention", "reaction"],
+          commandKind: null,
+        },
+        {
+          id: "email-send",
+          title: "email-send",
+          resourceType: null,
+          uninstalls: false,
+          instead: expect.stringMatching(/^call email\.send\(\) from your project/),
+          triggerKinds: [],
+          commandKind: null,
+        },
+      ]),
+    );
+  });
+
+  it("needs a CLI token", async () => {
+    await expectError(await callApi("GET", "/plugins"), 401, "unauthorized");
+  });
+});
