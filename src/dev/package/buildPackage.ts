@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { cp, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import path from "node:path";
-import { PLATFORM_WORKERS } from "../cli/dev/buildPlatformWorkers.ts";
+import { readPlatformWorkerConfigs } from "../cli/deploy/platformWorkerConfigs.ts";
 import { CLI_DEPENDENCIES, PACKAGE_ENTRY_POINTS, packageManifest, type RepositoryManifest } from "./packageManifest.ts";
 
 /**
@@ -18,7 +18,9 @@ import { CLI_DEPENDENCIES, PACKAGE_ENTRY_POINTS, packageManifest, type Repositor
  *               `platform/node` for a project's tests; `.d.ts` types for the
  *               three entry points
  *   bin/        the `platform` command; migrations/ (D1), demo/ (`platform dev`
- *               without a folder), README.md (the user's guide), package.json
+ *               without a folder), wrangler.toml (the API worker's config; the
+ *               others are beside their workers in src/), README.md (the
+ *               user's guide), package.json
  */
 
 export interface PackageBuildOptions {
@@ -152,7 +154,14 @@ async function checkDependencies(stage: string, self: string, dependencies: Reco
     "src/runtime/entry/createPlatformWorker.ts",
     "src/objects/index.ts",
     "src/runtime/node/nodeWorkflowBackend.ts",
-    ...Object.values(PLATFORM_WORKERS),
+    // The platform's workers as their wrangler.toml name them, the dev-only API and the fake providers.
+    ...readPlatformWorkerConfigs(stage).map((worker) =>
+      path.join(path.dirname(worker.configPath), String(worker.raw.main)),
+    ),
+    "src/dev/routes/devApiWorker.ts",
+    ...(await filesUnder(path.join(stage, "src/dev/fakes"), (f) => path.basename(f) === "index.ts")).map((f) =>
+      path.relative(stage, f),
+    ),
     "demo/src/index.ts",
   ].map((file) => path.join(stage, file));
   const result = await esbuild.build({
@@ -193,7 +202,7 @@ export async function buildPackage({ repoRoot, outDir, log = () => {} }: Package
   await mkdir(stage, { recursive: true });
 
   log(`Staging ${path.relative(repoRoot, stage) || stage}`);
-  for (const item of ["src", "bin", "migrations", "demo/src", "demo/package.json"]) {
+  for (const item of ["src", "bin", "migrations", "demo/src", "demo/package.json", "wrangler.toml"]) {
     await cp(path.join(repoRoot, item), path.join(stage, item), { recursive: true });
   }
   await cp(path.join(repoRoot, "src/dev/package/README.md"), path.join(stage, "README.md"));

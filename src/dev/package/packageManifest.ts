@@ -15,12 +15,19 @@ export interface RepositoryManifest {
 
 /**
  * What the CLI loads beside the runtime's own dependencies (which are the
- * repository's `dependencies`): the bundler, the local Workers runtime, the
- * local sign-in provider, the Node 22 it runs on, and the Workers types a
- * project's tsconfig names. wrangler is not among them: only deploying the
- * platform itself (`npm run deploy`, from a checkout) uses it.
+ * repository's `dependencies`): the bundler, the local Workers runtime,
+ * wrangler (the local platform reads the platform workers' wrangler.toml
+ * through it), the local sign-in provider, the Node 22 it runs on, and the
+ * Workers types a project's tsconfig names.
  */
-export const CLI_DEPENDENCIES = ["esbuild", "miniflare", "oidc-provider", "node", "@cloudflare/workers-types"] as const;
+export const CLI_DEPENDENCIES = [
+  "esbuild",
+  "miniflare",
+  "wrangler",
+  "oidc-provider",
+  "node",
+  "@cloudflare/workers-types",
+] as const;
 
 /** The tools a project brings itself (its own tests and type check); the package names the versions it is tested with. */
 export const PROJECT_TOOLS = ["typescript", "vitest"] as const;
@@ -65,7 +72,7 @@ export function packageManifest(repository: RepositoryManifest): Record<string, 
     },
     // As in the repository: a capability's module is evaluated only when user code uses it (see src/runtime/index.ts).
     sideEffects: false,
-    files: ["bin", "dist", "src", "migrations", "demo", "README.md"],
+    files: ["bin", "dist", "src", "migrations", "demo", "wrangler.toml", "README.md"],
     // The command starts under Node 20 and re-runs itself under the Node 22 it depends on (bin/platform.js).
     engines: { node: ">=20" },
     dependencies,

@@ -7,4 +7,4 @@ export type { TestWorkflowOptions } from "./testWorkflow.ts";
 export { testRequest, TEST_ORIGIN } from "./testRequest.ts";
 export type { TestRequestInit, TestResponse, TestedProject } from "./testRequest.ts";
 export { TEST_PROJECT } from "./pluginFakes.ts";
-export type { FakePlugin, PluginCallRecord, PluginRecording, SentEmail, TestRun } from "./testRecords.ts";
+export type { PluginCallRecord, PluginRecording, SentEmail, TestRun } from "./testRecords.ts";

@@ -1,9 +1,10 @@
-import { validateEmailMessage } from "../../contracts/emailMessage.ts";
+import { EMAIL_SEND_ROUTE, validateEmailMessage } from "../../contracts/emailMessage.ts";
+import { PLUGINS, type PluginId, type PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { randomHex } from "../../core/crypto/encoding.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { currentRecording, type FakePlugin, type Recording } from "./testRecords.ts";
+import { currentRecording, type Recording } from "./testRecords.ts";
 
 /**
  * The plugins of a test: in-process stand-ins for the chat-server,
@@ -48,8 +49,9 @@ function emailSend(input: Record<string, unknown>, request: Request, recording: 
   return { id };
 }
 
-const ROUTES: Record<FakePlugin, Record<string, Handler>> = {
-  email: { "/send": emailSend },
+/** Every route of every plugin in the registry, answered as the plugin answers it (a new route needs its fake here). */
+const ROUTES: { [Id in PluginId]: Record<PluginRoute<Id>, Handler> } = {
+  "email-send": { [EMAIL_SEND_ROUTE]: emailSend },
   chatserver: {
     "/proxy/reply": () => ({ messageId: snowflake(), channelId: null }),
     "/proxy/followup": () => ({ messageId: snowflake(), channelId: null }),
@@ -64,7 +66,7 @@ const ROUTES: Record<FakePlugin, Record<string, Handler>> = {
   },
 };
 
-function fakePlugin(plugin: FakePlugin, secret: string): Fetcher {
+function fakePlugin(plugin: PluginId, secret: string): Fetcher {
   const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
     const body = await request.text();
@@ -77,7 +79,7 @@ function fakePlugin(plugin: FakePlugin, secret: string): Fetcher {
         { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
       );
       if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
-      const handler = ROUTES[plugin][path];
+      const handler = (ROUTES[plugin] as Record<string, Handler>)[path];
       if (!handler || request.method !== "POST") throw new PlatformError("not_found", `No plugin route ${path}.`);
       const recording = currentRecording();
       if (!recording) {
@@ -97,7 +99,7 @@ function fakePlugin(plugin: FakePlugin, secret: string): Fetcher {
   return { fetch, connect: () => Promise.reject(new Error("The test plugins take no sockets.")) } as unknown as Fetcher;
 }
 
-/** A project worker's environment under test: its identity and the three plugin fakes. */
+/** A project worker's environment under test: its identity and a fake of every plugin, at the plugin's binding. */
 export function createTestEnv(): PlatformEnv {
   const secret = randomHex(32);
   return {
@@ -105,8 +107,6 @@ export function createTestEnv(): PlatformEnv {
     PLATFORM_PROJECT_ID: TEST_PROJECT.id,
     PLATFORM_PROJECT_SLUG: TEST_PROJECT.slug,
     PLATFORM_LOCAL: "1",
-    EMAIL_PLUGIN: fakePlugin("email", secret),
-    CHATSERVER_PLUGIN: fakePlugin("chatserver", secret),
-    WORKSPACE_PLUGIN: fakePlugin("workspace", secret),
+    ...Object.fromEntries(PLUGINS.map((plugin) => [plugin.binding, fakePlugin(plugin.id, secret)])),
   };
 }

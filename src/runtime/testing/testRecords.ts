@@ -1,3 +1,4 @@
+import type { PluginId } from "../../contracts/pluginRegistry.ts";
 import type { WorkflowRunView } from "../../engine/describeRun.ts";
 
 /**
@@ -13,11 +14,10 @@ export interface SentEmail {
   html: string;
 }
 
-export type FakePlugin = "email" | "chatserver" | "workspace";
-
 /** One call user code made to a plugin: `action` is the plugin route (`send`, `send-message`, `thread-reply`, …). */
 export interface PluginCallRecord {
-  plugin: FakePlugin;
+  /** The plugin's id in the registry: `email-send`, `chatserver`, `workspace`. */
+  plugin: PluginId;
   action: string;
   /** The call's JSON body as the plugin received it. */
   input: Record<string, unknown>;

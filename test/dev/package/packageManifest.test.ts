@@ -19,13 +19,16 @@ describe("packageManifest: the installable package's package.json", () => {
     expect(manifest.private).toBeUndefined();
   });
 
-  it("depends on the runtime's dependencies and the CLI's, at the repository's versions; not on wrangler", () => {
+  it("depends on the runtime's dependencies and the CLI's, at the repository's versions", () => {
     const expected = [...Object.keys(repository.dependencies), ...CLI_DEPENDENCIES].sort();
     expect(Object.keys(manifest.dependencies)).toEqual(expected);
     for (const name of expected)
       expect(manifest.dependencies[name]).toBe(repository.dependencies[name] ?? repository.devDependencies[name]);
     expect(manifest.dependencies.node).toMatch(/^22\./);
-    expect(manifest.dependencies).not.toHaveProperty("wrangler");
+    expect(Object.keys(manifest.dependencies)).toEqual(expect.arrayContaining(["esbuild", "miniflare", "wrangler"]));
+    // The repository's own tools stay out.
+    for (const tool of ["vitest", "typescript", "@biomejs/biome", "dependency-cruiser", "playwright-core"])
+      expect(manifest.dependencies).not.toHaveProperty(tool);
     expect(manifest.projectTools).toEqual({
       typescript: repository.devDependencies.typescript,
       vitest: repository.devDependencies.vitest,

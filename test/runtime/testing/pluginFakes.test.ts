@@ -75,7 +75,7 @@ describe("plugin fakes: email.send from a step", () => {
     expect(run.outbox).toEqual([{ to: ["ada@example.com", "bob@example.com"], subject: ok.subject, html: ok.html }]);
     expect(run.calls).toEqual([
       {
-        plugin: "email",
+        plugin: "email-send",
         action: "send",
         input: { to: ["ada@example.com", "bob@example.com"], subject: ok.subject, html: ok.html },
         answer: { id },

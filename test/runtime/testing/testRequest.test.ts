@@ -67,7 +67,7 @@ describe("testRequest", () => {
     expect(response.status).toBe(200);
     expect(response.outbox).toEqual([{ to: ["ada@example.com"], subject: "Welcome, Ada", html: "<p>Hi</p>" }]);
     expect(response.calls).toEqual([
-      expect.objectContaining({ plugin: "email", action: "send", answer: await response.json() }),
+      expect.objectContaining({ plugin: "email-send", action: "send", answer: await response.json() }),
     ]);
   });
 
