@@ -134,6 +134,15 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     expect(existsSync(path.join(project, "node_modules/.bin/node"))).toBe(true);
   });
 
+  it("`npx platform init <dir>` from the project: the new folder depends on the same tarball, from where it is", async () => {
+    const other = path.join(work, "nested", "second-app");
+    const init = await ok("npx", ["platform", "init", "../nested/second-app"], project);
+    expect(init.output).toContain("Next: cd ../nested/second-app && npm install && npm test && npm run dev");
+    const manifest = JSON.parse(readFileSync(path.join(other, "package.json"), "utf8"));
+    expect(manifest.name).toBe("second-app");
+    expect(path.resolve(other, manifest.dependencies.platform.replace(/^file:/, ""))).toBe(tarball);
+  });
+
   it("npm run typecheck exits 0, with the user's own workflow typed", async () => {
     writeFileSync(path.join(project, "src/welcome.ts"), WELCOME_WORKFLOW);
     await ok("npm", ["run", "typecheck"], project);
