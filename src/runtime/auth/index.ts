@@ -101,7 +101,8 @@ export const auth = {
    * in this isolate and within 30 seconds everywhere else; the browser that
    * asked keeps its (now ended) cookie until it signs out or in again.
    * Rejects with `not_ready` when the platform cannot be reached (nothing
-   * ended), `invalid_input` for an address that is not one.
+   * ended), `invalid_input` for an address that is not one. A cookie whose
+   * session already ended (a copy kept after sign-out) ends nothing.
    *
    *   router.post("/api/sign-out-everywhere", auth.require(), async (req) =>
    *     Response.json({ ended: await auth.signOutEverywhere(req) }));
@@ -119,10 +120,12 @@ export const auth = {
       email = check.email;
       env = envFor(null);
     } else {
-      const user = await currentUser(target);
+      const request = requestOf(target);
+      env = envFor(request);
+      // Only a session the platform still holds may end the others; one it cannot vouch for now is an error, not nobody.
+      const user = await userFromSession(request, siteFor(request, env), Date.now(), isolateSessions, "throw");
       if (!user) return 0;
       email = user.email;
-      env = envFor(requestOf(target));
     }
     const ended = await sessionRegistryFor(projectFor(env)).endUser(await userKeyOf(email));
     isolateSessions.endUser(email, Date.now());

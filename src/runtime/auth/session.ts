@@ -45,15 +45,18 @@ export function sessionKey(project: Pick<AuthProject, "projectId">, sid: string)
  * (not signed out, not signed out everywhere): asked through `cache`, so at
  * most once per session per `SESSION_RECHECK_MS` in this isolate. When the
  * platform cannot be asked, the session cannot be vouched for and reads as
- * nobody (logged).
+ * nobody (logged), or, with `unverifiable: "throw"`, the `not_ready` error
+ * is thrown once no other cookie reads as somebody.
  */
 export async function userFromSession(
   request: Request,
   site: AuthSite,
   nowMs = Date.now(),
   cache: SessionCache = isolateSessions,
+  unverifiable: "nobody" | "throw" = "nobody",
 ): Promise<AuthUser | null> {
   const values = cookieValues(request, cookieName("session", site)).slice(0, MAX_CANDIDATES);
+  let unchecked: unknown = null;
   for (const value of values) {
     const record = await openSessionOnce(site.secret, value);
     if (!record || !sessionHolds(record, site.projectId, nowMs) || !SESSION_ID.test(record.sid)) continue;
@@ -64,6 +67,7 @@ export async function userFromSession(
       );
     } catch (error) {
       console.error(`auth: a session could not be checked, so it reads as nobody: ${(error as Error).message}`);
+      unchecked ??= error;
       continue;
     }
     if (active) {
@@ -72,6 +76,7 @@ export async function userFromSession(
         : { email: record.email, name: record.name, picture: record.picture };
     }
   }
+  if (unchecked && unverifiable === "throw") throw unchecked;
   return null;
 }
 

@@ -11,7 +11,9 @@ import {
   MODES,
   envOf,
   originOf,
+  sealedSession,
   send,
+  sessionCookieName,
   signIn,
   type Mode,
 } from "#test/support/workerd/index.ts";
@@ -91,6 +93,31 @@ describe("auth.signOutEverywhere(request): every session of the signed-in user e
     const fresh = await signIn(LOCAL_PUBLIC);
     expect((await me(LOCAL_PUBLIC, fresh)).status).toBe(200);
     expect((await me(LOCAL_PUBLIC, old)).status).toBe(401);
+  });
+
+  it("a copy of a cookie kept after sign-out ends nothing (0): the user's other browsers stay signed in", async () => {
+    const stolen = await signIn(LOCAL_PUBLIC);
+    const other = await signIn(LOCAL_PUBLIC);
+    await send(LOCAL_PUBLIC, "/api/auth/signout", { headers: { "sec-fetch-site": "same-origin" }, cookies: [stolen] });
+    const response = await send(LOCAL_PUBLIC, "/sign-out-everywhere", { method: "POST", cookies: [stolen] });
+    expect(await response.json()).toEqual({ ended: 0 });
+    expect((await me(LOCAL_PUBLIC, other)).status).toBe(200);
+  });
+
+  it("when the platform cannot vouch for the request's session, it rejects with not_ready (503), not 'nobody'", async () => {
+    // Recorded by the platform, never read by this isolate, so it must be asked.
+    const session = `${sessionCookieName(DEPLOYED_PUBLIC)}=${await sealedSession()}`;
+    const down = envOf(DEPLOYED_PUBLIC, {
+      PLATFORM_API: { fetch: async () => new Response("down", { status: 500 }) } as unknown as Fetcher,
+    });
+    const response = await send(DEPLOYED_PUBLIC, "/sign-out-everywhere", {
+      method: "POST",
+      cookies: [session],
+      env: down,
+    });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("not_ready");
+    expect((await me(DEPLOYED_PUBLIC, session)).status).toBe(200);
   });
 
   it("with nobody signed in on the request, nothing ends: 0", async () => {
