@@ -19,7 +19,10 @@ export async function openSessionOnce(workerSecret: string, value: string): Prom
   if (known) return known;
   const record = await openSession(workerSecret, value);
   if (record) {
-    if (!opened) bySecret.set(workerSecret, (opened = new Map()));
+    if (!opened) {
+      opened = new Map();
+      bySecret.set(workerSecret, opened);
+    }
     if (opened.size >= MAX_ENTRIES) opened.delete(opened.keys().next().value!);
     opened.set(value, Object.freeze(record));
   }
