@@ -426,3 +426,30 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     await demo.stop();
   }
 }, 120_000);
+
+it("the fake Gateway refusing the Message Content intent: within a minute, platform plugin status shows the chat-server connection degraded, naming the intent and the fix", async () => {
+  // At the fake's "developer portal": no privileged intent enabled; then a non-resumable INVALID_SESSION makes
+  // the relay IDENTIFY again, which the Gateway closes with 4014.
+  const fake = fakeUrl("chatserver");
+  const post = (path: string, body: unknown) =>
+    fetch(fake + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect((await post("/__fake/gateway/privileged-intents", { enabled: [] })).status).toBe(204);
+  expect((await post("/__fake/gateway/invalid-session", { resumable: false })).status).toBe(204);
+  let last = "";
+  await expect
+    .poll(
+      async () => {
+        last = (await runCli(["plugin", "status", "--dir", dir])).stdout;
+        return last;
+      },
+      { timeout: 60_000, interval: 1_000 },
+    )
+    .toMatch(/^chatserver: degraded since \S+ — .*close 4014.*Message Content intent/m);
+  expect(last).toMatch(/^ {2}Fix: Enable the Message Content intent for the bot/m);
+  expect(last).toContain('server "Test Server" (111111111111111111)');
+  const gateway = (await (await fetch(fake + "/__fake/gateway")).json()) as {
+    events: { kind: string; code?: number }[];
+  };
+  expect(gateway.events.filter((e) => e.kind === "closed" && e.code === 4014)).toHaveLength(1);
+  console.log(last);
+}, 90_000);

@@ -9,7 +9,7 @@ import type { DevApiEnv } from "./devApiEnv.ts";
  * The local outbox (`platform dev` only; CLI token, project ownership):
  *
  *   GET /projects/:slug/outbox       { emails: [{ id, from, to, subject, sentAt }] }, newest first (at most 100)
- *   GET /projects/:slug/outbox/:id   { email: { id, from, to, subject, html, sentAt } }
+ *   GET /projects/:slug/outbox/:id   { email: { id, from, to, subject, html, text, sentAt } }
  *
  * Only the emails the project sent (from `<slug>@<EMAIL_SENDER_DOMAIN>`), as
  * the fake email provider accepted them; another project's email is "not
@@ -24,6 +24,8 @@ export interface OutboxEmail {
   to: string[];
   subject: string;
   html: string;
+  /** The plain-text body, when the email had one. */
+  text: string | null;
   sentAt: string;
 }
 
@@ -50,7 +52,15 @@ async function askFake<T>(fake: Fetcher, path: string): Promise<{ status: number
 }
 
 function outboxEmail(email: FakeEmail): OutboxEmail {
-  return { id: email.id, from: email.from, to: email.to, subject: email.subject, html: email.html, sentAt: email.at };
+  return {
+    id: email.id,
+    from: email.from,
+    to: email.to,
+    subject: email.subject,
+    html: email.html ?? "",
+    text: email.text ?? null,
+    sentAt: email.at,
+  };
 }
 
 function senderOf(slug: string, domain: string): string {
@@ -70,7 +80,7 @@ export async function listOutbox(request: CliRequest, env: DevApiEnv): Promise<R
   const { body } = await askFake<{ emails: FakeEmail[] }>(fake, `/__fake/outbox?from=${encodeURIComponent(sender)}`);
   // The fake filters by sender; checked again here, the owner's view must never hold another project's email.
   const emails = (body?.emails ?? []).filter((email) => sentBy(email, sender)).map(outboxEmail);
-  return Response.json({ emails: emails.map(({ html: _html, ...summary }) => summary) }, NO_STORE);
+  return Response.json({ emails: emails.map(({ html: _html, text: _text, ...summary }) => summary) }, NO_STORE);
 }
 
 export async function showOutboxEmail(request: CliRequest, env: DevApiEnv): Promise<Response> {

@@ -2,6 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { findProjectBySlug, type ProjectRow } from "../../workers/db/projectsTable.ts";
 import { insertOwnedProject, requireOwnedProject } from "../../workers/api/projectRoutes.ts";
+import { maxProjectsPerAccount } from "../../workers/api/projectsPerAccount.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
@@ -25,7 +26,7 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
   const existing = await findProjectBySlug(env.DB, slug);
   const row = existing
     ? await requireOwnedProject(env.DB, request.user, slug)
-    : await insertOwnedProject(env.DB, request.user, slug, body.private);
+    : await insertOwnedProject(env.DB, request.user, slug, body.private, maxProjectsPerAccount(env));
   if ((row.private === 1) !== body.private) throw privacyIsFixed(row);
   return Response.json(
     {

@@ -6,7 +6,8 @@
  *   POST /uninstall                the project lets its install go (uninstall.ts; identity token, from the API)
  *   POST /deploy                   register a project's commands (deploy.ts); starts the Gateway relay
  *   POST /gateway/start            starts the Gateway relay (call it after deploying this worker; anyone may:
- *                                  it only starts a relay that is not running)
+ *                                  it only starts a relay that is not running); answers each shard's phase and
+ *                                  problem (cause and fix), if any
  *   POST /proxy/{reply,followup,send-message,edit-message}   user code's calls (proxy.ts)
  * Exports the `GatewayRelay` actor class (gatewayRelay/GatewayRelay.ts): messages and reactions arrive through it.
  */
@@ -48,7 +49,13 @@ const router = oauthPluginRouter(PLUGIN_ID, {
   proxyRoutes: CHAT_PROXY_ROUTES,
   proxy: handleProxy,
 }).post("/gateway/start", async (_request, env) =>
-  Response.json({ shards: (await startGatewayRelays(env)).map(({ phase, connected }) => ({ phase, connected })) }),
+  Response.json({
+    shards: (await startGatewayRelays(env)).map(({ phase, connected, problem }) => ({
+      phase,
+      connected,
+      problem: problem ?? null,
+    })),
+  }),
 );
 
 export default {

@@ -1,3 +1,4 @@
+import { type PluginProblemSummary, pluginProblemsByPlugin } from "./pluginProblems.ts";
 import { changedRows } from "./statementResults.ts";
 import { openToken, sealToken } from "./tokenVault.ts";
 
@@ -31,9 +32,12 @@ export interface Connection {
 /**
  * A connection's health: `revoked` once the provider said the app is gone
  * (uninstall, tokens revoked), `needs_reconnect` while its last call was
- * refused for the token (cleared by a successful call or a reinstall).
+ * refused for the token (cleared by a successful call or a reinstall),
+ * `degraded` while the plugin as a whole has a problem no reinstall fixes
+ * (pluginProblems.ts: the shared chat-server bot's Gateway session refused),
+ * shown on every connection of that plugin.
  */
-export type ConnectionStatus = "active" | "needs_reconnect" | "revoked";
+export type ConnectionStatus = "active" | "degraded" | "needs_reconnect" | "revoked";
 
 /** What the API and the CLI may see of a connection: never a token. */
 export interface ConnectionSummary {
@@ -47,6 +51,8 @@ export interface ConnectionSummary {
   /** The provider's last refusal (e.g. `token_revoked`, `401 Unauthorized`) and when. */
   lastError: string | null;
   lastErrorAt: string | null;
+  /** The plugin's own problem (cause, fix, since), shown on every connection of it; null when none. */
+  problem: PluginProblemSummary | null;
 }
 
 interface ConnectionRow {
@@ -223,22 +229,30 @@ export async function readConnection(
 }
 
 export async function listConnectionSummaries(db: D1Database, projectId: number): Promise<ConnectionSummary[]> {
-  const { results } = await db
-    .prepare(
-      "SELECT plugin_id, external_user_id, created_at, token_expires_at, revoked_at, last_error, last_error_at FROM plugin_oauth_connections WHERE project_id = ? ORDER BY plugin_id",
-    )
-    .bind(projectId)
-    .all<Omit<ConnectionRow, "project_id" | "access_token" | "refresh_token" | "updated_at">>();
+  const [{ results }, problems] = await Promise.all([
+    db
+      .prepare(
+        "SELECT plugin_id, external_user_id, created_at, token_expires_at, revoked_at, last_error, last_error_at FROM plugin_oauth_connections WHERE project_id = ? ORDER BY plugin_id",
+      )
+      .bind(projectId)
+      .all<Omit<ConnectionRow, "project_id" | "access_token" | "refresh_token" | "updated_at">>(),
+    pluginProblemsByPlugin(db),
+  ]);
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return results.map((r) => ({
-    plugin: r.plugin_id,
-    externalUserId: r.external_user_id,
-    connectedAt: new Date(r.created_at).toISOString(),
-    tokenExpiresAt: iso(r.token_expires_at),
-    status: r.revoked_at !== null ? "revoked" : r.last_error !== null ? "needs_reconnect" : "active",
-    revoked: r.revoked_at !== null,
-    revokedAt: iso(r.revoked_at),
-    lastError: r.last_error,
-    lastErrorAt: iso(r.last_error_at),
-  }));
+  return results.map((r) => {
+    const problem = problems.get(r.plugin_id) ?? null;
+    return {
+      plugin: r.plugin_id,
+      externalUserId: r.external_user_id,
+      connectedAt: new Date(r.created_at).toISOString(),
+      tokenExpiresAt: iso(r.token_expires_at),
+      status:
+        r.revoked_at !== null ? "revoked" : r.last_error !== null ? "needs_reconnect" : problem ? "degraded" : "active",
+      revoked: r.revoked_at !== null,
+      revokedAt: iso(r.revoked_at),
+      lastError: r.last_error,
+      lastErrorAt: iso(r.last_error_at),
+      problem,
+    };
+  });
 }

@@ -73,6 +73,7 @@ describe("GET /projects/:slug/outbox and /outbox/:id (the local outbox)", () => 
       to: ["ada@example.com"],
       subject: "First",
       html: "<p>First</p>",
+      text: null,
       sentAt: expect.any(String),
     });
   });

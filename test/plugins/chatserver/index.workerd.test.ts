@@ -12,6 +12,7 @@ import {
 } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { signEd25519 } from "#src/core/crypto/ed25519.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
+import { problemForClose, type RelayProblem } from "#src/plugins/chatserver/gatewayRelay/relayProblem.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { fakeDispatcher, userWithProject, type FakeDispatcher } from "#test/support/workerd/index.ts";
@@ -423,7 +424,7 @@ describe("install flow", () => {
 
 describe("starting the Gateway relay", () => {
   /** A GATEWAY_RELAY namespace that records which relay was asked to start, for which shard. */
-  function relayStub(w: World, shards?: string) {
+  function relayStub(w: World, shards?: string, problem: RelayProblem | null = null) {
     const pokes: [string, unknown][] = [];
     Object.assign(w.env, {
       CHATSERVER_GATEWAY_SHARDS: shards,
@@ -432,7 +433,9 @@ describe("starting the Gateway relay", () => {
         get: (name: string) => ({
           start: async (shard: unknown) => {
             pokes.push([name, shard]);
-            return { phase: "connecting", connected: false };
+            return problem
+              ? { phase: "stopped", connected: false, problem }
+              : { phase: "connecting", connected: false };
           },
         }),
       },
@@ -478,7 +481,12 @@ describe("starting the Gateway relay", () => {
     const w = world();
     relayStub(w);
     const res = await w.call(new Request(`${PLUGIN}/gateway/start`, { method: "POST" }));
-    expect(await res.json()).toEqual({ shards: [{ phase: "connecting", connected: false }] });
+    expect(await res.json()).toEqual({ shards: [{ phase: "connecting", connected: false, problem: null }] });
+    const stopped = world();
+    const problem = problemForClose(4014, "Disallowed intent(s).");
+    relayStub(stopped, undefined, problem);
+    const told = await stopped.call(new Request(`${PLUGIN}/gateway/start`, { method: "POST" }));
+    expect(await told.json()).toEqual({ shards: [{ phase: "stopped", connected: false, problem }] });
   });
 });
 

@@ -10,6 +10,7 @@ import {
   readConnection,
   upsertConnection,
 } from "#src/workers/db/connectionsStore.ts";
+import { clearPluginProblem, recordPluginProblem } from "#src/workers/db/pluginProblems.ts";
 import { TOKEN_ENCRYPTION_KEY, twoProjects } from "#test/support/workerd/index.ts";
 
 describe("connectionsStore", () => {
@@ -63,6 +64,7 @@ describe("connectionsStore", () => {
         revokedAt: null,
         lastError: null,
         lastErrorAt: null,
+        problem: null,
       },
     ]);
     expect(JSON.stringify(summaries)).not.toContain("at2");
@@ -104,5 +106,55 @@ describe("connectionsStore", () => {
     expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(true);
     expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(false);
     expect(await listConnectionSummaries(env.DB, a.id)).toEqual([]);
+  });
+
+  it("a plugin's own problem makes every project's connection of that plugin degraded (not another plugin's); a token refusal or a revoke outranks it", async () => {
+    const { a, b } = await twoProjects();
+    for (const [pluginId, projectId] of [
+      ["chatserver", a.id],
+      ["chatserver", b.id],
+      ["workspace", a.id],
+    ] as const) {
+      await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+        pluginId,
+        projectId,
+        externalUserId: "u",
+        accessToken: "t",
+      });
+    }
+    const state = async (projectId: number, plugin = "chatserver") =>
+      (await listConnectionSummaries(env.DB, projectId)).find((c) => c.plugin === plugin)!;
+    const intents = { code: "close_4014", cause: "refused: close 4014", fix: "Enable the Message Content intent." };
+    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", intents, Date.UTC(2030, 0, 1));
+    for (const project of [a, b]) {
+      expect(await state(project.id)).toMatchObject({
+        status: "degraded",
+        problem: { ...intents, since: "2030-01-01T00:00:00.000Z" },
+      });
+    }
+    expect(await state(a.id, "workspace")).toMatchObject({ status: "active", problem: null });
+
+    // The same problem again keeps its start; another one starts anew.
+    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", intents, Date.UTC(2030, 0, 2));
+    expect((await state(a.id)).problem?.since).toBe("2030-01-01T00:00:00.000Z");
+    const limit = { code: "session_starts_used_up", cause: "used up", fix: "wait" };
+    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", limit, Date.UTC(2030, 0, 3));
+    expect((await state(a.id)).problem).toMatchObject({
+      code: "session_starts_used_up",
+      since: "2030-01-03T00:00:00.000Z",
+    });
+    // Of two sources, the one that began first.
+    await recordPluginProblem(env.DB, "chatserver", "gateway shard 1 of 2", intents, Date.UTC(2029, 11, 31));
+    expect((await state(a.id)).problem).toMatchObject({ code: "close_4014" });
+
+    await markConnectionNeedsReconnect(env.DB, "chatserver", a.id, "401: Unauthorized");
+    expect(await state(a.id)).toMatchObject({ status: "needs_reconnect" });
+    await markConnectionRevoked(env.DB, "chatserver", b.id);
+    expect(await state(b.id)).toMatchObject({ status: "revoked" });
+
+    await clearPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1");
+    await clearPluginProblem(env.DB, "chatserver", "gateway shard 1 of 2");
+    await clearConnectionError(env.DB, "chatserver", a.id);
+    expect(await state(a.id)).toMatchObject({ status: "active", problem: null });
   });
 });

@@ -14,6 +14,7 @@ describe("D1 schema", () => {
       "project_crons",
       "plugin_oauth_connections",
       "plugin_resources",
+      "plugin_problems",
     ]) {
       expect(names).toContain(table);
     }

@@ -341,11 +341,13 @@ function pluginsSection({ connections, resources }, catalog) {
   return section;
 }
 
-/** A connection's health: active, needs reconnect (with the provider's last error) or revoked. */
+/** A connection's health: active, degraded (the plugin's cause and fix), needs reconnect (the provider's last error) or revoked. */
 function connectionState(/** @type {any} */ c) {
   if (c.status === "revoked" || (!c.status && c.revoked)) return `revoked ${formatTime(c.revokedAt)}`;
   if (c.status === "needs_reconnect")
     return `needs reconnect: ${c.lastError} (${formatTime(c.lastErrorAt)}); run platform plugin install ${c.plugin}`;
+  if (c.status === "degraded" && c.problem)
+    return `degraded since ${formatTime(c.problem.since)}: ${c.problem.cause} Fix: ${c.problem.fix}`;
   return "active";
 }
 

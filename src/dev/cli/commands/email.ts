@@ -12,6 +12,8 @@ interface OutboxSummary {
 }
 interface OutboxEmail extends OutboxSummary {
   html: string;
+  /** The plain-text body (shown when there is no html). */
+  text?: string | null;
 }
 
 /** Subjects and addresses come from project code: no terminal escapes, one line. */
@@ -71,6 +73,6 @@ outbox address \`platform up\` prints when it starts.`,
     console.log(`To:      ${oneLine(email.to.join(", "))}`);
     console.log(`Subject: ${oneLine(email.subject)}`);
     console.log("");
-    console.log(htmlAsText(email.html));
+    console.log(email.html ? htmlAsText(email.html) : (email.text ?? ""));
   },
 };

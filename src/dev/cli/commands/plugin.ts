@@ -21,11 +21,13 @@ interface ConnectionSummary {
   externalUserId: string;
   connectedAt: string;
   tokenExpiresAt: string | null;
-  status: "active" | "needs_reconnect" | "revoked";
+  status: "active" | "degraded" | "needs_reconnect" | "revoked";
   revoked: boolean;
   revokedAt: string | null;
   lastError: string | null;
   lastErrorAt: string | null;
+  /** The plugin's own problem (the shared bot's), on every project's connection of it. */
+  problem?: { cause: string; fix: string; since: string } | null;
 }
 interface ResourceSummary {
   plugin: string;
@@ -221,6 +223,8 @@ export function describePluginStatus(slug: string, answer: PluginsAnswer): strin
       lines.push(
         `${plugin}: needs_reconnect — the provider refused the token (${c.lastError}) at ${c.lastErrorAt}; reinstall: platform plugin install ${plugin}`,
       );
+    else if (c.status === "degraded" && c.problem)
+      lines.push(`${plugin}: degraded since ${c.problem.since} — ${c.problem.cause}`, `  Fix: ${c.problem.fix}`);
     else
       lines.push(
         `${plugin}: active (connected ${c.connectedAt}${c.tokenExpiresAt ? `, token expires ${c.tokenExpiresAt}` : ""})`,

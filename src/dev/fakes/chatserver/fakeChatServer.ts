@@ -9,14 +9,18 @@
  *   GET  /oauth2/authorize              consent page (guild picker, Approve / Cancel)
  *   POST /oauth2/authorize              the consent form's answer → redirect to redirect_uri
  *   POST /api/oauth2/token              authorization_code / refresh_token (form only; basic or post client auth)
- *   PUT  /api/v10/applications/{app}/guilds/{guild}/commands     bulk overwrite (Bot auth)
- *   GET  /api/v10/applications/{app}/guilds/{guild}/commands     (Bot auth)
+ *   PUT | GET | POST  /api/v10/applications/{app}[/guilds/{guild}]/commands   bulk overwrite, list, create one
+ *                     (201; 200 when one of that name is overwritten); a guild's or the global ones (Bot auth)
+ *   GET | PATCH | DELETE /api/v10/applications/{app}[/guilds/{guild}]/commands/{command}   (Bot auth)
  *   POST /api/v10/interactions/{id}/{token}/callback
- *   PATCH /api/v10/webhooks/{app}/{token}/messages/@original
+ *   GET | PATCH | DELETE /api/v10/webhooks/{app}/{token}/messages/@original   (or %40original)
  *   POST /api/v10/webhooks/{app}/{token}                        followup
+ *   GET | PATCH | DELETE /api/v10/webhooks/{app}/{token}/messages/{message}   a followup
  *   GET  /api/v10/channels/{channel}                            (Bot auth)
  *   POST /api/v10/channels/{channel}/messages                   (Bot auth)
- *   PATCH /api/v10/channels/{channel}/messages/{message}        (Bot auth)
+ *   GET | PATCH | DELETE /api/v10/channels/{channel}/messages/{message}   (Bot auth)
+ * Message bodies are JSON or multipart/form-data (`payload_json` + `files[n]`); a new message needs content,
+ * embeds, components, stickers, a poll or a file (else 50006), content <= 2000, embeds <= 10.
  *   GET  /api/v10/gateway/bot                                   (Bot auth) { url, shards: 1, session_start_limit }
  *   GET  /gateway?v=10&encoding=json  (Upgrade: websocket)      the Gateway (fakeGateway.ts)
  * Test switches (not Discord):
@@ -26,7 +30,9 @@
  *                          webhook URL and returns what it answered; a message / reaction: publishes
  *                          MESSAGE_CREATE / MESSAGE_REACTION_ADD on the Gateway (the only way the real one
  *                          delivers them) and returns { payload, delivered: "gateway", sessions, live }
- *   POST /__fake/gateway/drop | reconnect | invalid-session { resumable? } | withhold-acks   (fakeGateway.ts)
+ *   POST /__fake/gateway/drop | reconnect | invalid-session { resumable? } | withhold-acks | request-heartbeat
+ *        | privileged-intents { enabled: ["MESSAGE_CONTENT", …] }   (the portal's toggles; default MESSAGE_CONTENT)
+ *        | session-start-limit { remaining?, resetAfter? (ms), maxConcurrency?, total? }   (fakeGateway.ts)
  *   GET  /__fake/gateway   sessions, live connections, identifies, what the Gateway saw
  *   POST /__fake/rate-limit { count, retryAfter? }  the next `count` REST calls answer 429 with Retry-After
  *   GET  /__fake/recorded  every API call received: { method, path, auth, body, status }
@@ -37,7 +43,7 @@ import { signEd25519 } from "../../../core/crypto/ed25519.ts";
 import { randomHex } from "../../../core/crypto/encoding.ts";
 import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
-import { createFakeGateway } from "./fakeGateway.ts";
+import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
 
 export interface FakeGuild {
   id: string;
@@ -74,6 +80,10 @@ export interface FakeChatServerConfig {
   guilds?: FakeGuild[];
   /** The Gateway's HELLO heartbeat_interval (default 41250 ms, as Discord's; tests shorten it). */
   gatewayHeartbeatMs?: number;
+  /** The privileged intents enabled for the bot (fakeGateway.ts; default MESSAGE_CONTENT only). */
+  gatewayPrivilegedIntents?: number;
+  /** The Gateway's timers (its heartbeat deadlines); tests pass a clock they move. */
+  timers?: FakeGatewayTimers;
   /** How the fake reaches the plugin (default: global fetch). */
   deliver?: (request: Request) => Promise<Response>;
   now?: () => number;
@@ -106,13 +116,31 @@ interface Interaction {
   responses: unknown[];
 }
 
-interface Message {
+interface MessageAttachment {
+  id: string;
+  filename: string;
+  size: number;
+}
+
+interface MessageFields {
+  content: string;
+  embeds: unknown[];
+  components: unknown[];
+  attachments: MessageAttachment[];
+}
+
+interface Message extends MessageFields {
   id: string;
   channel_id: string;
-  content: string;
   author: { id: string; username: string; bot?: boolean };
   edited_timestamp: string | null;
   webhook_id?: string;
+}
+
+interface StoredCommand {
+  id: string;
+  name: string;
+  [field: string]: unknown;
 }
 
 // The provider's own rule for command names (wider than the platform's contracts/chatServerEvents.ts COMMAND_NAME).
@@ -143,13 +171,19 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     baseUrl: config.baseUrl,
     botToken: config.botToken,
     applicationId: config.applicationId,
+    now,
     ...(config.gatewayHeartbeatMs ? { heartbeatIntervalMs: config.gatewayHeartbeatMs } : {}),
+    ...(config.gatewayPrivilegedIntents !== undefined ? { privilegedIntents: config.gatewayPrivilegedIntents } : {}),
+    ...(config.timers ? { timers: config.timers } : {}),
   });
 
   let codes = new Map<string, IssuedCode>();
   let accessTokens = new Map<string, { guildId: string; refreshToken: string }>();
   let installedGuilds = new Set<string>();
-  let commands = new Map<string, unknown[]>();
+  /** Commands by scope: a guild id, or "global". */
+  let commands = new Map<string, StoredCommand[]>();
+  /** Followup message id → its interaction id. */
+  let followups = new Map<string, string>();
   let interactions = new Map<string, Interaction>();
   let messages = new Map<string, Message>();
   let recorded: RecordedCall[] = [];
@@ -160,6 +194,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     accessTokens = new Map();
     installedGuilds = new Set();
     commands = new Map();
+    followups = new Map();
     interactions = new Map();
     messages = new Map();
     recorded = [];
@@ -324,16 +359,17 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   // ------------------------------------------------------------------ REST
 
   function botAuthorized(request: Request): boolean {
-    return request.headers.get("authorization") === `Bot ${config.botToken}`;
+    // One IDENTIFY past the session start limit resets the bot token: the old one stops working everywhere.
+    return request.headers.get("authorization") === `Bot ${config.botToken}` && !gateway.tokenWasReset();
   }
+
+  const invalidForm = (errors: Record<string, unknown>) => discordError(400, 50035, "Invalid Form Body", { errors });
 
   async function jsonBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
     if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
       return {
         ok: false,
-        response: discordError(400, 50035, "Invalid Form Body", {
-          errors: { _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] },
-        }),
+        response: invalidForm({ _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] }),
       };
     }
     try {
@@ -343,19 +379,115 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
   }
 
-  function messageContent(body: unknown): string | Response {
-    const content = (body as { content?: unknown } | null)?.content;
-    if (typeof content !== "string" || content.length === 0) {
-      return discordError(400, 50006, "Cannot send an empty message");
+  /**
+   * A message body: JSON, or multipart/form-data with the JSON in `payload_json` and files in `files[n]`
+   * (resources/message.mdx "Uploading Files"). What it holds is checked by `messageFields`.
+   */
+  async function messageBody(
+    request: Request,
+  ): Promise<{ ok: true; value: unknown; files: MessageAttachment[] } | { ok: false; response: Response }> {
+    if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
+      const body = await jsonBody(request);
+      return body.ok ? { ...body, files: [] } : body;
     }
-    if (content.length > 2000) {
-      return discordError(400, 50035, "Invalid Form Body", {
-        errors: {
-          content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] },
-        },
+    let form: FormData;
+    try {
+      form = await request.formData();
+    } catch {
+      return {
+        ok: false,
+        response: invalidForm({ _errors: [{ code: "INVALID", message: "Malformed multipart body" }] }),
+      };
+    }
+    const files: MessageAttachment[] = [];
+    let value: unknown = {};
+    for (const [name, part] of form.entries()) {
+      if (name === "payload_json") {
+        try {
+          value = JSON.parse(typeof part === "string" ? part : await part.text());
+        } catch {
+          return { ok: false, response: discordError(400, 50109, "The request body contains invalid JSON.") };
+        }
+      } else if (/^files\[\d+\]$/.test(name) && typeof part !== "string") {
+        files.push({ id: String(files.length), filename: part.name || name, size: part.size });
+      }
+    }
+    return { ok: true, value, files };
+  }
+
+  /**
+   * What a message may carry: content (<= 2000), embeds (<= 10), components, sticker_ids, a poll, files. A
+   * new message needs at least one of them (resources/message.mdx "Create Message"); an edit needs none.
+   */
+  function messageFields(
+    body: unknown,
+    files: MessageAttachment[],
+    creating: boolean,
+  ): Partial<MessageFields> | Response {
+    if (!body || typeof body !== "object" || Array.isArray(body))
+      return invalidForm({
+        _errors: [{ code: "DICT_TYPE_CONVERT", message: "Only dictionaries may be used in a DictType" }],
       });
-    }
-    return content;
+    const b = body as {
+      content?: unknown;
+      embeds?: unknown;
+      components?: unknown;
+      sticker_ids?: unknown;
+      poll?: unknown;
+    };
+    if (b.content !== undefined && b.content !== null && typeof b.content !== "string")
+      return invalidForm({ content: { _errors: [{ code: "BASE_TYPE_STRING", message: "Must be a string." }] } });
+    const content = typeof b.content === "string" ? b.content : "";
+    if (content.length > 2000)
+      return invalidForm({
+        content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] },
+      });
+    const list = (value: unknown, field: string, max: number): unknown[] | Response => {
+      if (value === undefined || value === null) return [];
+      if (!Array.isArray(value) || value.length > max)
+        return invalidForm({
+          [field]: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: `Must be an array of ${max} or fewer.` }] },
+        });
+      return value;
+    };
+    const embeds = list(b.embeds, "embeds", 10);
+    if (embeds instanceof Response) return embeds;
+    if (embeds.some((e) => !e || typeof e !== "object"))
+      return invalidForm({
+        embeds: { _errors: [{ code: "DICT_TYPE_CONVERT", message: "Only dictionaries may be used in a DictType" }] },
+      });
+    const components = list(b.components, "components", 40);
+    if (components instanceof Response) return components;
+    const stickers = list(b.sticker_ids, "sticker_ids", 3);
+    if (stickers instanceof Response) return stickers;
+    const poll = b.poll && typeof b.poll === "object" ? b.poll : null;
+    if (creating && !content && !embeds.length && !components.length && !stickers.length && !poll && !files.length)
+      return discordError(400, 50006, "Cannot send an empty message");
+    // An edit changes only what it names.
+    const fields: Partial<MessageFields> = {};
+    if (creating || b.content !== undefined) fields.content = content;
+    if (creating || b.embeds !== undefined) fields.embeds = embeds;
+    if (creating || b.components !== undefined) fields.components = components;
+    if (creating || files.length) fields.attachments = files;
+    return fields;
+  }
+
+  function validateCommand(command: unknown, at: string): string | null {
+    if (!command || typeof command !== "object") return `${at}: must be an object`;
+    const cmd = command as { name?: unknown; description?: unknown; type?: unknown };
+    const type = cmd.type ?? 1;
+    if (
+      typeof cmd.name !== "string" ||
+      !COMMAND_NAME.test(cmd.name) ||
+      (type === 1 && cmd.name !== cmd.name.toLowerCase())
+    )
+      return `${at}.name: invalid command name`;
+    if (
+      type === 1 &&
+      (typeof cmd.description !== "string" || cmd.description.length < 1 || cmd.description.length > 100)
+    )
+      return `${at}.description: must be between 1 and 100 in length`;
+    return null;
   }
 
   function validateCommands(body: unknown): string | null {
@@ -363,26 +495,84 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (body.length > 100) return "at most 100 commands";
     const names = new Set<string>();
     for (const [i, c] of body.entries()) {
-      if (!c || typeof c !== "object") return `${i}: must be an object`;
-      const cmd = c as { name?: unknown; description?: unknown; type?: unknown };
-      const type = cmd.type ?? 1;
-      if (
-        typeof cmd.name !== "string" ||
-        !COMMAND_NAME.test(cmd.name) ||
-        (type === 1 && cmd.name !== cmd.name.toLowerCase())
-      ) {
-        return `${i}.name: invalid command name`;
-      }
-      if (
-        type === 1 &&
-        (typeof cmd.description !== "string" || cmd.description.length < 1 || cmd.description.length > 100)
-      ) {
-        return `${i}.description: must be between 1 and 100 in length`;
-      }
-      if (names.has(cmd.name)) return `${i}.name: duplicate command name`;
-      names.add(cmd.name);
+      const problem = validateCommand(c, String(i));
+      if (problem) return problem;
+      const name = (c as { name: string }).name;
+      if (names.has(name)) return `${i}.name: duplicate command name`;
+      names.add(name);
     }
     return null;
+  }
+
+  const commandProblem = (problem: string) => invalidForm({ _errors: [{ code: "INVALID", message: problem }] });
+
+  function storedCommand(guildId: string | null, command: Record<string, unknown>): StoredCommand {
+    return {
+      id: snowflake(),
+      application_id: config.applicationId,
+      ...(guildId ? { guild_id: guildId } : {}),
+      version: snowflake(),
+      type: 1,
+      ...command,
+    } as unknown as StoredCommand;
+  }
+
+  /**
+   * A command scope: one guild's commands or the global ones (`/applications/{app}[/guilds/{guild}]/commands[/{id}]`).
+   * PUT overwrites all, POST creates one (201) or overwrites the one of that name (200), GET lists or reads one,
+   * PATCH edits one, DELETE removes one (204).
+   */
+  async function commandRoutes(
+    request: Request,
+    scope: string,
+    guildId: string | null,
+    id: string | undefined,
+  ): Promise<Response> {
+    const method = request.method;
+    const list = commands.get(scope) ?? [];
+    if (id === undefined) {
+      if (method === "GET") return Response.json(list);
+      if (method !== "PUT" && method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
+      const body = await jsonBody(request);
+      if (!body.ok) return body.response;
+      if (method === "PUT") {
+        const problem = validateCommands(body.value);
+        if (problem) return commandProblem(problem);
+        const stored = (body.value as Record<string, unknown>[]).map((c) => storedCommand(guildId, c));
+        commands.set(scope, stored);
+        return Response.json(stored);
+      }
+      const problem = validateCommand(body.value, "command");
+      if (problem) return commandProblem(problem);
+      const created = body.value as Record<string, unknown>;
+      const existing = list.find((c) => c.name === created.name);
+      if (existing) {
+        Object.assign(existing, created, { version: snowflake() });
+        return Response.json(existing, { status: 200 });
+      }
+      if (list.length >= 100) return discordError(400, 30032, "Maximum number of application commands reached (100)");
+      const stored = storedCommand(guildId, created);
+      commands.set(scope, [...list, stored]);
+      return Response.json(stored, { status: 201 });
+    }
+    const command = list.find((c) => c.id === id);
+    if (!command) return discordError(404, 10063, "Unknown application command");
+    if (method === "GET") return Response.json(command);
+    if (method === "DELETE") {
+      commands.set(
+        scope,
+        list.filter((c) => c !== command),
+      );
+      return new Response(null, { status: 204 });
+    }
+    if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
+    const body = await jsonBody(request);
+    if (!body.ok) return body.response;
+    const edited = { ...command, ...(body.value as Record<string, unknown>) };
+    const problem = validateCommand(edited, "command");
+    if (problem) return commandProblem(problem);
+    Object.assign(command, body.value, { version: snowflake() });
+    return Response.json(command);
   }
 
   function liveInteraction(token: string): Interaction | null {
@@ -408,35 +598,27 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         },
       );
     }
-    const seg = path.split("/").filter(Boolean); // after /api/v10
+    let seg: string[];
+    try {
+      // After /api/v10, percent-decoded as the provider reads it (`messages/%40original` is `@original`).
+      seg = path.split("/").filter(Boolean).map(decodeURIComponent);
+    } catch {
+      return discordError(404, 0, "404: Not Found");
+    }
     const method = request.method;
 
-    // Application commands of one guild.
-    if (seg[0] === "applications" && seg[2] === "guilds" && seg[4] === "commands" && seg.length === 5) {
+    // Application commands: one guild's (`/applications/{app}/guilds/{guild}/commands[/{id}]`) or global.
+    if (seg[0] === "applications" && (seg[2] === "commands" || (seg[2] === "guilds" && seg[4] === "commands"))) {
+      const global = seg[2] === "commands";
+      const id = global ? seg[3] : seg[5];
+      if (seg.length > (global ? 4 : 6)) return discordError(404, 0, "404: Not Found");
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
       if (seg[1] !== config.applicationId) return discordError(403, 50001, "Missing Access");
+      if (global) return commandRoutes(request, "global", null, id);
       const guild = guildById(seg[3]!);
       if (!guild) return discordError(404, 10004, "Unknown Guild");
       if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
-      if (method === "GET") return Response.json(commands.get(guild.id) ?? []);
-      if (method !== "PUT") return discordError(405, 0, "405: Method Not Allowed");
-      const body = await jsonBody(request);
-      if (!body.ok) return body.response;
-      const problem = validateCommands(body.value);
-      if (problem)
-        return discordError(400, 50035, "Invalid Form Body", {
-          errors: { _errors: [{ code: "INVALID", message: problem }] },
-        });
-      const stored = (body.value as Record<string, unknown>[]).map((c) => ({
-        id: snowflake(),
-        application_id: config.applicationId,
-        guild_id: guild.id,
-        version: snowflake(),
-        type: 1,
-        ...c,
-      }));
-      commands.set(guild.id, stored);
-      return Response.json(stored);
+      return commandRoutes(request, guild.id, guild.id, id);
     }
 
     // Interaction callback (no auth: the token is in the path).
@@ -446,47 +628,62 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         return discordError(404, 10062, "Unknown interaction");
       }
       if (interaction.acknowledged) return discordError(400, 40060, "Interaction has already been acknowledged.");
-      const body = await jsonBody(request);
+      const body = await messageBody(request);
       if (!body.ok) return body.response;
       const type = (body.value as { type?: unknown })?.type;
-      if (![4, 5].includes(type as number)) return discordError(400, 50035, "Invalid Form Body");
+      if (![4, 5].includes(type as number))
+        return invalidForm({
+          type: {
+            _errors: [{ code: "BASE_TYPE_CHOICES", message: "Value must be one of (1, 4, 5, 6, 7, 8, 9, 10, 12)." }],
+          },
+        });
       if (type === 4) {
-        const content = messageContent((body.value as { data?: unknown }).data);
-        if (content instanceof Response) return content;
-        storeMessage(interaction.channelId, content, config.applicationId);
+        const fields = messageFields((body.value as { data?: unknown }).data, body.files, true);
+        if (fields instanceof Response) return fields;
+        storeMessage(interaction.channelId, fields, config.applicationId, `original:${interaction.id}`);
       }
       interaction.acknowledged = true;
       interaction.responses.push(body.value);
       return new Response(null, { status: 204 });
     }
 
-    // Interaction webhooks: edit original, followups.
+    // Interaction webhooks: the original response (`@original`) and followups, each to GET, PATCH or DELETE.
     if (seg[0] === "webhooks" && seg.length >= 3) {
       if (seg[1] !== config.applicationId) return discordError(404, 10015, "Unknown Webhook");
       const interaction = liveInteraction(seg[2]!);
       if (!interaction) return discordError(401, 50027, "Invalid Webhook Token");
-      const body = await jsonBody(request);
-      if (!body.ok) return body.response;
-      const content = messageContent(body.value);
-      if (content instanceof Response) return content;
-      if (seg.length === 5 && seg[3] === "messages" && seg[4] === "@original" && method === "PATCH") {
-        if (!interaction.acknowledged) return discordError(404, 10008, "Unknown Message");
-        const message = storeMessage(
-          interaction.channelId,
-          content,
-          config.applicationId,
-          `original:${interaction.id}`,
-        );
-        interaction.responses.push({ edit: body.value });
-        return Response.json(message);
-      }
-      if (seg.length === 3 && method === "POST") {
+      if (seg.length === 3) {
+        if (method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
         if (!interaction.acknowledged) return discordError(404, 10062, "Unknown interaction");
-        const message = storeMessage(interaction.channelId, content, config.applicationId);
+        const body = await messageBody(request);
+        if (!body.ok) return body.response;
+        const fields = messageFields(body.value, body.files, true);
+        if (fields instanceof Response) return fields;
+        const message = storeMessage(interaction.channelId, fields, config.applicationId);
+        followups.set(message.id, interaction.id);
         interaction.responses.push({ followup: body.value });
         return Response.json(message);
       }
-      return discordError(405, 0, "405: Method Not Allowed");
+      if (seg.length !== 5 || seg[3] !== "messages") return discordError(404, 0, "404: Not Found");
+      const original = seg[4] === "@original";
+      const key = original ? `original:${interaction.id}` : seg[4]!;
+      const existing = messages.get(key);
+      const ours = existing && (original || followups.get(existing.id) === interaction.id) ? existing : undefined;
+      if (method === "GET" || method === "DELETE") {
+        if (!ours) return discordError(404, 10008, "Unknown Message");
+        if (method === "GET") return Response.json(ours);
+        deleteMessage(ours);
+        return new Response(null, { status: 204 });
+      }
+      if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
+      if (original ? !interaction.acknowledged : !ours) return discordError(404, 10008, "Unknown Message");
+      const body = await messageBody(request);
+      if (!body.ok) return body.response;
+      const fields = messageFields(body.value, body.files, false);
+      if (fields instanceof Response) return fields;
+      const message = storeMessage(interaction.channelId, fields, config.applicationId, key);
+      interaction.responses.push({ edit: body.value });
+      return Response.json(message);
     }
 
     // One channel (Bot auth): which guild it is in.
@@ -504,42 +701,56 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return Response.json(gateway.gatewayBot());
     }
 
-    // Channel messages (Bot auth).
+    // Channel messages (Bot auth): POST a new one; GET, PATCH or DELETE one.
     if (seg[0] === "channels" && seg[2] === "messages" && (seg.length === 3 || seg.length === 4)) {
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
       const guild = guildOfChannel(seg[1]!);
       if (!guild) return discordError(404, 10003, "Unknown Channel");
       if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
-      const body = await jsonBody(request);
-      if (!body.ok) return body.response;
-      const content = messageContent(body.value);
-      if (content instanceof Response) return content;
-      if (seg.length === 3 && method === "POST") return Response.json(storeMessage(seg[1]!, content));
-      if (seg.length === 4 && method === "PATCH") {
-        const existing = messages.get(seg[3]!);
-        if (!existing || existing.channel_id !== seg[1]) return discordError(404, 10008, "Unknown Message");
-        if (!existing.author.bot) return discordError(403, 50005, "Cannot edit a message authored by another user");
-        existing.content = content;
-        existing.edited_timestamp = new Date(now()).toISOString();
-        return Response.json(existing);
+      if (seg.length === 3) {
+        if (method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
+        const body = await messageBody(request);
+        if (!body.ok) return body.response;
+        const fields = messageFields(body.value, body.files, true);
+        if (fields instanceof Response) return fields;
+        return Response.json(storeMessage(seg[1]!, fields));
       }
-      return discordError(405, 0, "405: Method Not Allowed");
+      const existing = messages.get(seg[3]!);
+      if (!existing || existing.channel_id !== seg[1]) return discordError(404, 10008, "Unknown Message");
+      if (method === "GET") return Response.json(existing);
+      if (method === "DELETE") {
+        // The bot may delete its own messages; others' need MANAGE_MESSAGES, which the fake's bot is not granted.
+        if (!existing.author.bot) return discordError(403, 50013, "Missing Permissions");
+        deleteMessage(existing);
+        return new Response(null, { status: 204 });
+      }
+      if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
+      if (!existing.author.bot) return discordError(403, 50005, "Cannot edit a message authored by another user");
+      const body = await messageBody(request);
+      if (!body.ok) return body.response;
+      const fields = messageFields(body.value, body.files, false);
+      if (fields instanceof Response) return fields;
+      return Response.json(storeMessage(seg[1]!, fields, undefined, existing.id));
     }
 
     return discordError(404, 0, "404: Not Found");
   }
 
-  function storeMessage(channelId: string, content: string, webhookId?: string, key?: string): Message {
+  /** A new message, or an edit of the one stored under `key` (only the fields the edit names change). */
+  function storeMessage(channelId: string, fields: Partial<MessageFields>, webhookId?: string, key?: string): Message {
     const existing = key ? messages.get(key) : undefined;
     if (existing) {
-      existing.content = content;
-      existing.edited_timestamp = new Date(now()).toISOString();
+      Object.assign(existing, fields, { edited_timestamp: new Date(now()).toISOString() });
       return existing;
     }
     const message: Message = {
       id: snowflake(),
       channel_id: channelId,
-      content,
+      content: "",
+      embeds: [],
+      components: [],
+      attachments: [],
+      ...fields,
       author: { id: config.applicationId, username: "platform-bot", bot: true },
       edited_timestamp: null,
       ...(webhookId ? { webhook_id: webhookId } : {}),
@@ -547,6 +758,10 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     messages.set(message.id, message);
     if (key) messages.set(key, message);
     return message;
+  }
+
+  function deleteMessage(message: Message) {
+    for (const [key, value] of messages) if (value === message) messages.delete(key);
   }
 
   // ------------------------------------------------------------------ trigger
@@ -673,7 +888,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         interaction.responses.push(parsed);
         const content = (parsed as { data?: { content?: unknown } }).data?.content;
         if (answerType === 4 && typeof content === "string")
-          storeMessage(interaction.channelId, content, config.applicationId, `original:${interaction.id}`);
+          storeMessage(interaction.channelId, { content }, config.applicationId, `original:${interaction.id}`);
       }
     }
     return Response.json({
@@ -690,19 +905,45 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   async function gatewaySwitch(request: Request, path: string): Promise<Response> {
     if (path === "/__fake/gateway" && request.method === "GET") return Response.json(gateway.state());
     if (request.method !== "POST") return new Response("Not found", { status: 404 });
-    const switches: Record<string, () => Promise<void> | void> = {
+    const body = async () => ((await request.json().catch(() => ({}))) ?? {}) as Record<string, unknown>;
+    // A switch answers 204, unless it returns its own (error) response.
+    const switches: Record<string, () => unknown> = {
       "/__fake/gateway/drop": gateway.drop,
       "/__fake/gateway/reconnect": gateway.reconnect,
       "/__fake/gateway/withhold-acks": gateway.withholdAcks,
-      "/__fake/gateway/invalid-session": async () => {
-        const body = (await request.json().catch(() => ({}))) as { resumable?: unknown };
-        gateway.invalidSession(body.resumable === true);
+      "/__fake/gateway/request-heartbeat": gateway.requestHeartbeat,
+      "/__fake/gateway/invalid-session": async () => gateway.invalidSession((await body()).resumable === true),
+      "/__fake/gateway/privileged-intents": async () => {
+        const mask = privilegedIntentsNamed((await body()).enabled);
+        if (mask === null)
+          return Response.json(
+            { error: 'enabled must list privileged intents: "GUILD_MEMBERS", "GUILD_PRESENCES", "MESSAGE_CONTENT"' },
+            { status: 400 },
+          );
+        gateway.setPrivilegedIntents(mask);
+      },
+      "/__fake/gateway/session-start-limit": async () => {
+        const input = await body();
+        const change: Parameters<typeof gateway.setSessionStartLimit>[0] = {};
+        for (const [field, key] of [
+          ["remaining", "remaining"],
+          ["resetAfter", "resetAfterMs"],
+          ["maxConcurrency", "maxConcurrency"],
+          ["total", "total"],
+        ] as const) {
+          const value = input[field];
+          if (value === undefined) continue;
+          if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+            return Response.json({ error: `${field} must be a number >= 0` }, { status: 400 });
+          change[key] = value;
+        }
+        gateway.setSessionStartLimit(change);
       },
     };
     const run = switches[path];
     if (!run) return new Response("Not found", { status: 404 });
-    await run();
-    return new Response(null, { status: 204 });
+    const answer = await run();
+    return answer instanceof Response ? answer : new Response(null, { status: 204 });
   }
 
   // ------------------------------------------------------------------ entry

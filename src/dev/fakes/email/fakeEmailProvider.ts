@@ -1,9 +1,12 @@
 /**
  * A local stand-in for the email provider (Resend's wire protocol) for
  * `platform dev` and tests. It checks what it receives like the real one:
- * the Bearer key, JSON, `from` / `to` (1..50) / `subject` / `html`, and
- * `Idempotency-Key` (same key + same body → the same id, nothing resent;
- * same key + another body → 409 `invalid_idempotent_request`).
+ * the Bearer key, JSON, `from` / `to` (1..50) / `subject`, an `html` or a
+ * `text` body (either alone, or both), `cc` / `bcc` / `reply_to` (an address
+ * or a list), and `Idempotency-Key` (same key + same body → the same id,
+ * nothing resent; same key + another body → 409 `invalid_idempotent_request`).
+ * It keeps every field it accepted (text, cc, bcc, reply_to too), as Resend
+ * does.
  *
  * The local outbox (`platform email list`, the console's Outbox): `GET
  * /__fake/outbox[?from=<address>&limit=N]` (newest first, at most 100 unless
@@ -32,6 +35,14 @@ const OUTBOX_LIMIT = { default: 100, max: 1000 };
 /** The address of a `from` (`Name <a@b.c>` or `a@b.c`), lower-cased. */
 export function senderAddress(from: string): string {
   return (/<([^>]+)>$/.exec(from)?.[1] ?? from).toLowerCase();
+}
+
+/** `cc`, `bcc` or `reply_to`: absent, an address or a list of them (`Name <a@b.c>` too); null when invalid. */
+function addressList(value: unknown): string[] | null {
+  if (value === undefined || value === null) return [];
+  const list = typeof value === "string" ? [value] : value;
+  if (!Array.isArray(list) || list.length > 50) return null;
+  return list.every((a) => typeof a === "string" && ADDRESS.test(senderAddress(a))) ? (list as string[]) : null;
 }
 
 function providerError(
@@ -84,8 +95,18 @@ export function createFakeEmailProvider(options: { apiKey: string; store?: FakeE
     if (to.length > 50) return providerError(422, "validation_error", "Too many recipients: `to` accepts at most 50.");
     if (typeof json.subject !== "string" || !json.subject)
       return providerError(422, "validation_error", "Invalid `subject` field.");
+    for (const field of ["html", "text"]) {
+      if (json[field] !== undefined && typeof json[field] !== "string")
+        return providerError(422, "validation_error", `Invalid \`${field}\` field.`);
+    }
     if (typeof json.html !== "string" && typeof json.text !== "string") {
       return providerError(422, "validation_error", "Either `html` or `text` must be provided.");
+    }
+    const copies: Record<"cc" | "bcc" | "reply_to", string[]> = { cc: [], bcc: [], reply_to: [] };
+    for (const field of ["cc", "bcc", "reply_to"] as const) {
+      const list = addressList(json[field]);
+      if (list === null) return providerError(422, "validation_error", `Invalid \`${field}\` field.`);
+      copies[field] = list;
     }
 
     const key = request.headers.get("idempotency-key");
@@ -111,7 +132,11 @@ export function createFakeEmailProvider(options: { apiKey: string; store?: FakeE
       from: from as string,
       to: to as string[],
       subject: json.subject,
-      html: typeof json.html === "string" ? json.html : "",
+      html: typeof json.html === "string" ? json.html : null,
+      text: typeof json.text === "string" ? json.text : null,
+      cc: copies.cc,
+      bcc: copies.bcc,
+      replyTo: copies.reply_to,
       idempotencyKey: key,
       at: new Date().toISOString(),
     };

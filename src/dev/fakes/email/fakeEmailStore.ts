@@ -1,10 +1,17 @@
-/** One email the fake provider accepted, as its outbox shows it. */
+/** One email the fake provider accepted, as its outbox shows it (what Resend keeps of `POST /emails`). */
 export interface SentEmail {
   id: string;
   from: string;
   to: string[];
   subject: string;
-  html: string;
+  /** The HTML body; null for a text-only email. */
+  html: string | null;
+  /** The plain-text body, when one was sent. */
+  text: string | null;
+  cc: string[];
+  bcc: string[];
+  /** `reply_to` on the wire. */
+  replyTo: string[];
   idempotencyKey: string | null;
   at: string;
 }

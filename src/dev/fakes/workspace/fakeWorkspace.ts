@@ -11,7 +11,9 @@
  *   GET  /oauth/v2/authorize?client_id&scope&redirect_uri&state[&team]  consent page
  *   POST /oauth/v2/authorize                                   Allow / Cancel from that page
  *   POST /api/oauth.v2.access                                  code or refresh_token grant
- *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token)
+ *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token); a message needs
+ *                                                              text, blocks or attachments (else no_text)
+ *   POST /api/auth.test                                        who the token is (team, bot user, bot id)
  *   POST /api/auth.revoke                                      revokes the token presented (the team's bot tokens)
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
  *                                                              (`resourceId` names the team as well)
@@ -80,6 +82,7 @@ interface Message {
   channel: string;
   ts: string;
   text: string;
+  blocks?: unknown[];
   user: string;
   teamId: string;
   threadTs?: string;
@@ -87,6 +90,33 @@ interface Message {
 }
 
 export const FAKE_CHANNELS = ["C0GENERAL", "C0RANDOM"] as const;
+const MAX_BLOCKS = 50;
+
+/**
+ * A message's `text` and `blocks` (blocks a JSON string in a form body): `text` is only a fallback once there
+ * are blocks or attachments ("not enforced as required when using blocks", chat.postMessage), so `no_text` is
+ * for a message with none of them; blocks must be 1–50 objects with a `type`, else `invalid_blocks`.
+ */
+function messageBody(params: Record<string, unknown>): { text: string; blocks?: unknown[] } | string {
+  const text = typeof params.text === "string" ? params.text : "";
+  let blocks = params.blocks;
+  let attachments = params.attachments;
+  try {
+    if (typeof blocks === "string") blocks = JSON.parse(blocks);
+    if (typeof attachments === "string") attachments = JSON.parse(attachments);
+  } catch {
+    return "invalid_blocks_format";
+  }
+  if (blocks !== undefined) {
+    if (!Array.isArray(blocks) || blocks.length > MAX_BLOCKS) return "invalid_blocks";
+    if (blocks.some((b) => !b || typeof b !== "object" || typeof (b as { type?: unknown }).type !== "string"))
+      return "invalid_blocks";
+  }
+  const hasBlocks = Array.isArray(blocks) && blocks.length > 0;
+  const hasAttachments = Array.isArray(attachments) && attachments.length > 0;
+  if (!text && !hasBlocks && !hasAttachments) return "no_text";
+  return hasBlocks ? { text, blocks: blocks as unknown[] } : { text };
+}
 export const FAKE_USER_ID = "U0ALICE";
 export const DEFAULT_TEAM = { id: "T0TEST", name: "Test Workspace" };
 
@@ -308,14 +338,30 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return record(200, { ok: true, revoked: true });
     }
     const team = teamInfo(token.teamId);
+    if (method === "auth.test") {
+      // Who the token is (docs.slack.dev/reference/methods/auth.test): a bot token names its bot user and bot id.
+      return record(200, {
+        ok: true,
+        url: `https://${team.id.toLowerCase()}.slack.fake/`,
+        team: team.name,
+        user: "platform-bot",
+        team_id: team.id,
+        user_id: team.botUserId,
+        bot_id: `B0BOT${team.id.slice(1)}`,
+        is_enterprise_install: false,
+      });
+    }
+    if (!["chat.postMessage", "chat.update", "reactions.add"].includes(method))
+      return record(200, { ok: false, error: "unknown_method" });
     const channel = typeof params.channel === "string" ? params.channel : "";
     if (!(FAKE_CHANNELS as readonly string[]).includes(channel))
       return record(200, { ok: false, error: "channel_not_found" });
     const key = (ts: string) => `${team.id}/${channel}/${ts}`;
 
     if (method === "chat.postMessage") {
-      const text = typeof params.text === "string" ? params.text : "";
-      if (!text) return record(200, { ok: false, error: "no_text" });
+      const body = messageBody(params);
+      if (typeof body === "string") return record(200, { ok: false, error: body });
+      const { text } = body;
       if (text.length > 40_000) return record(200, { ok: false, error: "msg_too_long" });
       const threadTs = typeof params.thread_ts === "string" ? params.thread_ts : undefined;
       if (threadTs && !messages.has(key(threadTs))) return record(200, { ok: false, error: "thread_not_found" });
@@ -324,6 +370,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         channel,
         ts,
         text,
+        ...(body.blocks ? { blocks: body.blocks } : {}),
         user: team.botUserId,
         teamId: team.id,
         threadTs,
@@ -334,31 +381,50 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         ok: true,
         channel,
         ts,
-        message: { type: "message", user: team.botUserId, text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
+        message: {
+          type: "message",
+          user: team.botUserId,
+          text,
+          ts,
+          ...(body.blocks ? { blocks: body.blocks } : {}),
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+        },
       });
     }
     if (method === "chat.update") {
       const ts = typeof params.ts === "string" ? params.ts : "";
-      const text = typeof params.text === "string" ? params.text : "";
       const message = messages.get(key(ts));
       if (!message) return record(200, { ok: false, error: "message_not_found" });
       if (message.user !== team.botUserId) return record(200, { ok: false, error: "cant_update_message" });
-      if (!text) return record(200, { ok: false, error: "no_text" });
+      const body = messageBody(params);
+      if (typeof body === "string") return record(200, { ok: false, error: body });
+      const { text } = body;
       message.text = text;
-      return record(200, { ok: true, channel, ts, text, message: { type: "message", user: message.user, text, ts } });
+      if (body.blocks) message.blocks = body.blocks;
+      return record(200, {
+        ok: true,
+        channel,
+        ts,
+        text,
+        message: {
+          type: "message",
+          user: message.user,
+          text,
+          ts,
+          ...(message.blocks ? { blocks: message.blocks } : {}),
+        },
+      });
     }
-    if (method === "reactions.add") {
-      const ts = typeof params.timestamp === "string" ? params.timestamp : "";
-      const name = typeof params.name === "string" ? params.name : "";
-      if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name))
-        return record(200, { ok: false, error: "invalid_name" });
-      const message = messages.get(key(ts));
-      if (!message) return record(200, { ok: false, error: "message_not_found" });
-      if (message.reactions.has(name)) return record(200, { ok: false, error: "already_reacted" });
-      message.reactions.add(name);
-      return record(200, { ok: true });
-    }
-    return record(200, { ok: false, error: "unknown_method" });
+    // reactions.add
+    const ts = typeof params.timestamp === "string" ? params.timestamp : "";
+    const name = typeof params.name === "string" ? params.name : "";
+    if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name))
+      return record(200, { ok: false, error: "invalid_name" });
+    const message = messages.get(key(ts));
+    if (!message) return record(200, { ok: false, error: "message_not_found" });
+    if (message.reactions.has(name)) return record(200, { ok: false, error: "already_reacted" });
+    message.reactions.add(name);
+    return record(200, { ok: true });
   }
 
   function revokeTeam(teamId: string): void {

@@ -1,16 +1,18 @@
 /**
  * Runs gatewaySession.ts against a real socket: opens connections, feeds
- * frames, closes and timers into `step`, and performs the actions it returns.
- * Everything with a side effect is injected (how to open a socket, timers,
- * storage, what to do with a dispatch), so the relay actor is a few lines and
- * tests run it in-process against the fake chat server with a clock they move.
+ * frames, closes, timers and the answers it asked for (`GET /gateway/bot`,
+ * an IDENTIFY slot) into `step`, and performs the actions it returns.
+ * Everything with a side effect is injected (how to open a socket, ask the
+ * gateway, take a slot, timers, storage, what to do with a dispatch or a
+ * health report), so the relay actor is a few lines and tests run it
+ * in-process against the fake chat server with a clock they move.
  *
  * Dispatches are handled one at a time, in sequence order, and the sequence
  * is saved only after its dispatch was handled: a relay evicted mid-way
  * RESUMEs from an earlier sequence and the replayed events are de-duplicated
  * downstream (chatEvents.ts).
  */
-import { parseFrame } from "./gatewayProtocol.ts";
+import { parseFrame, type SessionStartLimit } from "./gatewayProtocol.ts";
 import {
   initialSession,
   step,
@@ -21,6 +23,7 @@ import {
   type SessionState,
   type TimerName,
 } from "./gatewaySession.ts";
+import type { RelayProblem } from "./relayProblem.ts";
 
 export interface GatewayDispatch {
   event: string;
@@ -39,16 +42,25 @@ export const systemTimers: RelayTimers = {
   clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+/** `GET /gateway/bot`'s answer, or why there is none (`tokenRefused`: 401, or no token configured). */
+export type GatewayBotAnswer =
+  | { ok: true; url: string; limit: SessionStartLimit | null }
+  | { ok: false; tokenRefused: boolean; reason: string };
+
 export interface GatewayConnectionDeps {
   session: SessionConfig;
-  /** `GET /gateway/bot`'s `url`. */
-  gatewayUrl(): Promise<string>;
+  /** `GET /gateway/bot` (never throws). */
+  gatewayBot(): Promise<GatewayBotAnswer>;
+  /** Takes one IDENTIFY of rate-limit key `key` (shared by every shard): 0 when taken, else the ms to wait. */
+  identifySlot(key: number): Promise<number>;
   /** An accepted WebSocket to `url` (throws when the upgrade is refused). */
   openSocket(url: string): Promise<WebSocket>;
   timers: RelayTimers;
   store: { load(): Promise<SavedSession | null>; save(saved: SavedSession): Promise<void> };
   onDispatch(dispatch: GatewayDispatch): Promise<void>;
   onStopped?(code: number, reason: string): void;
+  /** The relay's health changed: a problem (cause, fix) or null (READY). Handled in order with the dispatches. */
+  onHealth?(problem: RelayProblem | null): Promise<void>;
   log?(message: string): void;
 }
 
@@ -59,15 +71,19 @@ export interface GatewayStatus {
   hasSession: boolean;
   failures: number;
   stoppedBy: SessionState["stoppedBy"];
+  problem: RelayProblem | null;
 }
 
 export class GatewayConnection {
   private state: SessionState | null = null;
   private socket: WebSocket | null = null;
+  /** Bumped by every connection opened and by shutdown: a late answer for an older one is dropped. */
   private attempt = 0;
   private readonly timers = new Map<TimerName, unknown>();
-  /** Dispatches and the saves that follow them, in order. */
+  /** Dispatches, the saves that follow them and health reports, in order. */
   private queue: Promise<void> = Promise.resolve();
+  /** Questions asked for the session (`GET /gateway/bot`, IDENTIFY slots) not answered yet. */
+  private readonly asking = new Set<Promise<void>>();
 
   private readonly deps: GatewayConnectionDeps;
 
@@ -75,12 +91,10 @@ export class GatewayConnection {
     this.deps = deps;
   }
 
-  /** Connects unless already connected, connecting or waiting to reconnect. */
+  /** Connects unless already connecting, connected or waiting (to reconnect, or to retry after a stop). */
   async start(): Promise<GatewayStatus> {
     if (!this.state) this.state = initialSession(await this.deps.store.load());
-    if (this.state.phase === "idle" || this.state.phase === "stopped") {
-      this.apply({ type: "start", gatewayUrl: await this.deps.gatewayUrl() });
-    }
+    this.apply({ type: "start" });
     return this.status();
   }
 
@@ -93,12 +107,17 @@ export class GatewayConnection {
       hasSession: s.sessionId !== null,
       failures: s.failures,
       stoppedBy: s.stoppedBy,
+      problem: s.problem,
     };
   }
 
-  /** Resolves when every dispatch received so far was handled (tests). */
-  settled(): Promise<void> {
-    return this.queue;
+  /** Resolves when every dispatch received so far was handled and every question answered (tests). */
+  async settled(): Promise<void> {
+    for (;;) {
+      const queue = this.queue;
+      await Promise.all([queue, ...this.asking]);
+      if (queue === this.queue && this.asking.size === 0) return;
+    }
   }
 
   /** Closes the socket and clears the timers (tests, and a relay being replaced). */
@@ -118,6 +137,26 @@ export class GatewayConnection {
 
   private perform(action: SessionAction): void {
     switch (action.type) {
+      case "fetchGateway":
+        this.ask(
+          async () => {
+            const answer = await this.deps.gatewayBot();
+            return answer.ok
+              ? { type: "gateway", url: answer.url, limit: answer.limit }
+              : { type: "gatewayFailed", tokenRefused: answer.tokenRefused, reason: answer.reason };
+          },
+          (error) => ({ type: "gatewayFailed", tokenRefused: false, reason: String(error) }),
+        );
+        return;
+      case "takeIdentifySlot": {
+        const key = action.key;
+        // Without an answer from the shared limiter, IDENTIFY anyway: the provider's INVALID_SESSION backs it off.
+        this.ask(
+          async () => ({ type: "identifySlot", waitMs: await this.deps.identifySlot(key) }),
+          () => ({ type: "identifySlot", waitMs: 0 }),
+        );
+        return;
+      }
       case "connect":
         void this.open(action.url);
         return;
@@ -157,7 +196,29 @@ export class GatewayConnection {
         this.deps.log?.(`gateway relay stopped: close ${action.code} ${action.reason}`);
         this.deps.onStopped?.(action.code, action.reason);
         return;
+      case "health": {
+        const { problem } = action;
+        if (problem) this.deps.log?.(`gateway relay: ${problem.cause} Fix: ${problem.fix}`);
+        const report = this.deps.onHealth;
+        if (report) this.enqueue(() => report(problem));
+        return;
+      }
     }
+  }
+
+  /** Runs a question for the session; its answer (or `failed`'s) is fed back unless the connection moved on. */
+  private ask(question: () => Promise<SessionInput>, failed: (error: unknown) => SessionInput): void {
+    const attempt = this.attempt;
+    const asked = question()
+      .catch((error: unknown) => {
+        this.deps.log?.(`gateway relay: ${String(error)}`);
+        return failed(error);
+      })
+      .then((answer) => {
+        if (attempt === this.attempt) this.apply(answer);
+      })
+      .finally(() => this.asking.delete(asked));
+    this.asking.add(asked);
   }
 
   private enqueue(work: () => Promise<void>): void {

@@ -1,28 +1,42 @@
 /**
  * The Gateway protocol as a pure state machine: `step(state, input, config)`
- * takes what happened (a frame, a close, a timer) and returns the next state
- * and what to do (connect, send, close, schedule, dispatch, persist). No
- * sockets, no clocks: the relay actor (GatewayRelay.ts, through
- * gatewayConnection.ts) performs the actions; tests drive it table-driven.
+ * takes what happened (a frame, a close, a timer, an answer it asked for) and
+ * returns the next state and what to do (fetch, connect, send, close,
+ * schedule, dispatch, persist, report health). No sockets, no clocks: the
+ * relay actor (GatewayRelay.ts, through gatewayConnection.ts) performs the
+ * actions; tests drive it table-driven.
  *
- *   connect → HELLO (op 10) → IDENTIFY (op 2), or RESUME (op 6) when a
- *   session is saved → READY (t=READY: session id, resume URL) / RESUMED;
- *   heartbeats (op 1, the last sequence) every `heartbeat_interval`, the first
- *   after `interval × jitter`; an interval without an ACK (op 11) means a
- *   zombie connection: close it and RESUME on a new one. RECONNECT (op 7):
- *   close and RESUME at once. INVALID_SESSION (op 9): RESUME when `d` is
- *   true, else forget the session and IDENTIFY after 1–5 s. A dropped
- *   connection is RESUMEd after a backoff that doubles with each failure in a
- *   row (full jitter, capped); READY / RESUMED resets it. A fatal close (bad
- *   token, intents, shard) stops the relay.
+ *   start → with a session: connect to its resume URL → HELLO (op 10) →
+ *   RESUME (op 6). Without one, a fresh IDENTIFY: first its rate-limit slot
+ *   (`max_concurrency` per 5 s, key `shard % max_concurrency`, one limiter
+ *   every shard shares), then `GET /gateway/bot`, whose `session_start_limit`
+ *   says whether a session start may be spent: with fewer than
+ *   `max_concurrency` left (0 for most bots; shards starting together must
+ *   not overspend) wait `reset_after` (one start too many makes the provider
+ *   reset the bot token) and say so in the health; else connect → HELLO →
+ *   IDENTIFY (op 2) → READY (session id, resume URL; the health clears) /
+ *   RESUMED; heartbeats (op 1, the last sequence) every `heartbeat_interval`,
+ *   the first after `interval × jitter`; a heartbeat without an ACK (op 11)
+ *   by the next one means a zombie connection: close it and RESUME on a new
+ *   one. The gateway asking for a heartbeat (op 1) gets one at once, which
+ *   expects its ACK like any other. RECONNECT (op 7): close and RESUME at
+ *   once. INVALID_SESSION (op 9): RESUME when `d` is true, else forget the
+ *   session and IDENTIFY after 1–5 s; in a row, they wait like drops. A
+ *   dropped connection is RESUMEd after a backoff that doubles with each
+ *   failure in a row (full jitter, capped); READY / RESUMED resets it. A
+ *   fatal close (bad token, intents, shard) stops the relay, reports the
+ *   cause and the fix as its health, and tries again after STOPPED_RETRY_MS.
  */
 import {
   FATAL_CLOSE_CODES,
   GATEWAY_OP,
   type GatewayFrame,
+  identifyKey,
   RESUMABLE_CLOSE_CODE,
   SESSION_ENDING_CLOSE_CODES,
+  type SessionStartLimit,
 } from "./gatewayProtocol.ts";
+import { problemForClose, type RelayProblem, sessionStartsUsedUp, tokenRefused } from "./relayProblem.ts";
 
 /** What survives an eviction (kept in the actor's storage). */
 export interface SavedSession {
@@ -34,14 +48,18 @@ export interface SavedSession {
 export type SessionPhase =
   /** Not started (a new actor, or one restarted after eviction). */
   | "idle"
-  /** Waiting to reconnect (a `start` does not cut the wait short). */
+  /** Before a fresh IDENTIFY: waiting for its rate-limit slot. */
+  | "pacing"
+  /** Before a fresh IDENTIFY: asking `GET /gateway/bot` where to connect and whether a session start is left. */
+  | "preflight"
+  /** Waiting to reconnect, or for the session starts to reset (a `start` does not cut the wait short). */
   | "backoff"
   /** A connection is being opened, or is open and waiting for HELLO. */
   | "connecting"
   /** IDENTIFY or RESUME sent, waiting for READY / RESUMED. */
   | "handshaking"
   | "ready"
-  /** A fatal close: only a new `start` revives it. */
+  /** A fatal close: the relay tries again after STOPPED_RETRY_MS; a `start` does not cut the wait short. */
   | "stopped";
 
 export interface SessionState extends SavedSession {
@@ -52,23 +70,37 @@ export interface SessionState extends SavedSession {
   awaitingAck: boolean;
   /** Failed connections in a row (drives the backoff). */
   failures: number;
-  /** The last fatal close, for status. */
+  /** The last fatal close (or refused `GET /gateway/bot`: the HTTP status), for status. */
   stoppedBy: { code: number; reason: string } | null;
-  /** Where a fresh IDENTIFY connects (from `GET /gateway/bot`, given at start). */
+  /** What keeps the relay from its session, as reported in the health; null once READY. */
+  problem: RelayProblem | null;
+  /** Where a fresh IDENTIFY connects (`GET /gateway/bot`'s `url`). */
   gatewayUrl: string | null;
+  /** `session_start_limit.max_concurrency` from the last `GET /gateway/bot`. */
+  maxConcurrency: number;
 }
 
-export type TimerName = "heartbeat" | "reconnect";
+export type TimerName = "heartbeat" | "reconnect" | "identify";
 
 export type SessionInput =
-  /** Begin (a poke, an alarm after eviction); `gatewayUrl` from `GET /gateway/bot`. */
-  | { type: "start"; gatewayUrl: string }
+  /** Begin (a poke, an alarm after eviction). */
+  | { type: "start" }
+  /** `GET /gateway/bot` answered. */
+  | { type: "gateway"; url: string; limit: SessionStartLimit | null }
+  /** `GET /gateway/bot` failed; `tokenRefused` when the bot token was refused (401) or is missing. */
+  | { type: "gatewayFailed"; tokenRefused: boolean; reason: string }
+  /** The IDENTIFY rate-limit slot: 0 = taken, go; else try again in `waitMs`. */
+  | { type: "identifySlot"; waitMs: number }
   | { type: "frame"; frame: GatewayFrame }
   /** The connection closed (or could not be opened: code 1006). */
   | { type: "closed"; code: number; reason?: string }
   | { type: "timer"; timer: TimerName };
 
 export type SessionAction =
+  /** Ask `GET /gateway/bot`; answer with `gateway` or `gatewayFailed`. */
+  | { type: "fetchGateway" }
+  /** Take an IDENTIFY slot of rate-limit key `key` (one per 5 s); answer with `identifySlot`. */
+  | { type: "takeIdentifySlot"; key: number }
   | { type: "connect"; url: string }
   | { type: "send"; frame: GatewayFrame }
   /** Close the current connection; the adapter reports no `closed` for a close it asked for. */
@@ -77,7 +109,9 @@ export type SessionAction =
   | { type: "cancel"; timer: TimerName }
   | { type: "dispatch"; event: string; data: unknown; seq: number; sessionId: string | null }
   | { type: "persist"; saved: SavedSession }
-  | { type: "stopped"; code: number; reason: string };
+  | { type: "stopped"; code: number; reason: string }
+  /** Report the relay's health: a problem (cause and fix), or null when READY. */
+  | { type: "health"; problem: RelayProblem | null };
 
 export interface SessionConfig {
   token: string;
@@ -92,6 +126,8 @@ export const BACKOFF_MAX_MS = 60_000;
 /** After a non-resumable INVALID_SESSION the provider asks for a 1–5 s wait before IDENTIFY. */
 export const INVALID_SESSION_MIN_WAIT_MS = 1000;
 export const INVALID_SESSION_WAIT_SPREAD_MS = 4000;
+/** After a fatal close: long enough not to hammer the provider, short enough to notice a fix the same hour. */
+export const STOPPED_RETRY_MS = 10 * 60_000;
 
 /** The wait before reconnect attempt number `failures` (1 = the first): full jitter over base × 2^(failures-1), capped. */
 export function backoffMs(failures: number, random: number): number {
@@ -110,7 +146,9 @@ export function initialSession(saved: SavedSession | null = null): SessionState 
     awaitingAck: false,
     failures: 0,
     stoppedBy: null,
+    problem: null,
     gatewayUrl: null,
+    maxConcurrency: 1,
   };
 }
 
@@ -122,31 +160,98 @@ export interface Step {
 const saved = (s: SessionState): SavedSession => ({ sessionId: s.sessionId, resumeUrl: s.resumeUrl, seq: s.seq });
 const canResume = (s: SessionState) => s.sessionId !== null && s.seq !== null;
 const forgotten = (s: SessionState): SessionState => ({ ...s, sessionId: null, resumeUrl: null, seq: null });
+const offline = (s: SessionState): SessionState => ({ ...s, awaitingAck: false, heartbeatIntervalMs: null });
 
-function connect(state: SessionState, gatewayUrl: string): Step {
-  const resuming = canResume(state);
-  const next: SessionState = {
-    ...state,
-    phase: "connecting",
-    resuming,
-    awaitingAck: false,
-    heartbeatIntervalMs: null,
-    gatewayUrl,
-  };
-  return { state: next, actions: [{ type: "connect", url: (resuming && state.resumeUrl) || gatewayUrl }] };
+/** Connects: straight to the resume URL when there is a session to RESUME, else after the slot and `GET /gateway/bot`. */
+function begin(state: SessionState, config: SessionConfig): Step {
+  const resumeAt = canResume(state) ? (state.resumeUrl ?? state.gatewayUrl) : null;
+  if (resumeAt) return connect(state, resumeAt, true);
+  return { state: { ...offline(state), phase: "pacing" }, actions: [takeSlot(state, config)] };
+}
+
+function takeSlot(state: SessionState, config: SessionConfig): SessionAction {
+  return { type: "takeIdentifySlot", key: identifyKey(config.shard[0], state.maxConcurrency) };
+}
+
+function connect(state: SessionState, url: string, resuming: boolean): Step {
+  return { state: { ...offline(state), phase: "connecting", resuming }, actions: [{ type: "connect", url }] };
 }
 
 /** Drops the connection (heartbeats stop) and plans the next one after `inMs`. */
 function reconnectLater(state: SessionState, inMs: number, close: { code: number; reason: string } | null): Step {
-  const next: SessionState = { ...state, phase: "backoff", awaitingAck: false, heartbeatIntervalMs: null };
-  const actions: SessionAction[] = [{ type: "cancel", timer: "heartbeat" }];
+  const next: SessionState = { ...offline(state), phase: "backoff" };
+  const actions: SessionAction[] = [
+    { type: "cancel", timer: "heartbeat" },
+    { type: "cancel", timer: "identify" },
+  ];
   if (close) actions.push({ type: "close", ...close });
   actions.push({ type: "schedule", timer: "reconnect", inMs });
   return { state: next, actions };
 }
 
+/** Gives up for STOPPED_RETRY_MS, saying why. */
+function stop(state: SessionState, stoppedBy: { code: number; reason: string }, problem: RelayProblem): Step {
+  const next: SessionState = { ...offline(state), phase: "stopped", stoppedBy, problem };
+  return {
+    state: next,
+    actions: [
+      { type: "cancel", timer: "heartbeat" },
+      { type: "cancel", timer: "identify" },
+      { type: "stopped", ...stoppedBy },
+      { type: "health", problem },
+      { type: "schedule", timer: "reconnect", inMs: STOPPED_RETRY_MS },
+    ],
+  };
+}
+
 function heartbeat(state: SessionState): GatewayFrame {
   return { op: GATEWAY_OP.HEARTBEAT, d: state.seq };
+}
+
+function identify(config: SessionConfig): GatewayFrame {
+  return {
+    op: GATEWAY_OP.IDENTIFY,
+    d: {
+      token: config.token,
+      intents: config.intents,
+      shard: config.shard,
+      properties: { os: "workers", browser: "platform", device: "platform" },
+    },
+  };
+}
+
+function onGateway(state: SessionState, url: string, limit: SessionStartLimit | null): Step {
+  if (state.phase !== "preflight") return { state, actions: [] };
+  const next: SessionState = { ...state, gatewayUrl: url, maxConcurrency: limit?.maxConcurrency ?? 1 };
+  // A session saved without its resume URL (rare) RESUMEs at the gateway URL: a RESUME spends no session start.
+  if (canResume(next)) return connect(next, url, true);
+  if (limit && limit.remaining < limit.maxConcurrency) {
+    // One start too many ends every session of the bot and resets its token. Shards may IDENTIFY
+    // max_concurrency at a time, each after its own look at `remaining`: keep that many in reserve.
+    const problem = sessionStartsUsedUp(limit);
+    const waiting: SessionState = { ...next, phase: "backoff", problem };
+    return {
+      state: waiting,
+      actions: [
+        { type: "health", problem },
+        { type: "schedule", timer: "reconnect", inMs: Math.max(limit.resetAfterMs, BACKOFF_BASE_MS) },
+      ],
+    };
+  }
+  return connect(next, url, false);
+}
+
+function onGatewayFailed(state: SessionState, refused: boolean, reason: string, config: SessionConfig): Step {
+  if (state.phase !== "preflight") return { state, actions: [] };
+  if (refused) return stop(state, { code: 401, reason }, tokenRefused(reason));
+  const failed: SessionState = { ...state, failures: state.failures + 1 };
+  return reconnectLater(failed, backoffMs(failed.failures, config.random()), null);
+}
+
+function onIdentifySlot(state: SessionState, waitMs: number): Step {
+  if (state.phase !== "pacing") return { state, actions: [] };
+  if (waitMs > 0) return { state, actions: [{ type: "schedule", timer: "identify", inMs: waitMs }] };
+  return { state: { ...state, phase: "preflight" }, actions: [{ type: "fetchGateway" }] };
 }
 
 function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig): Step {
@@ -168,35 +273,36 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
         type: "send",
         frame: next.resuming
           ? { op: GATEWAY_OP.RESUME, d: { token: config.token, session_id: next.sessionId, seq: next.seq } }
-          : {
-              op: GATEWAY_OP.IDENTIFY,
-              d: {
-                token: config.token,
-                intents: config.intents,
-                shard: config.shard,
-                properties: { os: "workers", browser: "platform", device: "platform" },
-              },
-            },
+          : identify(config),
       });
       return { state: next, actions };
     }
-    case GATEWAY_OP.HEARTBEAT:
-      // The provider asks for a heartbeat now; the schedule stays as it is.
-      return { state: next, actions: [{ type: "send", frame: heartbeat(next) }] };
+    case GATEWAY_OP.HEARTBEAT: {
+      // The provider asks for a heartbeat now. It expects an ACK like any other: unless one is already awaited
+      // (whose deadline stands), the next scheduled heartbeat, one interval from now, checks that it came.
+      actions.push({ type: "send", frame: heartbeat(next) });
+      const interval = next.heartbeatIntervalMs;
+      if (!next.awaitingAck && interval !== null) {
+        next = { ...next, awaitingAck: true };
+        actions.push({ type: "schedule", timer: "heartbeat", inMs: interval });
+      }
+      return { state: next, actions };
+    }
     case GATEWAY_OP.HEARTBEAT_ACK:
       next = { ...next, awaitingAck: false };
       return { state: next, actions };
     case GATEWAY_OP.RECONNECT:
       return reconnectLater(next, 0, { code: RESUMABLE_CLOSE_CODE, reason: "RECONNECT asked by the gateway" });
     case GATEWAY_OP.INVALID_SESSION: {
+      // In a row (no READY between) they count as failures, so a gateway that keeps refusing is asked less often.
+      const failed: SessionState = { ...next, failures: next.failures + 1 };
+      const random = config.random();
+      const backoff = backoffMs(failed.failures, random);
       if (frame.d === true)
-        return reconnectLater(next, 0, { code: RESUMABLE_CLOSE_CODE, reason: "INVALID_SESSION (resumable)" });
-      const fresh = forgotten(next);
-      const step = reconnectLater(
-        fresh,
-        INVALID_SESSION_MIN_WAIT_MS + Math.floor(INVALID_SESSION_WAIT_SPREAD_MS * config.random()),
-        { code: RESUMABLE_CLOSE_CODE, reason: "INVALID_SESSION" },
-      );
+        return reconnectLater(failed, backoff, { code: RESUMABLE_CLOSE_CODE, reason: "INVALID_SESSION (resumable)" });
+      const fresh = forgotten(failed);
+      const wait = Math.max(backoff, INVALID_SESSION_MIN_WAIT_MS + Math.floor(INVALID_SESSION_WAIT_SPREAD_MS * random));
+      const step = reconnectLater(fresh, wait, { code: RESUMABLE_CLOSE_CODE, reason: "INVALID_SESSION" });
       return { state: step.state, actions: [{ type: "persist", saved: saved(fresh) }, ...step.actions] };
     }
     case GATEWAY_OP.DISPATCH: {
@@ -206,10 +312,18 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
           ...next,
           phase: "ready",
           failures: 0,
+          stoppedBy: null,
+          problem: null,
           sessionId: typeof data?.session_id === "string" ? data.session_id : null,
           resumeUrl: typeof data?.resume_gateway_url === "string" ? data.resume_gateway_url : null,
         };
-        return { state: next, actions: [{ type: "persist", saved: saved(next) }] };
+        return {
+          state: next,
+          actions: [
+            { type: "persist", saved: saved(next) },
+            { type: "health", problem: null },
+          ],
+        };
       }
       if (frame.t === "RESUMED") {
         next = { ...next, phase: "ready", failures: 0 };
@@ -227,17 +341,14 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
 }
 
 function onClosed(state: SessionState, code: number, reason: string, config: SessionConfig): Step {
-  if (state.phase === "idle" || state.phase === "backoff" || state.phase === "stopped") return { state, actions: [] };
+  if (state.phase !== "connecting" && state.phase !== "handshaking" && state.phase !== "ready")
+    return { state, actions: [] };
   if (FATAL_CLOSE_CODES.has(code)) {
-    const next: SessionState = { ...state, phase: "stopped", stoppedBy: { code, reason }, heartbeatIntervalMs: null };
-    return {
-      state: next,
-      actions: [
-        { type: "cancel", timer: "heartbeat" },
-        { type: "cancel", timer: "reconnect" },
-        { type: "stopped", code, reason },
-      ],
-    };
+    // The session is gone with the connection: the retry IDENTIFYs (after asking GET /gateway/bot).
+    const step = stop(forgotten(state), { code, reason }, problemForClose(code, reason));
+    return state.sessionId === null
+      ? step
+      : { state: step.state, actions: [{ type: "persist", saved: saved(step.state) }, ...step.actions] };
   }
   const failed: SessionState = { ...state, failures: state.failures + 1 };
   const next = SESSION_ENDING_CLOSE_CODES.has(code) ? forgotten(failed) : failed;
@@ -249,8 +360,12 @@ function onClosed(state: SessionState, code: number, reason: string, config: Ses
 
 function onTimer(state: SessionState, timer: TimerName, config: SessionConfig): Step {
   if (timer === "reconnect") {
-    if (state.phase !== "backoff" || !state.gatewayUrl) return { state, actions: [] };
-    return connect(state, state.gatewayUrl);
+    if (state.phase !== "backoff" && state.phase !== "stopped") return { state, actions: [] };
+    return begin(state, config);
+  }
+  if (timer === "identify") {
+    if (state.phase !== "pacing") return { state, actions: [] };
+    return { state, actions: [takeSlot(state, config)] };
   }
   if (state.heartbeatIntervalMs === null || (state.phase !== "handshaking" && state.phase !== "ready")) {
     return { state, actions: [] };
@@ -276,10 +391,14 @@ function onTimer(state: SessionState, timer: TimerName, config: SessionConfig): 
 export function step(state: SessionState, input: SessionInput, config: SessionConfig): Step {
   switch (input.type) {
     case "start":
-      if (state.phase === "idle" || state.phase === "stopped") {
-        return connect({ ...state, stoppedBy: null }, input.gatewayUrl);
-      }
-      return { state, actions: [] };
+      // A stopped relay waits for its retry: pokes (deploys, installs) cannot make it hammer the provider.
+      return state.phase === "idle" ? begin(state, config) : { state, actions: [] };
+    case "gateway":
+      return onGateway(state, input.url, input.limit);
+    case "gatewayFailed":
+      return onGatewayFailed(state, input.tokenRefused, input.reason, config);
+    case "identifySlot":
+      return onIdentifySlot(state, input.waitMs);
     case "frame":
       if (state.phase !== "connecting" && state.phase !== "handshaking" && state.phase !== "ready")
         return { state, actions: [] };

@@ -98,6 +98,24 @@ describe("platform plugin status", () => {
     ]);
   });
 
+  it("a degraded connection names the shared bot's problem, since when, and the fix", () => {
+    const problem = {
+      cause: "The chat server refused the bot's Gateway session with close 4014 (Disallowed intent(s).): …",
+      fix: "Enable the Message Content intent for the bot at the chat server's developer portal (…).",
+      since: "2030-01-04T00:00:00.000Z",
+    };
+    expect(
+      describePluginStatus("ada", {
+        connections: [{ ...connection, plugin: "chatserver", status: "degraded", problem }],
+        resources: [],
+      }),
+    ).toEqual([
+      `chatserver: degraded since 2030-01-04T00:00:00.000Z — ${problem.cause}`,
+      `  Fix: ${problem.fix}`,
+      "  no resource claimed",
+    ]);
+  });
+
   it("a revoked connection without resources, and nothing installed", () => {
     expect(
       describePluginStatus("ada", {

@@ -9,6 +9,11 @@ import {
 } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import fakeChatServerWorker, { fakeFromEnv, type FakeChatServerEnv } from "#src/dev/fakes/chatserver/index.ts";
 import { ed25519PublicKeyHex, verifyEd25519Webhook } from "#src/core/crypto/ed25519.ts";
+import { IDENTIFY_WINDOW_MS, RELAY_INTENTS } from "#src/plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
+import type { PlatformError } from "#src/core/errors.ts";
+import { callChatServer } from "#src/plugins/chatserver/chatServerApi.ts";
+import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
+import { flushSockets, manualClock } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
 const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
@@ -258,6 +263,148 @@ describe("fake chat server: REST", () => {
   });
 });
 
+// The plugin's own REST client (chatServerApi.ts) against the fake, asserting the provider's documented answers
+// (resources/message.mdx, interactions/receiving-and-responding.mdx, interactions/application-commands.mdx).
+describe("fake chat server: REST answers as the provider's", () => {
+  async function installed() {
+    const world = setup();
+    await approve(world.call);
+    const env = {
+      CHATSERVER_BASE_URL: FAKE,
+      CHATSERVER_BOT_TOKEN: "bot-token",
+      CHATSERVER_FETCH: { fetch: (r: Request) => world.fake.fetch(r) },
+    } as unknown as ChatServerEnv;
+    const bot = <T = any>(method: string, path: string, body?: unknown) =>
+      callChatServer<T>(env, method, path, body, "bot");
+    const webhook = <T = any>(method: string, path: string, body?: unknown) =>
+      callChatServer<T>(env, method, path, body, "none");
+    return { ...world, bot, webhook };
+  }
+  const channel = `/channels/${TEST_GUILD.channels[0]}/messages`;
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: PlatformError) => ({ status: error.details?.status, code: error.details?.providerCode }),
+    );
+
+  it("GET and DELETE of a message: the message, then 204, then 404 10008 Unknown Message", async () => {
+    const { bot } = await installed();
+    const sent = await bot<{ id: string }>("POST", channel, { content: "to delete" });
+    expect(await bot("GET", `${channel}/${sent.id}`)).toMatchObject({ id: sent.id, content: "to delete" });
+    expect(await bot("DELETE", `${channel}/${sent.id}`)).toBeNull();
+    expect(await refusal(bot("GET", `${channel}/${sent.id}`))).toEqual({ status: 404, code: 10008 });
+    expect(await refusal(bot("DELETE", `${channel}/${sent.id}`))).toEqual({ status: 404, code: 10008 });
+  });
+
+  it("a message of embeds only is sent; one with nothing at all is 50006; more than 10 embeds 50035", async () => {
+    const { bot } = await installed();
+    const sent = await bot("POST", channel, { embeds: [{ title: "Build passed", description: "all green" }] });
+    expect(sent).toMatchObject({ content: "", embeds: [{ title: "Build passed" }] });
+    expect(await refusal(bot("POST", channel, {}))).toEqual({ status: 400, code: 50006 });
+    expect(await refusal(bot("POST", channel, { embeds: Array(11).fill({ title: "x" }) }))).toEqual({
+      status: 400,
+      code: 50035,
+    });
+    // An edit changes only what it names: the embeds stay.
+    const edited = await bot("PATCH", `${channel}/${sent.id}`, { content: "now with text" });
+    expect(edited).toMatchObject({ content: "now with text", embeds: [{ title: "Build passed" }] });
+  });
+
+  it("a multipart message (payload_json + files[0]) is sent with its attachment", async () => {
+    const { call } = await installed();
+    const form = new FormData();
+    form.set("payload_json", JSON.stringify({ content: "the report" }));
+    form.set("files[0]", new File(["a,b\n1,2\n"], "report.csv", { type: "text/csv" }));
+    const sent = await call(`/api/v10${channel}`, {
+      method: "POST",
+      headers: { authorization: "Bot bot-token" },
+      body: form,
+    });
+    expect(sent.status).toBe(200);
+    expect(await sent.json()).toMatchObject({
+      content: "the report",
+      attachments: [{ filename: "report.csv", size: 8 }],
+    });
+    const fileOnly = new FormData();
+    fileOnly.set("files[0]", new File(["x"], "x.txt"));
+    const bare = await call(`/api/v10${channel}`, {
+      method: "POST",
+      headers: { authorization: "Bot bot-token" },
+      body: fileOnly,
+    });
+    expect(bare.status).toBe(200);
+  });
+
+  it("@original, also spelled %40original, is read, edited and deleted; a followup too", async () => {
+    const { call, webhook } = await installed();
+    const triggered = await call("/__fake/trigger", {
+      method: "POST",
+      body: JSON.stringify({ kind: "command", guildId: TEST_GUILD.id, name: "hello" }),
+    });
+    const { id, token } = ((await triggered.json()) as { payload: { id: string; token: string } }).payload;
+    await webhook("POST", `/interactions/${id}/${token}/callback`, { type: 5 });
+    const original = `/webhooks/900000000000000001/${token}/messages/%40original`;
+    expect(await webhook("PATCH", original, { content: "done" })).toMatchObject({ content: "done" });
+    expect(await webhook("GET", original)).toMatchObject({ content: "done" });
+    const followup = await webhook<{ id: string }>("POST", `/webhooks/900000000000000001/${token}`, {
+      embeds: [{ title: "more" }],
+    });
+    const followupPath = `/webhooks/900000000000000001/${token}/messages/${followup.id}`;
+    expect(await webhook("PATCH", followupPath, { content: "more, edited" })).toMatchObject({
+      content: "more, edited",
+      embeds: [{ title: "more" }],
+    });
+    expect(await webhook("DELETE", followupPath)).toBeNull();
+    expect(await webhook("DELETE", original)).toBeNull();
+    expect(await refusal(webhook("GET", original))).toEqual({ status: 404, code: 10008 });
+  });
+
+  it("one guild command is created (201), or overwritten by name (200); read, edited, deleted", async () => {
+    const { bot } = await installed();
+    const path = `/applications/900000000000000001/guilds/${TEST_GUILD.id}/commands`;
+    const created = await bot<{ id: string }>("POST", path, { name: "ping", description: "Ping", type: 1 });
+    expect(created).toMatchObject({ name: "ping", guild_id: TEST_GUILD.id });
+    const again = await bot<{ id: string; description: string }>("POST", path, { name: "ping", description: "Pong?" });
+    expect(again).toMatchObject({ id: created.id, description: "Pong?" });
+    expect(await bot("GET", `${path}/${created.id}`)).toMatchObject({ name: "ping" });
+    expect(await bot("PATCH", `${path}/${created.id}`, { description: "Edited" })).toMatchObject({
+      description: "Edited",
+    });
+    expect(await refusal(bot("POST", path, { name: "Bad Name", description: "x" }))).toEqual({
+      status: 400,
+      code: 50035,
+    });
+    expect(await bot("DELETE", `${path}/${created.id}`)).toBeNull();
+    expect(await bot("GET", path)).toEqual([]);
+    expect(await refusal(bot("GET", `${path}/${created.id}`))).toEqual({ status: 404, code: 10063 });
+  });
+
+  it("the status of a single create: 201 for a new command, 200 for an overwrite", async () => {
+    const { call } = await installed();
+    const path = `/api/v10/applications/900000000000000001/guilds/${TEST_GUILD.id}/commands`;
+    const create = () =>
+      call(path, {
+        method: "POST",
+        headers: { authorization: "Bot bot-token", "content-type": "application/json" },
+        body: JSON.stringify({ name: "ping", description: "Ping" }),
+      });
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(200);
+  });
+
+  it("global commands: bulk overwrite, list, create one", async () => {
+    const { bot } = await installed();
+    const path = "/applications/900000000000000001/commands";
+    expect(await bot("PUT", path, [{ name: "help", description: "Help" }])).toMatchObject([{ name: "help" }]);
+    expect(await bot("POST", path, { name: "about", description: "About" })).toMatchObject({ name: "about" });
+    expect(((await bot("GET", path)) as { name: string }[]).map((c) => c.name)).toEqual(["help", "about"]);
+    expect(await refusal(bot("GET", "/applications/900000000000000009/commands"))).toEqual({
+      status: 403,
+      code: 50001,
+    });
+  });
+});
+
 describe("fake chat server as a worker (configured by vars)", () => {
   const workerEnv = (received: Request[]): FakeChatServerEnv => ({
     FAKE_BASE_URL: FAKE,
@@ -333,36 +480,46 @@ describe("fake chat server as a worker (configured by vars)", () => {
 });
 
 describe("fake chat server: Gateway", () => {
+  /** The fake on a clock the test moves (its heartbeat deadlines, the IDENTIFY window, the session start limit). */
+  function gatewaySetup(overrides: Partial<FakeChatServerConfig> = {}) {
+    const clock = manualClock(1_000_000);
+    return { clock, ...setup({ now: clock.now, timers: clock.timers, gatewayHeartbeatMs: 200, ...overrides }) };
+  }
+  type Gateway = ReturnType<typeof gatewaySetup>;
+
   /** A client socket to the fake's Gateway and the frames it received. */
-  async function connect(fake: ReturnType<typeof setup>["fake"], query = "?v=10&encoding=json") {
+  async function connect(fake: Gateway["fake"], query = "?v=10&encoding=json") {
     const response = await fake.fetch(new Request(`${FAKE}/gateway${query}`, { headers: { Upgrade: "websocket" } }));
     const socket = response.webSocket;
-    if (!socket)
-      return { response, frames: [] as any[], closes: [] as number[], send: () => {}, next: async () => null };
+    if (!socket) throw new Error(`no socket: HTTP ${response.status}`);
     socket.accept();
     const frames: any[] = [];
     const closes: number[] = [];
     socket.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
     socket.addEventListener("close", (e) => closes.push(e.code));
-    const flush = async () => {
-      for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 1));
-    };
-    await flush();
+    await flushSockets();
     return {
       response,
       frames,
       closes,
-      send: (frame: unknown) => socket.send(JSON.stringify(frame)),
-      flush,
+      send: async (frame: unknown) => {
+        socket.send(JSON.stringify(frame));
+        await flushSockets();
+      },
     };
   }
-  const identify = (token = "bot-token") => ({ op: 2, d: { token, intents: 33281, shard: [0, 1], properties: {} } });
+  const identify = (d: Record<string, unknown> = {}) => ({
+    op: 2,
+    d: { token: "bot-token", intents: RELAY_INTENTS, shard: [0, 1], properties: {}, ...d },
+  });
+  const post = (body: unknown = {}): RequestInit => ({ method: "POST", body: JSON.stringify(body) });
+  const gatewayBot = async (call: Gateway["call"]) =>
+    (await call("/api/v10/gateway/bot", { headers: { authorization: "Bot bot-token" } })).json() as Promise<any>;
 
   it("GET /api/v10/gateway/bot needs the bot token and names the Gateway URL, one shard and the start limit", async () => {
-    const { call } = setup();
+    const { call } = gatewaySetup();
     expect((await call("/api/v10/gateway/bot")).status).toBe(401);
-    const answer = await call("/api/v10/gateway/bot", { headers: { authorization: "Bot bot-token" } });
-    expect(await answer.json()).toEqual({
+    expect(await gatewayBot(call)).toEqual({
       url: "wss://discord.fake/gateway",
       shards: 1,
       session_start_limit: { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 },
@@ -374,7 +531,7 @@ describe("fake chat server: Gateway", () => {
     ["another API version", { query: "?v=9&encoding=json" }, 400],
     ["another encoding", { query: "?v=10&encoding=etf" }, 400],
   ] as const)("refuses a connection with %s", async (_name, options, status) => {
-    const { fake } = setup();
+    const { fake } = gatewaySetup();
     const query = "query" in options ? options.query : "?v=10&encoding=json";
     const headers = "headers" in options ? options.headers : { Upgrade: "websocket" };
     const response = await fake.fetch(new Request(`${FAKE}/gateway${query}`, { headers }));
@@ -382,12 +539,11 @@ describe("fake chat server: Gateway", () => {
   });
 
   it("HELLO with the heartbeat interval; IDENTIFY → READY; heartbeats ACKed; events carry increasing sequences", async () => {
-    const { fake, call } = setup({ gatewayHeartbeatMs: 200 });
+    const { fake, call } = gatewaySetup();
     const client = await connect(fake);
     expect(client.response.status).toBe(101);
     expect(client.frames).toEqual([{ op: 10, d: { heartbeat_interval: 200 } }]);
-    client.send(identify());
-    await client.flush!();
+    await client.send(identify());
     const ready = client.frames[1];
     expect(ready).toMatchObject({
       op: 0,
@@ -395,10 +551,10 @@ describe("fake chat server: Gateway", () => {
       s: 1,
       d: { session_id: expect.any(String), resume_gateway_url: "wss://discord.fake/gateway" },
     });
-    client.send({ op: 1, d: 1 });
-    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", text: "hi" }) });
-    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "reaction", text: "👍" }) });
-    await client.flush!();
+    await client.send({ op: 1, d: 1 });
+    await call("/__fake/trigger", post({ kind: "message", text: "hi" }));
+    await call("/__fake/trigger", post({ kind: "reaction", text: "👍" }));
+    await flushSockets();
     expect(client.frames.slice(2).map((f) => [f.op, f.t ?? null, f.s ?? null])).toEqual([
       [11, null, null],
       [0, "MESSAGE_CREATE", 2],
@@ -411,57 +567,190 @@ describe("fake chat server: Gateway", () => {
     });
   });
 
+  // What the provider closes with (opcodes-and-status-codes.mdx, gateway.mdx "Gateway Intents", "Sharding").
   it.each([
-    ["IDENTIFY with a wrong token", [identify("stolen")], 4004],
-    ["IDENTIFY twice", [identify(), identify()], 4005],
-    ["a payload before IDENTIFY", [{ op: 3, d: {} }], 4003],
-    ["an unknown opcode", [identify(), { op: 42 }], 4001],
-  ] as const)("%s closes with %i", async (_name, frames, code) => {
-    const { fake } = setup();
+    ["IDENTIFY with a wrong token", 4004, [identify({ token: "stolen" })]],
+    ["IDENTIFY twice", 4005, [identify(), identify()]],
+    ["a payload before IDENTIFY", 4003, [{ op: 3, d: { since: null, activities: [], status: "online", afk: false } }]],
+    ["an unknown opcode", 4001, [identify(), { op: 42 }]],
+    ["a frame that is no payload (a JSON string)", 4002, ["not a payload"]],
+    ["intents with a bit no intent has (1 << 30)", 4013, [identify({ intents: 1 << 30 })]],
+    ["intents that are not a number", 4013, [identify({ intents: "all" })]],
+    ["shard [5, 2]", 4010, [identify({ shard: [5, 2] })]],
+    ["shard [0, 0]", 4010, [identify({ shard: [0, 0] })]],
+    ["a privileged intent not enabled for the bot (GUILD_MEMBERS)", 4014, [identify({ intents: 1 << 1 })]],
+    ["a presence update (op 3) that is not one", 4001, [identify(), { op: 3, d: { status: "busy" } }]],
+  ] as const)("%s closes with %i", async (_name, code, frames) => {
+    const { fake } = gatewaySetup();
     const client = await connect(fake);
-    for (const frame of frames) client.send(frame);
-    await client.flush!();
+    for (const frame of frames) await client.send(frame);
     expect(client.closes).toEqual([code]);
+    // Only a first, valid IDENTIFY got READY: never the one refused.
+    expect(client.frames.filter((f) => f.t === "READY").length).toBe(frames.length === 1 ? 0 : 1);
+  });
+
+  it("MESSAGE_CONTENT switched off at the portal: an IDENTIFY asking for it is closed 4014; switched on, READY", async () => {
+    const { fake, call } = gatewaySetup();
+    const off = await call("/__fake/gateway/privileged-intents", post({ enabled: [] }));
+    expect(off.status).toBe(204);
+    const refused = await connect(fake);
+    await refused.send(identify());
+    expect(refused.closes).toEqual([4014]);
+    expect((await call("/__fake/gateway/privileged-intents", post({ enabled: ["GUILDS"] }))).status).toBe(400);
+    await call("/__fake/gateway/privileged-intents", post({ enabled: ["MESSAGE_CONTENT"] }));
+    const accepted = await connect(fake);
+    await accepted.send(identify());
+    expect(accepted.frames[1]).toMatchObject({ t: "READY" });
+  });
+
+  it("a presence update (op 3) is accepted on an identified connection", async () => {
+    const { fake } = gatewaySetup();
+    const client = await connect(fake);
+    await client.send(identify());
+    await client.send({
+      op: 3,
+      d: { since: null, activities: [{ name: "tests", type: 0 }], status: "idle", afk: false },
+    });
+    expect(client.closes).toEqual([]);
+    expect(fake.gateway.state().events.at(-1)).toMatchObject({ kind: "presence", status: "idle" });
   });
 
   it("RESUME replays what the session missed, then RESUMED; an unknown session gets INVALID_SESSION (false)", async () => {
-    const { fake, call } = setup();
+    const { fake, call } = gatewaySetup();
     const first = await connect(fake);
-    first.send(identify());
-    await first.flush!();
+    await first.send(identify());
     const sessionId = first.frames[1].d.session_id as string;
     expect((await call("/__fake/gateway/drop", { method: "POST" })).status).toBe(204);
-    await first.flush!();
+    await flushSockets();
     expect(first.closes).toEqual([4000]);
-    await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "message", text: "missed" }) });
+    await call("/__fake/trigger", post({ kind: "message", text: "missed" }));
     const second = await connect(fake);
-    second.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 1 } });
-    await second.flush!();
+    await second.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 1 } });
     expect(second.frames.slice(1).map((f) => [f.t, f.s])).toEqual([
       ["MESSAGE_CREATE", 2],
       ["RESUMED", 3],
     ]);
     const stranger = await connect(fake);
-    stranger.send({ op: 6, d: { token: "bot-token", session_id: "nope", seq: 1 } });
-    await stranger.flush!();
+    await stranger.send({ op: 6, d: { token: "bot-token", session_id: "nope", seq: 1 } });
     expect(stranger.frames.at(-1)).toEqual({ op: 9, d: false });
   });
 
-  it("test switches: RECONNECT, INVALID_SESSION, withheld ACKs", async () => {
-    const { fake, call } = setup();
+  it("RESUME with a sequence the session never reached (999999) is closed 4007 and the session ends", async () => {
+    const { fake } = gatewaySetup();
+    const first = await connect(fake);
+    await first.send(identify());
+    const sessionId = first.frames[1].d.session_id as string;
+    const resume = await connect(fake);
+    await resume.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 999_999 } });
+    expect(resume.closes).toEqual([4007]);
+    expect(resume.frames.some((f) => f.t === "RESUMED")).toBe(false);
+    const again = await connect(fake);
+    await again.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 1 } });
+    expect(again.frames.at(-1)).toEqual({ op: 9, d: false });
+  });
+
+  it("a client that stops heartbeating is closed once heartbeat_interval (and its tolerance) passes; its session RESUMEs", async () => {
+    const { fake, call, clock } = gatewaySetup();
+    await call("/__fake/gateway/session-start-limit", post({ maxConcurrency: 2 }));
+    const beating = await connect(fake);
+    await beating.send(identify({ shard: [0, 2] }));
+    const silent = await connect(fake);
+    await silent.send(identify({ shard: [1, 2] }));
+    const sessionId = silent.frames[1].d.session_id as string;
+    // One heartbeats every interval; the other sends nothing after READY.
+    for (let t = 0; t < 5; t++) {
+      await clock.advance(200, flushSockets);
+      await beating.send({ op: 1, d: null });
+    }
+    expect(beating.closes).toEqual([]);
+    expect(silent.closes).toEqual([4000]);
+    expect(fake.gateway.state().events).toContainEqual(
+      expect.objectContaining({ kind: "closed", code: 4000, by: "gateway", sessionId }),
+    );
+    const resumed = await connect(fake);
+    await resumed.send({ op: 6, d: { token: "bot-token", session_id: sessionId, seq: 1 } });
+    expect(resumed.frames.at(-1)).toMatchObject({ t: "RESUMED" });
+  });
+
+  it("the heartbeat deadline: open at interval × 1.25 − 1 ms, closed at interval × 1.25", async () => {
+    const { fake, clock } = gatewaySetup();
     const client = await connect(fake);
-    client.send(identify());
-    await client.flush!();
+    await clock.advance(249, flushSockets);
+    expect(client.closes).toEqual([]);
+    await clock.advance(1, flushSockets);
+    expect(client.closes).toEqual([4000]);
+  });
+
+  it("IDENTIFY pacing: a second IDENTIFY of the same rate-limit key within 5 s gets INVALID_SESSION (false); after 5 s, READY", async () => {
+    const { fake, clock } = gatewaySetup();
+    const first = await connect(fake);
+    await first.send(identify());
+    expect(first.frames[1]).toMatchObject({ t: "READY" });
+    const second = await connect(fake);
+    await second.send(identify());
+    expect(second.frames.at(-1)).toEqual({ op: 9, d: false });
+    await clock.advance(IDENTIFY_WINDOW_MS, flushSockets);
+    const third = await connect(fake);
+    await third.send(identify());
+    expect(third.frames[1]).toMatchObject({ t: "READY" });
+  });
+
+  it("with max_concurrency 2, shards 0 and 1 (keys 0 and 1) may IDENTIFY at once; shard 2 (key 0) may not", async () => {
+    const { fake, call } = gatewaySetup();
+    await call("/__fake/gateway/session-start-limit", post({ maxConcurrency: 2 }));
+    expect((await gatewayBot(call)).session_start_limit.max_concurrency).toBe(2);
+    const answers: unknown[] = [];
+    for (const shard of [0, 1, 2]) {
+      const client = await connect(fake);
+      await client.send(identify({ shard: [shard, 3] }));
+      answers.push(client.frames.at(-1).t ?? client.frames.at(-1));
+    }
+    expect(answers).toEqual(["READY", "READY", { op: 9, d: false }]);
+  });
+
+  it("session_start_limit counts IDENTIFYs; one past remaining 0 ends every session and resets the bot token (REST refuses it too)", async () => {
+    const { fake, call } = gatewaySetup();
+    const live = await connect(fake);
+    await live.send(identify());
+    expect((await gatewayBot(call)).session_start_limit).toMatchObject({ remaining: 999 });
+    await call("/__fake/gateway/session-start-limit", post({ remaining: 0, resetAfter: 60_000 }));
+    expect((await gatewayBot(call)).session_start_limit).toMatchObject({ remaining: 0, reset_after: 60_000 });
+    const one = await connect(fake);
+    await one.send(identify());
+    expect(one.closes).toEqual([4004]);
+    expect(live.closes).toEqual([4004]);
+    expect(fake.gateway.state()).toMatchObject({ tokenReset: true, sessions: [] });
+    expect((await call("/api/v10/gateway/bot", { headers: { authorization: "Bot bot-token" } })).status).toBe(401);
+    expect((await call("/__fake/gateway/session-start-limit", post({ remaining: -1 }))).status).toBe(400);
+  });
+
+  it("reset_after passed: the session starts are back to the total", async () => {
+    const { call, clock } = gatewaySetup();
+    await call("/__fake/gateway/session-start-limit", post({ remaining: 0, resetAfter: 60_000 }));
+    await clock.advance(60_000, flushSockets);
+    expect((await gatewayBot(call)).session_start_limit).toEqual({
+      total: 1000,
+      remaining: 1000,
+      reset_after: 86_400_000,
+      max_concurrency: 1,
+    });
+  });
+
+  it("test switches: RECONNECT, INVALID_SESSION, a heartbeat request (op 1), withheld ACKs", async () => {
+    const { fake, call } = gatewaySetup();
+    const client = await connect(fake);
+    await client.send(identify());
     await call("/__fake/gateway/reconnect", { method: "POST" });
-    await call("/__fake/gateway/invalid-session", { method: "POST", body: JSON.stringify({ resumable: true }) });
+    await call("/__fake/gateway/invalid-session", post({ resumable: true }));
+    await call("/__fake/gateway/request-heartbeat", { method: "POST" });
     await call("/__fake/gateway/withhold-acks", { method: "POST" });
-    client.send({ op: 1, d: 1 });
-    await client.flush!();
+    await client.send({ op: 1, d: 1 });
     expect(client.frames.slice(2)).toEqual([
       { op: 7, d: null },
       { op: 9, d: true },
+      { op: 1, d: null },
     ]);
-    await call("/__fake/gateway/invalid-session", { method: "POST", body: JSON.stringify({ resumable: false }) });
+    await call("/__fake/gateway/invalid-session", post({ resumable: false }));
     expect(((await (await call("/__fake/gateway")).json()) as { sessions: unknown[] }).sessions).toEqual([]);
     expect((await call("/__fake/gateway/unknown", { method: "POST" })).status).toBe(404);
   });

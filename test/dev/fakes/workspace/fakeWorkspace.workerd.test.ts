@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createFakeWorkspace, type FakeWorkspaceConfig } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
 import fakeSlackWorker, { type FakeWorkspaceEnv } from "#src/dev/fakes/workspace/index.ts";
+import type { WorkspaceEnv } from "#src/plugins/workspace/env.ts";
+import { callWorkspaceMethod } from "#src/plugins/workspace/workspaceApi.ts";
 import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
 
 const BASE = "https://slack.fake";
@@ -312,6 +314,72 @@ describe("fake Slack: Web API", () => {
       expect(await limited.json()).toEqual({ ok: false, error: "ratelimited" });
     }
     expect((await api(slack, "chat.postMessage", access_token, { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+  });
+});
+
+// The plugin's own Web API client (workspaceApi.ts) against the fake, asserting Slack's documented answers
+// (docs.slack.dev/reference/methods/auth.test, chat.postMessage).
+describe("fake Slack: answers as Slack's", () => {
+  async function installed() {
+    const slack = fake();
+    const { access_token } = await install(slack);
+    const env = { SLACK_BASE_URL: BASE, SLACK: { fetch: (r: Request) => slack.fetch(r) } } as unknown as WorkspaceEnv;
+    const method = async (name: string, params: Record<string, unknown>, token: string = access_token) =>
+      (await callWorkspaceMethod(env, name, token, params)).answer;
+    return { slack, method, token: access_token as string };
+  }
+
+  it("auth.test names the token's workspace, bot user and bot id; a bad token is invalid_auth", async () => {
+    const { method } = await installed();
+    expect(await method("auth.test", {})).toEqual({
+      ok: true,
+      url: "https://t0test.slack.fake/",
+      team: "Test Workspace",
+      user: "platform-bot",
+      team_id: "T0TEST",
+      user_id: "U0BOT0TEST",
+      bot_id: "B0BOT0TEST",
+      is_enterprise_install: false,
+    });
+    expect(await method("auth.test", {}, "xoxb-nope")).toEqual({ ok: false, error: "invalid_auth" });
+  });
+
+  it("chat.postMessage with blocks and no text is posted (text is only their fallback); with neither, no_text", async () => {
+    const { method } = await installed();
+    const blocks = [{ type: "section", text: { type: "mrkdwn", text: "*Deployed*" } }];
+    const posted = await method("chat.postMessage", { channel: "C0GENERAL", blocks });
+    expect(posted).toMatchObject({ ok: true, channel: "C0GENERAL", message: { text: "", blocks } });
+    const updated = await method("chat.update", {
+      channel: "C0GENERAL",
+      ts: posted.ts,
+      blocks: [{ type: "divider" }],
+    });
+    expect(updated).toMatchObject({ ok: true, message: { blocks: [{ type: "divider" }] } });
+    const withAttachments = await method("chat.postMessage", {
+      channel: "C0GENERAL",
+      attachments: [{ fallback: "Build log", text: "all green" }],
+    });
+    expect(withAttachments).toMatchObject({ ok: true });
+    expect(await method("chat.postMessage", { channel: "C0GENERAL" })).toEqual({ ok: false, error: "no_text" });
+    expect(await method("chat.postMessage", { channel: "C0GENERAL", blocks: [{ text: "no type" }] })).toEqual({
+      ok: false,
+      error: "invalid_blocks",
+    });
+    expect(
+      await method("chat.postMessage", { channel: "C0GENERAL", blocks: Array(51).fill({ type: "divider" }) }),
+    ).toEqual({ ok: false, error: "invalid_blocks" });
+  });
+
+  it("form-encoded blocks (a JSON string) count as blocks", async () => {
+    const { slack, token } = await installed();
+    const response = await slack.fetch(
+      new Request(`${BASE}/api/chat.postMessage`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Bearer ${token}` },
+        body: new URLSearchParams({ channel: "C0GENERAL", blocks: JSON.stringify([{ type: "divider" }]) }).toString(),
+      }),
+    );
+    expect(await response.json()).toMatchObject({ ok: true, message: { blocks: [{ type: "divider" }] } });
   });
 });
 

@@ -8,57 +8,31 @@ import {
   OTHER_GUILD,
   TEST_GUILD,
   type FakeChatServer,
+  type FakeChatServerConfig,
 } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { listConnectionSummaries, upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
 import { RELAY_INTENTS } from "#src/plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
-import type { SavedSession } from "#src/plugins/chatserver/gatewayRelay/gatewaySession.ts";
+import { type SavedSession, STOPPED_RETRY_MS } from "#src/plugins/chatserver/gatewayRelay/gatewaySession.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
-import { fakeDispatcher, pluginEnv, userWithProject, type FakeDispatcher } from "#test/support/workerd/index.ts";
+import {
+  fakeDispatcher,
+  flushSockets,
+  manualClock,
+  pluginEnv,
+  TOKEN_ENCRYPTION_KEY,
+  userWithProject,
+  type FakeDispatcher,
+} from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
 const APP = "900000000000000001";
 const HEARTBEAT_MS = 200;
 
-/** Timers on a clock only the test moves. */
-function manualClock() {
-  let now = 0;
-  let nextId = 0;
-  const pending = new Map<number, { at: number; run: () => void }>();
-  return {
-    now: () => now,
-    timers: {
-      set(run: () => void, ms: number) {
-        const id = ++nextId;
-        pending.set(id, { at: now + ms, run });
-        return id;
-      },
-      clear(handle: unknown) {
-        pending.delete(handle as number);
-      },
-    },
-    /** Runs the timers due within `ms`, in order, letting socket traffic through after each. */
-    async advance(ms: number, afterEach: () => Promise<void>) {
-      const until = now + ms;
-      for (;;) {
-        const due = [...pending.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
-        if (!due) break;
-        pending.delete(due[0]);
-        now = due[1].at;
-        due[1].run();
-        await afterEach();
-      }
-      now = until;
-    },
-  };
-}
-
-/** Lets queued socket messages and promise chains run (no wall-clock assertion depends on it). */
-async function flush(rounds = 5) {
-  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-}
+const flush = flushSockets;
 
 interface World {
   env: ChatServerEnv;
@@ -73,8 +47,9 @@ interface World {
   delivered(): { name: string; text: string | null }[];
 }
 
-function world(random = 0): World {
+function world(random = 0, fakeOptions: Partial<FakeChatServerConfig> = {}): World {
   const dispatcher = fakeDispatcher(() => Response.json({ ok: true }));
+  const clock = manualClock();
   const fake = createFakeChatServer({
     baseUrl: FAKE,
     applicationId: APP,
@@ -84,6 +59,9 @@ function world(random = 0): World {
     signingSeed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
     webhookUrl: "https://chatserver.plugin.test/webhook",
     gatewayHeartbeatMs: HEARTBEAT_MS,
+    now: clock.now,
+    timers: clock.timers,
+    ...fakeOptions,
   });
   const pluginEnvValue = pluginEnv({
     DISPATCHER: dispatcher.namespace,
@@ -95,7 +73,6 @@ function world(random = 0): World {
     CHATSERVER_PUBLIC_KEY: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
     CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
   }) as ChatServerEnv;
-  const clock = manualClock();
   const saved: SavedSession[] = [];
   const relay = relayConnection(
     pluginEnvValue,
@@ -143,6 +120,32 @@ function world(random = 0): World {
 }
 
 const gatewayEvents = (w: World) => w.fake.gateway.state().events.filter((e) => e.kind !== "heartbeat");
+const count = (w: World, kind: string) => gatewayEvents(w).filter((e) => e.kind === kind).length;
+
+/** Another relay (shard, session) on the same fake, env and clock. */
+function otherRelay(
+  w: World,
+  shard: [number, number],
+  session: Partial<{ token: string; intents: number }> = {},
+  load: SavedSession | null = null,
+) {
+  const relay = relayConnection(
+    w.env,
+    shard,
+    { load: async () => load, save: async () => {} },
+    {
+      timers: w.clock.timers,
+      now: w.clock.now,
+      session: { token: "bot-token", intents: RELAY_INTENTS, shard, random: () => 0, ...session },
+    },
+  );
+  const settle = async () => {
+    await w.settle();
+    await relay.settled();
+    await w.settle();
+  };
+  return { relay, settle };
+}
 
 let alpha: ProjectRow;
 let live: World[] = [];
@@ -328,5 +331,165 @@ describe("GatewayRelay against the fake Gateway", () => {
     });
     expect(gatewayEvents(w).filter((e) => e.kind === "connected")).toHaveLength(1);
     relay.shutdown();
+  });
+});
+
+describe("GatewayRelay tells, not stops", () => {
+  /** Every project's chat-server connection (the bot is shared), as `platform plugin status` reads it. */
+  async function connectionHealth(projectId: number) {
+    const summaries = await listConnectionSummaries(env.DB, projectId);
+    return summaries.find((c) => c.plugin === "chatserver");
+  }
+
+  it("close 4014 (Message Content intent not enabled): every project's chat-server connection shows the cause and the fix; retried after 10 minutes, never sooner; READY clears it", async () => {
+    const beta = (await userWithProject("beta@example.test", "beta")).row;
+    for (const project of [alpha, beta]) {
+      await upsertConnection(env.DB, TOKEN_ENCRYPTION_KEY, {
+        pluginId: "chatserver",
+        projectId: project.id,
+        externalUserId: "555555555555555555",
+        accessToken: "unused",
+      });
+    }
+    const w = world(0, { gatewayPrivilegedIntents: 0 });
+    live.push(w);
+    await w.relay.start();
+    await w.settle();
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "closed", code: 4014, by: "gateway" });
+    expect(w.relay.status()).toMatchObject({
+      phase: "stopped",
+      stoppedBy: { code: 4014, reason: "Disallowed intent(s)." },
+      problem: { code: "close_4014" },
+    });
+    for (const project of [alpha, beta]) {
+      const health = await connectionHealth(project.id);
+      expect(health).toMatchObject({ status: "degraded", problem: { code: "close_4014" } });
+      expect(health!.problem!.cause).toContain("close 4014");
+      expect(health!.problem!.fix).toContain("Enable the Message Content intent for the bot");
+    }
+
+    // Pokes (deploys, installs) and time short of 10 minutes do not reconnect.
+    await w.relay.start();
+    await w.clock.advance(STOPPED_RETRY_MS - 1, w.settle);
+    expect(count(w, "connected")).toBe(1);
+    await w.clock.advance(1, w.settle);
+    expect(count(w, "connected")).toBe(2);
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "closed", code: 4014 });
+
+    // The intent enabled at the portal: the next retry gets READY and the health clears.
+    const enable = await w.fake.fetch(
+      new Request(`${FAKE}/__fake/gateway/privileged-intents`, {
+        method: "POST",
+        body: JSON.stringify({ enabled: ["MESSAGE_CONTENT"] }),
+      }),
+    );
+    expect(enable.status).toBe(204);
+    await w.clock.advance(STOPPED_RETRY_MS, w.settle);
+    expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true, stoppedBy: null, problem: null });
+    expect(await connectionHealth(alpha.id)).toMatchObject({ status: "active", problem: null });
+    await w.trigger("message", "content at last");
+    expect(w.delivered()).toEqual([{ name: "message", text: "content at last" }]);
+  });
+
+  it.each([
+    ["intents with an undefined bit (1 << 30)", 4013, [0, 1], { intents: RELAY_INTENTS | (1 << 30) }],
+    ["shard [5, 2]", 4010, [5, 2], {}],
+  ] as const)("%s: the fake closes %i, the relay stops and reports it", async (_name, code, shard, session) => {
+    const w = world(0);
+    live.push(w);
+    const other = otherRelay(w, [...shard], session);
+    await other.relay.start();
+    await other.settle();
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "closed", code, by: "gateway" });
+    expect(other.relay.status()).toMatchObject({
+      phase: "stopped",
+      stoppedBy: { code },
+      problem: { code: `close_${code}` },
+    });
+    const problem = await env.DB.prepare(
+      "SELECT code FROM plugin_problems WHERE plugin_id = 'chatserver' AND source = ?",
+    )
+      .bind(`gateway shard ${shard[0]} of ${shard[1]}`)
+      .first<string>("code");
+    expect(problem).toBe(`close_${code}`);
+    other.relay.shutdown();
+  });
+
+  it("session_start_limit.remaining 0: the relay opens no connection and sends no IDENTIFY until reset_after, says why, then connects", async () => {
+    const w = world(0);
+    live.push(w);
+    const limit = await w.fake.fetch(
+      new Request(`${FAKE}/__fake/gateway/session-start-limit`, {
+        method: "POST",
+        body: JSON.stringify({ remaining: 0, resetAfter: 3_600_000 }),
+      }),
+    );
+    expect(limit.status).toBe(204);
+    await w.relay.start();
+    await w.settle();
+    expect(w.relay.status()).toMatchObject({ phase: "backoff", problem: { code: "session_starts_used_up" } });
+    await w.relay.start(); // a poke does not cut the wait short
+    await w.clock.advance(3_600_000 - 1, w.settle);
+    expect(count(w, "connected")).toBe(0);
+    expect(count(w, "identify")).toBe(0);
+    expect(w.fake.gateway.state().tokenReset).toBe(false);
+    await w.clock.advance(1, w.settle);
+    expect(gatewayEvents(w).map((e) => e.kind)).toEqual(["connected", "identify"]);
+    expect(w.relay.status()).toMatchObject({ phase: "ready", problem: null });
+  });
+
+  it("max_concurrency paces shards: two shards started together IDENTIFY 5 s apart, and the fake sends no INVALID_SESSION", async () => {
+    const w = world(0);
+    live.push(w);
+    const first = otherRelay(w, [0, 2]);
+    const second = otherRelay(w, [1, 2]);
+    await Promise.all([first.relay.start(), second.relay.start()]);
+    await first.settle();
+    await second.settle();
+    expect(count(w, "identify")).toBe(1);
+    await w.clock.advance(4999, w.settle);
+    expect(count(w, "identify")).toBe(1);
+    await w.clock.advance(1, w.settle);
+    await second.settle();
+    expect(count(w, "identify")).toBe(2);
+    expect(count(w, "invalid-session")).toBe(0);
+    expect([first.relay.status().phase, second.relay.status().phase]).toEqual(["ready", "ready"]);
+    first.relay.shutdown();
+    second.relay.shutdown();
+  });
+
+  it("RESUME with a sequence the session never reached: the fake closes 4007 and the relay IDENTIFYs a new session", async () => {
+    const w = await connected(0);
+    const session = w.fake.gateway.state().sessions[0]!;
+    w.relay.shutdown();
+    const restarted = otherRelay(w, [0, 1], {}, { sessionId: session.id, resumeUrl: w.fake.gateway.url, seq: 999_999 });
+    await restarted.relay.start();
+    await restarted.settle();
+    expect(gatewayEvents(w).slice(-2)).toMatchObject([
+      { kind: "resume", seq: 999_999 },
+      { kind: "closed", code: 4007, by: "gateway" },
+    ]);
+    await w.clock.advance(5000, restarted.settle); // the backoff, then the IDENTIFY slot the first session used
+    expect(gatewayEvents(w).at(-1)).toMatchObject({ kind: "identify" });
+    expect(restarted.relay.status()).toMatchObject({ phase: "ready", hasSession: true });
+    restarted.relay.shutdown();
+  });
+
+  it("a heartbeat the gateway asks for (op 1) is sent at once and expects its ACK: without one, a zombie within an interval", async () => {
+    const w = await connected(0.5);
+    const heartbeats = () => w.fake.gateway.state().events.filter((e) => e.kind === "heartbeat").length;
+    await w.clock.advance(HEARTBEAT_MS * 2, w.settle);
+    const before = heartbeats();
+    await w.hook("request-heartbeat");
+    expect(heartbeats()).toBe(before + 1);
+    expect(w.relay.status()).toMatchObject({ phase: "ready", connected: true });
+
+    await w.hook("withhold-acks");
+    await w.hook("request-heartbeat");
+    const since = w.clock.now();
+    await w.clock.advance(HEARTBEAT_MS, w.settle);
+    const zombie = gatewayEvents(w).find((e) => e.kind === "closed" && e.code === 4000 && e.by === "client");
+    expect(zombie).toBeDefined();
+    expect(w.clock.now() - since).toBeLessThanOrEqual(HEARTBEAT_MS);
   });
 });
