@@ -40,18 +40,18 @@ export default {
 `;
 }
 
-/** `service core:user:<name>: Uncaught SyntaxError: …` → `Uncaught SyntaxError: …`, as Cloudflare words it. */
-function withoutServicePrefix(message: string): string {
+/** workerd's `service core:user:<name>: Uncaught SyntaxError: …` → `Uncaught SyntaxError: …`, as Cloudflare words it. */
+export function withoutServicePrefix(message: string): string {
   return message.replace(/^service [^:]+:[^:]+:[^:]+: /, "").trim();
 }
 
 /**
  * Starts the script in a throwaway workerd (Miniflare, nothing persisted, no
- * port of its own) with its compatibility date and flags, so the installed
- * workerd itself judges it: a module that does not parse, a top level that
- * throws, an import of a missing module, an unknown compatibility flag
- * ("No such compatibility flag: …"). A script that starts answers what its
- * main module exports.
+ * bindings) with its compatibility date and flags, so the installed workerd
+ * itself judges it: a module that does not parse, a top level that throws,
+ * an import of a missing module, an unknown compatibility flag ("No such
+ * compatibility flag: …"). A script that starts answers what its main module
+ * exports.
  */
 export const startInWorkerd: ScriptStarter = async (script: StartableScript): Promise<ScriptStartup> => {
   const errors: string[] = [];

@@ -9,6 +9,7 @@ import {
 } from "miniflare";
 import { LOCAL_DISPATCH_SCRIPT_HEADER } from "../../../workers/dispatch/localDispatchHeader.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
+import { withoutServicePrefix } from "../../cloudflare/workerdScriptStarter.ts";
 import { scriptWorker } from "./scriptWorker.ts";
 
 export interface ProjectInstancesOptions {
@@ -71,7 +72,7 @@ export function createProjectInstances(options: ProjectInstancesOptions): Projec
         resourcePersistencePath: stateDir,
         handleStructuredLogs: ({ level, message }) => {
           if (!started) {
-            if (level === "error") startupErrors.push(message.replace(/^service [^:]+:[^:]+:[^:]+: /, ""));
+            if (level === "error") startupErrors.push(withoutServicePrefix(message));
             return;
           }
           if (level === "error" || level === "warn") console.error(message);
