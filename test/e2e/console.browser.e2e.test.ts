@@ -267,6 +267,17 @@ describe("the console on platform dev", () => {
     await page.close();
   });
 
+  it("has an origin no project is served on: the project's port is another, and the console's answers no project path", async () => {
+    expect(new URL(apiUrl).origin).not.toBe(new URL(dev.url).origin);
+    for (const pathname of ["/shop/", "/shop/api/auth/signin", "/evil/"]) {
+      const response = await fetch(apiUrl + pathname);
+      expect({ pathname, status: response.status }).toEqual({ pathname, status: 404 });
+      expect(await response.json()).toEqual({
+        error: { code: "not_found", message: `No route for GET ${pathname}.` },
+      });
+    }
+  });
+
   // The review's attack: `/console/#token=<another account's token>` silently signed the console in as that account.
   it("asks before a #token= link replaces the account a console is signed in as, and replaces nothing unless told", async () => {
     const { adminToken } = JSON.parse(readFileSync(path.join(dir, ".platform/credentials.json"), "utf8")) as {
