@@ -60,7 +60,16 @@ export type { JsonValue, JsonObject } from "./json.ts";
 export { resolveNextAction } from "./resolveNextAction.ts";
 export { createInbox, lastStateEvent } from "./receivedEvents.ts";
 export type { Inbox, QueuedEvent, DeliveredEvent } from "./receivedEvents.ts";
-export { continuationOf, checkEventName, MAX_WAIT_MS } from "./continuation.ts";
+export {
+  decodeContinuation,
+  encodeContinuation,
+  continuationOfReturn,
+  startsAtOnce,
+  readsInbox,
+  checkEventName,
+  MAX_WAIT_MS,
+} from "./continuation.ts";
+export type { Continuation, ContinuationKind, ContinuationFields } from "./continuation.ts";
 export { appendReceivedEvent, cancelRun } from "./runControl.ts";
 export type { NextAction } from "./resolveNextAction.ts";
 export { createScratchpad, createStepAttempt } from "./stepContext.ts";
