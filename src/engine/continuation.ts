@@ -28,6 +28,19 @@ export type Continuation =
 
 export type ContinuationKind = Continuation["kind"];
 
+/**
+ * What a step that names the next one may add to `{ step }` to delay it
+ * (beyond the spec): `sleepMS` (a delay) or `until` (epoch ms), at most a
+ * year away; or `waitFor` (an event name sent with `workflow.send`) with an
+ * optional `timeoutMS` (at most a year). Read by {@link continuationOfReturn}.
+ */
+export interface ContinuationRequest {
+  sleepMS?: number;
+  until?: number;
+  waitFor?: string;
+  timeoutMS?: number;
+}
+
 type StepCompleted = WorkflowEventPayloads["step_completed"];
 
 /** The step_completed fields a continuation is written as (the rest of the payload is `step` and `writes`). */

@@ -2,6 +2,7 @@ import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
+import type { ContinuationRequest } from "./continuation.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
@@ -32,13 +33,9 @@ export interface StepContext<Data = any, Pad extends Record<string, unknown> = R
 /**
  * What a step returns: the name of the next step, or the end of the workflow
  * with its result (JSON; omitted means null). Beyond the spec, a step that
- * names the next one may also make it wait: `sleepMS` (a delay) or `until`
- * (epoch ms), at most a year away; or `waitFor` (an event name sent with
- * `workflow.send`) with an optional `timeoutMS` (at most a year).
+ * names the next one may also delay it (see {@link ContinuationRequest}).
  */
-export type StepResult =
-  | { step: string; sleepMS?: number; until?: number; waitFor?: string; timeoutMS?: number }
-  | { done: true; result?: unknown };
+export type StepResult = ({ step: string } & ContinuationRequest) | { done: true; result?: unknown };
 
 // biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
 export type StepFunction<Data = any> = (ctx: StepContext<Data>) => StepResult | Promise<StepResult>;
