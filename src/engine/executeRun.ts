@@ -120,8 +120,8 @@ export async function executeRun(
 class RunCursor {
   readonly pad: Scratchpad;
   readonly inbox: Inbox;
-  last: StoredEvent;
-  state: StoredEvent;
+  #last: StoredEvent;
+  #state: StoredEvent;
   readonly #store: WorkflowEventStore;
   readonly #runId: string;
   readonly #options: ExecuteRunOptions;
@@ -149,9 +149,19 @@ class RunCursor {
     this.#options = options;
     this.pad = createScratchpad(history);
     this.inbox = createInbox(history);
-    this.last = history[history.length - 1] as StoredEvent;
-    this.state = lastStateEvent(history) as StoredEvent;
+    this.#last = history[history.length - 1] as StoredEvent;
+    this.#state = lastStateEvent(history) as StoredEvent;
     this.#mayDefer = options.exclusive === true;
+  }
+
+  /** The log's last event as this execution knows it (invariant 1). */
+  get last(): StoredEvent {
+    return this.#last;
+  }
+
+  /** The run's state: its last event other than event_received (invariant 2). */
+  get state(): StoredEvent {
+    return this.#state;
   }
 
   /** Writes what is kept in memory (invariant 3). */
@@ -229,8 +239,8 @@ class RunCursor {
   #advance(event: StoredEvent): void {
     this.pad.apply(event);
     this.inbox.apply(event);
-    this.last = event;
-    if (event.type !== "event_received") this.state = event;
+    this.#last = event;
+    if (event.type !== "event_received") this.#state = event;
   }
 }
 
