@@ -38,14 +38,25 @@ export interface WorkflowOptions {
   stepTimeoutMS?: number;
 }
 
-/** `any` by default so user steps can read `ctx.data.name` without declaring a type. */
-// biome-ignore lint/suspicious/noExplicitAny: public default: start data is user JSON read without declaring a type
-export type WorkflowSteps<Data = any> = Record<string, StepFunction<Data>>;
+/**
+ * The steps of a workflow. `any` by default so user steps can read `ctx.data.name` without declaring a type;
+ * `workflow<Data, Pad, Result>(…)` types the start data, the scratchpad and the result.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: public defaults: start data, scratchpad and result are user JSON read without declaring a type
+export type WorkflowSteps<Data = any, Pad extends object = Record<string, any>, Result = any> = Record<
+  string,
+  StepFunction<Data, Pad, Result>
+>;
 
-/** A validated workflow: what `workflow(name, steps, options)` registers and the engine executes. */
-export interface WorkflowDefinition {
+/**
+ * A validated workflow: what `workflow(name, steps, options)` registers and the engine executes.
+ * Its type parameters carry the types the steps were written with, so `testWorkflow(definition, data)`
+ * checks the start data and types `run.result()`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: public defaults, as WorkflowSteps'
+export interface WorkflowDefinition<Data = any, Pad extends object = Record<string, any>, Result = any> {
   readonly name: string;
-  readonly steps: Readonly<Record<string, StepFunction>>;
+  readonly steps: Readonly<WorkflowSteps<Data, Pad, Result>>;
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
@@ -55,7 +66,12 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_STEP_NAME_LENGTH = 256;
 
 /** Validates and freezes a definition; throws `invalid_input` naming the bad part. */
-export function defineWorkflow(name: string, steps: WorkflowSteps, options: WorkflowOptions = {}): WorkflowDefinition {
+// biome-ignore lint/suspicious/noExplicitAny: public defaults, as WorkflowSteps'
+export function defineWorkflow<Data = any, Pad extends object = Record<string, any>, Result = any>(
+  name: string,
+  steps: WorkflowSteps<Data, Pad, Result>,
+  options: WorkflowOptions = {},
+): WorkflowDefinition<Data, Pad, Result> {
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
     throw invalid(
       `Workflow name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, "_", "." or "-", starting with a letter or digit`,

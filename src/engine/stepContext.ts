@@ -2,20 +2,21 @@ import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
+import type { ContinuationRequest } from "./continuation.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
  * the scratchpad; both default to loosely typed bags because they are plain
- * JSON decided by user code.
+ * JSON decided by user code. `workflow<Data, Pad, Result>(…)` types them.
  */
 // biome-ignore lint/suspicious/noExplicitAny: public defaults: start data and scratchpad are user JSON read without declaring a type
-export interface StepContext<Data = any, Pad extends Record<string, unknown> = Record<string, any>> {
+export interface StepContext<Data = any, Pad extends object = Record<string, any>> {
   /** The start data passed to `workflow.start` (null when none was given). */
   readonly data: Data;
   /** Values committed by completed steps (and `data`); read-only, this step's own writes are not visible until it completes. */
-  readonly scratchpad: Readonly<Pad>;
+  readonly scratchpad: Readonly<Partial<Pad>>;
   /** Buffers a scratchpad value; committed with this step's step_completed, dropped if the step fails. Value must be JSON (see json.ts). */
-  write(key: string, value: unknown): void;
+  write<Key extends keyof Pad & string>(key: Key, value: Pad[Key]): void;
   readonly step: string;
   /** From 1. */
   readonly attempt: number;
@@ -32,16 +33,19 @@ export interface StepContext<Data = any, Pad extends Record<string, unknown> = R
 /**
  * What a step returns: the name of the next step, or the end of the workflow
  * with its result (JSON; omitted means null). Beyond the spec, a step that
- * names the next one may also make it wait: `sleepMS` (a delay) or `until`
- * (epoch ms), at most a year away; or `waitFor` (an event name sent with
- * `workflow.send`) with an optional `timeoutMS` (at most a year).
+ * names the next one may also delay it (see {@link ContinuationRequest}).
  */
-export type StepResult =
-  | { step: string; sleepMS?: number; until?: number; waitFor?: string; timeoutMS?: number }
-  | { done: true; result?: unknown };
+// biome-ignore lint/suspicious/noExplicitAny: public default: a result is user JSON returned without declaring a type
+export type StepResult<Result = any> = ({ step: string } & ContinuationRequest) | { done: true; result?: Result };
 
-// biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
-export type StepFunction<Data = any> = (ctx: StepContext<Data>) => StepResult | Promise<StepResult>;
+/**
+ * One step of a workflow. Declared as a method so a typed step (`StepFunction<Order>`)
+ * still counts as a step of the untyped definitions the engine executes.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: public defaults, as StepContext's and StepResult's
+export type StepFunction<Data = any, Pad extends object = Record<string, any>, Result = any> = {
+  step(ctx: StepContext<Data, Pad>): StepResult<Result> | Promise<StepResult<Result>>;
+}["step"];
 
 /**
  * The scratchpad of one run, kept in memory for one execution: built once

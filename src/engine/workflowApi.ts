@@ -1,4 +1,4 @@
-import { PlatformError } from "../core/errors.ts";
+import { errorFromJSON, PlatformError } from "../core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
@@ -44,8 +44,12 @@ export interface WorkflowBackend {
   cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
 }
 
-/** The handle `workflow.start` returns. */
-export interface WorkflowRun {
+/**
+ * The handle `workflow.start` returns. `Result` is the workflow's result type when it was started with
+ * the definition `workflow<Data, Pad, Result>(…)` returned; `any` when started by name.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
+export interface WorkflowRun<Result = any> {
   readonly id: string;
   readonly workflowId: string;
   readonly name: string;
@@ -53,10 +57,10 @@ export interface WorkflowRun {
   readonly created: boolean;
   /**
    * Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure
-   * reason, or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
+   * reason (and, beyond the spec, whose `cause` is the failing step's error as it was thrown: name, message,
+   * stack, causes), or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
    */
-  // biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
-  result<T = any>(): Promise<T>;
+  result<T = Result>(): Promise<T>;
 }
 
 export interface WorkflowListFilter {
@@ -67,11 +71,32 @@ export interface WorkflowListFilter {
   cursor?: string;
 }
 
+/** The start options of `workflow.start`. */
+export interface WorkflowStartOptions {
+  /** The workflow id: while a run with this id is active, starting again answers that run (`created: false`). */
+  id?: string;
+}
+
 export interface WorkflowFunction {
-  /** Registers a workflow at top level; its first step must be named `start`. */
-  // biome-ignore lint/suspicious/noExplicitAny: public default, as StepContext's Data
-  <Data = any>(name: string, steps: WorkflowSteps<Data>, options?: WorkflowOptions): WorkflowDefinition;
-  start(name: string, data?: unknown, options?: { id?: string }): Promise<WorkflowRun>;
+  /**
+   * Registers a workflow at top level; its first step must be named `start`. The type parameters type
+   * `ctx.data` (the start data), `ctx.scratchpad` / `ctx.write` and the result a step ends with; the
+   * returned definition carries them to `workflow.start(definition, data)` and `testWorkflow`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: public defaults, as StepContext's
+  <Data = any, Pad extends object = Record<string, any>, Result = any>(
+    name: string,
+    steps: WorkflowSteps<Data, Pad, Result>,
+    options?: WorkflowOptions,
+  ): WorkflowDefinition<Data, Pad, Result>;
+  /** Starts a run by name: data and result are untyped. */
+  start(name: string, data?: unknown, options?: WorkflowStartOptions): Promise<WorkflowRun>;
+  /** Starts a run of the definition `workflow(…)` returned: the data is checked and `run.result()` typed. */
+  start<Data, Result>(
+    workflow: WorkflowDefinition<Data, object, Result>,
+    data: Data,
+    options?: WorkflowStartOptions,
+  ): Promise<WorkflowRun<Result>>;
   get(runId: string): Promise<WorkflowRunView | null>;
   list(filter?: WorkflowListFilter): Promise<RunListPage>;
   /**
@@ -106,8 +131,13 @@ function registerWorkflow(name: string, steps: WorkflowSteps, options?: Workflow
   return definition;
 }
 
-async function start(name: string, data?: unknown, options: { id?: string } = {}): Promise<WorkflowRun> {
+async function start(
+  workflow: string | WorkflowDefinition,
+  data?: unknown,
+  options: WorkflowStartOptions = {},
+): Promise<WorkflowRun> {
   const active = requireBackend("workflow.start");
+  const name = typeof workflow === "object" && workflow !== null ? workflow.name : workflow;
   if (typeof name !== "string" || !definitions.has(name)) {
     const known = [...definitions.keys()];
     throw new PlatformError(
@@ -185,10 +215,12 @@ async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
       runId,
       reason: outcome.reason,
     });
-  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, {
-    runId,
-    cause: outcome.cause,
-  });
+  throw new PlatformError(
+    "workflow_failed",
+    outcome.error ?? `Workflow run "${runId}" failed`,
+    { runId, cause: outcome.cause },
+    outcome.stepError === undefined ? undefined : { cause: errorFromJSON(outcome.stepError) },
+  );
 }
 
 async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<WorkflowRunView> {

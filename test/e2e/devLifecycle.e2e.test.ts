@@ -1,4 +1,5 @@
-import { readFileSync, mkdtempSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync, mkdtempSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -9,18 +10,15 @@ import {
   devSession,
   initProject,
   isAlive,
-  plainShellPath,
   RUN_ROUTES,
   runCli,
   startDev,
   startRuns,
-  startServing,
-  systemNode,
   type DevProcess,
   removeWorkDir,
 } from "../support/e2e/index.ts";
 
-// Ports of this file: 8950-8954.
+// Ports of this file: 8950-8955. The scaffold's own `npm run dev`, with the package installed: package.e2e.test.ts.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-lifecycle-"));
 const running: DevProcess[] = [];
 afterAll(async () => {
@@ -110,6 +108,38 @@ describe("the process tree of platform dev", () => {
     await again.stop("SIGTERM");
   });
 
+  it("stops nothing that a dev.processes.json which came with the folder names, and says so", async () => {
+    const dir = path.join(work, "cloned");
+    expect((await runCli(["init", dir])).code).toBe(0);
+    // A process of the user's, and a record of it planted in the folder (as a cloned repository could carry).
+    const victim = spawn("sleep", ["300"], { stdio: "ignore" });
+    try {
+      await eventually(
+        () => readFileSync(`/proc/${victim.pid}/cmdline`, "utf8"),
+        (text) => text.startsWith("sleep"),
+        2_000,
+      );
+      const stat = readFileSync(`/proc/${victim.pid}/stat`, "utf8");
+      const startTime = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+      const identity = { pid: victim.pid!, startTime, command: "sleep 300" };
+      mkdirSync(path.join(dir, ".platform"), { recursive: true });
+      writeFileSync(
+        path.join(dir, ".platform/dev.processes.json"),
+        JSON.stringify({ parent: identity, processes: [identity] }),
+      );
+
+      const dev = await startDev([dir, "--port", "8955"]);
+      running.push(dev);
+      expect(dev.output()).toContain(
+        `Ignored ${path.join(dir, ".platform", "dev.processes.json")}: this machine's platform dev did not write it for this folder (it may have come with the folder), so no process was stopped.`,
+      );
+      expect(isAlive(victim.pid!)).toBe(true);
+      await dev.stop("SIGTERM");
+    } finally {
+      victim.kill("SIGKILL");
+    }
+  });
+
   it("says who holds a busy port, and that it is not this folder's platform dev", async () => {
     const dir = path.join(work, "busy");
     expect((await runCli(["init", dir])).code).toBe(0);
@@ -170,25 +200,5 @@ describe("one platform dev per folder, its logs and its console", () => {
     // Stopped, it has printed all it will print.
     await again.stop("SIGTERM");
     expect(again.output()).not.toMatch(/GET \/ →/);
-  });
-});
-
-describe("a scaffold that runs", () => {
-  it("`npm run dev -- --port N` in a folder made by platform init prints Ready, with nothing installed and no platform on PATH", async () => {
-    const dir = path.join(work, "fresh");
-    const init = await runCli(["init", dir]);
-    expect(init.stdout).toContain(`Next: cd ${dir} && npm run dev`);
-    const shellPath = plainShellPath();
-    expect(systemNode()).not.toBeNull();
-    const dev = await startServing("npm", ["run", "dev", "--", "--port", "8954"], {
-      cwd: dir,
-      env: { ...process.env, PATH: shellPath },
-    });
-    running.push(dev);
-    expect(existsSync(path.join(dir, "node_modules"))).toBe(false);
-    expect(await (await fetch(dev.url + "/")).text()).toContain("Hello from fresh");
-    // npm, its shell and the Node 20 wrapper stand between: stop platform dev itself.
-    process.kill(lockOf(dir).pid, "SIGTERM");
-    await dev.stop("SIGTERM");
   });
 });

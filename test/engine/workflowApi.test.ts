@@ -110,6 +110,19 @@ describe("workflow.start/get/list", () => {
     expect(backend.start).toHaveBeenLastCalledWith("greet", null, {});
   });
 
+  it("start takes the definition workflow() returned, by its name; an unregistered one is unknown", async () => {
+    const backend = fakeBackend();
+    installWorkflowBackend(backend);
+    const greet = workflow<{ name: string }, Record<string, never>, string>("greet", {
+      start: async (ctx) => ({ done: true, result: `Hello, ${ctx.data.name}` }),
+    });
+    const run = await workflow.start(greet, { name: "Ada" });
+    expect(backend.start).toHaveBeenCalledWith("greet", { name: "Ada" }, {});
+    expect(run.name).toBe("greet");
+    const stray = { ...greet, name: "never-registered" };
+    expect((await rejection(workflow.start(stray, { name: "Ada" }))).code).toBe("unknown_workflow");
+  });
+
   it("list validates and defaults its filter", async () => {
     const backend = fakeBackend();
     installWorkflowBackend(backend);

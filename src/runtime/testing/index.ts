@@ -1,4 +1,10 @@
-// `platform/testing` (beyond the spec): run a project's workflows in a test, in this process,
-// on the in-memory store with a virtual clock. Imported by tests only, never by worker code.
+// `platform/testing` (beyond the spec): run a project's workflows and requests in a test, in this
+// process: workflows on the in-memory store with a virtual clock, requests through the project
+// worker's entry; plugin calls reach in-process fakes that record them. Imported by tests only,
+// never by worker code.
 export { testWorkflow } from "./testWorkflow.ts";
-export type { TestRun, TestWorkflowOptions } from "./testWorkflow.ts";
+export type { TestWorkflowOptions } from "./testWorkflow.ts";
+export { testRequest, TEST_ORIGIN } from "./testRequest.ts";
+export type { TestRequestInit, TestResponse, TestedProject } from "./testRequest.ts";
+export { TEST_PROJECT } from "./pluginFakes.ts";
+export type { PluginCallRecord, PluginRecording, SentEmail, TestRun } from "./testRecords.ts";

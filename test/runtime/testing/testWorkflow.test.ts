@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
 import type { RunEventView } from "#src/engine/describeRun.ts";
 import { RetryAfterError } from "#src/engine/retryAfterError.ts";
-import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { getWorkflowDefinition, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
 import { type TestRun, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);
@@ -150,5 +150,63 @@ describe("testWorkflow by name (the example of docs/workflows.md)", () => {
     expect(nudged?.at).toBe(START + DAY);
     await run.send("approval", { by: "ada" });
     await expect(run.result()).resolves.toEqual({ name: "approval", payload: { by: "ada" } });
+  });
+});
+
+describe("typed workflows: workflow<Data, Pad, Result>(…)", () => {
+  afterEach(() => resetWorkflowsForTests());
+
+  interface Order {
+    item: string;
+    quantity: number;
+  }
+  interface Pad {
+    charged: { cents: number };
+  }
+  interface Receipt {
+    item: string;
+    cents: number;
+  }
+
+  it("types ctx.data, ctx.scratchpad and ctx.write in the steps, the start data and run.result()", async () => {
+    const checkout = workflow<Order, Pad, Receipt>("typed-checkout", {
+      start: async (ctx) => {
+        expectTypeOf(ctx.data).toEqualTypeOf<Order>();
+        ctx.write("charged", { cents: ctx.data.quantity * 250 });
+        // @ts-expect-error: the scratchpad has no key "refunded"
+        expect(() => ctx.write("refunded", true)).not.toThrow();
+        return { step: "ship" };
+      },
+      ship: async (ctx) => {
+        expectTypeOf(ctx.scratchpad.charged).toEqualTypeOf<{ cents: number } | undefined>();
+        return { done: true, result: { item: ctx.data.item, cents: ctx.scratchpad.charged!.cents } };
+      },
+    });
+    const run = await testWorkflow(checkout, { item: "tea", quantity: 2 });
+    expectTypeOf(run).toEqualTypeOf<TestRun<Receipt>>();
+    const receipt = await run.result();
+    expectTypeOf(receipt).toEqualTypeOf<Receipt>();
+    expect(receipt).toEqual({ item: "tea", cents: 500 });
+    // @ts-expect-error: the start data must be an Order
+    await expect(testWorkflow(checkout, { item: "tea" }).then((r) => r.result())).rejects.toMatchObject({
+      code: "workflow_failed",
+    });
+  });
+
+  it("a step returning a result of another type does not compile", () => {
+    workflow<Order, Pad, Receipt>("typed-wrong", {
+      // @ts-expect-error: the result must be a Receipt
+      start: async () => ({ done: true, result: { item: 1 } }),
+    });
+    expect(getWorkflowDefinition("typed-wrong")?.steps).toHaveProperty("start");
+  });
+
+  it("untyped code compiles as before: data, scratchpad and result are any", async () => {
+    const loose = workflow("loose", {
+      start: async (ctx) => ({ done: true, result: ctx.data.anything ?? ctx.scratchpad.whatever ?? 1 }),
+    });
+    const run = await testWorkflow(loose, {});
+    expectTypeOf(await run.result()).toBeAny();
+    expect(await run.result()).toBe(1);
   });
 });

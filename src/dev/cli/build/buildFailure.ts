@@ -26,14 +26,23 @@ function platformMissingExport(projectDir: string, message: esbuild.Message): st
   return null;
 }
 
+/** What a build says about an import the platform does not export (a missing `export default` included). */
+export function missingPlatformExportText(module: string, name: string, suggestion?: string): string {
+  if (name === "default")
+    return `"${module}" has no default export; import its names: import { workflow } from "${module}"`;
+  return `"${module}" has no export named "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`;
+}
+
 /** The message with the runtime's path replaced by `platform`, and "did you mean" kept as a note. */
 function readable(projectDir: string, message: esbuild.Message): esbuild.Message {
+  // The platform's own build plugins speak for the build: no "[plugin platform-…]" after their messages.
+  if (message.pluginName.startsWith("platform-")) return { ...message, pluginName: "" };
   const name = platformMissingExport(projectDir, message);
   if (name === null) return message;
   const suggestion = message.location?.suggestion;
   return {
     ...message,
-    text: `"platform" has no export named "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`,
+    text: missingPlatformExportText("platform", name, suggestion || undefined),
     // The notes point into the runtime's own source; the suggestion already says what they say.
     notes: [],
   };

@@ -7,6 +7,8 @@ import { PlatformError } from "../../../core/errors.ts";
 import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
 import { buildFailure, buildFailureFrom, fatalWarnings } from "./buildFailure.ts";
 import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
+import { dependencySourceMaps } from "./dependencySourceMaps.ts";
+import { platformImportCheck } from "./platformImports.ts";
 import { platformResolver } from "./platformResolver.ts";
 
 const ENTRY_CANDIDATES = ["src/index.ts", "src/index.js", "index.ts", "index.js"];
@@ -85,19 +87,6 @@ function entrySource(entry: string, capabilities: ProjectCapabilities, target: B
   return lines.join("\n");
 }
 
-/** Node builds only: `platform/node` is this repository's Node runtime, like `platform` is its runtime. */
-function platformNodeResolver(projectDir: string): esbuild.Plugin {
-  const ownCopy = existsSync(path.join(projectDir, "node_modules", "platform", "package.json"));
-  return {
-    name: "platform-node-resolver",
-    setup(build) {
-      build.onResolve({ filter: /^platform\/node$/ }, () =>
-        ownCopy ? undefined : { path: path.join(RUNTIME_DIR, "node/index.ts") },
-      );
-    },
-  };
-}
-
 /** Bundled CommonJS dependencies may call require(); give the ES module one. */
 const NODE_BANNER = `import { createRequire as __platformCreateRequire } from "node:module"; const require = __platformCreateRequire(import.meta.url);`;
 
@@ -111,6 +100,9 @@ async function bundle(
   target: BuildTarget,
   sourceMap: boolean,
 ) {
+  // Every build checks the project's imports of `platform`; a dev build (with a source map) also drops
+  // dependency maps that name sources the dependency does not ship.
+  const checks = [platformImportCheck(), ...(sourceMap ? [dependencySourceMaps()] : [])];
   const runtime: esbuild.BuildOptions =
     target === "worker"
       ? {
@@ -118,13 +110,13 @@ async function bundle(
           conditions: ["workerd", "worker", "browser"],
           target: "es2023",
           external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].filter((m) => !/sqlite/.test(m)),
-          plugins: [nativeSqliteGuard(), platformResolver(projectDir)],
+          plugins: [nativeSqliteGuard(), platformResolver("worker"), ...checks],
         }
       : {
           platform: "node",
           target: "node22",
           banner: { js: NODE_BANNER },
-          plugins: [platformNodeResolver(projectDir), platformResolver(projectDir)],
+          plugins: [platformResolver("node"), ...checks],
         };
   const result = await esbuild
     .build({

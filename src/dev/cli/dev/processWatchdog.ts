@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { cliModulePath } from "../repoPaths.ts";
 
-const WATCHDOG = fileURLToPath(new URL("./watchdogProcess.ts", import.meta.url));
+const WATCHDOG = cliModulePath(import.meta.url, "./watchdogProcess");
 
 /**
  * Makes the processes `platform dev` spawns (workerd through Miniflare,

@@ -1,5 +1,5 @@
 import * as esbuild from "esbuild";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -32,7 +32,6 @@ beforeAll(async () => {
     absWorkingDir: projectDir,
   });
   bundle = { bundlePath, projectDir };
-  const { readFileSync } = await import("node:fs");
   const lines = readFileSync(bundlePath, "utf8").split("\n");
   const line = lines.findIndex((l) => l.includes("throw new Error"));
   throwAt = { line: line + 1, column: lines[line]!.indexOf("throw") + 1 };
@@ -72,5 +71,63 @@ describe("mapBundleLocations: positions in the dev bundle become the project's s
   it("a source outside the project is named by its absolute path", () => {
     const other = { bundlePath: bundle.bundlePath, projectDir: path.join(projectDir, "elsewhere") };
     expect(sourceLocation(other, throwAt.line, throwAt.column)).toBe(path.join(projectDir, "src/index.ts") + ":2:3");
+  });
+});
+
+describe("a dev build's frames in dependencies name files that exist", () => {
+  // Two dependencies that throw: one ships a map naming sources it does not ship (as itty-router does),
+  // one ships its TypeScript beside its map.
+  const dependencies: Record<string, string> = {
+    "node_modules/broken-map/package.json": '{ "name": "broken-map", "type": "module", "main": "index.mjs" }',
+    "node_modules/broken-map/index.mjs":
+      'export function fail() {\n  throw new Error("broken");\n}\n//# sourceMappingURL=index.mjs.map\n',
+    "node_modules/broken-map/index.mjs.map": JSON.stringify({
+      version: 3,
+      sources: ["../src/src/index.ts"],
+      names: [],
+      mappings: "AAAA;AACE;AACF",
+    }),
+    "node_modules/good-map/package.json": '{ "name": "good-map", "type": "module", "main": "dist/index.js" }',
+    "node_modules/good-map/src/index.ts": 'export function fail(): never {\n  throw new Error("good");\n}\n',
+    "node_modules/good-map/dist/index.js":
+      'export function fail() {\n  throw new Error("good");\n}\n//# sourceMappingURL=index.js.map\n',
+    "node_modules/good-map/dist/index.js.map": JSON.stringify({
+      version: 3,
+      sources: ["../src/index.ts"],
+      names: [],
+      mappings: "AAAA;AACE;AACF",
+    }),
+    "src/index.ts":
+      'import { fail as broken } from "broken-map";\nimport { fail as good } from "good-map";\nexport default { fetch: () => (Math.random() > 2 ? broken() : good()) };\n',
+  };
+
+  it.each([
+    [
+      "a map naming sources that are not there: the dependency's own JavaScript",
+      "broken",
+      "node_modules/broken-map/index.mjs:2:3",
+    ],
+    ["a map whose sources are there: the dependency's TypeScript", "good", "node_modules/good-map/src/index.ts:2:3"],
+  ])("%s", async (_label, message, expected) => {
+    const dir = mkdtempSync(path.join(tmpdir(), "platform-dependency-maps-"));
+    try {
+      for (const [file, text] of Object.entries(dependencies)) {
+        mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+        writeFileSync(path.join(dir, file), text);
+      }
+      const { buildProject } = await import("#src/dev/cli/build/buildProject.ts");
+      const built = await buildProject(dir, path.join(dir, ".platform/build"), { sourceMap: true });
+      const lines = readFileSync(built.bundlePath, "utf8").split("\n");
+      const line = lines.findIndex((l) => l.includes(`new Error("${message}")`));
+      const location = sourceLocation(
+        { bundlePath: built.bundlePath, projectDir: dir },
+        line + 1,
+        lines[line]!.indexOf("throw") + 1,
+      );
+      expect(location).toBe(expected);
+      expect(existsSync(path.join(dir, location!.replace(/:\d+:\d+$/, "")))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
 import { TESTING_IN_BUNDLE_MESSAGE } from "#src/dev/cli/build/platformResolver.ts";
+import { RUNTIME_DIR } from "#src/dev/cli/repoPaths.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -36,5 +37,20 @@ describe("platformResolver: the workflow test kit never reaches a bundle", () =>
       'import { PlatformError } from "platform";\nexport default { fetch: () => new Response(PlatformError.name) };\n',
     );
     await expect(buildProject(dir, path.join(dir, "out"))).resolves.toMatchObject({ target: "worker" });
+  });
+
+  it("a project with another copy of platform in its node_modules still builds against the CLI's runtime", async () => {
+    const dir = await projectWith(
+      'import { PlatformError } from "platform";\nexport default { fetch: () => new Response(PlatformError.name) };\n',
+    );
+    const copy = path.join(dir, "node_modules", "platform");
+    await mkdir(copy, { recursive: true });
+    await writeFile(path.join(copy, "package.json"), '{ "name": "platform", "type": "module", "main": "index.js" }');
+    await writeFile(path.join(copy, "index.js"), "export class PlatformError {}\n");
+    const built = await buildProject(dir, path.join(dir, "out"));
+    const sources = Object.keys(built.bytesBySource);
+    expect(sources).toContain(path.join(RUNTIME_DIR, "entry", "createPlatformWorker.ts"));
+    expect(sources.some((file) => file.startsWith(path.join(RUNTIME_DIR, "..", "core")))).toBe(true);
+    expect(sources.filter((file) => file.startsWith(copy))).toEqual([]);
   });
 });

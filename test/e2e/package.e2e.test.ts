@@ -1,0 +1,178 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  describeProcess,
+  descendantsOf,
+  isAlive,
+  plainShellPath,
+  REPO,
+  removeWorkDir,
+  startServing,
+  systemNode,
+  type DevProcess,
+} from "../support/e2e/index.ts";
+
+// Port of this file: 8960. The platform package tried as a new user would: packed by `npm run package`,
+// installed from its tarball into a folder outside the repository, with the machine's own Node (20 here)
+// first on PATH and nothing of this repository's environment.
+const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-package-"));
+const artifacts = path.join(work, "artifacts");
+const project = path.join(work, "my-app");
+let tarball = "";
+let dev: DevProcess | null = null;
+
+/** A plain shell's environment: no npm_*, VITEST* or NODE_* variables of the test run, and no node_modules/.bin. */
+function userEnv(): NodeJS.ProcessEnv {
+  const kept = ["HOME", "USER", "LANG", "TMPDIR", "CI"].filter((name) => process.env[name] !== undefined);
+  return {
+    ...Object.fromEntries(kept.map((name) => [name, process.env[name]])),
+    PATH: plainShellPath(),
+    NO_COLOR: "1",
+    npm_config_update_notifier: "false",
+  };
+}
+
+interface Ran {
+  code: number | null;
+  output: string;
+  ms: number;
+}
+
+/** Runs a command to completion as the user would type it; its output (stdout and stderr) is for failure messages. */
+function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = userEnv()): Promise<Ran> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output, ms: Date.now() - started }));
+  });
+}
+
+async function ok(command: string, args: string[], cwd: string): Promise<Ran> {
+  const ran = await sh(command, args, cwd);
+  expect(ran.code, `${command} ${args.join(" ")} in ${cwd}:\n${ran.output}`).toBe(0);
+  console.log(`${command} ${args.join(" ")}: ${(ran.ms / 1000).toFixed(1)} s`);
+  return ran;
+}
+
+const INSTALL_FLAGS = ["--prefer-offline", "--no-audit", "--no-fund"];
+
+// The test the user writes next: a workflow whose step emails, read back from the test kit's outbox.
+const WELCOME_WORKFLOW = `import { email, workflow } from "platform";
+
+export interface Signup {
+  email: string;
+  name: string;
+}
+
+export const welcome = workflow<Signup, { emailId: string }, { emailId: string }>("welcome", {
+  start: async (ctx) => {
+    const { id } = await email.send({ to: ctx.data.email, subject: \`Welcome, \${ctx.data.name}\`, html: "<p>Hello!</p>" });
+    ctx.write("emailId", id);
+    return { step: "finish", sleepMS: 86_400_000 };
+  },
+  finish: async (ctx) => ({ done: true, result: { emailId: ctx.scratchpad.emailId! } }),
+});
+`;
+
+const WELCOME_TEST = `import { expect, it } from "vitest";
+import { testWorkflow } from "platform/testing";
+import { welcome } from "../src/welcome.ts";
+
+it("emails the new user, then finishes a day later on the virtual clock", async () => {
+  const start = Date.UTC(2026, 0, 1);
+  const run = await testWorkflow(welcome, { email: "ada@example.com", name: "Ada" }, { startAt: start });
+  const { emailId } = await run.result();
+  expect(emailId).toMatch(/^test-email-/);
+  expect(run.outbox).toEqual([{ to: ["ada@example.com"], subject: "Welcome, Ada", html: "<p>Hello!</p>" }]);
+  expect(run.now()).toBe(start + 86_400_000);
+});
+`;
+
+beforeAll(async () => {
+  expect(systemNode(), "a system node on PATH").not.toBeNull();
+  const packaged = await ok("npm", ["run", "package", "--", "--out", artifacts], REPO);
+  tarball = packaged.output.trim().split("\n").at(-1)!;
+  expect(tarball).toBe(path.join(artifacts, "platform-0.1.0.tgz"));
+  expect(existsSync(tarball)).toBe(true);
+
+  mkdirSync(project);
+  await ok("npm", ["install", tarball, ...INSTALL_FLAGS], project);
+  const init = await ok("npx", ["platform", "init", "."], project);
+  expect(init.output).toContain(`Created project "my-app" in ${project}`);
+  expect(init.output).toContain("Next: npm install && npm test && npm run dev");
+  await ok("npm", ["install", ...INSTALL_FLAGS], project);
+}, 600_000);
+
+afterAll(async () => {
+  await dev?.stop("SIGTERM");
+  removeWorkDir(work);
+});
+
+describe("the platform package in a fresh folder: npm install <tgz>, npx platform init ., npm install", () => {
+  it("scaffolds a project that depends on the installed tarball and refers to nothing of the repository", () => {
+    const manifest = JSON.parse(readFileSync(path.join(project, "package.json"), "utf8"));
+    expect(manifest.scripts).toEqual({
+      dev: "platform dev .",
+      test: "vitest run",
+      typecheck: "tsc",
+      push: "platform push .",
+    });
+    expect(path.resolve(project, manifest.dependencies.platform.replace(/^file:/, ""))).toBe(tarball);
+    expect(Object.keys(manifest.devDependencies).sort()).toEqual(["@cloudflare/workers-types", "typescript", "vitest"]);
+    for (const file of ["package.json", "tsconfig.json", "vitest.config.ts", "src/index.ts", "test/index.test.ts"]) {
+      expect(readFileSync(path.join(project, file), "utf8"), file).not.toContain(REPO);
+    }
+    // The CLI the scripts call is the installed package's, run by the Node 22 it brought.
+    expect(existsSync(path.join(project, "node_modules/platform/dist/dev/cli/main.js"))).toBe(true);
+    expect(existsSync(path.join(project, "node_modules/.bin/node"))).toBe(true);
+  });
+
+  it("`npx platform init <dir>` from the project: the new folder depends on the same tarball, from where it is", async () => {
+    const other = path.join(work, "nested", "second-app");
+    const init = await ok("npx", ["platform", "init", "../nested/second-app"], project);
+    expect(init.output).toContain("Next: cd ../nested/second-app && npm install && npm test && npm run dev");
+    const manifest = JSON.parse(readFileSync(path.join(other, "package.json"), "utf8"));
+    expect(manifest.name).toBe("second-app");
+    expect(path.resolve(other, manifest.dependencies.platform.replace(/^file:/, ""))).toBe(tarball);
+  });
+
+  it("npm run typecheck exits 0, with the user's own workflow typed", async () => {
+    writeFileSync(path.join(project, "src/welcome.ts"), WELCOME_WORKFLOW);
+    await ok("npm", ["run", "typecheck"], project);
+  });
+
+  it("npm test passes the scaffold's test and a workflow test reading the email from run.outbox", async () => {
+    writeFileSync(path.join(project, "test/welcome.test.ts"), WELCOME_TEST);
+    const tested = await ok("npm", ["test"], project);
+    expect(tested.output).toMatch(/Test Files\s+2 passed \(2\)/);
+    expect(tested.output).toMatch(/Tests\s+3 passed \(3\)/);
+  });
+
+  it("npm run dev -- --port 8960 prints Ready and the page answers; it stops by its PID", async () => {
+    dev = await startServing("npm", ["run", "dev", "--", "--port", "8960"], { cwd: project, env: userEnv() });
+    expect(dev.url).toBe("http://127.0.0.1:8960");
+    const page = await fetch(dev.url + "/");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Hello from my-app");
+    expect(await (await fetch(dev.url + "/api/hello/Ada")).json()).toEqual({ hello: "Ada" });
+
+    // npm, its shell and the Node 20 wrapper stand between: stop platform dev itself, by the PID it recorded.
+    const session = JSON.parse(readFileSync(path.join(project, ".platform/dev.json"), "utf8")) as { pid: number };
+    const tree = [dev.child.pid!, ...descendantsOf(dev.child.pid!)];
+    expect(tree).toContain(session.pid);
+    process.kill(session.pid, "SIGTERM");
+    // The wrapper relays platform dev's exit code, and npm its: a clean stop ends `npm run dev` with 0.
+    const exited = await new Promise<number | null>((resolve) => dev!.child.once("exit", resolve));
+    dev = null;
+    expect(exited).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(tree.filter(isAlive).map(describeProcess)).toEqual([]);
+  });
+});
