@@ -31,8 +31,14 @@ describe("the plugin registry", () => {
 
   // The spec's plugins, as the actions see them (a new plugin adds itself; it changes none of these).
   it.each([
-    ["chatserver", { claims: "server", uninstalls: true, events: ["command", "message", "reaction"] }],
-    ["workspace", { claims: "workspace", uninstalls: true, events: ["message", "mention", "reaction"] }],
+    [
+      "chatserver",
+      { claims: "server", uninstalls: true, events: ["command", "message", "reaction", "component", "modal"] },
+    ],
+    [
+      "workspace",
+      { claims: "workspace", uninstalls: true, events: ["message", "mention", "reaction", "action", "view"] },
+    ],
     ["email-send", { claims: null, uninstalls: false, events: [] }],
   ])("%s: %o", (id, expected) => {
     expect({

@@ -54,6 +54,10 @@ function stubChatServer() {
       const message = /^\/channels\/(\d+)\/messages/.exec(path);
       if (message) return Response.json({ id: "300000000000000001", channel_id: message[1] });
       if (path.startsWith("/webhooks/")) return Response.json({ id: "300000000000000002", channel_id: channelOf(0) });
+      if (/^\/interactions\/\d+\/[^/]+\/callback$/.test(path))
+        return Response.json({
+          resource: { type: 4, message: { id: "300000000000000003", channel_id: channelOf(0) } },
+        });
       if (/^\/applications\/\d+\/guilds\/\d+\/commands$/.test(path)) return Response.json([]);
       return Response.json({ message: "Unknown" }, { status: 404 });
     },
@@ -209,6 +213,8 @@ describe("the chat server's own 429", () => {
       interactionId: "400000000000000001",
       token: "interaction-token",
       guildId: guildOf(0),
+      kind: "command",
+      messageId: null,
     });
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -216,9 +222,14 @@ describe("the chat server's own 429", () => {
       ),
     );
     expect(statuses(answers)).toEqual(Array(8).fill(200));
-    const webhookCalls = w.server.requests.filter((r) => r.path.startsWith(`/webhooks/${APP}/interaction-token`));
-    expect(webhookCalls).toHaveLength(8);
-    expect(webhookCalls.every((r) => r.auth === null)).toBe(true);
+    // The first answer goes to the callback endpoint, the others to the interaction's webhook; none with the bot token.
+    const interactionCalls = w.server.requests.filter(
+      (r) =>
+        r.path.startsWith(`/webhooks/${APP}/interaction-token`) ||
+        r.path.startsWith("/interactions/400000000000000001/interaction-token/callback"),
+    );
+    expect(interactionCalls).toHaveLength(8);
+    expect(interactionCalls.every((r) => r.auth === null)).toBe(true);
   });
 });
 
