@@ -1,5 +1,5 @@
 import { chatServerPlugin } from "../../contracts/plugins/chatserver.ts";
-import type { PluginEnv } from "../shared/pluginEnv.ts";
+import type { PluginEnv } from "../kit/pluginEnv.ts";
 
 /** Bindings of the chat-server plugin worker (see wrangler.toml beside this file). */
 export interface ChatServerEnv extends PluginEnv {

@@ -25,7 +25,7 @@ import type { PluginDispatch, PluginUser } from "../../contracts/pluginDispatch.
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch, type DeliveryFailure } from "../shared/deliverDispatch.ts";
+import { deliverDispatch, type DeliveryFailure } from "../kit/deliverDispatch.ts";
 import { callChatServer } from "./chatServerApi.ts";
 import { addressedTo, str, userOf } from "./dispatchAddress.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";

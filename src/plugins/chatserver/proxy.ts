@@ -21,8 +21,8 @@ import {
 import { clearConnectionError, markConnectionNeedsReconnect } from "../../workers/db/connectionsStore.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
-import { takeRateLimit } from "../shared/rateLimit.ts";
+import { authenticateProjectCall } from "../kit/authenticateProjectCall.ts";
+import { takeRateLimit } from "../kit/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
 import { chatServerNow, PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 import { planAnswer } from "./interactionAnswers.ts";

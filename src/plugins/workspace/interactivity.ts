@@ -17,8 +17,8 @@ import { viewFieldsFromState } from "../../contracts/workspaceBlocks.ts";
 import type { WorkspaceAction, WorkspaceViewSubmission } from "../../contracts/workspaceEvents.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../shared/deliverDispatch.ts";
-import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { deliverDispatch } from "../kit/deliverDispatch.ts";
+import { makeResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
 import { sealTriggerToken } from "./triggerToken.ts";
 

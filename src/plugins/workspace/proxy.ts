@@ -13,9 +13,9 @@ import {
   expireConnectionToken,
   markConnectionNeedsReconnect,
 } from "../../workers/db/connectionsStore.ts";
-import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
-import { takeRateLimit } from "../shared/rateLimit.ts";
-import { resolveResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { authenticateProjectCall } from "../kit/authenticateProjectCall.ts";
+import { takeRateLimit } from "../kit/rateLimit.ts";
+import { resolveResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { botTokenFor, RECONNECT_HINT } from "./botToken.ts";
 import { PLUGIN_ID, type WorkspaceEnv } from "./env.ts";
 import { openTriggerToken } from "./triggerToken.ts";

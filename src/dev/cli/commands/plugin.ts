@@ -39,7 +39,7 @@ interface ResourceSummary {
   claimedAt: string;
   commands?: string[];
 }
-/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/plugins/shared/uninstallPlugin.ts). */
+/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/plugins/kit/uninstallPlugin.ts). */
 interface UninstallReport {
   plugin: string;
   atProvider: string[];
