@@ -29,7 +29,7 @@ describe("the plugin registry", () => {
     unique(INSTALLABLE_PLUGINS.map((plugin) => plugin.install.urlVar));
   });
 
-  // The spec's plugins, as the actions see them (a new plugin adds itself; it changes none of these).
+  // The built-in plugins, as the actions see them (a new plugin adds itself; it changes none of these).
   it.each([
     [
       "chatserver",

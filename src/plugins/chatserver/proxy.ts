@@ -62,7 +62,7 @@ const refusedToken = (error: unknown): error is PlatformError =>
   (error.details?.status === 401 || error.details?.status === 403);
 
 /**
- * send-message and edit-message: the spec's rate and the project's bot share, the channel check, then the message.
+ * send-message and edit-message: the proxy's `actions` rate and the project's bot share, the channel check, then the message.
  * A refusal of the bot's token or access marks the project's connection `needs_reconnect`; a success clears it.
  */
 async function writeToChannel(

@@ -10,7 +10,7 @@
  *   chatEvents.ts. This endpoint also takes them as signed JSON envelopes shaped
  *   like Discord's webhook events `{ version, application_id, type: 0 (PING) |
  *   1, id, event: { type: "MESSAGE_CREATE" | "MESSAGE_REACTION_ADD", timestamp,
- *   data } }` (beyond the spec: another relay may post them). Answered 204.
+ *   data } }` (another relay may post them). Answered 204.
  *
  * Refusals, with nothing dispatched: over 1 MB → 413; unsigned, forged, stale
  * → 401; not JSON → 400; unknown shape → 400; a server no project claimed → 404.

@@ -244,7 +244,7 @@ describe("POST /webhook: commands and events", () => {
     expect(call.body).not.toContain(String(alpha.id) + ",");
   });
 
-  it("signed message and reaction envelopes (beyond the spec: the Gateway relay is the provider's way) are dispatched once; bot messages are ignored", async () => {
+  it("signed message and reaction envelopes (another relay's; the Gateway relay is the provider's way) are dispatched once; bot messages are ignored", async () => {
     const w = world();
     await install(w, alpha.id);
     const envelope = (id: string, type: string, data: Record<string, unknown>) =>

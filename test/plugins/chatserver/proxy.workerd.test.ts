@@ -1,8 +1,8 @@
 // The proxy routes (and the deploy's command registrations) under the shared bot's cap
-// (beyond the spec, docs/plugins.md, "Chat server"):
+// (docs/plugins.md, "Chat server"):
 // a project's share (5 bot actions per second, private projects included), the global
 // budget (40 bot requests per second across all projects), the provider's own global 429
-// pausing every project, and the spec's 3 actions per 60 s for public projects. A stub
+// pausing every project, and the proxy's 3 actions per 60 s for public projects. A stub
 // chat server counts what reaches it; the plugin's clock is injected, never waited on.
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -120,7 +120,7 @@ async function expectRefused(response: Response, retryAfter: number, message: Re
 describe("a project's share of the shared bot", () => {
   it.each([
     {
-      project: "private (exempt from the spec's proxy rate, not from the bot share)",
+      project: "private (exempt from the proxy's actions rate, not from the bot share)",
       private: true,
       burst: 8,
       passes: 5,
@@ -129,7 +129,7 @@ describe("a project's share of the shared bot", () => {
       afterOneSecond: 200,
     },
     {
-      project: "public (the spec's 3 actions per 60 s, as before)",
+      project: "public (the proxy's 3 actions per 60 s, as before)",
       private: false,
       burst: 5,
       passes: 3,
