@@ -11,6 +11,12 @@ export interface CreateRunOptions {
   workflowId?: string;
   /** Epoch ms for the workflow_created event. */
   now: number;
+  /**
+   * The workflow id names at most one run ever (beyond the spec; scheduled starts): the adapter
+   * derives the run id from the workflow id ({@link onceRunKey}), so the store's unique run id
+   * refuses a second run atomically, and starting again answers the first run, ended or not.
+   */
+  once?: boolean;
 }
 
 export interface CreatedRun {
@@ -31,7 +37,8 @@ const MAX_ID_LENGTH = 256;
  * (data over 1 MiB), `already_active` when the workflow id is active as a
  * run of a *different* workflow (returning that run as "the existing handle"
  * would hand back another workflow's result), or `conflict` when the run id
- * is taken (run ids are the adapter's to choose unique).
+ * is taken (run ids are the adapter's to choose unique) by anything but the
+ * same `once` start.
  */
 export function createRun(
   store: WorkflowEventStore,
@@ -56,10 +63,18 @@ export function createRun(
 
   const outcome = store.createRunIfNoActive(event);
   if (outcome.created) return { runId, workflowId, created: true };
-  if ("seqTaken" in outcome)
+  if ("seqTaken" in outcome) {
+    const existing = options.once ? store.events(runId)[0] : undefined;
+    if (
+      existing?.type === "workflow_created" &&
+      existing.workflowId === workflowId &&
+      existing.payload.workflowName === definition.name
+    )
+      return { runId, workflowId, created: false };
     throw new PlatformError("conflict", `A workflow run with id "${runId}" already exists; run ids must be unique`, {
       runId,
     });
+  }
 
   const active = store.events(outcome.activeRunId)[0];
   const activeName = active?.type === "workflow_created" ? active.payload.workflowName : undefined;
@@ -71,6 +86,15 @@ export function createRun(
     );
   }
   return { runId: outcome.activeRunId, workflowId, created: false };
+}
+
+/**
+ * The key a `once` start derives its run id from: 64 hex digits of SHA-256 over the workflow id, the
+ * same for every start with that id and (for all practical purposes) no other.
+ */
+export async function onceRunKey(workflowId: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(workflowId));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function checkId(id: unknown, what: string): string {

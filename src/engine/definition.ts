@@ -1,6 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import type { StepFunction } from "./stepContext.ts";
+import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption } from "./workflowSchedule.ts";
 
 /**
  * Engine defaults: the single place they are written down.
@@ -33,6 +34,8 @@ export const WORKFLOW_LIMITS = Object.freeze({
 export const FIRST_STEP = "start";
 
 export interface WorkflowOptions {
+  /** Beyond the spec: start one run per tick (workflowSchedule.ts). */
+  schedule?: WorkflowScheduleOption;
   maxAttempts?: number;
   backoff?: Partial<BackoffOptions>;
   stepTimeoutMS?: number;
@@ -57,6 +60,8 @@ export type WorkflowSteps<Data = any, Pad extends object = Record<string, any>, 
 export interface WorkflowDefinition<Data = any, Pad extends object = Record<string, any>, Result = any> {
   readonly name: string;
   readonly steps: Readonly<WorkflowSteps<Data, Pad, Result>>;
+  /** Null when the workflow starts only when asked to. */
+  readonly schedule: WorkflowSchedule | null;
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
@@ -96,6 +101,7 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     }
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
+  const schedule = toWorkflowSchedule(name, options.schedule);
   const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
     throw invalid(
@@ -136,6 +142,7 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
   return Object.freeze({
     name,
     steps: Object.freeze({ ...steps }),
+    schedule,
     maxAttempts,
     backoff: Object.freeze(backoff),
     stepTimeoutMS,

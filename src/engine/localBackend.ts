@@ -3,7 +3,7 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
-import { createRun } from "./createRun.ts";
+import { createRun, onceRunKey } from "./createRun.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { appendReceivedEvent, cancelRun } from "./runControl.ts";
@@ -248,10 +248,12 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
+      const once = startOptions.once === true && startOptions.id !== undefined;
       const started = createRun(store, definition, data, {
-        runId: newRunId(),
+        runId: once ? uuidOf(await onceRunKey(startOptions.id!)) : newRunId(),
         workflowId: startOptions.id,
         now: now(),
+        once,
       });
       if (started.created) kick(started.runId);
       return started;
@@ -318,4 +320,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (grace !== undefined) clearTimeout(grace);
     },
   };
+}
+
+/** A `once` run's id, shaped like the random ones: a version-8 UUID whose bits are the key's. */
+function uuidOf(key: string): string {
+  const variant = ((Number.parseInt(key[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${key.slice(0, 8)}-${key.slice(8, 12)}-8${key.slice(13, 16)}-${variant}${key.slice(17, 20)}-${key.slice(20, 32)}`;
 }

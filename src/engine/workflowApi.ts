@@ -4,13 +4,17 @@ import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describe
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+import { cronIsDue } from "../core/cronSchedule.ts";
+import { scheduleCronName } from "../contracts/workflowSchedules.ts";
+import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
 
 /**
  * The user-facing `workflow` function of the `platform` module: a registry of
  * definitions plus `start/get/list`, which delegate to whichever backend the
  * runtime installed (Durable Objects when deployed, node:sqlite or memory
  * locally). Pure: no platform imports, module state is the registry, the
- * backend and the cron registrar, all resettable for tests.
+ * backend and the cron registrar, all resettable for tests. Registers the
+ * recovery cron and one cron per scheduled workflow (workflowSchedule.ts).
  */
 
 /** Registered through the injected registrar on the first `workflow()` call (spec: every minute). */
@@ -32,8 +36,12 @@ export interface StartedRun {
 
 /** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
 export interface WorkflowBackend {
-  /** Creates the run and enqueues its execution; `created: false` with the active run when the id is taken. */
-  start(name: string, data: JsonValue, options: { id?: string }): Promise<StartedRun>;
+  /**
+   * Creates the run and enqueues its execution; `created: false` with the active run when the id is taken.
+   * With `once` (scheduled starts; `id` required) the id names at most one run ever: `created: false`
+   * with that run, ended or not (see `once` in createRun.ts).
+   */
+  start(name: string, data: JsonValue, options: { id?: string; once?: boolean }): Promise<StartedRun>;
   get(runId: string): Promise<WorkflowRunView | null>;
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
@@ -112,12 +120,29 @@ export interface WorkflowFunction {
   cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
 }
 
-export type CronRegistrar = (cron: { name: string; schedule: string }) => void;
+/** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
+export interface EngineCron {
+  name: string;
+  schedule: string;
+  /** A schedule's IANA zone; absent: UTC. */
+  timezone?: string;
+  /** A schedule's workflow: each delivery starts its run for the tick ({@link startScheduledRun}). */
+  workflow?: string;
+}
+
+export type CronRegistrar = (cron: EngineCron) => void;
+
+/** What one delivery of a schedule's cron did. */
+export interface ScheduledRunOutcome extends ScheduledStart {
+  run: StartedRun;
+}
 
 const definitions = new Map<string, WorkflowDefinition>();
 let backend: WorkflowBackend | null = null;
 let cronRegistrar: CronRegistrar | null = null;
 let recoveryCronRegistered = false;
+/** Names of the workflows whose schedule's cron the current registrar has. */
+const scheduleCronsRegistered = new Set<string>();
 
 function registerWorkflow(name: string, steps: WorkflowSteps, options?: WorkflowOptions): WorkflowDefinition {
   const definition = defineWorkflow(name, steps, options);
@@ -127,7 +152,7 @@ function registerWorkflow(name: string, steps: WorkflowSteps, options?: Workflow
       `A workflow named "${name}" is already registered; workflow names must be unique`,
     );
   definitions.set(name, definition);
-  registerRecoveryCron();
+  registerEngineCrons();
   return definition;
 }
 
@@ -242,10 +267,71 @@ function requireBackend(what: string): WorkflowBackend {
   return backend;
 }
 
-function registerRecoveryCron(): void {
-  if (recoveryCronRegistered || !cronRegistrar || definitions.size === 0) return;
-  cronRegistrar({ ...WORKFLOW_RECOVERY_CRON });
-  recoveryCronRegistered = true;
+function registerEngineCrons(): void {
+  if (!cronRegistrar || definitions.size === 0) return;
+  if (!recoveryCronRegistered) {
+    cronRegistrar({ ...WORKFLOW_RECOVERY_CRON });
+    recoveryCronRegistered = true;
+  }
+  for (const { name, schedule } of definitions.values()) {
+    if (!schedule || scheduleCronsRegistered.has(name)) continue;
+    cronRegistrar({
+      name: scheduleCronName(name),
+      schedule: schedule.cron,
+      timezone: schedule.timezone,
+      workflow: name,
+    });
+    scheduleCronsRegistered.add(name);
+  }
+}
+
+/**
+ * One delivery of `name`'s schedule at `deliveredAt` (epoch ms; the platform passes the minute it
+ * scheduled): starts the run for the tick it belongs to, unless a run for that tick was ever started
+ * (then `run.created` is false and `run` is that run). Null when the schedule has had no tick yet.
+ * Throws `unknown_workflow` for a workflow that is not registered with a schedule.
+ */
+export async function startScheduledRun(
+  name: string,
+  deliveredAt: number,
+  from: WorkflowBackend = requireBackend("A scheduled start"),
+): Promise<ScheduledRunOutcome | null> {
+  const schedule = definitions.get(name)?.schedule;
+  if (!schedule)
+    throw new PlatformError(
+      "unknown_workflow",
+      `No workflow named ${JSON.stringify(name)} is registered with a schedule`,
+    );
+  const start = scheduledStartAt(name, schedule, deliveredAt);
+  if (!start) return null;
+  const run = await from.start(name, { ...start.data }, { id: start.workflowId, once: true });
+  return { ...start, run };
+}
+
+/** What a schedule's cron reports for one delivery (the console and `platform dev` show it). */
+export function describeScheduledRun(name: string, outcome: ScheduledRunOutcome | null): string {
+  if (!outcome) return `${name}: no tick yet`;
+  return outcome.run.created
+    ? `Started run ${outcome.run.runId} of ${name} for ${outcome.data.scheduledAt} (workflow id ${outcome.workflowId})`
+    : `The run of ${name} for ${outcome.data.scheduledAt} was already started: run ${outcome.run.runId}`;
+}
+
+/**
+ * The platform's minute tick where no scheduler calls the crons (the Node host): starts the run of
+ * every scheduled workflow due in the minute of `scheduledTime`. Answers one line per due schedule;
+ * a start that fails is reported in its line and the others go on.
+ */
+export async function startDueScheduledRuns(from: WorkflowBackend, scheduledTime: number): Promise<string[]> {
+  const due = [...definitions.values()].filter((d) => d.schedule && cronIsDue(d.schedule, scheduledTime));
+  return Promise.all(
+    due.map(async ({ name }) => {
+      try {
+        return describeScheduledRun(name, await startScheduledRun(name, scheduledTime, from));
+      } catch (error) {
+        return `${name}: the scheduled start failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }),
+  );
 }
 
 /** The runtime installs its backend (entry wrapper, Node backend); installing the same one again changes nothing. */
@@ -261,13 +347,16 @@ export function installedWorkflowBackend(): WorkflowBackend | null {
 /**
  * Injected by the runtime's workflow capability, which user code imports
  * before it can call `workflow()`. If workflows were registered earlier (e.g.
- * a test importing the engine directly first), the recovery cron is
- * registered with this registrar at once.
+ * a test importing the engine directly first), the recovery cron and their
+ * schedules' crons are registered with this registrar at once.
  */
 export function setCronRegistrar(registrar: CronRegistrar | null): void {
-  if (registrar !== cronRegistrar) recoveryCronRegistered = false;
+  if (registrar !== cronRegistrar) {
+    recoveryCronRegistered = false;
+    scheduleCronsRegistered.clear();
+  }
   cronRegistrar = registrar;
-  registerRecoveryCron();
+  registerEngineCrons();
 }
 
 export function getWorkflowDefinition(name: string): WorkflowDefinition | undefined {
@@ -285,4 +374,5 @@ export function resetWorkflowsForTests(): void {
   backend = null;
   cronRegistrar = null;
   recoveryCronRegistered = false;
+  scheduleCronsRegistered.clear();
 }

@@ -135,12 +135,15 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     workflowId: string;
     name: string;
     data: JsonValue;
+    /** Beyond the spec: the workflow id names at most one run ever (scheduled starts). */
+    once?: boolean;
   }): Promise<StartedRun & { summary?: RunSummary }> {
     const now = this.#now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, {
       runId: input.runId,
       workflowId: input.workflowId,
       now,
+      once: input.once === true,
     });
     if (!run.created) return run;
     // The first execution starts here at once, in this same turn, whose writes workerd commits

@@ -2,6 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { runIndexOf } from "../../objects/runIndexClient.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
+import { onceRunKey } from "../../engine/createRun.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
 
 const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
@@ -33,15 +34,18 @@ export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunCl
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
   const index = createRunIndexReporter(() => runIndexOf(env));
   return {
-    async start(name, data, { id }) {
+    async start(name, data, { id, once }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
-      const runId = `${actorId.toString()}.${randomSuffix()}`;
+      // A `once` run's suffix comes from its workflow id, so its actor refuses a second one.
+      const suffix = once && id !== undefined ? (await onceRunKey(id)).slice(0, 12) : randomSuffix();
+      const runId = `${actorId.toString()}.${suffix}`;
       const { summary, ...started } = await workflowRunActor(env, actorId).start({
         runId,
         workflowId: id ?? runId,
         name,
         data,
+        once: once === true && id !== undefined,
       });
       // Listed by the time the caller hears of the run; runs started together are indexed in one call.
       if (summary) await index.report(summary);
