@@ -212,7 +212,7 @@ async function showProject(slug) {
       `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`,
     ),
     pluginsSection(plugins, catalog),
-    cronsSection(slug, project.crons),
+    cronsSection(slug, project.crons, project.schedules ?? []),
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources, catalog),
     runsSection(slug, project.workflows),
@@ -285,28 +285,43 @@ function connectionState(/** @type {any} */ c) {
   return "active";
 }
 
-/** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
-function cronsSection(slug, crons) {
+/**
+ * The project's crons; a scheduled workflow's (`__schedule/<workflow>`) with its next tick, and a
+ * button that starts the latest tick's run unless one was started (src/contracts/workflowSchedules.ts).
+ * @param {string} slug
+ * @param {{ name: string, schedule: string, timezone?: string }[]} crons
+ * @param {{ workflow: string, cronName: string, nextAt: string | null }[]} schedules
+ */
+function cronsSection(slug, crons, schedules) {
   const section = headedSection("crons", "Crons");
   if (!crons.length) return appendTo(section, el("p", {}, "No crons registered."));
   const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
+  const scheduleOf = new Map(schedules.map((s) => [s.cronName, s]));
   section.append(
     table(
       "Crons",
-      ["Name", "Schedule (UTC)", ""],
-      crons.map((cron) => [
-        cron.name,
-        cron.schedule,
-        el(
-          "button",
-          {
-            type: "button",
-            onclick: (/** @type {Event} */ e) =>
-              runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
-          },
-          cron.name === RECOVERY_CRON ? "Run recovery now" : `Run ${cron.name} now`,
-        ),
-      ]),
+      ["Name", "Schedule", "Next tick", ""],
+      crons.map((cron) => {
+        const scheduled = scheduleOf.get(cron.name);
+        return [
+          scheduled ? `${cron.name} (starts workflow ${scheduled.workflow})` : cron.name,
+          `${cron.schedule} (${cron.timezone ?? "UTC"})`,
+          scheduled ? (scheduled.nextAt === null ? "never" : formatTime(scheduled.nextAt)) : "",
+          el(
+            "button",
+            {
+              type: "button",
+              onclick: (/** @type {Event} */ e) =>
+                runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
+            },
+            cron.name === RECOVERY_CRON
+              ? "Run recovery now"
+              : scheduled
+                ? `Run ${scheduled.workflow}'s latest tick`
+                : `Run ${cron.name} now`,
+          ),
+        ];
+      }),
     ),
     output,
   );

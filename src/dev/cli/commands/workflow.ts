@@ -13,6 +13,7 @@ import {
 } from "../workflow/formatTimeline.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
+import { checkSchedulesInvocation, fetchScheduleRows, formatSchedules } from "../workflow/workflowSchedules.ts";
 
 /** How often `start --wait` asks for the run's new events. */
 const FOLLOW_INTERVAL_MS = 500;
@@ -27,7 +28,7 @@ interface StartedRun {
 export const workflowCommand: Command = {
   summary: "Start, inspect, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status running, sleeping, waiting, completed, failed or
@@ -42,6 +43,8 @@ start   starts a registered workflow with --data (JSON) and prints the run id;
 cancel  cancels a running run (workflow.cancel) with an optional --reason
 send    sends an event to a run (workflow.send) with --data as its payload;
         a run waiting for that event name continues with it
+schedules  the scheduled workflows (workflow(name, steps, { schedule })):
+        cron, time zone, next tick and the latest run a tick started
 
 A run id may be shortened to any unique prefix (as list and \`platform dev\`
 show it). Targets the \`platform dev\` (workerd or --node) running for --dir
@@ -52,6 +55,14 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
     booleans: ["full", "wait", "json"],
   }),
   async run({ positionals, values }) {
+    if (positionals[0] === "schedules") {
+      checkSchedulesInvocation(positionals.slice(1), values);
+      const rows = await fetchScheduleRows(resolvePlatformTarget(values));
+      process.stdout.write(
+        values.json ? `${JSON.stringify({ schedules: rows }, null, 2)}\n` : formatSchedules(rows, values),
+      );
+      return;
+    }
     const invocation = parseWorkflowInvocation(positionals, values);
     const target = resolvePlatformTarget(values);
     const runs = `/projects/${encodeURIComponent(target.slug)}/workflows`;

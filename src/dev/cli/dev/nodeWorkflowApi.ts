@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { MAX_CONTROL_BODY_BYTES, parseCancelRunBody, parseSendEventBody } from "../../../contracts/workflowControl.ts";
+import type { ProjectSchedule } from "../../../contracts/workflowSchedules.ts";
 import { errorResponse, PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
 import type { JsonValue } from "../../../engine/json.ts";
@@ -23,8 +24,11 @@ export interface NodeWorkflowApiOptions {
   slug: string;
   /** The only token this API accepts (`Authorization: Bearer …`). */
   cliToken: string;
-  /** The project's backend as loaded now (a rebuild swaps it); null when the project registers no workflows. */
-  backend: () => WorkflowBackend | null;
+  /**
+   * The project's backend as loaded now (a rebuild swaps it); null when the project registers no
+   * workflows. Its `schedules()` answers `GET /projects/:slug/schedules`.
+   */
+  backend: () => (WorkflowBackend & { schedules?(): ProjectSchedule[] }) | null;
 }
 
 function tokenMatches(header: string | null, expected: string): boolean {
@@ -55,6 +59,12 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
   const route = async (request: Request, path: string): Promise<Response> => {
     if (!tokenMatches(request.headers.get("authorization"), options.cliToken))
       throw new PlatformError("unauthorized", "Missing or invalid CLI token: use the one in .platform/dev.json.");
+    const schedules = /^\/projects\/([^/]+)\/schedules$/.exec(path);
+    if (schedules && request.method === "GET") {
+      if (schedules[1] !== options.slug)
+        throw new PlatformError("not_found", `No project named "${schedules[1]}" in your account.`);
+      return Response.json({ schedules: options.backend()?.schedules?.() ?? [] });
+    }
     const match = /^\/projects\/([^/]+)\/workflows(?:\/([^/]+)(\/cancel|\/events)?)?$/.exec(path);
     if (!match) throw new PlatformError("not_found", "Not found.");
     const [, slug, segment, action] = match;

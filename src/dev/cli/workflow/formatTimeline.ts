@@ -15,7 +15,7 @@ function ms(value: number): string {
 }
 
 /** Epoch ms as `2026-11-22T10:00:00Z` (UTC, to the second). */
-function utc(at: number): string {
+export function utc(at: number): string {
   return new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
@@ -24,7 +24,8 @@ export function truncate(value: string, max: number): string {
   return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
 }
 
-function table(rows: string[][]): string {
+/** Rows of cells as aligned columns; the first row is the header. */
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
     .map((r) =>
