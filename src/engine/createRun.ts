@@ -17,6 +17,16 @@ export interface CreateRunOptions {
    * refuses a second run atomically, and starting again answers the first run, ended or not.
    */
   once?: boolean;
+  /** Beyond the spec: the flow control key the run is counted under (flowControl.ts). */
+  flowKey?: string;
+  /** Beyond the spec: created queued; its queue starts it later (workflow_dequeued). */
+  queued?: boolean;
+  /**
+   * Beyond the spec: an idempotency key. If the newest run of the workflow id was started with the
+   * same key less than its window ago, that run is the answer (ended or not) and nothing is written;
+   * otherwise the run keeps the key for `ttlMS` from now.
+   */
+  idempotency?: { key: string; ttlMS: number };
 }
 
 export interface CreatedRun {
@@ -50,7 +60,18 @@ export function createRun(
   const workflowId = checkId(options.workflowId ?? runId, "workflow id");
   // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
   const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
-  const payload = { workflowName: definition.name, writes: { [START_DATA_KEY]: startData } };
+  const payload: StoredEventOf<"workflow_created">["payload"] = {
+    workflowName: definition.name,
+    writes: { [START_DATA_KEY]: startData },
+  };
+  if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
+  if (options.queued) payload.queued = true;
+  if (options.idempotency) {
+    const earlier = idempotentRun(store, workflowId, definition.name, options.idempotency.key, options.now);
+    if (earlier) return { runId: earlier, workflowId, created: false };
+    payload.idempotency_key = options.idempotency.key;
+    payload.idempotent_until = options.now + options.idempotency.ttlMS;
+  }
   encodePayload(payload, `Start data of workflow "${definition.name}"`);
   const event: StoredEventOf<"workflow_created"> = {
     runId,
@@ -86,6 +107,22 @@ export function createRun(
     );
   }
   return { runId: outcome.activeRunId, workflowId, created: false };
+}
+
+/** The run an idempotency key answers: the newest run of the workflow id, if it has the key and its window is open at `now`. */
+function idempotentRun(
+  store: WorkflowEventStore,
+  workflowId: string,
+  workflowName: string,
+  key: string,
+  now: number,
+): string | null {
+  const latest = store.latestRunOf(workflowId);
+  if (!latest || latest.name !== workflowName) return null;
+  const created = store.events(latest.id)[0];
+  if (created?.type !== "workflow_created") return null;
+  const { idempotency_key, idempotent_until } = created.payload;
+  return idempotency_key === key && idempotent_until !== undefined && now < idempotent_until ? latest.id : null;
 }
 
 /**

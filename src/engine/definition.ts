@@ -1,5 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
 import type { BackoffOptions } from "./backoff.ts";
+import { type FlowControl, type FlowControlOptions, toFlowControl } from "./flowControl.ts";
 import type { StepFunction } from "./stepContext.ts";
 import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption } from "./workflowSchedule.ts";
 
@@ -33,7 +34,7 @@ export const WORKFLOW_LIMITS = Object.freeze({
 /** The first step of every workflow (spec). */
 export const FIRST_STEP = "start";
 
-export interface WorkflowOptions {
+export interface WorkflowOptions extends FlowControlOptions {
   /** Beyond the spec: start one run per tick (workflowSchedule.ts). */
   schedule?: WorkflowScheduleOption;
   maxAttempts?: number;
@@ -62,6 +63,8 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   readonly steps: Readonly<WorkflowSteps<Data, Pad, Result>>;
   /** Null when the workflow starts only when asked to. */
   readonly schedule: WorkflowSchedule | null;
+  /** Beyond the spec: concurrency, throttle and debounce per key (flowControl.ts); null when it has none. */
+  readonly flow: FlowControl | null;
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
@@ -102,6 +105,7 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
   const schedule = toWorkflowSchedule(name, options.schedule);
+  const flow = toFlowControl(name, options);
   const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
     throw invalid(
@@ -143,6 +147,7 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     name,
     steps: Object.freeze({ ...steps }),
     schedule,
+    flow,
     maxAttempts,
     backoff: Object.freeze(backoff),
     stepTimeoutMS,

@@ -3,7 +3,7 @@ import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type Wor
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
-import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+import { isActiveStatus, toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
 import { scheduleCronName } from "../contracts/workflowSchedules.ts";
 import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
@@ -34,6 +34,14 @@ export interface StartedRun {
   outcome?: RunOutcome;
 }
 
+/** What a backend's `start` is told besides the name and data. */
+export interface BackendStartOptions {
+  id?: string;
+  once?: boolean;
+  /** Beyond the spec: `workflow.start`'s idempotency key and its window (see createRun.ts). */
+  idempotency?: { key: string; ttlMS: number };
+}
+
 /** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
 export interface WorkflowBackend {
   /**
@@ -41,7 +49,7 @@ export interface WorkflowBackend {
    * With `once` (scheduled starts; `id` required) the id names at most one run ever: `created: false`
    * with that run, ended or not (see `once` in createRun.ts).
    */
-  start(name: string, data: JsonValue, options: { id?: string; once?: boolean }): Promise<StartedRun>;
+  start(name: string, data: JsonValue, options: BackendStartOptions): Promise<StartedRun>;
   get(runId: string): Promise<WorkflowRunView | null>;
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
@@ -83,7 +91,18 @@ export interface WorkflowListFilter {
 export interface WorkflowStartOptions {
   /** The workflow id: while a run with this id is active, starting again answers that run (`created: false`). */
   id?: string;
+  /**
+   * Beyond the spec: a start with the same key within `idempotencyTTLMS` of the first answers the first
+   * run (`created: false`), whether it is still active or has ended. Without `id`, the key names the
+   * workflow id (`idempotency/<workflow>/<key>`).
+   */
+  idempotencyKey?: string;
+  /** How long the key answers the first run; default 24 hours, at most 30 days. */
+  idempotencyTTLMS?: number;
 }
+
+/** Idempotency keys: the default window and the longest one. */
+export const IDEMPOTENCY_DEFAULTS = Object.freeze({ ttlMS: 86_400_000, maxTTLMS: 30 * 86_400_000, maxKeyLength: 256 });
 
 export interface WorkflowFunction {
   /**
@@ -174,9 +193,14 @@ async function start(
     throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
   if (options.id !== undefined && typeof options.id !== "string")
     throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  const idempotency = idempotencyOf(options);
   // Checked here too so a remote backend never sees unstorable data.
   const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${name}"`);
-  const started = await active.start(name, json, options.id === undefined ? {} : { id: options.id });
+  const id = options.id ?? (idempotency ? `idempotency/${name}/${idempotency.key}` : undefined);
+  const started = await active.start(name, json, {
+    ...(id === undefined ? {} : { id }),
+    ...(idempotency ? { idempotency } : {}),
+  });
   return runHandle(active, name, started);
 }
 
@@ -208,6 +232,31 @@ async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> 
   if (reason !== undefined && typeof reason !== "string")
     throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
   return active.cancel(runId, reason);
+}
+
+function idempotencyOf(options: WorkflowStartOptions): { key: string; ttlMS: number } | undefined {
+  const { idempotencyKey: key, idempotencyTTLMS: ttlMS = IDEMPOTENCY_DEFAULTS.ttlMS } = options;
+  if (key === undefined) {
+    if (options.idempotencyTTLMS !== undefined)
+      throw new PlatformError("invalid_input", "workflow.start option idempotencyTTLMS needs an idempotencyKey");
+    return undefined;
+  }
+  if (
+    typeof key !== "string" ||
+    key.length === 0 ||
+    key.length > IDEMPOTENCY_DEFAULTS.maxKeyLength ||
+    /[\u0000-\u001f\u007f]/.test(key)
+  )
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.start option idempotencyKey must be a string of 1-${IDEMPOTENCY_DEFAULTS.maxKeyLength} characters without control characters`,
+    );
+  if (!Number.isInteger(ttlMS) || ttlMS < 1 || ttlMS > IDEMPOTENCY_DEFAULTS.maxTTLMS)
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.start option idempotencyTTLMS must be a whole number of milliseconds from 1 to ${IDEMPOTENCY_DEFAULTS.maxTTLMS} (30 days), got ${String(ttlMS)}`,
+    );
+  return { key, ttlMS };
 }
 
 function checkRunId(runId: unknown, what: string): void {
@@ -252,7 +301,7 @@ async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<
   for (;;) {
     const view = await from.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    if (view.status !== "running") return view;
+    if (!isActiveStatus(view.status)) return view;
     await new Promise((resolve) => setTimeout(resolve, RESULT_POLL_INTERVAL_MS));
   }
 }
