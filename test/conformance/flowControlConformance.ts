@@ -87,7 +87,8 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       // Zeta's runs all started before acme's queue was through.
       const lastAcmeStart = Math.max(...acme.map(startedAt));
       expect(Math.max(...views.slice(50).map(startedAt))).toBeLessThanOrEqual(lastAcmeStart);
-    });
+      // 54 actors made at once in workerd's test isolate take seconds; the checks above are on the runs' own times.
+    }, 60_000);
 
     it("a queued run says what it waits for, starts when the slot frees, and a cancelled one gives up its place", async () => {
       const first = await workflow.start("oneAtATime", { gate: "a" });

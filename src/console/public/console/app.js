@@ -9,7 +9,7 @@ import { renderTimeline } from "./timelineView.js";
 import { outboxSection } from "./outbox.js";
 
 const TOKEN_KEY = "platform-console-token";
-const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
+const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
 const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
 const RECOVERY_CRON = "__workflow-recovery";
@@ -678,7 +678,7 @@ async function showRun(slug, runId) {
       });
     }
     events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
-    if (view.status === "running") {
+    if (view.status === "running" || view.status === "queued") {
       live.textContent = "Live: updating every second.";
       liveTimer = setTimeout(refresh, LIVE_INTERVAL_MS);
     } else {
@@ -699,6 +699,16 @@ function renderOutcome(section, view) {
     section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
   else if (view.status === "cancelled")
     section.append(el("p", { id: "run-cancelled" }, `Cancelled: ${view.cancelReason ?? "no reason given"}`));
+  else if (view.queued)
+    section.append(
+      el(
+        "p",
+        { id: "run-queued" },
+        `Not started yet: queued under key ${JSON.stringify(view.queued.key)}, waiting for ${view.queued.waitsFor}` +
+          (view.queued.ahead === undefined ? "" : ` (${view.queued.ahead} queued ahead of it)`) +
+          (view.queued.notBefore === undefined ? "." : `, not before ${formatTime(view.queued.notBefore)}.`),
+      ),
+    );
   else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
   else if (view.wakeAt !== undefined)
     section.append(el("p", {}, `Not finished yet: sleeping until ${formatTime(view.wakeAt)}.`));

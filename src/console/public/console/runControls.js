@@ -31,7 +31,7 @@ export function startDataOf(view) {
 export function renderRunControls(section, slug, view, context) {
   const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
   section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
-  if (view.status === "running") {
+  if (view.status === "running" || view.status === "queued") {
     if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
     section.append(cancelForm(runPath, context));
   }

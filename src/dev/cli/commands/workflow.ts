@@ -90,12 +90,12 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         const query = invocation.query.size ? `?${invocation.query}` : "";
         const page = await callPlatformApi<RunListPage>(target, "GET", runs + query);
         if (values.json) return void print(page, "");
-        // List rows do not say whether a running run sleeps or waits; its view does.
+        // List rows do not say whether a running run sleeps or waits, nor what a queued one waits for; its view does.
         const rows = await Promise.all(
           page.runs.map(async (run): Promise<RunSummaryWithPause> => {
-            if (run.status !== "running") return run;
-            const { wakeAt, waitingFor } = await getRun(run.id);
-            return { ...run, wakeAt, waitingFor };
+            if (run.status !== "running" && run.status !== "queued") return run;
+            const { wakeAt, waitingFor, queued } = await getRun(run.id);
+            return { ...run, wakeAt, waitingFor, queued };
           }),
         );
         print(page, formatRunList(rows, { full: invocation.full }));
@@ -158,7 +158,7 @@ async function follow(
     const rows = timelineRows(run);
     if (show) for (const row of rows.slice(printed)) console.log(formatFollowedRow(row));
     printed = rows.length;
-    if (run.status !== "running") {
+    if (run.status !== "running" && run.status !== "queued") {
       if (show) console.log(`\n${timelineHeading(run).split("\n")[0]}`);
       return run;
     }
