@@ -189,18 +189,10 @@ async function start(
       `No workflow named ${JSON.stringify(name)} is registered${known.length ? ` (registered: ${known.join(", ")})` : ""}; call workflow(name, steps) at top level first`,
     );
   }
-  if (typeof options !== "object" || options === null)
-    throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
-  if (options.id !== undefined && typeof options.id !== "string")
-    throw new PlatformError("invalid_input", "workflow.start option id must be a string");
-  const idempotency = idempotencyOf(options);
+  const startOptions = backendStartOptions(name, options);
   // Checked here too so a remote backend never sees unstorable data.
   const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${name}"`);
-  const id = options.id ?? (idempotency ? `idempotency/${name}/${idempotency.key}` : undefined);
-  const started = await active.start(name, json, {
-    ...(id === undefined ? {} : { id }),
-    ...(idempotency ? { idempotency } : {}),
-  });
+  const started = await active.start(name, json, startOptions);
   return runHandle(active, name, started);
 }
 
@@ -232,6 +224,22 @@ async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> 
   if (reason !== undefined && typeof reason !== "string")
     throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
   return active.cancel(runId, reason);
+}
+
+/**
+ * Checks `workflow.start`'s options (also as the CLI's start routes receive them) and answers what the
+ * backend is told: an idempotent start without an id gets the workflow id `idempotency/<workflow>/<key>`.
+ * Throws `invalid_input` naming the bad option.
+ */
+export function backendStartOptions(name: string, options: unknown): BackendStartOptions {
+  if (typeof options !== "object" || options === null)
+    throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
+  const { id } = options as WorkflowStartOptions;
+  if (id !== undefined && typeof id !== "string")
+    throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  const idempotency = idempotencyOf(options as WorkflowStartOptions);
+  const workflowId = id ?? (idempotency ? `idempotency/${name}/${idempotency.key}` : undefined);
+  return { ...(workflowId === undefined ? {} : { id: workflowId }), ...(idempotency ? { idempotency } : {}) };
 }
 
 function idempotencyOf(options: WorkflowStartOptions): { key: string; ttlMS: number } | undefined {

@@ -5,7 +5,7 @@ import { errorResponse, PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
 import type { JsonValue } from "../../../engine/json.ts";
 import { toRunListQuery } from "../../../engine/store.ts";
-import type { WorkflowBackend } from "../../../engine/workflowApi.ts";
+import { backendStartOptions, type WorkflowBackend } from "../../../engine/workflowApi.ts";
 
 /**
  * `platform dev --node` has no API worker, so the Node server answers the
@@ -81,12 +81,11 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       const body = parseJsonObject(await readBodyBytes(request, MAX_START_BODY_BYTES));
       if (typeof body.name !== "string")
         throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
-      if (body.id !== undefined && typeof body.id !== "string")
-        throw new PlatformError("invalid_input", "id must be a string.");
+      const { id, idempotencyKey, idempotencyTTLMS } = body;
       const started = await backend.start(
         body.name,
         (body.data ?? null) as JsonValue,
-        body.id === undefined ? {} : { id: body.id },
+        backendStartOptions(body.name, { id, idempotencyKey, idempotencyTTLMS }),
       );
       return Response.json(
         { runId: started.runId, workflowId: started.workflowId, name: body.name, created: started.created },
