@@ -64,7 +64,10 @@ export async function benchQueuedStarts(
     edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
     let active = 0;
     let maxActive = 0;
-    for (const edge of edges) maxActive = Math.max(maxActive, (active += edge.delta));
+    for (const edge of edges) {
+      active += edge.delta;
+      maxActive = Math.max(maxActive, active);
+    }
     return {
       runs,
       holdMS,

@@ -65,7 +65,10 @@ function maxActive(runs: RunView[]): number {
   edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
   let active = 0;
   let most = 0;
-  for (const edge of edges) most = Math.max(most, (active += edge.delta));
+  for (const edge of edges) {
+    active += edge.delta;
+    most = Math.max(most, active);
+  }
   return most;
 }
 
