@@ -35,6 +35,15 @@ workflow(
 workflow("digest", { start: async (ctx) => ({ done: true, result: ctx.data }) }, {
   debounce: { periodMS: 1000, key: (data) => data.customer },
 });
+// One at a time, each run active until it is sent "release": the queue stays put while the CLI looks.
+workflow(
+  "exclusive",
+  {
+    start: async () => ({ step: "finish", waitFor: "release" }),
+    finish: async (ctx) => ({ done: true, result: ctx.data }),
+  },
+  { concurrency: { limit: 1, key: (data) => data.customer } },
+);
 workflow("charge", { start: async (ctx) => ({ done: true, result: ctx.data }) });
 ${RUN_ROUTES}
 router.post("/start/:name", async (request) => {
@@ -96,17 +105,6 @@ describe.each([
     const acmeIds = started.slice(0, 10).map((s) => s.runId);
     const betaIds = started.slice(10).map((s) => s.runId);
 
-    // While acme's runs wait, the CLI lists them as queued with their key, and a queued run says what it waits for.
-    const listed = await workflowCli("list", "--status", "queued", "--name", "sync", "--full");
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/queued\s+.*key "acme"/);
-    const queuedId = acmeIds.find((id) => listed.stdout.includes(id))!;
-    const shown = await workflowCli("get", queuedId);
-    expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(
-      /queued for .*, waiting for (a concurrency slot: 2 of 2 runs of key "acme" are active|its turn)/,
-    );
-
     const acme = await waitForRuns(dev.url, acmeIds, 60_000);
     const beta = await waitForRuns(dev.url, betaIds, 60_000);
     expect(acme.map((run) => run.status)).toEqual(Array(10).fill("completed"));
@@ -116,6 +114,30 @@ describe.each([
     // Beta started at once, not after acme's queue.
     expect(beta.every((run) => run.events.every((e) => e.type !== "workflow_dequeued"))).toBe(true);
     expect(Math.max(...beta.map(startedAt))).toBeLessThan(Math.max(...acme.map(startedAt)));
+  });
+
+  it("the CLI lists queued runs with their key, says what one waits for, and they start in turn", async () => {
+    const first = await start(dev.url, "exclusive", { customer: "acme", n: 1 });
+    const second = await start(dev.url, "exclusive", { customer: "acme", n: 2 });
+    const third = await start(dev.url, "exclusive", { customer: "acme", n: 3 });
+    const listed = await workflowCli("list", "--status", "queued", "--name", "exclusive", "--full");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(second.runId);
+    expect(listed.stdout).toContain(third.runId);
+    expect(listed.stdout).not.toContain(first.runId);
+    expect(listed.stdout).toMatch(/exclusive\s+queued\s+.*key "acme", 1 ahead/);
+    const shown = await workflowCli("get", third.runId);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/queued for .*, waiting for a concurrency slot: 1 of 1 runs of key "acme" are active/);
+    expect(shown.stdout).toMatch(/workflow_created .*queued under key "acme"/);
+    // An event sent to a queued run is kept until it waits for it.
+    for (const run of [first, second, third]) {
+      const sent = await workflowCli("send", run.runId, "release");
+      expect(sent.code, sent.stderr).toBe(0);
+    }
+    const [firstRun, secondRun, thirdRun] = await waitForRuns(dev.url, [first.runId, second.runId, third.runId]);
+    expect(startedAt(secondRun!)).toBeGreaterThanOrEqual(firstRun!.events.at(-1)!.at);
+    expect(startedAt(thirdRun!)).toBeGreaterThanOrEqual(secondRun!.events.at(-1)!.at);
   });
 
   it("5 starts with debounce { periodMS: 1000, key } in quick succession start one run, with the last data", async () => {
