@@ -173,9 +173,11 @@ export type FlowInput =
 
 /**
  * How an arriving start goes in: `start` (created running, it holds a slot already), `queue`
- * (created queued), or `join` (a debounced start: no run is created, `runId`'s data is replaced).
+ * (created queued), `join` (a debounced start: no run is created, `runId`'s data is replaced), or
+ * `held` (the key holds that run id already: a scheduled tick delivered twice; its creation answers
+ * the existing run and the key changes nothing).
  */
-export type FlowArrival = { kind: "start" } | { kind: "queue" } | { kind: "join"; runId: string };
+export type FlowArrival = { kind: "start" } | { kind: "queue" } | { kind: "join"; runId: string } | { kind: "held" };
 
 export interface FlowDecision {
   state: FlowKeyState;
@@ -192,6 +194,9 @@ export function decideFlow(state: FlowKeyState, flow: FlowControl, input: FlowIn
   const { now } = input;
   let arrival: FlowArrival | undefined;
   let next: FlowKeyState = state;
+  if (input.type === "arrive" && holds(state, input.runId)) {
+    return { ...admit(state, flow, now), arrival: { kind: "held" } };
+  }
   if (input.type === "arrive") {
     if (flow.debounce && state.debounce) {
       arrival = { kind: "join", runId: state.debounce.runId };
@@ -242,6 +247,10 @@ function admit(state: FlowKeyState, flow: FlowControl, now: number): FlowDecisio
     wakeAt = wakeAt === null ? throttleEnds : Math.min(wakeAt, throttleEnds);
   }
   return { state: { active, queue, started, debounce }, dequeue, wakeAt };
+}
+
+function holds(state: FlowKeyState, runId: string): boolean {
+  return state.active.includes(runId) || state.queue.includes(runId) || state.debounce?.runId === runId;
 }
 
 function slotFree(active: readonly string[], flow: FlowControl): boolean {

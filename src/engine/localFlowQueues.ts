@@ -105,6 +105,7 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
           apply(id, entry, { type: "ended", runId: arrival.runId, now: now() });
           continue;
         }
+        if (arrival?.kind === "held") return create(runId, { flowKey: entry.key, queued: true, at });
         let created: CreatedRun;
         try {
           created = create(runId, { flowKey: entry.key, queued: arrival?.kind !== "start", at });
@@ -134,7 +135,9 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
 
     rebuild() {
       // Started runs hold their slots (and, within the throttle's period, their start times) ...
+      // Runs this process has seen already (started before the rebuild ran) are in their keys.
       for (const runId of store.activeRunIds()) {
+        if (keyOfRun.has(runId)) continue;
         const events = store.events(runId);
         const created = events[0];
         if (created?.type !== "workflow_created" || created.payload.flow_key === undefined) continue;
@@ -149,27 +152,32 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
         };
         keyOfRun.set(runId, id);
       }
-      // ... and queued runs wait in their arrival order; the newest, if its quiet period is not over, is the debounced one.
-      const lastArrivals = new Map<string, number>();
+      // ... and queued runs wait in their arrival order, before any that arrived since this process began;
+      // the newest, if its quiet period is not over, is the debounced one.
+      const rebuilt = new Map<Key, { runId: string; lastArrival: number }[]>();
       for (const runId of queuedRunIds(store)) {
+        if (keyOfRun.has(runId)) continue;
         const events = store.events(runId);
         const created = events[0];
         if (created?.type !== "workflow_created" || created.payload.flow_key === undefined) continue;
         const definition = options.definitions(created.payload.workflowName);
         if (!definition?.flow) continue;
         const [id, entry] = keyFor(definition, created.payload.flow_key);
-        const lastArrival = events.findLast((e) => e.type === "start_replaced" || e.type === "workflow_created")!;
-        lastArrivals.set(runId, lastArrival.at);
-        entry.state = { ...entry.state, queue: [...entry.state.queue, runId] };
+        const lastArrival = events.findLast((e) => e.type === "start_replaced" || e.type === "workflow_created")!.at;
+        rebuilt.set(entry, [...(rebuilt.get(entry) ?? []), { runId, lastArrival }]);
         keyOfRun.set(runId, id);
       }
-      for (const entry of keys.values()) {
-        const newest = entry.state.queue[entry.state.queue.length - 1];
+      for (const [entry, queued] of rebuilt) {
         const debounce = entry.definition.flow!.debounce;
-        if (!debounce || newest === undefined) continue;
-        const until = lastArrivals.get(newest)! + debounce.periodMS;
-        if (until > now())
-          entry.state = { ...entry.state, queue: entry.state.queue.slice(0, -1), debounce: { runId: newest, until } };
+        const newest = queued[queued.length - 1]!;
+        const until = debounce ? newest.lastArrival + debounce.periodMS : 0;
+        const debounced = debounce && !entry.state.debounce && until > now() ? { runId: newest.runId, until } : null;
+        const waiting = (debounced ? queued.slice(0, -1) : queued).map((q) => q.runId);
+        entry.state = {
+          ...entry.state,
+          queue: [...waiting, ...entry.state.queue],
+          debounce: debounced ?? entry.state.debounce,
+        };
       }
       for (const [id, entry] of keys) apply(id, entry, { type: "tick", now: now() });
     },

@@ -96,6 +96,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
         await this.#step({ type: "ended", runId: arrival.runId, now: this.#now() });
         continue;
       }
+      // A run id the key holds already (a scheduled tick delivered twice): its actor answers that run.
+      if (arrival.kind === "held") return this.#runActor(run.runId).start({ ...run, flowKey: key, queued: true, at });
       let started: StartedRun & { summary?: RunSummary };
       try {
         started = await this.#runActor(run.runId).start({

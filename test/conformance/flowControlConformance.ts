@@ -119,6 +119,23 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       );
     });
 
+    it("a start the key holds already (a scheduled tick delivered twice) answers that run and frees no slot", async () => {
+      const first = await workflow.start("oneAtATime", { gate: "h1" });
+      const tick = { id: "oneAtATime@2026-11-25T10:00:00.000Z", once: true };
+      const queued = await subject.backend.start("oneAtATime", { gate: "h2" }, tick);
+      const again = await subject.backend.start("oneAtATime", { gate: "h2" }, tick);
+      expect(again).toMatchObject({ runId: queued.runId, created: false });
+      const third = await workflow.start("oneAtATime", { gate: "h3" });
+      expect((await workflow.get(queued.runId))?.status).toBe("queued");
+      expect(await workflow.get(third.id)).toMatchObject({ status: "queued", queued: { ahead: 1 } });
+      opened.add("h1");
+      opened.add("h2");
+      opened.add("h3");
+      const views = await Promise.all([first.id, queued.runId, third.id].map(untilEnded));
+      expect(views.map((view) => view.status)).toEqual(["completed", "completed", "completed"]);
+      expect(maxActive(views)).toBe(1);
+    });
+
     it("queued runs survive a restart and start in arrival order once the slot frees", async () => {
       const first = await workflow.start("oneAtATime", { gate: "a" });
       const second = await workflow.start("oneAtATime", { gate: "b" });

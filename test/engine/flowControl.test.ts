@@ -100,6 +100,16 @@ describe("decideFlow", () => {
     expect(played.state).toEqual(state);
   });
 
+  it("a run id the key holds already (a scheduled tick delivered twice) changes nothing", () => {
+    const control = flow({ concurrency: { limit: 1 } });
+    const { state } = play(control, [arrive("a"), arrive("b")]);
+    for (const runId of ["a", "b"]) {
+      const decision = decideFlow(state, control, arrive(runId, 5));
+      expect(decision.arrival).toEqual({ kind: "held" });
+      expect(decision.state).toEqual(state);
+    }
+  });
+
   it("an end of a run the key does not hold changes nothing but may start what waits", () => {
     const control = flow({ concurrency: { limit: 1 } });
     const { state } = play(control, [arrive("a"), arrive("b")]);
