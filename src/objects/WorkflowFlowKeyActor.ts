@@ -72,6 +72,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   #sql: SyncSql;
   #now: Clock;
   #loaded: { workflowName: string; key: string; state: FlowKeyState } | null = null;
+  /** When the pending reconcile is due: set once when runs start to wait, not pushed back by later changes. */
+  #reconcileAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: FlowKeyActorEnv) {
     super(ctx, env);
@@ -137,16 +139,21 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   override async alarm(): Promise<void> {
     const loaded = this.#load();
     if (!loaded) return;
-    await this.#step({ type: "tick", now: this.#now() });
+    this.#reconcileAt = null;
     await this.#reconcile();
+    await this.#step({ type: "tick", now: this.#now() });
   }
 
-  /** Asks the actors of the runs holding slots or places whether they still do; frees those that do not, and retries lost starts. */
+  /**
+   * While runs wait: asks the actors of the runs holding slots whether they still do, frees those that
+   * do not (an end that never arrived) and starts again those whose start did not reach them. A queued
+   * run that ended unheard is found when its turn comes (its actor refuses the start).
+   */
   async #reconcile(): Promise<void> {
     const { state } = this.#load()!;
     const waiting = state.queue.length > 0 || state.debounce !== null;
     if (!waiting) return;
-    for (const runId of [...state.active, ...state.queue]) {
+    for (const runId of state.active) {
       let status: RunStatus | null;
       try {
         status = await this.#runActor(runId).status(runId);
@@ -174,8 +181,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       JSON.stringify(decision.state),
     );
     const waiting = decision.state.queue.length > 0 || decision.state.debounce !== null;
-    const reconcileAt = waiting ? input.now + FLOW_RECONCILE_MS : null;
-    const next = [decision.wakeAt, reconcileAt].filter((at): at is number => at !== null);
+    this.#reconcileAt = waiting ? (this.#reconcileAt ?? input.now + FLOW_RECONCILE_MS) : null;
+    const next = [decision.wakeAt, this.#reconcileAt].filter((at): at is number => at !== null);
     if (next.length > 0) void this.ctx.storage.setAlarm(Math.min(...next));
     else void this.ctx.storage.deleteAlarm();
     return decision;
