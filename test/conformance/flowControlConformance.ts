@@ -136,6 +136,21 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       expect(maxActive(views)).toBe(1);
     });
 
+    it("race: a queued run cancelled as its turn comes is cancelled either way, and the next one still starts", async () => {
+      const first = await workflow.start("oneAtATime", { gate: "r1" });
+      const second = await workflow.start("oneAtATime", { gate: "r2" });
+      const third = await workflow.start("oneAtATime", { gate: "r3" });
+      opened.add("r1");
+      const [cancelled] = await Promise.all([workflow.cancel(second.id, "raced"), first.result()]);
+      expect(cancelled.status).toBe("cancelled");
+      opened.add("r2");
+      opened.add("r3");
+      await expect(third.result()).resolves.toBe("r3");
+      const views = await Promise.all([first.id, second.id, third.id].map(untilEnded));
+      expect(views.map((view) => view.status)).toEqual(["completed", "cancelled", "completed"]);
+      expect(maxActive(views.filter((view) => view.events.some((e) => e.type === "step_started")))).toBe(1);
+    });
+
     it("queued runs survive a restart and start in arrival order once the slot frees", async () => {
       const first = await workflow.start("oneAtATime", { gate: "a" });
       const second = await workflow.start("oneAtATime", { gate: "b" });
