@@ -125,7 +125,7 @@ describe.each([
     expect(listed.stdout).toContain(second.runId);
     expect(listed.stdout).toContain(third.runId);
     expect(listed.stdout).not.toContain(first.runId);
-    expect(listed.stdout).toMatch(/exclusive\s+queued\s+.*key "acme", 1 ahead/);
+    expect(listed.stdout).toMatch(/exclusive\s+queued\s+.*1 ahead, key "acme"/);
     const shown = await workflowCli("get", third.runId);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/queued for .*, waiting for a concurrency slot: 1 of 1 runs of key "acme" are active/);

@@ -197,7 +197,7 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
     return {
       status: "queued",
       detail: run.queued
-        ? `key ${JSON.stringify(run.queued.key)}${run.queued.ahead === undefined ? "" : `, ${run.queued.ahead} ahead`}`
+        ? `${run.queued.ahead === undefined ? "" : `${run.queued.ahead} ahead, `}key ${JSON.stringify(run.queued.key)}`
         : "",
     };
   if (run.status !== "running") return { status: run.status, detail: "" };
