@@ -401,12 +401,11 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * run starts. Not awaited: should it be lost, the key's reconcile alarm finds the run ended.
    */
   #releaseFlowKey(runId: string): void {
-    const created = this.#store.events(runId, 0)[0];
-    const key = created?.type === "workflow_created" ? created.payload.flow_key : undefined;
-    if (key === undefined || !created || created.type !== "workflow_created" || !this.env.WORKFLOW_FLOW_KEYS) return;
-    const env = this.env as FlowKeyEnv;
+    const created = this.#store.events(runId)[0];
+    const keys = this.env.WORKFLOW_FLOW_KEYS;
+    if (created?.type !== "workflow_created" || created.payload.flow_key === undefined || !keys) return;
     this.ctx.waitUntil(
-      flowKeyActorOf(env, created.payload.workflowName, key)
+      flowKeyActorOf({ WORKFLOW_FLOW_KEYS: keys }, created.payload.workflowName, created.payload.flow_key)
         .ended(runId)
         .catch((error: unknown) =>
           console.error(`workflow run ${runId}: its flow key did not hear that it ended:`, error),
