@@ -55,7 +55,7 @@ export type StepFunction<Data = any, Pad extends object = Record<string, any>, R
 export interface Scratchpad {
   /** A read-only live view; values are deep-frozen. */
   readonly view: Readonly<Record<string, JsonValue>>;
-  /** Folds the writes of a workflow_created or step_completed event in; other events are ignored. */
+  /** Folds the writes of a workflow_created, start_replaced or step_completed event in; other events are ignored. */
   apply(event: StoredEvent): void;
 }
 
@@ -71,7 +71,8 @@ export function createScratchpad(events: Iterable<StoredEvent> = []): Scratchpad
   const pad: Scratchpad = {
     view,
     apply(event) {
-      if (event.type !== "workflow_created" && event.type !== "step_completed") return;
+      if (event.type !== "workflow_created" && event.type !== "step_completed" && event.type !== "start_replaced")
+        return;
       const writes: Writes = event.payload.writes;
       for (const key of Object.keys(writes)) values[key] = freezeJson(writes[key] as JsonValue);
     },

@@ -3,6 +3,7 @@ import { PlatformError } from "#src/core/errors.ts";
 import type { WorkflowDefinition } from "#src/engine/definition.ts";
 import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
 import { RetryAfterError } from "#src/engine/retryAfterError.ts";
+import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
@@ -34,7 +35,7 @@ export type MakeWorkflowBackend = (
 
 /** Spec payload fields per event type (and those beyond the spec): nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
-  workflow_created: ["workflowName", "writes"],
+  workflow_created: ["workflowName", "writes", "flow_key", "queued", "idempotency_key", "idempotent_until"],
   step_started: ["attempt", "step", "event_seq"],
   step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at"],
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
@@ -42,6 +43,8 @@ const PAYLOAD_FIELDS: Record<string, string[]> = {
   workflow_failed: ["cause", "reason"],
   event_received: ["name", "payload"],
   workflow_cancelled: ["reason"],
+  start_replaced: ["writes"],
+  workflow_dequeued: [],
 };
 
 function shape(events: readonly { type: string; payload: object }[]): string[] {
@@ -69,6 +72,7 @@ async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
 export function describeWorkflowConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describeCoreConformance(name, makeBackend);
   describeBeyondSpecConformance(name, makeBackend);
+  describeFlowControlConformance(name, makeBackend);
 }
 
 function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend): void {

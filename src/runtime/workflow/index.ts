@@ -7,8 +7,10 @@ import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import {
+  describeScheduledRun,
   installWorkflowBackend,
   setCronRegistrar,
+  startScheduledRun,
   workflow as registry,
   workflowDefinitions,
   type WorkflowFunction,
@@ -18,17 +20,27 @@ import {
  * The workflow capability of a project worker. Evaluated only when user code
  * imports `workflow` (or `NonRetryableError`) from `platform`; it plugs the
  * engine into the worker's runtime: the recovery cron (the engine registers
- * it on the first `workflow()` call), the internal routes, the Durable Object
- * backend for each environment the runtime is given, and build metadata.
+ * it on the first `workflow()` call) and each schedule's cron, the internal
+ * routes, the Durable Object backend for each environment the runtime is
+ * given, and build metadata.
  */
 function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
   return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);
 }
 
-setCronRegistrar((cron) =>
+setCronRegistrar(({ workflow: scheduled, ...cron }) =>
   platformRuntime.registerCron({
     ...cron,
-    run: async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)"),
+    run:
+      scheduled === undefined
+        ? async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)")
+        : async (_env, _ctx, { scheduledTime }) => {
+            // By hand (no scheduledTime): the latest tick so far, which starts nothing if it already ran.
+            return describeScheduledRun(
+              scheduled,
+              await startScheduledRun(scheduled, scheduledTime ?? workflowRunHost.clock()),
+            );
+          },
   }),
 );
 
@@ -51,6 +63,7 @@ platformRuntime.registerMetadata("workflows", () =>
     maxAttempts: d.maxAttempts,
     backoff: d.backoff,
     stepTimeoutMS: d.stepTimeoutMS,
+    ...(d.schedule ? { schedule: d.schedule } : {}),
   })),
 );
 

@@ -16,6 +16,7 @@ import {
   startProjectSession,
 } from "./projectSessionRoutes.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
+import { listProjectSchedules } from "./projectSchedulesRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import {
@@ -81,6 +82,7 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
       .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
+      .get("/projects/:slug/schedules", withCliUser, listProjectSchedules)
       .get("/plugins", withCliUser, listPlugins)
       .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
       .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)

@@ -15,7 +15,7 @@ import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
 const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
-const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex"]);
+const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"]);
 const COMPATIBILITY_DATE = "2026-10-30";
 
 /**

@@ -38,7 +38,11 @@ export const PLATFORM_SERVICES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(PLUGINS.map((plugin) => [plugin.binding, pluginWorkerName(plugin)])),
 };
 
-const DO_BINDINGS: Record<string, string> = { WorkflowRun: "WORKFLOW_RUNS", WorkflowRunIndex: "WORKFLOW_RUN_INDEX" };
+const DO_BINDINGS: Record<string, string> = {
+  WorkflowRun: "WORKFLOW_RUNS",
+  WorkflowRunIndex: "WORKFLOW_RUN_INDEX",
+  WorkflowFlowKey: "WORKFLOW_FLOW_KEYS",
+};
 const MAIN_MODULE = "worker.js";
 
 /**

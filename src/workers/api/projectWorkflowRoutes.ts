@@ -45,7 +45,7 @@ export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): P
   return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request)));
 }
 
-/** `POST /projects/:slug/workflows` `{ name, data, id? }`: starts a registered workflow. */
+/** `POST /projects/:slug/workflows` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }`: starts a registered workflow. */
 export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = new TextDecoder().decode(await readBodyBytes(request, 1024 * 1024 + 4096));

@@ -75,7 +75,7 @@ function entrySource(entry: string, capabilities: ProjectCapabilities, target: B
   ];
   if (capabilities.workflow && target === "worker") {
     lines.push(
-      `export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`,
+      `export { WorkflowRun, WorkflowRunIndex, WorkflowFlowKey } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`,
     );
   }
   if (capabilities.workflow && target === "node") {
@@ -192,7 +192,8 @@ export async function buildProject(
     bundlePath,
     bundleBytes,
     capabilities,
-    durableObjects: capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex"] : [],
+    durableObjects:
+      capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"] : [],
     inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
     bytesBySource,
   };

@@ -50,16 +50,20 @@ function watchProject(projectDir: string, platform: { rebuild(): Promise<unknown
 /** Local crons never fire by themselves: drive the platform's every-minute trigger, on the minute. */
 function driveMinuteCron(platform: LocalPlatform): { stop(): void } {
   let timer: NodeJS.Timeout;
+  let delivered = 0;
   const schedule = () => {
-    const delay = 60_000 - (Date.now() % 60_000);
+    // Each minute once, even if a timer fires a hair early.
+    const minute = new Date(Math.max(Math.floor(Date.now() / 60_000) + 1, delivered + 1) * 60_000);
+    delivered = minute.getTime() / 60_000;
     timer = setTimeout(async () => {
       try {
-        await platform.runScheduled(new Date());
+        // The minute it was set for, as a cron trigger's scheduledTime: a late timer still delivers its minute.
+        await platform.runScheduled(minute);
       } catch (error) {
         console.error("The minute cron failed:", error);
       }
       schedule();
-    }, delay);
+    }, minute.getTime() - Date.now());
   };
   schedule();
   return { stop: () => clearTimeout(timer) };

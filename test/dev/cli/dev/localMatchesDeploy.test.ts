@@ -179,7 +179,10 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
     ...overrides,
   };
 }
-const build = { bundlePath: "/nonexistent/project.js", durableObjects: ["WorkflowRun", "WorkflowRunIndex"] };
+const build = {
+  bundlePath: "/nonexistent/project.js",
+  durableObjects: ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"],
+};
 
 /** Each local platform, and what it deliberately lacks of the deploy (by `<worker>` or `<worker>: <item>`), and why. */
 const LOCAL_PLATFORMS: { name: string; input: LocalPlatformInput; notLocal: Record<string, string> }[] = [
