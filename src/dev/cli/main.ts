@@ -1,5 +1,5 @@
 import { Socket } from "node:net";
-import { formatHelp, parseCommandArgs, CliError, type Command } from "./commandLine.ts";
+import { formatHelp, parseCommandArgs, CliError, type Command, unknownChoiceError } from "./commandLine.ts";
 import { consoleCommand } from "./commands/console.ts";
 import { devCommand } from "./commands/dev.ts";
 import { emailCommand } from "./commands/email.ts";
@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   const command = COMMANDS[name];
-  if (!command) throw new CliError(`Unknown command "${name}". Run \`platform --help\` for the list.`, 2);
+  if (!command) throw unknownChoiceError("command", name, Object.keys(COMMANDS), "Run `platform --help` for the list.");
   const args = parseCommandArgs(command, rest);
   if (args.values.help) {
     process.stdout.write(formatHelp(command));

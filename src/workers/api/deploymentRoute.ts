@@ -5,7 +5,7 @@ import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
 import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
-import { registerWithPlugins } from "./pluginRegistration.ts";
+import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
@@ -80,7 +80,12 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
       deployedAt: now,
     }),
   ]);
-  const plugins = await registerWithPlugins(env, project, metadata as Record<string, unknown>);
+  const plugins = await registerWithPlugins(
+    env,
+    project,
+    metadata as Record<string, unknown>,
+    pluginsUsedBy(previous ? (JSON.parse(previous.metadata) as Record<string, unknown>) : null),
+  );
   const domain = env.PLATFORM_DOMAIN ?? "example.app";
   // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
   const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);

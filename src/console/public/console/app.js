@@ -7,6 +7,7 @@ import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit,
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
 import { outboxSection } from "./outbox.js";
+import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
 const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
@@ -424,15 +425,12 @@ function testEventSection(slug, resources, catalog) {
       clear(output).append(el("p", {}, answer.summary));
       if (answer.pluginAnswer?.inlineReply !== undefined)
         output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
-      output.append(
-        el(
-          "p",
-          {},
-          answer.calls.length
-            ? `The handler made ${answer.calls.length} provider call(s):`
-            : "The handler made no provider calls.",
-        ),
+      const heading = providerCallsHeading(
+        answer.outcome?.result,
+        answer.calls.length,
+        answer.pluginAnswer?.inlineReply !== undefined,
       );
+      if (heading) output.append(el("p", {}, heading));
       if (answer.calls.length)
         output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
     } catch (error) {

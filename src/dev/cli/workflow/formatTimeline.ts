@@ -15,7 +15,7 @@ function ms(value: number): string {
 }
 
 /** Epoch ms as `2026-11-22T10:00:00Z` (UTC, to the second). */
-function utc(at: number): string {
+export function utc(at: number): string {
   return new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
