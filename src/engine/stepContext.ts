@@ -27,6 +27,27 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * null in every other step.
    */
   readonly event: DeliveredEvent | null;
+  /**
+   * Beyond the spec: the project's variables and secrets, as `env` in its
+   * `fetch` has them (`platform secret put`, `.dev.vars` under `platform
+   * dev`): `ctx.env.API_KEY`. Only string values; read when the attempt starts.
+   */
+  readonly env: StepEnv;
+}
+
+/** What `ctx.env` holds: the string bindings of the worker (or process) that runs the step. */
+export type StepEnv = { readonly [name: string]: string | undefined };
+
+const NO_ENV: StepEnv = Object.freeze({});
+let stepEnvSource: () => StepEnv = () => NO_ENV;
+
+/**
+ * The host says where `ctx.env` comes from: the runtime hands over the
+ * environment it was given (a worker's bindings; the test kit's or `platform
+ * dev --node`'s variables). Each attempt reads it when it starts.
+ */
+export function setStepEnvSource(source: () => StepEnv): void {
+  stepEnvSource = source;
 }
 
 /**
@@ -120,6 +141,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     runId: input.runId,
     workflowId: input.workflowId,
     event: input.event ?? null,
+    env: stepEnvSource(),
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(
