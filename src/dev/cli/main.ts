@@ -8,6 +8,7 @@ import { loginCommand } from "./commands/login.ts";
 import { logoutCommand } from "./commands/logout.ts";
 import { pluginCommand } from "./commands/plugin.ts";
 import { pushCommand } from "./commands/push.ts";
+import { secretCommand } from "./commands/secret.ts";
 import { upCommand } from "./commands/up.ts";
 import { whoamiCommand } from "./commands/whoami.ts";
 import { workflowCommand } from "./commands/workflow.ts";
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, Command> = {
   logout: logoutCommand,
   whoami: whoamiCommand,
   push: pushCommand,
+  secret: secretCommand,
   workflow: workflowCommand,
   plugin: pluginCommand,
   email: emailCommand,

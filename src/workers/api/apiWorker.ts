@@ -11,6 +11,7 @@ import { listPlugins } from "./pluginCatalogRoute.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
+import { deleteSecret, listSecrets, putSecret } from "./projectSecretRoutes.ts";
 import {
   cancelProjectWorkflowRun,
   getProjectWorkflowRun,
@@ -47,6 +48,9 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     .get("/projects/:slug", withCliUser, getProject)
     .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
     .put("/projects/:slug/deployment", withCliUser, deployProject)
+    .get("/projects/:slug/secrets", withCliUser, listSecrets)
+    .put("/projects/:slug/secrets/:name", withCliUser, putSecret)
+    .delete("/projects/:slug/secrets/:name", withCliUser, deleteSecret)
     .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
     .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
     .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)

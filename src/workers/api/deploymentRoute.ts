@@ -3,6 +3,7 @@ import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
 import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
+import { openProjectSecrets } from "../db/projectSecretsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
@@ -65,6 +66,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
     },
     COMPATIBILITY_DATE,
     env.LOGIN_PUBLIC_URL,
+    await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
   );
   const now = Date.now();
   await env.DB.batch([

@@ -16,6 +16,8 @@ type PluginInstallUrls = { [urlVar in InstallUrlVar]?: string };
 export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls {
   DB: D1Database;
   WORKFLOW_QUEUE: Queue<WorkflowExecuteMessage>;
+  /** Seals project secrets at rest (`platform secret put`): 32 bytes, hex or base64. Set with `wrangler secret put SECRETS_ENCRYPTION_KEY`. */
+  SECRETS_ENCRYPTION_KEY?: string;
   /** Bootstraps users (`POST /admin/users`). Set with `wrangler secret put ADMIN_TOKEN`. */
   ADMIN_TOKEN?: string;
   /** Public domain projects answer on, e.g. `example.app`. */

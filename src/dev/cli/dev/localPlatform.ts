@@ -149,6 +149,8 @@ export interface LocalPlatformInput {
   deployed: DeployedWorker[];
   scripts: PlatformScripts;
   adminToken: string;
+  /** The API worker's SECRETS_ENCRYPTION_KEY (project secrets at rest). */
+  secretsKey: string;
   /** `--login oidc` and `platform up`: the login worker's wiring; without it the login worker does not run. */
   login: LocalLogin | null;
   pluginSecrets: LocalPluginSecrets;
@@ -184,6 +186,7 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
     [API_WORKER]: {
       vars: {
         ADMIN_TOKEN: input.adminToken,
+        SECRETS_ENCRYPTION_KEY: input.secretsKey,
         PLATFORM_DOMAIN: LOCAL_DOMAIN,
         PROJECTS_BASE_URL: projectsBaseUrl,
         // Without a login worker (`platform dev` with the form login) there is no login URL to hand out.
@@ -414,6 +417,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     deployed,
     scripts,
     adminToken: credentials.adminToken,
+    secretsKey: credentials.secretsKey,
     login,
     pluginSecrets: loadOrCreatePluginSecrets(options.stateDir),
     onRequest: options.onRequest,

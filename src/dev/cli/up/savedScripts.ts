@@ -34,7 +34,8 @@ export function saveAcceptedScript(stateDir: string, script: AcceptedScript): vo
     migrationTag: script.migrationTag,
     durableObjectClasses: script.durableObjectClasses,
   };
-  writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n");
+  // The bindings hold the project's secrets and worker secret, as Cloudflare holds them: readable by this user only.
+  writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n", { mode: 0o600 });
 }
 
 /** Uploads every kept script into `standIn` again; returns the names it refused (printed by the caller). */

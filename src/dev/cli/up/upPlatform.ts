@@ -94,6 +94,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       deployed: deployedWorkers,
       scripts,
       adminToken: credentials.adminToken,
+      secretsKey: credentials.secretsKey,
       login: idp.login,
       pluginSecrets,
       project: null,

@@ -170,6 +170,7 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
       >,
     },
     adminToken: "admin",
+    secretsKey: "5e".repeat(32),
     login: null,
     pluginSecrets,
     project: null,
