@@ -12,6 +12,7 @@ export type PlatformErrorCode =
   | "not_found"
   | "conflict"
   | "rate_limited"
+  | "quota_exceeded"
   | "already_active"
   | "workflow_id_mismatch"
   | "seq_conflict"
@@ -35,6 +36,8 @@ const STATUS: Record<PlatformErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   rate_limited: 429,
+  // A count an account may not go past (e.g. its projects); waiting does not help, unlike rate_limited.
+  quota_exceeded: 403,
   already_active: 409,
   workflow_id_mismatch: 500,
   seq_conflict: 409,

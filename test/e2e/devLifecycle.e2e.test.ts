@@ -1,4 +1,5 @@
-import { readFileSync, mkdtempSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync, mkdtempSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,7 +18,7 @@ import {
   removeWorkDir,
 } from "../support/e2e/index.ts";
 
-// Ports of this file: 8950-8954. The scaffold's own `npm run dev`, with the package installed: package.e2e.test.ts.
+// Ports of this file: 8950-8955. The scaffold's own `npm run dev`, with the package installed: package.e2e.test.ts.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-lifecycle-"));
 const running: DevProcess[] = [];
 afterAll(async () => {
@@ -105,6 +106,38 @@ describe("the process tree of platform dev", () => {
     );
     expect(workerd.filter(isAlive)).toEqual([]);
     await again.stop("SIGTERM");
+  });
+
+  it("stops nothing that a dev.processes.json which came with the folder names, and says so", async () => {
+    const dir = path.join(work, "cloned");
+    expect((await runCli(["init", dir])).code).toBe(0);
+    // A process of the user's, and a record of it planted in the folder (as a cloned repository could carry).
+    const victim = spawn("sleep", ["300"], { stdio: "ignore" });
+    try {
+      await eventually(
+        () => readFileSync(`/proc/${victim.pid}/cmdline`, "utf8"),
+        (text) => text.startsWith("sleep"),
+        2_000,
+      );
+      const stat = readFileSync(`/proc/${victim.pid}/stat`, "utf8");
+      const startTime = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+      const identity = { pid: victim.pid!, startTime, command: "sleep 300" };
+      mkdirSync(path.join(dir, ".platform"), { recursive: true });
+      writeFileSync(
+        path.join(dir, ".platform/dev.processes.json"),
+        JSON.stringify({ parent: identity, processes: [identity] }),
+      );
+
+      const dev = await startDev([dir, "--port", "8955"]);
+      running.push(dev);
+      expect(dev.output()).toContain(
+        `Ignored ${path.join(dir, ".platform", "dev.processes.json")}: this machine's platform dev did not write it for this folder (it may have come with the folder), so no process was stopped.`,
+      );
+      expect(isAlive(victim.pid!)).toBe(true);
+      await dev.stop("SIGTERM");
+    } finally {
+      victim.kill("SIGKILL");
+    }
   });
 
   it("says who holds a busy port, and that it is not this folder's platform dev", async () => {

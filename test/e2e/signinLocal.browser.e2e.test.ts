@@ -7,7 +7,7 @@ import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/inde
 import { REPO, runCli, startDev } from "../support/e2e/index.ts";
 
 // Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
-// 8897 (the demo as a private deployment under /<slug>/).
+// 8897 (the demo as a private deployment under /<slug>/), 8906 (sessions that end).
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
 afterAll(() => removeWorkDir(work));
@@ -196,6 +196,89 @@ it("a private deployment (platform dev --private): every hop keeps the /<slug> p
     await page.waitForURL(/auth_error=cancelled/);
     expect(page.url()).toBe(`${home}?auth_error=cancelled`);
     expect(await sessionCookies(context)).toEqual([]);
+  } finally {
+    await browser.close();
+    await dev.stop();
+  }
+});
+
+/** Signs `context` in through the local form as `email`; returns its session cookie's value. */
+async function signInWithForm(context: BrowserContext, url: string, email: string): Promise<string> {
+  const page = await context.newPage();
+  await page.goto(url + "/api/auth/signin/idp?redirect=%2F");
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Login" }).click();
+  await page.waitForURL(url + "/");
+  await page.close();
+  const [session] = await sessionCookies(context);
+  expect(session, `a session cookie for ${email}`).toBeDefined();
+  return session!.value;
+}
+
+it("sessions end on the platform: a copied cookie stops working after sign-out, and auth.signOutEverywhere ends a second browser's session", async () => {
+  const dir = path.join(work, "sessions");
+  const init = await runCli(["init", dir]);
+  expect(init.code, init.stderr).toBe(0);
+  writeFileSync(
+    path.join(dir, "src/index.ts"),
+    `import { Router } from "itty-router";
+import { auth } from "platform";
+
+auth.allow();
+
+const router = Router();
+router.all("/api/*", auth.require());
+router.get("/api/me", async (request) => Response.json(await auth.user(request)));
+router.post("/api/sign-out-everywhere", async (request) =>
+  Response.json({ ended: await auth.signOutEverywhere(request) }),
+);
+router.get("/", () => new Response("home"));
+export default router;
+`,
+  );
+  const dev = await startDev([dir, "--port", "8906"]);
+  const browser = await launchChromium();
+  try {
+    const me = (cookie: string) => fetch(dev.url + "/api/me", { headers: { cookie: `platform_session=${cookie}` } });
+
+    // 1. Sign out in the browser; a copy of its cookie, replayed from elsewhere, is refused.
+    const first = await browser.newContext();
+    const copied = await signInWithForm(first, dev.url, "ada@example.com");
+    expect((await me(copied)).status).toBe(200);
+    const page = await first.newPage();
+    await page.goto(dev.url + "/api/auth/signout");
+    await page.waitForURL(dev.url + "/");
+    expect(await sessionCookies(first)).toEqual([]);
+    const replay = await me(copied);
+    expect(replay.status).toBe(401);
+    expect(await replay.json()).toMatchObject({ error: { code: "unauthorized" } });
+    // The same copy planted in another browser is refused there too.
+    const thief = await browser.newContext();
+    await thief.addCookies([{ name: "platform_session", value: copied, url: dev.url }]);
+    expect((await thief.request.get(dev.url + "/api/me")).status()).toBe(401);
+
+    // 2. Two browsers of one user, a third of another: sign out everywhere from the first.
+    const laptop = await browser.newContext();
+    const phone = await browser.newContext();
+    const colleague = await browser.newContext();
+    await signInWithForm(laptop, dev.url, "ada@example.com");
+    await signInWithForm(phone, dev.url, "ada@example.com");
+    await signInWithForm(colleague, dev.url, "bob@example.com");
+    expect((await phone.request.get(dev.url + "/api/me")).status()).toBe(200);
+
+    const laptopPage = await laptop.newPage();
+    await laptopPage.goto(dev.url + "/");
+    const ended = await laptopPage.evaluate(async () => {
+      const response = await fetch("/api/sign-out-everywhere", { method: "POST" });
+      return { status: response.status, body: await response.json() };
+    });
+    expect(ended).toEqual({ status: 200, body: { ended: 2 } });
+
+    const phoneAfter = await phone.request.get(dev.url + "/api/me");
+    expect(phoneAfter.status()).toBe(401);
+    expect(await phoneAfter.json()).toMatchObject({ error: { code: "unauthorized" } });
+    expect((await laptop.request.get(dev.url + "/api/me")).status()).toBe(401);
+    expect((await colleague.request.get(dev.url + "/api/me")).status()).toBe(200);
   } finally {
     await browser.close();
     await dev.stop();

@@ -110,7 +110,7 @@ describe('RateLimiter pauses (a provider\'s "wait" for a shared budget)', () => 
 
 describe("takeRateLimit", () => {
   it("throws rate_limited with retryAfterSeconds after 3 actions; a private project skips only the actions bucket", async () => {
-    const publicProject = { id: 901, private: 0 };
+    const publicProject = { id: 901, private: 0, owner_id: 9901 };
     for (let i = 0; i < 3; i++) await takeRateLimit(env, publicProject, ["actions"]);
     const error = await takeRateLimit(env, publicProject, ["actions"]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PlatformError);
@@ -118,7 +118,7 @@ describe("takeRateLimit", () => {
     expect((error as PlatformError).details?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect((error as PlatformError).message).toMatch(/3 plugin actions per 60 seconds/);
 
-    const privateProject = { id: 902, private: 1 };
+    const privateProject = { id: 902, private: 1, owner_id: 9902 };
     for (let i = 0; i < 20; i++) await takeRateLimit(env, privateProject, ["actions"]);
     for (let i = 0; i < 3; i++) await takeRateLimit(env, privateProject, ["actions", "email"]);
     const email = await takeRateLimit(env, privateProject, ["actions", "email"]).catch((e: unknown) => e);
@@ -127,12 +127,16 @@ describe("takeRateLimit", () => {
   });
 
   it("the chat-server bot share (5 per second) binds private projects too, at the clock it is given", async () => {
-    const privateProject = { id: 903, private: 1 };
+    const privateProject = { id: 903, private: 1, owner_id: 9903 };
     const now = 9_000_000;
     for (let i = 0; i < 5; i++) await takeRateLimit(env, privateProject, ["chatServerBot"], now);
     const error = await takeRateLimit(env, privateProject, ["chatServerBot"], now + 999).catch((e: unknown) => e);
     expect((error as PlatformError).code).toBe("rate_limited");
-    expect((error as PlatformError).details).toEqual({ retryAfterSeconds: 1, bucket: "chatServerBot" });
+    expect((error as PlatformError).details).toEqual({
+      retryAfterSeconds: 1,
+      bucket: "chatServerBot",
+      scope: "project",
+    });
     expect((error as PlatformError).message).toMatch(/5 chat-server bot calls per second/);
     await takeRateLimit(env, privateProject, ["chatServerBot"], now + 1_000);
   });

@@ -2,6 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { findProjectBySlug, setProjectPrivate } from "../../workers/db/projectsTable.ts";
 import { insertOwnedProject, requireOwnedProject } from "../../workers/api/projectRoutes.ts";
+import { maxProjectsPerAccount } from "../../workers/api/projectsPerAccount.ts";
 import { validateSlug } from "../../workers/api/projectSlug.ts";
 import { PLATFORM_ROUTE_SLUGS, refuseReservedSlug } from "../../workers/api/reservedSlugs.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
@@ -23,7 +24,7 @@ import type { DevApiEnv } from "./devApiEnv.ts";
 export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Promise<Response> {
   const body = await readJsonObject(request, 1024);
   if (typeof body.private !== "boolean") throw new PlatformError("invalid_input", "private must be true or false.");
-  const { slug } = await ownedOrNewProject(request, env.DB, body.private);
+  const { slug } = await ownedOrNewProject(request, env, body.private);
   await setProjectPrivate(env.DB, slug, body.private);
   const row = (await findProjectBySlug(env.DB, slug))!;
   return Response.json(
@@ -40,10 +41,10 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
   );
 }
 
-async function ownedOrNewProject(request: CliRequest, db: D1Database, isPrivate: boolean): Promise<{ slug: string }> {
+async function ownedOrNewProject(request: CliRequest, env: DevApiEnv, isPrivate: boolean): Promise<{ slug: string }> {
   const slug = request.params.slug!;
-  if (await findProjectBySlug(db, slug)) return requireOwnedProject(db, request.user, slug);
+  if (await findProjectBySlug(env.DB, slug)) return requireOwnedProject(env.DB, request.user, slug);
   validateSlug(slug);
   refuseReservedSlug(slug, PLATFORM_ROUTE_SLUGS);
-  return insertOwnedProject(db, request.user, slug, isPrivate);
+  return insertOwnedProject(env.DB, request.user, slug, isPrivate, maxProjectsPerAccount(env));
 }

@@ -1,5 +1,11 @@
 import { PlatformError } from "../../core/errors.ts";
-import type { RateTake } from "../../objects/RateLimiter.ts";
+import {
+  accountLimitError,
+  accountRateLimiter,
+  accountTake,
+  projectTake,
+  refusedAccountLimit,
+} from "../../objects/accountRateLimits.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
 
@@ -9,7 +15,9 @@ import type { PluginEnv } from "./pluginEnv.ts";
  * deployments from the proxy rate only, never from the email send rate.
  * `chatServerBot` (beyond the spec): a project's share of the shared
  * chat-server bot, one take per bot action (plugins/chatserver/botBudget.ts),
- * private projects included.
+ * private projects included. An email send also takes from the account's
+ * `email` limit (objects/accountRateLimits.ts: 10 per 60 s across all the
+ * account's projects), so more projects do not mean more email.
  */
 export const RATE_BUCKETS = {
   actions: { limit: 3, windowMS: 60_000, what: "plugin actions", exemptWhenPrivate: true },
@@ -22,32 +30,34 @@ export type RateBucket = keyof typeof RATE_BUCKETS;
 const perWindow = (windowMS: number) => (windowMS === 1_000 ? "second" : `${windowMS / 1000} seconds`);
 
 /**
- * Takes one from each bucket of the project's `RateLimiter` (all or none),
- * skipping the buckets a private project is exempt from, at `now` (the
+ * Takes one from each of the project's buckets, skipping those a private
+ * project is exempt from, and for an email send from its account's `email`
+ * limit too: all in the account's `RateLimiter`, all or none, at `now` (the
  * actor's own clock when omitted). Throws `rate_limited` (429) with
- * `details.retryAfterSeconds`; `pluginErrorResponse` turns it into `Retry-After`.
+ * `details.retryAfterSeconds` and `details.scope` ("project" or "account");
+ * `pluginErrorResponse` turns it into `Retry-After`.
  */
 export async function takeRateLimit(
   env: Pick<PluginEnv, "RATE_LIMITER">,
-  project: Pick<ProjectRow, "id" | "private">,
+  project: Pick<ProjectRow, "id" | "private" | "owner_id">,
   requested: readonly RateBucket[],
   now?: number,
 ): Promise<void> {
   const buckets = requested.filter((bucket) => project.private !== 1 || !RATE_BUCKETS[bucket].exemptWhenPrivate);
   if (buckets.length === 0) return;
-  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
-  const takes: RateTake[] = buckets.map((bucket) => ({
-    bucket,
-    limit: RATE_BUCKETS[bucket].limit,
-    windowMS: RATE_BUCKETS[bucket].windowMS,
-  }));
-  const decision = await stub.takeAll(takes, now);
+  const takes = buckets.map((bucket) =>
+    projectTake(project, bucket, RATE_BUCKETS[bucket].limit, RATE_BUCKETS[bucket].windowMS),
+  );
+  if (buckets.includes("email")) takes.push(accountTake("email"));
+  const decision = await accountRateLimiter(env.RATE_LIMITER, project).takeAll(takes, now);
   if (decision.allowed) return;
-  const bucket = (decision.bucket ?? buckets[0]!) as RateBucket;
+  const account = refusedAccountLimit(decision.bucket);
+  if (account) throw accountLimitError(account, decision.retryAfterSeconds);
+  const bucket = buckets.find((b) => decision.bucket === projectTake(project, b, 0, 0).bucket) ?? buckets[0]!;
   const { limit, windowMS, what } = RATE_BUCKETS[bucket];
   throw new PlatformError(
     "rate_limited",
     `Rate limit reached: a project may make ${limit} ${what} per ${perWindow(windowMS)}. Retry in ${decision.retryAfterSeconds} s.`,
-    { retryAfterSeconds: decision.retryAfterSeconds, bucket },
+    { retryAfterSeconds: decision.retryAfterSeconds, bucket, scope: "project" },
   );
 }

@@ -39,7 +39,7 @@ export async function handleAuthRoute(request: Request, env: PlatformEnv): Promi
     if (method === "GET") return startSignIn(request, site);
     if (method === "POST" && site.flow === "dummy") return submitSignInForm(request, site);
   } else if (path === CALLBACK_PATH) {
-    if (method === "POST" && site.flow === "idp") return finishSignIn(request, site, env.PLATFORM_API);
+    if (method === "POST" && site.flow === "idp") return finishSignIn(request, site);
     if (method === "GET" && site.flow === "idp") return refuseCallbackGet(site);
   } else if (method === "GET" || method === "POST") {
     return signOut(request, site);

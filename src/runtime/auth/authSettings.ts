@@ -1,3 +1,4 @@
+import { MAX_SESSION_SECONDS } from "../../contracts/signInSessions.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { normalizeDomain } from "../../core/email.ts";
 
@@ -17,7 +18,7 @@ export interface AuthSettings {
 
 export const DEFAULT_SESSION_MAX_AGE = 2_592_000;
 /** Browsers cap cookie lifetimes at 400 days (RFC 6265bis); a longer session could not be kept anyway. */
-export const MAX_SESSION_MAX_AGE = 400 * 86_400;
+export const MAX_SESSION_MAX_AGE = MAX_SESSION_SECONDS;
 
 const KNOWN_OPTIONS = new Set(["domains", "sessionMaxAge"]);
 

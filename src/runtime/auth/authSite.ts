@@ -6,24 +6,37 @@ import { basePathOf } from "../entry/requestBasePath.ts";
 import type { CookieScope } from "./cookies.ts";
 
 /**
- * Everything sign-in needs to know about where a request landed: local or
- * deployed, public or private (`/<slug>` base path), which sign-in flow
- * applies, and the project's identity and secret.
+ * What sign-in needs to know about the project itself, from its bindings:
+ * local or deployed, its id, slug and secret, and the platform's API, where
+ * its sessions are recorded (`null` under `platform dev --node`, which has no
+ * platform and keeps them in the process; a deployed worker without it can
+ * neither sign anybody in nor read a session).
+ */
+export interface AuthProject {
+  /** `PLATFORM_LOCAL === "1"`. */
+  local: boolean;
+  secret: string;
+  projectId: number;
+  slug: string;
+  platformApi: Fetcher | null;
+}
+
+/**
+ * Everything sign-in needs to know about where a request landed: the project
+ * (above), public or private (`/<slug>` base path), and which sign-in flow
+ * applies.
  *
  * Flows: `dummy` (local development: the form stands in for the identity
  * provider) when `PLATFORM_LOCAL` is "1" and no `PLATFORM_LOGIN_URL` is bound;
  * otherwise `idp` (the login worker at `PLATFORM_LOGIN_URL`; deployed, or
  * locally against a local OIDC provider).
  */
-export interface AuthSite extends CookieScope {
+export interface AuthSite extends CookieScope, AuthProject {
   /** The request's origin, e.g. `https://shop.example.app`. */
   origin: string;
   flow: "dummy" | "idp";
   /** The login worker's public URL without a trailing slash; `null` when not bound. */
   loginUrl: string | null;
-  secret: string;
-  projectId: number;
-  slug: string;
 }
 
 const envs = new WeakMap<Request, PlatformEnv>();
@@ -35,8 +48,8 @@ export function rememberEnv(request: Request, env: PlatformEnv): void {
 }
 
 /** The environment of the request the entry handed to user code (or, for a request user code built itself, the runtime's latest one). */
-export function envFor(request: Request): PlatformEnv {
-  const env = envs.get(request) ?? platformRuntime.env;
+export function envFor(request: Request | null): PlatformEnv {
+  const env = (request && envs.get(request)) ?? platformRuntime.env;
   if (!env) {
     throw new PlatformError(
       "not_ready",
@@ -46,14 +59,8 @@ export function envFor(request: Request): PlatformEnv {
   return env;
 }
 
-export function siteFor(request: Request, env: PlatformEnv): AuthSite {
+export function projectFor(env: PlatformEnv): AuthProject {
   const local = env.PLATFORM_LOCAL === "1";
-  const basePath = basePathOf(request);
-  const loginUrl =
-    typeof env.PLATFORM_LOGIN_URL === "string" && env.PLATFORM_LOGIN_URL
-      ? env.PLATFORM_LOGIN_URL.replace(/\/+$/, "")
-      : null;
-
   let secret = env.PLATFORM_WORKER_SECRET;
   if (!secret) {
     if (!local)
@@ -80,14 +87,24 @@ export function siteFor(request: Request, env: PlatformEnv): AuthSite {
       "Sign-in is unavailable: this project worker has no PLATFORM_PROJECT_ID binding.",
     );
   }
+  const api = env.PLATFORM_API;
+  const platformApi = api && typeof api.fetch === "function" ? api : null;
+  return { local, secret, projectId, slug: env.PLATFORM_PROJECT_SLUG || "", platformApi };
+}
+
+export function siteFor(request: Request, env: PlatformEnv): AuthSite {
+  const project = projectFor(env);
+  const basePath = basePathOf(request);
+  const loginUrl =
+    typeof env.PLATFORM_LOGIN_URL === "string" && env.PLATFORM_LOGIN_URL
+      ? env.PLATFORM_LOGIN_URL.replace(/\/+$/, "")
+      : null;
   return {
-    local,
+    ...project,
     basePath,
     origin: new URL(request.url).origin,
-    flow: local && !loginUrl ? "dummy" : "idp",
+    flow: project.local && !loginUrl ? "dummy" : "idp",
     loginUrl,
-    secret,
-    projectId,
-    slug: env.PLATFORM_PROJECT_SLUG || basePath.slice(1) || "project",
+    slug: project.slug || basePath.slice(1) || "project",
   };
 }

@@ -9,7 +9,7 @@ import { clearCookie, cookieName } from "./cookies.ts";
 import { messagePage, securityHeaders } from "./pages.ts";
 import { redeemCallbackToken } from "./redeemCallbackToken.ts";
 import { redirectLocation } from "./safeRedirect.ts";
-import { displayName, freshSessionCookie, pictureUrl } from "./session.ts";
+import { displayName, mintSession, pictureUrl, SESSION_NOT_RECORDED, sessionStarted } from "./session.ts";
 import { signInHref } from "./signInRoute.ts";
 
 export const CALLBACK_PATH = "/api/auth/callback";
@@ -21,6 +21,7 @@ type Failure =
   | "not_a_form"
   | "too_large"
   | "replayed"
+  | "full"
   | "unavailable";
 
 const FAILURES: Record<Failure, { status: number; message: string }> = {
@@ -42,10 +43,8 @@ const FAILURES: Record<Failure, { status: number; message: string }> = {
       "The sign-in answer belongs to another browser, or was already used: finish sign-in in the browser where you started it.",
   },
   replayed: { status: 401, message: "This sign-in answer was already used; each one signs in once." },
-  unavailable: {
-    status: 503,
-    message: "The platform could not record this sign-in, so nobody was signed in. Try again in a moment.",
-  },
+  full: { status: 503, message: SESSION_NOT_RECORDED.full },
+  unavailable: { status: 503, message: SESSION_NOT_RECORDED.unavailable },
 };
 
 function retryLinks(site: AuthSite): [string, string][] {
@@ -93,17 +92,12 @@ async function tokenFromForm(request: Request): Promise<{ token: string | null }
  * POST /api/auth/callback (the `idp` flow), the login worker's form with
  * `token`: the token must verify with this project's secret and id, match
  * this browser's binding cookie, pass the domain rule, and be redeemed for
- * the first time at the platform (its `jti` is recorded until it expires).
- * The binding cookie is cleared whatever the outcome. Success: a fresh
- * session and 303 to the token's `rdr`, re-validated and prefixed with the
+ * the first time at the platform (its `jti` is recorded until it expires,
+ * and the fresh session recorded in the same step). The binding cookie is
+ * cleared whatever the outcome. Success: the session's cookie and 303 to the token's `rdr`, re-validated and prefixed with the
  * base path. Refusals are pages that set no session and never show the token.
  */
-export async function finishSignIn(
-  request: Request,
-  site: AuthSite,
-  platformApi: Fetcher | undefined,
-  nowMs = Date.now(),
-): Promise<Response> {
+export async function finishSignIn(request: Request, site: AuthSite, nowMs = Date.now()): Promise<Response> {
   const headers = new Headers({ "Referrer-Policy": "no-referrer" });
   headers.append("Set-Cookie", clearCookie("bind", site));
   const refuse = (failure: Failure) =>
@@ -136,12 +130,13 @@ export async function finishSignIn(
         : `${claims.email} may not sign in to this app: only addresses at ${authSettings().domains!.join(", ")} are allowed.`;
     return messagePage({ status: 403, title: "Sign-in refused", message, links: retryLinks(site) }, headers);
   }
-  const redemption = await redeemCallbackToken(platformApi, site, claims);
-  if (redemption !== "redeemed") return refuse(redemption);
-
   const user = { email: email.email, name: displayName(claims.name, email.email), picture: pictureUrl(claims.picture) };
   if (user.picture === undefined) delete user.picture;
-  headers.append("Set-Cookie", await freshSessionCookie(site, user, nowMs));
+  const session = await mintSession(site, user, nowMs);
+  const redemption = await redeemCallbackToken(site, claims, session.grant);
+  if (redemption !== "redeemed") return refuse(redemption);
+  sessionStarted(site, session, nowMs);
+  headers.append("Set-Cookie", session.cookie);
   headers.set("Location", redirectLocation(claims.rdr, site.basePath));
   return new Response(null, { status: 303, headers: securityHeaders(headers) });
 }

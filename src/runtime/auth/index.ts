@@ -1,10 +1,13 @@
+import { checkEmail } from "../../core/email.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
 import { handleAuthRoute } from "./authRoutes.ts";
 import { authSettings, setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
-import { envFor, siteFor } from "./authSite.ts";
-import { userFromSession, type AuthUser } from "./session.ts";
+import { envFor, projectFor, siteFor } from "./authSite.ts";
+import { userFromSession, userKeyOf, type AuthUser } from "./session.ts";
+import { isolateSessions, type SessionCache } from "./sessionCache.ts";
+import { sessionRegistryFor } from "./sessionRegistry.ts";
 import { signInRequired, type RequireOptions } from "./signInRequired.ts";
 
 /**
@@ -89,16 +92,57 @@ export const auth = {
       return Promise.reject(error);
     }
   },
+
+  /**
+   * Ends every session of a user in this project, in every browser (beyond
+   * the spec): given the request your handler received, the user signed in
+   * on it; given an address, that user. Resolves with how many sessions
+   * ended (0 when nobody is signed in on the request). Takes effect at once
+   * in this isolate and within 30 seconds everywhere else; the browser that
+   * asked keeps its (now ended) cookie until it signs out or in again.
+   * Rejects with `not_ready` when the platform cannot be reached (nothing
+   * ended), `invalid_input` for an address that is not one. A cookie whose
+   * session already ended (a copy kept after sign-out) ends nothing.
+   *
+   *   router.post("/api/sign-out-everywhere", auth.require(), async (req) =>
+   *     Response.json({ ended: await auth.signOutEverywhere(req) }));
+   */
+  async signOutEverywhere(target: AuthRequest | string): Promise<number> {
+    let email: string;
+    let env: PlatformEnv;
+    if (typeof target === "string") {
+      const check = checkEmail(target, null);
+      if (!check.ok)
+        throw new PlatformError(
+          "invalid_input",
+          `auth.signOutEverywhere(): ${JSON.stringify(target)} is not an email address; pass the request your handler received, or the user's address.`,
+        );
+      email = check.email;
+      env = envFor(null);
+    } else {
+      const request = requestOf(target);
+      env = envFor(request);
+      // Only a session the platform still holds may end the others; one it cannot vouch for now is an error, not nobody.
+      const user = await userFromSession(request, siteFor(request, env), Date.now(), isolateSessions, "throw");
+      if (!user) return 0;
+      email = user.email;
+    }
+    const ended = await sessionRegistryFor(projectFor(env)).endUser(await userKeyOf(email));
+    isolateSessions.endUser(email, Date.now());
+    return ended;
+  },
 };
 
 /**
  * For benchmarks and tests: what `auth.user()` does, without the per-request
- * cache, for a request and environment given explicitly (`nowMs` overrides the clock).
+ * cache, for a request and environment given explicitly (`nowMs` overrides
+ * the clock; `isolate` stands for another isolate's session cache).
  */
 export async function readSessionUser(
   request: Request,
   env: PlatformEnv,
   nowMs = Date.now(),
+  isolate: SessionCache = isolateSessions,
 ): Promise<AuthUser | null> {
-  return userFromSession(request, siteFor(request, env), nowMs);
+  return userFromSession(request, siteFor(request, env), nowMs, isolate);
 }

@@ -89,10 +89,31 @@ export function messagePage(input: MessagePageInput, headers: Headers = new Head
 
 /** A cross-site GET /api/auth/signout: nothing happens until the user confirms with a same-origin POST. */
 export function signOutConfirmPage(action: string, home: string): Response {
-  return htmlPage(
+  return signOutFormPage(
     403,
     "Sign out?",
-    `<p>This sign-out link came from another site, so nothing was changed. To sign out, confirm:</p>
+    "This sign-out link came from another site, so nothing was changed. To sign out, confirm:",
+    action,
+    home,
+  );
+}
+
+/** A sign-out the platform could not record: still signed in (the cookie kept), with a button to try again. */
+export function signOutRetryPage(action: string, home: string): Response {
+  return signOutFormPage(
+    503,
+    "Sign-out did not finish",
+    "The platform could not end your session, so you are still signed in. Try again in a moment:",
+    action,
+    home,
+  );
+}
+
+function signOutFormPage(status: number, title: string, message: string, action: string, home: string): Response {
+  return htmlPage(
+    status,
+    title,
+    `<p>${escapeHtml(message)}</p>
 <form method="post" action="${escapeHtml(action)}"><button type="submit">Sign out</button></form>
 <p><a href="${escapeHtml(home)}">Back to the app</a></p>`,
   );

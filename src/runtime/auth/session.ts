@@ -1,10 +1,15 @@
 import { authSettings } from "./authSettings.ts";
-import type { AuthSite } from "./authSite.ts";
+import type { AuthProject, AuthSite } from "./authSite.ts";
 import type { SignedInUser } from "../../core/callbackToken.ts";
+import { SESSION_ID, type SessionGrant } from "../../contracts/signInSessions.ts";
+import { hex } from "../../core/crypto/encoding.ts";
 import { checkEmail } from "../../core/email.ts";
 import { cookieValues } from "../../core/web/cookies.ts";
 import { cookieName, setCookie } from "./cookies.ts";
-import { newSessionId, openSession, sealSession, type SessionRecord } from "./sessionSeal.ts";
+import { isolateSessions, type SessionCache } from "./sessionCache.ts";
+import { sessionRegistryFor } from "./sessionRegistry.ts";
+import { openSessionOnce } from "./openedSessions.ts";
+import { newSessionId, sealSession, type SessionRecord } from "./sessionSeal.ts";
 
 /** What `auth.user()` returns for a signed-in user. */
 export type AuthUser = SignedInUser;
@@ -28,18 +33,72 @@ export function sessionHolds(record: SessionRecord, projectId: number, nowMs: nu
   return checkEmail(record.email, domains).ok;
 }
 
-/** The signed-in user of `request` per its session cookie, or `null`. Reads only the cookie; never a header, query or body. */
-export async function userFromSession(request: Request, site: AuthSite, nowMs = Date.now()): Promise<AuthUser | null> {
+/** This isolate's key for a session (sessionCache.ts). */
+export function sessionKey(project: Pick<AuthProject, "projectId">, sid: string): string {
+  return `${project.projectId}:${sid}`;
+}
+
+/**
+ * The signed-in user of `request` per its session cookie, or `null`. Reads
+ * only the cookie; never a header, query or body. A cookie that opens and
+ * holds (`sessionHolds`) must also name a session the platform still records
+ * (not signed out, not signed out everywhere): asked through `cache`, so at
+ * most once per session per `SESSION_RECHECK_MS` in this isolate. When the
+ * platform cannot be asked, the session cannot be vouched for and reads as
+ * nobody (logged), or, with `unverifiable: "throw"`, the `not_ready` error
+ * is thrown once no other cookie reads as somebody.
+ */
+export async function userFromSession(
+  request: Request,
+  site: AuthSite,
+  nowMs = Date.now(),
+  cache: SessionCache = isolateSessions,
+  unverifiable: "nobody" | "throw" = "nobody",
+): Promise<AuthUser | null> {
   const values = cookieValues(request, cookieName("session", site)).slice(0, MAX_CANDIDATES);
+  let unchecked: unknown = null;
   for (const value of values) {
-    const record = await openSession(site.secret, value);
-    if (record && sessionHolds(record, site.projectId, nowMs)) {
+    const record = await openSessionOnce(site.secret, value);
+    if (!record || !sessionHolds(record, site.projectId, nowMs) || !SESSION_ID.test(record.sid)) continue;
+    let active: boolean;
+    try {
+      active = await cache.isActive(sessionKey(site, record.sid), record.email, nowMs, () =>
+        sessionRegistryFor(site).isActive(record.sid),
+      );
+    } catch (error) {
+      console.error(`auth: a session could not be checked, so it reads as nobody: ${(error as Error).message}`);
+      unchecked ??= error;
+      continue;
+    }
+    if (active) {
       return record.picture === undefined
         ? { email: record.email, name: record.name }
         : { email: record.email, name: record.name, picture: record.picture };
     }
   }
+  if (unchecked && unverifiable === "throw") throw unchecked;
   return null;
+}
+
+/** The records of this project's session cookies on `request` (expired or not): what a sign-out ends. */
+export async function sessionRecordsOf(request: Request, site: AuthSite): Promise<Readonly<SessionRecord>[]> {
+  const records: Readonly<SessionRecord>[] = [];
+  for (const value of cookieValues(request, cookieName("session", site)).slice(0, MAX_CANDIDATES)) {
+    const record = await openSessionOnce(site.secret, value);
+    if (record && record.pid === site.projectId && SESSION_ID.test(record.sid)) records.push(record);
+  }
+  return records;
+}
+
+/**
+ * What the platform files a user's sessions under: SHA-256 of the
+ * lower-cased address, so the address itself never leaves the project and
+ * `Ada@Example.com` and `ada@example.com` are one user.
+ */
+export async function userKeyOf(email: string): Promise<string> {
+  return hex(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`platform-session-user-v1\n${email.toLowerCase()}`)),
+  );
 }
 
 /** A display name: control characters removed, trimmed, at most 200 characters; the email's local part when empty. */
@@ -65,11 +124,27 @@ export function pictureUrl(value: unknown): string | undefined {
   }
 }
 
+/** Why a sign-in signed nobody in although everything else checked out: the platform did not record its session. */
+export const SESSION_NOT_RECORDED = {
+  full: "This app has reached the platform's limit of live sign-in sessions, so nobody was signed in. Try again later.",
+  unavailable: "The platform could not record this sign-in, so nobody was signed in. Try again in a moment.",
+} as const;
+
+/** A session minted for a sign-in: its `Set-Cookie`, and what the platform must record before it is handed out. */
+export interface MintedSession {
+  /** `Set-Cookie` for the brand-new session. */
+  cookie: string;
+  grant: SessionGrant;
+  email: string;
+}
+
 /**
- * `Set-Cookie` for a brand-new session (new `sid`, new IV): whatever session
- * cookie the browser sent before is overwritten, never adopted.
+ * A brand-new session (new `sid`, new IV): whatever session cookie the
+ * browser sent before is overwritten, never adopted. It is a session only
+ * once the platform has recorded `grant` (the caller's step, then
+ * `sessionStarted`).
  */
-export async function freshSessionCookie(site: AuthSite, user: AuthUser, nowMs = Date.now()): Promise<string> {
+export async function mintSession(site: AuthSite, user: AuthUser, nowMs = Date.now()): Promise<MintedSession> {
   const { sessionMaxAge } = authSettings();
   const iat = Math.floor(nowMs / 1000);
   const record: SessionRecord = {
@@ -81,5 +156,14 @@ export async function freshSessionCookie(site: AuthSite, user: AuthUser, nowMs =
     sid: newSessionId(),
   };
   if (user.picture !== undefined) record.picture = user.picture;
-  return setCookie("session", site, await sealSession(site.secret, record), { maxAge: sessionMaxAge });
+  return {
+    cookie: setCookie("session", site, await sealSession(site.secret, record), { maxAge: sessionMaxAge }),
+    grant: { sid: record.sid, user: await userKeyOf(user.email), exp: record.exp },
+    email: user.email,
+  };
+}
+
+/** The platform recorded the session: this isolate knows it is active without asking. */
+export function sessionStarted(site: AuthSite, session: MintedSession, nowMs = Date.now()): void {
+  isolateSessions.remember(sessionKey(site, session.grant.sid), session.email, true, nowMs);
 }

@@ -12,7 +12,8 @@ import { safeRedirectPath } from "../../core/web/redirectPath.ts";
 import { withQueryParam } from "./safeRedirect.ts";
 import { sameOriginRefusal } from "./refusals.ts";
 import { isSameOriginPost } from "./sameOrigin.ts";
-import { displayName, freshSessionCookie } from "./session.ts";
+import { displayName, mintSession, SESSION_NOT_RECORDED, sessionStarted } from "./session.ts";
+import { sessionRegistryFor } from "./sessionRegistry.ts";
 
 export const SIGN_IN_PATH = "/api/auth/signin/idp";
 /** The binding cookie lives as long as a sign-in at the identity provider may take. */
@@ -77,7 +78,8 @@ export async function startSignIn(request: Request, site: AuthSite): Promise<Res
 /**
  * POST /api/auth/signin/idp (local form only): same-origin `Origin`, a valid
  * CSRF token, then Cancel (back with `auth_error=cancelled`) or Login (the
- * domain rule, then a fresh session). Every refusal sets no session.
+ * domain rule, then a fresh session, recorded by the platform before its
+ * cookie is set). Every refusal sets no session.
  */
 export async function submitSignInForm(request: Request, site: AuthSite): Promise<Response> {
   if (!isSameOriginPost(request, site.origin))
@@ -144,10 +146,24 @@ export async function submitSignInForm(request: Request, site: AuthSite): Promis
       ],
     });
   }
-  headers.append(
-    "Set-Cookie",
-    await freshSessionCookie(site, { email: check.email, name: displayName(form.get("name"), check.email) }),
-  );
+  const session = await mintSession(site, { email: check.email, name: displayName(form.get("name"), check.email) });
+  let started: "started" | "full" | "unavailable";
+  try {
+    started = await sessionRegistryFor(site).start(session.grant);
+  } catch (error) {
+    console.error(`auth: ${(error as Error).message}`);
+    started = "unavailable";
+  }
+  if (started !== "started") {
+    return messagePage({
+      status: 503,
+      title: "Sign-in failed",
+      message: SESSION_NOT_RECORDED[started],
+      links: [["Sign in again", signInHref(site, redirect)]],
+    });
+  }
+  sessionStarted(site, session);
+  headers.append("Set-Cookie", session.cookie);
   headers.append("Set-Cookie", clearCookie("csrf", site, "Strict"));
   headers.set("Location", site.basePath + redirect);
   return new Response(null, { status: 303, headers: securityHeaders(headers) });

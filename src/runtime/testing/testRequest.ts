@@ -1,6 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import { siteFor } from "../auth/authSite.ts";
-import { freshSessionCookie, type AuthUser } from "../auth/session.ts";
+import { mintSession, sessionStarted, type AuthUser } from "../auth/session.ts";
+import { sessionRegistryFor } from "../auth/sessionRegistry.ts";
 import { createPlatformWorker, type ProjectExport } from "../entry/createPlatformWorker.ts";
 import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginRecording } from "./testRecords.ts";
@@ -62,7 +63,12 @@ export async function testRequest(
   const url = typeof input === "string" && input.startsWith("/") ? new URL(input, TEST_ORIGIN) : input;
   let request = new Request(url as Request | URL | string, requestInit);
   if (user) {
-    const cookie = sessionCookieValue(await freshSessionCookie(siteFor(request, testEnv()), user));
+    // Signed in as a sign-in would: a session minted and recorded (in this process, as under `platform dev --node`).
+    const site = siteFor(request, testEnv());
+    const session = await mintSession(site, user);
+    await sessionRegistryFor(site).start(session.grant);
+    sessionStarted(site, session);
+    const cookie = sessionCookieValue(session.cookie);
     const headers = new Headers(request.headers);
     headers.set("cookie", [headers.get("cookie"), cookie].filter(Boolean).join("; "));
     request = new Request(request, { headers });

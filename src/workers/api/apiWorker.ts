@@ -1,3 +1,4 @@
+import { SESSION_ROUTES } from "../../contracts/signInSessions.ts";
 import { createPlatformRouter, type PlatformRouter } from "../../core/web/router.ts";
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import { issueUserToken } from "./adminRoutes.ts";
@@ -8,6 +9,12 @@ import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { runDueCrons } from "./projectCrons.ts";
 import { listPlugins } from "./pluginCatalogRoute.ts";
+import {
+  checkProjectSession,
+  endProjectSessions,
+  endProjectUserSessions,
+  startProjectSession,
+} from "./projectSessionRoutes.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
@@ -62,7 +69,11 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)
     .post("/oauth/session", withCliUser, createOAuthSession)
     .post("/internal/workflow/execute", enqueueWorkflowExecution)
-    .post("/internal/auth/redeem", redeemCallbackToken);
+    .post("/internal/auth/redeem", redeemCallbackToken)
+    .post(SESSION_ROUTES.start, startProjectSession)
+    .post(SESSION_ROUTES.check, checkProjectSession)
+    .post(SESSION_ROUTES.end, endProjectSessions)
+    .post(SESSION_ROUTES.endUser, endProjectUserSessions);
   options.extraRoutes?.(router);
 
   return {

@@ -35,7 +35,9 @@ export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls 
   CLOUDFLARE_API_BASE?: string;
   /** Tests only: a fake Cloudflare API reached through a binding instead of the internet. */
   CLOUDFLARE_API?: Fetcher;
-  /** Per-project rate counters (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
+  /** Most projects one account may own (a whole number from 1; default 20, see projectsPerAccount.ts). */
+  MAX_PROJECTS_PER_ACCOUNT?: string;
+  /** Rate counters, one actor per account (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
   SESSION_CODES?: DurableObjectNamespace<SessionCode>;

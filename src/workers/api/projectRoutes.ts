@@ -4,6 +4,7 @@ import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { listProjectCrons, replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
 import {
+  countProjectsOwnedBy,
   findProjectBySlug,
   insertProject,
   listProjectsOwnedBy,
@@ -14,6 +15,7 @@ import { listProjectWorkflows, replaceProjectWorkflowsStatements } from "../db/p
 import type { CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
+import { maxProjectsPerAccount, projectCapError } from "./projectsPerAccount.ts";
 import { refuseReservedSlug } from "./reservedSlugs.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
@@ -35,27 +37,38 @@ export async function createProject(request: CliRequest, env: ApiEnv): Promise<R
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
-  const row = await insertOwnedProject(env.DB, request.user, slug, body.private === true);
+  const row = await insertOwnedProject(env.DB, request.user, slug, body.private === true, maxProjectsPerAccount(env));
   return Response.json({ project: toPublicProject(row) }, { status: 201 });
 }
 
-/** Writes a new project with a fresh worker secret; the slug's rules are the caller's. */
+/**
+ * Writes a new project with a fresh worker secret, unless the slug is taken
+ * (409 `conflict`) or the account already owns `maxProjects` (403
+ * `quota_exceeded`, see projectsPerAccount.ts); the slug's rules are the caller's.
+ */
 export async function insertOwnedProject(
   db: D1Database,
   user: CliUser,
   slug: string,
   isPrivate: boolean,
+  maxProjects: number,
 ): Promise<ProjectRow> {
-  const row = await insertProject(db, {
-    slug,
-    ownerId: user.id,
-    workerSecret: randomHex(32),
-    scriptName: scriptNameFor(slug),
-    private: isPrivate,
-    now: Date.now(),
-  });
-  if (!row) throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
-  return row;
+  const row = await insertProject(
+    db,
+    {
+      slug,
+      ownerId: user.id,
+      workerSecret: randomHex(32),
+      scriptName: scriptNameFor(slug),
+      private: isPrivate,
+      now: Date.now(),
+    },
+    maxProjects,
+  );
+  if (row) return row;
+  if (await findProjectBySlug(db, slug))
+    throw new PlatformError("conflict", `A project named "${slug}" already exists.`);
+  throw projectCapError(slug, maxProjects, await countProjectsOwnedBy(db, user.id));
 }
 
 export async function listProjects(request: CliRequest, env: ApiEnv): Promise<Response> {

@@ -8,6 +8,13 @@ import {
   requestTokenExpiresAt,
   verifyRequestToken,
 } from "../../core/requestToken.ts";
+import {
+  accountLimitError,
+  accountRateLimiter,
+  accountTake,
+  projectTake,
+  refusedAccountLimit,
+} from "../../objects/accountRateLimits.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
@@ -21,10 +28,12 @@ import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
 /**
  * How often a project may ask for an execution (beyond the spec): 60 per
- * 10 seconds, from the project's `RateLimiter` actor. The runtime itself
- * never needs the route (run actors wake themselves with alarms); this is
- * headroom for a project driving its runs by hand, and a ceiling for one
- * flooding the shared queue.
+ * 10 seconds, and its account 120 per 10 seconds across all its projects
+ * (objects/accountRateLimits.ts), both counted in the account's
+ * `RateLimiter` actor. The runtime itself never needs the route (run actors
+ * wake themselves with alarms); this is headroom for a project driving its
+ * runs by hand, and a ceiling for one account flooding the shared queue
+ * however many projects it has.
  */
 export const EXECUTE_RATE = { bucket: "workflow-execute", limit: 60, windowMS: 10_000 } as const;
 
@@ -53,14 +62,22 @@ export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): P
     throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
   const project = await findProjectById(env.DB, check.projectId);
   if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
-  const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${project.id}`));
-  const decision = await limiter.takeAll([EXECUTE_RATE], now);
+  const decision = await accountRateLimiter(env.RATE_LIMITER, project).takeAll(
+    [
+      projectTake(project, EXECUTE_RATE.bucket, EXECUTE_RATE.limit, EXECUTE_RATE.windowMS),
+      accountTake(EXECUTE_RATE.bucket),
+    ],
+    now,
+  );
   if (!decision.allowed) {
-    const error = new PlatformError(
-      "rate_limited",
-      `Rate limit reached: a project may ask for ${EXECUTE_RATE.limit} workflow executions per ${EXECUTE_RATE.windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
-      { retryAfterSeconds: decision.retryAfterSeconds, bucket: EXECUTE_RATE.bucket },
-    );
+    const account = refusedAccountLimit(decision.bucket);
+    const error = account
+      ? accountLimitError(account, decision.retryAfterSeconds)
+      : new PlatformError(
+          "rate_limited",
+          `Rate limit reached: a project may ask for ${EXECUTE_RATE.limit} workflow executions per ${EXECUTE_RATE.windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
+          { retryAfterSeconds: decision.retryAfterSeconds, bucket: EXECUTE_RATE.bucket, scope: "project" },
+        );
     return errorResponse(error, { "Retry-After": String(decision.retryAfterSeconds) });
   }
   const body = parseJsonObject(bytes);

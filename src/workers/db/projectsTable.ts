@@ -54,11 +54,15 @@ export interface NewProject {
   now: number;
 }
 
-/** Inserts the project, or answers `null` when the slug is taken. */
-export function insertProject(db: D1Database, project: NewProject): Promise<ProjectRow | null> {
+/**
+ * Inserts the project while its owner has fewer than `maxProjects`, in one
+ * statement (two concurrent creations cannot both pass the count); `null`
+ * when the slug is taken or the owner is at the cap (the caller tells which).
+ */
+export function insertProject(db: D1Database, project: NewProject, maxProjects: number): Promise<ProjectRow | null> {
   return db
     .prepare(
-      "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
+      "INSERT INTO projects (slug, owner_id, worker_secret, script_name, private, created_at, updated_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM projects WHERE owner_id = ?) < ? ON CONFLICT DO NOTHING RETURNING *",
     )
     .bind(
       project.slug,
@@ -68,8 +72,18 @@ export function insertProject(db: D1Database, project: NewProject): Promise<Proj
       project.private ? 1 : 0,
       project.now,
       project.now,
+      project.ownerId,
+      maxProjects,
     )
     .first<ProjectRow>();
+}
+
+export async function countProjectsOwnedBy(db: D1Database, ownerId: number): Promise<number> {
+  const row = await db
+    .prepare("SELECT COUNT(*) AS n FROM projects WHERE owner_id = ?")
+    .bind(ownerId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
 }
 
 export function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<ProjectRow[]> {

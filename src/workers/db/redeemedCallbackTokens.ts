@@ -1,3 +1,6 @@
+import type { SessionGrant } from "../../contracts/signInSessions.ts";
+import { sessionStartOutcome, startSessionStatements, type SessionStart } from "./projectSessionsTable.ts";
+
 /**
  * `redeemed_callback_tokens`: the `jti` of every callback token a project
  * redeemed, kept until the token has expired (plus the clock skew the runtime
@@ -7,23 +10,36 @@
  */
 export const REDEEMED_TOKEN_SKEW_SECONDS = 60;
 
-/** Records the token as redeemed: true the first time, false for a replay. */
+/**
+ * Records the token as redeemed: `redeemed` true the first time, false for a
+ * replay. With `session`, in the same transaction, starts the session the
+ * token signs in, only when the token was not redeemed before: a token
+ * starts at most one session, and a session is never started by a replay.
+ */
 export async function recordRedeemedToken(
   db: D1Database,
   projectId: number,
   jti: string,
   expiresAt: number,
   nowSeconds: number,
-): Promise<boolean> {
-  const [, inserted] = await db.batch([
-    db
-      .prepare("DELETE FROM redeemed_callback_tokens WHERE expires_at < ?")
-      .bind(nowSeconds - REDEEMED_TOKEN_SKEW_SECONDS),
-    db
-      .prepare(
-        "INSERT INTO redeemed_callback_tokens (project_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING jti",
-      )
-      .bind(projectId, jti, expiresAt),
-  ]);
-  return (inserted?.results.length ?? 0) > 0;
+  session?: SessionGrant,
+): Promise<{ redeemed: boolean; session?: SessionStart }> {
+  const purge = db
+    .prepare("DELETE FROM redeemed_callback_tokens WHERE expires_at < ?")
+    .bind(nowSeconds - REDEEMED_TOKEN_SKEW_SECONDS);
+  const redeem = db
+    .prepare(
+      "INSERT INTO redeemed_callback_tokens (project_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING jti",
+    )
+    .bind(projectId, jti, expiresAt);
+  if (!session) {
+    const [, inserted] = await db.batch([purge, redeem]);
+    return { redeemed: (inserted?.results.length ?? 0) > 0 };
+  }
+  // The session's insert runs first and only while the token is not recorded; the token's insert follows.
+  const [purgeSessions, startSession] = startSessionStatements(db, projectId, session, nowSeconds, { jti });
+  const [, , started, inserted] = await db.batch([purge, purgeSessions!, startSession!, redeem]);
+  const redeemed = (inserted?.results.length ?? 0) > 0;
+  if (!redeemed) return { redeemed };
+  return { redeemed, session: await sessionStartOutcome(db, projectId, session.sid, started) };
 }

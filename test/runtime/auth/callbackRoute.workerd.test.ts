@@ -1,3 +1,4 @@
+import { env as testEnv } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth } from "#src/runtime/auth/index.ts";
 import { openSession } from "#src/runtime/auth/sessionSeal.ts";
@@ -316,6 +317,29 @@ describe("POST /api/auth/callback: refusals (clear status, no session, binding c
       expect(response.status).toBe(503);
       expectNoSession(response, DEPLOYED_PUBLIC);
     }
+  });
+
+  it("when the project is at its cap of live sessions (the platform answers 403), nobody is signed in (503 naming the limit)", async () => {
+    const full = {
+      fetch: async () => Response.json({ error: { code: "quota_exceeded", message: "full" } }, { status: 403 }),
+    } as unknown as Fetcher;
+    const env = envOf(DEPLOYED_PUBLIC, { PLATFORM_API: full });
+    const flow = await startIdpFlow(DEPLOYED_PUBLIC, "/", env);
+    const response = await callback(DEPLOYED_PUBLIC, await callbackToken(flow.bindValue), [flow.bindCookie], env);
+    expect(response.status).toBe(503);
+    expectNoSession(response, DEPLOYED_PUBLIC);
+    expect(await response.text()).toContain("limit of live sign-in sessions");
+  });
+
+  it("the token's redemption records the session it signs in: the cookie works, and its session is in the platform's records", async () => {
+    const flow = await startIdpFlow(DEPLOYED_PUBLIC);
+    const response = await callback(DEPLOYED_PUBLIC, await callbackToken(flow.bindValue), [flow.bindCookie]);
+    const cookie = sessionPair(response, DEPLOYED_PUBLIC);
+    const record = (await openSession(SECRET, cookie.split("=")[1]!))!;
+    const row = await testEnv.DB.prepare("SELECT expires_at FROM project_sessions WHERE project_id = ? AND sid = ?")
+      .bind(PROJECT_ID, record.sid)
+      .first<{ expires_at: number }>();
+    expect(row).toEqual({ expires_at: record.exp });
   });
 
   it("one call to the platform per sign-in, none for a token refused before", async () => {

@@ -1,5 +1,8 @@
+import { env as testEnv } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth, readSessionUser } from "#src/runtime/auth/index.ts";
+import { userKeyOf } from "#src/runtime/auth/session.ts";
+import { SESSION_RECHECK_MS, SessionCache } from "#src/runtime/auth/sessionCache.ts";
 import { fromBase64url, base64url } from "#src/core/crypto/encoding.ts";
 import { openSession } from "#src/runtime/auth/sessionSeal.ts";
 import {
@@ -15,10 +18,14 @@ import {
   SLUG,
   basePathOf,
   cookieNamed,
+  openLocalForm,
   originOf,
+  platformApi,
+  postLocalForm,
   sealedSession,
   send,
   sessionCookieName,
+  sessionPair,
   signIn,
   signInResponse,
   type Mode,
@@ -220,5 +227,107 @@ describe("auth.require() with Hono-style and plain fetch usage", () => {
 
   it("auth.user refuses something that is not a request, with a clear error", async () => {
     await expect(auth.user({} as Request)).rejects.toMatchObject({ code: "invalid_input" });
+  });
+});
+
+describe("a session is a session only while the platform records it", () => {
+  const request = (value: string) =>
+    new Request("https://shop.example.app/", { headers: { cookie: `__Host-platform_session=${value}` } });
+
+  it("a cookie sealed with the project's secret but never recorded (not minted by a sign-in) reads as nobody", async () => {
+    const value = await sealedSession({}, SECRET, { recorded: false });
+    expect(await readSessionUser(request(value), envOf(DEPLOYED_PUBLIC), Date.now(), new SessionCache())).toBeNull();
+    const cookie = `${sessionCookieName(DEPLOYED_PUBLIC)}=${value}`;
+    expect((await privateMe(DEPLOYED_PUBLIC, cookie)).status).toBe(401);
+  });
+
+  it("a sign-in records its session (user key, never the address; exp = the cookie's)", async () => {
+    auth.allow({ sessionMaxAge: 600 });
+    for (const mode of [LOCAL_PUBLIC, DEPLOYED_PUBLIC]) {
+      const cookie = await signIn(mode, "Ada@example.com");
+      const record = (await openSession(SECRET, cookie.split("=")[1]!))!;
+      const row = await testEnv.DB.prepare(
+        "SELECT project_id, user_key, expires_at FROM project_sessions WHERE sid = ?",
+      )
+        .bind(record.sid)
+        .first();
+      expect(row).toEqual({
+        project_id: PROJECT_ID,
+        user_key: await userKeyOf("ada@example.com"),
+        expires_at: record.exp,
+      });
+      expect(JSON.stringify(row)).not.toContain("example.com");
+    }
+  });
+
+  it("an isolate asks the platform about a session once per SESSION_RECHECK_MS; concurrent first looks share one question", async () => {
+    const value = await sealedSession();
+    const isolate = new SessionCache();
+    const t0 = Date.now();
+    const before = platformApi.calls;
+    const reads = await Promise.all(
+      Array.from({ length: 5 }, () => readSessionUser(request(value), envOf(DEPLOYED_PUBLIC), t0, isolate)),
+    );
+    expect(reads.every((user) => user?.email === "ada@example.com")).toBe(true);
+    expect(platformApi.calls - before).toBe(1);
+    await readSessionUser(request(value), envOf(DEPLOYED_PUBLIC), t0 + SESSION_RECHECK_MS - 1, isolate);
+    expect(platformApi.calls - before).toBe(1);
+    await readSessionUser(request(value), envOf(DEPLOYED_PUBLIC), t0 + SESSION_RECHECK_MS, isolate);
+    expect(platformApi.calls - before).toBe(2);
+  });
+
+  it("when the platform cannot be asked, the session cannot be vouched for: nobody (require() 401), and nothing is remembered", async () => {
+    const value = await sealedSession();
+    const isolate = new SessionCache();
+    const failing: [string, Fetcher][] = [
+      ["a 500", { fetch: async () => new Response("boom", { status: 500 }) } as unknown as Fetcher],
+      [
+        "no answer",
+        {
+          fetch: async () => {
+            throw new Error("network down");
+          },
+        } as unknown as Fetcher,
+      ],
+    ];
+    for (const [, api] of failing) {
+      const env = envOf(DEPLOYED_PUBLIC, { PLATFORM_API: api });
+      expect(await readSessionUser(request(value), env, Date.now(), isolate)).toBeNull();
+    }
+    const down = envOf(DEPLOYED_PUBLIC, { PLATFORM_API: failing[0]![1] });
+    const cookie = `${sessionCookieName(DEPLOYED_PUBLIC)}=${value}`;
+    expect((await send(DEPLOYED_PUBLIC, "/api/private/me", { cookies: [cookie], env: down })).status).toBe(401);
+    // Once the platform answers again, the same isolate reads the session.
+    expect(await readSessionUser(request(value), envOf(DEPLOYED_PUBLIC), Date.now(), isolate)).toEqual({
+      email: "ada@example.com",
+      name: "Ada",
+    });
+  });
+
+  it("a local project without a platform (platform dev --node) keeps its sessions in the process: sign-in, sign-out, replay refused", async () => {
+    const node = envOf(LOCAL_PUBLIC, { PLATFORM_API: undefined });
+    const form = await openLocalForm(LOCAL_PUBLIC, "/", node);
+    const signedIn = await postLocalForm(LOCAL_PUBLIC, {
+      fields: { csrf: form.csrf, redirect: "/", email: "ada@example.com", name: "Ada", action: "login" },
+      cookies: [form.nonceCookie],
+      env: node,
+    });
+    const cookie = sessionPair(signedIn, LOCAL_PUBLIC);
+    expect((await send(LOCAL_PUBLIC, "/api/private/me", { cookies: [cookie], env: node })).status).toBe(200);
+    const out = await send(LOCAL_PUBLIC, "/api/auth/signout", {
+      headers: { "sec-fetch-site": "same-origin" },
+      cookies: [cookie],
+      env: node,
+    });
+    expect(out.status).toBe(303);
+    expect((await send(LOCAL_PUBLIC, "/api/private/me", { cookies: [cookie], env: node })).status).toBe(401);
+    const request = new Request("http://127.0.0.1:8787/", { headers: { cookie } });
+    expect(await readSessionUser(request, node, Date.now(), new SessionCache())).toBeNull();
+  });
+
+  it("a deployed worker without PLATFORM_API reads no session", async () => {
+    const value = await sealedSession();
+    const env = envOf(DEPLOYED_PUBLIC, { PLATFORM_API: undefined });
+    expect(await readSessionUser(request(value), env, Date.now(), new SessionCache())).toBeNull();
   });
 });

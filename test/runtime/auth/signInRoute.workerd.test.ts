@@ -8,6 +8,7 @@ import {
   LOCAL_PUBLIC,
   SECRET,
   cookieNamed,
+  envOf,
   expectNoSession,
   openLocalForm,
   originOf,
@@ -97,6 +98,30 @@ describe("POST /api/auth/signin/idp: Login", () => {
     const record = await openSession(SECRET, value);
     expect(record).toMatchObject({ email: "ada@example.com", name: "Ada" });
     expect(record!.sid).not.toBe("planted");
+  });
+
+  it.each([
+    [
+      "the platform unreachable",
+      { fetch: async () => new Response("down", { status: 500 }) },
+      "The platform could not record this sign-in, so nobody was signed in. Try again in a moment.",
+    ],
+    [
+      "the project at its cap of live sessions (403)",
+      { fetch: async () => Response.json({ error: { code: "quota_exceeded", message: "full" } }, { status: 403 }) },
+      "This app has reached the platform's limit of live sign-in sessions, so nobody was signed in. Try again later.",
+    ],
+  ])("with %s, Login signs nobody in: 503 page, no session cookie", async (_name, api, message) => {
+    const env = envOf(LOCAL_PUBLIC, { PLATFORM_API: api as unknown as Fetcher });
+    const form = await openLocalForm(LOCAL_PUBLIC, "/", env);
+    const response = await postLocalForm(LOCAL_PUBLIC, {
+      fields: { csrf: form.csrf, redirect: "/", action: "login", email: "ada@example.com" },
+      cookies: [form.nonceCookie],
+      env,
+    });
+    expect(response.status).toBe(503);
+    expectNoSession(response, LOCAL_PUBLIC);
+    expect(await response.text()).toContain(message.replaceAll("'", "&#39;"));
   });
 
   it("accepts a POST without Origin when Sec-Fetch-Site says same-origin", async () => {

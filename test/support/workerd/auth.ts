@@ -7,7 +7,8 @@ import { createExecutionContext, env as testEnv } from "cloudflare:test";
 import { Router, type IRequest } from "itty-router";
 import { expect } from "vitest";
 import { auth } from "#src/runtime/auth/index.ts";
-import { sealSession, type SessionRecord } from "#src/runtime/auth/sessionSeal.ts";
+import { userKeyOf } from "#src/runtime/auth/session.ts";
+import { newSessionId, sealSession, type SessionRecord } from "#src/runtime/auth/sessionSeal.ts";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { bindingHash, signCallbackToken } from "#src/core/callbackToken.ts";
@@ -100,7 +101,9 @@ export function bindCookieName(mode: Mode): string {
 /**
  * The project under test: a home page, `/api/private/*` and the page `/private`
  * behind `auth.require()`, `/no-redirect` behind `auth.require({ redirect: false })`,
- * and unprotected routes.
+ * `auth.signOutEverywhere` for the request's user (`POST /api/private/sign-out-everywhere`,
+ * and unprotected at `POST /sign-out-everywhere`) and for an address (`POST /admin/sign-out`
+ * `{ email }`), and unprotected routes.
  */
 export function authProject() {
   const router = Router<IRequest, [PlatformEnv, ExecutionContext]>();
@@ -111,6 +114,15 @@ export function authProject() {
   router.get("/no-redirect", () => new Response("no-redirect page"));
   router.get("/api/private/me", async (request) => Response.json(await auth.user(request)));
   router.get("/whoami", async (request) => Response.json({ user: await auth.user(request) }));
+  router.post("/api/private/sign-out-everywhere", async (request) =>
+    Response.json({ ended: await auth.signOutEverywhere(request) }),
+  );
+  router.post("/sign-out-everywhere", async (request) =>
+    Response.json({ ended: await auth.signOutEverywhere(request) }),
+  );
+  router.post("/admin/sign-out", async (request) =>
+    Response.json({ ended: await auth.signOutEverywhere(((await request.json()) as { email: string }).email) }),
+  );
   router.get("/", () => new Response("home"));
   return createPlatformWorker(router);
 }
@@ -176,18 +188,34 @@ export function sessionPair(response: Response, mode: Mode): string {
   return `${cookie!.name}=${cookie!.value}`;
 }
 
-/** A session value sealed directly (for forged, expired and other-project cases). */
-export async function sealedSession(record: Partial<SessionRecord> = {}, secret = SECRET): Promise<string> {
+/**
+ * A session value sealed directly (for forged, expired and other-project
+ * cases), recorded in the platform's `project_sessions` as a sign-in would
+ * (`{ recorded: false }`: sealed only, never recorded).
+ */
+export async function sealedSession(
+  record: Partial<SessionRecord> = {},
+  secret = SECRET,
+  options: { recorded?: boolean } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return sealSession(secret, {
+  const full: SessionRecord = {
     pid: PROJECT_ID,
     email: "ada@example.com",
     name: "Ada",
     iat: now,
     exp: now + 3600,
-    sid: "sid-test",
+    sid: newSessionId(),
     ...record,
-  });
+  };
+  if (options.recorded !== false) {
+    await (testEnv as unknown as ApiEnv).DB.prepare(
+      "INSERT INTO project_sessions (project_id, sid, user_key, expires_at) VALUES (?, ?, ?, ?)",
+    )
+      .bind(full.pid, full.sid, await userKeyOf(full.email), full.exp)
+      .run();
+  }
+  return sealSession(secret, full);
 }
 
 // ---------------------------------------------------------------------------

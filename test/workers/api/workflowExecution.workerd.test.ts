@@ -489,6 +489,40 @@ describe("POST /internal/workflow/execute is bounded (beyond the spec)", () => {
     expect((await kickRun(b, "run_b")).status).toBe(202);
   });
 
+  it("counts executes per account too: past 120 per 10 s across an account's projects, a third project gets 429 naming the account's limit", async () => {
+    const { user } = await userWithProject("ada@example.com", "a-proj");
+    await createProject(user.token, "b-proj");
+    await createProject(user.token, "c-proj");
+    const [a, b, c] = [await projectRow("a-proj"), await projectRow("b-proj"), await projectRow("c-proj")];
+    const harness = apiHarness();
+    const kickRun = async (row: ProjectRow, runId: string) => {
+      const body = JSON.stringify({ runId });
+      return send(harness, body, await sign({ projectId: row.id, secret: row.worker_secret, body }));
+    };
+    for (const row of [a, b]) {
+      for (let i = 0; i < EXECUTE_RATE.limit; i++) expect((await kickRun(row, `run_${i}`)).status).toBe(202);
+    }
+    const refused = await kickRun(c, "run_c");
+    const error = (await expectError(refused, 429, "rate_limited")) as unknown as {
+      error: { message: string; details: Record<string, unknown> };
+    };
+    const retryAfter = Number(refused.headers.get("Retry-After"));
+    expect(error.error.message).toBe(
+      `Account rate limit reached: the account that owns this project may make 120 workflow executions per 10 seconds across all its projects together (the account's limit, not this project's). Retry in ${retryAfter} s.`,
+    );
+    expect(error.error.details).toEqual({
+      retryAfterSeconds: retryAfter,
+      bucket: "workflow-execute",
+      scope: "account",
+      limit: 120,
+      windowSeconds: 10,
+    });
+    expect(harness.queue.sent).toHaveLength(2 * EXECUTE_RATE.limit);
+    // Another account is not affected.
+    const { row: other } = await userWithProject("bob@example.com", "bob-proj");
+    expect((await kickRun(other, "run_bob")).status).toBe(202);
+  }, 60_000);
+
   it.each([
     { name: "a fresh row (a message in flight)", ageMS: 60_000, sends: 0 },
     { name: "a row just short of stale", ageMS: IN_FLIGHT_STALE_MS - 10_000, sends: 0 },

@@ -22,8 +22,10 @@ export function describePortInUse(host: string, port: number, stateDir: string):
   const pid = listenerOnPort(port);
   const head = `Address already in use: port ${port} on ${host}`;
   if (pid === null) return `${head} is held by a process this user cannot inspect; pass --port N.`;
-  const recorded = readRecordedProcesses(stateDir);
+  const file = readRecordedProcesses(stateDir);
   const owner = describeProcess({ pid, command: commandOf(pid) });
+  // Only a record this machine's platform dev signed may call the holder ours.
+  const recorded = file.kind === "verified" ? file.recorded : null;
   const ours = recorded && (recorded.parent.pid === pid || recorded.processes.some((p) => p.pid === pid));
   return ours
     ? `${head} is held by ${owner}, this folder's previous platform dev; stop it with \`kill ${pid}\`.`

@@ -1,16 +1,18 @@
 import { clearDevSession } from "./devState.ts";
 import { releaseDevLock } from "./devLock.ts";
 import { clearRecordedProcesses, terminate, writeRecordedProcesses } from "./leftoverProcesses.ts";
+import { loadOrCreateMachineKey } from "./machineKey.ts";
 import { descendantsOf, identify, isRunning, isSameProcess, type ProcessIdentity } from "./processInfo.ts";
 
 /**
  * The watchdog of one `platform dev` (started by processWatchdog.ts):
  * `node watchdogProcess.ts <parent pid> <state dir>`, its stdin a pipe from
  * the parent. Every POLL_MS it records the parent's descendants (workerd,
- * esbuild, …) in `.platform/dev.processes.json`; when the pipe closes (the
- * parent exited, however: a SIGKILL closes it too) or the parent is gone, it
- * stops every recorded process that is still the one it recorded, and, if
- * the parent died without cleaning up, its lock and session file.
+ * esbuild, …) in `.platform/dev.processes.json`, signed with this machine's
+ * key (without one it records nothing, and a next start stops nothing); when
+ * the pipe closes (the parent exited, however: a SIGKILL closes it too) or
+ * the parent is gone, it stops every process it saw that is still the one it
+ * saw, and, if the parent died without cleaning up, its lock and session file.
  */
 const POLL_MS = 200;
 
@@ -19,6 +21,16 @@ const stateDir = process.argv[3]!;
 const parent = identify(parentPid);
 const known = new Map<number, ProcessIdentity>();
 let last = "";
+const key = machineKey();
+
+function machineKey(): Buffer | null {
+  try {
+    return loadOrCreateMachineKey();
+  } catch (error) {
+    console.error(`platform dev: cannot record its processes for a later clean-up: ${(error as Error).message}`);
+    return null;
+  }
+}
 
 function poll(): void {
   if (!isRunning(parentPid)) return void finish();
@@ -28,9 +40,9 @@ function poll(): void {
   }
   const processes = [...known.values()];
   const now = JSON.stringify(processes);
-  if (now !== last) {
+  if (key && now !== last) {
     last = now;
-    writeRecordedProcesses(stateDir, { parent, processes });
+    writeRecordedProcesses(stateDir, { parent, processes }, key);
   }
 }
 
