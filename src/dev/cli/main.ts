@@ -5,6 +5,7 @@ import { devCommand } from "./commands/dev.ts";
 import { emailCommand } from "./commands/email.ts";
 import { initCommand } from "./commands/init.ts";
 import { loginCommand } from "./commands/login.ts";
+import { logsCommand } from "./commands/logs.ts";
 import { logoutCommand } from "./commands/logout.ts";
 import { pluginCommand } from "./commands/plugin.ts";
 import { pushCommand } from "./commands/push.ts";
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   whoami: whoamiCommand,
   push: pushCommand,
   secret: secretCommand,
+  logs: logsCommand,
   workflow: workflowCommand,
   plugin: pluginCommand,
   email: emailCommand,

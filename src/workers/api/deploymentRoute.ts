@@ -11,6 +11,7 @@ import type { ApiEnv } from "./env.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
+import { projectLogOf, sourceMapOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
@@ -20,9 +21,10 @@ const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex"]);
 const COMPATIBILITY_DATE = "2026-10-30";
 
 /**
- * `PUT /projects/:slug/deployment`: uploads a project's bundle to the dispatch
- * namespace with its bindings and records its crons. The worker secret and
- * the Cloudflare token never leave the API worker.
+ * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap? }`: uploads a project's bundle
+ * to the dispatch namespace with its bindings and records its crons; keeps the bundle's source map
+ * (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
+ * leave the API worker.
  */
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
@@ -42,6 +44,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   ) {
     throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
   }
+  const sourceMap = sourceMapOf(body.sourceMap);
   if (!env.CLOUDFLARE_ACCOUNT_ID || !env.CLOUDFLARE_API_TOKEN || !env.DISPATCH_NAMESPACE) {
     throw new PlatformError(
       "internal",
@@ -82,6 +85,8 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
       deployedAt: now,
     }),
   ]);
+  // Stacks in the project's log and runs point at its sources with this version's map (none: as they are).
+  await projectLogOf(env, project.id)?.setSourceMap(sourceMap);
   const plugins = await registerWithPlugins(
     env,
     project,

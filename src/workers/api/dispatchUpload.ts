@@ -101,6 +101,9 @@ export async function uploadProjectScript(
   const migrationTag = newClasses.length ? `v${Date.now()}` : previous.tag;
   const metadata: ScriptMetadata = {
     main_module: MAIN_MODULE,
+    // Every invocation's trace (requests, console output, uncaught exceptions) goes to the API
+    // worker's tail handler, which keeps it in the project's log (`platform logs`).
+    tail_consumers: [{ service: PLATFORM_SERVICES.PLATFORM_API! }],
     compatibility_date: compatibilityDate,
     compatibility_flags: ["nodejs_compat"],
     // The project's secrets are bound in full on every upload (no keep_bindings): a push binds exactly

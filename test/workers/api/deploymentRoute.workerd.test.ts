@@ -287,3 +287,35 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
     expect(received.email).toBeUndefined();
   });
 });
+
+describe("PUT /projects/:slug/deployment and the project's log", () => {
+  it("names the API worker the script's tail consumer, and keeps the bundle's source map for the stacks it shows", async () => {
+    const { projectLogOf } = await import("#src/workers/api/projectLogs/projectLogRoutes.ts");
+    const cloudflare = cloudflareStandIn();
+    const { token, project } = await userWithProject("dev@example.com", "traced");
+    const sourceMap = { version: 3, sources: ["src/index.ts"], mappings: "AAGC" };
+    const deployed = await call(
+      "PUT",
+      "/projects/traced/deployment",
+      { bundle: BUNDLE, metadata: {}, sourceMap },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(deployed.status).toBe(200);
+    expect(cloudflare.uploads[0]!.metadata.tail_consumers).toEqual([{ service: "platform-api" }]);
+    const log = projectLogOf(env as never, project.id)!;
+    expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (src/index.ts:4:2)"]);
+    // A version pushed without a map: its stacks are shown as thrown, never through the old map.
+    await call("PUT", "/projects/traced/deployment", { bundle: BUNDLE, metadata: {} }, token, deployEnv(cloudflare));
+    expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (worker.js:1:1)"]);
+    const refused = await call(
+      "PUT",
+      "/projects/traced/deployment",
+      { bundle: BUNDLE, metadata: {}, sourceMap: { version: 2 } },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toContain("sourceMap must be a version 3 source map");
+  });
+});

@@ -1,8 +1,18 @@
 import { CliError, cliOptions, type Command, unknownChoiceError } from "../commandLine.ts";
-import { callPlatformApi, resolvePushedTarget } from "../platformTarget.ts";
+import { type PlatformTarget, requestPlatformApi, resolvePushedTarget } from "../platformTarget.ts";
 import { readSecretValue } from "../secret/readSecretValue.ts";
 
 const ACTIONS = ["put", "list", "delete"] as const;
+
+/** Calls the secrets routes; a project that is not there yet is one to push first. */
+async function callSecrets<T>(target: PlatformTarget, method: string, pathname: string, body?: unknown): Promise<T> {
+  const { status, ok, json } = await requestPlatformApi(target, method, pathname, body);
+  if (ok) return json as T;
+  const message = json.error?.message ?? `The platform API answered ${status}.`;
+  if (status === 404 && message.startsWith("No project named"))
+    throw new CliError(`${message} Push it first (\`platform push\`), then put its secrets and push again.`);
+  throw new CliError(message);
+}
 
 /** What the CLI says instead when no platform is named: locally, `platform dev` reads `.dev.vars`. */
 const LOCALLY = "Under `platform dev`, put the project's variables in <dir>/.dev.vars (NAME=value lines) instead.";
@@ -47,7 +57,7 @@ out of git).`,
     switch (action) {
       case "put": {
         const value = await readSecretValue(name!);
-        const answer = await callPlatformApi<{ created: boolean }>(
+        const answer = await callSecrets<{ created: boolean }>(
           target,
           "PUT",
           `${secrets}/${encodeURIComponent(name!)}`,
@@ -59,11 +69,7 @@ out of git).`,
         );
       }
       case "list": {
-        const answer = await callPlatformApi<{ secrets: { name: string; updatedAt: number }[] }>(
-          target,
-          "GET",
-          secrets,
-        );
+        const answer = await callSecrets<{ secrets: { name: string; updatedAt: number }[] }>(target, "GET", secrets);
         if (values.json) return print(answer, "");
         if (!answer.secrets.length) return print(answer, `Project "${target.slug}" has no secrets.`);
         const width = Math.max(...answer.secrets.map((secret) => secret.name.length));
@@ -75,7 +81,7 @@ out of git).`,
         );
       }
       case "delete": {
-        const answer = await callPlatformApi(target, "DELETE", `${secrets}/${encodeURIComponent(name!)}`);
+        const answer = await callSecrets(target, "DELETE", `${secrets}/${encodeURIComponent(name!)}`);
         return print(
           answer,
           `Deleted secret ${name} of "${target.slug}"; the running project keeps it until its next \`platform push\`.`,

@@ -16,6 +16,7 @@ import { PlatformError } from "../../../core/errors.ts";
 import { projectScriptBindings, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
+import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
@@ -271,6 +272,9 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
     workers.push({
       ...workerBase(project.scriptName, build.bundlePath),
       ...bound,
+      // Its traces go to the API worker's tail handler, into the project's log (`platform logs`), as
+      // a deployed project's upload names it (tail_consumers); workerd leaves the trace's scriptName empty.
+      tails: [{ name: API_WORKER, props: { scriptName: project.scriptName } }],
       serviceBindings: {
         ...bound.serviceBindings,
         // Dev only (never in a deployment's bindings): maps a posted stack for the 500 page (src/runtime/entry/devErrorResponse.ts).
@@ -470,6 +474,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       }
       served = new ServedVersion(next.build, next.vars);
       problem = null;
+      // The project's log and runs name its sources with this build's map, as a push's.
+      const mapped = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/source-map`, {
+        map: portableSourceMap(next.build),
+      });
+      if (mapped.status !== 200)
+        log(`The platform did not take the build's source map: ${JSON.stringify(mapped.json)}`);
       const worker = await mf.getWorker(project.scriptName);
       const metadata = await fetchProjectMetadata(
         (u, init) => worker.fetch(u, init) as never,

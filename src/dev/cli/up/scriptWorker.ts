@@ -40,5 +40,17 @@ export function scriptWorker(script: AcceptedScript, dir: string): V4WorkerOptio
     compatibilityDate: script.metadata.compatibility_date,
     compatibilityFlags: script.metadata.compatibility_flags,
     ...localScriptBindings((script.metadata.bindings ?? []) as ScriptBinding[]),
+    ...scriptTails(script),
   };
+}
+
+/**
+ * The upload's `tail_consumers` as Miniflare's `tails`: Cloudflare names the
+ * producing script in each trace (`scriptName`); workerd leaves it empty, so
+ * the consumer is told through `props` which script it tails.
+ */
+function scriptTails(script: AcceptedScript): Pick<V4WorkerOptions, "tails"> {
+  const consumers = script.metadata.tail_consumers ?? [];
+  if (consumers.length === 0) return {};
+  return { tails: consumers.map(({ service }) => ({ name: service, props: { scriptName: script.name } })) };
 }
