@@ -6,7 +6,9 @@
 import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit, shortRunId } from "./dom.js";
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
+import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
+import { renderStepErrors } from "./stepErrorsView.js";
 import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
@@ -217,6 +219,7 @@ async function showProject(slug) {
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources, catalog),
     runsSection(slug, project.workflows),
+    logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     outboxSection(slug, { api, errorText }),
   );
   heading.focus();
@@ -545,6 +548,7 @@ async function showRun(slug, runId) {
   const summary = el("p", { class: "meta" });
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
@@ -556,6 +560,7 @@ async function showRun(slug, runId) {
     controls,
     timeline,
     outcome,
+    errors,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -580,6 +585,7 @@ async function showRun(slug, runId) {
     );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
+    renderStepErrors(errors, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {

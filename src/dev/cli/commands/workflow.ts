@@ -12,6 +12,7 @@ import {
   type RunSummaryWithPause,
 } from "../workflow/formatTimeline.ts";
 import { shortRunId } from "../dev/devLogLines.ts";
+import { formatFailedAttempts } from "../workflow/failedAttempts.ts";
 import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
@@ -96,7 +97,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       case "get": {
         const { runId, found } = await findRun(invocation.runId);
         const run = found ?? (await getRun(runId));
-        print(run, formatRunTimeline(run));
+        print(run, formatRunTimeline(run) + formatFailedAttempts(run));
         return;
       }
       case "start": {
