@@ -1,6 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
-import type { RunStatus } from "./store.ts";
+import type { RunStatus, SeqTaken } from "./store.ts";
 
 /**
  * The checks every event store makes before an append, given what it knows
@@ -31,15 +31,20 @@ export function groupBatch(events: StoredEvent[]): Map<string, StoredEvent[]> {
   return byRun;
 }
 
-/** Throws the store's error for a batch of one run that cannot follow `tail`. */
-export function checkRunBatch(runId: string, tail: RunTail | null, batch: StoredEvent[]): void {
+/**
+ * Checks a batch of one run against what follows `tail`: throws the store's
+ * error for a batch that breaks a rule, answers the taken seq when another
+ * writer got there first (spec rule 3: a race, not an error), and null when
+ * the batch may be appended.
+ */
+export function checkRunBatch(runId: string, tail: RunTail | null, batch: StoredEvent[]): SeqTaken | null {
   if (tail === null)
     throw new PlatformError(
       "not_found",
       `Workflow run "${runId}" does not exist; events can only be appended to a created run`,
     );
   const first = batch[0];
-  if (!first) return;
+  if (!first) return null;
   for (const event of batch) {
     if (event.workflowId !== tail.workflowId) {
       throw new PlatformError(
@@ -50,12 +55,7 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
     }
   }
   // Another executor already wrote this seq: the caller lost the race (spec rule 3).
-  if (first.seq <= tail.lastSeq) {
-    throw new PlatformError("seq_conflict", `Run "${runId}" already has an event with seq ${first.seq}`, {
-      runId,
-      seq: first.seq,
-    });
-  }
+  if (first.seq <= tail.lastSeq) return { runId, seq: first.seq };
   if (tail.terminal)
     throw new PlatformError("conflict", `Run "${runId}" is already terminal; nothing may follow its terminal event`, {
       runId,
@@ -72,6 +72,7 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
     if (isTerminalEvent(event))
       throw new PlatformError("internal", `A terminal event of run "${runId}" must be the last one of its batch`);
   });
+  return null;
 }
 
 /** Status of a run whose last event is `last`. */

@@ -2,6 +2,89 @@ import { PlatformError } from "../core/errors.ts";
 import type { WorkflowEventPayloads } from "./events.ts";
 
 /**
+ * What a step_completed says comes next, decoded from its payload: the
+ * spec's `next_step` and the fields beyond it (`wake_at`, `waiting_for`,
+ * `timeout_at`). This module is the one place that reads or writes those
+ * fields; everything else (the resolver, the step loop, recovery, the run
+ * view, the console and the CLI) works with this union.
+ *
+ * For a reader that does not know a kind: every kind but `done` names the
+ * next `step`; every kind but `done` and `next_step` is a pause before that
+ * step, which ends on its own at `until` when it has one.
+ */
+export type Continuation =
+  /** No next_step: the step finished the workflow (workflow_completed follows in the same batch). */
+  | { kind: "done" }
+  /** The next step is claimed at once. */
+  | { kind: "next_step"; step: string }
+  /** Beyond the spec (`wake_at`): the next step is claimed at `until` (epoch ms), not before. */
+  | { kind: "sleep"; step: string; until: number }
+  /**
+   * Beyond the spec (`waiting_for`, `timeout_at`): the next step is claimed
+   * with the first event named `event` that arrives by `until`, or at `until`
+   * without one (epoch ms; no `until`: it waits for the event without end).
+   */
+  | { kind: "wait_for_event"; step: string; event: string; until?: number };
+
+export type ContinuationKind = Continuation["kind"];
+
+/**
+ * What a step that names the next one may add to `{ step }` to delay it
+ * (beyond the spec): `sleepMS` (a delay) or `until` (epoch ms), at most a
+ * year away; or `waitFor` (an event name sent with `workflow.send`) with an
+ * optional `timeoutMS` (at most a year). Read by {@link continuationOfReturn}.
+ */
+export interface ContinuationRequest {
+  sleepMS?: number;
+  until?: number;
+  waitFor?: string;
+  timeoutMS?: number;
+}
+
+type StepCompleted = WorkflowEventPayloads["step_completed"];
+
+/** The step_completed fields a continuation is written as (the rest of the payload is `step` and `writes`). */
+export type ContinuationFields = Pick<StepCompleted, "next_step" | "wake_at" | "waiting_for" | "timeout_at">;
+
+/** Decodes a step_completed payload's continuation. */
+export function decodeContinuation(payload: StepCompleted): Continuation {
+  const { next_step: step, wake_at: wakeAt, waiting_for: event, timeout_at: timeoutAt } = payload;
+  if (step === undefined) return { kind: "done" };
+  if (wakeAt !== undefined) return { kind: "sleep", step, until: wakeAt };
+  if (event !== undefined)
+    return timeoutAt === undefined
+      ? { kind: "wait_for_event", step, event }
+      : { kind: "wait_for_event", step, event, until: timeoutAt };
+  return { kind: "next_step", step };
+}
+
+/** The step_completed fields that record `continuation` (none for `done`). */
+export function encodeContinuation(continuation: Continuation): ContinuationFields {
+  switch (continuation.kind) {
+    case "done":
+      return {};
+    case "next_step":
+      return { next_step: continuation.step };
+    case "sleep":
+      return { next_step: continuation.step, wake_at: continuation.until };
+    case "wait_for_event":
+      return continuation.until === undefined
+        ? { next_step: continuation.step, waiting_for: continuation.event }
+        : { next_step: continuation.step, waiting_for: continuation.event, timeout_at: continuation.until };
+  }
+}
+
+/** Whether the next step may be claimed in the same append as the completion (the step loop's chained claim). */
+export function startsAtOnce(continuation: Continuation): continuation is { kind: "next_step"; step: string } {
+  return continuation.kind === "next_step";
+}
+
+/** Whether what comes next depends on the events sent to the run (so a reader must fold them from the log). */
+export function readsInbox(continuation: Continuation): boolean {
+  return continuation.kind === "wait_for_event";
+}
+
+/**
  * Beyond the spec: how a step that names the next one may delay it. The
  * longest sleep, and the longest wait for an event, is a year (as in
  * Cloudflare Workflows and Inngest).
@@ -9,8 +92,6 @@ import type { WorkflowEventPayloads } from "./events.ts";
 export const MAX_WAIT_MS = 365 * 86_400_000;
 
 const MAX_EVENT_NAME_LENGTH = 256;
-
-type Continuation = Pick<WorkflowEventPayloads["step_completed"], "wake_at" | "waiting_for" | "timeout_at">;
 
 /** Checks an event name (`waitFor`, `workflow.send`): 1-256 characters, no control characters. */
 export function checkEventName(name: unknown, what: string): string {
@@ -29,17 +110,22 @@ export function checkEventName(name: unknown, what: string): string {
 }
 
 /**
- * The step_completed fields a step's `{ step, sleepMS | until | waitFor, timeoutMS? }`
- * asks for, given the completion time `at`. Throws `invalid_input` naming the
- * bad field (the step then fails without retry: the same code would return the same).
+ * The continuation a step's `{ step, sleepMS | until | waitFor, timeoutMS? }`
+ * asks for, given the completion time `at` (the caller has checked that
+ * `step` names a step). Throws `invalid_input` naming the bad field (the step
+ * then fails without retry: the same code would return the same).
  */
-export function continuationOf(returned: Record<string, unknown>, at: number, where: string): Continuation {
-  const { sleepMS, until, waitFor, timeoutMS } = returned;
+export function continuationOfReturn(
+  returned: { step: string } & Record<string, unknown>,
+  at: number,
+  where: string,
+): Continuation {
+  const { step, sleepMS, until, waitFor, timeoutMS } = returned;
   const given = [sleepMS, until, waitFor].filter((value) => value !== undefined).length;
   if (given > 1) throw invalid(`${where} returned more than one of sleepMS, until and waitFor; pick one`);
   if (timeoutMS !== undefined && waitFor === undefined)
     throw invalid(`${where} returned timeoutMS without waitFor; timeoutMS bounds a wait for an event`);
-  if (sleepMS !== undefined) return { wake_at: at + duration(sleepMS, `${where} sleepMS`) };
+  if (sleepMS !== undefined) return { kind: "sleep", step, until: at + duration(sleepMS, `${where} sleepMS`) };
   if (until !== undefined) {
     if (typeof until !== "number" || !Number.isFinite(until))
       throw invalid(`${where} until must be a time in epoch milliseconds, got ${JSON.stringify(until)}`);
@@ -47,15 +133,15 @@ export function continuationOf(returned: Record<string, unknown>, at: number, wh
       throw invalid(
         `${where} until is more than a year away (${new Date(until).toISOString()}); sleeps last at most a year`,
       );
-    return { wake_at: Math.round(until) };
+    return { kind: "sleep", step, until: Math.round(until) };
   }
   if (waitFor !== undefined) {
-    const name = checkEventName(waitFor, `${where} waitFor`);
+    const event = checkEventName(waitFor, `${where} waitFor`);
     return timeoutMS === undefined
-      ? { waiting_for: name }
-      : { waiting_for: name, timeout_at: at + duration(timeoutMS, `${where} timeoutMS`) };
+      ? { kind: "wait_for_event", step, event }
+      : { kind: "wait_for_event", step, event, until: at + duration(timeoutMS, `${where} timeoutMS`) };
   }
-  return {};
+  return { kind: "next_step", step };
 }
 
 function duration(value: unknown, what: string): number {

@@ -28,9 +28,10 @@ const MAX_ID_LENGTH = 256;
  * The caller enqueues execution when `created` is true.
  *
  * Throws `invalid_input` (bad id or data that is not JSON), `payload_too_large`
- * (data over 1 MiB), or `already_active` when the workflow id is active as a
+ * (data over 1 MiB), `already_active` when the workflow id is active as a
  * run of a *different* workflow (returning that run as "the existing handle"
- * would hand back another workflow's result).
+ * would hand back another workflow's result), or `conflict` when the run id
+ * is taken (run ids are the adapter's to choose unique).
  */
 export function createRun(
   store: WorkflowEventStore,
@@ -55,6 +56,10 @@ export function createRun(
 
   const outcome = store.createRunIfNoActive(event);
   if (outcome.created) return { runId, workflowId, created: true };
+  if ("seqTaken" in outcome)
+    throw new PlatformError("conflict", `A workflow run with id "${runId}" already exists; run ids must be unique`, {
+      runId,
+    });
 
   const active = store.events(outcome.activeRunId)[0];
   const activeName = active?.type === "workflow_created" ? active.payload.workflowName : undefined;

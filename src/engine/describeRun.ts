@@ -1,12 +1,24 @@
+import type { ErrorJSON } from "../core/errors.ts";
 import { statusAfter } from "./appendRules.ts";
+import { type Continuation, decodeContinuation } from "./continuation.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import type { RunStatus } from "./store.ts";
 
-/** One event as `workflow.get` shows it. */
+/**
+ * One event as `workflow.get` shows it: the stored payload exactly, and
+ * (beyond the spec) beside a step_completed's payload its `continuation`
+ * decoded (see continuation.ts), so readers need not decode the payload's
+ * fields themselves.
+ */
 export type RunEventView = {
-  [T in WorkflowEventType]: { seq: number; type: T; payload: WorkflowEventPayloads[T]; at: number };
+  [T in WorkflowEventType]: {
+    seq: number;
+    type: T;
+    payload: WorkflowEventPayloads[T];
+    at: number;
+  } & (T extends "step_completed" ? { continuation: Continuation } : unknown);
 }[WorkflowEventType];
 
 /** What `workflow.get(runId)` returns (design: public contract). Times are epoch ms. */
@@ -42,31 +54,53 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
     status: statusAfter(last),
     createdAt: first.at,
     updatedAt: last.at,
-    events: events.map(({ seq, type, payload, at }) => ({ seq, type, payload, at }) as RunEventView),
+    events: events.map(eventView),
   };
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
   if (last.type === "workflow_cancelled") view.cancelReason = last.payload.reason;
   const state = lastStateEvent(events);
   if (state?.type === "step_completed") {
-    const { wake_at: wakeAt, waiting_for: name, timeout_at: timeoutAt } = state.payload;
-    if (wakeAt !== undefined) view.wakeAt = wakeAt;
-    if (name !== undefined) view.waitingFor = timeoutAt === undefined ? { name } : { name, timeoutAt };
+    const next = decodeContinuation(state.payload);
+    if (next.kind === "sleep") view.wakeAt = next.until;
+    if (next.kind === "wait_for_event")
+      view.waitingFor = next.until === undefined ? { name: next.event } : { name: next.event, timeoutAt: next.until };
   }
   return view;
 }
 
-/** How a finished run ended: what `run.result()` resolves with or rejects with. */
+function eventView({ seq, type, payload, at }: StoredEvent): RunEventView {
+  if (type === "step_completed") return { seq, type, payload, at, continuation: decodeContinuation(payload) };
+  return { seq, type, payload, at } as RunEventView;
+}
+
+/**
+ * How a finished run ended: what `run.result()` resolves with or rejects with.
+ * A failed run's `stepError` (beyond the spec) is the error of the step_failed
+ * that ended it, when the step threw one: `run.result()` rejects with it as
+ * the rejection's `cause`.
+ */
 export type RunOutcome =
   | { status: "completed"; result: JsonValue }
-  | { status: "failed"; error: string; cause?: WorkflowFailureCause }
+  | { status: "failed"; error: string; cause?: WorkflowFailureCause; stepError?: ErrorJSON }
   | { status: "cancelled"; reason: string };
 
-/** The outcome a run's terminal event records; null when `last` is not terminal. */
-export function outcomeOf(last: StoredEvent): RunOutcome | null {
+/**
+ * The outcome a run's terminal event records; null when `last` is not
+ * terminal. `failedStep`: for a workflow_failed, the run's last step_failed
+ * (normally the event before it, written in the same batch).
+ */
+export function outcomeOf(last: StoredEvent, failedStep?: StoredEvent): RunOutcome | null {
   if (last.type === "workflow_completed") return { status: "completed", result: last.payload.result };
-  if (last.type === "workflow_failed")
-    return { status: "failed", error: last.payload.reason, cause: last.payload.cause };
+  if (last.type === "workflow_failed") {
+    const stepError = failedStep?.type === "step_failed" ? failedStep.payload.error : undefined;
+    return {
+      status: "failed",
+      error: last.payload.reason,
+      cause: last.payload.cause,
+      ...(stepError === undefined ? {} : { stepError }),
+    };
+  }
   if (last.type === "workflow_cancelled") return { status: "cancelled", reason: last.payload.reason };
   return null;
 }
@@ -76,9 +110,12 @@ export function outcomeOfView(view: WorkflowRunView): RunOutcome {
   if (view.status === "completed") return { status: "completed", result: view.result ?? null };
   if (view.status === "cancelled") return { status: "cancelled", reason: view.cancelReason ?? "cancelled" };
   const failed = view.events[view.events.length - 1];
+  const failedStep = view.events.findLast((event) => event.type === "step_failed");
+  const stepError = failedStep?.type === "step_failed" ? failedStep.payload.error : undefined;
   return {
     status: "failed",
     error: view.error ?? `Workflow run "${view.id}" failed`,
     cause: failed?.type === "workflow_failed" ? failed.payload.cause : undefined,
+    ...(stepError === undefined ? {} : { stepError }),
   };
 }

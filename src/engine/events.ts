@@ -1,3 +1,4 @@
+import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
@@ -60,8 +61,18 @@ export interface WorkflowEventPayloads {
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
    * `retry_at` (beyond the spec, epoch ms): the next attempt's time when the step asked for it (RetryAfterError, rate_limited) instead of the backoff.
+   * `error` (beyond the spec): what the attempt threw (or the engine's error for what it returned), as it was:
+   * name, message, code, raw stack and causes, bounded (see STEP_ERROR_LIMITS); absent when nothing was thrown
+   * (a timeout, an interrupted attempt).
    */
-  step_failed: { step: string; attempt: number; reason: string; retryable: boolean; retry_at?: number };
+  step_failed: {
+    step: string;
+    attempt: number;
+    reason: string;
+    retryable: boolean;
+    retry_at?: number;
+    error?: ErrorJSON;
+  };
   workflow_completed: { result: JsonValue };
   /** `reason` is the failing step's reason; it is what `run.result()` rejects with. */
   workflow_failed: { reason: string; cause: WorkflowFailureCause };

@@ -5,8 +5,8 @@ import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
-import { continuationOf } from "./continuation.ts";
-import { createInbox, lastStateEvent, type DeliveredEvent } from "./receivedEvents.ts";
+import { continuationOfReturn, decodeContinuation, encodeContinuation, startsAtOnce } from "./continuation.ts";
+import { createInbox, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { retryAfterMSOf } from "./retryAfterError.ts";
 import {
@@ -71,18 +71,18 @@ type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; er
  * by someone else, or the budget is spent.
  *
  * Concurrency: a step is claimed by appending step_started at the next seq.
- * Exactly one executor wins a seq; a loser gets `seq_conflict`, backs off,
- * reads what happened and carries on from there. The same holds for commits:
- * if the seq after our step_started is taken (another executor recorded a
- * timeout, or the run was cancelled), our late result is dropped. Only
- * event_received (beyond the spec: `workflow.send` may append while a step
- * runs) does not settle anything: a commit that lost its seq to those alone
- * is appended after them.
+ * Exactly one executor wins a seq; for a loser the store answers `seqTaken`
+ * (spec rule 3), and it backs off, reads what happened and carries on from
+ * there. The same holds for commits: if the seq after our step_started is
+ * taken (another executor recorded a timeout, or the run was cancelled), our
+ * late result is dropped. Only event_received (beyond the spec:
+ * `workflow.send` may append while a step runs) does not settle anything: a
+ * commit that lost its seq to those alone is appended after them.
  *
- * The log is read once per call; afterwards the scratchpad, the inbox and
- * the last event are advanced in memory, so each step costs O(1) store work.
- * A run that waits for an event reads the log's tail once more before saying
- * so, in case an event arrived meanwhile.
+ * The log is read once per call; afterwards the run's state is advanced in
+ * memory (see {@link RunCursor}), so each step costs O(1) store work. A run
+ * that waits for an event reads the log's tail once more before saying so,
+ * in case an event arrived meanwhile.
  */
 export async function executeRun(
   store: WorkflowEventStore,
@@ -90,180 +90,254 @@ export async function executeRun(
   runId: string,
   options: ExecuteRunOptions,
 ): Promise<ExecuteRunResult> {
-  const { now } = options;
-  const budgetMS = options.budgetMS ?? WORKFLOW_DEFAULTS.stepLoopBudgetMS;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const startedAt = now();
-
-  const history = store.events(runId);
-  const first = history[0];
-  if (!first) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-  if (first.type !== "workflow_created" || first.payload.workflowName !== definition.name) {
-    const actual = first.type === "workflow_created" ? first.payload.workflowName : "?";
-    throw new PlatformError("internal", `Run "${runId}" belongs to workflow "${actual}", not "${definition.name}"`);
+  const run = RunCursor.open(store, definition, runId, options);
+  // Whatever way the loop ends, its events are in the store before the caller hears of it.
+  try {
+    return await stepLoop(run, definition, options);
+  } finally {
+    run.flush();
   }
-  const pad = createScratchpad(history);
-  const inbox = createInbox(history);
-  /** The log's last event (appends follow it) and the last one that is a state (what the resolver reads). */
-  let last = history[history.length - 1] as StoredEvent;
-  let state = lastStateEvent(history) as StoredEvent;
-  let conflicts = 0;
+}
 
-  const advance = (event: StoredEvent) => {
-    pad.apply(event);
-    inbox.apply(event);
-    last = event;
-    if (event.type !== "event_received") state = event;
-  };
-  /** Events appended in memory only (an exclusive host's synchronous stretch), and whether the next may be. */
-  let unwritten: StoredEvent[] = [];
-  let mayDefer = options.exclusive === true;
-  const flush = () => {
-    if (unwritten.length === 0) return;
-    const batch = unwritten;
-    unwritten = [];
-    store.append(batch);
-    for (const event of batch) options.onEvent?.(event);
-  };
-  /** Before the loop waits: its events are written, the host is told, and others may append until it resumes. */
-  const beforeWaiting = () => {
-    flush();
-    mayDefer = false;
-    options.beforeWaiting?.();
+/**
+ * One execution's position in its run's log, and the only writer of the
+ * run's events for that execution. Its invariants:
+ *
+ * 1. `last` is the log's last event as this execution knows it (in the store,
+ *    or in `unwritten`); every batch it appends continues at `last.seq + 1`.
+ * 2. `state` is the last of those events other than event_received (what the
+ *    resolver reads); `pad` (the scratchpad) and `inbox` (events sent to the
+ *    run) are folded from every event up to `last`.
+ * 3. `unwritten` holds events not in the store yet. It is non-empty only
+ *    while the execution has not waited on anything since its last write to
+ *    the store (an exclusive host's synchronous stretch, whose writes commit
+ *    together anyway), and it is written before the execution waits on
+ *    anything, reads the log or returns.
+ * 4. The first append after a wait goes to the store at once, so whatever
+ *    others appended meanwhile (an event sent, a cancel, a timeout recorded)
+ *    is met, and a lost seq is seen, before anything more is written.
+ */
+class RunCursor {
+  readonly pad: Scratchpad;
+  readonly inbox: Inbox;
+  #last: StoredEvent;
+  #state: StoredEvent;
+  readonly #store: WorkflowEventStore;
+  readonly #runId: string;
+  readonly #options: ExecuteRunOptions;
+  #unwritten: StoredEvent[] = [];
+  /** Whether the next append may stay in memory (invariants 3 and 4). */
+  #mayDefer: boolean;
+  /** Seqs lost so far: the backoff after a lost race grows with them. */
+  #racesLost = 0;
+
+  /** Reads the run's log once and checks that it is a run of `definition`. */
+  static open(store: WorkflowEventStore, definition: WorkflowDefinition, runId: string, options: ExecuteRunOptions) {
+    const history = store.events(runId);
+    const first = history[0];
+    if (!first) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+    if (first.type !== "workflow_created" || first.payload.workflowName !== definition.name) {
+      const actual = first.type === "workflow_created" ? first.payload.workflowName : "?";
+      throw new PlatformError("internal", `Run "${runId}" belongs to workflow "${actual}", not "${definition.name}"`);
+    }
+    return new RunCursor(store, runId, history, options);
+  }
+
+  private constructor(store: WorkflowEventStore, runId: string, history: StoredEvent[], options: ExecuteRunOptions) {
+    this.#store = store;
+    this.#runId = runId;
+    this.#options = options;
+    this.pad = createScratchpad(history);
+    this.inbox = createInbox(history);
+    this.#last = history[history.length - 1] as StoredEvent;
+    this.#state = lastStateEvent(history) as StoredEvent;
+    this.#mayDefer = options.exclusive === true;
+  }
+
+  /** The log's last event as this execution knows it (invariant 1). */
+  get last(): StoredEvent {
+    return this.#last;
+  }
+
+  /** The run's state: its last event other than event_received (invariant 2). */
+  get state(): StoredEvent {
+    return this.#state;
+  }
+
+  /** Writes what is kept in memory (invariant 3). */
+  flush(): void {
+    if (this.#unwritten.length === 0) return;
+    const batch = this.#unwritten;
+    this.#unwritten = [];
+    // Deferred events follow the last write of this same synchronous stretch: nobody can have appended in between.
+    const result = this.#store.append(batch);
+    if (!result.appended)
+      throw new PlatformError(
+        "internal",
+        `Run "${this.#runId}" was appended to during an exclusive stretch (seq ${result.seqTaken.seq} taken)`,
+      );
+    for (const event of batch) this.#options.onEvent?.(event);
+  }
+
+  /** Before the execution waits on anything: its events are written, the host is told, others may append until it resumes. */
+  readonly beforeWaiting = (): void => {
+    this.flush();
+    this.#mayDefer = false;
+    this.#options.beforeWaiting?.();
   };
 
   /** Folds in what others appended since `last`; true when there was nothing. */
-  const catchUp = (): boolean => {
-    flush();
-    const arrived = store.events(runId, last.seq);
-    for (const event of arrived) advance(event);
+  catchUp(): boolean {
+    this.flush();
+    const arrived = this.#store.events(this.#runId, this.last.seq);
+    for (const event of arrived) this.#advance(event);
     return arrived.length === 0;
-  };
+  }
 
   /**
-   * Appends a batch; null when another executor took the seq first (then
-   * `last` is re-read). With `rebase`, a batch that lost its seq only to
+   * Appends a batch that follows `last`, and answers it as appended; null
+   * when another executor took the seq first (then the cursor has backed off
+   * and caught up). With `rebase`, a batch that lost its seq only to
    * event_received is appended after them: what it records does not depend
-   * on the inbox. Returns the batch as appended.
+   * on the inbox.
    */
-  const tryAppend = async (batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> => {
-    if (mayDefer) {
-      for (const event of batch) advance(event);
-      unwritten.push(...batch);
+  async append(batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> {
+    if (this.#mayDefer) {
+      for (const event of batch) this.#advance(event);
+      this.#unwritten.push(...batch);
       return batch;
     }
     for (;;) {
-      try {
-        store.append(batch);
-        mayDefer = options.exclusive === true;
-      } catch (error) {
-        if (!(error instanceof PlatformError && error.code === "seq_conflict")) throw error;
-        const before = last.seq;
-        catchUp();
-        const arrived = last.seq - before;
-        if (rebase && arrived > 0 && state.seq <= before) {
-          batch = batch.map((event, index) => ({ ...event, seq: last.seq + 1 + index }) as StoredEvent);
-          continue;
+      if (this.#store.append(batch).appended) {
+        this.#mayDefer = this.#options.exclusive === true;
+        for (const event of batch) {
+          this.#advance(event);
+          this.#options.onEvent?.(event);
         }
-        conflicts++;
-        beforeWaiting();
-        // Jittered, growing pause so racing executors do not collide again in lockstep.
-        await sleep(Math.min(100, 2 ** Math.min(conflicts, 6)) * (0.5 + Math.random() / 2));
-        catchUp();
-        return null;
+        return batch;
       }
-      for (const event of batch) {
-        advance(event);
-        options.onEvent?.(event);
+      const before = this.last.seq;
+      this.catchUp();
+      if (rebase && this.last.seq > before && this.state.seq <= before) {
+        batch = batch.map((event, index) => ({ ...event, seq: this.last.seq + 1 + index }) as StoredEvent);
+        continue;
       }
-      return batch;
+      await this.#backOff();
+      return null;
     }
-  };
+  }
 
-  // Whatever way the loop ends, its events are in the store before the caller hears of it.
-  try {
-    for (;;) {
-      if (options.signal?.aborted) return { status: "stopped" };
-      const action = resolveNextAction(state, definition.maxAttempts, inbox.queued);
-      switch (action.kind) {
-        case "none": {
-          if (isTerminalEvent(state)) return { status: "terminal" };
-          if (state.type !== "step_started")
-            throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
-          const timeoutAt = state.at + definition.stepTimeoutMS;
-          if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
-          // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
-          await tryAppend(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, last), true);
-          continue;
+  /** Spec rule 3: the loser of a race waits a jittered, growing pause (so racers do not collide again in lockstep), then reads what happened. */
+  async #backOff(): Promise<void> {
+    this.#racesLost++;
+    this.beforeWaiting();
+    const sleep = this.#options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    await sleep(Math.min(100, 2 ** Math.min(this.#racesLost, 6)) * (0.5 + Math.random() / 2));
+    this.catchUp();
+  }
+
+  #advance(event: StoredEvent): void {
+    this.pad.apply(event);
+    this.inbox.apply(event);
+    this.#last = event;
+    if (event.type !== "event_received") this.#state = event;
+  }
+}
+
+/** The loop: resolve the next action from the run's state, do it, repeat, until there is nothing this execution may do now. */
+async function stepLoop(
+  run: RunCursor,
+  definition: WorkflowDefinition,
+  options: ExecuteRunOptions,
+): Promise<ExecuteRunResult> {
+  const { now } = options;
+  const startedAt = now();
+  const budgetMS = options.budgetMS ?? WORKFLOW_DEFAULTS.stepLoopBudgetMS;
+  /** No new step is claimed once the budget is spent or the host asked to stop. */
+  const mustStop = () => options.signal?.aborted === true || now() - startedAt >= budgetMS;
+  for (;;) {
+    if (options.signal?.aborted) return { status: "stopped" };
+    const { state } = run;
+    const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued);
+    switch (action.kind) {
+      case "none": {
+        if (isTerminalEvent(state)) return { status: "terminal" };
+        if (state.type !== "step_started")
+          throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
+        const timeoutAt = state.at + definition.stepTimeoutMS;
+        if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
+        // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
+        await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last), true);
+        continue;
+      }
+      case "wait_for_event":
+        if (run.catchUp()) return { status: "idle" };
+        continue;
+      case "complete":
+        await run.append([nextEvent(run.last, "workflow_completed", { result: action.result }, now())], true);
+        continue;
+      case "fail":
+        await run.append(
+          [nextEvent(run.last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
+          true,
+        );
+        continue;
+      case "start_step": {
+        const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
+        if (notBefore !== undefined && now() < notBefore) {
+          // A wait with a timeout: an event may have arrived since the log was read.
+          if (action.event === null && !run.catchUp()) continue;
+          return { status: "waiting", wakeAt: notBefore };
         }
-        case "wait_for_event":
-          if (catchUp()) return { status: "idle" };
-          continue;
-        case "complete":
-          await tryAppend([nextEvent(last, "workflow_completed", { result: action.result }, now())], true);
-          continue;
-        case "fail":
-          await tryAppend(
-            [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
-            true,
-          );
-          continue;
-        case "start_step": {
-          const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
-          if (notBefore !== undefined && now() < notBefore) {
-            // A wait with a timeout: an event may have arrived since the log was read.
-            if (action.event === null && !catchUp()) continue;
-            return { status: "waiting", wakeAt: notBefore };
-          }
-          if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
-          // After a wait, the step names the event it runs with; its retries name the same one.
-          const eventSeq = action.event
-            ? action.event.seq
-            : state.type === "step_failed"
-              ? inbox.deliveredSeq
-              : undefined;
-          const claimed = await tryAppend([
-            nextEvent(
-              last,
-              "step_started",
-              {
-                step: action.step,
-                attempt: action.attempt,
-                ...(eventSeq === undefined ? {} : { event_seq: eventSeq }),
-              },
-              now(),
-            ),
-          ]);
-          if (!claimed) continue;
-          let claim = claimed[0] as StoredEventOf<"step_started">;
-          for (;;) {
-            const batch = await runClaimedStep(definition, claim, pad, inbox.delivered, now, beforeWaiting);
-            const [completed] = batch;
-            const next =
-              batch.length === 1 &&
-              completed?.type === "step_completed" &&
-              completed.payload.wake_at === undefined &&
-              completed.payload.waiting_for === undefined
-                ? completed.payload.next_step
-                : undefined;
-            if (next === undefined || options.signal?.aborted || now() - startedAt >= budgetMS) {
-              // A null here means our attempt was already settled by someone else; its result is dropped.
-              await tryAppend(batch, true);
-              break;
-            }
-            // A step that names the next one: its completion and the next step's claim are one append
-            // (one transaction), the same two events the loop would write one after the other.
-            const nextClaim = nextEvent(completed!, "step_started", { step: next, attempt: 1 }, completed!.at);
-            const chained = await tryAppend([completed!, nextClaim], true);
-            if (!chained) break;
-            claim = chained[1] as StoredEventOf<"step_started">;
-          }
-          continue;
-        }
+        if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
+        // After a wait, the step names the event it runs with; its retries name the same one.
+        const eventSeq = action.event
+          ? action.event.seq
+          : state.type === "step_failed"
+            ? run.inbox.deliveredSeq
+            : undefined;
+        const started = { step: action.step, attempt: action.attempt };
+        const claimed = await run.append([
+          nextEvent(
+            run.last,
+            "step_started",
+            eventSeq === undefined ? started : { ...started, event_seq: eventSeq },
+            now(),
+          ),
+        ]);
+        if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, now, mustStop);
+        continue;
       }
     }
-  } finally {
-    flush();
+  }
+}
+
+/**
+ * Runs a claimed step and commits its outcome. While each step names the
+ * next one to start at once (and `mustStop` says nothing against it), its
+ * completion and the next step's claim are one append (one transaction): the
+ * same two events the loop would write one after the other.
+ */
+async function runChain(
+  run: RunCursor,
+  definition: WorkflowDefinition,
+  first: StoredEventOf<"step_started">,
+  now: Clock,
+  mustStop: () => boolean,
+): Promise<void> {
+  for (let claim = first; ; ) {
+    const batch = await runClaimedStep(definition, claim, run.pad, run.inbox.delivered, now, run.beforeWaiting);
+    const completed = batch.length === 1 && batch[0]?.type === "step_completed" ? batch[0] : undefined;
+    const next = completed && decodeContinuation(completed.payload);
+    if (!completed || !next || !startsAtOnce(next) || mustStop()) {
+      // A null here means our attempt was already settled by someone else; its result is dropped.
+      await run.append(batch, true);
+      return;
+    }
+    const nextClaim = nextEvent(completed, "step_started", { step: next.step, attempt: 1 }, completed.at);
+    const chained = await run.append([completed, nextClaim], true);
+    if (!chained) return;
+    claim = chained[1] as StoredEventOf<"step_started">;
   }
 }
 
@@ -277,7 +351,7 @@ async function runClaimedStep(
   beforeWaiting: (() => void) | undefined,
 ): Promise<StoredEvent[]> {
   const { step, attempt } = claim.payload;
-  const fail = (reason: string, errorRetryable: boolean, retryAfterMS?: number) =>
+  const fail = (reason: string, errorRetryable: boolean, thrown?: { error: unknown; retryAfterMS?: number }) =>
     stepFailureEvents(claim, {
       step,
       attempt,
@@ -285,7 +359,8 @@ async function runClaimedStep(
       errorRetryable,
       maxAttempts: definition.maxAttempts,
       at: now(),
-      ...(retryAfterMS === undefined ? {} : { retryAfterMS }),
+      ...(thrown === undefined ? {} : { error: thrown.error }),
+      ...(thrown?.retryAfterMS === undefined ? {} : { retryAfterMS: thrown.retryAfterMS }),
     });
 
   const fn = definition.steps[step];
@@ -311,14 +386,14 @@ async function runClaimedStep(
       return fail(
         reasonOf(outcome.error),
         !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)),
-        retryAfterMSOf(outcome.error),
+        { error: outcome.error, retryAfterMS: retryAfterMSOf(outcome.error) },
       );
     case "returned":
       try {
         return completionEvents(definition, claim, outcome.value, attemptState, now());
       } catch (error) {
         // An unstorable result or an unknown next step is a bug in the step; retrying would repeat it.
-        return fail(reasonOf(error), false);
+        return fail(reasonOf(error), false, { error });
       }
   }
 }
@@ -354,8 +429,12 @@ function completionEvents(
         `Step "${step}" continues with step "${result.step}", which workflow "${definition.name}" does not define`,
       );
     }
-    const continuation = continuationOf(result, at, `Step "${step}" of workflow "${definition.name}"`);
-    const completed = nextEvent(claim, "step_completed", { step, writes, next_step: result.step, ...continuation }, at);
+    const next = continuationOfReturn(
+      result as { step: string } & Record<string, unknown>,
+      at,
+      `Step "${step}" of workflow "${definition.name}"`,
+    );
+    const completed = nextEvent(claim, "step_completed", { step, writes, ...encodeContinuation(next) }, at);
     encodePayload(completed.payload, `The writes of step "${step}"`);
     return [completed];
   }

@@ -60,7 +60,16 @@ export type { JsonValue, JsonObject } from "./json.ts";
 export { resolveNextAction } from "./resolveNextAction.ts";
 export { createInbox, lastStateEvent } from "./receivedEvents.ts";
 export type { Inbox, QueuedEvent, DeliveredEvent } from "./receivedEvents.ts";
-export { continuationOf, checkEventName, MAX_WAIT_MS } from "./continuation.ts";
+export {
+  decodeContinuation,
+  encodeContinuation,
+  continuationOfReturn,
+  startsAtOnce,
+  readsInbox,
+  checkEventName,
+  MAX_WAIT_MS,
+} from "./continuation.ts";
+export type { Continuation, ContinuationKind, ContinuationFields, ContinuationRequest } from "./continuation.ts";
 export { appendReceivedEvent, cancelRun } from "./runControl.ts";
 export type { NextAction } from "./resolveNextAction.ts";
 export { createScratchpad, createStepAttempt } from "./stepContext.ts";
@@ -80,11 +89,22 @@ export {
   TIMEOUT_REASON,
   INTERRUPTED_REASON,
   MAX_REASON_LENGTH,
+  STEP_ERROR_LIMITS,
 } from "./stepFailure.ts";
 
 // Stores and local backends.
 export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";
-export type { WorkflowEventStore, RunIndex, RunStatus, RunSummary, RunListQuery, RunListPage } from "./store.ts";
+export type {
+  WorkflowEventStore,
+  RunIndex,
+  RunStatus,
+  RunSummary,
+  RunListQuery,
+  RunListPage,
+  AppendResult,
+  CreateRunResult,
+  SeqTaken,
+} from "./store.ts";
 export { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 export type { RunTail } from "./appendRules.ts";
 export { createMemoryEventStore } from "./memoryEventStore.ts";

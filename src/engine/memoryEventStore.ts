@@ -60,7 +60,10 @@ export function createMemoryEventStore(): MemoryEventStore {
     append(events) {
       const byRun = groupBatch(events);
       // Check every run before writing anything: all-or-nothing.
-      for (const [runId, batch] of byRun) checkRunBatch(runId, tail(runId), batch);
+      for (const [runId, batch] of byRun) {
+        const seqTaken = checkRunBatch(runId, tail(runId), batch);
+        if (seqTaken) return { appended: false, seqTaken };
+      }
       for (const [runId, batch] of byRun) {
         const run = runs.get(runId) as MemoryRun;
         for (const event of batch) run.rows.push(JSON.stringify(event));
@@ -68,6 +71,7 @@ export function createMemoryEventStore(): MemoryEventStore {
         run.summary = { ...run.summary, status: statusAfter(last), updatedAt: last.at };
         if (isTerminalEvent(last)) activeByWorkflowId.delete(run.summary.workflowId);
       }
+      return { appended: true };
     },
 
     createRunIfNoActive(created) {
@@ -76,11 +80,7 @@ export function createMemoryEventStore(): MemoryEventStore {
       }
       const activeRunId = activeByWorkflowId.get(created.workflowId);
       if (activeRunId !== undefined) return { created: false, activeRunId };
-      if (runs.has(created.runId))
-        throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, {
-          runId: created.runId,
-          seq: 1,
-        });
+      if (runs.has(created.runId)) return { created: false, seqTaken: { runId: created.runId, seq: 1 } };
       const run: MemoryRun = {
         position: ordered.length + 1,
         summary: {

@@ -1,3 +1,5 @@
+import { brandError, errorKindOf } from "../core/errors.ts";
+
 /**
  * Throw this from a step to fail the run at once: the engine writes
  * step_failed (retryable: false) and workflow_failed in one batch, without
@@ -7,10 +9,11 @@ export class NonRetryableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "NonRetryableError";
+    brandError(this, "NonRetryableError");
   }
 }
 
-/** Also recognises the error by name, in case a bundle holds two copies of the runtime. */
+/** Known by its brand, not its class, in case a bundle holds two copies of the runtime. */
 export function isNonRetryableError(error: unknown): boolean {
-  return error instanceof NonRetryableError || (error instanceof Error && error.name === "NonRetryableError");
+  return errorKindOf(error) === "NonRetryableError";
 }

@@ -1,4 +1,4 @@
-import { PlatformError } from "../core/errors.ts";
+import { decodeContinuation, readsInbox } from "./continuation.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
 import { createInbox, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
@@ -33,7 +33,7 @@ export interface RunTail {
 export function readRunTail(store: WorkflowEventStore, runId: string): RunTail | null {
   const last = store.lastEvent(runId);
   if (last === null) return null;
-  const waits = last.type === "step_completed" && last.payload.waiting_for !== undefined;
+  const waits = last.type === "step_completed" && readsInbox(decodeContinuation(last.payload));
   if (last.type !== "event_received" && !waits) return { last, state: last, queued: [] };
   const events = store.events(runId);
   return { last, state: lastStateEvent(events) ?? last, queued: createInbox(events).queued };
@@ -91,7 +91,7 @@ export interface RecoveryOutcome {
  *   same batch when attempts are exhausted); re-enqueues unless terminal;
  * - stuck_terminal: writes the missing workflow_completed/workflow_failed;
  * - stuck_created / stuck_completed / stuck_failed: asks for a re-enqueue.
- * If another executor moves the run while we repair (seq_conflict), the run is
+ * If another executor moves the run while we repair (its seq is taken), the run is
  * alive: nothing is written and an execution is requested to look at it.
  */
 export function recoverRun(
@@ -138,13 +138,7 @@ export function failInterruptedStep(
   return appendUnlessMoved(store, abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last));
 }
 
-/** Appends a repair; nothing when the run moved meanwhile (seq_conflict: someone is driving it). */
+/** Appends a repair; nothing when the run moved meanwhile (its seq was taken: someone is driving it). */
 function appendUnlessMoved(store: WorkflowEventStore, repair: StoredEvent[]): StoredEvent[] {
-  try {
-    store.append(repair);
-    return repair;
-  } catch (error) {
-    if (error instanceof PlatformError && error.code === "seq_conflict") return [];
-    throw error;
-  }
+  return store.append(repair).appended ? repair : [];
 }

@@ -1,3 +1,4 @@
+import { type Continuation, decodeContinuation } from "./continuation.ts";
 import { FIRST_STEP } from "./definition.ts";
 import type { StoredEvent, WorkflowFailureCause } from "./events.ts";
 import type { QueuedEvent } from "./receivedEvents.ts";
@@ -47,16 +48,8 @@ export function resolveNextAction(
       return { kind: "start_step", step: FIRST_STEP, attempt: 1 };
     case "step_started":
       return { kind: "none" };
-    case "step_completed": {
-      const { next_step: step, wake_at: wakeAt, waiting_for: name, timeout_at: timeoutAt } = last.payload;
-      if (step === undefined) return { kind: "complete", result: null };
-      if (wakeAt !== undefined) return { kind: "start_step", step, attempt: 1, notBefore: wakeAt };
-      if (name === undefined) return { kind: "start_step", step, attempt: 1 };
-      const event = queued.find((e) => e.name === name && (timeoutAt === undefined || e.at <= timeoutAt));
-      if (event) return { kind: "start_step", step, attempt: 1, event };
-      if (timeoutAt === undefined) return { kind: "wait_for_event", step, name };
-      return { kind: "start_step", step, attempt: 1, notBefore: timeoutAt, event: null };
-    }
+    case "step_completed":
+      return actionAfter(decodeContinuation(last.payload), queued);
     case "step_failed": {
       const { step, attempt, reason, retryable } = last.payload;
       if (retryable && attempt < maxAttempts) return { kind: "start_step", step, attempt: attempt + 1 };
@@ -69,5 +62,24 @@ export function resolveNextAction(
     // Never a state (callers pass the last other event); listed so the switch stays exhaustive.
     case "event_received":
       return { kind: "none" };
+  }
+}
+
+/** What a completed step's continuation leads to: each kind's row of the transition table. */
+function actionAfter(next: Continuation, queued: readonly QueuedEvent[]): NextAction {
+  switch (next.kind) {
+    case "done":
+      return { kind: "complete", result: null };
+    case "next_step":
+      return { kind: "start_step", step: next.step, attempt: 1 };
+    case "sleep":
+      return { kind: "start_step", step: next.step, attempt: 1, notBefore: next.until };
+    case "wait_for_event": {
+      const { step, event: name, until } = next;
+      const event = queued.find((e) => e.name === name && (until === undefined || e.at <= until));
+      if (event) return { kind: "start_step", step, attempt: 1, event };
+      if (until === undefined) return { kind: "wait_for_event", step, name };
+      return { kind: "start_step", step, attempt: 1, notBefore: until, event: null };
+    }
   }
 }

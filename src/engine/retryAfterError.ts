@@ -1,4 +1,4 @@
-import { PlatformError } from "../core/errors.ts";
+import { brandError, errorKindOf, isPlatformError } from "../core/errors.ts";
 
 /**
  * Beyond the spec. Throw this from a step to have its next attempt run after
@@ -13,6 +13,7 @@ export class RetryAfterError extends Error {
     super(message, options);
     this.name = "RetryAfterError";
     this.retryAfterMS = retryAfterMS;
+    brandError(this, "RetryAfterError");
   }
 }
 
@@ -21,17 +22,17 @@ export const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /**
  * The delay a step's error asks for before its next attempt, or undefined
- * (use the backoff): a RetryAfterError (recognised by name too, in case a
+ * (use the backoff): a RetryAfterError (known by its brand, in case a
  * bundle holds two copies of the runtime), or a PlatformError `rate_limited`
  * with `details.retryAfterSeconds` (what plugin calls throw). Clamped to
  * [0, {@link MAX_RETRY_AFTER_MS}]; a delay that is not a finite number is ignored.
  */
 export function retryAfterMSOf(error: unknown): number | undefined {
   let ms: unknown;
-  if (error instanceof RetryAfterError || (error instanceof Error && error.name === "RetryAfterError")) {
+  if (errorKindOf(error) === "RetryAfterError") {
     ms = (error as { retryAfterMS?: unknown }).retryAfterMS;
-  } else if (error instanceof PlatformError && error.code === "rate_limited") {
-    const seconds = error.details?.retryAfterSeconds;
+  } else if (isPlatformError(error) && error.code === "rate_limited") {
+    const seconds = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
     ms = typeof seconds === "number" ? seconds * 1000 : undefined;
   }
   if (typeof ms !== "number" || !Number.isFinite(ms)) return undefined;

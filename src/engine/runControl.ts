@@ -68,12 +68,13 @@ function appendAtTail<T extends "event_received" | "workflow_cancelled">(
         { runId, status: last.type.replace("workflow_", "") },
       );
     const event = nextEvent(last, type, payload as never, now) as StoredEvent as StoredEventOf<T>;
-    try {
-      store.append([event]);
-      return event;
-    } catch (error) {
-      // An executor appended first: read the new tail (it may be terminal now) and try again.
-      if (!(error instanceof PlatformError && error.code === "seq_conflict") || tries >= MAX_APPEND_TRIES) throw error;
-    }
+    // An executor appended first (spec rule 3): read the new tail (it may be terminal now) and try again.
+    if (store.append([event]).appended) return event;
+    if (tries >= MAX_APPEND_TRIES)
+      throw new PlatformError(
+        "conflict",
+        `Could not ${doing} workflow run "${runId}": its log kept moving for ${MAX_APPEND_TRIES} tries; try again`,
+        { runId },
+      );
   }
 }

@@ -3,7 +3,7 @@ import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
 import { createSqlRunIndex, RUN_LIST_INDEXES_SCHEMA, RUN_TABLE_SCHEMA, type RunRow } from "./sqlRunIndex.ts";
-import type { WorkflowEventStore, RunIndex } from "./store.ts";
+import type { AppendResult, RunIndex, SeqTaken, WorkflowEventStore } from "./store.ts";
 import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 export type { SyncSql } from "./syncSql.ts";
@@ -60,6 +60,14 @@ function toEvent(row: EventRow): StoredEvent {
   } as StoredEvent;
 }
 
+/** Thrown inside an append's transaction to undo the runs it wrote before one whose seq was taken. */
+class SeqTakenRollback {
+  readonly seqTaken: SeqTaken;
+  constructor(seqTaken: SeqTaken) {
+    this.seqTaken = seqTaken;
+  }
+}
+
 /** True when `batch` passes every append rule, given a tail it continues (same workflow id, the seq before its first, not terminal). */
 function wellFormed(runId: string, batch: StoredEvent[]): boolean {
   const first = batch[0];
@@ -108,44 +116,51 @@ export function createSqlEventStore(
         .map(toEvent);
     },
 
-    append(events) {
+    append(events): AppendResult {
       const byRun = groupBatch(events);
-      sql.transaction(() => {
-        for (const [runId, batch] of byRun) {
-          const first = batch[0] as StoredEvent;
-          const last = batch[batch.length - 1] as StoredEvent;
-          // The usual case in one statement: a well-formed batch that continues the run's log takes
-          // its place by moving the run's tail on, conditionally (no row back: it does not follow).
-          const follows =
-            wellFormed(runId, batch) &&
-            sql.all(
-              "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND status = 'running' RETURNING last_seq",
-              statusAfter(last),
-              last.at,
-              last.seq,
-              runId,
-              first.workflowId,
-              first.seq - 1,
-            ).length > 0;
-          if (!follows) {
-            // Otherwise read the tail, so the refusal is the same as every store's.
-            const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
-            checkRunBatch(
-              runId,
-              run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null,
-              batch,
-            );
-            sql.run(
-              "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?",
-              statusAfter(last),
-              last.at,
-              last.seq,
-              runId,
-            );
+      try {
+        sql.transaction(() => {
+          for (const [runId, batch] of byRun) {
+            const first = batch[0] as StoredEvent;
+            const last = batch[batch.length - 1] as StoredEvent;
+            // The usual case in one statement: a well-formed batch that continues the run's log takes
+            // its place by moving the run's tail on, conditionally (no row back: it does not follow).
+            const follows =
+              wellFormed(runId, batch) &&
+              sql.all(
+                "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND status = 'running' RETURNING last_seq",
+                statusAfter(last),
+                last.at,
+                last.seq,
+                runId,
+                first.workflowId,
+                first.seq - 1,
+              ).length > 0;
+            if (!follows) {
+              // Otherwise read the tail, so the answer is the same as every store's.
+              const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
+              const seqTaken = checkRunBatch(
+                runId,
+                run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null,
+                batch,
+              );
+              if (seqTaken) throw new SeqTakenRollback(seqTaken);
+              sql.run(
+                "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?",
+                statusAfter(last),
+                last.at,
+                last.seq,
+                runId,
+              );
+            }
+            insertEvents(batch);
           }
-          insertEvents(batch);
-        }
-      });
+        });
+      } catch (error) {
+        if (error instanceof SeqTakenRollback) return { appended: false, seqTaken: error.seqTaken };
+        throw error;
+      }
+      return { appended: true };
     },
 
     createRunIfNoActive(created) {
@@ -161,11 +176,7 @@ export function createSqlEventStore(
         );
         const active = rows.find((row) => row.workflow_id === created.workflowId && row.status === "running");
         if (active) return { created: false as const, activeRunId: active.run_id };
-        if (rows.length)
-          throw new PlatformError("seq_conflict", `Run "${created.runId}" already exists`, {
-            runId: created.runId,
-            seq: 1,
-          });
+        if (rows.length) return { created: false as const, seqTaken: { runId: created.runId, seq: 1 } };
         insertEvents([created]);
         sql.run(
           "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",

@@ -1,3 +1,4 @@
+import { type ErrorJSONLimits, errorToJSON } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 
@@ -14,6 +15,15 @@ export const INTERRUPTED_REASON = "interrupted";
 /** Reasons are cut here so a huge error message cannot push an event over the payload limit. */
 export const MAX_REASON_LENGTH = 4000;
 
+/**
+ * How much of a thrown error step_failed's `error` keeps: a name (and code)
+ * of at most 200 characters, a message of at most 4,000 (as `reason`), the
+ * raw stack up to 16 KiB (16,384 characters: its top frames), and up to 3
+ * causes, each bounded the same way. Cut texts end with "…". At most about
+ * 82,000 characters in all, well under the 1 MiB event limit.
+ */
+export const STEP_ERROR_LIMITS: ErrorJSONLimits = { name: 200, message: MAX_REASON_LENGTH, stack: 16_384, causes: 3 };
+
 export interface StepFailure {
   step: string;
   attempt: number;
@@ -24,6 +34,8 @@ export interface StepFailure {
   at: number;
   /** The delay the error asked for before the next attempt (RetryAfterError, rate_limited); the backoff otherwise. */
   retryAfterMS?: number;
+  /** What the attempt threw (or the engine's error for what it returned); absent when nothing was thrown. */
+  error?: unknown;
 }
 
 /**
@@ -47,6 +59,7 @@ export function stepFailureEvents(
       reason,
       retryable: willRetry,
       ...(willRetry && failure.retryAfterMS !== undefined ? { retry_at: failure.at + failure.retryAfterMS } : {}),
+      ...("error" in failure ? { error: errorToJSON(failure.error, STEP_ERROR_LIMITS) } : {}),
     },
     failure.at,
   );

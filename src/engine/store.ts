@@ -2,6 +2,27 @@ import { PlatformError } from "../core/errors.ts";
 import type { StoredEvent } from "./events.ts";
 
 /**
+ * Spec rule 3: the log's unique key (runId, seq) already holds an event at
+ * `seq`: another writer took that seq first. Not an error: the loser of the
+ * race treats it as a non-fatal race, reads what the winner wrote and backs off.
+ */
+export interface SeqTaken {
+  runId: string;
+  seq: number;
+}
+
+/** What an append did: the whole batch is in the log, or none of it because a seq it needs was taken. */
+export type AppendResult = { appended: true } | { appended: false; seqTaken: SeqTaken };
+
+/** What `createRunIfNoActive` did. */
+export type CreateRunResult =
+  | { created: true }
+  /** The workflow id already has an active run: that run's id. */
+  | { created: false; activeRunId: string }
+  /** The run id already exists (its workflow_created holds seq 1). */
+  | { created: false; seqTaken: SeqTaken };
+
+/**
  * The event log of workflow runs. Synchronous on purpose: Durable Object
  * SQLite and node:sqlite both are, so a check-and-append is one transaction
  * with no await in between.
@@ -11,25 +32,30 @@ import type { StoredEvent } from "./events.ts";
  * - (runId, seq) is unique; a run's seqs are 1, 2, 3, … without gaps;
  * - all events of a run carry the same workflowId;
  * - a run starts only through `createRunIfNoActive`.
+ * Losing a seq to another writer is a result (`seqTaken`), not an error; only
+ * a batch that breaks a rule throws.
  */
 export interface WorkflowEventStore {
   lastEvent(runId: string): StoredEvent | null;
   /** The run's events in seq order; only those with seq > `afterSeq` when given. Empty for an unknown run. */
   events(runId: string, afterSeq?: number): StoredEvent[];
   /**
-   * All-or-nothing. Throws PlatformError("seq_conflict") if any (run_id, seq)
-   * already exists (another executor won the race), PlatformError("workflow_id_mismatch")
-   * if an event's workflowId differs from the run's existing events,
-   * PlatformError("not_found") for a run that was never created, and
-   * PlatformError("internal") for a batch whose seqs are not consecutive.
+   * All-or-nothing. Answers `{ appended: false, seqTaken }` when a (run_id,
+   * seq) of the batch already exists (another executor won the race) and
+   * writes nothing. Throws PlatformError("workflow_id_mismatch") if an event's
+   * workflowId differs from the run's existing events, PlatformError("not_found")
+   * for a run that was never created, PlatformError("conflict") for a batch
+   * that would follow a terminal event, and PlatformError("internal") for a
+   * batch whose seqs are not consecutive.
    */
-  append(events: StoredEvent[]): void;
+  append(events: StoredEvent[]): AppendResult;
   /**
    * Atomically: if `created.workflowId` has an active (non-terminal) run,
-   * returns `{ created: false, activeRunId }`; otherwise appends the
-   * workflow_created event (seq 1) and returns `{ created: true }`.
+   * answers `{ created: false, activeRunId }`; if the run id exists already,
+   * `{ created: false, seqTaken }`; otherwise appends the workflow_created
+   * event (seq 1) and answers `{ created: true }`.
    */
-  createRunIfNoActive(created: StoredEvent): { created: true } | { created: false; activeRunId: string };
+  createRunIfNoActive(created: StoredEvent): CreateRunResult;
 }
 
 /** `cancelled` is beyond the spec (workflow.cancel). */

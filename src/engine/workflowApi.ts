@@ -1,4 +1,4 @@
-import { PlatformError } from "../core/errors.ts";
+import { errorFromJSON, PlatformError } from "../core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
@@ -57,7 +57,8 @@ export interface WorkflowRun<Result = any> {
   readonly created: boolean;
   /**
    * Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure
-   * reason, or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
+   * reason (and, beyond the spec, whose `cause` is the failing step's error as it was thrown: name, message,
+   * stack, causes), or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
    */
   result<T = Result>(): Promise<T>;
 }
@@ -214,10 +215,12 @@ async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
       runId,
       reason: outcome.reason,
     });
-  throw new PlatformError("workflow_failed", outcome.error ?? `Workflow run "${runId}" failed`, {
-    runId,
-    cause: outcome.cause,
-  });
+  throw new PlatformError(
+    "workflow_failed",
+    outcome.error ?? `Workflow run "${runId}" failed`,
+    { runId, cause: outcome.cause },
+    outcome.stepError === undefined ? undefined : { cause: errorFromJSON(outcome.stepError) },
+  );
 }
 
 async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<WorkflowRunView> {

@@ -10,20 +10,25 @@ import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { appendReceivedEvent, cancelRun } from "../engine/runControl.ts";
 import { createSqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import type { RunIndex, RunStatus, RunSummary, WorkflowEventStore } from "../engine/store.ts";
+import type { RunIndex, RunSummary, WorkflowEventStore } from "../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexClient.ts";
+import {
+  decide,
+  type DriveCause,
+  type ExecuteAnswer,
+  executeAnswer,
+  IDLE_RUN,
+  isIdle,
+  type RunActorEffect,
+  type RunActorInput,
+  type RunActorState,
+} from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 
 /** The project worker's bindings as the run actor sees them: the run index, and the rest handed on to its steps. */
 export type WorkflowRunEnv = RunIndexEnv & { readonly [binding: string]: unknown };
-
-/** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
-const FAILED_EXECUTION_RETRY_MS = 5_000;
-
-/** An alarm this far past its time is treated as lost rather than pending. */
-const STALE_ALARM_MS = 60_000;
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -35,29 +40,10 @@ function definitionNamed(name: string): WorkflowDefinition {
   return definition;
 }
 
-/** What `/__workflow/:runId/execute` answers: the spec's `done`; `continue` (beyond the spec) when the budget ran out. */
-export type ExecuteAnswer = { done: true } | { done: false; continue?: true };
-
 /** What `recover` found (null: not stuck) and whether it started an execution (false when the repair ended the run). */
 export interface RunRecovery {
   reason: RecoveryReason | null;
   reenqueued: boolean;
-}
-
-/** When the actor must look at a run again, from what its last execution reported. */
-function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
-  switch (result.status) {
-    case "waiting":
-      return result.wakeAt;
-    case "in_flight":
-      return result.timeoutAt;
-    case "budget_exhausted":
-      return now;
-    case "terminal":
-    case "idle":
-    case "stopped":
-      return null;
-  }
 }
 
 /**
@@ -68,23 +54,27 @@ function wakeTimeAfter(result: ExecuteRunResult, now: number): number | null {
  * first execution should `start`'s not finish, retries after backoff, step
  * timeouts, and continuing in a fresh invocation after the 50-second step-loop
  * budget.
+ *
+ * What to do when is decided by runActorPolicy.ts (a pure function of what
+ * this instance knows of a run and what just happened); this class feeds it
+ * and carries out its effects.
  */
 export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #sql: SyncSql;
   /** The runtime's clock when this instance was made: every time this actor reads or writes. */
   #now: Clock;
   #storeInstance: (WorkflowEventStore & RunIndex) | null = null;
-  /** Executions under way in this instance; a run is never driven twice at once here. */
+  /** What the policy knows of each run this instance has to remember something of. */
+  #runs = new Map<string, RunActorState>();
+  /** Executions under way (the policy's `executing`), for a drive to join. */
   #executions = new Map<string, Promise<ExecuteRunResult>>();
+  /** Reports to the index in flight (the policy's `reported`), for a report of the same status to join. */
+  #reports = new Map<string, Promise<void>>();
+  /** `start` calls waiting for their run's first execution to first wait. */
+  #startAnswers = new Map<string, () => void>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
   /** The project's run index actor, looked up once per instance. */
   #index: RunIndexClient | null = null;
-  /** The status this instance last sent to the run index per run, with that report (in flight or done). */
-  #reports = new Map<string, { status: RunStatus; done: Promise<void> }>();
-  /** Runs whose `start` has not answered yet: the caller indexes them from that answer. */
-  #startsUnanswered = new Set<string>();
-  /** Runs sent an event while their execution was under way: that execution reads the log again before it ends. */
-  #again = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: WorkflowRunEnv) {
     super(ctx, env);
@@ -117,11 +107,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     }
     if (repaired.length === 0) return;
     void this.ctx.blockConcurrencyWhile(async () => {
-      for (const { runId, ended } of repaired) {
-        // A run the interruption ended (its last attempt) is reported; the sweep reports it again should this fail.
-        if (ended) this.#report(runId).catch(() => {});
-        else await this.ctx.storage.setAlarm(this.#now());
-      }
+      for (const { runId, ended } of repaired)
+        await this.#perform(runId, this.#decide(runId, { type: "step_interrupted", ended, now: this.#now() }));
     });
   }
 
@@ -162,29 +149,24 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     // (a step's promise), it arms the alarm, due now, in that same turn: the run's safety net should
     // the actor die mid-step (workerd fires and retries it; that execution records the interruption
     // and carries on). While this instance lives, the alarm joins the execution under way.
-    // Should it fail, #drive arms the alarm to try again; the caller learns of the run, not of that.
     let ended: StoredEvent | null = null;
-    let waited = () => {};
-    const waiting = new Promise<void>((resolve) => (waited = resolve));
-    this.#startsUnanswered.add(run.runId);
-    const execution = this.#drive(run.runId, {
-      reportFirst: false,
-      armBeforeWaiting: true,
-      onFirstWait: waited,
-      onEnd: (event) => (ended = event),
+    let failedStep: StoredEvent | undefined;
+    const firstWait = new Promise<void>((resolve) => this.#startAnswers.set(run.runId, resolve));
+    const execution = this.#drive(run.runId, "start", (event) => {
+      if (event.type === "step_failed") failedStep = event;
+      else if (isTerminalEvent(event)) ended = event;
     });
     // Answer once the execution has stopped, or a turn after it first waited: steps that return
     // without a promise have all run by then within this turn, and async steps that need no I/O
-    // within the turn after it (a run that ended answers with its outcome).
-    const nextTurn = waiting.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
-    await Promise.race([execution.catch(() => {}), nextTurn]);
-    this.#startsUnanswered.delete(run.runId);
+    // within the turn after it (a run that ended answers with its outcome). An execution that threw
+    // has armed its retry alarm (the policy's execution_threw): the caller learns of the run, not of that.
+    const nextTurn = firstWait.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    await Promise.race([execution.then(settledAnyway, settledAnyway), nextTurn]);
+    this.#startAnswers.delete(run.runId);
     const summary = this.#store.getRun(run.runId)!;
-    // The caller indexes this summary; this instance reports the run's end after it. (A run that has
-    // ended is not marked: should the sweep find it listed as running, recover reports it again.)
-    if (summary.status === "running") this.#reports.set(run.runId, { status: "running", done: Promise.resolve() });
+    this.#decide(run.runId, { type: "start_answered", status: summary.status });
     // A run that has ended answers with its outcome, so `result()` need not ask again.
-    const outcome = ended && outcomeOf(ended);
+    const outcome = ended && outcomeOf(ended, failedStep);
     return outcome ? { ...run, outcome, summary } : { ...run, summary };
   }
 
@@ -197,9 +179,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async execute(runId: string): Promise<ExecuteAnswer> {
     if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
-    const result = await this.#drive(runId);
-    if (result.status === "budget_exhausted") return { done: false, continue: true };
-    return { done: result.status === "terminal" };
+    return executeAnswer(await this.#drive(runId, "execute"));
   }
 
   get(runId: string): WorkflowRunView | null {
@@ -228,23 +208,26 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async recover(runId: string): Promise<RunRecovery> {
     const summary = this.#store.getRun(runId);
     if (!summary) return { reason: null, reenqueued: false };
-    if (summary.status === "running") {
-      // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
-      // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
-      const alarm = await this.ctx.storage.getAlarm();
-      const alarmPending = alarm !== null && alarm > this.#now() - STALE_ALARM_MS;
-      const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
-        executingHere: this.#executions.has(runId) || alarmPending,
-      });
-      if (outcome.appended.some(isTerminalEvent)) this.#wake(runId);
-      if (outcome.reenqueue) await this.ctx.storage.setAlarm(this.#now());
-      // Not stuck yet but nobody will wake it (a step in flight when the actor restarted): arm its timeout.
-      else if (outcome.reason === null && !alarmPending && !this.#executions.has(runId)) await this.#drive(runId);
-      await this.#report(runId);
-      return { reason: outcome.reason, reenqueued: outcome.reenqueue };
+    const alarmAt = summary.status === "running" ? await this.ctx.storage.getAlarm() : null;
+    const effects = this.#decide(runId, { type: "recover", status: summary.status, alarmAt, now: this.#now() });
+    const check = effects[0];
+    if (check?.type !== "recover_run") {
+      await this.#perform(runId, effects);
+      return { reason: null, reenqueued: false };
     }
-    await this.#report(runId);
-    return { reason: null, reenqueued: false };
+    const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
+      executingHere: check.executingHere,
+    });
+    const recovered: RunActorInput = {
+      type: "recovered",
+      reason: outcome.reason,
+      reenqueue: outcome.reenqueue,
+      ended: outcome.appended.some(isTerminalEvent),
+      alarmPending: check.alarmPending,
+      now: this.#now(),
+    };
+    await this.#perform(runId, this.#decide(runId, recovered));
+    return { reason: outcome.reason, reenqueued: outcome.reenqueue };
   }
 
   /**
@@ -254,8 +237,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async send(runId: string, name: string, payload: JsonValue): Promise<void> {
     appendReceivedEvent(this.#store, runId, name, payload, this.#now());
-    await this.ctx.storage.setAlarm(this.#now());
-    this.#drive(runId, { readAgain: true }).catch(() => {});
+    await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
   }
 
   /**
@@ -265,90 +247,118 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     cancelRun(this.#store, runId, reason, this.#now());
-    await this.ctx.storage.deleteAlarm();
-    this.#wake(runId);
-    await this.#report(runId);
+    await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
     return this.get(runId) as WorkflowRunView;
   }
 
   override async alarm(): Promise<void> {
-    await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId)));
+    await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId, "alarm")));
+  }
+
+  /** Feeds the policy what happened to a run; keeps its next state and answers the effects to carry out. */
+  #decide(runId: string, input: RunActorInput): readonly RunActorEffect[] {
+    const before = this.#runs.get(runId) ?? IDLE_RUN;
+    const { state, effects } = decide(before, input);
+    if (state !== before) {
+      if (isIdle(state)) this.#runs.delete(runId);
+      else this.#runs.set(runId, state);
+    }
+    return effects;
   }
 
   /**
-   * `onEnd` sees the run's terminal event should this execution append it.
-   * `readAgain` (after a send): an execution already under way runs the loop
-   * once more before it ends, so it cannot miss the event it was just sent.
-   * `armBeforeWaiting` (a run's first execution, which no alarm covers yet):
-   * the alarm is set, due now, before the execution first waits on anything;
-   * `onFirstWait` is told then.
+   * Carries out `effects` in order: synchronous ones at once (in the caller's
+   * synchronous stretch), each asynchronous one awaited before the next,
+   * unless it is detached: then it is started and its failure left to what
+   * the policy says covers it. Answers undefined when nothing was awaited.
    */
-  #drive(
-    runId: string,
-    {
-      reportFirst = true,
-      onEnd,
-      readAgain = false,
-      armBeforeWaiting = false,
-      onFirstWait,
-    }: {
-      reportFirst?: boolean;
-      onEnd?: (event: StoredEvent) => void;
-      readAgain?: boolean;
-      armBeforeWaiting?: boolean;
-      onFirstWait?: () => void;
-    } = {},
-  ): Promise<ExecuteRunResult> {
-    const running = this.#executions.get(runId);
-    if (running) {
-      if (readAgain) this.#again.add(runId);
-      return running;
+  #perform(runId: string, effects: readonly RunActorEffect[]): Promise<void> | undefined {
+    for (let i = 0; i < effects.length; i++) {
+      const effect = effects[i]!;
+      const pending = this.#carryOut(runId, effect);
+      if (!pending) continue;
+      // Covered by what effect.detached names (the recovery sweep, the retry alarm, the actor's reset).
+      if ("detached" in effect && effect.detached) pending.catch(() => {});
+      else return pending.then(() => this.#perform(runId, effects.slice(i + 1)));
     }
-    const execution = (async () => {
-      // Whether an alarm may be pending for this run: every execution but a first one that never waited.
-      let armed = !armBeforeWaiting;
-      const beforeWaiting = () => {
-        if (armed) return;
-        armed = true;
-        this.ctx.storage.setAlarm(this.#now()).catch(() => {});
-        onFirstWait?.();
-      };
-      try {
-        const summary = this.#store.getRun(runId)!;
-        if (reportFirst) await this.#report(runId);
-        let result: ExecuteRunResult;
-        do {
-          this.#again.delete(runId);
-          result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
-            now: this.#now,
-            // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
-            exclusive: true,
-            beforeWaiting,
-            onEvent: (event) => {
-              if (!isTerminalEvent(event)) return;
-              onEnd?.(event);
-              this.#wake(runId);
-            },
-          });
-        } while (this.#again.has(runId) && result.status !== "terminal");
-        const wakeAt = wakeTimeAfter(result, this.#now());
-        if (wakeAt !== null) await this.ctx.storage.setAlarm(wakeAt);
-        // Nothing is left to wake for (one active run per actor: the alarm was this run's).
-        else if (result.status === "terminal" && armed) await this.ctx.storage.deleteAlarm();
-        if (result.status === "terminal") await this.#report(runId);
-        return result;
-      } catch (error) {
-        // An execution that failed outright (not a step failing) is tried again shortly.
-        await this.ctx.storage.setAlarm(this.#now() + FAILED_EXECUTION_RETRY_MS);
-        throw error;
-      } finally {
-        this.#executions.delete(runId);
-        // Sent an event after the loop's last look: look again.
-        if (this.#again.delete(runId)) this.#drive(runId).catch(() => {});
-      }
-    })();
+    return undefined;
+  }
+
+  #carryOut(runId: string, effect: RunActorEffect): Promise<unknown> | undefined {
+    switch (effect.type) {
+      case "set_alarm":
+        return this.ctx.storage.setAlarm(effect.at);
+      case "delete_alarm":
+        return this.ctx.storage.deleteAlarm();
+      case "report":
+        return this.#report(runId);
+      case "wake_waiters":
+        this.#wake(runId);
+        return undefined;
+      case "answer_start":
+        this.#startAnswers.get(runId)?.();
+        return undefined;
+      case "drive":
+        return this.#drive(runId, effect.by);
+      case "run_loop":
+      case "join_execution":
+      case "send_report":
+      case "join_report":
+      case "recover_run":
+        throw new PlatformError("internal", `The run actor carries out ${effect.type} where it asked for it`);
+    }
+  }
+
+  /**
+   * Drives a run: joins its execution under way, or starts one. `observe`
+   * sees every event a new execution appends (`start` learns the run's end from it).
+   */
+  #drive(runId: string, by: DriveCause, observe?: (event: StoredEvent) => void): Promise<ExecuteRunResult> {
+    const effects = this.#decide(runId, { type: "drive", by });
+    const running = this.#executions.get(runId);
+    if (effects[0]?.type === "join_execution" && running) return running;
+    const execution = this.#execute(runId, effects, observe);
     this.#executions.set(runId, execution);
     return execution;
+  }
+
+  /** One execution: the policy's effects around as many passes of the step loop as it asks for. */
+  async #execute(
+    runId: string,
+    first: readonly RunActorEffect[],
+    observe: ((event: StoredEvent) => void) | undefined,
+  ): Promise<ExecuteRunResult> {
+    try {
+      let effects = first;
+      let result: ExecuteRunResult | undefined;
+      while (effects[effects.length - 1]?.type === "run_loop") {
+        // Awaited only when there is something to wait for: a run's first execution starts in `start`'s own stretch.
+        const before = this.#perform(runId, effects.slice(0, -1));
+        if (before) await before;
+        const summary = this.#store.getRun(runId)!;
+        result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
+          now: this.#now,
+          // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
+          exclusive: true,
+          beforeWaiting: () =>
+            void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
+          onEvent: (event) => {
+            observe?.(event);
+            if (isTerminalEvent(event)) this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
+          },
+        });
+        effects = this.#decide(runId, { type: "loop_ended", result, now: this.#now() });
+      }
+      await this.#perform(runId, effects);
+      if (!result) throw new PlatformError("internal", `An execution of run "${runId}" never ran its step loop`);
+      return result;
+    } catch (error) {
+      await this.#perform(runId, this.#decide(runId, { type: "execution_threw", now: this.#now() }));
+      throw error;
+    } finally {
+      this.#executions.delete(runId);
+      this.#perform(runId, this.#decide(runId, { type: "execution_settled" }));
+    }
   }
 
   #wake(runId: string): void {
@@ -361,30 +371,34 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
 
   /**
    * Keeps the project's run index in step after `start` (whose caller indexes
-   * the run as it stood then): at the end, and whenever this instance drives
-   * or recovers a run it has not yet reported as running (after a restart). A report that would
-   * not change the index is skipped (or joins the same report in flight): it
+   * the run as it stood then), as the policy decides: a report that would
+   * not change the index is skipped or joins the same report in flight (it
    * would cost an RPC to the project's one index actor at every execution and
-   * for every active run at every recovery sweep. The index never takes a
+   * for every active run at every recovery sweep). The index never takes a
    * terminal run back to running, so reports may arrive in any order.
    */
-  #report(runId: string): Promise<void> {
+  #report(runId: string): Promise<void> | undefined {
     const summary = this.#store.getRun(runId);
-    if (!summary || this.#startsUnanswered.has(runId)) return Promise.resolve();
-    const last = this.#reports.get(runId);
-    if (last?.status === summary.status) return last.done;
+    if (!summary) return undefined;
+    const [effect] = this.#decide(runId, { type: "report", status: summary.status });
+    if (effect?.type === "join_report") return this.#reports.get(runId);
+    if (effect?.type !== "send_report") return undefined;
     this.#index ??= runIndexOf(this.env);
-    const done = this.#index.record([summary]).then(
-      () => {
-        // A terminal run is reported once more only if asked again later (recovery); nothing to keep.
-        if (summary.status !== "running" && this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
-      },
+    const settled = (ok: boolean) => {
+      if (this.#reports.get(runId) === done) this.#reports.delete(runId);
+      this.#decide(runId, { type: "report_settled", status: effect.status, ok });
+    };
+    const done: Promise<void> = this.#index.record([summary]).then(
+      () => settled(true),
       (error: unknown) => {
-        if (this.#reports.get(runId)?.done === done) this.#reports.delete(runId);
+        settled(false);
         throw error;
       },
     );
-    this.#reports.set(runId, { status: summary.status, done });
+    this.#reports.set(runId, done);
     return done;
   }
 }
+
+/** For `start`'s answer, which waits for its execution either way. */
+function settledAnyway(): void {}

@@ -1,5 +1,5 @@
 import type { DurableObject } from "cloudflare:workers";
-import { PlatformError } from "../core/errors.ts";
+import { asPlatformError } from "../core/errors.ts";
 
 /**
  * An actor's RPC methods as its callers see them: each public method of the
@@ -15,9 +15,10 @@ export type ActorClient<Actor> = {
 
 /**
  * The client of one actor stub. An error thrown in an actor reaches the caller
- * as a plain Error that keeps its own properties (name, code, details) but not
- * its class. Callers branch on `instanceof PlatformError` (errorResponse,
- * `run.result()` users), so each call through the client restores the class.
+ * as a plain Error that keeps its own properties (code, details, cause, the
+ * brand) but not its class. Callers branch on `instanceof PlatformError`
+ * (`run.result()` users), so each call through the client restores the class
+ * of an error branded a PlatformError, with its cause.
  */
 export function actorClient<Actor>(stub: object): ActorClient<Actor> {
   return new Proxy(stub, {
@@ -28,10 +29,7 @@ export function actorClient<Actor>(stub: object): ActorClient<Actor> {
         try {
           return await (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
         } catch (error) {
-          const remote = error as { name?: unknown; code?: unknown } | null;
-          if (error instanceof PlatformError || remote?.name !== "PlatformError" || typeof remote.code !== "string")
-            throw error;
-          throw PlatformError.fromJSON(remote);
+          throw asPlatformError(error) ?? error;
         }
       };
     },

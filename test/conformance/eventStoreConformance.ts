@@ -121,40 +121,71 @@ export function describeEventStoreConformance(
       expect(store.activeRunIds()).toEqual(["r2"]);
     });
 
-    storeCase("refuses a second workflow_created for an existing run id", () => {
+    storeCase("answers seqTaken for a second workflow_created of an existing run id, and writes nothing", () => {
       store.createRunIfNoActive(created("r1", "a"));
-      expect(errorCode(() => store.createRunIfNoActive(created("r1", "b")))).toBe("seq_conflict");
+      expect(store.createRunIfNoActive(created("r1", "b"))).toEqual({
+        created: false,
+        seqTaken: { runId: "r1", seq: 1 },
+      });
+      expect(store.events("r1")).toEqual([created("r1", "a")]);
+      expect(store.getRun("r1")).toMatchObject({ workflowId: "a" });
     });
 
-    storeCase("throws seq_conflict when the seq is taken, and writes nothing of the batch", () => {
-      store.createRunIfNoActive(created("r1"));
-      store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]);
-      expect(errorCode(() => store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })]))).toBe(
-        "seq_conflict",
-      );
-      expect(
-        errorCode(() =>
+    storeCase(
+      "spec rule 3: a taken seq is a result (seqTaken), not an error, and nothing of the batch is written",
+      () => {
+        store.createRunIfNoActive(created("r1"));
+        expect(store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })])).toEqual({
+          appended: true,
+        });
+        expect(store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })])).toEqual({
+          appended: false,
+          seqTaken: { runId: "r1", seq: 2 },
+        });
+        expect(
           store.append([
             event("r1", 2, "step_completed", { step: "start", writes: {} }),
             event("r1", 3, "workflow_completed", { result: null }),
           ]),
-        ),
-      ).toBe("seq_conflict");
-      expect(store.events("r1").map((e) => e.type)).toEqual(["workflow_created", "step_started"]);
-    });
+        ).toEqual({ appended: false, seqTaken: { runId: "r1", seq: 2 } });
+        // A seq taken long ago, even by a run that has ended since, is the same race.
+        store.append([event("r1", 3, "workflow_completed", { result: 1 })]);
+        expect(
+          store.append([event("r1", 3, "step_failed", { step: "start", attempt: 1, reason: "late", retryable: true })]),
+        ).toEqual({
+          appended: false,
+          seqTaken: { runId: "r1", seq: 3 },
+        });
+        expect(store.events("r1").map((e) => e.type)).toEqual([
+          "workflow_created",
+          "step_started",
+          "workflow_completed",
+        ]);
+        expect(store.getRun("r1")).toMatchObject({ status: "completed", updatedAt: T0 + 3 });
+      },
+    );
 
-    storeCase("is all-or-nothing across runs in one batch", () => {
+    storeCase("is all-or-nothing across runs in one batch: a seq taken in one run writes nothing of the others", () => {
       store.createRunIfNoActive(created("r1"));
       store.createRunIfNoActive(created("r2"));
       store.append([event("r2", 2, "step_started", { step: "start", attempt: 1 })]);
-      const code = errorCode(() =>
+      expect(
         store.append([
           event("r1", 2, "step_started", { step: "start", attempt: 1 }),
           event("r2", 2, "step_started", { step: "start", attempt: 1 }),
         ]),
-      );
-      expect(code).toBe("seq_conflict");
+      ).toEqual({ appended: false, seqTaken: { runId: "r2", seq: 2 } });
       expect(store.events("r1")).toHaveLength(1);
+      expect(store.getRun("r1")).toMatchObject({ status: "running", updatedAt: T0 });
+      // The same batch once r2's seq is free again for it (seq 3) goes in whole.
+      expect(
+        store.append([
+          event("r1", 2, "step_started", { step: "start", attempt: 1 }),
+          event("r2", 3, "step_failed", { step: "start", attempt: 1, reason: "x", retryable: true }),
+        ]),
+      ).toEqual({ appended: true });
+      expect(store.events("r1")).toHaveLength(2);
+      expect(store.events("r2")).toHaveLength(3);
     });
 
     storeCase("throws workflow_id_mismatch for an event of another workflow id, and appends nothing", () => {

@@ -37,7 +37,7 @@ const PAYLOAD_FIELDS: Record<string, string[]> = {
   workflow_created: ["workflowName", "writes"],
   step_started: ["attempt", "step", "event_seq"],
   step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at"],
-  step_failed: ["attempt", "reason", "retryable", "step", "retry_at"],
+  step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
   workflow_completed: ["result"],
   workflow_failed: ["cause", "reason"],
   event_received: ["name", "payload"],
@@ -181,7 +181,14 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
         "step_completed(start)",
         "workflow_completed",
       ]);
-      expect(view?.events[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "flaky", retryable: true });
+      // Beyond the spec: the error itself, with its raw stack, beside the spec's reason.
+      expect(view?.events[2]?.payload).toEqual({
+        step: "start",
+        attempt: 1,
+        reason: "flaky",
+        retryable: true,
+        error: { name: "Error", message: "flaky", stack: expect.stringMatching(/^Error: flaky\n\s+at /) },
+      });
       // The retry waited for its backoff.
       const failedAt = view?.events[2]?.at ?? 0;
       expect((view?.events[3]?.at ?? 0) - failedAt).toBeGreaterThanOrEqual(5);
@@ -192,8 +199,17 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
       const error = await rejection(run.result());
       expect(error.code).toBe("workflow_failed");
       expect(error.message).toBe("card declined");
+      // Beyond the spec: its cause is the step's error as it was thrown, stack included.
+      expect(error.cause).toBeInstanceOf(Error);
+      expect(error.cause).toMatchObject({ name: "NonRetryableError", message: "card declined" });
+      expect((error.cause as Error).stack).toMatch(/^NonRetryableError: card declined\n\s+at /);
       const view = await workflow.get(run.id);
       expect(view).toMatchObject({ status: "failed", error: "card declined" });
+      expect(view?.events[2]?.payload).toMatchObject({
+        reason: "card declined",
+        retryable: false,
+        error: { name: "NonRetryableError", message: "card declined" },
+      });
       expect(shape(view?.events ?? [])).toEqual([
         "workflow_created",
         "step_started(start,1)",
@@ -262,10 +278,18 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
       });
       expect(view?.updatedAt).toBeGreaterThanOrEqual(view?.createdAt ?? Infinity);
       view?.events.forEach((event, i) => {
-        expect(Object.keys(event).sort()).toEqual(["at", "payload", "seq", "type"]);
+        // Beyond the spec: a step_completed carries its decoded continuation beside the payload.
+        const keys =
+          event.type === "step_completed"
+            ? ["at", "continuation", "payload", "seq", "type"]
+            : ["at", "payload", "seq", "type"];
+        expect(Object.keys(event).sort()).toEqual(keys);
         expect(event.seq).toBe(i + 1);
         for (const key of Object.keys(event.payload)) expect(PAYLOAD_FIELDS[event.type]).toContain(key);
       });
+      expect(
+        view?.events.filter((event) => event.type === "step_completed").map((event) => event.continuation),
+      ).toEqual([{ kind: "next_step", step: "finish" }, { kind: "done" }]);
       expect(await workflow.get("no-such-run")).toBeNull();
     });
 

@@ -44,6 +44,33 @@ describe("describeRun: the workflow.get shape", () => {
     expect(describeRun(log.events)).not.toHaveProperty("result");
   });
 
+  it("serves each payload exactly as stored and, beside a step_completed's, its decoded continuation", () => {
+    const log = logBuilder("r1")
+      .created("remind", null, T0)
+      .add("step_started", { step: "start", attempt: 1 }, T0 + 1)
+      .add("step_completed", { step: "start", writes: { n: 1 }, next_step: "nudge", wake_at: T0 + 500 }, T0 + 2)
+      .add("step_started", { step: "nudge", attempt: 1 }, T0 + 500)
+      .add("step_completed", { step: "nudge", writes: {}, next_step: "approved", waiting_for: "approval" }, T0 + 501);
+    const view = describeRun(log.events);
+    expect(view?.events.map((event) => ("continuation" in event ? event.continuation : null))).toEqual([
+      null,
+      null,
+      { kind: "sleep", step: "nudge", until: T0 + 500 },
+      null,
+      { kind: "wait_for_event", step: "approved", event: "approval" },
+    ]);
+    expect(view?.events[2]).toEqual({
+      seq: 3,
+      type: "step_completed",
+      payload: { step: "start", writes: { n: 1 }, next_step: "nudge", wake_at: T0 + 500 },
+      continuation: { kind: "sleep", step: "nudge", until: T0 + 500 },
+      at: T0 + 2,
+    });
+    // The run's current pause, from the same decoding.
+    expect(view).toMatchObject({ waitingFor: { name: "approval" } });
+    expect(view).not.toHaveProperty("wakeAt");
+  });
+
   it("an empty log is no run", () => {
     expect(describeRun([])).toBeNull();
   });

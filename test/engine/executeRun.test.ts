@@ -9,7 +9,8 @@ import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
 import { RetryAfterError } from "#src/engine/retryAfterError.ts";
 import { appendReceivedEvent, cancelRun } from "#src/engine/runControl.ts";
-import { PlatformError } from "#src/core/errors.ts";
+import { brandError, PlatformError } from "#src/core/errors.ts";
+import { STEP_ERROR_LIMITS } from "#src/engine/stepFailure.ts";
 import { gate, manualClock, shape } from "../support/node/index.ts";
 
 const RUN = "run-1";
@@ -61,7 +62,13 @@ describe("executeRun: the step_started rows of the transition table", () => {
     });
     const result = await run();
     expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "step_failed(start,1,retryable)"]);
-    expect(events()[2]?.payload).toEqual({ step: "start", attempt: 1, reason: "flaky", retryable: true });
+    expect(events()[2]?.payload).toEqual({
+      step: "start",
+      attempt: 1,
+      reason: "flaky",
+      retryable: true,
+      error: { name: "Error", message: "flaky", stack: expect.stringMatching(/^Error: flaky\n/) },
+    });
     expect(result).toEqual({
       status: "waiting",
       wakeAt: clock.now() + retryDelayMS(definition.backoff, { runId: RUN, step: "start", attempt: 1 }),
@@ -596,6 +603,7 @@ describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (inject
         reason: thrown.message,
         retryable: true,
         retry_at: t0 + 55_000,
+        error: expect.objectContaining({ name: thrown.name, message: thrown.message }),
       });
       clock.advance(54_999);
       expect(await run()).toEqual({ status: "waiting", wakeAt: t0 + 55_000 });
@@ -703,5 +711,127 @@ describe("executeRun on an exclusive host: a synchronous stretch is written in o
         .map((event) => event.type)
         .slice(-tail.length),
     ).toEqual(tail);
+  });
+});
+
+describe("executeRun: a failed step keeps its error's shape (step_failed.error, beyond the spec)", () => {
+  const deep = new Error("charge failed", {
+    cause: new TypeError("fetch failed", { cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) }),
+  });
+  const hostile = new Error("hostile");
+  Object.defineProperty(hostile, "stack", {
+    get() {
+      throw new Error("no stack for you");
+    },
+  });
+  const chain = (depth: number): Error =>
+    depth === 0 ? new Error("root") : new Error(`level ${depth}`, { cause: chain(depth - 1) });
+  const messages = (error: { message: string; cause?: unknown } | undefined): string[] =>
+    error ? [error.message, ...messages(error.cause as typeof error | undefined)] : [];
+
+  it.each([
+    {
+      name: "an error with causes: each with its name, message, code and raw stack",
+      thrown: deep,
+      error: {
+        name: "Error",
+        message: "charge failed",
+        stack: expect.stringMatching(/^Error: charge failed\n\s+at /),
+        cause: {
+          name: "TypeError",
+          message: "fetch failed",
+          stack: expect.stringMatching(/^TypeError: fetch failed\n/),
+          cause: {
+            name: "Error",
+            message: "socket hang up",
+            code: "ECONNRESET",
+            stack: expect.stringMatching(/^Error: socket hang up\n/),
+          },
+        },
+      },
+    },
+    {
+      name: "a PlatformError: its code",
+      thrown: new PlatformError("upstream_error", "the provider answered 500"),
+      error: expect.objectContaining({
+        name: "PlatformError",
+        code: "upstream_error",
+        message: "the provider answered 500",
+      }),
+    },
+    {
+      name: "a thrown string: described, without a stack",
+      thrown: "out of stock",
+      error: { name: "Non-Error string", message: "out of stock" },
+    },
+    {
+      name: "an error whose stack getter throws: the rest is kept",
+      thrown: hostile,
+      error: { name: "Error", message: "hostile" },
+    },
+  ])("$name", async ({ thrown, error }) => {
+    const { run, events } = setup({
+      start: async () => {
+        throw thrown;
+      },
+    });
+    await run();
+    expect((events()[2]!.payload as { error?: unknown }).error).toEqual(error);
+  });
+
+  it("bounds it: name 200, message 4,000 (as reason), stack 16 KiB, 3 causes; cut texts end with …", async () => {
+    const huge = new Error("m".repeat(10_000), { cause: chain(6) });
+    huge.name = "N".repeat(500);
+    huge.stack = `S${"s".repeat(40_000)}`;
+    const { run, events } = setup({
+      start: async () => {
+        throw huge;
+      },
+    });
+    await run();
+    const payload = events()[2]!.payload as { reason: string; error: { name: string; message: string; stack: string } };
+    expect(STEP_ERROR_LIMITS).toEqual({ name: 200, message: 4000, stack: 16_384, causes: 3 });
+    expect(payload.reason).toHaveLength(4000);
+    expect(payload.error.name).toHaveLength(200);
+    expect(payload.error.name.endsWith("…")).toBe(true);
+    expect(payload.error.message).toHaveLength(4000);
+    expect(payload.error.stack).toHaveLength(16_384);
+    expect(payload.error.stack.startsWith("Ss")).toBe(true);
+    expect(messages(payload.error)).toEqual([payload.error.message, "level 6", "level 5", "level 4"]);
+  });
+
+  it("records the engine's error for what a step returned, and no error where nothing was thrown (a timeout)", async () => {
+    const { run, events } = setup({ start: async () => ({ step: "nowhere" }) });
+    await run();
+    expect((events()[2]!.payload as { error?: unknown }).error).toMatchObject({
+      name: "PlatformError",
+      code: "invalid_input",
+      message: expect.stringContaining('continues with step "nowhere"'),
+    });
+    const slow = setup({ start: () => new Promise(() => {}) }, { stepTimeoutMS: 1, maxAttempts: 1 });
+    await slow.run();
+    expect(shape(slow.events())).toContain("step_failed(start,1,final)");
+    expect(slow.events()[2]?.payload).not.toHaveProperty("error");
+  });
+
+  it("knows NonRetryableError by its brand, from any copy of the runtime, not by its name", async () => {
+    // An error of another copy of the class carries the same brand; one that only borrows the name does not.
+    const otherCopy = new Error("card declined");
+    otherCopy.name = "NonRetryableError";
+    brandError(otherCopy, "NonRetryableError");
+    const lookalike = new Error("card declined");
+    lookalike.name = "NonRetryableError";
+    for (const [thrown, final] of [
+      [otherCopy, true],
+      [lookalike, false],
+    ] as const) {
+      const { run, events } = setup({
+        start: async () => {
+          throw thrown;
+        },
+      });
+      await run();
+      expect(shape(events())[2]).toBe(final ? "step_failed(start,1,final)" : "step_failed(start,1,retryable)");
+    }
   });
 });

@@ -160,7 +160,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
     expect(detectRecovery(null, definition, T0, { executingHere: false })).toBeNull();
   });
 
-  it("writes nothing when another executor moved the run first (seq_conflict) and asks for an execution instead", () => {
+  it("writes nothing when another executor moved the run first (its seq is taken) and asks for an execution instead", () => {
     const store = createMemoryEventStore();
     logBuilder(RUN).created("w").add("step_started", { step: "start", attempt: 1 }, T0).writeTo(store);
     // The executor commits between recovery's read and its write.

@@ -889,7 +889,7 @@ describe("WorkflowRunActor: two executors racing on the actor's store", () => {
     throw new Error("the run never finished");
   }
 
-  it("exactly one step_started per (run_id, seq): the loser of a claim gets seq_conflict, backs off, and the run completes once", async () => {
+  it("exactly one step_started per (run_id, seq): the loser of a claim finds its seq taken (spec rule 3), backs off, and the run completes once", async () => {
     const actor = actorNamed("race-1");
     const runId = `${actor.id}.race00000001`;
     const outcome = await runInDurableObject(actor, async (_instance, state) => {

@@ -4,7 +4,12 @@
 // draw, one per step attempt. No DOM here, so Node tests import it as is.
 
 /**
- * @typedef {{ seq: number, type: string, at: number, payload: Record<string, any> }} RunEvent
+ * A step_completed's `continuation` is the engine's decoding of its payload (what
+ * comes next: `done`, `next_step`, `sleep`, `wait_for_event`, …); every kind but
+ * `done` names the next `step`, and every kind but `done` and `next_step` is a
+ * pause before it that ends on its own at `until` when it has one.
+ * @typedef {{ kind: string, step?: string, until?: number, event?: string }} Continuation
+ * @typedef {{ seq: number, type: string, at: number, payload: Record<string, any>, continuation?: Continuation }} RunEvent
  * @typedef {{ id: string, name: string, status: string, result?: unknown, error?: string, createdAt: number, updatedAt: number, events: RunEvent[] }} RunView
  * @typedef {"completed" | "failed" | "running"} AttemptOutcome
  * @typedef {{
@@ -13,9 +18,10 @@
  *   retryWait?: { start: number, end: number, pending: boolean }
  * }} AttemptRow
  * @typedef {{
- *   pause: "sleep" | "wait", start: number, end: number, pending: boolean,
+ *   pause: string, start: number, end: number, pending: boolean,
  *   until?: number, event?: string, outcome?: "woke" | "received" | "timed_out" | "ended"
- * }} PauseRow  a sleep (until the wake time) or a wait for an event (until its timeout, if any) between two steps
+ * }} PauseRow  a pause between two steps: "sleep" (until the wake time), "wait" (for an event, until its
+ *   timeout if any), or another continuation kind's name (until its `until`, if any)
  * @typedef {{ mark: "event", at: number, name: string, payload: unknown } | { mark: "cancel", at: number, reason: string }} Mark
  * @typedef {{
  *   start: number, end: number, rows: (AttemptRow | PauseRow)[], marks: Mark[],
@@ -49,7 +55,7 @@ export function buildTimeline(view, now) {
           previous.retryWait = { start: previous.end, end: event.at, pending: false };
         if (pause) {
           const taken = view.events.find((e) => e.seq === p.event_seq && e.type === "event_received");
-          const outcome = pause.pause === "sleep" ? "woke" : taken ? "received" : "timed_out";
+          const outcome = taken ? "received" : pause.pause === "wait" ? "timed_out" : "woke";
           Object.assign(pause, { end: event.at, pending: false, outcome });
           pause = undefined;
         }
@@ -57,18 +63,15 @@ export function buildTimeline(view, now) {
         rows.push(open);
         break;
       }
-      case "step_completed":
+      case "step_completed": {
+        const next = event.continuation ?? { kind: "done" };
         if (open && open.step === p.step)
-          Object.assign(open, { end: event.at, outcome: "completed", nextStep: p.next_step });
+          Object.assign(open, { end: event.at, outcome: "completed", nextStep: next.step });
         open = undefined;
-        if (p.waiting_for !== undefined) {
-          pause = { pause: "wait", start: event.at, end: event.at, pending: true, event: p.waiting_for };
-          if (p.timeout_at !== undefined) pause.until = p.timeout_at;
-        } else if (p.wake_at !== undefined) {
-          pause = { pause: "sleep", start: event.at, end: event.at, pending: true, until: p.wake_at };
-        }
+        pause = pauseBefore(next, event.at);
         if (pause) rows.push(pause);
         break;
+      }
       case "step_failed": {
         const row = open && open.step === p.step && open.attempt === p.attempt ? open : undefined;
         if (row) {
@@ -108,6 +111,21 @@ export function buildTimeline(view, now) {
   const start = view.createdAt;
   const end = finished ? view.updatedAt : Math.max(view.updatedAt, now);
   return { start, end, rows, marks, outcome };
+}
+
+/**
+ * The pause a continuation makes before its next step; none for `done` and `next_step`.
+ * @param {Continuation} next
+ * @param {number} at  when the step completed
+ * @returns {PauseRow | undefined}
+ */
+function pauseBefore(next, at) {
+  if (next.kind === "done" || next.kind === "next_step") return undefined;
+  /** @type {PauseRow} */
+  const pause = { pause: next.kind === "wait_for_event" ? "wait" : next.kind, start: at, end: at, pending: true };
+  if (next.event !== undefined) pause.event = next.event;
+  if (next.until !== undefined) pause.until = next.until;
+  return pause;
 }
 
 /**

@@ -1,8 +1,8 @@
 // @ts-check
 // Draws a run's timeline (timeline.js's model) into the run page: one row per
-// step attempt, one per sleep or wait for an event (their own kind of bar,
-// with the wake time or the event's name), and marks for received events and
-// the cancel on a row of their own.
+// step attempt, one per sleep, wait for an event or other pause between steps
+// (their own kind of bar, with the wake time or the event's name), and marks
+// for received events and the cancel on a row of their own.
 import { el, clear, formatTime } from "./dom.js";
 import { buildTimeline, formatDuration, placeOnAxis } from "./timeline.js";
 
@@ -51,9 +51,16 @@ function attemptItem(row, axis) {
   );
 }
 
-/** What a sleep or wait says about itself. @param {PauseRow} row */
+/** What a sleep, a wait or another pause says about itself. @param {PauseRow} row */
 function pauseDetail(row) {
   const lasted = formatDuration(row.end - row.start);
+  if (row.pause !== "sleep" && row.pause !== "wait") {
+    // A continuation kind this console does not know by name: what every pause has.
+    const until = row.until === undefined ? "" : ` until ${formatTime(row.until)}`;
+    return row.pending
+      ? `${row.pause}${until} (${lasted} so far)`
+      : `${row.pause} for ${lasted}${until ? ` (${until.trim()})` : ""}`;
+  }
   if (row.pause === "sleep") {
     const until = `until ${formatTime(row.until ?? row.end)}`;
     if (row.pending) return `sleeping ${until} (${lasted} so far)`;
@@ -71,7 +78,7 @@ function pauseItem(row, axis) {
   return el(
     "li",
     { class: `pause pause-${row.pause}`, "data-pause": row.pause, "data-pending": String(row.pending) },
-    el("span", { class: "label" }, row.pause === "sleep" ? "sleep" : `wait for ${row.event}`),
+    el("span", { class: "label" }, row.pause === "wait" ? `wait for ${row.event}` : row.pause),
     el("div", { class: "track", "aria-hidden": "true" }, barOn(row, axis, `bar pause-${row.pause}`)),
     el("span", { class: "detail" }, pauseDetail(row)),
   );

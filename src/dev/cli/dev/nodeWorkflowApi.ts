@@ -42,12 +42,6 @@ function runIdIn(segment: string): string {
   }
 }
 
-/** The engine in the project's bundle throws its own PlatformError class: known by name and code, not by instance. */
-function asPlatformError(error: unknown): unknown {
-  if (error instanceof PlatformError || !(error instanceof Error) || error.name !== "PlatformError") return error;
-  return PlatformError.fromJSON(error);
-}
-
 /** Reads `?limit=` as the integer the list query expects; anything else stays as given so the check names it. */
 function listFilter(params: URLSearchParams): Record<string, unknown> {
   const filter: Record<string, unknown> = {};
@@ -112,7 +106,8 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       try {
         return await route(request, path);
       } catch (error) {
-        return errorResponse(asPlatformError(error));
+        // The engine in the project's bundle throws its own copy of PlatformError; errorResponse knows it by its brand.
+        return errorResponse(error);
       }
     },
   };

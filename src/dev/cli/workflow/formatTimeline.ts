@@ -38,18 +38,24 @@ function table(rows: string[][]): string {
 
 export const TIMELINE_HEADER = ["seq", "at", "event", "step", "attempt", "duration", "detail"];
 
-/** How a step's completion says what comes next: the next step, and whether it sleeps or waits first. */
+/** How a step's completion says what comes next: the next step, and whether it sleeps, waits or pauses otherwise first. */
 function nextDetail(run: WorkflowRunView, event: Extract<RunEventView, { type: "step_completed" }>): string {
-  const p = event.payload;
-  if (!p.next_step) return "done";
-  let detail = `next: ${p.next_step}`;
-  if (p.waiting_for !== undefined) {
-    detail += `, waits for "${p.waiting_for}"`;
-    if (p.timeout_at !== undefined) detail += ` (timeout at +${ms(p.timeout_at - run.createdAt)})`;
-  } else if (p.wake_at !== undefined) {
-    detail += `, sleeps ${ms(p.wake_at - event.at)} (until +${ms(p.wake_at - run.createdAt)})`;
+  const next = event.continuation;
+  switch (next.kind) {
+    case "done":
+      return "done";
+    case "next_step":
+      return `next: ${next.step}`;
+    case "sleep":
+      return `next: ${next.step}, sleeps ${ms(next.until - event.at)} (until +${ms(next.until - run.createdAt)})`;
+    case "wait_for_event":
+      return `next: ${next.step}, waits for "${next.event}"${next.until === undefined ? "" : ` (timeout at +${ms(next.until - run.createdAt)})`}`;
+    default: {
+      // A kind this table has no words for yet: what every pause has.
+      const pause: { kind: string; step: string; until?: number } = next;
+      return `next: ${pause.step}, ${pause.kind}${pause.until === undefined ? "" : ` (until +${ms(pause.until - run.createdAt)})`}`;
+    }
   }
-  return detail;
 }
 
 /**
@@ -61,8 +67,8 @@ function nextDetail(run: WorkflowRunView, event: Extract<RunEventView, { type: "
 export function timelineRows(run: WorkflowRunView): string[][] {
   const rows: string[][] = [];
   let startedAt: number | undefined;
-  /** Set after a retryable failure, a sleep or a wait: the next start says how long it was. */
-  let pause: { at: number; kind: "retry" | "sleep" | "wait" } | undefined;
+  /** Set after a retryable failure or a pause before the next step: the next start says how long it was. */
+  let pause: { at: number; kind: string } | undefined;
   for (const event of run.events) {
     const offset = `+${ms(event.at - run.createdAt)}`;
     let step = "";
@@ -83,11 +89,12 @@ export function timelineRows(run: WorkflowRunView): string[][] {
             : run.events.find((e) => e.seq === event.payload.event_seq && e.type === "event_received");
         if (pause?.kind === "retry") detail = `retry after waiting ${waited}`;
         else if (pause?.kind === "sleep") detail = `woke after ${waited}`;
-        else if (pause?.kind === "wait")
+        else if (pause?.kind === "wait_for_event")
           detail =
             delivered?.type === "event_received"
               ? `got "${delivered.payload.name}" after ${waited}`
               : `wait timed out after ${waited}`;
+        else if (pause) detail = `${pause.kind} ended after ${waited}`;
         else if (delivered?.type === "event_received") detail = `with event "${delivered.payload.name}"`;
         startedAt = event.at;
         pause = undefined;
@@ -99,8 +106,9 @@ export function timelineRows(run: WorkflowRunView): string[][] {
         detail = nextDetail(run, event);
         if (Object.keys(event.payload.writes).length)
           detail += `, wrote ${Object.keys(event.payload.writes).join(", ")}`;
-        if (event.payload.waiting_for !== undefined) pause = { at: event.at, kind: "wait" };
-        else if (event.payload.wake_at !== undefined) pause = { at: event.at, kind: "sleep" };
+        // Every kind but done and next_step is a pause before the next step.
+        if (event.continuation.kind !== "done" && event.continuation.kind !== "next_step")
+          pause = { at: event.at, kind: event.continuation.kind };
         break;
       }
       case "step_failed":

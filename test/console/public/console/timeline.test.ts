@@ -1,11 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { buildTimeline, formatDuration, placeOnAxis } from "#src/console/public/console/timeline.js";
+import { decodeContinuation } from "#src/engine/continuation.ts";
+import type { WorkflowEventPayloads } from "#src/engine/events.ts";
 
-type Event = { seq: number; type: string; at: number; payload: Record<string, unknown> };
+type Event = {
+  seq: number;
+  type: string;
+  at: number;
+  payload: Record<string, unknown>;
+  continuation?: { kind: string; step?: string; until?: number; event?: string };
+};
 
-/** A run view from [type, at, payload] rows, the way the API returns it. */
+/** A run view from [type, at, payload] rows, the way the API returns it: each step_completed with its decoded continuation. */
 function view(status: string, rows: [string, number, Record<string, unknown>][]) {
-  const events: Event[] = rows.map(([type, at, payload], i) => ({ seq: i + 1, type, at, payload }));
+  const events: Event[] = rows.map(([type, at, payload], i) =>
+    type === "step_completed"
+      ? {
+          seq: i + 1,
+          type,
+          at,
+          payload,
+          continuation: decodeContinuation(payload as WorkflowEventPayloads["step_completed"]),
+        }
+      : { seq: i + 1, type, at, payload },
+  );
   return { id: "r", name: "order", status, createdAt: events[0]!.at, updatedAt: events[events.length - 1]!.at, events };
 }
 
@@ -272,6 +290,16 @@ describe("buildTimeline: sleeps and waits are rows of their own, events and a ca
     expect(timeline.rows).toEqual(rows);
     expect(timeline.marks).toEqual(marks);
     expect(timeline.outcome).toEqual(outcome);
+  });
+
+  it("reads what comes next from the view's continuation, and draws a kind it does not know as a pause by its name", () => {
+    const run = view("running", [...first, completed({})]);
+    // A continuation kind added to the engine later: the console learns it only from the view.
+    (run.events[2] as Event).continuation = { kind: "wait_for_children", step: "next", until: 7000 };
+    expect(buildTimeline(run, 3000).rows).toEqual([
+      startDone,
+      { pause: "wait_for_children", start: 1002, end: 3000, pending: true, until: 7000 },
+    ]);
   });
 });
 

@@ -64,10 +64,17 @@ describe("workflow step lines", () => {
     seq: 5,
     type: "step_completed",
     payload: { step: "charge", writes: {}, next_step: "pack" },
+    continuation: { kind: "next_step", step: "pack" },
     at: t0 + 103,
   };
   const start3: RunEventView = { seq: 6, type: "step_started", payload: { step: "pack", attempt: 1 }, at: t0 + 104 };
-  const done3: RunEventView = { seq: 7, type: "step_completed", payload: { step: "pack", writes: {} }, at: t0 + 110 };
+  const done3: RunEventView = {
+    seq: 7,
+    type: "step_completed",
+    payload: { step: "pack", writes: {} },
+    continuation: { kind: "done" },
+    at: t0 + 110,
+  };
   const finished: RunEventView = { seq: 8, type: "workflow_completed", payload: { result: null }, at: t0 + 110 };
   const failed: RunEventView = {
     seq: 8,

@@ -43,6 +43,7 @@ const completed = (seq: number, step: string, next: string | undefined, at: numb
   type: "step_completed",
   payload: { step, writes: {}, ...(next ? { next_step: next } : {}) },
   at,
+  continuation: next ? { kind: "next_step", step: next } : { kind: "done" },
 });
 
 describe("createStepFollower", () => {

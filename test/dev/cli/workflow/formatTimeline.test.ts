@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { decodeContinuation } from "#src/engine/continuation.ts";
 import type { WorkflowRunView } from "#src/engine/describeRun.ts";
+import type { WorkflowEventPayloads } from "#src/engine/events.ts";
 import {
   formatFollowedRow,
   formatRunList,
@@ -38,10 +40,17 @@ const retried: WorkflowRunView = {
       seq: 5,
       type: "step_completed",
       payload: { step: "start", writes: { charged: true }, next_step: "ship" },
+      continuation: { kind: "next_step", step: "ship" },
       at: t0 + 1_100,
     },
     { seq: 6, type: "step_started", payload: { step: "ship", attempt: 1 }, at: t0 + 1_101 },
-    { seq: 7, type: "step_completed", payload: { step: "ship", writes: {} }, at: t0 + 1_250 },
+    {
+      seq: 7,
+      type: "step_completed",
+      payload: { step: "ship", writes: {} },
+      continuation: { kind: "done" },
+      at: t0 + 1_250,
+    },
     { seq: 8, type: "workflow_completed", payload: { result: { ok: true } }, at: t0 + 1_250 },
   ],
 };
@@ -87,7 +96,7 @@ describe("formatRunTimeline", () => {
   });
 });
 
-/** A run view from [type, at offset, payload] rows. */
+/** A run view from [type, at offset, payload] rows, as the API serves it (a step_completed with its continuation). */
 function run(
   status: WorkflowRunView["status"],
   rows: [string, number, Record<string, unknown>][],
@@ -98,6 +107,9 @@ function run(
     type,
     payload,
     at: t0 + at,
+    ...(type === "step_completed"
+      ? { continuation: decodeContinuation(payload as WorkflowEventPayloads["step_completed"]) }
+      : {}),
   })) as WorkflowRunView["events"];
   return {
     id: "run-2",
@@ -204,6 +216,21 @@ describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () 
       const line = text.split("\n").find((l) => l.startsWith(`${seq} `))!;
       for (const part of parts) expect(line, `event ${seq}`).toContain(part);
     }
+  });
+
+  it("reads what comes next from each step_completed's continuation, and names a pause kind it has no words for", () => {
+    const view = run("running", [
+      created,
+      ["step_started", 1, { step: "start", attempt: 1 }],
+      ["step_completed", 2, { step: "start", writes: {}, next_step: "next" }],
+      ["step_started", 700, { step: "next", attempt: 1 }],
+    ]);
+    // A continuation kind added to the engine later: the timeline learns it only from the view.
+    Object.assign(view.events[2]!, { continuation: { kind: "wait_for_children", step: "next", until: t0 + 5_002 } });
+    const text = formatRunTimeline(view);
+    const line = (seq: number) => text.split("\n").find((l) => l.startsWith(`${seq} `))!;
+    expect(line(3)).toContain("next: next, wait_for_children (until +5002 ms)");
+    expect(line(4)).toContain("wait_for_children ended after 698 ms");
   });
 
   it.each([
