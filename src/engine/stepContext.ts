@@ -1,6 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
+import type { ContinuationRequest } from "./continuation.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
 
 /**
@@ -52,15 +53,11 @@ export function setStepEnvSource(source: () => StepEnv): void {
 
 /**
  * What a step returns: the name of the next step, or the end of the workflow
- * with its result (JSON; omitted means null). Beyond the spec, a step that
- * names the next one may also make it wait: `sleepMS` (a delay) or `until`
- * (epoch ms), at most a year away; or `waitFor` (an event name sent with
- * `workflow.send`) with an optional `timeoutMS` (at most a year).
+ * with its result (JSON; omitted means null). A step that names the next one
+ * may also delay it (see {@link ContinuationRequest}).
  */
 // biome-ignore lint/suspicious/noExplicitAny: public default: a result is user JSON returned without declaring a type
-export type StepResult<Result = any> =
-  | { step: string; sleepMS?: number; until?: number; waitFor?: string; timeoutMS?: number }
-  | { done: true; result?: Result };
+export type StepResult<Result = any> = ({ step: string } & ContinuationRequest) | { done: true; result?: Result };
 
 /**
  * One step of a workflow. Declared as a method so a typed step (`StepFunction<Order>`)

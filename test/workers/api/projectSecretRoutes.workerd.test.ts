@@ -2,6 +2,7 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import api from "#src/workers/api/index.ts";
+import { startThroughPool } from "#test/support/workerd/index.ts";
 
 const KEY = "11".repeat(32);
 const secretsEnv = { ...env, SECRETS_ENCRYPTION_KEY: KEY };
@@ -12,7 +13,10 @@ function cloudflareStandIn() {
     apiToken: "cf-token",
     accountId: "acc123",
     namespace: "platform-projects",
-    onAccepted: (script) => uploads.push(script),
+    startScript: startThroughPool,
+    onAccepted: (script) => {
+      uploads.push(script);
+    },
   });
   return {
     uploads,
