@@ -16,7 +16,8 @@ const MODULES_ROOT = "/script";
  * runs in a workerd of its own (projectInstances.ts), so a service binding
  * reaches the platform worker it names over that worker's loopback socket
  * (`services`: deployed name → `host:port`); a service the platform does not
- * run answers 502, as a call to a script that is not there.
+ * run answers 502, as a call to a script that is not there. Its tail
+ * consumer is wired beside it (tailForwarder.ts).
  */
 export function scriptWorker(script: AcceptedScript, services: Readonly<Record<string, string>>): V4WorkerOptions {
   const main = script.metadata.main_module!;
@@ -43,19 +44,7 @@ export function scriptWorker(script: AcceptedScript, services: Readonly<Record<s
         binding.type === "service" ? [[binding.name, platformService(binding.service, services)]] : [],
       ),
     ),
-    ...scriptTails(script),
   };
-}
-
-/**
- * The upload's `tail_consumers` as Miniflare's `tails`: Cloudflare names the
- * producing script in each trace (`scriptName`); workerd leaves it empty, so
- * the consumer is told through `props` which script it tails.
- */
-function scriptTails(script: AcceptedScript): Pick<V4WorkerOptions, "tails"> {
-  const consumers = script.metadata.tail_consumers ?? [];
-  if (consumers.length === 0) return {};
-  return { tails: consumers.map(({ service }) => ({ name: service, props: { scriptName: script.name } })) };
 }
 
 /** A platform worker over its socket; any other name answers 502, as a call to a script that is not there. */

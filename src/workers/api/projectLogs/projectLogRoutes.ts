@@ -10,7 +10,10 @@ import { MAX_LOG_READ, MAX_LOG_WAIT_MS } from "./ProjectLog.ts";
 import { entriesFromTrace } from "./traceEntries.ts";
 
 /** The log actor of one project (by id: a slug can be taken again by another project). */
-export function projectLogOf(env: ApiEnv, projectId: number): DurableObjectStub<ProjectLog> | null {
+export function projectLogOf(
+  env: Pick<ApiEnv, "PROJECT_LOGS">,
+  projectId: number,
+): DurableObjectStub<ProjectLog> | null {
   if (!env.PROJECT_LOGS) return null;
   return env.PROJECT_LOGS.get(env.PROJECT_LOGS.idFromName(`project-${projectId}`));
 }
@@ -50,28 +53,37 @@ export async function readProjectLog(request: CliRequest, env: ApiEnv): Promise<
 
 /**
  * The API worker's Tail Worker handler: each project worker names it as its
- * tail consumer (its upload's `tail_consumers`; locally its `tails`), so the
- * runtime hands it a trace of every invocation of that worker. Each trace
- * goes to the log of the project whose script it names: the runtime's
- * `scriptName` (deployed), or the script the local platform wired the tail
- * for (`props.scriptName`: workerd leaves `scriptName` empty). A trace of a
- * script that is no project's is dropped.
+ * tail consumer (its upload's `tail_consumers`; under `platform dev` its
+ * `tails`), so the runtime hands it a trace of every invocation of that
+ * worker. Each trace goes to the log of the project whose script it names:
+ * the runtime's `scriptName` (deployed), or the script the local platform
+ * wired the tail for (`props.scriptName`: workerd leaves `scriptName` empty).
  */
 export async function recordTraces(env: ApiEnv, items: readonly TraceItem[], wiredScript?: string): Promise<void> {
-  const receivedAt = Date.now();
-  const byScript = new Map<string, NewLogEntry[]>();
+  const byScript = new Map<string, TraceItem[]>();
   for (const item of items) {
     const script = item.scriptName ?? wiredScript;
-    if (!script) continue;
-    const entries = entriesFromTrace(item, receivedAt);
-    if (entries.length) byScript.set(script, [...(byScript.get(script) ?? []), ...entries]);
+    if (script) byScript.set(script, [...(byScript.get(script) ?? []), item]);
   }
-  await Promise.all(
-    [...byScript].map(async ([script, entries]) => {
-      const project = await findProjectByScriptName(env.DB, script);
-      if (project) await projectLogOf(env, project.id)?.append(entries);
-    }),
-  );
+  await Promise.all([...byScript].map(([script, traces]) => recordScriptTraces(env, script, traces)));
+}
+
+/**
+ * The traces of one script's invocations, into the log of the project whose
+ * script it is; dropped when it is no project's. The caller vouches for
+ * `script` (the runtime, or `platform up`'s trace intake, which checks the
+ * forwarder's token): a trace's own `scriptName` is not read here.
+ */
+export async function recordScriptTraces(
+  env: Pick<ApiEnv, "DB" | "PROJECT_LOGS">,
+  script: string,
+  items: readonly TraceItem[],
+): Promise<void> {
+  const receivedAt = Date.now();
+  const entries: NewLogEntry[] = items.flatMap((item) => entriesFromTrace(item, receivedAt));
+  if (entries.length === 0) return;
+  const project = await findProjectByScriptName(env.DB, script);
+  if (project) await projectLogOf(env, project.id)?.append(entries);
 }
 
 /** The source map a push sends beside its bundle: a version-3 map, or nothing. */
