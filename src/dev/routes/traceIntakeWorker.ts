@@ -1,3 +1,4 @@
+import { errorResponse, PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
 import { recordScriptTraces } from "../../workers/api/projectLogs/projectLogRoutes.ts";
 import type { ApiEnv } from "../../workers/api/env.ts";
 import { isScriptTraceToken, TRACE_SCRIPT_HEADER } from "./scriptTraceToken.ts";
@@ -17,8 +18,8 @@ export interface TraceIntakeEnv extends Pick<ApiEnv, "DB" | "PROJECT_LOGS"> {
 /** A batch is one invocation's traces; its console lines are cut to LOG_TEXT_LIMIT anyway. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-function refused(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status });
+function refused(code: PlatformErrorCode, message: string): Response {
+  return errorResponse(new PlatformError(code, message));
 }
 
 /** The posted JSON as traces: each an object with its `logs` and `exceptions` lists; anything else is not a batch. */
@@ -36,21 +37,21 @@ function tracesOf(value: unknown): TraceItem[] | null {
 
 export default {
   async fetch(request: Request, env: TraceIntakeEnv): Promise<Response> {
-    if (request.method !== "POST") return refused(405, "method_not_allowed", "POST a batch of traces.");
+    if (request.method !== "POST") return refused("not_found", "The trace intake answers POST only.");
     const script = request.headers.get(TRACE_SCRIPT_HEADER) ?? "";
     const token = request.headers.get("authorization")?.replace(/^Bearer /, "");
     if (!script || !(await isScriptTraceToken(env.TRACE_INTAKE_KEY, script, token)))
-      return refused(403, "forbidden", "Only a project's own tail forwarder hands over its traces.");
+      return refused("forbidden", "Only a project's own tail forwarder hands over its traces.");
     const body = await request.arrayBuffer();
     if (body.byteLength > MAX_BODY_BYTES)
-      return refused(413, "payload_too_large", `A batch of traces is at most ${MAX_BODY_BYTES} bytes.`);
+      return refused("payload_too_large", `A batch of traces is at most ${MAX_BODY_BYTES} bytes.`);
     let traces: TraceItem[] | null;
     try {
       traces = tracesOf(JSON.parse(new TextDecoder().decode(body)));
     } catch {
       traces = null;
     }
-    if (!traces) return refused(400, "invalid_input", "The body must be a JSON list of traces.");
+    if (!traces) return refused("invalid_input", "The body must be a JSON list of traces.");
     await recordScriptTraces(env, script, traces);
     return new Response(null, { status: 204 });
   },

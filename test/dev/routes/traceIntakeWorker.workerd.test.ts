@@ -113,7 +113,11 @@ describe("platform up's trace intake: each project's traces into its own log, an
     );
   });
 
-  it("answers 405 to anything but POST", async () => {
-    expect((await post({}, null, "GET")).status).toBe(405);
+  it("answers 404 to anything but POST", async () => {
+    const answer = await post({}, null, "GET");
+    expect(answer.status).toBe(404);
+    expect(await answer.json()).toEqual({
+      error: { code: "not_found", message: "The trace intake answers POST only." },
+    });
   });
 });
