@@ -6,7 +6,7 @@ import { localD1Id } from "../dev/localWorker.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, REPO_ROOT } from "../repoPaths.ts";
 
 const ENTRY = "src/dev/routes/traceIntakeWorker.ts";
-export const TRACE_INTAKE_WORKER = "platform-trace-intake";
+const TRACE_INTAKE_WORKER = "platform-trace-intake";
 
 /**
  * `platform up`'s trace intake in the platform's workerd, on its own socket:
