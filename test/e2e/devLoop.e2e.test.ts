@@ -113,7 +113,7 @@ describe("platform logs --follow under platform dev", () => {
     await dev.waitFor(/nap#1 completed in \d+ ms → done, waits for "approval"/);
   });
 
-  it("points a failed step's stack at src/index.ts (needs step_failed's error, from the engine's branch)", async () => {
+  it("points a failed step's stack at src/index.ts", async () => {
     await logs.waitFor(/start#1 failed in \d+ ms: kaboom in a step\n.*at .*src\/index\.ts:7:11/);
     const get = await runCli(["workflow", "list", "--name", "explode", "--full", "--dir", dir]);
     const runId = /([0-9a-f]{64}\.\w+)/.exec(get.stdout)?.[1];

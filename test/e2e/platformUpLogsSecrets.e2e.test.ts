@@ -166,7 +166,7 @@ describe("platform logs --follow for a project pushed to platform up", () => {
     expect(blogLog.stdout).not.toContain("shop says hello");
   });
 
-  it("shows a failed step's line with src/index.ts:LINE (needs step_failed's error, from the engine's branch)", async () => {
+  it("shows a failed step's line with src/index.ts:LINE", async () => {
     const started = await runCli(["workflow", "start", "charge", "--dir", shop, "--api", API], { env });
     expect(started.code, started.stderr).toBe(0);
     await logs!.waitFor(/start#1 failed in \d+ ms: card declined in a step\n.*at .*src\/index\.ts:7:11/);
