@@ -7,6 +7,7 @@ import { systemClock } from "../../engine/clock.ts";
 import { installWorkflowBackend, startDueScheduledRuns, workflowDefinitions } from "../../engine/workflowApi.ts";
 import { minuteOf } from "../../core/cronSchedule.ts";
 import { type ProjectSchedule, projectSchedules, scheduleCronName } from "../../contracts/workflowSchedules.ts";
+import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import { openSqliteWorkflowStore, type SqliteWorkflowStore } from "./sqliteEventStore.ts";
 
 /** The recovery cron runs every minute. */
@@ -19,6 +20,8 @@ export interface NodeWorkflowBackendOptions extends Omit<LocalWorkflowBackendOpt
   path: string;
   /** Interval of the recovery sweep; default one minute. */
   recoveryIntervalMS?: number;
+  /** The project's environment, as a worker's `fetch` gets it: its string values but `PLATFORM_*` are what steps read as `ctx.env`. */
+  env?: Record<string, unknown>;
 }
 
 export interface NodeWorkflowBackend extends LocalWorkflowBackend {
@@ -84,8 +87,14 @@ export function createNodeWorkflowBackend(options: NodeWorkflowBackendOptions): 
   };
 }
 
-/** Creates the Node backend and makes `workflow.start/get/list` of the `platform` module use it. */
+/**
+ * Creates the Node backend and makes `workflow.start/get/list` of the `platform` module use it; with
+ * `env`, the runtime takes that environment (before any request brings one), so steps resumed at
+ * start-up read `ctx.env` too.
+ */
 export function installNodeWorkflowBackend(options: NodeWorkflowBackendOptions): NodeWorkflowBackend {
+  // As a run actor hands the runtime its environment (workflowRunHost.ts).
+  if (options.env) workflowRunHost.useEnv(options.env);
   const backend = createNodeWorkflowBackend(options);
   installWorkflowBackend(backend);
   return backend;

@@ -6,6 +6,8 @@ import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
+import { setStepEnvSource } from "../../engine/stepContext.ts";
+import { projectVariables } from "../entry/projectVariables.ts";
 import {
   describeScheduledRun,
   installWorkflowBackend,
@@ -50,6 +52,9 @@ workflowRunHost.useEnv = (env) => platformRuntime.useEnv(env as PlatformEnv);
 platformRuntime.onEnv((env) => {
   if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
 });
+
+// `ctx.env`: the project's variables in the runtime's environment (a run actor hands it over through workflowRunHost).
+setStepEnvSource(() => projectVariables(platformRuntime.env));
 
 platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
   if (!hasActors(env)) return errorResponse(new PlatformError("not_found", "This project has no workflow actors."));

@@ -76,7 +76,7 @@ export async function runDueCrons(
           `/__cron/${encodeURIComponent(row.cron_name)}`,
           delivery,
         );
-        const output = (await response.text()).slice(0, 500);
+        const output = cronOutput(await response.text()).slice(0, 500);
         console.log(`cron ${row.slug}/${row.cron_name}: ${response.status} ${output}`);
         return { project: row.slug, cron: row.cron_name, status: response.status, output };
       } catch (error) {
@@ -85,4 +85,15 @@ export async function runDueCrons(
       }
     }),
   );
+}
+
+/** What a cron said: the `output` of the project's `{ cron, output }` answer, else its body as it came. */
+function cronOutput(body: string): string {
+  try {
+    const { output } = JSON.parse(body) as { output?: unknown };
+    if (typeof output === "string") return output;
+  } catch {
+    // not JSON: an error page or text
+  }
+  return body;
 }

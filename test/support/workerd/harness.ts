@@ -3,5 +3,6 @@
 export { WorkflowRun, WorkflowRunIndex, WorkflowFlowKey } from "#src/objects/index.ts";
 export { RateLimiter } from "#src/objects/RateLimiter.ts";
 export { SessionCode } from "#src/objects/SessionCode.ts";
+export { ProjectLog } from "#src/workers/api/projectLogs/ProjectLog.ts";
 
 export default { fetch: () => new Response("test harness") };

@@ -6,8 +6,11 @@
 import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit, shortRunId } from "./dom.js";
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
+import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
 import { chatWindowSection } from "./chatWindow.js";
+import { renderStepErrors } from "./stepErrorsView.js";
+import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
 const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
@@ -289,6 +292,7 @@ async function showProject(slug) {
       isCurrent: () => generation === viewGeneration,
     }),
     runsSection(slug, project.workflows),
+    logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     outboxSection(slug, { api, errorText }),
   );
   heading.focus();
@@ -515,15 +519,12 @@ function testEventSection(slug, resources, catalog) {
       clear(output).append(el("p", {}, answer.summary));
       if (answer.pluginAnswer?.inlineReply !== undefined)
         output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
-      output.append(
-        el(
-          "p",
-          {},
-          answer.calls.length
-            ? `The handler made ${answer.calls.length} provider call(s):`
-            : "The handler made no provider calls.",
-        ),
+      const heading = providerCallsHeading(
+        answer.outcome?.result,
+        answer.calls.length,
+        answer.pluginAnswer?.inlineReply !== undefined,
       );
+      if (heading) output.append(el("p", {}, heading));
       if (answer.calls.length)
         output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
     } catch (error) {
@@ -638,6 +639,7 @@ async function showRun(slug, runId) {
   const summary = el("p", { class: "meta" });
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
@@ -649,6 +651,7 @@ async function showRun(slug, runId) {
     controls,
     timeline,
     outcome,
+    errors,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -673,6 +676,7 @@ async function showRun(slug, runId) {
     );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
+    renderStepErrors(errors, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {

@@ -11,6 +11,9 @@ import {
   TIMELINE_HEADER,
   type RunSummaryWithPause,
 } from "../workflow/formatTimeline.ts";
+import { shortRunId } from "../dev/devLogLines.ts";
+import { formatFailedAttempts } from "../workflow/failedAttempts.ts";
+import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
 import { checkSchedulesInvocation, fetchScheduleRows, formatSchedules } from "../workflow/workflowSchedules.ts";
@@ -108,7 +111,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       case "get": {
         const { runId, found } = await findRun(invocation.runId);
         const run = found ?? (await getRun(runId));
-        print(run, formatRunTimeline(run));
+        print(run, formatRunTimeline(run) + formatFailedAttempts(run));
         return;
       }
       case "start": {
@@ -126,7 +129,9 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
           );
         if (!invocation.wait) return void print(started, `${started.runId}\n`);
         if (!values.json) console.log(started.runId);
-        const run = await follow(started.runId, getRun, values.json !== true);
+        // The name the user gave the run (--id) is the one a hint should repeat.
+        const runRef = invocation.id ?? shortRunId(started.runId);
+        const run = await follow(started.runId, getRun, values.json !== true, runRef);
         if (values.json) print(run, "");
         return run.status === "completed" ? 0 : 1;
       }
@@ -151,19 +156,27 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
   },
 };
 
-/** Polls a run until it is terminal, printing each new event as a timeline row (when `show`), then its outcome. */
+/**
+ * Polls a run until it is terminal, printing each new event as a timeline row (when `show`), what it
+ * waits for or how long it sleeps whenever that changes, then its outcome.
+ */
 async function follow(
   runId: string,
   getRun: (runId: string) => Promise<WorkflowRunView>,
   show: boolean,
+  runRef: string,
 ): Promise<WorkflowRunView> {
   let printed = 0;
+  let notice: string | null = null;
   if (show) console.log(`\n${formatFollowedRow(TIMELINE_HEADER)}`);
   for (;;) {
     const run = await getRun(runId);
     const rows = timelineRows(run);
     if (show) for (const row of rows.slice(printed)) console.log(formatFollowedRow(row));
     printed = rows.length;
+    const now = pauseNotice(run, runRef);
+    if (show && now && now !== notice) console.log(now);
+    notice = now;
     if (run.status !== "running" && run.status !== "queued") {
       if (show) console.log(`\n${timelineHeading(run).split("\n")[0]}`);
       return run;

@@ -1,4 +1,4 @@
-import { CliError } from "../commandLine.ts";
+import { CliError, unknownChoiceError } from "../commandLine.ts";
 
 /** One `platform workflow …` invocation, checked: what to do and with which values. */
 export type WorkflowInvocation =
@@ -39,7 +39,7 @@ function usage(message: string): CliError {
 export function parseWorkflowInvocation(positionals: string[], values: Values): WorkflowInvocation {
   const [action, ...args] = positionals;
   if (!(ACTIONS as readonly (string | undefined)[]).includes(action))
-    throw usage(`Unknown workflow action "${action ?? ""}": use ${ACTIONS.join(", ")}.`);
+    throw unknownChoiceError("workflow action", action, ACTIONS);
   const act = action as (typeof ACTIONS)[number];
   const misplaced = Object.values(ACTION_OPTIONS)
     .flat()

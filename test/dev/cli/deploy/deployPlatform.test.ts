@@ -115,7 +115,11 @@ describe("npm run deploy (against a stand-in for wrangler)", () => {
     for (const { config } of fake.uploads)
       expect((config.d1_databases as Array<{ database_id: string }>)[0]?.database_id).toBe("d1-id");
     const api = fake.uploads[PASSES.lastIndexOf("platform-api")]!;
-    expect(api.secrets).toEqual({ ADMIN_TOKEN: "a".repeat(32), CLOUDFLARE_API_TOKEN: "upload-token" });
+    expect(api.secrets).toEqual({
+      ADMIN_TOKEN: "a".repeat(32),
+      CLOUDFLARE_API_TOKEN: "upload-token",
+      SECRETS_ENCRYPTION_KEY: "5e".repeat(32),
+    });
     expect((api.config.vars as Record<string, string>).LOGIN_PUBLIC_URL).toBe("https://login.apps.example.org");
     expect(fake.uploads[0]!.config.services).toEqual([]);
     expect(fake.uploads[PASSES.indexOf("platform-gateway")]!.secrets).toEqual({});

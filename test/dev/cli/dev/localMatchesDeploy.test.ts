@@ -157,6 +157,7 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
     ports: {
       api: 9001,
       login: 9101,
+      traces: 9102,
       plugins: Object.fromEntries(
         deployedWorkers.filter((w) => w.configPath.startsWith("src/plugins/")).map((w, i) => [w.name, 9010 + i]),
       ),
@@ -172,6 +173,7 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
       >,
     },
     adminToken: "admin",
+    secretsKey: "5e".repeat(32),
     login: null,
     pluginSecrets,
     project: null,
