@@ -22,7 +22,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { handlerByPrefix } from "./handlerByPrefix.ts";
+import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
@@ -200,9 +200,8 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     return { ok: true };
   }
   if (d.kind === "component") {
-    const handler = handlerByPrefix(components, name);
+    const handler = requireHandlerByPrefix(components, name, "onComponent");
     const message = messageOf(ev.message);
-    if (!handler) throw new NoPluginHandler(`This project has no onComponent handler for ${JSON.stringify(name)}.`);
     if (!message) throw new PlatformError("invalid_input", "A component dispatch needs its message.");
     await handler({
       ...common,
@@ -215,8 +214,7 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     return { ok: true };
   }
   if (d.kind === "modal") {
-    const handler = handlerByPrefix(modals, name);
-    if (!handler) throw new NoPluginHandler(`This project has no onModalSubmit handler for ${JSON.stringify(name)}.`);
+    const handler = requireHandlerByPrefix(modals, name, "onModalSubmit");
     const fields = (ev.fields && typeof ev.fields === "object" ? ev.fields : {}) as Record<string, string>;
     await handler({ ...common, customId: name, fields: { ...fields }, message: messageOf(ev.message), replyToken });
     return { ok: true };

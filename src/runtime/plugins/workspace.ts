@@ -2,7 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   requireWorkspaceText,
   WORKSPACE_CHANNEL_ID,
@@ -16,7 +16,7 @@ import {
   type WorkspaceViewSubmission,
 } from "../../contracts/workspaceEvents.ts";
 import { requireBlocks, requireView } from "../../contracts/workspaceBlocks.ts";
-import { handlerByPrefix } from "./handlerByPrefix.ts";
+import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 
 /**
  * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
@@ -105,16 +105,12 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
     ctx,
   };
   if (kind === "action") {
-    const handler = handlerByPrefix(actions, dispatch.name);
-    if (!handler)
-      throw new NoPluginHandler(`This project has no onAction handler for ${JSON.stringify(dispatch.name)}.`);
+    const handler = requireHandlerByPrefix(actions, dispatch.name, "onAction");
     await handler(dispatch.event as WorkspaceAction, context);
     return { ok: true };
   }
   if (kind === "view") {
-    const handler = handlerByPrefix(views, dispatch.name);
-    if (!handler)
-      throw new NoPluginHandler(`This project has no onViewSubmission handler for ${JSON.stringify(dispatch.name)}.`);
+    const handler = requireHandlerByPrefix(views, dispatch.name, "onViewSubmission");
     await handler(dispatch.event as WorkspaceViewSubmission, context);
     return { ok: true };
   }
