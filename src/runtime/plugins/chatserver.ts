@@ -240,14 +240,20 @@ registerPluginMetadata("chatserver", () => ({
   events: [...events.keys()],
 }));
 
-/** A reply's body: the message checked here (nothing is sent for a refused one), `ephemeral` kept. */
-function replyBody(message: ChatReply): Record<string, unknown> {
+/** A message's body (a string is its content), checked here: nothing is sent for a refused one. */
+function messageBody(message: string | ChatMessageInput, creating: boolean): ChatMessageInput {
   const input = typeof message === "string" ? { content: message } : message;
-  toChatMessageData(input, { creating: true });
-  const ephemeral = (input as { ephemeral?: unknown } | null)?.ephemeral;
+  toChatMessageData(input, { creating });
+  return { content: input.content, components: input.components };
+}
+
+/** A reply's body: its message checked, `ephemeral` kept. */
+function replyBody(message: ChatReply): Record<string, unknown> {
+  const body = messageBody(message, true);
+  const ephemeral = typeof message === "string" ? undefined : (message as { ephemeral?: unknown }).ephemeral;
   if (ephemeral !== undefined && typeof ephemeral !== "boolean")
     throw new PlatformError("invalid_input", "ephemeral must be true or false.");
-  return { content: input.content, components: input.components, ...(ephemeral ? { ephemeral } : {}) };
+  return { ...body, ...(ephemeral ? { ephemeral } : {}) };
 }
 
 export const chatserver = {
@@ -322,13 +328,9 @@ export const chatserver = {
     interaction: ChatComponentInteraction | ChatModalSubmit,
     message: ChatMessageInput,
   ): Promise<ChatMessageAnswer> {
-    toChatMessageData(message, { creating: false });
+    const body = messageBody(message, false);
     const { token, env } = replyTokenOf(interaction, "update");
-    return pluginCall(env, "chatserver", "/proxy/update", {
-      replyToken: token,
-      content: message.content,
-      components: message.components,
-    });
+    return pluginCall(env, "chatserver", "/proxy/update", { replyToken: token, ...body });
   },
 
   /**
@@ -346,14 +348,11 @@ export const chatserver = {
     channelId: string,
     message: string | ChatMessageInput,
   ): Promise<{ messageId: string; channelId: string }> {
-    const input = typeof message === "string" ? { content: message } : message;
-    toChatMessageData(input, { creating: true });
-    const body = {
+    const body = messageBody(message, true);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", {
       channelId: requireChatId(channelId, "channelId"),
-      content: input.content,
-      components: input.components,
-    };
-    return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", body);
+      ...body,
+    });
   },
 
   /** Edits a message the bot posted: its text, its components, or both. */
@@ -362,15 +361,12 @@ export const chatserver = {
     messageId: string,
     message: string | ChatMessageInput,
   ): Promise<{ messageId: string; channelId: string }> {
-    const input = typeof message === "string" ? { content: message } : message;
-    toChatMessageData(input, { creating: false });
-    const body = {
+    const body = messageBody(message, false);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", {
       channelId: requireChatId(channelId, "channelId"),
       messageId: requireChatId(messageId, "messageId"),
-      content: input.content,
-      components: input.components,
-    };
-    return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", body);
+      ...body,
+    });
   },
 };
 
