@@ -68,6 +68,9 @@ interface Common {
 }
 
 /** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
+/** Where a message the bot posted or edited is. */
+type PostedMessage = { messageId: string; channelId: string };
+
 export type ChatReply = string | (ChatMessageInput & { ephemeral?: boolean });
 
 export interface ChatCommand extends Common {
@@ -344,10 +347,7 @@ export const chatserver = {
   },
 
   /** Posts in a channel of a server connected to this project: text, or `{ content, components }`. */
-  async sendMessage(
-    channelId: string,
-    message: string | ChatMessageInput,
-  ): Promise<{ messageId: string; channelId: string }> {
+  async sendMessage(channelId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, true);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", {
       channelId: requireChatId(channelId, "channelId"),
@@ -356,11 +356,7 @@ export const chatserver = {
   },
 
   /** Edits a message the bot posted: its text, its components, or both. */
-  async editMessage(
-    channelId: string,
-    messageId: string,
-    message: string | ChatMessageInput,
-  ): Promise<{ messageId: string; channelId: string }> {
+  async editMessage(channelId: string, messageId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, false);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", {
       channelId: requireChatId(channelId, "channelId"),
