@@ -71,11 +71,13 @@ export const chatServerInstall = oauthInstall<ChatServerEnv>({
   plugin: chatServerPlugin,
   providerName: "the chat server",
   resourceLabel: "Chat server",
-  requiredSettings: ["CHATSERVER_CLIENT_ID", "CHATSERVER_CLIENT_SECRET"],
-  publicUrl: (env) => env.CHATSERVER_PUBLIC_URL,
+  settings: {
+    clientId: "CHATSERVER_CLIENT_ID",
+    clientSecret: "CHATSERVER_CLIENT_SECRET",
+    publicUrl: "CHATSERVER_PUBLIC_URL",
+  },
   authorizeUrl: (env) => new URL(origin(env) + "/oauth2/authorize"),
   authorizeParams: (env) => ({
-    client_id: env.CHATSERVER_CLIENT_ID,
     scope: "bot applications.commands",
     permissions: env.CHATSERVER_PERMISSIONS ?? DEFAULT_BOT_PERMISSIONS,
     integration_type: "0",

@@ -49,6 +49,8 @@ export function rotationOf(answer: object): Pick<InstallGrant, "refreshToken" | 
   };
 }
 
+type SettingName<Env> = keyof Env & string;
+
 export interface OAuthInstallProvider<Env extends PluginEnv> {
   /** The plugin's descriptor: its id, the resource an install claims, and how pages name it ("the chat-server plugin"). */
   plugin: InstallablePlugin;
@@ -57,13 +59,12 @@ export interface OAuthInstallProvider<Env extends PluginEnv> {
   /** Page titles: "<resourceLabel> connected", "<resourceLabel> already connected". */
   resourceLabel: string;
   /**
-   * The provider's settings (vars, secrets) the install needs; the flow adds `STATE_SECRET`, which signs its
-   * state. Without them /install refuses before using the link.
+   * The names of the settings (vars, secrets) the install reads: the provider's OAuth client (`clientId`, sent
+   * as `client_id`, and `clientSecret`), which it needs with `STATE_SECRET` (it signs the state; without them
+   * /install refuses before using the link); and `publicUrl`, this worker's public origin (default: the request's).
    */
-  requiredSettings: readonly (keyof Env & string)[];
-  /** This worker's configured public origin; default: the request's. */
-  publicUrl(env: Env): string | undefined;
-  /** The provider's consent page and its query (the flow adds `redirect_uri` and `state`). */
+  settings: { clientId: SettingName<Env>; clientSecret: SettingName<Env>; publicUrl: SettingName<Env> };
+  /** The provider's consent page and its query (the flow adds `client_id`, `redirect_uri` and `state`). */
   authorizeUrl(env: Env): URL;
   authorizeParams(env: Env): Record<string, string>;
   /** Throws `upstream_error` (a 502 page) when the provider refuses the code or its answer names no resource. */
@@ -89,8 +90,10 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
   const pluginName = `the ${title} plugin`;
   const cookie = `platform_${pluginId}_install`;
   const again = `Run \`platform plugin install ${pluginId}\` again.`;
-  const redirectUri = (env: Env, request: Request) =>
-    `${(provider.publicUrl(env) || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
+  const redirectUri = (env: Env, request: Request) => {
+    const publicUrl = env[provider.settings.publicUrl] as string | undefined;
+    return `${(publicUrl || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
+  };
   const clearCookie = {
     "set-cookie": serializeCookie(cookie, "", { path: COOKIE_PATH, maxAge: 0, sameSite: "Lax", secure: false }),
   };
@@ -109,8 +112,8 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
   }
 
   async function begin(request: Request, env: Env): Promise<Response> {
-    const settings: readonly (keyof Env & string)[] = [...provider.requiredSettings, "STATE_SECRET"];
-    const missing = settings.filter((name) => !env[name]);
+    const { clientId, clientSecret } = provider.settings;
+    const missing = [clientId, clientSecret, "STATE_SECRET" as const].filter((name) => !env[name]);
     if (missing.length) {
       const message = `${pluginName} is not configured on this platform (${andList(missing)} ${missing.length > 1 ? "are" : "is"} required).`;
       return installPage(503, "Install unavailable", message[0]!.toUpperCase() + message.slice(1));
@@ -125,7 +128,12 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       pluginId,
     });
     const location = provider.authorizeUrl(env);
-    const params = { ...provider.authorizeParams(env), redirect_uri: redirectUri(env, request), state };
+    const params = {
+      client_id: env[provider.settings.clientId] as string,
+      ...provider.authorizeParams(env),
+      redirect_uri: redirectUri(env, request),
+      state,
+    };
     for (const [name, value] of Object.entries(params)) location.searchParams.set(name, value);
     const secure = new URL(request.url).protocol === "https:";
     return new Response(null, {

@@ -37,10 +37,9 @@ export const workspaceInstall = oauthInstall<WorkspaceEnv>({
   plugin: workspacePlugin,
   providerName: "Slack",
   resourceLabel: "Workspace",
-  requiredSettings: ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"],
-  publicUrl: (env) => env.WORKSPACE_PUBLIC_URL,
+  settings: { clientId: "SLACK_CLIENT_ID", clientSecret: "SLACK_CLIENT_SECRET", publicUrl: "WORKSPACE_PUBLIC_URL" },
   authorizeUrl,
-  authorizeParams: (env) => ({ client_id: env.SLACK_CLIENT_ID, scope: env.SLACK_SCOPES || DEFAULT_SCOPES }),
+  authorizeParams: (env) => ({ scope: env.SLACK_SCOPES || DEFAULT_SCOPES }),
   exchangeCode,
   oneResourcePerProject: true,
   connectedMessage: (grant, project) =>
