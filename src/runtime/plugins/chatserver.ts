@@ -23,7 +23,8 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
-import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { NoPluginHandler } from "./noPluginHandler.ts";
+import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,

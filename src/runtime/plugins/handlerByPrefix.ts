@@ -1,4 +1,4 @@
-import { NoPluginHandler } from "./pluginRoutes.ts";
+import { NoPluginHandler } from "./noPluginHandler.ts";
 
 /**
  * How an interaction finds its handler (`chatserver.onComponent`,

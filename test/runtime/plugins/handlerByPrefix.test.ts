@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { handlerByPrefix, requireHandlerByPrefix } from "#src/runtime/plugins/handlerByPrefix.ts";
-import { NoPluginHandler } from "#src/runtime/plugins/pluginRoutes.ts";
+import { NoPluginHandler } from "#src/runtime/plugins/noPluginHandler.ts";
 
 describe("which handler an interaction's id reaches", () => {
   const handlers = new Map([
