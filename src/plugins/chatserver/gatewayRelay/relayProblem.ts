@@ -4,7 +4,7 @@
  * answered, what stops working) and the fix. The chat-server connection
  * health of every project shows it (the bot is shared), until READY.
  */
-import type { PluginProblem } from "../../../workers/db/pluginProblems.ts";
+import type { PluginProblem } from "../../../contracts/pluginProblem.ts";
 import type { SessionStartLimit } from "./gatewayProtocol.ts";
 
 /** Recorded as the plugin's problem; its code is `close_<code>`, `token_refused` or `session_starts_used_up`. */
