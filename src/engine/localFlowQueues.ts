@@ -134,17 +134,24 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
     },
 
     rebuild() {
+      /** A run this process has not placed yet, with its log and its key's entry; undefined when it has no flow key. */
+      function flowKeyOfRun(runId: string) {
+        const events = store.events(runId);
+        const created = events[0];
+        if (created?.type !== "workflow_created" || created.payload.flow_key === undefined) return undefined;
+        const definition = options.definitions(created.payload.workflowName);
+        if (!definition?.flow) return undefined;
+        const [id, entry] = keyFor(definition, created.payload.flow_key);
+        return { events, id, entry };
+      }
+
       // Started runs hold their slots (and, within the throttle's period, their start times) ...
       // Runs this process has seen already (started before the rebuild ran) are in their keys.
       for (const runId of store.activeRunIds()) {
-        if (keyOfRun.has(runId)) continue;
-        const events = store.events(runId);
-        const created = events[0];
-        if (created?.type !== "workflow_created" || created.payload.flow_key === undefined) continue;
-        const definition = options.definitions(created.payload.workflowName);
-        if (!definition?.flow) continue;
-        const [id, entry] = keyFor(definition, created.payload.flow_key);
-        const startedAt = events.find((event) => event.type === "workflow_dequeued")?.at ?? created.at;
+        const found = keyOfRun.has(runId) ? undefined : flowKeyOfRun(runId);
+        if (!found) continue;
+        const { events, id, entry } = found;
+        const startedAt = events.find((event) => event.type === "workflow_dequeued")?.at ?? events[0]!.at;
         entry.state = {
           ...entry.state,
           active: [...entry.state.active, runId],
@@ -156,13 +163,9 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
       // the newest, if its quiet period is not over, is the debounced one.
       const rebuilt = new Map<Key, { runId: string; lastArrival: number }[]>();
       for (const runId of queuedRunIds(store)) {
-        if (keyOfRun.has(runId)) continue;
-        const events = store.events(runId);
-        const created = events[0];
-        if (created?.type !== "workflow_created" || created.payload.flow_key === undefined) continue;
-        const definition = options.definitions(created.payload.workflowName);
-        if (!definition?.flow) continue;
-        const [id, entry] = keyFor(definition, created.payload.flow_key);
+        const found = keyOfRun.has(runId) ? undefined : flowKeyOfRun(runId);
+        if (!found) continue;
+        const { events, id, entry } = found;
         const lastArrival = events.findLast((e) => e.type === "start_replaced" || e.type === "workflow_created")!.at;
         rebuilt.set(entry, [...(rebuilt.get(entry) ?? []), { runId, lastArrival }]);
         keyOfRun.set(runId, id);
