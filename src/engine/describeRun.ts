@@ -1,9 +1,10 @@
 import type { ErrorJSON } from "../core/errors.ts";
 import { statusAfter } from "./appendRules.ts";
-import { type Continuation, decodeContinuation } from "./continuation.ts";
+import { type ChildOutcome, type Continuation, decodeContinuation } from "./continuation.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
+import { childOutcome, type ChildrenFold, createChildrenFold } from "./children.ts";
 import type { RunStatus } from "./store.ts";
 
 /**
@@ -37,10 +38,22 @@ export interface WorkflowRunView {
   wakeAt?: number;
   /** Beyond the spec: while the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
   waitingFor?: { name: string; timeoutAt?: number };
+  /** Beyond the spec: while the run waits for its children, how many it waits for and how many have ended. */
+  waitingForChildren?: { total: number; finished: number };
+  /** Beyond the spec: the run whose step started this run as a child. */
+  parentRunId?: string;
+  /**
+   * Beyond the spec: every child run this run's steps started, in the order
+   * they were asked for, with how each ended (`running` until it has).
+   */
+  children?: RunChildView[];
   createdAt: number;
   updatedAt: number;
   events: RunEventView[];
 }
+
+/** A child run as its parent's view lists it. */
+export type RunChildView = Omit<ChildOutcome, "status"> & { status: ChildOutcome["status"] | "running" };
 
 /** Folds a run's events (seq order) into its view; null for an empty log. */
 export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | null {
@@ -59,14 +72,33 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
   if (last.type === "workflow_cancelled") view.cancelReason = last.payload.reason;
+  if (first.payload.parent_run_id !== undefined) view.parentRunId = first.payload.parent_run_id;
+  const fold = createChildrenFold(events);
+  const children = childrenOf(events, fold);
+  if (children.length > 0) view.children = children;
   const state = lastStateEvent(events);
   if (state?.type === "step_completed") {
     const next = decodeContinuation(state.payload);
     if (next.kind === "sleep") view.wakeAt = next.until;
     if (next.kind === "wait_for_event")
       view.waitingFor = next.until === undefined ? { name: next.event } : { name: next.event, timeoutAt: next.until };
+    const pending = next.kind === "children" && view.status === "running" ? fold.pending().length : 0;
+    if (next.kind === "children" && pending > 0)
+      view.waitingForChildren = { total: next.children.length, finished: next.children.length - pending };
   }
   return view;
+}
+
+/** Every child the run's steps started, in order, with how each ended. */
+function childrenOf(events: readonly StoredEvent[], fold: ChildrenFold): RunChildView[] {
+  const listed: RunChildView[] = [];
+  for (const event of events) {
+    if (event.type !== "step_completed") continue;
+    const next = decodeContinuation(event.payload);
+    if (next.kind !== "children") continue;
+    for (const child of next.children) listed.push(childOutcome(child, fold.finished.get(child.runId)));
+  }
+  return listed;
 }
 
 function eventView({ seq, type, payload, at }: StoredEvent): RunEventView {

@@ -2,11 +2,13 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec, plus two beyond it: `event_received` (an
- * event sent to the run with `workflow.send`) and `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes). Every state change of a run is one
- * of these, appended to the run's log; the state of a run is its last event
- * other than `event_received`, which only queues a delivery (see receivedEvents.ts).
+ * The six event types of the spec, plus three beyond it: `event_received` (an
+ * event sent to the run with `workflow.send`), `workflow_cancelled` (the
+ * terminal event `workflow.cancel` writes) and `child_finished` (a child run
+ * the run started has ended, see children.ts). Every state change of a run is
+ * one of these, appended to the run's log; the state of a run is its last
+ * event other than `event_received` and `child_finished`, which only record
+ * something for a later step (see {@link isStateEvent}).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -17,6 +19,7 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_failed",
   "event_received",
   "workflow_cancelled",
+  "child_finished",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -41,14 +44,18 @@ export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
  * the spec that sleeps, waits and retry-after need (absent otherwise).
  */
 export interface WorkflowEventPayloads {
-  /** `writes` holds the start data under {@link START_DATA_KEY}. */
-  workflow_created: { workflowName: string; writes: Writes };
+  /**
+   * `writes` holds the start data under {@link START_DATA_KEY}. `parent_run_id` (beyond the spec): the run
+   * whose step started this one as a child; this run tells it when it ends.
+   */
+  workflow_created: { workflowName: string; writes: Writes; parent_run_id?: string };
   /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
    * `next_step` is absent when the step finished the workflow. Beyond the spec:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
-   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event.
+   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event; `children` when
+   * it started child runs and the next step waits for all of them (see children.ts).
    */
   step_completed: {
     step: string;
@@ -57,6 +64,7 @@ export interface WorkflowEventPayloads {
     wake_at?: number;
     waiting_for?: string;
     timeout_at?: number;
+    children?: ChildEntry[];
   };
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
@@ -80,6 +88,29 @@ export interface WorkflowEventPayloads {
   event_received: { name: string; payload: JsonValue };
   /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
+  /**
+   * Beyond the spec: a child run this run started has ended. `error` is the
+   * failure reason of a failed child, the cancel reason of a cancelled one.
+   */
+  child_finished: {
+    run_id: string;
+    workflow: string;
+    status: "completed" | "failed" | "cancelled";
+    result?: JsonValue;
+    error?: string;
+  };
+}
+
+/**
+ * One child a step started, as its step_completed records it: the child's run
+ * id and workflow name. `refused` (the child never started): why, e.g. its
+ * `id` was held by an active run that is not this parent's child (that run's
+ * id is then `run_id`).
+ */
+export interface ChildEntry {
+  run_id: string;
+  workflow: string;
+  refused?: string;
 }
 
 interface EventEnvelope {
@@ -102,6 +133,15 @@ export type TerminalEventType = "workflow_completed" | "workflow_failed" | "work
 
 export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<TerminalEventType> {
   return event.type === "workflow_completed" || event.type === "workflow_failed" || event.type === "workflow_cancelled";
+}
+
+/**
+ * Whether an event moves the run's state. `event_received` and
+ * `child_finished` do not: they are appended by others whatever the run is
+ * doing, and only record something a later step reads.
+ */
+export function isStateEvent(event: StoredEvent): boolean {
+  return event.type !== "event_received" && event.type !== "child_finished";
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {
