@@ -287,3 +287,18 @@ export function reconcileChildren(store: WorkflowEventStore, parentRunId: string
   }
   return allFinished;
 }
+
+/** The child_finished payload for a child whose start answered how it had already ended (its `outcome`). */
+export function childFinishedOfOutcome(
+  runId: string,
+  workflow: string,
+  outcome:
+    | { status: "completed"; result: JsonValue }
+    | { status: "failed"; error: string }
+    | { status: "cancelled"; reason: string },
+): WorkflowEventPayloads["child_finished"] {
+  const base = { run_id: runId, workflow };
+  if (outcome.status === "completed") return { ...base, status: "completed", result: outcome.result };
+  if (outcome.status === "failed") return { ...base, status: "failed", error: outcome.error };
+  return { ...base, status: "cancelled", error: outcome.reason };
+}

@@ -1,10 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../core/errors.ts";
 import type { Clock } from "../engine/clock.ts";
-import { createRun } from "../engine/createRun.ts";
+import {
+  activeChildrenOf,
+  type ChildRunPort,
+  type ChildStart,
+  childFinishedOfOutcome,
+  childReportOf,
+  createChildRun,
+  recordChildFinished,
+} from "../engine/children.ts";
+import type { ChildRef } from "../engine/continuation.ts";
+import { createRun, type CreatedRun } from "../engine/createRun.ts";
 import type { WorkflowDefinition } from "../engine/definition.ts";
-import { describeRun, outcomeOf, type WorkflowRunView } from "../engine/describeRun.ts";
-import { isTerminalEvent, type StoredEvent } from "../engine/events.ts";
+import { describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/describeRun.ts";
+import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/events.ts";
 import { executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
 import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
@@ -12,7 +22,9 @@ import { appendReceivedEvent, cancelRun } from "../engine/runControl.ts";
 import { createSqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import type { RunIndex, RunSummary, WorkflowEventStore } from "../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
+import { actorClient, type ActorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
+import { actorIdOfRun, childRunId } from "./runIds.ts";
 import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexClient.ts";
 import {
   decide,
@@ -27,8 +39,21 @@ import {
 } from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 
-/** The project worker's bindings as the run actor sees them: the run index, and the rest handed on to its steps. */
-export type WorkflowRunEnv = RunIndexEnv & { readonly [binding: string]: unknown };
+/**
+ * The project worker's bindings as the run actor sees them: the run index,
+ * the run actors themselves (a run's children and parent live in others),
+ * and the rest handed on to its steps.
+ */
+export type WorkflowRunEnv = RunIndexEnv & {
+  WORKFLOW_RUNS: DurableObjectNamespace<WorkflowRunActor>;
+  readonly [binding: string]: unknown;
+};
+
+/** How many children a fanning-out step starts at once (each start is one call to the child's actor). */
+const CHILD_STARTS_AT_ONCE = 100;
+
+/** What `start` answers: the run, and (beyond the spec) for a child whose id another active run holds, why it did not start. */
+export type StartAnswer = StartedRun & { summary?: RunSummary; refused?: string };
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -135,13 +160,23 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     workflowId: string;
     name: string;
     data: JsonValue;
-  }): Promise<StartedRun & { summary?: RunSummary }> {
+    /** Beyond the spec: the run whose step starts this one as a child (see engine/children.ts). */
+    parentRunId?: string;
+  }): Promise<StartAnswer> {
     const now = this.#now();
-    const run = createRun(this.#store, definitionNamed(input.name), input.data, {
-      runId: input.runId,
-      workflowId: input.workflowId,
-      now,
-    });
+    const definition = definitionNamed(input.name);
+    let run: CreatedRun;
+    if (input.parentRunId === undefined) {
+      run = createRun(this.#store, definition, input.data, { runId: input.runId, workflowId: input.workflowId, now });
+    } else {
+      const child = createChildRun(this.#store, definition, { ...input, parentRunId: input.parentRunId }, now);
+      if (child.ref.refused !== undefined)
+        return { runId: child.ref.runId, workflowId: input.workflowId, created: false, refused: child.ref.refused };
+      run = { runId: input.runId, workflowId: input.workflowId, created: child.created };
+      // Started before (a retried step, a crash between start and commit): its outcome if it has ended, since
+      // it told its parent then and the parent may not have recorded it.
+      if (!run.created) return { ...run, ...this.#outcomeOf(run.runId) };
+    }
     if (!run.created) return run;
     // The first execution starts here at once, in this same turn, whose writes workerd commits
     // together when it ends. A run whose steps finish without waiting on anything ends within it:
@@ -180,6 +215,17 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async execute(runId: string): Promise<ExecuteAnswer> {
     if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
     return executeAnswer(await this.#drive(runId, "execute"));
+  }
+
+  /**
+   * Beyond the spec: a child run of `parentRunId` (held here) has ended.
+   * Recorded once in the parent's log; the parent is driven once its last
+   * child has ended (as a send would: the alarm first, then the drive).
+   */
+  async childFinished(parentRunId: string, finished: WorkflowEventPayloads["child_finished"]): Promise<void> {
+    const { allFinished } = recordChildFinished(this.#store, parentRunId, finished, this.#now());
+    if (allFinished)
+      await this.#perform(parentRunId, this.#decide(parentRunId, { type: "event_sent", now: this.#now() }));
   }
 
   get(runId: string): WorkflowRunView | null {
@@ -248,7 +294,88 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     cancelRun(this.#store, runId, reason, this.#now());
     await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
+    // Its children that are still running end with it (theirs with them).
+    await this.#children.cancel(activeChildrenOf(this.#store.events(runId)), `Its parent run "${runId}" was cancelled`);
     return this.get(runId) as WorkflowRunView;
+  }
+
+  /** How a run here ended (for a `start` that finds it started before); empty while it is active. */
+  #outcomeOf(runId: string): { outcome?: RunOutcome } {
+    const events = this.#store.events(runId);
+    const last = events[events.length - 1];
+    const outcome =
+      last &&
+      outcomeOf(
+        last,
+        events.findLast((event) => event.type === "step_failed"),
+      );
+    return outcome ? { outcome } : {};
+  }
+
+  /** The actor holding a run, from its id; null for an id no actor here holds. */
+  #actorOfRun(runId: string): ActorClient<WorkflowRunActor> | null {
+    const actorId = actorIdOfRun(this.env.WORKFLOW_RUNS, runId);
+    return actorId ? actorClient<WorkflowRunActor>(this.env.WORKFLOW_RUNS.get(actorId)) : null;
+  }
+
+  /**
+   * How a step of a run here starts children: each in its own actor (named
+   * by the child's workflow id), with a run id derived from its key, so a
+   * start repeated after a crash or a retry names the same run. The runs
+   * started are put in the project's index in one call; a child that ended
+   * within its start (or before, when started earlier) is recorded here at
+   * once, since its own actor reports nothing before its start answers.
+   */
+  readonly #children: ChildRunPort = {
+    start: async (parentRunId, requests) => {
+      for (const child of requests) definitionNamed(child.workflow);
+      const answers: StartAnswer[] = [];
+      for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
+        answers.push(
+          ...(await Promise.all(
+            requests.slice(from, from + CHILD_STARTS_AT_ONCE).map((child) => this.#startChild(parentRunId, child)),
+          )),
+        );
+      const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
+      if (summaries.length > 0) await (this.#index ??= runIndexOf(this.env)).record(summaries);
+      return answers.map((answer, index): ChildRef => {
+        const workflow = (requests[index] as ChildStart).workflow;
+        if (answer.refused !== undefined) return { runId: answer.runId, workflow, refused: answer.refused };
+        if (answer.outcome)
+          recordChildFinished(
+            this.#store,
+            parentRunId,
+            childFinishedOfOutcome(answer.runId, workflow, answer.outcome),
+            this.#now(),
+          );
+        return { runId: answer.runId, workflow };
+      });
+    },
+    cancel: async (runIds, reason) => {
+      await Promise.all(
+        runIds.map((runId) =>
+          this.#actorOfRun(runId)
+            ?.cancel(runId, reason)
+            .catch((error: unknown) => {
+              // Ended meanwhile (or never was): nothing to cancel.
+              if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found")))
+                throw error;
+            }),
+        ),
+      );
+    },
+  };
+
+  async #startChild(parentRunId: string, child: ChildStart): Promise<StartAnswer> {
+    const namespace = this.env.WORKFLOW_RUNS;
+    const actorId = namespace.idFromName(child.workflowId);
+    return actorClient<WorkflowRunActor>(namespace.get(actorId)).start({
+      runId: await childRunId(actorId, child.key),
+      workflowId: child.workflowId,
+      name: child.workflow,
+      data: child.data,
+      parentRunId,
+    });
   }
 
   override async alarm(): Promise<void> {
@@ -340,6 +467,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           now: this.#now,
           // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
           exclusive: true,
+          children: this.#children,
           beforeWaiting: () =>
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
           onEvent: (event) => {
@@ -384,17 +512,26 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     if (effect?.type === "join_report") return this.#reports.get(runId);
     if (effect?.type !== "send_report") return undefined;
     this.#index ??= runIndexOf(this.env);
+    const index = this.#index;
     const settled = (ok: boolean) => {
       if (this.#reports.get(runId) === done) this.#reports.delete(runId);
       this.#decide(runId, { type: "report_settled", status: effect.status, ok });
     };
-    const done: Promise<void> = this.#index.record([summary]).then(
-      () => settled(true),
-      (error: unknown) => {
-        settled(false);
-        throw error;
-      },
-    );
+    // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
+    // recovery sweep's `recover` reports it (and tells the parent) again.
+    const parent = summary.status === "running" ? null : childReportOf(this.#store.events(runId));
+    const told = parent
+      ? this.#actorOfRun(parent.parentRunId)?.childFinished(parent.parentRunId, parent.finished)
+      : undefined;
+    const done: Promise<void> = Promise.resolve(told)
+      .then(() => index.record([summary]))
+      .then(
+        () => settled(true),
+        (error: unknown) => {
+          settled(false);
+          throw error;
+        },
+      );
     this.#reports.set(runId, done);
     return done;
   }

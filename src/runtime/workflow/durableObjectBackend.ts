@@ -1,32 +1,17 @@
 import { PlatformError } from "../../core/errors.ts";
 import { runIndexOf } from "../../objects/runIndexClient.ts";
+import { actorIdOfRun, randomRunSuffix } from "../../objects/runIds.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
 
-const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
 const WAIT_SLICE_MS = 20_000;
 
-function randomSuffix(): string {
-  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => (b % 36).toString(36)).join("");
-}
-
-/**
- * A run id carries the id of the actor that holds it (`<actor id>.<random>`),
- * so `workflow.get(runId)` finds the run from its id alone.
- */
+/** The actor holding a run, from the run's id alone (see objects/runIds.ts); null for an id no actor holds. */
 export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunClient | null {
-  const match = RUN_ID.exec(runId);
-  if (!match) return null;
-  let actorId: DurableObjectId;
-  try {
-    actorId = env.WORKFLOW_RUNS.idFromString(match[1]!);
-  } catch {
-    // 64 hex digits that are not an id of this namespace (a made-up or foreign run id): no such run.
-    return null;
-  }
-  return workflowRunActor(env, actorId);
+  const actorId = actorIdOfRun(env.WORKFLOW_RUNS, runId);
+  return actorId ? workflowRunActor(env, actorId) : null;
 }
 
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
@@ -36,7 +21,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     async start(name, data, { id }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
-      const runId = `${actorId.toString()}.${randomSuffix()}`;
+      const runId = `${actorId.toString()}.${randomRunSuffix()}`;
       const { summary, ...started } = await workflowRunActor(env, actorId).start({
         runId,
         workflowId: id ?? runId,
