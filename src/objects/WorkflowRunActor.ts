@@ -337,7 +337,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           )),
         );
       const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
-      if (summaries.length > 0) await (this.#index ??= runIndexOf(this.env)).record(summaries);
+      this.#index ??= runIndexOf(this.env);
+      if (summaries.length > 0) await this.#index.record(summaries);
       return answers.map((answer, index): ChildRef => {
         const workflow = (requests[index] as ChildStart).workflow;
         if (answer.refused !== undefined) return { runId: answer.runId, workflow, refused: answer.refused };
