@@ -83,8 +83,8 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         const rows = await Promise.all(
           page.runs.map(async (run): Promise<RunSummaryWithPause> => {
             if (run.status !== "running") return run;
-            const { wakeAt, waitingFor } = await getRun(run.id);
-            return { ...run, wakeAt, waitingFor };
+            const { wakeAt, waitingFor, waitingForChildren } = await getRun(run.id);
+            return { ...run, wakeAt, waitingFor, waitingForChildren };
           }),
         );
         print(page, formatRunList(rows, { full: invocation.full }));
