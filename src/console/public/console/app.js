@@ -614,6 +614,7 @@ async function showRun(slug, runId) {
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
+  const family = el("section", { "aria-labelledby": "children-heading", id: "run-children" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
   clear(main).append(
@@ -624,6 +625,7 @@ async function showRun(slug, runId) {
     controls,
     timeline,
     outcome,
+    family,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -646,8 +648,14 @@ async function showRun(slug, runId) {
       `${view.id} · started ${formatTime(view.createdAt)} · `,
       el("span", { class: `badge status-${view.status}` }, view.status),
     );
+    if (view.parentRunId)
+      summary.append(
+        " · child of ",
+        el("a", { href: hrefFor(slug, view.parentRunId), id: "parent-run" }, shortRunId(view.parentRunId)),
+      );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
+    renderChildren(family, slug, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {
@@ -684,10 +692,42 @@ function renderOutcome(section, view) {
     section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
   else if (view.status === "cancelled")
     section.append(el("p", { id: "run-cancelled" }, `Cancelled: ${view.cancelReason ?? "no reason given"}`));
+  else if (view.waitingForChildren)
+    section.append(
+      el(
+        "p",
+        {},
+        `Not finished yet: waiting for its children (${view.waitingForChildren.finished} of ${view.waitingForChildren.total} ended).`,
+      ),
+    );
   else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
   else if (view.wakeAt !== undefined)
     section.append(el("p", {}, `Not finished yet: sleeping until ${formatTime(view.wakeAt)}.`));
   else section.append(el("p", {}, "Not finished yet."));
+}
+
+/**
+ * The child runs a run's steps started, in the order asked for, each linking to its own run.
+ * @param {HTMLElement} section @param {string} slug @param {any} view
+ */
+function renderChildren(section, slug, view) {
+  clear(section);
+  /** @type {{ runId: string, workflow: string, status: string, result?: unknown, error?: string }[]} */
+  const children = view.children ?? [];
+  if (children.length === 0) return;
+  section.append(
+    el("h3", { id: "children-heading" }, `Children (${children.length})`),
+    table(
+      "Child runs",
+      ["Run", "Workflow", "Status", "Outcome"],
+      children.map((child) => [
+        el("a", { href: hrefFor(slug, child.runId), title: child.runId }, shortRunId(child.runId)),
+        child.workflow,
+        el("span", { class: `badge status-${child.status}` }, child.status),
+        child.status === "completed" ? JSON.stringify(child.result ?? null) : (child.error ?? ""),
+      ]),
+    ),
+  );
 }
 
 /**
