@@ -40,7 +40,7 @@ export interface ChildStart {
   data: JsonValue;
   /** The `id` asked for, or `key`. */
   workflowId: string;
-  /** `<parent run id>/<steps the parent had completed>/<index>`: the child's identity; its run id derives from it. */
+  /** `<parent run id>.<steps the parent had completed>.<index>` (URL-safe: it is a run id under the local backend): the child's identity; its run id derives from it. */
   key: string;
 }
 
@@ -83,7 +83,7 @@ export function childRequestsOf(
     const name = typeof workflow === "object" && workflow !== null ? workflow.name : workflow;
     if (typeof name !== "string" || name === "")
       throw invalid(`${at}.workflow must name a registered workflow (or be the definition workflow() returned)`);
-    const key = `${parentRunId}/${completedSteps}/${index}`;
+    const key = `${parentRunId}.${completedSteps}.${index}`;
     const workflowId = id === undefined ? key : checkId(id, `workflow id of ${at}`);
     if (ids.has(workflowId)) throw invalid(`${at}.id ${JSON.stringify(workflowId)} is given to another child too`);
     ids.add(workflowId);

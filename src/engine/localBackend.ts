@@ -59,7 +59,7 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
   close(): Promise<void>;
 }
 
-const CHILD_RUN_ID = /\/[0-9]+\/[0-9]+$/;
+const CHILD_RUN_ID = /\.[0-9]+\.[0-9]+$/;
 
 interface Waiter {
   resolve(view: WorkflowRunView): void;
@@ -212,7 +212,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   /**
    * A child that ended tells its parent (no polling), which goes on once its
    * last child has. Children started here have their key as run id
-   * (`<parent run id>/<n>/<index>`): only such runs are read for a parent.
+   * (`<parent run id>.<n>.<index>`): only such runs are read for a parent.
    */
   function tellParent(runId: string): void {
     if (!CHILD_RUN_ID.test(runId)) return;

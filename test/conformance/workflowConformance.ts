@@ -884,7 +884,7 @@ function describeChildrenConformance(name: string, makeBackend: MakeWorkflowBack
       expect(view.events.filter((event) => event.type === "child_finished")).toHaveLength(20);
       const child = (await workflow.get(outcomes[3]?.runId as string)) as RunView;
       expect(child).toMatchObject({ parentRunId: parent.id, status: "completed", result: 9, name: "square" });
-      expect(child.workflowId).toBe(`${parent.id}/0/3`);
+      expect(child.workflowId).toBe(`${parent.id}.0.3`);
       for (const event of view.events)
         for (const key of Object.keys(event.payload)) expect(PAYLOAD_FIELDS[event.type]).toContain(key);
     });
