@@ -50,13 +50,7 @@ export function cancelRun(
   return appendAtTail(store, runId, "workflow_cancelled", { reason: text }, now, "cancel");
 }
 
-/**
- * Appends one event at the end of a run's log, whatever the run is doing,
- * re-reading the tail when an executor took the seq first. Throws `not_found`
- * for an unknown run and `conflict` for a finished one (`doing` says what the
- * caller was doing, in its message).
- */
-export function appendAtTail<T extends "event_received" | "workflow_cancelled" | "child_finished">(
+function appendAtTail<T extends "event_received" | "workflow_cancelled">(
   store: WorkflowEventStore,
   runId: string,
   type: T & WorkflowEventType,
