@@ -5,6 +5,7 @@ import { checkId, createdEvent } from "./createRun.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import {
   isTerminalEvent,
+  nextEvent,
   type StoredEvent,
   type StoredEventOf,
   type TerminalEventType,
@@ -12,7 +13,6 @@ import {
 } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
-import { appendAtTail } from "./runControl.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
@@ -173,22 +173,48 @@ export function recordChildFinished(
   finished: WorkflowEventPayloads["child_finished"],
   now: number,
 ): { appended: boolean; allFinished: boolean } {
-  const events = store.events(parentRunId);
-  const fold = createChildrenFold(events);
-  const last = events[events.length - 1];
-  if (!last || isTerminalEvent(last) || fold.finished.has(finished.run_id))
-    return { appended: false, allFinished: false };
-  try {
-    appendAtTail(store, parentRunId, "child_finished", finished, now, "report a child's end to");
-  } catch (error) {
-    // The parent ended meanwhile (a cancel): nothing waits for this child any more.
-    if (isPlatformError(error) && error.code === "conflict") return { appended: false, allFinished: false };
-    throw error;
+  return recordChildrenFinished(store, parentRunId, [finished], now);
+}
+
+/** How often recording children's ends re-reads the parent's log after losing its seq before giving up. */
+const MAX_RECORD_TRIES = 20;
+
+/**
+ * {@link recordChildFinished} for several children at once, in one append
+ * (one read of the parent's log, however many children: a fan-out whose
+ * children ended within their start records them all together).
+ */
+export function recordChildrenFinished(
+  store: WorkflowEventStore,
+  parentRunId: string,
+  list: readonly WorkflowEventPayloads["child_finished"][],
+  now: number,
+): { appended: boolean; allFinished: boolean } {
+  for (let tries = 1; ; tries++) {
+    const events = store.events(parentRunId);
+    const fold = createChildrenFold(events);
+    const last = events[events.length - 1];
+    if (!last || isTerminalEvent(last)) return { appended: false, allFinished: false };
+    const fresh = new Map<string, WorkflowEventPayloads["child_finished"]>();
+    for (const finished of list) if (!fold.finished.has(finished.run_id)) fresh.set(finished.run_id, finished);
+    const state = lastStateEvent(events);
+    const waits = state?.type === "step_completed" && decodeContinuation(state.payload).kind === "children";
+    if (fresh.size === 0) return { appended: false, allFinished: waits && fold.pending().length === 0 };
+    const batch = [...fresh.values()].map((payload, index) =>
+      nextEvent(last, "child_finished", payload, now, index + 1),
+    );
+    // Another writer (the parent's step loop, a cancel, another child) took the seq: read again.
+    if (store.append(batch).appended) {
+      for (const event of batch) fold.apply(event);
+      return { appended: true, allFinished: waits && fold.pending().length === 0 };
+    }
+    if (tries >= MAX_RECORD_TRIES)
+      throw new PlatformError(
+        "conflict",
+        `Could not record the end of a child of workflow run "${parentRunId}": its log kept moving for ${MAX_RECORD_TRIES} tries; try again`,
+        { runId: parentRunId },
+      );
   }
-  fold.finished.set(finished.run_id, finished);
-  const state = lastStateEvent(events);
-  const next = state?.type === "step_completed" ? decodeContinuation(state.payload) : null;
-  return { appended: true, allFinished: next?.kind === "children" && fold.pending().length === 0 };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   childReportOf,
   createChildRun,
   recordChildFinished,
+  recordChildrenFinished,
 } from "../engine/children.ts";
 import type { ChildRef } from "../engine/continuation.ts";
 import { createRun, type CreatedRun } from "../engine/createRun.ts";
@@ -339,17 +340,17 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
       this.#index ??= runIndexOf(this.env);
       if (summaries.length > 0) await this.#index.record(summaries);
+      const ended = answers.flatMap((answer, index) =>
+        answer.outcome && answer.refused === undefined
+          ? [childFinishedOfOutcome(answer.runId, (requests[index] as ChildStart).workflow, answer.outcome)]
+          : [],
+      );
+      if (ended.length > 0) recordChildrenFinished(this.#store, parentRunId, ended, this.#now());
       return answers.map((answer, index): ChildRef => {
         const workflow = (requests[index] as ChildStart).workflow;
-        if (answer.refused !== undefined) return { runId: answer.runId, workflow, refused: answer.refused };
-        if (answer.outcome)
-          recordChildFinished(
-            this.#store,
-            parentRunId,
-            childFinishedOfOutcome(answer.runId, workflow, answer.outcome),
-            this.#now(),
-          );
-        return { runId: answer.runId, workflow };
+        return answer.refused === undefined
+          ? { runId: answer.runId, workflow }
+          : { runId: answer.runId, workflow, refused: answer.refused };
       });
     },
     cancel: async (runIds, reason) => {
