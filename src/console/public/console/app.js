@@ -644,9 +644,11 @@ async function showRun(slug, runId) {
     }
     if (generation !== viewGeneration) return;
     heading.textContent = `Workflow run: ${view.name}`;
+    // A running run that waits (for an event or its children) says so, as `platform workflow list` does.
+    const shown = view.status === "running" && (view.waitingFor || view.waitingForChildren) ? "waiting" : view.status;
     clear(summary).append(
       `${view.id} · started ${formatTime(view.createdAt)} · `,
-      el("span", { class: `badge status-${view.status}` }, view.status),
+      el("span", { class: `badge status-${view.status}` }, shown),
     );
     if (view.parentRunId)
       summary.append(
