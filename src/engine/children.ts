@@ -4,6 +4,7 @@ import { decodeContinuation } from "./continuation.ts";
 import { checkId, createdEvent } from "./createRun.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import {
+  isStateEvent,
   isTerminalEvent,
   nextEvent,
   type StoredEvent,
@@ -12,7 +13,6 @@ import {
   type WorkflowEventPayloads,
 } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
-import { lastStateEvent } from "./receivedEvents.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
@@ -172,40 +172,68 @@ export function recordChildFinished(
   parentRunId: string,
   finished: WorkflowEventPayloads["child_finished"],
   now: number,
+  log?: ParentLog,
 ): { appended: boolean; allFinished: boolean } {
-  return recordChildrenFinished(store, parentRunId, [finished], now);
+  return recordChildrenFinished(store, parentRunId, [finished], now, log);
 }
 
 /** How often recording children's ends re-reads the parent's log after losing its seq before giving up. */
 const MAX_RECORD_TRIES = 20;
 
 /**
+ * What recording children's ends knows of a parent's log: folded up to
+ * `last`, and read on from there (the log only grows), so a host that keeps
+ * one per parent reads each event once however many children tell it.
+ */
+export interface ParentLog {
+  readonly fold: ChildrenFold;
+  last: StoredEvent | null;
+  state: StoredEvent | null;
+}
+
+export function createParentLog(): ParentLog {
+  return { fold: createChildrenFold(), last: null, state: null };
+}
+
+function readOn(
+  store: WorkflowEventStore,
+  runId: string,
+  log: ParentLog,
+  events = store.events(runId, log.last?.seq ?? 0),
+) {
+  for (const event of events) {
+    log.fold.apply(event);
+    log.last = event;
+    if (isStateEvent(event)) log.state = event;
+  }
+}
+
+/**
  * {@link recordChildFinished} for several children at once, in one append
- * (one read of the parent's log, however many children: a fan-out whose
- * children ended within their start records them all together).
+ * (a fan-out whose children ended within their start records them all
+ * together). `log`: what the host kept of the parent's log from earlier calls.
  */
 export function recordChildrenFinished(
   store: WorkflowEventStore,
   parentRunId: string,
   list: readonly WorkflowEventPayloads["child_finished"][],
   now: number,
+  log: ParentLog = createParentLog(),
 ): { appended: boolean; allFinished: boolean } {
   for (let tries = 1; ; tries++) {
-    const events = store.events(parentRunId);
-    const fold = createChildrenFold(events);
-    const last = events[events.length - 1];
+    readOn(store, parentRunId, log);
+    const { fold, last, state } = log;
     if (!last || isTerminalEvent(last)) return { appended: false, allFinished: false };
     const fresh = new Map<string, WorkflowEventPayloads["child_finished"]>();
     for (const finished of list) if (!fold.finished.has(finished.run_id)) fresh.set(finished.run_id, finished);
-    const state = lastStateEvent(events);
     const waits = state?.type === "step_completed" && decodeContinuation(state.payload).kind === "children";
     if (fresh.size === 0) return { appended: false, allFinished: waits && fold.pending().length === 0 };
     const batch = [...fresh.values()].map((payload, index) =>
       nextEvent(last, "child_finished", payload, now, index + 1),
     );
-    // Another writer (the parent's step loop, a cancel, another child) took the seq: read again.
+    // Another writer (the parent's step loop, a cancel, another child) took the seq: read on and try again.
     if (store.append(batch).appended) {
-      for (const event of batch) fold.apply(event);
+      readOn(store, parentRunId, log, batch);
       return { appended: true, allFinished: waits && fold.pending().length === 0 };
     }
     if (tries >= MAX_RECORD_TRIES)

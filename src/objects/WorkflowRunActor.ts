@@ -8,7 +8,8 @@ import {
   childFinishedOfOutcome,
   childReportOf,
   createChildRun,
-  recordChildFinished,
+  createParentLog,
+  type ParentLog,
   recordChildrenFinished,
 } from "../engine/children.ts";
 import type { ChildRef } from "../engine/continuation.ts";
@@ -98,7 +99,11 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #reports = new Map<string, Promise<void>>();
   /** `start` calls waiting for their run's first execution to first wait. */
   #startAnswers = new Map<string, () => void>();
+  /** Runs whose `start` has not answered yet: settles when it has (a fan-out in the first step waits for it). */
+  #startAnswered = new Map<string, Promise<void>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** What this instance read of the logs of parents whose children tell them they ended (see #recordChildren). */
+  #parentLogs = new Map<string, ParentLog>();
   /** The project's run index actor, looked up once per instance. */
   #index: RunIndexClient | null = null;
 
@@ -188,6 +193,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     let ended: StoredEvent | null = null;
     let failedStep: StoredEvent | undefined;
     const firstWait = new Promise<void>((resolve) => this.#startAnswers.set(run.runId, resolve));
+    let answered = () => {};
+    this.#startAnswered.set(run.runId, new Promise<void>((resolve) => (answered = resolve)));
     const execution = this.#drive(run.runId, "start", (event) => {
       if (event.type === "step_failed") failedStep = event;
       else if (isTerminalEvent(event)) ended = event;
@@ -199,6 +206,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const nextTurn = firstWait.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
     await Promise.race([execution.then(settledAnyway, settledAnyway), nextTurn]);
     this.#startAnswers.delete(run.runId);
+    this.#startAnswered.delete(run.runId);
+    answered();
     const summary = this.#store.getRun(run.runId)!;
     this.#decide(run.runId, { type: "start_answered", status: summary.status });
     // A run that has ended answers with its outcome, so `result()` need not ask again.
@@ -224,7 +233,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * child has ended (as a send would: the alarm first, then the drive).
    */
   async childFinished(parentRunId: string, finished: WorkflowEventPayloads["child_finished"]): Promise<void> {
-    const { allFinished } = recordChildFinished(this.#store, parentRunId, finished, this.#now());
+    const { allFinished } = this.#recordChildren(parentRunId, [finished]);
     if (allFinished)
       await this.#perform(parentRunId, this.#decide(parentRunId, { type: "event_sent", now: this.#now() }));
   }
@@ -313,6 +322,23 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return outcome ? { outcome } : {};
   }
 
+  /**
+   * Records children's ends in a parent's log, reading on from what this
+   * instance read of it before (each event once, however many children of a
+   * fan-out tell it); forgotten once the parent stops waiting for them.
+   */
+  #recordChildren(
+    parentRunId: string,
+    ended: readonly WorkflowEventPayloads["child_finished"][],
+  ): { allFinished: boolean } {
+    const log = this.#parentLogs.get(parentRunId) ?? createParentLog();
+    const recorded = recordChildrenFinished(this.#store, parentRunId, ended, this.#now(), log);
+    // Kept while the parent waits for more of them.
+    if (log.last && !isTerminalEvent(log.last) && !recorded.allFinished) this.#parentLogs.set(parentRunId, log);
+    else this.#parentLogs.delete(parentRunId);
+    return recorded;
+  }
+
   /** The actor holding a run, from its id; null for an id no actor here holds. */
   #actorOfRun(runId: string): ActorClient<WorkflowRunActor> | null {
     const actorId = actorIdOfRun(this.env.WORKFLOW_RUNS, runId);
@@ -330,6 +356,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   readonly #children: ChildRunPort = {
     start: async (parentRunId, requests) => {
       for (const child of requests) definitionNamed(child.workflow);
+      // `workflow.start` of the parent answers first (its answer waits a turn after the first wait, and workerd
+      // holds this actor's timers while its calls to the children are under way).
+      await this.#startAnswered.get(parentRunId);
       const answers: StartAnswer[] = [];
       for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
         answers.push(
@@ -345,7 +374,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           ? [childFinishedOfOutcome(answer.runId, (requests[index] as ChildStart).workflow, answer.outcome)]
           : [],
       );
-      if (ended.length > 0) recordChildrenFinished(this.#store, parentRunId, ended, this.#now());
+      if (ended.length > 0) this.#recordChildren(parentRunId, ended);
       return answers.map((answer, index): ChildRef => {
         const workflow = (requests[index] as ChildStart).workflow;
         return answer.refused === undefined
