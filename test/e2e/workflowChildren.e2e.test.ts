@@ -91,11 +91,12 @@ describe.each([
 
     const first = await startDev(args, { readyTimeoutMs: 60_000 });
     running.push(first);
-    const [parentId] = await startRuns(first.url, "fan", 1, { count: CHILDREN, ms: 2_000 });
+    const [parentId] = await startRuns(first.url, "fan", 1, { count: CHILDREN, ms: 5_000 });
     // Killed while the children run: the parent waits for them.
     const waiting = (await parentWhen(first.url, parentId!, (view) => view.events.length >= 3)) as FamilyView;
     expect(waiting.children).toHaveLength(CHILDREN);
     await killTree(first.child.pid!);
+    expect(waiting).toMatchObject({ status: "running", waitingForChildren: { total: CHILDREN } });
 
     const second = await startDev(args, { readyTimeoutMs: 60_000 });
     running.push(second);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import {
   activeChildrenOf,
@@ -7,6 +7,7 @@ import {
   childRequestsOf,
   createChildRun,
   createChildrenFold,
+  createParentLog,
   recordChildFinished,
 } from "#src/engine/children.ts";
 import { createRun } from "#src/engine/createRun.ts";
@@ -191,6 +192,23 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
     expect(end("p.0.1")).toEqual({ appended: false, allFinished: false });
     expect(store.events("p").filter((event) => event.type === "child_finished")).toHaveLength(1);
     expect(activeChildrenOf(store.events("p"))).toEqual(["p.0.1"]);
+  });
+
+  it("with the host's ParentLog, each call reads only the events appended since the last one", async () => {
+    const { store, run } = setup();
+    await run();
+    const log = createParentLog();
+    const reads = vi.spyOn(store, "events");
+    const finished = (runId: string) => ({
+      run_id: runId,
+      workflow: "square",
+      status: "completed" as const,
+      result: 4,
+    });
+    expect(recordChildFinished(store, "p", finished("p.0.0"), 5, log)).toEqual({ appended: true, allFinished: false });
+    expect(recordChildFinished(store, "p", finished("p.0.1"), 6, log)).toEqual({ appended: true, allFinished: true });
+    expect(reads.mock.calls.filter(([id]) => id === "p").map(([, after]) => after)).toEqual([0, 4]);
+    expect(log.last?.seq).toBe(5);
   });
 
   it("a retried fan-out step finds the same children (a crash between starting and committing starts none twice)", async () => {
