@@ -12,7 +12,7 @@ import {
   type TerminalEventType,
   type WorkflowEventPayloads,
 } from "./events.ts";
-import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
+import { freezeJson, MAX_EVENT_PAYLOAD_BYTES, toJsonValue, type JsonValue, utf8ByteLength } from "./json.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
@@ -139,10 +139,31 @@ export function childFinishedOf(
   end: StoredEventOf<TerminalEventType>,
 ): WorkflowEventPayloads["child_finished"] {
   const base = { run_id: runId, workflow };
-  if (end.type === "workflow_completed") return { ...base, status: "completed", result: end.payload.result };
+  if (end.type === "workflow_completed") return completedChild(base, end.payload.result);
   if (end.type === "workflow_failed") return { ...base, status: "failed", error: end.payload.reason };
   return { ...base, status: "cancelled", error: end.payload.reason };
 }
+
+/**
+ * A completed child's payload. A result that would not fit in the parent's
+ * event beside the rest (a child's own result may take all of its 1 MiB) is
+ * left out, and `error` says where to read it: the parent still hears of it.
+ */
+function completedChild(
+  base: { run_id: string; workflow: string },
+  result: JsonValue,
+): WorkflowEventPayloads["child_finished"] {
+  const bytes = utf8ByteLength(JSON.stringify(result));
+  if (bytes <= MAX_EVENT_PAYLOAD_BYTES - CHILD_FINISHED_ROOM) return { ...base, status: "completed", result };
+  return {
+    ...base,
+    status: "completed",
+    error: `The child's result (${bytes} bytes) is too large to pass to its parent; read it with workflow.get("${base.run_id}")`,
+  };
+}
+
+/** Bytes of a child_finished kept for its other fields (run id, workflow name, status). */
+const CHILD_FINISHED_ROOM = 2048;
 
 /**
  * What a finished child tells its parent, read from the child's log: null
@@ -352,7 +373,7 @@ export function childFinishedOfOutcome(
     | { status: "cancelled"; reason: string },
 ): WorkflowEventPayloads["child_finished"] {
   const base = { run_id: runId, workflow };
-  if (outcome.status === "completed") return { ...base, status: "completed", result: outcome.result };
+  if (outcome.status === "completed") return completedChild(base, outcome.result);
   if (outcome.status === "failed") return { ...base, status: "failed", error: outcome.error };
   return { ...base, status: "cancelled", error: outcome.reason };
 }

@@ -3,6 +3,7 @@ import { PlatformError } from "#src/core/errors.ts";
 import {
   activeChildrenOf,
   type ChildRunPort,
+  childFinishedOf,
   childReportOf,
   childRequestsOf,
   createChildRun,
@@ -192,6 +193,30 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
     expect(end("p.0.1")).toEqual({ appended: false, allFinished: false });
     expect(store.events("p").filter((event) => event.type === "child_finished")).toHaveLength(1);
     expect(activeChildrenOf(store.events("p"))).toEqual(["p.0.1"]);
+  });
+
+  it("a child whose result would not fit in its parent's event tells the parent where to read it", () => {
+    const big = "x".repeat(1024 * 1024 - 100);
+    const end = {
+      runId: "c",
+      workflowId: "c",
+      seq: 3,
+      type: "workflow_completed" as const,
+      at: 1,
+      payload: { result: big },
+    };
+    expect(childFinishedOf("c", "square", end)).toEqual({
+      run_id: "c",
+      workflow: "square",
+      status: "completed",
+      error: `The child's result (${big.length + 2} bytes) is too large to pass to its parent; read it with workflow.get("c")`,
+    });
+    expect(childFinishedOf("c", "square", { ...end, payload: { result: 4 } })).toEqual({
+      run_id: "c",
+      workflow: "square",
+      status: "completed",
+      result: 4,
+    });
   });
 
   it("with the host's ParentLog, each call reads only the events appended since the last one", async () => {
