@@ -43,7 +43,10 @@ export interface ChildRef {
 /** How a finished child ended, as `ctx.children` and the parent's run view show it. */
 export type ChildStatus = WorkflowEventPayloads["child_finished"]["status"];
 
-/** One entry of `ctx.children`: a child run and how it ended (`result` when completed, `error` otherwise). */
+/**
+ * One entry of `ctx.children`: a child run and how it ended: `result` when completed (or, for a result too
+ * large to pass on, `error` saying where to read it), `error` otherwise.
+ */
 export interface ChildOutcome {
   runId: string;
   workflow: string;
