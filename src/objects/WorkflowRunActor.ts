@@ -102,6 +102,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   /** Runs whose `start` has not answered yet: settles when it has (a fan-out in the first step waits for it). */
   #startAnswered = new Map<string, Promise<void>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** The parent run of each run this instance started or read (null: none), see #parentOf. */
+  #parents = new Map<string, string | null>();
   /** What this instance read of the logs of parents whose children tell them they ended (see #recordChildren). */
   #parentLogs = new Map<string, ParentLog>();
   /** The project's run index actor, looked up once per instance. */
@@ -193,6 +195,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     let ended: StoredEvent | null = null;
     let failedStep: StoredEvent | undefined;
     const firstWait = new Promise<void>((resolve) => this.#startAnswers.set(run.runId, resolve));
+    this.#parents.set(run.runId, input.parentRunId ?? null);
     let answered = () => {};
     this.#startAnswered.set(run.runId, new Promise<void>((resolve) => (answered = resolve)));
     const execution = this.#drive(run.runId, "start", (event) => {
@@ -307,6 +310,21 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     // Its children that are still running end with it (theirs with them).
     await this.#children.cancel(activeChildrenOf(this.#store.events(runId)), `Its parent run "${runId}" was cancelled`);
     return this.get(runId) as WorkflowRunView;
+  }
+
+  /**
+   * The parent of a run here (null: it has none), known from `start` or read
+   * once per instance from its workflow_created: a run started here that is
+   * no child costs no read of its log when it ends.
+   */
+  #parentOf(runId: string): string | null {
+    let parent = this.#parents.get(runId);
+    if (parent === undefined) {
+      const [created] = this.#store.events(runId);
+      parent = created?.type === "workflow_created" ? (created.payload.parent_run_id ?? null) : null;
+      this.#parents.set(runId, parent);
+    }
+    return parent;
   }
 
   /** How a run here ended (for a `start` that finds it started before); empty while it is active. */
@@ -550,7 +568,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     };
     // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
     // recovery sweep's `recover` reports it (and tells the parent) again.
-    const parent = summary.status === "running" ? null : childReportOf(this.#store.events(runId));
+    const parent =
+      summary.status === "running" || this.#parentOf(runId) === null ? null : childReportOf(this.#store.events(runId));
     const told = parent
       ? this.#actorOfRun(parent.parentRunId)?.childFinished(parent.parentRunId, parent.finished)
       : undefined;
