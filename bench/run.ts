@@ -22,6 +22,7 @@ import { benchSignin, formatSignin } from "./sections/signin.ts";
 import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
 import { benchScale, formatScale } from "./sections/scale.ts";
 import { benchQueuedStarts, formatQueuedStarts } from "./sections/queuedStarts.ts";
+import { benchFanOut, formatFanOut } from "./sections/fanOut.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -78,8 +79,10 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
-// P: plugins; L: scale; Q: queued starts).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q").split(",").map((s) => s.trim().toUpperCase()));
+// P: plugins; L: scale; Q: queued starts; F: fan-out to child runs).
+const only = new Set(
+  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,F").split(",").map((s) => s.trim().toUpperCase()),
+);
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -133,6 +136,9 @@ try {
         benchQueuedStarts(path.join(tmpDir, "queued"), progress("Q queued starts")),
       )
     : skipped;
+  const fanOut = only.has("F")
+    ? await section("F fan-out", () => benchFanOut(path.join(tmpDir, "fan-out"), progress("F fan-out")))
+    : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
@@ -155,8 +161,12 @@ try {
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   process.stdout.write("\n" + formatScale(scale) + "\n");
   process.stdout.write("\n" + formatQueuedStarts(queuedStarts) + "\n");
+  process.stdout.write("\n" + formatFanOut(fanOut) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins, scale, queuedStarts }, null, 2) + "\n");
+  writeFileSync(
+    RESULTS_FILE,
+    JSON.stringify({ ...results, signin, plugins, scale, queuedStarts, fanOut }, null, 2) + "\n",
+  );
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {

@@ -77,7 +77,7 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
 
 /**
  * Status of a run whose last event is `last` and whose status before it was `before`
- * (an event_received changes no status: a queued run sent an event stays queued).
+ * (an event_received or child_finished changes no status: a queued run sent an event stays queued).
  */
 export function statusAfter(last: StoredEvent, before: RunStatus = "running"): RunStatus {
   switch (last.type) {
@@ -92,6 +92,7 @@ export function statusAfter(last: StoredEvent, before: RunStatus = "running"): R
     case "start_replaced":
       return "queued";
     case "event_received":
+    case "child_finished":
       return before;
     default:
       return "running";

@@ -1,5 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
-import type { WorkflowEventPayloads } from "./events.ts";
+import type { ChildEntry, WorkflowEventPayloads } from "./events.ts";
+import type { JsonValue } from "./json.ts";
 
 /**
  * What a step_completed says comes next, decoded from its payload: the
@@ -24,7 +25,35 @@ export type Continuation =
    * with the first event named `event` that arrives by `until`, or at `until`
    * without one (epoch ms; no `until`: it waits for the event without end).
    */
-  | { kind: "wait_for_event"; step: string; event: string; until?: number };
+  | { kind: "wait_for_event"; step: string; event: string; until?: number }
+  /**
+   * Beyond the spec (`children`): the step started these child runs; the
+   * next step is claimed once every one of them has ended (child_finished),
+   * with their outcomes as `ctx.children`, in this order. No `until`.
+   */
+  | { kind: "children"; step: string; children: readonly ChildRef[] };
+
+/** One child of a `children` continuation (see children.ts); `refused`: it never started, and why. */
+export interface ChildRef {
+  runId: string;
+  workflow: string;
+  refused?: string;
+}
+
+/** How a finished child ended, as `ctx.children` and the parent's run view show it. */
+export type ChildStatus = WorkflowEventPayloads["child_finished"]["status"];
+
+/**
+ * One entry of `ctx.children`: a child run and how it ended: `result` when completed (or, for a result too
+ * large to pass on, `error` saying where to read it), `error` otherwise.
+ */
+export interface ChildOutcome {
+  runId: string;
+  workflow: string;
+  status: ChildStatus;
+  result?: JsonValue;
+  error?: string;
+}
 
 export type ContinuationKind = Continuation["kind"];
 
@@ -32,25 +61,38 @@ export type ContinuationKind = Continuation["kind"];
  * What a step that names the next one may add to `{ step }` to delay it
  * (beyond the spec): `sleepMS` (a delay) or `until` (epoch ms), at most a
  * year away; or `waitFor` (an event name sent with `workflow.send`) with an
- * optional `timeoutMS` (at most a year). Read by {@link continuationOfReturn}.
+ * optional `timeoutMS` (at most a year); or `children` (1 to 1,000 child
+ * runs to start and wait for, see children.ts). Read by {@link continuationOfReturn}.
  */
 export interface ContinuationRequest {
   sleepMS?: number;
   until?: number;
   waitFor?: string;
   timeoutMS?: number;
+  children?: readonly ChildRequest[];
+}
+
+/** One child run a step asks for: the workflow to start, its start data, and optionally its workflow id. */
+export interface ChildRequest {
+  workflow: string | { readonly name: string };
+  data?: unknown;
+  id?: string;
 }
 
 type StepCompleted = WorkflowEventPayloads["step_completed"];
 
 /** The step_completed fields a continuation is written as (the rest of the payload is `step` and `writes`). */
-export type ContinuationFields = Pick<StepCompleted, "next_step" | "wake_at" | "waiting_for" | "timeout_at">;
+export type ContinuationFields = Pick<
+  StepCompleted,
+  "next_step" | "wake_at" | "waiting_for" | "timeout_at" | "children"
+>;
 
 /** Decodes a step_completed payload's continuation. */
 export function decodeContinuation(payload: StepCompleted): Continuation {
-  const { next_step: step, wake_at: wakeAt, waiting_for: event, timeout_at: timeoutAt } = payload;
+  const { next_step: step, wake_at: wakeAt, waiting_for: event, timeout_at: timeoutAt, children } = payload;
   if (step === undefined) return { kind: "done" };
   if (wakeAt !== undefined) return { kind: "sleep", step, until: wakeAt };
+  if (children !== undefined) return { kind: "children", step, children: children.map(childRefOf) };
   if (event !== undefined)
     return timeoutAt === undefined
       ? { kind: "wait_for_event", step, event }
@@ -71,7 +113,21 @@ export function encodeContinuation(continuation: Continuation): ContinuationFiel
       return continuation.until === undefined
         ? { next_step: continuation.step, waiting_for: continuation.event }
         : { next_step: continuation.step, waiting_for: continuation.event, timeout_at: continuation.until };
+    case "children":
+      return { next_step: continuation.step, children: continuation.children.map(childEntryOf) };
   }
+}
+
+function childRefOf(entry: ChildEntry): ChildRef {
+  return entry.refused === undefined
+    ? { runId: entry.run_id, workflow: entry.workflow }
+    : { runId: entry.run_id, workflow: entry.workflow, refused: entry.refused };
+}
+
+function childEntryOf(child: ChildRef): ChildEntry {
+  return child.refused === undefined
+    ? { run_id: child.runId, workflow: child.workflow }
+    : { run_id: child.runId, workflow: child.workflow, refused: child.refused };
 }
 
 /** Whether the next step may be claimed in the same append as the completion (the step loop's chained claim). */
@@ -79,9 +135,12 @@ export function startsAtOnce(continuation: Continuation): continuation is { kind
   return continuation.kind === "next_step";
 }
 
-/** Whether what comes next depends on the events sent to the run (so a reader must fold them from the log). */
+/**
+ * Whether what comes next depends on events others append to the run (sent
+ * events, finished children), so a reader must fold them from the log.
+ */
 export function readsInbox(continuation: Continuation): boolean {
-  return continuation.kind === "wait_for_event";
+  return continuation.kind === "wait_for_event" || continuation.kind === "children";
 }
 
 /**
@@ -113,18 +172,25 @@ export function checkEventName(name: unknown, what: string): string {
  * The continuation a step's `{ step, sleepMS | until | waitFor, timeoutMS? }`
  * asks for, given the completion time `at` (the caller has checked that
  * `step` names a step). Throws `invalid_input` naming the bad field (the step
- * then fails without retry: the same code would return the same).
+ * then fails without retry: the same code would return the same). A return
+ * with `children` needs them started first (see children.ts): `started` are
+ * the children as they were started, in the order asked for.
  */
 export function continuationOfReturn(
   returned: { step: string } & Record<string, unknown>,
   at: number,
   where: string,
+  started?: readonly ChildRef[],
 ): Continuation {
-  const { step, sleepMS, until, waitFor, timeoutMS } = returned;
-  const given = [sleepMS, until, waitFor].filter((value) => value !== undefined).length;
-  if (given > 1) throw invalid(`${where} returned more than one of sleepMS, until and waitFor; pick one`);
+  const { step, sleepMS, until, waitFor, timeoutMS, children } = returned;
+  const given = [sleepMS, until, waitFor, children].filter((value) => value !== undefined).length;
+  if (given > 1) throw invalid(`${where} returned more than one of sleepMS, until, waitFor and children; pick one`);
   if (timeoutMS !== undefined && waitFor === undefined)
     throw invalid(`${where} returned timeoutMS without waitFor; timeoutMS bounds a wait for an event`);
+  if (children !== undefined) {
+    if (!started) throw new PlatformError("internal", `${where} returned children that were not started first`);
+    return { kind: "children", step, children: started };
+  }
   if (sleepMS !== undefined) return { kind: "sleep", step, until: at + duration(sleepMS, `${where} sleepMS`) };
   if (until !== undefined) {
     if (typeof until !== "number" || !Number.isFinite(until))

@@ -27,6 +27,8 @@ export interface CreateRunOptions {
    * otherwise the run keeps the key for `ttlMS` from now.
    */
   idempotency?: { key: string; ttlMS: number };
+  /** Beyond the spec: the run whose step starts this one as a child (see children.ts). */
+  parentRunId?: string;
 }
 
 export interface CreatedRun {
@@ -36,7 +38,7 @@ export interface CreatedRun {
   created: boolean;
 }
 
-const MAX_ID_LENGTH = 256;
+export const MAX_ID_LENGTH = 256;
 
 /**
  * Writes a run's workflow_created event unless its workflow id already has an
@@ -56,32 +58,12 @@ export function createRun(
   data: unknown,
   options: CreateRunOptions,
 ): CreatedRun {
-  const runId = checkId(options.runId, "run id");
-  const workflowId = checkId(options.workflowId ?? runId, "workflow id");
-  // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
-  const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
-  const payload: StoredEventOf<"workflow_created">["payload"] = {
-    workflowName: definition.name,
-    writes: { [START_DATA_KEY]: startData },
-  };
-  if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
-  if (options.queued) payload.queued = true;
+  const event = createdEvent(definition, data, options);
+  const { runId, workflowId } = event;
   if (options.idempotency) {
     const earlier = idempotentRun(store, workflowId, definition.name, options.idempotency.key, options.now);
     if (earlier) return { runId: earlier, workflowId, created: false };
-    payload.idempotency_key = options.idempotency.key;
-    payload.idempotent_until = options.now + options.idempotency.ttlMS;
   }
-  encodePayload(payload, `Start data of workflow "${definition.name}"`);
-  const event: StoredEventOf<"workflow_created"> = {
-    runId,
-    workflowId,
-    seq: 1,
-    type: "workflow_created",
-    payload,
-    at: options.now,
-  };
-
   const outcome = store.createRunIfNoActive(event);
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome) {
@@ -134,7 +116,33 @@ export async function onceRunKey(workflowId: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function checkId(id: unknown, what: string): string {
+/** A run's workflow_created event, checked: throws `invalid_input` or `payload_too_large` as `createRun` does. */
+export function createdEvent(
+  definition: WorkflowDefinition,
+  data: unknown,
+  options: CreateRunOptions,
+): StoredEventOf<"workflow_created"> {
+  const runId = checkId(options.runId, "run id");
+  const workflowId = checkId(options.workflowId ?? runId, "workflow id");
+  // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
+  const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
+  const payload: StoredEventOf<"workflow_created">["payload"] = {
+    workflowName: definition.name,
+    writes: { [START_DATA_KEY]: startData },
+  };
+  if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
+  if (options.queued) payload.queued = true;
+  if (options.idempotency) {
+    payload.idempotency_key = options.idempotency.key;
+    payload.idempotent_until = options.now + options.idempotency.ttlMS;
+  }
+  if (options.parentRunId !== undefined) payload.parent_run_id = options.parentRunId;
+  encodePayload(payload, `Start data of workflow "${definition.name}"`);
+  return { runId, workflowId, seq: 1, type: "workflow_created", payload, at: options.now };
+}
+
+/** Checks a run or workflow id: 1-256 characters without control characters; throws `invalid_input`. */
+export function checkId(id: unknown, what: string): string {
   if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(id)) {
     throw new PlatformError(
       "invalid_input",

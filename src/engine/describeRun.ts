@@ -1,9 +1,10 @@
 import type { ErrorJSON } from "../core/errors.ts";
 import { statusOf } from "./appendRules.ts";
-import { type Continuation, decodeContinuation } from "./continuation.ts";
+import { type ChildOutcome, type Continuation, decodeContinuation } from "./continuation.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
+import { childOutcome, type ChildrenFold, createChildrenFold } from "./children.ts";
 import type { RunStatus } from "./store.ts";
 
 /**
@@ -44,6 +45,15 @@ export interface WorkflowRunView {
   queued?: QueuedRunView;
   /** Beyond the spec: the idempotency key it was started with, and until when (epoch ms) a start with it answers this run. */
   idempotency?: { key: string; until: number };
+  /** Beyond the spec: while the run waits for its children, how many it waits for and how many have ended. */
+  waitingForChildren?: { total: number; finished: number };
+  /** Beyond the spec: the run whose step started this run as a child. */
+  parentRunId?: string;
+  /**
+   * Beyond the spec: every child run this run's steps started, in the order
+   * they were asked for, with how each ended (`running` until it has).
+   */
+  children?: RunChildView[];
   createdAt: number;
   updatedAt: number;
   events: RunEventView[];
@@ -58,6 +68,8 @@ export interface QueuedRunView {
   /** The earliest it may start (epoch ms), when time decides it: a throttle's period or a debounce's quiet period. */
   notBefore?: number;
 }
+/** A child run as its parent's view lists it. */
+export type RunChildView = Omit<ChildOutcome, "status"> & { status: ChildOutcome["status"] | "running" };
 
 /** Folds a run's events (seq order) into its view; null for an empty log. */
 export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | null {
@@ -81,14 +93,33 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
     view.idempotency = { key: idempotency_key, until: idempotent_until };
   if (view.status === "queued" && flow_key !== undefined)
     view.queued = { key: flow_key, waitsFor: `its turn among the queued runs of key ${JSON.stringify(flow_key)}` };
+  if (first.payload.parent_run_id !== undefined) view.parentRunId = first.payload.parent_run_id;
+  const fold = createChildrenFold(events);
+  const children = childrenOf(events, fold);
+  if (children.length > 0) view.children = children;
   const state = lastStateEvent(events);
   if (state?.type === "step_completed") {
     const next = decodeContinuation(state.payload);
     if (next.kind === "sleep") view.wakeAt = next.until;
     if (next.kind === "wait_for_event")
       view.waitingFor = next.until === undefined ? { name: next.event } : { name: next.event, timeoutAt: next.until };
+    const pending = next.kind === "children" && view.status === "running" ? fold.pending().length : 0;
+    if (next.kind === "children" && pending > 0)
+      view.waitingForChildren = { total: next.children.length, finished: next.children.length - pending };
   }
   return view;
+}
+
+/** Every child the run's steps started, in order, with how each ended. */
+function childrenOf(events: readonly StoredEvent[], fold: ChildrenFold): RunChildView[] {
+  const listed: RunChildView[] = [];
+  for (const event of events) {
+    if (event.type !== "step_completed") continue;
+    const next = decodeContinuation(event.payload);
+    if (next.kind !== "children") continue;
+    for (const child of next.children) listed.push(childOutcome(child, fold.finished.get(child.runId)));
+  }
+  return listed;
 }
 
 function eventView({ seq, type, payload, at }: StoredEvent): RunEventView {

@@ -2,14 +2,15 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec, plus four beyond it: `event_received` (an
+ * The six core event types, plus five this platform adds: `event_received` (an
  * event sent to the run with `workflow.send`), `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes), and for runs under flow control
+ * terminal event `workflow.cancel` writes), `child_finished` (a child run the
+ * run started has ended, see children.ts), and for runs under flow control
  * (flowControl.ts) `start_replaced` (a debounced start replaced a queued run's
  * data) and `workflow_dequeued` (a queued run got its turn). Every state
  * change of a run is one of these, appended to the run's log; the state of a
- * run is its last event other than `event_received`, which only queues a
- * delivery (see receivedEvents.ts).
+ * run is its last event other than `event_received` and `child_finished`,
+ * which only record something for a later step (see {@link isStateEvent}).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -22,6 +23,7 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_cancelled",
   "start_replaced",
   "workflow_dequeued",
+  "child_finished",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -50,7 +52,8 @@ export interface WorkflowEventPayloads {
    * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `flow_key` when the
    * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
    * for its turn (a workflow_dequeued starts it), and `idempotency_key` with `idempotent_until` (epoch ms)
-   * when it was started with an idempotency key.
+   * when it was started with an idempotency key; `parent_run_id`: the run whose step started this one as a
+   * child (it tells that run when it ends).
    */
   workflow_created: {
     workflowName: string;
@@ -59,13 +62,15 @@ export interface WorkflowEventPayloads {
     queued?: true;
     idempotency_key?: string;
     idempotent_until?: number;
+    parent_run_id?: string;
   };
   /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
    * `next_step` is absent when the step finished the workflow. Beyond the spec:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
-   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event.
+   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event; `children` when
+   * it started child runs and the next step waits for all of them (see children.ts).
    */
   step_completed: {
     step: string;
@@ -74,6 +79,7 @@ export interface WorkflowEventPayloads {
     wake_at?: number;
     waiting_for?: string;
     timeout_at?: number;
+    children?: ChildEntry[];
   };
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
@@ -101,6 +107,29 @@ export interface WorkflowEventPayloads {
   start_replaced: { writes: Writes };
   /** Beyond the spec: the queued run left its queue; its first step starts now. */
   workflow_dequeued: Record<string, never>;
+  /**
+   * Beyond the spec: a child run this run started has ended. `error` is the
+   * failure reason of a failed child, the cancel reason of a cancelled one.
+   */
+  child_finished: {
+    run_id: string;
+    workflow: string;
+    status: "completed" | "failed" | "cancelled";
+    result?: JsonValue;
+    error?: string;
+  };
+}
+
+/**
+ * One child a step started, as its step_completed records it: the child's run
+ * id and workflow name. `refused` (the child never started): why, e.g. its
+ * `id` was held by an active run that is not this parent's child (that run's
+ * id is then `run_id`).
+ */
+export interface ChildEntry {
+  run_id: string;
+  workflow: string;
+  refused?: string;
 }
 
 interface EventEnvelope {
@@ -123,6 +152,15 @@ export type TerminalEventType = "workflow_completed" | "workflow_failed" | "work
 
 export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<TerminalEventType> {
   return event.type === "workflow_completed" || event.type === "workflow_failed" || event.type === "workflow_cancelled";
+}
+
+/**
+ * Whether an event moves the run's state. `event_received` and
+ * `child_finished` do not: they are appended by others whatever the run is
+ * doing, and only record something a later step reads.
+ */
+export function isStateEvent(event: StoredEvent): boolean {
+  return event.type !== "event_received" && event.type !== "child_finished";
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {

@@ -2,7 +2,15 @@ import { PlatformError } from "../core/errors.ts";
 import { retryAt } from "./backoff.ts";
 import type { Clock } from "./clock.ts";
 import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
-import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
+import {
+  type ChildRunPort,
+  childRequestsOf,
+  type ChildrenFold,
+  createChildrenFold,
+  isFinalStartError,
+} from "./children.ts";
+import type { ChildOutcome, ChildRef } from "./continuation.ts";
+import { isStateEvent, isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
 import { continuationOfReturn, decodeContinuation, encodeContinuation, startsAtOnce } from "./continuation.ts";
@@ -47,6 +55,11 @@ export interface ExecuteRunOptions {
    * appended meanwhile (an event sent, a cancel) is met as without this.
    */
   exclusive?: boolean;
+  /**
+   * Beyond the spec: how this host starts and cancels child runs (a step
+   * returning `children`). Without it such a step fails without retry.
+   */
+  children?: ChildRunPort;
 }
 
 export type ExecuteRunResult =
@@ -54,7 +67,10 @@ export type ExecuteRunResult =
   | { status: "terminal" }
   /** A retry, a sleep or a wait's timeout is due at `wakeAt` (epoch ms); call again then (or when an event is sent). */
   | { status: "waiting"; wakeAt: number }
-  /** Beyond the spec: the run waits for an event without a timeout; call again when one is sent. */
+  /**
+   * Beyond the spec: the run waits for an event without a timeout, or for its
+   * children; call again when one is sent, or when the last child has ended.
+   */
   | { status: "idle" }
   /** The budget ran out with work left; call again right away (a fresh context). */
   | { status: "budget_exhausted" }
@@ -105,9 +121,10 @@ export async function executeRun(
  *
  * 1. `last` is the log's last event as this execution knows it (in the store,
  *    or in `unwritten`); every batch it appends continues at `last.seq + 1`.
- * 2. `state` is the last of those events other than event_received (what the
- *    resolver reads); `pad` (the scratchpad) and `inbox` (events sent to the
- *    run) are folded from every event up to `last`.
+ * 2. `state` is the last of those events that moves the run (not
+ *    event_received or child_finished; what the resolver reads); `pad` (the
+ *    scratchpad), `inbox` (events sent to the run) and `children` (its
+ *    children's ends) are folded from every event up to `last`.
  * 3. `unwritten` holds events not in the store yet. It is non-empty only
  *    while the execution has not waited on anything since its last write to
  *    the store (an exclusive host's synchronous stretch, whose writes commit
@@ -120,6 +137,7 @@ export async function executeRun(
 class RunCursor {
   readonly pad: Scratchpad;
   readonly inbox: Inbox;
+  readonly children: ChildrenFold;
   #last: StoredEvent;
   #state: StoredEvent;
   readonly #store: WorkflowEventStore;
@@ -149,6 +167,7 @@ class RunCursor {
     this.#options = options;
     this.pad = createScratchpad(history);
     this.inbox = createInbox(history);
+    this.children = createChildrenFold(history);
     this.#last = history[history.length - 1] as StoredEvent;
     this.#state = lastStateEvent(history) as StoredEvent;
     this.#mayDefer = options.exclusive === true;
@@ -159,7 +178,7 @@ class RunCursor {
     return this.#last;
   }
 
-  /** The run's state: its last event other than event_received (invariant 2). */
+  /** The run's state: its last event that moves it, see isStateEvent (invariant 2). */
   get state(): StoredEvent {
     return this.#state;
   }
@@ -198,8 +217,8 @@ class RunCursor {
    * Appends a batch that follows `last`, and answers it as appended; null
    * when another executor took the seq first (then the cursor has backed off
    * and caught up). With `rebase`, a batch that lost its seq only to
-   * event_received is appended after them: what it records does not depend
-   * on the inbox.
+   * event_received or child_finished is appended after them: what it records
+   * does not depend on them.
    */
   async append(batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> {
     if (this.#mayDefer) {
@@ -239,8 +258,9 @@ class RunCursor {
   #advance(event: StoredEvent): void {
     this.pad.apply(event);
     this.inbox.apply(event);
+    this.children.apply(event);
     this.#last = event;
-    if (event.type !== "event_received") this.#state = event;
+    if (isStateEvent(event)) this.#state = event;
   }
 }
 
@@ -258,7 +278,7 @@ async function stepLoop(
   for (;;) {
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
-    const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued);
+    const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued, run.children.finished);
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(state)) return { status: "terminal" };
@@ -271,6 +291,7 @@ async function stepLoop(
         continue;
       }
       case "wait_for_event":
+      case "wait_for_children":
         if (run.catchUp()) return { status: "idle" };
         continue;
       // Its queue starts it (workflow_dequeued), then drives it again.
@@ -308,7 +329,7 @@ async function stepLoop(
             now(),
           ),
         ]);
-        if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, now, mustStop);
+        if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, options, mustStop);
         continue;
       }
     }
@@ -325,16 +346,20 @@ async function runChain(
   run: RunCursor,
   definition: WorkflowDefinition,
   first: StoredEventOf<"step_started">,
-  now: Clock,
+  options: ExecuteRunOptions,
   mustStop: () => boolean,
 ): Promise<void> {
+  const { now } = options;
   for (let claim = first; ; ) {
-    const batch = await runClaimedStep(definition, claim, run.pad, run.inbox.delivered, now, run.beforeWaiting);
+    const batch = await runClaimedStep(definition, claim, run, now, options);
     const completed = batch.length === 1 && batch[0]?.type === "step_completed" ? batch[0] : undefined;
     const next = completed && decodeContinuation(completed.payload);
     if (!completed || !next || !startsAtOnce(next) || mustStop()) {
       // A null here means our attempt was already settled by someone else; its result is dropped.
-      await run.append(batch, true);
+      const committed = await run.append(batch, true);
+      // Cancelled while its children were being started: nothing records them, so they are cancelled here.
+      if (!committed && next?.kind === "children" && isTerminalEvent(run.state) && options.children)
+        await options.children.cancel(startedRunIds(next.children), "The parent run was cancelled");
       return;
     }
     const nextClaim = nextEvent(completed, "step_started", { step: next.step, attempt: 1 }, completed.at);
@@ -344,15 +369,25 @@ async function runChain(
   }
 }
 
-/** Runs one claimed attempt and returns the events that record its outcome. */
+function startedRunIds(children: readonly ChildRef[]): string[] {
+  return children.filter((child) => child.refused === undefined).map((child) => child.runId);
+}
+
+/**
+ * Runs one claimed attempt and returns the events that record its outcome.
+ * A step that returns `children` has them started (exactly once, see
+ * children.ts) before its completion is written, which records their run ids.
+ */
 async function runClaimedStep(
   definition: WorkflowDefinition,
   claim: StoredEventOf<"step_started">,
-  pad: Scratchpad,
-  event: DeliveredEvent | null,
+  run: RunCursor,
   now: Clock,
-  beforeWaiting: (() => void) | undefined,
+  options: ExecuteRunOptions,
 ): Promise<StoredEvent[]> {
+  const { pad, beforeWaiting } = run;
+  const event: DeliveredEvent | null = run.inbox.delivered;
+  const children: readonly ChildOutcome[] | null = run.children.outcomes();
   const { step, attempt } = claim.payload;
   const fail = (reason: string, errorRetryable: boolean, thrown?: { error: unknown; retryAfterMS?: number }) =>
     stepFailureEvents(claim, {
@@ -378,6 +413,7 @@ async function runClaimedStep(
     runId: claim.runId,
     workflowId: claim.workflowId,
     event,
+    children,
   });
   const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
@@ -391,13 +427,37 @@ async function runClaimedStep(
         !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)),
         { error: outcome.error, retryAfterMS: retryAfterMSOf(outcome.error) },
       );
-    case "returned":
+    case "returned": {
+      let started: ChildRef[] | undefined;
       try {
-        return completionEvents(definition, claim, outcome.value, attemptState, now());
+        const where = `Step "${step}" of workflow "${definition.name}"`;
+        const value = outcome.value as Record<string, unknown> | null;
+        const requests =
+          typeof value === "object" && value !== null && typeof value.step === "string"
+            ? childRequestsOf(value, claim.runId, run.children.completedSteps, where)
+            : null;
+        if (requests) {
+          if (!Object.hasOwn(definition.steps, value?.step as string))
+            throw new PlatformError(
+              "invalid_input",
+              `Step "${step}" continues with step "${String(value?.step)}", which workflow "${definition.name}" does not define`,
+            );
+          if (!options.children)
+            throw new PlatformError("invalid_input", `${where} returned children, which this host cannot start`);
+          // Started before the completion is written, so it records their run ids; a retry finds the same runs.
+          beforeWaiting();
+          try {
+            started = await options.children.start(claim.runId, requests);
+          } catch (error) {
+            return fail(reasonOf(error), !isFinalStartError(error), { error });
+          }
+        }
+        return completionEvents(definition, claim, outcome.value, attemptState, now(), started);
       } catch (error) {
         // An unstorable result or an unknown next step is a bug in the step; retrying would repeat it.
         return fail(reasonOf(error), false, { error });
       }
+    }
   }
 }
 
@@ -408,6 +468,7 @@ function completionEvents(
   value: unknown,
   attemptState: StepAttempt,
   at: number,
+  started?: readonly ChildRef[],
 ): StoredEvent[] {
   const step = claim.payload.step;
   const writes = attemptState.writes();
@@ -436,6 +497,7 @@ function completionEvents(
       result as { step: string } & Record<string, unknown>,
       at,
       `Step "${step}" of workflow "${definition.name}"`,
+      started,
     );
     const completed = nextEvent(claim, "step_completed", { step, writes, ...encodeContinuation(next) }, at);
     encodePayload(completed.payload, `The writes of step "${step}"`);
@@ -453,7 +515,7 @@ function badReturn(definition: WorkflowDefinition, step: string, value: unknown)
   }
   return new PlatformError(
     "invalid_input",
-    `Step "${step}" of workflow "${definition.name}" returned ${shown}; return { step: "<next step>" } (optionally with sleepMS, until or waitFor) or { done: true, result }`,
+    `Step "${step}" of workflow "${definition.name}" returned ${shown}; return { step: "<next step>" } (optionally with sleepMS, until, waitFor or children) or { done: true, result }`,
   );
 }
 

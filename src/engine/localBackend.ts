@@ -4,6 +4,14 @@ import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { createRun, onceRunKey } from "./createRun.ts";
+import {
+  activeChildrenOf,
+  type ChildRunPort,
+  childReportOf,
+  createChildRun,
+  reconcileChildren,
+  recordChildFinished,
+} from "./children.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { appendReceivedEvent, cancelRun } from "./runControl.ts";
@@ -51,6 +59,8 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
    */
   close(): Promise<void>;
 }
+
+const CHILD_RUN_ID = /\.[0-9]+\.[0-9]+$/;
 
 interface Waiter {
   resolve(view: WorkflowRunView): void;
@@ -133,6 +143,31 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     return definition ?? null;
   }
 
+  /** Children are runs of this same store: started here, exactly once (their run id is their key). */
+  const children: ChildRunPort = {
+    async start(parentRunId, requests) {
+      const known = requests.map((child) => {
+        const definition = definitions(child.workflow);
+        if (!definition)
+          throw new PlatformError("unknown_workflow", `No workflow named "${child.workflow}" is registered`);
+        return definition;
+      });
+      return requests.map((child, index) => {
+        const { ref, created } = createChildRun(
+          store,
+          known[index] as WorkflowDefinition,
+          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId },
+          now(),
+        );
+        if (created) kick(ref.runId);
+        return ref;
+      });
+    },
+    async cancel(runIds, reason) {
+      for (const runId of runIds) cancelIfActive(runId, reason);
+    },
+  };
+
   async function executeOnce(runId: string): Promise<void> {
     const definition = definitionOf(runId);
     if (!definition) return;
@@ -142,6 +177,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         budgetMS: options.budgetMS,
         signal: stop.signal,
         onEvent: noticeEvent,
+        children,
       });
       switch (result.status) {
         case "terminal":
@@ -174,6 +210,41 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     if (!isTerminalEvent(event)) return;
     flowQueues.ended(event.runId);
     settle(event.runId);
+    tellParent(event.runId);
+  }
+
+  /**
+   * A child that ended tells its parent (no polling), which goes on once its
+   * last child has. Children started here have their key as run id
+   * (`<parent run id>.<n>.<index>`): only such runs are read for a parent.
+   */
+  function tellParent(runId: string): void {
+    if (!CHILD_RUN_ID.test(runId)) return;
+    const report = childReportOf(store.events(runId));
+    if (!report) return;
+    if (recordChildFinished(store, report.parentRunId, report.finished, now()).allFinished) kick(report.parentRunId);
+  }
+
+  /** Cancels a run, then its active children (and theirs); a run that has ended meanwhile is left alone. */
+  function cancelIfActive(runId: string, reason: string): void {
+    try {
+      cancelWithChildren(runId, reason);
+    } catch (error) {
+      if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found"))) throw error;
+    }
+  }
+
+  function cancelWithChildren(runId: string, reason: string | undefined): void {
+    cancelRun(store, runId, reason, now());
+    flowQueues.ended(runId);
+    // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
+    const pending = timers.get(runId);
+    if (pending !== undefined) clearTimeout(pending);
+    timers.delete(runId);
+    settle(runId);
+    tellParent(runId);
+    for (const child of activeChildrenOf(store.events(runId)))
+      cancelIfActive(child, `Its parent run "${runId}" was cancelled`);
   }
 
   function settle(runId: string): void {
@@ -196,6 +267,8 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
    */
   function sweep(driveHealthy: boolean): number {
     return countUndrivenRuns((runId, definition) => {
+      // Children that ended while this process was not there to tell the parent.
+      reconcileChildren(store, runId, now());
       const outcome = recoverRun(store, definition, runId, now(), { executingHere: false });
       for (const event of outcome.appended) noticeEvent(event);
       if (outcome.reenqueue || (driveHealthy && outcome.reason === null)) kick(runId);
@@ -289,13 +362,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async cancel(runId, reason) {
       if (stop.signal.aborted) throw closedError();
-      cancelRun(store, runId, reason, now());
-      flowQueues.ended(runId);
-      // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
-      const pending = timers.get(runId);
-      if (pending !== undefined) clearTimeout(pending);
-      timers.delete(runId);
-      settle(runId);
+      cancelWithChildren(runId, reason);
       return describeRun(store.events(runId)) as WorkflowRunView;
     },
 

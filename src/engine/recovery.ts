@@ -1,6 +1,7 @@
+import { createChildrenFold } from "./children.ts";
 import { decodeContinuation, readsInbox } from "./continuation.ts";
 import type { WorkflowDefinition } from "./definition.ts";
-import { isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
+import { isStateEvent, isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
 import { createInbox, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "./stepFailure.ts";
@@ -18,25 +19,37 @@ export interface RecoveryInput {
   executingHere: boolean;
 }
 
-/** A run's log as recovery needs it: its last event, its state (the last event other than event_received) and its undelivered events. */
+/**
+ * A run's log as recovery needs it: its last event, its state (the last event
+ * that moves it, see isStateEvent), its undelivered events and the run ids of
+ * its children that have ended.
+ */
 export interface RunTail {
   last: StoredEvent;
   state: StoredEvent;
   queued: readonly QueuedEvent[];
+  finished: ReadonlySet<string>;
 }
+
+const NONE_FINISHED: ReadonlySet<string> = new Set();
 
 /**
  * Reads what recovery needs of a run: one read of its last event, and the
- * whole log only for a run that waits for an event or was last sent one
- * (beyond the spec; rare, and never on a step's path).
+ * whole log only for a run that waits for an event or its children, or was
+ * last sent one (beyond the spec; rare, and never on a step's path).
  */
 export function readRunTail(store: WorkflowEventStore, runId: string): RunTail | null {
   const last = store.lastEvent(runId);
   if (last === null) return null;
   const waits = last.type === "step_completed" && readsInbox(decodeContinuation(last.payload));
-  if (last.type !== "event_received" && !waits) return { last, state: last, queued: [] };
+  if (isStateEvent(last) && !waits) return { last, state: last, queued: [], finished: NONE_FINISHED };
   const events = store.events(runId);
-  return { last, state: lastStateEvent(events) ?? last, queued: createInbox(events).queued };
+  return {
+    last,
+    state: lastStateEvent(events) ?? last,
+    queued: createInbox(events).queued,
+    finished: new Set(createChildrenFold(events).finished.keys()),
+  };
 }
 
 /**
@@ -53,6 +66,7 @@ export function detectRecovery(
   now: number,
   input: RecoveryInput,
   queued: readonly QueuedEvent[] = [],
+  finished: ReadonlySet<string> = NONE_FINISHED,
 ): RecoveryReason | null {
   if (last === null || input.executingHere) return null;
   switch (last.type) {
@@ -66,9 +80,9 @@ export function detectRecovery(
     case "step_started":
       return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
     case "step_completed": {
-      const action = resolveNextAction(last, definition.maxAttempts, queued);
+      const action = resolveNextAction(last, definition.maxAttempts, queued, finished);
       if (action.kind === "complete") return "stuck_terminal";
-      if (action.kind === "wait_for_event") return null;
+      if (action.kind === "wait_for_event" || action.kind === "wait_for_children") return null;
       if (action.kind === "start_step" && action.notBefore !== undefined && now < action.notBefore) return null;
       return "stuck_completed";
     }
@@ -78,6 +92,7 @@ export function detectRecovery(
     case "workflow_failed":
     case "workflow_cancelled":
     case "event_received":
+    case "child_finished":
       return null;
   }
 }
@@ -107,7 +122,7 @@ export function recoverRun(
   input: RecoveryInput,
 ): RecoveryOutcome {
   const tail = input.executingHere ? null : readRunTail(store, runId);
-  const reason = detectRecovery(tail?.state ?? null, definition, now, input, tail?.queued);
+  const reason = detectRecovery(tail?.state ?? null, definition, now, input, tail?.queued, tail?.finished);
   if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
   const { last, state } = tail;
   let repair: StoredEvent[] = [];

@@ -13,6 +13,8 @@ export type NextAction =
   | { kind: "start_step"; step: string; attempt: number; notBefore?: number; event?: QueuedEvent | null }
   /** Beyond the spec: the run waits for an event named `name`, without a timeout; nothing is due. */
   | { kind: "wait_for_event"; step: string; name: string }
+  /** Beyond the spec: the run waits for its children `pending` (run ids) to end; each one's end wakes it. */
+  | { kind: "wait_for_children"; step: string; pending: string[] }
   /**
    * Write workflow_completed. Only reachable when a step_completed without
    * next_step is the last event (stuck_terminal): normally that event and
@@ -37,12 +39,15 @@ export type NextAction =
  * `last` is the run's last event other than event_received (beyond the spec:
  * those only queue a delivery); `queued` holds the events sent to the run and
  * not yet delivered, in arrival order. Only a wait reads them: it takes the
- * first one with its name that arrived by its `timeout_at`.
+ * first one with its name that arrived by its `timeout_at`. `finished` holds
+ * the run ids of the run's children that have ended (child_finished): only a
+ * `children` continuation reads it.
  */
 export function resolveNextAction(
   last: StoredEvent | null,
   maxAttempts: number,
   queued: readonly QueuedEvent[] = [],
+  finished: { has(runId: string): boolean } = NO_CHILDREN,
 ): NextAction {
   if (last === null) return { kind: "none" };
   switch (last.type) {
@@ -55,7 +60,7 @@ export function resolveNextAction(
     case "step_started":
       return { kind: "none" };
     case "step_completed":
-      return actionAfter(decodeContinuation(last.payload), queued);
+      return actionAfter(decodeContinuation(last.payload), queued, finished);
     case "step_failed": {
       const { step, attempt, reason, retryable } = last.payload;
       if (retryable && attempt < maxAttempts) return { kind: "start_step", step, attempt: attempt + 1 };
@@ -67,12 +72,17 @@ export function resolveNextAction(
     case "workflow_cancelled":
     // Never a state (callers pass the last other event); listed so the switch stays exhaustive.
     case "event_received":
+    case "child_finished":
       return { kind: "none" };
   }
 }
 
 /** What a completed step's continuation leads to: each kind's row of the transition table. */
-function actionAfter(next: Continuation, queued: readonly QueuedEvent[]): NextAction {
+function actionAfter(
+  next: Continuation,
+  queued: readonly QueuedEvent[],
+  finished: { has(runId: string): boolean },
+): NextAction {
   switch (next.kind) {
     case "done":
       return { kind: "complete", result: null };
@@ -87,5 +97,14 @@ function actionAfter(next: Continuation, queued: readonly QueuedEvent[]): NextAc
       if (until === undefined) return { kind: "wait_for_event", step, name };
       return { kind: "start_step", step, attempt: 1, notBefore: until, event: null };
     }
+    case "children": {
+      const pending = next.children
+        .filter((child) => child.refused === undefined && !finished.has(child.runId))
+        .map((child) => child.runId);
+      if (pending.length === 0) return { kind: "start_step", step: next.step, attempt: 1 };
+      return { kind: "wait_for_children", step: next.step, pending };
+    }
   }
 }
+
+const NO_CHILDREN: ReadonlySet<string> = new Set();

@@ -1,7 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
-import type { ContinuationRequest } from "./continuation.ts";
+import type { ChildOutcome, ContinuationRequest } from "./continuation.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
 
 /**
@@ -28,6 +28,12 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * null in every other step.
    */
   readonly event: DeliveredEvent | null;
+  /**
+   * Beyond the spec: in the step that follows `{ step, children }`, how each
+   * child run ended (`{ runId, workflow, status, result?, error? }`), in the
+   * order they were asked for; null in every other step.
+   */
+  readonly children: readonly ChildOutcome[] | null;
   /**
    * Beyond the spec: the project's variables and secrets, as `env` in its
    * `fetch` has them (`platform secret put`, `.dev.vars` under `platform
@@ -124,6 +130,8 @@ export interface StepAttemptInput {
   workflowId: string;
   /** `ctx.event`; default null. */
   event?: DeliveredEvent | null;
+  /** `ctx.children`; default null. */
+  children?: readonly ChildOutcome[] | null;
 }
 
 /** A fresh context for one attempt of one step, with its own write buffer. */
@@ -140,6 +148,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     workflowId: input.workflowId,
     event: input.event ?? null,
     env: stepEnvSource(),
+    children: input.children ?? null,
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(

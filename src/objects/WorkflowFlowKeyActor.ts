@@ -16,7 +16,7 @@ import { isActiveStatus, type RunStatus, type RunSummary } from "../engine/store
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
 import { actorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
-import { runActorIdOf } from "./runActorIds.ts";
+import { actorIdOfRun } from "./runIds.ts";
 import type { SyncSql } from "../engine/syncSql.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 
@@ -33,6 +33,8 @@ export interface RunStartInput {
   /** When the queue counted the start (its workflow_created's time). */
   at?: number;
   idempotency?: { key: string; ttlMS: number };
+  /** The run whose step starts this one as a child (see engine/children.ts). */
+  parentRunId?: string;
 }
 
 /** The run actor's methods a queue calls (declared here, not imported, so the two actors do not import each other). */
@@ -215,7 +217,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   }
 
   #runActor(runId: string) {
-    const id = runActorIdOf(this.env.WORKFLOW_RUNS, runId);
+    const id = actorIdOfRun(this.env.WORKFLOW_RUNS, runId);
     if (!id) throw new PlatformError("internal", `"${runId}" is not a run id of this project`);
     return actorClient<QueuedRunActor>(this.env.WORKFLOW_RUNS.get(id));
   }

@@ -1,10 +1,22 @@
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../core/errors.ts";
 import type { Clock } from "../engine/clock.ts";
-import { createRun } from "../engine/createRun.ts";
+import {
+  activeChildrenOf,
+  type ChildRunPort,
+  type ChildStart,
+  childFinishedOfOutcome,
+  childReportOf,
+  createChildRun,
+  createParentLog,
+  type ParentLog,
+  recordChildrenFinished,
+} from "../engine/children.ts";
+import type { ChildRef } from "../engine/continuation.ts";
+import { createRun, type CreatedRun } from "../engine/createRun.ts";
 import type { WorkflowDefinition } from "../engine/definition.ts";
-import { describeRun, outcomeOf, type WorkflowRunView } from "../engine/describeRun.ts";
-import { isTerminalEvent, type StoredEvent } from "../engine/events.ts";
+import { describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/describeRun.ts";
+import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/events.ts";
 import { executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
 import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
@@ -21,7 +33,9 @@ import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
+import { actorClient, type ActorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
+import { actorIdOfRun, childRunId } from "./runIds.ts";
 import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexClient.ts";
 import {
   decide,
@@ -36,8 +50,22 @@ import {
 } from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 
-/** The project worker's bindings as the run actor sees them: the run index, and the rest handed on to its steps. */
-export type WorkflowRunEnv = RunIndexEnv & Partial<FlowKeyEnv> & { readonly [binding: string]: unknown };
+/**
+ * The project worker's bindings as the run actor sees them: the run index,
+ * the run actors themselves (a run's children and parent live in others),
+ * and the rest handed on to its steps.
+ */
+export type WorkflowRunEnv = RunIndexEnv &
+  Partial<FlowKeyEnv> & {
+    WORKFLOW_RUNS: DurableObjectNamespace<WorkflowRunActor>;
+    readonly [binding: string]: unknown;
+  };
+
+/** How many children a fanning-out step starts at once (each start is one call to the child's actor). */
+const CHILD_STARTS_AT_ONCE = 100;
+
+/** What `start` answers: the run, and (beyond the spec) for a child whose id another active run holds, why it did not start. */
+export type StartAnswer = StartedRun & { summary?: RunSummary; refused?: string };
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -81,7 +109,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #reports = new Map<string, Promise<void>>();
   /** `start` calls waiting for their run's first execution to first wait. */
   #startAnswers = new Map<string, () => void>();
+  /** Runs whose `start` has not answered yet: settles when it has (a fan-out in the first step waits for it). */
+  #startAnswered = new Map<string, Promise<void>>();
   #waiters = new Map<string, Set<(view: WorkflowRunView) => void>>();
+  /** The parent run of each run this instance started or read (null: none), see #parentOf. */
+  #parents = new Map<string, string | null>();
+  /** What this instance read of the logs of parents whose children tell them they ended (see #recordChildren). */
+  #parentLogs = new Map<string, ParentLog>();
   /** The project's run index actor, looked up once per instance. */
   #index: RunIndexClient | null = null;
 
@@ -140,16 +174,28 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * see runIndexReporter.ts); from then on this actor reports the run's end
    * itself, and reports it as running again whenever a new instance drives it.
    */
-  async start(input: RunStartInput): Promise<StartedRun & { summary?: RunSummary }> {
+  async start(input: RunStartInput): Promise<StartAnswer> {
     const now = input.at ?? this.#now();
-    const run = createRun(this.#store, definitionNamed(input.name), input.data, {
-      runId: input.runId,
-      workflowId: input.workflowId,
-      now,
-      once: input.once === true,
-      ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
-      ...(input.idempotency ? { idempotency: input.idempotency } : {}),
-    });
+    const definition = definitionNamed(input.name);
+    let run: CreatedRun;
+    if (input.parentRunId === undefined) {
+      run = createRun(this.#store, definition, input.data, {
+        runId: input.runId,
+        workflowId: input.workflowId,
+        now,
+        once: input.once === true,
+        ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
+        ...(input.idempotency ? { idempotency: input.idempotency } : {}),
+      });
+    } else {
+      const child = createChildRun(this.#store, definition, { ...input, parentRunId: input.parentRunId }, now);
+      if (child.ref.refused !== undefined)
+        return { runId: child.ref.runId, workflowId: input.workflowId, created: false, refused: child.ref.refused };
+      run = { runId: input.runId, workflowId: input.workflowId, created: child.created };
+      // Started before (a retried step, a crash between start and commit): its outcome if it has ended, since
+      // it told its parent then and the parent may not have recorded it.
+      if (!run.created) return { ...run, ...this.#outcomeOf(run.runId) };
+    }
     if (!run.created) return run;
     // Its key's queue starts it (dequeue).
     if (input.queued) return { ...run, summary: this.#store.getRun(run.runId)! };
@@ -162,6 +208,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     let ended: StoredEvent | null = null;
     let failedStep: StoredEvent | undefined;
     const firstWait = new Promise<void>((resolve) => this.#startAnswers.set(run.runId, resolve));
+    this.#parents.set(run.runId, input.parentRunId ?? null);
+    let answered = () => {};
+    this.#startAnswered.set(run.runId, new Promise<void>((resolve) => (answered = resolve)));
     const execution = this.#drive(run.runId, "start", (event) => {
       if (event.type === "step_failed") failedStep = event;
       else if (isTerminalEvent(event)) ended = event;
@@ -173,6 +222,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const nextTurn = firstWait.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
     await Promise.race([execution.then(settledAnyway, settledAnyway), nextTurn]);
     this.#startAnswers.delete(run.runId);
+    this.#startAnswered.delete(run.runId);
+    answered();
     const summary = this.#store.getRun(run.runId)!;
     this.#decide(run.runId, { type: "start_answered", status: summary.status });
     // A run that has ended answers with its outcome, so `result()` need not ask again.
@@ -190,6 +241,17 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async execute(runId: string): Promise<ExecuteAnswer> {
     if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
     return executeAnswer(await this.#drive(runId, "execute"));
+  }
+
+  /**
+   * Beyond the spec: a child run of `parentRunId` (held here) has ended.
+   * Recorded once in the parent's log; the parent is driven once its last
+   * child has ended (as a send would: the alarm first, then the drive).
+   */
+  async childFinished(parentRunId: string, finished: WorkflowEventPayloads["child_finished"]): Promise<void> {
+    const { allFinished } = this.#recordChildren(parentRunId, [finished]);
+    if (allFinished)
+      await this.#perform(parentRunId, this.#decide(parentRunId, { type: "event_sent", now: this.#now() }));
   }
 
   get(runId: string): WorkflowRunView | null {
@@ -281,7 +343,124 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     cancelRun(this.#store, runId, reason, this.#now());
     this.#releaseFlowKey(runId);
     await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
+    // Its children that are still running end with it (theirs with them).
+    await this.#children.cancel(activeChildrenOf(this.#store.events(runId)), `Its parent run "${runId}" was cancelled`);
     return this.get(runId) as WorkflowRunView;
+  }
+
+  /**
+   * The parent of a run here (null: it has none), known from `start` or read
+   * once per instance from its workflow_created: a run started here that is
+   * no child costs no read of its log when it ends.
+   */
+  #parentOf(runId: string): string | null {
+    let parent = this.#parents.get(runId);
+    if (parent === undefined) {
+      const [created] = this.#store.events(runId);
+      parent = created?.type === "workflow_created" ? (created.payload.parent_run_id ?? null) : null;
+      this.#parents.set(runId, parent);
+    }
+    return parent;
+  }
+
+  /** How a run here ended (for a `start` that finds it started before); empty while it is active. */
+  #outcomeOf(runId: string): { outcome?: RunOutcome } {
+    const events = this.#store.events(runId);
+    const last = events[events.length - 1];
+    const outcome =
+      last &&
+      outcomeOf(
+        last,
+        events.findLast((event) => event.type === "step_failed"),
+      );
+    return outcome ? { outcome } : {};
+  }
+
+  /**
+   * Records children's ends in a parent's log, reading on from what this
+   * instance read of it before (each event once, however many children of a
+   * fan-out tell it); forgotten once the parent stops waiting for them.
+   */
+  #recordChildren(
+    parentRunId: string,
+    ended: readonly WorkflowEventPayloads["child_finished"][],
+  ): { allFinished: boolean } {
+    const log = this.#parentLogs.get(parentRunId) ?? createParentLog();
+    const recorded = recordChildrenFinished(this.#store, parentRunId, ended, this.#now(), log);
+    // Kept while the parent waits for more of them.
+    if (log.last && !isTerminalEvent(log.last) && !recorded.allFinished) this.#parentLogs.set(parentRunId, log);
+    else this.#parentLogs.delete(parentRunId);
+    return recorded;
+  }
+
+  /** The actor holding a run, from its id; null for an id no actor here holds. */
+  #actorOfRun(runId: string): ActorClient<WorkflowRunActor> | null {
+    const actorId = actorIdOfRun(this.env.WORKFLOW_RUNS, runId);
+    return actorId ? actorClient<WorkflowRunActor>(this.env.WORKFLOW_RUNS.get(actorId)) : null;
+  }
+
+  /**
+   * How a step of a run here starts children: each in its own actor (named
+   * by the child's workflow id), with a run id derived from its key, so a
+   * start repeated after a crash or a retry names the same run. The runs
+   * started are put in the project's index in one call; a child that ended
+   * within its start (or before, when started earlier) is recorded here at
+   * once, since its own actor reports nothing before its start answers.
+   */
+  readonly #children: ChildRunPort = {
+    start: async (parentRunId, requests) => {
+      for (const child of requests) definitionNamed(child.workflow);
+      // `workflow.start` of the parent answers first (its answer waits a turn after the first wait, and workerd
+      // holds this actor's timers while its calls to the children are under way).
+      await this.#startAnswered.get(parentRunId);
+      const answers: StartAnswer[] = [];
+      for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
+        answers.push(
+          ...(await Promise.all(
+            requests.slice(from, from + CHILD_STARTS_AT_ONCE).map((child) => this.#startChild(parentRunId, child)),
+          )),
+        );
+      const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
+      this.#index ??= runIndexOf(this.env);
+      if (summaries.length > 0) await this.#index.record(summaries);
+      const ended = answers.flatMap((answer, index) =>
+        answer.outcome && answer.refused === undefined
+          ? [childFinishedOfOutcome(answer.runId, (requests[index] as ChildStart).workflow, answer.outcome)]
+          : [],
+      );
+      if (ended.length > 0) this.#recordChildren(parentRunId, ended);
+      return answers.map((answer, index): ChildRef => {
+        const workflow = (requests[index] as ChildStart).workflow;
+        return answer.refused === undefined
+          ? { runId: answer.runId, workflow }
+          : { runId: answer.runId, workflow, refused: answer.refused };
+      });
+    },
+    cancel: async (runIds, reason) => {
+      await Promise.all(
+        runIds.map((runId) =>
+          this.#actorOfRun(runId)
+            ?.cancel(runId, reason)
+            .catch((error: unknown) => {
+              // Ended meanwhile (or never was): nothing to cancel.
+              if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found")))
+                throw error;
+            }),
+        ),
+      );
+    },
+  };
+
+  async #startChild(parentRunId: string, child: ChildStart): Promise<StartAnswer> {
+    const namespace = this.env.WORKFLOW_RUNS;
+    const actorId = namespace.idFromName(child.workflowId);
+    return actorClient<WorkflowRunActor>(namespace.get(actorId)).start({
+      runId: await childRunId(actorId, child.key),
+      workflowId: child.workflowId,
+      name: child.workflow,
+      data: child.data,
+      parentRunId,
+    });
   }
 
   override async alarm(): Promise<void> {
@@ -373,6 +552,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           now: this.#now,
           // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
           exclusive: true,
+          children: this.#children,
           beforeWaiting: () =>
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
           onEvent: (event) => {
@@ -436,17 +616,27 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     if (effect?.type === "join_report") return this.#reports.get(runId);
     if (effect?.type !== "send_report") return undefined;
     this.#index ??= runIndexOf(this.env);
+    const index = this.#index;
     const settled = (ok: boolean) => {
       if (this.#reports.get(runId) === done) this.#reports.delete(runId);
       this.#decide(runId, { type: "report_settled", status: effect.status, ok });
     };
-    const done: Promise<void> = this.#index.record([summary]).then(
-      () => settled(true),
-      (error: unknown) => {
-        settled(false);
-        throw error;
-      },
-    );
+    // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
+    // recovery sweep's `recover` reports it (and tells the parent) again.
+    const parent =
+      summary.status === "running" || this.#parentOf(runId) === null ? null : childReportOf(this.#store.events(runId));
+    const told = parent
+      ? this.#actorOfRun(parent.parentRunId)?.childFinished(parent.parentRunId, parent.finished)
+      : undefined;
+    const done: Promise<void> = Promise.resolve(told)
+      .then(() => index.record([summary]))
+      .then(
+        () => settled(true),
+        (error: unknown) => {
+          settled(false);
+          throw error;
+        },
+      );
     this.#reports.set(runId, done);
     return done;
   }

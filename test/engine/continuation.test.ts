@@ -77,7 +77,8 @@ describe("continuationOfReturn: what a step's return asks for", () => {
   });
 
   it.each([
-    [{ sleepMS: 1, waitFor: "x" }, "returned more than one of sleepMS, until and waitFor; pick one"],
+    [{ sleepMS: 1, waitFor: "x" }, "returned more than one of sleepMS, until, waitFor and children; pick one"],
+    [{ waitFor: "x", children: [{ workflow: "w" }] }, "returned more than one of sleepMS, until, waitFor and children"],
     [{ timeoutMS: 5 }, "returned timeoutMS without waitFor"],
     [{ sleepMS: -1 }, "sleepMS must be a number of milliseconds >= 0, got -1"],
     [{ sleepMS: MAX_WAIT_MS + 1 }, "sleepMS must be at most 31536000000 (a year)"],

@@ -9,7 +9,7 @@ import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
 import { cancelRun } from "#src/engine/runControl.ts";
 import { installWorkflowBackend, resetWorkflowsForTests, workflow, type WorkflowRun } from "#src/engine/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
-import { runActorIdOf } from "#src/objects/runActorIds.ts";
+import { actorIdOfRun } from "#src/objects/runIds.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
 
@@ -80,7 +80,7 @@ describe("WorkflowFlowKey actor", () => {
     const second = await workflow.start("solo", { customer: "lost" });
     expect(await statusOf(second)).toBe("queued");
     // End the first run in its actor's log without its actor telling the key (as if that message was lost).
-    const runActor = actorEnv.WORKFLOW_RUNS.get(runActorIdOf(actorEnv.WORKFLOW_RUNS, first.id)!);
+    const runActor = actorEnv.WORKFLOW_RUNS.get(actorIdOfRun(actorEnv.WORKFLOW_RUNS, first.id)!);
     await runInDurableObject(runActor, (_instance, state) =>
       cancelRun(createSqlEventStore(durableObjectSql(state.storage)), first.id, "lost message", Date.now()),
     );

@@ -1,4 +1,12 @@
 import { PlatformError } from "../../core/errors.ts";
+import {
+  activeChildrenOf,
+  type ChildRunPort,
+  childReportOf,
+  createChildRun,
+  recordChildFinished,
+} from "../../engine/children.ts";
+import type { ChildRef } from "../../engine/continuation.ts";
 import { createRun } from "../../engine/createRun.ts";
 import type { WorkflowDefinition } from "../../engine/definition.ts";
 import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
@@ -6,6 +14,7 @@ import { executeRun } from "../../engine/executeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import { appendReceivedEvent, cancelRun } from "../../engine/runControl.ts";
+import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
 
@@ -29,17 +38,84 @@ export async function driveRun(
   data: unknown,
   { store, startAt, id, env }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
-  let clock = startAt;
-  const now = () => clock;
   const created = createRun(store, definition, data === undefined ? null : data, {
     runId: crypto.randomUUID(),
     workflowId: id,
-    now: clock,
+    now: startAt,
   });
   if (!created.created) return { created: false, runId: created.runId };
-  const { runId, workflowId } = created;
+  const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
+  await driver.settle();
+  return { created: true, run: driver.run };
+}
+
+/** One run the kit drives: its handle, and how to run it on (also from its children when they end). */
+interface RunDriver {
+  readonly run: TestRun;
+  settle(): Promise<WorkflowRunView>;
+  /** Moves the run's clock to at least `at` (a child ended then). */
+  advanceTo(at: number): void;
+}
+
+/** The runs the kit drives, per store, by run id: a child that ends finds its parent's driver here. */
+const driversOf = new WeakMap<MemoryEventStore, Map<string, RunDriver>>();
+
+function createDriver(
+  definition: WorkflowDefinition,
+  store: MemoryEventStore,
+  runId: string,
+  workflowId: string,
+  startAt: number,
+  env: Readonly<Record<string, string>> | undefined,
+): RunDriver {
+  let clock = startAt;
+  const now = () => clock;
   const view = () => describeRun(store.events(runId)) as WorkflowRunView;
   const recording = createRecording();
+  const drivers = driversOf.get(store) ?? new Map<string, RunDriver>();
+  driversOf.set(store, drivers);
+
+  /**
+   * Children start at this run's time and are driven at once, as `workflow.start` drives a run (until they
+   * end or wait for an event); their handles are in this run's `runs`. One that ends tells this run.
+   */
+  const children: ChildRunPort = {
+    async start(parentRunId, requests) {
+      const definitions = requests.map((child) => {
+        const known = getWorkflowDefinition(child.workflow);
+        if (!known) throw new PlatformError("unknown_workflow", `No workflow named "${child.workflow}" is registered`);
+        return known;
+      });
+      const refs: ChildRef[] = [];
+      for (const [index, child] of requests.entries()) {
+        const definition = definitions[index] as WorkflowDefinition;
+        const made = createChildRun(
+          store,
+          definition,
+          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId },
+          clock,
+        );
+        refs.push(made.ref);
+        if (!made.created) continue;
+        const driver = createDriver(definition, store, made.ref.runId, child.workflowId, clock, env);
+        recording.runs.push(driver.run);
+        await driver.settle();
+      }
+      return refs;
+    },
+    async cancel(runIds, reason) {
+      for (const id of runIds) await drivers.get(id)?.run.cancel(reason);
+    },
+  };
+
+  /** A child that ended tells its parent, which runs on once its last child has. */
+  async function tellParent(): Promise<void> {
+    const report = childReportOf(store.events(runId));
+    if (!report) return;
+    const parent = drivers.get(report.parentRunId);
+    parent?.advanceTo(clock);
+    if (recordChildFinished(store, report.parentRunId, report.finished, clock).allFinished) await parent?.settle();
+  }
 
   /** Executes until the run is finished or waits for an event, moving the clock over every other wait. */
   async function settle(): Promise<WorkflowRunView> {
@@ -52,6 +128,7 @@ export async function driveRun(
             budgetMS: Number.POSITIVE_INFINITY,
             // A lost seq race cannot happen with one executor; no real pause either way.
             sleep: async () => {},
+            children,
           }),
         env,
       );
@@ -68,6 +145,8 @@ export async function driveRun(
         case "budget_exhausted":
           continue;
         case "terminal":
+          await tellParent();
+          return view();
         case "idle":
         case "stopped":
           return view();
@@ -75,7 +154,6 @@ export async function driveRun(
     }
   }
 
-  await settle();
   const run: TestRun = {
     id: runId,
     workflowId,
@@ -103,10 +181,17 @@ export async function driveRun(
     },
     async cancel(reason) {
       cancelRun(store, runId, reason, clock);
+      await tellParent();
+      await children.cancel(activeChildrenOf(store.events(runId)), `Its parent run "${runId}" was cancelled`);
       return view();
     },
     async result() {
       const current = view();
+      if (current.status === "running" && current.waitingForChildren)
+        throw new PlatformError(
+          "conflict",
+          `Workflow run "${runId}" is still waiting for its children (${current.waitingForChildren.finished} of ${current.waitingForChildren.total} ended); move them on through run.runs, or cancel it first`,
+        );
       if (current.status === "running")
         throw new PlatformError(
           "conflict",
@@ -122,5 +207,13 @@ export async function driveRun(
       throw new PlatformError("workflow_failed", outcome.error, { runId, cause: outcome.cause });
     },
   };
-  return { created: true, run };
+  const driver: RunDriver = {
+    run,
+    settle,
+    advanceTo: (at) => {
+      clock = Math.max(clock, at);
+    },
+  };
+  drivers.set(runId, driver);
+  return driver;
 }

@@ -1,6 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
 import { runIndexOf } from "../../objects/runIndexClient.ts";
-import { runActorIdOf } from "../../objects/runActorIds.ts";
+import { actorIdOfRun, randomRunSuffix } from "../../objects/runIds.ts";
 import { flowKeyActorOf } from "../../objects/flowKeyClient.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
 import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workflowApi.ts";
@@ -11,16 +11,9 @@ import { createRunIndexReporter } from "./runIndexReporter.ts";
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
 const WAIT_SLICE_MS = 20_000;
 
-function randomSuffix(): string {
-  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => (b % 36).toString(36)).join("");
-}
-
-/**
- * A run id carries the id of the actor that holds it (`<actor id>.<random>`),
- * so `workflow.get(runId)` finds the run from its id alone.
- */
+/** The actor holding a run, from the run's id alone (see objects/runIds.ts); null for an id no actor holds. */
 export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunClient | null {
-  const actorId = runActorIdOf(env.WORKFLOW_RUNS, runId);
+  const actorId = actorIdOfRun(env.WORKFLOW_RUNS, runId);
   return actorId ? workflowRunActor(env, actorId) : null;
 }
 
@@ -32,7 +25,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
       // A `once` run's suffix comes from its workflow id, so its actor refuses a second one.
-      const suffix = once && id !== undefined ? (await onceRunKey(id)).slice(0, 12) : randomSuffix();
+      const suffix = once && id !== undefined ? (await onceRunKey(id)).slice(0, 12) : randomRunSuffix();
       const runId = `${actorId.toString()}.${suffix}`;
       const input = {
         runId,

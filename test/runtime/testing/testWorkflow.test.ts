@@ -173,6 +173,56 @@ describe("testWorkflow by name (the example of docs/workflows.md)", () => {
   });
 });
 
+describe("testWorkflow with child runs", () => {
+  afterEach(() => resetWorkflowsForTests());
+
+  function register() {
+    workflow("square", {
+      start: async (ctx) =>
+        ctx.data.n === 2 ? { step: "late", sleepMS: DAY } : { done: true, result: ctx.data.n ** 2 },
+      late: async () => ({ step: "approved", waitFor: "go" }),
+      approved: async () => ({ done: true, result: 4 }),
+    });
+    workflow("fan", {
+      start: async () => ({
+        step: "collect",
+        children: [0, 1, 2].map((n) => ({ workflow: "square", data: { n } })),
+      }),
+      collect: async (ctx) => ({ done: true, result: ctx.children }),
+    });
+  }
+
+  it("drives the children on the same clock; the parent goes on once the last one ends", async () => {
+    register();
+    const parent = await testWorkflow("fan", null, { startAt: START });
+    expect(parent.view.waitingForChildren).toEqual({ total: 3, finished: 2 });
+    await expect(parent.result()).rejects.toMatchObject({
+      code: "conflict",
+      message: /waiting for its children \(2 of 3/,
+    });
+    expect(parent.runs.map((child) => child.view.status)).toEqual(["completed", "completed", "running"]);
+    const waiting = parent.runs[2] as TestRun;
+    expect(waiting.view).toMatchObject({ parentRunId: parent.id, waitingFor: { name: "go" } });
+    expect(waiting.now()).toBe(START + DAY);
+    await waiting.send("go");
+    await expect(parent.result()).resolves.toEqual([
+      { runId: parent.runs[0]?.id, workflow: "square", status: "completed", result: 0 },
+      { runId: parent.runs[1]?.id, workflow: "square", status: "completed", result: 1 },
+      { runId: waiting.id, workflow: "square", status: "completed", result: 4 },
+    ]);
+    // The parent's next step ran when its last child ended, a day in.
+    expect(at(parent.view.events, "step_started", "collect")).toEqual([START + DAY]);
+  });
+
+  it("cancelling the parent cancels its waiting child", async () => {
+    register();
+    const parent = await testWorkflow("fan", null, { startAt: START });
+    await parent.cancel("stop");
+    expect(parent.runs.map((child) => child.view.status)).toEqual(["completed", "completed", "cancelled"]);
+    expect(parent.runs[2]?.view.cancelReason).toBe(`Its parent run "${parent.id}" was cancelled`);
+  });
+});
+
 describe("typed workflows: workflow<Data, Pad, Result>(…)", () => {
   afterEach(() => resetWorkflowsForTests());
 

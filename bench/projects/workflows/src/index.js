@@ -81,6 +81,20 @@ async function queuedBatch(name, runs, holdMS) {
     runs: views.map((view) => view.events.map((e) => [e.type, e.at])),
   };
 }
+// Fan-out: "fan" starts `children` runs of "square" (one step each, each its own actor) and its next step
+// counts the ones that completed.
+workflow("square", { start: (ctx) => ({ done: true, result: ctx.data.n * ctx.data.n }) });
+workflow(
+  "fan",
+  {
+    start: (ctx) => ({
+      step: "collect",
+      children: Array.from({ length: ctx.data.children }, (_, n) => ({ workflow: "square", data: { n } })),
+    }),
+    collect: (ctx) => ({ done: true, result: ctx.children.filter((child) => child.status === "completed").length }),
+  },
+  { stepTimeoutMS: 120_000 },
+);
 
 const int = (url, name, fallback, max) => {
   const raw = url.searchParams.get(name);
@@ -177,6 +191,18 @@ export default {
             });
           }
           return Response.json({ samples });
+        }
+
+        // Fan-out: one parent with `children` children, parent start → parent result (worker clock).
+        case "/bench/fan-out": {
+          const children = int(url, "children", 1000, 1000);
+          const t0 = Date.now();
+          const run = await workflow.start("fan", { children });
+          const t1 = Date.now();
+          const completed = await run.result();
+          const t2 = Date.now();
+          if (completed !== children) throw new Error(`${completed} of ${children} children completed`);
+          return Response.json({ children, startMs: t1 - t0, ms: t2 - t0 });
         }
 
         // Workload 5: make `count` runs active (a step in flight for holdMS).

@@ -641,6 +641,7 @@ async function showRun(slug, runId) {
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
   const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
+  const family = el("section", { "aria-labelledby": "children-heading", id: "run-children" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
   clear(main).append(
@@ -652,6 +653,7 @@ async function showRun(slug, runId) {
     timeline,
     outcome,
     errors,
+    family,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -670,13 +672,21 @@ async function showRun(slug, runId) {
     }
     if (generation !== viewGeneration) return;
     heading.textContent = `Workflow run: ${view.name}`;
+    // A running run that waits (for an event or its children) says so, as `platform workflow list` does.
+    const shown = view.status === "running" && (view.waitingFor || view.waitingForChildren) ? "waiting" : view.status;
     clear(summary).append(
       `${view.id} · started ${formatTime(view.createdAt)} · `,
-      el("span", { class: `badge status-${view.status}` }, view.status),
+      el("span", { class: `badge status-${view.status}` }, shown),
     );
+    if (view.parentRunId)
+      summary.append(
+        " · child of ",
+        el("a", { href: hrefFor(slug, view.parentRunId), id: "parent-run" }, shortRunId(view.parentRunId)),
+      );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
     renderStepErrors(errors, view);
+    renderChildren(family, slug, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {
@@ -723,10 +733,42 @@ function renderOutcome(section, view) {
           (view.queued.notBefore === undefined ? "." : `, not before ${formatTime(view.queued.notBefore)}.`),
       ),
     );
+  else if (view.waitingForChildren)
+    section.append(
+      el(
+        "p",
+        {},
+        `Not finished yet: waiting for its children (${view.waitingForChildren.finished} of ${view.waitingForChildren.total} ended).`,
+      ),
+    );
   else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
   else if (view.wakeAt !== undefined)
     section.append(el("p", {}, `Not finished yet: sleeping until ${formatTime(view.wakeAt)}.`));
   else section.append(el("p", {}, "Not finished yet."));
+}
+
+/**
+ * The child runs a run's steps started, in the order asked for, each linking to its own run.
+ * @param {HTMLElement} section @param {string} slug @param {any} view
+ */
+function renderChildren(section, slug, view) {
+  clear(section);
+  /** @type {{ runId: string, workflow: string, status: string, result?: unknown, error?: string }[]} */
+  const children = view.children ?? [];
+  if (children.length === 0) return;
+  section.append(
+    el("h3", { id: "children-heading" }, `Children (${children.length})`),
+    table(
+      "Child runs",
+      ["Run", "Workflow", "Status", "Outcome"],
+      children.map((child) => [
+        el("a", { href: hrefFor(slug, child.runId), title: child.runId }, shortRunId(child.runId)),
+        child.workflow,
+        el("span", { class: `badge status-${child.status}` }, child.status),
+        child.status === "completed" ? JSON.stringify(child.result ?? null) : (child.error ?? ""),
+      ]),
+    ),
+  );
 }
 
 /**

@@ -3,12 +3,17 @@ import type { RunSummary } from "../../../engine/store.ts";
 
 /**
  * A list row, with what a `running` run is waiting on when the engine says so:
- * asleep until `wakeAt`, or waiting for an event.
+ * asleep until `wakeAt`, waiting for an event, for its children, or (queued) for its turn.
  */
-export type RunSummaryWithPause = RunSummary & Pick<WorkflowRunView, "wakeAt" | "waitingFor" | "queued">;
+export type RunSummaryWithPause = RunSummary &
+  Pick<WorkflowRunView, "wakeAt" | "waitingFor" | "queued" | "waitingForChildren">;
 
 /** The widest a `workflow list` line may be without --full (a terminal of 100 columns). */
 export const LIST_WIDTH = 100;
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 function ms(value: number): string {
   return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
@@ -51,6 +56,8 @@ function nextDetail(run: WorkflowRunView, event: Extract<RunEventView, { type: "
       return `next: ${next.step}, sleeps ${ms(next.until - event.at)} (until +${ms(next.until - run.createdAt)})`;
     case "wait_for_event":
       return `next: ${next.step}, waits for "${next.event}"${next.until === undefined ? "" : ` (timeout at +${ms(next.until - run.createdAt)})`}`;
+    case "children":
+      return `next: ${next.step}, waits for ${count(next.children.length, "child", "children")}`;
     default: {
       // A kind this table has no words for yet: what every pause has.
       const pause: { kind: string; step: string; until?: number } = next;
@@ -127,6 +134,12 @@ export function timelineRows(run: WorkflowRunView): string[][] {
       case "event_received":
         detail = `"${event.payload.name}" ${truncate(JSON.stringify(event.payload.payload ?? null), 60)}`;
         break;
+      case "child_finished": {
+        const { run_id: runId, workflow, status, result, error } = event.payload;
+        const outcome = status === "completed" ? `result ${JSON.stringify(result ?? null)}` : (error ?? "");
+        detail = `${runId.slice(0, SHORT_RUN_ID)} (${workflow}) ${status}${outcome ? `: ${truncate(outcome, 60)}` : ""}`;
+        break;
+      }
       case "workflow_completed":
         detail = `result ${JSON.stringify(event.payload.result)}`;
         break;
@@ -163,6 +176,8 @@ export function describeOutcome(run: WorkflowRunView): string {
         ? `queued for ${took}, waiting for ${run.queued.waitsFor}${run.queued.notBefore === undefined ? "" : ` (not before ${utc(run.queued.notBefore)})`}`
         : `queued for ${took}`;
     case "running":
+      if (run.waitingForChildren)
+        return `waiting for its children (${run.waitingForChildren.finished} of ${run.waitingForChildren.total} ended)`;
       if (run.waitingFor)
         return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
       if (run.wakeAt !== undefined) return `sleeping until ${utc(run.wakeAt)}`;
@@ -170,14 +185,29 @@ export function describeOutcome(run: WorkflowRunView): string {
   }
 }
 
-/** The timeline's first lines: which run, of which workflow, and its state. */
+/** The timeline's first lines: which run, of which workflow (and of which parent), and its state. */
 export function timelineHeading(run: WorkflowRunView): string {
-  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}\nstarted ${new Date(run.createdAt).toISOString()}`;
+  const parent = run.parentRunId === undefined ? "" : `\nchild of run ${run.parentRunId}`;
+  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}${parent}\nstarted ${new Date(run.createdAt).toISOString()}`;
 }
 
-/** A run's events as a readable timeline under its heading. */
+export const CHILDREN_HEADER = ["child run", "workflow", "status", "outcome"];
+
+/** The children a run started, one row each, in the order asked for (whole run ids: each names a run to look at). */
+export function childRows(run: WorkflowRunView): string[][] {
+  return (run.children ?? []).map((child) => [
+    child.runId,
+    child.workflow,
+    child.status,
+    child.status === "completed" ? truncate(JSON.stringify(child.result ?? null), 60) : truncate(child.error ?? "", 60),
+  ]);
+}
+
+/** A run's events as a readable timeline under its heading, then its children when it has any. */
 export function formatRunTimeline(run: WorkflowRunView): string {
-  return `${timelineHeading(run)}\n\n${table([TIMELINE_HEADER, ...timelineRows(run)])}\n`;
+  const children = childRows(run);
+  const listed = children.length === 0 ? "" : `\n${table([CHILDREN_HEADER, ...children])}\n`;
+  return `${timelineHeading(run)}\n\n${table([TIMELINE_HEADER, ...timelineRows(run)])}\n${listed}`;
 }
 
 /** Column widths `workflow start --wait` prints with, as rows arrive (it cannot measure rows to come). */
@@ -201,6 +231,11 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
         : "",
     };
   if (run.status !== "running") return { status: run.status, detail: "" };
+  if (run.waitingForChildren)
+    return {
+      status: "waiting",
+      detail: `${run.waitingForChildren.finished}/${run.waitingForChildren.total} children`,
+    };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
   return { status: "running", detail: "" };

@@ -237,12 +237,60 @@ describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () 
       ),
       lines: { 4: ["workflow_cancelled", "reason: no longer needed"] },
     },
+    {
+      name: "a fan-out: the children asked for, each child's end, and the step that reads them",
+      run: run("completed", [
+        created,
+        ["step_started", 1, { step: "start", attempt: 1 }],
+        [
+          "step_completed",
+          2,
+          {
+            step: "start",
+            writes: {},
+            next_step: "collect",
+            children: [
+              { run_id: "aaaaaaaa11111111.x", workflow: "square" },
+              { run_id: "bbbbbbbb22222222.y", workflow: "square" },
+            ],
+          },
+        ],
+        ["child_finished", 40, { run_id: "bbbbbbbb22222222.y", workflow: "square", status: "failed", error: "no" }],
+        ["child_finished", 90, { run_id: "aaaaaaaa11111111.x", workflow: "square", status: "completed", result: 4 }],
+        ["step_started", 91, { step: "collect", attempt: 1 }],
+      ]),
+      lines: {
+        3: ["step_completed", "next: collect, waits for 2 children"],
+        4: ["child_finished", "bbbbbbbb (square) failed: no"],
+        5: ["child_finished", "aaaaaaaa (square) completed: result 4"],
+        6: ["children ended after 89 ms"],
+      },
+    },
   ])("$name", ({ run: view, lines }) => {
     const text = formatRunTimeline(view);
     for (const [seq, parts] of Object.entries(lines)) {
       const line = text.split("\n").find((l) => l.startsWith(`${seq} `))!;
       for (const part of parts) expect(line, `event ${seq}`).toContain(part);
     }
+  });
+
+  it("lists a parent's children under its timeline, and heads a child's timeline with its parent", () => {
+    const parent = run("running", [created], {
+      waitingForChildren: { total: 2, finished: 1 },
+      children: [
+        { runId: "child-a", workflow: "square", status: "completed", result: 4 },
+        { runId: "child-b", workflow: "square", status: "running" },
+      ],
+    });
+    const text = formatRunTimeline(parent);
+    expect(text.split("\n")[0]).toContain("waiting for its children (1 of 2 ended)");
+    const listed = text.split("\n").slice(text.split("\n").findIndex((l) => l.startsWith("child run")));
+    expect(listed[0]).toMatch(/^child run\s+workflow\s+status\s+outcome$/);
+    expect(listed[1]).toMatch(/^child-a\s+square\s+completed\s+4$/);
+    expect(listed[2]).toMatch(/^child-b\s+square\s+running$/);
+    const child = formatRunTimeline(run("completed", [created], { parentRunId: "parent-1" }));
+    expect(child.split("\n")[1]).toBe("child of run parent-1");
+    expect(child).not.toContain("child run");
   });
 
   it("reads what comes next from each step_completed's continuation, and names a pause kind it has no words for", () => {
@@ -346,6 +394,11 @@ describe("formatRunList", () => {
       cells: ["sleeping", "until 12:30:05Z"],
     },
     { name: "waiting", run: summary({ waitingFor: { name: "approval" } }), cells: ["waiting", "for approval"] },
+    {
+      name: "waiting for its children",
+      run: summary({ waitingForChildren: { total: 20, finished: 3 } }),
+      cells: ["waiting", "3/20 children"],
+    },
     { name: "cancelled", run: summary({ status: "cancelled" }), cells: ["cancelled"] },
     {
       name: "queued",
