@@ -1,4 +1,5 @@
 import { PlatformError } from "../core/errors.ts";
+import { FIRST_STEP } from "./definition.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import type { RunStatus, SeqTaken } from "./store.ts";
 
@@ -75,10 +76,64 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
   return null;
 }
 
-/** Status of a run whose last event is `last`. */
-export function statusAfter(last: StoredEvent): RunStatus {
-  if (last.type === "workflow_completed") return "completed";
-  if (last.type === "workflow_failed") return "failed";
-  if (last.type === "workflow_cancelled") return "cancelled";
-  return "running";
+/**
+ * What a batch changes in its run's summary (undefined: unchanged): the
+ * status (ended, paused or resumed), the position (the step the run is in or
+ * will claim next; a run that ended keeps the step it ended in), the failure
+ * reason, and when it ended. Every store folds its batches through this, so
+ * their summaries agree.
+ */
+export interface SummaryChange {
+  status?: RunStatus;
+  step?: string;
+  error?: string;
+  endedAt?: number;
+}
+
+export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
+  const change: SummaryChange = {};
+  for (const event of batch) {
+    switch (event.type) {
+      case "workflow_created":
+        change.status = "running";
+        change.step = FIRST_STEP;
+        break;
+      case "step_started":
+      case "step_failed":
+        change.step = event.payload.step;
+        break;
+      case "step_completed":
+        change.step = event.payload.next_step ?? event.payload.step;
+        break;
+      case "workflow_paused":
+        change.status = "paused";
+        break;
+      case "workflow_resumed":
+        change.status = "running";
+        break;
+      case "workflow_completed":
+        change.status = "completed";
+        change.endedAt = event.at;
+        break;
+      case "workflow_failed":
+        change.status = "failed";
+        change.error = event.payload.reason;
+        change.endedAt = event.at;
+        break;
+      case "workflow_cancelled":
+        change.status = "cancelled";
+        change.endedAt = event.at;
+        break;
+      case "event_received":
+        break;
+    }
+  }
+  return change;
+}
+
+/** The status, position and failure of a run whose whole log is `events`. */
+export function summaryOf(
+  events: readonly StoredEvent[],
+): Required<Pick<SummaryChange, "status" | "step">> & SummaryChange {
+  return { status: "running", step: FIRST_STEP, ...summaryChange(events) };
 }

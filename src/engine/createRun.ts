@@ -1,7 +1,14 @@
 import { PlatformError } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
-import { START_DATA_KEY, type StoredEventOf } from "./events.ts";
+import {
+  nextEvent,
+  START_DATA_KEY,
+  type StoredEvent,
+  type StoredEventOf,
+  type WorkflowEventPayloads,
+} from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
+import type { RerunPlan } from "./rerun.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 export interface CreateRunOptions {
@@ -11,6 +18,10 @@ export interface CreateRunOptions {
   workflowId?: string;
   /** Epoch ms for the workflow_created event. */
   now: number;
+  /** Beyond the spec: the project version running this code (`v3`), recorded in workflow_created. */
+  version?: string;
+  /** Beyond the spec: the run is a rerun (see planRerun); its copied steps follow workflow_created. */
+  rerun?: RerunPlan;
 }
 
 export interface CreatedRun {
@@ -43,7 +54,12 @@ export function createRun(
   const workflowId = checkId(options.workflowId ?? runId, "workflow id");
   // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
   const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
-  const payload = { workflowName: definition.name, writes: { [START_DATA_KEY]: startData } };
+  const payload: WorkflowEventPayloads["workflow_created"] = {
+    workflowName: definition.name,
+    writes: { [START_DATA_KEY]: startData },
+    ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.rerun ? { rerunOf: options.rerun.rerunOf } : {}),
+  };
   encodePayload(payload, `Start data of workflow "${definition.name}"`);
   const event: StoredEventOf<"workflow_created"> = {
     runId,
@@ -54,7 +70,10 @@ export function createRun(
     at: options.now,
   };
 
-  const outcome = store.createRunIfNoActive(event);
+  const outcome = store.createRunIfNoActive(event, {
+    retentionMS: definition.retentionMS,
+    following: options.rerun ? rerunEvents(event, options.rerun) : [],
+  });
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome)
     throw new PlatformError("conflict", `A workflow run with id "${runId}" already exists; run ids must be unique`, {
@@ -81,4 +100,16 @@ function checkId(id: unknown, what: string): string {
     );
   }
   return id;
+}
+
+/** A rerun's copied steps (and the event its first step runs with), after its workflow_created. */
+function rerunEvents(created: StoredEventOf<"workflow_created">, plan: RerunPlan): StoredEvent[] {
+  const events: StoredEvent[] = [];
+  let previous: StoredEvent = created;
+  for (const payload of plan.copied) {
+    previous = nextEvent(previous, "step_completed", payload, created.at);
+    events.push(previous);
+  }
+  if (plan.event) events.push(nextEvent(previous, "event_received", plan.event, created.at));
+  return events;
 }

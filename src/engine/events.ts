@@ -2,11 +2,13 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec, plus two beyond it: `event_received` (an
- * event sent to the run with `workflow.send`) and `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes). Every state change of a run is one
- * of these, appended to the run's log; the state of a run is its last event
- * other than `event_received`, which only queues a delivery (see receivedEvents.ts).
+ * The six event types of the spec, plus four beyond it: `event_received` (an
+ * event sent to the run with `workflow.send`), `workflow_cancelled` (the
+ * terminal event `workflow.cancel` writes), and `workflow_paused` /
+ * `workflow_resumed` (`workflow.pause` / `workflow.resume`). Every state change
+ * of a run is one of these, appended to the run's log; the state of a run is
+ * its last event other than the control events (`event_received`, which only
+ * queues a delivery, and the pause and resume marks: see {@link isControlEvent}).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -17,6 +19,8 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_failed",
   "event_received",
   "workflow_cancelled",
+  "workflow_paused",
+  "workflow_resumed",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -41,14 +45,20 @@ export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
  * the spec that sleeps, waits and retry-after need (absent otherwise).
  */
 export interface WorkflowEventPayloads {
-  /** `writes` holds the start data under {@link START_DATA_KEY}. */
-  workflow_created: { workflowName: string; writes: Writes };
+  /**
+   * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `version`, the project's
+   * version whose code started the run (`v1`, `v2`, …; absent where the host has none, e.g. in tests), and
+   * `rerunOf` when `workflow.rerun` made the run (`fromStep` when it began there).
+   */
+  workflow_created: { workflowName: string; writes: Writes; version?: string; rerunOf?: RerunOf };
   /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
    * `next_step` is absent when the step finished the workflow. Beyond the spec:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
-   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event.
+   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event;
+   * `copied_from_seq` on the completed steps a rerun begins with (`workflow.rerun(runId, { fromStep })`):
+   * the seq of this completion in the original run (named by workflow_created's `rerunOf`).
    */
   step_completed: {
     step: string;
@@ -57,6 +67,7 @@ export interface WorkflowEventPayloads {
     wake_at?: number;
     waiting_for?: string;
     timeout_at?: number;
+    copied_from_seq?: number;
   };
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
@@ -80,6 +91,16 @@ export interface WorkflowEventPayloads {
   event_received: { name: string; payload: JsonValue };
   /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
+  /** Beyond the spec: `workflow.pause(runId, reason)`: no new step is claimed until workflow_resumed. */
+  workflow_paused: { reason: string };
+  /** Beyond the spec: `workflow.resume(runId)`: the run goes on from where it was. */
+  workflow_resumed: Record<string, never>;
+}
+
+/** What a rerun's workflow_created says it reran: the original run, and the step it began from (absent: from the start). */
+export interface RerunOf {
+  runId: string;
+  fromStep?: string;
 }
 
 interface EventEnvelope {
@@ -102,6 +123,19 @@ export type TerminalEventType = "workflow_completed" | "workflow_failed" | "work
 
 export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<TerminalEventType> {
   return event.type === "workflow_completed" || event.type === "workflow_failed" || event.type === "workflow_cancelled";
+}
+
+/**
+ * Events that change nothing a step sees or the resolver decides from: an
+ * event sent to the run (it only queues a delivery) and the pause and resume
+ * marks (they only gate whether a new step may be claimed). A run's state is
+ * its last event other than these, and a commit that lost its seq to these
+ * alone is appended after them.
+ */
+export type ControlEventType = "event_received" | "workflow_paused" | "workflow_resumed";
+
+export function isControlEvent(event: StoredEvent): event is StoredEventOf<ControlEventType> {
+  return event.type === "event_received" || event.type === "workflow_paused" || event.type === "workflow_resumed";
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {

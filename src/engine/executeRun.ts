@@ -1,12 +1,12 @@
 import { PlatformError } from "../core/errors.ts";
 import { retryAt } from "./backoff.ts";
 import type { Clock } from "./clock.ts";
-import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
-import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
+import { stepNamed, WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
+import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
 import { continuationOfReturn, decodeContinuation, encodeContinuation, startsAtOnce } from "./continuation.ts";
-import { createInbox, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
+import { createInbox, isPausedAfter, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { retryAfterMSOf } from "./retryAfterError.ts";
 import {
@@ -61,7 +61,9 @@ export type ExecuteRunResult =
   /** Another executor holds the current step; if it has not finished by `timeoutAt`, calling again records the timeout. */
   | { status: "in_flight"; timeoutAt: number }
   /** `signal` was aborted. */
-  | { status: "stopped" };
+  | { status: "stopped" }
+  /** Beyond the spec: the run is paused; nothing is due until `workflow.resume` drives it again. */
+  | { status: "paused" };
 
 type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "timed_out" };
 
@@ -75,9 +77,16 @@ type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; er
  * (spec rule 3), and it backs off, reads what happened and carries on from
  * there. The same holds for commits: if the seq after our step_started is
  * taken (another executor recorded a timeout, or the run was cancelled), our
- * late result is dropped. Only event_received (beyond the spec:
- * `workflow.send` may append while a step runs) does not settle anything: a
- * commit that lost its seq to those alone is appended after them.
+ * late result is dropped. Only the control events (beyond the spec:
+ * `workflow.send`, `workflow.pause` and `workflow.resume` may append while a
+ * step runs) do not settle anything: a commit that lost its seq to those
+ * alone is appended after them, and a pause stops the loop before it claims
+ * another step.
+ *
+ * Beyond the spec, a step the log names is looked up through the
+ * definition's `renamed`; a run whose next step the code has neither under
+ * that name nor an old one (a push that stranded it) claims it at once, even
+ * before its sleep or wait is over, and fails there without a retry.
  *
  * The log is read once per call; afterwards the run's state is advanced in
  * memory (see {@link RunCursor}), so each step costs O(1) store work. A run
@@ -105,9 +114,9 @@ export async function executeRun(
  *
  * 1. `last` is the log's last event as this execution knows it (in the store,
  *    or in `unwritten`); every batch it appends continues at `last.seq + 1`.
- * 2. `state` is the last of those events other than event_received (what the
- *    resolver reads); `pad` (the scratchpad) and `inbox` (events sent to the
- *    run) are folded from every event up to `last`.
+ * 2. `state` is the last of those events other than a control event (what
+ *    the resolver reads); `pad` (the scratchpad), `inbox` (events sent to the
+ *    run) and `paused` are folded from every event up to `last`.
  * 3. `unwritten` holds events not in the store yet. It is non-empty only
  *    while the execution has not waited on anything since its last write to
  *    the store (an exclusive host's synchronous stretch, whose writes commit
@@ -122,6 +131,7 @@ class RunCursor {
   readonly inbox: Inbox;
   #last: StoredEvent;
   #state: StoredEvent;
+  #paused: boolean;
   readonly #store: WorkflowEventStore;
   readonly #runId: string;
   readonly #options: ExecuteRunOptions;
@@ -151,7 +161,13 @@ class RunCursor {
     this.inbox = createInbox(history);
     this.#last = history[history.length - 1] as StoredEvent;
     this.#state = lastStateEvent(history) as StoredEvent;
+    this.#paused = isPausedAfter(history);
     this.#mayDefer = options.exclusive === true;
+  }
+
+  /** Whether the run is paused (its last pause or resume mark is a pause): no step may be claimed. */
+  get paused(): boolean {
+    return this.#paused;
   }
 
   /** The log's last event as this execution knows it (invariant 1). */
@@ -197,11 +213,14 @@ class RunCursor {
   /**
    * Appends a batch that follows `last`, and answers it as appended; null
    * when another executor took the seq first (then the cursor has backed off
-   * and caught up). With `rebase`, a batch that lost its seq only to
-   * event_received is appended after them: what it records does not depend
-   * on the inbox.
+   * and caught up). With `rebase`, a batch that lost its seq only to control
+   * events is appended after them: what it records depends on none of them
+   * (a function may first trim it: a chained claim is dropped after a pause).
    */
-  async append(batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> {
+  async append(
+    batch: StoredEvent[],
+    rebase: boolean | ((batch: StoredEvent[]) => StoredEvent[]) = false,
+  ): Promise<StoredEvent[] | null> {
     if (this.#mayDefer) {
       for (const event of batch) this.#advance(event);
       this.#unwritten.push(...batch);
@@ -219,7 +238,8 @@ class RunCursor {
       const before = this.last.seq;
       this.catchUp();
       if (rebase && this.last.seq > before && this.state.seq <= before) {
-        batch = batch.map((event, index) => ({ ...event, seq: this.last.seq + 1 + index }) as StoredEvent);
+        const kept = typeof rebase === "function" ? rebase(batch) : batch;
+        batch = kept.map((event, index) => ({ ...event, seq: this.last.seq + 1 + index }) as StoredEvent);
         continue;
       }
       await this.#backOff();
@@ -240,7 +260,9 @@ class RunCursor {
     this.pad.apply(event);
     this.inbox.apply(event);
     this.#last = event;
-    if (event.type !== "event_received") this.#state = event;
+    if (event.type === "workflow_paused") this.#paused = true;
+    else if (event.type === "workflow_resumed") this.#paused = false;
+    else if (!isControlEvent(event)) this.#state = event;
   }
 }
 
@@ -259,6 +281,9 @@ async function stepLoop(
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
     const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued);
+    // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal event is still written.
+    if (run.paused && action.kind !== "complete" && action.kind !== "fail" && !isTerminalEvent(state))
+      return { status: "paused" };
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(state)) return { status: "terminal" };
@@ -271,6 +296,11 @@ async function stepLoop(
         continue;
       }
       case "wait_for_event":
+        // A stranded run need not wait to fail.
+        if (stepNamed(definition, action.step) === undefined) {
+          await claim(run, definition, action.step, 1, undefined, now, mustStop);
+          continue;
+        }
         if (run.catchUp()) return { status: "idle" };
         continue;
       case "complete":
@@ -284,7 +314,8 @@ async function stepLoop(
         continue;
       case "start_step": {
         const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
-        if (notBefore !== undefined && now() < notBefore) {
+        const stranded = stepNamed(definition, action.step) === undefined;
+        if (notBefore !== undefined && now() < notBefore && !stranded) {
           // A wait with a timeout: an event may have arrived since the log was read.
           if (action.event === null && !run.catchUp()) continue;
           return { status: "waiting", wakeAt: notBefore };
@@ -296,20 +327,33 @@ async function stepLoop(
           : state.type === "step_failed"
             ? run.inbox.deliveredSeq
             : undefined;
-        const started = { step: action.step, attempt: action.attempt };
-        const claimed = await run.append([
-          nextEvent(
-            run.last,
-            "step_started",
-            eventSeq === undefined ? started : { ...started, event_seq: eventSeq },
-            now(),
-          ),
-        ]);
-        if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, now, mustStop);
+        await claim(run, definition, action.step, action.attempt, eventSeq, now, mustStop);
         continue;
       }
     }
   }
+}
+
+/**
+ * Claims a step (step_started) and, if the claim won, runs it and what
+ * chains after it. The step is the one the code has for the name the log
+ * gives (see `renamed`); a name it does not have at all is claimed as it is,
+ * and fails when it runs.
+ */
+async function claim(
+  run: RunCursor,
+  definition: WorkflowDefinition,
+  logStep: string,
+  attempt: number,
+  eventSeq: number | undefined,
+  now: Clock,
+  mustStop: () => boolean,
+): Promise<void> {
+  const started = { step: stepNamed(definition, logStep) ?? logStep, attempt };
+  const claimed = await run.append([
+    nextEvent(run.last, "step_started", eventSeq === undefined ? started : { ...started, event_seq: eventSeq }, now()),
+  ]);
+  if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, now, mustStop);
 }
 
 /**
@@ -325,8 +369,8 @@ async function runChain(
   now: Clock,
   mustStop: () => boolean,
 ): Promise<void> {
-  for (let claim = first; ; ) {
-    const batch = await runClaimedStep(definition, claim, run.pad, run.inbox.delivered, now, run.beforeWaiting);
+  for (let current = first; ; ) {
+    const batch = await runClaimedStep(definition, current, run.pad, run.inbox.delivered, now, run.beforeWaiting);
     const completed = batch.length === 1 && batch[0]?.type === "step_completed" ? batch[0] : undefined;
     const next = completed && decodeContinuation(completed.payload);
     if (!completed || !next || !startsAtOnce(next) || mustStop()) {
@@ -335,9 +379,10 @@ async function runChain(
       return;
     }
     const nextClaim = nextEvent(completed, "step_started", { step: next.step, attempt: 1 }, completed.at);
-    const chained = await run.append([completed, nextClaim], true);
-    if (!chained) return;
-    claim = chained[1] as StoredEventOf<"step_started">;
+    // Paused while the step ran: its completion is committed, the next step is not claimed.
+    const chained = await run.append([completed, nextClaim], (pair) => (run.paused ? pair.slice(0, 1) : pair));
+    if (!chained || chained.length < 2) return;
+    current = chained[1] as StoredEventOf<"step_started">;
   }
 }
 
@@ -366,7 +411,10 @@ async function runClaimedStep(
   const fn = definition.steps[step];
   if (!fn) {
     // The log names a step the code no longer has: no retry can fix that.
-    return fail(`Workflow "${definition.name}" has no step "${step}" (was it renamed or removed?)`, false);
+    return fail(
+      `Workflow "${definition.name}" has no step "${step}" (was it renamed or removed? workflow("${definition.name}", steps, { renamed: { ${JSON.stringify(step)}: "<its new name>" } }) keeps the old name working)`,
+      false,
+    );
   }
   const attemptState = createStepAttempt({
     scratchpad: pad,

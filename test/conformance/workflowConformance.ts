@@ -34,14 +34,16 @@ export type MakeWorkflowBackend = (
 
 /** Spec payload fields per event type (and those beyond the spec): nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
-  workflow_created: ["workflowName", "writes"],
+  workflow_created: ["workflowName", "writes", "version", "rerunOf"],
   step_started: ["attempt", "step", "event_seq"],
-  step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at"],
+  step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at", "copied_from_seq"],
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
   workflow_completed: ["result"],
   workflow_failed: ["cause", "reason"],
   event_received: ["name", "payload"],
   workflow_cancelled: ["reason"],
+  workflow_paused: ["reason"],
+  workflow_resumed: [],
 };
 
 function shape(events: readonly { type: string; payload: object }[]): string[] {
@@ -271,6 +273,7 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
         workflowId: "greet-1",
         name: "greet",
         status: "completed",
+        step: "finish",
         result: { hello: "Ada", n: 1 },
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
@@ -316,8 +319,10 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
         workflowId: done2.id,
         name: "greet",
         status: "completed",
+        step: "finish",
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
+        expiresAt: expect.any(Number),
       });
     });
 

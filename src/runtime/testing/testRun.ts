@@ -5,7 +5,8 @@ import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/d
 import { executeRun } from "../../engine/executeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { appendReceivedEvent, cancelRun } from "../../engine/runControl.ts";
+import type { RerunPlan } from "../../engine/rerun.ts";
+import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../../engine/runControl.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
 
@@ -15,6 +16,8 @@ export interface DriveOptions {
   startAt: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
+  /** Beyond the spec: the run is a rerun (`workflow.rerun`). */
+  rerun?: RerunPlan;
 }
 
 /**
@@ -25,7 +28,7 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id }: DriveOptions,
+  { store, startAt, id, rerun }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
   let clock = startAt;
   const now = () => clock;
@@ -33,6 +36,7 @@ export async function driveRun(
     runId: crypto.randomUUID(),
     workflowId: id,
     now: clock,
+    ...(rerun ? { rerun } : {}),
   });
   if (!created.created) return { created: false, runId: created.runId };
   const { runId, workflowId } = created;
@@ -65,6 +69,7 @@ export async function driveRun(
         case "terminal":
         case "idle":
         case "stopped":
+        case "paused":
           return view();
       }
     }
@@ -100,8 +105,18 @@ export async function driveRun(
       cancelRun(store, runId, reason, clock);
       return view();
     },
+    async pause(reason) {
+      pauseRun(store, runId, reason, clock);
+      return view();
+    },
+    async resume() {
+      resumeRun(store, runId, clock);
+      return settle();
+    },
     async result() {
       const current = view();
+      if (current.status === "paused")
+        throw new PlatformError("conflict", `Workflow run "${runId}" is paused; resume it or cancel it first`);
       if (current.status === "running")
         throw new PlatformError(
           "conflict",

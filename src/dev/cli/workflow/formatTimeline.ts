@@ -148,6 +148,8 @@ export function describeOutcome(run: WorkflowRunView): string {
       return `failed after ${took}: ${run.error}`;
     case "cancelled":
       return `cancelled after ${took}${run.cancelReason ? `: ${run.cancelReason}` : ""}`;
+    case "paused":
+      return `paused${run.step ? ` at ${run.step}` : ""}${run.paused ? ` since ${utc(run.paused.at)}: ${run.paused.reason}` : ""}`;
     case "running":
       if (run.waitingFor)
         return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
