@@ -5,3 +5,4 @@ export * from "./auth.ts";
 export * from "./login.ts";
 export * from "./manualTimers.ts";
 export * from "./plugins.ts";
+export * from "./scriptStarter.ts";
