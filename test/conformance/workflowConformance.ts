@@ -10,6 +10,7 @@ import {
   workflow,
   type WorkflowBackend,
 } from "#src/engine/workflowApi.ts";
+import { describeRunOperationsConformance } from "#test/conformance/runOperationsConformance.ts";
 
 /**
  * One behaviour, every backend: the same cases run against the in-memory
@@ -26,6 +27,8 @@ export interface WorkflowBackendUnderTest {
    * from then on (the suite installs it).
    */
   restart(): Promise<WorkflowBackend>;
+  /** One recovery sweep, as the every-minute cron runs it (stuck runs, stranded runs, retention). */
+  sweep(): Promise<void>;
 }
 
 export type MakeWorkflowBackend = (
@@ -71,6 +74,7 @@ async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
 export function describeWorkflowConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describeCoreConformance(name, makeBackend);
   describeBeyondSpecConformance(name, makeBackend);
+  describeRunOperationsConformance(name, makeBackend);
 }
 
 function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend): void {

@@ -1,5 +1,6 @@
 import { runIndexOf } from "../../objects/runIndexClient.ts";
 import type { WorkflowActorEnv } from "./workflowActorClient.ts";
+import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
 
 const SWEEP_CONCURRENCY = 50;
@@ -48,7 +49,7 @@ async function deleteExpiredRuns(env: WorkflowActorEnv): Promise<number> {
   const index = runIndexOf(env);
   let deleted = 0;
   while (deleted < EXPIRED_RUNS_PER_SWEEP) {
-    const expired = await index.expiredRunIds(Date.now(), EXPIRED_BATCH);
+    const expired = await index.expiredRunIds(workflowRunHost.clock(), EXPIRED_BATCH);
     const gone: string[] = [];
     for (let i = 0; i < expired.length; i += SWEEP_CONCURRENCY) {
       await Promise.all(
