@@ -58,3 +58,21 @@ export function parseWorkflowShapes(value: unknown): WorkflowShape[] {
   if (duplicate) throw invalid(`Workflow names must be unique; "${duplicate.name}" appears twice.`);
   return workflows;
 }
+
+/** A live run a new version would strand: the push check's answer lists these (beyond the spec). */
+export interface StrandedRun {
+  runId: string;
+  workflow: string;
+  step: string;
+  /** Live runs only: running or paused. */
+  status: "running" | "paused";
+  /** Whether the new code lacks the whole workflow, or only that step. */
+  missing: "workflow" | "step";
+}
+
+export interface StrandedRuns {
+  /** How many live runs the new code would strand. */
+  count: number;
+  /** The newest of them, at most 20. */
+  runs: StrandedRun[];
+}

@@ -1,7 +1,7 @@
-import type { WorkflowShape } from "../contracts/workflowShapes.ts";
-import type { LivePosition, RunIndex, RunStatus } from "./store.ts";
+import type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
+import type { LivePosition, RunIndex } from "./store.ts";
 
-export type { WorkflowShape } from "../contracts/workflowShapes.ts";
+export type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
 
 /**
  * Beyond the spec: the push check. A new version of a project's code must
@@ -11,22 +11,6 @@ export type { WorkflowShape } from "../contracts/workflowShapes.ts";
  * in `renamed`. A run it lacks would fail there at once (`Workflow "x" has no
  * step "y"`): the deployment is refused, naming those runs, unless forced.
  */
-
-export interface StrandedRun {
-  runId: string;
-  workflow: string;
-  step: string;
-  status: RunStatus;
-  /** Whether the new code lacks the whole workflow, or only that step. */
-  missing: "workflow" | "step";
-}
-
-export interface StrandedRuns {
-  /** How many live runs the new code would strand. */
-  count: number;
-  /** The newest of them, at most `limit`, by position. */
-  runs: StrandedRun[];
-}
 
 /** How many stranded runs a refusal lists (the count says how many there are in all). */
 export const STRANDED_RUNS_LISTED = 20;
@@ -61,7 +45,13 @@ export function findStrandedRuns(
     if (!missing) continue;
     count += position.runs;
     for (const run of index.liveRunsAt(position.name, position.step, limit))
-      runs.push({ runId: run.id, workflow: run.name, step: position.step, status: run.status, missing });
+      runs.push({
+        runId: run.id,
+        workflow: run.name,
+        step: position.step,
+        status: run.status === "paused" ? "paused" : "running",
+        missing,
+      });
   }
   return { count, runs: runs.slice(0, limit) };
 }

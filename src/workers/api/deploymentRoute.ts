@@ -2,7 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
-import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
+import { findLatestDeployment, insertDeploymentStatement, versionAfter } from "../db/projectDeploymentsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import { registerWithPlugins } from "./pluginRegistration.ts";
@@ -11,6 +11,7 @@ import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
+import { checkPushStrandsNothing } from "./pushCheck.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
@@ -19,9 +20,13 @@ const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex"]);
 const COMPATIBILITY_DATE = "2026-10-30";
 
 /**
- * `PUT /projects/:slug/deployment`: uploads a project's bundle to the dispatch
- * namespace with its bindings and records its crons. The worker secret and
- * the Cloudflare token never leave the API worker.
+ * `PUT /projects/:slug/deployment` `{ bundle, metadata, force? }`: uploads a
+ * project's bundle to the dispatch namespace with its bindings and records
+ * its crons. The worker secret and the Cloudflare token never leave the API
+ * worker. Beyond the spec: each push is a version (`v1`, `v2`, … per
+ * project, bound as `PLATFORM_VERSION`), and a push that would strand a live
+ * workflow run is refused before anything is uploaded (409 `conflict`, see
+ * pushCheck.ts) unless `force` is true.
  */
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
@@ -47,7 +52,11 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
       "This platform is not configured to deploy: set CLOUDFLARE_ACCOUNT_ID, DISPATCH_NAMESPACE and the CLOUDFLARE_API_TOKEN secret.",
     );
   }
+  if (body.force !== undefined && typeof body.force !== "boolean")
+    throw new PlatformError("invalid_input", "force must be true or false.");
   const previous = await findLatestDeployment(env.DB, project.id);
+  const stranded = await checkPushStrandsNothing(env, project, previous, workflows, body.force === true);
+  const version = versionAfter(previous);
   const { migrationTag } = await uploadProjectScript(
     {
       apiBase: env.CLOUDFLARE_API_BASE ?? "https://api.cloudflare.com/client/v4",
@@ -65,6 +74,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
     },
     COMPATIBILITY_DATE,
     env.LOGIN_PUBLIC_URL,
+    version,
   );
   const now = Date.now();
   await env.DB.batch([
@@ -85,5 +95,16 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
   const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);
   const url = project.private ? `${base.origin}/${project.slug}/` : `${base.protocol}//${project.slug}.${base.host}/`;
-  return Response.json({ scriptName: project.script_name, url, crons, plugins }, { status: 200 });
+  return Response.json(
+    {
+      scriptName: project.script_name,
+      url,
+      crons,
+      plugins,
+      version,
+      deployedAt: now,
+      ...(stranded.count > 0 ? { stranded } : {}),
+    },
+    { status: 200 },
+  );
 }

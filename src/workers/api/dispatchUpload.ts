@@ -44,12 +44,15 @@ const MAIN_MODULE = "worker.js";
 /**
  * Every binding a project worker gets; the worker secret travels only here,
  * server to Cloudflare. `loginUrl` (the login worker's public URL) becomes
- * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in.
+ * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in;
+ * `version` (`v3`, the project's push that made this script) becomes
+ * `PLATFORM_VERSION`, which the runs it starts record.
  */
 export function projectScriptBindings(
   project: UploadedProject,
   durableObjects: string[],
   loginUrl?: string,
+  version?: string,
 ): ScriptBinding[] {
   return [
     ...Object.entries(PLATFORM_SERVICES).map(([name, service]): ScriptBinding => ({ type: "service", name, service })),
@@ -57,6 +60,7 @@ export function projectScriptBindings(
     { type: "plain_text", name: "PLATFORM_PROJECT_ID", text: String(project.id) },
     { type: "plain_text", name: "PLATFORM_PROJECT_SLUG", text: project.slug },
     ...(loginUrl ? [{ type: "plain_text", name: "PLATFORM_LOGIN_URL", text: loginUrl } as const] : []),
+    ...(version ? [{ type: "plain_text", name: "PLATFORM_VERSION", text: version } as const] : []),
     ...durableObjects.map(
       (className): ScriptBinding => ({
         type: "durable_object_namespace",
@@ -94,6 +98,7 @@ export async function uploadProjectScript(
   previous: { tag: string | null; classes: string[] },
   compatibilityDate: string,
   loginUrl?: string,
+  version?: string,
 ): Promise<{ migrationTag: string | null }> {
   const newClasses = durableObjects.filter((c) => !previous.classes.includes(c));
   const migrationTag = newClasses.length ? `v${Date.now()}` : previous.tag;
@@ -101,7 +106,7 @@ export async function uploadProjectScript(
     main_module: MAIN_MODULE,
     compatibility_date: compatibilityDate,
     compatibility_flags: ["nodejs_compat"],
-    bindings: projectScriptBindings(project, durableObjects, loginUrl),
+    bindings: projectScriptBindings(project, durableObjects, loginUrl, version),
     ...(newClasses.length
       ? {
           migrations: {
