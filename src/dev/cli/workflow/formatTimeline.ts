@@ -160,7 +160,11 @@ export function describeOutcome(run: WorkflowRunView): string {
 
 /** The timeline's first lines: which run, of which workflow, and its state. */
 export function timelineHeading(run: WorkflowRunView): string {
-  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}\nstarted ${new Date(run.createdAt).toISOString()}`;
+  const version = run.version ? ` by version ${run.version}` : "";
+  const rerun = run.rerunOf
+    ? `\nrerun of ${run.rerunOf.runId}${run.rerunOf.fromStep ? ` from step ${run.rerunOf.fromStep}` : ""}`
+    : "";
+  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}\nstarted ${new Date(run.createdAt).toISOString()}${version}${rerun}`;
 }
 
 /** A run's events as a readable timeline under its heading. */
@@ -181,10 +185,13 @@ export function formatFollowedRow(row: string[]): string {
 
 /** A list row's status: `running` split into `sleeping` and `waiting` when the engine says so. */
 export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
-  if (run.status !== "running") return { status: run.status, detail: "" };
+  // Where the run is (or, once it ended, the step it ended in): what `--step` filters on.
+  const at = run.step === undefined ? "" : `at ${run.step}`;
+  if (run.status === "completed") return { status: run.status, detail: "" };
+  if (run.status !== "running") return { status: run.status, detail: at };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
-  return { status: "running", detail: "" };
+  return { status: "running", detail: at };
 }
 
 /** Characters of a run id the list shows (as `platform dev`'s step lines do); any unique prefix names a run. */
