@@ -68,7 +68,9 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
 }
 
 /** The API worker's JSON answer; `{}` when the body is not JSON. */
-export type PlatformApiAnswer = Record<string, unknown> & { error?: { code?: string; message?: string; details?: unknown } };
+export type PlatformApiAnswer = Record<string, unknown> & {
+  error?: { code?: string; message?: string; details?: unknown };
+};
 
 /** Calls the API worker and hands back its answer, refusals included; only an unreachable API throws. */
 export async function requestPlatformApi(

@@ -13,6 +13,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { projectScriptBindings } from "../../../workers/api/dispatchUpload.ts";
+import { strandedRunsWarning } from "./strandedRunsWarning.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
@@ -461,6 +462,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         const next = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
         metadata = await apply(next);
         build = next;
+        const worker = await mf.getWorker(project.scriptName);
+        const warning = await strandedRunsWarning(
+          (u, init) => worker.fetch(u, init as never) as never,
+          project,
+          metadata,
+        ).catch((error: unknown) => [`Could not check the live workflow runs against this code: ${String(error)}`]);
+        for (const line of warning) log(line);
         return next;
       },
       async runScheduled(scheduledTime = new Date()) {
