@@ -75,12 +75,12 @@ async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ pag
   return { page, errors };
 }
 
-/** The runs the list shows: [workflow, status] per row, top to bottom. */
+/** The runs the list shows: [workflow, status] per row, top to bottom (after the select box and the run link). */
 async function listedRuns(page: Page): Promise<string[][]> {
   return page
     .locator("#runs tbody tr")
     .evaluateAll((rows) =>
-      rows.map((row) => [...row.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent ?? "")),
+      rows.map((row) => [...row.querySelectorAll("td")].slice(2, 4).map((td) => td.textContent ?? "")),
     );
 }
 
@@ -218,7 +218,7 @@ describe("the console on platform dev", () => {
     expect(await focused()).toEqual({ tag: "BUTTON", text: "Run recovery now" });
     for (
       let i = 0;
-      i < 20 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null));
+      i < 60 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null));
       i++
     )
       await page.keyboard.press("Tab");
