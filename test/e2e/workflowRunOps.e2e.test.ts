@@ -94,14 +94,14 @@ describe("operating many runs under platform dev", () => {
 
   beforeAll(async () => {
     await initProject(dir, RUN_OPS_PROJECT);
-    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 60_000 });
+    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 120_000 });
     for (let i = 0; i < 10; i++) {
       failing.push(...(await startRuns(dev.url, "checkout", 1, { cart: `f${i}`, fail: true })));
       held.push(...(await startRuns(dev.url, "checkout", 1, { cart: `h${i}`, hold: true })));
       await startRuns(dev.url, "checkout", 1, { cart: `c${i}` });
     }
     await waitForRuns(dev.url, failing);
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     await dev?.stop("SIGTERM");
   });
@@ -116,7 +116,7 @@ describe("operating many runs under platform dev", () => {
     expect(ids(await listJson("--name", "checkout", "--error", "card_declined for cart f3"))).toEqual([failing[3]]);
     const text = await workflowCli("list", "--status", "failed", "--step", "charge");
     expect(text.stdout).toContain("at charge");
-  });
+  }, 180_000);
 
   it("workflow cancel --status running without --yes changes nothing and prints the count", async () => {
     await until(
@@ -129,7 +129,7 @@ describe("operating many runs under platform dev", () => {
     expect(dry.stdout).toContain("10 run(s) match. Nothing was changed");
     expect(dry.stdout).toContain("--yes");
     for (const runId of held) expect((await getRun(dev.url, runId)).status).toBe("running");
-  });
+  }, 180_000);
 
   it("rerunMany({ status: failed }, { fromStep: charge }) reruns 10, each first claiming charge with the original's scratchpad", async () => {
     const answer = await (await fetch(`${dev.url}/rerun-failed`, { method: "POST" })).json();
@@ -159,7 +159,7 @@ describe("operating many runs under platform dev", () => {
     expect(paused.status, await paused.clone().text()).toBe(200);
     expect(((await paused.json()) as RunView).status).toBe("paused");
     await dev.stop("SIGTERM");
-    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 60_000 });
+    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 120_000 });
     // Past its wake time and through the start-up sweep: still paused, nothing claimed.
     const createdAt = (await getRun(dev.url, runId!)).events[0]!.at;
     await until(
@@ -174,7 +174,7 @@ describe("operating many runs under platform dev", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     const [done] = await waitForRuns(dev.url, [runId!]);
     expect(done).toMatchObject({ status: "completed", result: "rested" });
-  }, 120_000);
+  }, 240_000);
 
   it("a run with retentionMS 2000 is gone (get null, not listed) after a recovery sweep past its retention", async () => {
     const [runId] = await startRuns(dev.url, "brief");

@@ -197,3 +197,21 @@ describe("local backend: close()", () => {
     ]);
   });
 });
+
+describe("local backend: versions (beyond the spec)", () => {
+  it("records the version of the code that started each run, and lists by it", async () => {
+    const store = createMemoryEventStore();
+    const v1 = backendWith([twoSteps], { store, version: "v1" }).backend;
+    const first = await v1.start("w", null, {});
+    await v1.waitForTerminal(first.runId);
+    await v1.close();
+    const v2 = backendWith([twoSteps], { store, version: "v2" }).backend;
+    const second = await v2.start("w", null, {});
+    const view = await v2.waitForTerminal(second.runId);
+    expect(view.version).toBe("v2");
+    expect(view.events[0]?.payload).toMatchObject({ version: "v2" });
+    expect((await v2.get(first.runId))?.version).toBe("v1");
+    expect((await v2.list({ version: "v1", limit: 10 })).runs.map((r) => r.id)).toEqual([first.runId]);
+    expect((await v2.list({ version: "v2", limit: 10 })).runs.map((r) => r.id)).toEqual([second.runId]);
+  });
+});
