@@ -72,14 +72,15 @@ describe("local backend: the zero-delay timer loop", () => {
           return { done: true };
         },
       },
-      { backoff: { initialMS: 30, jitter: 0 } },
+      // Long enough that the failing execution finds the retry not yet due even on a busy machine.
+      { backoff: { initialMS: 300, jitter: 0 } },
     );
     const { backend } = backendWith([flaky]);
     const reads = vi.spyOn(backend.store, "events");
     const { runId } = await backend.start("flaky", null, {});
     // Watch the last event only: a full read (events(runId)) happens once per execution.
     await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("workflow_completed"));
-    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(29);
+    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(299);
     // Two executions: the failing one (returns "waiting") and the retry.
     expect(reads.mock.calls.filter(([, after]) => after === undefined)).toHaveLength(2);
   });
