@@ -371,4 +371,42 @@ describe("the console on platform dev", () => {
       }
     }
   });
+  // Issue 22: run operations in the console. Last, as it adds runs the counts above do not expect.
+  it("keeps filters in the address, confirms a bulk rerun with its count, reruns from a step and links both runs", async () => {
+    const { page, errors } = await openConsole();
+    const filters = page.locator("#run-filters");
+    await filters.getByLabel("Status").selectOption("failed");
+    await filters.getByLabel("Step").fill("start");
+    await filters.getByRole("button", { name: "Show runs" }).click();
+    await expect.poll(() => listedRuns(page)).toEqual([["doomed", "failed"]]);
+    expect(new URL(page.url()).hash).toBe("#/p/shop?status=failed&step=start");
+    // The address alone brings the filtered list back.
+    await page.reload();
+    await page.getByRole("heading", { name: "Project shop" }).waitFor();
+    expect(await filters.getByLabel("Status").inputValue()).toBe("failed");
+    expect(await filters.getByLabel("Step").inputValue()).toBe("start");
+    await expect.poll(() => listedRuns(page)).toEqual([["doomed", "failed"]]);
+    const [original] = await page.locator("#runs tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.runId));
+
+    // All that match: the platform counts them first, and nothing happens before the confirmation.
+    await page.getByLabel("all runs that match the filters").check();
+    await page.getByRole("button", { name: "Rerun runs…" }).click();
+    const question = page.getByRole("alertdialog");
+    await expect.poll(() => question.textContent()).toContain("Rerun 1 run (all that match the filters)?");
+    expect(await listedRuns(page)).toEqual([["doomed", "failed"]]);
+    await question.getByRole("button", { name: "Rerun 1 run" }).click();
+    await expect.poll(() => page.locator("#bulk-outcome").textContent()).toBe("1 run(s) matched; 1 rerun.");
+
+    // Rerun from here, on the original's timeline: the new run links back, and the original lists its reruns.
+    await page.goto(`${new URL(page.url()).origin}/console/#/p/shop/runs/${encodeURIComponent(original!)}`);
+    await page.locator("#run-error").waitFor();
+    await page.locator('button[data-rerun-from="start"]').click();
+    await page.locator("#rerun-of").waitFor();
+    expect(await page.locator("#rerun-of").getAttribute("href")).toBe(`#/p/shop/runs/${encodeURIComponent(original!)}`);
+    expect(await page.locator("main .meta").first().textContent()).toContain("rerun of");
+    await page.locator("#rerun-of").click();
+    await expect.poll(() => page.locator("#reruns a").count()).toBe(2);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
