@@ -22,6 +22,7 @@ import { benchSignin, formatSignin } from "./sections/signin.ts";
 import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
 import { benchScale, formatScale } from "./sections/scale.ts";
 import { benchSearch, formatSearch } from "./sections/search.ts";
+import { benchQueuedStarts, formatQueuedStarts } from "./sections/queuedStarts.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -78,8 +79,10 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
-// P: plugins; L: scale; Q: run search at 1,000 and 100,000 runs).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q").split(",").map((s) => s.trim().toUpperCase()));
+// P: plugins; L: scale; Q: queued starts; R: run search at 1,000 and 100,000 runs).
+const only = new Set(
+  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,R").split(",").map((s) => s.trim().toUpperCase()),
+);
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -128,10 +131,15 @@ try {
   const scale = only.has("L")
     ? await section("L scale", () => benchScale(path.join(tmpDir, "scale"), progress("L scale")))
     : skipped;
-  const search = only.has("Q")
-    ? await section("Q search", async () => {
+  const queuedStarts = only.has("Q")
+    ? await section("Q queued starts", () =>
+        benchQueuedStarts(path.join(tmpDir, "queued"), progress("Q queued starts")),
+      )
+    : skipped;
+  const search = only.has("R")
+    ? await section("R search", async () => {
         mkdirSync(path.join(tmpDir, "search"), { recursive: true });
-        return benchSearch(path.join(tmpDir, "search"), progress("Q search"));
+        return benchSearch(path.join(tmpDir, "search"), progress("R search"));
       })
     : skipped;
   environment.loadAverageAtEnd = os.loadavg();
@@ -155,9 +163,13 @@ try {
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   process.stdout.write("\n" + formatScale(scale) + "\n");
+  process.stdout.write("\n" + formatQueuedStarts(queuedStarts) + "\n");
   process.stdout.write("\n" + formatSearch(search) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins, scale, search }, null, 2) + "\n");
+  writeFileSync(
+    RESULTS_FILE,
+    JSON.stringify({ ...results, signin, plugins, scale, queuedStarts, search }, null, 2) + "\n",
+  );
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {

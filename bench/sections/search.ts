@@ -8,7 +8,7 @@ import { nodeSyncSql } from "../../src/runtime/node/nodeSyncSql.ts";
 import { median, round } from "../lib/stats.ts";
 
 /**
- * Section Q: run search (`workflow.list` with filters). The same SQL run
+ * Section R: run search (`workflow.list` with filters). The same SQL run
  * index the Durable Object backend's index actor and the node:sqlite store
  * keep (src/engine/sqlRunIndex.ts), filled with 1,000 and with 100,000 runs
  * of the same mix, in a SQLite file each; one filtered page of 50 timed per
@@ -133,10 +133,10 @@ export async function benchSearch(dir: string, progress: (line: string) => void)
 }
 
 export function formatSearch(figures: SearchFigures | { error: string }): string {
-  if ("error" in figures) return `Q. Search: FAILED (${figures.error})`;
+  if ("error" in figures) return `R. Search: FAILED (${figures.error})`;
   const [a, b] = figures.sizes.map(String) as [string, string];
   const lines = [
-    `Q. Search (workflow.list with filters on the SQL run index every backend keeps; a page of ${figures.page}, median of ${figures.repeats})`,
+    `R. Search (workflow.list with filters on the SQL run index every backend keeps; a page of ${figures.page}, median of ${figures.repeats})`,
     `    ${"filter".padEnd(52)} ${`${a} runs`.padStart(12)} ${`${b} runs`.padStart(14)} ${"ratio".padStart(6)}`,
     ...figures.queries.map(
       (q) =>

@@ -4,7 +4,7 @@ import { parseJsonObject } from "../core/web/jsonBody.ts";
 import { parseWorkflowShapes, type WorkflowShape } from "./workflowShapes.ts";
 
 /**
- * The bodies of the CLI's and console's workflow controls (beyond the spec):
+ * The bodies of the CLI's and console's workflow controls:
  * `POST /projects/:slug/workflows/:runId/cancel`, `…/events`, `…/pause`,
  * `…/rerun`, and the bulk `POST /projects/:slug/workflows/cancel` and
  * `…/rerun`. Checked by the API worker before it asks the project, by the

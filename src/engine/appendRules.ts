@@ -78,7 +78,8 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
 
 /**
  * What a batch changes in its run's summary (undefined: unchanged): the
- * status (ended, paused or resumed), the position (the step the run is in or
+ * status (queued, dequeued, ended, paused or resumed; an event_received
+ * changes none: a queued run sent an event stays queued), the position (the step the run is in or
  * will claim next; a run that ended keeps the step it ended in), the failure
  * reason, and when it ended. Every store folds its batches through this, so
  * their summaries agree.
@@ -95,8 +96,14 @@ export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
   for (const event of batch) {
     switch (event.type) {
       case "workflow_created":
-        change.status = "running";
+        change.status = event.payload.queued ? "queued" : "running";
         change.step = FIRST_STEP;
+        break;
+      case "start_replaced":
+        change.status = "queued";
+        break;
+      case "workflow_dequeued":
+        change.status = "running";
         break;
       case "step_started":
       case "step_failed":

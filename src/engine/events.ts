@@ -2,13 +2,16 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec, plus four beyond it: `event_received` (an
+ * The six event types of the spec, plus six beyond it: `event_received` (an
  * event sent to the run with `workflow.send`), `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes), and `workflow_paused` /
- * `workflow_resumed` (`workflow.pause` / `workflow.resume`). Every state change
- * of a run is one of these, appended to the run's log; the state of a run is
- * its last event other than the control events (`event_received`, which only
- * queues a delivery, and the pause and resume marks: see {@link isControlEvent}).
+ * terminal event `workflow.cancel` writes), `workflow_paused` /
+ * `workflow_resumed` (`workflow.pause` / `workflow.resume`), and for runs
+ * under flow control (flowControl.ts) `start_replaced` (a debounced start
+ * replaced a queued run's data) and `workflow_dequeued` (a queued run got its
+ * turn). Every state change of a run is one of these, appended to the run's
+ * log; the state of a run is its last event other than the control events
+ * (`event_received`, which only queues a delivery, and the pause and resume
+ * marks: see {@link isControlEvent}).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -21,6 +24,8 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_cancelled",
   "workflow_paused",
   "workflow_resumed",
+  "start_replaced",
+  "workflow_dequeued",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -47,10 +52,22 @@ export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
 export interface WorkflowEventPayloads {
   /**
    * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `version`, the project's
-   * version whose code started the run (`v1`, `v2`, …; absent where the host has none, e.g. in tests), and
-   * `rerunOf` when `workflow.rerun` made the run (`fromStep` when it began there).
+   * version whose code started the run (`v1`, `v2`, …; absent where the host has none, e.g. in tests),
+   * `rerunOf` when `workflow.rerun` made the run (`fromStep` when it began there), `flow_key` when the
+   * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
+   * for its turn (a workflow_dequeued starts it), and `idempotency_key` with `idempotent_until` (epoch ms)
+   * when it was started with an idempotency key.
    */
-  workflow_created: { workflowName: string; writes: Writes; version?: string; rerunOf?: RerunOf };
+  workflow_created: {
+    workflowName: string;
+    writes: Writes;
+    version?: string;
+    rerunOf?: RerunOf;
+    flow_key?: string;
+    queued?: true;
+    idempotency_key?: string;
+    idempotent_until?: number;
+  };
   /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
@@ -95,6 +112,10 @@ export interface WorkflowEventPayloads {
   workflow_paused: { reason: string };
   /** Beyond the spec: `workflow.resume(runId)`: the run goes on from where it was. */
   workflow_resumed: Record<string, never>;
+  /** Beyond the spec: a debounced start replaced the start data of the queued run (`writes.data`). */
+  start_replaced: { writes: Writes };
+  /** Beyond the spec: the queued run left its queue; its first step starts now. */
+  workflow_dequeued: Record<string, never>;
 }
 
 /** What a rerun's workflow_created says it reran: the original run, and the step it began from (absent: from the start). */

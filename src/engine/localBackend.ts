@@ -12,11 +12,12 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
-import { createRun, type CreatedRun } from "./createRun.ts";
+import { createRun, onceRunKey, type CreatedRun } from "./createRun.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun } from "./rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
+import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
 import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "./store.ts";
 import { findStrandedRuns } from "./strandedRuns.ts";
@@ -101,6 +102,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   const pollers = new Map<string, ReturnType<typeof setInterval>>();
   const reportedMissing = new Set<string>();
   const stop = new AbortController();
+  const flowQueues = createLocalFlowQueues({ store, definitions, now, started: (runId) => kick(runId) });
 
   const closedError = () => new PlatformError("not_ready", "The workflow backend was closed");
 
@@ -165,6 +167,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       });
       switch (result.status) {
         case "terminal":
+          flowQueues.ended(runId);
           settle(runId);
           break;
         case "waiting":
@@ -191,7 +194,9 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function noticeEvent(event: StoredEvent): void {
-    if (isTerminalEvent(event)) settle(event.runId);
+    if (!isTerminalEvent(event)) return;
+    flowQueues.ended(event.runId);
+    settle(event.runId);
   }
 
   function settle(runId: string): void {
@@ -321,6 +326,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
   function cancel(runId: string, reason: string | undefined): void {
     cancelRun(store, runId, reason, now());
+    flowQueues.ended(runId);
     // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
     const pending = timers.get(runId);
     if (pending !== undefined) clearTimeout(pending);
@@ -329,6 +335,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function recoverAtStartup(): number {
+    flowQueues.rebuild();
     const interrupted = countUndrivenRuns((runId, definition, timerPending) => {
       if (timerPending) return false;
       const appended = failInterruptedStep(store, definition, runId, now());
@@ -355,18 +362,28 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
-      const started = createRun(store, definition, data, {
-        runId: newRunId(),
-        workflowId: startOptions.id,
-        now: now(),
-        ...(options.version === undefined ? {} : { version: options.version }),
-      });
+      const once = startOptions.once === true && startOptions.id !== undefined;
+      const onceRunId = once ? uuidOf(await onceRunKey(startOptions.id!)) : undefined;
+      const runIdOf = () => onceRunId ?? newRunId();
+      const create = (runId: string, placement: { flowKey?: string; queued?: boolean; at?: number } = {}) =>
+        createRun(store, definition, data, {
+          runId,
+          workflowId: startOptions.id,
+          now: placement.at ?? now(),
+          once,
+          ...(options.version === undefined ? {} : { version: options.version }),
+          ...(placement.flowKey === undefined ? {} : { flowKey: placement.flowKey, queued: placement.queued }),
+          ...(startOptions.idempotency ? { idempotency: startOptions.idempotency } : {}),
+        });
+      if (definition.flow) return flowQueues.start(definition, data, runIdOf, create);
+      const started = create(runIdOf());
       if (started.created) kick(started.runId);
       return started;
     },
 
     async get(runId) {
-      return describeRun(store.events(runId));
+      const view = describeRun(store.events(runId));
+      return view && flowQueues.explain(view);
     },
 
     async list(query) {
@@ -449,6 +466,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async close() {
       stop.abort();
+      flowQueues.close();
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
       for (const poller of pollers.values()) clearInterval(poller);
@@ -465,4 +483,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (grace !== undefined) clearTimeout(grace);
     },
   };
+}
+
+/** A `once` run's id, shaped like the random ones: a version-8 UUID whose bits are the key's. */
+function uuidOf(key: string): string {
+  const variant = ((Number.parseInt(key[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${key.slice(0, 8)}-${key.slice(8, 12)}-8${key.slice(13, 16)}-${variant}${key.slice(17, 20)}-${key.slice(20, 32)}`;
 }

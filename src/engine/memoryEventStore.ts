@@ -238,5 +238,11 @@ export function createMemoryEventStore(): MemoryEventStore {
     unfinishedBulkOperations() {
       return [...operations.values()].filter((kept) => !kept.operation.done).map((kept) => ({ ...kept.operation }));
     },
+
+    latestRunOf(workflowId) {
+      // A Map keeps insertion order: the last run of the id is its newest.
+      const run = [...runs.values()].findLast((candidate) => candidate.summary.workflowId === workflowId);
+      return run ? { ...run.summary } : null;
+    },
   };
 }

@@ -51,7 +51,12 @@ export function planRerun(
       `Workflow run "${runId}" has not finished: only a completed, failed or cancelled run can be rerun (cancel it first)`,
       { runId },
     );
-  const data = created.payload.writes[START_DATA_KEY] ?? null;
+  // A debounced start may have replaced the data the run was created with: the last one is what it ran with.
+  const started = original.findLast((e) => e.type === "workflow_created" || e.type === "start_replaced") ?? created;
+  const data =
+    (started.type === "workflow_created" || started.type === "start_replaced"
+      ? started.payload.writes[START_DATA_KEY]
+      : undefined) ?? null;
   if (fromStep === undefined) return { data, rerunOf: { runId }, copied: [] };
   const step = stepNamed(definition, fromStep);
   if (step === undefined)
@@ -76,9 +81,9 @@ export function planRerun(
     );
   }
   const completions = original.slice(0, claim).filter((e) => e.type === "step_completed");
-  const started = original[claim] as Extract<StoredEvent, { type: "step_started" }>;
+  const claimed = original[claim] as Extract<StoredEvent, { type: "step_started" }>;
   const delivered =
-    started.payload.event_seq === undefined ? undefined : original.find((e) => e.seq === started.payload.event_seq);
+    claimed.payload.event_seq === undefined ? undefined : original.find((e) => e.seq === claimed.payload.event_seq);
   const event = delivered?.type === "event_received" ? delivered.payload : undefined;
   const copied = completions.map((e, index): WorkflowEventPayloads["step_completed"] => {
     const ownStep = stepNamed(definition, e.payload.step) ?? e.payload.step;

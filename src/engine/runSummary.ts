@@ -1,15 +1,16 @@
 import type { RerunOf } from "./events.ts";
 
 /**
- * A run's status. `cancelled` and `paused` are beyond the spec
- * (`workflow.cancel`, `workflow.pause`). Live runs are `running` or
- * `paused`; the others are terminal. A later status is added here and to
+ * A run's status. `cancelled`, `paused` and `queued` are beyond the spec
+ * (`workflow.cancel`, `workflow.pause`, and a run under flow control
+ * (flowControl.ts) waiting for its turn). Live runs are `queued`, `running`
+ * or `paused`; the others are terminal. A later status is added here and to
  * {@link LIVE_STATUSES} or {@link TERMINAL_STATUSES}; the stores and the
  * index read these lists.
  */
-export const RUN_STATUSES = ["running", "paused", "completed", "failed", "cancelled"] as const;
+export const RUN_STATUSES = ["queued", "running", "paused", "completed", "failed", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const LIVE_STATUSES = ["running", "paused"] as const satisfies readonly RunStatus[];
+export const LIVE_STATUSES = ["queued", "running", "paused"] as const satisfies readonly RunStatus[];
 export const TERMINAL_STATUSES = ["completed", "failed", "cancelled"] as const satisfies readonly RunStatus[];
 
 export function isLiveStatus(status: RunStatus): boolean {

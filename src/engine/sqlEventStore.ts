@@ -253,5 +253,6 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
     livePositions: index.livePositions,
     liveRunsAt: index.liveRunsAt,
     expiredRunIds: index.expiredRunIds,
+    latestRunOf: index.latestRunOf,
   };
 }

@@ -55,8 +55,9 @@ const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
  * version or rerun_of reads its page (and a `since`/`until` range) straight
  * from one index. `error` and `idPrefix` are checked on the rows that index
  * yields (idPrefix also has run_id's own unique index). Live runs by
- * workflow id (one active run per id), and finished runs by expiry
- * (retention), have partial indexes of their own.
+ * workflow id (one active run per id), finished runs by expiry (retention),
+ * and (idempotency keys) the newest run of a workflow id have indexes of
+ * their own.
  */
 export const RUN_LIST_INDEXES_SCHEMA = `
   DROP INDEX IF EXISTS _workflow_runs_active;
@@ -69,7 +70,8 @@ export const RUN_LIST_INDEXES_SCHEMA = `
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_step ON _workflow_runs (step, created_at);
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_version ON _workflow_runs (version, created_at) WHERE version IS NOT NULL;
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_rerun ON _workflow_runs (rerun_of, created_at) WHERE rerun_of IS NOT NULL;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_expiry ON _workflow_runs (expires_at) WHERE expires_at IS NOT NULL;`;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_expiry ON _workflow_runs (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_workflow_id ON _workflow_runs (workflow_id, position);`;
 
 export type RunRow = {
   position: number;
@@ -171,6 +173,8 @@ export interface SqlRunIndex extends RunIndex {
   forget(runIds: readonly string[]): void;
   /** A run's summary with the seq of its last event: what its actor reports to the project's index. */
   getReport(runId: string): RunReport | null;
+  /** The newest run of `workflowId`, ended or not. */
+  latestRunOf(workflowId: string): RunSummary | null;
 }
 
 /** Durable Object SQL binds at most 100 parameters per statement. */
@@ -246,6 +250,14 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
           ? { cursor: encodeListCursor({ createdAt: last.created_at, position: last.position }) }
           : {}),
       };
+    },
+
+    latestRunOf(workflowId) {
+      const [row] = sql.all<RunRow>(
+        "SELECT * FROM _workflow_runs WHERE workflow_id = ? ORDER BY position DESC LIMIT 1",
+        workflowId,
+      );
+      return row ? toSummary(row) : null;
     },
 
     activeRunIds() {

@@ -65,6 +65,8 @@ export interface WorkflowEventStore {
   createRunIfNoActive(created: StoredEvent, options?: CreateRunStoreOptions): CreateRunResult;
   /** Beyond the spec (retention): deletes these runs' events and summaries; unknown ids are skipped. */
   forgetRuns(runIds: readonly string[]): void;
+  /** Beyond the spec: the newest run of `workflowId`, ended or not (idempotency keys). */
+  latestRunOf(workflowId: string): RunSummary | null;
 }
 
 export interface CreateRunStoreOptions {
@@ -88,7 +90,10 @@ export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export interface RunIndex {
   getRun(runId: string): RunSummary | null;
   listRuns(query: RunListQuery): RunListPage;
-  /** Run ids whose status is `running` (the recovery sweep's list; a paused run is left alone until resumed). */
+  /**
+   * Run ids whose status is `running` (the recovery sweep's list): a paused run is left alone until
+   * resumed, and a queued run until its queue starts it.
+   */
   activeRunIds(): string[];
   /** The ids of the runs a bulk operation means, newest first, at most `max`; `matched` counts them all. */
   matchRunIds(filter: RunFilter, max: number): { runIds: string[]; matched: number };

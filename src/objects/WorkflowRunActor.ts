@@ -11,7 +11,10 @@ import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../engine/runControl.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import { isLiveStatus, type RunReport } from "../engine/store.ts";
+import { isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
+import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
+import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
+import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexClient.ts";
@@ -30,7 +33,7 @@ import {
 import { workflowRunHost } from "./workflowRunHost.ts";
 
 /** The project worker's bindings as the run actor sees them: the run index, and the rest handed on to its steps. */
-export type WorkflowRunEnv = RunIndexEnv & { readonly [binding: string]: unknown };
+export type WorkflowRunEnv = RunIndexEnv & Partial<FlowKeyEnv> & { readonly [binding: string]: unknown };
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -106,6 +109,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       if (!definition) continue;
       const appended = failInterruptedStep(this.#store, definition, runId, this.#now());
       if (appended.length > 0) repaired.push({ runId, ended: appended.some(isTerminalEvent) });
+      if (appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
     }
     if (repaired.length === 0) return;
     void this.ctx.blockConcurrencyWhile(async () => {
@@ -138,15 +142,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * see runIndexReporter.ts); from then on this actor reports the run's end
    * itself, and reports it as running again whenever a new instance drives it.
    */
-  async start(input: {
-    runId: string;
-    workflowId: string;
-    name: string;
-    data: JsonValue;
-    /** Beyond the spec: a rerun's plan (from `planRerun` in the original's actor); `data` is then the plan's. */
-    rerun?: RerunPlan;
-  }): Promise<StartedRun & { summary?: RunReport }> {
-    const now = this.#now();
+  async start(
+    input: RunStartInput & {
+      /** Beyond the spec: a rerun's plan (from `planRerun` in the original's actor); `data` is then the plan's. */
+      rerun?: RerunPlan;
+    },
+  ): Promise<StartedRun & { summary?: RunReport }> {
+    const now = input.at ?? this.#now();
     const version = this.#version;
     const run = createRun(this.#store, definitionNamed(input.name), input.data, {
       runId: input.runId,
@@ -154,8 +156,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       now,
       ...(version === undefined ? {} : { version }),
       ...(input.rerun ? { rerun: input.rerun } : {}),
+      once: input.once === true,
+      ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
+      ...(input.idempotency ? { idempotency: input.idempotency } : {}),
     });
     if (!run.created) return run;
+    // Its key's queue starts it (dequeue).
+    if (input.queued) return { ...run, summary: this.#store.getReport(run.runId)! };
     // The first execution starts here at once, in this same turn, whose writes workerd commits
     // together when it ends. A run whose steps finish without waiting on anything ends within it:
     // created, run and ended in one write, with no alarm ever set. Before the execution first waits
@@ -199,6 +206,27 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return describeRun(this.#store.events(runId));
   }
 
+  /** Beyond the spec: the run's status, for its flow key's queue; null for a run this actor does not hold. */
+  status(runId: string): RunStatus | null {
+    return this.#store.getRun(runId)?.status ?? null;
+  }
+
+  /**
+   * Beyond the spec: its flow key's queue starts the queued run (workflow_dequeued at `at`, the time
+   * the queue decided) and it is driven as `send` drives a run. False when it is not queued (any more).
+   */
+  async dequeue(runId: string, at: number): Promise<boolean> {
+    if (!dequeueRun(this.#store, runId, at)) return false;
+    await this.#perform(runId, [{ type: "report", detached: "recovery_sweep" }]);
+    await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+    return true;
+  }
+
+  /** Beyond the spec: a debounced start replaces the queued run's data; answers its workflow id, or null when it is not queued (any more). */
+  replaceQueuedData(runId: string, data: JsonValue, at: number): string | null {
+    return replaceQueuedData(this.#store, runId, data, at) ? (this.#store.getRun(runId)?.workflowId ?? null) : null;
+  }
+
   /** Resolves with the run once it is terminal, or null after `maxWaitMS` (the caller asks again). */
   waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null> {
     const view = this.get(runId);
@@ -231,6 +259,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
       executingHere: check.executingHere,
     });
+    if (outcome.appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
     const recovered: RunActorInput = {
       type: "recovered",
       reason: outcome.reason,
@@ -260,6 +289,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     cancelRun(this.#store, runId, reason, this.#now());
+    this.#releaseFlowKey(runId);
     await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
     return this.get(runId) as WorkflowRunView;
   }
@@ -413,7 +443,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
           onEvent: (event) => {
             observe?.(event);
-            if (isTerminalEvent(event)) this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
+            if (!isTerminalEvent(event)) return;
+            this.#releaseFlowKey(runId);
+            this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
           },
         });
         effects = this.#decide(runId, { type: "loop_ended", result, now: this.#now() });
@@ -428,6 +460,23 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       this.#executions.delete(runId);
       this.#perform(runId, this.#decide(runId, { type: "execution_settled" }));
     }
+  }
+
+  /**
+   * Beyond the spec: tells the run's flow key (if it has one) that the run ended, so the next queued
+   * run starts. Not awaited: should it be lost, the key's reconcile alarm finds the run ended.
+   */
+  #releaseFlowKey(runId: string): void {
+    const created = this.#store.events(runId)[0];
+    const keys = this.env.WORKFLOW_FLOW_KEYS;
+    if (created?.type !== "workflow_created" || created.payload.flow_key === undefined || !keys) return;
+    this.ctx.waitUntil(
+      flowKeyActorOf({ WORKFLOW_FLOW_KEYS: keys }, created.payload.workflowName, created.payload.flow_key)
+        .ended(runId)
+        .catch((error: unknown) =>
+          console.error(`workflow run ${runId}: its flow key did not hear that it ended:`, error),
+        ),
+    );
   }
 
   #wake(runId: string): void {

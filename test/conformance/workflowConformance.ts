@@ -3,6 +3,7 @@ import { PlatformError } from "#src/core/errors.ts";
 import type { WorkflowDefinition } from "#src/engine/definition.ts";
 import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
 import { RetryAfterError } from "#src/engine/retryAfterError.ts";
+import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
@@ -37,7 +38,16 @@ export type MakeWorkflowBackend = (
 
 /** Spec payload fields per event type (and those beyond the spec): nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
-  workflow_created: ["workflowName", "writes", "version", "rerunOf"],
+  workflow_created: [
+    "workflowName",
+    "writes",
+    "version",
+    "rerunOf",
+    "flow_key",
+    "queued",
+    "idempotency_key",
+    "idempotent_until",
+  ],
   step_started: ["attempt", "step", "event_seq"],
   step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at", "copied_from_seq"],
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
@@ -47,6 +57,8 @@ const PAYLOAD_FIELDS: Record<string, string[]> = {
   workflow_cancelled: ["reason"],
   workflow_paused: ["reason"],
   workflow_resumed: [],
+  start_replaced: ["writes"],
+  workflow_dequeued: [],
 };
 
 function shape(events: readonly { type: string; payload: object }[]): string[] {
@@ -75,6 +87,7 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeCoreConformance(name, makeBackend);
   describeBeyondSpecConformance(name, makeBackend);
   describeRunOperationsConformance(name, makeBackend);
+  describeFlowControlConformance(name, makeBackend);
 }
 
 function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend): void {

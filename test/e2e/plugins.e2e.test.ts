@@ -237,7 +237,7 @@ it("the console shows both connections and their claimed resources (never a toke
     await form.getByLabel("Text").fill("from the console");
     await form.getByRole("button", { name: "Send" }).click();
     const output = page.locator("#test-event + .result");
-    await expect.poll(() => output.textContent(), { timeout: 15_000 }).toMatch(/provider call\(s\)|no provider calls/);
+    await expect.poll(() => output.textContent(), { timeout: 15_000 }).toMatch(/provider calls?[: ]|no provider calls/);
     const text = (await output.textContent())!;
     expect(text).toContain('Sent a signed command /hello "from the console" from server "Test Server"');
     expect(text).toContain('You said \\"from the console\\"');
@@ -322,7 +322,7 @@ it("email-send needs no install; an unknown plugin or event is refused with usag
   const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
   expect(mention.code).toBe(2);
   expect(mention.stderr).toContain(
-    `platform plugin trigger chatserver takes an event: command, message, reaction (got "mention").`,
+    `platform plugin trigger chatserver takes an event: command, message, reaction, component, modal (got "mention").`,
   );
 }, 30_000);
 

@@ -11,10 +11,12 @@ export interface TestWorkflowOptions {
   startAt?: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
+  /** The project's variables and secrets, as `.dev.vars` would give them: its steps read them as `ctx.env.NAME`. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
- * Beyond the spec: runs a workflow in this process on the in-memory store
+ * Runs a workflow in this process on the in-memory store
  * with a virtual clock, for tests of user code (`import { testWorkflow }
  * from "platform/testing"`). Sleeps and retry waits pass at once, but the
  * events record them at their real times: a step after `sleepMS: 86_400_000`
@@ -52,6 +54,7 @@ export async function testWorkflow(
     store: createMemoryEventStore(),
     startAt: options.startAt ?? Date.now(),
     id: options.id,
+    env: options.env,
   });
   if (!driven.created) throw new PlatformError("internal", "A fresh store had an active run.");
   return driven.run;

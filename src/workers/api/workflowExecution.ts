@@ -8,13 +8,6 @@ import {
   requestTokenExpiresAt,
   verifyRequestToken,
 } from "../../core/requestToken.ts";
-import {
-  accountLimitError,
-  accountRateLimiter,
-  accountTake,
-  projectTake,
-  refusedAccountLimit,
-} from "../../objects/accountRateLimits.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
@@ -24,10 +17,11 @@ import {
   continueExecutionInFlight,
   releaseExecutionInFlight,
 } from "../db/workflowExecutionsInFlight.ts";
+import { takeProjectRates } from "../quota/takeProjectRates.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
 /**
- * How often a project may ask for an execution (beyond the spec): 60 per
+ * How often a project may ask for an execution: 60 per
  * 10 seconds, and its account 120 per 10 seconds across all its projects
  * (objects/accountRateLimits.ts), both counted in the account's
  * `RateLimiter` actor. The runtime itself never needs the route (run actors
@@ -62,24 +56,20 @@ export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): P
     throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
   const project = await findProjectById(env.DB, check.projectId);
   if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
-  const decision = await accountRateLimiter(env.RATE_LIMITER, project).takeAll(
-    [
-      projectTake(project, EXECUTE_RATE.bucket, EXECUTE_RATE.limit, EXECUTE_RATE.windowMS),
-      accountTake(EXECUTE_RATE.bucket),
-    ],
+  const refusal = await takeProjectRates(
+    env.RATE_LIMITER,
+    project,
+    [EXECUTE_RATE],
+    EXECUTE_RATE.bucket,
+    ({ limit, windowMS, bucket }, retryAfterSeconds) =>
+      new PlatformError(
+        "rate_limited",
+        `Rate limit reached: a project may ask for ${limit} workflow executions per ${windowMS / 1000} seconds. Retry in ${retryAfterSeconds} s.`,
+        { retryAfterSeconds, bucket, scope: "project" },
+      ),
     now,
   );
-  if (!decision.allowed) {
-    const account = refusedAccountLimit(decision.bucket);
-    const error = account
-      ? accountLimitError(account, decision.retryAfterSeconds)
-      : new PlatformError(
-          "rate_limited",
-          `Rate limit reached: a project may ask for ${EXECUTE_RATE.limit} workflow executions per ${EXECUTE_RATE.windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
-          { retryAfterSeconds: decision.retryAfterSeconds, bucket: EXECUTE_RATE.bucket, scope: "project" },
-        );
-    return errorResponse(error, { "Retry-After": String(decision.retryAfterSeconds) });
-  }
+  if (refusal) return errorResponse(refusal.error, { "Retry-After": String(refusal.retryAfterSeconds) });
   const body = parseJsonObject(bytes);
   if (typeof body.runId !== "string" || !/^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,199}$/.test(body.runId)) {
     throw new PlatformError("invalid_input", "runId must be a run id string.");
@@ -101,13 +91,13 @@ const CONTINUE_DELAY_SECONDS = 1;
 
 /**
  * How many times one message is re-enqueued for a run whose budget ran out
- * (beyond the spec): 20 × 50 s of step loop. The run's actor continues such a
+ * at most: 20 × 50 s of step loop. The run's actor continues such a
  * run with its own alarm anyway, so past the cap the queue just lets go; the
  * cap keeps a worker that answers `continue` at once from looping forever.
  */
 export const MAX_CONTINUATIONS = 20;
 
-/** The execute route's answer: the spec's `done`, and (beyond the spec) `continue` when the budget ran out. */
+/** The execute route's answer: `done` (the fixed wire contract), and this platform's `continue` when the budget ran out. */
 interface ExecuteAnswer {
   done: boolean;
   continue?: boolean;

@@ -21,8 +21,8 @@ export interface LatestDeployment {
 
 /**
  * What the next upload needs from the last one: its Durable Object classes
- * (JSON array), migration tag and metadata, and the number of uploads so
- * far (each push is a version: `v1`, `v2`, … per project; rows are never
+ * (JSON array), migration tag and metadata (JSON), and the number of uploads
+ * so far (each push is a version: `v1`, `v2`, … per project; rows are never
  * deleted, so the count only grows).
  */
 export function findLatestDeployment(db: D1Database, projectId: number): Promise<LatestDeployment | null> {

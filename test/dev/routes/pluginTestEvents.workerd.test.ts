@@ -140,14 +140,14 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
       { body: { kind: "mention" } },
       400,
       "invalid_input",
-      /kind must be one of command, message, reaction for chatserver \(got "mention"\)/,
+      /kind must be one of command, message, reaction, component, modal for chatserver \(got "mention"\)/,
     ],
     [
       "a workspace command",
       { plugin: "workspace", body: { kind: "command", name: "hello" } },
       400,
       "invalid_input",
-      /kind must be one of message, mention, reaction for workspace/,
+      /kind must be one of message, mention, reaction, action, view for workspace/,
     ],
     ["a missing kind", { body: { text: "hi" } }, 400, "invalid_input", /kind must be one of/],
     [
@@ -201,10 +201,66 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: refusals (nothing re
     ],
     [
       "an unknown field",
-      { body: { kind: "message", channel: "C1" } },
+      { body: { kind: "message", thread: "C1" } },
       400,
       "invalid_input",
-      /Unknown field\(s\) "channel"/,
+      /Unknown field\(s\) "thread": a test event takes kind, text, name, channel, message, customId/,
+    ],
+    [
+      "a click without the component's customId",
+      { body: { kind: "component" } },
+      400,
+      "invalid_input",
+      /A chatserver component needs customId \(the component's or modal's customId; --custom-id in the CLI\)/,
+    ],
+    [
+      "a customId over 100 characters",
+      { body: { kind: "component", customId: "a".repeat(101) } },
+      400,
+      "invalid_input",
+      /customId must be a string of 1–100 characters/,
+    ],
+    [
+      "values on a modal submit",
+      { body: { kind: "modal", customId: "m", values: ["a"] } },
+      400,
+      "invalid_input",
+      /values applies to chatserver component only/,
+    ],
+    [
+      "values that are not a list",
+      { body: { kind: "component", customId: "pick", values: "a,b" } },
+      400,
+      "invalid_input",
+      /values must be an array of at most 25 strings/,
+    ],
+    [
+      "fields that are not strings",
+      { body: { kind: "modal", customId: "m", fields: { title: 42 } } },
+      400,
+      "invalid_input",
+      /fields\.title must be a string of at most 4000 characters/,
+    ],
+    [
+      "an actionId on the chat server",
+      { body: { kind: "component", customId: "a", actionId: "x" } },
+      400,
+      "invalid_input",
+      /actionId applies to workspace action only/,
+    ],
+    [
+      "a workspace view without its callbackId",
+      { plugin: "workspace", body: { kind: "view", fields: { title: "x" } } },
+      400,
+      "invalid_input",
+      /A workspace view needs callbackId/,
+    ],
+    [
+      "a channel that is not an id",
+      { body: { kind: "message", channel: "#general" } },
+      400,
+      "invalid_input",
+      /channel must be a channel or message id/,
     ],
     ["malformed JSON", { body: '{"kind": "message"' }, 400, "malformed_json", /not valid JSON/],
     ["a JSON array", { body: "[]" }, 400, "malformed_json", /JSON object/],
@@ -381,7 +437,8 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
       calls: [
         {
           method: "PATCH",
-          path: `/api/v10/webhooks/${APP}/${delivery!.json.token}/messages/@original`,
+          // The interaction's token stays out of the answer, like the bot's.
+          path: `/api/v10/webhooks/${APP}/<token>/messages/@original`,
           body: { content: "Hello, Test User!" },
           status: 200,
         },
@@ -665,5 +722,137 @@ describe("test events: what the project's dispatch came to", () => {
     expect(body.outcome).toEqual({ result: "failed", error: { code: "rate_limited", message: "Slow down." } });
     expect(body.summary).toMatch(/ The handler threw rate_limited: Slow down\.$/);
     expect(dispatcher.calls.every((c) => c.headers.has("x-platform-internal"))).toBe(true);
+  });
+});
+
+describe("clicks and submits as test events (the chat window's and platform plugin trigger's)", () => {
+  async function withMessage() {
+    const owner = await installedChatProject();
+    // The "plugin" defers the update, then (as a handler would) edits the message the button is on.
+    const world = chatWorld(
+      () => ({ type: 6 }),
+      (payload, fake) =>
+        fake.fetch(
+          new Request(`https://chat.fake/api/v10/webhooks/${APP}/${payload.token}/messages/@original`, {
+            method: "PATCH",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ content: "Approved" }),
+          }),
+        ),
+    );
+    world.fake.state().installedGuilds.add(TEST_GUILD.id);
+    const posted = await world.fake.fetch(
+      new Request(`https://chat.fake/api/v10/channels/${TEST_GUILD.channels[0]}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bot ${BOT_TOKEN}` },
+        body: JSON.stringify({
+          content: "Deploy?",
+          components: [{ type: 1, components: [{ type: 2, style: 3, label: "Approve", custom_id: "approve:run-1" }] }],
+        }),
+      }),
+    );
+    expect(posted.status).toBe(200);
+    return { ...owner, world, messageId: ((await posted.json()) as { id: string }).id };
+  }
+
+  it("a click reaches the plugin as the component interaction of the message showing it", async () => {
+    const { user, world, messageId } = await withMessage();
+    const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "component", customId: "approve:run-1", channel: TEST_GUILD.channels[0], message: messageId },
+      env: apiEnvWith({ FAKE_CHATSERVER: world.fetcher }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const answer = (await response.json()) as { summary: string; sent: Record<string, unknown> };
+    expect(answer.summary).toMatch(
+      /^Sent a signed component approve:run-1 from server "Test Server"; the plugin answered 200\./,
+    );
+    expect(world.deliveries[0]!.json).toMatchObject({
+      type: 3,
+      guild_id: TEST_GUILD.id,
+      data: { custom_id: "approve:run-1", component_type: 2 },
+      message: { id: messageId },
+    });
+  });
+
+  it("a click on what no message shows is the developer's input: 400 with the fake's reason, nothing delivered", async () => {
+    const { user, world } = await withMessage();
+    const error = await expectError(
+      await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+        token: user.token,
+        body: { kind: "component", customId: "approve:run-2" },
+        env: apiEnvWith({ FAKE_CHATSERVER: world.fetcher }),
+      }),
+      400,
+      "invalid_input",
+    );
+    expect(error.error.message).toMatch(/shows a component with custom_id "approve:run-2"/);
+    expect(world.deliveries).toHaveLength(0);
+  });
+});
+
+describe("GET /projects/:slug/plugins/:plugin/chat", () => {
+  it("shows the channels of the project's newest claimed server as its member sees them", async () => {
+    const { user } = await installedChatProject();
+    const world = chatWorld(() => ({ type: 6 }));
+    world.fake.state().installedGuilds.add(TEST_GUILD.id);
+    world.fake.state().installedGuilds.add(OTHER_GUILD.id);
+    for (const guild of [TEST_GUILD, OTHER_GUILD])
+      await world.fake.fetch(
+        new Request(`https://chat.fake/api/v10/channels/${guild.channels[0]}/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bot ${BOT_TOKEN}` },
+          body: JSON.stringify({ content: `hello ${guild.name}` }),
+        }),
+      );
+    const response = await callApi("GET", "/projects/alpha/plugins/chatserver/chat", {
+      token: user.token,
+      env: apiEnvWith({ FAKE_CHATSERVER: world.fetcher }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const chat = (await response.json()) as any;
+    expect(chat).toMatchObject({
+      plugin: "chatserver",
+      resource: { externalId: TEST_GUILD.id, displayName: "Test Server" },
+      forms: [],
+    });
+    expect(chat.channels).toEqual([
+      {
+        id: TEST_GUILD.channels[0],
+        name: "general",
+        messages: [expect.objectContaining({ text: "hello Test Server", author: "platform-bot", bot: true, rows: [] })],
+      },
+    ]);
+  });
+
+  it.each([
+    ["another user's project", "bob", 404, "not_found"],
+    ["a project without an install", "carol", 409, "conflict"],
+  ])("refuses %s", async (_name, who, status, code) => {
+    await installedChatProject();
+    const bob = await userWithProject("bob@example.com", "beta");
+    const carol = await userWithProject("carol@example.com", "gamma");
+    const token = who === "bob" ? bob.user.token : carol.user.token;
+    const slug = who === "bob" ? "alpha" : "gamma";
+    const fake = untouchedFake();
+    await expectError(
+      await callApi("GET", `/projects/${slug}/plugins/chatserver/chat`, {
+        token,
+        env: apiEnvWith({ FAKE_CHATSERVER: fake.fetcher }),
+      }),
+      status,
+      code,
+    );
+    expect(fake.requests).toEqual([]);
+  });
+
+  it("exists under platform dev only: the deployed API worker has no such route", async () => {
+    const { user } = await installedChatProject();
+    const response = await callAnyApi("GET", "/projects/alpha/plugins/chatserver/chat", {
+      token: user.token,
+      env: apiEnvWith({ FAKE_CHATSERVER: untouchedFake().fetcher }),
+    });
+    await expectError(response, 404, "not_found");
   });
 });

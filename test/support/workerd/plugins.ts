@@ -7,7 +7,7 @@ import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "#src/core/requestToken.ts";
-import type { PluginEnv } from "#src/plugins/shared/pluginEnv.ts";
+import type { PluginEnv } from "#src/plugins/kit/pluginEnv.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { userWithProject } from "./api.ts";
 

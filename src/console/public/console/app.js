@@ -7,19 +7,23 @@ import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit,
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { runsSection } from "./runList.js";
 import { renderTimeline } from "./timelineView.js";
+import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
+import { chatWindowSection } from "./chatWindow.js";
+import { renderStepErrors } from "./stepErrorsView.js";
+import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
 const LIVE_INTERVAL_MS = 1000;
 /** Statuses of a run that has not finished (a paused one may be resumed). */
-const LIVE_STATUSES = ["running", "paused"];
+const LIVE_STATUSES = ["queued", "running", "paused"];
 const RECOVERY_CRON = "__workflow-recovery";
 const alternatives = new Intl.ListFormat("en-GB", { style: "long", type: "disjunction" });
 
 /**
  * A plugin of the platform as `GET /plugins` describes it (src/workers/api/pluginCatalogRoute.ts).
  * @typedef {{ id: string, title: string, resourceType: string | null, uninstalls: boolean, instead: string | null,
- *   triggerKinds: string[], commandKind: string | null }} PluginSummary
+ *   triggerKinds: string[], commandKind: string | null, triggerParameters: Record<string, unknown[]> }} PluginSummary
  */
 
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -281,9 +285,15 @@ async function showProject(slug, filters = new URLSearchParams()) {
       `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`,
     ),
     pluginsSection(plugins, catalog),
-    cronsSection(slug, project.crons),
+    cronsSection(slug, project.crons, project.schedules ?? []),
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources, catalog),
+    chatWindowSection(slug, plugins, catalog, {
+      api,
+      errorText,
+      announce,
+      isCurrent: () => generation === viewGeneration,
+    }),
     runsSection(slug, project.workflows, filters, {
       api,
       errorText,
@@ -291,6 +301,7 @@ async function showProject(slug, filters = new URLSearchParams()) {
       runHref: (runId) => hrefFor(slug, runId),
       listHref: (query) => hrefFor(slug, undefined, query),
     }),
+    logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     outboxSection(slug, { api, errorText }),
   );
   heading.focus();
@@ -360,28 +371,43 @@ function connectionState(/** @type {any} */ c) {
   return "active";
 }
 
-/** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
-function cronsSection(slug, crons) {
+/**
+ * The project's crons; a scheduled workflow's (`__schedule/<workflow>`) with its next tick, and a
+ * button that starts the latest tick's run unless one was started (src/contracts/workflowSchedules.ts).
+ * @param {string} slug
+ * @param {{ name: string, schedule: string, timezone?: string }[]} crons
+ * @param {{ workflow: string, cronName: string, nextAt: string | null }[]} schedules
+ */
+function cronsSection(slug, crons, schedules) {
   const section = headedSection("crons", "Crons");
   if (!crons.length) return appendTo(section, el("p", {}, "No crons registered."));
   const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
+  const scheduleOf = new Map(schedules.map((s) => [s.cronName, s]));
   section.append(
     table(
       "Crons",
-      ["Name", "Schedule (UTC)", ""],
-      crons.map((cron) => [
-        cron.name,
-        cron.schedule,
-        el(
-          "button",
-          {
-            type: "button",
-            onclick: (/** @type {Event} */ e) =>
-              runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
-          },
-          cron.name === RECOVERY_CRON ? "Run recovery now" : `Run ${cron.name} now`,
-        ),
-      ]),
+      ["Name", "Schedule", "Next tick", ""],
+      crons.map((cron) => {
+        const scheduled = scheduleOf.get(cron.name);
+        return [
+          scheduled ? `${cron.name} (starts workflow ${scheduled.workflow})` : cron.name,
+          `${cron.schedule} (${cron.timezone ?? "UTC"})`,
+          scheduled ? (scheduled.nextAt === null ? "never" : formatTime(scheduled.nextAt)) : "",
+          el(
+            "button",
+            {
+              type: "button",
+              onclick: (/** @type {Event} */ e) =>
+                runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
+            },
+            cron.name === RECOVERY_CRON
+              ? "Run recovery now"
+              : scheduled
+                ? `Run ${scheduled.workflow}'s latest tick`
+                : `Run ${cron.name} now`,
+          ),
+        ];
+      }),
     ),
     output,
   );
@@ -463,7 +489,10 @@ function testEventSection(slug, resources, catalog) {
   );
   const fillKinds = () =>
     clear(kind).append(
-      ...(bots.find((b) => b.id === plugin.value)?.triggerKinds ?? []).map((k) => el("option", { value: k }, k)),
+      // Clicks and submits are sent from the chat window, where what they act on is shown.
+      ...(bots.find((b) => b.id === plugin.value)?.triggerKinds ?? [])
+        .filter((k) => !bots.find((b) => b.id === plugin.value)?.triggerParameters[k])
+        .map((k) => el("option", { value: k }, k)),
     );
   const commands = alternatives.format(withEvents.flatMap((p) => (p.commandKind ? [`${p.id} ${p.commandKind}`] : [])));
   plugin.addEventListener("change", fillKinds);
@@ -499,15 +528,12 @@ function testEventSection(slug, resources, catalog) {
       clear(output).append(el("p", {}, answer.summary));
       if (answer.pluginAnswer?.inlineReply !== undefined)
         output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
-      output.append(
-        el(
-          "p",
-          {},
-          answer.calls.length
-            ? `The handler made ${answer.calls.length} provider call(s):`
-            : "The handler made no provider calls.",
-        ),
+      const heading = providerCallsHeading(
+        answer.outcome?.result,
+        answer.calls.length,
+        answer.pluginAnswer?.inlineReply !== undefined,
       );
+      if (heading) output.append(el("p", {}, heading));
       if (answer.calls.length)
         output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
     } catch (error) {
@@ -527,6 +553,7 @@ async function showRun(slug, runId) {
   const summary = el("p", { class: "meta" });
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
@@ -554,6 +581,7 @@ async function showRun(slug, runId) {
     controls,
     timeline,
     outcome,
+    errors,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -588,6 +616,7 @@ async function showRun(slug, runId) {
     if (first) void showReruns(slug, view.id, reruns);
     renderTimeline(timeline, view, LIVE_STATUSES.includes(view.status) ? undefined : rerunFrom);
     renderOutcome(outcome, view);
+    renderStepErrors(errors, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {
@@ -651,6 +680,16 @@ function renderOutcome(section, view) {
   else if (view.status === "paused")
     section.append(
       el("p", { id: "run-paused" }, `Paused: ${view.paused?.reason ?? "no reason given"}. Resume it to go on.`),
+    );
+  else if (view.queued)
+    section.append(
+      el(
+        "p",
+        { id: "run-queued" },
+        `Not started yet: queued under key ${JSON.stringify(view.queued.key)}, waiting for ${view.queued.waitsFor}` +
+          (view.queued.ahead === undefined ? "" : ` (${view.queued.ahead} queued ahead of it)`) +
+          (view.queued.notBefore === undefined ? "." : `, not before ${formatTime(view.queued.notBefore)}.`),
+      ),
     );
   else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
   else if (view.wakeAt !== undefined)

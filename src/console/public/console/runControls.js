@@ -1,9 +1,9 @@
 // @ts-check
 // What a person can do to one run from its page (beyond the spec): cancel it
-// while it runs, send the event it waits for, pause and resume it, rerun it
-// once it finished (a new run with the same data that links back to it; from
-// a step: the timeline's "Rerun from here"). Each acts through the API
-// worker's routes, as the CLI does.
+// while it runs or waits in its queue, send the event it waits for, pause and
+// resume it, rerun it once it finished (a new run with the same data that
+// links back to it; from a step: the timeline's "Rerun from here"). Each acts
+// through the API worker's routes, as the CLI does.
 import { alertForm, appendTo, el, field, jsonField, onSubmit } from "./dom.js";
 
 /**
@@ -27,9 +27,11 @@ export function runControlsKey(view) {
 export function renderRunControls(section, slug, view, context) {
   const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
   section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
-  if (view.status === "running" || view.status === "paused") {
+  if (view.status === "running" || view.status === "paused" || view.status === "queued") {
     if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
-    section.append(view.status === "paused" ? resumeForm(runPath, context) : pauseForm(runPath, context));
+    // A queued run has not started: there is nothing to pause yet.
+    if (view.status !== "queued")
+      section.append(view.status === "paused" ? resumeForm(runPath, context) : pauseForm(runPath, context));
     section.append(cancelForm(runPath, context));
   } else section.append(runAgainForm(runPath, view, context));
 }

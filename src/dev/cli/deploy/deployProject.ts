@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { StrandedRuns } from "../../../contracts/workflowShapes.ts";
 import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 import type { ProjectBuild } from "../build/buildProject.ts";
+import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { CliError } from "../commandLine.ts";
 import { requestPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 
@@ -58,6 +59,7 @@ export async function deployProject(
         durableObjects: input.build.durableObjects,
       },
       ...(input.force ? { force: true } : {}),
+      sourceMap: portableSourceMap(input.build),
     },
   );
   const details = json.error?.details as { stranded?: StrandedRuns["runs"]; count?: number } | undefined;

@@ -1,11 +1,11 @@
-import { CliError } from "../commandLine.ts";
+import { CliError, unknownChoiceError } from "../commandLine.ts";
 import { RUN_FILTER_OPTIONS, runFilterOf } from "./runFilterArgs.ts";
 
 /** One `platform workflow …` invocation, checked: what to do and with which values. */
 export type WorkflowInvocation =
   | { action: "list"; query: URLSearchParams; full: boolean }
   | { action: "get"; runId: string }
-  | { action: "start"; name: string; data?: unknown; id?: string; wait: boolean }
+  | { action: "start"; name: string; data?: unknown; id?: string; idempotencyKey?: string; wait: boolean }
   | { action: "cancel"; runId: string; reason?: string }
   | { action: "send"; runId: string; event: string; payload?: unknown }
   | { action: "pause"; runId: string; reason?: string }
@@ -29,7 +29,7 @@ const ACTIONS = ["list", "get", "start", "cancel", "send", "pause", "resume", "r
 const ACTION_OPTIONS: Record<(typeof ACTIONS)[number], readonly string[]> = {
   list: [...RUN_FILTER_OPTIONS, "limit", "cursor", "full"],
   get: [],
-  start: ["data", "id", "wait"],
+  start: ["data", "id", "idempotency-key", "wait"],
   cancel: ["reason", "yes", ...RUN_FILTER_OPTIONS],
   send: ["data"],
   pause: ["reason"],
@@ -62,7 +62,7 @@ export function parseWorkflowInvocation(
 ): WorkflowInvocation {
   const [action, ...args] = positionals;
   if (!(ACTIONS as readonly (string | undefined)[]).includes(action))
-    throw usage(`Unknown workflow action "${action ?? ""}": use ${ACTIONS.join(", ")}.`);
+    throw unknownChoiceError("workflow action", action, ACTIONS);
   const act = action as (typeof ACTIONS)[number];
   const misplaced = Object.values(ACTION_OPTIONS)
     .flat()
@@ -94,6 +94,7 @@ export function parseWorkflowInvocation(
         name: args[0]!,
         ...(typeof values.data === "string" ? { data: parseDataOption(values.data) } : {}),
         ...(typeof values.id === "string" ? { id: values.id } : {}),
+        ...(typeof values["idempotency-key"] === "string" ? { idempotencyKey: values["idempotency-key"] } : {}),
         wait: values.wait === true,
       };
     }

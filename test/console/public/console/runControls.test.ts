@@ -7,6 +7,7 @@ describe("run controls", () => {
     { view: { status: "running", waitingFor: { name: "approval" } }, key: "running|approval" },
     { view: { status: "running", wakeAt: 5 }, key: "running|" },
     { view: { status: "cancelled" }, key: "cancelled|" },
+    { view: { status: "queued", queued: { key: "acme", waitsFor: "its turn" } }, key: "queued|" },
   ])("redraws for $key (status and the awaited event), not on every refresh", ({ view, key }) => {
     expect(runControlsKey(view)).toBe(key);
   });
