@@ -21,6 +21,7 @@ import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
 import { benchSignin, formatSignin } from "./sections/signin.ts";
 import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
 import { benchScale, formatScale } from "./sections/scale.ts";
+import { benchSearch, formatSearch } from "./sections/search.ts";
 import { benchQueuedStarts, formatQueuedStarts } from "./sections/queuedStarts.ts";
 import { benchFanOut, formatFanOut } from "./sections/fanOut.ts";
 
@@ -79,9 +80,9 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
-// P: plugins; L: scale; Q: queued starts; F: fan-out to child runs).
+// P: plugins; L: scale; Q: queued starts; R: run search at 1,000 and 100,000 runs; F: fan-out to child runs).
 const only = new Set(
-  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,F").split(",").map((s) => s.trim().toUpperCase()),
+  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,R,F").split(",").map((s) => s.trim().toUpperCase()),
 );
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
@@ -139,6 +140,12 @@ try {
   const fanOut = only.has("F")
     ? await section("F fan-out", () => benchFanOut(path.join(tmpDir, "fan-out"), progress("F fan-out")))
     : skipped;
+  const search = only.has("R")
+    ? await section("R search", async () => {
+        mkdirSync(path.join(tmpDir, "search"), { recursive: true });
+        return benchSearch(path.join(tmpDir, "search"), progress("R search"));
+      })
+    : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
@@ -161,11 +168,12 @@ try {
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   process.stdout.write("\n" + formatScale(scale) + "\n");
   process.stdout.write("\n" + formatQueuedStarts(queuedStarts) + "\n");
+  process.stdout.write("\n" + formatSearch(search) + "\n");
   process.stdout.write("\n" + formatFanOut(fanOut) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    JSON.stringify({ ...results, signin, plugins, scale, queuedStarts, fanOut }, null, 2) + "\n",
+    JSON.stringify({ ...results, signin, plugins, scale, queuedStarts, search, fanOut }, null, 2) + "\n",
   );
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;

@@ -1,11 +1,17 @@
 import { PlatformError } from "../core/errors.ts";
 import { parseJsonObject } from "../core/web/jsonBody.ts";
 
+import { parseWorkflowShapes, type WorkflowShape } from "./workflowShapes.ts";
+
 /**
  * The bodies of the CLI's and console's workflow controls:
- * `POST /projects/:slug/workflows/:runId/cancel` and `…/events`. Checked by
- * the API worker before it asks the project, and by `platform dev --node`'s
- * local API, so both refuse the same input with the same codes.
+ * `POST /projects/:slug/workflows/:runId/cancel`, `…/events`, `…/pause`,
+ * `…/rerun`, and the bulk `POST /projects/:slug/workflows/cancel` and
+ * `…/rerun`. Checked by the API worker before it asks the project, by the
+ * project's own internal routes, and by `platform dev --node`'s local API,
+ * so all refuse the same input with the same codes. A bulk body's filter is
+ * only checked to be an object here: its fields are the engine's to read
+ * (`toRunFilter`), in the project.
  */
 
 /** Bodies above this are refused with `payload_too_large` (413) before they are parsed. */
@@ -16,6 +22,29 @@ export const MAX_CANCEL_REASON_CHARS = 500;
 export interface CancelRunBody {
   reason?: string;
 }
+
+/** `{ reason? }` of a pause, as a cancel's. */
+export type PauseRunBody = CancelRunBody;
+
+export interface RerunRunBody {
+  fromStep?: string;
+}
+
+export interface BulkCancelBody {
+  /** The runs: `workflow.list`'s filter fields (checked by the engine), at least one. */
+  filter: Record<string, unknown>;
+  reason?: string;
+  /** Count the runs the filter matches (`{ matched, affected: 0 }`) and act on none. */
+  dryRun?: boolean;
+}
+
+export interface BulkRerunBody {
+  filter: Record<string, unknown>;
+  fromStep?: string;
+  dryRun?: boolean;
+}
+
+const MAX_STEP_NAME_CHARS = 256;
 
 export interface SendEventBody {
   name: string;
@@ -35,16 +64,83 @@ function knownKeysOnly(body: Record<string, unknown>, allowed: readonly string[]
     );
 }
 
+function reasonOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new PlatformError("invalid_input", "reason must be a string.");
+  if (value.length > MAX_CANCEL_REASON_CHARS)
+    throw new PlatformError("invalid_input", `reason must be at most ${MAX_CANCEL_REASON_CHARS} characters.`);
+  return value;
+}
+
+function fromStepOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_STEP_NAME_CHARS)
+    throw new PlatformError("invalid_input", `fromStep must be a step name of 1 to ${MAX_STEP_NAME_CHARS} characters.`);
+  return value;
+}
+
 /** `{ reason? }`; an empty body is `{}` (a cancel needs no reason). */
-export function parseCancelRunBody(bytes: Uint8Array): CancelRunBody {
+export function parseCancelRunBody(bytes: Uint8Array, what = "A cancel"): CancelRunBody {
   if (bytes.byteLength === 0) return {};
   const body = parseJsonObject(bytes);
-  knownKeysOnly(body, ["reason"], "A cancel");
-  if (body.reason === undefined) return {};
-  if (typeof body.reason !== "string") throw new PlatformError("invalid_input", "reason must be a string.");
-  if (body.reason.length > MAX_CANCEL_REASON_CHARS)
-    throw new PlatformError("invalid_input", `reason must be at most ${MAX_CANCEL_REASON_CHARS} characters.`);
-  return { reason: body.reason };
+  knownKeysOnly(body, ["reason"], what);
+  const reason = reasonOf(body.reason);
+  return reason === undefined ? {} : { reason };
+}
+
+/** `{ reason? }`, as a cancel's. */
+export function parsePauseRunBody(bytes: Uint8Array): PauseRunBody {
+  return parseCancelRunBody(bytes, "A pause");
+}
+
+/** `{ fromStep? }`; an empty body reruns from the start. */
+export function parseRerunRunBody(bytes: Uint8Array): RerunRunBody {
+  if (bytes.byteLength === 0) return {};
+  const body = parseJsonObject(bytes);
+  knownKeysOnly(body, ["fromStep"], "A rerun");
+  const fromStep = fromStepOf(body.fromStep);
+  return fromStep === undefined ? {} : { fromStep };
+}
+
+function filterOf(body: Record<string, unknown>): Record<string, unknown> {
+  const { filter } = body;
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter))
+    throw new PlatformError("invalid_input", 'filter must be an object of run filters, e.g. { "status": "failed" }.');
+  if (Object.keys(filter).length === 0)
+    throw new PlatformError(
+      "invalid_input",
+      "filter is empty: name the runs to act on (e.g. a status and a workflow name).",
+    );
+  return filter as Record<string, unknown>;
+}
+
+function dryRunOf(value: unknown): { dryRun?: true } {
+  if (value === undefined || value === false) return {};
+  if (value !== true) throw new PlatformError("invalid_input", "dryRun must be true or false.");
+  return { dryRun: true };
+}
+
+/** `{ filter, reason?, dryRun? }` of a bulk cancel. */
+export function parseBulkCancelBody(bytes: Uint8Array): BulkCancelBody {
+  const body = parseJsonObject(bytes);
+  knownKeysOnly(body, ["filter", "reason", "dryRun"], "A bulk cancel");
+  const reason = reasonOf(body.reason);
+  return { filter: filterOf(body), ...(reason === undefined ? {} : { reason }), ...dryRunOf(body.dryRun) };
+}
+
+/** `{ filter, fromStep?, dryRun? }` of a bulk rerun. */
+export function parseBulkRerunBody(bytes: Uint8Array): BulkRerunBody {
+  const body = parseJsonObject(bytes);
+  knownKeysOnly(body, ["filter", "fromStep", "dryRun"], "A bulk rerun");
+  const fromStep = fromStepOf(body.fromStep);
+  return { filter: filterOf(body), ...(fromStep === undefined ? {} : { fromStep }), ...dryRunOf(body.dryRun) };
+}
+
+/** `{ workflows }` of the push check (the project's `POST /__workflow/check`). */
+export function parsePushCheckBody(bytes: Uint8Array): { workflows: WorkflowShape[] } {
+  const body = parseJsonObject(bytes);
+  knownKeysOnly(body, ["workflows"], "A push check");
+  return { workflows: parseWorkflowShapes(body.workflows ?? []) };
 }
 
 /** `{ name, payload? }`: name 1–100 printable characters, payload any JSON. */

@@ -1,4 +1,5 @@
 import { PlatformError } from "../core/errors.ts";
+import { FIRST_STEP } from "./definition.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import type { RunStatus, SeqTaken } from "./store.ts";
 
@@ -76,32 +77,71 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
 }
 
 /**
- * Status of a run whose last event is `last` and whose status before it was `before`
- * (an event_received or child_finished changes no status: a queued run sent an event stays queued).
+ * What a batch changes in its run's summary (undefined: unchanged): the
+ * status (queued, dequeued, ended, paused or resumed; an event_received or
+ * child_finished changes none: a queued run sent an event stays queued), the position (the step the run is in or
+ * will claim next; a run that ended keeps the step it ended in), the failure
+ * reason, and when it ended. Every store folds its batches through this, so
+ * their summaries agree.
  */
-export function statusAfter(last: StoredEvent, before: RunStatus = "running"): RunStatus {
-  switch (last.type) {
-    case "workflow_completed":
-      return "completed";
-    case "workflow_failed":
-      return "failed";
-    case "workflow_cancelled":
-      return "cancelled";
-    case "workflow_created":
-      return last.payload.queued ? "queued" : "running";
-    case "start_replaced":
-      return "queued";
-    case "event_received":
-    case "child_finished":
-      return before;
-    default:
-      return "running";
-  }
+export interface SummaryChange {
+  status?: RunStatus;
+  step?: string;
+  error?: string;
+  endedAt?: number;
 }
 
-/** The status of a run with these events (seq order). */
-export function statusOf(events: readonly StoredEvent[]): RunStatus {
-  let status: RunStatus = "running";
-  for (const event of events) status = statusAfter(event, status);
-  return status;
+export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
+  const change: SummaryChange = {};
+  for (const event of batch) {
+    switch (event.type) {
+      case "workflow_created":
+        change.status = event.payload.queued ? "queued" : "running";
+        change.step = FIRST_STEP;
+        break;
+      case "start_replaced":
+        change.status = "queued";
+        break;
+      case "workflow_dequeued":
+        change.status = "running";
+        break;
+      case "step_started":
+      case "step_failed":
+        change.step = event.payload.step;
+        break;
+      case "step_completed":
+        change.step = event.payload.next_step ?? event.payload.step;
+        break;
+      case "workflow_paused":
+        change.status = "paused";
+        break;
+      case "workflow_resumed":
+        change.status = "running";
+        break;
+      case "workflow_completed":
+        change.status = "completed";
+        change.endedAt = event.at;
+        break;
+      case "workflow_failed":
+        change.status = "failed";
+        change.error = event.payload.reason;
+        change.endedAt = event.at;
+        break;
+      case "workflow_cancelled":
+        change.status = "cancelled";
+        change.endedAt = event.at;
+        break;
+      case "event_received":
+      case "child_finished":
+        break;
+    }
+  }
+  return change;
+}
+
+/** The status, position and failure of a run whose whole log is `events`. */
+export function summaryOf(
+  events: readonly StoredEvent[],
+): Required<Pick<SummaryChange, "status" | "step">> & SummaryChange {
+  return { status: "running", step: FIRST_STEP, ...summaryChange(events) };
 }

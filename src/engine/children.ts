@@ -4,7 +4,7 @@ import { decodeContinuation } from "./continuation.ts";
 import { checkId, createdEvent } from "./createRun.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import {
-  isStateEvent,
+  isControlEvent,
   isTerminalEvent,
   nextEvent,
   type StoredEvent,
@@ -225,7 +225,7 @@ function readOn(
   for (const event of events) {
     log.fold.apply(event);
     log.last = event;
-    if (isStateEvent(event)) log.state = event;
+    if (!isControlEvent(event)) log.state = event;
   }
 }
 

@@ -1,7 +1,8 @@
 import { PlatformError } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
-import { START_DATA_KEY, type StoredEventOf } from "./events.ts";
+import { nextEvent, START_DATA_KEY, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
+import type { RerunPlan } from "./rerun.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 export interface CreateRunOptions {
@@ -11,6 +12,10 @@ export interface CreateRunOptions {
   workflowId?: string;
   /** Epoch ms for the workflow_created event. */
   now: number;
+  /** Beyond the spec: the project version running this code (`v3`), recorded in workflow_created. */
+  version?: string;
+  /** Beyond the spec: the run is a rerun (see planRerun); its copied steps follow workflow_created. */
+  rerun?: RerunPlan;
   /**
    * The workflow id names at most one run ever (beyond the spec; scheduled starts): the adapter
    * derives the run id from the workflow id ({@link onceRunKey}), so the store's unique run id
@@ -64,7 +69,10 @@ export function createRun(
     const earlier = idempotentRun(store, workflowId, definition.name, options.idempotency.key, options.now);
     if (earlier) return { runId: earlier, workflowId, created: false };
   }
-  const outcome = store.createRunIfNoActive(event);
+  const outcome = store.createRunIfNoActive(event, {
+    retentionMS: definition.retentionMS,
+    following: options.rerun ? rerunEvents(event, options.rerun) : [],
+  });
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome) {
     const existing = options.once ? store.events(runId)[0] : undefined;
@@ -130,6 +138,8 @@ export function createdEvent(
     workflowName: definition.name,
     writes: { [START_DATA_KEY]: startData },
   };
+  if (options.version !== undefined) payload.version = options.version;
+  if (options.rerun) payload.rerunOf = options.rerun.rerunOf;
   if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
   if (options.queued) payload.queued = true;
   if (options.idempotency) {
@@ -150,4 +160,16 @@ export function checkId(id: unknown, what: string): string {
     );
   }
   return id;
+}
+
+/** A rerun's copied steps (and the event its first step runs with), after its workflow_created. */
+function rerunEvents(created: StoredEventOf<"workflow_created">, plan: RerunPlan): StoredEvent[] {
+  const events: StoredEvent[] = [];
+  let previous: StoredEvent = created;
+  for (const payload of plan.copied) {
+    previous = nextEvent(previous, "step_completed", payload, created.at);
+    events.push(previous);
+  }
+  if (plan.event) events.push(nextEvent(previous, "event_received", plan.event, created.at));
+  return events;
 }

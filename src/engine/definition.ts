@@ -13,6 +13,8 @@ import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption 
  */
 export const WORKFLOW_DEFAULTS = Object.freeze({
   maxAttempts: 3,
+  /** Beyond the spec: a finished run (completed, failed, cancelled) is deleted 30 days after it ended. */
+  retentionMS: 30 * 24 * 60 * 60 * 1000,
   backoff: Object.freeze({ initialMS: 1000, factor: 2, maxMS: 60_000, jitter: 0.2 }) as Readonly<BackoffOptions>,
   stepTimeoutMS: 30_000,
   stepLoopBudgetMS: 50_000,
@@ -24,11 +26,16 @@ export const WORKFLOW_DEFAULTS = Object.freeze({
  * - `maxAttempts: 100` — attempts per step, the first included.
  * - `backoffMS: 86_400_000` (24 h) — the largest `backoff.initialMS` and `backoff.maxMS`.
  * - `stepTimeoutMS: 900_000` (15 min) — the longest one attempt may run.
+ * - `retentionMS`: from 1 s to 365 days.
+ * - `renamed`: at most 1,000 old step names.
  */
 export const WORKFLOW_LIMITS = Object.freeze({
   maxAttempts: 100,
   backoffMS: 86_400_000,
   stepTimeoutMS: 900_000,
+  minRetentionMS: 1000,
+  maxRetentionMS: 365 * 24 * 60 * 60 * 1000,
+  renamedSteps: 1000,
 });
 
 /** The first step of every workflow (spec). */
@@ -40,6 +47,14 @@ export interface WorkflowOptions extends FlowControlOptions {
   maxAttempts?: number;
   backoff?: Partial<BackoffOptions>;
   stepTimeoutMS?: number;
+  /**
+   * Beyond the spec: old step names this code still answers for, `{ oldStep: "newStep" }`. A live run
+   * whose log names `oldStep` (it is in it, will retry it, or will claim it next) goes on with `newStep`;
+   * a push that would strand such a run is refused unless the old name is kept here.
+   */
+  renamed?: Record<string, string>;
+  /** Beyond the spec: how long a finished run is kept before it is deleted; default 30 days, 1 s to 365 days. */
+  retentionMS?: number;
 }
 
 /**
@@ -68,6 +83,9 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
+  /** Old step names and the steps that answer for them (empty when none). */
+  readonly renamed: Readonly<Record<string, string>>;
+  readonly retentionMS: number;
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -143,6 +161,16 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
   if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
     throw invalid(`workflow("${name}") backoff.jitter must be between 0 and 1, got ${backoff.jitter}`);
   }
+  const retentionMS = options.retentionMS ?? WORKFLOW_DEFAULTS.retentionMS;
+  if (
+    !Number.isInteger(retentionMS) ||
+    retentionMS < WORKFLOW_LIMITS.minRetentionMS ||
+    retentionMS > WORKFLOW_LIMITS.maxRetentionMS
+  ) {
+    throw invalid(
+      `workflow("${name}") retentionMS must be an integer from ${WORKFLOW_LIMITS.minRetentionMS} (1 second) to ${WORKFLOW_LIMITS.maxRetentionMS} (365 days), got ${retentionMS}`,
+    );
+  }
   return Object.freeze({
     name,
     steps: Object.freeze({ ...steps }),
@@ -151,7 +179,42 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     maxAttempts,
     backoff: Object.freeze(backoff),
     stepTimeoutMS,
+    renamed: checkRenamed(name, names, options.renamed),
+    retentionMS,
   });
+}
+
+/** `{ oldStep: "newStep" }`: each old name is not a step any more, each new one is. */
+function checkRenamed(name: string, steps: string[], renamed: unknown): Readonly<Record<string, string>> {
+  if (renamed === undefined) return Object.freeze({});
+  if (typeof renamed !== "object" || renamed === null || Array.isArray(renamed))
+    throw invalid(`workflow("${name}") renamed must be an object like { oldStep: "newStep" }`);
+  const entries = Object.entries(renamed as Record<string, unknown>);
+  if (entries.length > WORKFLOW_LIMITS.renamedSteps)
+    throw invalid(`workflow("${name}") renamed may name at most ${WORKFLOW_LIMITS.renamedSteps} old steps`);
+  for (const [old, now] of entries) {
+    if (old.length === 0 || old.length > MAX_STEP_NAME_LENGTH || hasControlCharacter(old))
+      throw invalid(`workflow("${name}") renamed: old step name ${JSON.stringify(old)} is invalid`);
+    if (steps.includes(old))
+      throw invalid(
+        `workflow("${name}") renamed: "${old}" is still a step of this workflow; list only names the code no longer has`,
+      );
+    if (typeof now !== "string" || !steps.includes(now))
+      throw invalid(
+        `workflow("${name}") renamed: "${old}" must map to one of its steps (${steps.join(", ")}), got ${JSON.stringify(now)}`,
+      );
+  }
+  return Object.freeze(Object.fromEntries(entries) as Record<string, string>);
+}
+
+/**
+ * The step of `definition` that answers for `step` as a run's log names it:
+ * the step itself, or the one `renamed` maps it to; undefined when the code
+ * has neither (the run is stranded at that step).
+ */
+export function stepNamed(definition: Pick<WorkflowDefinition, "steps" | "renamed">, step: string): string | undefined {
+  if (Object.hasOwn(definition.steps, step)) return step;
+  return Object.hasOwn(definition.renamed, step) ? definition.renamed[step] : undefined;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

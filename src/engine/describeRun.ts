@@ -1,7 +1,7 @@
 import type { ErrorJSON } from "../core/errors.ts";
-import { statusOf } from "./appendRules.ts";
+import { summaryOf } from "./appendRules.ts";
 import { type ChildOutcome, type Continuation, decodeContinuation } from "./continuation.ts";
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
+import type { RerunOf, StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import { childOutcome, type ChildrenFold, createChildrenFold } from "./children.ts";
@@ -38,6 +38,17 @@ export interface WorkflowRunView {
   wakeAt?: number;
   /** Beyond the spec: while the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
   waitingFor?: { name: string; timeoutAt?: number };
+  /**
+   * Beyond the spec: the run's position, the step it is in or will claim next (once it ended, the step it
+   * ended in). Always set by describeRun.
+   */
+  step?: string;
+  /** Beyond the spec: while status is "paused", the reason given to `workflow.pause` and when. */
+  paused?: { reason: string; at: number };
+  /** Beyond the spec: the project version whose code started the run. */
+  version?: string;
+  /** Beyond the spec: the run `workflow.rerun` made this one of (and the step it began from). */
+  rerunOf?: RerunOf;
   /**
    * Beyond the spec: while the run is queued (flow control), the key it is counted under and what it
    * waits for, in words (the backend that holds the queue says more: how many are ahead, when it may start).
@@ -76,15 +87,24 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   const first = events[0];
   const last = events[events.length - 1];
   if (!first || !last || first.type !== "workflow_created") return null;
+  const { status, step } = summaryOf(events);
+  const { version, rerunOf } = first.payload;
   const view: WorkflowRunView = {
     id: first.runId,
     workflowId: first.workflowId,
     name: first.payload.workflowName,
-    status: statusOf(events),
+    status,
+    step,
+    ...(version === undefined ? {} : { version }),
+    ...(rerunOf === undefined ? {} : { rerunOf }),
     createdAt: first.at,
     updatedAt: last.at,
     events: events.map(eventView),
   };
+  if (status === "paused") {
+    const pause = events.findLast((e) => e.type === "workflow_paused");
+    if (pause?.type === "workflow_paused") view.paused = { reason: pause.payload.reason, at: pause.at };
+  }
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
   if (last.type === "workflow_cancelled") view.cancelReason = last.payload.reason;

@@ -2,15 +2,18 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six core event types, plus five this platform adds: `event_received` (an
- * event sent to the run with `workflow.send`), `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes), `child_finished` (a child run the
- * run started has ended, see children.ts), and for runs under flow control
- * (flowControl.ts) `start_replaced` (a debounced start replaced a queued run's
- * data) and `workflow_dequeued` (a queued run got its turn). Every state
- * change of a run is one of these, appended to the run's log; the state of a
- * run is its last event other than `event_received` and `child_finished`,
- * which only record something for a later step (see {@link isStateEvent}).
+ * The six core event types, plus seven this platform adds: `event_received`
+ * (an event sent to the run with `workflow.send`), `workflow_cancelled` (the
+ * terminal event `workflow.cancel` writes), `workflow_paused` /
+ * `workflow_resumed` (`workflow.pause` / `workflow.resume`), `child_finished`
+ * (a child run the run started has ended, see children.ts), and for runs
+ * under flow control (flowControl.ts) `start_replaced` (a debounced start
+ * replaced a queued run's data) and `workflow_dequeued` (a queued run got its
+ * turn). Every state change of a run is one of these, appended to the run's
+ * log; the state of a run is its last event other than the control events
+ * (`event_received`, which only queues a delivery, `child_finished`, which
+ * only records a child's outcome for a later step, and the pause and resume
+ * marks: see {@link isControlEvent}).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -21,6 +24,8 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_failed",
   "event_received",
   "workflow_cancelled",
+  "workflow_paused",
+  "workflow_resumed",
   "start_replaced",
   "workflow_dequeued",
   "child_finished",
@@ -49,7 +54,9 @@ export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
  */
 export interface WorkflowEventPayloads {
   /**
-   * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `flow_key` when the
+   * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `version`, the project's
+   * version whose code started the run (`v1`, `v2`, …; absent where the host has none, e.g. in tests),
+   * `rerunOf` when `workflow.rerun` made the run (`fromStep` when it began there), `flow_key` when the
    * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
    * for its turn (a workflow_dequeued starts it), and `idempotency_key` with `idempotent_until` (epoch ms)
    * when it was started with an idempotency key; `parent_run_id`: the run whose step started this one as a
@@ -58,6 +65,8 @@ export interface WorkflowEventPayloads {
   workflow_created: {
     workflowName: string;
     writes: Writes;
+    version?: string;
+    rerunOf?: RerunOf;
     flow_key?: string;
     queued?: true;
     idempotency_key?: string;
@@ -70,7 +79,9 @@ export interface WorkflowEventPayloads {
    * `next_step` is absent when the step finished the workflow. Beyond the spec:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
    * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event; `children` when
-   * it started child runs and the next step waits for all of them (see children.ts).
+   * it started child runs and the next step waits for all of them (see children.ts);
+   * `copied_from_seq` on the completed steps a rerun begins with (`workflow.rerun(runId, { fromStep })`):
+   * the seq of this completion in the original run (named by workflow_created's `rerunOf`).
    */
   step_completed: {
     step: string;
@@ -80,6 +91,7 @@ export interface WorkflowEventPayloads {
     waiting_for?: string;
     timeout_at?: number;
     children?: ChildEntry[];
+    copied_from_seq?: number;
   };
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
@@ -103,6 +115,10 @@ export interface WorkflowEventPayloads {
   event_received: { name: string; payload: JsonValue };
   /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
+  /** Beyond the spec: `workflow.pause(runId, reason)`: no new step is claimed until workflow_resumed. */
+  workflow_paused: { reason: string };
+  /** Beyond the spec: `workflow.resume(runId)`: the run goes on from where it was. */
+  workflow_resumed: Record<string, never>;
   /** Beyond the spec: a debounced start replaced the start data of the queued run (`writes.data`). */
   start_replaced: { writes: Writes };
   /** Beyond the spec: the queued run left its queue; its first step starts now. */
@@ -132,6 +148,12 @@ export interface ChildEntry {
   refused?: string;
 }
 
+/** What a rerun's workflow_created says it reran: the original run, and the step it began from (absent: from the start). */
+export interface RerunOf {
+  runId: string;
+  fromStep?: string;
+}
+
 interface EventEnvelope {
   runId: string;
   workflowId: string;
@@ -155,12 +177,22 @@ export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<Term
 }
 
 /**
- * Whether an event moves the run's state. `event_received` and
- * `child_finished` do not: they are appended by others whatever the run is
- * doing, and only record something a later step reads.
+ * Events that change nothing a step sees or the resolver decides from: an
+ * event sent to the run (it only queues a delivery), a child's outcome (it
+ * only records something a later step reads) and the pause and resume marks
+ * (they only gate whether a new step may be claimed). Others append them
+ * whatever the run is doing. A run's state is its last event other than
+ * these, and a commit that lost its seq to these alone is appended after them.
  */
-export function isStateEvent(event: StoredEvent): boolean {
-  return event.type !== "event_received" && event.type !== "child_finished";
+export type ControlEventType = "event_received" | "child_finished" | "workflow_paused" | "workflow_resumed";
+
+export function isControlEvent(event: StoredEvent): event is StoredEventOf<ControlEventType> {
+  return (
+    event.type === "event_received" ||
+    event.type === "child_finished" ||
+    event.type === "workflow_paused" ||
+    event.type === "workflow_resumed"
+  );
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {

@@ -1,7 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { retryAt } from "./backoff.ts";
 import type { Clock } from "./clock.ts";
-import { WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
+import { stepNamed, WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
 import {
   type ChildRunPort,
   childRequestsOf,
@@ -10,11 +10,11 @@ import {
   isFinalStartError,
 } from "./children.ts";
 import type { ChildOutcome, ChildRef } from "./continuation.ts";
-import { isStateEvent, isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
+import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
 import { continuationOfReturn, decodeContinuation, encodeContinuation, startsAtOnce } from "./continuation.ts";
-import { createInbox, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
+import { createInbox, isPausedAfter, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { retryAfterMSOf } from "./retryAfterError.ts";
 import {
@@ -77,7 +77,9 @@ export type ExecuteRunResult =
   /** Another executor holds the current step; if it has not finished by `timeoutAt`, calling again records the timeout. */
   | { status: "in_flight"; timeoutAt: number }
   /** `signal` was aborted. */
-  | { status: "stopped" };
+  | { status: "stopped" }
+  /** Beyond the spec: the run is paused; nothing is due until `workflow.resume` drives it again. */
+  | { status: "paused" };
 
 type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "timed_out" };
 
@@ -91,9 +93,16 @@ type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; er
  * (spec rule 3), and it backs off, reads what happened and carries on from
  * there. The same holds for commits: if the seq after our step_started is
  * taken (another executor recorded a timeout, or the run was cancelled), our
- * late result is dropped. Only event_received (beyond the spec:
- * `workflow.send` may append while a step runs) does not settle anything: a
- * commit that lost its seq to those alone is appended after them.
+ * late result is dropped. Only the control events (beyond the spec:
+ * `workflow.send`, `workflow.pause` and `workflow.resume` may append while a
+ * step runs) do not settle anything: a commit that lost its seq to those
+ * alone is appended after them, and a pause stops the loop before it claims
+ * another step.
+ *
+ * Beyond the spec, a step the log names is looked up through the
+ * definition's `renamed`; a run whose next step the code has neither under
+ * that name nor an old one (a push that stranded it) claims it at once, even
+ * before its sleep or wait is over, and fails there without a retry.
  *
  * The log is read once per call; afterwards the run's state is advanced in
  * memory (see {@link RunCursor}), so each step costs O(1) store work. A run
@@ -121,10 +130,10 @@ export async function executeRun(
  *
  * 1. `last` is the log's last event as this execution knows it (in the store,
  *    or in `unwritten`); every batch it appends continues at `last.seq + 1`.
- * 2. `state` is the last of those events that moves the run (not
- *    event_received or child_finished; what the resolver reads); `pad` (the
- *    scratchpad), `inbox` (events sent to the run) and `children` (its
- *    children's ends) are folded from every event up to `last`.
+ * 2. `state` is the last of those events other than a control event (what
+ *    the resolver reads); `pad` (the scratchpad), `inbox` (events sent to the
+ *    run), `children` (its children's ends) and `paused` are folded from
+ *    every event up to `last`.
  * 3. `unwritten` holds events not in the store yet. It is non-empty only
  *    while the execution has not waited on anything since its last write to
  *    the store (an exclusive host's synchronous stretch, whose writes commit
@@ -140,6 +149,7 @@ class RunCursor {
   readonly children: ChildrenFold;
   #last: StoredEvent;
   #state: StoredEvent;
+  #paused: boolean;
   readonly #store: WorkflowEventStore;
   readonly #runId: string;
   readonly #options: ExecuteRunOptions;
@@ -170,7 +180,13 @@ class RunCursor {
     this.children = createChildrenFold(history);
     this.#last = history[history.length - 1] as StoredEvent;
     this.#state = lastStateEvent(history) as StoredEvent;
+    this.#paused = isPausedAfter(history);
     this.#mayDefer = options.exclusive === true;
+  }
+
+  /** Whether the run is paused (its last pause or resume mark is a pause): no step may be claimed. */
+  get paused(): boolean {
+    return this.#paused;
   }
 
   /** The log's last event as this execution knows it (invariant 1). */
@@ -178,7 +194,7 @@ class RunCursor {
     return this.#last;
   }
 
-  /** The run's state: its last event that moves it, see isStateEvent (invariant 2). */
+  /** The run's state: its last event other than a control event (invariant 2). */
   get state(): StoredEvent {
     return this.#state;
   }
@@ -216,11 +232,14 @@ class RunCursor {
   /**
    * Appends a batch that follows `last`, and answers it as appended; null
    * when another executor took the seq first (then the cursor has backed off
-   * and caught up). With `rebase`, a batch that lost its seq only to
-   * event_received or child_finished is appended after them: what it records
-   * does not depend on them.
+   * and caught up). With `rebase`, a batch that lost its seq only to control
+   * events is appended after them: what it records depends on none of them
+   * (a function may first trim it: a chained claim is dropped after a pause).
    */
-  async append(batch: StoredEvent[], rebase = false): Promise<StoredEvent[] | null> {
+  async append(
+    batch: StoredEvent[],
+    rebase: boolean | ((batch: StoredEvent[]) => StoredEvent[]) = false,
+  ): Promise<StoredEvent[] | null> {
     if (this.#mayDefer) {
       for (const event of batch) this.#advance(event);
       this.#unwritten.push(...batch);
@@ -238,7 +257,8 @@ class RunCursor {
       const before = this.last.seq;
       this.catchUp();
       if (rebase && this.last.seq > before && this.state.seq <= before) {
-        batch = batch.map((event, index) => ({ ...event, seq: this.last.seq + 1 + index }) as StoredEvent);
+        const kept = typeof rebase === "function" ? rebase(batch) : batch;
+        batch = kept.map((event, index) => ({ ...event, seq: this.last.seq + 1 + index }) as StoredEvent);
         continue;
       }
       await this.#backOff();
@@ -260,7 +280,9 @@ class RunCursor {
     this.inbox.apply(event);
     this.children.apply(event);
     this.#last = event;
-    if (isStateEvent(event)) this.#state = event;
+    if (event.type === "workflow_paused") this.#paused = true;
+    else if (event.type === "workflow_resumed") this.#paused = false;
+    else if (!isControlEvent(event)) this.#state = event;
   }
 }
 
@@ -279,6 +301,9 @@ async function stepLoop(
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
     const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued, run.children.finished);
+    // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal event is still written.
+    if (run.paused && action.kind !== "complete" && action.kind !== "fail" && !isTerminalEvent(state))
+      return { status: "paused" };
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(state)) return { status: "terminal" };
@@ -292,6 +317,11 @@ async function stepLoop(
       }
       case "wait_for_event":
       case "wait_for_children":
+        // A stranded run need not wait to fail.
+        if (stepNamed(definition, action.step) === undefined) {
+          await claim(run, definition, action.step, 1, undefined, options, mustStop);
+          continue;
+        }
         if (run.catchUp()) return { status: "idle" };
         continue;
       // Its queue starts it (workflow_dequeued), then drives it again.
@@ -308,7 +338,8 @@ async function stepLoop(
         continue;
       case "start_step": {
         const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
-        if (notBefore !== undefined && now() < notBefore) {
+        const stranded = stepNamed(definition, action.step) === undefined;
+        if (notBefore !== undefined && now() < notBefore && !stranded) {
           // A wait with a timeout: an event may have arrived since the log was read.
           if (action.event === null && !run.catchUp()) continue;
           return { status: "waiting", wakeAt: notBefore };
@@ -320,20 +351,34 @@ async function stepLoop(
           : state.type === "step_failed"
             ? run.inbox.deliveredSeq
             : undefined;
-        const started = { step: action.step, attempt: action.attempt };
-        const claimed = await run.append([
-          nextEvent(
-            run.last,
-            "step_started",
-            eventSeq === undefined ? started : { ...started, event_seq: eventSeq },
-            now(),
-          ),
-        ]);
-        if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, options, mustStop);
+        await claim(run, definition, action.step, action.attempt, eventSeq, options, mustStop);
         continue;
       }
     }
   }
+}
+
+/**
+ * Claims a step (step_started) and, if the claim won, runs it and what
+ * chains after it. The step is the one the code has for the name the log
+ * gives (see `renamed`); a name it does not have at all is claimed as it is,
+ * and fails when it runs.
+ */
+async function claim(
+  run: RunCursor,
+  definition: WorkflowDefinition,
+  logStep: string,
+  attempt: number,
+  eventSeq: number | undefined,
+  options: ExecuteRunOptions,
+  mustStop: () => boolean,
+): Promise<void> {
+  const { now } = options;
+  const started = { step: stepNamed(definition, logStep) ?? logStep, attempt };
+  const claimed = await run.append([
+    nextEvent(run.last, "step_started", eventSeq === undefined ? started : { ...started, event_seq: eventSeq }, now()),
+  ]);
+  if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, options, mustStop);
 }
 
 /**
@@ -350,8 +395,8 @@ async function runChain(
   mustStop: () => boolean,
 ): Promise<void> {
   const { now } = options;
-  for (let claim = first; ; ) {
-    const batch = await runClaimedStep(definition, claim, run, now, options);
+  for (let current = first; ; ) {
+    const batch = await runClaimedStep(definition, current, run, now, options);
     const completed = batch.length === 1 && batch[0]?.type === "step_completed" ? batch[0] : undefined;
     const next = completed && decodeContinuation(completed.payload);
     if (!completed || !next || !startsAtOnce(next) || mustStop()) {
@@ -363,9 +408,10 @@ async function runChain(
       return;
     }
     const nextClaim = nextEvent(completed, "step_started", { step: next.step, attempt: 1 }, completed.at);
-    const chained = await run.append([completed, nextClaim], true);
-    if (!chained) return;
-    claim = chained[1] as StoredEventOf<"step_started">;
+    // Paused while the step ran: its completion is committed, the next step is not claimed.
+    const chained = await run.append([completed, nextClaim], (pair) => (run.paused ? pair.slice(0, 1) : pair));
+    if (!chained || chained.length < 2) return;
+    current = chained[1] as StoredEventOf<"step_started">;
   }
 }
 
@@ -404,7 +450,10 @@ async function runClaimedStep(
   const fn = definition.steps[step];
   if (!fn) {
     // The log names a step the code no longer has: no retry can fix that.
-    return fail(`Workflow "${definition.name}" has no step "${step}" (was it renamed or removed?)`, false);
+    return fail(
+      `Workflow "${definition.name}" has no step "${step}" (was it renamed or removed? workflow("${definition.name}", steps, { renamed: { ${JSON.stringify(step)}: "<its new name>" } }) keeps the old name working)`,
+      false,
+    );
   }
   const attemptState = createStepAttempt({
     scratchpad: pad,

@@ -31,14 +31,22 @@ export { systemClock } from "./clock.ts";
 export type { Clock } from "./clock.ts";
 
 // Definitions and defaults.
-export { defineWorkflow, WORKFLOW_DEFAULTS, FIRST_STEP } from "./definition.ts";
+export { defineWorkflow, stepNamed, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, FIRST_STEP } from "./definition.ts";
 export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./definition.ts";
 export { retryDelayMS, retryAt, jitterUnit } from "./backoff.ts";
 export type { BackoffOptions, RetryKey } from "./backoff.ts";
 
 // Events, JSON rule and limits.
-export { WORKFLOW_EVENT_TYPES, START_DATA_KEY, isTerminalEvent, isWorkflowEventType, nextEvent } from "./events.ts";
+export {
+  WORKFLOW_EVENT_TYPES,
+  START_DATA_KEY,
+  isTerminalEvent,
+  isControlEvent,
+  isWorkflowEventType,
+  nextEvent,
+} from "./events.ts";
 export type {
+  RerunOf,
   StoredEvent,
   StoredEventOf,
   WorkflowEventType,
@@ -58,7 +66,7 @@ export type { JsonValue, JsonObject } from "./json.ts";
 
 // Engine pieces for backends.
 export { resolveNextAction } from "./resolveNextAction.ts";
-export { createInbox, lastStateEvent } from "./receivedEvents.ts";
+export { createInbox, lastStateEvent, isPausedAfter } from "./receivedEvents.ts";
 export type { Inbox, QueuedEvent, DeliveredEvent } from "./receivedEvents.ts";
 export {
   decodeContinuation,
@@ -70,7 +78,7 @@ export {
   MAX_WAIT_MS,
 } from "./continuation.ts";
 export type { Continuation, ContinuationKind, ContinuationFields, ContinuationRequest } from "./continuation.ts";
-export { appendReceivedEvent, cancelRun } from "./runControl.ts";
+export { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
 export type { NextAction } from "./resolveNextAction.ts";
 export { createScratchpad, createStepAttempt } from "./stepContext.ts";
 export type { Scratchpad, StepAttempt } from "./stepContext.ts";
@@ -93,19 +101,37 @@ export {
 } from "./stepFailure.ts";
 
 // Stores and local backends.
-export { toRunListQuery, decodeListCursor, RUN_STATUSES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store.ts";
+export { RUN_STATUSES, LIVE_STATUSES, TERMINAL_STATUSES, isLiveStatus, DEFAULT_RETENTION_MS } from "./store.ts";
 export type {
   WorkflowEventStore,
   RunIndex,
   RunStatus,
   RunSummary,
-  RunListQuery,
-  RunListPage,
+  RunReport,
+  LivePosition,
   AppendResult,
   CreateRunResult,
   SeqTaken,
 } from "./store.ts";
-export { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
+export {
+  toRunListQuery,
+  toRunFilter,
+  decodeListCursor,
+  encodeListCursor,
+  isEmptyFilter,
+  matchesFilter,
+  RUN_FILTER_FIELDS,
+  DEFAULT_LIST_LIMIT,
+  MAX_LIST_LIMIT,
+} from "./runQuery.ts";
+export type { RunFilter, RunListQuery, RunListPage, ListCursor } from "./runQuery.ts";
+export { MAX_BULK_RUNS, toBulkFilter, toBulkAction } from "./bulkOperation.ts";
+export type { BulkAction, BulkOperation, BulkResult, BulkOperationLog } from "./bulkOperation.ts";
+export { planRerun } from "./rerun.ts";
+export type { RerunPlan } from "./rerun.ts";
+export { findStrandedRuns, describeStrandedRuns, STRANDED_RUNS_LISTED } from "./strandedRuns.ts";
+export type { StrandedRun, StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
+export { checkRunBatch, groupBatch, summaryChange, summaryOf } from "./appendRules.ts";
 export type { RunTail } from "./appendRules.ts";
 export { createMemoryEventStore } from "./memoryEventStore.ts";
 export type { MemoryEventStore } from "./memoryEventStore.ts";

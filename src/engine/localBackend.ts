@@ -1,9 +1,18 @@
 import { PlatformError } from "../core/errors.ts";
+import {
+  acceptBulkOperation,
+  advanceBulkOperation,
+  type BulkAction,
+  type BulkOperation,
+  type BulkOperationLog,
+  type BulkResult,
+  isSkippedRun,
+} from "./bulkOperation.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
-import { createRun, onceRunKey } from "./createRun.ts";
+import { createRun, onceRunKey, type CreatedRun } from "./createRun.ts";
 import {
   activeChildrenOf,
   type ChildRunPort,
@@ -14,13 +23,21 @@ import {
 } from "./children.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
-import { appendReceivedEvent, cancelRun } from "./runControl.ts";
+import { planRerun } from "./rerun.ts";
+import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
-import { isActiveStatus, toRunListQuery, type WorkflowEventStore, type RunIndex } from "./store.ts";
+import { toRunListQuery, type RunFilter } from "./runQuery.ts";
+import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "./store.ts";
+import { findStrandedRuns } from "./strandedRuns.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
+/** Finished runs past their retention deleted per sweep at most (the next sweep deletes more). */
+export const EXPIRED_RUNS_PER_SWEEP = 5_000;
+
 export interface LocalWorkflowBackendOptions {
-  store: WorkflowEventStore & RunIndex;
+  store: WorkflowEventStore & RunIndex & BulkOperationLog;
+  /** Beyond the spec: the project version of the code this process runs (`v3`), recorded on the runs it starts. */
+  version?: string;
   /** Where definitions come from; default: the `workflow()` registry. */
   definitions?: (name: string) => WorkflowDefinition | undefined;
   /** Default: crypto.randomUUID(). */
@@ -41,14 +58,19 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
   waitForTerminal(runId: string): Promise<WorkflowRunView>;
   /** Starts (or continues) executing a run on the next tick. */
   kick(runId: string): void;
-  /** One recovery sweep over the active runs this process is not driving; logs and returns how many were re-enqueued. */
+  /**
+   * One recovery sweep over the active runs this process is not driving;
+   * logs and returns how many were re-enqueued. Beyond the spec it also
+   * deletes finished runs past their retention (logged when there are any).
+   */
   recoverNow(): number;
   /**
    * The sweep of a process that has just opened a store another process wrote
    * (beyond the spec): every step in flight there lost its executor with that
    * process, so it is recorded at once as step_failed{reason "interrupted"}
    * (retryable) rather than after its timeout; then the usual sweep. Logs one
-   * line counting both; returns how many runs were re-enqueued.
+   * line counting both; returns how many runs were re-enqueued. Bulk
+   * operations the previous process left unfinished carry on.
    */
   recoverAtStartup(): number;
   /**
@@ -193,9 +215,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         case "in_flight":
           schedule(runId, result.timeoutAt - now());
           break;
-        // Waiting for an event without a timeout: `send` kicks the run.
+        // Waiting for an event without a timeout: `send` kicks the run; a paused one: `resume` does.
         case "idle":
         case "stopped":
+        case "paused":
           break;
       }
     } catch (error) {
@@ -251,7 +274,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     const pending = waiters.get(runId);
     if (!pending) return;
     const view = describeRun(store.events(runId));
-    if (!view || isActiveStatus(view.status)) return;
+    if (!view || isLiveStatus(view.status)) return;
     waiters.delete(runId);
     const poller = pollers.get(runId);
     if (poller !== undefined) clearInterval(poller);
@@ -266,12 +289,12 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
    * process, and a step another process holds needs one for its timeout.
    */
   function sweep(driveHealthy: boolean): number {
-    return countUndrivenRuns((runId, definition) => {
+    return countUndrivenRuns((runId, definition, timerPending) => {
       // Children that ended while this process was not there to tell the parent.
       reconcileChildren(store, runId, now());
-      const outcome = recoverRun(store, definition, runId, now(), { executingHere: false });
+      const outcome = recoverRun(store, definition, runId, now(), { executingHere: timerPending });
       for (const event of outcome.appended) noticeEvent(event);
-      if (outcome.reenqueue || (driveHealthy && outcome.reason === null)) kick(runId);
+      if (outcome.reenqueue || (driveHealthy && outcome.reason === null && !timerPending)) kick(runId);
       return outcome.reenqueue;
     });
   }
@@ -280,15 +303,17 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
    * Runs `recover` on each active run this process is not driving and counts
    * those it answers true for; a failing run is logged and the rest go on.
    */
-  function countUndrivenRuns(recover: (runId: string, definition: WorkflowDefinition) => boolean): number {
+  function countUndrivenRuns(
+    recover: (runId: string, definition: WorkflowDefinition, timerPending: boolean) => boolean,
+  ): number {
     let count = 0;
     for (const runId of store.activeRunIds()) {
-      // Runs this process drives are never stuck: their executor or timer is on it.
-      if (running.has(runId) || timers.has(runId)) continue;
+      // Runs this process executes are never stuck: their executor is on it (a timer may wake a stranded one late).
+      if (running.has(runId)) continue;
       const definition = definitionOf(runId);
       if (!definition) continue;
       try {
-        if (recover(runId, definition)) count++;
+        if (recover(runId, definition, timers.has(runId))) count++;
       } catch (error) {
         logError(`Recovery of workflow run ${runId} failed`, error);
       }
@@ -299,12 +324,83 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   function recoverNow(): number {
     const reenqueued = sweep(false);
     log(`Re-enqueued ${reenqueued} workflow(s)`);
+    deleteExpiredRuns();
     return reenqueued;
+  }
+
+  /** Beyond the spec (retention): deletes finished runs whose `expiresAt` has passed; a cost that follows those alone. */
+  function deleteExpiredRuns(): void {
+    const expired = store.expiredRunIds(now(), EXPIRED_RUNS_PER_SWEEP);
+    if (expired.length === 0) return;
+    store.forgetRuns(expired);
+    log(`Deleted ${expired.length} finished workflow run(s) past their retention`);
+  }
+
+  function definitionNamed(name: string): WorkflowDefinition {
+    const definition = definitions(name);
+    if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
+    return definition;
+  }
+
+  function rerun(runId: string, fromStep: string | undefined): CreatedRun & { name: string } {
+    const original = store.events(runId);
+    const created = original[0];
+    if (created?.type !== "workflow_created")
+      throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+    const definition = definitionNamed(created.payload.workflowName);
+    const plan = planRerun(original, definition, fromStep);
+    // A run started under a workflow id of its own keeps it (it is free: the original has finished).
+    const workflowId = created.workflowId === runId ? undefined : created.workflowId;
+    const started = createRun(store, definition, plan.data, {
+      runId: newRunId(),
+      ...(workflowId === undefined ? {} : { workflowId }),
+      now: now(),
+      ...(options.version === undefined ? {} : { version: options.version }),
+      rerun: plan,
+    });
+    if (!started.created)
+      throw new PlatformError(
+        "already_active",
+        `Workflow id "${created.workflowId}" has an active run (${started.runId}); a rerun of ${runId} would share it: wait for it to finish`,
+        { activeRunId: started.runId },
+      );
+    kick(started.runId);
+    return { ...started, name: definition.name };
+  }
+
+  async function actOn(operation: BulkOperation, runId: string): Promise<boolean> {
+    try {
+      if (operation.action.kind === "cancel") {
+        cancelWithChildren(runId, operation.action.reason);
+        return true;
+      }
+      // Rerun already by this operation before a restart: counted, not done twice.
+      if (store.listRuns({ rerunOf: runId, since: operation.createdAt, limit: 1 }).runs.length > 0) return true;
+      rerun(runId, operation.action.fromStep);
+      return true;
+    } catch (error) {
+      if (isSkippedRun(error)) return false;
+      throw error;
+    }
+  }
+
+  async function carryOut(operation: BulkOperation): Promise<BulkResult> {
+    const settled = await advanceBulkOperation(store, operation.id, (runId) => actOn(operation, runId), {
+      mayContinue: () => !stop.signal.aborted,
+      onError: (runId, error) => logError(`Bulk ${operation.action.kind} of workflow run ${runId} failed`, error),
+    });
+    return { matched: settled?.matched ?? operation.matched, affected: settled?.affected ?? 0 };
+  }
+
+  function bulk(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
+    if (stop.signal.aborted) throw closedError();
+    return carryOut(acceptBulkOperation(store, store, newRunId(), action, filter, now(), what));
   }
 
   function recoverAtStartup(): number {
     flowQueues.rebuild();
-    const interrupted = countUndrivenRuns((runId, definition) => {
+    const interrupted = countUndrivenRuns((runId, definition, timerPending) => {
+      if (timerPending) return false;
       const appended = failInterruptedStep(store, definition, runId, now());
       for (const event of appended) noticeEvent(event);
       return appended.length > 0;
@@ -315,6 +411,8 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         ? `Re-enqueued ${reenqueued} workflow(s)`
         : `Re-enqueued ${reenqueued} workflow(s); ${interrupted} step(s) cut off by the previous process recorded as interrupted`,
     );
+    for (const operation of store.unfinishedBulkOperations())
+      void carryOut(operation).catch((error: unknown) => logError(`Bulk operation ${operation.id} stopped`, error));
     return reenqueued;
   }
 
@@ -336,6 +434,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
           workflowId: startOptions.id,
           now: placement.at ?? now(),
           once,
+          ...(options.version === undefined ? {} : { version: options.version }),
           ...(placement.flowKey === undefined ? {} : { flowKey: placement.flowKey, queued: placement.queued }),
           ...(startOptions.idempotency ? { idempotency: startOptions.idempotency } : {}),
         });
@@ -366,10 +465,54 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       return describeRun(store.events(runId)) as WorkflowRunView;
     },
 
+    async pause(runId, reason) {
+      if (stop.signal.aborted) throw closedError();
+      pauseRun(store, runId, reason, now());
+      // Nothing is due while paused; a step in flight commits and its execution stops before the next claim.
+      const pending = timers.get(runId);
+      if (pending !== undefined) clearTimeout(pending);
+      timers.delete(runId);
+      return describeRun(store.events(runId)) as WorkflowRunView;
+    },
+
+    async resume(runId) {
+      if (stop.signal.aborted) throw closedError();
+      resumeRun(store, runId, now());
+      kick(runId);
+      return describeRun(store.events(runId)) as WorkflowRunView;
+    },
+
+    async rerun(runId, rerunOptions) {
+      if (stop.signal.aborted) throw closedError();
+      return rerun(runId, rerunOptions.fromStep);
+    },
+
+    async countRuns(filter) {
+      return store.matchRunIds(filter, 0).matched;
+    },
+
+    cancelMany: async (filter, bulkOptions) =>
+      bulk(
+        { kind: "cancel", ...(bulkOptions.reason === undefined ? {} : { reason: bulkOptions.reason }) },
+        filter,
+        "workflow.cancelMany",
+      ),
+
+    rerunMany: async (filter, bulkOptions) =>
+      bulk(
+        { kind: "rerun", ...(bulkOptions.fromStep === undefined ? {} : { fromStep: bulkOptions.fromStep }) },
+        filter,
+        "workflow.rerunMany",
+      ),
+
+    async strandedBy(workflows) {
+      return findStrandedRuns(store, workflows);
+    },
+
     waitForTerminal(runId) {
       const view = describeRun(store.events(runId));
       if (!view) return Promise.reject(new PlatformError("not_found", `Workflow run "${runId}" does not exist`));
-      if (!isActiveStatus(view.status)) return Promise.resolve(view);
+      if (!isLiveStatus(view.status)) return Promise.resolve(view);
       if (stop.signal.aborted) return Promise.reject(closedError());
       return new Promise<WorkflowRunView>((resolve, reject) => {
         const set = waiters.get(runId) ?? new Set<Waiter>();

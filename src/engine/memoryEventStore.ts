@@ -1,35 +1,52 @@
 import { PlatformError } from "../core/errors.ts";
-import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
+import { checkRunBatch, groupBatch, summaryChange } from "./appendRules.ts";
+import type { BulkOperation, BulkOperationLog } from "./bulkOperation.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { freezeJson, type JsonValue } from "./json.ts";
 import {
   decodeListCursor,
+  encodeListCursor,
+  isAfterCursor,
+  matchesFilter,
   type RunListPage,
   type RunListQuery,
+} from "./runQuery.ts";
+import {
+  DEFAULT_RETENTION_MS,
+  isLiveStatus,
+  type LivePosition,
+  type RunIndex,
   type RunSummary,
   type WorkflowEventStore,
-  type RunIndex,
 } from "./store.ts";
 
 interface MemoryRun {
-  /** Creation order, from 1; the list cursor. */
+  /** The order runs were created in, from 1: ties runs started in the same millisecond. */
   position: number;
   summary: RunSummary;
+  retentionMS: number;
   /** Events as JSON text, so a stored event can never be mutated through a returned object. */
   rows: string[];
 }
 
-export type MemoryEventStore = WorkflowEventStore & RunIndex;
+interface MemoryBulkOperation {
+  operation: BulkOperation;
+  pending: string[];
+}
+
+export type MemoryEventStore = WorkflowEventStore & RunIndex & BulkOperationLog;
 
 /**
  * An event store in a plain Map with the same rules as the SQLite stores.
  * For unit tests and for running workflows in tests of user code; it
- * forgets everything with the process.
+ * forgets everything with the process. Its searches scan every run: fine for
+ * what it holds.
  */
 export function createMemoryEventStore(): MemoryEventStore {
   const runs = new Map<string, MemoryRun>();
-  const ordered: MemoryRun[] = [];
+  let created = 0;
   const activeByWorkflowId = new Map<string, string>();
+  const operations = new Map<string, MemoryBulkOperation>();
 
   const decode = (row: string): StoredEvent => {
     const event = JSON.parse(row) as StoredEvent;
@@ -43,6 +60,29 @@ export function createMemoryEventStore(): MemoryEventStore {
     const last = decode(run.rows[run.rows.length - 1] as string);
     return { workflowId: run.summary.workflowId, lastSeq: last.seq, terminal: isTerminalEvent(last) };
   };
+
+  const apply = (run: MemoryRun, batch: StoredEvent[]) => {
+    for (const event of batch) run.rows.push(JSON.stringify(event));
+    const last = batch[batch.length - 1] as StoredEvent;
+    const { status, step, error, endedAt } = summaryChange(batch);
+    run.summary = {
+      ...run.summary,
+      ...(status === undefined ? {} : { status }),
+      ...(step === undefined ? {} : { step }),
+      ...(error === undefined ? {} : { error }),
+      ...(endedAt === undefined ? {} : { expiresAt: endedAt + run.retentionMS }),
+      updatedAt: last.at,
+    };
+    if (isTerminalEvent(last)) activeByWorkflowId.delete(run.summary.workflowId);
+  };
+
+  /** Runs matching a query's filter, in list order (newest first). */
+  const inListOrder = (query: Parameters<typeof matchesFilter>[1]) =>
+    [...runs.values()]
+      .filter((run) => matchesFilter(run.summary, query))
+      .sort((a, b) => b.summary.createdAt - a.summary.createdAt || b.position - a.position);
+
+  const live = () => [...runs.values()].filter((run) => isLiveStatus(run.summary.status));
 
   return {
     lastEvent(runId) {
@@ -64,40 +104,54 @@ export function createMemoryEventStore(): MemoryEventStore {
         const seqTaken = checkRunBatch(runId, tail(runId), batch);
         if (seqTaken) return { appended: false, seqTaken };
       }
-      for (const [runId, batch] of byRun) {
-        const run = runs.get(runId) as MemoryRun;
-        for (const event of batch) run.rows.push(JSON.stringify(event));
-        const last = batch[batch.length - 1] as StoredEvent;
-        const status = batch.reduce((before, event) => statusAfter(event, before), run.summary.status);
-        run.summary = { ...run.summary, status, updatedAt: last.at };
-        if (isTerminalEvent(last)) activeByWorkflowId.delete(run.summary.workflowId);
-      }
+      for (const [runId, batch] of byRun) apply(runs.get(runId) as MemoryRun, batch);
       return { appended: true };
     },
 
-    createRunIfNoActive(created) {
-      if (created.type !== "workflow_created" || created.seq !== 1) {
+    createRunIfNoActive(createdEvent, options = {}) {
+      if (createdEvent.type !== "workflow_created" || createdEvent.seq !== 1) {
         throw new PlatformError("internal", "createRunIfNoActive takes the run's workflow_created event with seq 1");
       }
-      const activeRunId = activeByWorkflowId.get(created.workflowId);
+      const activeRunId = activeByWorkflowId.get(createdEvent.workflowId);
       if (activeRunId !== undefined) return { created: false, activeRunId };
-      if (runs.has(created.runId)) return { created: false, seqTaken: { runId: created.runId, seq: 1 } };
+      if (runs.has(createdEvent.runId)) return { created: false, seqTaken: { runId: createdEvent.runId, seq: 1 } };
+      const following = options.following ?? [];
+      const seqTaken = checkRunBatch(
+        createdEvent.runId,
+        { workflowId: createdEvent.workflowId, lastSeq: 1, terminal: false },
+        following,
+      );
+      if (seqTaken) throw new PlatformError("internal", `The events after workflow_created must start at seq 2`);
+      const { version, rerunOf } = createdEvent.payload;
       const run: MemoryRun = {
-        position: ordered.length + 1,
+        position: ++created,
         summary: {
-          id: created.runId,
-          workflowId: created.workflowId,
-          name: created.payload.workflowName,
-          status: statusAfter(created),
-          createdAt: created.at,
-          updatedAt: created.at,
+          id: createdEvent.runId,
+          workflowId: createdEvent.workflowId,
+          name: createdEvent.payload.workflowName,
+          status: "running",
+          step: "start",
+          ...(version === undefined ? {} : { version }),
+          ...(rerunOf === undefined ? {} : { rerunOf }),
+          createdAt: createdEvent.at,
+          updatedAt: createdEvent.at,
         },
-        rows: [JSON.stringify(created)],
+        retentionMS: options.retentionMS ?? DEFAULT_RETENTION_MS,
+        rows: [],
       };
-      runs.set(created.runId, run);
-      ordered.push(run);
-      activeByWorkflowId.set(created.workflowId, created.runId);
+      runs.set(createdEvent.runId, run);
+      activeByWorkflowId.set(createdEvent.workflowId, createdEvent.runId);
+      apply(run, [createdEvent, ...following]);
       return { created: true };
+    },
+
+    forgetRuns(runIds) {
+      for (const runId of runIds) {
+        const run = runs.get(runId);
+        if (!run) continue;
+        runs.delete(runId);
+        if (activeByWorkflowId.get(run.summary.workflowId) === runId) activeByWorkflowId.delete(run.summary.workflowId);
+      }
     },
 
     getRun(runId) {
@@ -106,23 +160,17 @@ export function createMemoryEventStore(): MemoryEventStore {
     },
 
     listRuns(query: RunListQuery): RunListPage {
-      const before = query.cursor === undefined ? Infinity : decodeListCursor(query.cursor);
-      const page: MemoryRun[] = [];
-      let more = false;
-      for (let i = Math.min(ordered.length, before - 1) - 1; i >= 0; i--) {
-        const run = ordered[i] as MemoryRun;
-        if (query.name !== undefined && run.summary.name !== query.name) continue;
-        if (query.status !== undefined && run.summary.status !== query.status) continue;
-        if (page.length === query.limit) {
-          more = true;
-          break;
-        }
-        page.push(run);
-      }
+      const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
+      const matching = inListOrder(query).filter((run) =>
+        isAfterCursor({ createdAt: run.summary.createdAt, position: run.position }, after),
+      );
+      const page = matching.slice(0, query.limit);
       const last = page[page.length - 1];
       return {
         runs: page.map((run) => ({ ...run.summary })),
-        ...(more && last ? { cursor: String(last.position) } : {}),
+        ...(matching.length > query.limit && last
+          ? { cursor: encodeListCursor({ createdAt: last.summary.createdAt, position: last.position }) }
+          : {}),
       };
     },
 
@@ -130,8 +178,70 @@ export function createMemoryEventStore(): MemoryEventStore {
       return [...activeByWorkflowId.values()].filter((runId) => runs.get(runId)?.summary.status === "running");
     },
 
+    matchRunIds(filter, max) {
+      const matching = inListOrder(filter);
+      return { runIds: matching.slice(0, max).map((run) => run.summary.id), matched: matching.length };
+    },
+
+    livePositions() {
+      const counts = new Map<string, LivePosition>();
+      for (const { summary } of live()) {
+        const step = summary.step ?? "start";
+        const key = JSON.stringify([summary.name, step]);
+        const known = counts.get(key);
+        if (known) known.runs++;
+        else counts.set(key, { name: summary.name, step, runs: 1 });
+      }
+      return [...counts.values()];
+    },
+
+    liveRunsAt(name, step, limit) {
+      return inListOrder({ name, step })
+        .filter((run) => isLiveStatus(run.summary.status))
+        .slice(0, limit)
+        .map((run) => ({ ...run.summary }));
+    },
+
+    expiredRunIds(now, limit) {
+      return [...runs.values()]
+        .filter((run) => run.summary.expiresAt !== undefined && run.summary.expiresAt <= now)
+        .sort((a, b) => (a.summary.expiresAt as number) - (b.summary.expiresAt as number))
+        .slice(0, limit)
+        .map((run) => run.summary.id);
+    },
+
+    createBulkOperation(operation, runIds) {
+      operations.set(operation.id, {
+        operation: { ...operation, affected: 0, done: runIds.length === 0 },
+        pending: [...runIds],
+      });
+    },
+
+    pendingBulkRuns(operationId, limit) {
+      return (operations.get(operationId)?.pending ?? []).slice(0, limit);
+    },
+
+    settleBulkRuns(operationId, outcomes) {
+      const kept = operations.get(operationId);
+      if (!kept) return;
+      const settled = new Set(outcomes.map((o) => o.runId));
+      kept.pending = kept.pending.filter((runId) => !settled.has(runId));
+      const affected = kept.operation.affected + outcomes.filter((o) => o.affected).length;
+      kept.operation = { ...kept.operation, affected, done: kept.pending.length === 0 };
+    },
+
+    bulkOperation(operationId) {
+      const kept = operations.get(operationId);
+      return kept ? { ...kept.operation } : null;
+    },
+
+    unfinishedBulkOperations() {
+      return [...operations.values()].filter((kept) => !kept.operation.done).map((kept) => ({ ...kept.operation }));
+    },
+
     latestRunOf(workflowId) {
-      const run = ordered.findLast((candidate) => candidate.summary.workflowId === workflowId);
+      // A Map keeps insertion order: the last run of the id is its newest.
+      const run = [...runs.values()].findLast((candidate) => candidate.summary.workflowId === workflowId);
       return run ? { ...run.summary } : null;
     },
   };

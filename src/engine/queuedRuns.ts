@@ -1,5 +1,5 @@
 import { PlatformError } from "../core/errors.ts";
-import { statusOf } from "./appendRules.ts";
+import { summaryOf } from "./appendRules.ts";
 import { nextEvent, START_DATA_KEY, type StoredEvent } from "./events.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import type { WorkflowEventStore } from "./store.ts";
@@ -35,7 +35,7 @@ function appendWhileQueued(
     const events = store.events(runId);
     const last = events[events.length - 1];
     if (!last) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    if (statusOf(events) !== "queued") return false;
+    if (summaryOf(events).status !== "queued") return false;
     if (store.append([next(last)]).appended) return true;
   }
   throw new PlatformError("conflict", `Workflow run "${runId}" kept changing while its queue wrote to it; try again`);

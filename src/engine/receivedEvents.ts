@@ -1,4 +1,4 @@
-import { isStateEvent, type StoredEvent } from "./events.ts";
+import { isControlEvent, type StoredEvent } from "./events.ts";
 import { freezeJson, type JsonValue } from "./json.ts";
 
 /** An event_received not yet delivered to a step, as the resolver sees it. */
@@ -68,11 +68,21 @@ export function createInbox(events: Iterable<StoredEvent> = []): Inbox {
   return inbox;
 }
 
-/** The event a run's state is decided from: the last one other than event_received and child_finished (see isStateEvent). */
+/** The event a run's state is decided from: the last one other than a control event (see isControlEvent). */
 export function lastStateEvent(events: readonly StoredEvent[]): StoredEvent | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as StoredEvent;
-    if (isStateEvent(event)) return event;
+    if (!isControlEvent(event)) return event;
   }
   return null;
+}
+
+/** Beyond the spec: whether the run is paused after `events` (its last pause or resume mark is a pause). */
+export function isPausedAfter(events: readonly StoredEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = (events[i] as StoredEvent).type;
+    if (type === "workflow_paused") return true;
+    if (type === "workflow_resumed") return false;
+  }
+  return false;
 }

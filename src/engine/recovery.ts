@@ -1,55 +1,79 @@
 import { createChildrenFold } from "./children.ts";
 import { decodeContinuation, readsInbox } from "./continuation.ts";
-import type { WorkflowDefinition } from "./definition.ts";
-import { isStateEvent, isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
-import { createInbox, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
+import { stepNamed, type WorkflowDefinition } from "./definition.ts";
+import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
+import { createInbox, isPausedAfter, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
-/** The spec's stuck-state conditions. */
-export type RecoveryReason = "timeout" | "stuck_created" | "stuck_completed" | "stuck_failed" | "stuck_terminal";
+/**
+ * The spec's stuck-state conditions, and one beyond it: `stranded`, a run
+ * whose next step (or the step it would retry) the code no longer has under
+ * that name or an old one in `renamed` (a push made with `--force`): driven
+ * at once, it fails there instead of waiting for its sleep, wait or retry.
+ */
+export type RecoveryReason =
+  | "timeout"
+  | "stuck_created"
+  | "stuck_completed"
+  | "stuck_failed"
+  | "stuck_terminal"
+  | "stranded";
 
 export interface RecoveryInput {
   /**
    * True while this adapter is itself driving the run (an execution in
    * progress or a wake-up timer pending). Such a run is never stuck: its
-   * executor records its own timeouts and retries.
+   * executor records its own timeouts and retries. It may be stranded
+   * (beyond the spec), which its wake-up would find only at its time.
    */
   executingHere: boolean;
 }
 
 /**
- * A run's log as recovery needs it: its last event, its state (the last event
- * that moves it, see isStateEvent), its undelivered events and the run ids of
- * its children that have ended.
+ * A run's log as recovery needs it: its last event, its state (the last
+ * event other than a control event), its undelivered events, the run ids of
+ * its children that have ended, and whether it is paused.
  */
 export interface RunTail {
   last: StoredEvent;
   state: StoredEvent;
   queued: readonly QueuedEvent[];
   finished: ReadonlySet<string>;
+  paused: boolean;
 }
 
 const NONE_FINISHED: ReadonlySet<string> = new Set();
 
 /**
  * Reads what recovery needs of a run: one read of its last event, and the
- * whole log only for a run that waits for an event or its children, or was
- * last sent one (beyond the spec; rare, and never on a step's path).
+ * whole log only for a run that waits for an event or its children, or whose
+ * last event is a control event (rare, and never on a step's path).
  */
 export function readRunTail(store: WorkflowEventStore, runId: string): RunTail | null {
   const last = store.lastEvent(runId);
   if (last === null) return null;
   const waits = last.type === "step_completed" && readsInbox(decodeContinuation(last.payload));
-  if (isStateEvent(last) && !waits) return { last, state: last, queued: [], finished: NONE_FINISHED };
+  if (!isControlEvent(last) && !waits) return { last, state: last, queued: [], finished: NONE_FINISHED, paused: false };
   const events = store.events(runId);
   return {
     last,
     state: lastStateEvent(events) ?? last,
     queued: createInbox(events).queued,
     finished: new Set(createChildrenFold(events).finished.keys()),
+    paused: isPausedAfter(events),
   };
+}
+
+/** Beyond the spec: the step a live run's state says it will run next (or retry), when the code no longer has it. */
+export function strandedStep(state: StoredEvent, definition: WorkflowDefinition): string | null {
+  let step: string | undefined;
+  if (state.type === "step_completed") {
+    const next = decodeContinuation(state.payload);
+    if (next.kind !== "done") step = next.step;
+  } else if (state.type === "step_failed" && state.payload.retryable) step = state.payload.step;
+  return step !== undefined && stepNamed(definition, step) === undefined ? step : null;
 }
 
 /**
@@ -68,7 +92,10 @@ export function detectRecovery(
   queued: readonly QueuedEvent[] = [],
   finished: ReadonlySet<string> = NONE_FINISHED,
 ): RecoveryReason | null {
-  if (last === null || input.executingHere) return null;
+  if (last === null) return null;
+  // Even a run whose wake-up is pending here: it would only fail when woken, a year later perhaps.
+  if (strandedStep(last, definition) !== null) return "stranded";
+  if (input.executingHere) return null;
   switch (last.type) {
     case "workflow_created":
       return last.payload.queued ? null : "stuck_created";
@@ -93,6 +120,8 @@ export function detectRecovery(
     case "workflow_cancelled":
     case "event_received":
     case "child_finished":
+    case "workflow_paused":
+    case "workflow_resumed":
       return null;
   }
 }
@@ -122,6 +151,8 @@ export function recoverRun(
   input: RecoveryInput,
 ): RecoveryOutcome {
   const tail = input.executingHere ? null : readRunTail(store, runId);
+  // A paused run is left as it is: what falls due meanwhile takes effect when it is resumed.
+  if (tail?.paused) return { reason: null, appended: [], reenqueue: false };
   const reason = detectRecovery(tail?.state ?? null, definition, now, input, tail?.queued, tail?.finished);
   if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
   const { last, state } = tail;
@@ -155,6 +186,7 @@ export function failInterruptedStep(
 ): StoredEvent[] {
   const tail = readRunTail(store, runId);
   if (tail?.state.type !== "step_started") return [];
+  // Recorded even while paused: it is the outcome of the attempt in flight, not a new claim.
   return appendUnlessMoved(store, abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last));
 }
 

@@ -36,8 +36,9 @@ export type NextAction =
  * attempted again; a step_failed that says retryable on its last allowed
  * attempt (e.g. maxAttempts lowered since) therefore ends the run.
  *
- * `last` is the run's last event other than event_received (beyond the spec:
- * those only queue a delivery); `queued` holds the events sent to the run and
+ * `last` is the run's last event other than a control event (beyond the
+ * spec: event_received only queues a delivery, the pause marks only gate new
+ * claims; the step loop honours a pause); `queued` holds the events sent to the run and
  * not yet delivered, in arrival order. Only a wait reads them: it takes the
  * first one with its name that arrived by its `timeout_at`. `finished` holds
  * the run ids of the run's children that have ended (child_finished): only a
@@ -73,6 +74,8 @@ export function resolveNextAction(
     // Never a state (callers pass the last other event); listed so the switch stays exhaustive.
     case "event_received":
     case "child_finished":
+    case "workflow_paused":
+    case "workflow_resumed":
       return { kind: "none" };
   }
 }

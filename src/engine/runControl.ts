@@ -2,8 +2,9 @@ import { PlatformError } from "../core/errors.ts";
 import { checkEventName } from "./continuation.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type WorkflowEventType } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
+import { summaryOf } from "./appendRules.ts";
 import { MAX_REASON_LENGTH } from "./stepFailure.ts";
-import type { WorkflowEventStore } from "./store.ts";
+import type { RunStatus, WorkflowEventStore } from "./store.ts";
 
 /** How often a send or cancel re-reads the tail after losing its seq to an executor before giving up. */
 const MAX_APPEND_TRIES = 20;
@@ -50,13 +51,46 @@ export function cancelRun(
   return appendAtTail(store, runId, "workflow_cancelled", { reason: text }, now, "cancel");
 }
 
-function appendAtTail<T extends "event_received" | "workflow_cancelled">(
+/**
+ * Beyond the spec: `workflow.pause(runId, reason)`. Appends workflow_paused:
+ * from then on the run claims no new step (a step in flight finishes and is
+ * committed); sleeps, waits and retries that fall due meanwhile take effect
+ * on resume. Throws `not_found`, and `conflict` for a finished or paused run
+ * and for a queued one (flow control: it has not started; cancel it instead).
+ */
+export function pauseRun(
+  store: WorkflowEventStore,
+  runId: string,
+  reason: unknown,
+  now: number,
+): StoredEventOf<"workflow_paused"> {
+  if (reason !== undefined && typeof reason !== "string")
+    throw new PlatformError("invalid_input", "workflow.pause: the reason must be a string");
+  const text = (reason ?? "").slice(0, MAX_REASON_LENGTH) || "paused";
+  return appendAtTail(store, runId, "workflow_paused", { reason: text }, now, "pause", (status) => {
+    if (status === "paused") return `Workflow run "${runId}" is already paused`;
+    if (status === "queued")
+      return `Workflow run "${runId}" is queued and has not started; only a started run can be paused (cancel it instead)`;
+    return null;
+  });
+}
+
+/** Beyond the spec: `workflow.resume(runId)`. Appends workflow_resumed; `not_found`, `conflict` unless paused. */
+export function resumeRun(store: WorkflowEventStore, runId: string, now: number): StoredEventOf<"workflow_resumed"> {
+  return appendAtTail(store, runId, "workflow_resumed", {}, now, "resume", (status) =>
+    status === "paused" ? null : `Workflow run "${runId}" is not paused; there is nothing to resume`,
+  );
+}
+
+function appendAtTail<T extends "event_received" | "workflow_cancelled" | "workflow_paused" | "workflow_resumed">(
   store: WorkflowEventStore,
   runId: string,
   type: T & WorkflowEventType,
   payload: StoredEventOf<T>["payload"],
   now: number,
   doing: string,
+  /** For pause and resume: the conflict, if any, given the run's status now. */
+  refusal?: (status: RunStatus) => string | null,
 ): StoredEventOf<T> {
   for (let tries = 1; ; tries++) {
     const last = store.lastEvent(runId);
@@ -67,6 +101,8 @@ function appendAtTail<T extends "event_received" | "workflow_cancelled">(
         `Workflow run "${runId}" is already ${last.type.replace("workflow_", "")}; there is nothing to ${doing}`,
         { runId, status: last.type.replace("workflow_", "") },
       );
+    const refused = refusal?.(summaryOf(store.events(runId)).status);
+    if (refused) throw new PlatformError("conflict", refused, { runId });
     const event = nextEvent(last, type, payload as never, now) as StoredEvent as StoredEventOf<T>;
     // An executor appended first (spec rule 3): read the new tail (it may be terminal now) and try again.
     if (store.append([event]).appended) return event;

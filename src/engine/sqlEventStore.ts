@@ -1,19 +1,29 @@
 import { PlatformError } from "../core/errors.ts";
-import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
+import { checkRunBatch, groupBatch, summaryChange } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
-import { createSqlRunIndex, RUN_LIST_INDEXES_SCHEMA, RUN_TABLE_SCHEMA, type RunRow } from "./sqlRunIndex.ts";
 import {
+  createSqlRunIndex,
+  migrateRunTable,
+  RUN_LIST_INDEXES_SCHEMA,
+  RUN_TABLE_SCHEMA,
+  type RunRow,
+  type SqlRunIndex,
+} from "./sqlRunIndex.ts";
+import {
+  DEFAULT_RETENTION_MS,
+  LIVE_STATUSES,
   type AppendResult,
-  isActiveStatus,
   type RunIndex,
-  type RunStatus,
   type SeqTaken,
   type WorkflowEventStore,
 } from "./store.ts";
 import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 export type { SyncSql } from "./syncSql.ts";
+
+/** The SQL event store: the log, its runs' summaries, and (for the actor's reports) a summary with its last seq. */
+export type SqlEventStore = WorkflowEventStore & RunIndex & Pick<SqlRunIndex, "getReport">;
 
 /**
  * The spec's table and its two indexes (run summaries live in `_workflow_runs`,
@@ -42,6 +52,22 @@ export interface SqlEventStoreOptions {
    */
   manyRuns?: boolean;
 }
+
+const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+
+/**
+ * What a batch changes in its run's row, as the UPDATE's parameters: the
+ * status (ended, paused, resumed), the position, the failure reason, and the
+ * expiry (its end + the run's retention); NULL keeps what the row holds.
+ */
+function rowChange(batch: StoredEvent[]): SqlValue[] {
+  const { status, step, error, endedAt } = summaryChange(batch);
+  const last = batch[batch.length - 1] as StoredEvent;
+  return [status ?? null, last.at, last.seq, step ?? null, error ?? null, endedAt ?? null];
+}
+
+const ROW_CHANGE = `status = COALESCE(?, status), updated_at = ?, last_seq = ?, step = COALESCE(?, step), error = COALESCE(?, error),
+  expires_at = COALESCE(? + COALESCE(retention_ms, ${DEFAULT_RETENTION_MS}), expires_at)`;
 
 /** Durable Object SQL binds at most 100 parameters per statement; an event takes 6. */
 const ROWS_PER_INSERT = 16;
@@ -88,10 +114,12 @@ function wellFormed(runId: string, batch: StoredEvent[]): boolean {
 }
 
 /** Creates the tables (idempotent: create if not exists; one script) and returns the store. */
-export function createSqlEventStore(
-  sql: SyncSql,
-  { manyRuns = true }: SqlEventStoreOptions = {},
-): WorkflowEventStore & RunIndex {
+export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventStoreOptions = {}): SqlEventStore {
+  const readEvents = (runId: string, afterSeq = 0) =>
+    sql
+      .all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq)
+      .map(toEvent);
+  migrateRunTable(sql, readEvents);
   sql.script(WORKFLOW_EVENTS_SCHEMA + RUN_TABLE_SCHEMA + (manyRuns ? RUN_LIST_INDEXES_SCHEMA : ""));
   const index = createSqlRunIndex(sql, { schema: false });
 
@@ -117,11 +145,7 @@ export function createSqlEventStore(
       return row ? toEvent(row) : null;
     },
 
-    events(runId, afterSeq = 0) {
-      return sql
-        .all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq)
-        .map(toEvent);
-    },
+    events: readEvents,
 
     append(events): AppendResult {
       const byRun = groupBatch(events);
@@ -129,16 +153,13 @@ export function createSqlEventStore(
         sql.transaction(() => {
           for (const [runId, batch] of byRun) {
             const first = batch[0] as StoredEvent;
-            const last = batch[batch.length - 1] as StoredEvent;
             // The usual case in one statement: a well-formed batch that continues the run's log takes
             // its place by moving the run's tail on, conditionally (no row back: it does not follow).
             const follows =
               wellFormed(runId, batch) &&
               sql.all(
-                "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND status = 'running' RETURNING last_seq",
-                statusAfter(last),
-                last.at,
-                last.seq,
+                `UPDATE _workflow_runs SET ${ROW_CHANGE} WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND ${LIVE} RETURNING last_seq`,
+                ...rowChange(batch),
                 runId,
                 first.workflowId,
                 first.seq - 1,
@@ -152,19 +173,13 @@ export function createSqlEventStore(
                   ? {
                       workflowId: run.workflow_id,
                       lastSeq: run.last_seq,
-                      terminal: !isActiveStatus(run.status as RunStatus),
+                      terminal: !(LIVE_STATUSES as readonly string[]).includes(run.status),
                     }
                   : null,
                 batch,
               );
               if (seqTaken) throw new SeqTakenRollback(seqTaken);
-              sql.run(
-                "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?",
-                batch.reduce((before, event) => statusAfter(event, before), (run?.status ?? "running") as RunStatus),
-                last.at,
-                last.seq,
-                runId,
-              );
+              sql.run(`UPDATE _workflow_runs SET ${ROW_CHANGE} WHERE run_id = ?`, ...rowChange(batch), runId);
             }
             insertEvents(batch);
           }
@@ -176,40 +191,68 @@ export function createSqlEventStore(
       return { appended: true };
     },
 
-    createRunIfNoActive(created) {
+    createRunIfNoActive(created, options = {}) {
       if (created.type !== "workflow_created" || created.seq !== 1) {
         throw new PlatformError("internal", "createRunIfNoActive takes the run's workflow_created event with seq 1");
       }
+      const following = options.following ?? [];
+      if (checkRunBatch(created.runId, { workflowId: created.workflowId, lastSeq: 1, terminal: false }, following))
+        throw new PlatformError("internal", "The events after workflow_created must start at seq 2");
       return sql.transaction(() => {
         // One read for both refusals: an active run of the workflow id wins over a taken run id.
         const rows = sql.all<{ run_id: string; workflow_id: string; status: string }>(
-          "SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND status = 'running') OR (workflow_id = ? AND status = 'queued') OR run_id = ?",
-          created.workflowId,
+          `SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND ${LIVE}) OR run_id = ?`,
           created.workflowId,
           created.runId,
         );
         const active = rows.find(
-          (row) => row.workflow_id === created.workflowId && isActiveStatus(row.status as RunStatus),
+          (row) => row.workflow_id === created.workflowId && (LIVE_STATUSES as readonly string[]).includes(row.status),
         );
         if (active) return { created: false as const, activeRunId: active.run_id };
         if (rows.length) return { created: false as const, seqTaken: { runId: created.runId, seq: 1 } };
-        insertEvents([created]);
+        const all = [created, ...following];
+        insertEvents(all);
+        const last = all[all.length - 1] as StoredEvent;
+        const { status, step, error } = summaryChange(all);
+        const { version, rerunOf } = created.payload;
         sql.run(
-          "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, 1)",
+          `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, retention_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           created.runId,
           created.workflowId,
           created.payload.workflowName,
-          statusAfter(created),
+          status ?? "running",
           created.at,
-          created.at,
+          last.at,
+          last.seq,
+          step ?? "start",
+          version ?? null,
+          error ?? null,
+          rerunOf?.runId ?? null,
+          rerunOf?.fromStep ?? null,
+          options.retentionMS ?? DEFAULT_RETENTION_MS,
         );
         return { created: true as const };
       });
     },
 
+    forgetRuns(runIds) {
+      sql.transaction(() => {
+        for (const runId of runIds) {
+          sql.run("DELETE FROM _workflow_events WHERE run_id = ?", runId);
+          sql.run("DELETE FROM _workflow_runs WHERE run_id = ?", runId);
+        }
+      });
+    },
+
     getRun: index.getRun,
+    getReport: index.getReport,
     listRuns: index.listRuns,
     activeRunIds: index.activeRunIds,
+    matchRunIds: index.matchRunIds,
+    livePositions: index.livePositions,
+    liveRunsAt: index.liveRunsAt,
+    expiredRunIds: index.expiredRunIds,
     latestRunOf: index.latestRunOf,
   };
 }

@@ -1,14 +1,21 @@
-import { decodeListCursor, type RunListPage, type RunListQuery, type RunSummary, type RunIndex } from "./store.ts";
-import type { SyncSql, SqlValue } from "./syncSql.ts";
+import { summaryOf } from "./appendRules.ts";
+import type { StoredEvent } from "./events.ts";
+import { decodeListCursor, encodeListCursor, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
+import { LIVE_STATUSES, type LivePosition, type RunIndex, type RunReport, type RunSummary } from "./store.ts";
+import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 /**
- * One summary row per run, numbered in the order runs were first recorded
- * (the list cursor). The event store keeps it in the same transactions as the
- * log; the Durable Object backend's per-project index actor keeps the same
- * table for runs spread over many actors. `position` is a plain rowid alias:
- * rows are never deleted, so new rows always number after the last, without
- * AUTOINCREMENT's sqlite_sequence table and its write at every insert
- * (tables made before keep AUTOINCREMENT, which numbers alike).
+ * One summary row per run. The event store keeps it in the same transactions
+ * as the log; the Durable Object backend's per-project index actor keeps the
+ * same table for runs spread over many actors, from their reports.
+ * `position` is a plain rowid alias numbering runs in the order they were
+ * first recorded (it ties runs started in the same millisecond in list
+ * order); tables made before keep AUTOINCREMENT, which numbers alike.
+ *
+ * Beyond the spec, for search, the push check and retention: `step` (the
+ * run's position: the step it is in or will claim next), `version`, `error`
+ * (the failure reason), `rerun_of` / `rerun_from_step`, `retention_ms` (how
+ * long it is kept once it ended) and `expires_at` (its end + that).
  */
 export const RUN_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
     position INTEGER PRIMARY KEY,
@@ -18,16 +25,52 @@ export const RUN_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
     status TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL DEFAULT 0
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    step TEXT NOT NULL DEFAULT 'start',
+    version TEXT,
+    error TEXT,
+    rerun_of TEXT,
+    rerun_from_step TEXT,
+    retention_ms INTEGER,
+    expires_at INTEGER
   );`;
 
+/** Columns added since the table's first version, for tables made before (see {@link migrateRunTable}). */
+const ADDED_COLUMNS: readonly [string, string][] = [
+  ["step", "TEXT NOT NULL DEFAULT 'start'"],
+  ["version", "TEXT"],
+  ["error", "TEXT"],
+  ["rerun_of", "TEXT"],
+  ["rerun_from_step", "TEXT"],
+  ["retention_ms", "INTEGER"],
+  ["expires_at", "INTEGER"],
+];
+
+const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+
 /**
- * What finding runs among many needs: the active run of a workflow id, runs by status in list order,
- * and (beyond the spec, idempotency keys) the newest run of a workflow id.
+ * What finding runs among many needs. A list is newest first by start time,
+ * so every search index ends with `created_at` (and the rowid, `position`,
+ * after it): a filter on one of name, status, step, status and step,
+ * version or rerun_of reads its page (and a `since`/`until` range) straight
+ * from one index. `error` and `idPrefix` are checked on the rows that index
+ * yields (idPrefix also has run_id's own unique index). Live runs by
+ * workflow id (one active run per id), finished runs by expiry (retention),
+ * and (idempotency keys) the newest run of a workflow id have indexes of
+ * their own.
  */
 export const RUN_LIST_INDEXES_SCHEMA = `
-  CREATE INDEX IF NOT EXISTS _workflow_runs_active ON _workflow_runs (workflow_id) WHERE status = 'running';
-  CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position);
+  DROP INDEX IF EXISTS _workflow_runs_active;
+  DROP INDEX IF EXISTS _workflow_runs_status;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_live ON _workflow_runs (workflow_id) WHERE ${LIVE};
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_created ON _workflow_runs (created_at);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_status ON _workflow_runs (status, created_at);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_status_step ON _workflow_runs (status, step, created_at);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_name ON _workflow_runs (name, created_at);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_step ON _workflow_runs (step, created_at);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_version ON _workflow_runs (version, created_at) WHERE version IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_by_rerun ON _workflow_runs (rerun_of, created_at) WHERE rerun_of IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_expiry ON _workflow_runs (expires_at) WHERE expires_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS _workflow_runs_workflow_id ON _workflow_runs (workflow_id, position);`;
 
 export type RunRow = {
@@ -39,46 +82,141 @@ export type RunRow = {
   created_at: number;
   updated_at: number;
   last_seq: number;
+  step: string;
+  version: string | null;
+  error: string | null;
+  rerun_of: string | null;
+  rerun_from_step: string | null;
+  retention_ms: number | null;
+  expires_at: number | null;
 };
 
-function toSummary(row: RunRow): RunSummary {
+export function toSummary(row: RunRow): RunSummary {
   return {
     id: row.run_id,
     workflowId: row.workflow_id,
     name: row.name,
     status: row.status as RunSummary["status"],
+    step: row.step,
+    ...(row.version === null ? {} : { version: row.version }),
+    ...(row.error === null ? {} : { error: row.error }),
+    ...(row.rerun_of === null
+      ? {}
+      : {
+          rerunOf:
+            row.rerun_from_step === null
+              ? { runId: row.rerun_of }
+              : { runId: row.rerun_of, fromStep: row.rerun_from_step },
+        }),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.expires_at === null ? {} : { expiresAt: row.expires_at }),
   };
+}
+
+/**
+ * Brings a `_workflow_runs` made by an earlier version up to this one: adds
+ * the missing columns and, when the same database holds the runs' logs
+ * (`eventsOf`), fills in the position and failure of its live runs (a
+ * finished run keeps `start`). One read of the table's columns when nothing
+ * is missing; nothing at all for a database without the table.
+ */
+export function migrateRunTable(sql: SyncSql, eventsOf?: (runId: string) => StoredEvent[]): void {
+  const columns = new Set(sql.all<{ name: string }>("PRAGMA table_info(_workflow_runs)").map((c) => c.name));
+  if (columns.size === 0) return;
+  const missing = ADDED_COLUMNS.filter(([name]) => !columns.has(name));
+  if (missing.length === 0) return;
+  sql.transaction(() => {
+    for (const [name, type] of missing) sql.run(`ALTER TABLE _workflow_runs ADD COLUMN ${name} ${type}`);
+    if (!eventsOf) return;
+    for (const { run_id } of sql.all<{ run_id: string }>(`SELECT run_id FROM _workflow_runs WHERE ${LIVE}`)) {
+      const { step } = summaryOf(eventsOf(run_id));
+      sql.run("UPDATE _workflow_runs SET step = ? WHERE run_id = ?", step, run_id);
+    }
+  });
+}
+
+/** The upper bound of the strings that begin with `prefix` (exclusive), for a range on run_id's index. */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** The WHERE clause (and its parameters) of a filter. */
+function whereOf(filter: RunFilter): { where: string[]; params: SqlValue[] } {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  const add = (clause: string, ...values: SqlValue[]) => {
+    where.push(clause);
+    params.push(...values);
+  };
+  if (filter.name !== undefined) add("name = ?", filter.name);
+  if (filter.status !== undefined) add("status = ?", filter.status);
+  if (filter.step !== undefined) add("step = ?", filter.step);
+  if (filter.version !== undefined) add("version = ?", filter.version);
+  if (filter.rerunOf !== undefined) add("rerun_of = ?", filter.rerunOf);
+  if (filter.since !== undefined) add("created_at >= ?", filter.since);
+  if (filter.until !== undefined) add("created_at < ?", filter.until);
+  if (filter.idPrefix !== undefined) add("run_id >= ? AND run_id < ?", filter.idPrefix, prefixEnd(filter.idPrefix));
+  if (filter.error !== undefined) add("instr(error, ?) > 0", filter.error);
+  return { where, params };
 }
 
 export interface SqlRunIndex extends RunIndex {
   /**
-   * Inserts or updates a run's summary; a run keeps its list position. A
-   * terminal run stays as recorded (a run never leaves a terminal state), so
-   * reports of one run may arrive in any order (a queued run's report that
-   * arrives after its running one sets it back to queued until the next).
+   * Inserts or updates runs' summaries as their actors report them; a run
+   * keeps its list position. A report changes a row only while the run is
+   * live there and it is not older than what the row holds (its `lastSeq`),
+   * so reports of one run may arrive in any order.
    */
-  record(summary: RunSummary): void;
+  record(reports: readonly RunReport[]): void;
+  /** Deletes runs' summaries (retention). */
+  forget(runIds: readonly string[]): void;
+  /** A run's summary with the seq of its last event: what its actor reports to the project's index. */
+  getReport(runId: string): RunReport | null;
   /** The newest run of `workflowId`, ended or not. */
   latestRunOf(workflowId: string): RunSummary | null;
 }
 
+/** Durable Object SQL binds at most 100 parameters per statement. */
+const MAX_BOUND = 100;
+
 /** The run index over `sql`; `schema` false when the caller has created the tables (one script with its own). */
 export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: boolean } = {}): SqlRunIndex {
-  if (schema) sql.script(RUN_TABLE_SCHEMA + RUN_LIST_INDEXES_SCHEMA);
+  if (schema) {
+    migrateRunTable(sql);
+    sql.script(RUN_TABLE_SCHEMA + RUN_LIST_INDEXES_SCHEMA);
+  }
   return {
-    record(summary) {
-      sql.run(
-        `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at WHERE _workflow_runs.status IN ('running', 'queued')`,
-        summary.id,
-        summary.workflowId,
-        summary.name,
-        summary.status,
-        summary.createdAt,
-        summary.updatedAt,
-      );
+    record(reports) {
+      for (const r of reports) {
+        sql.run(
+          `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, last_seq = excluded.last_seq,
+             step = excluded.step, error = excluded.error, expires_at = excluded.expires_at
+           WHERE _workflow_runs.${LIVE} AND excluded.last_seq >= _workflow_runs.last_seq`,
+          r.id,
+          r.workflowId,
+          r.name,
+          r.status,
+          r.createdAt,
+          r.updatedAt,
+          r.lastSeq,
+          r.step,
+          r.version ?? null,
+          r.error ?? null,
+          r.rerunOf?.runId ?? null,
+          r.rerunOf?.fromStep ?? null,
+          r.expiresAt ?? null,
+        );
+      }
+    },
+
+    forget(runIds) {
+      for (let i = 0; i < runIds.length; i += MAX_BOUND) {
+        const chunk = runIds.slice(i, i + MAX_BOUND);
+        sql.run(`DELETE FROM _workflow_runs WHERE run_id IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
+      }
     },
 
     getRun(runId) {
@@ -86,20 +224,21 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
       return row ? toSummary(row) : null;
     },
 
+    getReport(runId) {
+      const [row] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
+      return row ? { ...toSummary(row), step: row.step, lastSeq: row.last_seq } : null;
+    },
+
     listRuns(query: RunListQuery): RunListPage {
-      const before = query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeListCursor(query.cursor);
-      const where = ["position < ?"];
-      const params: SqlValue[] = [before];
-      if (query.name !== undefined) {
-        where.push("name = ?");
-        params.push(query.name);
-      }
-      if (query.status !== undefined) {
-        where.push("status = ?");
-        params.push(query.status);
+      const { where, params } = whereOf(query);
+      if (query.cursor !== undefined) {
+        const after = decodeListCursor(query.cursor);
+        // The first bound narrows the index range; the second breaks ties within one millisecond.
+        where.push("created_at <= ? AND (created_at < ? OR position < ?)");
+        params.push(after.createdAt, after.createdAt, after.position);
       }
       const rows = sql.all<RunRow>(
-        `SELECT * FROM _workflow_runs WHERE ${where.join(" AND ")} ORDER BY position DESC LIMIT ?`,
+        `SELECT * FROM _workflow_runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, position DESC LIMIT ?`,
         ...params,
         query.limit + 1,
       );
@@ -107,7 +246,9 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
       const last = page[page.length - 1];
       return {
         runs: page.map(toSummary),
-        ...(rows.length > query.limit && last ? { cursor: String(last.position) } : {}),
+        ...(rows.length > query.limit && last
+          ? { cursor: encodeListCursor({ createdAt: last.created_at, position: last.position }) }
+          : {}),
       };
     },
 
@@ -121,7 +262,49 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
 
     activeRunIds() {
       return sql
-        .all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY position")
+        .all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY created_at")
+        .map((r) => r.run_id);
+    },
+
+    matchRunIds(filter, max) {
+      const { where, params } = whereOf(filter);
+      const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+      const rows = sql.all<{ run_id: string }>(
+        `SELECT run_id FROM _workflow_runs ${clause} ORDER BY created_at DESC, position DESC LIMIT ?`,
+        ...params,
+        max,
+      );
+      const matched =
+        rows.length < max
+          ? rows.length
+          : (sql.all<{ n: number }>(`SELECT count(*) AS n FROM _workflow_runs ${clause}`, ...params)[0]?.n ?? 0);
+      return { runIds: rows.map((r) => r.run_id), matched };
+    },
+
+    livePositions(): LivePosition[] {
+      return sql.all<{ name: string; step: string; runs: number }>(
+        `SELECT name, step, count(*) AS runs FROM _workflow_runs WHERE ${LIVE} GROUP BY name, step`,
+      );
+    },
+
+    liveRunsAt(name, step, limit) {
+      return sql
+        .all<RunRow>(
+          `SELECT * FROM _workflow_runs WHERE ${LIVE} AND name = ? AND step = ? ORDER BY created_at DESC, position DESC LIMIT ?`,
+          name,
+          step,
+          limit,
+        )
+        .map(toSummary);
+    },
+
+    expiredRunIds(now, limit) {
+      return sql
+        .all<{ run_id: string }>(
+          "SELECT run_id FROM _workflow_runs WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+          now,
+          limit,
+        )
         .map((r) => r.run_id);
     },
   };

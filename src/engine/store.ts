@@ -1,5 +1,10 @@
-import { PlatformError } from "../core/errors.ts";
 import type { StoredEvent } from "./events.ts";
+import type { RunFilter, RunListPage, RunListQuery } from "./runQuery.ts";
+import type { LivePosition, RunSummary } from "./runSummary.ts";
+
+export type { RunListPage, RunListQuery } from "./runQuery.ts";
+export { RUN_STATUSES, LIVE_STATUSES, TERMINAL_STATUSES, isLiveStatus } from "./runSummary.ts";
+export type { RunStatus, RunSummary, RunReport, LivePosition } from "./runSummary.ts";
 
 /**
  * Spec rule 3: the log's unique key (runId, seq) already holds an event at
@@ -50,117 +55,52 @@ export interface WorkflowEventStore {
    */
   append(events: StoredEvent[]): AppendResult;
   /**
-   * Atomically: if `created.workflowId` has an active (non-terminal) run,
-   * answers `{ created: false, activeRunId }`; if the run id exists already,
+   * Atomically: if `created.workflowId` has an active (live) run, answers
+   * `{ created: false, activeRunId }`; if the run id exists already,
    * `{ created: false, seqTaken }`; otherwise appends the workflow_created
-   * event (seq 1) and answers `{ created: true }`.
+   * event (seq 1) and `options.following` after it (a rerun's copied steps:
+   * they follow the append rules) and answers `{ created: true }`.
+   * `options.retentionMS` is how long the run is kept once it ended.
    */
-  createRunIfNoActive(created: StoredEvent): CreateRunResult;
+  createRunIfNoActive(created: StoredEvent, options?: CreateRunStoreOptions): CreateRunResult;
+  /** Beyond the spec (retention): deletes these runs' events and summaries; unknown ids are skipped. */
+  forgetRuns(runIds: readonly string[]): void;
   /** Beyond the spec: the newest run of `workflowId`, ended or not (idempotency keys). */
   latestRunOf(workflowId: string): RunSummary | null;
 }
 
-/**
- * `cancelled` is beyond the spec (workflow.cancel), and so is `queued`: a run under flow control
- * (flowControl.ts) waiting for its turn. `queued` and `running` are the active statuses.
- */
-export const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** A run that has not ended: queued or running. */
-export function isActiveStatus(status: RunStatus): boolean {
-  return status === "running" || status === "queued";
+export interface CreateRunStoreOptions {
+  /** Events that follow workflow_created in the same transaction (seq 2, 3, …). */
+  following?: StoredEvent[];
+  /** How long the run is kept once it ended; default {@link DEFAULT_RETENTION_MS}. */
+  retentionMS?: number;
 }
 
-/** One run as listed by `workflow.list`. */
-export interface RunSummary {
-  id: string;
-  workflowId: string;
-  name: string;
-  status: RunStatus;
-  /** Epoch ms of workflow_created. */
-  createdAt: number;
-  /** Epoch ms of the last event. */
-  updatedAt: number;
-}
-
-export interface RunListQuery {
-  name?: string;
-  status?: RunStatus;
-  /** 1 to {@link MAX_LIST_LIMIT}. */
-  limit: number;
-  /** Opaque; the `cursor` of the previous page. */
-  cursor?: string;
-}
-
-export interface RunListPage {
-  /** Newest first. */
-  runs: RunSummary[];
-  /** Present when more runs match; pass it back to get the next page. */
-  cursor?: string;
-}
-
-export const DEFAULT_LIST_LIMIT = 50;
-export const MAX_LIST_LIMIT = 100;
+/** How long a finished run is kept by default: 30 days. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
- * What a backend that owns many runs needs besides the log: listing and the
- * set of runs the recovery sweep must look at. Kept in step with the log by
- * the same transactions that append to it.
+ * What a backend that owns many runs needs besides the log: listing and
+ * searching, the runs the recovery sweep must look at, and what the push
+ * check and retention read. Kept in step with the log by the same
+ * transactions that append to it (or, for the Durable Object backend's index
+ * actor, by the runs' reports). One interface for every store: a sharded
+ * index later implements the same.
  */
 export interface RunIndex {
   getRun(runId: string): RunSummary | null;
   listRuns(query: RunListQuery): RunListPage;
-  /** Run ids whose last event is not terminal, queued runs excepted (their queue starts them, not recovery). */
+  /**
+   * Run ids whose status is `running` (the recovery sweep's list): a paused run is left alone until
+   * resumed, and a queued run until its queue starts it.
+   */
   activeRunIds(): string[];
-}
-
-/**
- * Checks a user's list filter and fills in the default limit; throws
- * `invalid_input` naming the bad field.
- */
-export function toRunListQuery(
-  filter: { name?: unknown; status?: unknown; limit?: unknown; cursor?: unknown } = {},
-): RunListQuery {
-  const query: RunListQuery = { limit: DEFAULT_LIST_LIMIT };
-  if (filter.name !== undefined) {
-    if (typeof filter.name !== "string" || filter.name === "")
-      throw new PlatformError("invalid_input", "workflow.list: name must be a non-empty string");
-    query.name = filter.name;
-  }
-  if (filter.status !== undefined) {
-    if (!RUN_STATUSES.includes(filter.status as RunStatus)) {
-      throw new PlatformError(
-        "invalid_input",
-        `workflow.list: status must be one of ${RUN_STATUSES.join(", ")}, got ${JSON.stringify(filter.status)}`,
-      );
-    }
-    query.status = filter.status as RunStatus;
-  }
-  if (filter.limit !== undefined) {
-    if (!Number.isInteger(filter.limit) || (filter.limit as number) < 1 || (filter.limit as number) > MAX_LIST_LIMIT) {
-      throw new PlatformError(
-        "invalid_input",
-        `workflow.list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(filter.limit)}`,
-      );
-    }
-    query.limit = filter.limit as number;
-  }
-  if (filter.cursor !== undefined) {
-    if (typeof filter.cursor !== "string" || filter.cursor === "")
-      throw new PlatformError("invalid_input", "workflow.list: cursor must be the string returned by a previous call");
-    query.cursor = filter.cursor;
-  }
-  return query;
-}
-
-/** The list position a cursor encodes (every store numbers runs in creation order); throws on a cursor no store made. */
-export function decodeListCursor(cursor: string): number {
-  const position = /^[1-9][0-9]{0,15}$/.test(cursor) ? Number(cursor) : NaN;
-  if (!Number.isSafeInteger(position))
-    throw new PlatformError(
-      "invalid_input",
-      `workflow.list: cursor ${JSON.stringify(cursor)} is not one this platform returned`,
-    );
-  return position;
+  /** The ids of the runs a bulk operation means, newest first, at most `max`; `matched` counts them all. */
+  matchRunIds(filter: RunFilter, max: number): { runIds: string[]; matched: number };
+  /** Live runs (running or paused) counted by workflow and position. */
+  livePositions(): LivePosition[];
+  /** Live runs of `name` at `step`, newest first, at most `limit`. */
+  liveRunsAt(name: string, step: string, limit: number): RunSummary[];
+  /** Finished runs whose `expiresAt` has passed at `now`, oldest expiry first, at most `limit`. */
+  expiredRunIds(now: number, limit: number): string[];
 }

@@ -3,7 +3,10 @@ import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type Wor
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
-import { isActiveStatus, toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+import { toBulkAction, toBulkFilter, type BulkResult } from "./bulkOperation.ts";
+import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
+import { isLiveStatus } from "./store.ts";
+import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
 import { scheduleCronName } from "../contracts/workflowSchedules.ts";
 import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
@@ -58,6 +61,23 @@ export interface WorkflowBackend {
   send(runId: string, name: string, payload: JsonValue): Promise<void>;
   /** Beyond the spec: appends workflow_cancelled and answers the run's view; `not_found`, `conflict` (finished run). */
   cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
+  /** Beyond the spec: appends workflow_paused and answers the run's view; `not_found`, `conflict` (finished or paused). */
+  pause(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
+  /** Beyond the spec: appends workflow_resumed, drives the run and answers its view; `not_found`, `conflict` (not paused). */
+  resume(runId: string): Promise<WorkflowRunView>;
+  /**
+   * Beyond the spec: a new run of a finished one with the same data (from `fromStep`: see planRerun);
+   * `not_found`, `conflict` (not finished), `invalid_input` (a step the code or the run lacks).
+   */
+  rerun(runId: string, options: { fromStep?: string }): Promise<StartedRun & { name: string }>;
+  /** Beyond the spec: how many runs the (checked) filter matches, all of them (what a bulk operation would act on). */
+  countRuns(filter: RunFilter): Promise<number>;
+  /** Beyond the spec: cancels every live run the (checked, non-empty) filter matches, durably, in batches. */
+  cancelMany(filter: RunFilter, options: { reason?: string }): Promise<BulkResult>;
+  /** Beyond the spec: reruns every finished run the filter matches, durably, in batches. */
+  rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
+  /** Beyond the spec (the push check): the live runs code with these workflows would strand. */
+  strandedBy(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
 }
 
 /**
@@ -79,9 +99,13 @@ export interface WorkflowRun<Result = any> {
   result<T = Result>(): Promise<T>;
 }
 
-export interface WorkflowListFilter {
-  name?: string;
-  status?: RunStatus;
+/**
+ * `workflow.list`'s filter (beyond the spec, all but `name` and `status`):
+ * every field given must hold. Newest first; `since`/`until` are epoch ms on
+ * the start time, `step` the run's position, `error` a substring of the
+ * failure reason.
+ */
+export interface WorkflowListFilter extends RunFilter {
   /** 1-100, default 50. */
   limit?: number;
   cursor?: string;
@@ -137,6 +161,28 @@ export interface WorkflowFunction {
    * dropped) and resolves with its view. Rejects with `not_found` or `conflict` (finished run).
    */
   cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
+  /**
+   * Beyond the spec: pauses a run: it claims no new step (a step in flight finishes and is committed);
+   * sleeps, waits' timeouts and retries that fall due meanwhile take effect on resume. Status `paused`.
+   * Rejects with `not_found`, or `conflict` for a finished or paused run.
+   */
+  pause(runId: string, reason?: string): Promise<WorkflowRunView>;
+  /** Beyond the spec: resumes a paused run. Rejects with `not_found`, or `conflict` when it is not paused. */
+  resume(runId: string): Promise<WorkflowRunView>;
+  /**
+   * Beyond the spec: starts a new run of a finished run's workflow with the same data. With `fromStep`,
+   * its log begins with the original's completed steps before that step (their writes: the scratchpad is
+   * as it was) and it goes on by claiming `fromStep`. Its workflow_created records `rerunOf`. Rejects with
+   * `conflict` while the original is live.
+   */
+  rerun(runId: string, options?: { fromStep?: string }): Promise<WorkflowRun>;
+  /**
+   * Beyond the spec: cancels every run the filter matches (an empty filter is refused; at most 10,000
+   * runs), durably and in batches; `affected` counts those it cancelled (not those that ended meanwhile).
+   */
+  cancelMany(filter: RunFilter, options?: { reason?: string }): Promise<BulkResult>;
+  /** Beyond the spec: reruns every finished run the filter matches (as `rerun`, optionally from a step). */
+  rerunMany(filter: RunFilter, options?: { fromStep?: string }): Promise<BulkResult>;
 }
 
 /** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
@@ -208,6 +254,49 @@ async function list(filter: WorkflowListFilter = {}): Promise<RunListPage> {
   return active.list(toRunListQuery(filter));
 }
 
+async function pause(runId: string, reason?: string): Promise<WorkflowRunView> {
+  const active = requireBackend("workflow.pause");
+  checkRunId(runId, "workflow.pause");
+  if (reason !== undefined && typeof reason !== "string")
+    throw new PlatformError("invalid_input", "workflow.pause: the reason must be a string");
+  return active.pause(runId, reason);
+}
+
+async function resume(runId: string): Promise<WorkflowRunView> {
+  const active = requireBackend("workflow.resume");
+  checkRunId(runId, "workflow.resume");
+  return active.resume(runId);
+}
+
+async function rerun(runId: string, options: { fromStep?: string } = {}): Promise<WorkflowRun> {
+  const active = requireBackend("workflow.rerun");
+  checkRunId(runId, "workflow.rerun");
+  const action = toBulkAction("rerun", options, "workflow.rerun");
+  const fromStep = action.kind === "rerun" ? action.fromStep : undefined;
+  const { name, ...started } = await active.rerun(runId, fromStep === undefined ? {} : { fromStep });
+  return runHandle(active, name, started);
+}
+
+async function cancelMany(filter: RunFilter, options: { reason?: string } = {}): Promise<BulkResult> {
+  const active = requireBackend("workflow.cancelMany");
+  const checked = toBulkFilter(filter, "workflow.cancelMany");
+  const action = toBulkAction("cancel", options, "workflow.cancelMany");
+  return active.cancelMany(
+    checked,
+    action.kind === "cancel" && action.reason !== undefined ? { reason: action.reason } : {},
+  );
+}
+
+async function rerunMany(filter: RunFilter, options: { fromStep?: string } = {}): Promise<BulkResult> {
+  const active = requireBackend("workflow.rerunMany");
+  const checked = toBulkFilter(filter, "workflow.rerunMany");
+  const action = toBulkAction("rerun", options, "workflow.rerunMany");
+  return active.rerunMany(
+    checked,
+    action.kind === "rerun" && action.fromStep !== undefined ? { fromStep: action.fromStep } : {},
+  );
+}
+
 async function send(runId: string, name: string, payload?: unknown): Promise<void> {
   const active = requireBackend("workflow.send");
   checkRunId(runId, "workflow.send");
@@ -272,7 +361,18 @@ function checkRunId(runId: unknown, what: string): void {
     throw new PlatformError("invalid_input", `${what} needs a run id string`);
 }
 
-export const workflow: WorkflowFunction = Object.assign(registerWorkflow, { start, get, list, send, cancel });
+export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
+  start,
+  get,
+  list,
+  send,
+  cancel,
+  pause,
+  resume,
+  rerun,
+  cancelMany,
+  rerunMany,
+});
 
 function runHandle(from: WorkflowBackend, name: string, started: StartedRun): WorkflowRun {
   return Object.freeze({
@@ -309,7 +409,7 @@ async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<
   for (;;) {
     const view = await from.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    if (!isActiveStatus(view.status)) return view;
+    if (!isLiveStatus(view.status)) return view;
     await new Promise((resolve) => setTimeout(resolve, RESULT_POLL_INTERVAL_MS));
   }
 }

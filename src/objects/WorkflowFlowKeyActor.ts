@@ -12,7 +12,7 @@ import {
   type FlowKeyState,
 } from "../engine/flowControl.ts";
 import type { JsonValue } from "../engine/json.ts";
-import { isActiveStatus, type RunStatus, type RunSummary } from "../engine/store.ts";
+import { isLiveStatus, type RunStatus, type RunReport } from "../engine/store.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
 import { actorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
@@ -39,7 +39,7 @@ export interface RunStartInput {
 
 /** The run actor's methods a queue calls (declared here, not imported, so the two actors do not import each other). */
 interface QueuedRunActor {
-  start(input: RunStartInput): StartedRun & { summary?: RunSummary };
+  start(input: RunStartInput): StartedRun & { summary?: RunReport };
   dequeue(runId: string, at: number): boolean;
   replaceQueuedData(runId: string, data: JsonValue, at: number): string | null;
   status(runId: string): RunStatus | null;
@@ -84,7 +84,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   }
 
   /** A start of the key: answers the run as `workflow.start` does (with its summary for the run index when created). */
-  async start(input: RunStartInput & { key: string }): Promise<StartedRun & { summary?: RunSummary }> {
+  async start(input: RunStartInput & { key: string }): Promise<StartedRun & { summary?: RunReport }> {
     const { key, ...run } = input;
     this.#load(run.name, key);
     for (;;) {
@@ -102,7 +102,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       }
       // A run id the key holds already (a scheduled tick delivered twice): its actor answers that run.
       if (arrival.kind === "held") return this.#runActor(run.runId).start({ ...run, flowKey: key, queued: true, at });
-      let started: StartedRun & { summary?: RunSummary };
+      let started: StartedRun & { summary?: RunReport };
       try {
         started = await this.#runActor(run.runId).start({
           ...run,
@@ -162,7 +162,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       } catch {
         continue;
       }
-      if (status === null || !isActiveStatus(status)) {
+      if (status === null || !isLiveStatus(status)) {
         await this.#step({ type: "ended", runId, now: this.#now() });
       } else if (status === "queued" && state.active.includes(runId)) {
         // Its start was decided but did not reach its actor.

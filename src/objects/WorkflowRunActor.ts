@@ -20,15 +20,10 @@ import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from ".
 import { executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
 import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
-import { appendReceivedEvent, cancelRun } from "../engine/runControl.ts";
-import { createSqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import {
-  isActiveStatus,
-  type RunIndex,
-  type RunStatus,
-  type RunSummary,
-  type WorkflowEventStore,
-} from "../engine/store.ts";
+import { planRerun, type RerunPlan } from "../engine/rerun.ts";
+import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../engine/runControl.ts";
+import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
+import { isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
 import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
@@ -40,6 +35,7 @@ import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexCli
 import {
   decide,
   type DriveCause,
+  type ReportedRun,
   type ExecuteAnswer,
   executeAnswer,
   IDLE_RUN,
@@ -65,7 +61,7 @@ export type WorkflowRunEnv = RunIndexEnv &
 const CHILD_STARTS_AT_ONCE = 100;
 
 /** What `start` answers: the run, and (beyond the spec) for a child whose id another active run holds, why it did not start. */
-export type StartAnswer = StartedRun & { summary?: RunSummary; refused?: string };
+export type StartAnswer = StartedRun & { summary?: RunReport; refused?: string };
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -100,7 +96,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #sql: SyncSql;
   /** The runtime's clock when this instance was made: every time this actor reads or writes. */
   #now: Clock;
-  #storeInstance: (WorkflowEventStore & RunIndex) | null = null;
+  #storeInstance: SqlEventStore | null = null;
   /** What the policy knows of each run this instance has to remember something of. */
   #runs = new Map<string, RunActorState>();
   /** Executions under way (the policy's `executing`), for a drive to join. */
@@ -162,9 +158,15 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * schema is then committed with its first run in one write. The SQL handle
    * itself is taken in the constructor, in the actor's own context.
    */
-  get #store(): WorkflowEventStore & RunIndex {
+  get #store(): SqlEventStore {
     this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false });
     return this.#storeInstance;
+  }
+
+  /** The project version of the code this actor runs (`PLATFORM_VERSION`), recorded on the runs it starts. */
+  get #version(): string | undefined {
+    const version = this.env.PLATFORM_VERSION;
+    return typeof version === "string" && version !== "" ? version : undefined;
   }
 
   /**
@@ -174,15 +176,23 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * see runIndexReporter.ts); from then on this actor reports the run's end
    * itself, and reports it as running again whenever a new instance drives it.
    */
-  async start(input: RunStartInput): Promise<StartAnswer> {
+  async start(
+    input: RunStartInput & {
+      /** A rerun's plan (from `planRerun` in the original's actor); `data` is then the plan's. */
+      rerun?: RerunPlan;
+    },
+  ): Promise<StartAnswer> {
     const now = input.at ?? this.#now();
     const definition = definitionNamed(input.name);
+    const version = this.#version;
     let run: CreatedRun;
     if (input.parentRunId === undefined) {
       run = createRun(this.#store, definition, input.data, {
         runId: input.runId,
         workflowId: input.workflowId,
         now,
+        ...(version === undefined ? {} : { version }),
+        ...(input.rerun ? { rerun: input.rerun } : {}),
         once: input.once === true,
         ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
         ...(input.idempotency ? { idempotency: input.idempotency } : {}),
@@ -198,7 +208,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     }
     if (!run.created) return run;
     // Its key's queue starts it (dequeue).
-    if (input.queued) return { ...run, summary: this.#store.getRun(run.runId)! };
+    if (input.queued) return { ...run, summary: this.#store.getReport(run.runId)! };
     // The first execution starts here at once, in this same turn, whose writes workerd commits
     // together when it ends. A run whose steps finish without waiting on anything ends within it:
     // created, run and ended in one write, with no alarm ever set. Before the execution first waits
@@ -224,8 +234,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     this.#startAnswers.delete(run.runId);
     this.#startAnswered.delete(run.runId);
     answered();
-    const summary = this.#store.getRun(run.runId)!;
-    this.#decide(run.runId, { type: "start_answered", status: summary.status });
+    const summary = this.#store.getReport(run.runId)!;
+    this.#decide(run.runId, { type: "start_answered", run: reported(summary) });
     // A run that has ended answers with its outcome, so `result()` need not ask again.
     const outcome = ended && outcomeOf(ended, failedStep);
     return outcome ? { ...run, outcome, summary } : { ...run, summary };
@@ -283,7 +293,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null> {
     const view = this.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
-    if (!isActiveStatus(view.status)) return Promise.resolve(view);
+    if (!isLiveStatus(view.status)) return Promise.resolve(view);
     return new Promise((resolve) => {
       const waiters = this.#waiters.get(runId) ?? new Set();
       this.#waiters.set(runId, waiters);
@@ -463,6 +473,62 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     });
   }
 
+  /**
+   * Beyond the spec: `workflow.pause`. Appends workflow_paused: an execution
+   * under way commits the step in flight and ends before its next claim; an
+   * alarm that fires meanwhile finds the run paused and arms nothing.
+   */
+  async pause(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
+    pauseRun(this.#store, runId, reason, this.#now());
+    await this.#perform(runId, this.#decide(runId, { type: "paused" }));
+    return this.get(runId) as WorkflowRunView;
+  }
+
+  /** Beyond the spec: `workflow.resume`. Appends workflow_resumed and drives the run (what fell due meanwhile, at once). */
+  async resume(runId: string): Promise<WorkflowRunView> {
+    resumeRun(this.#store, runId, this.#now());
+    await this.#perform(runId, this.#decide(runId, { type: "resumed", now: this.#now() }));
+    return this.get(runId) as WorkflowRunView;
+  }
+
+  /**
+   * Beyond the spec: `workflow.rerun`'s first half, here where the original's
+   * log is: what the rerun starts with, its workflow's name, and the
+   * original's workflow id when it was given one (the rerun keeps it).
+   */
+  planRerun(runId: string, fromStep: string | undefined): RerunPlan & { name: string; workflowId?: string } {
+    const events = this.#store.events(runId);
+    const created = events[0];
+    if (created?.type !== "workflow_created")
+      throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
+    const definition = definitionNamed(created.payload.workflowName);
+    const plan = { ...planRerun(events, definition, fromStep), name: definition.name };
+    return created.workflowId === runId ? plan : { ...plan, workflowId: created.workflowId };
+  }
+
+  /**
+   * Beyond the spec (retention): deletes a finished run's events and row;
+   * once the actor holds no run at all, all of its storage (and its alarm).
+   * Answers whether there was such a run. A live run is refused (`conflict`).
+   */
+  async forget(runId: string): Promise<boolean> {
+    const summary = this.#store.getRun(runId);
+    if (!summary) return false;
+    if (isLiveStatus(summary.status))
+      throw new PlatformError(
+        "conflict",
+        `Workflow run "${runId}" is ${summary.status}; only a finished run is deleted`,
+      );
+    this.#store.forgetRuns([runId]);
+    this.#runs.delete(runId);
+    if (this.#sql.all("SELECT 1 FROM _workflow_runs LIMIT 1").length === 0) {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.#storeInstance = null;
+    }
+    return true;
+  }
+
   override async alarm(): Promise<void> {
     await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId, "alarm")));
   }
@@ -610,16 +676,16 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * terminal run back to running, so reports may arrive in any order.
    */
   #report(runId: string): Promise<void> | undefined {
-    const summary = this.#store.getRun(runId);
+    const summary = this.#store.getReport(runId);
     if (!summary) return undefined;
-    const [effect] = this.#decide(runId, { type: "report", status: summary.status });
+    const [effect] = this.#decide(runId, { type: "report", run: reported(summary) });
     if (effect?.type === "join_report") return this.#reports.get(runId);
     if (effect?.type !== "send_report") return undefined;
     this.#index ??= runIndexOf(this.env);
     const index = this.#index;
     const settled = (ok: boolean) => {
       if (this.#reports.get(runId) === done) this.#reports.delete(runId);
-      this.#decide(runId, { type: "report_settled", status: effect.status, ok });
+      this.#decide(runId, { type: "report_settled", run: effect.run, ok });
     };
     // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
     // recovery sweep's `recover` reports it (and tells the parent) again.
@@ -644,3 +710,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
 
 /** For `start`'s answer, which waits for its execution either way. */
 function settledAnyway(): void {}
+
+function reported(summary: RunReport): ReportedRun {
+  return { status: summary.status, step: summary.step };
+}

@@ -19,14 +19,25 @@
  *   waits on anything: a run whose steps never wait ends with no alarm set.
  *   A send arms it due now before driving the run.
  * - The run index hears of a run from `start`'s caller first; after that
- *   this instance reports a status only when it differs from the last one it
- *   reported (a report in flight is joined, a failed one forgotten so the
- *   next one is sent again).
+ *   this instance reports the run (its status and position) whenever an
+ *   execution ends and when it is cancelled, paused or recovered, but only
+ *   when that differs from what it last reported (a report in flight is
+ *   joined, a failed one forgotten so the next one is sent again). A run that
+ *   parks (sleeps, waits, retries later) is therefore listed at its true
+ *   position; one moving through steps, at the position of its last report.
+ * - A paused run claims no step: its execution ends (`paused`) with no
+ *   alarm; `resume` drives it again as a send does.
  * - An effect marked `detached` is started and not waited for; its failure
  *   is left alone because what `detached` names covers it.
  */
 import type { ExecuteRunResult } from "../engine/executeRun.ts";
-import type { RunStatus } from "../engine/store.ts";
+import { isLiveStatus, type RunStatus } from "../engine/store.ts";
+
+/** What the index was told of a run: its status and its position (the step it is in or will claim next). */
+export interface ReportedRun {
+  readonly status: RunStatus;
+  readonly step: string;
+}
 
 /** How soon an execution that threw (an engine or storage error, not a step failure) is tried again. */
 export const FAILED_EXECUTION_RETRY_MS = 5_000;
@@ -44,8 +55,8 @@ export interface RunActorState {
   readonly alarmArmed: boolean;
   /** `start` has not answered: its caller indexes the run from that answer, so nothing is reported before. */
   readonly startUnanswered: boolean;
-  /** The status this instance last reported to the index (or is reporting); null when none. */
-  readonly reported: RunStatus | null;
+  /** What this instance last reported to the index (or is reporting); null when nothing. */
+  readonly reported: ReportedRun | null;
 }
 
 export const IDLE_RUN: RunActorState = Object.freeze({
@@ -68,7 +79,9 @@ export type DriveCause =
   /** The recovery sweep found a run nobody will wake. */
   | "recover"
   /** The run was sent an event after its execution's last look. */
-  | "again";
+  | "again"
+  /** `resume` appended workflow_resumed. */
+  | "resume";
 
 /** What covers the failure of a detached effect. */
 export type CoveredBy =
@@ -91,22 +104,26 @@ export type RunActorInput =
   | { type: "execution_threw"; now: number }
   /** The execution is over: its effects are done, or it threw. */
   | { type: "execution_settled" }
-  /** `start` answered with the run's status as it stood then. */
-  | { type: "start_answered"; status: RunStatus }
+  /** `start` answered with the run as it stood then (its caller indexes that). */
+  | { type: "start_answered"; run: ReportedRun }
   /** `send` appended an event_received. */
   | { type: "event_sent"; now: number }
   /** `cancel` appended workflow_cancelled. */
   | { type: "cancelled" }
+  /** `pause` appended workflow_paused. */
+  | { type: "paused" }
+  /** `resume` appended workflow_resumed. */
+  | { type: "resumed"; now: number }
   /** A new instance found the run's step cut off and recorded it as interrupted; `ended`: that was its last attempt. */
   | { type: "step_interrupted"; ended: boolean; now: number }
   /** The recovery sweep asks about the run; `alarmAt`: the actor's pending alarm, read only for a running run. */
   | { type: "recover"; status: RunStatus; alarmAt: number | null; now: number }
   /** recoverRun answered (after a `recover_run` effect). */
   | { type: "recovered"; reason: string | null; reenqueue: boolean; ended: boolean; alarmPending: boolean; now: number }
-  /** A report is due: `status` is the run's status now. */
-  | { type: "report"; status: RunStatus }
-  /** The report of `status` to the index succeeded or failed. */
-  | { type: "report_settled"; status: RunStatus; ok: boolean };
+  /** A report is due: `run` is the run's status and position now. */
+  | { type: "report"; run: ReportedRun }
+  /** The report of `run` to the index succeeded or failed. */
+  | { type: "report_settled"; run: ReportedRun; ok: boolean };
 
 export type RunActorEffect =
   /** Run the step loop (again). */
@@ -117,8 +134,8 @@ export type RunActorEffect =
   | { type: "delete_alarm" }
   /** Report the run to the index if that would change it (decided by a `report` input when carried out). */
   | { type: "report"; detached?: CoveredBy }
-  /** Send the run's summary (of `status`) to the index. */
-  | { type: "send_report"; status: RunStatus }
+  /** Send the run's summary (of `run`) to the index. */
+  | { type: "send_report"; run: ReportedRun }
   /** A report of the same status is in flight: wait for it. */
   | { type: "join_report" }
   | { type: "wake_waiters" }
@@ -173,7 +190,8 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       if (wakeAt !== null) effects.push({ type: "set_alarm", at: wakeAt });
       // Nothing is left to wake for (one active run per actor: the alarm was this run's).
       else if (result.status === "terminal" && state.alarmArmed) effects.push({ type: "delete_alarm" });
-      if (result.status === "terminal") effects.push({ type: "report" });
+      // Its end, or where it parked (the push check reads positions); unchanged ones are not sent.
+      if (result.status !== "stopped") effects.push({ type: "report" });
       return { state, effects };
     }
     case "execution_threw":
@@ -190,7 +208,11 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       // The caller indexes the run as it stood then; a run that has ended is not marked, so should the sweep
       // find it listed as running, `recover` reports it again.
       return {
-        state: { ...state, startUnanswered: false, reported: input.status === "running" ? "running" : state.reported },
+        state: {
+          ...state,
+          startUnanswered: false,
+          reported: input.run.status === "running" ? input.run : state.reported,
+        },
         effects: NONE,
       };
     case "event_sent":
@@ -204,6 +226,18 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       };
     case "cancelled":
       return { state, effects: [{ type: "delete_alarm" }, { type: "wake_waiters" }, { type: "report" }] };
+    case "paused":
+      // An execution under way commits its step and ends `paused`; an alarm that fires meanwhile finds it so.
+      return { state, effects: [{ type: "report" }] };
+    case "resumed":
+      // As a send: the alarm first, the safety net should this instance die before the drive gets anywhere.
+      return {
+        state,
+        effects: [
+          { type: "set_alarm", at: input.now },
+          { type: "drive", by: "resume", detached: "retry_alarm" },
+        ],
+      };
     case "step_interrupted":
       return {
         state,
@@ -233,16 +267,20 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
     }
     case "report": {
       if (state.startUnanswered) return { state, effects: NONE };
-      if (state.reported === input.status) return { state, effects: [{ type: "join_report" }] };
-      return { state: { ...state, reported: input.status }, effects: [{ type: "send_report", status: input.status }] };
+      if (sameReport(state.reported, input.run)) return { state, effects: [{ type: "join_report" }] };
+      return { state: { ...state, reported: input.run }, effects: [{ type: "send_report", run: input.run }] };
     }
     case "report_settled": {
-      // A failed report is forgotten, so the next one is sent; a terminal run is reported once more only if
+      // A failed report is forgotten, so the next one is sent; a finished run is reported once more only if
       // asked again later (recovery), so there is nothing to keep of it.
-      const forget = state.reported === input.status && (!input.ok || input.status !== "running");
+      const forget = sameReport(state.reported, input.run) && (!input.ok || !isLiveStatus(input.run.status));
       return { state: forget ? { ...state, reported: null } : state, effects: NONE };
     }
   }
+}
+
+function sameReport(a: ReportedRun | null, b: ReportedRun): boolean {
+  return a !== null && a.status === b.status && a.step === b.step;
 }
 
 /** When the actor must look at a run again, from what its last execution reported (null: nothing to wake for). */
@@ -257,6 +295,7 @@ export function wakeTimeAfter(result: ExecuteRunResult, now: number): number | n
     case "terminal":
     case "idle":
     case "stopped":
+    case "paused":
       return null;
   }
 }

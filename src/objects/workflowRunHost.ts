@@ -1,8 +1,13 @@
+import { PlatformError } from "../core/errors.ts";
 import type { Clock } from "../engine/clock.ts";
 import { systemClock } from "../engine/clock.ts";
+import type { WorkflowBackend } from "../engine/workflowApi.ts";
+
+/** What the run index actor's bulk operations do to one run. */
+export type RunControls = Pick<WorkflowBackend, "cancel" | "rerun">;
 
 /**
- * What a WorkflowRun actor needs from the project worker that hosts it. The
+ * What the workflow actors need from the project worker that hosts them. The
  * runtime's workflow capability fills it in when it loads (before any actor
  * is made), so the actors depend on no runtime module; tests put a clock of
  * their own here.
@@ -12,6 +17,17 @@ export interface WorkflowRunHost {
   clock: Clock;
   /** Hands the runtime an actor's environment: steps call `workflow.start`, `email.send`, … with it. */
   useEnv(env: { readonly [binding: string]: unknown }): void;
+  /** How the run index actor cancels and reruns runs (bulk operations): the runtime's backend over `env`. */
+  runControls(env: { readonly [binding: string]: unknown }): RunControls;
 }
 
-export const workflowRunHost: WorkflowRunHost = { clock: systemClock, useEnv: () => {} };
+export const workflowRunHost: WorkflowRunHost = {
+  clock: systemClock,
+  useEnv: () => {},
+  runControls: () => {
+    throw new PlatformError(
+      "not_ready",
+      "The workflow runtime has not loaded: bulk operations cannot act on runs yet.",
+    );
+  },
+};

@@ -225,6 +225,7 @@ export function describeEventStoreConformance(
         workflowId: "r1",
         name: "greet",
         status: "running",
+        step: "start",
         createdAt: T0,
         updatedAt: T0,
       });

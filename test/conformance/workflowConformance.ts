@@ -11,6 +11,7 @@ import {
   workflow,
   type WorkflowBackend,
 } from "#src/engine/workflowApi.ts";
+import { describeRunOperationsConformance } from "#test/conformance/runOperationsConformance.ts";
 
 /**
  * One behaviour, every backend: the same cases run against the in-memory
@@ -27,6 +28,8 @@ export interface WorkflowBackendUnderTest {
    * from then on (the suite installs it).
    */
   restart(): Promise<WorkflowBackend>;
+  /** One recovery sweep, as the every-minute cron runs it (stuck runs, stranded runs, retention). */
+  sweep(): Promise<void>;
 }
 
 export type MakeWorkflowBackend = (
@@ -35,14 +38,34 @@ export type MakeWorkflowBackend = (
 
 /** Spec payload fields per event type (and those beyond the spec): nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
-  workflow_created: ["workflowName", "writes", "flow_key", "queued", "idempotency_key", "idempotent_until"],
+  workflow_created: [
+    "workflowName",
+    "writes",
+    "version",
+    "rerunOf",
+    "flow_key",
+    "queued",
+    "idempotency_key",
+    "idempotent_until",
+  ],
   step_started: ["attempt", "step", "event_seq"],
-  step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at", "children"],
+  step_completed: [
+    "next_step",
+    "step",
+    "writes",
+    "wake_at",
+    "waiting_for",
+    "timeout_at",
+    "children",
+    "copied_from_seq",
+  ],
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
   workflow_completed: ["result"],
   workflow_failed: ["cause", "reason"],
   event_received: ["name", "payload"],
   workflow_cancelled: ["reason"],
+  workflow_paused: ["reason"],
+  workflow_resumed: [],
   start_replaced: ["writes"],
   workflow_dequeued: [],
   child_finished: ["run_id", "workflow", "status", "result", "error"],
@@ -73,6 +96,7 @@ async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
 export function describeWorkflowConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describeCoreConformance(name, makeBackend);
   describeBeyondSpecConformance(name, makeBackend);
+  describeRunOperationsConformance(name, makeBackend);
   describeFlowControlConformance(name, makeBackend);
   describeChildrenConformance(name, makeBackend);
 }
@@ -277,6 +301,7 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
         workflowId: "greet-1",
         name: "greet",
         status: "completed",
+        step: "finish",
         result: { hello: "Ada", n: 1 },
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
@@ -322,8 +347,10 @@ function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend)
         workflowId: done2.id,
         name: "greet",
         status: "completed",
+        step: "finish",
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
+        expiresAt: expect.any(Number),
       });
     });
 

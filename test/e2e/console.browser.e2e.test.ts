@@ -75,12 +75,12 @@ async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ pag
   return { page, errors };
 }
 
-/** The runs the list shows: [workflow, status] per row, top to bottom. */
+/** The runs the list shows: [workflow, status] per row, top to bottom (after the select box and the run link). */
 async function listedRuns(page: Page): Promise<string[][]> {
   return page
     .locator("#runs tbody tr")
     .evaluateAll((rows) =>
-      rows.map((row) => [...row.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent ?? "")),
+      rows.map((row) => [...row.querySelectorAll("td")].slice(2, 4).map((td) => td.textContent ?? "")),
     );
 }
 
@@ -218,7 +218,7 @@ describe("the console on platform dev", () => {
     expect(await focused()).toEqual({ tag: "BUTTON", text: "Run recovery now" });
     for (
       let i = 0;
-      i < 20 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null));
+      i < 60 && !(await page.evaluate(() => document.activeElement?.closest("#runs tbody a") !== null));
       i++
     )
       await page.keyboard.press("Tab");
@@ -370,5 +370,43 @@ describe("the console on platform dev", () => {
         });
       }
     }
+  });
+  // Issue 22: run operations in the console. Last, as it adds runs the counts above do not expect.
+  it("keeps filters in the address, confirms a bulk rerun with its count, reruns from a step and links both runs", async () => {
+    const { page, errors } = await openConsole();
+    const filters = page.locator("#run-filters");
+    await filters.getByLabel("Status").selectOption("failed");
+    await filters.getByLabel("Step").fill("start");
+    await filters.getByRole("button", { name: "Show runs" }).click();
+    await expect.poll(() => listedRuns(page)).toEqual([["doomed", "failed"]]);
+    expect(new URL(page.url()).hash).toBe("#/p/shop?status=failed&step=start");
+    // The address alone brings the filtered list back.
+    await page.reload();
+    await page.getByRole("heading", { name: "Project shop" }).waitFor();
+    expect(await filters.getByLabel("Status").inputValue()).toBe("failed");
+    expect(await filters.getByLabel("Step").inputValue()).toBe("start");
+    await expect.poll(() => listedRuns(page)).toEqual([["doomed", "failed"]]);
+    const [original] = await page.locator("#runs tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.runId));
+
+    // All that match: the platform counts them first, and nothing happens before the confirmation.
+    await page.getByLabel("all runs that match the filters").check();
+    await page.getByRole("button", { name: "Rerun runs…" }).click();
+    const question = page.getByRole("alertdialog");
+    await expect.poll(() => question.textContent()).toContain("Rerun 1 run (all that match the filters)?");
+    expect(await listedRuns(page)).toEqual([["doomed", "failed"]]);
+    await question.getByRole("button", { name: "Rerun 1 run" }).click();
+    await expect.poll(() => page.locator("#bulk-outcome").textContent()).toBe("1 run(s) matched; 1 rerun.");
+
+    // Rerun from here, on the original's timeline: the new run links back, and the original lists its reruns.
+    await page.goto(`${new URL(page.url()).origin}/console/#/p/shop/runs/${encodeURIComponent(original!)}`);
+    await page.locator("#run-error").waitFor();
+    await page.locator('button[data-rerun-from="start"]').click();
+    await page.locator("#rerun-of").waitFor();
+    expect(await page.locator("#rerun-of").getAttribute("href")).toBe(`#/p/shop/runs/${encodeURIComponent(original!)}`);
+    expect(await page.locator("main .meta").first().textContent()).toContain("rerun of");
+    await page.locator("#rerun-of").click();
+    await expect.poll(() => page.locator("#reruns a").count()).toBe(2);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 });

@@ -16,7 +16,14 @@ function refusal(options: WorkflowOptions): PlatformError {
 
 describe("defineWorkflow: option caps (issue 11: no unbounded retries, sleeps or steps)", () => {
   it("documents the caps", () => {
-    expect(WORKFLOW_LIMITS).toEqual({ maxAttempts: 100, backoffMS: 86_400_000, stepTimeoutMS: 900_000 });
+    expect(WORKFLOW_LIMITS).toEqual({
+      maxAttempts: 100,
+      backoffMS: 86_400_000,
+      stepTimeoutMS: 900_000,
+      minRetentionMS: 1000,
+      maxRetentionMS: 31_536_000_000,
+      renamedSteps: 1000,
+    });
   });
 
   it("accepts the defaults, with no options or with each default spelled out", () => {

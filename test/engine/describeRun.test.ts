@@ -14,6 +14,7 @@ describe("describeRun: the workflow.get shape", () => {
       workflowId: "order-42",
       name: "greet",
       status: "running",
+      step: "start",
       createdAt: T0,
       updatedAt: T0 + 5,
       events: [

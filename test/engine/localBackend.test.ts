@@ -72,14 +72,15 @@ describe("local backend: the zero-delay timer loop", () => {
           return { done: true };
         },
       },
-      { backoff: { initialMS: 30, jitter: 0 } },
+      // Long enough that the failing execution finds the retry not yet due even on a busy machine.
+      { backoff: { initialMS: 300, jitter: 0 } },
     );
     const { backend } = backendWith([flaky]);
     const reads = vi.spyOn(backend.store, "events");
     const { runId } = await backend.start("flaky", null, {});
     // Watch the last event only: a full read (events(runId)) happens once per execution.
     await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("workflow_completed"));
-    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(29);
+    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(299);
     // Two executions: the failing one (returns "waiting") and the retry.
     expect(reads.mock.calls.filter(([, after]) => after === undefined)).toHaveLength(2);
   });
@@ -97,7 +98,8 @@ describe("local backend: the recovery sweep", () => {
     logBuilder("done").created("w").add("workflow_completed", { result: null }).writeTo(store);
     const { backend, logs } = backendWith([twoSteps], { store });
     expect(backend.recoverNow()).toBe(2);
-    expect(logs).toEqual(["Re-enqueued 2 workflow(s)"]);
+    // The finished run was written long ago (the log builder's clock): past its 30 days, the sweep deletes it.
+    expect(logs).toEqual(["Re-enqueued 2 workflow(s)", "Deleted 1 finished workflow run(s) past their retention"]);
     expect((await backend.waitForTerminal("stuck-created")).result).toBe("done stuck-created");
     expect((await backend.waitForTerminal("stuck-completed")).result).toBe("done stuck-completed");
     expect(backend.recoverNow()).toBe(0);
@@ -194,5 +196,23 @@ describe("local backend: close()", () => {
       "step_started(start,1)",
       "step_completed(start->next)",
     ]);
+  });
+});
+
+describe("local backend: versions (beyond the spec)", () => {
+  it("records the version of the code that started each run, and lists by it", async () => {
+    const store = createMemoryEventStore();
+    const v1 = backendWith([twoSteps], { store, version: "v1" }).backend;
+    const first = await v1.start("w", null, {});
+    await v1.waitForTerminal(first.runId);
+    await v1.close();
+    const v2 = backendWith([twoSteps], { store, version: "v2" }).backend;
+    const second = await v2.start("w", null, {});
+    const view = await v2.waitForTerminal(second.runId);
+    expect(view.version).toBe("v2");
+    expect(view.events[0]?.payload).toMatchObject({ version: "v2" });
+    expect((await v2.get(first.runId))?.version).toBe("v1");
+    expect((await v2.list({ version: "v1", limit: 10 })).runs.map((r) => r.id)).toEqual([first.runId]);
+    expect((await v2.list({ version: "v2", limit: 10 })).runs.map((r) => r.id)).toEqual([second.runId]);
   });
 });

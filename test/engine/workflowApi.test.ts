@@ -35,6 +35,13 @@ function fakeBackend(views: WorkflowRunView[] = []) {
     list: vi.fn(async () => ({ runs: [] })),
     send: vi.fn(async () => {}),
     cancel: vi.fn(async () => view("cancelled")),
+    pause: vi.fn(async () => view("paused")),
+    resume: vi.fn(async () => view("running")),
+    rerun: vi.fn(async () => ({ runId: "r2", workflowId: "r2", created: true, name: "greet" })),
+    countRuns: vi.fn(async () => 0),
+    cancelMany: vi.fn(async () => ({ matched: 0, affected: 0 })),
+    rerunMany: vi.fn(async () => ({ matched: 0, affected: 0 })),
+    strandedBy: vi.fn(async () => ({ count: 0, runs: [] })),
   } satisfies WorkflowBackend;
 }
 
@@ -128,7 +135,7 @@ describe("workflow.start/get/list", () => {
     installWorkflowBackend(backend);
     await workflow.list({ name: "greet", status: "running" });
     expect(backend.list).toHaveBeenCalledWith({ name: "greet", status: "running", limit: 50 });
-    for (const filter of [{ limit: 0 }, { limit: 101 }, { status: "paused" as never }, { cursor: "" }]) {
+    for (const filter of [{ limit: 0 }, { limit: 101 }, { status: "sleeping" as never }, { cursor: "" }]) {
       expect((await rejection(workflow.list(filter))).code).toBe("invalid_input");
     }
   });

@@ -320,8 +320,11 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
       workflowId: "alarm-1",
       name: "alarms.gated",
       status: "completed",
+      step: "finish",
       createdAt: events[0]!.at,
       updatedAt: events.at(-1)!.at,
+      // Kept the default 30 days after it ended.
+      expiresAt: events.at(-1)!.at + 30 * 24 * 60 * 60 * 1000,
     });
     // Nothing is left scheduled for a finished run.
     expect(await actorAlarm(run.id)).toBeNull();
@@ -346,8 +349,11 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
         workflowId: "quick-1",
         name: "alarms.recoverable",
         status: "completed",
+        step: "finish",
         createdAt: events[0]!.at,
         updatedAt: events.at(-1)!.at,
+        expiresAt: events.at(-1)!.at + 30 * 24 * 60 * 60 * 1000,
+        lastSeq: events.at(-1)!.seq,
       },
     });
     expect(shape(events)).toEqual(startFinishLog);
@@ -698,7 +704,7 @@ describe("WorkflowRunActor: the recovery sweep over the index", () => {
         (event, i) => ({ ...event, runId, workflowId, seq: i + 2, at: event.at ?? at }) as StoredEvent,
       );
       if (events.length) store.append(events);
-      return store.getRun(runId)!;
+      return store.getReport(runId)!;
     });
     await runIndexOf(actorEnv).record([summary]);
     return runId;
@@ -1095,8 +1101,11 @@ describe("WorkflowRunActor: get and list", () => {
       workflowId: "list-done-3",
       name: "query.other",
       status: "completed",
+      // Its only step: it ended in start.
+      step: "start",
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
+      expiresAt: expect.any(Number),
     });
 
     const seen: string[] = [];

@@ -10,11 +10,16 @@ import {
   type RunActorState,
   STALE_ALARM_MS,
 } from "#src/objects/runActorPolicy.ts";
+import type { RunStatus } from "#src/engine/store.ts";
 
 const NOW = 1_800_000_000_000;
 
 /** A run's state from the idle one and what differs. */
 const run = (changes: Partial<RunActorState> = {}): RunActorState => ({ ...IDLE_RUN, ...changes });
+
+/** What the index was told: a status at a position. */
+const at = (status: RunStatus, step = "charge") => ({ status, step });
+const RUNNING = at("running");
 
 const executing = run({ executing: true });
 const firstExecution = run({ executing: true, alarmArmed: false, startUnanswered: true });
@@ -39,9 +44,9 @@ const rows: Row[] = [
   },
   {
     name: "execute, the alarm or recovery on an idle run: report it if need be, then run the loop",
-    state: run({ reported: "running" }),
+    state: run({ reported: RUNNING }),
     input: { type: "drive", by: "execute" },
-    next: run({ reported: "running", executing: true }),
+    next: run({ reported: RUNNING, executing: true }),
     effects: [{ type: "report" }, { type: "run_loop" }],
   },
   {
@@ -91,19 +96,19 @@ const rows: Row[] = [
     name: "loop ended waiting (retry, sleep, wait's timeout): alarm at the wake time",
     state: executing,
     input: { type: "loop_ended", result: { status: "waiting", wakeAt: NOW + 900 }, now: NOW },
-    effects: [{ type: "set_alarm", at: NOW + 900 }],
+    effects: [{ type: "set_alarm", at: NOW + 900 }, { type: "report" }],
   },
   {
     name: "loop ended with another executor's step in flight: alarm at its timeout",
     state: executing,
     input: { type: "loop_ended", result: { status: "in_flight", timeoutAt: NOW + 30_000 }, now: NOW },
-    effects: [{ type: "set_alarm", at: NOW + 30_000 }],
+    effects: [{ type: "set_alarm", at: NOW + 30_000 }, { type: "report" }],
   },
   {
     name: "loop ended with the budget spent: alarm due now (a fresh invocation continues)",
     state: executing,
     input: { type: "loop_ended", result: { status: "budget_exhausted" }, now: NOW },
-    effects: [{ type: "set_alarm", at: NOW }],
+    effects: [{ type: "set_alarm", at: NOW }, { type: "report" }],
   },
   {
     name: "loop ended terminal: the alarm is deleted and the end reported",
@@ -118,9 +123,21 @@ const rows: Row[] = [
     effects: [{ type: "report" }],
   },
   {
-    name: "loop ended idle (waits for an event without a timeout): nothing to wake for",
+    name: "loop ended idle (waits for an event without a timeout): nothing to wake for; where it waits is reported",
     state: executing,
     input: { type: "loop_ended", result: { status: "idle" }, now: NOW },
+    effects: [{ type: "report" }],
+  },
+  {
+    name: "loop ended paused: no alarm (resume drives it); paused is reported",
+    state: executing,
+    input: { type: "loop_ended", result: { status: "paused" }, now: NOW },
+    effects: [{ type: "report" }],
+  },
+  {
+    name: "loop stopped (the host asked): nothing",
+    state: executing,
+    input: { type: "loop_ended", result: { status: "stopped" }, now: NOW },
     effects: [],
   },
   {
@@ -161,14 +178,14 @@ const rows: Row[] = [
   {
     name: "start answered a running run: its caller indexes it as running",
     state: firstExecution,
-    input: { type: "start_answered", status: "running" },
-    next: run({ executing: true, alarmArmed: false, reported: "running" }),
+    input: { type: "start_answered", run: RUNNING },
+    next: run({ executing: true, alarmArmed: false, reported: RUNNING }),
     effects: [],
   },
   {
     name: "start answered a run that had ended: not marked, so recovery reports it should the index list it as running",
     state: run({ startUnanswered: true }),
-    input: { type: "start_answered", status: "completed" },
+    input: { type: "start_answered", run: at("completed") },
     next: IDLE_RUN,
     effects: [],
   },
@@ -186,6 +203,21 @@ const rows: Row[] = [
     state: executing,
     input: { type: "cancelled" },
     effects: [{ type: "delete_alarm" }, { type: "wake_waiters" }, { type: "report" }],
+  },
+  {
+    name: "pause: reported (an execution under way ends paused before its next claim)",
+    state: executing,
+    input: { type: "paused" },
+    effects: [{ type: "report" }],
+  },
+  {
+    name: "resume: alarm due now first, then drive (detached: the alarm covers it), as a send",
+    state: IDLE_RUN,
+    input: { type: "resumed", now: NOW },
+    effects: [
+      { type: "set_alarm", at: NOW },
+      { type: "drive", by: "resume", detached: "retry_alarm" },
+    ],
   },
   {
     name: "a new instance recorded an interrupted step: alarm due now drives the run on",
@@ -266,47 +298,67 @@ const rows: Row[] = [
   // Reports to the index: only what changes it.
   {
     name: "report a status the index has not heard from this instance: send it",
-    state: run({ reported: "running" }),
-    input: { type: "report", status: "completed" },
-    next: run({ reported: "completed" }),
-    effects: [{ type: "send_report", status: "completed" }],
+    state: run({ reported: RUNNING }),
+    input: { type: "report", run: at("completed") },
+    next: run({ reported: at("completed") }),
+    effects: [{ type: "send_report", run: at("completed") }],
   },
   {
-    name: "report the status last reported: join that report (no RPC)",
-    state: run({ reported: "running" }),
-    input: { type: "report", status: "running" },
+    name: "report the same status at a new position (the run parked further on): send it",
+    state: run({ reported: RUNNING }),
+    input: { type: "report", run: at("running", "approve") },
+    next: run({ reported: at("running", "approve") }),
+    effects: [{ type: "send_report", run: at("running", "approve") }],
+  },
+  {
+    name: "report a pause at the same position: send it",
+    state: run({ reported: RUNNING }),
+    input: { type: "report", run: at("paused") },
+    next: run({ reported: at("paused") }),
+    effects: [{ type: "send_report", run: at("paused") }],
+  },
+  {
+    name: "report what was last reported: join that report (no RPC)",
+    state: run({ reported: RUNNING }),
+    input: { type: "report", run: RUNNING },
     effects: [{ type: "join_report" }],
   },
   {
     name: "report before start answered: nothing (the caller indexes the run from the answer)",
     state: run({ startUnanswered: true }),
-    input: { type: "report", status: "completed" },
+    input: { type: "report", run: at("completed") },
     effects: [],
   },
   {
-    name: "a report of running succeeded: kept, so later drives skip it",
-    state: run({ reported: "running" }),
-    input: { type: "report_settled", status: "running", ok: true },
+    name: "a report of a live run succeeded: kept, so later drives skip it",
+    state: run({ reported: RUNNING }),
+    input: { type: "report_settled", run: RUNNING, ok: true },
+    effects: [],
+  },
+  {
+    name: "a report of a paused run succeeded: kept too",
+    state: run({ reported: at("paused") }),
+    input: { type: "report_settled", run: at("paused"), ok: true },
     effects: [],
   },
   {
     name: "a report of the end succeeded: forgotten (recovery reports it again if asked)",
-    state: run({ reported: "cancelled" }),
-    input: { type: "report_settled", status: "cancelled", ok: true },
+    state: run({ reported: at("cancelled") }),
+    input: { type: "report_settled", run: at("cancelled"), ok: true },
     next: IDLE_RUN,
     effects: [],
   },
   {
     name: "a report failed: forgotten, so the next one is sent",
-    state: run({ reported: "running" }),
-    input: { type: "report_settled", status: "running", ok: false },
+    state: run({ reported: RUNNING }),
+    input: { type: "report_settled", run: RUNNING, ok: false },
     next: IDLE_RUN,
     effects: [],
   },
   {
-    name: "an older report settled after a newer status was reported: the newer one stays",
-    state: run({ reported: "completed" }),
-    input: { type: "report_settled", status: "running", ok: false },
+    name: "an older report settled after a newer one was reported: the newer one stays",
+    state: run({ reported: at("completed") }),
+    input: { type: "report_settled", run: RUNNING, ok: false },
     effects: [],
   },
 ];
@@ -335,13 +387,14 @@ describe("runActorPolicy: answers and idleness", () => {
     [{ status: "in_flight", timeoutAt: NOW }, { done: false }],
     [{ status: "idle" }, { done: false }],
     [{ status: "stopped" }, { done: false }],
+    [{ status: "paused" }, { done: false }],
   ] as const)("an execution that ended %j answers execute with %j", (result, answer) => {
     expect(executeAnswer(result)).toEqual(answer);
   });
 
   it("a run is forgotten once nothing is known of it", () => {
     expect(isIdle(IDLE_RUN)).toBe(true);
-    expect(isIdle(run({ reported: "running" }))).toBe(false);
+    expect(isIdle(run({ reported: RUNNING }))).toBe(false);
     expect(isIdle(firstExecution)).toBe(false);
   });
 });

@@ -93,7 +93,9 @@ export function resolvePushedTarget(
 }
 
 /** The API worker's JSON answer; `{}` when the body is not JSON. */
-export type PlatformApiAnswer = Record<string, unknown> & { error?: { code?: string; message?: string } };
+export type PlatformApiAnswer = Record<string, unknown> & {
+  error?: { code?: string; message?: string; details?: unknown };
+};
 
 /** Calls the API worker and hands back its answer, refusals included; only an unreachable API throws. */
 export async function requestPlatformApi(

@@ -1,11 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import type { BulkOperationLog } from "../../engine/bulkOperation.ts";
+import { createSqlBulkOperationLog } from "../../engine/sqlBulkOperations.ts";
 import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
 import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
 
-export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex {
+export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkOperationLog {
   readonly db: DatabaseSync;
   close(): void;
 }
@@ -25,9 +27,11 @@ export function openSqliteWorkflowStore(path: string): SqliteWorkflowStore {
   // last commits (the WAL is fsynced at checkpoints, not at each commit). That is what local development
   // (`platform dev --node`) needs, and it saves an fsync per commit: bench section B prints both settings.
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
-  const store = createSqlEventStore(nodeSyncSql(db));
+  const sql = nodeSyncSql(db);
+  const store = createSqlEventStore(sql);
   return {
     ...store,
+    ...createSqlBulkOperationLog(sql),
     db,
     close() {
       if (db.isOpen) db.close();

@@ -1,7 +1,23 @@
 import { PlatformError } from "../../core/errors.ts";
+import {
+  acceptBulkOperation,
+  advanceBulkOperation,
+  type BulkAction,
+  isSkippedRun,
+} from "../../engine/bulkOperation.ts";
 import { outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
+import type { JsonValue } from "../../engine/json.ts";
 import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { getWorkflowDefinition, installWorkflowBackend, type WorkflowBackend } from "../../engine/workflowApi.ts";
+import { planRerun } from "../../engine/rerun.ts";
+import type { RunFilter } from "../../engine/runQuery.ts";
+import { isLiveStatus } from "../../engine/store.ts";
+import { findStrandedRuns } from "../../engine/strandedRuns.ts";
+import {
+  getWorkflowDefinition,
+  installWorkflowBackend,
+  type StartedRun,
+  type WorkflowBackend,
+} from "../../engine/workflowApi.ts";
 import { currentRecording, type TestRun } from "./testRecords.ts";
 import { driveRun } from "./testRun.ts";
 
@@ -21,27 +37,82 @@ function runOf(runId: string): TestRun {
   return run;
 }
 
-const testWorkflowBackend: WorkflowBackend = {
-  async start(name, data, options) {
-    const definition = getWorkflowDefinition(name);
-    if (!definition)
-      throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered`);
-    const driven = await driveRun(definition, data, { store, startAt: Date.now(), id: options.id });
-    if (!driven.created) {
-      const active = runOf(driven.runId);
-      return { runId: active.id, workflowId: active.workflowId, created: false };
+function definitionNamed(name: string) {
+  const definition = getWorkflowDefinition(name);
+  if (!definition)
+    throw new PlatformError("unknown_workflow", `No workflow named ${JSON.stringify(name)} is registered`);
+  return definition;
+}
+
+/** Drives a new run (or a rerun) as `testWorkflow` does and records it. */
+async function drive(
+  name: string,
+  data: JsonValue,
+  options: { id?: string; rerun?: Parameters<typeof driveRun>[2]["rerun"] },
+): Promise<StartedRun> {
+  const definition = definitionNamed(name);
+  const driven = await driveRun(definition, data, { store, startAt: Date.now(), ...options });
+  if (!driven.created) {
+    const active = runOf(driven.runId);
+    return { runId: active.id, workflowId: active.workflowId, created: false };
+  }
+  const { run } = driven;
+  runs.set(run.id, run);
+  currentRecording()?.runs.push(run);
+  const view = run.view;
+  return {
+    runId: run.id,
+    workflowId: run.workflowId,
+    created: true,
+    ...(isLiveStatus(view.status) ? {} : { outcome: outcomeOfView(view) }),
+  };
+}
+
+async function rerun(runId: string, fromStep: string | undefined): Promise<StartedRun & { name: string }> {
+  const original = store.events(runId);
+  const created = original[0];
+  if (created?.type !== "workflow_created")
+    throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+  const name = created.payload.workflowName;
+  const plan = planRerun(original, definitionNamed(name), fromStep);
+  const started = await drive(name, plan.data, {
+    ...(created.workflowId === runId ? {} : { id: created.workflowId }),
+    rerun: plan,
+  });
+  if (!started.created)
+    throw new PlatformError(
+      "already_active",
+      `Workflow id "${created.workflowId}" has an active run (${started.runId})`,
+    );
+  return { ...started, name };
+}
+
+/** A bulk operation, done at once (the kit's store lives as long as the test process). */
+async function bulk(action: BulkAction, filter: RunFilter) {
+  const operation = acceptBulkOperation(
+    store,
+    store,
+    crypto.randomUUID(),
+    action,
+    filter,
+    Date.now(),
+    `workflow.${action.kind}Many`,
+  );
+  const done = await advanceBulkOperation(store, operation.id, async (runId) => {
+    try {
+      if (action.kind === "cancel") await runOf(runId).cancel(action.reason);
+      else await rerun(runId, action.fromStep);
+      return true;
+    } catch (error) {
+      if (isSkippedRun(error)) return false;
+      throw error;
     }
-    const { run } = driven;
-    runs.set(run.id, run);
-    currentRecording()?.runs.push(run);
-    const view = run.view;
-    return {
-      runId: run.id,
-      workflowId: run.workflowId,
-      created: true,
-      ...(view.status === "running" ? {} : { outcome: outcomeOfView(view) }),
-    };
-  },
+  });
+  return { matched: operation.matched, affected: done?.affected ?? 0 };
+}
+
+const testWorkflowBackend: WorkflowBackend = {
+  start: (name, data, options) => drive(name, data, options.id === undefined ? {} : { id: options.id }),
   async get(runId) {
     return runs.get(runId)?.view ?? null;
   },
@@ -61,6 +132,19 @@ const testWorkflowBackend: WorkflowBackend = {
   },
   async cancel(runId, reason) {
     return runOf(runId).cancel(reason);
+  },
+  async pause(runId, reason) {
+    return runOf(runId).pause(reason);
+  },
+  async resume(runId) {
+    return runOf(runId).resume();
+  },
+  rerun: (runId, options) => rerun(runId, options.fromStep),
+  countRuns: async (filter) => store.matchRunIds(filter, 0).matched,
+  cancelMany: (filter, options) => bulk({ kind: "cancel", ...options }, filter),
+  rerunMany: (filter, options) => bulk({ kind: "rerun", ...options }, filter),
+  async strandedBy(workflows) {
+    return findStrandedRuns(store, workflows);
   },
 };
 

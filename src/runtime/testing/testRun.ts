@@ -13,7 +13,8 @@ import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/d
 import { executeRun } from "../../engine/executeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { appendReceivedEvent, cancelRun } from "../../engine/runControl.ts";
+import type { RerunPlan } from "../../engine/rerun.ts";
+import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../../engine/runControl.ts";
 import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
@@ -24,6 +25,8 @@ export interface DriveOptions {
   startAt: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
+  /** Beyond the spec: the run is a rerun (`workflow.rerun`). */
+  rerun?: RerunPlan;
   /** The project's variables its steps read as `ctx.env`. */
   env?: Readonly<Record<string, string>>;
 }
@@ -36,12 +39,13 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id, env }: DriveOptions,
+  { store, startAt, id, rerun, env }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
   const created = createRun(store, definition, data === undefined ? null : data, {
     runId: crypto.randomUUID(),
     workflowId: id,
     now: startAt,
+    ...(rerun ? { rerun } : {}),
   });
   if (!created.created) return { created: false, runId: created.runId };
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
@@ -149,6 +153,7 @@ function createDriver(
           return view();
         case "idle":
         case "stopped":
+        case "paused":
           return view();
       }
     }
@@ -185,6 +190,14 @@ function createDriver(
       await children.cancel(activeChildrenOf(store.events(runId)), `Its parent run "${runId}" was cancelled`);
       return view();
     },
+    async pause(reason) {
+      pauseRun(store, runId, reason, clock);
+      return view();
+    },
+    async resume() {
+      resumeRun(store, runId, clock);
+      return settle();
+    },
     async result() {
       const current = view();
       if (current.status === "running" && current.waitingForChildren)
@@ -192,6 +205,8 @@ function createDriver(
           "conflict",
           `Workflow run "${runId}" is still waiting for its children (${current.waitingForChildren.finished} of ${current.waitingForChildren.total} ended); move them on through run.runs, or cancel it first`,
         );
+      if (current.status === "paused")
+        throw new PlatformError("conflict", `Workflow run "${runId}" is paused; resume it or cancel it first`);
       if (current.status === "running")
         throw new PlatformError(
           "conflict",

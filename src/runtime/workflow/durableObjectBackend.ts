@@ -20,6 +20,11 @@ export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunCl
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
   const index = createRunIndexReporter(() => runIndexOf(env));
+  const requireActor = (runId: string) => {
+    const actor = actorForRun(env, runId);
+    if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+    return actor;
+  };
   return {
     async start(name, data, { id, once, idempotency }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
@@ -70,16 +75,50 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     list: (query) => runIndexOf(env).list(query),
 
     async send(runId, name, payload) {
-      const actor = actorForRun(env, runId);
-      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-      await actor.send(runId, name, payload);
+      await requireActor(runId).send(runId, name, payload);
     },
 
     async cancel(runId, reason) {
-      const actor = actorForRun(env, runId);
-      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-      return actor.cancel(runId, reason);
+      return requireActor(runId).cancel(runId, reason);
     },
+
+    async pause(runId, reason) {
+      return requireActor(runId).pause(runId, reason);
+    },
+
+    async resume(runId) {
+      return requireActor(runId).resume(runId);
+    },
+
+    async rerun(runId, { fromStep }) {
+      // Planned where the original's log is; started in an actor of its own, or its workflow id's when it had one.
+      const { name, workflowId: named, ...plan } = await requireActor(runId).planRerun(runId, fromStep);
+      const actorId = named === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(named);
+      const newRunId = `${actorId.toString()}.${randomRunSuffix()}`;
+      const { summary, ...started } = await workflowRunActor(env, actorId).start({
+        runId: newRunId,
+        workflowId: named ?? newRunId,
+        name,
+        data: plan.data,
+        rerun: plan,
+      });
+      if (!started.created)
+        throw new PlatformError(
+          "already_active",
+          `Workflow id "${named}" has an active run (${started.runId}); a rerun of ${runId} would share it: wait for it to finish`,
+          { activeRunId: started.runId },
+        );
+      if (summary) await index.report(summary);
+      return { ...started, name };
+    },
+
+    countRuns: (filter) => runIndexOf(env).count(filter),
+
+    cancelMany: (filter, { reason }) => runIndexOf(env).cancelMany(filter, reason),
+
+    rerunMany: (filter, { fromStep }) => runIndexOf(env).rerunMany(filter, fromStep),
+
+    strandedBy: (workflows) => runIndexOf(env).stranded([...workflows]),
 
     async waitForTerminal(runId) {
       const actor = actorForRun(env, runId);

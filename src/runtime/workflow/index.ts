@@ -48,6 +48,8 @@ setCronRegistrar(({ workflow: scheduled, ...cron }) =>
 
 // The run actors live in this worker: their environment is the runtime's too.
 workflowRunHost.useEnv = (env) => platformRuntime.useEnv(env as PlatformEnv);
+// The run index actor's bulk operations cancel and rerun runs through the same backend as `workflow.*`.
+workflowRunHost.runControls = (env) => durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
 
 platformRuntime.onEnv((env) => {
   if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
@@ -68,6 +70,8 @@ platformRuntime.registerMetadata("workflows", () =>
     maxAttempts: d.maxAttempts,
     backoff: d.backoff,
     stepTimeoutMS: d.stepTimeoutMS,
+    ...(Object.keys(d.renamed).length ? { renamed: d.renamed } : {}),
+    retentionMS: d.retentionMS,
     ...(d.schedule ? { schedule: d.schedule } : {}),
   })),
 );

@@ -1,4 +1,4 @@
-import type { RunSummary } from "../../engine/store.ts";
+import type { RunReport } from "../../engine/store.ts";
 
 /**
  * Hands run summaries to the project's run index actor, one call at a time:
@@ -9,16 +9,16 @@ import type { RunSummary } from "../../engine/store.ts";
  * Each report resolves once its summary is written, and rejects if that failed.
  */
 export interface RunIndexReporter {
-  report(summary: RunSummary): Promise<void>;
+  report(summary: RunReport): Promise<void>;
 }
 
 /** What the reporter needs of the run index actor's client. */
 export interface RunIndexRecorder {
-  record(summaries: RunSummary[]): Promise<void>;
+  record(summaries: RunReport[]): Promise<void>;
 }
 
 interface Pending {
-  summary: RunSummary;
+  summary: RunReport;
   settle: (error?: unknown) => void;
 }
 

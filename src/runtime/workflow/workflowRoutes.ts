@@ -1,9 +1,17 @@
+import {
+  MAX_CONTROL_BODY_BYTES,
+  parseBulkCancelBody,
+  parseBulkRerunBody,
+  parsePushCheckBody,
+  parseRerunRunBody,
+} from "../../contracts/workflowControl.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { DEFAULT_JSON_LIMIT_BYTES, parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
 import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
+import { toBulkFilter } from "../../engine/bulkOperation.ts";
+import { filterFromSearchParams } from "../../engine/runQuery.ts";
+import { installedWorkflowBackend, workflow } from "../../engine/workflowApi.ts";
 import type { WorkflowActorEnv } from "./workflowActorClient.ts";
-import { toRunListQuery } from "../../engine/store.ts";
-import { workflow } from "../../engine/workflowApi.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
 
 /**
@@ -11,6 +19,18 @@ import { actorForRun } from "./durableObjectBackend.ts";
  * the name. (The entry wrapper already caps internal bodies at 1 MiB before it checks the caller.)
  */
 const EVENT_BODY_LIMIT_BYTES = MAX_EVENT_PAYLOAD_BYTES + 4096;
+
+/** The backend behind `workflow.*`, for what the user-facing API does not offer (counts, the push check). */
+function requireBackend() {
+  const backend = installedWorkflowBackend();
+  if (!backend) throw new PlatformError("not_ready", "The workflow engine has not started.");
+  return backend;
+}
+
+/** A bulk operation's dry run: how many runs it would act on (the CLI's and console's confirmation). */
+async function countOnly(filter: unknown, what: string): Promise<Response> {
+  return Response.json({ matched: await requireBackend().countRuns(toBulkFilter(filter, what)), affected: 0 });
+}
 
 function notFound(runId: string): Response {
   return errorResponse(new PlatformError("not_found", `Workflow run "${runId}" does not exist.`));
@@ -25,25 +45,22 @@ function runIdIn(segment: string): string | null {
   }
 }
 
-/** Reads `?limit=` as the integer the list query expects; anything else stays as given so the check names it. */
-function listFilter(params: URLSearchParams) {
-  const filter: Record<string, unknown> = {};
-  for (const key of ["name", "status", "cursor"]) if (params.has(key)) filter[key] = params.get(key);
-  if (params.has("limit"))
-    filter.limit = /^\d+$/.test(params.get("limit")!) ? Number(params.get("limit")) : params.get("limit");
-  return filter;
-}
-
 /**
  * The project's internal workflow routes (the entry wrapper has already
  * checked that the platform is calling):
  * - `POST /__workflow/:runId/execute` → `{ done }`, plus `continue: true` (beyond the spec) when the
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
- * - `GET /__workflow/runs?name&status&limit&cursor`, `GET /__workflow/runs/:runId`
+ * - `GET /__workflow/runs?name&status&…&limit&cursor` (every filter of `workflow.list`), `GET /__workflow/runs/:runId`
  * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }` (CLI and console)
  * - beyond the spec: `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
- *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`
- *   (404 unknown run, 409 finished run, 400 bad input; a body over the wrapper's 1 MiB gets its 404)
+ *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`;
+ *   `POST /__workflow/runs/:runId/pause` `{ reason? }` and `…/resume` → 200 `{ run }`;
+ *   `POST /__workflow/runs/:runId/rerun` `{ fromStep? }` → 201 `{ runId, workflowId, name, created }`
+ *   (404 unknown run, 409 finished, paused or live run as each says, 400 bad input; a body over the
+ *   wrapper's 1 MiB gets its 404)
+ * - beyond the spec: `POST /__workflow/cancel-many` `{ filter, reason? }` and `POST /__workflow/rerun-many`
+ *   `{ filter, fromStep? }` → 200 `{ matched, affected }`; `POST /__workflow/check` `{ workflows }` →
+ *   200 `{ count, runs }`, the live runs code with those workflows would strand (the push check)
  */
 export async function handleWorkflowRoute(request: Request, env: WorkflowActorEnv, rest: string): Promise<Response> {
   const url = new URL(request.url);
@@ -55,7 +72,7 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     return Response.json(await actor.execute(runId));
   }
   if (rest === "/runs" && request.method === "GET") {
-    return Response.json(await workflow.list(toRunListQuery(listFilter(url.searchParams))));
+    return Response.json(await workflow.list(filterFromSearchParams(url.searchParams)));
   }
   const one = /^\/runs\/([^/]+)$/.exec(rest);
   if (one && request.method === "GET") {
@@ -63,21 +80,46 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     const view = runId === null ? null : await workflow.get(runId);
     return view ? Response.json(view) : notFound(runId ?? one[1]!);
   }
-  const control = /^\/runs\/([^/]+)\/(cancel|events)$/.exec(rest);
+  const control = /^\/runs\/([^/]+)\/(cancel|events|pause|resume|rerun)$/.exec(rest);
   if (control && request.method === "POST") {
     const runId = runIdIn(control[1]!);
     if (runId === null || !actorForRun(env, runId)) return notFound(runId ?? control[1]!);
-    if (control[2] === "cancel") {
+    if (control[2] === "cancel" || control[2] === "pause") {
       const bytes = await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES);
       const body = bytes.length === 0 ? {} : parseJsonObject(bytes);
       if (body.reason !== undefined && typeof body.reason !== "string")
         throw new PlatformError("invalid_input", "reason must be a string.");
-      return Response.json({ run: await workflow.cancel(runId, body.reason) });
+      const run =
+        control[2] === "cancel" ? await workflow.cancel(runId, body.reason) : await workflow.pause(runId, body.reason);
+      return Response.json({ run });
+    }
+    if (control[2] === "resume") return Response.json({ run: await workflow.resume(runId) });
+    if (control[2] === "rerun") {
+      const body = parseRerunRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+      const run = await workflow.rerun(runId, body);
+      return Response.json(
+        { runId: run.id, workflowId: run.workflowId, name: run.name, created: run.created },
+        { status: 201 },
+      );
     }
     const body = parseJsonObject(await readBodyBytes(request, EVENT_BODY_LIMIT_BYTES));
     if (typeof body.name !== "string") throw new PlatformError("invalid_input", "name must be the event's name.");
     await workflow.send(runId, body.name, body.payload);
     return Response.json({ accepted: true }, { status: 202 });
+  }
+  if (rest === "/cancel-many" && request.method === "POST") {
+    const { filter, reason, dryRun } = parseBulkCancelBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+    if (dryRun) return countOnly(filter, "workflow.cancelMany");
+    return Response.json(await workflow.cancelMany(filter, reason === undefined ? {} : { reason }));
+  }
+  if (rest === "/rerun-many" && request.method === "POST") {
+    const { filter, fromStep, dryRun } = parseBulkRerunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+    if (dryRun) return countOnly(filter, "workflow.rerunMany");
+    return Response.json(await workflow.rerunMany(filter, fromStep === undefined ? {} : { fromStep }));
+  }
+  if (rest === "/check" && request.method === "POST") {
+    const { workflows } = parsePushCheckBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
+    return Response.json(await requireBackend().strandedBy(workflows));
   }
   if (rest === "/start" && request.method === "POST") {
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));

@@ -27,6 +27,11 @@ import {
   listProjectWorkflowRuns,
   runProjectCron,
   sendProjectWorkflowEvent,
+  pauseProjectWorkflowRun,
+  resumeProjectWorkflowRun,
+  rerunProjectWorkflowRun,
+  cancelManyProjectWorkflowRuns,
+  rerunManyProjectWorkflowRuns,
   startProjectWorkflow,
 } from "./projectWorkflowRoutes.ts";
 import { withCliUser } from "./withCliUser.ts";
@@ -93,6 +98,11 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
+      .post("/projects/:slug/workflows/:runId/pause", withCliUser, pauseProjectWorkflowRun)
+      .post("/projects/:slug/workflows/:runId/resume", withCliUser, resumeProjectWorkflowRun)
+      .post("/projects/:slug/workflows/:runId/rerun", withCliUser, rerunProjectWorkflowRun)
+      .post("/projects/:slug/workflows/cancel", withCliUser, cancelManyProjectWorkflowRuns)
+      .post("/projects/:slug/workflows/rerun", withCliUser, rerunManyProjectWorkflowRuns)
       .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
       .get("/projects/:slug/schedules", withCliUser, listProjectSchedules)
       .get("/plugins", withCliUser, listPlugins)

@@ -2,7 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
-import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
+import { findLatestDeployment, insertDeploymentStatement, versionAfter } from "../db/projectDeploymentsTable.ts";
 import { openProjectSecrets } from "../db/projectSecretsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
@@ -13,6 +13,7 @@ import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
 import { projectLogOf, sourceMapOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
+import { checkPushStrandsNothing } from "./pushCheck.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
@@ -21,10 +22,12 @@ const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex", "Workf
 const COMPATIBILITY_DATE = "2026-10-30";
 
 /**
- * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap? }`: uploads a project's bundle
- * to the dispatch namespace with its bindings and records its crons; keeps the bundle's source map
- * (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
- * leave the API worker.
+ * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap?, force? }`: uploads a project's
+ * bundle to the dispatch namespace with its bindings and records its crons; keeps the bundle's source
+ * map (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
+ * leave the API worker. Beyond the spec: each push is a version (`v1`, `v2`, … per project, bound as
+ * `PLATFORM_VERSION`), and a push that would strand a live workflow run is refused before anything is
+ * uploaded (409 `conflict`, see pushCheck.ts) unless `force` is true.
  */
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
@@ -51,7 +54,11 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
       "This platform is not configured to deploy: set CLOUDFLARE_ACCOUNT_ID, DISPATCH_NAMESPACE and the CLOUDFLARE_API_TOKEN secret.",
     );
   }
+  if (body.force !== undefined && typeof body.force !== "boolean")
+    throw new PlatformError("invalid_input", "force must be true or false.");
   const previous = await findLatestDeployment(env.DB, project.id);
+  const stranded = await checkPushStrandsNothing(env, project, previous, workflows, body.force === true);
+  const version = versionAfter(previous);
   const { migrationTag } = await uploadProjectScript(
     {
       apiBase: env.CLOUDFLARE_API_BASE ?? "https://api.cloudflare.com/client/v4",
@@ -69,6 +76,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
     },
     COMPATIBILITY_DATE,
     env.LOGIN_PUBLIC_URL,
+    version,
     await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
   );
   const now = Date.now();
@@ -97,5 +105,16 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
   const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);
   const url = project.private ? `${base.origin}/${project.slug}/` : `${base.protocol}//${project.slug}.${base.host}/`;
-  return Response.json({ scriptName: project.script_name, url, crons, plugins }, { status: 200 });
+  return Response.json(
+    {
+      scriptName: project.script_name,
+      url,
+      crons,
+      plugins,
+      version,
+      deployedAt: now,
+      ...(stranded.count > 0 ? { stranded } : {}),
+    },
+    { status: 200 },
+  );
 }

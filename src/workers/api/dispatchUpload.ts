@@ -48,12 +48,15 @@ const MAIN_MODULE = "worker.js";
 /**
  * Every binding a project worker gets; the worker secret travels only here,
  * server to Cloudflare. `loginUrl` (the login worker's public URL) becomes
- * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in.
+ * `PLATFORM_LOGIN_URL`, where the project sends browsers to sign in;
+ * `version` (`v3`, the project's push that made this script) becomes
+ * `PLATFORM_VERSION`, which the runs it starts record.
  */
 export function projectScriptBindings(
   project: UploadedProject,
   durableObjects: string[],
   loginUrl?: string,
+  version?: string,
 ): ScriptBinding[] {
   return [
     ...Object.entries(PLATFORM_SERVICES).map(([name, service]): ScriptBinding => ({ type: "service", name, service })),
@@ -61,6 +64,7 @@ export function projectScriptBindings(
     { type: "plain_text", name: "PLATFORM_PROJECT_ID", text: String(project.id) },
     { type: "plain_text", name: "PLATFORM_PROJECT_SLUG", text: project.slug },
     ...(loginUrl ? [{ type: "plain_text", name: "PLATFORM_LOGIN_URL", text: loginUrl } as const] : []),
+    ...(version ? [{ type: "plain_text", name: "PLATFORM_VERSION", text: version } as const] : []),
     ...durableObjects.map(
       (className): ScriptBinding => ({
         type: "durable_object_namespace",
@@ -99,6 +103,7 @@ export async function uploadProjectScript(
   previous: { tag: string | null; classes: string[] },
   compatibilityDate: string,
   loginUrl?: string,
+  version?: string,
   secrets: Readonly<Record<string, string>> = {},
 ): Promise<{ migrationTag: string | null }> {
   const newClasses = durableObjects.filter((c) => !previous.classes.includes(c));
@@ -113,7 +118,7 @@ export async function uploadProjectScript(
     // The project's secrets are bound in full on every upload (no keep_bindings): a push binds exactly
     // the current set, so they survive later pushes and a deleted one goes with the next.
     bindings: [
-      ...projectScriptBindings(project, durableObjects, loginUrl),
+      ...projectScriptBindings(project, durableObjects, loginUrl, version),
       ...Object.entries(secrets).map(([name, text]): ScriptBinding => ({ type: "secret_text", name, text })),
     ],
     ...(newClasses.length

@@ -1,4 +1,12 @@
-import { MAX_CONTROL_BODY_BYTES, parseCancelRunBody, parseSendEventBody } from "../../contracts/workflowControl.ts";
+import {
+  MAX_CONTROL_BODY_BYTES,
+  parseBulkCancelBody,
+  parseBulkRerunBody,
+  parseCancelRunBody,
+  parsePauseRunBody,
+  parseRerunRunBody,
+  parseSendEventBody,
+} from "../../contracts/workflowControl.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
@@ -81,6 +89,46 @@ export async function sendProjectWorkflowEvent(request: CliRequest, env: ApiEnv)
     await callProjectWorker(resolveDispatcher(env), project, "POST", runPath(request, "/events"), JSON.stringify(body)),
   );
 }
+
+/** Checks a control's body here, then forwards it as canonical JSON; the project's answer passes through. */
+async function forwardControl(
+  request: CliRequest,
+  env: ApiEnv,
+  path: (request: CliRequest) => string,
+  parse: (bytes: Uint8Array) => object,
+): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const body = parse(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+  return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", path(request), JSON.stringify(body)));
+}
+
+/** `POST /projects/:slug/workflows/:runId/pause` `{ reason? }` (beyond the spec): 200 `{ run }`, 404, 409. */
+export const pauseProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(request, env, (r) => runPath(r, "/pause"), parsePauseRunBody);
+
+/** `POST /projects/:slug/workflows/:runId/resume` (beyond the spec): 200 `{ run }`, 404, 409. */
+export const resumeProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(
+    request,
+    env,
+    (r) => runPath(r, "/resume"),
+    () => ({}),
+  );
+
+/** `POST /projects/:slug/workflows/:runId/rerun` `{ fromStep? }` (beyond the spec): 201 `{ runId, … }`, 404, 409, 400. */
+export const rerunProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(request, env, (r) => runPath(r, "/rerun"), parseRerunRunBody);
+
+/**
+ * `POST /projects/:slug/workflows/cancel` `{ filter, reason?, dryRun? }` (beyond the spec, `workflow.cancelMany`):
+ * 200 `{ matched, affected }`; `dryRun` counts the runs and acts on none (the CLI's confirmation).
+ */
+export const cancelManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(request, env, () => "/__workflow/cancel-many", parseBulkCancelBody);
+
+/** `POST /projects/:slug/workflows/rerun` `{ filter, fromStep?, dryRun? }` (beyond the spec, `workflow.rerunMany`). */
+export const rerunManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(request, env, () => "/__workflow/rerun-many", parseBulkRerunBody);
 
 /** `POST /projects/:slug/crons/:name/run`: runs one of the project's crons now (e.g. the recovery sweep). */
 export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<Response> {

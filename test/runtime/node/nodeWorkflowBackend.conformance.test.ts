@@ -26,6 +26,7 @@ describeWorkflowConformance("memory backend", (definitions) => {
       backend.recoverAtStartup();
       return backend;
     },
+    sweep: async () => void backend.recoverNow(),
   };
 });
 
@@ -40,5 +41,6 @@ describeWorkflowConformance("node backend (node:sqlite file)", (definitions) => 
       backend = createNodeWorkflowBackend({ path, definitions, ...quiet });
       return backend;
     },
+    sweep: async () => void backend.recoverNow(),
   };
 });

@@ -1,8 +1,10 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
+import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
 import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
+import { sweepStuckRuns } from "#src/runtime/workflow/recoverySweep.ts";
 import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
 import { describeWorkflowConformance } from "#test/conformance/workflowConformance.ts";
 
@@ -27,6 +29,10 @@ describeEventStoreConformance("Durable Object SQLite (a WorkflowRun actor's stor
 // backoff, step timeouts, sleeps), listed through the real per-project index
 // actor. A restart is a hard reset of every actor, as a deploy or a machine
 // loss would do: the storage and alarms stay, what ran in memory is gone.
+// What the runtime's workflow capability tells the actors when it loads (src/runtime/workflow/index.ts):
+// the index actor's bulk operations cancel and rerun runs through this backend.
+workflowRunHost.runControls = (actorEnv) => durableObjectWorkflowBackend(actorEnv as unknown as WorkflowActorEnv);
+
 describeWorkflowConformance("Durable Objects", () => {
   const backend = durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
   return {
@@ -36,5 +42,6 @@ describeWorkflowConformance("Durable Objects", () => {
       await abortAllDurableObjects();
       return backend;
     },
+    sweep: async () => void (await sweepStuckRuns(env as unknown as WorkflowActorEnv)),
   };
 });

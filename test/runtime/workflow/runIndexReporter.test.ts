@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { RunSummary } from "#src/engine/store.ts";
+import type { RunReport } from "#src/engine/store.ts";
 import { createRunIndexReporter, type RunIndexRecorder } from "#src/runtime/workflow/runIndexReporter.ts";
 
-const summary = (id: string): RunSummary => ({
+const summary = (id: string): RunReport => ({
   id,
   workflowId: id,
   name: "checkout",
   status: "running",
+  step: "start",
+  lastSeq: 1,
   createdAt: 1,
   updatedAt: 1,
 });

@@ -343,8 +343,10 @@ describe("GET /__workflow/runs and /__workflow/runs/:id", () => {
       workflowId: done[2],
       name: "greet",
       status: "completed",
+      step: "finish",
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
+      expiresAt: expect.any(Number),
     });
   });
 
@@ -634,7 +636,7 @@ describe("POST /__cron/__workflow-recovery (registered by the first workflow() c
         payload: { workflowName: "greet", writes: { data: { name: "Cy" } } },
         at: Date.now() - 60_000,
       });
-      return store.getRun(runId)!;
+      return store.getReport(runId)!;
     });
     await runIndexOf(projectEnv).record([summary]);
 

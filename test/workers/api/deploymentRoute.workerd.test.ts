@@ -90,6 +90,7 @@ describe("PUT /projects/:slug/deployment", () => {
         "PLATFORM_API",
         "PLATFORM_PROJECT_ID",
         "PLATFORM_PROJECT_SLUG",
+        "PLATFORM_VERSION",
         "PLATFORM_WORKER_SECRET",
         "WORKFLOW_RUNS",
         "WORKFLOW_RUN_INDEX",
@@ -104,6 +105,7 @@ describe("PUT /projects/:slug/deployment", () => {
       name: "PLATFORM_WORKER_SECRET",
       text: secret,
     });
+    expect(bindings.PLATFORM_VERSION).toEqual({ type: "plain_text", name: "PLATFORM_VERSION", text: "v1" });
     expect(bindings.WORKFLOW_RUNS).toEqual({
       type: "durable_object_namespace",
       name: "WORKFLOW_RUNS",

@@ -5,6 +5,7 @@
 // reaches the page as text (never as HTML).
 import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit, shortRunId } from "./dom.js";
 import { renderRunControls, runControlsKey } from "./runControls.js";
+import { runsSection } from "./runList.js";
 import { renderTimeline } from "./timelineView.js";
 import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
@@ -13,9 +14,9 @@ import { renderStepErrors } from "./stepErrorsView.js";
 import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
-const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
-const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
+/** Statuses of a run that has not finished (a paused one may be resumed). */
+const LIVE_STATUSES = ["queued", "running", "paused"];
 const RECOVERY_CRON = "__workflow-recovery";
 const alternatives = new Intl.ListFormat("en-GB", { style: "long", type: "disjunction" });
 
@@ -192,9 +193,10 @@ function stopLive() {
   viewGeneration++;
 }
 
-/** @param {string} slug @param {string} [runId] */
-function hrefFor(slug, runId) {
-  return `#/p/${encodeURIComponent(slug)}${runId ? `/runs/${encodeURIComponent(runId)}` : ""}`;
+/** @param {string} slug @param {string} [runId] @param {URLSearchParams} [query]  a project's run filters */
+function hrefFor(slug, runId, query) {
+  const filters = query?.size ? `?${query}` : "";
+  return `#/p/${encodeURIComponent(slug)}${runId ? `/runs/${encodeURIComponent(runId)}` : ""}${filters}`;
 }
 
 async function start() {
@@ -228,7 +230,8 @@ function renderProjectNav() {
 
 async function route() {
   stopLive();
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const [path = "", search = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   for (const link of projectNav.querySelectorAll("a")) link.removeAttribute("aria-current");
   if (parts[0] !== "p" || !parts[1]) {
     const first = projects[0];
@@ -243,7 +246,7 @@ async function route() {
   const slug = parts[1];
   projectNav.querySelector(`a[data-slug="${CSS.escape(slug)}"]`)?.setAttribute("aria-current", "page");
   if (parts[2] === "runs" && parts[3]) await showRun(slug, parts[3]);
-  else await showProject(slug);
+  else await showProject(slug, new URLSearchParams(search));
 }
 
 window.addEventListener("hashchange", async () => {
@@ -256,8 +259,8 @@ window.addEventListener("hashchange", async () => {
 
 // ---- a project ---------------------------------------------------------------
 
-/** @param {string} slug */
-async function showProject(slug) {
+/** @param {string} slug @param {URLSearchParams} [filters]  the run list's filters, from the address */
+async function showProject(slug, filters = new URLSearchParams()) {
   const generation = viewGeneration;
   clear(main).append(el("h2", { tabindex: "-1" }, `Project ${slug}`), el("p", { role: "status" }, "Loading…"));
   let project, plugins, catalog;
@@ -291,7 +294,13 @@ async function showProject(slug) {
       announce,
       isCurrent: () => generation === viewGeneration,
     }),
-    runsSection(slug, project.workflows),
+    runsSection(slug, project.workflows, filters, {
+      api,
+      errorText,
+      announce,
+      runHref: (runId) => hrefFor(slug, runId),
+      listHref: (query) => hrefFor(slug, undefined, query),
+    }),
     logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     outboxSection(slug, { api, errorText }),
   );
@@ -535,101 +544,6 @@ function testEventSection(slug, resources, catalog) {
   return appendTo(section, form, output);
 }
 
-/** @param {string} slug @param {{ name: string }[]} workflows */
-function runsSection(slug, workflows) {
-  const section = headedSection("runs", "Workflow runs");
-  // Runs are listed by the project's own workflow routes, which exist only when its code registers a workflow.
-  if (!workflows.length) return appendTo(section, el("p", {}, "No runs: this project registers no workflows."));
-  const filters = el(
-    "form",
-    { id: "run-filters", class: "inline" },
-    field(
-      "Workflow",
-      el(
-        "select",
-        { name: "name" },
-        el("option", { value: "" }, "any"),
-        ...workflows.map((w) => el("option", { value: w.name }, w.name)),
-      ),
-    ),
-    field(
-      "Status",
-      el(
-        "select",
-        { name: "status" },
-        el("option", { value: "" }, "any"),
-        ...RUN_STATUSES.map((s) => el("option", { value: s }, s)),
-      ),
-    ),
-    el("button", { type: "submit" }, "Show runs"),
-  );
-  const body = el("tbody", {});
-  const status = el("p", { role: "status" });
-  const more = /** @type {HTMLButtonElement} */ (el("button", { type: "button", hidden: "" }, "Older runs"));
-  /** @type {string | undefined} */
-  let cursor;
-  const load = async (/** @type {boolean} */ append) => {
-    const values = new FormData(filters);
-    const query = new URLSearchParams({ limit: String(RUN_PAGE_SIZE) });
-    for (const key of ["name", "status"]) if (values.get(key)) query.set(key, String(values.get(key)));
-    if (append && cursor) query.set("cursor", cursor);
-    status.textContent = "Loading runs…";
-    try {
-      const page = await api("GET", `/projects/${encodeURIComponent(slug)}/workflows?${query}`);
-      if (!append) clear(body);
-      for (const run of page.runs) {
-        body.append(
-          el(
-            "tr",
-            { "data-run-id": run.id, "data-status": run.status },
-            el("td", {}, el("a", { href: hrefFor(slug, run.id), title: run.id }, shortRunId(run.id))),
-            el("td", {}, run.name),
-            el("td", {}, el("span", { class: `badge status-${run.status}` }, run.status)),
-            el("td", {}, formatTime(run.createdAt)),
-            el("td", {}, formatTime(run.updatedAt)),
-          ),
-        );
-      }
-      cursor = page.cursor;
-      more.hidden = !cursor;
-      const shown = body.childElementCount;
-      status.textContent = shown
-        ? `${shown} run${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older runs follow" : ""}.`
-        : "No runs match.";
-    } catch (error) {
-      status.textContent = `Could not list runs: ${errorText(error)}`;
-    }
-  };
-  filters.addEventListener("submit", (event) => {
-    event.preventDefault();
-    cursor = undefined;
-    void load(false);
-  });
-  more.addEventListener("click", () => void load(true));
-  section.append(
-    filters,
-    el(
-      "table",
-      { id: "runs" },
-      el("caption", { class: "visually-hidden" }, "Workflow runs, newest first"),
-      el(
-        "thead",
-        {},
-        el(
-          "tr",
-          {},
-          ...["Run", "Workflow", "Status", "Started", "Last event"].map((h) => el("th", { scope: "col" }, h)),
-        ),
-      ),
-      body,
-    ),
-    status,
-    more,
-  );
-  void load(false);
-  return section;
-}
-
 // ---- a run -----------------------------------------------------------------
 
 /** @param {string} slug @param {string} runId */
@@ -644,10 +558,26 @@ async function showRun(slug, runId) {
   const family = el("section", { "aria-labelledby": "children-heading", id: "run-children" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
+  const reruns = el("p", { class: "meta", id: "reruns" });
+  /** "Rerun from here" on a step of the timeline: a new run that keeps the steps before it. @param {string} step */
+  const rerunFrom = async (step) => {
+    try {
+      const started = await api(
+        "POST",
+        `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(runId)}/rerun`,
+        { fromStep: step },
+      );
+      announce(`A rerun from step ${step} started.`);
+      location.hash = hrefFor(slug, started.runId);
+    } catch (error) {
+      live.textContent = `Could not rerun from ${step}: ${errorText(error)}`;
+    }
+  };
   clear(main).append(
     el("p", {}, el("a", { href: hrefFor(slug) }, `← Project ${slug}`)),
     heading,
     summary,
+    reruns,
     live,
     controls,
     timeline,
@@ -675,15 +605,25 @@ async function showRun(slug, runId) {
     // A running run that waits (for an event or its children) says so, as `platform workflow list` does.
     const shown = view.status === "running" && (view.waitingFor || view.waitingForChildren) ? "waiting" : view.status;
     clear(summary).append(
-      `${view.id} · started ${formatTime(view.createdAt)} · `,
+      `${view.id} · started ${formatTime(view.createdAt)}${view.version ? ` by version ${view.version}` : ""} · `,
       el("span", { class: `badge status-${view.status}` }, shown),
+      ...(view.step ? [` · at step ${view.step}`] : []),
+      ...(view.paused ? [` · paused: ${view.paused.reason}`] : []),
+      ...(view.rerunOf
+        ? [
+            " · rerun of ",
+            el("a", { href: hrefFor(slug, view.rerunOf.runId), id: "rerun-of" }, shortRunId(view.rerunOf.runId)),
+            view.rerunOf.fromStep ? ` from step ${view.rerunOf.fromStep}` : "",
+          ]
+        : []),
     );
     if (view.parentRunId)
       summary.append(
         " · child of ",
         el("a", { href: hrefFor(slug, view.parentRunId), id: "parent-run" }, shortRunId(view.parentRunId)),
       );
-    renderTimeline(timeline, view);
+    if (first) void showReruns(slug, view.id, reruns);
+    renderTimeline(timeline, view, LIVE_STATUSES.includes(view.status) ? undefined : rerunFrom);
     renderOutcome(outcome, view);
     renderStepErrors(errors, view);
     renderChildren(family, slug, view);
@@ -702,7 +642,7 @@ async function showRun(slug, runId) {
       });
     }
     events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
-    if (view.status === "running" || view.status === "queued") {
+    if (LIVE_STATUSES.includes(view.status)) {
       live.textContent = "Live: updating every second.";
       liveTimer = setTimeout(refresh, LIVE_INTERVAL_MS);
     } else {
@@ -714,6 +654,30 @@ async function showRun(slug, runId) {
   await refresh();
 }
 
+/**
+ * Links to the runs `workflow.rerun` made of this one (the other direction: its `rerunOf`).
+ * @param {string} slug @param {string} runId @param {HTMLElement} into
+ */
+async function showReruns(slug, runId, into) {
+  try {
+    const page = await api(
+      "GET",
+      `/projects/${encodeURIComponent(slug)}/workflows?${new URLSearchParams({ rerunOf: runId, limit: "20" })}`,
+    );
+    if (!page.runs.length) return;
+    clear(into).append(
+      "Reruns of this run: ",
+      ...page.runs.flatMap((/** @type {any} */ run, /** @type {number} */ i) => [
+        i ? ", " : "",
+        el("a", { href: hrefFor(slug, run.id), "data-rerun": run.id }, shortRunId(run.id)),
+        ` (${run.status})`,
+      ]),
+    );
+  } catch {
+    // The links are a convenience: the run's own view does not depend on them.
+  }
+}
+
 /** @param {HTMLElement} section @param {any} view */
 function renderOutcome(section, view) {
   clear(section).append(el("h3", { id: "outcome-heading" }, "Result"));
@@ -723,6 +687,10 @@ function renderOutcome(section, view) {
     section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
   else if (view.status === "cancelled")
     section.append(el("p", { id: "run-cancelled" }, `Cancelled: ${view.cancelReason ?? "no reason given"}`));
+  else if (view.status === "paused")
+    section.append(
+      el("p", { id: "run-paused" }, `Paused: ${view.paused?.reason ?? "no reason given"}. Resume it to go on.`),
+    );
   else if (view.queued)
     section.append(
       el(

@@ -1,7 +1,9 @@
 // @ts-check
-// What a person can do to one run from its page: cancel it
-// while it runs, send the event it waits for, start it again with the same
-// data. Each acts through the API worker's routes, as the CLI does.
+// What a person can do to one run from its page (beyond the spec): cancel it
+// while it runs or waits in its queue, send the event it waits for, pause and
+// resume it, rerun it once it finished (a new run with the same data that
+// links back to it; from a step: the timeline's "Rerun from here"). Each acts
+// through the API worker's routes, as the CLI does.
 import { alertForm, appendTo, el, field, jsonField, onSubmit } from "./dom.js";
 
 /**
@@ -20,27 +22,45 @@ export function runControlsKey(view) {
 }
 
 /**
- * The data the run started with: its workflow_created event's `writes.data`, or the last
- * start_replaced's when debounced starts replaced it. @param {any} view
- */
-export function startDataOf(view) {
-  const lastData = view.events.findLast(
-    (/** @type {any} */ e) => e.type === "workflow_created" || e.type === "start_replaced",
-  );
-  return lastData?.payload?.writes?.data ?? null;
-}
-
-/**
  * @param {HTMLElement} section @param {string} slug @param {any} view @param {RunControlsContext} context
  */
 export function renderRunControls(section, slug, view, context) {
   const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
   section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
-  if (view.status === "running" || view.status === "queued") {
+  if (view.status === "running" || view.status === "paused" || view.status === "queued") {
     if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
+    // A queued run has not started: there is nothing to pause yet.
+    if (view.status !== "queued")
+      section.append(view.status === "paused" ? resumeForm(runPath, context) : pauseForm(runPath, context));
     section.append(cancelForm(runPath, context));
-  }
-  section.append(runAgainForm(slug, view, context));
+  } else section.append(runAgainForm(runPath, view, context));
+}
+
+/** @param {string} runPath @param {RunControlsContext} context */
+function pauseForm(runPath, context) {
+  const { form, error } = alertForm(
+    "pause-run",
+    field("Reason (optional)", el("input", { name: "reason", maxlength: "500", autocomplete: "off" })),
+    el("button", { type: "submit" }, "Pause run"),
+  );
+  onSubmit(form, error, context.errorText, async (values) => {
+    const reason = String(values.get("reason") ?? "").trim();
+    await context.api("POST", `${runPath}/pause`, reason ? { reason } : {});
+    context.announce("The run is paused: it starts no new step until resumed.");
+    context.refresh();
+  });
+  return form;
+}
+
+/** @param {string} runPath @param {RunControlsContext} context */
+function resumeForm(runPath, context) {
+  const { form, error } = alertForm("resume-run", el("button", { type: "submit" }, "Resume run"));
+  onSubmit(form, error, context.errorText, async () => {
+    await context.api("POST", `${runPath}/resume`, {});
+    context.announce("The run was resumed.");
+    context.refresh();
+  });
+  return form;
 }
 
 /** @param {string} runPath @param {RunControlsContext} context */
@@ -81,18 +101,15 @@ function sendEventForm(runPath, view, context) {
   return appendTo(el("div", {}, el("p", {}, `This run waits for the event "${view.waitingFor.name}".`)), form);
 }
 
-/** @param {string} slug @param {any} view @param {RunControlsContext} context */
-function runAgainForm(slug, view, context) {
+/** A rerun from the start (`workflow.rerun`): the new run records this one as its `rerunOf`. @param {string} runPath @param {any} view @param {RunControlsContext} context */
+function runAgainForm(runPath, view, context) {
   const { form, error } = alertForm(
     "run-again",
     el("button", { type: "submit" }, "Run again"),
-    el("span", { class: "meta" }, ` a new run of ${view.name} with the same data`),
+    el("span", { class: "meta" }, ` a new run of ${view.name} with the same data (or rerun from a step below)`),
   );
   onSubmit(form, error, context.errorText, async () => {
-    const started = await context.api("POST", `/projects/${encodeURIComponent(slug)}/workflows`, {
-      name: view.name,
-      data: startDataOf(view),
-    });
+    const started = await context.api("POST", `${runPath}/rerun`, {});
     context.announce("A new run started.");
     location.hash = context.runHref(started.runId);
   });

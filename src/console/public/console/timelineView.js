@@ -109,13 +109,35 @@ function marksItem(marks, axis) {
   );
 }
 
-/** @param {HTMLElement} section @param {any} view */
-export function renderTimeline(section, view) {
+/**
+ * @param {HTMLElement} section @param {any} view
+ * @param {(step: string) => void} [rerunFrom]  for a finished run: "Rerun from here" on each step
+ */
+export function renderTimeline(section, view, rerunFrom) {
   const model = buildTimeline(view, Date.now());
   const axis = { start: model.start, end: model.end };
   const total = model.end - model.start;
   const list = el("ol", { class: "timeline", id: "timeline" });
-  for (const row of model.rows) list.append("pause" in row ? pauseItem(row, axis) : attemptItem(row, axis));
+  /** Steps that already have their "Rerun from here" (the first attempt of each step gets it). */
+  const offered = new Set();
+  for (const row of model.rows) {
+    if ("pause" in row) {
+      list.append(pauseItem(row, axis));
+      continue;
+    }
+    const item = attemptItem(row, axis);
+    if (rerunFrom && !offered.has(row.step)) {
+      offered.add(row.step);
+      const button = el(
+        "button",
+        { type: "button", class: "rerun-from", "data-rerun-from": row.step },
+        "Rerun from here",
+      );
+      button.addEventListener("click", () => rerunFrom(row.step));
+      item.append(button);
+    }
+    list.append(item);
+  }
   if (model.marks.length) list.append(marksItem(model.marks, axis));
   const end = model.outcome;
   list.append(

@@ -1,5 +1,5 @@
 import type { WorkflowRunView } from "../../../engine/describeRun.ts";
-import type { RunListPage } from "../../../engine/store.ts";
+import { isLiveStatus, type RunListPage } from "../../../engine/store.ts";
 import { type Command, cliOptions } from "../commandLine.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
 import {
@@ -15,6 +15,7 @@ import { shortRunId } from "../dev/devLogLines.ts";
 import { formatFailedAttempts } from "../workflow/failedAttempts.ts";
 import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
+import { filterAsFlags } from "../workflow/runFilterArgs.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
 import { checkSchedulesInvocation, fetchScheduleRows, formatSchedules } from "../workflow/workflowSchedules.ts";
 
@@ -29,36 +30,69 @@ interface StartedRun {
 }
 
 export const workflowCommand: Command = {
-  summary: "Start, inspect, cancel and send events to a project's workflow runs.",
+  summary: "Start, inspect, search, pause, rerun, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status queued (with its flow control key and how many are
-        ahead), running, sleeping, waiting, completed, failed or cancelled;
-        filter with --status (queued|running|completed|failed|cancelled)
-        and --name; page with --limit and the --cursor it prints
+        ahead), running, sleeping, waiting, paused, completed, failed or
+        cancelled, and the step each is at; page with --limit and the
+        --cursor it prints
 get     one run's events as a timeline: step, attempt, duration, retries,
-        sleeps, waits, events received, failure reason
+        sleeps, waits, events received, failure reason, version, rerun links
 start   starts a registered workflow with --data (JSON) and prints the run id;
         --id sets the workflow id (one active run per id); --idempotency-key
         answers the first run started with that key within 24 hours, ended
         or not; --wait then prints
         the run's events as they happen and exits 0 when it completes, 1 when
         it fails or is cancelled
-cancel  cancels a running or queued run (workflow.cancel) with an optional --reason
+cancel  cancels a running, paused or queued run (workflow.cancel) with an
+        optional --reason; with filters instead of a run id, prints how many
+        runs match and cancels them only with --yes (workflow.cancelMany, at
+        most 10,000)
+rerun   starts a new run of a finished one with the same data; --from-step S
+        keeps the steps before S (their writes) and begins by claiming S;
+        with filters, reruns every finished run that matches, with --yes
+pause   pauses a started run: it claims no new step until resume (a step in
+        flight finishes); resume goes on, sleeps that fell due meanwhile at once
 send    sends an event to a run (workflow.send) with --data as its payload;
         a run waiting for that event name continues with it
 schedules  the scheduled workflows (workflow(name, steps, { schedule })):
         cron, time zone, next tick and the latest run a tick started
+
+Filters (list, cancel, rerun): --status queued|running|paused|completed|failed|
+cancelled, --name N, --step S (where the run is, or ended), --since T and
+--until T on the start time (T: 2h, 15m, 7d ago, epoch ms or an ISO date),
+--error TEXT (in the failure reason), --id-prefix P, --version v3,
+--rerun-of RUN.
 
 A run id may be shortened to any unique prefix (as list and \`platform dev\`
 show it). Targets the \`platform dev\` (workerd or --node) running for --dir
 (default: the current directory), or --api URL with $PLATFORM_TOKEN. --json
 prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
   options: cliOptions({
-    strings: ["status", "name", "limit", "cursor", "data", "id", "idempotency-key", "reason", "dir", "api"],
-    booleans: ["full", "wait", "json"],
+    strings: [
+      "status",
+      "name",
+      "step",
+      "since",
+      "until",
+      "error",
+      "id-prefix",
+      "version",
+      "rerun-of",
+      "from-step",
+      "limit",
+      "cursor",
+      "data",
+      "id",
+      "idempotency-key",
+      "reason",
+      "dir",
+      "api",
+    ],
+    booleans: ["full", "wait", "json", "yes"],
   }),
   async run({ positionals, values }) {
     if (positionals[0] === "schedules") {
@@ -85,8 +119,12 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         ),
       );
 
-    /** A control call on a run (`cancel`, `events`), named by its id or a unique prefix of it. */
-    const postToRun = async <T>(given: string, action: "cancel" | "events", body: unknown) => {
+    /** A control call on a run, named by its id or a unique prefix of it. */
+    const postToRun = async <T>(
+      given: string,
+      action: "cancel" | "events" | "pause" | "resume" | "rerun",
+      body: unknown,
+    ) => {
       const { runId } = await findRun(given);
       const answer = await callPlatformApi<T>(target, "POST", `${runs}/${encodeURIComponent(runId)}/${action}`, body);
       return { runId, answer };
@@ -144,6 +182,61 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         print(answer, `Cancelled run ${runId}${invocation.reason ? ` (${invocation.reason})` : ""}.\n`);
         return;
       }
+      case "pause": {
+        const { runId, answer } = await postToRun<{ run: WorkflowRunView }>(
+          invocation.runId,
+          "pause",
+          invocation.reason === undefined ? {} : { reason: invocation.reason },
+        );
+        print(answer, `Paused run ${runId} at step ${answer.run.step ?? "?"}: it claims no new step until resumed.\n`);
+        return;
+      }
+      case "resume": {
+        const { runId, answer } = await postToRun<{ run: WorkflowRunView }>(invocation.runId, "resume", {});
+        print(answer, `Resumed run ${runId}.\n`);
+        return;
+      }
+      case "rerun": {
+        const { runId, answer } = await postToRun<StartedRun>(
+          invocation.runId,
+          "rerun",
+          invocation.fromStep === undefined ? {} : { fromStep: invocation.fromStep },
+        );
+        print(
+          answer,
+          `Rerun of ${runId}${invocation.fromStep ? ` from step ${invocation.fromStep}` : ""}: run ${answer.runId}\n`,
+        );
+        return;
+      }
+      case "bulk": {
+        const { kind, filter } = invocation;
+        const options =
+          kind === "cancel"
+            ? invocation.reason === undefined
+              ? {}
+              : { reason: invocation.reason }
+            : invocation.fromStep === undefined
+              ? {}
+              : { fromStep: invocation.fromStep };
+        const body = { filter, ...options, ...(invocation.yes ? {} : { dryRun: true }) };
+        const answer = await callPlatformApi<{ matched: number; affected: number }>(
+          target,
+          "POST",
+          `${runs}/${kind}`,
+          body,
+        );
+        const verb = kind === "cancel" ? "cancel" : "rerun";
+        if (!invocation.yes)
+          return void print(
+            answer,
+            `${answer.matched} run(s) match. Nothing was changed: to ${verb} them, run\n  platform workflow ${verb} ${filterAsFlags(filter)}${invocation.fromStep ? ` --from-step ${invocation.fromStep}` : ""} --yes\n`,
+          );
+        print(
+          answer,
+          `${answer.matched} run(s) matched; ${kind === "cancel" ? "cancelled" : "reran"} ${answer.affected}${answer.affected < answer.matched ? ` (the others ${kind === "cancel" ? "had finished" : "were not finished or could not be rerun"})` : ""}.\n`,
+        );
+        return;
+      }
       case "send": {
         const { runId, answer } = await postToRun<{ accepted: boolean }>(invocation.runId, "events", {
           name: invocation.event,
@@ -177,7 +270,7 @@ async function follow(
     const now = pauseNotice(run, runRef);
     if (show && now && now !== notice) console.log(now);
     notice = now;
-    if (run.status !== "running" && run.status !== "queued") {
+    if (!isLiveStatus(run.status)) {
       if (show) console.log(`\n${timelineHeading(run).split("\n")[0]}`);
       return run;
     }

@@ -1,4 +1,6 @@
 import { readFile } from "node:fs/promises";
+import type { StrandedRuns } from "../../../contracts/workflowShapes.ts";
+import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 import type { ProjectBuild } from "../build/buildProject.ts";
 import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { CliError } from "../commandLine.ts";
@@ -24,14 +26,26 @@ export async function ensureProject(
   return { created: true, private: (created.json.project as { private: boolean }).private };
 }
 
+export interface DeployedProject {
+  scriptName: string;
+  url: string;
+  plugins: Record<string, string>;
+  /** This push's version (`v3`). */
+  version?: string;
+  /** With `force`: the live runs this push strands (they fail, each with its reason). */
+  stranded?: StrandedRuns;
+}
+
 /**
  * Sends the bundle and metadata to the API worker, which holds the Cloudflare
  * credentials and the project's worker secret and does the Workers for
- * Platforms upload itself, so neither ever reaches the CLI.
+ * Platforms upload itself, so neither ever reaches the CLI. A push the API
+ * refuses because it would strand live workflow runs fails listing them
+ * (run id, workflow and step; the first 20 and the count) and the ways out.
  */
 export async function deployProject(
-  input: PlatformTarget & { build: ProjectBuild; metadata: Record<string, unknown> },
-): Promise<{ scriptName: string; url: string; plugins: Record<string, string> }> {
+  input: PlatformTarget & { build: ProjectBuild; metadata: Record<string, unknown>; force?: boolean },
+): Promise<DeployedProject> {
   const bundle = await readFile(input.build.bundlePath, "utf8");
   const { status, json } = await requestPlatformApi(
     input,
@@ -44,13 +58,27 @@ export async function deployProject(
         capabilities: input.build.capabilities,
         durableObjects: input.build.durableObjects,
       },
+      ...(input.force ? { force: true } : {}),
       sourceMap: portableSourceMap(input.build),
     },
   );
+  const details = json.error?.details as { stranded?: StrandedRuns["runs"]; count?: number } | undefined;
+  if (status === 409 && details?.stranded)
+    throw new CliError(
+      [
+        `Push refused: it would strand ${details.count ?? details.stranded.length} live workflow run(s):`,
+        "  run  workflow  step",
+        ...describeStrandedRuns({ count: details.count ?? details.stranded.length, runs: details.stranded }),
+        'Keep the old step name with workflow(name, steps, { renamed: { oldStep: "newStep" } }),',
+        "or push again with --force (those runs then fail, each with its reason).",
+      ].join("\n"),
+    );
   if (status !== 200) throw new CliError(`Deploy refused (${status}): ${json.error?.message ?? "no reason given"}`);
   return {
     scriptName: json.scriptName as string,
     url: json.url as string,
     plugins: (json.plugins as Record<string, string> | undefined) ?? {},
+    ...(typeof json.version === "string" ? { version: json.version } : {}),
+    ...(json.stranded ? { stranded: json.stranded as StrandedRuns } : {}),
   };
 }

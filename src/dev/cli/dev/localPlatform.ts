@@ -14,6 +14,7 @@ import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { PlatformError } from "../../../core/errors.ts";
 import { projectScriptBindings, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
+import { strandedRunsWarning } from "./strandedRunsWarning.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { portableSourceMap } from "../build/portableSourceMap.ts";
@@ -547,6 +548,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
           throw error;
         }
         metadata = await apply(next);
+        const worker = await mf.getWorker(project.scriptName);
+        const warning = await strandedRunsWarning(
+          (u, init) => worker.fetch(u, init as never) as never,
+          project,
+          metadata,
+        ).catch((error: unknown) => [`Could not check the live workflow runs against this code: ${String(error)}`]);
+        for (const line of warning) log(line);
         return next.build;
       },
       async runScheduled(scheduledTime = new Date()) {

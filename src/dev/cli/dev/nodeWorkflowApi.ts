@@ -1,10 +1,19 @@
 import { timingSafeEqual } from "node:crypto";
-import { MAX_CONTROL_BODY_BYTES, parseCancelRunBody, parseSendEventBody } from "../../../contracts/workflowControl.ts";
+import {
+  MAX_CONTROL_BODY_BYTES,
+  parseBulkCancelBody,
+  parseBulkRerunBody,
+  parseCancelRunBody,
+  parsePauseRunBody,
+  parseRerunRunBody,
+  parseSendEventBody,
+} from "../../../contracts/workflowControl.ts";
 import type { ProjectSchedule } from "../../../contracts/workflowSchedules.ts";
 import { errorResponse, PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
+import { toBulkFilter } from "../../../engine/bulkOperation.ts";
 import type { JsonValue } from "../../../engine/json.ts";
-import { toRunListQuery } from "../../../engine/store.ts";
+import { filterFromSearchParams, toRunListQuery } from "../../../engine/runQuery.ts";
 import { backendStartOptions, type WorkflowBackend } from "../../../engine/workflowApi.ts";
 
 /**
@@ -46,15 +55,6 @@ function runIdIn(segment: string): string {
   }
 }
 
-/** Reads `?limit=` as the integer the list query expects; anything else stays as given so the check names it. */
-function listFilter(params: URLSearchParams): Record<string, unknown> {
-  const filter: Record<string, unknown> = {};
-  for (const key of ["name", "status", "cursor"]) if (params.has(key)) filter[key] = params.get(key);
-  if (params.has("limit"))
-    filter.limit = /^\d+$/.test(params.get("limit")!) ? Number(params.get("limit")) : params.get("limit");
-  return filter;
-}
-
 export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(request: Request): Promise<Response> } {
   const route = async (request: Request, path: string): Promise<Response> => {
     if (!tokenMatches(request.headers.get("authorization"), options.cliToken))
@@ -65,7 +65,9 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
         throw new PlatformError("not_found", `No project named "${schedules[1]}" in your account.`);
       return Response.json({ schedules: options.backend()?.schedules?.() ?? [] });
     }
-    const match = /^\/projects\/([^/]+)\/workflows(?:\/([^/]+)(\/cancel|\/events)?)?$/.exec(path);
+    const match = /^\/projects\/([^/]+)\/workflows(?:\/([^/]+)(\/cancel|\/events|\/pause|\/resume|\/rerun)?)?$/.exec(
+      path,
+    );
     if (!match) throw new PlatformError("not_found", "Not found.");
     const [, slug, segment, action] = match;
     if (slug !== options.slug) throw new PlatformError("not_found", `No project named "${slug}" in your account.`);
@@ -74,8 +76,23 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
     const method = request.method;
 
     if (segment === undefined && method === "GET") {
-      const filter = listFilter(new URL(request.url).searchParams);
+      const filter = filterFromSearchParams(new URL(request.url).searchParams);
       return Response.json(await backend.list(toRunListQuery(filter)));
+    }
+    // Bulk operations: `{ filter, reason? | fromStep?, dryRun? }`, as the API worker's routes.
+    if ((segment === "cancel" || segment === "rerun") && action === undefined && method === "POST") {
+      const bytes = await readBodyBytes(request, MAX_CONTROL_BODY_BYTES);
+      const what = segment === "cancel" ? "workflow.cancelMany" : "workflow.rerunMany";
+      if (segment === "cancel") {
+        const { filter, reason, dryRun } = parseBulkCancelBody(bytes);
+        const checked = toBulkFilter(filter, what);
+        if (dryRun) return Response.json({ matched: await backend.countRuns(checked), affected: 0 });
+        return Response.json(await backend.cancelMany(checked, reason === undefined ? {} : { reason }));
+      }
+      const { filter, fromStep, dryRun } = parseBulkRerunBody(bytes);
+      const checked = toBulkFilter(filter, what);
+      if (dryRun) return Response.json({ matched: await backend.countRuns(checked), affected: 0 });
+      return Response.json(await backend.rerunMany(checked, fromStep === undefined ? {} : { fromStep }));
     }
     if (segment === undefined && method === "POST") {
       const body = parseJsonObject(await readBodyBytes(request, MAX_START_BODY_BYTES));
@@ -103,6 +120,22 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       const { name, payload } = parseSendEventBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
       await backend.send(runId, name, (payload ?? null) as JsonValue);
       return Response.json({ accepted: true }, { status: 202 });
+    }
+    if (action === "/pause") {
+      const { reason } = parsePauseRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+      return Response.json({ run: await backend.pause(runId, reason) });
+    }
+    if (action === "/resume") {
+      await readBodyBytes(request, MAX_CONTROL_BODY_BYTES);
+      return Response.json({ run: await backend.resume(runId) });
+    }
+    if (action === "/rerun") {
+      const { fromStep } = parseRerunRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+      const { name, ...started } = await backend.rerun(runId, fromStep === undefined ? {} : { fromStep });
+      return Response.json(
+        { runId: started.runId, workflowId: started.workflowId, name, created: started.created },
+        { status: 201 },
+      );
     }
     const view = await backend.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);

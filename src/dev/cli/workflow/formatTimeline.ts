@@ -171,6 +171,8 @@ export function describeOutcome(run: WorkflowRunView): string {
       return `failed after ${took}: ${run.error}`;
     case "cancelled":
       return `cancelled after ${took}${run.cancelReason ? `: ${run.cancelReason}` : ""}`;
+    case "paused":
+      return `paused${run.step ? ` at ${run.step}` : ""}${run.paused ? ` since ${utc(run.paused.at)}: ${run.paused.reason}` : ""}`;
     case "queued":
       return run.queued
         ? `queued for ${took}, waiting for ${run.queued.waitsFor}${run.queued.notBefore === undefined ? "" : ` (not before ${utc(run.queued.notBefore)})`}`
@@ -188,7 +190,11 @@ export function describeOutcome(run: WorkflowRunView): string {
 /** The timeline's first lines: which run, of which workflow (and of which parent), and its state. */
 export function timelineHeading(run: WorkflowRunView): string {
   const parent = run.parentRunId === undefined ? "" : `\nchild of run ${run.parentRunId}`;
-  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}${parent}\nstarted ${new Date(run.createdAt).toISOString()}`;
+  const version = run.version ? ` by version ${run.version}` : "";
+  const rerun = run.rerunOf
+    ? `\nrerun of ${run.rerunOf.runId}${run.rerunOf.fromStep ? ` from step ${run.rerunOf.fromStep}` : ""}`
+    : "";
+  return `Run ${run.id} of "${run.name}" (workflow id ${run.workflowId}), ${describeOutcome(run)}${parent}\nstarted ${new Date(run.createdAt).toISOString()}${version}${rerun}`;
 }
 
 export const CHILDREN_HEADER = ["child run", "workflow", "status", "outcome"];
@@ -223,6 +229,8 @@ export function formatFollowedRow(row: string[]): string {
 
 /** A list row's status: `running` split into `sleeping` and `waiting` when the engine says so. */
 export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
+  // Where the run is (or, once it ended, the step it ended in): what `--step` filters on.
+  const at = run.step === undefined ? "" : `at ${run.step}`;
   if (run.status === "queued")
     return {
       status: "queued",
@@ -230,7 +238,8 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
         ? `${run.queued.ahead === undefined ? "" : `${run.queued.ahead} ahead, `}key ${JSON.stringify(run.queued.key)}`
         : "",
     };
-  if (run.status !== "running") return { status: run.status, detail: "" };
+  if (run.status === "completed") return { status: run.status, detail: "" };
+  if (run.status !== "running") return { status: run.status, detail: at };
   if (run.waitingForChildren)
     return {
       status: "waiting",
@@ -238,7 +247,7 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
     };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
-  return { status: "running", detail: "" };
+  return { status: "running", detail: at };
 }
 
 /** Characters of a run id the list shows (as `platform dev`'s step lines do); any unique prefix names a run. */

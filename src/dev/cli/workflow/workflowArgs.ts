@@ -1,4 +1,5 @@
 import { CliError, unknownChoiceError } from "../commandLine.ts";
+import { RUN_FILTER_OPTIONS, runFilterOf } from "./runFilterArgs.ts";
 
 /** One `platform workflow …` invocation, checked: what to do and with which values. */
 export type WorkflowInvocation =
@@ -6,19 +7,34 @@ export type WorkflowInvocation =
   | { action: "get"; runId: string }
   | { action: "start"; name: string; data?: unknown; id?: string; idempotencyKey?: string; wait: boolean }
   | { action: "cancel"; runId: string; reason?: string }
-  | { action: "send"; runId: string; event: string; payload?: unknown };
+  | { action: "send"; runId: string; event: string; payload?: unknown }
+  | { action: "pause"; runId: string; reason?: string }
+  | { action: "resume"; runId: string }
+  | { action: "rerun"; runId: string; fromStep?: string }
+  /** `cancel` or `rerun` of every run the filter flags match: counted only, unless `yes`. */
+  | {
+      action: "bulk";
+      kind: "cancel" | "rerun";
+      filter: Record<string, string | number>;
+      reason?: string;
+      fromStep?: string;
+      yes: boolean;
+    };
 
 type Values = Record<string, string | boolean | undefined>;
 
-const ACTIONS = ["list", "get", "start", "cancel", "send"] as const;
+const ACTIONS = ["list", "get", "start", "cancel", "send", "pause", "resume", "rerun"] as const;
 
 /** Which options each action takes, besides --dir, --api and --json. */
 const ACTION_OPTIONS: Record<(typeof ACTIONS)[number], readonly string[]> = {
-  list: ["status", "name", "limit", "cursor", "full"],
+  list: [...RUN_FILTER_OPTIONS, "limit", "cursor", "full"],
   get: [],
   start: ["data", "id", "idempotency-key", "wait"],
-  cancel: ["reason"],
+  cancel: ["reason", "yes", ...RUN_FILTER_OPTIONS],
   send: ["data"],
+  pause: ["reason"],
+  resume: [],
+  rerun: ["from-step", "yes", ...RUN_FILTER_OPTIONS],
 };
 
 /** Parses `--data`: JSON, or a usage error (exit 2) in one line. */
@@ -35,8 +51,15 @@ function usage(message: string): CliError {
   return new CliError(message, 2);
 }
 
-/** Checks the positionals and options of `platform workflow <action> …`; usage errors exit 2. */
-export function parseWorkflowInvocation(positionals: string[], values: Values): WorkflowInvocation {
+/**
+ * Checks the positionals and options of `platform workflow <action> …`;
+ * usage errors exit 2. `now` reads `--since 2h` and `--until`.
+ */
+export function parseWorkflowInvocation(
+  positionals: string[],
+  values: Values,
+  now: number = Date.now(),
+): WorkflowInvocation {
   const [action, ...args] = positionals;
   if (!(ACTIONS as readonly (string | undefined)[]).includes(action))
     throw unknownChoiceError("workflow action", action, ACTIONS);
@@ -54,7 +77,8 @@ export function parseWorkflowInvocation(positionals: string[], values: Values): 
     case "list": {
       expect([]);
       const query = new URLSearchParams();
-      for (const key of ["status", "name", "limit", "cursor"]) {
+      for (const [key, value] of Object.entries(runFilterOf(values, now))) query.set(key, String(value));
+      for (const key of ["limit", "cursor"]) {
         if (typeof values[key] === "string") query.set(key, values[key] as string);
       }
       return { action: "list", query, full: values.full === true };
@@ -75,12 +99,31 @@ export function parseWorkflowInvocation(positionals: string[], values: Values): 
       };
     }
     case "cancel":
+    case "rerun": {
+      const filter = runFilterOf(values, now);
+      const reason = typeof values.reason === "string" ? { reason: values.reason } : {};
+      const fromStep = typeof values["from-step"] === "string" ? { fromStep: values["from-step"] } : {};
+      if (Object.keys(filter).length > 0) {
+        if (args.length > 0)
+          throw usage(`platform workflow ${act} takes a run id or filter flags (--status, --name, …), not both.`);
+        return { action: "bulk", kind: act, filter, ...reason, ...fromStep, yes: values.yes === true };
+      }
+      if (values.yes !== undefined) throw usage(`--yes is for filters: platform workflow ${act} --status … --yes.`);
+      expect(["a run id (or filter flags such as --status and --name)"]);
+      return act === "cancel"
+        ? { action: "cancel", runId: args[0]!, ...reason }
+        : { action: "rerun", runId: args[0]!, ...fromStep };
+    }
+    case "pause":
       expect(["a run id"]);
       return {
-        action: "cancel",
+        action: "pause",
         runId: args[0]!,
         ...(typeof values.reason === "string" ? { reason: values.reason } : {}),
       };
+    case "resume":
+      expect(["a run id"]);
+      return { action: "resume", runId: args[0]! };
     case "send":
       expect(["a run id", "an event name"]);
       return {

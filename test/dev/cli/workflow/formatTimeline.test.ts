@@ -406,6 +406,9 @@ describe("formatRunList", () => {
       cells: ["queued", '2 ahead, key "…'],
     },
     { name: "failed", run: summary({ status: "failed" }), cells: ["failed"] },
+    { name: "failed in a step", run: summary({ status: "failed", step: "charge" }), cells: ["failed", "at charge"] },
+    { name: "paused", run: summary({ status: "paused", step: "approve" }), cells: ["paused", "at approve"] },
+    { name: "running in a step", run: summary({ step: "charge" }), cells: ["running", "at charge"] },
   ])("shows a $name run", ({ run: row, cells }) => {
     const line = formatRunList([row]).split("\n")[1]!;
     for (const cell of cells) expect(line).toContain(cell);

@@ -34,6 +34,82 @@ describe("platform workflow: what each invocation means", () => {
     expect(parseWorkflowInvocation(argv, values as Values)).toEqual(means);
   });
 
+  it.each([
+    { argv: ["pause", "r1"], values: { reason: "look" }, means: { action: "pause", runId: "r1", reason: "look" } },
+    { argv: ["resume", "r1"], values: {}, means: { action: "resume", runId: "r1" } },
+    { argv: ["rerun", "r1"], values: {}, means: { action: "rerun", runId: "r1" } },
+    {
+      argv: ["rerun", "r1"],
+      values: { "from-step": "charge" },
+      means: { action: "rerun", runId: "r1", fromStep: "charge" },
+    },
+    {
+      argv: ["cancel"],
+      values: { status: "running", name: "checkout" },
+      means: { action: "bulk", kind: "cancel", filter: { status: "running", name: "checkout" }, yes: false },
+    },
+    {
+      argv: ["cancel"],
+      values: { status: "running", reason: "outage", yes: true },
+      means: { action: "bulk", kind: "cancel", filter: { status: "running" }, reason: "outage", yes: true },
+    },
+    {
+      argv: ["rerun"],
+      values: { status: "failed", step: "charge", "from-step": "charge", yes: true },
+      means: {
+        action: "bulk",
+        kind: "rerun",
+        filter: { status: "failed", step: "charge" },
+        fromStep: "charge",
+        yes: true,
+      },
+    },
+  ])("$argv with $values (run operations)", ({ argv, values, means }) => {
+    expect(parseWorkflowInvocation(argv, values as Values)).toEqual(means);
+  });
+
+  it("reads --since and --until as a duration ago, epoch ms or an ISO date", () => {
+    const now = Date.UTC(2026, 10, 25, 12, 0, 0);
+    const at = (since: string) => {
+      const list = parseWorkflowInvocation(["list"], { since }, now);
+      return list.action === "list" ? Number(list.query.get("since")) : Number.NaN;
+    };
+    expect(at("2h")).toBe(now - 2 * 3_600_000);
+    expect(at("15m")).toBe(now - 15 * 60_000);
+    expect(at("7d")).toBe(now - 7 * 86_400_000);
+    expect(at("90s")).toBe(now - 90_000);
+    expect(at("1764000000000")).toBe(1764000000000);
+    expect(at("2026-11-25T10:00Z")).toBe(Date.UTC(2026, 10, 25, 10, 0, 0));
+    expect(() => parseWorkflowInvocation(["list"], { until: "yesterday" }, now)).toThrow(/--until must be a duration/);
+  });
+
+  it("list passes every filter flag as workflow.list's field", () => {
+    const list = parseWorkflowInvocation(
+      ["list"],
+      {
+        status: "failed",
+        step: "charge",
+        error: "card_declined",
+        "id-prefix": "3f2a",
+        version: "v3",
+        name: "checkout",
+        "rerun-of": "r0",
+        until: "1000",
+      },
+      0,
+    );
+    expect(list.action === "list" && Object.fromEntries(list.query)).toEqual({
+      status: "failed",
+      step: "charge",
+      error: "card_declined",
+      idPrefix: "3f2a",
+      version: "v3",
+      name: "checkout",
+      rerunOf: "r0",
+      until: "1000",
+    });
+  });
+
   it("list keeps its filters as the query and --full", () => {
     const list = parseWorkflowInvocation(["list"], { status: "cancelled", limit: "5", full: true });
     expect(list).toMatchObject({ action: "list", full: true });
@@ -43,17 +119,34 @@ describe("platform workflow: what each invocation means", () => {
 
 describe("platform workflow: usage errors exit 2 with one line", () => {
   it.each([
-    { argv: [], values: {}, message: 'Unknown workflow action "": use list, get, start, cancel, send.' },
+    {
+      argv: [],
+      values: {},
+      message: 'Unknown workflow action "": use list, get, start, cancel, send, pause, resume, rerun.',
+    },
     {
       argv: ["stop", "r1"],
       values: {},
-      message: 'Unknown workflow action "stop": use list, get, start, cancel, send.',
+      message: 'Unknown workflow action "stop": use list, get, start, cancel, send, pause, resume, rerun.',
     },
     { argv: ["get"], values: {}, message: "platform workflow get needs a run id." },
     { argv: ["start"], values: {}, message: "platform workflow start needs a workflow name." },
     { argv: ["send", "r1"], values: {}, message: "platform workflow send needs an event name." },
     { argv: ["send"], values: {}, message: "platform workflow send needs a run id and an event name." },
     { argv: ["cancel", "r1", "r2"], values: {}, message: "Unexpected arguments: r2" },
+    {
+      argv: ["cancel", "r1"],
+      values: { status: "running" },
+      message: "platform workflow cancel takes a run id or filter flags (--status, --name, …), not both.",
+    },
+    {
+      argv: ["cancel", "r1"],
+      values: { yes: true },
+      message: "--yes is for filters: platform workflow cancel --status … --yes.",
+    },
+    { argv: ["pause"], values: {}, message: "platform workflow pause needs a run id." },
+    { argv: ["resume", "r1"], values: { reason: "x" }, message: "platform workflow resume does not take --reason." },
+    { argv: ["rerun", "r1"], values: { reason: "x" }, message: "platform workflow rerun does not take --reason." },
     { argv: ["list", "r1"], values: {}, message: "Unexpected arguments: r1" },
     {
       argv: ["start", "remind"],

@@ -1,0 +1,64 @@
+import type { StrandedRuns, WorkflowShape } from "../../contracts/workflowShapes.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
+import { resolveDispatcher } from "../dispatch/dispatcher.ts";
+import type { ProjectRow } from "../db/projectsTable.ts";
+import type { ApiEnv } from "./env.ts";
+
+/**
+ * Beyond the spec: the push check. Before a new version goes live, the
+ * version running now is asked which of its live runs the new code's
+ * workflows (names, steps and `renamed`) would strand: a run whose position
+ * names a workflow or a step the new code lacks would fail there at once.
+ * The push is refused (409 `conflict`, the runs in `details`) unless forced;
+ * forced, it goes through and answers what it strands. A project whose
+ * running version has no workflows has nothing to strand.
+ */
+export async function checkPushStrandsNothing(
+  env: ApiEnv,
+  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
+  running: { metadata: string } | null,
+  next: WorkflowShape[],
+  force: boolean,
+): Promise<StrandedRuns> {
+  const none: StrandedRuns = { count: 0, runs: [] };
+  if (!running || !hasWorkflows(running.metadata)) return none;
+  const response = await callProjectWorker(
+    resolveDispatcher(env),
+    project,
+    "POST",
+    "/__workflow/check",
+    JSON.stringify({
+      workflows: next.map(({ name, steps, renamed }) => (renamed ? { name, steps, renamed } : { name, steps })),
+    }),
+  );
+  if (!response.ok) {
+    if (force) return none;
+    const detail = await response.text().catch(() => "");
+    throw new PlatformError(
+      "upstream_error",
+      `The push check could not ask the running version of "${project.slug}" about its live workflow runs (status ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ""}). Push with --force to skip the check.`,
+    );
+  }
+  const stranded = (await response.json()) as StrandedRuns;
+  if (stranded.count === 0 || force) return stranded;
+  const first = stranded.runs[0];
+  throw new PlatformError(
+    "conflict",
+    `This push would strand ${stranded.count} live workflow run(s) of "${project.slug}"` +
+      (first ? `, e.g. run ${first.runId} of "${first.workflow}" at step "${first.step}"` : "") +
+      `: the new code lacks the ${first?.missing === "workflow" ? "workflow" : "step"} they are at. ` +
+      `Keep the old step name working with workflow(name, steps, { renamed: { oldStep: "newStep" } }), ` +
+      "or push with --force (those runs then fail, each with its reason).",
+    { stranded: stranded.runs, count: stranded.count },
+  );
+}
+
+function hasWorkflows(metadata: string): boolean {
+  try {
+    const workflows = (JSON.parse(metadata) as { workflows?: unknown }).workflows;
+    return Array.isArray(workflows) && workflows.length > 0;
+  } catch {
+    return false;
+  }
+}
