@@ -11,7 +11,7 @@ import {
   startDev,
   systemNode,
   removeWorkDir,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-"));
 afterAll(() => removeWorkDir(work));

@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { REPO, startDev } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "#test/support/e2e/index.ts";
+import { REPO, startDev } from "#test/support/e2e/index.ts";
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-demo-"));
 afterAll(() => removeWorkDir(work));

@@ -10,8 +10,8 @@ import {
   startDev,
   type DevProcess,
   removeWorkDir,
-} from "../support/e2e/index.ts";
-import { getRun, initProject, RUN_ROUTES, shape, startRuns, waitForRuns } from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
+import { getRun, initProject, RUN_ROUTES, shape, startRuns, waitForRuns } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8891-8892.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-node-"));

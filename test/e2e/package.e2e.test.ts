@@ -13,7 +13,7 @@ import {
   startServing,
   systemNode,
   type DevProcess,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 // Port of this file: 8960. The platform package tried as a new user would: packed by `npm run package`,
 // installed from its tarball into a folder outside the repository, with the machine's own Node (20 here)

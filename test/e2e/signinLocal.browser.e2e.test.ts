@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { REPO, runCli, startDev } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "#test/support/e2e/index.ts";
+import { REPO, runCli, startDev } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
 // 8897 (the demo as a private deployment under /<slug>/), 8906 (sessions that end).

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
 import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { startDev } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "#test/support/e2e/index.ts";
+import { startDev } from "#test/support/e2e/index.ts";
 
 // The deployed sign-in flow, end to end on this machine: a private project
 // under `platform dev --login oidc --private`, the login worker, the local

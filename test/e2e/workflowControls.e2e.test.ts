@@ -12,7 +12,7 @@ import {
   startDev,
   waitForRuns,
   removeWorkDir,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 // Issue 14's "Done when" for sleep, wait, timeout, cancel and retry-after, through a project under
 // `platform dev` and `platform dev --node`, the run controlled from a shell with `platform workflow`.

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startDev, type DevProcess, removeWorkDir } from "../support/e2e/index.ts";
+import { startDev, type DevProcess, removeWorkDir } from "#test/support/e2e/index.ts";
 import {
   getRun,
   initProject,
@@ -11,7 +11,7 @@ import {
   type RunView,
   startRuns,
   waitForRuns,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8893 (workerd), 8894 (Node); 8932 (workerd), 8933 (Node) for the slow step.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-crash-"));

@@ -76,22 +76,6 @@ export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_
   }
 }
 
-/** `type(step,attempt[,retryable])` per event, like the spec's event sequences. */
-export function shape(events: RunView["events"]): string[] {
-  return events.map(({ type, payload: p }) => {
-    switch (type) {
-      case "step_started":
-        return `step_started(${p.step},${p.attempt})`;
-      case "step_failed":
-        return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
-      case "step_completed":
-        return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
-      default:
-        return type;
-    }
-  });
-}
-
 /** SIGKILLs a process and every descendant (workerd, esbuild, a re-exec'd Node), then waits until none is running. */
 export async function killTree(pid: number): Promise<number[]> {
   const all = [pid, ...descendantsOf(pid)];
