@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { scriptStarterService } from "./test/support/node/scriptStarterService.ts";
 import { workerdPoolBindings } from "./test/support/node/workerdPoolOptions.ts";
 
 // Tests mirror src/: the test of src/<path>/<file>.ts is test/<path>/<file>[.<aspect>].test.ts.
@@ -24,6 +25,8 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 PLATFORM_DOMAIN: "example.test",
               },
+              // The upload stand-in starts each script in a real workerd, which only Node can run.
+              serviceBindings: { SCRIPT_STARTER: scriptStarterService },
             },
           }),
         ],

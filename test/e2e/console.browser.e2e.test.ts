@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -264,6 +264,72 @@ describe("the console on platform dev", () => {
         .map((v) => `${v.id}: ${v.help}`);
     });
     expect(runViolations).toEqual([]);
+    await page.close();
+  });
+
+  it("has an origin no project is served on: the project's port is another, and the console's answers no project path", async () => {
+    expect(new URL(apiUrl).origin).not.toBe(new URL(dev.url).origin);
+    for (const pathname of ["/shop/", "/shop/api/auth/signin", "/evil/"]) {
+      const response = await fetch(apiUrl + pathname);
+      expect({ pathname, status: response.status }).toEqual({ pathname, status: 404 });
+      expect(await response.json()).toEqual({
+        error: { code: "not_found", message: `No route for GET ${pathname}.` },
+      });
+    }
+  });
+
+  // The review's attack: `/console/#token=<another account's token>` silently signed the console in as that account.
+  it("asks before a #token= link replaces the account a console is signed in as, and replaces nothing unless told", async () => {
+    const { adminToken } = JSON.parse(readFileSync(path.join(dir, ".platform/credentials.json"), "utf8")) as {
+      adminToken: string;
+    };
+    const issued = await fetch(`${apiUrl}/admin/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: "mallory@example.com" }),
+    });
+    const mallory = ((await issued.json()) as { token: string }).token;
+    const link = `${apiUrl}/console/#token=${mallory}`;
+    const { page } = await openConsole();
+    const signedInAs = page.locator("#signed-in-as");
+    expect(await signedInAs.textContent()).toBe("Signed in as dev@platform.local");
+    const token = () => page.evaluate(() => sessionStorage.getItem("platform-console-token"));
+    const own = await token();
+
+    // Opened in the signed-in tab (a hash change, then a fresh load): the question, and no switch until answered.
+    const freshLoad = async () => {
+      await page.goto("about:blank");
+      return page.goto(link);
+    };
+    for (const open of [() => page.goto(link), freshLoad]) {
+      await open();
+      const question = page.getByRole("alertdialog", { name: "Sign in as another account?" });
+      await question.waitFor();
+      expect(await question.locator("#switch-text").textContent()).toBe(
+        "This link signs the console in as mallory@example.com. You are signed in as dev@platform.local.",
+      );
+      expect(new URL(page.url()).hash).toBe("#/");
+      expect(await token()).toBe(own);
+      expect(await page.locator("#main").isHidden()).toBe(true);
+      await page.getByRole("button", { name: "Stay signed in as dev@platform.local" }).click();
+      await page.getByRole("heading", { name: "Project shop" }).waitFor();
+      expect(await signedInAs.textContent()).toBe("Signed in as dev@platform.local");
+      expect(await token()).toBe(own);
+    }
+
+    // A link whose token the API does not take changes nothing either.
+    await page.goto(`${apiUrl}/console/#token=plt_${"x".repeat(43)}`);
+    await expect
+      .poll(() => page.locator("#announcer").textContent())
+      .toBe("The link's sign-in is not valid: still signed in as dev@platform.local.");
+    expect(await token()).toBe(own);
+
+    // Only the person's own choice switches.
+    await page.goto(link);
+    await page.getByRole("button", { name: "Switch to mallory@example.com" }).click();
+    await expect.poll(() => signedInAs.textContent()).toBe("Signed in as mallory@example.com");
+    expect(await token()).toBe(mallory);
+    await page.getByText("No projects yet").waitFor();
     await page.close();
   });
 

@@ -103,14 +103,20 @@ it("guards /private with auth.require() and answers the user signed in through t
   await context.close();
 });
 
-it("sends an email through the email-send plugin into the local outbox", async () => {
+it("sends an email through the email-send plugin to the fake provider, whose outbox `platform up` names", async () => {
   const sent = await getOnLoopback(`${PROJECT_URL}email`);
   expect(sent.status, sent.body).toBe(200);
   const { id } = JSON.parse(sent.body) as { id: string };
   expect(id).toBeTruthy();
-  // `platform email` reads a `platform dev` session only; its API route is the same under `platform up`.
-  const outbox = await fetch(`${API}/projects/${SLUG}/outbox`, { headers: { authorization: `Bearer ${token}` } });
+  const [, outboxUrl] = await up.waitFor(/email projects sent, kept by the fake email provider, at (http:\S+)/);
+  const outbox = await fetch(`${outboxUrl}?from=${SLUG}@mail.platform.local`);
   expect(outbox.status).toBe(200);
   const { emails } = (await outbox.json()) as { emails: { id: string; to: string[]; subject: string }[] };
   expect(emails).toContainEqual(expect.objectContaining({ id, to: ["ada@example.com"], subject: "Hello from up" }));
+  // The API is the deployed one: `platform dev`'s outbox route is not there.
+  const route = await fetch(`${API}/projects/${SLUG}/outbox`, { headers: { authorization: `Bearer ${token}` } });
+  expect(route.status).toBe(404);
+  expect(await route.json()).toEqual({
+    error: { code: "not_found", message: `No route for GET /projects/${SLUG}/outbox.` },
+  });
 });

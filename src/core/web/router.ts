@@ -35,6 +35,8 @@ export interface PlatformRouter<Env> {
   head: PlatformRoute<Env>;
   options: PlatformRoute<Env>;
   all: PlatformRoute<Env>;
+  /** Every route in the order added, as itty keeps them: `[method, pattern, handlers, path]`. */
+  readonly routes: readonly (readonly [method: string, match: RegExp, handlers: unknown[], path?: string])[];
   /** Always answers: a route's response, the error answer, or `missing`. Needs no `this`. */
   fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
 }

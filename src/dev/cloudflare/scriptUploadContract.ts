@@ -19,14 +19,22 @@ type BindingType = Binding["type"];
  * - 10021, script validation: the code for a body or script the API cannot accept
  *   ("could not read content for part metadata", cloudflare/cloudflare-typescript#158); Cloudflare
  *   publishes no narrower code for the metadata rules, so every metadata rule below uses it.
+ *   It is also the code of a script that does not start: "Uncaught SyntaxError: Unexpected token '<'
+ *   at …" (cloudflare/workers-sdk#6657), "No such compatibility flag: …" (cloudflare/workerd#5861).
  * - 10061: "Cannot create binding for class … because it is not currently configured to implement
- *   Durable Objects" (cloudflare/workers-sdk#10246, #10034).
+ *   Durable Objects" (cloudflare/workers-sdk#10246, #10034), and "Cannot create binding for class …
+ *   that is not exported by the script" (cloudflare/workers-sdk#1792).
+ * - 10068: "The uploaded script has no registered event handlers." (cloudflare/workers-sdk#2767).
+ * - 10070: "Cannot apply new-class migration to class … that is not exported by script"
+ *   (cloudflare/workers-sdk#4943).
  * - 10074: a new-class migration for a class that already exists (reported on replayed migrations).
  * - 10079: "Migration tag precondition failed; current tag is …" (cloudflare/workers-sdk#705, #6953).
  */
 export const CLOUDFLARE_ERROR = {
   scriptValidation: 10021,
   durableObjectBinding: 10061,
+  noEventHandlers: 10068,
+  migrationClassNotExported: 10070,
   classAlreadyExists: 10074,
   migrationTagPrecondition: 10079,
 } as const;
@@ -114,7 +122,7 @@ const ES_MODULE_TYPES = new Set(["application/javascript+module", "text/javascri
 
 /** Binding names become JavaScript property names on `env`. */
 const BINDING_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const COMPATIBILITY_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const COMPATIBILITY_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** What Cloudflare already holds for the script, from its last accepted upload. */
 export interface ScriptState {
@@ -213,8 +221,8 @@ function checkCompatibility(metadata: Metadata, limits: ContractLimits): void {
   const { scriptValidation } = CLOUDFLARE_ERROR;
   const date = metadata.compatibility_date;
   if (date !== undefined) {
-    if (typeof date !== "string" || !COMPATIBILITY_DATE.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)))
-      refuse(scriptValidation, `compatibility_date must be YYYY-MM-DD, got ${JSON.stringify(date)}`);
+    if (typeof date !== "string" || !isCalendarDate(date))
+      refuse(scriptValidation, `compatibility_date must be a calendar date as YYYY-MM-DD, got ${JSON.stringify(date)}`);
     if (date > limits.today) refuse(scriptValidation, `Can't set compatibility date in the future: ${date}`);
     if (date > limits.latestCompatibilityDate)
       refuse(
@@ -222,9 +230,19 @@ function checkCompatibility(metadata: Metadata, limits: ContractLimits): void {
         `compatibility_date ${date} is newer than the runtime supports (${limits.latestCompatibilityDate})`,
       );
   }
+  // Whether each flag exists is the runtime's to say: starting the script refuses an unknown one (ScriptStarter).
   const flags = metadata.compatibility_flags;
   if (flags !== undefined && !isStringArray(flags))
     refuse(scriptValidation, "compatibility_flags must be an array of strings");
+}
+
+/** `2026-02-30` has the shape but names no day. */
+function isCalendarDate(text: string): boolean {
+  const match = COMPATIBILITY_DATE.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 function checkBindings(bindings: unknown): Binding[] {
@@ -331,4 +349,53 @@ function checkDurableObjectBindings(bindings: Binding[], classes: string[]): voi
         `Cannot create binding for class '${binding.class_name}' because it is not currently configured to implement Durable Objects. Ensure a --new-class migration has been applied to it.`,
       );
   }
+}
+
+/** What the runtime saw of a started script's main module (see scriptStartup.ts). */
+export interface MainModuleExports {
+  /** Every export by name, and whether it is a class (a function: what a Durable Object or entrypoint must be). */
+  exports: Record<string, "class" | "value">;
+  /** The event handlers its default export registers (`fetch`, `scheduled`, `queue`, …). */
+  handlers: string[];
+}
+
+/**
+ * The checks Cloudflare makes once the script started: it registers some
+ * event handler or exports some class, every class a migration brings in is
+ * exported, and every Durable Object binding to this script names an exported class.
+ */
+export function checkScriptExports(metadata: Metadata, main: MainModuleExports): CloudflareRefusal | null {
+  const isClass = (name: string) => main.exports[name] === "class";
+  const { noEventHandlers, migrationClassNotExported, durableObjectBinding } = CLOUDFLARE_ERROR;
+  const refusal = (code: number, message: string): CloudflareRefusal => ({ status: 400, code, message });
+  if (main.handlers.length === 0 && !Object.values(main.exports).includes("class"))
+    return refusal(noEventHandlers, "The uploaded script has no registered event handlers.");
+  for (const [kind, name] of migratedClasses(metadata.migrations)) {
+    if (!isClass(name))
+      return refusal(
+        migrationClassNotExported,
+        `Cannot apply ${kind} migration to class '${name}' that is not exported by script`,
+      );
+  }
+  for (const binding of metadata.bindings ?? []) {
+    if (binding.type !== "durable_object_namespace" || binding.script_name || !binding.class_name) continue;
+    if (!isClass(binding.class_name))
+      return refusal(
+        durableObjectBinding,
+        `Cannot create binding for class '${binding.class_name}' that is not exported by the script`,
+      );
+  }
+  return null;
+}
+
+/** The classes a (checked) migration creates or moves in, each with its kind as Cloudflare names it. */
+function migratedClasses(migrations: Metadata["migrations"]): [string, string][] {
+  if (!migrations) return [];
+  const steps = ("steps" in migrations ? migrations.steps : [migrations]) as MigrationStepParam[];
+  return steps.flatMap((step) => [
+    ...(step.new_classes ?? []).map((name) => ["new-class", name] as [string, string]),
+    ...(step.new_sqlite_classes ?? []).map((name) => ["new-sqlite-class", name] as [string, string]),
+    ...(step.renamed_classes ?? []).map(({ to }) => ["rename-class", to!] as [string, string]),
+    ...(step.transferred_classes ?? []).map(({ to }) => ["transfer-class", to!] as [string, string]),
+  ]);
 }

@@ -1,6 +1,13 @@
 import type { ScriptUpdateParams } from "cloudflare/resources/workers-for-platforms/dispatch/namespaces/scripts/scripts";
 import { type CloudflareRefusal, cloudflareRefusal, cloudflareSuccess } from "./cloudflareApiEnvelope.ts";
-import { checkScriptUpload, type ScriptState, type UploadedPart } from "./scriptUploadContract.ts";
+import type { ScriptStarter } from "./scriptStartup.ts";
+import {
+  CLOUDFLARE_ERROR,
+  checkScriptExports,
+  checkScriptUpload,
+  type ScriptState,
+  type UploadedPart,
+} from "./scriptUploadContract.ts";
 
 /** A script the stand-in accepted: what `platform up` serves through its dispatcher. */
 export interface AcceptedScript extends ScriptState {
@@ -14,6 +21,13 @@ export interface AcceptedScript extends ScriptState {
 }
 
 export interface ScriptUploadStandInOptions {
+  /**
+   * Starts each upload that passes the metadata checks, as Cloudflare does
+   * before accepting it: one that does not start is refused (10021 with the
+   * runtime's message), and its exports are checked against its migrations
+   * and bindings. `startInWorkerd` (workerdScriptStarter.ts) in Node.
+   */
+  startScript: ScriptStarter;
   /** When set, requests must carry `Authorization: Bearer <apiToken>`. */
   apiToken?: string;
   /** When set, only this account and dispatch namespace exist. */
@@ -22,7 +36,8 @@ export interface ScriptUploadStandInOptions {
   /** The newest compatibility date the local runtime supports; workerd 1.20261023.1 supports 2026-10-30. */
   latestCompatibilityDate?: string;
   now?: () => number;
-  onAccepted?: (script: AcceptedScript) => void;
+  /** Called with each accepted script before the upload is answered (`platform up` starts serving it). */
+  onAccepted?: (script: AcceptedScript) => void | Promise<void>;
 }
 
 export interface ScriptUploadStandIn {
@@ -45,10 +60,11 @@ const NO_ROUTE: CloudflareRefusal = { status: 404, code: 7000, message: "No rout
  * A local stand-in for Cloudflare's Workers for Platforms script-upload API
  * (`PUT …/accounts/{account}/workers/dispatch/namespaces/{ns}/scripts/{name}`): it reads the
  * multipart body as Cloudflare does, checks it against the contract (scriptUploadContract.ts),
- * answers in Cloudflare's envelope, and keeps what it accepts. A plain fetch handler, for Node
+ * starts it (`startScript`) and checks its exports, answers in Cloudflare's envelope, and keeps
+ * what it accepts. A plain fetch handler, for Node
  * (`platform up`) and tests alike; everything it holds lives in memory.
  */
-export function createScriptUploadStandIn(options: ScriptUploadStandInOptions = {}): ScriptUploadStandIn {
+export function createScriptUploadStandIn(options: ScriptUploadStandInOptions): ScriptUploadStandIn {
   const accepted = new Map<string, AcceptedScript>();
   const now = options.now ?? Date.now;
   const latestCompatibilityDate = options.latestCompatibilityDate ?? "2026-10-30";
@@ -97,6 +113,17 @@ export function createScriptUploadStandIn(options: ScriptUploadStandInOptions = 
       today: new Date(time).toISOString().slice(0, 10),
     });
     if (!verdict.ok) return cloudflareRefusal(verdict.refusal);
+    const startup = await options.startScript({
+      name,
+      mainModule: verdict.metadata.main_module!,
+      modules: [...modules].map(([partName, m]) => ({ name: partName, ...m })),
+      compatibilityDate: verdict.metadata.compatibility_date,
+      compatibilityFlags: verdict.metadata.compatibility_flags,
+    });
+    if (!startup.started)
+      return cloudflareRefusal({ status: 400, code: CLOUDFLARE_ERROR.scriptValidation, message: startup.error });
+    const exportsRefusal = checkScriptExports(verdict.metadata, startup);
+    if (exportsRefusal) return cloudflareRefusal(exportsRefusal);
 
     const at = new Date(time).toISOString();
     const script: AcceptedScript = {
@@ -110,7 +137,7 @@ export function createScriptUploadStandIn(options: ScriptUploadStandInOptions = 
       modifiedOn: at,
     };
     accepted.set(name, script);
-    options.onAccepted?.(script);
+    await options.onAccepted?.(script);
     return cloudflareSuccess({
       id: name,
       etag: script.etag,

@@ -1,32 +1,33 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { findProjectBySlug, setProjectPrivate } from "../../workers/db/projectsTable.ts";
+import { findProjectBySlug, type ProjectRow } from "../../workers/db/projectsTable.ts";
 import { insertOwnedProject, requireOwnedProject } from "../../workers/api/projectRoutes.ts";
 import { maxProjectsPerAccount } from "../../workers/api/projectsPerAccount.ts";
-import { validateSlug } from "../../workers/api/projectSlug.ts";
-import { PLATFORM_ROUTE_SLUGS, refuseReservedSlug } from "../../workers/api/reservedSlugs.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
  * `PUT /projects/:slug/local` `{ private }` (CLI token, project ownership;
- * `platform dev` only): creates the local project on first use, applies
- * `--private` (or its absence), which the deployed API has no route for, and
- * answers what the CLI binds into the local project worker, its worker secret
- * included. The secret already sits in the developer's local D1 file; a
- * deployed API never answers this route.
+ * `platform dev` only, never mounted by the deployed API or `platform up`):
+ * creates the local project on first use, private or not, and answers what
+ * the CLI binds into the local project worker, its worker secret included.
+ * The secret already sits in the developer's local D1 file.
  *
- * The slug comes from the project's folder or package name, so only the
- * platform's own route names are refused here: a folder named `support`
- * still runs locally, and `POST /projects` names the reserved-slug rule when
- * it is first deployed. A local platform has no other tenant to impersonate.
+ * It creates projects as `POST /projects` does (`insertOwnedProject`: the
+ * same slug rules, reserved names included; `platform dev` runs a folder
+ * named like a reserved slug as `app-<name>`, see projectSlugFor.ts), and
+ * like every route it never changes whether a project is private: asking for
+ * the other one answers 409.
  */
 export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Promise<Response> {
   const body = await readJsonObject(request, 1024);
   if (typeof body.private !== "boolean") throw new PlatformError("invalid_input", "private must be true or false.");
-  const { slug } = await ownedOrNewProject(request, env, body.private);
-  await setProjectPrivate(env.DB, slug, body.private);
-  const row = (await findProjectBySlug(env.DB, slug))!;
+  const slug = request.params.slug!;
+  const existing = await findProjectBySlug(env.DB, slug);
+  const row = existing
+    ? await requireOwnedProject(env.DB, request.user, slug)
+    : await insertOwnedProject(env.DB, request.user, slug, body.private, maxProjectsPerAccount(env));
+  if ((row.private === 1) !== body.private) throw privacyIsFixed(row);
   return Response.json(
     {
       project: {
@@ -41,10 +42,10 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
   );
 }
 
-async function ownedOrNewProject(request: CliRequest, env: DevApiEnv, isPrivate: boolean): Promise<{ slug: string }> {
-  const slug = request.params.slug!;
-  if (await findProjectBySlug(env.DB, slug)) return requireOwnedProject(env.DB, request.user, slug);
-  validateSlug(slug);
-  refuseReservedSlug(slug, PLATFORM_ROUTE_SLUGS);
-  return insertOwnedProject(env.DB, request.user, slug, isPrivate, maxProjectsPerAccount(env));
+function privacyIsFixed(row: ProjectRow): PlatformError {
+  const is = row.private === 1 ? "private" : "public";
+  return new PlatformError(
+    "conflict",
+    `Project "${row.slug}" was created ${is}, and whether a project is private is fixed when it is created.`,
+  );
 }

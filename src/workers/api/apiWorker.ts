@@ -40,36 +40,7 @@ export interface ApiWorkerOptions<Env extends ApiEnv> {
  * trigger. The deployed worker is `createApiWorker()` (index.ts).
  */
 export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerOptions<Env> = {}) {
-  const router = createPlatformRouter<Env>("api")
-    .get("/health", () => Response.json({ ok: true }))
-    // People who open the API's address in a browser want the console (static files under /console/, wrangler.toml [assets]).
-    .get("/", (request) => Response.redirect(new URL("/console/", request.url).href, 302))
-    .post("/admin/users", issueUserToken)
-    .post("/cli/login", startCliLogin)
-    .post("/cli/login/token", collectCliLogin)
-    .get("/cli/whoami", withCliUser, whoAmI)
-    .post("/cli/logout", withCliUser, revokeCliToken)
-    .post("/projects", withCliUser, createProject)
-    .get("/projects", withCliUser, listProjects)
-    .get("/projects/:slug", withCliUser, getProject)
-    .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
-    .put("/projects/:slug/deployment", withCliUser, deployProject)
-    .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
-    .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
-    .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
-    .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
-    .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
-    .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
-    .get("/plugins", withCliUser, listPlugins)
-    .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
-    .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)
-    .post("/oauth/session", withCliUser, createOAuthSession)
-    .post("/internal/workflow/execute", enqueueWorkflowExecution)
-    .post("/internal/auth/redeem", redeemCallbackToken)
-    .post(SESSION_ROUTES.start, startProjectSession)
-    .post(SESSION_ROUTES.check, checkProjectSession)
-    .post(SESSION_ROUTES.end, endProjectSessions)
-    .post(SESSION_ROUTES.endUser, endProjectUserSessions);
+  const router = apiRouter<Env>();
   options.extraRoutes?.(router);
 
   return {
@@ -82,4 +53,43 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
       ctx.waitUntil(runDueCrons(env.DB, resolveDispatcher(env), controller.scheduledTime));
     },
   } satisfies ExportedHandler<Env, WorkflowExecuteMessage>;
+}
+
+/**
+ * The deployed API worker's routes, exactly. Their first path segments are
+ * reserved slugs (reservedSlugs.ts `PLATFORM_ROOT_PATHS`).
+ */
+export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
+  return (
+    createPlatformRouter<Env>("api")
+      .get("/health", () => Response.json({ ok: true }))
+      // People who open the API's address in a browser want the console (static files under /console/, wrangler.toml [assets]).
+      .get("/", (request) => Response.redirect(new URL("/console/", request.url).href, 302))
+      .post("/admin/users", issueUserToken)
+      .post("/cli/login", startCliLogin)
+      .post("/cli/login/token", collectCliLogin)
+      .get("/cli/whoami", withCliUser, whoAmI)
+      .post("/cli/logout", withCliUser, revokeCliToken)
+      .post("/projects", withCliUser, createProject)
+      .get("/projects", withCliUser, listProjects)
+      .get("/projects/:slug", withCliUser, getProject)
+      .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
+      .put("/projects/:slug/deployment", withCliUser, deployProject)
+      .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
+      .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
+      .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
+      .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
+      .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
+      .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
+      .get("/plugins", withCliUser, listPlugins)
+      .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
+      .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)
+      .post("/oauth/session", withCliUser, createOAuthSession)
+      .post("/internal/workflow/execute", enqueueWorkflowExecution)
+      .post("/internal/auth/redeem", redeemCallbackToken)
+      .post(SESSION_ROUTES.start, startProjectSession)
+      .post(SESSION_ROUTES.check, checkProjectSession)
+      .post(SESSION_ROUTES.end, endProjectSessions)
+      .post(SESSION_ROUTES.endUser, endProjectUserSessions)
+  );
 }

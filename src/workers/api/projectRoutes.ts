@@ -33,7 +33,6 @@ export async function requireOwnedProject(db: D1Database, user: CliUser, slug: s
 export async function createProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const body = await readJsonObject(request);
   const slug = validateSlug(body.slug);
-  refuseReservedSlug(slug);
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
@@ -44,7 +43,9 @@ export async function createProject(request: CliRequest, env: ApiEnv): Promise<R
 /**
  * Writes a new project with a fresh worker secret, unless the slug is taken
  * (409 `conflict`) or the account already owns `maxProjects` (403
- * `quota_exceeded`, see projectsPerAccount.ts); the slug's rules are the caller's.
+ * `quota_exceeded`, see projectsPerAccount.ts). Every way a project is
+ * created comes through here, so the slug rules are checked here: its shape
+ * and the reserved names.
  */
 export async function insertOwnedProject(
   db: D1Database,
@@ -53,6 +54,7 @@ export async function insertOwnedProject(
   isPrivate: boolean,
   maxProjects: number,
 ): Promise<ProjectRow> {
+  refuseReservedSlug(validateSlug(slug));
   const row = await insertProject(
     db,
     {

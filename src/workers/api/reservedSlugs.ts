@@ -2,41 +2,64 @@ import { pluginReservedSlugs } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 
 /**
- * Names the platform answers on itself: a project under one of them would
- * shadow a platform route on the shared origin (`/<slug>/`) or host.
+ * Every first path segment the platform answers at its root: each route of
+ * the API worker (test/workers/api/reservedSlugs.workerd.test.ts checks that
+ * every route it mounts is here) and the console's folder of static files.
+ * A project named like one would shadow it on a shared origin (`/<slug>/`).
  */
-export const PLATFORM_ROUTE_SLUGS: ReadonlySet<string> = new Set([
-  "api",
-  "www",
-  "login",
-  "console",
+export const PLATFORM_ROOT_PATHS: ReadonlySet<string> = new Set([
+  "health",
   "admin",
-  "platform",
-  "internal",
+  "cli",
+  "projects",
   "plugins",
-  "static",
+  "oauth",
+  "internal",
+  "console",
 ]);
 
 /**
- * Every reserved slug. A slug becomes `<slug>@<sender domain>` and
- * `<slug>.<domain>`, so besides the platform's route names it must not be an
- * RFC 2142 role mailbox, a sign-in-looking name or a platform plugin's name:
- * a tenant could otherwise mail or serve pages as the platform.
+ * RFC 2142's mailbox names, all of them (business: info, marketing, sales,
+ * support; network operations: abuse, noc, security; services: postmaster,
+ * hostmaster, usenet, news, webmaster, www, uucp, ftp), and MAILER-DAEMON,
+ * the sender of bounces.
  */
-export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
-  ...PLATFORM_ROUTE_SLUGS,
-  // RFC 2142 role mailboxes, and the usual ones beside them.
+const RFC_2142_MAILBOXES = [
+  "info",
+  "marketing",
+  "sales",
+  "support",
+  "abuse",
+  "noc",
   "security",
   "postmaster",
   "hostmaster",
+  "usenet",
+  "news",
   "webmaster",
-  "abuse",
-  "noc",
-  "info",
-  "support",
+  "www",
+  "uucp",
+  "ftp",
+  "mailer-daemon",
+];
+
+/**
+ * Every reserved slug. A slug becomes `<slug>@<sender domain>`,
+ * `<slug>.<domain>` and `<domain>/<slug>/`, so besides the platform's root
+ * paths it must not be the platform's own name or host, an RFC 2142 mailbox
+ * (or another address people trust), a sign-in-looking name or a plugin's
+ * name: a tenant could otherwise mail or serve pages as the platform.
+ */
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
+  ...PLATFORM_ROOT_PATHS,
+  // The platform's own names and hosts.
+  "api",
+  "login",
+  "platform",
+  "static",
+  ...RFC_2142_MAILBOXES,
+  // Addresses beside RFC 2142's that people take as the platform's.
   "billing",
-  "sales",
-  "marketing",
   "noreply",
   "no-reply",
   "mail",
@@ -45,7 +68,6 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   // Sign-in and account names.
   "sso",
   "auth",
-  "oauth",
   "signin",
   "sign-in",
   "signup",
@@ -58,12 +80,12 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * `POST /projects` checks the whole list; it is a creation-time rule, so
- * projects created before a name was reserved keep working. `platform dev`
- * checks only `PLATFORM_ROUTE_SLUGS` (see src/dev/routes/localProjectRoute.ts).
+ * Refuses a reserved slug. Every way a project is created checks it
+ * (`insertOwnedProject`); it is a creation-time rule, so projects created
+ * before a name was reserved keep working.
  */
-export function refuseReservedSlug(slug: string, reserved: ReadonlySet<string> = RESERVED_SLUGS): void {
-  if (reserved.has(slug)) {
+export function refuseReservedSlug(slug: string): void {
+  if (RESERVED_SLUGS.has(slug)) {
     throw new PlatformError(
       "invalid_input",
       `"${slug}" is reserved (RFC 2142 role names, sign-in and platform names cannot be project slugs).`,

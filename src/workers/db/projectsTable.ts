@@ -94,11 +94,3 @@ export function listProjectsOwnedBy(db: D1Database, ownerId: number): Promise<Pr
 export function touchProjectStatement(db: D1Database, projectId: number, now: number): D1PreparedStatement {
   return db.prepare("UPDATE projects SET updated_at = ? WHERE id = ?").bind(now, projectId);
 }
-
-/** Local only (`platform dev --private`): the API has no route to change a project's privacy. */
-export async function setProjectPrivate(db: D1Database, slug: string, isPrivate: boolean): Promise<void> {
-  await db
-    .prepare("UPDATE projects SET private = ? WHERE slug = ?")
-    .bind(isPrivate ? 1 : 0, slug)
-    .run();
-}

@@ -2,11 +2,13 @@ import { BaseScripts } from "cloudflare/resources/workers-for-platforms/dispatch
 import { createClient } from "cloudflare/tree-shakable";
 import { describe, expect, it } from "vitest";
 import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
 
 const API = "https://api.cloudflare.test/client/v4";
 const SCRIPT_URL = `${API}/accounts/acc123/workers/dispatch/namespaces/platform-projects/scripts/proj-shop`;
 const TODAY = Date.parse("2026-11-20T12:00:00Z");
-const MODULE = "export default { fetch() { return new Response('hi') } }";
+const MODULE =
+  "export default { fetch() { return new Response('hi') } }; export class WorkflowRun {}; export class WorkflowRunIndex {}";
 
 const standIn = (onAccepted?: (s: AcceptedScript) => void) =>
   createScriptUploadStandIn({
@@ -14,11 +16,13 @@ const standIn = (onAccepted?: (s: AcceptedScript) => void) =>
     accountId: "acc123",
     namespace: "platform-projects",
     now: () => TODAY,
+    startScript: startInWorkerd,
     onAccepted,
   });
 
 type Part = { name: string; body: string; type: string };
 const mainModule: Part = { name: "worker.js", body: MODULE, type: "application/javascript+module" };
+const moduleOf = (body: string): Part[] => [{ ...mainModule, body }];
 
 /** An upload as Cloudflare's docs write it: a JSON `metadata` part and one part per module. */
 function upload(metadata: unknown, parts: Part[] = [mainModule], token = "cf-token", url = SCRIPT_URL): Request {
@@ -197,6 +201,52 @@ describe("the Workers for Platforms script-upload stand-in", () => {
       /unsupported Content-Type text\/html/,
     ],
     [
+      "a compatibility date that names no day",
+      () => upload({ ...base, compatibility_date: "2026-02-30" }),
+      10021,
+      /compatibility_date must be a calendar date as YYYY-MM-DD, got "2026-02-30"/,
+    ],
+    [
+      "an unknown compatibility flag (the installed workerd's own list)",
+      () => upload({ ...base, compatibility_flags: ["nodejs_compat", "no_such_flag_2026"] }),
+      10021,
+      /^No such compatibility flag: no_such_flag_2026$/,
+    ],
+    [
+      "a module that does not parse",
+      () => upload(base, moduleOf("this is not javascript(")),
+      10021,
+      /^Uncaught SyntaxError: Unexpected identifier 'is'\n\s+at worker\.js:1:5$/,
+    ],
+    [
+      "a module whose top level throws",
+      () => upload(base, moduleOf("throw new Error('boom'); export default { fetch() {} }")),
+      10021,
+      /^Uncaught Error: boom\n\s+at worker\.js:1:7$/,
+    ],
+    [
+      "an import of a module that was not uploaded",
+      () => upload(base, moduleOf("import './missing.js'; export default { fetch() {} }")),
+      10021,
+      /missing\.js/,
+    ],
+    [
+      "a module that registers no event handler",
+      () => upload(base, moduleOf("export const answer = 42;")),
+      10068,
+      /^The uploaded script has no registered event handlers\.$/,
+    ],
+    [
+      "a migration naming a class the module does not export",
+      () =>
+        upload(
+          { ...base, bindings: [doBinding], migrations: firstMigration },
+          moduleOf("export default { fetch() { return new Response('hi') } }"),
+        ),
+      10070,
+      /^Cannot apply new-sqlite-class migration to class 'WorkflowRun' that is not exported by script$/,
+    ],
+    [
       "a body that is not multipart",
       () =>
         new Request(SCRIPT_URL, {
@@ -247,6 +297,31 @@ describe("the Workers for Platforms script-upload stand-in", () => {
       }),
     );
     expect(((await response.json()) as any).errors[0].code).toBe(10061);
+  });
+
+  it("refuses a binding to a class the new module no longer exports (10061), keeping the script it had", async () => {
+    const cloudflare = standIn();
+    await cloudflare.fetch(upload({ ...base, bindings: [doBinding], migrations: firstMigration }));
+    const response = await cloudflare.fetch(
+      upload({ ...base, bindings: [doBinding] }, moduleOf("export default { fetch() { return new Response('v2') } }")),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).errors[0]).toEqual({
+      code: 10061,
+      message: "Cannot create binding for class 'WorkflowRun' that is not exported by the script",
+    });
+    expect(new TextDecoder().decode(cloudflare.scripts().get("proj-shop")!.modules.get("worker.js")!.content)).toBe(
+      MODULE,
+    );
+  });
+
+  it("accepts a default export that is an entrypoint class, and an upload with no handler but a class", async () => {
+    const cloudflare = standIn();
+    const entrypoint = "export default class { fetch() { return new Response('hi') } }";
+    expect((await cloudflare.fetch(upload(base, moduleOf(entrypoint)))).status).toBe(200);
+    const onlyClass = "export class WorkflowRun {}";
+    const response = await cloudflare.fetch(upload({ ...base, migrations: firstMigration }, moduleOf(onlyClass)));
+    expect(response.status).toBe(200);
   });
 
   it.each([

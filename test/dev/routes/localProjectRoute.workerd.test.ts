@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import devApi from "#src/dev/routes/devApiWorker.ts";
+import { RESERVED_SLUGS } from "#src/workers/api/reservedSlugs.ts";
 import {
   callApi,
   countRows,
@@ -11,28 +12,46 @@ import {
 
 // `PUT /projects/:slug/local`: what `platform dev` asks of its local API worker (src/dev/routes/localProjectRoute.ts).
 describe("PUT /projects/:slug/local (platform dev only)", () => {
-  it("applies the privacy and answers what the CLI binds into the local project worker", async () => {
+  it("answers what the CLI binds into the local project worker", async () => {
     const { user, row } = await userWithProject("ada@example.com", "alpha");
     const response = await callApi("PUT", "/projects/alpha/local", {
       token: user.token,
-      body: { private: true },
+      body: { private: false },
       worker: devApi,
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(await response.json()).toEqual({
-      project: { id: row.id, slug: "alpha", scriptName: "proj-alpha", workerSecret: row.worker_secret, private: true },
+      project: { id: row.id, slug: "alpha", scriptName: "proj-alpha", workerSecret: row.worker_secret, private: false },
     });
-    expect((await projectRow("alpha")).private).toBe(1);
-
-    const back = await callApi("PUT", "/projects/alpha/local", {
-      token: user.token,
-      body: { private: false },
-      worker: devApi,
-    });
-    expect(((await back.json()) as { project: { private: boolean } }).project.private).toBe(false);
-    expect((await projectRow("alpha")).private).toBe(0);
   });
+
+  // The review's attack: the same route flipped an existing project's `private` flag.
+  it.each([
+    [false, true],
+    [true, false],
+  ])(
+    "never changes whether a project is private (created private=%s, asked %s): 409, unchanged",
+    async (was, asked) => {
+      const user = await createUserWithToken("ada@example.com");
+      const created = await callApi("PUT", "/projects/alpha/local", {
+        token: user.token,
+        body: { private: was },
+        worker: devApi,
+      });
+      expect(created.status).toBe(200);
+      const flipped = await callApi("PUT", "/projects/alpha/local", {
+        token: user.token,
+        body: { private: asked },
+        worker: devApi,
+      });
+      const error = await expectError(flipped, 409, "conflict");
+      expect(error.error.message).toBe(
+        `Project "alpha" was created ${was ? "private" : "public"}, and whether a project is private is fixed when it is created.`,
+      );
+      expect((await projectRow("alpha")).private).toBe(was ? 1 : 0);
+    },
+  );
 
   it("answers another user's project like a missing one and changes nothing", async () => {
     await userWithProject("ada@example.com", "alpha");
@@ -47,28 +66,34 @@ describe("PUT /projects/:slug/local (platform dev only)", () => {
     expect((await projectRow("alpha")).private).toBe(0);
   });
 
-  it("creates the local project on first use; a folder named like a role slug still runs, a platform route name does not", async () => {
+  it("creates the local project on first use, private as asked", async () => {
     const user = await createUserWithToken("ada@example.com");
-    const response = await callApi("PUT", "/projects/support/local", {
+    const response = await callApi("PUT", "/projects/beta/local", {
       token: user.token,
       body: { private: true },
       worker: devApi,
     });
     expect(response.status).toBe(200);
     const { project } = (await response.json()) as { project: { slug: string; private: boolean } };
-    expect(project).toMatchObject({ slug: "support", private: true });
-    expect((await projectRow("support")).owner_id).toBe(user.id);
+    expect(project).toMatchObject({ slug: "beta", private: true });
+    expect((await projectRow("beta")).owner_id).toBe(user.id);
+  });
 
-    for (const slug of ["api", "Bad_Slug"]) {
+  // The review's attack: `security`, `postmaster`, … were created through this route and mailed as the platform.
+  it.each([...RESERVED_SLUGS, "Bad_Slug", "a--b"])(
+    "creates no project named %s: the same slug rules as POST /projects",
+    async (slug) => {
+      const user = await createUserWithToken("ada@example.com");
       const refused = await callApi("PUT", `/projects/${slug}/local`, {
         token: user.token,
         body: { private: false },
         worker: devApi,
       });
-      await expectError(refused, 400, "invalid_input");
-    }
-    expect(await countRows("projects")).toBe(1);
-  });
+      const error = await expectError(refused, 400, "invalid_input");
+      expect(error.error.message).toMatch(RESERVED_SLUGS.has(slug) ? `"${slug}" is reserved` : /slug must be/);
+      expect(await countRows("projects")).toBe(0);
+    },
+  );
 
   it("refuses a body without a boolean private", async () => {
     const { user } = await userWithProject("ada@example.com", "alpha");

@@ -96,6 +96,19 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
     });
   }
 
+  // docs/security.md: an internal token is accepted again while it is under 60 s old, refused after.
+  it("accepts the same internal request again while its token is under 60 s old, and refuses it once older", async () => {
+    cronRuns.length = 0;
+    const { worker } = recordingProject();
+    const token = await internalToken("POST", "/__cron/nightly", null, { nowMs: Date.now() - 50_000 });
+    for (let i = 0; i < 2; i++)
+      expect((await run(worker, internalRequest("POST", "/__cron/nightly", token))).status).toBe(200);
+    expect(cronRuns.map((r) => r.name)).toEqual(["nightly", "nightly"]);
+    const stale = await internalToken("POST", "/__cron/nightly", null, { nowMs: Date.now() - 61_000 });
+    await expectError(await run(worker, internalRequest("POST", "/__cron/nightly", stale)), 404, "not_found");
+    expect(cronRuns).toHaveLength(2);
+  });
+
   it.each([
     { name: "no worker secret", env: { PLATFORM_PROJECT_ID: PROJECT_ID } },
     { name: "no project id", env: { PLATFORM_WORKER_SECRET: SECRET } },

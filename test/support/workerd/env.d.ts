@@ -8,6 +8,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       ADMIN_TOKEN: string;
       PLATFORM_DOMAIN: string;
+      /** Starts an uploaded script in a real workerd, for the upload stand-in (test/support/node/scriptStarterService.ts). */
+      SCRIPT_STARTER: Fetcher;
       WORKFLOW_RUNS: DurableObjectNamespace<import("#src/objects/WorkflowRunActor.ts").WorkflowRunActor>;
       RATE_LIMITER: DurableObjectNamespace<import("#src/objects/RateLimiter.ts").RateLimiter>;
       SESSION_CODES: DurableObjectNamespace<import("#src/objects/SessionCode.ts").SessionCode>;

@@ -6,4 +6,5 @@ export * from "./auth.ts";
 export * from "./login.ts";
 export * from "./manualTimers.ts";
 export * from "./plugins.ts";
+export * from "./scriptStarter.ts";
 export * from "./workflowActors.ts";

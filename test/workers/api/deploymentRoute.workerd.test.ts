@@ -2,6 +2,7 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import api from "#src/workers/api/index.ts";
+import { startThroughPool } from "#test/support/workerd/index.ts";
 
 /** Cloudflare's script-upload API as the local stand-in plays it, checking each upload against Cloudflare's contract. */
 function cloudflareStandIn(options: { latestCompatibilityDate?: string } = {}) {
@@ -11,7 +12,10 @@ function cloudflareStandIn(options: { latestCompatibilityDate?: string } = {}) {
     accountId: "acc123",
     namespace: "platform-projects",
     now: () => Date.parse("2026-11-20T12:00:00Z"),
-    onAccepted: (script) => uploads.push(script),
+    startScript: startThroughPool,
+    onAccepted: (script) => {
+      uploads.push(script);
+    },
     ...options,
   });
   const fetcher = {
@@ -49,7 +53,8 @@ async function userWithProject(email: string, slug: string, isPrivate = false) {
   return { token: user.json.token as string, project: project.json.project };
 }
 
-const BUNDLE = "export default { fetch() { return new Response('hi') } }";
+const BUNDLE =
+  "export default { fetch() { return new Response('hi') } }; export class WorkflowRun {}; export class WorkflowRunIndex {}";
 
 describe("PUT /projects/:slug/deployment", () => {
   it("uploads the module with every project binding and records the crons", async () => {
@@ -197,6 +202,42 @@ describe("PUT /projects/:slug/deployment", () => {
     expect(cloudflare.uploads).toHaveLength(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_crons").first("n")).toBe(0);
+  });
+
+  // What Cloudflare refuses of a pushed bundle: the API answers 502 with Cloudflare's words, and nothing is kept.
+  it.each([
+    [
+      "a bundle that cannot start (the one upload that took `platform up` down)",
+      { bundle: "this is not javascript(", metadata: {} },
+      /^Cloudflare refused the upload of proj-shop: Uncaught SyntaxError: Unexpected identifier 'is'/,
+    ],
+    [
+      "a bundle whose top level throws",
+      { bundle: "throw new Error('boom'); export default { fetch() {} }", metadata: {} },
+      /Uncaught Error: boom/,
+    ],
+    [
+      "a bundle that does not export the Durable Object classes it declares",
+      {
+        bundle: "export default { fetch() { return new Response('hi') } }",
+        metadata: { durableObjects: ["WorkflowRun"] },
+      },
+      /Cannot apply new-sqlite-class migration to class 'WorkflowRun' that is not exported by script$/,
+    ],
+    [
+      "a bundle with no event handler",
+      { bundle: "export const nothing = 1;", metadata: {} },
+      /The uploaded script has no registered event handlers\.$/,
+    ],
+  ])("refuses %s with 502 and Cloudflare's message, recording nothing", async (_name, body, message) => {
+    const cloudflare = cloudflareStandIn();
+    const { token } = await userWithProject("dev@example.com", "shop");
+    const result = await call("PUT", "/projects/shop/deployment", body, token, deployEnv(cloudflare));
+    expect(result.status).toBe(502);
+    expect(result.json.error.code).toBe("upstream_error");
+    expect(result.json.error.message).toMatch(message);
+    expect(cloudflare.uploads).toHaveLength(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
   });
 
   it("says clearly when the platform has no deploy configuration", async () => {

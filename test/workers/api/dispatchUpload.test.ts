@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
 import { type DispatchUploadTarget, uploadProjectScript } from "#src/workers/api/dispatchUpload.ts";
 
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: "s3cret" };
-const BUNDLE = "export default { fetch() { return new Response('hi') } }";
+const BUNDLE =
+  "export default { fetch() { return new Response('hi') } }; export class WorkflowRun {}; export class WorkflowRunIndex {}";
 const CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
 
 function cloudflare() {
@@ -13,6 +15,7 @@ function cloudflare() {
     accountId: "acc123",
     namespace: "platform-projects",
     now: () => Date.parse("2026-11-20T12:00:00Z"),
+    startScript: startInWorkerd,
   });
   const target: DispatchUploadTarget = {
     apiBase: "https://api.cloudflare.test/client/v4",
@@ -111,5 +114,36 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
         "2026-10-30",
       ),
     ).rejects.toMatchObject({ code: "upstream_error", message: expect.stringMatching(/Authentication error/) });
+  });
+
+  // What Cloudflare refuses of a bundle, through the production upload (the deployment route's), with its message.
+  it.each<[string, string, string[], string, RegExp]>([
+    [
+      "a bundle that does not parse",
+      "this is not javascript(",
+      [],
+      "2026-10-30",
+      /^Cloudflare refused the upload of proj-shop: Uncaught SyntaxError: Unexpected identifier 'is'/,
+    ],
+    [
+      "a bundle whose Durable Object classes are not exported",
+      "export default { fetch() { return new Response('hi') } }",
+      CLASSES,
+      "2026-10-30",
+      /Cannot apply new-sqlite-class migration to class 'WorkflowRun' that is not exported by script$/,
+    ],
+    [
+      "a compatibility date that names no day",
+      BUNDLE,
+      [],
+      "2026-02-30",
+      /compatibility_date must be a calendar date as YYYY-MM-DD, got "2026-02-30"$/,
+    ],
+  ])("reports %s as upstream_error, and the stand-in keeps nothing", async (_name, bundle, classes, date, message) => {
+    const { standIn, target } = cloudflare();
+    await expect(
+      uploadProjectScript(target, project, bundle, classes, { tag: null, classes: [] }, date),
+    ).rejects.toMatchObject({ code: "upstream_error", message: expect.stringMatching(message) });
+    expect(standIn.scripts().size).toBe(0);
   });
 });

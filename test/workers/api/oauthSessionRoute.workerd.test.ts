@@ -141,6 +141,7 @@ describe("GET /projects/:slug/plugins", () => {
           revokedAt: null,
           lastError: null,
           lastErrorAt: null,
+          problem: null,
         },
       ],
       resources: [

@@ -115,6 +115,8 @@ describe("POST /projects", () => {
     ..."security postmaster abuse noreply no-reply support billing sso auth signin sign-in login logout".split(" "),
     ..."accounts account mail admin administrator www api console platform root".split(" "),
     ..."hostmaster webmaster info internal plugins static".split(" "),
+    // Issue 20: RFC 2142's whole list, and the paths the API answers at its root (`/projects`, `/cli`, `/health`).
+    ..."mailer-daemon ftp news usenet uucp marketing sales noc cli projects health oauth".split(" "),
     // Every plugin's id (chatserver, workspace, email-send, …) and the names its descriptor reserves.
     ...pluginReservedSlugs(),
   ])("refuses the reserved slug %s with 400 naming the rule and writes nothing", async (slug) => {

@@ -79,6 +79,24 @@ describe("GET /start", () => {
     expect(idp.log.filter((l) => l.includes("openid-configuration"))).toHaveLength(1);
   });
 
+  // docs/security.md: not single use. A replay starts a sign-in of its own, bound to the same browser, until `exp`.
+  it("answers the same signed URL again until it expires, each time a sign-in of its own for the same browser binding", async () => {
+    const idp = await fakeIdentityProvider();
+    await projectWithAuth("shop");
+    const { hash } = await browserBinding();
+    const path = await startPath({ project: "shop", redirect: "/", bind: hash });
+    const [first, replay] = [await callLogin(path, loginEnv(idp)), await callLogin(path, loginEnv(idp))];
+    expect([first.status, replay.status]).toEqual([302, 302]);
+    const state = (r: Response) => new URL(r.headers.get("location")!).searchParams.get("state");
+    expect(state(replay)).not.toBe(state(first));
+    expect(replay.headers.get("set-cookie")).not.toBe(first.headers.get("set-cookie"));
+    const expired = await startPath(
+      { project: "shop", redirect: "/", bind: hash },
+      { nowMs: Date.now() - 11 * 60_000 },
+    );
+    await expectRefusalPage(await callLogin(expired, loginEnv(idp)), 400, /more than 10 minutes old/);
+  });
+
   it("names the flow cookie login_flow, without Secure, when the login worker is on plain-http localhost", async () => {
     const idp = await fakeIdentityProvider();
     await projectWithAuth("shop");

@@ -26,6 +26,11 @@ const signInSection = /** @type {HTMLElement} */ (document.getElementById("sign-
 const signInForm = /** @type {HTMLFormElement} */ (document.getElementById("sign-in-form"));
 const signInError = /** @type {HTMLElement} */ (document.getElementById("sign-in-error"));
 const signOutButton = /** @type {HTMLButtonElement} */ (document.getElementById("sign-out"));
+const signedInAs = /** @type {HTMLElement} */ (document.getElementById("signed-in-as"));
+const switchSection = /** @type {HTMLElement} */ (document.getElementById("switch-account"));
+const switchText = /** @type {HTMLElement} */ (document.getElementById("switch-text"));
+const switchConfirm = /** @type {HTMLButtonElement} */ (document.getElementById("switch-confirm"));
+const switchKeep = /** @type {HTMLButtonElement} */ (document.getElementById("switch-keep"));
 const projectNav = /** @type {HTMLElement} */ (document.getElementById("projects"));
 const announcer = /** @type {HTMLElement} */ (document.getElementById("announcer"));
 
@@ -80,12 +85,63 @@ function errorText(error) {
 
 // ---- sign-in ---------------------------------------------------------------
 
-/** `platform dev` prints the console URL with the local CLI token in the fragment (never sent to a server). */
-function takeTokenFromFragment() {
-  const match = /^#token=(plt_[A-Za-z0-9_-]{43})$/.exec(location.hash);
+const TOKEN_FRAGMENT = /^#token=(plt_[A-Za-z0-9_-]{43})$/;
+
+/** The account a CLI token acts as, or null when the API does not take it. @param {string} token */
+async function accountOf(token) {
+  const response = await fetch("/cli/whoami", { headers: { authorization: `Bearer ${token}` }, cache: "no-store" });
+  if (!response.ok) return null;
+  return /** @type {{ email: string }} */ (await response.json()).email;
+}
+
+/**
+ * `platform console` opens the console with the CLI token in the fragment
+ * (never sent to a server); it is dropped from the address bar at once. It
+ * signs in a console that is not signed in, or signed in as the same
+ * account; over another account it replaces nothing until the person says
+ * so, since anyone can send a link that signs the console in as them.
+ */
+async function takeTokenFromFragment() {
+  const match = TOKEN_FRAGMENT.exec(location.hash);
   if (!match) return;
-  sessionStorage.setItem(TOKEN_KEY, /** @type {string} */ (match[1]));
   history.replaceState(null, "", `${location.pathname}#/`);
+  const offered = /** @type {string} */ (match[1]);
+  const current = sessionStorage.getItem(TOKEN_KEY);
+  if (current === offered) return;
+  const [mine, theirs] = await Promise.all([current ? accountOf(current) : null, accountOf(offered)]);
+  if (!theirs) {
+    announce(
+      mine ? `The link's sign-in is not valid: still signed in as ${mine}.` : "The link's sign-in is not valid.",
+    );
+    return;
+  }
+  if (mine && mine !== theirs && !(await confirmSwitch(mine, theirs))) {
+    announce(`Still signed in as ${mine}.`);
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, offered);
+}
+
+/** Asks whether to leave `mine` for `theirs`; resolves with the answer. @param {string} mine @param {string} theirs */
+function confirmSwitch(mine, theirs) {
+  stopLive();
+  main.hidden = true;
+  projectNav.hidden = true;
+  signInSection.hidden = true;
+  switchText.textContent = `This link signs the console in as ${theirs}. You are signed in as ${mine}.`;
+  switchConfirm.textContent = `Switch to ${theirs}`;
+  switchKeep.textContent = `Stay signed in as ${mine}`;
+  switchSection.hidden = false;
+  switchKeep.focus();
+  return new Promise((resolve) => {
+    /** @param {boolean} answer */
+    const answer = (answer) => () => {
+      switchSection.hidden = true;
+      resolve(answer);
+    };
+    switchConfirm.onclick = answer(true);
+    switchKeep.onclick = answer(false);
+  });
 }
 
 /** @param {string} [message] */
@@ -95,6 +151,7 @@ function showSignIn(message) {
   main.hidden = true;
   projectNav.hidden = true;
   signOutButton.hidden = true;
+  signedInAs.hidden = true;
   signInError.textContent = message ?? "";
   /** @type {HTMLInputElement} */ (signInForm.elements.namedItem("token")).focus();
 }
@@ -138,8 +195,9 @@ function hrefFor(slug, runId) {
 
 async function start() {
   if (!sessionStorage.getItem(TOKEN_KEY)) return showSignIn();
+  let email;
   try {
-    projects = (await api("GET", "/projects")).projects;
+    [{ email }, { projects }] = await Promise.all([api("GET", "/cli/whoami"), api("GET", "/projects")]);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) showSignIn(errorText(error));
     return;
@@ -148,6 +206,8 @@ async function start() {
   main.hidden = false;
   projectNav.hidden = false;
   signOutButton.hidden = false;
+  signedInAs.textContent = `Signed in as ${email}`;
+  signedInAs.hidden = false;
   renderProjectNav();
   await route();
 }
@@ -182,7 +242,13 @@ async function route() {
   else await showProject(slug);
 }
 
-window.addEventListener("hashchange", () => void route());
+window.addEventListener("hashchange", async () => {
+  // A `#token=` link opened in this tab again: the same rules as on load.
+  if (TOKEN_FRAGMENT.test(location.hash)) {
+    await takeTokenFromFragment();
+    await start();
+  } else await route();
+});
 
 // ---- a project ---------------------------------------------------------------
 
@@ -637,5 +703,5 @@ function table(caption, headers, rows) {
   );
 }
 
-takeTokenFromFragment();
-void start();
+await takeTokenFromFragment();
+await start();

@@ -21,9 +21,12 @@ function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
 }
 
+const UP_OUTBOX =
+  "platform email reads the local outbox of `platform dev` (--dir). `platform up` serves only the deployed API's routes: what its projects send stays with the fake email provider, at the outbox address `platform up` printed when it started.";
+
 export const emailCommand: Command = {
   summary: "Read the emails a project sent under `platform dev` (the local outbox).",
-  usage: "platform email list | platform email show <id>   [--dir d] [--api URL] [--json]",
+  usage: "platform email list | platform email show <id>   [--dir d] [--json]",
   help: `
 list   the emails the project sent, newest first (at most 100), one line
        each: time, id, to, subject
@@ -33,9 +36,11 @@ Under \`platform dev\` the email-send plugin hands email to a local fake
 provider, which keeps every email it accepted (in .platform/state, so they
 survive restarts) instead of delivering it. The console's Outbox tab shows
 the same emails rendered. Targets the \`platform dev\` running for --dir
-(default: the current directory), or --api URL (\`platform up\`) with the
-token of \`platform login --api URL\` or $PLATFORM_TOKEN; the project is the
-one --dir names. --json prints the raw answer.`,
+(default: the current directory). --json prints the raw answer.
+
+\`platform up\` answers only the deployed API's routes, which have no
+outbox: there, what projects send stays with the fake email provider, whose
+outbox address \`platform up\` prints when it starts.`,
   options: cliOptions({ strings: ["dir", "api"], booleans: ["json"] }),
   async run({ positionals, values }) {
     const [action, id, ...extra] = positionals;
@@ -45,6 +50,7 @@ one --dir names. --json prints the raw answer.`,
     if (action === "list" && id) throw new CliError("platform email list takes no id.", 2);
     if (action === "show" && !id)
       throw new CliError("platform email show needs an email id (see platform email list).", 2);
+    if (values.api !== undefined) throw new CliError(UP_OUTBOX, 2);
     // Usage errors first: they exit 2 whether or not a platform is running.
     const target = resolvePlatformTarget(values);
     const outbox = `/projects/${encodeURIComponent(target.slug)}/outbox`;

@@ -33,11 +33,18 @@ sign in (with the local provider's form) and deploy exactly as against a
 deployed platform: the API worker uploads each pushed project to a local
 stand-in of Cloudflare's Workers for Platforms script-upload API, which checks
 the upload against Cloudflare's API contract and refuses what Cloudflare would
-refuse, in Cloudflare's error shape. An accepted project is served at
-http://<slug>.localhost:N/ (private ones at http://localhost:N/<slug>/).
+refuse, in Cloudflare's error shape; like Cloudflare, it starts each upload
+first and refuses one that does not start (a syntax error, a top level that
+throws, an unknown compatibility flag). An accepted project runs in a workerd
+of its own, so a push or a broken project never stops the platform or
+another project, and is served at http://<slug>.localhost:N/ (private ones
+at http://localhost:N/<slug>/) when the push answers. http://127.0.0.1:N is
+the API and the console only: the deployed API's routes, none of
+\`platform dev\`'s.
 
 State (D1, Durable Objects, uploaded scripts) stays in ./.platform-local/
-(or --state DIR) across restarts. One \`platform up\` per state folder. Stops
+(or --state DIR) across restarts; a kept script that no longer starts is
+skipped at start with a line saying why. One \`platform up\` per state folder. Stops
 cleanly on Ctrl-C or SIGTERM; if killed outright, a watchdog stops workerd.
 
 The local provider's users are ${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
@@ -70,6 +77,7 @@ Options:
         `  identity provider at ${platform.issuer} (users ${LOCAL_IDP_USERS.map((u) => u.email).join(", ")}; password "${LOCAL_IDP_PASSWORD}")`,
       );
       console.log(`  console at ${platform.url}/console/`);
+      console.log(`  email projects sent, kept by the fake email provider, at ${platform.emailOutboxUrl}`);
       console.log(`Next: platform login --api ${platform.url}, then platform push <dir>`);
       console.log(`Platform on ${platform.url}`);
       ready = true;

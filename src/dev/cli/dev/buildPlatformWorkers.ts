@@ -5,7 +5,7 @@ import { REPO_ROOT } from "../repoPaths.ts";
 import type { DeployedWorker } from "./deployedWorkers.ts";
 import { LOCAL_PLUGINS, type LocalPluginId } from "./localPlugins.ts";
 
-/** Local only: the API worker runs the deployed worker's routes plus the dev-only ones (test events, the local project's record). */
+/** `platform dev` only: the API worker with the deployed worker's routes plus the dev-only ones (test events, the local project's record, the outbox). */
 const DEV_API_ENTRY = "src/dev/routes/devApiWorker.ts";
 
 /** The fake providers `platform dev` runs beside the plugins, and the actor classes each exports. */
@@ -27,16 +27,25 @@ export interface PlatformScripts {
  * from the entry its config names, and each fake provider. A bundle exports
  * its default handler and the actor classes it hosts (its config's Durable
  * Objects without `script_name`): workerd refuses any other module export
- * (the email plugin exports PLUGIN_ID).
+ * (the email plugin exports PLUGIN_ID). `devRoutes` (`platform dev`): the
+ * API worker from DEV_API_ENTRY; without it (`platform up`), the deployed
+ * API worker exactly.
  */
-export async function buildPlatformWorkers(outDir: string, deployed: DeployedWorker[]): Promise<PlatformScripts> {
+export async function buildPlatformWorkers(
+  outDir: string,
+  deployed: DeployedWorker[],
+  options: { devRoutes: boolean },
+): Promise<PlatformScripts> {
   const hostedClasses = (worker: DeployedWorker) =>
     Object.values(worker.options.durableObjects ?? {}).flatMap((binding) =>
       typeof binding === "object" && !binding.scriptName ? [binding.className] : [],
     );
   const workers = deployed.map((worker) => ({
     file: worker.name,
-    entry: worker.name === PLATFORM_SERVICES.PLATFORM_API ? path.join(REPO_ROOT, DEV_API_ENTRY) : worker.main,
+    entry:
+      options.devRoutes && worker.name === PLATFORM_SERVICES.PLATFORM_API
+        ? path.join(REPO_ROOT, DEV_API_ENTRY)
+        : worker.main,
     exports: ["default", ...new Set(hostedClasses(worker))],
   }));
   const fakes = Object.entries(FAKE_PROVIDERS).map(([id, fake]) => ({

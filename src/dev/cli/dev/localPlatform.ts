@@ -148,9 +148,13 @@ export interface LocalPlatformInput {
   onRequest?: (request: RequestRecord) => void;
   /** Maps the project's log lines to its sources and remembers a top-level throw. */
   projectErrors?: ProjectLoadErrors;
-  /** `platform up`: the project workers uploaded through the API (src/dev/cli/up/), served beside `project`. */
-  uploaded?: { scriptName: string; worker: V4WorkerOptions }[];
-  uploadTarget?: LocalUploadTarget;
+  /**
+   * `platform up`: where the API worker uploads pushed projects, and the
+   * service in front of the workerd each pushed project runs in
+   * (src/dev/cli/up/projectInstances.ts). With them, the API worker is the
+   * deployed one, without `platform dev`'s routes or their bindings.
+   */
+  uploads?: { target: LocalUploadTarget; front: NonNullable<LocalDispatcher["front"]> };
 }
 
 /**
@@ -163,7 +167,7 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
   const { host, ports, login } = input;
   const pluginUrls = localPluginUrls(host, ports);
   const projectsBaseUrl = `http://${LOCAL_DOMAIN}:${input.port}`;
-  const upload = input.uploadTarget;
+  const upload = input.uploads?.target;
   return {
     [GATEWAY_WORKER]: {
       vars: { PLATFORM_DOMAIN: LOCAL_DOMAIN, DEFAULT_PROJECT: input.project?.slug },
@@ -187,14 +191,16 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
             }
           : {}),
         // The dev-only outbox route (`/projects/:slug/outbox`) shows the emails sent from this domain.
-        EMAIL_SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+        EMAIL_SENDER_DOMAIN: upload ? undefined : LOCAL_SENDER_DOMAIN,
       },
-      // The dev-only routes reach the fake providers: bot test events and the local outbox.
-      services: {
-        FAKE_CHATSERVER: LOCAL_PLUGINS.chatserver.fake,
-        FAKE_WORKSPACE: LOCAL_PLUGINS.workspace.fake,
-        FAKE_EMAIL: LOCAL_PLUGINS.email.fake,
-      },
+      // `platform dev`'s own routes reach the fake providers: bot test events and the local outbox.
+      services: upload
+        ? {}
+        : {
+            FAKE_CHATSERVER: LOCAL_PLUGINS.chatserver.fake,
+            FAKE_WORKSPACE: LOCAL_PLUGINS.workspace.fake,
+            FAKE_EMAIL: LOCAL_PLUGINS.email.fake,
+          },
       socket: { host, port: ports.api },
     },
     ...(login
@@ -221,19 +227,17 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
  * The Miniflare description of the whole local platform: every worker of
  * the deploy (`readDeployedWorkers`) as `localWorker` runs it, with
  * `localOverrides`; the gateway is the entry worker on `port`. Beside them:
- * the project (bound as `projectScriptBindings` binds a deployed project),
- * the projects `platform up` took in, and the fake providers. The login
- * worker runs only with `login`.
+ * the project (bound as `projectScriptBindings` binds a deployed project)
+ * and the fake providers; the projects `platform up` took in run in their own
+ * workerd each, behind `uploads.front`. The login worker runs only with `login`.
  */
 export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptions {
   const { project, build } = input;
-  const dispatcher: LocalDispatcher = { scripts: {}, bindings: {} };
-  const serve = (scriptName: string, binding: string) => {
-    dispatcher.scripts[scriptName] = binding;
-    dispatcher.bindings[binding] = scriptName;
+  const dispatcher: LocalDispatcher = {
+    scripts: project ? { [project.scriptName]: "SCRIPT_0" } : {},
+    bindings: project ? { SCRIPT_0: project.scriptName } : {},
+    front: input.uploads?.front,
   };
-  if (project) serve(project.scriptName, "SCRIPT_0");
-  for (const [i, { scriptName }] of (input.uploaded ?? []).entries()) serve(scriptName, `DEPLOYED_${i}`);
 
   const overrides = localOverrides(input);
   const running = input.deployed
@@ -261,7 +265,6 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
       },
     });
   }
-  workers.push(...(input.uploaded ?? []).map(({ worker }) => worker));
   workers.push(
     ...fakeProviderWorkers({
       host: input.host,
@@ -339,12 +342,18 @@ async function ensureDevAccount(
     cliToken = issued.json.token as string;
     saveCredentials(stateDir, { ...credentials, cliToken });
   }
-  // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) creates the project on first use
-  // (a folder named like a reserved slug still runs locally), applies `--private` (or its absence)
-  // and hands over the worker secret to bind into the project worker.
+  // The local API's dev-only route (src/dev/routes/localProjectRoute.ts) creates the project on first use,
+  // private or not, and hands over the worker secret to bind into the project worker.
   const linked = await apiCall(apiUrl, cliToken, "PUT", `/projects/${slug}/local`, { private: isPrivate });
-  if (linked.status !== 200)
-    throw new Error(`Could not prepare local project "${slug}": ${JSON.stringify(linked.json)}`);
+  if (linked.status !== 200) {
+    const refusal = (linked.json.error as { message?: string } | undefined)?.message ?? JSON.stringify(linked.json);
+    // 409: the folder's project was created the other way; a project's privacy never changes.
+    const instead =
+      linked.status === 409
+        ? ` Run it ${isPrivate ? "without" : "with"} --private, or delete ${stateDir} to start this folder's local platform over (its runs and data go with it).`
+        : "";
+    throw new Error(`Could not prepare local project "${slug}": ${refusal}${instead}`);
+  }
   const { id, scriptName, workerSecret } = linked.json.project as LocalProject;
   return { cliToken, project: { id, slug, scriptName, workerSecret } };
 }
@@ -359,7 +368,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
   const projectErrors = new ProjectLoadErrors(() => build);
   const deployed = await readDeployedWorkers(REPO_ROOT);
-  const scripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"), deployed);
+  const scripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"), deployed, { devRoutes: true });
   // The API worker serves the console: keep its address across restarts while the port is free.
   const ports = await assignLocalPorts({
     host,

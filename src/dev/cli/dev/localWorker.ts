@@ -12,10 +12,15 @@ export interface LocalOverride {
   socket?: { host: string; port: number };
 }
 
-/** How platform workers reach project workers locally: `LOCAL_SCRIPTS` (script name → binding) and those bindings. */
+/**
+ * How platform workers reach project workers locally (src/workers/dispatch/dispatcher.ts):
+ * `LOCAL_SCRIPTS` (script name → binding) and those bindings; under `platform up`
+ * also `front`, bound as `LOCAL_DISPATCH`, in front of every pushed project.
+ */
 export interface LocalDispatcher {
   scripts: Record<string, string>;
   bindings: Record<string, string>;
+  front?: NonNullable<V4WorkerOptions["serviceBindings"]>[string];
 }
 
 /** A local D1 database is kept under this id (`.platform/state`), whatever id the deploy fills in. */
@@ -68,6 +73,7 @@ export function localWorker(
     serviceBindings: {
       ...(options.serviceBindings as Record<string, unknown>),
       ...(hasDispatcher ? dispatcher.bindings : {}),
+      ...(hasDispatcher && dispatcher.front ? { LOCAL_DISPATCH: dispatcher.front } : {}),
       ...override.services,
     } as V4WorkerOptions["serviceBindings"],
     ...(override.socket ? { unsafeDirectSockets: [override.socket] } : {}),

@@ -1,8 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { PLATFORM_ROUTE_SLUGS } from "../../../workers/api/reservedSlugs.ts";
+import { RESERVED_SLUGS } from "../../../workers/api/reservedSlugs.ts";
 
-/** The slug a local project runs under: its package.json name or its folder name, made slug-safe. */
+/**
+ * The slug a local project runs under: its package.json name or its folder
+ * name, made slug-safe; a reserved name gets `app-` in front, since the local
+ * API creates projects under the same slug rules as a deployed one.
+ */
 export function projectSlugFor(projectDir: string): string {
   let name = path.basename(projectDir);
   const pkgPath = path.join(projectDir, "package.json");
@@ -23,7 +27,7 @@ export function projectSlugFor(projectDir: string): string {
     .slice(0, 40)
     .replace(/-+$/, "");
   if (slug.length < 3) slug = `app-${slug || "x"}`.replace(/-+$/, "").padEnd(3, "x");
-  // Only the platform's route names: a folder named like another reserved slug keeps its slug (see localProjectRoute.ts).
-  if (PLATFORM_ROUTE_SLUGS.has(slug)) slug = `app-${slug}`;
+  // A folder named like a reserved slug (`support`, `api`) still runs locally, as `app-<name>`.
+  if (RESERVED_SLUGS.has(slug)) slug = `app-${slug}`;
   return slug;
 }

@@ -2,26 +2,20 @@ import type { V4WorkerOptions } from "miniflare";
 import { API_WORKER, GATEWAY_WORKER } from "../dev/localPlatform.ts";
 import { COMPATIBILITY_DATE } from "../repoPaths.ts";
 
-/** First path segments the API worker answers on `http://127.0.0.1:N/` (its routes and the console). */
-export const API_PATH_PREFIXES = ["", "health", "admin", "cli", "projects", "oauth", "internal", "console"];
-
 /**
  * `platform up`'s entry worker on its one port, standing in for the deployed
  * platform's hostnames: `<slug>.localhost:N` and `localhost:N/<slug>/` go to
- * the gateway as `<slug>.<domain>` and `<domain>/<slug>/` would;
- * `127.0.0.1:N` is the API (`--api http://127.0.0.1:N`), except that a first
- * path segment that is none of its routes is a private project's prefix,
- * handed to the gateway as `localhost:N/<slug>/`.
+ * the gateway as `<slug>.<domain>` and `<domain>/<slug>/` would; any other
+ * host (`127.0.0.1:N`) is the API and the console, as the API's own host is
+ * deployed. No project is ever served on that origin, so none can read what
+ * the console keeps there.
  */
 const SCRIPT = `
-const API = new Set(${JSON.stringify(API_PATH_PREFIXES)});
 export default {
   fetch(request, env) {
-    const url = new URL(request.url);
-    if (url.hostname === "localhost" || url.hostname.endsWith(".localhost")) return env.GATEWAY.fetch(request);
-    if (API.has(url.pathname.split("/")[1])) return env.API.fetch(request);
-    url.hostname = "localhost";
-    return env.GATEWAY.fetch(new Request(url, request));
+    const { hostname } = new URL(request.url);
+    const project = hostname === "localhost" || hostname.endsWith(".localhost");
+    return (project ? env.GATEWAY : env.API).fetch(request);
   },
 };
 `;

@@ -7,7 +7,8 @@ import type { AcceptedScript, ScriptUploadStandIn } from "../../cloudflare/scrip
  * last upload is kept under `<state>/scripts/<name>/upload/` (metadata,
  * modules, migration state) and replayed into the fresh stand-in at start, as
  * one upload whose migration brings its Durable Object classes straight to
- * the kept tag, so the next push's `old_tag` still matches.
+ * the kept tag, so the next push's `old_tag` still matches. A kept script
+ * that no longer starts is skipped at start, never fatal.
  */
 interface SavedUpload {
   metadata: AcceptedScript["metadata"];
@@ -37,37 +38,62 @@ export function saveAcceptedScript(stateDir: string, script: AcceptedScript): vo
   writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n");
 }
 
-/** Uploads every kept script into `standIn` again; returns the names it refused (printed by the caller). */
+/** A kept script that is not served this run, and why (in Cloudflare's words when the stand-in refused it). */
+export interface SkippedScript {
+  name: string;
+  reason: string;
+}
+
+/**
+ * Uploads every kept script into `standIn` again, which starts each one as
+ * for a push: a script that cannot be read back, or that the stand-in
+ * refuses now, is skipped (and named in the answer) while the others go on.
+ */
 export async function replaySavedScripts(
   stateDir: string,
   standIn: ScriptUploadStandIn,
   target: { apiBase: string; accountId: string; namespace: string; apiToken: string },
-): Promise<string[]> {
+): Promise<SkippedScript[]> {
   const root = scriptsDir(stateDir);
   if (!existsSync(root)) return [];
-  const refused: string[] = [];
-  for (const name of readdirSync(root)) {
+  const skipped: SkippedScript[] = [];
+  for (const name of readdirSync(root).sort()) {
     const dir = path.join(root, name, "upload");
     if (!existsSync(path.join(dir, "upload.json"))) continue;
-    const saved = JSON.parse(readFileSync(path.join(dir, "upload.json"), "utf8")) as SavedUpload;
-    const { migrations: _previousStep, ...metadata } = saved.metadata;
-    const form = new FormData();
-    const replayed = saved.migrationTag
-      ? { ...metadata, migrations: { new_tag: saved.migrationTag, new_sqlite_classes: saved.durableObjectClasses } }
-      : metadata;
-    form.append("metadata", new Blob([JSON.stringify(replayed)], { type: "application/json" }));
-    saved.modules.forEach((module, i) => {
-      form.append(
-        module.name,
-        new Blob([readFileSync(path.join(dir, `module-${i}`))], { type: module.contentType }),
-        module.name,
-      );
-    });
+    let form: FormData;
+    try {
+      form = savedUploadForm(dir);
+    } catch (error) {
+      skipped.push({ name, reason: `its saved upload in ${dir} cannot be read (${(error as Error).message})` });
+      continue;
+    }
     const url = `${target.apiBase}/accounts/${target.accountId}/workers/dispatch/namespaces/${target.namespace}/scripts/${encodeURIComponent(name)}`;
     const response = await standIn.fetch(
       new Request(url, { method: "PUT", headers: { authorization: `Bearer ${target.apiToken}` }, body: form }),
     );
-    if (!response.ok) refused.push(`${name}: ${await response.text()}`);
+    if (response.ok) continue;
+    const body = (await response.json().catch(() => null)) as { errors?: { code: number; message: string }[] } | null;
+    const errors = body?.errors?.map((e) => `${e.message} [code: ${e.code}]`).join("; ") || `status ${response.status}`;
+    skipped.push({ name, reason: `Cloudflare's checks refuse it now: ${errors}` });
   }
-  return refused;
+  return skipped;
+}
+
+/** The kept upload as one upload whose migration brings the script's classes straight to the kept tag. */
+function savedUploadForm(dir: string): FormData {
+  const saved = JSON.parse(readFileSync(path.join(dir, "upload.json"), "utf8")) as SavedUpload;
+  const { migrations: _previousStep, ...metadata } = saved.metadata;
+  const form = new FormData();
+  const replayed = saved.migrationTag
+    ? { ...metadata, migrations: { new_tag: saved.migrationTag, new_sqlite_classes: saved.durableObjectClasses } }
+    : metadata;
+  form.append("metadata", new Blob([JSON.stringify(replayed)], { type: "application/json" }));
+  saved.modules.forEach((module, i) => {
+    form.append(
+      module.name,
+      new Blob([readFileSync(path.join(dir, `module-${i}`))], { type: module.contentType }),
+      module.name,
+    );
+  });
+  return form;
 }

@@ -1,44 +1,57 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import type { V4WorkerOptions } from "miniflare";
+import { Response as MiniflareResponse, type V4WorkerOptions } from "miniflare";
 import type { ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
+import { uploadedModuleType } from "../../cloudflare/uploadedModuleType.ts";
 import { localScriptBindings } from "../dev/localScriptBindings.ts";
 
-type ModuleType = "ESModule" | "CommonJS" | "Text" | "Data" | "CompiledWasm";
+type ServiceDesignator = NonNullable<V4WorkerOptions["serviceBindings"]>[string];
 
-/** Cloudflare's part content types (multipart-upload-metadata docs) as workerd module types. */
-function moduleType(contentType: string): ModuleType {
-  if (contentType === "application/javascript+module") return "ESModule";
-  if (contentType === "application/javascript" || contentType === "text/javascript") return "CommonJS";
-  if (contentType === "application/wasm") return "CompiledWasm";
-  if (contentType.startsWith("text/")) return "Text";
-  return "Data";
-}
+/** Where a script's modules sit in its worker; module names are relative to it. */
+const MODULES_ROOT = "/script";
 
 /**
  * The Miniflare worker for a script the stand-in accepted, wired as
- * Cloudflare would run it in the dispatch namespace: its modules (written
- * under `dir`, main module first), compatibility settings and each binding of
- * its metadata.
+ * Cloudflare would run it in the dispatch namespace: its modules (main
+ * module first), compatibility settings and each binding of its metadata. It
+ * runs in a workerd of its own (projectInstances.ts), so a service binding
+ * reaches the platform worker it names over that worker's loopback socket
+ * (`services`: deployed name → `host:port`); a service the platform does not
+ * run answers 502, as a call to a script that is not there.
  */
-export function scriptWorker(script: AcceptedScript, dir: string): V4WorkerOptions {
-  mkdirSync(dir, { recursive: true });
+export function scriptWorker(script: AcceptedScript, services: Readonly<Record<string, string>>): V4WorkerOptions {
   const main = script.metadata.main_module!;
   const names = [main, ...[...script.modules.keys()].filter((name) => name !== main)];
-  const modules = names.map((name) => {
-    const module = script.modules.get(name)!;
-    const file = path.join(dir, name);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, module.content);
-    return { type: moduleType(module.contentType), path: file };
-  });
+  const scriptBindings = (script.metadata.bindings ?? []) as ScriptBinding[];
+  const bound = localScriptBindings(scriptBindings);
   return {
     name: script.name,
-    modules,
-    modulesRoot: dir,
+    modulesRoot: MODULES_ROOT,
+    modules: names.map((name) => {
+      const module = script.modules.get(name)!;
+      return {
+        type: uploadedModuleType(module.contentType),
+        path: `${MODULES_ROOT}/${name}`,
+        contents: module.content,
+      };
+    }),
     compatibilityDate: script.metadata.compatibility_date,
     compatibilityFlags: script.metadata.compatibility_flags,
-    ...localScriptBindings((script.metadata.bindings ?? []) as ScriptBinding[]),
+    bindings: bound.bindings,
+    durableObjects: bound.durableObjects,
+    serviceBindings: Object.fromEntries(
+      scriptBindings.flatMap((binding) =>
+        binding.type === "service" ? [[binding.name, platformService(binding.service, services)]] : [],
+      ),
+    ),
   };
+}
+
+/** A platform worker over its socket; any other name answers 502, as a call to a script that is not there. */
+function platformService(service: string, services: Readonly<Record<string, string>>): ServiceDesignator {
+  if (Object.hasOwn(services, service)) return { external: { address: services[service]!, http: {} } };
+  return async () =>
+    MiniflareResponse.json(
+      { error: { code: "upstream_error", message: `No worker named "${service}" runs on this platform.` } },
+      { status: 502 },
+    );
 }

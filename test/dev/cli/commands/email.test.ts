@@ -6,10 +6,10 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseCommandArgs } from "#src/dev/cli/commandLine.ts";
 import { emailCommand } from "#src/dev/cli/commands/email.ts";
-import { saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
+import { stateDirFor, writeDevSession } from "#src/dev/cli/dev/devState.ts";
 
-// `platform email list|show`: which platform it asks (the `platform dev` for --dir, or --api URL as `platform up`),
-// with which token, and the usage errors that exit 2 before anything is asked.
+// `platform email list|show`: it asks the `platform dev` running for --dir, with that session's token; usage
+// errors exit 2 before anything is asked, and `--api` (as against `platform up`) says where the outbox is instead.
 
 /** Answers the outbox routes as the API worker does, and records what each request carried. */
 let api: Server;
@@ -56,6 +56,18 @@ afterEach(() => {
 const run = async (...argv: string[]) =>
   emailCommand.run(parseCommandArgs(emailCommand, [...argv, "--dir", projectDir]));
 
+/** A `platform dev` running for the project folder (this process stands in for it), with `cliToken`. */
+function devSession(cliToken = "plt_good") {
+  mkdirSync(stateDirFor(projectDir), { recursive: true });
+  writeDevSession(stateDirFor(projectDir), {
+    pid: process.pid,
+    slug: "shop",
+    url: "http://127.0.0.1:8787",
+    apiUrl,
+    cliToken,
+  });
+}
+
 describe("platform email: usage errors exit 2 before any platform is asked", () => {
   it.each([
     ["no action", []],
@@ -65,50 +77,43 @@ describe("platform email: usage errors exit 2 before any platform is asked", () 
     ["an extra argument", ["show", "em_1", "em_2"]],
     ["an unknown option", ["list", "--token", "plt_good"]],
   ])("%s", async (_case, argv) => {
-    vi.stubEnv("PLATFORM_TOKEN", "plt_good");
-    await expect(run(...argv, "--api", apiUrl)).rejects.toMatchObject({ exitCode: 2 });
+    devSession();
+    await expect(run(...argv)).rejects.toMatchObject({ exitCode: 2 });
     expect(seen).toEqual([]);
   });
 
-  it("refuses a malformed --api URL", async () => {
-    await expect(run("list", "--api", "not a url")).rejects.toMatchObject({ exitCode: 2 });
+  it("says, for --api (`platform up`), that only `platform dev` has the outbox and where `platform up` keeps email", async () => {
+    devSession();
+    vi.stubEnv("PLATFORM_TOKEN", "plt_good");
+    const refused = run("list", "--api", apiUrl);
+    await expect(refused).rejects.toMatchObject({ exitCode: 2 });
+    await expect(refused).rejects.toThrow(/`platform up` serves only the deployed API's routes.*fake email provider/);
+    expect(seen).toEqual([]);
   });
 });
 
-describe("platform email --api URL (as against `platform up`)", () => {
-  it.each([
-    ["$PLATFORM_TOKEN", () => vi.stubEnv("PLATFORM_TOKEN", "plt_good")],
-    ["the login stored for that URL", () => saveLogin(apiUrl, { token: "plt_good", email: "ada@example.com" })],
-  ])("lists the outbox of --dir's project with %s", async (_source, setUp) => {
-    setUp();
-    await run("list", "--api", `${apiUrl}/`);
+describe("platform email against the `platform dev` of --dir", () => {
+  it("lists the outbox of --dir's project with the session's token", async () => {
+    devSession();
+    await run("list");
     expect(seen).toEqual([{ path: "/projects/shop/outbox", authorization: "Bearer plt_good" }]);
     expect(printed).toEqual(["t  em_1  ada@example.com  Hi"]);
   });
 
   it("shows one email, its id escaped into the path", async () => {
-    vi.stubEnv("PLATFORM_TOKEN", "plt_good");
-    await run("show", "../../users", "--api", apiUrl);
+    devSession();
+    await run("show", "../../users");
     expect(seen).toEqual([{ path: "/projects/shop/outbox/..%2F..%2Fusers", authorization: "Bearer plt_good" }]);
     expect(printed).toContain("Subject: Hi");
   });
 
-  it("never sends the token of another API's login, and says how to log in", async () => {
-    saveLogin("https://api.example.app", { token: "plt_elsewhere", email: "ada@example.com" });
-    await expect(run("list", "--api", apiUrl)).rejects.toThrow(`Not logged in to ${apiUrl}`);
-    expect(seen).toEqual([]);
+  it("carries the API's refusal of a token it does not know", async () => {
+    devSession("plt_forged");
+    await expect(run("list")).rejects.toThrow("Invalid CLI token.");
   });
 
-  it("carries the API's refusal of a forged token", async () => {
-    vi.stubEnv("PLATFORM_TOKEN", "plt_forged");
-    await expect(run("list", "--api", apiUrl)).rejects.toThrow("Invalid CLI token.");
-  });
-});
-
-describe("platform email without --api", () => {
-  it("asks for the `platform dev` of --dir, and says so when none runs", async () => {
-    vi.stubEnv("PLATFORM_TOKEN", "plt_good");
-    await expect(run("list")).rejects.toThrow(/No `platform dev` is running for .*shop-folder.*--api URL/);
+  it("says so when no `platform dev` runs for --dir", async () => {
+    await expect(run("list")).rejects.toThrow(/No `platform dev` is running for .*shop-folder/);
     expect(seen).toEqual([]);
   });
 });

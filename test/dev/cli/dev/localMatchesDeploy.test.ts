@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { V4WorkerOptions } from "miniflare";
+import { Response as MiniflareResponse, type V4WorkerOptions } from "miniflare";
 import { describe, expect, it } from "vitest";
 import type { Unstable_RawConfig } from "wrangler";
 import type { ProjectBuild } from "#src/dev/cli/build/buildProject.ts";
@@ -91,13 +91,15 @@ function deployedItems(worker: PlatformWorkerConfig): DeployedItem[] {
     );
   for (const consumer of queues?.consumers ?? [])
     add(`queue consumer of ${consumer.queue}`, (local) => has(local.queueConsumers, consumer.queue));
-  // Dispatch namespaces do not run locally: the worker gets the dispatcher (LOCAL_SCRIPTS) in its place.
+  // Dispatch namespaces do not run locally: the worker gets the dispatcher (LOCAL_SCRIPTS, and
+  // `platform up`'s LOCAL_DISPATCH in front of its pushed projects) in their place, reaching some project.
   for (const namespace of read("dispatch_namespaces") ?? [])
     add(`dispatch namespace ${namespace.binding}`, (local) => {
       const scripts = (local.bindings as Named | undefined)?.LOCAL_SCRIPTS;
       if (typeof scripts !== "string" || has(local.bindings, namespace.binding)) return false;
       const bindings = Object.values(JSON.parse(scripts) as Record<string, string>);
-      return bindings.every((binding) => has(local.serviceBindings, binding));
+      const front = has(local.serviceBindings, "LOCAL_DISPATCH");
+      return (bindings.length > 0 || front) && bindings.every((binding) => has(local.serviceBindings, binding));
     });
   const assets = read("assets");
   if (assets?.directory) {
@@ -201,8 +203,10 @@ const LOCAL_PLATFORMS: { name: string; input: LocalPlatformInput; notLocal: Reco
     name: "platform up",
     input: input({
       login,
-      uploadTarget: { apiBase: "http://127.0.0.1:9200", apiToken: "t", accountId: "local", namespace: "local" },
-      uploaded: [{ scriptName: "project-1-demo", worker: { name: "project-1-demo", script: "" } }],
+      uploads: {
+        target: { apiBase: "http://127.0.0.1:9200", apiToken: "t", accountId: "local", namespace: "local" },
+        front: async () => new MiniflareResponse("a pushed project"),
+      },
     }),
     notLocal: {},
   },

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
 import { serveStandIn } from "#src/dev/cli/up/standInServer.ts";
 
 const stops: (() => Promise<void>)[] = [];
@@ -9,13 +10,23 @@ afterEach(async () => {
 
 async function upload(metadata: unknown, withModule = true) {
   const accepted: string[] = [];
-  const standIn = createScriptUploadStandIn({ apiToken: "t", onAccepted: (s) => accepted.push(s.name) });
+  const standIn = createScriptUploadStandIn({
+    apiToken: "t",
+    startScript: startInWorkerd,
+    onAccepted: (s) => {
+      accepted.push(s.name);
+    },
+  });
   const server = await serveStandIn(standIn, "127.0.0.1");
   stops.push(server.stop);
   const form = new FormData();
   form.append("metadata", new Blob([JSON.stringify(metadata)], { type: "application/json" }));
   if (withModule)
-    form.append("worker.js", new Blob(["export default {}"], { type: "application/javascript+module" }), "worker.js");
+    form.append(
+      "worker.js",
+      new Blob(["export default { fetch() { return new Response('hi') } }"], { type: "application/javascript+module" }),
+      "worker.js",
+    );
   const response = await fetch(`${server.apiBase}/accounts/a/workers/dispatch/namespaces/n/scripts/proj-x`, {
     method: "PUT",
     headers: { authorization: "Bearer t" },
