@@ -1,0 +1,95 @@
+// The workspace-chat plugin with a real project worker (the entry wrapper and the runtime):
+// workspace.onEvent and proxy calls end to end.
+import { createExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
+import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "#src/runtime/plugins/workspace.ts";
+import { SLACK_ORIGIN, type Setup, setup, installedProject } from "./index.fixture.ts";
+
+describe("runtime: workspace.onEvent and proxy calls from a real project worker", () => {
+  it("a mention reaches the handler once; its thread reply reaches the fake Slack in the right thread", async () => {
+    resetWorkspaceHandlers();
+    const seen: WorkspaceEvent[] = [];
+    workspace.onEvent("mention", async (event, context) => {
+      seen.push(event);
+      expect(context.project.slug).toBe("ada-app");
+      await workspace.threadReply(event.channel!, event.ts!, `Hi <@${event.user}>!`, { resource: context.resource });
+    });
+    const worker = createPlatformWorker({ fetch: () => new Response("project home") });
+    let t!: Setup;
+    let projectEnv: Record<string, unknown> = {};
+    t = setup({
+      project: (request) =>
+        worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
+    });
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    projectEnv = {
+      PLATFORM_WORKER_SECRET: row.worker_secret,
+      PLATFORM_PROJECT_ID: String(row.id),
+      PLATFORM_PROJECT_SLUG: row.slug,
+      WORKSPACE_PLUGIN: {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+      },
+    };
+    const { json } = await t.trigger({ kind: "mention", teamId: "T0TEST", text: "hello" });
+    expect(json.response.status).toBe(200);
+    await t.settle();
+    await t.trigger({ retry: 1 });
+    await t.settle();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({
+      type: "mention",
+      text: "<@U0BOT0TEST> hello",
+      user: "U0ALICE",
+      channel: "C0GENERAL",
+    });
+    const posts = t.slack.recorded.filter((c) => c.method === "chat.postMessage");
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.ok).toBe(true);
+    expect(posts[0]!.params).toMatchObject({
+      channel: "C0GENERAL",
+      thread_ts: json.delivered.event.ts,
+      text: "Hi <@U0ALICE>!",
+    });
+    resetWorkspaceHandlers();
+  });
+
+  it("runtime functions refuse bad input before any call, and surface the plugin's errors as PlatformErrors", async () => {
+    const t = setup();
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    const projectEnv = {
+      PLATFORM_WORKER_SECRET: row.worker_secret,
+      PLATFORM_PROJECT_ID: String(row.id),
+      WORKSPACE_PLUGIN: {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+      },
+    };
+    await expect(workspace.sendMessage("general", "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "invalid_input",
+    });
+    await expect(workspace.addReaction("C0GENERAL", "nope", "tada", { env: projectEnv })).rejects.toMatchObject({
+      code: "invalid_input",
+    });
+    expect(() => workspace.onEvent("typing" as never, () => {})).toThrow(/unknown event/);
+    const posted = await workspace.sendMessage("C0GENERAL", "hello", { env: projectEnv });
+    expect(posted).toMatchObject({ channel: "C0GENERAL" });
+    await expect(workspace.editMessage("C0GENERAL", posted.ts, "edited", { env: projectEnv })).resolves.toMatchObject({
+      ts: posted.ts,
+    });
+    await expect(workspace.addReaction("C0GENERAL", posted.ts, "tada", { env: projectEnv })).resolves.toBeUndefined();
+    await expect(workspace.sendMessage("C0MISSING", "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "upstream_error",
+    });
+    await t.slack.fetch(
+      new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, {
+        method: "POST",
+        body: JSON.stringify({ retryAfter: 9 }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expect(workspace.threadReply("C0GENERAL", posted.ts, "x", { env: projectEnv })).rejects.toMatchObject({
+      code: "rate_limited",
+      details: { retryAfterSeconds: 9 },
+    });
+  });
+});
