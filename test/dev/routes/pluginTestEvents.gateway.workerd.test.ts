@@ -9,16 +9,11 @@ import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
 import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "#test/support/workerd/index.ts";
+import { asFetcher } from "./pluginTestEvents.fixture.ts";
 
 const FAKE = "https://chat.fake";
 const APP = "999999999999999999";
 const FAST = { maxMs: 300, quietMs: 100, pollMs: 50 };
-
-function asFetcher(handle: (request: Request) => Promise<Response>): Fetcher {
-  return {
-    fetch: (input: RequestInfo | URL, init?: RequestInit) => handle(new Request(input, init)),
-  } as unknown as Fetcher;
-}
 
 async function setup() {
   const { row } = await userWithProject("ada@example.com", "alpha");
