@@ -2,13 +2,19 @@
 // plugin's relay (the only way the real chat server delivers them).
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
-import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "#test/support/workerd/index.ts";
+import {
+  fakeDispatcher,
+  platformRejection,
+  pluginEnv,
+  userWithProject,
+  testChatServer,
+} from "#test/support/workerd/index.ts";
 import { asFetcher } from "./pluginTestEvents.fixture.ts";
 
 const FAKE = "https://chat.fake";
@@ -24,15 +30,7 @@ async function setup() {
     externalResourceId: TEST_GUILD.id,
     displayName: TEST_GUILD.name,
   });
-  const fake = createFakeChatServer({
-    baseUrl: FAKE,
-    applicationId: APP,
-    clientId: APP,
-    clientSecret: "client-secret",
-    botToken: "bot-token",
-    signingSeed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-    webhookUrl: "https://chat-plugin.test/webhook",
-  });
+  const fake = testChatServer({ baseUrl: FAKE, applicationId: APP, webhookUrl: "https://chat-plugin.test/webhook" });
   const [resource] = await listProjectResources(env.DB, row.id, "chatserver");
   return { fake, resource: resource!, fetcher: asFetcher((r) => fake.fetch(r)) };
 }

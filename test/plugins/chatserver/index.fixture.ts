@@ -3,24 +3,25 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import { randomHex } from "#src/core/crypto/encoding.ts";
-import { createFakeChatServer, TEST_GUILD, type FakeChatServer } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { TEST_GUILD, type FakeChatServer } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { signEd25519 } from "#src/core/crypto/ed25519.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import {
+  CHAT_APP,
+  chatServerPluginEnv,
   fakeDispatcher,
-  pluginEnv,
   signedRequest,
+  testChatServer,
   userWithProject,
   type FakeDispatcher,
 } from "#test/support/workerd/index.ts";
 
-export const FAKE = "https://discord.fake";
+export const FAKE = CHAT_APP.baseUrl;
 export const PLUGIN = "https://chatserver.plugin.test";
-export const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
-export const PUBLIC_KEY = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
-export const APP = "900000000000000001";
+const SEED = CHAT_APP.signingSeed;
+export const APP = CHAT_APP.id;
 
 export interface World {
   fake: FakeChatServer;
@@ -41,28 +42,12 @@ export function world(projectHandler?: (request: Request) => Response | Promise<
     pending.push(ctx);
     return plugin.fetch(request, pluginEnvValue, ctx);
   };
-  const fake = createFakeChatServer({
-    baseUrl: FAKE,
-    applicationId: APP,
-    clientId: APP,
-    clientSecret: "client-secret",
-    botToken: "bot-token",
-    signingSeed: SEED,
+  const fake = testChatServer({
     webhookUrl: `${PLUGIN}/webhook`,
     redirectUris: [`${PLUGIN}/oauth/callback`],
     deliver: call,
   });
-  pluginEnvValue = pluginEnv({
-    DISPATCHER: dispatcher.namespace,
-    CHATSERVER_BASE_URL: FAKE,
-    CHATSERVER_PUBLIC_URL: PLUGIN,
-    CHATSERVER_APPLICATION_ID: APP,
-    CHATSERVER_CLIENT_ID: APP,
-    CHATSERVER_CLIENT_SECRET: "client-secret",
-    CHATSERVER_BOT_TOKEN: "bot-token",
-    CHATSERVER_PUBLIC_KEY: PUBLIC_KEY,
-    CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
-  }) as ChatServerEnv;
+  pluginEnvValue = chatServerPluginEnv(fake, { DISPATCHER: dispatcher.namespace, CHATSERVER_PUBLIC_URL: PLUGIN });
   return {
     fake,
     dispatcher,

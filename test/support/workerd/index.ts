@@ -3,6 +3,7 @@
 // and WorkflowRun actors read from outside.
 export * from "./api.ts";
 export * from "./auth.ts";
+export * from "./chatServer.ts";
 export * from "./login.ts";
 export * from "./manualTimers.ts";
 export * from "./plugins.ts";
