@@ -1,21 +1,9 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  descendantsOf,
-  describeProcess,
-  type DevProcess,
-  getRun,
-  initProject,
-  isAlive,
-  RUN_ROUTES,
-  runCli,
-  shape,
-  startDev,
-  startRuns,
-  useWorkDir,
-  waitForRuns,
-} from "#test/support/e2e/index.ts";
+import { descendantsOf, describeProcess, type DevProcess, getRun, initProject } from "#test/support/e2e/index.ts";
+import { isAlive, RUN_ROUTES, runCli, shape, startDev, startRuns, useWorkDir } from "#test/support/e2e/index.ts";
+import { waitForRuns } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8891-8892.
 const work = useWorkDir("platform-e2e-node-");

@@ -1,17 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type DevProcess,
-  getRun,
-  initProject,
-  killTree,
-  RUN_ROUTES,
-  type RunView,
-  startDev,
-  startRuns,
-  useWorkDir,
-  waitForRuns,
-} from "#test/support/e2e/index.ts";
+import { type DevProcess, getRun, initProject, killTree, RUN_ROUTES, type RunView } from "#test/support/e2e/index.ts";
+import { startDev, startRuns, useWorkDir, waitForRuns } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8893 (workerd), 8894 (Node); 8932 (workerd), 8933 (Node) for the slow step.
 const work = useWorkDir("platform-e2e-crash-");

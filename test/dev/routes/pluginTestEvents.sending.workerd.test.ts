@@ -9,18 +9,8 @@ import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignat
 import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import { DEFAULT_CALL_WAIT, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { userWithProject } from "#test/support/workerd/index.ts";
-import {
-  SEED,
-  APP,
-  SIGNING_SECRET,
-  apiEnvWith,
-  callApi,
-  asFetcher,
-  type Delivery,
-  chatWorld,
-  installedChatProject,
-  installSlackTeam,
-} from "./pluginTestEvents.fixture.ts";
+import { SEED, APP, SIGNING_SECRET, apiEnvWith, callApi, asFetcher } from "./pluginTestEvents.fixture.ts";
+import { type Delivery, chatWorld, installedChatProject, installSlackTeam } from "./pluginTestEvents.fixture.ts";
 
 describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
   it("chatserver command: the fake signs an interaction for the newest claimed server; the answer lists the handler's provider calls", async () => {

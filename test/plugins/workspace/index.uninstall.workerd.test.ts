@@ -3,17 +3,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { callApi, expectError, signedRequest, userWithProject } from "#test/support/workerd/index.ts";
-import {
-  PLUGIN_ORIGIN,
-  SLACK_ORIGIN,
-  setup,
-  install,
-  installedProject,
-  proxy,
-  apiFor,
-  uninstall,
-  pluginsOf,
-} from "./index.fixture.ts";
+import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy, apiFor } from "./index.fixture.ts";
+import { uninstall, pluginsOf } from "./index.fixture.ts";
 
 describe("uninstall", () => {
   it("revokes the bot token at Slack, deletes the connection, releases the workspace: another project installs it", async () => {

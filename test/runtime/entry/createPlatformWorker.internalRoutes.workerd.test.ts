@@ -6,21 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { INTERNAL_HEADER } from "#src/core/requestToken.ts";
 import { expectError, streamOfBytes } from "#test/support/workerd/index.ts";
-import {
-  CRONS,
-  cronRuns,
-  internalRequest,
-  internalToken,
-  ORIGIN,
-  OTHER_SECRET,
-  platformRequest,
-  pluginCalls,
-  PROJECT_ID,
-  projectEnv,
-  recordingProject,
-  run,
-  SECRET,
-} from "./createPlatformWorker.fixture.ts";
+import { CRONS, cronRuns, internalRequest, internalToken, ORIGIN } from "./createPlatformWorker.fixture.ts";
+import { OTHER_SECRET, platformRequest, pluginCalls, PROJECT_ID, projectEnv } from "./createPlatformWorker.fixture.ts";
+import { recordingProject, run, SECRET } from "./createPlatformWorker.fixture.ts";
 
 describe("createPlatformWorker: internal routes answer only the platform", () => {
   const routes = [

@@ -5,14 +5,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import devApi from "#src/dev/routes/devApiWorker.ts";
-import {
-  callApi,
-  countRows,
-  createProject,
-  createUserWithToken,
-  expectError,
-  userWithProject,
-} from "#test/support/workerd/index.ts";
+import { callApi, countRows, createProject, createUserWithToken, expectError } from "#test/support/workerd/index.ts";
+import { userWithProject } from "#test/support/workerd/index.ts";
 
 describe("CLI token authentication", () => {
   const routes = [

@@ -5,18 +5,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pluginReservedSlugs } from "#src/contracts/pluginRegistry.ts";
-import {
-  callApi,
-  countRows,
-  createProject,
-  createUserWithToken,
-  expectError,
-  jsonOfSize,
-  projectRow,
-  streamOfBytes,
-  streamOfText,
-  userWithProject,
-} from "#test/support/workerd/index.ts";
+import { callApi, countRows, createProject, createUserWithToken, expectError } from "#test/support/workerd/index.ts";
+import { jsonOfSize, projectRow, streamOfBytes, streamOfText, userWithProject } from "#test/support/workerd/index.ts";
 
 const KiB = 1024;
 

@@ -4,18 +4,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  callApi,
-  countRows,
-  createProject,
-  createUserWithToken,
-  expectError,
-  jsonOfSize,
-  projectRow,
-  putCrons,
-  streamOfText,
-  userWithProject,
-} from "#test/support/workerd/index.ts";
+import { callApi, countRows, createProject, createUserWithToken, expectError } from "#test/support/workerd/index.ts";
+import { jsonOfSize, projectRow, putCrons, streamOfText, userWithProject } from "#test/support/workerd/index.ts";
 
 const KiB = 1024;
 

@@ -4,14 +4,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  callApi,
-  createProject,
-  createUserWithToken,
-  expectError,
-  putCrons,
-  userWithProject,
-} from "#test/support/workerd/index.ts";
+import { callApi, createProject, createUserWithToken, expectError, putCrons } from "#test/support/workerd/index.ts";
+import { userWithProject } from "#test/support/workerd/index.ts";
 
 describe("GET /projects", () => {
   it("lists only the caller's own projects, sorted by slug, without secrets", async () => {

@@ -4,14 +4,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  ADMIN_TOKEN,
-  apiHarness,
-  callApi,
-  countRows,
-  createUserWithToken,
-  expectError,
-} from "#test/support/workerd/index.ts";
+import { ADMIN_TOKEN, apiHarness, callApi, countRows, createUserWithToken } from "#test/support/workerd/index.ts";
+import { expectError } from "#test/support/workerd/index.ts";
 
 describe("POST /admin/users", () => {
   it("creates a user and a CLI token that is shown once and stored only as a hash", async () => {
