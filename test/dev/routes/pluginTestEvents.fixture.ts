@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { createFakeWorkspace } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
-import { claimResource } from "#src/workers/db/resourceClaims.ts";
+import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { DevApiEnv } from "#src/dev/routes/devApiEnv.ts";
 import devApi from "#src/dev/routes/devApiWorker.ts";
 import { apiHarness, callApi as callAnyApi, userWithProject, type ApiCall } from "#test/support/workerd/index.ts";
@@ -69,9 +69,7 @@ export function chatWorld(
     signingSeed: SEED,
     webhookUrl: "https://chat-plugin.test/webhook",
     async deliver(request) {
-      const body = await request.text();
-      const json = JSON.parse(body) as Record<string, any>;
-      deliveries.push({ headers: request.headers, body, json });
+      const json = await recordDelivery(deliveries, request);
       if (then) background.push(new Promise((resolve) => setTimeout(resolve, 100)).then(() => then(json, fake)));
       return Response.json(answer(json));
     },
@@ -83,24 +81,8 @@ export function chatWorld(
 export async function installedChatProject(slug = "alpha") {
   const owner = await userWithProject("ada@example.com", slug);
   // Two installs: the route uses the newest claim.
-  await claimResource(
-    env.DB,
-    {
-      pluginId: "chatserver",
-      resourceType: "server",
-      projectId: owner.row.id,
-      externalResourceId: OTHER_GUILD.id,
-      displayName: OTHER_GUILD.name,
-    },
-    Date.now() - 60_000,
-  );
-  await claimResource(env.DB, {
-    pluginId: "chatserver",
-    resourceType: "server",
-    projectId: owner.row.id,
-    externalResourceId: TEST_GUILD.id,
-    displayName: TEST_GUILD.name,
-  });
+  await claim(owner.row.id, "chatserver", OTHER_GUILD, { at: Date.now() - 60_000 });
+  await claim(owner.row.id, "chatserver", TEST_GUILD);
   return owner;
 }
 
@@ -137,4 +119,39 @@ export async function installSlackTeam(slack: ReturnType<typeof createFakeWorksp
   const body = (await token.json()) as { ok: boolean; access_token: string };
   expect(body.ok).toBe(true);
   return body.access_token;
+}
+
+/** Keeps a delivery the fake made to the stub plugin; its JSON body. */
+export async function recordDelivery(deliveries: Delivery[], request: Request): Promise<Record<string, any>> {
+  const body = await request.text();
+  const json = JSON.parse(body) as Record<string, any>;
+  deliveries.push({ headers: request.headers, body, json });
+  return json;
+}
+
+/** Claims a chat server or a workspace for the project, as an install of the plugin does (at `at`, default now). */
+export function claim(
+  projectId: number,
+  pluginId: "chatserver" | "workspace",
+  resource: { id: string; name: string },
+  options: { metadata?: Record<string, unknown>; at?: number } = {},
+): Promise<void> {
+  return claimResource(
+    env.DB,
+    {
+      pluginId,
+      resourceType: pluginId === "chatserver" ? "server" : "workspace",
+      projectId,
+      externalResourceId: resource.id,
+      displayName: resource.name,
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+    },
+    options.at,
+  );
+}
+
+/** The project's claim of `externalId` for `pluginId`, as the test-events route reads it. */
+export async function claimedResource(projectId: number, pluginId: string, externalId: string) {
+  const resources = await listProjectResources(env.DB, projectId, pluginId);
+  return resources.find((r) => r.external_resource_id === externalId)!;
 }

@@ -4,18 +4,13 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
-import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
+import { listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
-import {
-  fakeDispatcher,
-  platformRejection,
-  pluginEnv,
-  userWithProject,
-  testChatServer,
-} from "#test/support/workerd/index.ts";
-import { asFetcher } from "./pluginTestEvents.fixture.ts";
+import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "#test/support/workerd/index.ts";
+import { testChatServer } from "#test/support/workerd/index.ts";
+import { asFetcher, claim } from "./pluginTestEvents.fixture.ts";
 
 const FAKE = "https://chat.fake";
 const APP = "999999999999999999";
@@ -23,13 +18,7 @@ const FAST = { maxMs: 300, quietMs: 100, pollMs: 50 };
 
 async function setup() {
   const { row } = await userWithProject("ada@example.com", "alpha");
-  await claimResource(env.DB, {
-    pluginId: "chatserver",
-    resourceType: "server",
-    projectId: row.id,
-    externalResourceId: TEST_GUILD.id,
-    displayName: TEST_GUILD.name,
-  });
+  await claim(row.id, "chatserver", TEST_GUILD);
   const fake = testChatServer({ baseUrl: FAKE, applicationId: APP, webhookUrl: "https://chat-plugin.test/webhook" });
   const [resource] = await listProjectResources(env.DB, row.id, "chatserver");
   return { fake, resource: resource!, fetcher: asFetcher((r) => fake.fetch(r)) };

@@ -3,20 +3,13 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { createFakeWorkspace, DEFAULT_TEAM } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
-import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
+import { listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { DevApiEnv } from "#src/dev/routes/devApiEnv.ts";
 import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { apiHarness, fakeDispatcher, userWithProject } from "#test/support/workerd/index.ts";
-import {
-  APP,
-  BOT_TOKEN,
-  SIGNING_SECRET,
-  callApi,
-  asFetcher,
-  chatWorld,
-  installedChatProject,
-  installSlackTeam,
-} from "./pluginTestEvents.fixture.ts";
+import { APP, BOT_TOKEN, SIGNING_SECRET, callApi, asFetcher, chatWorld } from "./pluginTestEvents.fixture.ts";
+import { installedChatProject, installSlackTeam } from "./pluginTestEvents.fixture.ts";
+import { claim, claimedResource } from "./pluginTestEvents.fixture.ts";
 
 describe("test events: what the project's dispatch came to", () => {
   type Recorded = import("#src/runtime/plugins/pluginRoutes.ts").DispatchOutcome;
@@ -72,9 +65,7 @@ describe("test events: what the project's dispatch came to", () => {
         if (recorded) outcomes.push({ ...recorded, seq: 5 } as Recorded);
       },
     );
-    const [resource] = (await listProjectResources(env.DB, row.id, "chatserver")).filter(
-      (r) => r.external_resource_id === TEST_GUILD.id,
-    );
+    const resource = await claimedResource(row.id, "chatserver", TEST_GUILD.id);
     const answer = await sendTestEvent(
       world.fetcher,
       "chatserver",
@@ -93,14 +84,7 @@ describe("test events: what the project's dispatch came to", () => {
 
   it("says at once that a workspace event the project does not listen to was not dispatched", async () => {
     const { row } = await userWithProject("ada@example.com", "alpha");
-    await claimResource(env.DB, {
-      pluginId: "workspace",
-      resourceType: "workspace",
-      projectId: row.id,
-      externalResourceId: DEFAULT_TEAM.id,
-      displayName: DEFAULT_TEAM.name,
-      metadata: { events: ["mention"] },
-    });
+    await claim(row.id, "workspace", DEFAULT_TEAM, { metadata: { events: ["mention"] } });
     const slack = createFakeWorkspace({
       clientId: "111.222",
       clientSecret: "client-secret",

@@ -1,16 +1,13 @@
-// The test-events route sending: the fake signs the event, the plugin's answer and the handler's
-// provider calls come back.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { createFakeWorkspace, DEFAULT_TEAM } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
 import { ed25519PublicKeyHex, verifyEd25519Webhook } from "#src/core/crypto/ed25519.ts";
 import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
-import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import { DEFAULT_CALL_WAIT, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { userWithProject } from "#test/support/workerd/index.ts";
 import { SEED, APP, SIGNING_SECRET, apiEnvWith, callApi, asFetcher } from "./pluginTestEvents.fixture.ts";
 import { type Delivery, chatWorld, installedChatProject, installSlackTeam } from "./pluginTestEvents.fixture.ts";
+import { claim, claimedResource, recordDelivery } from "./pluginTestEvents.fixture.ts";
 
 describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
   it("chatserver command: the fake signs an interaction for the newest claimed server; the answer lists the handler's provider calls", async () => {
@@ -90,13 +87,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
   it("workspace message: the fake signs an event for the installed team; the handler's thread reply comes back without its bot token", async () => {
     const { user, row } = await userWithProject("ada@example.com", "alpha");
-    await claimResource(env.DB, {
-      pluginId: "workspace",
-      resourceType: "workspace",
-      projectId: row.id,
-      externalResourceId: DEFAULT_TEAM.id,
-      displayName: DEFAULT_TEAM.name,
-    });
+    await claim(row.id, "workspace", DEFAULT_TEAM);
     const deliveries: Delivery[] = [];
     const background: Promise<unknown>[] = [];
     let botToken = "";
@@ -106,9 +97,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
       signingSecret: SIGNING_SECRET,
       webhookUrl: "https://workspace-plugin.test/webhook",
       async deliver(request) {
-        const body = await request.text();
-        const json = JSON.parse(body) as Record<string, any>;
-        deliveries.push({ headers: request.headers, body, json });
+        const json = await recordDelivery(deliveries, request);
         const reply = new Request("https://slack.fake/api/chat.postMessage", {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${botToken}` },
@@ -173,13 +162,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
   it("reports an inline reply, and no calls when the handler made none (after the wait)", async () => {
     const { row } = await installedChatProject();
     const world = chatWorld(() => ({ type: 4, data: { content: "pong" } }));
-    const [resource] = (await listProjectResources(env.DB, row.id, "chatserver")).filter(
-      (r) => r.external_resource_id === TEST_GUILD.id,
-    );
+    const resource = await claimedResource(row.id, "chatserver", TEST_GUILD.id);
     const answer = await sendTestEvent(
       world.fetcher,
       "chatserver",
-      resource!,
+      resource,
       { kind: "command", name: "ping" },
       { maxMs: 300, quietMs: 100, pollMs: 50 },
     );
