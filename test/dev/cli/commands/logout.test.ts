@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CliError, parseCommandArgs } from "#src/dev/cli/commandLine.ts";
 import { logoutCommand } from "#src/dev/cli/commands/logout.ts";
 import { readCredentials, saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
+import { cliHome } from "#test/support/node/index.ts";
 
 // `platform logout`: the stored token is forgotten only once the platform has revoked it (or no longer
 // knows it); a revoke that fails is reported and the token kept, so logout can be retried.
@@ -26,23 +24,15 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise((resolve) => api.close(resolve)));
 
-let work: string;
+let home: ReturnType<typeof cliHome>;
 let printed: string[];
 beforeEach(() => {
-  work = mkdtempSync(path.join(os.tmpdir(), "logout-cli-"));
-  vi.stubEnv("XDG_CONFIG_HOME", path.join(work, "config"));
-  vi.stubEnv("PLATFORM_TOKEN", "");
-  vi.stubEnv("PLATFORM_API_URL", "");
+  home = cliHome("logout-cli-");
+  printed = home.printed;
   seen.length = 0;
-  printed = [];
-  vi.spyOn(console, "log").mockImplementation((line: unknown) => void printed.push(String(line)));
   saveLogin(apiUrl, { token: "plt_stored", email: "ada@example.com" });
 });
-afterEach(() => {
-  vi.unstubAllEnvs();
-  vi.restoreAllMocks();
-  rmSync(work, { recursive: true, force: true });
-});
+afterEach(() => home.end());
 
 const logout = () => logoutCommand.run(parseCommandArgs(logoutCommand, []));
 const storedLogins = () => Object.keys(readCredentials().logins);
