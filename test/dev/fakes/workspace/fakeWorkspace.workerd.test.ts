@@ -205,24 +205,16 @@ describe("fake Slack: Web API", () => {
         await api(slack, "chat.update", access_token, { channel: "C0GENERAL", ts: posted.ts, text: "edited" })
       ).json(),
     ).toMatchObject({ ok: true, text: "edited" });
-    expect(
-      await (
+    const thumbsUp = async () =>
+      (
         await api(slack, "reactions.add", access_token, {
           channel: "C0GENERAL",
           timestamp: posted.ts,
           name: "thumbsup",
         })
-      ).json(),
-    ).toEqual({ ok: true });
-    expect(
-      await (
-        await api(slack, "reactions.add", access_token, {
-          channel: "C0GENERAL",
-          timestamp: posted.ts,
-          name: "thumbsup",
-        })
-      ).json(),
-    ).toEqual({ ok: false, error: "already_reacted" });
+      ).json();
+    expect(await thumbsUp()).toEqual({ ok: true });
+    expect(await thumbsUp()).toEqual({ ok: false, error: "already_reacted" });
     const recorded = (await (await slack.fetch(new Request(`${BASE}/__fake/recorded`))).json()) as { calls: any[] };
     expect(recorded.calls.map((c) => c.method)).toEqual([
       "chat.postMessage",
