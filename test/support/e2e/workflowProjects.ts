@@ -13,6 +13,18 @@ export interface RunView {
   events: { seq: number; type: string; payload: Record<string, unknown>; at: number }[];
 }
 
+/** The events of a run of two steps whose first fails once and is retried. */
+export const RETRIED_TWO_STEP_RUN = [
+  "workflow_created",
+  "step_started",
+  "step_failed",
+  "step_started",
+  "step_completed",
+  "step_started",
+  "step_completed",
+  "workflow_completed",
+];
+
 /** `platform init <dir>`, then the project's src/index.ts replaced by `source`. */
 export async function initProject(dir: string, source: string): Promise<void> {
   const init = await runCli(["init", dir]);
