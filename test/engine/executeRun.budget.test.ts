@@ -5,8 +5,17 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { retryDelayMS } from "#src/engine/backoff.ts";
-import { gate, manualClock, RETRIED_ONCE_LOG, shape } from "#test/support/workflow/index.ts";
+import {
+  gate,
+  manualClock,
+  PROGRESS,
+  PROGRESS_TEST_TIMEOUT_MS,
+  RETRIED_ONCE_LOG,
+  shape,
+} from "#test/support/workflow/index.ts";
 import { RUN, setup } from "./executeRun.fixture.ts";
+
+vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
 
 describe("executeRun: budget, in-flight steps and stopping", () => {
   it("claims no new step once the budget is spent; the next execution continues", async () => {
@@ -81,7 +90,7 @@ describe("executeRun: budget, in-flight steps and stopping", () => {
       { stepTimeoutMS: 60_000, backoff: { initialMS: 0 } },
     );
     const first = run();
-    await vi.waitFor(() => expect(events()).toHaveLength(2));
+    await vi.waitFor(() => expect(events()).toHaveLength(2), PROGRESS);
     clock.advance(60_000);
     // A second executor finds the step timed out, records it and runs attempt 2.
     expect(await run()).toEqual({ status: "terminal" });

@@ -5,8 +5,10 @@
 import { describe, expect, it, vi } from "vitest";
 import type { WorkflowSteps } from "#src/engine/definition.ts";
 import { appendReceivedEvent, cancelRun } from "#src/engine/runControl.ts";
-import { gate, shape } from "#test/support/workflow/index.ts";
+import { gate, PROGRESS, PROGRESS_TEST_TIMEOUT_MS, shape } from "#test/support/workflow/index.ts";
 import { RUN, setup } from "./executeRun.fixture.ts";
+
+vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
 
 describe("executeRun on an exclusive host: a synchronous stretch is written in one append", () => {
   const chain: WorkflowSteps = {
@@ -56,7 +58,7 @@ describe("executeRun on an exclusive host: a synchronous stretch is written in o
     });
     const running = subject.run({ exclusive: true });
     // The claim is in the log before the step waits.
-    await vi.waitFor(() => expect(shape(subject.events()).at(-1)).toBe("step_started(slow,1)"));
+    await vi.waitFor(() => expect(shape(subject.events()).at(-1)).toBe("step_started(slow,1)"), PROGRESS);
     return { ...subject, hold, running };
   }
 

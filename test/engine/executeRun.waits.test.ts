@@ -6,8 +6,10 @@ import { describe, expect, it, vi } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import { RetryAfterError } from "#src/engine/retryAfterError.ts";
 import { appendReceivedEvent, cancelRun } from "#src/engine/runControl.ts";
-import { gate, shape } from "#test/support/workflow/index.ts";
+import { gate, PROGRESS, PROGRESS_TEST_TIMEOUT_MS, shape } from "#test/support/workflow/index.ts";
 import { RUN, setup } from "./executeRun.fixture.ts";
+
+vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
 
 describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (injected clock, no real waiting)", () => {
   it("a sleep: step_completed records wake_at; the executor answers waiting until then, then claims the next step", async () => {
@@ -130,7 +132,7 @@ describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (inject
       },
     });
     const running = run();
-    await vi.waitFor(() => expect(events().at(-1)?.type).toBe("step_started"));
+    await vi.waitFor(() => expect(events().at(-1)?.type).toBe("step_started"), PROGRESS);
     cancelRun(store, RUN, "stop", clock.now());
     hold.open();
     expect(await running).toEqual({ status: "terminal" });
