@@ -8,15 +8,8 @@ import { signEd25519 } from "#src/core/crypto/ed25519.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
-import {
-  CHAT_APP,
-  chatServerPluginEnv,
-  fakeDispatcher,
-  signedRequest,
-  testChatServer,
-  userWithProject,
-  type FakeDispatcher,
-} from "#test/support/workerd/index.ts";
+import { CHAT_APP, chatServerPluginEnv, fakeDispatcher, signedRequest } from "#test/support/workerd/index.ts";
+import { testChatServer, userWithProject, type FakeDispatcher } from "#test/support/workerd/index.ts";
 
 export const FAKE = CHAT_APP.baseUrl;
 export const PLUGIN = "https://chatserver.plugin.test";

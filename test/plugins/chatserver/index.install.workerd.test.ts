@@ -5,23 +5,20 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { signedRequest } from "#test/support/workerd/index.ts";
-import {
-  APP,
-  browserCookie,
-  commandsIn,
-  deploy,
-  install,
-  PLUGIN,
-  sessionCode,
-  twoProjects,
-  world,
-} from "./index.fixture.ts";
+import { APP, browserCookie, commandsIn, deploy, install, PLUGIN, sessionCode, twoProjects } from "./index.fixture.ts";
+import { world, type World } from "./index.fixture.ts";
 
 let alpha: ProjectRow;
 let beta: ProjectRow;
 beforeEach(async () => {
   ({ alpha, beta } = await twoProjects());
 });
+
+/** No code was exchanged at the chat server and no server claimed. */
+async function expectNothingExchangedOrClaimed(w: World) {
+  expect(w.fake.recorded().filter((r) => r.path.includes("token"))).toHaveLength(0);
+  expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
+}
 
 describe("install flow", () => {
   it("claims the server and stores the connection (token sealed); the code works once", async () => {
@@ -63,8 +60,7 @@ describe("install flow", () => {
       expect(res.status).toBe(400);
       expect(await res.text()).toContain("Install refused");
     }
-    expect(w.fake.recorded().filter((r) => r.path.includes("token"))).toHaveLength(0);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
+    await expectNothingExchangedOrClaimed(w);
   });
 
   it("a callback in another browser (without the install cookie) is refused before the code is exchanged", async () => {
@@ -72,8 +68,7 @@ describe("install flow", () => {
     const res = await install(w, alpha.id, TEST_GUILD.id, { cookie: false });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("another browser");
-    expect(w.fake.recorded().filter((r) => r.path.includes("token"))).toHaveLength(0);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
+    await expectNothingExchangedOrClaimed(w);
   });
 
   it("Cancel at the consent page installs nothing", async () => {

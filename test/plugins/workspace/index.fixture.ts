@@ -7,17 +7,9 @@ import workspacePlugin from "#src/plugins/workspace/index.ts";
 import type { WorkspaceEnv } from "#src/plugins/workspace/env.ts";
 import { signWorkspaceRequest } from "#src/plugins/workspace/workspaceSignature.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
-import {
-  apiHarness,
-  callApi,
-  fakeDispatcher,
-  pluginEnv,
-  signedRequest,
-  userWithProject,
-  type FakeDispatcher,
-  type ProjectWorkerHandler,
-  type TestUser,
-} from "#test/support/workerd/index.ts";
+import { apiHarness, callApi, fakeDispatcher, pluginEnv, signedRequest } from "#test/support/workerd/index.ts";
+import { userWithProject, type FakeDispatcher, type ProjectWorkerHandler } from "#test/support/workerd/index.ts";
+import type { TestUser } from "#test/support/workerd/index.ts";
 
 export const PLUGIN_ORIGIN = "https://workspace.test";
 export const SLACK_ORIGIN = "https://slack.fake";
@@ -86,16 +78,21 @@ export function setup(
       while (pending.length) await Promise.all(pending.splice(0));
     },
     async trigger(params) {
-      const response = await slack.fetch(
-        new Request(`${SLACK_ORIGIN}/__fake/trigger`, {
-          method: "POST",
-          body: JSON.stringify(params),
-          headers: { "content-type": "application/json" },
-        }),
-      );
+      const response = await fakeControl(slack, "trigger", params);
       return { status: response.status, json: await response.json() };
     },
   };
+}
+
+/** POSTs `body` as JSON to the fake Slack's test switch `/__fake/<name>` (revoke, expire, ratelimit, trigger). */
+export function fakeControl(slack: FakeWorkspace, name: string, body: unknown): Promise<Response> {
+  return slack.fetch(
+    new Request(`${SLACK_ORIGIN}/__fake/${name}`, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    }),
+  );
 }
 
 export async function installUrl(user: TestUser, slug: string): Promise<string> {

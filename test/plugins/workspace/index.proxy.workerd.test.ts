@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, signedRequest, userWithProject } from "#test/support/workerd/index.ts";
 import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy } from "./index.fixture.ts";
+import { fakeControl } from "./index.fixture.ts";
 
 describe("proxy routes", () => {
   it("send, thread reply, edit and react reach the fake Slack with the workspace's bot token", async () => {
@@ -93,13 +94,7 @@ describe("proxy routes", () => {
     );
     expect(notFound.error.message).toContain("message_not_found");
 
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/revoke`, {
-        method: "POST",
-        body: JSON.stringify({ teamId: "T0TEST" }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
     const revoked = await expectError(
       await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
       409,
@@ -123,13 +118,7 @@ describe("proxy routes", () => {
   it("Slack's 429 becomes our 429 with Slack's Retry-After", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, {
-        method: "POST",
-        body: JSON.stringify({ retryAfter: 17, count: 1 }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "ratelimit", { retryAfter: 17, count: 1 });
     const limited = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
     expect(limited.headers.get("retry-after")).toBe("17");
     const body = await expectError(limited, 429, "rate_limited");
@@ -200,13 +189,7 @@ describe("token refresh", () => {
   it("a refresh Slack refuses (refresh token already used elsewhere) marks the connection for reinstall", async () => {
     const t = setup({ tokenRotation: true });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/revoke`, {
-        method: "POST",
-        body: JSON.stringify({ teamId: "T0TEST" }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
     await expire(row);
     const body = await expectError(
       await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
@@ -251,13 +234,7 @@ describe("token_expired from Slack before our recorded expiry", () => {
     const t = setup({ tokenRotation: true, expiresIn: 43_200 });
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     // Slack expires the install token while our record still says it is fresh.
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/expire`, {
-        method: "POST",
-        body: JSON.stringify({ teamId: "T0TEST" }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "expire", { teamId: "T0TEST" });
     const response = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(t.slack.recorded.map((c) => c.error ?? "ok")).toEqual(["token_expired", "ok"]);

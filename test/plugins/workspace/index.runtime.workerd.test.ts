@@ -4,7 +4,8 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "#src/runtime/plugins/workspace.ts";
-import { SLACK_ORIGIN, type Setup, setup, installedProject } from "./index.fixture.ts";
+import { type Setup, setup, installedProject } from "./index.fixture.ts";
+import { fakeControl } from "./index.fixture.ts";
 
 describe("runtime: workspace.onEvent and proxy calls from a real project worker", () => {
   it("a mention reaches the handler once; its thread reply reaches the fake Slack in the right thread", async () => {
@@ -80,13 +81,7 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     await expect(workspace.sendMessage("C0MISSING", "x", { env: projectEnv })).rejects.toMatchObject({
       code: "upstream_error",
     });
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/ratelimit`, {
-        method: "POST",
-        body: JSON.stringify({ retryAfter: 9 }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "ratelimit", { retryAfter: 9 });
     await expect(workspace.threadReply("C0GENERAL", posted.ts, "x", { env: projectEnv })).rejects.toMatchObject({
       code: "rate_limited",
       details: { retryAfterSeconds: 9 },

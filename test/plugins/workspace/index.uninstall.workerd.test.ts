@@ -3,7 +3,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { callApi, expectError, signedRequest, userWithProject } from "#test/support/workerd/index.ts";
-import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy, apiFor } from "./index.fixture.ts";
+import { PLUGIN_ORIGIN, setup, install, installedProject, proxy, apiFor } from "./index.fixture.ts";
+import { fakeControl } from "./index.fixture.ts";
 import { uninstall, pluginsOf } from "./index.fixture.ts";
 
 describe("uninstall", () => {
@@ -105,13 +106,7 @@ describe("connection health", () => {
     expect((await pluginsOf(t, ada.user, "ada-app")).connections).toMatchObject([
       { status: "active", lastError: null },
     ]);
-    await t.slack.fetch(
-      new Request(`${SLACK_ORIGIN}/__fake/revoke`, {
-        method: "POST",
-        body: JSON.stringify({ teamId: "T0TEST" }),
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
     await expectError(await proxy(t, ada.row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
     const [connection] = (await pluginsOf(t, ada.user, "ada-app")).connections;
     expect(connection).toMatchObject({ status: "needs_reconnect", lastError: "token_revoked", revoked: false });

@@ -5,15 +5,8 @@ import { describe, expect, it } from "vitest";
 import workspacePlugin from "#src/plugins/workspace/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, signedRequest } from "#test/support/workerd/index.ts";
-import {
-  PLUGIN_ORIGIN,
-  type Setup,
-  pluginDispatches,
-  setup,
-  installedProject,
-  proxy,
-  signedWebhook,
-} from "./index.fixture.ts";
+import { PLUGIN_ORIGIN, type Setup, pluginDispatches, setup, installedProject, proxy } from "./index.fixture.ts";
+import { signedWebhook } from "./index.fixture.ts";
 
 describe("webhook: signature and body checks", () => {
   const challengeBody = JSON.stringify({ token: "x", challenge: "c-123", type: "url_verification" });
