@@ -1,4 +1,5 @@
 import { PlatformError } from "../core/errors.ts";
+import { toWireComponents, type ChatComponents, type WireRow } from "./chatComponents.ts";
 
 /**
  * The chat-server plugin's wire shapes, shared by the plugin worker (which
@@ -20,13 +21,42 @@ export const CHAT_ID = /^\d{1,20}$/;
 /** The provider's limit on a message's content. */
 export const MAX_CHAT_CONTENT_CHARS = 2000;
 
-/** A message's content, checked by the runtime before the call and by the plugin on arrival. */
-export function requireChatContent(value: unknown): string {
-  if (typeof value !== "string" || value.length === 0)
-    throw new PlatformError("invalid_input", "content must be a non-empty string.");
-  if (value.length > MAX_CHAT_CONTENT_CHARS)
-    throw new PlatformError("invalid_input", `content must be at most ${MAX_CHAT_CONTENT_CHARS} characters.`);
-  return value;
+/** What a message says: text, components, or both (`chatserver.reply`, `sendMessage`, `update`, …). */
+export interface ChatMessageInput {
+  content?: string;
+  components?: ChatComponents;
+}
+
+/** A message's content and components as the provider takes them. */
+export interface ChatMessageData {
+  content?: string;
+  components?: WireRow[];
+}
+
+/**
+ * A message given as a string or `{ content?, components? }`, checked: content
+ * at most 2000 characters, components within the provider's limits; a new
+ * message (`creating`) needs content or components, an edit at least one of the two fields.
+ */
+export function toChatMessageData(input: unknown, { creating }: { creating: boolean }): ChatMessageData {
+  const message = typeof input === "string" ? { content: input } : input;
+  if (!message || typeof message !== "object" || Array.isArray(message))
+    throw new PlatformError("invalid_input", "A message is a string or { content, components }.");
+  const { content, components } = message as { content?: unknown; components?: unknown };
+  const data: ChatMessageData = {};
+  if (content !== undefined) {
+    if (typeof content !== "string") throw new PlatformError("invalid_input", "content must be a string.");
+    if (content.length > MAX_CHAT_CONTENT_CHARS)
+      throw new PlatformError("invalid_input", `content must be at most ${MAX_CHAT_CONTENT_CHARS} characters.`);
+    data.content = content;
+  }
+  if (components !== undefined) data.components = toWireComponents(components);
+  if (creating ? !data.content && !data.components?.length : data.content === undefined && !data.components)
+    throw new PlatformError(
+      "invalid_input",
+      creating ? "A message needs content (1–2000 characters) or components." : "An edit needs content or components.",
+    );
+  return data;
 }
 
 /** A chat-server id in field `field`. */
@@ -53,6 +83,41 @@ export interface ChatCommandDispatchEvent {
   locale: string | null;
 }
 
+/** What a component or modal interaction came from: the message the component sits on. */
+export interface ChatInteractionMessage {
+  id: string;
+  channelId: string | null;
+  content: string;
+  /** As the chat server sent them (action rows). */
+  components: unknown[];
+}
+
+/** The `event` of a `component` dispatch (a button clicked or a select chosen; `name` is its customId). */
+export interface ChatComponentDispatchEvent {
+  id: string;
+  customId: string;
+  componentType: "button" | "select";
+  /** A select's chosen values; empty for a button. */
+  values: string[];
+  guildId: string;
+  channelId: string | null;
+  message: ChatInteractionMessage | null;
+  locale: string | null;
+}
+
+/** The `event` of a `modal` dispatch (a modal submitted; `name` is its customId). */
+export interface ChatModalDispatchEvent {
+  id: string;
+  customId: string;
+  /** What was typed, by field customId. */
+  fields: Record<string, string>;
+  guildId: string;
+  channelId: string | null;
+  /** The message whose component opened the modal, if a component did. */
+  message: ChatInteractionMessage | null;
+  locale: string | null;
+}
+
 /** The `event` of an `event` dispatch named `message`. */
 export interface ChatMessageDispatchEvent {
   type: "message";
@@ -74,12 +139,15 @@ export interface ChatReactionDispatchEvent {
 }
 
 /**
- * `POST /proxy/<route>` bodies; each answers {@link ChatMessageAnswer}:
- *   reply / followup  { replyToken, content }
- *   send-message      { channelId, content }
- *   edit-message      { channelId, messageId, content }
+ * `POST /proxy/<route>` bodies; each answers {@link ChatMessageAnswer}
+ * (`content` 0–2000 characters, `components` as chatComponents.ts takes them):
+ *   reply / followup  { replyToken, content?, components?, ephemeral? }
+ *   update            { replyToken, content?, components? }      the message a component sits on
+ *   show-modal        { replyToken, modal: { customId, title, fields } }
+ *   send-message      { channelId, content?, components? }
+ *   edit-message      { channelId, messageId, content?, components? }
  */
-export const CHAT_PROXY_ROUTES = ["reply", "followup", "send-message", "edit-message"] as const;
+export const CHAT_PROXY_ROUTES = ["reply", "followup", "update", "show-modal", "send-message", "edit-message"] as const;
 export type ChatProxyRoute = (typeof CHAT_PROXY_ROUTES)[number];
 
 export interface ChatMessageAnswer {

@@ -44,4 +44,34 @@ export interface PluginTriggers {
   readonly kinds: readonly string[];
   /** The kind that names a command (sent with `name`, `--name` in the CLI). */
   readonly commandKind?: string;
+  /**
+   * The kinds that act on something the bot posted or opened (a button, a
+   * select, a modal, a view) and the parameters each takes besides `text`.
+   */
+  readonly parameters?: { readonly [kind: string]: readonly TriggerParameterUse[] };
 }
+
+export interface TriggerParameterUse {
+  readonly name: TriggerParameterName;
+  readonly required: boolean;
+}
+
+/**
+ * The parameters a test event may take, in one table: the body field is the
+ * name, the CLI flag is `flag`; a `list` is comma-separated on the command
+ * line (`--values a,b`) and an array in the body; `fields` is `--field k=v`
+ * (repeatable) on the command line and an object of strings in the body.
+ */
+export const TRIGGER_PARAMETERS = {
+  customId: { flag: "custom-id", type: "string", maxChars: 100, about: "the component's or modal's customId" },
+  values: { flag: "values", type: "list", maxChars: 100, about: "the select's chosen values" },
+  fields: { flag: "field", type: "fields", maxChars: 4000, about: "what is typed in each field, by its id" },
+  actionId: { flag: "action-id", type: "string", maxChars: 255, about: "the block element's action_id" },
+  value: { flag: "value", type: "string", maxChars: 150, about: "the chosen option's value (a select)" },
+  callbackId: { flag: "callback-id", type: "string", maxChars: 255, about: "the view's callback_id" },
+} as const satisfies Record<
+  string,
+  { flag: string; type: "string" | "list" | "fields"; maxChars: number; about: string }
+>;
+
+export type TriggerParameterName = keyof typeof TRIGGER_PARAMETERS;

@@ -1,4 +1,4 @@
-import type { PluginDescriptor, PluginInstall, PluginTriggers } from "./pluginDescriptor.ts";
+import type { PluginDescriptor, PluginInstall, PluginTriggers, TriggerParameterUse } from "./pluginDescriptor.ts";
 import { chatServerPlugin } from "./plugins/chatserver.ts";
 import { emailSendPlugin } from "./plugins/emailSend.ts";
 import { workspacePlugin } from "./plugins/workspace.ts";
@@ -63,6 +63,12 @@ export function triggerKindsOf(plugin: Plugin): readonly string[] {
 export function commandKindOf(plugin: Plugin): string | undefined {
   const triggers: PluginTriggers | undefined = "triggers" in plugin ? plugin.triggers : undefined;
   return triggers?.commandKind;
+}
+
+/** The parameters a kind of test event takes besides `text` (none for a message, a reaction, a command). */
+export function triggerParametersOf(plugin: Plugin, kind: string): readonly TriggerParameterUse[] {
+  const triggers: PluginTriggers | undefined = "triggers" in plugin ? plugin.triggers : undefined;
+  return triggers?.parameters?.[kind] ?? [];
 }
 
 export const RESOURCE_TYPES: readonly ResourceType[] = [

@@ -1,8 +1,8 @@
 import { PlatformError } from "../core/errors.ts";
 
 /**
- * The platform's record of a project's sign-in sessions (beyond the spec,
- * whose sessions are stateless): the project worker registers each session it
+ * The platform's record of a project's sign-in sessions (so a session can
+ * be ended, though its cookie is stateless): the project worker registers each session it
  * mints, asks whether one still stands, and ends them (sign-out, sign out
  * everywhere), through identity-signed calls to the API worker
  * (`PLATFORM_API`). A session the platform does not hold is not a session.

@@ -2,7 +2,7 @@ import { PlatformError } from "../core/errors.ts";
 import { parseJsonObject } from "../core/web/jsonBody.ts";
 
 /**
- * The bodies of the CLI's and console's workflow controls (beyond the spec):
+ * The bodies of the CLI's and console's workflow controls:
  * `POST /projects/:slug/workflows/:runId/cancel` and `…/events`. Checked by
  * the API worker before it asks the project, and by `platform dev --node`'s
  * local API, so both refuse the same input with the same codes.

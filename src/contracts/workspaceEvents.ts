@@ -33,14 +33,64 @@ export interface WorkspaceEvent {
 }
 
 /**
- * `POST /proxy/<route>` bodies (each may also carry `resource`, the ref from a
- * dispatched event, to name the workspace):
- *   send-message  { channel, text }            → PostedMessage
- *   thread-reply  { channel, threadTs, text }  → PostedMessage & { threadTs }
- *   edit-message  { channel, ts, text }        → PostedMessage
- *   add-reaction  { channel, ts, name }        → { ok: true }
+ * The `event` of an `action` dispatch: a button clicked or a select chosen in
+ * a message the bot posted (Slack's `block_actions`); `name` is its action_id.
  */
-export const WORKSPACE_PROXY_ROUTES = ["send-message", "thread-reply", "edit-message", "add-reaction"] as const;
+export interface WorkspaceAction {
+  type: "action";
+  teamId: string;
+  actionId: string;
+  blockId: string | null;
+  /** The element's type: `button`, `static_select`, … */
+  elementType: string;
+  /** A button's value, or a select's chosen option's value. */
+  value: string | null;
+  /** Every chosen value (a select's; a button's own value). */
+  values: string[];
+  user: { id: string; name?: string };
+  channel: string | null;
+  /** The message the element sits on. */
+  messageTs: string | null;
+  message: { ts: string; text: string; blocks: unknown[] } | null;
+  /** Opens a view for 3 seconds after the click (`workspace.openView(action, view)`); sealed for this project. */
+  triggerToken: string;
+  /** The action as Slack sent it. */
+  raw: Record<string, unknown>;
+}
+
+/** The `event` of a `view` dispatch: a view the bot opened was submitted (`view_submission`); `name` is its callback_id. */
+export interface WorkspaceViewSubmission {
+  type: "view";
+  teamId: string;
+  callbackId: string;
+  viewId: string;
+  /** What the view was opened with (`private_metadata`), e.g. a run id. */
+  privateMetadata: string;
+  /** What was entered, by element action_id. */
+  fields: Record<string, string>;
+  /** Slack's `view.state.values` (by block_id, then action_id). */
+  values: Record<string, unknown>;
+  user: { id: string; name?: string };
+}
+
+/**
+ * `POST /proxy/<route>` bodies (each may also carry `resource`, the ref from a
+ * dispatched event, to name the workspace; `blocks` as workspaceBlocks.ts checks them):
+ *   send-message    { channel, text, blocks? }            → PostedMessage
+ *   thread-reply    { channel, threadTs, text, blocks? }  → PostedMessage & { threadTs }
+ *   edit-message    { channel, ts, text, blocks? }        → PostedMessage
+ *   add-reaction    { channel, ts, name }                 → { ok: true }
+ *   send-ephemeral  { channel, user, text, blocks? }      → { channel, messageTs }
+ *   open-view       { triggerToken, view }                → { viewId }
+ */
+export const WORKSPACE_PROXY_ROUTES = [
+  "send-message",
+  "thread-reply",
+  "edit-message",
+  "add-reaction",
+  "send-ephemeral",
+  "open-view",
+] as const;
 export type WorkspaceProxyRoute = (typeof WORKSPACE_PROXY_ROUTES)[number];
 
 export interface PostedMessage {
@@ -50,6 +100,8 @@ export interface PostedMessage {
 
 /** A channel id such as C0123456789. */
 export const WORKSPACE_CHANNEL_ID = /^[CDGZ][A-Z0-9]{2,30}$/;
+/** A user id such as U0123456789. */
+export const WORKSPACE_USER_ID = /^[UW][A-Z0-9]{2,30}$/;
 /** A message timestamp such as 1712345678.000100. */
 export const WORKSPACE_MESSAGE_TS = /^\d{1,12}\.\d{1,9}$/;
 /** The provider's limit on a message's text. */

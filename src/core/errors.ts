@@ -42,7 +42,7 @@ const STATUS: Record<PlatformErrorCode, number> = {
   unknown_workflow: 404,
   // A run ended in workflow_failed; `run.result()` rejects with this code.
   workflow_failed: 422,
-  // A run ended in workflow_cancelled (beyond the spec); `run.result()` rejects with this code.
+  // A run ended in workflow_cancelled; `run.result()` rejects with this code.
   cancelled: 409,
   // A runtime function was called before the platform injected what it needs
   // (e.g. `workflow.start` before the engine was initialised).

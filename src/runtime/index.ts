@@ -7,17 +7,35 @@ export { workflow, NonRetryableError, RetryAfterError } from "./workflow/index.t
 export { email, type EmailSendInput } from "./plugins/email.ts";
 export {
   workspace,
+  type WorkspaceAction,
+  type WorkspaceActionHandler,
   type WorkspaceEvent,
   type WorkspaceEventKind,
   type WorkspaceEventContext,
   type WorkspaceCallOptions,
+  type WorkspaceMessageOptions,
+  type WorkspaceViewHandler,
+  type WorkspaceViewSubmission,
   type PostedMessage,
 } from "./plugins/workspace.ts";
 export {
   chatserver,
+  type ChatButton,
   type ChatCommand,
+  type ChatComponent,
+  type ChatComponentInteraction,
+  type ChatComponentMessage,
+  type ChatComponents,
   type ChatEvent,
   type ChatEventKind,
+  type ChatInteraction,
+  type ChatMessageInput,
+  type ChatModal,
+  type ChatModalField,
+  type ChatModalSubmit,
+  type ChatReply,
+  type ChatSelect,
+  type ChatSelectOption,
   type ChatUser,
 } from "./plugins/chatserver.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";

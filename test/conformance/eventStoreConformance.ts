@@ -132,7 +132,7 @@ export function describeEventStoreConformance(
     });
 
     storeCase(
-      "spec rule 3: a taken seq is a result (seqTaken), not an error, and nothing of the batch is written",
+      "two writers race for a seq: the taken seq is a result (seqTaken), not an error, and nothing of the batch is written",
       () => {
         store.createRunIfNoActive(created("r1"));
         expect(store.append([event("r1", 2, "step_started", { step: "start", attempt: 1 })])).toEqual({

@@ -29,10 +29,16 @@ describe("the plugin registry", () => {
     unique(INSTALLABLE_PLUGINS.map((plugin) => plugin.install.urlVar));
   });
 
-  // The spec's plugins, as the actions see them (a new plugin adds itself; it changes none of these).
+  // The built-in plugins, as the actions see them (a new plugin adds itself; it changes none of these).
   it.each([
-    ["chatserver", { claims: "server", uninstalls: true, events: ["command", "message", "reaction"] }],
-    ["workspace", { claims: "workspace", uninstalls: true, events: ["message", "mention", "reaction"] }],
+    [
+      "chatserver",
+      { claims: "server", uninstalls: true, events: ["command", "message", "reaction", "component", "modal"] },
+    ],
+    [
+      "workspace",
+      { claims: "workspace", uninstalls: true, events: ["message", "mention", "reaction", "action", "view"] },
+    ],
     ["email-send", { claims: null, uninstalls: false, events: [] }],
   ])("%s: %o", (id, expected) => {
     expect({

@@ -48,7 +48,7 @@ describe("platform dev --node", () => {
     expect(help.stdout).toMatch(/API worker/);
   });
 
-  it("runs a workflow project in Node: the spec's event sequence, state across restarts, SIGTERM within 5 s leaving no process", async () => {
+  it("runs a workflow project in Node: the expected event sequence, state across restarts, SIGTERM within 5 s leaving no process", async () => {
     const dir = path.join(work, "flaky-app");
     await initProject(dir, FLAKY_PROJECT);
 

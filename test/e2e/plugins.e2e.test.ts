@@ -322,7 +322,7 @@ it("email-send needs no install; an unknown plugin or event is refused with usag
   const mention = await runCli(["plugin", "trigger", "chatserver", "mention", "--dir", dir]);
   expect(mention.code).toBe(2);
   expect(mention.stderr).toContain(
-    `platform plugin trigger chatserver takes an event: command, message, reaction (got "mention").`,
+    `platform plugin trigger chatserver takes an event: command, message, reaction, component, modal (got "mention").`,
   );
 }, 30_000);
 

@@ -208,7 +208,7 @@ describe("platform workflow without a running platform dev", () => {
   });
 });
 
-describe("platform workflow start, send and cancel (beyond the spec)", () => {
+describe("platform workflow start, send and cancel", () => {
   it("start --wait prints the run id, its events as they happen, and exits 0 when it completes", async () => {
     const result = await workflowCli("start", "greet", "--data", '{"name":"Bo"}', "--wait");
     expect(result.code, result.stderr).toBe(0);

@@ -39,7 +39,7 @@ function completedSteps(run: RunView): number {
   return run.events.filter((event) => event.type === "step_completed").length;
 }
 
-/** The spec's guarantees for one run, after a crash and a restart. */
+/** The platform's guarantees for one run, after a crash and a restart. */
 function expectIntactRun(run: RunView): void {
   expect(run.status, `run ${run.id}`).toBe("completed");
   expect(run.result).toEqual({ count: STEPS });

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "#src/objects/RateLimiter.ts";
-import { takeRateLimit } from "#src/plugins/shared/rateLimit.ts";
+import { takeRateLimit } from "#src/plugins/kit/rateLimit.ts";
 import { PlatformError } from "#src/core/errors.ts";
 
 const limiter = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));

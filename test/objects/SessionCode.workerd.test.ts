@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { randomHex } from "#src/core/crypto/encoding.ts";
 import type { SessionCode } from "#src/objects/SessionCode.ts";
-import { consumeSessionCode } from "#src/plugins/shared/sessionCodes.ts";
+import { consumeSessionCode } from "#src/plugins/kit/sessionCodes.ts";
 
 const hexCode = () => randomHex(32);
 

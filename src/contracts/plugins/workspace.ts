@@ -1,13 +1,26 @@
 import type { PluginDescriptor } from "../pluginDescriptor.ts";
 import { WORKSPACE_EVENT_KINDS, WORKSPACE_PROXY_ROUTES } from "../workspaceEvents.ts";
 
-/** The workspace-chat bot: installed per workspace, one per project; events; `workspace.*` in user code. */
+/** The workspace-chat bot: installed per workspace, one per project; events, block actions and views; `workspace.*` in user code. */
 export const workspacePlugin = {
   id: "workspace",
   title: "workspace-chat",
   binding: "WORKSPACE_PLUGIN",
   install: { urlVar: "WORKSPACE_PLUGIN_URL", resourceType: "workspace", uninstalls: true },
   deploy: true,
-  triggers: { kinds: WORKSPACE_EVENT_KINDS },
+  triggers: {
+    kinds: [...WORKSPACE_EVENT_KINDS, "action", "view"],
+    // A click on a button or a choice in a select of a message the bot posted; a submit of a view it opened.
+    parameters: {
+      action: [
+        { name: "actionId", required: true },
+        { name: "value", required: false },
+      ],
+      view: [
+        { name: "callbackId", required: true },
+        { name: "fields", required: false },
+      ],
+    },
+  },
   routes: WORKSPACE_PROXY_ROUTES.map((route) => `/proxy/${route}` as const),
 } as const satisfies PluginDescriptor;

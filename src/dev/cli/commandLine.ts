@@ -45,6 +45,15 @@ export function parseCommandArgs(command: Command, argv: string[]) {
   }
 }
 
+/**
+ * Every value of an option declared `multiple: true` (`--field a=1 --field b=2`), in order; `values` types
+ * options as single strings, so a repeatable one is read through this.
+ */
+export function repeatedOption(values: Record<string, unknown>, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value.map(String) : typeof value === "string" ? [value] : [];
+}
+
 export function formatHelp(command: Command): string {
   return `Usage: ${command.usage}\n\n${command.summary}\n\n${command.help.trim()}\n`;
 }

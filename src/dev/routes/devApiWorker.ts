@@ -1,6 +1,7 @@
 import { createApiWorker } from "../../workers/api/apiWorker.ts";
 import { withCliUser } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
+import { showLocalChat } from "./localChat.ts";
 import { listOutbox, showOutboxEmail } from "./localOutbox.ts";
 import { linkLocalProject } from "./localProjectRoute.ts";
 import { sendPluginTestEvent } from "./pluginTestEvents.ts";
@@ -19,6 +20,7 @@ export default createApiWorker<DevApiEnv>({
   extraRoutes: (router) =>
     router
       .post("/projects/:slug/plugins/:plugin/test-events", withCliUser, sendPluginTestEvent)
+      .get("/projects/:slug/plugins/:plugin/chat", withCliUser, showLocalChat)
       .put("/projects/:slug/local", withCliUser, linkLocalProject)
       .get("/projects/:slug/outbox", withCliUser, listOutbox)
       .get("/projects/:slug/outbox/:id", withCliUser, showOutboxEmail),

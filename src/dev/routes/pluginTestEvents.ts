@@ -1,10 +1,12 @@
 import { listProjectResources, type ResourceRow } from "../../workers/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
+import { TRIGGER_PARAMETERS, type TriggerParameterName } from "../../contracts/pluginDescriptor.ts";
 import {
   commandKindOf,
   pluginById,
   TRIGGERABLE_PLUGINS,
+  triggerParametersOf,
   type TriggerablePlugin,
   type TriggerablePluginId,
 } from "../../contracts/pluginRegistry.ts";
@@ -19,12 +21,17 @@ import type { DispatchOutcome } from "../../runtime/plugins/pluginRoutes.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
- * `POST /projects/:slug/plugins/:plugin/test-events` `{ kind, text?, name? }`
+ * `POST /projects/:slug/plugins/:plugin/test-events` `{ kind, text?, name?, channel?, message?, …parameters }`
  * (CLI token, project ownership; `platform dev` only): the local fake
  * provider sends a correctly signed webhook for the project's newest claimed
  * server/workspace to the plugin worker (chat-server messages and reactions:
  * publishes them on its Gateway, which the plugin's relay holds), as if a
- * user had typed in the chat.
+ * user had typed in the chat, or clicked a button, chosen in a select,
+ * submitted a modal or view the bot showed (the kinds with parameters in the
+ * registry: `customId`, `values`, `fields`, `actionId`, `value`,
+ * `callbackId`; `channel` and `message` say where, by default the newest
+ * message showing it). What is not there to click is refused 400 with the
+ * fake's reason.
  * Answers 200 with what was sent, the plugin's answer, what the project's
  * dispatch came to (`outcome`: handled, no handler registered, or the
  * handler threw, with its error code and message; read from the project
@@ -35,7 +42,7 @@ import type { DevApiEnv } from "./devApiEnv.ts";
  *
  * The plugins with events and their kinds are the registry's (`triggers`).
  * Each one's fake is bound to the API worker as `FAKE_<ID>` and speaks the
- * same two routes: `POST /__fake/trigger { kind, resourceId, name?, text? }`
+ * same two routes: `POST /__fake/trigger { kind, resourceId, name?, text?, channel?, message?, …parameters }`
  * (send the event from that claimed resource) and `GET /__fake/recorded`
  * (the provider API calls it received: an array, or `{ calls }`).
  */
@@ -46,7 +53,12 @@ export type TestEventPlugin = TriggerablePluginId;
 export const TEST_EVENT_TEXT_MAX = 2000;
 /** Room for the longest text even when every character is JSON-escaped (`\u0001` is 6 bytes). */
 const BODY_LIMIT_BYTES = 16 * 1024;
-const BODY_FIELDS = ["kind", "text", "name"];
+/** Where a test event happens: a channel id, a message id or ts. */
+const PLACE = /^[A-Za-z0-9.]{1,40}$/;
+const MAX_LIST = 25;
+const MAX_FIELDS = 100;
+const PARAMETER_NAMES = Object.keys(TRIGGER_PARAMETERS) as TriggerParameterName[];
+const BODY_FIELDS = ["kind", "text", "name", "channel", "message", ...PARAMETER_NAMES];
 
 /** The API worker's binding to a plugin's fake provider under `platform dev`: `FAKE_CHATSERVER`. */
 export function fakeBinding(plugin: TestEventPlugin): `FAKE_${string}` {
@@ -57,6 +69,14 @@ export interface TestEventRequest {
   kind: string;
   text?: string;
   name?: string;
+  channel?: string;
+  message?: string;
+  customId?: string;
+  values?: string[];
+  fields?: Record<string, string>;
+  actionId?: string;
+  value?: string;
+  callbackId?: string;
 }
 
 /** How long to wait for the handler's provider calls (it runs in the background after the webhook is answered). */
@@ -94,7 +114,8 @@ export interface TestEventAnswer {
   calls: unknown[];
 }
 
-function testEventPlugin(value: string | undefined): TriggerablePlugin {
+/** The plugin a route names, if its fake can send test events; else 404 (no such plugin) or 400 (no events). */
+export function testEventPlugin(value: string | undefined): TriggerablePlugin {
   const triggerable = TRIGGERABLE_PLUGINS.find(({ id }) => id === value);
   if (triggerable) return triggerable;
   const exist = `test events exist for ${andList(TRIGGERABLE_PLUGINS.map(({ id }) => id))}`;
@@ -103,13 +124,40 @@ function testEventPlugin(value: string | undefined): TriggerablePlugin {
   throw new PlatformError("not_found", `No plugin named ${JSON.stringify(value ?? "")}: ${exist}.`);
 }
 
-/** Checks the body: known fields only, a kind this plugin has, a command name, bounded text. */
+/** One parameter's value, checked against its type and length (pluginDescriptor.ts TRIGGER_PARAMETERS). */
+function parameterValue(name: TriggerParameterName, value: unknown): string | string[] | Record<string, string> {
+  const { type, maxChars } = TRIGGER_PARAMETERS[name];
+  const bounded = (v: unknown, what: string): string => {
+    if (typeof v !== "string" || v.length < 1 || v.length > maxChars)
+      throw new PlatformError("invalid_input", `${what} must be a string of 1–${maxChars} characters.`);
+    return v;
+  };
+  if (type === "string") return bounded(value, name);
+  if (type === "list") {
+    if (!Array.isArray(value) || value.length > MAX_LIST)
+      throw new PlatformError("invalid_input", `${name} must be an array of at most ${MAX_LIST} strings.`);
+    return value.map((v, i) => bounded(v, `${name}[${i}]`));
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length > MAX_FIELDS)
+    throw new PlatformError("invalid_input", `${name} must be an object of at most ${MAX_FIELDS} strings by field id.`);
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => {
+      if (key.length < 1 || key.length > 255)
+        throw new PlatformError("invalid_input", `${name}: a field id is 1–255 characters.`);
+      if (typeof v !== "string" || v.length > maxChars)
+        throw new PlatformError("invalid_input", `${name}.${key} must be a string of at most ${maxChars} characters.`);
+      return [key, v];
+    }),
+  );
+}
+
+/** Checks the body: known fields only, a kind this plugin has, a command name, bounded text, the kind's parameters. */
 export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<string, unknown>): TestEventRequest {
   const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.includes(key));
   if (unknown.length)
     throw new PlatformError(
       "invalid_input",
-      `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes kind, text and name.`,
+      `Unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: a test event takes ${andList(BODY_FIELDS)}.`,
     );
   const kinds: readonly string[] = pluginById(plugin).triggers.kinds;
   const { kind, text, name } = body;
@@ -144,15 +192,48 @@ export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<stri
       );
     }
   }
-  return { kind, ...(isCommand ? { name: name as string } : {}), ...(text !== undefined ? { text } : {}) };
+  const request: TestEventRequest = {
+    kind,
+    ...(isCommand ? { name: name as string } : {}),
+    ...(text !== undefined ? { text } : {}),
+  };
+  for (const place of ["channel", "message"] as const) {
+    const value = body[place];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || !PLACE.test(value))
+      throw new PlatformError("invalid_input", `${place} must be a channel or message id (letters, digits and dots).`);
+    request[place] = value;
+  }
+  const uses = triggerParametersOf(pluginById(plugin), kind);
+  for (const name of PARAMETER_NAMES) {
+    const use = uses.find((u) => u.name === name);
+    if (body[name] === undefined) {
+      if (use?.required)
+        throw new PlatformError(
+          "invalid_input",
+          `A ${plugin} ${kind} needs ${name} (${TRIGGER_PARAMETERS[name].about}; --${TRIGGER_PARAMETERS[name].flag} in the CLI).`,
+        );
+      continue;
+    }
+    if (!use) {
+      const takers = TRIGGERABLE_PLUGINS.flatMap((p) =>
+        p.triggers.kinds
+          .filter((k) => triggerParametersOf(p, k).some((u) => u.name === name))
+          .map((k) => `${p.id} ${k}`),
+      );
+      throw new PlatformError("invalid_input", `${name} applies to ${andList(takers)} only.`);
+    }
+    Object.assign(request, { [name]: parameterValue(name, body[name]) });
+  }
+  return request;
 }
 
 /** The project's newest claimed resource of this plugin (what an install claimed last). */
-function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
+export function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
   return [...resources].sort((a, b) => b.created_at - a.created_at || b.id - a.id)[0];
 }
 
-async function callFake(
+export async function callFake(
   fake: Fetcher,
   plugin: TestEventPlugin,
   path: string,
@@ -187,13 +268,18 @@ async function recordedCalls(fake: Fetcher, plugin: TestEventPlugin): Promise<un
   return Array.isArray(list) ? list.map(withoutCredentials) : [];
 }
 
+/** An interaction's token in a path (`/interactions/{id}/{token}/callback`, `/webhooks/{app}/{token}…`). */
+const INTERACTION_TOKEN_IN_PATH = /^(\/api\/v10\/(?:interactions|webhooks)\/\d+\/)[^/?]+/;
+
 /**
- * A recorded call without the credential the fake saw (chatserver `auth`,
- * workspace `token`): bot tokens stay with the plugin workers, even fake ones.
+ * A recorded call without the credentials the fake saw (chatserver `auth`,
+ * workspace `token`, an interaction's token in the path): tokens stay with
+ * the plugin workers, even fake ones.
  */
 function withoutCredentials(call: unknown): unknown {
   if (typeof call !== "object" || call === null) return call;
   const { auth: _auth, token: _token, ...rest } = call as Record<string, unknown>;
+  if (typeof rest.path === "string") rest.path = rest.path.replace(INTERACTION_TOKEN_IN_PATH, "$1<token>");
   return rest;
 }
 
@@ -247,6 +333,8 @@ async function waitForOutcome(
  * those: the rest go nowhere.
  */
 function undispatchedEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
+  // Clicks and submits are dispatched whatever the project listens to.
+  if (triggerParametersOf(pluginById(plugin), kind).length) return null;
   let events: unknown;
   try {
     events = (JSON.parse(resource.metadata) as { events?: unknown }).events;
@@ -255,6 +343,22 @@ function undispatchedEvent(plugin: TestEventPlugin, resource: ResourceRow, kind:
   }
   if (!Array.isArray(events) || events.includes(kind)) return null;
   return `The project registers no ${plugin}.onEvent("${kind}") handler, so the plugin did not dispatch it.`;
+}
+
+/** What a test event names: `/hello`, `approve:42`, `values a, b`, `fields title=…`. */
+function describeTarget(event: TestEventRequest): string {
+  const id = event.name ? `/${event.name}` : (event.customId ?? event.actionId ?? event.callbackId);
+  const parts = [
+    id ? ` ${id}` : "",
+    event.values?.length ? ` values ${event.values.join(", ")}` : "",
+    event.value !== undefined ? ` value ${event.value}` : "",
+    event.fields
+      ? ` fields ${Object.entries(event.fields)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(" ")}`
+      : "",
+  ];
+  return parts.join("");
 }
 
 function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMs: number): string {
@@ -281,17 +385,17 @@ export async function sendTestEvent(
 ): Promise<TestEventAnswer> {
   const seen = (await recordedCalls(fake, plugin)).length;
   const afterSeq = lastSeq(await dispatchOutcomes());
-  const trigger = {
-    kind: event.kind,
-    resourceId: resource.external_resource_id,
-    ...(event.name ? { name: event.name } : {}),
-    ...(event.text !== undefined ? { text: event.text } : {}),
-  };
+  const trigger = { ...event, resourceId: resource.external_resource_id };
   const delivered = await callFake(fake, plugin, "/__fake/trigger", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(trigger),
   });
+  if (delivered.status === 400 && triggerParametersOf(pluginById(plugin), event.kind).length) {
+    // Nothing there to click or submit: the developer's input, as the fake explains it.
+    const why = (delivered.body as { error?: unknown } | null)?.error;
+    throw new PlatformError("invalid_input", typeof why === "string" ? why : JSON.stringify(delivered.body));
+  }
   if (delivered.status !== 200) {
     throw new PlatformError(
       "upstream_error",
@@ -311,6 +415,7 @@ export async function sendTestEvent(
     delivered?: unknown;
     sessions?: unknown;
     live?: unknown;
+    interaction?: { failed?: unknown };
   } | null;
   const overGateway = answer?.delivered === "gateway";
   if (overGateway && !answer?.sessions) {
@@ -325,10 +430,12 @@ export async function sendTestEvent(
 
   const displayName = resource.display_name || null;
   const where = `${resource.resource_type} "${displayName ?? resource.external_resource_id}"`;
-  const what = `${event.kind}${event.name ? ` /${event.name}` : ""}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}`;
+  const what = `${event.kind}${describeTarget(event)}${event.text !== undefined ? ` ${JSON.stringify(event.text)}` : ""} from ${where}`;
+  const failed =
+    typeof answer?.interaction?.failed === "string" ? ` The interaction failed: ${answer.interaction.failed}` : "";
   const sentLine = overGateway
     ? `Sent a ${what} over the chat server's Gateway; ${answer?.live ? "the plugin's relay is connected" : "the plugin's relay is reconnecting and gets it when it resumes"}.`
-    : `Sent a signed ${what}; the plugin answered ${status ?? "?"}.`;
+    : `Sent a signed ${what}; the plugin answered ${status ?? "?"}.${failed}`;
 
   // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
   const undispatched = undispatchedEvent(plugin, resource, event.kind);

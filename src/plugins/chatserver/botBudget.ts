@@ -1,13 +1,13 @@
 /**
- * The shared bot's platform-wide cap (beyond the spec). The chat server allows
+ * The shared bot's platform-wide cap. The chat server allows
  * one bot about 50 requests per second in all and then refuses that bot
- * everywhere; private projects are exempt from the spec's proxy rate, so
+ * everywhere; private projects are exempt from the proxy's `actions` rate, so
  * without a cap one of them could spend the allowance of every tenant. Two
  * limits, both in RateLimiter actors, both before the chat server is called:
  *   1. a project's share: `chatServerBot` in the project's own actor (5 per
  *      second, private projects included), one per bot action the project
  *      asks for (a sendMessage or editMessage with its channel check, one
- *      server's command registration); the callers take it, with the spec's
+ *      server's command registration); the callers take it, with the proxy's
  *      `actions` where that applies, before any request here;
  *   2. the global budget (`callBot`): 40 requests per second with the bot
  *      token across all projects, under the provider's 50, in the actor named

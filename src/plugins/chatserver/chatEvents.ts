@@ -15,7 +15,7 @@ import type {
 import type { PluginDispatch, PluginUser } from "../../contracts/pluginDispatch.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../shared/deliverDispatch.ts";
+import { deliverDispatch } from "../kit/deliverDispatch.ts";
 import { addressedTo, str, userOf } from "./dispatchAddress.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 

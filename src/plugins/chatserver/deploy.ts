@@ -18,8 +18,8 @@ import { hex } from "../../core/crypto/encoding.ts";
 import { storeDeployedManifest } from "../../workers/db/deployedManifests.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { listProjectResources, replaceResourceMetadata, type ResourceRow } from "../../workers/db/resourceClaims.ts";
-import { readDeployMetadata } from "../shared/deployMetadata.ts";
-import { takeRateLimit } from "../shared/rateLimit.ts";
+import { readDeployMetadata } from "../kit/deployMetadata.ts";
+import { takeRateLimit } from "../kit/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
 import { chatServerNow, PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 

@@ -1,6 +1,6 @@
 import { toPluginProject, type PluginDispatch, type PluginUser } from "../../contracts/pluginDispatch.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
-import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { makeResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 export function str(value: unknown): string | undefined {

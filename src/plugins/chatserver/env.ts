@@ -1,5 +1,5 @@
 import { chatServerPlugin } from "../../contracts/plugins/chatserver.ts";
-import type { PluginEnv } from "../shared/pluginEnv.ts";
+import type { PluginEnv } from "../kit/pluginEnv.ts";
 
 /** Bindings of the chat-server plugin worker (see wrangler.toml beside this file). */
 export interface ChatServerEnv extends PluginEnv {
@@ -21,6 +21,8 @@ export interface ChatServerEnv extends PluginEnv {
   CHATSERVER_FETCH?: { fetch(request: Request): Promise<Response> };
   /** Optional: how many Gateway shards (one relay each; default 1). */
   CHATSERVER_GATEWAY_SHARDS?: string;
+  /** Optional: how the webhook waits out its answer budget (interactionAck.ts; tests: a timer they fire). */
+  CHATSERVER_ACK_WAIT?: (ms: number) => Promise<void>;
   /** Optional: what the bot's rate gate reads the time from (tests: a clock they move); `Date.now` otherwise. */
   CHATSERVER_CLOCK?: () => number;
 }

@@ -12,7 +12,7 @@
  * Exports the `GatewayRelay` actor class (gatewayRelay/GatewayRelay.ts): messages and reactions arrive through it.
  */
 import { CHAT_PROXY_ROUTES } from "../../contracts/chatServerEvents.ts";
-import { oauthPluginRouter } from "../shared/oauthPluginRouter.ts";
+import { oauthPluginRouter } from "../kit/oauthPluginRouter.ts";
 import { handleDeploy } from "./deploy.ts";
 import { PLUGIN_ID, type ChatServerEnv } from "./env.ts";
 import { startGatewayRelays } from "./gatewayRelay/GatewayRelay.ts";

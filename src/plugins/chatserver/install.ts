@@ -7,7 +7,7 @@
  */
 import { PlatformError } from "../../core/errors.ts";
 import { basicAuthorization } from "../../core/web/basicAuthorization.ts";
-import { oauthInstall, type InstallGrant } from "../shared/oauthInstall.ts";
+import { oauthInstall, type InstallGrant } from "../kit/oauthInstall.ts";
 import { readDeployedManifest } from "../../workers/db/deployedManifests.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";

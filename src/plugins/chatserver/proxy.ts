@@ -1,29 +1,31 @@
 /**
- * Proxy routes for user code (identity token, then the project's `actions`
- * rate limit, then the chat server; calls with the bot token also pass the
- * bot's platform-wide cap, botBudget.ts):
- *   POST /proxy/reply         { replyToken, content }   edits the deferred answer (@original)
- *   POST /proxy/followup      { replyToken, content }   a further message on the interaction
- *   POST /proxy/send-message  { channelId, content }    only channels of servers this project claimed
- *   POST /proxy/edit-message  { channelId, messageId, content }
+ * Proxy routes for user code (identity token, what the body says checked,
+ * then the project's `actions` rate limit, then the chat server; calls with
+ * the bot token also pass the bot's platform-wide cap, botBudget.ts). A
+ * message is `content` and/or `components` (contracts/chatComponents.ts):
+ *   POST /proxy/reply | followup | update | show-modal   { replyToken, … }   answers to an interaction
+ *                                                        (interactionAnswers.ts)
+ *   POST /proxy/send-message  { channelId, content?, components? }   only channels of servers this project claimed
+ *   POST /proxy/edit-message  { channelId, messageId, content?, components? }
  * Each answers `{ messageId, channelId }`.
  */
 import { PlatformError } from "../../core/errors.ts";
 import { parseJsonObject } from "../../core/web/jsonBody.ts";
 import {
-  requireChatContent,
   requireChatId,
+  toChatMessageData,
   type ChatMessageAnswer,
+  type ChatMessageData,
   type ChatProxyRoute,
 } from "../../contracts/chatServerEvents.ts";
 import { clearConnectionError, markConnectionNeedsReconnect } from "../../workers/db/connectionsStore.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
-import { takeRateLimit } from "../shared/rateLimit.ts";
+import { authenticateProjectCall } from "../kit/authenticateProjectCall.ts";
+import { takeRateLimit } from "../kit/rateLimit.ts";
 import { callBot } from "./botBudget.ts";
-import { callChatServer } from "./chatServerApi.ts";
 import { chatServerNow, PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
+import { planAnswer } from "./interactionAnswers.ts";
 import { openReplyToken } from "./replyToken.ts";
 
 interface Message {
@@ -60,20 +62,20 @@ const refusedToken = (error: unknown): error is PlatformError =>
   (error.details?.status === 401 || error.details?.status === 403);
 
 /**
- * send-message and edit-message: the spec's rate and the project's bot share, the channel check, then the message.
+ * send-message and edit-message: the proxy's `actions` rate and the project's bot share, the channel check, then the message.
  * A refusal of the bot's token or access marks the project's connection `needs_reconnect`; a success clears it.
  */
 async function writeToChannel(
   env: ChatServerEnv,
   project: ProjectRow,
   channelId: string,
-  call: { method: "POST" | "PATCH"; path: string; content: string },
+  call: { method: "POST" | "PATCH"; path: string; data: ChatMessageData },
 ): Promise<Response> {
   await takeRateLimit(env, project, ["actions", "chatServerBot"], chatServerNow(env));
   try {
     await checkChannel(env, project, channelId);
     const message = await callBot<Message>(env, call.method, call.path, {
-      content: call.content,
+      ...call.data,
       allowed_mentions: NO_MENTIONS,
     });
     await clearConnectionError(env.DB, PLUGIN_ID, project.id);
@@ -92,39 +94,24 @@ export async function handleProxy(route: ChatProxyRoute, request: Request, env: 
   const input = parseJsonObject(body);
   switch (route) {
     case "reply":
-    case "followup": {
-      const text = requireChatContent(input.content);
-      const reply = await openReplyToken(env, project.id, input.replyToken);
+    case "followup":
+    case "update":
+    case "show-modal": {
+      const send = planAnswer(env, route, await openReplyToken(env, project.id, input.replyToken), input);
       await takeRateLimit(env, project, ["actions"], chatServerNow(env));
-      // Not through the bot's cap (botBudget.ts): the interaction's own webhook token, limited per interaction.
-      const path =
-        route === "reply"
-          ? `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}/messages/@original`
-          : `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${reply.token}?wait=true`;
-      const message = await callChatServer<Message>(
-        env,
-        route === "reply" ? "PATCH" : "POST",
-        path,
-        { content: text, allowed_mentions: NO_MENTIONS },
-        "none",
-      );
-      return answer(message, null);
+      return Response.json(await send());
     }
     case "send-message": {
       const channelId = requireChatId(input.channelId, "channelId");
-      const content = requireChatContent(input.content);
-      return writeToChannel(env, project, channelId, {
-        method: "POST",
-        path: `/channels/${channelId}/messages`,
-        content,
-      });
+      const data = toChatMessageData(input, { creating: true });
+      return writeToChannel(env, project, channelId, { method: "POST", path: `/channels/${channelId}/messages`, data });
     }
     case "edit-message": {
       const channelId = requireChatId(input.channelId, "channelId");
       const messageId = requireChatId(input.messageId, "messageId");
-      const content = requireChatContent(input.content);
+      const data = toChatMessageData(input, { creating: false });
       const path = `/channels/${channelId}/messages/${messageId}`;
-      return writeToChannel(env, project, channelId, { method: "PATCH", path, content });
+      return writeToChannel(env, project, channelId, { method: "PATCH", path, data });
     }
   }
 }

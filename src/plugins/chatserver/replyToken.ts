@@ -1,8 +1,11 @@
 /**
- * What a project gets to answer an interaction: the interaction token sealed
- * (AES-256-GCM, the token vault) and bound to that project, so user code never
- * holds the provider's token and one project cannot answer another's command.
- * Interaction tokens live 15 minutes, and so does a reply token.
+ * What a project gets to answer an interaction (a command, a component, a
+ * modal submit): the interaction token sealed (AES-256-GCM, the token vault)
+ * and bound to that project, so user code never holds the provider's token
+ * and one project cannot answer another's interaction. It also says what the
+ * interaction was (`kind`, and whether it came from a message), which decides
+ * how each answer is sent (interactionAnswers.ts). Interaction tokens live
+ * 15 minutes, and so does a reply token.
  */
 import { PlatformError } from "../../core/errors.ts";
 import { openToken, sealToken } from "../../workers/db/tokenVault.ts";
@@ -10,10 +13,16 @@ import type { ChatServerEnv } from "./env.ts";
 
 export const REPLY_TOKEN_LIFETIME_MS = 15 * 60 * 1000;
 
-interface ReplyClaims {
+/** What an interaction is: a slash command, a click or choice on a component, or a modal submitted. */
+export type InteractionKind = "command" | "component" | "modal";
+
+export interface ReplyClaims {
   interactionId: string;
   token: string;
   guildId: string;
+  kind: InteractionKind;
+  /** The message the component sits on (a component, or a modal a component opened); null otherwise. */
+  messageId: string | null;
   exp: number;
 }
 
@@ -41,7 +50,7 @@ export async function openReplyToken(
   if (typeof replyToken !== "string" || !replyToken || replyToken.length > 4096) {
     throw new PlatformError(
       "invalid_input",
-      "replyToken is required: pass the context your onCommand handler received.",
+      "replyToken is required: pass the command or interaction your handler received.",
     );
   }
   let claims: ReplyClaims;
@@ -51,7 +60,11 @@ export async function openReplyToken(
     throw new PlatformError("invalid_input", "replyToken is not valid for this project.");
   }
   if (typeof claims.exp !== "number" || now > claims.exp) {
-    throw new PlatformError("invalid_input", "replyToken has expired: a command can be answered for 15 minutes.");
+    throw new PlatformError(
+      "invalid_input",
+      "replyToken has expired: a command or interaction can be answered for 15 minutes.",
+    );
   }
-  return claims;
+  // Tokens sealed before interactions had kinds answered commands.
+  return { ...claims, kind: claims.kind ?? "command", messageId: claims.messageId ?? null };
 }

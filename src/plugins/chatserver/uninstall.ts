@@ -6,7 +6,7 @@
  * admin removes it (the Gateway's GUILD_DELETE then changes nothing more).
  */
 import { PlatformError } from "../../core/errors.ts";
-import { uninstallPlugin } from "../shared/uninstallPlugin.ts";
+import { uninstallPlugin } from "../kit/uninstallPlugin.ts";
 import { callBot } from "./botBudget.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 

@@ -1,4 +1,4 @@
-import type { PluginEnv } from "../shared/pluginEnv.ts";
+import type { PluginEnv } from "../kit/pluginEnv.ts";
 
 export interface EmailPluginEnv extends PluginEnv {
   /** The provider's API base (Resend wire protocol), e.g. `https://api.resend.com`. */

@@ -1,9 +1,9 @@
 import { PlatformError } from "../../core/errors.ts";
 import { parseJsonObject } from "../../core/web/jsonBody.ts";
-import { authenticateProjectCall } from "../shared/authenticateProjectCall.ts";
+import { authenticateProjectCall } from "../kit/authenticateProjectCall.ts";
 import { createPlatformRouter } from "../../core/web/router.ts";
-import { pluginErrorResponse } from "../shared/pluginErrorResponse.ts";
-import { takeRateLimit } from "../shared/rateLimit.ts";
+import { pluginErrorResponse } from "../kit/pluginErrorResponse.ts";
+import { takeRateLimit } from "../kit/rateLimit.ts";
 import {
   EMAIL_SEND_ROUTE,
   MAX_IDEMPOTENCY_KEY_CHARS,

@@ -1,5 +1,9 @@
 import { PlatformError } from "../../core/errors.ts";
-import { markConnectionRevoked, readConnection, updateConnectionTokens } from "../../workers/db/connectionsStore.ts";
+import {
+  markConnectionNeedsReconnect,
+  readConnection,
+  updateConnectionTokens,
+} from "../../workers/db/connectionsStore.ts";
 import { releaseRefreshLease, storeTokenAndReleaseLease, takeRefreshLease } from "../../workers/db/refreshLeases.ts";
 import { findProjectResource, type ResourceRow } from "../../workers/db/resourceClaims.ts";
 import { openToken, sealToken } from "../../workers/db/tokenVault.ts";
@@ -18,6 +22,9 @@ import { requestAccessToken } from "./workspaceApi.ts";
  * one it read); the winner refreshes and clears the lease in the same write
  * that stores the new token; everyone else waits for that write and uses the
  * new token. A lease whose holder died expires after REFRESH_LEASE_MS.
+ * A refresh the provider refuses marks the connection `needs_reconnect` with
+ * the provider's error, shown by `platform plugin status` and the console
+ * until a reinstall gives the project a new pair.
  */
 export interface WorkspaceMetadata {
   /** Sealed bot token (token vault, context `workspace:bot:<teamId>`). */
@@ -27,6 +34,9 @@ export interface WorkspaceMetadata {
   refreshLease?: { holder: string; until: number };
   [field: string]: unknown;
 }
+
+/** Slack's errors that say "try again later", not "this token is dead". */
+const SLACK_TRANSIENT = new Set(["internal_error", "fatal_error", "service_unavailable", "request_timeout"]);
 
 /** Refresh this long before the expiry. */
 export const REFRESH_MARGIN_MS = 60_000;
@@ -150,14 +160,18 @@ export async function botTokenFor(
         );
       }
       const error = answer.ok ? "no_access_token" : answer.error;
-      if (error === "invalid_refresh_token" || error === "token_revoked" || error === "invalid_auth") {
-        await markConnectionRevoked(env.DB, PLUGIN_ID, projectId);
-        throw revokedError(`could not refresh its Slack token (Slack said ${error})`);
-      }
-      throw new PlatformError("upstream_error", `Slack refused the token refresh: ${error}.`, {
-        provider: "slack",
-        providerError: error,
-      });
+      if (SLACK_TRANSIENT.has(error))
+        throw new PlatformError("upstream_error", `Slack could not refresh the token just now: ${error}.`, {
+          provider: "slack",
+          providerError: error,
+        });
+      // The refresh token is spent or refused: only a new install gives a working pair.
+      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, projectId, error);
+      throw new PlatformError(
+        "revoked",
+        `The workspace-chat connection could not refresh its Slack token (Slack said ${error}): it needs to be reconnected. ${RECONNECT_HINT}`,
+        { provider: "slack", providerError: error },
+      );
     }
     const teamId = resource.external_resource_id;
     const newToken = answer.access_token;

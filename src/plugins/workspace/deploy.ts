@@ -8,7 +8,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import { WORKSPACE_EVENT_KINDS, type WorkspaceEventKind } from "../../contracts/workspaceEvents.ts";
 import { recordResourceEvents } from "../../workers/db/resourceClaims.ts";
-import { readDeployMetadata } from "../shared/deployMetadata.ts";
+import { readDeployMetadata } from "../kit/deployMetadata.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
 
 export function parseEvents(value: unknown): WorkspaceEventKind[] {

@@ -6,7 +6,7 @@
  * their names for compatibility (and the local fake reads the same names).
  */
 import { workspacePlugin } from "../../contracts/plugins/workspace.ts";
-import type { PluginEnv } from "../shared/pluginEnv.ts";
+import type { PluginEnv } from "../kit/pluginEnv.ts";
 
 /** Bindings of the workspace-chat plugin worker (see wrangler.toml beside this file). */
 export interface WorkspaceEnv extends PluginEnv {

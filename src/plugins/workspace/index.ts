@@ -8,7 +8,7 @@
  *   POST /proxy/{send-message,thread-reply,edit-message,add-reaction}   user code's calls (proxy.ts)
  */
 import { WORKSPACE_PROXY_ROUTES } from "../../contracts/workspaceEvents.ts";
-import { oauthPluginRouter } from "../shared/oauthPluginRouter.ts";
+import { oauthPluginRouter } from "../kit/oauthPluginRouter.ts";
 import { handleDeploy } from "./deploy.ts";
 import { PLUGIN_ID, type WorkspaceEnv } from "./env.ts";
 import { workspaceInstall } from "./install.ts";

@@ -6,7 +6,7 @@
  * and expiry when the provider rotates tokens. A project holds one workspace.
  */
 import { PlatformError } from "../../core/errors.ts";
-import { oauthInstall, type InstallGrant } from "../shared/oauthInstall.ts";
+import { oauthInstall, type InstallGrant } from "../kit/oauthInstall.ts";
 import { sealBotToken } from "./botToken.ts";
 import { DEFAULT_SCOPES, PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
 import { authorizeUrl, requestAccessToken } from "./workspaceApi.ts";

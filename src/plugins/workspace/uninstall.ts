@@ -4,7 +4,7 @@
  * working at once (Slack then removes the bot from the workspace).
  */
 import { PlatformError } from "../../core/errors.ts";
-import { uninstallPlugin } from "../shared/uninstallPlugin.ts";
+import { uninstallPlugin } from "../kit/uninstallPlugin.ts";
 import { botTokenFor } from "./botToken.ts";
 import { PLUGIN_ID, type WorkspaceEnv } from "./env.ts";
 import { callWorkspaceMethod } from "./workspaceApi.ts";

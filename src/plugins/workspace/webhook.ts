@@ -5,13 +5,15 @@ import type { WorkspaceEvent } from "../../contracts/workspaceEvents.ts";
 import { markConnectionRevoked } from "../../workers/db/connectionsStore.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner, releaseResource } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../shared/deliverDispatch.ts";
-import { makeResourceOwnerRef } from "../shared/resourceOwnerRef.ts";
+import { deliverDispatch } from "../kit/deliverDispatch.ts";
+import { makeResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, WEBHOOK_BODY_LIMIT, type WorkspaceEnv } from "./env.ts";
+import { handleInteractivity, interactivityPayload } from "./interactivity.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWorkspaceSignature } from "./workspaceSignature.ts";
 
 /**
- * `POST /webhook`: Slack's Events API. The raw body is read once (at most
+ * `POST /webhook`: Slack's Events API and its interactivity payloads (form
+ * bodies, interactivity.ts). The raw body is read once (at most
  * 1 MB) and its v0 signature checked before anything is parsed; then
  * `url_verification` echoes the challenge and `event_callback` is routed by
  * team to the project that claimed the workspace, deduplicated on
@@ -116,6 +118,14 @@ export async function handleWebhook(
     options.nowSeconds,
   );
   if (!check.ok) return refuse("unauthorized", `Slack signature check failed (${check.reason}): ${check.message}`);
+
+  try {
+    const interactivity = interactivityPayload(raw, request.headers.get("content-type"));
+    if (interactivity) return await handleInteractivity(interactivity, env, ctx);
+  } catch (error) {
+    if (error instanceof PlatformError) return refuse(error.code, error.message);
+    throw error;
+  }
 
   let body: Record<string, unknown>;
   try {

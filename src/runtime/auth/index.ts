@@ -94,8 +94,8 @@ export const auth = {
   },
 
   /**
-   * Ends every session of a user in this project, in every browser (beyond
-   * the spec): given the request your handler received, the user signed in
+   * Ends every session of a user in this project, in every browser:
+   * given the request your handler received, the user signed in
    * on it; given an address, that user. Resolves with how many sessions
    * ended (0 when nobody is signed in on the request). Takes effect at once
    * in this isolate and within 30 seconds everywhere else; the browser that

@@ -9,7 +9,7 @@ import { isNavigation } from "../../core/web/navigation.ts";
 export interface RequireOptions {
   /**
    * `true` (default): a browser navigation with nobody signed in is redirected
-   * to the sign-in page (beyond the spec, which answers 401 everywhere);
+   * to the sign-in page instead of the plain 401;
    * `false`: every such request gets the 401 JSON.
    */
   redirect?: boolean;

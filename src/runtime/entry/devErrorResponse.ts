@@ -5,7 +5,7 @@ import type { PlatformEnv } from "./platformEnv.ts";
 
 /**
  * Under `platform dev` only, the 500 for an unhandled error in user code says
- * what went wrong (beyond the spec): its message and its stack, pointed at the
+ * what went wrong: its message and its stack, pointed at the
  * project's sources by `platform dev` itself through the `PLATFORM_DEV_STACK`
  * service binding (a Node function that maps bundle positions with the dev
  * build's source map). A browser navigation gets an HTML page, anything else

@@ -6,7 +6,7 @@ import {
 import { installWorkflowBackend } from "../../engine/workflowApi.ts";
 import { openSqliteWorkflowStore, type SqliteWorkflowStore } from "./sqliteEventStore.ts";
 
-/** Spec: the recovery cron runs every minute. */
+/** The recovery cron runs every minute. */
 export const RECOVERY_INTERVAL_MS = 60_000;
 
 export interface NodeWorkflowBackendOptions extends Omit<LocalWorkflowBackendOptions, "store"> {
@@ -21,11 +21,11 @@ export interface NodeWorkflowBackend extends LocalWorkflowBackend {
 }
 
 /**
- * The workflow engine in plain Node 22 (spec: local development): the event
+ * The workflow engine in plain Node 22 (for local development): the event
  * log in node:sqlite, a zero-delay timer loop instead of a queue, and a
  * recovery sweep at start-up (timers do not survive a restart) and every
  * minute, logging "Re-enqueued N workflow(s)". This process is the only
- * executor of its file, so at start-up (beyond the spec) every step the
+ * executor of its file, so at start-up every step the
  * previous process left in flight is recorded at once as failed with reason
  * "interrupted" and retried, and runs that sleep or wait get their timers
  * back. `close()` stops the timers, waits for running executions to reach a

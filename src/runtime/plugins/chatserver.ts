@@ -6,10 +6,15 @@
  *     await chatserver.reply(cmd, `Hello ${cmd.user?.name ?? "there"}!`);
  *   }, { description: "Say hello" });
  *   chatserver.onEvent("message", async (ev) => { ... ev.content ... });
- *   await chatserver.sendMessage(channelId, "text");
+ *   await chatserver.sendMessage(channelId, { content: "Deploy?", components: [
+ *     { type: "button", customId: `approve:${runId}`, label: "Approve", style: "success" }] });
+ *   chatserver.onComponent("approve", async (click) => {
+ *     await chatserver.update(click, { content: `Approved by ${click.user?.name}`, components: [] });
+ *   });
  *
  * Handlers run when the plugin dispatches to the project's internal
- * `/__plugin/chatserver`; the command and event names a project registers are
+ * `/__plugin/chatserver` (a command, an event, a component clicked or chosen,
+ * a modal submitted); the command and event names a project registers are
  * reported in its metadata (`plugins.chatserver`), which deploy sends to the
  * plugin to register the commands on the project's servers. Calls go through
  * the shared `pluginCall` (identity token; 3 actions / 60 s per project).
@@ -17,17 +22,37 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
+import { handlerByPrefix } from "./handlerByPrefix.ts";
 import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,
-  requireChatContent,
   requireChatId,
+  toChatMessageData,
   type ChatEventKind,
+  type ChatInteractionMessage,
+  type ChatMessageAnswer,
+  type ChatMessageInput,
 } from "../../contracts/chatServerEvents.ts";
+import {
+  fromWireComponents,
+  requireCustomId,
+  toWireModal,
+  type ChatComponent,
+  type ChatModal,
+} from "../../contracts/chatComponents.ts";
 import type { PluginUser } from "../../contracts/pluginDispatch.ts";
 
-export type { ChatEventKind } from "../../contracts/chatServerEvents.ts";
+export type { ChatEventKind, ChatMessageInput } from "../../contracts/chatServerEvents.ts";
+export type {
+  ChatButton,
+  ChatComponent,
+  ChatComponents,
+  ChatModal,
+  ChatModalField,
+  ChatSelect,
+  ChatSelectOption,
+} from "../../contracts/chatComponents.ts";
 export type ChatUser = PluginUser;
 
 interface Common {
@@ -42,13 +67,47 @@ interface Common {
   ctx: ExecutionContext;
 }
 
+/** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
+export type ChatReply = string | (ChatMessageInput & { ephemeral?: boolean });
+
 export interface ChatCommand extends Common {
   name: string;
   /** The command's options as the chat server sent them (`[{ name, type, value }]`). */
   options: { name: string; type: number; value?: unknown }[];
   /** `options` as a name → value map. */
   args: Record<string, unknown>;
-  /** Answers this command (15 minutes); pass the whole command to `reply` / `followup`. */
+  /** Answers this command (15 minutes); pass the whole command to `reply` / `followup` / `showModal`. */
+  replyToken: string;
+}
+
+/** The message a component sits on, as the chat server sent it. */
+export interface ChatComponentMessage {
+  id: string;
+  channelId: string | null;
+  content: string;
+  /** Its rows of components, in the shape `components` are written in. */
+  components: ChatComponent[][];
+}
+
+/** A button clicked or a select chosen on a message the bot posted (`chatserver.onComponent`). */
+export interface ChatComponentInteraction extends Common {
+  /** The component's customId: the handler's name, or `name:…`. Anyone can craft it: check what it names. */
+  customId: string;
+  componentType: "button" | "select";
+  /** A select's chosen values; empty for a button. */
+  values: string[];
+  message: ChatComponentMessage;
+  /** Answers this interaction (15 minutes); pass the whole interaction to `update` / `reply` / `showModal`. */
+  replyToken: string;
+}
+
+/** A modal the bot showed, submitted (`chatserver.onModalSubmit`). */
+export interface ChatModalSubmit extends Common {
+  customId: string;
+  /** What was typed, by field customId. */
+  fields: Record<string, string>;
+  /** The message whose component opened the modal (then `update` edits it); null when a command did. */
+  message: ChatComponentMessage | null;
   replyToken: string;
 }
 
@@ -61,21 +120,35 @@ export interface ChatEvent extends Common {
   emoji?: string | null;
 }
 
+/** Anything a handler received that can be answered. */
+export type ChatInteraction = ChatCommand | ChatComponentInteraction | ChatModalSubmit;
+
 export type CommandHandler = (command: ChatCommand) => unknown | Promise<unknown>;
 export type EventHandler = (event: ChatEvent) => unknown | Promise<unknown>;
+export type ComponentHandler = (interaction: ChatComponentInteraction) => unknown | Promise<unknown>;
+export type ModalSubmitHandler = (submit: ChatModalSubmit) => unknown | Promise<unknown>;
 
 const commands = new Map<string, { handler: CommandHandler; description: string | undefined }>();
 const events = new Map<ChatEventKind, EventHandler[]>();
+const components = new Map<string, ComponentHandler>();
+const modals = new Map<string, ModalSubmitHandler>();
 
-function replyTokenOf(command: unknown): { token: string; env: PlatformEnv } {
-  const c = command as Partial<ChatCommand> | null;
+function replyTokenOf(interaction: unknown, call: string): { token: string; env: PlatformEnv } {
+  const c = interaction as Partial<ChatInteraction> | null;
   if (!c || typeof c.replyToken !== "string" || !c.replyToken) {
     throw new PlatformError(
       "invalid_input",
-      "Pass the command your onCommand handler received: chatserver.reply(command, content).",
+      `Pass the command or interaction your handler received: chatserver.${call}(interaction, …).`,
     );
   }
   return { token: c.replyToken, env: c.env ?? pluginEnv() };
+}
+
+function registerInteraction<H>(handlers: Map<string, H>, call: string, name: string, handler: H): void {
+  const checked = requireCustomId(name, `chatserver.${call}: the name`);
+  if (typeof handler !== "function")
+    throw new PlatformError("invalid_input", `chatserver.${call} needs a handler function.`);
+  handlers.set(checked, handler);
 }
 
 interface Dispatch {
@@ -86,6 +159,17 @@ interface Dispatch {
   project?: { slug?: unknown };
   user?: ChatUser;
   replyToken?: unknown;
+}
+
+function messageOf(raw: unknown): ChatComponentMessage | null {
+  const m = raw as ChatInteractionMessage | null | undefined;
+  if (!m || typeof m.id !== "string") return null;
+  return {
+    id: m.id,
+    channelId: typeof m.channelId === "string" ? m.channelId : null,
+    content: typeof m.content === "string" ? m.content : "",
+    components: fromWireComponents(m.components),
+  };
 }
 
 registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
@@ -100,8 +184,9 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     env,
     ctx,
   };
+  const name = String(d.name ?? "");
+  const replyToken = String(d.replyToken ?? "");
   if (d.kind === "command") {
-    const name = String(d.name ?? "");
     const entry = commands.get(name);
     if (!entry) throw new NoPluginHandler(`This project has no handler for command /${name}.`);
     const options = Array.isArray(ev.options) ? (ev.options as ChatCommand["options"]) : [];
@@ -110,8 +195,30 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
       name,
       options,
       args: Object.fromEntries(options.map((o) => [o.name, o.value])),
-      replyToken: String(d.replyToken ?? ""),
+      replyToken,
     });
+    return { ok: true };
+  }
+  if (d.kind === "component") {
+    const handler = handlerByPrefix(components, name);
+    const message = messageOf(ev.message);
+    if (!handler) throw new NoPluginHandler(`This project has no onComponent handler for ${JSON.stringify(name)}.`);
+    if (!message) throw new PlatformError("invalid_input", "A component dispatch needs its message.");
+    await handler({
+      ...common,
+      customId: name,
+      componentType: ev.componentType === "select" ? "select" : "button",
+      values: Array.isArray(ev.values) ? ev.values.map(String) : [],
+      message,
+      replyToken,
+    });
+    return { ok: true };
+  }
+  if (d.kind === "modal") {
+    const handler = handlerByPrefix(modals, name);
+    if (!handler) throw new NoPluginHandler(`This project has no onModalSubmit handler for ${JSON.stringify(name)}.`);
+    const fields = (ev.fields && typeof ev.fields === "object" ? ev.fields : {}) as Record<string, string>;
+    await handler({ ...common, customId: name, fields: { ...fields }, message: messageOf(ev.message), replyToken });
     return { ok: true };
   }
   if (d.kind === "event") {
@@ -134,6 +241,16 @@ registerPluginMetadata("chatserver", () => ({
   commands: [...commands].map(([name, { description }]) => ({ name, ...(description ? { description } : {}) })),
   events: [...events.keys()],
 }));
+
+/** A reply's body: the message checked here (nothing is sent for a refused one), `ephemeral` kept. */
+function replyBody(message: ChatReply): Record<string, unknown> {
+  const input = typeof message === "string" ? { content: message } : message;
+  toChatMessageData(input, { creating: true });
+  const ephemeral = (input as { ephemeral?: unknown } | null)?.ephemeral;
+  if (ephemeral !== undefined && typeof ephemeral !== "boolean")
+    throw new PlatformError("invalid_input", "ephemeral must be true or false.");
+  return { content: input.content, components: input.components, ...(ephemeral ? { ephemeral } : {}) };
+}
 
 export const chatserver = {
   /** Registers a slash command (top level of the project). Names: 1-32 lowercase letters, digits, - or _. */
@@ -170,39 +287,90 @@ export const chatserver = {
     events.set(kind, [...(events.get(kind) ?? []), handler]);
   },
 
-  /** Answers a command (replaces its "thinking…" message). */
-  async reply(command: ChatCommand, content: string): Promise<{ messageId: string | null; channelId: string | null }> {
-    const text = requireChatContent(content);
-    const { token, env } = replyTokenOf(command);
-    return pluginCall(env, "chatserver", "/proxy/reply", { replyToken: token, content: text });
+  /**
+   * Runs `handler` when a button or select whose customId is `name`, or starts
+   * with `name:`, is clicked or chosen (the longest matching name wins).
+   */
+  onComponent(name: string, handler: ComponentHandler): void {
+    registerInteraction(components, "onComponent", name, handler);
   },
 
-  /** Another message in answer to a command. */
-  async followup(
-    command: ChatCommand,
-    content: string,
-  ): Promise<{ messageId: string | null; channelId: string | null }> {
-    const text = requireChatContent(content);
-    const { token, env } = replyTokenOf(command);
-    return pluginCall(env, "chatserver", "/proxy/followup", { replyToken: token, content: text });
+  /** Runs `handler` when a modal whose customId is `name`, or starts with `name:`, is submitted. */
+  onModalSubmit(name: string, handler: ModalSubmitHandler): void {
+    registerInteraction(modals, "onModalSubmit", name, handler);
   },
 
-  /** Posts in a channel of a server connected to this project. */
-  async sendMessage(channelId: string, content: string): Promise<{ messageId: string; channelId: string }> {
-    const body = { channelId: requireChatId(channelId, "channelId"), content: requireChatContent(content) };
+  /**
+   * Answers a command, a component or a modal: within the chat server's 3 s,
+   * as the interaction's answer; after it, a command's "thinking…" message is
+   * replaced (an `ephemeral` reply replaces it with a private message) and a
+   * component gets a new message.
+   */
+  async reply(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
+    const body = replyBody(message);
+    const { token, env } = replyTokenOf(interaction, "reply");
+    return pluginCall(env, "chatserver", "/proxy/reply", { replyToken: token, ...body });
+  },
+
+  /** Another message in answer to a command or interaction (`ephemeral`: only the user sees it). */
+  async followup(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
+    const body = replyBody(message);
+    const { token, env } = replyTokenOf(interaction, "followup");
+    return pluginCall(env, "chatserver", "/proxy/followup", { replyToken: token, ...body });
+  },
+
+  /** Edits the message the clicked component sits on (`components: []` removes its buttons). */
+  async update(
+    interaction: ChatComponentInteraction | ChatModalSubmit,
+    message: ChatMessageInput,
+  ): Promise<ChatMessageAnswer> {
+    toChatMessageData(message, { creating: false });
+    const { token, env } = replyTokenOf(interaction, "update");
+    return pluginCall(env, "chatserver", "/proxy/update", {
+      replyToken: token,
+      content: message.content,
+      components: message.components,
+    });
+  },
+
+  /**
+   * Shows a modal (a form) to the user who ran the command or clicked the
+   * component. It must be the first answer, within 3 s: call it before any slow work.
+   */
+  async showModal(interaction: ChatCommand | ChatComponentInteraction, modal: ChatModal): Promise<void> {
+    toWireModal(modal);
+    const { token, env } = replyTokenOf(interaction, "showModal");
+    await pluginCall(env, "chatserver", "/proxy/show-modal", { replyToken: token, modal });
+  },
+
+  /** Posts in a channel of a server connected to this project: text, or `{ content, components }`. */
+  async sendMessage(
+    channelId: string,
+    message: string | ChatMessageInput,
+  ): Promise<{ messageId: string; channelId: string }> {
+    const input = typeof message === "string" ? { content: message } : message;
+    toChatMessageData(input, { creating: true });
+    const body = {
+      channelId: requireChatId(channelId, "channelId"),
+      content: input.content,
+      components: input.components,
+    };
     return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", body);
   },
 
-  /** Edits a message the bot posted. */
+  /** Edits a message the bot posted: its text, its components, or both. */
   async editMessage(
     channelId: string,
     messageId: string,
-    content: string,
+    message: string | ChatMessageInput,
   ): Promise<{ messageId: string; channelId: string }> {
+    const input = typeof message === "string" ? { content: message } : message;
+    toChatMessageData(input, { creating: false });
     const body = {
       channelId: requireChatId(channelId, "channelId"),
       messageId: requireChatId(messageId, "messageId"),
-      content: requireChatContent(content),
+      content: input.content,
+      components: input.components,
     };
     return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", body);
   },
@@ -212,4 +380,6 @@ export const chatserver = {
 export function resetChatServerHandlers(): void {
   commands.clear();
   events.clear();
+  components.clear();
+  modals.clear();
 }

@@ -2,16 +2,21 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   requireWorkspaceText,
   WORKSPACE_CHANNEL_ID,
   WORKSPACE_EVENT_KINDS,
   WORKSPACE_MESSAGE_TS,
+  WORKSPACE_USER_ID,
   type PostedMessage,
+  type WorkspaceAction,
   type WorkspaceEvent,
   type WorkspaceEventKind,
+  type WorkspaceViewSubmission,
 } from "../../contracts/workspaceEvents.ts";
+import { requireBlocks, requireView } from "../../contracts/workspaceBlocks.ts";
+import { handlerByPrefix } from "./handlerByPrefix.ts";
 
 /**
  * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
@@ -22,8 +27,17 @@ import {
  *   workspace.onEvent("mention", async (event) => {
  *     await workspace.threadReply(event.channel!, event.ts!, `Hi <@${event.user}>!`);
  *   });
+ *   await workspace.sendMessage(channel, "Deploy?", { blocks: [{ type: "actions", elements: [
+ *     { type: "button", action_id: `approve:${runId}`, text: { type: "plain_text", text: "Approve" } }] }] });
+ *   workspace.onAction("approve", async (action) => { ... action.actionId, action.user ... });
  */
-export type { WorkspaceEvent, WorkspaceEventKind, PostedMessage } from "../../contracts/workspaceEvents.ts";
+export type {
+  WorkspaceAction,
+  WorkspaceEvent,
+  WorkspaceEventKind,
+  WorkspaceViewSubmission,
+  PostedMessage,
+} from "../../contracts/workspaceEvents.ts";
 
 export interface WorkspaceEventContext {
   project: { slug: string };
@@ -39,6 +53,16 @@ export type WorkspaceEventHandler = (
   context: WorkspaceEventContext,
 ) => unknown | Promise<unknown>;
 
+export type WorkspaceActionHandler = (
+  action: WorkspaceAction,
+  context: WorkspaceEventContext,
+) => unknown | Promise<unknown>;
+
+export type WorkspaceViewHandler = (
+  submission: WorkspaceViewSubmission,
+  context: WorkspaceEventContext,
+) => unknown | Promise<unknown>;
+
 export interface WorkspaceCallOptions {
   /** The `resource` of a dispatched event: act in exactly that workspace (refused if the project no longer owns it). */
   resource?: string;
@@ -46,7 +70,14 @@ export interface WorkspaceCallOptions {
   env?: PlatformEnv;
 }
 
+/** Options of a message: Block Kit `blocks` (≤ 50); `text` stays the notification and fallback. */
+export interface WorkspaceMessageOptions extends WorkspaceCallOptions {
+  blocks?: Record<string, unknown>[];
+}
+
 const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
+const actions = new Map<string, WorkspaceActionHandler>();
+const views = new Map<string, WorkspaceViewHandler>();
 
 registerPluginHandler("workspace", async ({ body, env, ctx }) => {
   const dispatch = body as {
@@ -57,15 +88,15 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
     user?: unknown;
     resource?: unknown;
   };
+  const kind = dispatch?.kind;
   if (
-    dispatch?.kind !== "event" ||
+    (kind !== "event" && kind !== "action" && kind !== "view") ||
     typeof dispatch.name !== "string" ||
     !dispatch.event ||
     typeof dispatch.event !== "object"
   ) {
-    throw new PlatformError("invalid_input", "Workspace dispatch must be an event with a name.");
+    throw new PlatformError("invalid_input", "Workspace dispatch must be an event, action or view with a name.");
   }
-  const list = handlers.get(dispatch.name as WorkspaceEventKind) ?? [];
   const context: WorkspaceEventContext = {
     project: (dispatch.project as { slug: string }) ?? { slug: "" },
     user: dispatch.user as WorkspaceEventContext["user"],
@@ -73,9 +104,33 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
     env,
     ctx,
   };
+  if (kind === "action") {
+    const handler = handlerByPrefix(actions, dispatch.name);
+    if (!handler)
+      throw new NoPluginHandler(`This project has no onAction handler for ${JSON.stringify(dispatch.name)}.`);
+    await handler(dispatch.event as WorkspaceAction, context);
+    return { ok: true };
+  }
+  if (kind === "view") {
+    const handler = handlerByPrefix(views, dispatch.name);
+    if (!handler)
+      throw new NoPluginHandler(`This project has no onViewSubmission handler for ${JSON.stringify(dispatch.name)}.`);
+    await handler(dispatch.event as WorkspaceViewSubmission, context);
+    return { ok: true };
+  }
+  const list = handlers.get(dispatch.name as WorkspaceEventKind) ?? [];
   for (const handler of list) await handler(dispatch.event as WorkspaceEvent, context);
   return { handled: list.length };
 });
+
+/** An action_id or callback_id a handler is registered under: 1–255 characters. */
+function registerInteraction<H>(map: Map<string, H>, call: string, id: unknown, handler: H): void {
+  if (typeof id !== "string" || id.length < 1 || id.length > 255)
+    throw new PlatformError("invalid_input", `workspace.${call}: the id must be 1–255 characters.`);
+  if (typeof handler !== "function")
+    throw new PlatformError("invalid_input", `workspace.${call}: the handler must be a function.`);
+  map.set(id, handler);
+}
 
 registerPluginMetadata("workspace", () => ({ events: [...handlers.keys()] }));
 
@@ -106,6 +161,14 @@ function call<T>(
   return pluginCall(options.env ?? pluginEnv(), "workspace", path, payload);
 }
 
+/** A message's text and, when given, its blocks, checked before any call. */
+function messageBody(text: string, options: WorkspaceMessageOptions): Record<string, unknown> {
+  return {
+    text: requireWorkspaceText(text),
+    ...(options.blocks !== undefined ? { blocks: requireBlocks(options.blocks, "blocks") } : {}),
+  };
+}
+
 /** A text call about one message: edit it (`ts`) or reply in its thread (`threadTs`). */
 function callOnMessage(
   path: PluginRoute<"workspace">,
@@ -113,11 +176,11 @@ function callOnMessage(
   key: "ts" | "threadTs",
   ts: string,
   text: string,
-  options: WorkspaceCallOptions,
+  options: WorkspaceMessageOptions,
 ): Promise<PostedMessage> {
   return call(
     path,
-    { channel: requireChannel(channel), [key]: requireTs(ts, key), text: requireWorkspaceText(text) },
+    { channel: requireChannel(channel), [key]: requireTs(ts, key), ...messageBody(text, options) },
     options,
   );
 }
@@ -138,19 +201,72 @@ export const workspace = {
     handlers.set(kind, list);
   },
 
-  /** Posts `text` to a channel; resolves `{ channel, ts }`. */
-  async sendMessage(channel: string, text: string, options: WorkspaceCallOptions = {}): Promise<PostedMessage> {
-    return call("/proxy/send-message", { channel: requireChannel(channel), text: requireWorkspaceText(text) }, options);
+  /**
+   * Runs `handler` when a button or select whose `action_id` is `actionId`, or
+   * starts with `actionId:`, is clicked or chosen in a message the bot posted
+   * (the longest matching id wins).
+   */
+  onAction(actionId: string, handler: WorkspaceActionHandler): void {
+    registerInteraction(actions, "onAction", actionId, handler);
   },
 
-  /** Replaces the text of a message the bot posted. */
+  /** Runs `handler` when a view whose `callback_id` is `callbackId`, or starts with `callbackId:`, is submitted. */
+  onViewSubmission(callbackId: string, handler: WorkspaceViewHandler): void {
+    registerInteraction(views, "onViewSubmission", callbackId, handler);
+  },
+
+  /**
+   * Opens a view (a modal, Slack's `views.open`) for the user who clicked:
+   * within 3 seconds of the click, once. `private_metadata` carries what the
+   * submission needs back (e.g. a run id).
+   */
+  async openView(
+    action: WorkspaceAction,
+    view: Record<string, unknown>,
+    options: WorkspaceCallOptions = {},
+  ): Promise<{ viewId: string }> {
+    const checked = requireView(view);
+    const triggerToken = (action as Partial<WorkspaceAction> | null)?.triggerToken;
+    if (typeof triggerToken !== "string" || !triggerToken)
+      throw new PlatformError(
+        "invalid_input",
+        "Pass the action your onAction handler received: workspace.openView(action, view).",
+      );
+    return call("/proxy/open-view", { triggerToken, view: checked }, options);
+  },
+
+  /** Posts `text` (and `blocks`) to a channel; resolves `{ channel, ts }`. */
+  async sendMessage(channel: string, text: string, options: WorkspaceMessageOptions = {}): Promise<PostedMessage> {
+    return call("/proxy/send-message", { channel: requireChannel(channel), ...messageBody(text, options) }, options);
+  },
+
+  /** Replaces the text (and `blocks`) of a message the bot posted. */
   async editMessage(
     channel: string,
     ts: string,
     text: string,
-    options: WorkspaceCallOptions = {},
+    options: WorkspaceMessageOptions = {},
   ): Promise<PostedMessage> {
     return callOnMessage("/proxy/edit-message", channel, "ts", ts, text, options);
+  },
+
+  /** A message in `channel` only `user` sees (Slack's `chat.postEphemeral`), e.g. an answer to a click. */
+  async sendEphemeral(
+    channel: string,
+    user: string,
+    text: string,
+    options: WorkspaceMessageOptions = {},
+  ): Promise<{ channel: string; messageTs: string }> {
+    if (typeof user !== "string" || !WORKSPACE_USER_ID.test(user))
+      throw new PlatformError(
+        "invalid_input",
+        `user must be a Slack user id such as U0123456789 (got ${JSON.stringify(user)}).`,
+      );
+    return call(
+      "/proxy/send-ephemeral",
+      { channel: requireChannel(channel), user, ...messageBody(text, options) },
+      options,
+    );
   },
 
   /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
@@ -169,7 +285,7 @@ export const workspace = {
     channel: string,
     threadTs: string,
     text: string,
-    options: WorkspaceCallOptions = {},
+    options: WorkspaceMessageOptions = {},
   ): Promise<PostedMessage> {
     return callOnMessage("/proxy/thread-reply", channel, "threadTs", threadTs, text, options);
   },
@@ -178,4 +294,6 @@ export const workspace = {
 /** Tests: forget registered handlers. */
 export function resetWorkspaceHandlers(): void {
   handlers.clear();
+  actions.clear();
+  views.clear();
 }

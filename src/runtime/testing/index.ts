@@ -1,4 +1,4 @@
-// `platform/testing` (beyond the spec): run a project's workflows and requests in a test, in this
+// `platform/testing`: run a project's workflows and requests in a test, in this
 // process: workflows on the in-memory store with a virtual clock, requests through the project
 // worker's entry; plugin calls reach in-process fakes that record them. Imported by tests only,
 // never by worker code.

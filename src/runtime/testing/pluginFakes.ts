@@ -57,12 +57,16 @@ const ROUTES: { [Id in PluginId]: Record<PluginRoute<Id>, Handler> } = {
     "/proxy/followup": () => ({ messageId: snowflake(), channelId: null }),
     "/proxy/send-message": (input) => ({ messageId: snowflake(), channelId: input.channelId }),
     "/proxy/edit-message": (input) => ({ messageId: input.messageId, channelId: input.channelId }),
+    "/proxy/update": () => ({ messageId: snowflake(), channelId: null }),
+    "/proxy/show-modal": () => ({ messageId: null, channelId: null }),
   },
   workspace: {
     "/proxy/send-message": (input) => ({ channel: input.channel, ts: slackTs() }),
     "/proxy/thread-reply": (input) => ({ channel: input.channel, ts: slackTs(), threadTs: input.threadTs }),
     "/proxy/edit-message": (input) => ({ channel: input.channel, ts: input.ts }),
     "/proxy/add-reaction": () => ({ ok: true }),
+    "/proxy/send-ephemeral": (input) => ({ channel: input.channel, messageTs: slackTs() }),
+    "/proxy/open-view": () => ({ viewId: nextId("V") }),
   },
 };
 

@@ -37,7 +37,7 @@ function sessionCookieValue(setCookie: string): string {
 }
 
 /**
- * Beyond the spec: sends one request to a project in this process, through
+ * Sends one request to a project in this process, through
  * the same entry a project worker has (the platform's routes first, a
  * PlatformError becomes its JSON answer), with the test kit's environment:
  * the plugin fakes answer and record (`response.outbox`, `response.calls`),

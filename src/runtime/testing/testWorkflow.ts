@@ -14,7 +14,7 @@ export interface TestWorkflowOptions {
 }
 
 /**
- * Beyond the spec: runs a workflow in this process on the in-memory store
+ * Runs a workflow in this process on the in-memory store
  * with a virtual clock, for tests of user code (`import { testWorkflow }
  * from "platform/testing"`). Sleeps and retry waits pass at once, but the
  * events record them at their real times: a step after `sleepMS: 86_400_000`

@@ -13,7 +13,7 @@ import { generateCliToken, hashCliToken } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
-/** New logins per client address per minute (beyond the spec): the route needs no account. */
+/** New logins per client address per minute: the route needs no account. */
 const LOGIN_RATE = { limit: 10, windowMS: 60_000 } as const;
 const POLL_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const NO_STORE = { "Cache-Control": "no-store" };

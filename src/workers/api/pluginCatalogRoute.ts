@@ -1,4 +1,12 @@
-import { commandKindOf, isInstallable, PLUGINS, triggerKindsOf, type Plugin } from "../../contracts/pluginRegistry.ts";
+import type { TriggerParameterUse } from "../../contracts/pluginDescriptor.ts";
+import {
+  commandKindOf,
+  isInstallable,
+  PLUGINS,
+  triggerKindsOf,
+  triggerParametersOf,
+  type Plugin,
+} from "../../contracts/pluginRegistry.ts";
 
 /** One plugin as `GET /plugins` describes it. */
 export interface PluginSummary {
@@ -13,6 +21,8 @@ export interface PluginSummary {
   triggerKinds: string[];
   /** The one of them that names a command. */
   commandKind: string | null;
+  /** The kinds that act on what the bot posted or opened, with their parameters (the console's chat window sends those). */
+  triggerParameters: Record<string, readonly TriggerParameterUse[]>;
 }
 
 function summary(plugin: Plugin): PluginSummary {
@@ -24,6 +34,12 @@ function summary(plugin: Plugin): PluginSummary {
     instead: isInstallable(plugin) ? null : plugin.install.instead,
     triggerKinds: [...triggerKindsOf(plugin)],
     commandKind: commandKindOf(plugin) ?? null,
+    triggerParameters: Object.fromEntries(
+      triggerKindsOf(plugin).flatMap((kind) => {
+        const parameters = triggerParametersOf(plugin, kind);
+        return parameters.length ? [[kind, parameters]] : [];
+      }),
+    ),
   };
 }
 

@@ -53,7 +53,7 @@ export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Pr
 }
 
 /**
- * `POST /projects/:slug/workflows/:runId/cancel` `{ reason? }` (beyond the spec): checked here, then
+ * `POST /projects/:slug/workflows/:runId/cancel` `{ reason? }`: checked here, then
  * forwarded as canonical JSON; the project's answer (200, 404, 409) passes through.
  */
 export async function cancelProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
@@ -65,7 +65,7 @@ export async function cancelProjectWorkflowRun(request: CliRequest, env: ApiEnv)
 }
 
 /**
- * `POST /projects/:slug/workflows/:runId/events` `{ name, payload? }` (beyond the spec): delivers an
+ * `POST /projects/:slug/workflows/:runId/events` `{ name, payload? }`: delivers an
  * event to a run (`workflow.send`); the project's answer (202, 404, 409, 400, 413) passes through.
  */
 export async function sendProjectWorkflowEvent(request: CliRequest, env: ApiEnv): Promise<Response> {

@@ -1,7 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { ApiEnv } from "./env.ts";
 
-/** How many projects one account may own unless the API worker's `MAX_PROJECTS_PER_ACCOUNT` says otherwise (beyond the spec). */
+/** How many projects one account may own unless the API worker's `MAX_PROJECTS_PER_ACCOUNT` says otherwise. */
 export const DEFAULT_MAX_PROJECTS_PER_ACCOUNT = 20;
 
 /**

@@ -27,7 +27,7 @@ import {
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
 /**
- * How often a project may ask for an execution (beyond the spec): 60 per
+ * How often a project may ask for an execution: 60 per
  * 10 seconds, and its account 120 per 10 seconds across all its projects
  * (objects/accountRateLimits.ts), both counted in the account's
  * `RateLimiter` actor. The runtime itself never needs the route (run actors
@@ -101,13 +101,13 @@ const CONTINUE_DELAY_SECONDS = 1;
 
 /**
  * How many times one message is re-enqueued for a run whose budget ran out
- * (beyond the spec): 20 × 50 s of step loop. The run's actor continues such a
+ * at most: 20 × 50 s of step loop. The run's actor continues such a
  * run with its own alarm anyway, so past the cap the queue just lets go; the
  * cap keeps a worker that answers `continue` at once from looping forever.
  */
 export const MAX_CONTINUATIONS = 20;
 
-/** The execute route's answer: the spec's `done`, and (beyond the spec) `continue` when the budget ran out. */
+/** The execute route's answer: `done` (the fixed wire contract), and this platform's `continue` when the budget ran out. */
 interface ExecuteAnswer {
   done: boolean;
   continue?: boolean;

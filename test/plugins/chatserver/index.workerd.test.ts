@@ -88,7 +88,7 @@ describe("POST /webhook: commands and events", () => {
     expect(call.body).not.toContain(String(alpha.id) + ",");
   });
 
-  it("signed message and reaction envelopes (beyond the spec: the Gateway relay is the provider's way) are dispatched once; bot messages are ignored", async () => {
+  it("signed message and reaction envelopes (another relay's; the Gateway relay is the provider's way) are dispatched once; bot messages are ignored", async () => {
     const w = world();
     await install(w, alpha.id);
     const envelope = (id: string, type: string, data: Record<string, unknown>) =>
@@ -159,10 +159,15 @@ describe("POST /webhook: commands and events", () => {
     const { payload } = (await trigger.json()) as { payload: any };
     await w.settle();
     const state = (await (await w.fakeCall("/__fake/state")).json()) as any;
-    expect(state.messages.map((m: any) => m.content)).toContain("Sorry, this command failed in the project.");
+    // Told at once, privately: the failure is the interaction's answer, an ephemeral message.
+    expect(state.messages).toContainEqual(
+      expect.objectContaining({ content: "Sorry, this command failed in the project.", flags: 64 }),
+    );
+    expect(state.interactions[0]).toMatchObject({ acknowledged: true, answeredWith: 4, failed: null });
     fail = false;
-    // Re-deliver the same interaction (as a provider retry would): the released claim lets it through.
-    expect((await w.call(await signedWebhook(JSON.stringify(payload)))).status).toBe(200);
+    // Re-deliver the same interaction (as a provider retry would): the released claim lets it through; it was
+    // answered already, so the webhook says 202.
+    expect((await w.call(await signedWebhook(JSON.stringify(payload)))).status).toBe(202);
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(2);
   });

@@ -1,8 +1,8 @@
 // The proxy routes (and the deploy's command registrations) under the shared bot's cap
-// (beyond the spec, docs/plugins.md, "Chat server"):
+// (docs/plugins.md, "Chat server"):
 // a project's share (5 bot actions per second, private projects included), the global
 // budget (40 bot requests per second across all projects), the provider's own global 429
-// pausing every project, and the spec's 3 actions per 60 s for public projects. A stub
+// pausing every project, and the proxy's 3 actions per 60 s for public projects. A stub
 // chat server counts what reaches it; the plugin's clock is injected, never waited on.
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -54,6 +54,10 @@ function stubChatServer() {
       const message = /^\/channels\/(\d+)\/messages/.exec(path);
       if (message) return Response.json({ id: "300000000000000001", channel_id: message[1] });
       if (path.startsWith("/webhooks/")) return Response.json({ id: "300000000000000002", channel_id: channelOf(0) });
+      if (/^\/interactions\/\d+\/[^/]+\/callback$/.test(path))
+        return Response.json({
+          resource: { type: 4, message: { id: "300000000000000003", channel_id: channelOf(0) } },
+        });
       if (/^\/applications\/\d+\/guilds\/\d+\/commands$/.test(path)) return Response.json([]);
       return Response.json({ message: "Unknown" }, { status: 404 });
     },
@@ -116,7 +120,7 @@ async function expectRefused(response: Response, retryAfter: number, message: Re
 describe("a project's share of the shared bot", () => {
   it.each([
     {
-      project: "private (exempt from the spec's proxy rate, not from the bot share)",
+      project: "private (exempt from the proxy's actions rate, not from the bot share)",
       private: true,
       burst: 8,
       passes: 5,
@@ -125,7 +129,7 @@ describe("a project's share of the shared bot", () => {
       afterOneSecond: 200,
     },
     {
-      project: "public (the spec's 3 actions per 60 s, as before)",
+      project: "public (the proxy's 3 actions per 60 s, as before)",
       private: false,
       burst: 5,
       passes: 3,
@@ -209,6 +213,8 @@ describe("the chat server's own 429", () => {
       interactionId: "400000000000000001",
       token: "interaction-token",
       guildId: guildOf(0),
+      kind: "command",
+      messageId: null,
     });
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -216,9 +222,14 @@ describe("the chat server's own 429", () => {
       ),
     );
     expect(statuses(answers)).toEqual(Array(8).fill(200));
-    const webhookCalls = w.server.requests.filter((r) => r.path.startsWith(`/webhooks/${APP}/interaction-token`));
-    expect(webhookCalls).toHaveLength(8);
-    expect(webhookCalls.every((r) => r.auth === null)).toBe(true);
+    // The first answer goes to the callback endpoint, the others to the interaction's webhook; none with the bot token.
+    const interactionCalls = w.server.requests.filter(
+      (r) =>
+        r.path.startsWith(`/webhooks/${APP}/interaction-token`) ||
+        r.path.startsWith("/interactions/400000000000000001/interaction-token/callback"),
+    );
+    expect(interactionCalls).toHaveLength(8);
+    expect(interactionCalls.every((r) => r.auth === null)).toBe(true);
   });
 });
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, signedRequest, userWithProject } from "#test/support/workerd/index.ts";
 import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy } from "./index.fixture.ts";
-import { fakeControl } from "./index.fixture.ts";
+import { fakeControl, pluginsOf } from "./index.fixture.ts";
 
 describe("proxy routes", () => {
   it("send, thread reply, edit and react reach the fake Slack with the workspace's bot token", async () => {
@@ -188,7 +188,7 @@ describe("token refresh", () => {
 
   it("a refresh Slack refuses (refresh token already used elsewhere) marks the connection for reinstall", async () => {
     const t = setup({ tokenRotation: true });
-    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    const { row, user } = await installedProject(t, "ada@example.com", "ada-app");
     await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
     await expire(row);
     const body = await expectError(
@@ -199,6 +199,40 @@ describe("token refresh", () => {
     expect(body.error.message).toContain("invalid_refresh_token");
     const metadata = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     expect(metadata).not.toContain("refreshLease");
+    // Not "revoked" (the app was not uninstalled): the connection needs a reconnect, with Slack's error.
+    expect((await pluginsOf(t, user, "ada-app")).connections).toMatchObject([
+      { status: "needs_reconnect", lastError: "invalid_refresh_token", revoked: false },
+    ]);
+  });
+
+  it("an install whose token expires in 2 s is refreshed by the next sendMessage, which succeeds", async () => {
+    const t = setup({ tokenRotation: true, expiresIn: 2 });
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    const response = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "after rotation" });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const refreshes = t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"));
+    expect(refreshes).toHaveLength(1);
+    const post = t.slack.recorded.find((c) => c.method === "chat.postMessage")!;
+    expect(post).toMatchObject({ ok: true, params: { text: "after rotation" } });
+  });
+
+  it("a refresh the provider refuses (the fake's switch) shows needs_reconnect with its error; a reinstall makes it active", async () => {
+    const t = setup({ tokenRotation: true, expiresIn: 2 });
+    const { row, user } = await installedProject(t, "ada@example.com", "ada-app");
+    await fakeControl(t.slack, "refuse-refresh", { error: "invalid_refresh_token" });
+    const body = await expectError(
+      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
+      409,
+      "revoked",
+    );
+    expect(body.error.message).toBe(
+      "The workspace-chat connection could not refresh its Slack token (Slack said invalid_refresh_token): it needs to be reconnected. Reinstall it with `platform plugin install workspace`.",
+    );
+    expect((await pluginsOf(t, user, "ada-app")).connections).toMatchObject([
+      { status: "needs_reconnect", lastError: "invalid_refresh_token" },
+    ]);
+    expect((await install(t, user, "ada-app")).status).toBe(200);
+    expect((await pluginsOf(t, user, "ada-app")).connections).toMatchObject([{ status: "active", lastError: null }]);
   });
 });
 

@@ -3,8 +3,13 @@
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
-import { resetWorkspaceHandlers, workspace, type WorkspaceEvent } from "#src/runtime/plugins/workspace.ts";
-import { type Setup, setup, installedProject } from "./index.fixture.ts";
+import {
+  resetWorkspaceHandlers,
+  workspace,
+  type WorkspaceEvent,
+  type WorkspaceViewSubmission,
+} from "#src/runtime/plugins/workspace.ts";
+import { type Setup, setup, installedProject, SLACK_ORIGIN } from "./index.fixture.ts";
 import { fakeControl } from "./index.fixture.ts";
 
 describe("runtime: workspace.onEvent and proxy calls from a real project worker", () => {
@@ -52,6 +57,79 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
       thread_ts: json.delivered.event.ts,
       text: "Hi <@U0ALICE>!",
     });
+    resetWorkspaceHandlers();
+  });
+
+  it("onAction gets the click; openView opens a modal; onViewSubmission gets its fields; editMessage with blocks and sendEphemeral reach the workspace", async () => {
+    resetWorkspaceHandlers();
+    const submissions: WorkspaceViewSubmission[] = [];
+    workspace.onAction("reject", async (action) => {
+      await workspace.openView(action, {
+        type: "modal",
+        callback_id: `why:${action.actionId.split(":")[1]}`,
+        private_metadata: `${action.channel} ${action.messageTs}`,
+        title: { type: "plain_text", text: "Why reject?" },
+        submit: { type: "plain_text", text: "Reject" },
+        blocks: [
+          {
+            type: "input",
+            block_id: "b",
+            label: { type: "plain_text", text: "Reason" },
+            element: { type: "plain_text_input", action_id: "reason" },
+          },
+        ],
+      });
+    });
+    workspace.onViewSubmission("why", async (submission) => {
+      submissions.push(submission);
+      const [channel, ts] = submission.privateMetadata.split(" ");
+      await workspace.editMessage(channel!, ts!, `Rejected: ${submission.fields.reason}`, {
+        blocks: [{ type: "section", text: { type: "mrkdwn", text: `Rejected by <@${submission.user.id}>` } }],
+      });
+      await workspace.sendEphemeral(channel!, submission.user.id, "Thanks, noted.");
+    });
+    const worker = createPlatformWorker({ fetch: () => new Response("project home") });
+    let projectEnv: Record<string, unknown> = {};
+    const t: Setup = setup({
+      project: (request) =>
+        worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
+    });
+    const { row } = await installedProject(t, "ada@example.com", "ada-app");
+    projectEnv = {
+      PLATFORM_WORKER_SECRET: row.worker_secret,
+      PLATFORM_PROJECT_ID: String(row.id),
+      PLATFORM_PROJECT_SLUG: row.slug,
+      WORKSPACE_PLUGIN: {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+      },
+    };
+    const posted = await workspace.sendMessage("C0GENERAL", "Deploy?", {
+      env: projectEnv,
+      blocks: [
+        {
+          type: "actions",
+          elements: [{ type: "button", action_id: "reject:run-3", text: { type: "plain_text", text: "Reject" } }],
+        },
+      ],
+    });
+    await t.trigger({ kind: "action", actionId: "reject:run-3" });
+    await t.settle();
+    expect(t.slack.recorded.find((c) => c.method === "views.open")).toMatchObject({ ok: true });
+    await t.trigger({ kind: "view", callbackId: "why:run-3", fields: { reason: "Friday" } });
+    await t.settle();
+    expect(submissions).toHaveLength(1);
+    expect(submissions[0]).toMatchObject({
+      callbackId: "why:run-3",
+      fields: { reason: "Friday" },
+      user: { id: "U0ALICE" },
+    });
+    const chat = (await (
+      await t.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/chat?resourceId=T0TEST`))
+    ).json()) as any;
+    expect(chat.channels[0].messages.map((m: any) => [m.id === posted.ts, m.text, m.ephemeral, m.rows])).toEqual([
+      [true, "Rejected: Friday", false, [{ kind: "text", text: "Rejected by <@U0ALICE>" }]],
+      [false, "Thanks, noted.", true, []],
+    ]);
     resetWorkspaceHandlers();
   });
 

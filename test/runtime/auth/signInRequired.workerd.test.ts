@@ -16,7 +16,7 @@ beforeEach(() => auth.allow());
 
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
-/** What `auth.require()` answers a request nobody is signed in for (beyond the spec: the redirect). */
+/** What `auth.require()` answers a request nobody is signed in for: a redirect for a page, 401 otherwise. */
 const cases: [label: string, path: string, init: RequestInit, answer: "redirect" | 401][] = [
   ["GET, a browser's Accept (text/html first)", "/private", { headers: { accept: BROWSER_ACCEPT } }, "redirect"],
   ["GET, Accept: text/html alone", "/private", { headers: { accept: "text/html" } }, "redirect"],

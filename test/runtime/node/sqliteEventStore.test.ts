@@ -20,7 +20,7 @@ describeEventStoreConformance("node:sqlite (file)", () => {
 });
 
 describe("node:sqlite store specifics", () => {
-  it("creates the spec's table and indexes, and reopening an existing file is idempotent", () => {
+  it("creates the event log's table and indexes, and reopening an existing file is idempotent", () => {
     const path = join(dir, "schema.sqlite");
     const first = openSqliteWorkflowStore(path);
     first.createRunIfNoActive({

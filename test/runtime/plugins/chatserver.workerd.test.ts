@@ -16,7 +16,9 @@ import {
   chatserver,
   resetChatServerHandlers,
   type ChatCommand,
+  type ChatComponentInteraction,
   type ChatEvent,
+  type ChatModalSubmit,
 } from "#src/runtime/plugins/chatserver.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 import { callProjectWorker } from "#src/workers/dispatch/callProjectWorker.ts";
@@ -110,7 +112,12 @@ describe("chatserver runtime", () => {
     // The fake knows the server is installed only after a consent; approve one directly.
     w.fake.state().installedGuilds.add(TEST_GUILD.id);
     const res = await w.trigger({ kind: "command", guildId: TEST_GUILD.id, name: "hello", text: "hi" });
-    expect(((await res.json()) as { body: unknown }).body).toEqual({ type: 5 });
+    // The handler replied in time, through the callback endpoint: the webhook's own answer is 202 with no body.
+    expect(await res.json()).toMatchObject({
+      status: 202,
+      body: null,
+      interaction: { acknowledged: true, answeredWith: 4, failed: null },
+    });
     await w.settle();
     expect(commands).toHaveLength(1);
     expect(commands[0]).toMatchObject({
@@ -162,5 +169,134 @@ describe("chatserver runtime", () => {
     expect(w.fake.recorded()).toHaveLength(0);
     expect(() => chatserver.onCommand("Hello World", () => {})).toThrow(PlatformError);
     expect(() => chatserver.onEvent("typing" as never, () => {})).toThrow(PlatformError);
+  });
+});
+
+describe("chatserver runtime: components and modals", () => {
+  const seen: (ChatComponentInteraction | ChatModalSubmit)[] = [];
+  beforeEach(() => {
+    seen.length = 0;
+    chatserver.onCommand("deploy", async (cmd) => {
+      await chatserver.reply(cmd, {
+        content: "Deploy?",
+        components: [
+          { type: "button", customId: "approve:run-1", label: "Approve", style: "success" },
+          { type: "button", customId: "reject:run-1", label: "Reject", style: "danger" },
+        ],
+      });
+    });
+    chatserver.onComponent("approve", async (click) => {
+      seen.push(click);
+      await chatserver.update(click, { content: `Approved by ${click.user?.name}`, components: [] });
+    });
+    chatserver.onComponent("reject", async (click) => {
+      seen.push(click);
+      await chatserver.showModal(click, {
+        customId: `why:${click.customId.split(":")[1]}`,
+        title: "Why reject?",
+        fields: [{ customId: "reason", label: "Reason", style: "paragraph" }],
+      });
+    });
+    chatserver.onModalSubmit("why", async (submit) => {
+      seen.push(submit);
+      await chatserver.update(submit, { content: `Rejected: ${submit.fields.reason}`, components: [] });
+    });
+  });
+
+  async function deployMessage(w: ReturnType<typeof setup>) {
+    w.fake.state().installedGuilds.add(TEST_GUILD.id);
+    const out = (await (await w.trigger({ kind: "command", guildId: TEST_GUILD.id, name: "deploy" })).json()) as any;
+    expect(out.interaction).toMatchObject({ answeredWith: 4, failed: null });
+    await w.settle();
+    return [...w.fake.state().messages.values()].find((m) => m.content === "Deploy?")!;
+  }
+
+  it("a reply with buttons; a click on `approve:run-1` runs onComponent('approve') with the message in the written shape; update edits it", async () => {
+    const w = setup(row);
+    const message = await deployMessage(w);
+    const out = (await (
+      await w.trigger({ kind: "component", guildId: TEST_GUILD.id, customId: "approve:run-1" })
+    ).json()) as any;
+    expect(out.interaction).toMatchObject({ answeredWith: 7, failed: null });
+    await w.settle();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({
+      customId: "approve:run-1",
+      componentType: "button",
+      values: [],
+      user: { name: "Test User" },
+      channelId: TEST_GUILD.channels[0],
+      message: {
+        id: message.id,
+        content: "Deploy?",
+        components: [
+          [
+            { type: "button", customId: "approve:run-1", label: "Approve", style: "success" },
+            { type: "button", customId: "reject:run-1", label: "Reject", style: "danger" },
+          ],
+        ],
+      },
+    });
+    expect(w.fake.state().messages.get(message.id)).toMatchObject({ content: "Approved by Test User", components: [] });
+  });
+
+  it("a click that opens a modal; its submit reaches onModalSubmit with fields by customId and updates the message", async () => {
+    const w = setup(row);
+    const message = await deployMessage(w);
+    await w.trigger({ kind: "component", guildId: TEST_GUILD.id, customId: "reject:run-1" });
+    await w.settle();
+    const out = (await (
+      await w.trigger({ kind: "modal", guildId: TEST_GUILD.id, customId: "why:run-1", fields: { reason: "Friday" } })
+    ).json()) as any;
+    expect(out.interaction).toMatchObject({ answeredWith: 7, failed: null });
+    await w.settle();
+    expect(seen.map((s) => s.customId)).toEqual(["reject:run-1", "why:run-1"]);
+    expect((seen[1] as ChatModalSubmit).fields).toEqual({ reason: "Friday" });
+    expect(w.fake.state().messages.get(message.id)).toMatchObject({ content: "Rejected: Friday" });
+  });
+
+  it("a customId no handler matches: the user is told privately", async () => {
+    const w = setup(row);
+    w.fake.state().installedGuilds.add(TEST_GUILD.id);
+    chatserver.onCommand("odd", (cmd) =>
+      chatserver.reply(cmd, { components: [{ type: "button", customId: "approved", label: "Not approve:" }] }),
+    );
+    await w.trigger({ kind: "command", guildId: TEST_GUILD.id, name: "odd" });
+    await w.settle();
+    // "approved" is neither "approve" nor "approve:…".
+    const out = (await (
+      await w.trigger({ kind: "component", guildId: TEST_GUILD.id, customId: "approved" })
+    ).json()) as any;
+    expect(out.body).toMatchObject({
+      type: 4,
+      data: { content: "This server's project does not handle this button (yet).", flags: 64 },
+    });
+    expect(seen).toHaveLength(0);
+  });
+
+  it("refuses components, modals and answers that break the rules before any network call", async () => {
+    const w = setup(row);
+    platformRuntime.useEnv(w.projectEnv);
+    const click = { replyToken: "x", env: w.projectEnv } as unknown as ChatComponentInteraction;
+    const six = Array.from({ length: 6 }, (_, i) => [{ type: "button" as const, customId: `b${i}`, label: "B" }]);
+    await expect(chatserver.reply(click, { content: "x", components: six })).rejects.toMatchObject({
+      code: "invalid_input",
+      message: "components must have at most 5 rows (got 6).",
+    });
+    await expect(chatserver.update(click, {})).rejects.toMatchObject({
+      message: "An edit needs content or components.",
+    });
+    await expect(chatserver.showModal(click, { customId: "m", title: "T", fields: [] })).rejects.toMatchObject({
+      message: "modal.fields must be an array of 1–5 fields.",
+    });
+    await expect(chatserver.reply(click, { content: "x", ephemeral: "yes" as never })).rejects.toMatchObject({
+      message: "ephemeral must be true or false.",
+    });
+    await expect(chatserver.sendMessage("1", { components: [] })).rejects.toMatchObject({
+      message: "A message needs content (1–2000 characters) or components.",
+    });
+    expect(() => chatserver.onComponent("x".repeat(101), () => {})).toThrow(PlatformError);
+    expect(() => chatserver.onModalSubmit("", () => {})).toThrow(PlatformError);
+    expect(w.fake.recorded()).toHaveLength(0);
   });
 });

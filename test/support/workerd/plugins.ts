@@ -9,7 +9,7 @@ import { PlatformError } from "#src/core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "#src/core/requestToken.ts";
 import { createFakeEmailProvider, type FakeEmailProvider } from "#src/dev/fakes/email/fakeEmailProvider.ts";
 import type { EmailPluginEnv } from "#src/plugins/email-send/env.ts";
-import type { PluginEnv } from "#src/plugins/shared/pluginEnv.ts";
+import type { PluginEnv } from "#src/plugins/kit/pluginEnv.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { userWithProject } from "./api.ts";
 

@@ -81,7 +81,7 @@ describe("POST /cli/login", () => {
     await expectError(await callApi("POST", "/cli/login", { body: {}, env: apiHarness().env }), 503, "not_ready");
   });
 
-  it("limits how many logins one address starts per minute (beyond the spec)", async () => {
+  it("limits how many logins one address starts per minute", async () => {
     for (let i = 0; i < 10; i++) await startLogin({}, "192.0.2.1");
     const refused = await expectError(
       await callApi("POST", "/cli/login", { body: {}, headers: { "cf-connecting-ip": "192.0.2.1" }, env: apiEnv() }),

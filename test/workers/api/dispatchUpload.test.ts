@@ -60,7 +60,7 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
         ...PLUGINS.map((plugin) => `service:${plugin.binding}`),
       ].sort(),
     );
-    // Each plugin's binding points at its deployed worker; the spec's three are always among them.
+    // Each plugin's binding points at its deployed worker; the three built-in plugins are always among them.
     const services = Object.fromEntries(
       script.metadata.bindings!.flatMap((b) => (b.type === "service" ? [[b.name, b.service]] : [])),
     );

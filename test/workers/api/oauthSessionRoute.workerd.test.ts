@@ -4,7 +4,7 @@ import { INSTALLABLE_PLUGINS, isInstallable, PLUGINS } from "#src/contracts/plug
 import type { ApiEnv } from "#src/workers/api/env.ts";
 import { upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
-import { consumeSessionCode } from "#src/plugins/shared/sessionCodes.ts";
+import { consumeSessionCode } from "#src/plugins/kit/sessionCodes.ts";
 import { apiHarness, callApi, createProject, expectError, userWithProject } from "#test/support/workerd/index.ts";
 import { TOKEN_ENCRYPTION_KEY } from "#test/support/workerd/index.ts";
 

@@ -18,8 +18,18 @@ describe("GET /plugins", () => {
           resourceType: "server",
           uninstalls: true,
           instead: null,
-          triggerKinds: ["command", "message", "reaction"],
+          triggerKinds: ["command", "message", "reaction", "component", "modal"],
           commandKind: "command",
+          triggerParameters: {
+            component: [
+              { name: "customId", required: true },
+              { name: "values", required: false },
+            ],
+            modal: [
+              { name: "customId", required: true },
+              { name: "fields", required: false },
+            ],
+          },
         },
         {
           id: "workspace",
@@ -27,8 +37,18 @@ describe("GET /plugins", () => {
           resourceType: "workspace",
           uninstalls: true,
           instead: null,
-          triggerKinds: ["message", "mention", "reaction"],
+          triggerKinds: ["message", "mention", "reaction", "action", "view"],
           commandKind: null,
+          triggerParameters: {
+            action: [
+              { name: "actionId", required: true },
+              { name: "value", required: false },
+            ],
+            view: [
+              { name: "callbackId", required: true },
+              { name: "fields", required: false },
+            ],
+          },
         },
         {
           id: "email-send",
@@ -38,6 +58,7 @@ describe("GET /plugins", () => {
           instead: expect.stringMatching(/^call email\.send\(\) from your project/),
           triggerKinds: [],
           commandKind: null,
+          triggerParameters: {},
         },
       ]),
     );

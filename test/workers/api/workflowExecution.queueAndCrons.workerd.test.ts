@@ -101,7 +101,7 @@ describe("workflow queue consumer", () => {
     expect(result.explicitAcks).toEqual(["m1"]);
   });
 
-  // Beyond the spec: only a run whose step-loop budget ran out is re-enqueued; a waiting run's actor wakes it.
+  // Only a run whose step-loop budget ran out is re-enqueued; a waiting run's actor wakes it.
   it.each([
     { name: "{done:true}", answer: { done: true }, requeued: false },
     { name: "{done:false} (waiting for its alarm)", answer: { done: false }, requeued: false },

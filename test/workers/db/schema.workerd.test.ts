@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 
 describe("D1 schema", () => {
-  it("creates the spec's plugin tables and the platform's own", async () => {
+  it("creates the plugin tables and the platform's own", async () => {
     const { results } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{
       name: string;
     }>();

@@ -7,6 +7,7 @@ import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit,
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
 import { outboxSection } from "./outbox.js";
+import { chatWindowSection } from "./chatWindow.js";
 
 const TOKEN_KEY = "platform-console-token";
 const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
@@ -18,7 +19,7 @@ const alternatives = new Intl.ListFormat("en-GB", { style: "long", type: "disjun
 /**
  * A plugin of the platform as `GET /plugins` describes it (src/workers/api/pluginCatalogRoute.ts).
  * @typedef {{ id: string, title: string, resourceType: string | null, uninstalls: boolean, instead: string | null,
- *   triggerKinds: string[], commandKind: string | null }} PluginSummary
+ *   triggerKinds: string[], commandKind: string | null, triggerParameters: Record<string, unknown[]> }} PluginSummary
  */
 
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -281,6 +282,12 @@ async function showProject(slug) {
     cronsSection(slug, project.crons),
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources, catalog),
+    chatWindowSection(slug, plugins, catalog, {
+      api,
+      errorText,
+      announce,
+      isCurrent: () => generation === viewGeneration,
+    }),
     runsSection(slug, project.workflows),
     outboxSection(slug, { api, errorText }),
   );
@@ -454,7 +461,10 @@ function testEventSection(slug, resources, catalog) {
   );
   const fillKinds = () =>
     clear(kind).append(
-      ...(bots.find((b) => b.id === plugin.value)?.triggerKinds ?? []).map((k) => el("option", { value: k }, k)),
+      // Clicks and submits are sent from the chat window, where what they act on is shown.
+      ...(bots.find((b) => b.id === plugin.value)?.triggerKinds ?? [])
+        .filter((k) => !bots.find((b) => b.id === plugin.value)?.triggerParameters[k])
+        .map((k) => el("option", { value: k }, k)),
     );
   const commands = alternatives.format(withEvents.flatMap((p) => (p.commandKind ? [`${p.id} ${p.commandKind}`] : [])));
   plugin.addEventListener("change", fillKinds);

@@ -1,5 +1,5 @@
 // @ts-check
-// What a person can do to one run from its page (beyond the spec): cancel it
+// What a person can do to one run from its page: cancel it
 // while it runs, send the event it waits for, start it again with the same
 // data. Each acts through the API worker's routes, as the CLI does.
 import { alertForm, appendTo, el, field, jsonField, onSubmit } from "./dom.js";

@@ -2,7 +2,7 @@ import type { Plugin } from "esbuild";
 import path from "node:path";
 import { RUNTIME_DIR } from "../repoPaths.ts";
 
-/** The spec's build error, word for word in substance: stated once, used by the guard and the tests. */
+/** The build error for node:sqlite in a worker build: stated once, used by the guard and the tests. */
 export const NATIVE_SQLITE_MESSAGE =
   'The native SQLite addon must not be imported in worker builds: `platform/node` (node:sqlite) runs only in a Node process. Use subpath imports: import from "platform" in worker code and from "platform/node" only in Node-only files.';
 

@@ -1,3 +1,4 @@
+import { TRIGGER_PARAMETERS, type TriggerParameterName } from "../../../contracts/pluginDescriptor.ts";
 import {
   commandKindOf,
   INSTALLABLE_PLUGINS,
@@ -6,13 +7,14 @@ import {
   PLUGINS,
   RESOURCE_TYPES,
   TRIGGERABLE_PLUGINS,
+  triggerParametersOf,
   UNINSTALLABLE_PLUGINS,
   type Plugin,
   type PluginId,
   type TriggerablePlugin,
 } from "../../../contracts/pluginRegistry.ts";
 import { andList, orList } from "../../../core/wordList.ts";
-import { CliError, type Command } from "../commandLine.ts";
+import { CliError, repeatedOption, type Command } from "../commandLine.ts";
 import { chooseBrowser, isOnPath, startBrowser } from "../console/chooseBrowser.ts";
 import { callPlatformApi, resolvePlatformTarget, type PlatformTarget } from "../platformTarget.ts";
 
@@ -37,7 +39,7 @@ interface ResourceSummary {
   claimedAt: string;
   commands?: string[];
 }
-/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/plugins/shared/uninstallPlugin.ts). */
+/** What `DELETE /projects/:slug/plugins/:plugin` answers (src/plugins/kit/uninstallPlugin.ts). */
 interface UninstallReport {
   plugin: string;
   atProvider: string[];
@@ -195,6 +197,27 @@ async function install(
   );
 }
 
+/**
+ * A fresh install link for each connection that needs reconnecting (`POST /oauth/session`): following it
+ * installs again, which stores a new token pair and clears the error. A link that cannot be made is left out
+ * (the status line names the command instead).
+ */
+async function reconnectLinks(target: PlatformTarget, answer: PluginsAnswer): Promise<Record<string, string>> {
+  const links: Record<string, string> = {};
+  for (const c of answer.connections.filter((x) => x.status === "needs_reconnect")) {
+    try {
+      const session = await callPlatformApi<{ installUrl: string }>(target, "POST", "/oauth/session", {
+        project: target.slug,
+        plugin: c.plugin,
+      });
+      links[c.plugin] = session.installUrl;
+    } catch {
+      // The status still says how to reinstall.
+    }
+  }
+  return links;
+}
+
 async function uninstall(plugin: PluginId, target: PlatformTarget): Promise<void> {
   const report = await callPlatformApi<UninstallReport>(target, "DELETE", `/projects/${target.slug}/plugins/${plugin}`);
   console.log(`Uninstalled ${plugin} from project "${target.slug}":`);
@@ -206,8 +229,15 @@ async function uninstall(plugin: PluginId, target: PlatformTarget): Promise<void
     );
 }
 
-/** `platform plugin status`: each plugin's connection (health, the provider's last error), resources and commands. */
-export function describePluginStatus(slug: string, answer: PluginsAnswer): string[] {
+/**
+ * `platform plugin status`: each plugin's connection (health, the provider's last error; for one that needs
+ * reconnecting, the install link that fixes it when `installLinks` has one), resources and commands.
+ */
+export function describePluginStatus(
+  slug: string,
+  answer: PluginsAnswer,
+  installLinks: Record<string, string> = {},
+): string[] {
   const plugins = [...new Set([...answer.connections, ...answer.resources].map((x) => x.plugin))].sort();
   if (!plugins.length)
     return [
@@ -219,11 +249,13 @@ export function describePluginStatus(slug: string, answer: PluginsAnswer): strin
     if (!c) lines.push(`${plugin}: no connection`);
     else if (c.status === "revoked")
       lines.push(`${plugin}: revoked at ${c.revokedAt} (reinstall: platform plugin install ${plugin})`);
-    else if (c.status === "needs_reconnect")
+    else if (c.status === "needs_reconnect") {
       lines.push(
         `${plugin}: needs_reconnect — the provider refused the token (${c.lastError}) at ${c.lastErrorAt}; reinstall: platform plugin install ${plugin}`,
       );
-    else if (c.status === "degraded" && c.problem)
+      const link = installLinks[plugin];
+      if (link) lines.push(`  Reconnect: open ${link} (one use, valid 2 minutes)`);
+    } else if (c.status === "degraded" && c.problem)
       lines.push(`${plugin}: degraded since ${c.problem.since} — ${c.problem.cause}`, `  Fix: ${c.problem.fix}`);
     else
       lines.push(
@@ -266,6 +298,45 @@ interface TestEventAnswer {
   calls: unknown[];
 }
 
+const PARAMETER_NAMES = Object.keys(TRIGGER_PARAMETERS) as TriggerParameterName[];
+
+/** A kind's parameters from their flags (`--custom-id`, `--values a,b`, `--field k=v` …), as the route takes them. */
+export function triggerParameters(
+  plugin: TriggerablePlugin,
+  kind: string,
+  values: Record<string, string | boolean | undefined>,
+): Record<string, unknown> {
+  const uses = triggerParametersOf(plugin, kind);
+  const out: Record<string, unknown> = {};
+  for (const name of PARAMETER_NAMES) {
+    const { flag, type } = TRIGGER_PARAMETERS[name];
+    const given = type === "fields" ? repeatedOption(values, flag) : values[flag];
+    const present = Array.isArray(given) ? given.length > 0 : given !== undefined;
+    const use = uses.find((u) => u.name === name);
+    if (!present) {
+      if (use?.required)
+        throw new CliError(`A ${plugin.id} ${kind} needs --${flag} (${TRIGGER_PARAMETERS[name].about}).`, 2);
+      continue;
+    }
+    if (!use) throw new CliError(`--${flag} does not apply to ${plugin.id} ${kind}.`, 2);
+    if (type === "string") out[name] = given;
+    else if (type === "list")
+      out[name] = String(given)
+        .split(",")
+        .map((v) => v.trim())
+        .filter(Boolean);
+    else
+      out[name] = Object.fromEntries(
+        (given as string[]).map((pair) => {
+          const at = pair.indexOf("=");
+          if (at < 1) throw new CliError(`--${flag} takes id=value (got ${JSON.stringify(pair)}).`, 2);
+          return [pair.slice(0, at), pair.slice(at + 1)];
+        }),
+      );
+  }
+  return out;
+}
+
 async function trigger(
   plugin: TriggerablePlugin,
   kind: string,
@@ -281,6 +352,7 @@ async function trigger(
   const name = typeof values.name === "string" ? values.name : undefined;
   const isCommand = kind === commandKindOf(plugin);
   if (isCommand && !name) throw new CliError(`A ${plugin.id} ${kind} needs --name <command>.`, 2);
+  const parameters = triggerParameters(plugin, kind, values);
   // The API worker has the fake provider send the signed webhook and waits (up to ~5 s) for what the handler did through the proxy.
   const answer = await callPlatformApi<TestEventAnswer>(
     target,
@@ -290,6 +362,9 @@ async function trigger(
       kind,
       ...(isCommand ? { name } : {}),
       ...(text !== undefined ? { text } : {}),
+      ...(typeof values.channel === "string" ? { channel: values.channel } : {}),
+      ...(typeof values.message === "string" ? { message: values.message } : {}),
+      ...parameters,
     },
   );
   console.log(answer.summary);
@@ -314,10 +389,20 @@ async function trigger(
 const choices = (words: readonly string[]) => `<${words.join("|")}>`;
 const TRIGGER_KINDS = [...new Set(TRIGGERABLE_PLUGINS.flatMap((plugin) => plugin.triggers.kinds))];
 const WITHOUT_INSTALL = ids(PLUGINS.filter((plugin) => !isInstallable(plugin)));
-/** Each plugin's events, one help line each: `chatserver: command --name N [--text T], message, reaction`. */
+/** How a kind is written with its flags: `command --name N [--text T]`, `component --custom-id X [--values V]`. */
+function kindUsage(plugin: TriggerablePlugin, kind: string): string {
+  if (kind === commandKindOf(plugin)) return `${kind} --name N [--text T]`;
+  const flags = triggerParametersOf(plugin, kind).map(({ name, required }) => {
+    const { flag, type } = TRIGGER_PARAMETERS[name];
+    const arg = type === "fields" ? `${flag} K=V` : `${flag} ${type === "list" ? "A,B" : "X"}`;
+    return required ? `--${arg}` : `[--${arg}]${type === "fields" ? "…" : ""}`;
+  });
+  return [kind, ...flags].join(" ");
+}
+
+/** Each plugin's events, one help line each: `chatserver: command --name N [--text T], message, reaction, …`. */
 const TRIGGER_LINES = TRIGGERABLE_PLUGINS.map(
-  (plugin) =>
-    `            ${plugin.id}: ${plugin.triggers.kinds.map((kind) => (kind === commandKindOf(plugin) ? `${kind} --name N [--text T]` : kind)).join(", ")}`,
+  (plugin) => `            ${plugin.id}: ${plugin.triggers.kinds.map((kind) => kindUsage(plugin, kind)).join(", ")}`,
 ).join("\n");
 
 export const pluginCommand: Command = {
@@ -326,7 +411,7 @@ export const pluginCommand: Command = {
     `platform plugin install ${choices(ACTION_PLUGINS.install)} [--no-open] [--timeout S]`,
     "platform plugin status",
     `platform plugin uninstall ${choices(ACTION_PLUGINS.uninstall)}`,
-    `platform plugin trigger ${choices(ACTION_PLUGINS.trigger)} ${choices(TRIGGER_KINDS)} [--text T] [--name N]   [--dir d] [--api URL]`,
+    `platform plugin trigger ${choices(ACTION_PLUGINS.trigger)} ${choices(TRIGGER_KINDS)} [--text T] [--name N] [--custom-id X] [--values A,B] [--field K=V]… [--action-id X] [--value V] [--callback-id X] [--channel C] [--message M]   [--dir d] [--api URL]`,
   ].join(" | "),
   help: `
 install   creates a one-time install link (valid 2 minutes), prints it, and
@@ -351,7 +436,11 @@ trigger   (\`platform dev\` only) asks the API (POST
           project ("No handler is registered: …", "The handler threw <code>:
           <message>", or "The project's handler ran.") and what the handler
           did through the plugin proxy (the provider calls the fake recorded,
-          up to 5 s). The events:
+          up to 5 s). A component, modal, action or view acts on what the
+          bot posted or opened: the newest message showing that component
+          (--channel C, --message M to pick one), the open modal or view with
+          that id; what is not there is refused with the fake's reason. The
+          events:
 ${TRIGGER_LINES}
 
 Targets the \`platform dev\` running for --dir (default: the current
@@ -363,6 +452,14 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
     timeout: { type: "string" },
     text: { type: "string" },
     name: { type: "string" },
+    channel: { type: "string" },
+    message: { type: "string" },
+    ...Object.fromEntries(
+      Object.values(TRIGGER_PARAMETERS).map(({ flag, type }) => [
+        flag,
+        type === "fields" ? { type: "string" as const, multiple: true } : { type: "string" as const },
+      ]),
+    ),
   },
   async run({ positionals, values }) {
     const [action, pluginName, kind, ...extra] = positionals;
@@ -379,7 +476,8 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
       if (pluginName) throw new CliError(`Unexpected arguments: ${[pluginName, kind, ...extra].join(" ")}`, 2);
       const target = resolvePlatformTarget(values);
       const answer = await callPlatformApi<PluginsAnswer>(target, "GET", `/projects/${target.slug}/plugins`);
-      for (const line of describePluginStatus(target.slug, answer)) console.log(line);
+      for (const line of describePluginStatus(target.slug, answer, await reconnectLinks(target, answer)))
+        console.log(line);
       return 0;
     }
     if (action === "uninstall") {

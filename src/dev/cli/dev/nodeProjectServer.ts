@@ -16,7 +16,7 @@ import { waitForProject } from "./waitForProject.ts";
  * `platform dev --node`: the project in this Node 22 process, with no workerd.
  *
  * The project is bundled for Node (`buildProject(..., { target: "node" })`),
- * whose generated entry loads in the spec's initialization order: the
+ * whose generated entry loads in the platform's initialization order: the
  * runtime's workflow capability injects the cron registrar as user code
  * imports it, then the project's top-level `workflow()` calls run (the first
  * registers the recovery cron), then (here) the node:sqlite workflow backend is

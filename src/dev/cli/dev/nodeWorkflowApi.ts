@@ -12,7 +12,7 @@ import type { WorkflowBackend } from "../../../engine/workflowApi.ts";
  * runtime reserves, never the project's): the same paths, bodies, checks and
  * statuses as the API worker (src/workers/api/projectWorkflowRoutes.ts), on
  * the project's own backend, for the CLI token `platform dev` wrote to
- * `.platform/dev.json`. Beyond the spec.
+ * `.platform/dev.json`.
  */
 export const NODE_API_PATH = "/__platform/api";
 

@@ -2,8 +2,8 @@ import type { RunEventView, WorkflowRunView } from "../../../engine/describeRun.
 import type { RunSummary } from "../../../engine/store.ts";
 
 /**
- * A list row, with what a `running` run is waiting on when the engine says so
- * (beyond the spec): asleep until `wakeAt`, or waiting for an event.
+ * A list row, with what a `running` run is waiting on when the engine says so:
+ * asleep until `wakeAt`, or waiting for an event.
  */
 export type RunSummaryWithPause = RunSummary & Pick<WorkflowRunView, "wakeAt" | "waitingFor">;
 

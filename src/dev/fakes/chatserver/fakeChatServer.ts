@@ -12,38 +12,56 @@
  *   PUT | GET | POST  /api/v10/applications/{app}[/guilds/{guild}]/commands   bulk overwrite, list, create one
  *                     (201; 200 when one of that name is overwritten); a guild's or the global ones (Bot auth)
  *   GET | PATCH | DELETE /api/v10/applications/{app}[/guilds/{guild}]/commands/{command}   (Bot auth)
- *   POST /api/v10/interactions/{id}/{token}/callback
+ *   POST /api/v10/interactions/{id}/{token}/callback[?with_response=true]   the first answer (fakeInteractions.ts:
+ *                                    the types each interaction takes; 9 opens a modal)
  *   GET | PATCH | DELETE /api/v10/webhooks/{app}/{token}/messages/@original   (or %40original)
- *   POST /api/v10/webhooks/{app}/{token}                        followup
+ *   POST /api/v10/webhooks/{app}/{token}                        followup (flags 64: ephemeral)
  *   GET | PATCH | DELETE /api/v10/webhooks/{app}/{token}/messages/{message}   a followup
  *   GET  /api/v10/channels/{channel}                            (Bot auth)
  *   POST /api/v10/channels/{channel}/messages                   (Bot auth)
  *   GET | PATCH | DELETE /api/v10/channels/{channel}/messages/{message}   (Bot auth)
  * Message bodies are JSON or multipart/form-data (`payload_json` + `files[n]`); a new message needs content,
- * embeds, components, stickers, a poll or a file (else 50006), content <= 2000, embeds <= 10.
+ * embeds, components, stickers, a poll or a file (else 50006), content <= 2000, embeds <= 10, components within
+ * the provider's rules (fakeComponentRules.ts, else 50035).
  *   GET  /api/v10/gateway/bot                                   (Bot auth) { url, shards: 1, session_start_limit }
  *   GET  /gateway?v=10&encoding=json  (Upgrade: websocket)      the Gateway (fakeGateway.ts)
  * Test switches (not Discord):
- *   POST /__fake/trigger   { kind: "command"|"message"|"reaction", guildId, name?, text?, channelId?, deliveries? }
- *                          (`resourceId` names the guild as well: the test-event route's neutral field)
- *                          a command: signs an interaction with the fake's Ed25519 key, POSTs it to the plugin's
- *                          webhook URL and returns what it answered; a message / reaction: publishes
- *                          MESSAGE_CREATE / MESSAGE_REACTION_ADD on the Gateway (the only way the real one
- *                          delivers them) and returns { payload, delivered: "gateway", sessions, live }
+ *   POST /__fake/trigger   { kind: "command"|"component"|"modal"|"message"|"reaction", guildId, channelId?,
+ *                          name?, text?, customId?, values?, fields?, messageId?, deliveries? }
+ *                          (`resourceId`, `channel`, `message` name the guild, channel, message as well: the
+ *                          test-event route's neutral fields)
+ *                          a command, a click on a component a message shows, a submit of an open modal: signs an
+ *                          interaction with the fake's Ed25519 key, POSTs it to the plugin's webhook URL and
+ *                          returns what it answered and what came of the interaction (fakeInteractions.ts); a
+ *                          message / reaction: publishes MESSAGE_CREATE / MESSAGE_REACTION_ADD on the Gateway
+ *                          (the only way the real one delivers them) and returns
+ *                          { payload, delivered: "gateway", sessions, live }
  *   POST /__fake/gateway/drop | reconnect | invalid-session { resumable? } | withhold-acks | request-heartbeat
  *        | privileged-intents { enabled: ["MESSAGE_CONTENT", …] }   (the portal's toggles; default MESSAGE_CONTENT)
  *        | session-start-limit { remaining?, resetAfter? (ms), maxConcurrency?, total? }   (fakeGateway.ts)
  *   GET  /__fake/gateway   sessions, live connections, identifies, what the Gateway saw
  *   POST /__fake/rate-limit { count, retryAfter? }  the next `count` REST calls answer 429 with Retry-After
  *   GET  /__fake/recorded  every API call received: { method, path, auth, body, status }
- *   GET  /__fake/state     guilds, installs, commands, messages
+ *   GET  /__fake/chat?resourceId=<guild>   its channels as a member sees them, and the open modals (chatView.ts)
+ *   GET  /__fake/state     guilds, installs, commands, messages, interactions, open modals
  *   POST /__fake/reset     forget everything but the configuration
  */
-import { signEd25519 } from "../../../core/crypto/ed25519.ts";
 import { randomHex } from "../../../core/crypto/encoding.ts";
 import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
+import type { ChatView } from "../chatView.ts";
+import { chatServerView } from "./fakeChatView.ts";
 import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
+import { createFakeInteractions, type InteractionTrigger } from "./fakeInteractions.ts";
+import {
+  createMessageStore,
+  discordError,
+  invalidForm,
+  jsonBody,
+  messageBody,
+  messageFields,
+  snowflake,
+} from "./fakeMessages.ts";
 
 export interface FakeGuild {
   id: string;
@@ -106,37 +124,6 @@ interface IssuedCode {
   expiresAt: number;
 }
 
-interface Interaction {
-  id: string;
-  token: string;
-  guildId: string;
-  channelId: string;
-  createdAt: number;
-  acknowledged: boolean;
-  responses: unknown[];
-}
-
-interface MessageAttachment {
-  id: string;
-  filename: string;
-  size: number;
-}
-
-interface MessageFields {
-  content: string;
-  embeds: unknown[];
-  components: unknown[];
-  attachments: MessageAttachment[];
-}
-
-interface Message extends MessageFields {
-  id: string;
-  channel_id: string;
-  author: { id: string; username: string; bot?: boolean };
-  edited_timestamp: string | null;
-  webhook_id?: string;
-}
-
 interface StoredCommand {
   id: string;
   name: string;
@@ -145,19 +132,7 @@ interface StoredCommand {
 
 // The provider's own rule for command names (wider than the platform's contracts/chatServerEvents.ts COMMAND_NAME).
 const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
-const INTERACTION_TOKEN_TTL_MS = 15 * 60 * 1000;
 const CODE_TTL_MS = 10 * 60 * 1000;
-
-let snowflakeCounter = 0;
-function snowflake(): string {
-  // Discord ids are decimal 64-bit integers: time-based plus a counter.
-  return String((BigInt(Date.now() - 1420070400000) << 22n) + BigInt(++snowflakeCounter % 4096));
-}
-
-/** Discord's JSON error body. */
-function discordError(status: number, code: number, message: string, extra: Record<string, unknown> = {}): Response {
-  return Response.json({ message, code, ...extra }, { status });
-}
 
 function oauthError(status: number, error: string, description: string): Response {
   return Response.json({ error, error_description: description }, { status });
@@ -182,10 +157,16 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
   let installedGuilds = new Set<string>();
   /** Commands by scope: a guild id, or "global". */
   let commands = new Map<string, StoredCommand[]>();
-  /** Followup message id → its interaction id. */
-  let followups = new Map<string, string>();
-  let interactions = new Map<string, Interaction>();
-  let messages = new Map<string, Message>();
+  const messages = createMessageStore({ id: config.applicationId, username: "platform-bot", bot: true }, now);
+  const interactions = createFakeInteractions({
+    applicationId: config.applicationId,
+    signingSeed: config.signingSeed,
+    webhookUrl: config.webhookUrl,
+    deliver,
+    now,
+    messages,
+    user: TEST_USER,
+  });
   let recorded: RecordedCall[] = [];
   let rateLimit = { remaining: 0, retryAfter: 1 };
 
@@ -194,9 +175,8 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     accessTokens = new Map();
     installedGuilds = new Set();
     commands = new Map();
-    followups = new Map();
-    interactions = new Map();
-    messages = new Map();
+    interactions.reset();
+    messages.reset();
     recorded = [];
     rateLimit = { remaining: 0, retryAfter: 1 };
     gateway.reset();
@@ -363,115 +343,6 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     return request.headers.get("authorization") === `Bot ${config.botToken}` && !gateway.tokenWasReset();
   }
 
-  const invalidForm = (errors: Record<string, unknown>) => discordError(400, 50035, "Invalid Form Body", { errors });
-
-  async function jsonBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-    if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return {
-        ok: false,
-        response: invalidForm({ _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] }),
-      };
-    }
-    try {
-      return { ok: true, value: JSON.parse(await request.text()) };
-    } catch {
-      return { ok: false, response: discordError(400, 50109, "The request body contains invalid JSON.") };
-    }
-  }
-
-  /**
-   * A message body: JSON, or multipart/form-data with the JSON in `payload_json` and files in `files[n]`
-   * (resources/message.mdx "Uploading Files"). What it holds is checked by `messageFields`.
-   */
-  async function messageBody(
-    request: Request,
-  ): Promise<{ ok: true; value: unknown; files: MessageAttachment[] } | { ok: false; response: Response }> {
-    if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
-      const body = await jsonBody(request);
-      return body.ok ? { ...body, files: [] } : body;
-    }
-    let form: FormData;
-    try {
-      form = await request.formData();
-    } catch {
-      return {
-        ok: false,
-        response: invalidForm({ _errors: [{ code: "INVALID", message: "Malformed multipart body" }] }),
-      };
-    }
-    const files: MessageAttachment[] = [];
-    let value: unknown = {};
-    for (const [name, part] of form.entries()) {
-      if (name === "payload_json") {
-        try {
-          value = JSON.parse(typeof part === "string" ? part : await part.text());
-        } catch {
-          return { ok: false, response: discordError(400, 50109, "The request body contains invalid JSON.") };
-        }
-      } else if (/^files\[\d+\]$/.test(name) && typeof part !== "string") {
-        files.push({ id: String(files.length), filename: part.name || name, size: part.size });
-      }
-    }
-    return { ok: true, value, files };
-  }
-
-  /**
-   * What a message may carry: content (<= 2000), embeds (<= 10), components, sticker_ids, a poll, files. A
-   * new message needs at least one of them (resources/message.mdx "Create Message"); an edit needs none.
-   */
-  function messageFields(
-    body: unknown,
-    files: MessageAttachment[],
-    creating: boolean,
-  ): Partial<MessageFields> | Response {
-    if (!body || typeof body !== "object" || Array.isArray(body))
-      return invalidForm({
-        _errors: [{ code: "DICT_TYPE_CONVERT", message: "Only dictionaries may be used in a DictType" }],
-      });
-    const b = body as {
-      content?: unknown;
-      embeds?: unknown;
-      components?: unknown;
-      sticker_ids?: unknown;
-      poll?: unknown;
-    };
-    if (b.content !== undefined && b.content !== null && typeof b.content !== "string")
-      return invalidForm({ content: { _errors: [{ code: "BASE_TYPE_STRING", message: "Must be a string." }] } });
-    const content = typeof b.content === "string" ? b.content : "";
-    if (content.length > 2000)
-      return invalidForm({
-        content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] },
-      });
-    const list = (value: unknown, field: string, max: number): unknown[] | Response => {
-      if (value === undefined || value === null) return [];
-      if (!Array.isArray(value) || value.length > max)
-        return invalidForm({
-          [field]: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: `Must be an array of ${max} or fewer.` }] },
-        });
-      return value;
-    };
-    const embeds = list(b.embeds, "embeds", 10);
-    if (embeds instanceof Response) return embeds;
-    if (embeds.some((e) => !e || typeof e !== "object"))
-      return invalidForm({
-        embeds: { _errors: [{ code: "DICT_TYPE_CONVERT", message: "Only dictionaries may be used in a DictType" }] },
-      });
-    const components = list(b.components, "components", 40);
-    if (components instanceof Response) return components;
-    const stickers = list(b.sticker_ids, "sticker_ids", 3);
-    if (stickers instanceof Response) return stickers;
-    const poll = b.poll && typeof b.poll === "object" ? b.poll : null;
-    if (creating && !content && !embeds.length && !components.length && !stickers.length && !poll && !files.length)
-      return discordError(400, 50006, "Cannot send an empty message");
-    // An edit changes only what it names.
-    const fields: Partial<MessageFields> = {};
-    if (creating || b.content !== undefined) fields.content = content;
-    if (creating || b.embeds !== undefined) fields.embeds = embeds;
-    if (creating || b.components !== undefined) fields.components = components;
-    if (creating || files.length) fields.attachments = files;
-    return fields;
-  }
-
   function validateCommand(command: unknown, at: string): string | null {
     if (!command || typeof command !== "object") return `${at}: must be an object`;
     const cmd = command as { name?: unknown; description?: unknown; type?: unknown };
@@ -575,12 +446,6 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     return Response.json(command);
   }
 
-  function liveInteraction(token: string): Interaction | null {
-    const interaction = [...interactions.values()].find((i) => i.token === token);
-    if (!interaction || now() - interaction.createdAt > INTERACTION_TOKEN_TTL_MS) return null;
-    return interaction;
-  }
-
   async function rest(request: Request, path: string): Promise<Response> {
     if (rateLimit.remaining > 0) {
       rateLimit.remaining--;
@@ -622,69 +487,16 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
 
     // Interaction callback (no auth: the token is in the path).
-    if (seg[0] === "interactions" && seg[3] === "callback" && seg.length === 4 && method === "POST") {
-      const interaction = interactions.get(seg[1]!);
-      if (!interaction || interaction.token !== seg[2] || now() - interaction.createdAt > INTERACTION_TOKEN_TTL_MS) {
-        return discordError(404, 10062, "Unknown interaction");
-      }
-      if (interaction.acknowledged) return discordError(400, 40060, "Interaction has already been acknowledged.");
-      const body = await messageBody(request);
-      if (!body.ok) return body.response;
-      const type = (body.value as { type?: unknown })?.type;
-      if (![4, 5].includes(type as number))
-        return invalidForm({
-          type: {
-            _errors: [{ code: "BASE_TYPE_CHOICES", message: "Value must be one of (1, 4, 5, 6, 7, 8, 9, 10, 12)." }],
-          },
-        });
-      if (type === 4) {
-        const fields = messageFields((body.value as { data?: unknown }).data, body.files, true);
-        if (fields instanceof Response) return fields;
-        storeMessage(interaction.channelId, fields, config.applicationId, `original:${interaction.id}`);
-      }
-      interaction.acknowledged = true;
-      interaction.responses.push(body.value);
-      return new Response(null, { status: 204 });
-    }
+    if (seg[0] === "interactions" && seg[3] === "callback" && seg.length === 4 && method === "POST")
+      return interactions.callback(
+        request,
+        seg[1]!,
+        seg[2]!,
+        new URL(request.url).searchParams.get("with_response") === "true",
+      );
 
-    // Interaction webhooks: the original response (`@original`) and followups, each to GET, PATCH or DELETE.
-    if (seg[0] === "webhooks" && seg.length >= 3) {
-      if (seg[1] !== config.applicationId) return discordError(404, 10015, "Unknown Webhook");
-      const interaction = liveInteraction(seg[2]!);
-      if (!interaction) return discordError(401, 50027, "Invalid Webhook Token");
-      if (seg.length === 3) {
-        if (method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
-        if (!interaction.acknowledged) return discordError(404, 10062, "Unknown interaction");
-        const body = await messageBody(request);
-        if (!body.ok) return body.response;
-        const fields = messageFields(body.value, body.files, true);
-        if (fields instanceof Response) return fields;
-        const message = storeMessage(interaction.channelId, fields, config.applicationId);
-        followups.set(message.id, interaction.id);
-        interaction.responses.push({ followup: body.value });
-        return Response.json(message);
-      }
-      if (seg.length !== 5 || seg[3] !== "messages") return discordError(404, 0, "404: Not Found");
-      const original = seg[4] === "@original";
-      const key = original ? `original:${interaction.id}` : seg[4]!;
-      const existing = messages.get(key);
-      const ours = existing && (original || followups.get(existing.id) === interaction.id) ? existing : undefined;
-      if (method === "GET" || method === "DELETE") {
-        if (!ours) return discordError(404, 10008, "Unknown Message");
-        if (method === "GET") return Response.json(ours);
-        deleteMessage(ours);
-        return new Response(null, { status: 204 });
-      }
-      if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
-      if (original ? !interaction.acknowledged : !ours) return discordError(404, 10008, "Unknown Message");
-      const body = await messageBody(request);
-      if (!body.ok) return body.response;
-      const fields = messageFields(body.value, body.files, false);
-      if (fields instanceof Response) return fields;
-      const message = storeMessage(interaction.channelId, fields, config.applicationId, key);
-      interaction.responses.push({ edit: body.value });
-      return Response.json(message);
-    }
+    // Interaction webhooks: followups, and the original answer and followups to GET, PATCH or DELETE.
+    if (seg[0] === "webhooks" && seg.length >= 3) return interactions.webhook(request, seg);
 
     // One channel (Bot auth): which guild it is in.
     if (seg[0] === "channels" && seg.length === 2 && method === "GET") {
@@ -713,7 +525,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         if (!body.ok) return body.response;
         const fields = messageFields(body.value, body.files, true);
         if (fields instanceof Response) return fields;
-        return Response.json(storeMessage(seg[1]!, fields));
+        return Response.json(messages.create(seg[1]!, fields));
       }
       const existing = messages.get(seg[3]!);
       if (!existing || existing.channel_id !== seg[1]) return discordError(404, 10008, "Unknown Message");
@@ -721,7 +533,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (method === "DELETE") {
         // The bot may delete its own messages; others' need MANAGE_MESSAGES, which the fake's bot is not granted.
         if (!existing.author.bot) return discordError(403, 50013, "Missing Permissions");
-        deleteMessage(existing);
+        messages.delete(existing);
         return new Response(null, { status: 204 });
       }
       if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
@@ -730,174 +542,95 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (!body.ok) return body.response;
       const fields = messageFields(body.value, body.files, false);
       if (fields instanceof Response) return fields;
-      return Response.json(storeMessage(seg[1]!, fields, undefined, existing.id));
+      return Response.json(messages.edit(existing, fields));
     }
 
     return discordError(404, 0, "404: Not Found");
   }
 
-  /** A new message, or an edit of the one stored under `key` (only the fields the edit names change). */
-  function storeMessage(channelId: string, fields: Partial<MessageFields>, webhookId?: string, key?: string): Message {
-    const existing = key ? messages.get(key) : undefined;
-    if (existing) {
-      Object.assign(existing, fields, { edited_timestamp: new Date(now()).toISOString() });
-      return existing;
-    }
-    const message: Message = {
-      id: snowflake(),
-      channel_id: channelId,
-      content: "",
-      embeds: [],
-      components: [],
-      attachments: [],
-      ...fields,
-      author: { id: config.applicationId, username: "platform-bot", bot: true },
-      edited_timestamp: null,
-      ...(webhookId ? { webhook_id: webhookId } : {}),
-    };
-    messages.set(message.id, message);
-    if (key) messages.set(key, message);
-    return message;
-  }
-
-  function deleteMessage(message: Message) {
-    for (const [key, value] of messages) if (value === message) messages.delete(key);
-  }
-
   // ------------------------------------------------------------------ trigger
 
-  /** A user's message or reaction in a server: a Gateway dispatch, as the real chat server sends it. */
+  /**
+   * A user's message or reaction in a server: a Gateway dispatch, as the real chat server sends it. The message
+   * stays in its channel (a reaction goes on the channel's newest message, if there is one).
+   */
   function publishEvent(kind: "message" | "reaction", guildId: string, channelId: string, text: string) {
     const t = kind === "message" ? "MESSAGE_CREATE" : "MESSAGE_REACTION_ADD";
-    const d =
-      kind === "message"
-        ? {
-            id: snowflake(),
-            channel_id: channelId,
-            guild_id: guildId,
-            author: TEST_USER,
-            content: text,
-            timestamp: new Date(now()).toISOString(),
-          }
-        : {
-            user_id: TEST_USER.id,
-            channel_id: channelId,
-            message_id: snowflake(),
-            guild_id: guildId,
-            emoji: { id: null, name: text || "👍" },
-          };
+    let d: Record<string, unknown>;
+    if (kind === "message") {
+      const message = messages.create(channelId, { content: text }, { author: TEST_USER });
+      d = { ...message, guild_id: guildId, timestamp: new Date(now()).toISOString() };
+    } else {
+      d = {
+        user_id: TEST_USER.id,
+        channel_id: channelId,
+        message_id: messages.inChannel(channelId).at(-1)?.id ?? snowflake(),
+        guild_id: guildId,
+        emoji: { id: null, name: text || "👍" },
+      };
+    }
     const published = gateway.publish(t, d);
     return { payload: { op: 0, t, d }, delivered: "gateway", sessions: published.sessions, live: published.live };
   }
 
+  const stringList = (value: unknown): string[] | undefined =>
+    Array.isArray(value) ? value.map(String) : typeof value === "string" ? value.split(",").filter(Boolean) : undefined;
+
+  /**
+   * `POST /__fake/trigger`: `kind` command | component | modal | message | reaction, `guildId` (or the neutral
+   * `resourceId`), `channelId` (or `channel`), and per kind: `name`, `text` (a command's text option, a message's
+   * content, a reaction's emoji); `customId`, `values`, `messageId` (or `message`) for a click; `customId`,
+   * `fields` for a modal submit.
+   */
   async function trigger(request: Request): Promise<Response> {
-    let input: {
-      kind?: unknown;
-      guildId?: unknown;
-      resourceId?: unknown;
-      name?: unknown;
-      text?: unknown;
-      channelId?: unknown;
-      deliveries?: unknown;
-      timestamp?: unknown;
-    };
+    let input: Record<string, unknown>;
     try {
-      input = (await request.json()) as typeof input;
+      input = (await request.json()) as Record<string, unknown>;
     } catch {
       return Response.json({ error: "body must be JSON" }, { status: 400 });
     }
     const requested = String(input.guildId ?? input.resourceId ?? TEST_GUILD.id);
     const guild = guildById(requested);
     const guildId = guild?.id ?? requested;
-    const channelId = typeof input.channelId === "string" ? input.channelId : (guild?.channels[0] ?? "0");
+    const askedChannel = input.channelId ?? input.channel;
+    const channelId = typeof askedChannel === "string" ? askedChannel : null;
+    if (channelId && guild && !guild.channels.includes(channelId))
+      return Response.json({ error: `Channel ${channelId} is not in server ${guildId}.` }, { status: 400 });
     const text = typeof input.text === "string" ? input.text : "";
-    let payload: Record<string, unknown>;
-    if (input.kind === "command") {
-      if (typeof input.name !== "string" || !input.name)
-        return Response.json({ error: "a command needs a name" }, { status: 400 });
-      const interaction: Interaction = {
-        id: snowflake(),
-        token: `aW50ZXJhY3Rpb24${randomHex(24)}`,
-        guildId,
-        channelId,
-        createdAt: now(),
-        acknowledged: false,
-        responses: [],
-      };
-      interactions.set(interaction.id, interaction);
-      payload = {
-        id: interaction.id,
-        application_id: config.applicationId,
-        type: 2,
-        data: {
-          id: snowflake(),
-          name: input.name,
-          type: 1,
-          ...(text ? { options: [{ name: "text", type: 3, value: text }] } : {}),
-        },
-        guild_id: guildId,
-        channel_id: channelId,
-        member: { user: TEST_USER, roles: [], permissions: "0", nick: null },
-        token: interaction.token,
-        version: 1,
-        app_permissions: "0",
-        locale: "en-US",
-        guild_locale: "en-US",
-      };
-    } else if (input.kind === "message" || input.kind === "reaction") {
-      return Response.json(publishEvent(input.kind, guildId, channelId, text));
-    } else {
-      return Response.json({ error: 'kind must be "command", "message" or "reaction"' }, { status: 400 });
-    }
-    const body = JSON.stringify(payload);
-    const timestamp = typeof input.timestamp === "string" ? input.timestamp : String(Math.floor(now() / 1000));
-    const signature = await signEd25519(config.signingSeed, timestamp + body);
-    const deliveries = Math.min(Math.max(Number(input.deliveries ?? 1) || 1, 1), 5);
-    const answers: { status: number; body: unknown }[] = [];
-    for (let i = 0; i < deliveries; i++) {
-      const response = await deliver(
-        new Request(config.webhookUrl, {
-          method: "POST",
-          body,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": "Discord-Interactions/1.0 (+https://discord.com)",
-            "X-Signature-Ed25519": signature,
-            "X-Signature-Timestamp": timestamp,
-          },
-        }),
+    if (input.kind === "message" || input.kind === "reaction")
+      return Response.json(publishEvent(input.kind, guildId, channelId ?? guild?.channels[0] ?? "0", text));
+    if (input.kind !== "command" && input.kind !== "component" && input.kind !== "modal")
+      return Response.json(
+        { error: 'kind must be "command", "component", "modal", "message" or "reaction"' },
+        { status: 400 },
       );
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // keep the text
-      }
-      answers.push({ status: response.status, body: parsed });
-      // An inline answer to an interaction acknowledges it, as on Discord (type 4 also posts its message).
-      const interaction = input.kind === "command" ? interactions.get(String(payload.id)) : undefined;
-      const answerType = (parsed as { type?: unknown } | null)?.type;
-      if (
-        interaction &&
-        !interaction.acknowledged &&
-        response.status === 200 &&
-        (answerType === 4 || answerType === 5)
-      ) {
-        interaction.acknowledged = true;
-        interaction.responses.push(parsed);
-        const content = (parsed as { data?: { content?: unknown } }).data?.content;
-        if (answerType === 4 && typeof content === "string")
-          storeMessage(interaction.channelId, { content }, config.applicationId, `original:${interaction.id}`);
-      }
-    }
-    return Response.json({
-      payload,
-      delivered: answers.length,
-      status: answers[0]!.status,
-      body: answers[0]!.body,
-      answers,
-    });
+    const fields = input.fields;
+    const messageId = input.messageId ?? input.message;
+    const t: InteractionTrigger = {
+      kind: input.kind,
+      guildId,
+      channelId,
+      guildChannels: guild?.channels ?? [],
+      ...(typeof input.name === "string" && input.name ? { name: input.name } : {}),
+      ...(text ? { text } : {}),
+      ...(typeof input.customId === "string" ? { customId: input.customId } : {}),
+      ...(stringList(input.values) ? { values: stringList(input.values) } : {}),
+      ...(fields && typeof fields === "object" && !Array.isArray(fields)
+        ? { fields: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) }
+        : {}),
+      ...(typeof messageId === "string" ? { messageId } : {}),
+      deliveries: Math.min(Math.max(Number(input.deliveries ?? 1) || 1, 1), 5),
+      ...(typeof input.timestamp === "string" ? { timestamp: input.timestamp } : {}),
+    };
+    return interactions.send(t);
+  }
+
+  /** `GET /__fake/chat?resourceId=<guild>`: the guild's channels as its members see them (fakeChatView.ts). */
+  function chat(url: URL): Response {
+    const guild = guildById(url.searchParams.get("resourceId") ?? url.searchParams.get("guildId") ?? "");
+    if (!guild) return Response.json({ error: "resourceId must name a server of the fake" }, { status: 404 });
+    const view: ChatView = chatServerView(guild, TEST_USER.id, messages, interactions.openModals(guild.id));
+    return Response.json(view);
   }
 
   // ------------------------------------------------------------------ gateway switches
@@ -955,6 +688,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (path === "/__fake/trigger" && request.method === "POST") return trigger(request);
       if (path.startsWith("/__fake/gateway")) return gatewaySwitch(request, path);
       if (path === "/__fake/recorded") return Response.json(recorded);
+      if (path === "/__fake/chat" && request.method === "GET") return chat(url);
       if (path === "/__fake/reset" && request.method === "POST") {
         reset();
         return new Response(null, { status: 204 });
@@ -965,17 +699,24 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         return new Response(null, { status: 204 });
       }
       if (path === "/__fake/state") {
+        const { interactions: all, modals } = interactions.state();
         return Response.json({
           guilds,
           installedGuilds: [...installedGuilds],
           commands: Object.fromEntries(commands),
-          messages: [...new Set(messages.values())],
-          interactions: [...interactions.values()].map(({ id, guildId, acknowledged, responses }) => ({
-            id,
-            guildId,
-            acknowledged,
-            responses,
-          })),
+          messages: messages.all(),
+          interactions: [...all.values()].map(
+            ({ id, type, guildId, acknowledged, answeredWith, failed, responses }) => ({
+              id,
+              type,
+              guildId,
+              acknowledged,
+              answeredWith,
+              failed,
+              responses,
+            }),
+          ),
+          modals,
         });
       }
       return new Response("Not found", { status: 404 });
@@ -1015,7 +756,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     fetch: handle,
     reset,
     recorded: () => recorded,
-    state: () => ({ installedGuilds, commands, messages, interactions }),
+    state: () => ({
+      installedGuilds,
+      commands,
+      messages: new Map(messages.all().map((m) => [m.id, m])),
+      interactions: interactions.state().interactions,
+      modals: interactions.state().modals,
+    }),
     gateway,
   };
 }

@@ -11,12 +11,25 @@
  *   GET  /oauth/v2/authorize?client_id&scope&redirect_uri&state[&team]  consent page
  *   POST /oauth/v2/authorize                                   Allow / Cancel from that page
  *   POST /api/oauth.v2.access                                  code or refresh_token grant
- *   POST /api/chat.postMessage | chat.update | reactions.add   Web API (Bearer bot token); a message needs
- *                                                              text, blocks or attachments (else no_text)
+ *   POST /api/chat.postMessage | chat.update | chat.postEphemeral | reactions.add   Web API (Bearer bot
+ *                                                              token); a message needs text, blocks or attachments
+ *                                                              (else no_text); blocks keep Block Kit's rules
+ *                                                              (fakeBlockRules.ts, else invalid_blocks)
+ *   POST /api/views.open {trigger_id, view}                    a modal, within 3 s of the click's trigger_id, once
+ *                                                              (else expired_trigger_id); view checked
+ *                                                              (invalid_arguments)
  *   POST /api/auth.test                                        who the token is (team, bot user, bot id)
  *   POST /api/auth.revoke                                      revokes the token presented (the team's bot tokens)
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
- *                                                              (`resourceId` names the team as well)
+ *                                                              (`resourceId` names the team as well); kind
+ *                                                              `action` {actionId, value?, channel?, message?}
+ *                                                              clicks an element a message shows (block_actions),
+ *                                                              `view` {callbackId, fields} submits an open view
+ *                                                              (view_submission): form bodies `payload=<JSON>`
+ *   GET  /__fake/chat?resourceId=<team>                        its channels as its user sees them, and the open
+ *                                                              views (chatView.ts)
+ *   POST /__fake/token-rotation {enabled, expiresIn?}          the app's token rotation (installs after it)
+ *   POST /__fake/refuse-refresh {error?, count?}               the next refresh grants fail with `error`
  *   POST /__fake/ratelimit {method?, retryAfter?, count?}      the next calls answer 429
  *   POST /__fake/revoke {teamId}                               revokes the team's tokens (as an uninstall does)
  *   POST /__fake/expire {teamId}                               expires the team's rotating access tokens now
@@ -27,6 +40,16 @@ import { hex, randomHex } from "../../../core/crypto/encoding.ts";
 import { importKey } from "../../../core/crypto/keys.ts";
 import { formDecode } from "../../../core/web/basicAuthorization.ts";
 import { escapeHtml } from "../../../core/web/html.ts";
+import type { ChatView } from "../chatView.ts";
+import {
+  findElement,
+  messageBlocksRefusal,
+  optionWithValue,
+  viewRefusal,
+  withGeneratedIds,
+  type BlockRefusal,
+} from "./fakeBlockRules.ts";
+import { workspaceView, type OpenView } from "./fakeWorkspaceView.ts";
 
 export interface FakeWorkspaceConfig {
   clientId: string;
@@ -87,37 +110,59 @@ interface Message {
   teamId: string;
   threadTs?: string;
   reactions: Set<string>;
+  /** A `chat.postEphemeral` message: only this user sees it. */
+  ephemeralTo?: string;
+  edited?: boolean;
 }
 
 export const FAKE_CHANNELS = ["C0GENERAL", "C0RANDOM"] as const;
-const MAX_BLOCKS = 50;
+export const FAKE_CHANNEL_NAMES: Record<string, string> = { C0GENERAL: "general", C0RANDOM: "random" };
+/** How long a trigger_id opens a view after the click (Slack: 3 seconds), once. */
+const TRIGGER_TTL_MS = 3_000;
+
+/** A JSON field of a Web API call: a string in a form body, a value in a JSON one. */
+function jsonParam(value: unknown): unknown {
+  return typeof value === "string" ? JSON.parse(value) : value;
+}
 
 /**
- * A message's `text` and `blocks` (blocks a JSON string in a form body): `text` is only a fallback once there
- * are blocks or attachments ("not enforced as required when using blocks", chat.postMessage), so `no_text` is
- * for a message with none of them; blocks must be 1–50 objects with a `type`, else `invalid_blocks`.
+ * A message's `text` and `blocks`: `text` is only a fallback once there are blocks or attachments ("not
+ * enforced as required when using blocks", chat.postMessage), so `no_text` is for a message with none of them;
+ * blocks must keep Block Kit's rules (fakeBlockRules.ts), else `invalid_blocks`; Slack fills in missing ids.
  */
-function messageBody(params: Record<string, unknown>): { text: string; blocks?: unknown[] } | string {
+function messageBody(params: Record<string, unknown>): { text: string; blocks?: unknown[] } | BlockRefusal | string {
   const text = typeof params.text === "string" ? params.text : "";
-  let blocks = params.blocks;
-  let attachments = params.attachments;
+  let blocks: unknown;
+  let attachments: unknown;
   try {
-    if (typeof blocks === "string") blocks = JSON.parse(blocks);
-    if (typeof attachments === "string") attachments = JSON.parse(attachments);
+    blocks = jsonParam(params.blocks);
+    attachments = jsonParam(params.attachments);
   } catch {
     return "invalid_blocks_format";
   }
   if (blocks !== undefined) {
-    if (!Array.isArray(blocks) || blocks.length > MAX_BLOCKS) return "invalid_blocks";
-    if (blocks.some((b) => !b || typeof b !== "object" || typeof (b as { type?: unknown }).type !== "string"))
-      return "invalid_blocks";
+    const refusal = messageBlocksRefusal(blocks);
+    if (refusal) return refusal;
   }
   const hasBlocks = Array.isArray(blocks) && blocks.length > 0;
   const hasAttachments = Array.isArray(attachments) && attachments.length > 0;
   if (!text && !hasBlocks && !hasAttachments) return "no_text";
-  return hasBlocks ? { text, blocks: blocks as unknown[] } : { text };
+  return hasBlocks ? { text, blocks: withGeneratedIds(blocks as unknown[]) } : { text };
 }
+
+function refused(body: ReturnType<typeof messageBody>): body is BlockRefusal | string {
+  return typeof body === "string" || "error" in body;
+}
+
+/** Slack's `ok: false` answer to a body `messageBody` refused. */
+function refusalBody(refusal: BlockRefusal | string): Record<string, unknown> {
+  return typeof refusal === "string"
+    ? { ok: false, error: refusal }
+    : { ok: false, error: refusal.error, response_metadata: { messages: refusal.messages } };
+}
+
 export const FAKE_USER_ID = "U0ALICE";
+export const FAKE_USER_NAME = "alice";
 export const DEFAULT_TEAM = { id: "T0TEST", name: "Test Workspace" };
 
 function teamInfo(id: string): TeamInfo {
@@ -158,6 +203,13 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
   const messages = new Map<string, Message>();
   const recorded: RecordedCall[] = [];
   let rateLimit: { method: string | null; retryAfter: number; count: number } | null = null;
+  /** Token rotation as the app is configured (switchable: `POST /__fake/token-rotation`). */
+  let rotation = { enabled: Boolean(config.tokenRotation), expiresIn: config.expiresIn ?? 43_200 };
+  /** The next refresh grants refused with this error (`POST /__fake/refuse-refresh`). */
+  let refreshRefusal: { error: string; count: number } | null = null;
+  /** trigger_id → the click it came from. */
+  const triggers = new Map<string, { teamId: string; userId: string; issuedAt: number; used: boolean }>();
+  const views = new Map<string, OpenView>();
   let seq = 0;
   let lastDelivery: { envelope: Record<string, unknown>; retries: number } | null = null;
 
@@ -168,17 +220,16 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
 
   function issueTokens(team: TeamInfo): Record<string, unknown> {
     const access = `xoxb-${team.id}-${randomHex(12)}`;
-    const rotation = Boolean(config.tokenRotation);
-    const expiresIn = config.expiresIn ?? 43_200;
+    const { enabled, expiresIn } = rotation;
     const stored: AccessToken = {
       teamId: team.id,
-      expiresAt: rotation ? now() + expiresIn * 1000 : null,
+      expiresAt: enabled ? now() + expiresIn * 1000 : null,
       revoked: false,
     };
-    const accessToken = rotation ? `xoxe.${access}` : access;
+    const accessToken = enabled ? `xoxe.${access}` : access;
     tokens.set(accessToken, stored);
     const out: Record<string, unknown> = { access_token: accessToken, token_type: "bot" };
-    if (rotation) {
+    if (enabled) {
       const refresh = `xoxe-1-${randomHex(16)}`;
       refreshTokens.set(refresh, { teamId: team.id, used: false });
       out.refresh_token = refresh;
@@ -215,6 +266,12 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
       const refresh = typeof params.refresh_token === "string" ? params.refresh_token : "";
       const entry = refreshTokens.get(refresh);
       if (!entry || entry.used) return apiJson({ ok: false, error: "invalid_refresh_token" });
+      if (refreshRefusal && refreshRefusal.count > 0) {
+        refreshRefusal.count -= 1;
+        const { error } = refreshRefusal;
+        if (refreshRefusal.count === 0) refreshRefusal = null;
+        return apiJson({ ok: false, error });
+      }
       entry.used = true; // single use: the old refresh token is now dead
       const team = teamInfo(entry.teamId);
       if ([...tokens.values()].some((t) => t.teamId === team.id && t.revoked)) {
@@ -351,16 +408,35 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         is_enterprise_install: false,
       });
     }
-    if (!["chat.postMessage", "chat.update", "reactions.add"].includes(method))
+    if (method === "views.open") return record(200, openView(params, team.id));
+    if (!["chat.postMessage", "chat.update", "chat.postEphemeral", "reactions.add"].includes(method))
       return record(200, { ok: false, error: "unknown_method" });
     const channel = typeof params.channel === "string" ? params.channel : "";
     if (!(FAKE_CHANNELS as readonly string[]).includes(channel))
       return record(200, { ok: false, error: "channel_not_found" });
     const key = (ts: string) => `${team.id}/${channel}/${ts}`;
 
+    if (method === "chat.postEphemeral") {
+      const body = messageBody(params);
+      if (refused(body)) return record(200, refusalBody(body));
+      const user = typeof params.user === "string" ? params.user : "";
+      if (user !== FAKE_USER_ID) return record(200, { ok: false, error: "user_not_in_channel" });
+      const ts = nextTs();
+      messages.set(key(ts), {
+        channel,
+        ts,
+        text: body.text,
+        ...(body.blocks ? { blocks: body.blocks } : {}),
+        user: team.botUserId,
+        teamId: team.id,
+        reactions: new Set(),
+        ephemeralTo: user,
+      });
+      return record(200, { ok: true, message_ts: ts });
+    }
     if (method === "chat.postMessage") {
       const body = messageBody(params);
-      if (typeof body === "string") return record(200, { ok: false, error: body });
+      if (refused(body)) return record(200, refusalBody(body));
       const { text } = body;
       if (text.length > 40_000) return record(200, { ok: false, error: "msg_too_long" });
       const threadTs = typeof params.thread_ts === "string" ? params.thread_ts : undefined;
@@ -394,13 +470,16 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (method === "chat.update") {
       const ts = typeof params.ts === "string" ? params.ts : "";
       const message = messages.get(key(ts));
-      if (!message) return record(200, { ok: false, error: "message_not_found" });
+      if (!message || message.ephemeralTo) return record(200, { ok: false, error: "message_not_found" });
       if (message.user !== team.botUserId) return record(200, { ok: false, error: "cant_update_message" });
       const body = messageBody(params);
-      if (typeof body === "string") return record(200, { ok: false, error: body });
+      if (refused(body)) return record(200, refusalBody(body));
       const { text } = body;
       message.text = text;
+      message.edited = true;
+      // Blocks not given are kept; an empty array removes them (chat.update).
       if (body.blocks) message.blocks = body.blocks;
+      else if (params.blocks !== undefined) delete message.blocks;
       return record(200, {
         ok: true,
         channel,
@@ -475,11 +554,12 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   async function deliver(
     body: string,
     retryNum: number,
+    contentType = "application/json",
   ): Promise<{ status: number; body: string; contentType: string | null }> {
     const ts = String(Math.floor(now() / 1000));
     const signature = "v0=" + (await hmacHex(config.signingSecret, `v0:${ts}:${body}`));
     const headers: Record<string, string> = {
-      "content-type": "application/json",
+      "content-type": contentType,
       "X-Slack-Request-Timestamp": ts,
       "X-Slack-Signature": signature,
       "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
@@ -491,6 +571,211 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const request = new Request(config.webhookUrl, { method: "POST", headers, body });
     const response = await (config.deliver ? config.deliver(request) : fetch(request));
     return { status: response.status, body: await response.text(), contentType: response.headers.get("content-type") };
+  }
+
+  // ------------------------------------------------------------------ interactivity
+
+  /** A trigger_id for a click or a submit: it opens one view within 3 seconds. */
+  function issueTrigger(teamId: string): string {
+    const id = `${Math.floor(now() / 1000)}.${Math.floor(Math.random() * 1e12)}.${randomHex(16)}`;
+    triggers.set(id, { teamId, userId: FAKE_USER_ID, issuedAt: now(), used: false });
+    return id;
+  }
+
+  /** `views.open`: a modal for the user who clicked, with the click's trigger_id (3 s, once). */
+  function openView(params: Record<string, unknown>, teamId: string): Record<string, unknown> {
+    const trigger = triggers.get(typeof params.trigger_id === "string" ? params.trigger_id : "");
+    if (!trigger || trigger.teamId !== teamId) return { ok: false, error: "invalid_trigger_id" };
+    if (trigger.used || now() - trigger.issuedAt > TRIGGER_TTL_MS) return { ok: false, error: "expired_trigger_id" };
+    let view: unknown;
+    try {
+      view = jsonParam(params.view);
+    } catch {
+      return { ok: false, error: "invalid_arguments", response_metadata: { messages: ["[ERROR] view: invalid JSON"] } };
+    }
+    const refusal = viewRefusal(view);
+    if (refusal) return refusalBody(refusal);
+    trigger.used = true;
+    const v = view as Record<string, unknown>;
+    const opened: OpenView = {
+      id: `V0${randomHex(5).toUpperCase()}`,
+      teamId,
+      userId: trigger.userId,
+      callbackId: typeof v.callback_id === "string" ? v.callback_id : "",
+      privateMetadata: typeof v.private_metadata === "string" ? v.private_metadata : "",
+      title: v.title as Record<string, unknown>,
+      ...(v.submit ? { submit: v.submit as Record<string, unknown> } : {}),
+      blocks: withGeneratedIds(v.blocks as unknown[]),
+      hash: `${Math.floor(now() / 1000)}.${randomHex(4)}`,
+    };
+    views.set(opened.id, opened);
+    return { ok: true, view: { ...viewPayload(opened), state: { values: {} } } };
+  }
+
+  function viewPayload(view: OpenView): Record<string, unknown> {
+    return {
+      id: view.id,
+      team_id: view.teamId,
+      type: "modal",
+      callback_id: view.callbackId,
+      private_metadata: view.privateMetadata,
+      title: view.title,
+      ...(view.submit ? { submit: view.submit } : {}),
+      blocks: view.blocks,
+      hash: view.hash,
+      app_id: apiAppId,
+    };
+  }
+
+  const userPayload = (team: TeamInfo) => ({
+    id: FAKE_USER_ID,
+    username: FAKE_USER_NAME,
+    name: FAKE_USER_NAME,
+    team_id: team.id,
+  });
+
+  const refusedTrigger = (error: string) => Response.json({ error }, { status: 400 });
+
+  /** A click on a button or a choice in a select of a message the bot posted (`block_actions`). */
+  function blockActions(team: TeamInfo, params: Record<string, unknown>): Record<string, unknown> | Response {
+    const actionId = typeof params.actionId === "string" ? params.actionId : "";
+    if (!actionId) return refusedTrigger("an action needs actionId");
+    const channel = typeof params.channel === "string" ? params.channel : null;
+    const ts = typeof params.message === "string" ? params.message : null;
+    const message = [...messages.values()]
+      .reverse()
+      .find(
+        (m) =>
+          m.teamId === team.id &&
+          (!channel || m.channel === channel) &&
+          (!ts || m.ts === ts) &&
+          (!m.ephemeralTo || m.ephemeralTo === FAKE_USER_ID) &&
+          findElement(m.blocks ?? [], actionId),
+      );
+    if (!message)
+      return refusedTrigger(
+        `No message in workspace ${team.id} has an element with action_id ${JSON.stringify(actionId)}: Slack sends block actions only for elements a message shows.`,
+      );
+    const { element, blockId } = findElement(message.blocks ?? [], actionId)!;
+    const value = typeof params.value === "string" ? params.value : undefined;
+    const actionTs = `${Math.floor(now() / 1000)}.${String(++seq).padStart(6, "0")}`;
+    let action: Record<string, unknown>;
+    if (element.type === "button") {
+      if (value !== undefined && value !== element.value)
+        return refusedTrigger("A button sends its own value: --value is for a select.");
+      action = {
+        type: "button",
+        action_id: actionId,
+        block_id: blockId,
+        text: element.text,
+        ...(element.value !== undefined ? { value: element.value } : {}),
+        ...(element.style !== undefined ? { style: element.style } : {}),
+        action_ts: actionTs,
+      };
+    } else if (element.type === "static_select") {
+      const option = value === undefined ? null : optionWithValue(element, value);
+      if (!option)
+        return refusedTrigger(
+          `Choose one of this select's options with --value (got ${JSON.stringify(value ?? null)}).`,
+        );
+      action = {
+        type: "static_select",
+        action_id: actionId,
+        block_id: blockId,
+        selected_option: option,
+        action_ts: actionTs,
+      };
+    } else {
+      return refusedTrigger(
+        `The element ${JSON.stringify(actionId)} is a ${String(element.type)}: the fake clicks buttons and chooses in static selects.`,
+      );
+    }
+    return {
+      type: "block_actions",
+      user: userPayload(team),
+      api_app_id: apiAppId,
+      token: "fake-verification-token",
+      container: {
+        type: "message",
+        message_ts: message.ts,
+        channel_id: message.channel,
+        is_ephemeral: Boolean(message.ephemeralTo),
+      },
+      trigger_id: issueTrigger(team.id),
+      team: { id: team.id, domain: team.id.toLowerCase() },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: message.channel, name: FAKE_CHANNEL_NAMES[message.channel] ?? message.channel },
+      message: {
+        type: "message",
+        user: message.user,
+        ts: message.ts,
+        text: message.text,
+        ...(message.blocks ? { blocks: message.blocks } : {}),
+      },
+      state: { values: {} },
+      response_url: `https://hooks.slack.fake/actions/${team.id}/${randomHex(6)}`,
+      actions: [action],
+    };
+  }
+
+  /** A submit of a view the bot opened (`view_submission`), with what the user entered by action_id. */
+  function viewSubmission(
+    team: TeamInfo,
+    params: Record<string, unknown>,
+  ): { view: OpenView; payload: Record<string, unknown> } | Response {
+    const callbackId = typeof params.callbackId === "string" ? params.callbackId : "";
+    if (!callbackId) return refusedTrigger("a view submit needs callbackId");
+    const view = [...views.values()].reverse().find((v) => v.teamId === team.id && v.callbackId === callbackId);
+    if (!view)
+      return refusedTrigger(
+        `No view with callback_id ${JSON.stringify(callbackId)} is open in workspace ${team.id}: Slack sends a submission only for a view the app opened.`,
+      );
+    const given = params.fields && typeof params.fields === "object" ? (params.fields as Record<string, unknown>) : {};
+    const inputs = view.blocks.filter((b) => b.type === "input");
+    const ids = inputs.map((b) => String((b.element as Record<string, unknown>).action_id));
+    const unknown = Object.keys(given).filter((k) => !ids.includes(k));
+    if (unknown.length)
+      return refusedTrigger(`The view has no input ${unknown.join(", ")} (its inputs: ${ids.join(", ")}).`);
+    const values: Record<string, Record<string, unknown>> = {};
+    for (const block of inputs) {
+      const element = block.element as Record<string, unknown>;
+      const id = String(element.action_id);
+      const value = given[id] === undefined ? "" : String(given[id]);
+      if (!value && block.optional !== true) return refusedTrigger(`The input ${id} is required.`);
+      let state: Record<string, unknown>;
+      if (element.type === "static_select") {
+        const option = value ? optionWithValue(element, value) : null;
+        if (value && !option) return refusedTrigger(`${JSON.stringify(value)} is not an option of ${id}.`);
+        state = { type: "static_select", selected_option: option };
+      } else {
+        const max = typeof element.max_length === "number" ? element.max_length : 3000;
+        if (value.length > max) return refusedTrigger(`The input ${id} takes at most ${max} characters.`);
+        state = { type: String(element.type), value: value || null };
+      }
+      values[String(block.block_id)] = { ...values[String(block.block_id)], [id]: state };
+    }
+    return {
+      view,
+      payload: {
+        type: "view_submission",
+        team: { id: team.id, domain: team.id.toLowerCase() },
+        user: userPayload(team),
+        api_app_id: apiAppId,
+        token: "fake-verification-token",
+        trigger_id: issueTrigger(team.id),
+        view: { ...viewPayload(view), state: { values } },
+        response_urls: [],
+        is_enterprise_install: false,
+        enterprise: null,
+      },
+    };
+  }
+
+  /** Signs and delivers an interactivity payload as Slack does: a form body `payload=<JSON>`. */
+  async function deliverInteractivity(payload: Record<string, unknown>) {
+    const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    return deliver(body, 0, "application/x-www-form-urlencoded");
   }
 
   async function trigger(request: Request): Promise<Response> {
@@ -508,6 +793,22 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const team = teamInfo(typeof teamId === "string" && teamId ? teamId : DEFAULT_TEAM.id);
     const channel = typeof params.channel === "string" ? params.channel : FAKE_CHANNELS[0];
     const text = typeof params.text === "string" ? params.text : "hello";
+    if (kind === "action") {
+      const payload = blockActions(team, params);
+      if (payload instanceof Response) return payload;
+      return Response.json({ delivered: payload, response: await deliverInteractivity(payload) });
+    }
+    if (kind === "view") {
+      const submit = viewSubmission(team, params);
+      if (submit instanceof Response) return submit;
+      const response = await deliverInteractivity(submit.payload);
+      // An empty 200 (or response_action "clear") closes the view; errors keep it open.
+      const action = response.body
+        ? (JSON.parse(response.body) as { response_action?: unknown }).response_action
+        : undefined;
+      if (response.status === 200 && (action === undefined || action === "clear")) views.delete(submit.view.id);
+      return Response.json({ delivered: submit.payload, response });
+    }
     if (kind === "url_verification") {
       const body = { token: "fake-verification-token", challenge: randomHex(24), type: "url_verification" };
       const delivered = await deliver(JSON.stringify(body), 0);
@@ -517,7 +818,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (!event) {
       return Response.json(
         {
-          error: `Unknown kind ${JSON.stringify(kind)}: use message, mention, reaction, url_verification, app_uninstalled or tokens_revoked.`,
+          error: `Unknown kind ${JSON.stringify(kind)}: use message, mention, reaction, action, view, url_verification, app_uninstalled or tokens_revoked.`,
         },
         { status: 400 },
       );
@@ -553,6 +854,36 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
     if (path === "/__fake/trigger" && request.method === "POST") return trigger(request);
     if (path === "/__fake/recorded" && request.method === "GET") return Response.json({ calls: recorded });
+    if (path === "/__fake/chat" && request.method === "GET") {
+      const teamId = url.searchParams.get("resourceId") ?? url.searchParams.get("teamId") ?? DEFAULT_TEAM.id;
+      const channels = FAKE_CHANNELS.map((id) => ({ id, name: FAKE_CHANNEL_NAMES[id] ?? id }));
+      const view: ChatView = workspaceView(
+        teamId,
+        { id: FAKE_USER_ID, name: FAKE_USER_NAME },
+        channels,
+        [...messages.values()],
+        [...views.values()],
+      );
+      return Response.json(view);
+    }
+    if (path === "/__fake/token-rotation" && request.method === "POST") {
+      // The app's token rotation setting: installs after this get expiring tokens (or not).
+      const params = (await readParams(request)) ?? {};
+      rotation = {
+        enabled: params.enabled !== false,
+        expiresIn: typeof params.expiresIn === "number" && params.expiresIn > 0 ? params.expiresIn : rotation.expiresIn,
+      };
+      return Response.json({ ok: true, rotation });
+    }
+    if (path === "/__fake/refuse-refresh" && request.method === "POST") {
+      // The next refresh grants fail with `error` (a refresh token spent elsewhere, an app whose rotation broke).
+      const params = (await readParams(request)) ?? {};
+      refreshRefusal = {
+        error: typeof params.error === "string" ? params.error : "invalid_refresh_token",
+        count: typeof params.count === "number" ? params.count : 1,
+      };
+      return Response.json({ ok: true, refreshRefusal });
+    }
     if (path === "/__fake/ratelimit" && request.method === "POST") {
       const params = (await readParams(request)) ?? {};
       rateLimit = {
@@ -580,8 +911,11 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       tokens.clear();
       refreshTokens.clear();
       messages.clear();
+      triggers.clear();
+      views.clear();
       recorded.length = 0;
       rateLimit = null;
+      refreshRefusal = null;
       lastDelivery = null;
       return Response.json({ ok: true });
     }

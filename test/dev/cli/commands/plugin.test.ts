@@ -7,7 +7,13 @@ import {
   UNINSTALLABLE_PLUGINS,
 } from "#src/contracts/pluginRegistry.ts";
 import { andList } from "#src/core/wordList.ts";
-import { describeCall, describePluginStatus, openInstallLink, pluginCommand } from "#src/dev/cli/commands/plugin.ts";
+import {
+  describeCall,
+  describePluginStatus,
+  openInstallLink,
+  pluginCommand,
+  triggerParameters,
+} from "#src/dev/cli/commands/plugin.ts";
 
 const URL_ = "http://127.0.0.1:8790/install?code=abc";
 
@@ -98,6 +104,28 @@ describe("platform plugin status", () => {
     ]);
   });
 
+  it("a connection that needs reconnecting after a refused refresh shows the provider's error and a fresh install link", () => {
+    const lines = describePluginStatus(
+      "ada",
+      {
+        connections: [
+          {
+            ...connection,
+            status: "needs_reconnect",
+            lastError: "invalid_refresh_token",
+            lastErrorAt: "2030-01-02T00:00:00.000Z",
+          },
+        ],
+        resources: [workspace],
+      },
+      { workspace: "http://127.0.0.1:8790/install?code=abc" },
+    );
+    expect(lines.slice(0, 2)).toEqual([
+      "workspace: needs_reconnect — the provider refused the token (invalid_refresh_token) at 2030-01-02T00:00:00.000Z; reinstall: platform plugin install workspace",
+      "  Reconnect: open http://127.0.0.1:8790/install?code=abc (one use, valid 2 minutes)",
+    ]);
+  });
+
   it("a degraded connection names the shared bot's problem, since when, and the fix", () => {
     const problem = {
       cause: "The chat server refused the bot's Gateway session with close 4014 (Disallowed intent(s).): …",
@@ -132,6 +160,47 @@ describe("platform plugin status", () => {
   });
 });
 
+describe("platform plugin trigger: a click's, a choice's, a submit's flags", () => {
+  const chatserver = TRIGGERABLE_PLUGINS.find((p) => p.id === "chatserver")!;
+  const workspacePlugin = TRIGGERABLE_PLUGINS.find((p) => p.id === "workspace")!;
+  it.each([
+    [chatserver, "component", { "custom-id": "approve:run-1" }, { customId: "approve:run-1" }],
+    [chatserver, "component", { "custom-id": "pick", values: "a, b," }, { customId: "pick", values: ["a", "b"] }],
+    [
+      chatserver,
+      "modal",
+      { "custom-id": "reason", field: ["why=it is=fine", "who=ada"] },
+      { customId: "reason", fields: { why: "it is=fine", who: "ada" } },
+    ],
+    [workspacePlugin, "action", { "action-id": "approve:run-1" }, { actionId: "approve:run-1" }],
+    [workspacePlugin, "action", { "action-id": "env", value: "prod" }, { actionId: "env", value: "prod" }],
+    [
+      workspacePlugin,
+      "view",
+      { "callback-id": "why", field: ["reason=ok"] },
+      { callbackId: "why", fields: { reason: "ok" } },
+    ],
+    [chatserver, "message", {}, {}],
+  ] as const)("%s %s %o → %o", (plugin, kind, values, body) => {
+    expect(triggerParameters(plugin, kind, values as never)).toEqual(body);
+  });
+
+  it.each([
+    [chatserver, "component", {}, "A chatserver component needs --custom-id (the component's or modal's customId)."],
+    [workspacePlugin, "view", {}, "A workspace view needs --callback-id (the view's callback_id)."],
+    [chatserver, "message", { "custom-id": "x" }, "--custom-id does not apply to chatserver message."],
+    [
+      workspacePlugin,
+      "action",
+      { "action-id": "a", "custom-id": "x" },
+      "--custom-id does not apply to workspace action.",
+    ],
+    [chatserver, "modal", { "custom-id": "m", field: ["no-equals"] }, '--field takes id=value (got "no-equals").'],
+  ] as const)("%s %s %o is refused: %s", (plugin, kind, values, message) => {
+    expect(() => triggerParameters(plugin, kind, values as never)).toThrow(message);
+  });
+});
+
 describe("platform plugin usage, from the plugin registry", () => {
   const [install, status, uninstall, trigger] = pluginCommand.usage.split(" | ");
 
@@ -143,16 +212,17 @@ describe("platform plugin usage, from the plugin registry", () => {
     expect(install).toContain("chatserver|workspace|email-send");
   });
 
-  it.each(TRIGGERABLE_PLUGINS.map((plugin) => [plugin.id, plugin.triggers] as const))(
-    "lists the events of %s in the help",
-    (id, triggers) => {
-      for (const kind of triggers.kinds) expect(trigger).toContain(kind);
-      const named = triggers.kinds.map((kind) =>
-        "commandKind" in triggers && kind === triggers.commandKind ? `${kind} --name N [--text T]` : kind,
-      );
-      expect(pluginCommand.help).toContain(`\n            ${id}: ${named.join(", ")}\n`);
-    },
-  );
+  it.each([
+    [
+      "chatserver",
+      "command --name N [--text T], message, reaction, component --custom-id X [--values A,B], modal --custom-id X [--field K=V]…",
+    ],
+    ["workspace", "message, mention, reaction, action --action-id X [--value X], view --callback-id X [--field K=V]…"],
+  ])("lists the events of %s in the help, with their flags", (id, line) => {
+    const plugin = TRIGGERABLE_PLUGINS.find((p) => p.id === id)!;
+    for (const kind of plugin.triggers.kinds) expect(trigger).toContain(kind);
+    expect(pluginCommand.help).toContain(`\n            ${id}: ${line}\n`);
+  });
 
   it("says which plugins need no install", () => {
     const without = PLUGINS.filter((plugin) => !isInstallable(plugin)).map((plugin) => plugin.id);

@@ -36,7 +36,7 @@ describe("the secrets each worker gets", () => {
     for (const worker of workers) {
       const dir = path.dirname(path.join(REPO_ROOT, worker.configPath));
       const envFile = worker.configPath === "wrangler.toml" ? "src/workers/api/env.ts" : path.join(dir, "env.ts");
-      const declared = [worker.configPath, envFile, "src/plugins/shared/pluginEnv.ts"]
+      const declared = [worker.configPath, envFile, "src/plugins/kit/pluginEnv.ts"]
         .map((file) => {
           try {
             return readFileSync(path.resolve(REPO_ROOT, file), "utf8");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { INTERNAL_HEADER, verifyRequestToken } from "#src/core/requestToken.ts";
-import { dispatchToProject } from "#src/plugins/shared/dispatchToProject.ts";
+import { dispatchToProject } from "#src/plugins/kit/dispatchToProject.ts";
 import { fakeDispatcher, pluginEnv, twoProjects } from "#test/support/workerd/index.ts";
 
 describe("dispatchToProject", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OAUTH_STATE_LIFETIME_MS, signOAuthState, verifyOAuthState } from "#src/plugins/shared/oauthState.ts";
+import { OAUTH_STATE_LIFETIME_MS, signOAuthState, verifyOAuthState } from "#src/plugins/kit/oauthState.ts";
 import { STATE_SECRET } from "#test/support/workerd/index.ts";
 
 describe("oauthState", () => {

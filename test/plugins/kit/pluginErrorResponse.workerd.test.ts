@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
-import { pluginErrorResponse } from "#src/plugins/shared/pluginErrorResponse.ts";
+import { pluginErrorResponse } from "#src/plugins/kit/pluginErrorResponse.ts";
 
 describe("pluginErrorResponse", () => {
   it.each([

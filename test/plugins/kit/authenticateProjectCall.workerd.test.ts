@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { authenticateProjectCall } from "#src/plugins/shared/authenticateProjectCall.ts";
+import { authenticateProjectCall } from "#src/plugins/kit/authenticateProjectCall.ts";
 import { IDENTITY_HEADER } from "#src/core/requestToken.ts";
 import { platformRejection, signedRequest, twoProjects } from "#test/support/workerd/index.ts";
 

@@ -10,10 +10,10 @@ import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
 
 /**
- * The spec's proxy limits: every proxy route takes from `actions`; an email
- * send also from `email`. `exemptWhenPrivate`: the spec exempts private
- * deployments from the proxy rate only, never from the email send rate.
- * `chatServerBot` (beyond the spec): a project's share of the shared
+ * The proxy's rate limits: every proxy route takes from `actions`; an email
+ * send also from `email`. `exemptWhenPrivate`: private deployments are
+ * exempt from the proxy rate only, never from the email send rate.
+ * `chatServerBot`: a project's share of the shared
  * chat-server bot, one take per bot action (plugins/chatserver/botBudget.ts),
  * private projects included. An email send also takes from the account's
  * `email` limit (objects/accountRateLimits.ts: 10 per 60 s across all the

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
-import { makeResourceOwnerRef, resolveResourceOwnerRef } from "#src/plugins/shared/resourceOwnerRef.ts";
+import { makeResourceOwnerRef, resolveResourceOwnerRef } from "#src/plugins/kit/resourceOwnerRef.ts";
 import { platformRejection, pluginEnv, twoProjects } from "#test/support/workerd/index.ts";
 
 describe("ResourceOwnerRef", () => {

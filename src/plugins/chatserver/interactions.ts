@@ -1,0 +1,236 @@
+/**
+ * Interactions on `POST /webhook` (after the signature check): a slash
+ * command (type 2), a button clicked or a select chosen on a message the bot
+ * posted (3), a modal submitted (5). Each is resolved by `guild_id` to the
+ * project that claimed the server (a server no project claimed: 404, nothing
+ * dispatched), deduplicated on its id, and dispatched to that project's
+ * `/__plugin/chatserver` with a sealed reply token; the webhook waits for the
+ * handler up to the answer budget (interactionAck.ts). A handler that answers
+ * in time answers through the callback endpoint and the webhook says 202; a
+ * slower one gets a deferred answer inline and keeps running after it. A
+ * dispatch that fails is told to the user, privately where the chat server
+ * allows it: an ephemeral message (or, for a command already deferred, its
+ * "thinking…" message replaced).
+ */
+import { PlatformError } from "../../core/errors.ts";
+import {
+  CHAT_ID,
+  type ChatCommandDispatchEvent,
+  type ChatComponentDispatchEvent,
+  type ChatInteractionMessage,
+  type ChatModalDispatchEvent,
+} from "../../contracts/chatServerEvents.ts";
+import { modalFieldsFromWire, WIRE } from "../../contracts/chatComponents.ts";
+import type { PluginDispatch, PluginUser } from "../../contracts/pluginDispatch.ts";
+import { claimEvent } from "../../workers/db/eventDedupe.ts";
+import type { ProjectRow } from "../../workers/db/projectsTable.ts";
+import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
+import { deliverDispatch, type DeliveryFailure } from "../kit/deliverDispatch.ts";
+import { callChatServer } from "./chatServerApi.ts";
+import { addressedTo, str, userOf } from "./dispatchAddress.ts";
+import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
+import {
+  CALLBACK,
+  claimFirstAnswer,
+  claimFirstReply,
+  deferredAnswer,
+  EPHEMERAL,
+  hasPlaceholder,
+  withinBudget,
+} from "./interactionAck.ts";
+import { sealReplyToken, type InteractionKind } from "./replyToken.ts";
+
+/** Interaction types (Discord's) the plugin dispatches. */
+const INTERACTION_KINDS: Record<number, InteractionKind> = { 2: "command", 3: "component", 5: "modal" };
+
+interface ReceivedInteraction {
+  kind: InteractionKind;
+  id: string;
+  token: string;
+  guildId: string;
+  /** The command's name, or the component's or modal's customId. */
+  name: string;
+  messageId: string | null;
+  user: PluginUser | undefined;
+  event: ChatCommandDispatchEvent | ChatComponentDispatchEvent | ChatModalDispatchEvent;
+}
+
+export function isDispatchedInteraction(type: unknown): boolean {
+  return typeof type === "number" && type in INTERACTION_KINDS;
+}
+
+export function notConnected(guildId: string): PlatformError {
+  return new PlatformError(
+    "not_found",
+    `Server ${guildId} is not connected to any project. Run \`platform plugin install chatserver\` in the project that should receive its commands.`,
+  );
+}
+
+function interactionMessage(raw: unknown): ChatInteractionMessage | null {
+  if (!raw || typeof raw !== "object") return null;
+  const m = raw as Record<string, unknown>;
+  const id = str(m.id);
+  if (!id || !CHAT_ID.test(id)) return null;
+  return {
+    id,
+    channelId: str(m.channel_id) ?? null,
+    content: str(m.content) ?? "",
+    components: Array.isArray(m.components) ? m.components : [],
+  };
+}
+
+function customIdOf(data: Record<string, unknown>): string {
+  const customId = str(data.custom_id);
+  if (!customId || customId.length > 100)
+    throw new PlatformError(
+      "invalid_input",
+      "A component or modal interaction needs data.custom_id (1–100 characters).",
+    );
+  return customId;
+}
+
+/** The interaction's fields the plugin uses, checked; what does not fit is refused before anything is dispatched. */
+function parseInteraction(body: Record<string, unknown>): ReceivedInteraction {
+  const kind = INTERACTION_KINDS[body.type as number]!;
+  const id = str(body.id);
+  const token = str(body.token);
+  const data = (body.data ?? {}) as Record<string, unknown>;
+  if (!id || !CHAT_ID.test(id) || !token || typeof body.data !== "object" || body.data === null)
+    throw new PlatformError("invalid_input", "An interaction needs id, token and data.");
+  const guildId = str(body.guild_id);
+  if (!guildId)
+    throw new PlatformError("invalid_input", "Interactions are served in servers only (this one has no guild_id).");
+  const member = body.member as { user?: Record<string, unknown> } | undefined;
+  const rawUser = member?.user ?? (body.user as Record<string, unknown> | undefined);
+  const user = rawUser && str(rawUser.id) ? userOf(rawUser) : undefined;
+  const common = { guildId, channelId: str(body.channel_id) ?? null, locale: str(body.locale) ?? null };
+  const message = interactionMessage(body.message);
+  if (kind === "command") {
+    const name = str(data.name);
+    if (!name) throw new PlatformError("invalid_input", "An application command needs data.name.");
+    const options = Array.isArray(data.options) ? data.options : [];
+    return { kind, id, token, guildId, name, messageId: null, user, event: { id, name, options, ...common } };
+  }
+  const customId = customIdOf(data);
+  if (kind === "component") {
+    if (!message) throw new PlatformError("invalid_input", "A component interaction needs the message it came from.");
+    const values = Array.isArray(data.values) ? data.values.filter((v): v is string => typeof v === "string") : [];
+    return {
+      kind,
+      id,
+      token,
+      guildId,
+      name: customId,
+      messageId: message.id,
+      user,
+      event: {
+        id,
+        customId,
+        componentType: data.component_type === WIRE.button ? "button" : "select",
+        values,
+        message,
+        ...common,
+      },
+    };
+  }
+  return {
+    kind,
+    id,
+    token,
+    guildId,
+    name: customId,
+    messageId: message?.id ?? null,
+    user,
+    event: { id, customId, fields: modalFieldsFromWire(data.components), message, ...common },
+  };
+}
+
+export async function handleInteraction(
+  body: Record<string, unknown>,
+  env: ChatServerEnv,
+  ctx: ExecutionContext,
+): Promise<Response> {
+  const interaction = parseInteraction(body);
+  const { kind, id, guildId, messageId } = interaction;
+  const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, guildId);
+  if (!owner) throw notConnected(guildId);
+
+  const deferred = Response.json({ type: deferredAnswer(kind, messageId) });
+  const dedupeKey = `interaction:${id}`;
+  // A repeat delivery: acknowledged again, delivered once.
+  if (!(await claimEvent(env.DB, PLUGIN_ID, dedupeKey))) return deferred;
+
+  const payload: PluginDispatch = {
+    kind,
+    name: interaction.name,
+    event: interaction.event,
+    ...(await addressedTo(env, owner.project, guildId, interaction.user)),
+    replyToken: await sealReplyToken(env, owner.project.id, {
+      interactionId: id,
+      token: interaction.token,
+      guildId,
+      kind,
+      messageId,
+    }),
+  };
+  const delivery = dispatch(env, owner.project, dedupeKey, payload);
+  const settled = await withinBudget(env, delivery);
+  if (!settled) ctx.waitUntil(delivery.then((failure) => failure && tellFailure(env, interaction, failure)));
+
+  if (await claimFirstAnswer(env, id)) {
+    if (!settled?.value) return deferred;
+    // The handler failed in time: the user hears why, privately.
+    await claimFirstReply(env, id);
+    return Response.json({
+      type: CALLBACK.message,
+      data: { content: failureText(interaction, settled.value), flags: EPHEMERAL, allowed_mentions: { parse: [] } },
+    });
+  }
+  // The handler answered through the callback endpoint; Discord takes 202 with no body for that.
+  if (settled?.value) ctx.waitUntil(tellFailure(env, interaction, settled.value));
+  return new Response(null, { status: 202 });
+}
+
+function dispatch(
+  env: ChatServerEnv,
+  project: ProjectRow,
+  dedupeKey: string,
+  payload: PluginDispatch,
+): Promise<DeliveryFailure | null> {
+  return deliverDispatch(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
+}
+
+function failureText(interaction: ReceivedInteraction, failure: DeliveryFailure): string {
+  if (failure.status !== 404) return `Sorry, this ${what(interaction)} failed in the project.`;
+  return interaction.kind === "command"
+    ? `This server's project does not handle /${interaction.name} (yet).`
+    : `This server's project does not handle this ${what(interaction)} (yet).`;
+}
+
+function what(interaction: ReceivedInteraction): string {
+  if (interaction.kind === "command") return "command";
+  if (interaction.kind === "modal") return "form";
+  return (interaction.event as ChatComponentDispatchEvent).componentType;
+}
+
+/**
+ * A failed dispatch after the first answer was given: a command's
+ * "thinking…" message (not yet replaced by a reply) says so; otherwise an
+ * ephemeral followup does.
+ */
+async function tellFailure(env: ChatServerEnv, interaction: ReceivedInteraction, failure: DeliveryFailure) {
+  const webhook = `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interaction.token}`;
+  const content = failureText(interaction, failure);
+  const replacePlaceholder =
+    hasPlaceholder(interaction.kind, interaction.messageId) && (await claimFirstReply(env, interaction.id));
+  await (replacePlaceholder
+    ? callChatServer(
+        env,
+        "PATCH",
+        `${webhook}/messages/@original`,
+        { content, allowed_mentions: { parse: [] } },
+        "none",
+      )
+    : callChatServer(env, "POST", webhook, { content, flags: EPHEMERAL, allowed_mentions: { parse: [] } }, "none")
+  ).catch(() => {});
+}
