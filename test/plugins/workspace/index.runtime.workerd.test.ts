@@ -12,6 +12,26 @@ import {
 import { type Setup, setup, installedProject, SLACK_ORIGIN } from "./index.fixture.ts";
 import { fakeControl } from "./index.fixture.ts";
 
+/** ada's project "ada-app" as a real project worker (the entry wrapper and the runtime) with the workspace installed. */
+async function adaAppOnTheRuntime(): Promise<{ t: Setup; projectEnv: Record<string, unknown> }> {
+  const worker = createPlatformWorker({ fetch: () => new Response("project home") });
+  const projectEnv: Record<string, unknown> = {};
+  const t: Setup = setup({
+    project: (request) =>
+      worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
+  });
+  const { row } = await installedProject(t, "ada@example.com", "ada-app");
+  Object.assign(projectEnv, {
+    PLATFORM_WORKER_SECRET: row.worker_secret,
+    PLATFORM_PROJECT_ID: String(row.id),
+    PLATFORM_PROJECT_SLUG: row.slug,
+    WORKSPACE_PLUGIN: {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
+    },
+  });
+  return { t, projectEnv };
+}
+
 describe("runtime: workspace.onEvent and proxy calls from a real project worker", () => {
   it("a mention reaches the handler once; its thread reply reaches the fake Slack in the right thread", async () => {
     resetWorkspaceHandlers();
@@ -21,22 +41,7 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
       expect(context.project.slug).toBe("ada-app");
       await workspace.threadReply(event.channel!, event.ts!, `Hi <@${event.user}>!`, { resource: context.resource });
     });
-    const worker = createPlatformWorker({ fetch: () => new Response("project home") });
-    let t!: Setup;
-    let projectEnv: Record<string, unknown> = {};
-    t = setup({
-      project: (request) =>
-        worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
-    });
-    const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    projectEnv = {
-      PLATFORM_WORKER_SECRET: row.worker_secret,
-      PLATFORM_PROJECT_ID: String(row.id),
-      PLATFORM_PROJECT_SLUG: row.slug,
-      WORKSPACE_PLUGIN: {
-        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
-      },
-    };
+    const { t } = await adaAppOnTheRuntime();
     const { json } = await t.trigger({ kind: "mention", teamId: "T0TEST", text: "hello" });
     expect(json.response.status).toBe(200);
     await t.settle();
@@ -88,21 +93,7 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
       });
       await workspace.sendEphemeral(channel!, submission.user.id, "Thanks, noted.");
     });
-    const worker = createPlatformWorker({ fetch: () => new Response("project home") });
-    let projectEnv: Record<string, unknown> = {};
-    const t: Setup = setup({
-      project: (request) =>
-        worker.fetch!(request as never, projectEnv as never, createExecutionContext()) as Promise<Response>,
-    });
-    const { row } = await installedProject(t, "ada@example.com", "ada-app");
-    projectEnv = {
-      PLATFORM_WORKER_SECRET: row.worker_secret,
-      PLATFORM_PROJECT_ID: String(row.id),
-      PLATFORM_PROJECT_SLUG: row.slug,
-      WORKSPACE_PLUGIN: {
-        fetch: (input: RequestInfo | URL, init?: RequestInit) => t.callPlugin(new Request(input, init)),
-      },
-    };
+    const { t, projectEnv } = await adaAppOnTheRuntime();
     const posted = await workspace.sendMessage("C0GENERAL", "Deploy?", {
       env: projectEnv,
       blocks: [
