@@ -80,11 +80,11 @@ module.exports = {
     {
       name: "plugins-import-only-core-contracts-objects-workers-plugins",
       comment:
-        "Plugin workers build on core, contracts, the actor classes and the workers' shared D1 access and dispatcher; " +
-        "never on the runtime, the engine or dev.",
+        "Plugin workers build on core, contracts, the actor classes and the workers' shared D1 access, dispatcher " +
+        "and rate quotas; never on the runtime, the engine or dev.",
       severity: "error",
       from: { path: "^src/plugins/" },
-      to: { path: "^src/", pathNot: "^src/(core|contracts|objects|workers/(db|dispatch)|plugins)/" },
+      to: { path: "^src/", pathNot: "^src/(core|contracts|objects|workers/(db|dispatch|quota)|plugins)/" },
     },
     {
       name: "platform-workers-never-reach-the-runtime",

@@ -21,6 +21,7 @@ import { benchOursInWorkerd } from "./sections/workerdOurs.ts";
 import { benchSignin, formatSignin } from "./sections/signin.ts";
 import { benchPlugins, formatPlugins } from "./sections/plugins.ts";
 import { benchScale, formatScale } from "./sections/scale.ts";
+import { benchQueuedStarts, formatQueuedStarts } from "./sections/queuedStarts.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -77,8 +78,8 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
-// P: plugins; L: scale).
-const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L").split(",").map((s) => s.trim().toUpperCase()));
+// P: plugins; L: scale; Q: queued starts).
+const only = new Set((process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q").split(",").map((s) => s.trim().toUpperCase()));
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
 let exitCode = 0;
@@ -127,6 +128,11 @@ try {
   const scale = only.has("L")
     ? await section("L scale", () => benchScale(path.join(tmpDir, "scale"), progress("L scale")))
     : skipped;
+  const queuedStarts = only.has("Q")
+    ? await section("Q queued starts", () =>
+        benchQueuedStarts(path.join(tmpDir, "queued"), progress("Q queued starts")),
+      )
+    : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
@@ -148,8 +154,9 @@ try {
   process.stdout.write("\n" + formatSignin(signin) + "\n");
   process.stdout.write("\n" + formatPlugins(plugins) + "\n");
   process.stdout.write("\n" + formatScale(scale) + "\n");
+  process.stdout.write("\n" + formatQueuedStarts(queuedStarts) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins, scale }, null, 2) + "\n");
+  writeFileSync(RESULTS_FILE, JSON.stringify({ ...results, signin, plugins, scale, queuedStarts }, null, 2) + "\n");
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;
 } finally {

@@ -136,6 +136,7 @@ export async function benchBreakdown(tmpDir: string, progress: (line: string) =>
         LADDER: { className: "Ladder", useSQLite: true },
         WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
         WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
+        WORKFLOW_FLOW_KEYS: { className: "WorkflowFlowKey", useSQLite: true },
       },
     },
     path.join(tmpDir, "state"),

@@ -94,6 +94,7 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
       durableObjects: {
         WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
         WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
+        WORKFLOW_FLOW_KEYS: { className: "WorkflowFlowKey", useSQLite: true },
       },
     },
     path.join(tmpDir, `state-${instance}`),

@@ -152,6 +152,32 @@ function record(value: unknown, path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** An array of 1–`max` objects (a select's options, a modal's fields), each checked by `check` at its own path. */
+function records<T>(
+  value: unknown,
+  path: string,
+  max: number,
+  noun: string,
+  check: (item: Record<string, unknown>, at: string) => T,
+): T[] {
+  if (!Array.isArray(value) || value.length < 1 || value.length > max)
+    throw invalid(path, `must be an array of 1–${max} ${noun}`);
+  return value.map((raw, i) => {
+    const at = `${path}[${i}]`;
+    return check(record(raw, at), at);
+  });
+}
+
+/** A check that lets each key through once; a key seen before breaks `rule` ("repeats another option's value"). */
+function onceEach(rule: string): (key: string, path: string) => string {
+  const seen = new Set<string>();
+  return (key, path) => {
+    if (seen.has(key)) throw invalid(path, rule);
+    seen.add(key);
+    return key;
+  };
+}
+
 function wireButton(value: Record<string, unknown>, path: string): Record<string, unknown> {
   const label = text(value.label, `${path}.label`, L.buttonLabelChars);
   const disabled = optionalBoolean(value.disabled, `${path}.disabled`);
@@ -172,15 +198,9 @@ function wireButton(value: Record<string, unknown>, path: string): Record<string
 
 function wireSelect(value: Record<string, unknown>, path: string): Record<string, unknown> {
   const customId = requireCustomId(value.customId, `${path}.customId`);
-  if (!Array.isArray(value.options) || value.options.length < 1 || value.options.length > L.selectOptions)
-    throw invalid(`${path}.options`, `must be an array of 1–${L.selectOptions} options`);
-  const values = new Set<string>();
-  const options = value.options.map((raw, i) => {
-    const at = `${path}.options[${i}]`;
-    const option = record(raw, at);
-    const optionValue = text(option.value, `${at}.value`, L.optionValueChars);
-    if (values.has(optionValue)) throw invalid(`${at}.value`, "repeats another option's value");
-    values.add(optionValue);
+  const uniqueValue = onceEach("repeats another option's value");
+  const options = records(value.options, `${path}.options`, L.selectOptions, "options", (option, at) => {
+    const optionValue = uniqueValue(text(option.value, `${at}.value`, L.optionValueChars), `${at}.value`);
     const description = optionalText(option.description, `${at}.description`, L.optionDescriptionChars);
     const isDefault = optionalBoolean(option.default, `${at}.default`);
     return {
@@ -248,15 +268,9 @@ export function toWireModal(value: unknown, path = "modal"): WireModal {
   const modal = record(value, path);
   const customId = requireCustomId(modal.customId, `${path}.customId`);
   const title = text(modal.title, `${path}.title`, L.modalTitleChars);
-  if (!Array.isArray(modal.fields) || modal.fields.length < 1 || modal.fields.length > L.modalFields)
-    throw invalid(`${path}.fields`, `must be an array of 1–${L.modalFields} fields`);
-  const ids = new Set<string>();
-  const components = modal.fields.map((raw, i) => {
-    const at = `${path}.fields[${i}]`;
-    const field = record(raw, at);
-    const id = requireCustomId(field.customId, `${at}.customId`);
-    if (ids.has(id)) throw invalid(`${at}.customId`, "repeats another field's customId");
-    ids.add(id);
+  const uniqueId = onceEach("repeats another field's customId");
+  const components = records(modal.fields, `${path}.fields`, L.modalFields, "fields", (field, at) => {
+    const id = uniqueId(requireCustomId(field.customId, `${at}.customId`), `${at}.customId`);
     const style = field.style ?? "short";
     if (style !== "short" && style !== "paragraph") throw invalid(`${at}.style`, `must be "short" or "paragraph"`);
     const required = optionalBoolean(field.required, `${at}.required`);

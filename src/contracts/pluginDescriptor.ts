@@ -56,6 +56,11 @@ export interface TriggerParameterUse {
   readonly required: boolean;
 }
 
+/** A parameter a trigger kind cannot be sent without. */
+export const required = (name: TriggerParameterName): TriggerParameterUse => ({ name, required: true });
+/** A parameter a trigger kind may be sent with. */
+export const optional = (name: TriggerParameterName): TriggerParameterUse => ({ name, required: false });
+
 /**
  * The parameters a test event may take, in one table: the body field is the
  * name, the CLI flag is `flag`; a `list` is comma-separated on the command

@@ -75,10 +75,32 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
   return null;
 }
 
-/** Status of a run whose last event is `last`. */
-export function statusAfter(last: StoredEvent): RunStatus {
-  if (last.type === "workflow_completed") return "completed";
-  if (last.type === "workflow_failed") return "failed";
-  if (last.type === "workflow_cancelled") return "cancelled";
-  return "running";
+/**
+ * Status of a run whose last event is `last` and whose status before it was `before`
+ * (an event_received changes no status: a queued run sent an event stays queued).
+ */
+export function statusAfter(last: StoredEvent, before: RunStatus = "running"): RunStatus {
+  switch (last.type) {
+    case "workflow_completed":
+      return "completed";
+    case "workflow_failed":
+      return "failed";
+    case "workflow_cancelled":
+      return "cancelled";
+    case "workflow_created":
+      return last.payload.queued ? "queued" : "running";
+    case "start_replaced":
+      return "queued";
+    case "event_received":
+      return before;
+    default:
+      return "running";
+  }
+}
+
+/** The status of a run with these events (seq order). */
+export function statusOf(events: readonly StoredEvent[]): RunStatus {
+  let status: RunStatus = "running";
+  for (const event of events) status = statusAfter(event, status);
+  return status;
 }

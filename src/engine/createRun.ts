@@ -11,6 +11,22 @@ export interface CreateRunOptions {
   workflowId?: string;
   /** Epoch ms for the workflow_created event. */
   now: number;
+  /**
+   * The workflow id names at most one run ever (beyond the spec; scheduled starts): the adapter
+   * derives the run id from the workflow id ({@link onceRunKey}), so the store's unique run id
+   * refuses a second run atomically, and starting again answers the first run, ended or not.
+   */
+  once?: boolean;
+  /** Beyond the spec: the flow control key the run is counted under (flowControl.ts). */
+  flowKey?: string;
+  /** Beyond the spec: created queued; its queue starts it later (workflow_dequeued). */
+  queued?: boolean;
+  /**
+   * Beyond the spec: an idempotency key. If the newest run of the workflow id was started with the
+   * same key less than its window ago, that run is the answer (ended or not) and nothing is written;
+   * otherwise the run keeps the key for `ttlMS` from now.
+   */
+  idempotency?: { key: string; ttlMS: number };
 }
 
 export interface CreatedRun {
@@ -31,7 +47,8 @@ const MAX_ID_LENGTH = 256;
  * (data over 1 MiB), `already_active` when the workflow id is active as a
  * run of a *different* workflow (returning that run as "the existing handle"
  * would hand back another workflow's result), or `conflict` when the run id
- * is taken (run ids are the adapter's to choose unique).
+ * is taken (run ids are the adapter's to choose unique) by anything but the
+ * same `once` start.
  */
 export function createRun(
   store: WorkflowEventStore,
@@ -43,7 +60,18 @@ export function createRun(
   const workflowId = checkId(options.workflowId ?? runId, "workflow id");
   // Top-level undefined means "no data"; undefined inside data is refused by toJsonValue.
   const startData = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
-  const payload = { workflowName: definition.name, writes: { [START_DATA_KEY]: startData } };
+  const payload: StoredEventOf<"workflow_created">["payload"] = {
+    workflowName: definition.name,
+    writes: { [START_DATA_KEY]: startData },
+  };
+  if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
+  if (options.queued) payload.queued = true;
+  if (options.idempotency) {
+    const earlier = idempotentRun(store, workflowId, definition.name, options.idempotency.key, options.now);
+    if (earlier) return { runId: earlier, workflowId, created: false };
+    payload.idempotency_key = options.idempotency.key;
+    payload.idempotent_until = options.now + options.idempotency.ttlMS;
+  }
   encodePayload(payload, `Start data of workflow "${definition.name}"`);
   const event: StoredEventOf<"workflow_created"> = {
     runId,
@@ -56,10 +84,18 @@ export function createRun(
 
   const outcome = store.createRunIfNoActive(event);
   if (outcome.created) return { runId, workflowId, created: true };
-  if ("seqTaken" in outcome)
+  if ("seqTaken" in outcome) {
+    const existing = options.once ? store.events(runId)[0] : undefined;
+    if (
+      existing?.type === "workflow_created" &&
+      existing.workflowId === workflowId &&
+      existing.payload.workflowName === definition.name
+    )
+      return { runId, workflowId, created: false };
     throw new PlatformError("conflict", `A workflow run with id "${runId}" already exists; run ids must be unique`, {
       runId,
     });
+  }
 
   const active = store.events(outcome.activeRunId)[0];
   const activeName = active?.type === "workflow_created" ? active.payload.workflowName : undefined;
@@ -71,6 +107,31 @@ export function createRun(
     );
   }
   return { runId: outcome.activeRunId, workflowId, created: false };
+}
+
+/** The run an idempotency key answers: the newest run of the workflow id, if it has the key and its window is open at `now`. */
+function idempotentRun(
+  store: WorkflowEventStore,
+  workflowId: string,
+  workflowName: string,
+  key: string,
+  now: number,
+): string | null {
+  const latest = store.latestRunOf(workflowId);
+  if (!latest || latest.name !== workflowName) return null;
+  const created = store.events(latest.id)[0];
+  if (created?.type !== "workflow_created") return null;
+  const { idempotency_key, idempotent_until } = created.payload;
+  return idempotency_key === key && idempotent_until !== undefined && now < idempotent_until ? latest.id : null;
+}
+
+/**
+ * The key a `once` start derives its run id from: 64 hex digits of SHA-256 over the workflow id, the
+ * same for every start with that id and (for all practical purposes) no other.
+ */
+export async function onceRunKey(workflowId: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(workflowId));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function checkId(id: unknown, what: string): string {

@@ -1,6 +1,8 @@
 import { PlatformError } from "../core/errors.ts";
 import type { BackoffOptions } from "./backoff.ts";
+import { type FlowControl, type FlowControlOptions, toFlowControl } from "./flowControl.ts";
 import type { StepFunction } from "./stepContext.ts";
+import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption } from "./workflowSchedule.ts";
 
 /**
  * Engine defaults: the single place they are written down.
@@ -32,7 +34,9 @@ export const WORKFLOW_LIMITS = Object.freeze({
 /** The first step of every workflow (spec). */
 export const FIRST_STEP = "start";
 
-export interface WorkflowOptions {
+export interface WorkflowOptions extends FlowControlOptions {
+  /** Beyond the spec: start one run per tick (workflowSchedule.ts). */
+  schedule?: WorkflowScheduleOption;
   maxAttempts?: number;
   backoff?: Partial<BackoffOptions>;
   stepTimeoutMS?: number;
@@ -57,6 +61,10 @@ export type WorkflowSteps<Data = any, Pad extends object = Record<string, any>, 
 export interface WorkflowDefinition<Data = any, Pad extends object = Record<string, any>, Result = any> {
   readonly name: string;
   readonly steps: Readonly<WorkflowSteps<Data, Pad, Result>>;
+  /** Null when the workflow starts only when asked to. */
+  readonly schedule: WorkflowSchedule | null;
+  /** Beyond the spec: concurrency, throttle and debounce per key (flowControl.ts); null when it has none. */
+  readonly flow: FlowControl | null;
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
@@ -96,6 +104,8 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     }
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
+  const schedule = toWorkflowSchedule(name, options.schedule);
+  const flow = toFlowControl(name, options);
   const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
     throw invalid(
@@ -136,6 +146,8 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
   return Object.freeze({
     name,
     steps: Object.freeze({ ...steps }),
+    schedule,
+    flow,
     maxAttempts,
     backoff: Object.freeze(backoff),
     stepTimeoutMS,

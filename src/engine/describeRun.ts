@@ -1,5 +1,5 @@
 import type { ErrorJSON } from "../core/errors.ts";
-import { statusAfter } from "./appendRules.ts";
+import { statusOf } from "./appendRules.ts";
 import { type Continuation, decodeContinuation } from "./continuation.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType, WorkflowFailureCause } from "./events.ts";
 import type { JsonValue } from "./json.ts";
@@ -37,9 +37,26 @@ export interface WorkflowRunView {
   wakeAt?: number;
   /** Beyond the spec: while the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
   waitingFor?: { name: string; timeoutAt?: number };
+  /**
+   * Beyond the spec: while the run is queued (flow control), the key it is counted under and what it
+   * waits for, in words (the backend that holds the queue says more: how many are ahead, when it may start).
+   */
+  queued?: QueuedRunView;
+  /** Beyond the spec: the idempotency key it was started with, and until when (epoch ms) a start with it answers this run. */
+  idempotency?: { key: string; until: number };
   createdAt: number;
   updatedAt: number;
   events: RunEventView[];
+}
+
+/** What a queued run waits for (see `WorkflowRunView.queued`). */
+export interface QueuedRunView {
+  key: string;
+  waitsFor: string;
+  /** Runs of its key queued before it. */
+  ahead?: number;
+  /** The earliest it may start (epoch ms), when time decides it: a throttle's period or a debounce's quiet period. */
+  notBefore?: number;
 }
 
 /** Folds a run's events (seq order) into its view; null for an empty log. */
@@ -51,7 +68,7 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
     id: first.runId,
     workflowId: first.workflowId,
     name: first.payload.workflowName,
-    status: statusAfter(last),
+    status: statusOf(events),
     createdAt: first.at,
     updatedAt: last.at,
     events: events.map(eventView),
@@ -59,6 +76,11 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   if (last.type === "workflow_completed") view.result = last.payload.result;
   if (last.type === "workflow_failed") view.error = last.payload.reason;
   if (last.type === "workflow_cancelled") view.cancelReason = last.payload.reason;
+  const { flow_key, idempotency_key, idempotent_until } = first.payload;
+  if (idempotency_key !== undefined && idempotent_until !== undefined)
+    view.idempotency = { key: idempotency_key, until: idempotent_until };
+  if (view.status === "queued" && flow_key !== undefined)
+    view.queued = { key: flow_key, waitsFor: `its turn among the queued runs of key ${JSON.stringify(flow_key)}` };
   const state = lastStateEvent(events);
   if (state?.type === "step_completed") {
     const next = decodeContinuation(state.payload);

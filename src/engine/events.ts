@@ -2,11 +2,14 @@ import type { ErrorJSON } from "../core/errors.ts";
 import type { JsonValue } from "./json.ts";
 
 /**
- * The six event types of the spec, plus two beyond it: `event_received` (an
- * event sent to the run with `workflow.send`) and `workflow_cancelled` (the
- * terminal event `workflow.cancel` writes). Every state change of a run is one
- * of these, appended to the run's log; the state of a run is its last event
- * other than `event_received`, which only queues a delivery (see receivedEvents.ts).
+ * The six event types of the spec, plus four beyond it: `event_received` (an
+ * event sent to the run with `workflow.send`), `workflow_cancelled` (the
+ * terminal event `workflow.cancel` writes), and for runs under flow control
+ * (flowControl.ts) `start_replaced` (a debounced start replaced a queued run's
+ * data) and `workflow_dequeued` (a queued run got its turn). Every state
+ * change of a run is one of these, appended to the run's log; the state of a
+ * run is its last event other than `event_received`, which only queues a
+ * delivery (see receivedEvents.ts).
  */
 export const WORKFLOW_EVENT_TYPES = [
   "workflow_created",
@@ -17,6 +20,8 @@ export const WORKFLOW_EVENT_TYPES = [
   "workflow_failed",
   "event_received",
   "workflow_cancelled",
+  "start_replaced",
+  "workflow_dequeued",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -41,8 +46,20 @@ export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
  * the spec that sleeps, waits and retry-after need (absent otherwise).
  */
 export interface WorkflowEventPayloads {
-  /** `writes` holds the start data under {@link START_DATA_KEY}. */
-  workflow_created: { workflowName: string; writes: Writes };
+  /**
+   * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `flow_key` when the
+   * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
+   * for its turn (a workflow_dequeued starts it), and `idempotency_key` with `idempotent_until` (epoch ms)
+   * when it was started with an idempotency key.
+   */
+  workflow_created: {
+    workflowName: string;
+    writes: Writes;
+    flow_key?: string;
+    queued?: true;
+    idempotency_key?: string;
+    idempotent_until?: number;
+  };
   /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
@@ -80,6 +97,10 @@ export interface WorkflowEventPayloads {
   event_received: { name: string; payload: JsonValue };
   /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
+  /** Beyond the spec: a debounced start replaced the start data of the queued run (`writes.data`). */
+  start_replaced: { writes: Writes };
+  /** Beyond the spec: the queued run left its queue; its first step starts now. */
+  workflow_dequeued: Record<string, never>;
 }
 
 interface EventEnvelope {

@@ -273,6 +273,9 @@ async function stepLoop(
       case "wait_for_event":
         if (run.catchUp()) return { status: "idle" };
         continue;
+      // Its queue starts it (workflow_dequeued), then drives it again.
+      case "queued":
+        return { status: "idle" };
       case "complete":
         await run.append([nextEvent(run.last, "workflow_completed", { result: action.result }, now())], true);
         continue;

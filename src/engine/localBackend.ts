@@ -3,11 +3,12 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
-import { createRun } from "./createRun.ts";
+import { createRun, onceRunKey } from "./createRun.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { appendReceivedEvent, cancelRun } from "./runControl.ts";
-import { toRunListQuery, type WorkflowEventStore, type RunIndex } from "./store.ts";
+import { createLocalFlowQueues } from "./localFlowQueues.ts";
+import { isActiveStatus, toRunListQuery, type WorkflowEventStore, type RunIndex } from "./store.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
 export interface LocalWorkflowBackendOptions {
@@ -79,6 +80,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   const pollers = new Map<string, ReturnType<typeof setInterval>>();
   const reportedMissing = new Set<string>();
   const stop = new AbortController();
+  const flowQueues = createLocalFlowQueues({ store, definitions, now, started: (runId) => kick(runId) });
 
   const closedError = () => new PlatformError("not_ready", "The workflow backend was closed");
 
@@ -143,6 +145,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       });
       switch (result.status) {
         case "terminal":
+          flowQueues.ended(runId);
           settle(runId);
           break;
         case "waiting":
@@ -168,14 +171,16 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function noticeEvent(event: StoredEvent): void {
-    if (isTerminalEvent(event)) settle(event.runId);
+    if (!isTerminalEvent(event)) return;
+    flowQueues.ended(event.runId);
+    settle(event.runId);
   }
 
   function settle(runId: string): void {
     const pending = waiters.get(runId);
     if (!pending) return;
     const view = describeRun(store.events(runId));
-    if (!view || view.status === "running") return;
+    if (!view || isActiveStatus(view.status)) return;
     waiters.delete(runId);
     const poller = pollers.get(runId);
     if (poller !== undefined) clearInterval(poller);
@@ -225,6 +230,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function recoverAtStartup(): number {
+    flowQueues.rebuild();
     const interrupted = countUndrivenRuns((runId, definition) => {
       const appended = failInterruptedStep(store, definition, runId, now());
       for (const event of appended) noticeEvent(event);
@@ -248,17 +254,27 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
-      const started = createRun(store, definition, data, {
-        runId: newRunId(),
-        workflowId: startOptions.id,
-        now: now(),
-      });
+      const once = startOptions.once === true && startOptions.id !== undefined;
+      const onceRunId = once ? uuidOf(await onceRunKey(startOptions.id!)) : undefined;
+      const runIdOf = () => onceRunId ?? newRunId();
+      const create = (runId: string, placement: { flowKey?: string; queued?: boolean; at?: number } = {}) =>
+        createRun(store, definition, data, {
+          runId,
+          workflowId: startOptions.id,
+          now: placement.at ?? now(),
+          once,
+          ...(placement.flowKey === undefined ? {} : { flowKey: placement.flowKey, queued: placement.queued }),
+          ...(startOptions.idempotency ? { idempotency: startOptions.idempotency } : {}),
+        });
+      if (definition.flow) return flowQueues.start(definition, data, runIdOf, create);
+      const started = create(runIdOf());
       if (started.created) kick(started.runId);
       return started;
     },
 
     async get(runId) {
-      return describeRun(store.events(runId));
+      const view = describeRun(store.events(runId));
+      return view && flowQueues.explain(view);
     },
 
     async list(query) {
@@ -274,6 +290,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     async cancel(runId, reason) {
       if (stop.signal.aborted) throw closedError();
       cancelRun(store, runId, reason, now());
+      flowQueues.ended(runId);
       // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
       const pending = timers.get(runId);
       if (pending !== undefined) clearTimeout(pending);
@@ -285,7 +302,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     waitForTerminal(runId) {
       const view = describeRun(store.events(runId));
       if (!view) return Promise.reject(new PlatformError("not_found", `Workflow run "${runId}" does not exist`));
-      if (view.status !== "running") return Promise.resolve(view);
+      if (!isActiveStatus(view.status)) return Promise.resolve(view);
       if (stop.signal.aborted) return Promise.reject(closedError());
       return new Promise<WorkflowRunView>((resolve, reject) => {
         const set = waiters.get(runId) ?? new Set<Waiter>();
@@ -302,6 +319,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async close() {
       stop.abort();
+      flowQueues.close();
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
       for (const poller of pollers.values()) clearInterval(poller);
@@ -318,4 +336,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (grace !== undefined) clearTimeout(grace);
     },
   };
+}
+
+/** A `once` run's id, shaped like the random ones: a version-8 UUID whose bits are the key's. */
+function uuidOf(key: string): string {
+  const variant = ((Number.parseInt(key[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${key.slice(0, 8)}-${key.slice(8, 12)}-8${key.slice(13, 16)}-${variant}${key.slice(17, 20)}-${key.slice(20, 32)}`;
 }

@@ -68,7 +68,8 @@ export function createMemoryEventStore(): MemoryEventStore {
         const run = runs.get(runId) as MemoryRun;
         for (const event of batch) run.rows.push(JSON.stringify(event));
         const last = batch[batch.length - 1] as StoredEvent;
-        run.summary = { ...run.summary, status: statusAfter(last), updatedAt: last.at };
+        const status = batch.reduce((before, event) => statusAfter(event, before), run.summary.status);
+        run.summary = { ...run.summary, status, updatedAt: last.at };
         if (isTerminalEvent(last)) activeByWorkflowId.delete(run.summary.workflowId);
       }
       return { appended: true };
@@ -87,7 +88,7 @@ export function createMemoryEventStore(): MemoryEventStore {
           id: created.runId,
           workflowId: created.workflowId,
           name: created.payload.workflowName,
-          status: "running",
+          status: statusAfter(created),
           createdAt: created.at,
           updatedAt: created.at,
         },
@@ -126,7 +127,12 @@ export function createMemoryEventStore(): MemoryEventStore {
     },
 
     activeRunIds() {
-      return [...activeByWorkflowId.values()];
+      return [...activeByWorkflowId.values()].filter((runId) => runs.get(runId)?.summary.status === "running");
+    },
+
+    latestRunOf(workflowId) {
+      const run = ordered.findLast((candidate) => candidate.summary.workflowId === workflowId);
+      return run ? { ...run.summary } : null;
     },
   };
 }

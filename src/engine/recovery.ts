@@ -57,7 +57,12 @@ export function detectRecovery(
   if (last === null || input.executingHere) return null;
   switch (last.type) {
     case "workflow_created":
+      return last.payload.queued ? null : "stuck_created";
+    case "workflow_dequeued":
       return "stuck_created";
+    // Queued: its queue starts it, not recovery.
+    case "start_replaced":
+      return null;
     case "step_started":
       return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
     case "step_completed": {

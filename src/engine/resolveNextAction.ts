@@ -23,6 +23,8 @@ export type NextAction =
   | { kind: "complete"; result: null }
   /** Write workflow_failed: the last step_failed ends the run but its terminal event is missing (stuck_terminal). */
   | { kind: "fail"; reason: string; cause: WorkflowFailureCause }
+  /** Beyond the spec: the run is queued (flow control); its queue appends workflow_dequeued when its turn comes. */
+  | { kind: "queued" }
   /** Nothing to do: no run, a terminal run, or a step in flight (step_started). */
   | { kind: "none" };
 
@@ -45,6 +47,10 @@ export function resolveNextAction(
   if (last === null) return { kind: "none" };
   switch (last.type) {
     case "workflow_created":
+      return last.payload.queued ? { kind: "queued" } : { kind: "start_step", step: FIRST_STEP, attempt: 1 };
+    case "start_replaced":
+      return { kind: "queued" };
+    case "workflow_dequeued":
       return { kind: "start_step", step: FIRST_STEP, attempt: 1 };
     case "step_started":
       return { kind: "none" };

@@ -3,7 +3,14 @@ import { checkRunBatch, groupBatch, statusAfter } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
 import { createSqlRunIndex, RUN_LIST_INDEXES_SCHEMA, RUN_TABLE_SCHEMA, type RunRow } from "./sqlRunIndex.ts";
-import type { AppendResult, RunIndex, SeqTaken, WorkflowEventStore } from "./store.ts";
+import {
+  type AppendResult,
+  isActiveStatus,
+  type RunIndex,
+  type RunStatus,
+  type SeqTaken,
+  type WorkflowEventStore,
+} from "./store.ts";
 import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 export type { SyncSql } from "./syncSql.ts";
@@ -141,13 +148,19 @@ export function createSqlEventStore(
               const [run] = sql.all<RunRow>("SELECT * FROM _workflow_runs WHERE run_id = ?", runId);
               const seqTaken = checkRunBatch(
                 runId,
-                run ? { workflowId: run.workflow_id, lastSeq: run.last_seq, terminal: run.status !== "running" } : null,
+                run
+                  ? {
+                      workflowId: run.workflow_id,
+                      lastSeq: run.last_seq,
+                      terminal: !isActiveStatus(run.status as RunStatus),
+                    }
+                  : null,
                 batch,
               );
               if (seqTaken) throw new SeqTakenRollback(seqTaken);
               sql.run(
                 "UPDATE _workflow_runs SET status = ?, updated_at = ?, last_seq = ? WHERE run_id = ?",
-                statusAfter(last),
+                batch.reduce((before, event) => statusAfter(event, before), (run?.status ?? "running") as RunStatus),
                 last.at,
                 last.seq,
                 runId,
@@ -170,19 +183,23 @@ export function createSqlEventStore(
       return sql.transaction(() => {
         // One read for both refusals: an active run of the workflow id wins over a taken run id.
         const rows = sql.all<{ run_id: string; workflow_id: string; status: string }>(
-          "SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND status = 'running') OR run_id = ?",
+          "SELECT run_id, workflow_id, status FROM _workflow_runs WHERE (workflow_id = ? AND status = 'running') OR (workflow_id = ? AND status = 'queued') OR run_id = ?",
+          created.workflowId,
           created.workflowId,
           created.runId,
         );
-        const active = rows.find((row) => row.workflow_id === created.workflowId && row.status === "running");
+        const active = rows.find(
+          (row) => row.workflow_id === created.workflowId && isActiveStatus(row.status as RunStatus),
+        );
         if (active) return { created: false as const, activeRunId: active.run_id };
         if (rows.length) return { created: false as const, seqTaken: { runId: created.runId, seq: 1 } };
         insertEvents([created]);
         sql.run(
-          "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, 'running', ?, ?, 1)",
+          "INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, 1)",
           created.runId,
           created.workflowId,
           created.payload.workflowName,
+          statusAfter(created),
           created.at,
           created.at,
         );
@@ -193,5 +210,6 @@ export function createSqlEventStore(
     getRun: index.getRun,
     listRuns: index.listRuns,
     activeRunIds: index.activeRunIds,
+    latestRunOf: index.latestRunOf,
   };
 }

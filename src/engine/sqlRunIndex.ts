@@ -21,10 +21,14 @@ export const RUN_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
     last_seq INTEGER NOT NULL DEFAULT 0
   );`;
 
-/** What finding runs among many needs: the active run of a workflow id, and runs by status in list order. */
+/**
+ * What finding runs among many needs: the active run of a workflow id, runs by status in list order,
+ * and (beyond the spec, idempotency keys) the newest run of a workflow id.
+ */
 export const RUN_LIST_INDEXES_SCHEMA = `
   CREATE INDEX IF NOT EXISTS _workflow_runs_active ON _workflow_runs (workflow_id) WHERE status = 'running';
-  CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position);`;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_status ON _workflow_runs (status, position);
+  CREATE INDEX IF NOT EXISTS _workflow_runs_workflow_id ON _workflow_runs (workflow_id, position);`;
 
 export type RunRow = {
   position: number;
@@ -52,9 +56,12 @@ export interface SqlRunIndex extends RunIndex {
   /**
    * Inserts or updates a run's summary; a run keeps its list position. A
    * terminal run stays as recorded (a run never leaves a terminal state), so
-   * reports of one run may arrive in any order.
+   * reports of one run may arrive in any order (a queued run's report that
+   * arrives after its running one sets it back to queued until the next).
    */
   record(summary: RunSummary): void;
+  /** The newest run of `workflowId`, ended or not. */
+  latestRunOf(workflowId: string): RunSummary | null;
 }
 
 /** The run index over `sql`; `schema` false when the caller has created the tables (one script with its own). */
@@ -64,7 +71,7 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
     record(summary) {
       sql.run(
         `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at WHERE _workflow_runs.status = 'running'`,
+         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at WHERE _workflow_runs.status IN ('running', 'queued')`,
         summary.id,
         summary.workflowId,
         summary.name,
@@ -102,6 +109,14 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
         runs: page.map(toSummary),
         ...(rows.length > query.limit && last ? { cursor: String(last.position) } : {}),
       };
+    },
+
+    latestRunOf(workflowId) {
+      const [row] = sql.all<RunRow>(
+        "SELECT * FROM _workflow_runs WHERE workflow_id = ? ORDER BY position DESC LIMIT 1",
+        workflowId,
+      );
+      return row ? toSummary(row) : null;
     },
 
     activeRunIds() {

@@ -1,8 +1,8 @@
 import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
-import type { DeliveredEvent } from "./receivedEvents.ts";
 import type { ContinuationRequest } from "./continuation.ts";
+import type { DeliveredEvent } from "./receivedEvents.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
@@ -28,12 +28,33 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * null in every other step.
    */
   readonly event: DeliveredEvent | null;
+  /**
+   * Beyond the spec: the project's variables and secrets, as `env` in its
+   * `fetch` has them (`platform secret put`, `.dev.vars` under `platform
+   * dev`): `ctx.env.API_KEY`. Only string values; read when the attempt starts.
+   */
+  readonly env: StepEnv;
+}
+
+/** What `ctx.env` holds: the string bindings of the worker (or process) that runs the step. */
+export type StepEnv = { readonly [name: string]: string | undefined };
+
+const NO_ENV: StepEnv = Object.freeze({});
+let stepEnvSource: () => StepEnv = () => NO_ENV;
+
+/**
+ * The host says where `ctx.env` comes from: the runtime hands over the
+ * environment it was given (a worker's bindings; the test kit's or `platform
+ * dev --node`'s variables). Each attempt reads it when it starts.
+ */
+export function setStepEnvSource(source: () => StepEnv): void {
+  stepEnvSource = source;
 }
 
 /**
  * What a step returns: the name of the next step, or the end of the workflow
- * with its result (JSON; omitted means null). Beyond the spec, a step that
- * names the next one may also delay it (see {@link ContinuationRequest}).
+ * with its result (JSON; omitted means null). A step that names the next one
+ * may also delay it (see {@link ContinuationRequest}).
  */
 // biome-ignore lint/suspicious/noExplicitAny: public default: a result is user JSON returned without declaring a type
 export type StepResult<Result = any> = ({ step: string } & ContinuationRequest) | { done: true; result?: Result };
@@ -55,7 +76,7 @@ export type StepFunction<Data = any, Pad extends object = Record<string, any>, R
 export interface Scratchpad {
   /** A read-only live view; values are deep-frozen. */
   readonly view: Readonly<Record<string, JsonValue>>;
-  /** Folds the writes of a workflow_created or step_completed event in; other events are ignored. */
+  /** Folds the writes of a workflow_created, start_replaced or step_completed event in; other events are ignored. */
   apply(event: StoredEvent): void;
 }
 
@@ -71,7 +92,8 @@ export function createScratchpad(events: Iterable<StoredEvent> = []): Scratchpad
   const pad: Scratchpad = {
     view,
     apply(event) {
-      if (event.type !== "workflow_created" && event.type !== "step_completed") return;
+      if (event.type !== "workflow_created" && event.type !== "step_completed" && event.type !== "start_replaced")
+        return;
       const writes: Writes = event.payload.writes;
       for (const key of Object.keys(writes)) values[key] = freezeJson(writes[key] as JsonValue);
     },
@@ -117,6 +139,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     runId: input.runId,
     workflowId: input.workflowId,
     event: input.event ?? null,
+    env: stepEnvSource(),
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(

@@ -56,11 +56,21 @@ export interface WorkflowEventStore {
    * event (seq 1) and answers `{ created: true }`.
    */
   createRunIfNoActive(created: StoredEvent): CreateRunResult;
+  /** Beyond the spec: the newest run of `workflowId`, ended or not (idempotency keys). */
+  latestRunOf(workflowId: string): RunSummary | null;
 }
 
-/** `cancelled` is beyond the spec (workflow.cancel). */
-export const RUN_STATUSES = ["running", "completed", "failed", "cancelled"] as const;
+/**
+ * `cancelled` is beyond the spec (workflow.cancel), and so is `queued`: a run under flow control
+ * (flowControl.ts) waiting for its turn. `queued` and `running` are the active statuses.
+ */
+export const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A run that has not ended: queued or running. */
+export function isActiveStatus(status: RunStatus): boolean {
+  return status === "running" || status === "queued";
+}
 
 /** One run as listed by `workflow.list`. */
 export interface RunSummary {
@@ -101,7 +111,7 @@ export const MAX_LIST_LIMIT = 100;
 export interface RunIndex {
   getRun(runId: string): RunSummary | null;
   listRuns(query: RunListQuery): RunListPage;
-  /** Run ids whose last event is not terminal. */
+  /** Run ids whose last event is not terminal, queued runs excepted (their queue starts them, not recovery). */
   activeRunIds(): string[];
 }
 

@@ -3,14 +3,18 @@ import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type Wor
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
-import { toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+import { isActiveStatus, toRunListQuery, type RunListPage, type RunListQuery, type RunStatus } from "./store.ts";
+import { cronIsDue } from "../core/cronSchedule.ts";
+import { scheduleCronName } from "../contracts/workflowSchedules.ts";
+import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
 
 /**
  * The user-facing `workflow` function of the `platform` module: a registry of
  * definitions plus `start/get/list`, which delegate to whichever backend the
  * runtime installed (Durable Objects when deployed, node:sqlite or memory
  * locally). Pure: no platform imports, module state is the registry, the
- * backend and the cron registrar, all resettable for tests.
+ * backend and the cron registrar, all resettable for tests. Registers the
+ * recovery cron and one cron per scheduled workflow (workflowSchedule.ts).
  */
 
 /** Registered through the injected registrar on the first `workflow()` call (spec: every minute). */
@@ -30,10 +34,22 @@ export interface StartedRun {
   outcome?: RunOutcome;
 }
 
+/** What a backend's `start` is told besides the name and data. */
+export interface BackendStartOptions {
+  id?: string;
+  once?: boolean;
+  /** Beyond the spec: `workflow.start`'s idempotency key and its window (see createRun.ts). */
+  idempotency?: { key: string; ttlMS: number };
+}
+
 /** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
 export interface WorkflowBackend {
-  /** Creates the run and enqueues its execution; `created: false` with the active run when the id is taken. */
-  start(name: string, data: JsonValue, options: { id?: string }): Promise<StartedRun>;
+  /**
+   * Creates the run and enqueues its execution; `created: false` with the active run when the id is taken.
+   * With `once` (scheduled starts; `id` required) the id names at most one run ever: `created: false`
+   * with that run, ended or not (see `once` in createRun.ts).
+   */
+  start(name: string, data: JsonValue, options: BackendStartOptions): Promise<StartedRun>;
   get(runId: string): Promise<WorkflowRunView | null>;
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
@@ -75,7 +91,18 @@ export interface WorkflowListFilter {
 export interface WorkflowStartOptions {
   /** The workflow id: while a run with this id is active, starting again answers that run (`created: false`). */
   id?: string;
+  /**
+   * Beyond the spec: a start with the same key within `idempotencyTTLMS` of the first answers the first
+   * run (`created: false`), whether it is still active or has ended. Without `id`, the key names the
+   * workflow id (`idempotency/<workflow>/<key>`).
+   */
+  idempotencyKey?: string;
+  /** How long the key answers the first run; default 24 hours, at most 30 days. */
+  idempotencyTTLMS?: number;
 }
+
+/** Idempotency keys: the default window and the longest one. */
+export const IDEMPOTENCY_DEFAULTS = Object.freeze({ ttlMS: 86_400_000, maxTTLMS: 30 * 86_400_000, maxKeyLength: 256 });
 
 export interface WorkflowFunction {
   /**
@@ -112,12 +139,29 @@ export interface WorkflowFunction {
   cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
 }
 
-export type CronRegistrar = (cron: { name: string; schedule: string }) => void;
+/** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
+export interface EngineCron {
+  name: string;
+  schedule: string;
+  /** A schedule's IANA zone; absent: UTC. */
+  timezone?: string;
+  /** A schedule's workflow: each delivery starts its run for the tick ({@link startScheduledRun}). */
+  workflow?: string;
+}
+
+export type CronRegistrar = (cron: EngineCron) => void;
+
+/** What one delivery of a schedule's cron did. */
+export interface ScheduledRunOutcome extends ScheduledStart {
+  run: StartedRun;
+}
 
 const definitions = new Map<string, WorkflowDefinition>();
 let backend: WorkflowBackend | null = null;
 let cronRegistrar: CronRegistrar | null = null;
 let recoveryCronRegistered = false;
+/** Names of the workflows whose schedule's cron the current registrar has. */
+const scheduleCronsRegistered = new Set<string>();
 
 function registerWorkflow(name: string, steps: WorkflowSteps, options?: WorkflowOptions): WorkflowDefinition {
   const definition = defineWorkflow(name, steps, options);
@@ -127,7 +171,7 @@ function registerWorkflow(name: string, steps: WorkflowSteps, options?: Workflow
       `A workflow named "${name}" is already registered; workflow names must be unique`,
     );
   definitions.set(name, definition);
-  registerRecoveryCron();
+  registerEngineCrons();
   return definition;
 }
 
@@ -145,13 +189,10 @@ async function start(
       `No workflow named ${JSON.stringify(name)} is registered${known.length ? ` (registered: ${known.join(", ")})` : ""}; call workflow(name, steps) at top level first`,
     );
   }
-  if (typeof options !== "object" || options === null)
-    throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
-  if (options.id !== undefined && typeof options.id !== "string")
-    throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  const startOptions = backendStartOptions(name, options);
   // Checked here too so a remote backend never sees unstorable data.
   const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${name}"`);
-  const started = await active.start(name, json, options.id === undefined ? {} : { id: options.id });
+  const started = await active.start(name, json, startOptions);
   return runHandle(active, name, started);
 }
 
@@ -183,6 +224,47 @@ async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> 
   if (reason !== undefined && typeof reason !== "string")
     throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
   return active.cancel(runId, reason);
+}
+
+/**
+ * Checks `workflow.start`'s options (also as the CLI's start routes receive them) and answers what the
+ * backend is told: an idempotent start without an id gets the workflow id `idempotency/<workflow>/<key>`.
+ * Throws `invalid_input` naming the bad option.
+ */
+export function backendStartOptions(name: string, options: unknown): BackendStartOptions {
+  if (typeof options !== "object" || options === null)
+    throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
+  const { id } = options as WorkflowStartOptions;
+  if (id !== undefined && typeof id !== "string")
+    throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  const idempotency = idempotencyOf(options as WorkflowStartOptions);
+  const workflowId = id ?? (idempotency ? `idempotency/${name}/${idempotency.key}` : undefined);
+  return { ...(workflowId === undefined ? {} : { id: workflowId }), ...(idempotency ? { idempotency } : {}) };
+}
+
+function idempotencyOf(options: WorkflowStartOptions): { key: string; ttlMS: number } | undefined {
+  const { idempotencyKey: key, idempotencyTTLMS: ttlMS = IDEMPOTENCY_DEFAULTS.ttlMS } = options;
+  if (key === undefined) {
+    if (options.idempotencyTTLMS !== undefined)
+      throw new PlatformError("invalid_input", "workflow.start option idempotencyTTLMS needs an idempotencyKey");
+    return undefined;
+  }
+  if (
+    typeof key !== "string" ||
+    key.length === 0 ||
+    key.length > IDEMPOTENCY_DEFAULTS.maxKeyLength ||
+    /[\u0000-\u001f\u007f]/.test(key)
+  )
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.start option idempotencyKey must be a string of 1-${IDEMPOTENCY_DEFAULTS.maxKeyLength} characters without control characters`,
+    );
+  if (!Number.isInteger(ttlMS) || ttlMS < 1 || ttlMS > IDEMPOTENCY_DEFAULTS.maxTTLMS)
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.start option idempotencyTTLMS must be a whole number of milliseconds from 1 to ${IDEMPOTENCY_DEFAULTS.maxTTLMS} (30 days), got ${String(ttlMS)}`,
+    );
+  return { key, ttlMS };
 }
 
 function checkRunId(runId: unknown, what: string): void {
@@ -227,7 +309,7 @@ async function pollUntilTerminal(from: WorkflowBackend, runId: string): Promise<
   for (;;) {
     const view = await from.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    if (view.status !== "running") return view;
+    if (!isActiveStatus(view.status)) return view;
     await new Promise((resolve) => setTimeout(resolve, RESULT_POLL_INTERVAL_MS));
   }
 }
@@ -242,10 +324,71 @@ function requireBackend(what: string): WorkflowBackend {
   return backend;
 }
 
-function registerRecoveryCron(): void {
-  if (recoveryCronRegistered || !cronRegistrar || definitions.size === 0) return;
-  cronRegistrar({ ...WORKFLOW_RECOVERY_CRON });
-  recoveryCronRegistered = true;
+function registerEngineCrons(): void {
+  if (!cronRegistrar || definitions.size === 0) return;
+  if (!recoveryCronRegistered) {
+    cronRegistrar({ ...WORKFLOW_RECOVERY_CRON });
+    recoveryCronRegistered = true;
+  }
+  for (const { name, schedule } of definitions.values()) {
+    if (!schedule || scheduleCronsRegistered.has(name)) continue;
+    cronRegistrar({
+      name: scheduleCronName(name),
+      schedule: schedule.cron,
+      timezone: schedule.timezone,
+      workflow: name,
+    });
+    scheduleCronsRegistered.add(name);
+  }
+}
+
+/**
+ * One delivery of `name`'s schedule at `deliveredAt` (epoch ms; the platform passes the minute it
+ * scheduled): starts the run for the tick it belongs to, unless a run for that tick was ever started
+ * (then `run.created` is false and `run` is that run). Null when the schedule has had no tick yet.
+ * Throws `unknown_workflow` for a workflow that is not registered with a schedule.
+ */
+export async function startScheduledRun(
+  name: string,
+  deliveredAt: number,
+  from: WorkflowBackend = requireBackend("A scheduled start"),
+): Promise<ScheduledRunOutcome | null> {
+  const schedule = definitions.get(name)?.schedule;
+  if (!schedule)
+    throw new PlatformError(
+      "unknown_workflow",
+      `No workflow named ${JSON.stringify(name)} is registered with a schedule`,
+    );
+  const start = scheduledStartAt(name, schedule, deliveredAt);
+  if (!start) return null;
+  const run = await from.start(name, { ...start.data }, { id: start.workflowId, once: true });
+  return { ...start, run };
+}
+
+/** What a schedule's cron reports for one delivery (the console and `platform dev` show it). */
+export function describeScheduledRun(name: string, outcome: ScheduledRunOutcome | null): string {
+  if (!outcome) return `${name}: no tick yet`;
+  return outcome.run.created
+    ? `Started run ${outcome.run.runId} of ${name} for ${outcome.data.scheduledAt} (workflow id ${outcome.workflowId})`
+    : `The run of ${name} for ${outcome.data.scheduledAt} was already started: run ${outcome.run.runId}`;
+}
+
+/**
+ * The platform's minute tick where no scheduler calls the crons (the Node host): starts the run of
+ * every scheduled workflow due in the minute of `scheduledTime`. Answers one line per due schedule;
+ * a start that fails is reported in its line and the others go on.
+ */
+export async function startDueScheduledRuns(from: WorkflowBackend, scheduledTime: number): Promise<string[]> {
+  const due = [...definitions.values()].filter((d) => d.schedule && cronIsDue(d.schedule, scheduledTime));
+  return Promise.all(
+    due.map(async ({ name }) => {
+      try {
+        return describeScheduledRun(name, await startScheduledRun(name, scheduledTime, from));
+      } catch (error) {
+        return `${name}: the scheduled start failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }),
+  );
 }
 
 /** The runtime installs its backend (entry wrapper, Node backend); installing the same one again changes nothing. */
@@ -261,13 +404,16 @@ export function installedWorkflowBackend(): WorkflowBackend | null {
 /**
  * Injected by the runtime's workflow capability, which user code imports
  * before it can call `workflow()`. If workflows were registered earlier (e.g.
- * a test importing the engine directly first), the recovery cron is
- * registered with this registrar at once.
+ * a test importing the engine directly first), the recovery cron and their
+ * schedules' crons are registered with this registrar at once.
  */
 export function setCronRegistrar(registrar: CronRegistrar | null): void {
-  if (registrar !== cronRegistrar) recoveryCronRegistered = false;
+  if (registrar !== cronRegistrar) {
+    recoveryCronRegistered = false;
+    scheduleCronsRegistered.clear();
+  }
   cronRegistrar = registrar;
-  registerRecoveryCron();
+  registerEngineCrons();
 }
 
 export function getWorkflowDefinition(name: string): WorkflowDefinition | undefined {
@@ -285,4 +431,5 @@ export function resetWorkflowsForTests(): void {
   backend = null;
   cronRegistrar = null;
   recoveryCronRegistered = false;
+  scheduleCronsRegistered.clear();
 }

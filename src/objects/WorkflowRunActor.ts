@@ -10,7 +10,16 @@ import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { appendReceivedEvent, cancelRun } from "../engine/runControl.ts";
 import { createSqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import type { RunIndex, RunSummary, WorkflowEventStore } from "../engine/store.ts";
+import {
+  isActiveStatus,
+  type RunIndex,
+  type RunStatus,
+  type RunSummary,
+  type WorkflowEventStore,
+} from "../engine/store.ts";
+import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
+import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
+import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { runIndexOf, type RunIndexClient, type RunIndexEnv } from "./runIndexClient.ts";
@@ -28,7 +37,7 @@ import {
 import { workflowRunHost } from "./workflowRunHost.ts";
 
 /** The project worker's bindings as the run actor sees them: the run index, and the rest handed on to its steps. */
-export type WorkflowRunEnv = RunIndexEnv & { readonly [binding: string]: unknown };
+export type WorkflowRunEnv = RunIndexEnv & Partial<FlowKeyEnv> & { readonly [binding: string]: unknown };
 
 function definitionNamed(name: string): WorkflowDefinition {
   const definition = getWorkflowDefinition(name);
@@ -104,6 +113,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       if (!definition) continue;
       const appended = failInterruptedStep(this.#store, definition, runId, this.#now());
       if (appended.length > 0) repaired.push({ runId, ended: appended.some(isTerminalEvent) });
+      if (appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
     }
     if (repaired.length === 0) return;
     void this.ctx.blockConcurrencyWhile(async () => {
@@ -130,19 +140,19 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * see runIndexReporter.ts); from then on this actor reports the run's end
    * itself, and reports it as running again whenever a new instance drives it.
    */
-  async start(input: {
-    runId: string;
-    workflowId: string;
-    name: string;
-    data: JsonValue;
-  }): Promise<StartedRun & { summary?: RunSummary }> {
-    const now = this.#now();
+  async start(input: RunStartInput): Promise<StartedRun & { summary?: RunSummary }> {
+    const now = input.at ?? this.#now();
     const run = createRun(this.#store, definitionNamed(input.name), input.data, {
       runId: input.runId,
       workflowId: input.workflowId,
       now,
+      once: input.once === true,
+      ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
+      ...(input.idempotency ? { idempotency: input.idempotency } : {}),
     });
     if (!run.created) return run;
+    // Its key's queue starts it (dequeue).
+    if (input.queued) return { ...run, summary: this.#store.getRun(run.runId)! };
     // The first execution starts here at once, in this same turn, whose writes workerd commits
     // together when it ends. A run whose steps finish without waiting on anything ends within it:
     // created, run and ended in one write, with no alarm ever set. Before the execution first waits
@@ -186,11 +196,32 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return describeRun(this.#store.events(runId));
   }
 
+  /** Beyond the spec: the run's status, for its flow key's queue; null for a run this actor does not hold. */
+  status(runId: string): RunStatus | null {
+    return this.#store.getRun(runId)?.status ?? null;
+  }
+
+  /**
+   * Beyond the spec: its flow key's queue starts the queued run (workflow_dequeued at `at`, the time
+   * the queue decided) and it is driven as `send` drives a run. False when it is not queued (any more).
+   */
+  async dequeue(runId: string, at: number): Promise<boolean> {
+    if (!dequeueRun(this.#store, runId, at)) return false;
+    await this.#perform(runId, [{ type: "report", detached: "recovery_sweep" }]);
+    await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+    return true;
+  }
+
+  /** Beyond the spec: a debounced start replaces the queued run's data; answers its workflow id, or null when it is not queued (any more). */
+  replaceQueuedData(runId: string, data: JsonValue, at: number): string | null {
+    return replaceQueuedData(this.#store, runId, data, at) ? (this.#store.getRun(runId)?.workflowId ?? null) : null;
+  }
+
   /** Resolves with the run once it is terminal, or null after `maxWaitMS` (the caller asks again). */
   waitForTerminal(runId: string, maxWaitMS: number): Promise<WorkflowRunView | null> {
     const view = this.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
-    if (view.status !== "running") return Promise.resolve(view);
+    if (!isActiveStatus(view.status)) return Promise.resolve(view);
     return new Promise((resolve) => {
       const waiters = this.#waiters.get(runId) ?? new Set();
       this.#waiters.set(runId, waiters);
@@ -218,6 +249,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
       executingHere: check.executingHere,
     });
+    if (outcome.appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
     const recovered: RunActorInput = {
       type: "recovered",
       reason: outcome.reason,
@@ -247,6 +279,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     cancelRun(this.#store, runId, reason, this.#now());
+    this.#releaseFlowKey(runId);
     await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
     return this.get(runId) as WorkflowRunView;
   }
@@ -344,7 +377,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
           onEvent: (event) => {
             observe?.(event);
-            if (isTerminalEvent(event)) this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
+            if (!isTerminalEvent(event)) return;
+            this.#releaseFlowKey(runId);
+            this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
           },
         });
         effects = this.#decide(runId, { type: "loop_ended", result, now: this.#now() });
@@ -359,6 +394,23 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       this.#executions.delete(runId);
       this.#perform(runId, this.#decide(runId, { type: "execution_settled" }));
     }
+  }
+
+  /**
+   * Beyond the spec: tells the run's flow key (if it has one) that the run ended, so the next queued
+   * run starts. Not awaited: should it be lost, the key's reconcile alarm finds the run ended.
+   */
+  #releaseFlowKey(runId: string): void {
+    const created = this.#store.events(runId)[0];
+    const keys = this.env.WORKFLOW_FLOW_KEYS;
+    if (created?.type !== "workflow_created" || created.payload.flow_key === undefined || !keys) return;
+    this.ctx.waitUntil(
+      flowKeyActorOf({ WORKFLOW_FLOW_KEYS: keys }, created.payload.workflowName, created.payload.flow_key)
+        .ended(runId)
+        .catch((error: unknown) =>
+          console.error(`workflow run ${runId}: its flow key did not hear that it ended:`, error),
+        ),
+    );
   }
 
   #wake(runId: string): void {

@@ -2,3 +2,4 @@
 // workflows (the build adds this export only then).
 export { WorkflowRunActor as WorkflowRun } from "./WorkflowRunActor.ts";
 export { WorkflowRunIndexActor as WorkflowRunIndex } from "./WorkflowRunIndexActor.ts";
+export { WorkflowFlowKeyActor as WorkflowFlowKey } from "./WorkflowFlowKeyActor.ts";

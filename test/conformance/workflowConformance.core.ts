@@ -17,7 +17,7 @@ import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest } from "./w
 
 /** Spec payload fields per event type (and those beyond the spec): nothing more may appear in `workflow.get(...).events`. */
 const PAYLOAD_FIELDS: Record<string, string[]> = {
-  workflow_created: ["workflowName", "writes"],
+  workflow_created: ["workflowName", "writes", "flow_key", "queued", "idempotency_key", "idempotent_until"],
   step_started: ["attempt", "step", "event_seq"],
   step_completed: ["next_step", "step", "writes", "wake_at", "waiting_for", "timeout_at"],
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
@@ -25,6 +25,8 @@ const PAYLOAD_FIELDS: Record<string, string[]> = {
   workflow_failed: ["cause", "reason"],
   event_received: ["name", "payload"],
   workflow_cancelled: ["reason"],
+  start_replaced: ["writes"],
+  workflow_dequeued: [],
 };
 
 export function describeCoreConformance(name: string, makeBackend: MakeWorkflowBackend): void {

@@ -5,6 +5,7 @@
  * goes through the public `workflow` API. No Node or Cloudflare imports: only
  * vitest and the engine core.
  */
+import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
 import type { MakeWorkflowBackend } from "./workflowConformance.fixture.ts";
@@ -14,4 +15,5 @@ export type { MakeWorkflowBackend, WorkflowBackendUnderTest } from "./workflowCo
 export function describeWorkflowConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describeCoreConformance(name, makeBackend);
   describeBeyondSpecConformance(name, makeBackend);
+  describeFlowControlConformance(name, makeBackend);
 }

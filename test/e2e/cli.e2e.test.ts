@@ -143,7 +143,7 @@ export default { fetch: () => new Response("ok") };
     const metadata = JSON.parse(readFileSync(path.join(dir, ".platform/build/metadata.json"), "utf8"));
     expect(metadata).toMatchObject({
       capabilities: { workflow: true },
-      durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
+      durableObjects: ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"],
       crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
       workflows: [{ name: "greet", steps: ["start"], maxAttempts: 5 }],
     });

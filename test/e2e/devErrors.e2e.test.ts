@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, startDev, removeWorkDir } from "../support/e2e/index.ts";
+import { devSession, runCli, startDev, removeWorkDir } from "../support/e2e/index.ts";
 
 // Errors a person can act on, through the real `platform dev`. Ports of this file: 8900-8905.
 
@@ -68,7 +68,7 @@ describe.each([
   });
 });
 
-describe("failures before Ready: platform dev exits 1 saying what is wrong", () => {
+describe("a project that does not build or load at start: platform dev serves a page saying what is wrong", () => {
   const cases: [label: string, dir: () => string, port: number, expected: RegExp[]][] = [
     [
       "a name platform does not export (used)",
@@ -106,14 +106,40 @@ describe("failures before Ready: platform dev exits 1 saying what is wrong", () 
       8904,
       [/The project threw while its module was loading/, /SyntaxError/, /src\/index\.ts:1:\d+/],
     ],
-    ["a folder that does not exist", () => path.join(work, "no-such-folder"), 8905, [/no folder .*no-such-folder/i]],
   ];
   it.each(cases)("%s", async (_label, dir, port, expected) => {
-    const result = await runCli(["dev", dir(), "--port", String(port)], { timeoutMs: 90_000 });
+    const folder = dir();
+    const dev = await startDev([folder, "--port", String(port)]);
+    try {
+      const output = dev.output();
+      expect(output).toMatch(/The project does not run: /);
+      for (const pattern of expected) expect(output).toMatch(pattern);
+      expect(output).not.toMatch(/workerd binary or your configuration/);
+      // The project's address says the same: a page for a browser, the platform's JSON error for anything else.
+      const page = await fetch(dev.url, { headers: { accept: "text/html" } });
+      expect(page.status).toBe(503);
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(page.headers.get("cache-control")).toBe("no-store");
+      const html = await page.text();
+      expect(html).toContain("The project does not run");
+      expect(html).not.toMatch(/<script/);
+      const api = await fetch(`${dev.url}/api/anything`);
+      expect(api.status).toBe(503);
+      const body = (await api.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("build_failed");
+      for (const pattern of expected) expect(body.error.message).toMatch(pattern);
+      // The console and the API run meanwhile.
+      const { apiUrl } = devSession(folder);
+      expect((await fetch(`${apiUrl}/health`)).status).toBe(200);
+      expect((await fetch(`${apiUrl}/console/`)).status).toBe(200);
+    } finally {
+      expect((await dev.stop()).code).toBe(0);
+    }
+  });
+
+  it("a folder that does not exist: exits 1 saying so", async () => {
+    const result = await runCli(["dev", path.join(work, "no-such-folder"), "--port", "8905"], { timeoutMs: 90_000 });
     expect(result.code, result.stdout + result.stderr).toBe(1);
-    const output = result.stdout + result.stderr;
-    for (const pattern of expected) expect(output).toMatch(pattern);
-    expect(output).not.toMatch(/workerd binary or your configuration/);
-    expect(output).not.toMatch(/No project entry/);
+    expect(result.stdout + result.stderr).toMatch(/no folder .*no-such-folder/i);
   });
 });

@@ -237,7 +237,7 @@ it("the console shows both connections and their claimed resources (never a toke
     await form.getByLabel("Text").fill("from the console");
     await form.getByRole("button", { name: "Send" }).click();
     const output = page.locator("#test-event + .result");
-    await expect.poll(() => output.textContent(), { timeout: 15_000 }).toMatch(/provider call\(s\)|no provider calls/);
+    await expect.poll(() => output.textContent(), { timeout: 15_000 }).toMatch(/provider calls?[: ]|no provider calls/);
     const text = (await output.textContent())!;
     expect(text).toContain('Sent a signed command /hello "from the console" from server "Test Server"');
     expect(text).toContain('You said \\"from the console\\"');

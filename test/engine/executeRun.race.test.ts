@@ -21,6 +21,7 @@ function laggingView(store: WorkflowEventStore, keep: (length: number) => number
     },
     append: (events) => store.append(events),
     createRunIfNoActive: (created) => store.createRunIfNoActive(created),
+    latestRunOf: (workflowId) => store.latestRunOf(workflowId),
   };
 }
 

@@ -1,5 +1,5 @@
 import { CHAT_EVENT_KINDS, CHAT_PROXY_ROUTES } from "../chatServerEvents.ts";
-import type { PluginDescriptor } from "../pluginDescriptor.ts";
+import { optional, required, type PluginDescriptor } from "../pluginDescriptor.ts";
 
 /** The chat-server bot: installed per server; slash commands, events, components and modals; `chatserver.*` in user code. */
 export const chatServerPlugin = {
@@ -13,14 +13,8 @@ export const chatServerPlugin = {
     commandKind: "command",
     // A click on a button or a choice in a select of a message the bot posted; a submit of a modal it opened.
     parameters: {
-      component: [
-        { name: "customId", required: true },
-        { name: "values", required: false },
-      ],
-      modal: [
-        { name: "customId", required: true },
-        { name: "fields", required: false },
-      ],
+      component: [required("customId"), optional("values")],
+      modal: [required("customId"), optional("fields")],
     },
   },
   routes: CHAT_PROXY_ROUTES.map((route) => `/proxy/${route}` as const),

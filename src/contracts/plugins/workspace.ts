@@ -1,4 +1,4 @@
-import type { PluginDescriptor } from "../pluginDescriptor.ts";
+import { optional, required, type PluginDescriptor } from "../pluginDescriptor.ts";
 import { WORKSPACE_EVENT_KINDS, WORKSPACE_PROXY_ROUTES } from "../workspaceEvents.ts";
 
 /** The workspace-chat bot: installed per workspace, one per project; events, block actions and views; `workspace.*` in user code. */
@@ -12,14 +12,8 @@ export const workspacePlugin = {
     kinds: [...WORKSPACE_EVENT_KINDS, "action", "view"],
     // A click on a button or a choice in a select of a message the bot posted; a submit of a view it opened.
     parameters: {
-      action: [
-        { name: "actionId", required: true },
-        { name: "value", required: false },
-      ],
-      view: [
-        { name: "callbackId", required: true },
-        { name: "fields", required: false },
-      ],
+      action: [required("actionId"), optional("value")],
+      view: [required("callbackId"), optional("fields")],
     },
   },
   routes: WORKSPACE_PROXY_ROUTES.map((route) => `/proxy/${route}` as const),

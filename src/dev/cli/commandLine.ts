@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closestName } from "../../core/closestName.ts";
 
 /** A failure the CLI reports as one line and a non-zero exit code. */
 export class CliError extends Error {
@@ -41,7 +42,7 @@ export function parseCommandArgs(command: Command, argv: string[]) {
     });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (error) {
-    throw new CliError(`${(error as Error).message}. Usage: ${command.usage}`, 2);
+    throw new CliError(`${parseErrorText(command, error as Error & { code?: string })} Usage: ${command.usage}`, 2);
   }
 }
 
@@ -52,6 +53,35 @@ export function parseCommandArgs(command: Command, argv: string[]) {
 export function repeatedOption(values: Record<string, unknown>, name: string): string[] {
   const value = values[name];
   return Array.isArray(value) ? value.map(String) : typeof value === "string" ? [value] : [];
+}
+
+/** Node's parser messages in the CLI's words: which option, what is wrong with it, and the option meant when it is a typo. */
+function parseErrorText(command: Command, error: Error & { code?: string }): string {
+  const option = /'(--?[^'\s=<]+)/.exec(error.message)?.[1];
+  if (!option) return `${error.message}.`;
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const known = [...Object.keys(command.options), "help"].map((name) => `--${name}`);
+    const meant = closestName(option.startsWith("--") ? option : `-${option}`, known);
+    return `Unknown option ${option}${meant ? ` (did you mean ${meant}?)` : ""}.`;
+  }
+  if (/argument missing/.test(error.message)) return `${option} needs a value.`;
+  if (/does not take an argument/.test(error.message)) return `${option} takes no value.`;
+  return `${error.message}.`;
+}
+
+/**
+ * A word that is none of `choices` (a command, an action): a usage error (exit 2) naming the
+ * choices, or the one it most likely meant: `Unknown command "pusj" (did you mean "push"?).`
+ */
+export function unknownChoiceError(
+  what: string,
+  given: string | undefined,
+  choices: readonly string[],
+  hint = "",
+): CliError {
+  const meant = given ? closestName(given, choices) : undefined;
+  const suggestion = meant ? ` (did you mean "${meant}"?)` : `: use ${choices.join(", ")}`;
+  return new CliError(`Unknown ${what} "${given ?? ""}"${suggestion}.${hint ? ` ${hint}` : ""}`, 2);
 }
 
 export function formatHelp(command: Command): string {

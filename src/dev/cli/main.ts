@@ -1,13 +1,15 @@
 import { Socket } from "node:net";
-import { formatHelp, parseCommandArgs, CliError, type Command } from "./commandLine.ts";
+import { formatHelp, parseCommandArgs, CliError, type Command, unknownChoiceError } from "./commandLine.ts";
 import { consoleCommand } from "./commands/console.ts";
 import { devCommand } from "./commands/dev.ts";
 import { emailCommand } from "./commands/email.ts";
 import { initCommand } from "./commands/init.ts";
 import { loginCommand } from "./commands/login.ts";
+import { logsCommand } from "./commands/logs.ts";
 import { logoutCommand } from "./commands/logout.ts";
 import { pluginCommand } from "./commands/plugin.ts";
 import { pushCommand } from "./commands/push.ts";
+import { secretCommand } from "./commands/secret.ts";
 import { upCommand } from "./commands/up.ts";
 import { whoamiCommand } from "./commands/whoami.ts";
 import { workflowCommand } from "./commands/workflow.ts";
@@ -21,6 +23,8 @@ const COMMANDS: Record<string, Command> = {
   logout: logoutCommand,
   whoami: whoamiCommand,
   push: pushCommand,
+  secret: secretCommand,
+  logs: logsCommand,
   workflow: workflowCommand,
   plugin: pluginCommand,
   email: emailCommand,
@@ -56,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   const command = COMMANDS[name];
-  if (!command) throw new CliError(`Unknown command "${name}". Run \`platform --help\` for the list.`, 2);
+  if (!command) throw unknownChoiceError("command", name, Object.keys(COMMANDS), "Run `platform --help` for the list.");
   const args = parseCommandArgs(command, rest);
   if (args.values.help) {
     process.stdout.write(formatHelp(command));

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { CliError } from "./commandLine.ts";
+import { pushSlugFor } from "./deploy/pushSlug.ts";
 import { projectSlugFor } from "./dev/projectSlugFor.ts";
 import { readDevSession, stateDirFor } from "./dev/devState.ts";
 import { credentialsPath, normalizeApiUrl, readCredentials } from "./credentials/credentialsFile.ts";
@@ -65,6 +66,30 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
     );
   }
   return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
+}
+
+/**
+ * The deployed project a command acts on, as `platform push` names it: the
+ * API of `--api URL` (else $PLATFORM_API_URL, else the last `platform
+ * login`) with its CLI token, and the slug `--slug` (else the one `push`
+ * derives from `--dir`, default the current directory). `instead` says what
+ * to do when no platform is named (e.g. where `platform dev` reads the same).
+ */
+export function resolvePushedTarget(
+  values: Record<string, string | boolean | undefined>,
+  instead: string,
+): PlatformTarget {
+  if (values.slug !== undefined && values.dir !== undefined)
+    throw new CliError("Name the project by --dir or by --slug, not both.", 2);
+  if (values.slug === "") throw new CliError("--slug must not be empty.", 2);
+  const api = resolvePlatformApi(values.api as string | undefined);
+  if (!api) throw new CliError(`Which platform? Pass --api URL or run \`platform login --api URL\` first. ${instead}`);
+  if (!api.token)
+    throw new CliError(
+      `Not logged in to ${api.apiUrl}: run \`platform login --api ${api.apiUrl}\` (or set $PLATFORM_TOKEN).`,
+    );
+  const slug = pushSlugFor(path.resolve((values.dir as string | undefined) ?? "."), values.slug as string | undefined);
+  return { apiUrl: api.apiUrl, token: api.token, slug };
 }
 
 /** The API worker's JSON answer; `{}` when the body is not JSON. */

@@ -4,11 +4,13 @@ import type { DevApiEnv } from "./devApiEnv.ts";
 import { showLocalChat } from "./localChat.ts";
 import { listOutbox, showOutboxEmail } from "./localOutbox.ts";
 import { linkLocalProject } from "./localProjectRoute.ts";
+import { putLocalSourceMap } from "./localSourceMapRoute.ts";
 import { sendPluginTestEvent } from "./pluginTestEvents.ts";
 
 // The same actor classes as the deployed API worker: plugin workers bind them with script_name = "platform-api".
 export { RateLimiter } from "../../objects/RateLimiter.ts";
 export { SessionCode } from "../../objects/SessionCode.ts";
+export { ProjectLog } from "../../workers/api/projectLogs/ProjectLog.ts";
 
 /**
  * The API worker `platform dev` runs (src/dev/cli/dev/buildPlatformWorkers.ts):
@@ -22,6 +24,7 @@ export default createApiWorker<DevApiEnv>({
       .post("/projects/:slug/plugins/:plugin/test-events", withCliUser, sendPluginTestEvent)
       .get("/projects/:slug/plugins/:plugin/chat", withCliUser, showLocalChat)
       .put("/projects/:slug/local", withCliUser, linkLocalProject)
+      .put("/projects/:slug/source-map", withCliUser, putLocalSourceMap)
       .get("/projects/:slug/outbox", withCliUser, listOutbox)
       .get("/projects/:slug/outbox/:id", withCliUser, showOutboxEmail),
 });

@@ -1,10 +1,9 @@
 import { PlatformError } from "../../core/errors.ts";
 import { requireOwnedProject } from "../../workers/api/projectRoutes.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
-import { listProjectResources } from "../../workers/db/resourceClaims.ts";
 import type { ChatView } from "../fakes/chatView.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
-import { callFake, fakeBinding, newestResource, testEventPlugin } from "./pluginTestEvents.ts";
+import { callFake, localInstall, testEventPlugin } from "./pluginTestEvents.ts";
 
 /**
  * `GET /projects/:slug/plugins/:plugin/chat` (CLI token, project ownership;
@@ -22,18 +21,12 @@ import { callFake, fakeBinding, newestResource, testEventPlugin } from "./plugin
 export async function showLocalChat(request: CliRequest, env: DevApiEnv): Promise<Response> {
   const { id: plugin } = testEventPlugin(request.params.plugin);
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const fake = env[fakeBinding(plugin)];
-  if (!fake)
-    throw new PlatformError(
-      "not_found",
-      "The chat window shows the local fake providers: it works with `platform dev` only.",
-    );
-  const resource = newestResource(await listProjectResources(env.DB, project.id, plugin));
-  if (!resource)
-    throw new PlatformError(
-      "conflict",
-      `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`,
-    );
+  const { fake, resource } = await localInstall(
+    env,
+    project,
+    plugin,
+    "The chat window shows the local fake providers: it works with `platform dev` only.",
+  );
   const { status, body } = await callFake(
     fake,
     plugin,

@@ -51,16 +51,9 @@ async function askFake<T>(fake: Fetcher, path: string): Promise<{ status: number
   return { status: 200, body: (await response.json()) as T };
 }
 
-function outboxEmail(email: FakeEmail): OutboxEmail {
-  return {
-    id: email.id,
-    from: email.from,
-    to: email.to,
-    subject: email.subject,
-    html: email.html ?? "",
-    text: email.text ?? null,
-    sentAt: email.at,
-  };
+/** The outbox's view of an email: a text-only one has html "", and `at` is `sentAt`. */
+function outboxEmail({ id, from, to, subject, html, text, at }: FakeEmail): OutboxEmail {
+  return { id, from, to, subject, html: html ?? "", text: text ?? null, sentAt: at };
 }
 
 function senderOf(slug: string, domain: string): string {

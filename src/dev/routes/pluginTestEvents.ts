@@ -229,8 +229,30 @@ export function parseTestEventRequest(plugin: TestEventPlugin, body: Record<stri
 }
 
 /** The project's newest claimed resource of this plugin (what an install claimed last). */
-export function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
+function newestResource(resources: ResourceRow[]): ResourceRow | undefined {
   return [...resources].sort((a, b) => b.created_at - a.created_at || b.id - a.id)[0];
+}
+
+/**
+ * What a dev route about a project's chat needs: the plugin's local fake
+ * provider (`notUnderDev`, 404, when there is none) and the server or
+ * workspace the project claimed last (409 when it has not installed yet).
+ */
+export async function localInstall(
+  env: DevApiEnv,
+  project: ProjectRow,
+  plugin: TestEventPlugin,
+  notUnderDev: string,
+): Promise<{ fake: Fetcher; resource: ResourceRow }> {
+  const fake = env[fakeBinding(plugin)];
+  if (!fake) throw new PlatformError("not_found", notUnderDev);
+  const resource = newestResource(await listProjectResources(env.DB, project.id, plugin));
+  if (!resource)
+    throw new PlatformError(
+      "conflict",
+      `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`,
+    );
+  return { fake, resource };
 }
 
 export async function callFake(
@@ -455,19 +477,12 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
   const { id: plugin } = testEventPlugin(request.params.plugin);
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const event = parseTestEventRequest(plugin, await readJsonObject(request, BODY_LIMIT_BYTES));
-  const fake = env[fakeBinding(plugin)];
-  if (!fake)
-    throw new PlatformError(
-      "not_found",
-      "Test events need the local fake providers: they work with `platform dev` only.",
-    );
-  const resource = newestResource(await listProjectResources(env.DB, project.id, plugin));
-  if (!resource) {
-    throw new PlatformError(
-      "conflict",
-      `Project "${project.slug}" has no ${plugin} install yet: run \`platform plugin install ${plugin}\` first.`,
-    );
-  }
+  const { fake, resource } = await localInstall(
+    env,
+    project,
+    plugin,
+    "Test events need the local fake providers: they work with `platform dev` only.",
+  );
   return Response.json(
     await sendTestEvent(
       fake,

@@ -1,5 +1,5 @@
 /**
- * The chat server's part of the shared install flow (shared/oauthInstall.ts):
+ * The chat server's part of the shared install flow (kit/oauthInstall.ts):
  * consent asks for `bot applications.commands`; the code is exchanged with
  * client_secret_basic; the server the token answer names (`guild`,
  * authoritative; the callback's guild_id is only a hint) is claimed as
@@ -7,7 +7,8 @@
  */
 import { PlatformError } from "../../core/errors.ts";
 import { basicAuthorization } from "../../core/web/basicAuthorization.ts";
-import { oauthInstall, type InstallGrant } from "../kit/oauthInstall.ts";
+import { chatServerPlugin } from "../../contracts/plugins/chatserver.ts";
+import { oauthInstall, rotationOf, type InstallGrant } from "../kit/oauthInstall.ts";
 import { readDeployedManifest } from "../../workers/db/deployedManifests.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
@@ -62,22 +63,21 @@ async function exchangeCode(env: ChatServerEnv, code: string, redirectUri: strin
     externalResourceId: guildId,
     displayName: typeof answer.guild?.name === "string" ? answer.guild.name : guildId,
     accessToken: answer.access_token,
-    refreshToken: typeof answer.refresh_token === "string" ? answer.refresh_token : null,
-    expiresIn: typeof answer.expires_in === "number" ? answer.expires_in : null,
+    ...rotationOf(answer),
   };
 }
 
 export const chatServerInstall = oauthInstall<ChatServerEnv>({
-  pluginId: PLUGIN_ID,
-  resourceType: RESOURCE_TYPE,
-  pluginName: "the chat-server plugin",
+  plugin: chatServerPlugin,
   providerName: "the chat server",
   resourceLabel: "Chat server",
-  requiredSettings: ["CHATSERVER_CLIENT_ID", "CHATSERVER_CLIENT_SECRET", "STATE_SECRET"],
-  publicUrl: (env) => env.CHATSERVER_PUBLIC_URL,
+  settings: {
+    clientId: "CHATSERVER_CLIENT_ID",
+    clientSecret: "CHATSERVER_CLIENT_SECRET",
+    publicUrl: "CHATSERVER_PUBLIC_URL",
+  },
   authorizeUrl: (env) => new URL(origin(env) + "/oauth2/authorize"),
   authorizeParams: (env) => ({
-    client_id: env.CHATSERVER_CLIENT_ID,
     scope: "bot applications.commands",
     permissions: env.CHATSERVER_PERMISSIONS ?? DEFAULT_BOT_PERMISSIONS,
     integration_type: "0",

@@ -8,9 +8,7 @@
  * handler up to the answer budget (interactionAck.ts). A handler that answers
  * in time answers through the callback endpoint and the webhook says 202; a
  * slower one gets a deferred answer inline and keeps running after it. A
- * dispatch that fails is told to the user, privately where the chat server
- * allows it: an ephemeral message (or, for a command already deferred, its
- * "thinking…" message replaced).
+ * dispatch that fails is told to the user (interactionFailure.ts).
  */
 import { PlatformError } from "../../core/errors.ts";
 import {
@@ -26,18 +24,10 @@ import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
 import { deliverDispatch, type DeliveryFailure } from "../kit/deliverDispatch.ts";
-import { callChatServer } from "./chatServerApi.ts";
 import { addressedTo, str, userOf } from "./dispatchAddress.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
-import {
-  CALLBACK,
-  claimFirstAnswer,
-  claimFirstReply,
-  deferredAnswer,
-  EPHEMERAL,
-  hasPlaceholder,
-  withinBudget,
-} from "./interactionAck.ts";
+import { claimFirstAnswer, deferredAnswer, withinBudget } from "./interactionAck.ts";
+import { failureAnswer, tellFailure } from "./interactionFailure.ts";
 import { sealReplyToken, type InteractionKind } from "./replyToken.ts";
 
 /** Interaction types (Discord's) the plugin dispatches. */
@@ -105,44 +95,29 @@ function parseInteraction(body: Record<string, unknown>): ReceivedInteraction {
   const user = rawUser && str(rawUser.id) ? userOf(rawUser) : undefined;
   const common = { guildId, channelId: str(body.channel_id) ?? null, locale: str(body.locale) ?? null };
   const message = interactionMessage(body.message);
+  const received = { kind, id, token, guildId, user };
   if (kind === "command") {
     const name = str(data.name);
     if (!name) throw new PlatformError("invalid_input", "An application command needs data.name.");
     const options = Array.isArray(data.options) ? data.options : [];
-    return { kind, id, token, guildId, name, messageId: null, user, event: { id, name, options, ...common } };
+    return { ...received, name, messageId: null, event: { id, name, options, ...common } };
   }
   const customId = customIdOf(data);
   if (kind === "component") {
     if (!message) throw new PlatformError("invalid_input", "A component interaction needs the message it came from.");
     const values = Array.isArray(data.values) ? data.values.filter((v): v is string => typeof v === "string") : [];
-    return {
-      kind,
+    const event: ChatComponentDispatchEvent = {
       id,
-      token,
-      guildId,
-      name: customId,
-      messageId: message.id,
-      user,
-      event: {
-        id,
-        customId,
-        componentType: data.component_type === WIRE.button ? "button" : "select",
-        values,
-        message,
-        ...common,
-      },
+      customId,
+      componentType: data.component_type === WIRE.button ? "button" : "select",
+      values,
+      message,
+      ...common,
     };
+    return { ...received, name: customId, messageId: message.id, event };
   }
-  return {
-    kind,
-    id,
-    token,
-    guildId,
-    name: customId,
-    messageId: message?.id ?? null,
-    user,
-    event: { id, customId, fields: modalFieldsFromWire(data.components), message, ...common },
-  };
+  const event = { id, customId, fields: modalFieldsFromWire(data.components), message, ...common };
+  return { ...received, name: customId, messageId: message?.id ?? null, event };
 }
 
 export async function handleInteraction(
@@ -178,13 +153,8 @@ export async function handleInteraction(
   if (!settled) ctx.waitUntil(delivery.then((failure) => failure && tellFailure(env, interaction, failure)));
 
   if (await claimFirstAnswer(env, id)) {
-    if (!settled?.value) return deferred;
-    // The handler failed in time: the user hears why, privately.
-    await claimFirstReply(env, id);
-    return Response.json({
-      type: CALLBACK.message,
-      data: { content: failureText(interaction, settled.value), flags: EPHEMERAL, allowed_mentions: { parse: [] } },
-    });
+    // A handler that failed in time: the user hears why, privately.
+    return settled?.value ? failureAnswer(env, interaction, settled.value) : deferred;
   }
   // The handler answered through the callback endpoint; Discord takes 202 with no body for that.
   if (settled?.value) ctx.waitUntil(tellFailure(env, interaction, settled.value));
@@ -198,39 +168,4 @@ function dispatch(
   payload: PluginDispatch,
 ): Promise<DeliveryFailure | null> {
   return deliverDispatch(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
-}
-
-function failureText(interaction: ReceivedInteraction, failure: DeliveryFailure): string {
-  if (failure.status !== 404) return `Sorry, this ${what(interaction)} failed in the project.`;
-  return interaction.kind === "command"
-    ? `This server's project does not handle /${interaction.name} (yet).`
-    : `This server's project does not handle this ${what(interaction)} (yet).`;
-}
-
-function what(interaction: ReceivedInteraction): string {
-  if (interaction.kind === "command") return "command";
-  if (interaction.kind === "modal") return "form";
-  return (interaction.event as ChatComponentDispatchEvent).componentType;
-}
-
-/**
- * A failed dispatch after the first answer was given: a command's
- * "thinking…" message (not yet replaced by a reply) says so; otherwise an
- * ephemeral followup does.
- */
-async function tellFailure(env: ChatServerEnv, interaction: ReceivedInteraction, failure: DeliveryFailure) {
-  const webhook = `/webhooks/${env.CHATSERVER_APPLICATION_ID}/${interaction.token}`;
-  const content = failureText(interaction, failure);
-  const replacePlaceholder =
-    hasPlaceholder(interaction.kind, interaction.messageId) && (await claimFirstReply(env, interaction.id));
-  await (replacePlaceholder
-    ? callChatServer(
-        env,
-        "PATCH",
-        `${webhook}/messages/@original`,
-        { content, allowed_mentions: { parse: [] } },
-        "none",
-      )
-    : callChatServer(env, "POST", webhook, { content, flags: EPHEMERAL, allowed_mentions: { parse: [] } }, "none")
-  ).catch(() => {});
 }

@@ -16,13 +16,9 @@ import { cookieValue, serializeCookie } from "../../core/web/cookies.ts";
 import { PlatformError, httpStatusFor } from "../../core/errors.ts";
 import { andList } from "../../core/wordList.ts";
 import { upsertConnection } from "../../workers/db/connectionsStore.ts";
+import type { InstallablePlugin } from "../../contracts/pluginRegistry.ts";
 import { findProjectById, type ProjectRow } from "../../workers/db/projectsTable.ts";
-import {
-  ALREADY_CONNECTED_MESSAGE,
-  claimResource,
-  releaseOtherResources,
-  type ResourceType,
-} from "../../workers/db/resourceClaims.ts";
+import { ALREADY_CONNECTED_MESSAGE, claimResource, releaseOtherResources } from "../../workers/db/resourceClaims.ts";
 import { installPage } from "./installPage.ts";
 import { signOAuthState, verifyOAuthState } from "./oauthState.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
@@ -40,19 +36,35 @@ export interface InstallGrant {
   metadata?: Record<string, unknown>;
 }
 
+/**
+ * The token fields of a provider's OAuth token answer (RFC 6749 §5.1) a
+ * connection keeps besides the access token: the refresh token and the
+ * access token's lifetime, when the provider rotates tokens; else null.
+ */
+export function rotationOf(answer: object): Pick<InstallGrant, "refreshToken" | "expiresIn"> {
+  const { refresh_token, expires_in } = answer as { refresh_token?: unknown; expires_in?: unknown };
+  return {
+    refreshToken: typeof refresh_token === "string" ? refresh_token : null,
+    expiresIn: typeof expires_in === "number" ? expires_in : null,
+  };
+}
+
+type SettingName<Env> = keyof Env & string;
+
 export interface OAuthInstallProvider<Env extends PluginEnv> {
-  pluginId: string;
-  resourceType: ResourceType;
-  /** How pages name the plugin ("the chat-server plugin") and the provider ("the chat server", "Slack"). */
-  pluginName: string;
+  /** The plugin's descriptor: its id, the resource an install claims, and how pages name it ("the chat-server plugin"). */
+  plugin: InstallablePlugin;
+  /** How pages name the provider ("the chat server", "Slack"). */
   providerName: string;
   /** Page titles: "<resourceLabel> connected", "<resourceLabel> already connected". */
   resourceLabel: string;
-  /** The settings (vars, secrets) the install needs; without them /install refuses before using the link. */
-  requiredSettings: readonly (keyof Env & string)[];
-  /** This worker's configured public origin; default: the request's. */
-  publicUrl(env: Env): string | undefined;
-  /** The provider's consent page and its query (the flow adds `redirect_uri` and `state`). */
+  /**
+   * The names of the settings (vars, secrets) the install reads: the provider's OAuth client (`clientId`, sent
+   * as `client_id`, and `clientSecret`), which it needs with `STATE_SECRET` (it signs the state; without them
+   * /install refuses before using the link); and `publicUrl`, this worker's public origin (default: the request's).
+   */
+  settings: { clientId: SettingName<Env>; clientSecret: SettingName<Env>; publicUrl: SettingName<Env> };
+  /** The provider's consent page and its query (the flow adds `client_id`, `redirect_uri` and `state`). */
   authorizeUrl(env: Env): URL;
   authorizeParams(env: Env): Record<string, string>;
   /** Throws `upstream_error` (a 502 page) when the provider refuses the code or its answer names no resource. */
@@ -73,10 +85,15 @@ const COOKIE_PATH = "/oauth/callback";
 const COOKIE_MAX_AGE_SECONDS = 600;
 
 export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvider<Env>): OAuthInstall<Env> {
-  const cookie = `platform_${provider.pluginId}_install`;
-  const again = `Run \`platform plugin install ${provider.pluginId}\` again.`;
-  const redirectUri = (env: Env, request: Request) =>
-    `${(provider.publicUrl(env) || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
+  const { id: pluginId, title } = provider.plugin;
+  const { resourceType } = provider.plugin.install;
+  const pluginName = `the ${title} plugin`;
+  const cookie = `platform_${pluginId}_install`;
+  const again = `Run \`platform plugin install ${pluginId}\` again.`;
+  const redirectUri = (env: Env, request: Request) => {
+    const publicUrl = env[provider.settings.publicUrl] as string | undefined;
+    return `${(publicUrl || new URL(request.url).origin).replace(/\/+$/, "")}${COOKIE_PATH}`;
+  };
   const clearCookie = {
     "set-cookie": serializeCookie(cookie, "", { path: COOKIE_PATH, maxAge: 0, sameSite: "Lax", secure: false }),
   };
@@ -86,7 +103,7 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
     try {
       return await run();
     } catch (error) {
-      if (!(error instanceof PlatformError)) console.error(`${provider.pluginId} plugin: install failed`, error);
+      if (!(error instanceof PlatformError)) console.error(`${pluginId} plugin: install failed`, error);
       const status =
         error instanceof PlatformError ? (error.code === "upstream_error" ? 502 : httpStatusFor(error.code)) : 500;
       const message = error instanceof PlatformError ? error.message : "Internal error.";
@@ -95,22 +112,28 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
   }
 
   async function begin(request: Request, env: Env): Promise<Response> {
-    const missing = provider.requiredSettings.filter((name) => !env[name]);
+    const { clientId, clientSecret } = provider.settings;
+    const missing = [clientId, clientSecret, "STATE_SECRET" as const].filter((name) => !env[name]);
     if (missing.length) {
-      const message = `${provider.pluginName} is not configured on this platform (${andList(missing)} ${missing.length > 1 ? "are" : "is"} required).`;
+      const message = `${pluginName} is not configured on this platform (${andList(missing)} ${missing.length > 1 ? "are" : "is"} required).`;
       return installPage(503, "Install unavailable", message[0]!.toUpperCase() + message.slice(1));
     }
-    const consumed = await consumeSessionCode(env, new URL(request.url).searchParams.get("code"), provider.pluginId);
+    const consumed = await consumeSessionCode(env, new URL(request.url).searchParams.get("code"), pluginId);
     if (!consumed.ok) {
       const status = consumed.reason === "unknown" ? 404 : consumed.reason === "wrong_plugin" ? 400 : 410;
       return installPage(status, "Install link refused", SESSION_CODE_REFUSALS[consumed.reason]);
     }
     const { state, claims } = await signOAuthState(env.STATE_SECRET, {
       projectId: consumed.projectId,
-      pluginId: provider.pluginId,
+      pluginId,
     });
     const location = provider.authorizeUrl(env);
-    const params = { ...provider.authorizeParams(env), redirect_uri: redirectUri(env, request), state };
+    const params = {
+      client_id: env[provider.settings.clientId] as string,
+      ...provider.authorizeParams(env),
+      redirect_uri: redirectUri(env, request),
+      state,
+    };
     for (const [name, value] of Object.entries(params)) location.searchParams.set(name, value);
     const secure = new URL(request.url).protocol === "https:";
     return new Response(null, {
@@ -131,7 +154,7 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
 
   async function complete(request: Request, env: Env): Promise<Response> {
     const query = new URL(request.url).searchParams;
-    const checked = await verifyOAuthState(env.STATE_SECRET, query.get("state"), provider.pluginId);
+    const checked = await verifyOAuthState(env.STATE_SECRET, query.get("state"), pluginId);
     if (!checked.ok) {
       const why =
         checked.reason === "expired"
@@ -169,8 +192,8 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
     const grant = await provider.exchangeCode(env, code, redirectUri(env, request));
     try {
       await claimResource(env.DB, {
-        pluginId: provider.pluginId,
-        resourceType: provider.resourceType,
+        pluginId,
+        resourceType,
         projectId: project.id,
         externalResourceId: grant.externalResourceId,
         displayName: grant.displayName,
@@ -178,22 +201,16 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       });
     } catch (claimError) {
       if (claimError instanceof PlatformError && claimError.code === "conflict") {
-        const message = `${grant.displayName} (${grant.externalResourceId}): ${ALREADY_CONNECTED_MESSAGE} To move it here, run \`platform plugin uninstall ${provider.pluginId}\` in the project that holds it, then install again.`;
+        const message = `${grant.displayName} (${grant.externalResourceId}): ${ALREADY_CONNECTED_MESSAGE} To move it here, run \`platform plugin uninstall ${pluginId}\` in the project that holds it, then install again.`;
         return installPage(409, `${provider.resourceLabel} already connected`, message, clearCookie);
       }
       throw claimError;
     }
     if (provider.oneResourcePerProject) {
-      await releaseOtherResources(
-        env.DB,
-        provider.pluginId,
-        provider.resourceType,
-        project.id,
-        grant.externalResourceId,
-      );
+      await releaseOtherResources(env.DB, pluginId, resourceType, project.id, grant.externalResourceId);
     }
     await upsertConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, {
-      pluginId: provider.pluginId,
+      pluginId,
       projectId: project.id,
       externalUserId: grant.externalResourceId,
       accessToken: grant.accessToken,

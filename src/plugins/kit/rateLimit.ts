@@ -1,12 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
-import {
-  accountLimitError,
-  accountRateLimiter,
-  accountTake,
-  projectTake,
-  refusedAccountLimit,
-} from "../../objects/accountRateLimits.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
+import { takeProjectRates } from "../../workers/quota/takeProjectRates.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
 
 /**
@@ -45,19 +39,18 @@ export async function takeRateLimit(
 ): Promise<void> {
   const buckets = requested.filter((bucket) => project.private !== 1 || !RATE_BUCKETS[bucket].exemptWhenPrivate);
   if (buckets.length === 0) return;
-  const takes = buckets.map((bucket) =>
-    projectTake(project, bucket, RATE_BUCKETS[bucket].limit, RATE_BUCKETS[bucket].windowMS),
+  const refusal = await takeProjectRates(
+    env.RATE_LIMITER,
+    project,
+    buckets.map((bucket) => ({ bucket, ...RATE_BUCKETS[bucket] })),
+    buckets.includes("email") ? "email" : null,
+    ({ bucket, limit, windowMS, what }, retryAfterSeconds) =>
+      new PlatformError(
+        "rate_limited",
+        `Rate limit reached: a project may make ${limit} ${what} per ${perWindow(windowMS)}. Retry in ${retryAfterSeconds} s.`,
+        { retryAfterSeconds, bucket, scope: "project" },
+      ),
+    now,
   );
-  if (buckets.includes("email")) takes.push(accountTake("email"));
-  const decision = await accountRateLimiter(env.RATE_LIMITER, project).takeAll(takes, now);
-  if (decision.allowed) return;
-  const account = refusedAccountLimit(decision.bucket);
-  if (account) throw accountLimitError(account, decision.retryAfterSeconds);
-  const bucket = buckets.find((b) => decision.bucket === projectTake(project, b, 0, 0).bucket) ?? buckets[0]!;
-  const { limit, windowMS, what } = RATE_BUCKETS[bucket];
-  throw new PlatformError(
-    "rate_limited",
-    `Rate limit reached: a project may make ${limit} ${what} per ${perWindow(windowMS)}. Retry in ${decision.retryAfterSeconds} s.`,
-    { retryAfterSeconds: decision.retryAfterSeconds, bucket, scope: "project" },
-  );
+  if (refusal) throw refusal.error;
 }

@@ -1,14 +1,15 @@
 /**
  * The workspace provider's part of the shared install flow
- * (shared/oauthInstall.ts): Slack's OAuth v2 consent for the bot scopes; the
+ * (kit/oauthInstall.ts): Slack's OAuth v2 consent for the bot scopes; the
  * code exchange's team is claimed as resource type `workspace` with the bot
  * token sealed in its metadata, and the connection keeps the refresh token
  * and expiry when the provider rotates tokens. A project holds one workspace.
  */
 import { PlatformError } from "../../core/errors.ts";
-import { oauthInstall, type InstallGrant } from "../kit/oauthInstall.ts";
+import { workspacePlugin } from "../../contracts/plugins/workspace.ts";
+import { oauthInstall, rotationOf, type InstallGrant } from "../kit/oauthInstall.ts";
 import { sealBotToken } from "./botToken.ts";
-import { DEFAULT_SCOPES, PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
+import { DEFAULT_SCOPES, type WorkspaceEnv } from "./env.ts";
 import { authorizeUrl, requestAccessToken } from "./workspaceApi.ts";
 
 async function exchangeCode(env: WorkspaceEnv, code: string, redirectUri: string): Promise<InstallGrant> {
@@ -23,8 +24,7 @@ async function exchangeCode(env: WorkspaceEnv, code: string, redirectUri: string
     externalResourceId: team.id,
     displayName: typeof team.name === "string" && team.name ? team.name : team.id,
     accessToken: botToken,
-    refreshToken: typeof answer.refresh_token === "string" ? answer.refresh_token : null,
-    expiresIn: typeof answer.expires_in === "number" ? answer.expires_in : null,
+    ...rotationOf(answer),
     metadata: {
       botToken: await sealBotToken(env, team.id, botToken),
       botUserId: typeof answer.bot_user_id === "string" ? answer.bot_user_id : undefined,
@@ -34,15 +34,12 @@ async function exchangeCode(env: WorkspaceEnv, code: string, redirectUri: string
 }
 
 export const workspaceInstall = oauthInstall<WorkspaceEnv>({
-  pluginId: PLUGIN_ID,
-  resourceType: RESOURCE_TYPE,
-  pluginName: "the workspace-chat plugin",
+  plugin: workspacePlugin,
   providerName: "Slack",
   resourceLabel: "Workspace",
-  requiredSettings: ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "STATE_SECRET"],
-  publicUrl: (env) => env.WORKSPACE_PUBLIC_URL,
+  settings: { clientId: "SLACK_CLIENT_ID", clientSecret: "SLACK_CLIENT_SECRET", publicUrl: "WORKSPACE_PUBLIC_URL" },
   authorizeUrl,
-  authorizeParams: (env) => ({ client_id: env.SLACK_CLIENT_ID, scope: env.SLACK_SCOPES || DEFAULT_SCOPES }),
+  authorizeParams: (env) => ({ scope: env.SLACK_SCOPES || DEFAULT_SCOPES }),
   exchangeCode,
   oneResourcePerProject: true,
   connectedMessage: (grant, project) =>

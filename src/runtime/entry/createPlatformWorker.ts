@@ -1,3 +1,4 @@
+import { parseCronDelivery } from "../../contracts/cronDelivery.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
@@ -58,7 +59,7 @@ async function handleInternal(
   if (prefix === "__cron" && request.method === "POST") {
     const cron = runtime.cron(decodeURIComponent(rest.slice(1)));
     if (!cron) return notFound();
-    return Response.json({ cron: cron.name, output: await cron.run(env, ctx) });
+    return Response.json({ cron: cron.name, output: await cron.run(env, ctx, parseCronDelivery(body)) });
   }
   const handler = runtime.internalRoute(prefix);
   return handler ? handler(authenticated, env, ctx, rest) : notFound();

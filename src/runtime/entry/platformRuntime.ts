@@ -1,3 +1,4 @@
+import type { CronDelivery } from "../../contracts/cronDelivery.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 
 /**
@@ -28,7 +29,10 @@ export type PublicRouteHandler = (
 export interface CronRegistration {
   name: string;
   schedule: string;
-  run: (env: PlatformEnv, ctx: ExecutionContext) => Promise<string>;
+  /** An IANA zone the schedule is read in; absent: UTC. */
+  timezone?: string;
+  /** `delivery.scheduledTime` is the minute the platform's scheduler delivers; absent when run by hand. */
+  run: (env: PlatformEnv, ctx: ExecutionContext, delivery: CronDelivery) => Promise<string>;
 }
 
 /** A capability's setup for an environment (e.g. the workflow backend bound to its actors). */
@@ -95,7 +99,9 @@ export class PlatformRuntime {
   /** What the build records about the project: registered crons plus each capability's own entry. */
   metadata(): Record<string, unknown> {
     const out: Record<string, unknown> = {
-      crons: [...this.#crons.values()].map(({ name, schedule }) => ({ name, schedule })),
+      crons: [...this.#crons.values()].map(({ name, schedule, timezone }) =>
+        timezone === undefined ? { name, schedule } : { name, schedule, timezone },
+      ),
     };
     for (const [key, contributor] of this.#metadata) out[key] = contributor();
     return out;

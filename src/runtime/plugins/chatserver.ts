@@ -22,8 +22,9 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { handlerByPrefix } from "./handlerByPrefix.ts";
-import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
+import { NoPluginHandler } from "./noPluginHandler.ts";
+import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,
@@ -68,6 +69,9 @@ interface Common {
 }
 
 /** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
+/** Where a message the bot posted or edited is. */
+type PostedMessage = { messageId: string; channelId: string };
+
 export type ChatReply = string | (ChatMessageInput & { ephemeral?: boolean });
 
 export interface ChatCommand extends Common {
@@ -200,9 +204,8 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     return { ok: true };
   }
   if (d.kind === "component") {
-    const handler = handlerByPrefix(components, name);
+    const handler = requireHandlerByPrefix(components, name, "onComponent");
     const message = messageOf(ev.message);
-    if (!handler) throw new NoPluginHandler(`This project has no onComponent handler for ${JSON.stringify(name)}.`);
     if (!message) throw new PlatformError("invalid_input", "A component dispatch needs its message.");
     await handler({
       ...common,
@@ -215,8 +218,7 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     return { ok: true };
   }
   if (d.kind === "modal") {
-    const handler = handlerByPrefix(modals, name);
-    if (!handler) throw new NoPluginHandler(`This project has no onModalSubmit handler for ${JSON.stringify(name)}.`);
+    const handler = requireHandlerByPrefix(modals, name, "onModalSubmit");
     const fields = (ev.fields && typeof ev.fields === "object" ? ev.fields : {}) as Record<string, string>;
     await handler({ ...common, customId: name, fields: { ...fields }, message: messageOf(ev.message), replyToken });
     return { ok: true };
@@ -242,14 +244,20 @@ registerPluginMetadata("chatserver", () => ({
   events: [...events.keys()],
 }));
 
-/** A reply's body: the message checked here (nothing is sent for a refused one), `ephemeral` kept. */
-function replyBody(message: ChatReply): Record<string, unknown> {
+/** A message's body (a string is its content), checked here: nothing is sent for a refused one. */
+function messageBody(message: string | ChatMessageInput, creating: boolean): ChatMessageInput {
   const input = typeof message === "string" ? { content: message } : message;
-  toChatMessageData(input, { creating: true });
-  const ephemeral = (input as { ephemeral?: unknown } | null)?.ephemeral;
+  toChatMessageData(input, { creating });
+  return { content: input.content, components: input.components };
+}
+
+/** A reply's body: its message checked, `ephemeral` kept. */
+function replyBody(message: ChatReply): Record<string, unknown> {
+  const body = messageBody(message, true);
+  const ephemeral = typeof message === "string" ? undefined : (message as { ephemeral?: unknown }).ephemeral;
   if (ephemeral !== undefined && typeof ephemeral !== "boolean")
     throw new PlatformError("invalid_input", "ephemeral must be true or false.");
-  return { content: input.content, components: input.components, ...(ephemeral ? { ephemeral } : {}) };
+  return { ...body, ...(ephemeral ? { ephemeral } : {}) };
 }
 
 export const chatserver = {
@@ -324,13 +332,9 @@ export const chatserver = {
     interaction: ChatComponentInteraction | ChatModalSubmit,
     message: ChatMessageInput,
   ): Promise<ChatMessageAnswer> {
-    toChatMessageData(message, { creating: false });
+    const body = messageBody(message, false);
     const { token, env } = replyTokenOf(interaction, "update");
-    return pluginCall(env, "chatserver", "/proxy/update", {
-      replyToken: token,
-      content: message.content,
-      components: message.components,
-    });
+    return pluginCall(env, "chatserver", "/proxy/update", { replyToken: token, ...body });
   },
 
   /**
@@ -344,35 +348,22 @@ export const chatserver = {
   },
 
   /** Posts in a channel of a server connected to this project: text, or `{ content, components }`. */
-  async sendMessage(
-    channelId: string,
-    message: string | ChatMessageInput,
-  ): Promise<{ messageId: string; channelId: string }> {
-    const input = typeof message === "string" ? { content: message } : message;
-    toChatMessageData(input, { creating: true });
-    const body = {
+  async sendMessage(channelId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
+    const body = messageBody(message, true);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", {
       channelId: requireChatId(channelId, "channelId"),
-      content: input.content,
-      components: input.components,
-    };
-    return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", body);
+      ...body,
+    });
   },
 
   /** Edits a message the bot posted: its text, its components, or both. */
-  async editMessage(
-    channelId: string,
-    messageId: string,
-    message: string | ChatMessageInput,
-  ): Promise<{ messageId: string; channelId: string }> {
-    const input = typeof message === "string" ? { content: message } : message;
-    toChatMessageData(input, { creating: false });
-    const body = {
+  async editMessage(channelId: string, messageId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
+    const body = messageBody(message, false);
+    return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", {
       channelId: requireChatId(channelId, "channelId"),
       messageId: requireChatId(messageId, "messageId"),
-      content: input.content,
-      components: input.components,
-    };
-    return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", body);
+      ...body,
+    });
   },
 };
 

@@ -1,3 +1,5 @@
+import { NoPluginHandler } from "./noPluginHandler.ts";
+
 /**
  * How an interaction finds its handler (`chatserver.onComponent`,
  * `onModalSubmit`, `workspace.onAction`, `onViewSubmission`): the handler
@@ -13,4 +15,11 @@ export function handlerByPrefix<H>(handlers: ReadonlyMap<string, H>, id: string)
     if (!best || name.length > best.name.length) best = { name, handler };
   }
   return best?.handler;
+}
+
+/** `handlerByPrefix`, or `NoPluginHandler` (404) naming the call that registers one: `onAction`. */
+export function requireHandlerByPrefix<H>(handlers: ReadonlyMap<string, H>, id: string, registeredBy: string): H {
+  const handler = handlerByPrefix(handlers, id);
+  if (!handler) throw new NoPluginHandler(`This project has no ${registeredBy} handler for ${JSON.stringify(id)}.`);
+  return handler;
 }

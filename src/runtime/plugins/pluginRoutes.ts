@@ -1,6 +1,7 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
+import { NoPluginHandler } from "./noPluginHandler.ts";
 
 /**
  * The project side of plugin dispatch. A plugin worker POSTs to
@@ -22,17 +23,6 @@ export type PluginHandler = (context: PluginRequestContext) => Promise<unknown> 
 
 const handlers = new Map<string, PluginHandler>();
 const metadataContributors = new Map<string, () => unknown>();
-
-/**
- * Thrown by a plugin module when the project registered no handler for what
- * was dispatched (e.g. an unknown command): answered 404 `not_found` with
- * `handled: 0`, so it is told apart from a handler that threw.
- */
-export class NoPluginHandler extends PlatformError {
-  constructor(message: string) {
-    super("not_found", message);
-  }
-}
 
 /**
  * What a dispatch came to, kept (last `OUTCOMES_KEPT`) only under `platform

@@ -2,7 +2,7 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { NoPluginHandler, registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   requireWorkspaceText,
   WORKSPACE_CHANNEL_ID,
@@ -16,7 +16,7 @@ import {
   type WorkspaceViewSubmission,
 } from "../../contracts/workspaceEvents.ts";
 import { requireBlocks, requireView } from "../../contracts/workspaceBlocks.ts";
-import { handlerByPrefix } from "./handlerByPrefix.ts";
+import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 
 /**
  * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
@@ -105,16 +105,12 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
     ctx,
   };
   if (kind === "action") {
-    const handler = handlerByPrefix(actions, dispatch.name);
-    if (!handler)
-      throw new NoPluginHandler(`This project has no onAction handler for ${JSON.stringify(dispatch.name)}.`);
+    const handler = requireHandlerByPrefix(actions, dispatch.name, "onAction");
     await handler(dispatch.event as WorkspaceAction, context);
     return { ok: true };
   }
   if (kind === "view") {
-    const handler = handlerByPrefix(views, dispatch.name);
-    if (!handler)
-      throw new NoPluginHandler(`This project has no onViewSubmission handler for ${JSON.stringify(dispatch.name)}.`);
+    const handler = requireHandlerByPrefix(views, dispatch.name, "onViewSubmission");
     await handler(dispatch.event as WorkspaceViewSubmission, context);
     return { ok: true };
   }
@@ -169,20 +165,18 @@ function messageBody(text: string, options: WorkspaceMessageOptions): Record<str
   };
 }
 
-/** A text call about one message: edit it (`ts`) or reply in its thread (`threadTs`). */
-function callOnMessage(
-  path: PluginRoute<"workspace">,
-  channel: string,
-  key: "ts" | "threadTs",
-  ts: string,
-  text: string,
-  options: WorkspaceMessageOptions,
-): Promise<PostedMessage> {
-  return call(
-    path,
-    { channel: requireChannel(channel), [key]: requireTs(ts, key), ...messageBody(text, options) },
-    options,
-  );
+/**
+ * A text call about the message `ts` in `channel`: edit it, or reply in its
+ * thread; `key` is what the route calls the message (`ts`, `threadTs`).
+ */
+function textOnMessage(path: PluginRoute<"workspace">, key: "ts" | "threadTs") {
+  return async (
+    channel: string,
+    ts: string,
+    text: string,
+    options: WorkspaceMessageOptions = {},
+  ): Promise<PostedMessage> =>
+    call(path, { channel: requireChannel(channel), [key]: requireTs(ts, key), ...messageBody(text, options) }, options);
 }
 
 export const workspace = {
@@ -240,15 +234,8 @@ export const workspace = {
     return call("/proxy/send-message", { channel: requireChannel(channel), ...messageBody(text, options) }, options);
   },
 
-  /** Replaces the text (and `blocks`) of a message the bot posted. */
-  async editMessage(
-    channel: string,
-    ts: string,
-    text: string,
-    options: WorkspaceMessageOptions = {},
-  ): Promise<PostedMessage> {
-    return callOnMessage("/proxy/edit-message", channel, "ts", ts, text, options);
-  },
+  /** Replaces the text (and `blocks`) of the message `ts` the bot posted. */
+  editMessage: textOnMessage("/proxy/edit-message", "ts"),
 
   /** A message in `channel` only `user` sees (Slack's `chat.postEphemeral`), e.g. an answer to a click. */
   async sendEphemeral(
@@ -280,15 +267,8 @@ export const workspace = {
     await call("/proxy/add-reaction", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), name }, options);
   },
 
-  /** Replies in the thread of the message `threadTs` (the parent's ts); resolves `{ channel, ts }`. */
-  async threadReply(
-    channel: string,
-    threadTs: string,
-    text: string,
-    options: WorkspaceMessageOptions = {},
-  ): Promise<PostedMessage> {
-    return callOnMessage("/proxy/thread-reply", channel, "threadTs", threadTs, text, options);
-  },
+  /** Replies in the thread of the message `ts` (the parent's); resolves `{ channel, ts }`. */
+  threadReply: textOnMessage("/proxy/thread-reply", "threadTs"),
 };
 
 /** Tests: forget registered handlers. */

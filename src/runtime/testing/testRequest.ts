@@ -5,7 +5,7 @@ import { sessionRegistryFor } from "../auth/sessionRegistry.ts";
 import { createPlatformWorker, type ProjectExport } from "../entry/createPlatformWorker.ts";
 import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginRecording } from "./testRecords.ts";
-import { inTestScope, testEnv } from "./testScope.ts";
+import { inTestScope, testEnv, testEnvWith } from "./testScope.ts";
 
 /** Where a relative test request goes: a local project's address, as under `platform dev`. */
 export const TEST_ORIGIN = "http://test-project.localhost";
@@ -18,6 +18,8 @@ export interface TestRequestInit extends RequestInit {
    * refuses the email's domain, as it would at sign-in).
    */
   user?: AuthUser;
+  /** The project's variables and secrets, as `.dev.vars` would give them: `env.NAME` in its `fetch` (and `ctx.env.NAME` in the steps of runs it starts). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function testRequest(
       "testRequest takes the project's default export (an itty-router Router or an object with a fetch method).",
     );
   }
-  const { user, ...requestInit } = init;
+  const { user, env: vars, ...requestInit } = init;
   const url = typeof input === "string" && input.startsWith("/") ? new URL(input, TEST_ORIGIN) : input;
   let request = new Request(url as Request | URL | string, requestInit);
   if (user) {
@@ -74,16 +76,21 @@ export async function testRequest(
   useTestWorkflowBackend();
   const worker = createPlatformWorker(project as ProjectExport);
   const recording = createRecording();
-  const response = await inTestScope(recording, async () => {
-    const pending: Promise<unknown>[] = [];
-    const ctx = {
-      waitUntil: (promise: Promise<unknown>) => void pending.push(promise),
-      passThroughOnException: () => {},
-      props: {},
-    } as unknown as ExecutionContext;
-    const answer = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, testEnv(), ctx);
-    await Promise.allSettled(pending);
-    return answer;
-  });
+  const env = testEnvWith(vars);
+  const response = await inTestScope(
+    recording,
+    async () => {
+      const pending: Promise<unknown>[] = [];
+      const ctx = {
+        waitUntil: (promise: Promise<unknown>) => void pending.push(promise),
+        passThroughOnException: () => {},
+        props: {},
+      } as unknown as ExecutionContext;
+      const answer = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, env, ctx);
+      await Promise.allSettled(pending);
+      return answer;
+    },
+    vars,
+  );
   return Object.assign(response, { outbox: recording.outbox, calls: recording.calls, runs: recording.runs });
 }

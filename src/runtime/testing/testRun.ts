@@ -15,6 +15,8 @@ export interface DriveOptions {
   startAt: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
+  /** The project's variables its steps read as `ctx.env`. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -25,7 +27,7 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id }: DriveOptions,
+  { store, startAt, id, env }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
   let clock = startAt;
   const now = () => clock;
@@ -42,13 +44,16 @@ export async function driveRun(
   /** Executes until the run is finished or waits for an event, moving the clock over every other wait. */
   async function settle(): Promise<WorkflowRunView> {
     for (;;) {
-      const result = await inNestedTestScope(recording, () =>
-        executeRun(store, definition, runId, {
-          now,
-          budgetMS: Number.POSITIVE_INFINITY,
-          // A lost seq race cannot happen with one executor; no real pause either way.
-          sleep: async () => {},
-        }),
+      const result = await inNestedTestScope(
+        recording,
+        () =>
+          executeRun(store, definition, runId, {
+            now,
+            budgetMS: Number.POSITIVE_INFINITY,
+            // A lost seq race cannot happen with one executor; no real pause either way.
+            sleep: async () => {},
+          }),
+        env,
       );
       switch (result.status) {
         case "waiting":

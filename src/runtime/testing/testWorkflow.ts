@@ -11,6 +11,8 @@ export interface TestWorkflowOptions {
   startAt?: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
+  /** The project's variables and secrets, as `.dev.vars` would give them: its steps read them as `ctx.env.NAME`. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function testWorkflow(
     store: createMemoryEventStore(),
     startAt: options.startAt ?? Date.now(),
     id: options.id,
+    env: options.env,
   });
   if (!driven.created) throw new PlatformError("internal", "A fresh store had an active run.");
   return driven.run;

@@ -1,10 +1,13 @@
 import { PlatformError } from "../../core/errors.ts";
 import { runIndexOf } from "../../objects/runIndexClient.ts";
+import { runActorIdOf } from "../../objects/runActorIds.ts";
+import { flowKeyActorOf } from "../../objects/flowKeyClient.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
-import type { WorkflowBackend } from "../../engine/workflowApi.ts";
+import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workflowApi.ts";
+import { flowKeyOf } from "../../engine/flowControl.ts";
+import { onceRunKey } from "../../engine/createRun.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
 
-const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
 const WAIT_SLICE_MS = 20_000;
 
@@ -17,32 +20,44 @@ function randomSuffix(): string {
  * so `workflow.get(runId)` finds the run from its id alone.
  */
 export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunClient | null {
-  const match = RUN_ID.exec(runId);
-  if (!match) return null;
-  let actorId: DurableObjectId;
-  try {
-    actorId = env.WORKFLOW_RUNS.idFromString(match[1]!);
-  } catch {
-    // 64 hex digits that are not an id of this namespace (a made-up or foreign run id): no such run.
-    return null;
-  }
-  return workflowRunActor(env, actorId);
+  const actorId = runActorIdOf(env.WORKFLOW_RUNS, runId);
+  return actorId ? workflowRunActor(env, actorId) : null;
 }
 
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
   const index = createRunIndexReporter(() => runIndexOf(env));
   return {
-    async start(name, data, { id }) {
+    async start(name, data, { id, once, idempotency }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
-      const runId = `${actorId.toString()}.${randomSuffix()}`;
-      const { summary, ...started } = await workflowRunActor(env, actorId).start({
+      // A `once` run's suffix comes from its workflow id, so its actor refuses a second one.
+      const suffix = once && id !== undefined ? (await onceRunKey(id)).slice(0, 12) : randomSuffix();
+      const runId = `${actorId.toString()}.${suffix}`;
+      const input = {
         runId,
         workflowId: id ?? runId,
         name,
         data,
-      });
+        once: once === true && id !== undefined,
+        ...(idempotency ? { idempotency } : {}),
+      };
+      // A workflow with flow control starts through its key's actor, which holds the key's queue and slots.
+      const flow = getWorkflowDefinition(name)?.flow;
+      let answer: Awaited<ReturnType<WorkflowRunClient["start"]>>;
+      if (flow) {
+        if (!env.WORKFLOW_FLOW_KEYS)
+          throw new PlatformError(
+            "not_ready",
+            `Workflow "${name}" has flow control, which this deployment has no actors for yet: deploy the project again.`,
+          );
+        const key = flowKeyOf(name, flow, data);
+        answer = await flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, name, key).start({
+          ...input,
+          key,
+        });
+      } else answer = await workflowRunActor(env, actorId).start(input);
+      const { summary, ...started } = answer;
       // Listed by the time the caller hears of the run; runs started together are indexed in one call.
       if (summary) await index.report(summary);
       return started;
@@ -50,7 +65,13 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
 
     async get(runId) {
       const actor = actorForRun(env, runId);
-      return actor ? actor.get(runId) : null;
+      const view = actor ? await actor.get(runId) : null;
+      // A queued run: its key's actor says what it waits for.
+      if (view?.status !== "queued" || !view.queued || !env.WORKFLOW_FLOW_KEYS) return view;
+      const explained = await flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, view.name, view.queued.key)
+        .explain(runId)
+        .catch(() => null);
+      return explained ? { ...view, queued: explained } : view;
     },
 
     list: (query) => runIndexOf(env).list(query),

@@ -6,9 +6,13 @@ import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
+import { setStepEnvSource } from "../../engine/stepContext.ts";
+import { projectVariables } from "../entry/projectVariables.ts";
 import {
+  describeScheduledRun,
   installWorkflowBackend,
   setCronRegistrar,
+  startScheduledRun,
   workflow as registry,
   workflowDefinitions,
   type WorkflowFunction,
@@ -18,17 +22,27 @@ import {
  * The workflow capability of a project worker. Evaluated only when user code
  * imports `workflow` (or `NonRetryableError`) from `platform`; it plugs the
  * engine into the worker's runtime: the recovery cron (the engine registers
- * it on the first `workflow()` call), the internal routes, the Durable Object
- * backend for each environment the runtime is given, and build metadata.
+ * it on the first `workflow()` call) and each schedule's cron, the internal
+ * routes, the Durable Object backend for each environment the runtime is
+ * given, and build metadata.
  */
 function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
   return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);
 }
 
-setCronRegistrar((cron) =>
+setCronRegistrar(({ workflow: scheduled, ...cron }) =>
   platformRuntime.registerCron({
     ...cron,
-    run: async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)"),
+    run:
+      scheduled === undefined
+        ? async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)")
+        : async (_env, _ctx, { scheduledTime }) => {
+            // By hand (no scheduledTime): the latest tick so far, which starts nothing if it already ran.
+            return describeScheduledRun(
+              scheduled,
+              await startScheduledRun(scheduled, scheduledTime ?? workflowRunHost.clock()),
+            );
+          },
   }),
 );
 
@@ -38,6 +52,9 @@ workflowRunHost.useEnv = (env) => platformRuntime.useEnv(env as PlatformEnv);
 platformRuntime.onEnv((env) => {
   if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
 });
+
+// `ctx.env`: the project's variables in the runtime's environment (a run actor hands it over through workflowRunHost).
+setStepEnvSource(() => projectVariables(platformRuntime.env));
 
 platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
   if (!hasActors(env)) return errorResponse(new PlatformError("not_found", "This project has no workflow actors."));
@@ -51,6 +68,7 @@ platformRuntime.registerMetadata("workflows", () =>
     maxAttempts: d.maxAttempts,
     backoff: d.backoff,
     stepTimeoutMS: d.stepTimeoutMS,
+    ...(d.schedule ? { schedule: d.schedule } : {}),
   })),
 );
 

@@ -40,7 +40,7 @@ function listFilter(params: URLSearchParams) {
  * - `POST /__workflow/:runId/execute` → `{ done }`, plus `continue: true` (beyond the spec) when the
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&limit&cursor`, `GET /__workflow/runs/:runId`
- * - `POST /__workflow/start` `{ name, data, id? }` (CLI and console)
+ * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }` (CLI and console)
  * - beyond the spec: `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
  *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`
  *   (404 unknown run, 409 finished run, 400 bad input; a body over the wrapper's 1 MiB gets its 404)
@@ -83,7 +83,11 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));
     if (typeof body.name !== "string")
       throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
-    const run = await workflow.start(body.name, body.data, body.id === undefined ? {} : { id: body.id as string });
+    const run = await workflow.start(body.name, body.data, {
+      ...(body.id === undefined ? {} : { id: body.id as string }),
+      ...(body.idempotencyKey === undefined ? {} : { idempotencyKey: body.idempotencyKey as string }),
+      ...(body.idempotencyTTLMS === undefined ? {} : { idempotencyTTLMS: body.idempotencyTTLMS as number }),
+    });
     return Response.json(
       { runId: run.id, workflowId: run.workflowId, name: run.name, created: run.created },
       { status: run.created ? 201 : 200 },

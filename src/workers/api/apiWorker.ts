@@ -16,8 +16,11 @@ import {
   startProjectSession,
 } from "./projectSessionRoutes.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
+import { listProjectSchedules } from "./projectSchedulesRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
+import { readProjectLog, recordTraces } from "./projectLogs/projectLogRoutes.ts";
+import { deleteSecret, listSecrets, putSecret } from "./projectSecretRoutes.ts";
 import {
   cancelProjectWorkflowRun,
   getProjectWorkflowRun,
@@ -49,6 +52,12 @@ export function createApiWorker<Env extends ApiEnv = ApiEnv>(options: ApiWorkerO
     queue: (batch: MessageBatch<WorkflowExecuteMessage>, env: Env) =>
       consumeWorkflowQueue(batch, env, resolveDispatcher(env)),
 
+    /** Traces of the project workers that name this worker their tail consumer: into each project's log. */
+    tail(events: TraceItem[], env: Env, ctx: ExecutionContext) {
+      const wired = (ctx as ExecutionContext & { props?: { scriptName?: unknown } }).props?.scriptName;
+      ctx.waitUntil(recordTraces(env, events, typeof wired === "string" ? wired : undefined));
+    },
+
     async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
       ctx.waitUntil(runDueCrons(env.DB, resolveDispatcher(env), controller.scheduledTime));
     },
@@ -75,12 +84,17 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .get("/projects/:slug", withCliUser, getProject)
       .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
       .put("/projects/:slug/deployment", withCliUser, deployProject)
+      .get("/projects/:slug/logs", withCliUser, readProjectLog)
+      .get("/projects/:slug/secrets", withCliUser, listSecrets)
+      .put("/projects/:slug/secrets/:name", withCliUser, putSecret)
+      .delete("/projects/:slug/secrets/:name", withCliUser, deleteSecret)
       .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
       .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
       .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
       .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
+      .get("/projects/:slug/schedules", withCliUser, listProjectSchedules)
       .get("/plugins", withCliUser, listPlugins)
       .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
       .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)

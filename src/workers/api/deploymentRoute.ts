@@ -3,25 +3,28 @@ import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
 import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
 import { findLatestDeployment, insertDeploymentStatement } from "../db/projectDeploymentsTable.ts";
+import { openProjectSecrets } from "../db/projectSecretsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
-import { registerWithPlugins } from "./pluginRegistration.ts";
+import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
+import { projectLogOf, sourceMapOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
 const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
-const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex"]);
+const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"]);
 const COMPATIBILITY_DATE = "2026-10-30";
 
 /**
- * `PUT /projects/:slug/deployment`: uploads a project's bundle to the dispatch
- * namespace with its bindings and records its crons. The worker secret and
- * the Cloudflare token never leave the API worker.
+ * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap? }`: uploads a project's bundle
+ * to the dispatch namespace with its bindings and records its crons; keeps the bundle's source map
+ * (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
+ * leave the API worker.
  */
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
@@ -41,6 +44,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   ) {
     throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
   }
+  const sourceMap = sourceMapOf(body.sourceMap);
   if (!env.CLOUDFLARE_ACCOUNT_ID || !env.CLOUDFLARE_API_TOKEN || !env.DISPATCH_NAMESPACE) {
     throw new PlatformError(
       "internal",
@@ -65,6 +69,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
     },
     COMPATIBILITY_DATE,
     env.LOGIN_PUBLIC_URL,
+    await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
   );
   const now = Date.now();
   await env.DB.batch([
@@ -80,7 +85,14 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
       deployedAt: now,
     }),
   ]);
-  const plugins = await registerWithPlugins(env, project, metadata as Record<string, unknown>);
+  // Stacks in the project's log and runs point at its sources with this version's map (none: as they are).
+  await projectLogOf(env, project.id)?.setSourceMap(sourceMap);
+  const plugins = await registerWithPlugins(
+    env,
+    project,
+    metadata as Record<string, unknown>,
+    pluginsUsedBy(previous ? (JSON.parse(previous.metadata) as Record<string, unknown>) : null),
+  );
   const domain = env.PLATFORM_DOMAIN ?? "example.app";
   // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
   const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);

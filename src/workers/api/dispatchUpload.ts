@@ -38,7 +38,11 @@ export const PLATFORM_SERVICES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(PLUGINS.map((plugin) => [plugin.binding, pluginWorkerName(plugin)])),
 };
 
-const DO_BINDINGS: Record<string, string> = { WorkflowRun: "WORKFLOW_RUNS", WorkflowRunIndex: "WORKFLOW_RUN_INDEX" };
+const DO_BINDINGS: Record<string, string> = {
+  WorkflowRun: "WORKFLOW_RUNS",
+  WorkflowRunIndex: "WORKFLOW_RUN_INDEX",
+  WorkflowFlowKey: "WORKFLOW_FLOW_KEYS",
+};
 const MAIN_MODULE = "worker.js";
 
 /**
@@ -83,6 +87,7 @@ function uploadForm(metadata: ScriptMetadata, bundle: string): FormData {
 
 /**
  * Uploads a bundle with the SDK's `workersForPlatforms.dispatch.namespaces.scripts.update`
+ * with every binding of the project, its `secrets` (`platform secret put`) as `secret_text`
  * (`PUT …/workers/dispatch/namespaces/{ns}/scripts/{name}`). New Durable Object
  * classes are declared as SQLite-backed in a migration after `previous.tag`.
  */
@@ -94,14 +99,23 @@ export async function uploadProjectScript(
   previous: { tag: string | null; classes: string[] },
   compatibilityDate: string,
   loginUrl?: string,
+  secrets: Readonly<Record<string, string>> = {},
 ): Promise<{ migrationTag: string | null }> {
   const newClasses = durableObjects.filter((c) => !previous.classes.includes(c));
   const migrationTag = newClasses.length ? `v${Date.now()}` : previous.tag;
   const metadata: ScriptMetadata = {
     main_module: MAIN_MODULE,
+    // Every invocation's trace (requests, console output, uncaught exceptions) goes to the API
+    // worker's tail handler, which keeps it in the project's log (`platform logs`).
+    tail_consumers: [{ service: PLATFORM_SERVICES.PLATFORM_API! }],
     compatibility_date: compatibilityDate,
     compatibility_flags: ["nodejs_compat"],
-    bindings: projectScriptBindings(project, durableObjects, loginUrl),
+    // The project's secrets are bound in full on every upload (no keep_bindings): a push binds exactly
+    // the current set, so they survive later pushes and a deleted one goes with the next.
+    bindings: [
+      ...projectScriptBindings(project, durableObjects, loginUrl),
+      ...Object.entries(secrets).map(([name, text]): ScriptBinding => ({ type: "secret_text", name, text })),
+    ],
     ...(newClasses.length
       ? {
           migrations: {

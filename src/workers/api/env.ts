@@ -2,6 +2,7 @@ import type { InstallUrlVar, PluginBinding } from "../../contracts/pluginRegistr
 import type { RateLimiter } from "../../objects/RateLimiter.ts";
 import type { SessionCode } from "../../objects/SessionCode.ts";
 import type { DispatcherEnv } from "../dispatch/dispatcher.ts";
+import type { ProjectLog } from "./projectLogs/ProjectLog.ts";
 
 export interface WorkflowExecuteMessage {
   runId: string;
@@ -16,6 +17,8 @@ type PluginInstallUrls = { [urlVar in InstallUrlVar]?: string };
 export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls {
   DB: D1Database;
   WORKFLOW_QUEUE: Queue<WorkflowExecuteMessage>;
+  /** Seals project secrets at rest (`platform secret put`): 32 bytes, hex or base64. Set with `wrangler secret put SECRETS_ENCRYPTION_KEY`. */
+  SECRETS_ENCRYPTION_KEY?: string;
   /** Bootstraps users (`POST /admin/users`). Set with `wrangler secret put ADMIN_TOKEN`. */
   ADMIN_TOKEN?: string;
   /** Public domain projects answer on, e.g. `example.app`. */
@@ -37,6 +40,8 @@ export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls 
   MAX_PROJECTS_PER_ACCOUNT?: string;
   /** Rate counters, one actor per account (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** One log per project (`platform logs`, fed by this worker's Tail Worker handler); the class is exported by this worker. */
+  PROJECT_LOGS?: DurableObjectNamespace<ProjectLog>;
   /** One-time plugin install codes (`POST /oauth/session`); the class is exported by this worker. */
   SESSION_CODES?: DurableObjectNamespace<SessionCode>;
 }

@@ -1,31 +1,44 @@
-import { Cron } from "croner";
+import { canonicalTimezone, cronIsDue as isDueIn, cronScheduleProblem, UTC } from "../../core/cronSchedule.ts";
 import { PlatformError } from "../../core/errors.ts";
+import { cronDeliveryBody } from "../../contracts/cronDelivery.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { listAllProjectCrons, type ProjectCron } from "../db/projectCronsTable.ts";
 
 const MAX_CRONS = 50;
+/** A cron's own name, or a workflow schedule's `__schedule/<workflow>` (workflow names as the engine allows them). */
+const CRON_NAME = /^(?:[A-Za-z0-9_-]{1,64}|__schedule\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
 
 export function validateMetadataCrons(value: unknown): ProjectCron[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.length > MAX_CRONS) {
     throw new PlatformError(
       "invalid_input",
-      `crons must be an array of at most ${MAX_CRONS} { name, schedule } entries.`,
+      `crons must be an array of at most ${MAX_CRONS} { name, schedule, timezone? } entries.`,
     );
   }
-  const crons = value.map((entry) => {
-    const { name, schedule } = (entry ?? {}) as Record<string, unknown>;
-    if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
-      throw new PlatformError("invalid_input", "Each cron needs a name of 1–64 letters, digits, '-' or '_'.");
+  const crons = value.map((entry): ProjectCron => {
+    const { name, schedule, timezone } = (entry ?? {}) as Record<string, unknown>;
+    if (typeof name !== "string" || !CRON_NAME.test(name)) {
+      throw new PlatformError(
+        "invalid_input",
+        "Each cron needs a name of 1–64 letters, digits, '-' or '_' (or __schedule/<workflow name>).",
+      );
     }
-    if (typeof schedule !== "string" || !isValidSchedule(schedule)) {
+    const zone = timezone === undefined ? UTC : typeof timezone === "string" ? canonicalTimezone(timezone) : null;
+    if (zone === null) {
+      throw new PlatformError(
+        "invalid_input",
+        `Cron "${name}" has an unknown timezone ${JSON.stringify(timezone)}; use an IANA zone name such as "Europe/Berlin".`,
+      );
+    }
+    if (typeof schedule !== "string" || cronScheduleProblem(schedule, zone) !== null) {
       throw new PlatformError(
         "invalid_input",
         `Cron "${name}" has an invalid schedule; use five cron fields, e.g. "* * * * *".`,
       );
     }
-    return { name, schedule };
+    return zone === UTC ? { name, schedule } : { name, schedule, timezone: zone };
   });
   const duplicate = crons.find((c, i) => crons.findIndex((other) => other.name === c.name) !== i);
   if (duplicate)
@@ -33,32 +46,26 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
   return crons;
 }
 
-function isValidSchedule(schedule: string): boolean {
-  if (schedule.trim().split(/\s+/).length !== 5) return false;
-  try {
-    new Cron(schedule, { paused: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A cron fires in the minute that contains `scheduledTime` (seconds are ignored). */
-export function cronIsDue(schedule: string, scheduledTime: number): boolean {
-  const minute = new Date(Math.floor(scheduledTime / 60_000) * 60_000);
-  return new Cron(schedule, { paused: true, timezone: "UTC" }).match(minute);
+/** A cron fires in the minute that contains `scheduledTime` (seconds are ignored) when that minute is one of its ticks in `timezone`. */
+export function cronIsDue(schedule: string, scheduledTime: number, timezone = UTC): boolean {
+  return isDueIn({ cron: schedule, timezone }, scheduledTime);
 }
 
 /**
  * The platform's every-minute trigger: runs each project's due crons through
  * the project's internal `/__cron/<name>` route and reports what happened.
+ * Each call carries `scheduledTime` (the minute this trigger was scheduled
+ * for, however late it runs), from which a workflow schedule names its tick.
  */
 export async function runDueCrons(
   db: D1Database,
   dispatcher: Dispatcher,
   scheduledTime: number,
 ): Promise<{ project: string; cron: string; status: number | "error"; output?: string }[]> {
-  const due = (await listAllProjectCrons(db)).filter((row) => cronIsDue(row.cron_schedule, scheduledTime));
+  const due = (await listAllProjectCrons(db)).filter((row) =>
+    cronIsDue(row.cron_schedule, scheduledTime, row.cron_timezone),
+  );
+  const delivery = cronDeliveryBody(scheduledTime);
   return Promise.all(
     due.map(async (row) => {
       try {
@@ -67,8 +74,9 @@ export async function runDueCrons(
           row,
           "POST",
           `/__cron/${encodeURIComponent(row.cron_name)}`,
+          delivery,
         );
-        const output = (await response.text()).slice(0, 500);
+        const output = cronOutput(await response.text()).slice(0, 500);
         console.log(`cron ${row.slug}/${row.cron_name}: ${response.status} ${output}`);
         return { project: row.slug, cron: row.cron_name, status: response.status, output };
       } catch (error) {
@@ -77,4 +85,15 @@ export async function runDueCrons(
       }
     }),
   );
+}
+
+/** What a cron said: the `output` of the project's `{ cron, output }` answer, else its body as it came. */
+function cronOutput(body: string): string {
+  try {
+    const { output } = JSON.parse(body) as { output?: unknown };
+    if (typeof output === "string") return output;
+  } catch {
+    // not JSON: an error page or text
+  }
+  return body;
 }

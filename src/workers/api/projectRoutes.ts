@@ -1,3 +1,4 @@
+import { projectSchedules } from "../../contracts/workflowSchedules.ts";
 import { randomHex } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
@@ -84,7 +85,9 @@ export async function getProject(request: CliRequest, env: ApiEnv): Promise<Resp
     listProjectCrons(env.DB, row.id),
     listProjectWorkflows(env.DB, row.id),
   ]);
-  return Response.json({ project: { ...toPublicProject(row), crons, workflows } });
+  // Beyond the spec: the scheduled workflows among the crons, with their next ticks (the console shows them).
+  const schedules = projectSchedules(crons, Date.now());
+  return Response.json({ project: { ...toPublicProject(row), crons, workflows, schedules } });
 }
 
 /** Records what the build found in the project (its crons for the scheduler, its sign-in settings for the login worker, its workflows for the console). */

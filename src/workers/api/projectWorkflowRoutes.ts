@@ -5,6 +5,8 @@ import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import { projectHasCron } from "../db/projectCronsTable.ts";
 import type { ApiEnv } from "./env.ts";
+import { withMappedStepErrors } from "./projectLogs/mappedRunView.ts";
+import { projectLogOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
@@ -40,12 +42,16 @@ function runPath(request: CliRequest, action = ""): string {
   return `/__workflow/runs/${encodeURIComponent(runId)}${action}`;
 }
 
+/** One run's view, its failed steps' stacks pointed at the project's sources (mappedRunView.ts). */
 export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request)));
+  const answer = await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request));
+  const log = projectLogOf(env, project.id);
+  if (!answer.ok || !log) return relay(answer);
+  return Response.json(await withMappedStepErrors(await answer.json(), (stacks) => log.mapStacks(stacks)));
 }
 
-/** `POST /projects/:slug/workflows` `{ name, data, id? }`: starts a registered workflow. */
+/** `POST /projects/:slug/workflows` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }`: starts a registered workflow. */
 export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = new TextDecoder().decode(await readBodyBytes(request, 1024 * 1024 + 4096));

@@ -8,13 +8,6 @@ import {
   requestTokenExpiresAt,
   verifyRequestToken,
 } from "../../core/requestToken.ts";
-import {
-  accountLimitError,
-  accountRateLimiter,
-  accountTake,
-  projectTake,
-  refusedAccountLimit,
-} from "../../objects/accountRateLimits.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
@@ -24,6 +17,7 @@ import {
   continueExecutionInFlight,
   releaseExecutionInFlight,
 } from "../db/workflowExecutionsInFlight.ts";
+import { takeProjectRates } from "../quota/takeProjectRates.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 
 /**
@@ -62,24 +56,20 @@ export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): P
     throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
   const project = await findProjectById(env.DB, check.projectId);
   if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
-  const decision = await accountRateLimiter(env.RATE_LIMITER, project).takeAll(
-    [
-      projectTake(project, EXECUTE_RATE.bucket, EXECUTE_RATE.limit, EXECUTE_RATE.windowMS),
-      accountTake(EXECUTE_RATE.bucket),
-    ],
+  const refusal = await takeProjectRates(
+    env.RATE_LIMITER,
+    project,
+    [EXECUTE_RATE],
+    EXECUTE_RATE.bucket,
+    ({ limit, windowMS, bucket }, retryAfterSeconds) =>
+      new PlatformError(
+        "rate_limited",
+        `Rate limit reached: a project may ask for ${limit} workflow executions per ${windowMS / 1000} seconds. Retry in ${retryAfterSeconds} s.`,
+        { retryAfterSeconds, bucket, scope: "project" },
+      ),
     now,
   );
-  if (!decision.allowed) {
-    const account = refusedAccountLimit(decision.bucket);
-    const error = account
-      ? accountLimitError(account, decision.retryAfterSeconds)
-      : new PlatformError(
-          "rate_limited",
-          `Rate limit reached: a project may ask for ${EXECUTE_RATE.limit} workflow executions per ${EXECUTE_RATE.windowMS / 1000} seconds. Retry in ${decision.retryAfterSeconds} s.`,
-          { retryAfterSeconds: decision.retryAfterSeconds, bucket: EXECUTE_RATE.bucket, scope: "project" },
-        );
-    return errorResponse(error, { "Retry-After": String(decision.retryAfterSeconds) });
-  }
+  if (refusal) return errorResponse(refusal.error, { "Retry-After": String(refusal.retryAfterSeconds) });
   const body = parseJsonObject(bytes);
   if (typeof body.runId !== "string" || !/^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,199}$/.test(body.runId)) {
     throw new PlatformError("invalid_input", "runId must be a run id string.");

@@ -1,5 +1,3 @@
-import { allRows } from "./statementResults.ts";
-
 /**
  * `plugin_problems`: trouble of a plugin as a whole, reported by a part of it
  * (`source`, e.g. the chat-server relay's shard), not by one project's
@@ -7,12 +5,8 @@ import { allRows } from "./statementResults.ts";
  * connection of the plugin shows it (connectionsStore.ts) until the source
  * clears it.
  */
-export interface PluginProblem {
-  /** Stable, e.g. `close_4014`. */
-  code: string;
-  cause: string;
-  fix: string;
-}
+import type { PluginProblem } from "../../contracts/pluginProblem.ts";
+import { allRows } from "./statementResults.ts";
 
 export interface PluginProblemSummary extends PluginProblem {
   /** When this problem (this code, from this source) began. */

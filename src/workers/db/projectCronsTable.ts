@@ -6,6 +6,17 @@ import { allRows } from "./statementResults.ts";
 export interface ProjectCron {
   name: string;
   schedule: string;
+  /** The IANA zone `schedule` is read in; absent: UTC (the column's default). */
+  timezone?: string;
+}
+
+const UTC = "UTC";
+
+/** A row as the API shows it: the zone only when it is not UTC. */
+function toProjectCron(row: { name: string; schedule: string; timezone: string }): ProjectCron {
+  return row.timezone === UTC
+    ? { name: row.name, schedule: row.schedule }
+    : { name: row.name, schedule: row.schedule, timezone: row.timezone };
 }
 
 /** Statements that replace a project's crons (and mark the project updated); run them in one batch with whatever else changes. */
@@ -14,19 +25,20 @@ export function replaceProjectCronsStatements(
   projectId: number,
   crons: ProjectCron[],
 ): D1PreparedStatement[] {
-  const rows = crons.map((c) => [c.name, c.schedule]);
+  const rows = crons.map((c) => [c.name, c.schedule, c.timezone ?? UTC]);
   return [
-    ...replaceProjectRowsStatements(db, "project_crons", projectId, ["name", "schedule"], rows),
+    ...replaceProjectRowsStatements(db, "project_crons", projectId, ["name", "schedule", "timezone"], rows),
     touchProjectStatement(db, projectId, Date.now()),
   ];
 }
 
-export function listProjectCrons(db: D1Database, projectId: number): Promise<ProjectCron[]> {
-  return allRows<ProjectCron>(
+export async function listProjectCrons(db: D1Database, projectId: number): Promise<ProjectCron[]> {
+  const rows = await allRows<{ name: string; schedule: string; timezone: string }>(
     db,
-    "SELECT name, schedule FROM project_crons WHERE project_id = ? ORDER BY name",
+    "SELECT name, schedule, timezone FROM project_crons WHERE project_id = ? ORDER BY name",
     projectId,
   );
+  return rows.map(toProjectCron);
 }
 
 export async function projectHasCron(db: D1Database, projectId: number, name: string): Promise<boolean> {
@@ -39,12 +51,12 @@ export async function projectHasCron(db: D1Database, projectId: number, name: st
 }
 
 /** A project's row with one of its crons beside its columns. */
-export type ProjectCronRow = ProjectRow & { cron_name: string; cron_schedule: string };
+export type ProjectCronRow = ProjectRow & { cron_name: string; cron_schedule: string; cron_timezone: string };
 
 /** Every cron of every project, each with its project's row. */
 export function listAllProjectCrons(db: D1Database): Promise<ProjectCronRow[]> {
   return allRows<ProjectCronRow>(
     db,
-    "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
+    "SELECT projects.*, project_crons.name AS cron_name, project_crons.schedule AS cron_schedule, project_crons.timezone AS cron_timezone FROM project_crons JOIN projects ON projects.id = project_crons.project_id",
   );
 }

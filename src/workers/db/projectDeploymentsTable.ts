@@ -10,17 +10,17 @@ export interface NewProjectDeployment {
   deployedAt: number;
 }
 
-/** What the next upload needs from the last one: its Durable Object classes (JSON array) and migration tag. */
+/** What the next upload needs from the last one: its Durable Object classes (JSON array), migration tag and metadata (JSON). */
 export function findLatestDeployment(
   db: D1Database,
   projectId: number,
-): Promise<{ durable_objects: string; migration_tag: string | null } | null> {
+): Promise<{ durable_objects: string; migration_tag: string | null; metadata: string } | null> {
   return db
     .prepare(
-      "SELECT durable_objects, migration_tag FROM project_deployments WHERE project_id = ? ORDER BY id DESC LIMIT 1",
+      "SELECT durable_objects, migration_tag, metadata FROM project_deployments WHERE project_id = ? ORDER BY id DESC LIMIT 1",
     )
     .bind(projectId)
-    .first<{ durable_objects: string; migration_tag: string | null }>();
+    .first<{ durable_objects: string; migration_tag: string | null; metadata: string }>();
 }
 
 export function insertDeploymentStatement(db: D1Database, deployment: NewProjectDeployment): D1PreparedStatement {

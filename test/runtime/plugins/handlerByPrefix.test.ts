@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { handlerByPrefix } from "#src/runtime/plugins/handlerByPrefix.ts";
+import { handlerByPrefix, requireHandlerByPrefix } from "#src/runtime/plugins/handlerByPrefix.ts";
+import { NoPluginHandler } from "#src/runtime/plugins/noPluginHandler.ts";
 
 describe("which handler an interaction's id reaches", () => {
   const handlers = new Map([
@@ -18,5 +19,24 @@ describe("which handler an interaction's id reaches", () => {
     ["reject:run-42", undefined],
   ])("%s → %s", (id, handler) => {
     expect(handlerByPrefix(handlers, id)).toBe(handler);
+  });
+});
+
+describe("an interaction no handler takes", () => {
+  it("is NoPluginHandler (404 not_found) naming the call that registers one", () => {
+    const handlers = new Map([["approve", "approve"]]);
+    expect(requireHandlerByPrefix(handlers, "approve:run-42", "onAction")).toBe("approve");
+    const error = (() => {
+      try {
+        requireHandlerByPrefix(handlers, "reject:run-42", "onAction");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(NoPluginHandler);
+    expect(error).toMatchObject({
+      code: "not_found",
+      message: 'This project has no onAction handler for "reject:run-42".',
+    });
   });
 });

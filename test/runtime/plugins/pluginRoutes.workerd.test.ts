@@ -4,8 +4,8 @@ import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
 import { pluginCall } from "#src/runtime/plugins/pluginCall.ts";
+import { NoPluginHandler } from "#src/runtime/plugins/noPluginHandler.ts";
 import {
-  NoPluginHandler,
   registerPluginHandler,
   registerPluginMetadata,
   type PluginRequestContext,

@@ -82,6 +82,16 @@ describe("testRequest", () => {
     expect(response.status).toBe(404);
   });
 
+  it("{ env } gives the project its variables as env.NAME, beside the platform's bindings it cannot replace", async () => {
+    const reader = {
+      fetch: (_request: Request, env: Record<string, unknown>) =>
+        Response.json({ key: env.API_KEY ?? null, project: env.PLATFORM_PROJECT_SLUG }),
+    };
+    const response = await testRequest(reader, "/", { env: { API_KEY: "k-123", PLATFORM_PROJECT_SLUG: "mine" } });
+    expect(await response.json()).toEqual({ key: "k-123", project: "test-project" });
+    expect(await (await testRequest(reader, "/")).json()).toEqual({ key: null, project: "test-project" });
+  });
+
   it("refuses something that is not a project", async () => {
     await expect(testRequest({} as never, "/")).rejects.toMatchObject({ code: "invalid_input" });
   });

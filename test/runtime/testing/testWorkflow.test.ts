@@ -129,6 +129,26 @@ describe("testWorkflow", () => {
     await expect(run.result()).rejects.toMatchObject({ code: "workflow_failed", message: "card declined" });
   });
 
+  it("{ env } gives the steps the project's variables as ctx.env, never the platform's own bindings", async () => {
+    const seen: Record<string, unknown>[] = [];
+    const frozen: boolean[] = [];
+    const definition = defineWorkflow("reads-env", {
+      start: async (ctx) => {
+        seen.push({ ...ctx.env });
+        frozen.push(Object.isFrozen(ctx.env));
+        return { done: true, result: ctx.env.API_KEY ?? null };
+      },
+    });
+    const run = await testWorkflow(definition, null, { env: { API_KEY: "k-123", REGION: "eu" } });
+    await expect(run.result()).resolves.toBe("k-123");
+    expect(seen).toEqual([{ API_KEY: "k-123", REGION: "eu" }]);
+    // Another run without them reads none: one test's variables are not another's.
+    const bare = await testWorkflow(definition);
+    await expect(bare.result()).resolves.toBeNull();
+    expect(seen[1]).toEqual({});
+    expect(frozen).toEqual([true, true]);
+  });
+
   it("an unknown workflow name is refused with unknown_workflow", async () => {
     await expect(testWorkflow("no-such-workflow")).rejects.toBeInstanceOf(PlatformError);
     await expect(testWorkflow("no-such-workflow")).rejects.toMatchObject({ code: "unknown_workflow" });

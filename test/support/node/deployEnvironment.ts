@@ -12,6 +12,7 @@ export const COMPLETE_DEPLOY_ENV: NodeJS.ProcessEnv = {
   OIDC_CLIENT_SECRET: "oidc-secret",
   LOGIN_FLOW_SECRET: "f".repeat(48),
   TOKEN_ENCRYPTION_KEY: "0f".repeat(32),
+  SECRETS_ENCRYPTION_KEY: "5e".repeat(32),
   STATE_SECRET: "s".repeat(40),
   CHATSERVER_CLIENT_SECRET: "cs",
   CHATSERVER_BOT_TOKEN: "bot",

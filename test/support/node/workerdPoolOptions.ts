@@ -5,7 +5,7 @@ import { localWorker } from "#src/dev/cli/dev/localWorker.ts";
 import { PLATFORM_SERVICES, projectScriptBindings } from "#src/workers/api/dispatchUpload.ts";
 
 /** The actor classes the workerd test harness (test/support/workerd/harness.ts) exports as a project does. */
-const PROJECT_ACTOR_CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
+const PROJECT_ACTOR_CLASSES = ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"];
 
 /**
  * The workerd test pool's bindings, from the deploy's own sources: the API

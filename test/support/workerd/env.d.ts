@@ -14,6 +14,7 @@ declare global {
       RATE_LIMITER: DurableObjectNamespace<import("#src/objects/RateLimiter.ts").RateLimiter>;
       SESSION_CODES: DurableObjectNamespace<import("#src/objects/SessionCode.ts").SessionCode>;
       WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("#src/objects/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;
+      WORKFLOW_FLOW_KEYS: DurableObjectNamespace<import("#src/objects/WorkflowFlowKeyActor.ts").WorkflowFlowKeyActor>;
     }
   }
 }

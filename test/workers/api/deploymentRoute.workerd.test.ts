@@ -249,15 +249,17 @@ describe("PUT /projects/:slug/deployment", () => {
 });
 
 describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
-  it("calls each plugin's POST /deploy with the project's identity token and its plugins metadata, reporting refusals", async () => {
+  async function setUp(slug: string) {
     const { verifyRequestToken, IDENTITY_HEADER } = await import("#src/core/requestToken.ts");
     const cloudflare = cloudflareStandIn();
-    const { token } = await userWithProject("dev@example.com", "shop");
-    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = 'shop'").first<string>(
-      "worker_secret",
-    ))!;
-    const projectId = String(await env.DB.prepare("SELECT id FROM projects WHERE slug = 'shop'").first<number>("id"));
-    const received: Record<string, { verified: boolean; body: unknown }> = {};
+    const { token } = await userWithProject(`dev-${slug}@example.com`, slug);
+    const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = ?")
+      .bind(slug)
+      .first<string>("worker_secret"))!;
+    const projectId = String(
+      await env.DB.prepare("SELECT id FROM projects WHERE slug = ?").bind(slug).first<number>("id"),
+    );
+    const received: Record<string, { verified: boolean; body: unknown }[]> = {};
     const plugin = (name: string, status: number) => ({
       async fetch(input: RequestInfo, init?: RequestInit) {
         const request = new Request(input, init);
@@ -272,25 +274,89 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
             body: bytes,
           },
         );
-        received[name] = { verified: check.ok, body: JSON.parse(new TextDecoder().decode(bytes)) };
+        received[name] = [
+          ...(received[name] ?? []),
+          { verified: check.ok, body: JSON.parse(new TextDecoder().decode(bytes)) },
+        ];
         return new Response(status === 200 ? "{}" : "nope", { status });
       },
     });
+    const deploy = (metadata: object, workspaceStatus = 200) =>
+      call("PUT", `/projects/${slug}/deployment`, { bundle: BUNDLE, metadata }, token, {
+        ...deployEnv(cloudflare),
+        CHATSERVER_PLUGIN: plugin("chatserver", 200),
+        WORKSPACE_PLUGIN: plugin("workspace", workspaceStatus),
+        EMAIL_PLUGIN: plugin("email", 200),
+      });
+    return { received, deploy };
+  }
+
+  it("calls POST /deploy of each plugin the project uses, with its identity token and its plugins metadata, reporting refusals", async () => {
+    const { received, deploy } = await setUp("shop");
     const plugins = {
       chatserver: { commands: [{ name: "hello", description: "Say hello" }] },
       workspace: { events: ["message"] },
     };
-    const result = await call("PUT", "/projects/shop/deployment", { bundle: BUNDLE, metadata: { plugins } }, token, {
-      ...deployEnv(cloudflare),
-      CHATSERVER_PLUGIN: plugin("chatserver", 200),
-      WORKSPACE_PLUGIN: plugin("workspace", 200),
-      EMAIL_PLUGIN: plugin("email", 503),
-    });
+    const result = await deploy({ plugins }, 503);
     expect(result.status).toBe(200);
-    expect(received.chatserver).toEqual({ verified: true, body: { plugins } });
-    expect(received.workspace).toEqual({ verified: true, body: { plugins } });
-    expect(result.json.plugins.chatserver).toBe("registered");
-    expect(result.json.plugins.workspace).toBe("registered");
-    expect(result.json.plugins["email-send"]).toMatch(/^refused \(503\)/);
+    expect(received.chatserver).toEqual([{ verified: true, body: { plugins } }]);
+    expect(received.workspace).toEqual([{ verified: true, body: { plugins } }]);
+    expect(result.json.plugins).toEqual({
+      chatserver: "registered",
+      workspace: expect.stringMatching(/^refused \(503\)/),
+    });
+    // Email has no handlers to hand over: never called, never reported.
+    expect(received.email).toBeUndefined();
+  });
+
+  it("leaves out the plugins a project does not use, and tells one it used before that it has no handlers any more", async () => {
+    const { received, deploy } = await setUp("quiet");
+    const first = await deploy({ plugins: { workspace: { events: ["message"] } } });
+    expect(first.json.plugins).toEqual({ workspace: "registered" });
+    expect(received.chatserver).toBeUndefined();
+
+    const second = await deploy({ plugins: { chatserver: { commands: [] } } });
+    expect(second.json.plugins).toEqual({ chatserver: "registered", workspace: "unregistered" });
+    expect(received.workspace?.[1]).toEqual({ verified: true, body: { plugins: { chatserver: { commands: [] } } } });
+
+    const third = await deploy({});
+    expect(third.json.plugins).toEqual({ chatserver: "unregistered" });
+    const fourth = await deploy({});
+    expect(fourth.json.plugins).toEqual({});
+    expect(received.workspace).toHaveLength(2);
+    expect(received.chatserver).toHaveLength(2);
+    expect(received.email).toBeUndefined();
+  });
+});
+
+describe("PUT /projects/:slug/deployment and the project's log", () => {
+  it("names the API worker the script's tail consumer, and keeps the bundle's source map for the stacks it shows", async () => {
+    const { projectLogOf } = await import("#src/workers/api/projectLogs/projectLogRoutes.ts");
+    const cloudflare = cloudflareStandIn();
+    const { token, project } = await userWithProject("dev@example.com", "traced");
+    const sourceMap = { version: 3, sources: ["src/index.ts"], mappings: "AAGC" };
+    const deployed = await call(
+      "PUT",
+      "/projects/traced/deployment",
+      { bundle: BUNDLE, metadata: {}, sourceMap },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(deployed.status).toBe(200);
+    expect(cloudflare.uploads[0]!.metadata.tail_consumers).toEqual([{ service: "platform-api" }]);
+    const log = projectLogOf(env as never, project.id)!;
+    expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (src/index.ts:4:2)"]);
+    // A version pushed without a map: its stacks are shown as thrown, never through the old map.
+    await call("PUT", "/projects/traced/deployment", { bundle: BUNDLE, metadata: {} }, token, deployEnv(cloudflare));
+    expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (worker.js:1:1)"]);
+    const refused = await call(
+      "PUT",
+      "/projects/traced/deployment",
+      { bundle: BUNDLE, metadata: {}, sourceMap: { version: 2 } },
+      token,
+      deployEnv(cloudflare),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toContain("sourceMap must be a version 3 source map");
   });
 });

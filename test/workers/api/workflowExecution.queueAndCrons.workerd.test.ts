@@ -421,7 +421,8 @@ describe("API worker → real entry wrapper (tokens accepted end to end)", () =>
         project: "shop",
         cron: "e2e-tick",
         status: 200,
-        output: JSON.stringify({ cron: "e2e-tick", output: "ticked" }),
+        // The cron's own words, as the scheduler's log line prints them (`cron shop/e2e-tick: 200 ticked`).
+        output: "ticked",
       },
     ]);
   });

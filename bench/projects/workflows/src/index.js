@@ -49,6 +49,39 @@ workflow("waiter", {
   got: (ctx) => ({ done: true, result: ctx.event?.name ?? "timed out" }),
 });
 
+// Queued starts (section Q): the same one-step run that holds `holdMS`, alone ("hold") and under
+// `concurrency: { limit: 10 }` ("held10"), so the cost of queueing is the difference.
+const hold = {
+  start: async (ctx) => {
+    await new Promise((resolve) => setTimeout(resolve, ctx.data.holdMS));
+    return { done: true, result: null };
+  },
+};
+workflow("hold", hold, { maxAttempts: 1, stepTimeoutMS: 600_000 });
+workflow("held10", hold, { maxAttempts: 1, stepTimeoutMS: 600_000, concurrency: { limit: 10 } });
+
+/** Starts `runs` runs of `name` at once and awaits them all; the start calls' times, and every run's events. */
+async function queuedBatch(name, runs, holdMS) {
+  const t0 = Date.now();
+  const started = await Promise.all(
+    Array.from({ length: runs }, async () => {
+      const s0 = Date.now();
+      const run = await workflow.start(name, { holdMS });
+      return { run, startMs: Date.now() - s0 };
+    }),
+  );
+  const startedAll = Date.now();
+  await Promise.all(started.map(({ run }) => run.result()));
+  const t1 = Date.now();
+  const views = await Promise.all(started.map(({ run }) => workflow.get(run.id)));
+  return {
+    startAllMs: startedAll - t0,
+    allResultsMs: t1 - t0,
+    startMs: started.map((s) => s.startMs),
+    runs: views.map((view) => view.events.map((e) => [e.type, e.at])),
+  };
+}
+
 const int = (url, name, fallback, max) => {
   const raw = url.searchParams.get(name);
   const value = raw === null ? fallback : Number(raw);
@@ -103,6 +136,15 @@ export default {
       switch (url.pathname) {
         case "/bench/ping":
           return Response.json({ ok: true, now: Date.now() });
+
+        // Section Q: R runs holding `holdMS` each, without and with concurrency 10.
+        case "/bench/queued": {
+          const runs = int(url, "runs", 100, 1000);
+          const holdMS = int(url, "holdMS", 50, 10_000);
+          const flat = await queuedBatch("hold", runs, holdMS);
+          const limited = await queuedBatch("held10", runs, holdMS);
+          return Response.json({ runs, holdMS, flat, limited });
+        }
 
         // Workload 1 and 4: one run of N steps, with its event log (type + at) for per-step deltas.
         case "/bench/run": {

@@ -6,11 +6,14 @@
 import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit, shortRunId } from "./dom.js";
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { renderTimeline } from "./timelineView.js";
+import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
 import { chatWindowSection } from "./chatWindow.js";
+import { renderStepErrors } from "./stepErrorsView.js";
+import { providerCallsHeading } from "./triggerReport.js";
 
 const TOKEN_KEY = "platform-console-token";
-const RUN_STATUSES = ["running", "completed", "failed", "cancelled"];
+const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
 const RUN_PAGE_SIZE = 20;
 const LIVE_INTERVAL_MS = 1000;
 const RECOVERY_CRON = "__workflow-recovery";
@@ -279,7 +282,7 @@ async function showProject(slug) {
       `${project.private ? "Private" : "Public"} · worker ${project.scriptName} · created ${formatTime(project.createdAt)}`,
     ),
     pluginsSection(plugins, catalog),
-    cronsSection(slug, project.crons),
+    cronsSection(slug, project.crons, project.schedules ?? []),
     startWorkflowSection(slug, project.workflows),
     testEventSection(slug, plugins.resources, catalog),
     chatWindowSection(slug, plugins, catalog, {
@@ -289,6 +292,7 @@ async function showProject(slug) {
       isCurrent: () => generation === viewGeneration,
     }),
     runsSection(slug, project.workflows),
+    logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     outboxSection(slug, { api, errorText }),
   );
   heading.focus();
@@ -358,28 +362,43 @@ function connectionState(/** @type {any} */ c) {
   return "active";
 }
 
-/** @param {string} slug @param {{ name: string, schedule: string }[]} crons */
-function cronsSection(slug, crons) {
+/**
+ * The project's crons; a scheduled workflow's (`__schedule/<workflow>`) with its next tick, and a
+ * button that starts the latest tick's run unless one was started (src/contracts/workflowSchedules.ts).
+ * @param {string} slug
+ * @param {{ name: string, schedule: string, timezone?: string }[]} crons
+ * @param {{ workflow: string, cronName: string, nextAt: string | null }[]} schedules
+ */
+function cronsSection(slug, crons, schedules) {
   const section = headedSection("crons", "Crons");
   if (!crons.length) return appendTo(section, el("p", {}, "No crons registered."));
   const output = el("p", { class: "result", role: "status", "aria-live": "polite" });
+  const scheduleOf = new Map(schedules.map((s) => [s.cronName, s]));
   section.append(
     table(
       "Crons",
-      ["Name", "Schedule (UTC)", ""],
-      crons.map((cron) => [
-        cron.name,
-        cron.schedule,
-        el(
-          "button",
-          {
-            type: "button",
-            onclick: (/** @type {Event} */ e) =>
-              runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
-          },
-          cron.name === RECOVERY_CRON ? "Run recovery now" : `Run ${cron.name} now`,
-        ),
-      ]),
+      ["Name", "Schedule", "Next tick", ""],
+      crons.map((cron) => {
+        const scheduled = scheduleOf.get(cron.name);
+        return [
+          scheduled ? `${cron.name} (starts workflow ${scheduled.workflow})` : cron.name,
+          `${cron.schedule} (${cron.timezone ?? "UTC"})`,
+          scheduled ? (scheduled.nextAt === null ? "never" : formatTime(scheduled.nextAt)) : "",
+          el(
+            "button",
+            {
+              type: "button",
+              onclick: (/** @type {Event} */ e) =>
+                runCron(slug, cron.name, /** @type {HTMLButtonElement} */ (e.currentTarget), output),
+            },
+            cron.name === RECOVERY_CRON
+              ? "Run recovery now"
+              : scheduled
+                ? `Run ${scheduled.workflow}'s latest tick`
+                : `Run ${cron.name} now`,
+          ),
+        ];
+      }),
     ),
     output,
   );
@@ -500,15 +519,12 @@ function testEventSection(slug, resources, catalog) {
       clear(output).append(el("p", {}, answer.summary));
       if (answer.pluginAnswer?.inlineReply !== undefined)
         output.append(el("p", {}, `Inline reply: ${JSON.stringify(answer.pluginAnswer.inlineReply)}`));
-      output.append(
-        el(
-          "p",
-          {},
-          answer.calls.length
-            ? `The handler made ${answer.calls.length} provider call(s):`
-            : "The handler made no provider calls.",
-        ),
+      const heading = providerCallsHeading(
+        answer.outcome?.result,
+        answer.calls.length,
+        answer.pluginAnswer?.inlineReply !== undefined,
       );
+      if (heading) output.append(el("p", {}, heading));
       if (answer.calls.length)
         output.append(el("pre", {}, answer.calls.map((/** @type {unknown} */ c) => JSON.stringify(c)).join("\n")));
     } catch (error) {
@@ -623,6 +639,7 @@ async function showRun(slug, runId) {
   const summary = el("p", { class: "meta" });
   const timeline = el("section", { "aria-labelledby": "timeline-heading" });
   const outcome = el("section", { "aria-labelledby": "outcome-heading" });
+  const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
@@ -634,6 +651,7 @@ async function showRun(slug, runId) {
     controls,
     timeline,
     outcome,
+    errors,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
@@ -658,6 +676,7 @@ async function showRun(slug, runId) {
     );
     renderTimeline(timeline, view);
     renderOutcome(outcome, view);
+    renderStepErrors(errors, view);
     if (runControlsKey(view) !== controlsShown) {
       controlsShown = runControlsKey(view);
       renderRunControls(controls, slug, view, {
@@ -673,7 +692,7 @@ async function showRun(slug, runId) {
       });
     }
     events.textContent = view.events.map((/** @type {unknown} */ e) => JSON.stringify(e)).join("\n");
-    if (view.status === "running") {
+    if (view.status === "running" || view.status === "queued") {
       live.textContent = "Live: updating every second.";
       liveTimer = setTimeout(refresh, LIVE_INTERVAL_MS);
     } else {
@@ -694,6 +713,16 @@ function renderOutcome(section, view) {
     section.append(el("p", { id: "run-error", class: "error" }, `Failed: ${view.error}`));
   else if (view.status === "cancelled")
     section.append(el("p", { id: "run-cancelled" }, `Cancelled: ${view.cancelReason ?? "no reason given"}`));
+  else if (view.queued)
+    section.append(
+      el(
+        "p",
+        { id: "run-queued" },
+        `Not started yet: queued under key ${JSON.stringify(view.queued.key)}, waiting for ${view.queued.waitsFor}` +
+          (view.queued.ahead === undefined ? "" : ` (${view.queued.ahead} queued ahead of it)`) +
+          (view.queued.notBefore === undefined ? "." : `, not before ${formatTime(view.queued.notBefore)}.`),
+      ),
+    );
   else if (view.waitingFor) section.append(el("p", {}, `Not finished yet: waiting for "${view.waitingFor.name}".`));
   else if (view.wakeAt !== undefined)
     section.append(el("p", {}, `Not finished yet: sleeping until ${formatTime(view.wakeAt)}.`));

@@ -19,10 +19,15 @@ export function runControlsKey(view) {
   return `${view.status}|${view.waitingFor?.name ?? ""}`;
 }
 
-/** The data the run started with (its workflow_created event's `writes.data`). @param {any} view */
+/**
+ * The data the run started with: its workflow_created event's `writes.data`, or the last
+ * start_replaced's when debounced starts replaced it. @param {any} view
+ */
 export function startDataOf(view) {
-  const created = view.events.find((/** @type {any} */ e) => e.type === "workflow_created");
-  return created?.payload?.writes?.data ?? null;
+  const lastData = view.events.findLast(
+    (/** @type {any} */ e) => e.type === "workflow_created" || e.type === "start_replaced",
+  );
+  return lastData?.payload?.writes?.data ?? null;
 }
 
 /**
@@ -31,7 +36,7 @@ export function startDataOf(view) {
 export function renderRunControls(section, slug, view, context) {
   const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
   section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
-  if (view.status === "running") {
+  if (view.status === "running" || view.status === "queued") {
     if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
     section.append(cancelForm(runPath, context));
   }

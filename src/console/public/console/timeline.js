@@ -96,7 +96,7 @@ export function buildTimeline(view, now) {
         break;
     }
   }
-  const finished = view.status !== "running";
+  const finished = view.status !== "running" && view.status !== "queued";
   for (const row of rows) {
     if ("pause" in row) {
       // A pause the run ended in (cancelled while asleep) ends with the run; one still on grows to now.

@@ -24,10 +24,11 @@ export type BuildTarget = "worker" | "node";
 export interface BuildOptions {
   target?: BuildTarget;
   /**
-   * `platform dev` only: write `<bundle>.map` and link it from the bundle, so
-   * stack traces can name `src/…:line:col`. `platform push` bundles carry none.
+   * Write `<bundle>.map`, so stack traces can name `src/…:line:col`: linked
+   * from the bundle (`true`, `platform dev`), or beside it only (`"external"`,
+   * `platform push`, which sends it to the platform apart from the bundle).
    */
-  sourceMap?: boolean;
+  sourceMap?: boolean | "external";
 }
 
 /** Which optional capabilities a bundle pulled in, read from esbuild's metafile. */
@@ -75,7 +76,7 @@ function entrySource(entry: string, capabilities: ProjectCapabilities, target: B
   ];
   if (capabilities.workflow && target === "worker") {
     lines.push(
-      `export { WorkflowRun, WorkflowRunIndex } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`,
+      `export { WorkflowRun, WorkflowRunIndex, WorkflowFlowKey } from ${JSON.stringify(path.join(REPO_ROOT, "src/objects/index.ts"))};`,
     );
   }
   if (capabilities.workflow && target === "node") {
@@ -98,7 +99,7 @@ async function bundle(
   outfile: string,
   write: boolean,
   target: BuildTarget,
-  sourceMap: boolean,
+  sourceMap: boolean | "external",
 ) {
   // Every build checks the project's imports of `platform`; a dev build (with a source map) also drops
   // dependency maps that name sources the dependency does not ship.
@@ -137,7 +138,7 @@ async function bundle(
       logLevel: "silent",
       legalComments: "none",
       // Sources are read from disk when a stack is mapped; the map stays small.
-      ...(sourceMap ? { sourcemap: "linked", sourcesContent: false } : {}),
+      ...(sourceMap ? { sourcemap: sourceMap === "external" ? "external" : "linked", sourcesContent: false } : {}),
     })
     .catch(async (error: unknown) => {
       throw await buildFailureFrom(projectDir, error);
@@ -176,7 +177,7 @@ export async function buildProject(
   const capabilities: ProjectCapabilities = { workflow: bundled.includes(WORKFLOW_CAPABILITY) };
 
   await mkdir(outDir, { recursive: true });
-  const result = await bundle(projectDir, entry, capabilities, bundlePath, true, target, options.sourceMap === true);
+  const result = await bundle(projectDir, entry, capabilities, bundlePath, true, target, options.sourceMap ?? false);
   const output = bundleOutput(result.metafile, projectDir, bundlePath);
   const bundleBytes = output?.bytes ?? 0;
   const bytesBySource = Object.fromEntries(
@@ -192,7 +193,8 @@ export async function buildProject(
     bundlePath,
     bundleBytes,
     capabilities,
-    durableObjects: capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex"] : [],
+    durableObjects:
+      capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"] : [],
     inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
     bytesBySource,
   };

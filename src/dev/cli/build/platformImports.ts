@@ -2,6 +2,7 @@ import * as esbuild from "esbuild";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { closestName } from "../../../core/closestName.ts";
 import { REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
 import { missingPlatformExportText } from "./buildFailure.ts";
 
@@ -43,28 +44,6 @@ export function exportedNames(indexFile: string): Set<string> {
   }
   names.set(indexFile, known);
   return known;
-}
-
-/** The exported name closest to a misspelling (at most two edits, or the same letters in another case). */
-function closest(name: string, candidates: Iterable<string>): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = candidate.toLowerCase() === name.toLowerCase() ? 0 : editDistance(name, candidate);
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
 }
 
 // esbuild prints each import on one line in these forms (comments, strings and type-only imports gone).
@@ -123,7 +102,7 @@ function locate(source: string, file: string, offence: Offence): esbuild.Partial
     column,
     length: offence.name === "default" ? "import".length : offence.name.length,
     lineText: lines[line]!,
-    suggestion: offence.name === "default" ? undefined : closest(offence.name, known),
+    suggestion: offence.name === "default" ? undefined : closestName(offence.name, known),
   };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, statSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { PLUGIN_IDS } from "../../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../../core/errors.ts";
@@ -10,6 +10,7 @@ import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
+import { type ProjectWatcher, watchProjectTree } from "../dev/projectWatcher.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
 
@@ -24,8 +25,14 @@ function parsePort(value: string | boolean | undefined): number {
   return port;
 }
 
-/** Rebuilds on source change, one build at a time, keeping the old version when a build fails. */
-function watchProject(projectDir: string, platform: { rebuild(): Promise<unknown> }): FSWatcher {
+/**
+ * Rebuilds on source change (and `.dev.vars`), one build at a time, keeping the old version when a
+ * build fails to build or to load; a project that never ran (`build` null) keeps its problem page.
+ */
+function watchProject(
+  projectDir: string,
+  platform: { rebuild(): Promise<unknown>; readonly build: unknown },
+): ProjectWatcher {
   let timer: NodeJS.Timeout | undefined;
   let building: Promise<void> = Promise.resolve();
   const rebuild = () => {
@@ -36,12 +43,15 @@ function watchProject(projectDir: string, platform: { rebuild(): Promise<unknown
         console.log(`Rebuilt in ${Date.now() - started} ms`);
       } catch (error) {
         const message = error instanceof PlatformError || error instanceof Error ? error.message : String(error);
-        console.error(`Build failed, still serving the previous version: ${message}`);
+        console.error(
+          platform.build === null
+            ? `Build failed; the project's address says so until a save fixes it: ${message}`
+            : `Build failed, still serving the previous version: ${message}`,
+        );
       }
     });
   };
-  return watch(projectDir, { recursive: true }, (_event, file) => {
-    if (file && IGNORED.test(file)) return;
+  return watchProjectTree(projectDir, IGNORED, () => {
     clearTimeout(timer);
     timer = setTimeout(rebuild, 150);
   });
@@ -50,16 +60,20 @@ function watchProject(projectDir: string, platform: { rebuild(): Promise<unknown
 /** Local crons never fire by themselves: drive the platform's every-minute trigger, on the minute. */
 function driveMinuteCron(platform: LocalPlatform): { stop(): void } {
   let timer: NodeJS.Timeout;
+  let delivered = 0;
   const schedule = () => {
-    const delay = 60_000 - (Date.now() % 60_000);
+    // Each minute once, even if a timer fires a hair early.
+    const minute = new Date(Math.max(Math.floor(Date.now() / 60_000) + 1, delivered + 1) * 60_000);
+    delivered = minute.getTime() / 60_000;
     timer = setTimeout(async () => {
       try {
-        await platform.runScheduled(new Date());
+        // The minute it was set for, as a cron trigger's scheduledTime: a late timer still delivers its minute.
+        await platform.runScheduled(minute);
       } catch (error) {
         console.error("The minute cron failed:", error);
       }
       schedule();
-    }, delay);
+    }, minute.getTime() - Date.now());
   };
   schedule();
   return { stop: () => clearTimeout(timer) };
@@ -288,6 +302,10 @@ async function runWorkerdDev(
   }
   // The CLI token stays in .platform/dev.json: `platform console` opens the console signed in.
   console.log(`Console at ${platform.apiUrl}/console/ (\`platform console\` opens it signed in)`);
+  if (platform.problem) {
+    console.error(`The project does not run: ${platform.problem}`);
+    console.error(`Its address answers 503 with this message until a save fixes it (the console and the API run).`);
+  }
   console.log(`Ready on ${platform.url}`);
   markReady();
   const startupSweep = sweepAtStartup(platform);
@@ -296,7 +314,7 @@ async function runWorkerdDev(
     token: platform.cliToken,
     slug: platform.project.slug,
     print,
-    active: () => platform.build.capabilities.workflow,
+    active: () => platform.build?.capabilities.workflow === true,
   });
 
   await untilSignalled(async () => {

@@ -98,7 +98,7 @@ Then run:  cd <dir> && npm install && npm test && npm run dev`,
         platformSpec: platformSpecFor(dir, version),
         versions,
       },
-      { gitignore: !present.includes(".gitignore") },
+      { gitignore: present.includes(".gitignore") ? readFileSync(path.join(dir, ".gitignore"), "utf8") : null },
     );
     for (const [name, content] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });

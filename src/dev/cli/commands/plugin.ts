@@ -13,6 +13,7 @@ import {
   type PluginId,
   type TriggerablePlugin,
 } from "../../../contracts/pluginRegistry.ts";
+import { providerCallsHeading } from "../../../console/public/console/triggerReport.js";
 import { andList, orList } from "../../../core/wordList.ts";
 import { CliError, repeatedOption, type Command } from "../commandLine.ts";
 import { chooseBrowser, isOnPath, startBrowser } from "../console/chooseBrowser.ts";
@@ -290,7 +291,7 @@ export function describeCall(call: unknown): string {
 }
 
 /** What `POST /projects/:slug/plugins/:plugin/test-events` answers (src/dev/routes/pluginTestEvents.ts). */
-interface TestEventAnswer {
+export interface TestEventAnswer {
   /** What was sent and what the project's dispatch came to (no handler, the handler's error, or that it ran). */
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
@@ -367,23 +368,22 @@ async function trigger(
       ...parameters,
     },
   );
-  console.log(answer.summary);
+  for (const line of triggerReport(answer)) console.log(line);
+}
+
+/**
+ * What `plugin trigger` prints after the API's summary: the plugin's inline reply, then the provider
+ * calls, attributed only to whom the outcome allows: the handler when it ran; the plugin itself when
+ * no handler ran (its own "no handler" answer); neither when the handler threw or the outcome is unknown.
+ */
+export function triggerReport(answer: TestEventAnswer): string[] {
+  const lines = [answer.summary];
   const inline = answer.pluginAnswer.inlineReply;
-  if (inline !== undefined) console.log(`  inline reply: ${JSON.stringify(inline)}`);
-  // No handler, or it threw: the summary said so, and whatever it called before throwing is listed.
-  if (!answer.calls.length) {
-    if (answer.outcome?.result === "no_handler" || answer.outcome?.result === "failed") return;
-    console.log(
-      inline !== undefined
-        ? "The handler made no further provider calls."
-        : answer.outcome
-          ? "The handler made no provider calls."
-          : "The handler made no provider calls (within 5 s).",
-    );
-    return;
-  }
-  console.log(`The project's handler made ${answer.calls.length} provider call(s):`);
-  for (const call of answer.calls) console.log(`  ${describeCall(call)}`);
+  if (inline !== undefined) lines.push(`  inline reply: ${JSON.stringify(inline)}`);
+  const heading = providerCallsHeading(answer.outcome?.result, answer.calls.length, inline !== undefined);
+  if (heading) lines.push(heading);
+  for (const call of answer.calls) lines.push(`  ${describeCall(call)}`);
+  return lines;
 }
 
 const choices = (words: readonly string[]) => `<${words.join("|")}>`;

@@ -40,7 +40,8 @@ Options:
     let build: ProjectBuild;
     let metadata: Record<string, unknown>;
     try {
-      build = await buildProject(projectDir);
+      // The map stays beside the bundle, unlinked; the platform keeps it to point stacks at the sources.
+      build = await buildProject(projectDir, undefined, { sourceMap: "external" });
       metadata = await extractMetadata(build);
     } catch (error) {
       throw new CliError(`Build failed: ${error instanceof PlatformError ? error.message : String(error)}`);

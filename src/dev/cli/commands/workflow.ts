@@ -11,8 +11,12 @@ import {
   TIMELINE_HEADER,
   type RunSummaryWithPause,
 } from "../workflow/formatTimeline.ts";
+import { shortRunId } from "../dev/devLogLines.ts";
+import { formatFailedAttempts } from "../workflow/failedAttempts.ts";
+import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
+import { checkSchedulesInvocation, fetchScheduleRows, formatSchedules } from "../workflow/workflowSchedules.ts";
 
 /** How often `start --wait` asks for the run's new events. */
 const FOLLOW_INTERVAL_MS = 500;
@@ -27,31 +31,44 @@ interface StartedRun {
 export const workflowCommand: Command = {
   summary: "Start, inspect, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [--status s] [--name n] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | send <runId> <event> [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
-        whole), status running, sleeping, waiting, completed, failed or
-        cancelled; filter with --status (running|completed|failed|cancelled)
+        whole), status queued (with its flow control key and how many are
+        ahead), running, sleeping, waiting, completed, failed or cancelled;
+        filter with --status (queued|running|completed|failed|cancelled)
         and --name; page with --limit and the --cursor it prints
 get     one run's events as a timeline: step, attempt, duration, retries,
         sleeps, waits, events received, failure reason
 start   starts a registered workflow with --data (JSON) and prints the run id;
-        --id sets the workflow id (one active run per id); --wait then prints
+        --id sets the workflow id (one active run per id); --idempotency-key
+        answers the first run started with that key within 24 hours, ended
+        or not; --wait then prints
         the run's events as they happen and exits 0 when it completes, 1 when
         it fails or is cancelled
-cancel  cancels a running run (workflow.cancel) with an optional --reason
+cancel  cancels a running or queued run (workflow.cancel) with an optional --reason
 send    sends an event to a run (workflow.send) with --data as its payload;
         a run waiting for that event name continues with it
+schedules  the scheduled workflows (workflow(name, steps, { schedule })):
+        cron, time zone, next tick and the latest run a tick started
 
 A run id may be shortened to any unique prefix (as list and \`platform dev\`
 show it). Targets the \`platform dev\` (workerd or --node) running for --dir
 (default: the current directory), or --api URL with $PLATFORM_TOKEN. --json
 prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
   options: cliOptions({
-    strings: ["status", "name", "limit", "cursor", "data", "id", "reason", "dir", "api"],
+    strings: ["status", "name", "limit", "cursor", "data", "id", "idempotency-key", "reason", "dir", "api"],
     booleans: ["full", "wait", "json"],
   }),
   async run({ positionals, values }) {
+    if (positionals[0] === "schedules") {
+      checkSchedulesInvocation(positionals.slice(1), values);
+      const rows = await fetchScheduleRows(resolvePlatformTarget(values));
+      process.stdout.write(
+        values.json ? `${JSON.stringify({ schedules: rows }, null, 2)}\n` : formatSchedules(rows, values),
+      );
+      return;
+    }
     const invocation = parseWorkflowInvocation(positionals, values);
     const target = resolvePlatformTarget(values);
     const runs = `/projects/${encodeURIComponent(target.slug)}/workflows`;
@@ -79,12 +96,12 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         const query = invocation.query.size ? `?${invocation.query}` : "";
         const page = await callPlatformApi<RunListPage>(target, "GET", runs + query);
         if (values.json) return void print(page, "");
-        // List rows do not say whether a running run sleeps or waits; its view does.
+        // List rows do not say whether a running run sleeps or waits, nor what a queued one waits for; its view does.
         const rows = await Promise.all(
           page.runs.map(async (run): Promise<RunSummaryWithPause> => {
-            if (run.status !== "running") return run;
-            const { wakeAt, waitingFor } = await getRun(run.id);
-            return { ...run, wakeAt, waitingFor };
+            if (run.status !== "running" && run.status !== "queued") return run;
+            const { wakeAt, waitingFor, queued } = await getRun(run.id);
+            return { ...run, wakeAt, waitingFor, queued };
           }),
         );
         print(page, formatRunList(rows, { full: invocation.full }));
@@ -94,7 +111,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       case "get": {
         const { runId, found } = await findRun(invocation.runId);
         const run = found ?? (await getRun(runId));
-        print(run, formatRunTimeline(run));
+        print(run, formatRunTimeline(run) + formatFailedAttempts(run));
         return;
       }
       case "start": {
@@ -102,14 +119,19 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
           name: invocation.name,
           ...(invocation.data === undefined ? {} : { data: invocation.data }),
           ...(invocation.id === undefined ? {} : { id: invocation.id }),
+          ...(invocation.idempotencyKey === undefined ? {} : { idempotencyKey: invocation.idempotencyKey }),
         });
         if (!started.created)
           console.error(
-            `A run with workflow id ${started.workflowId} is already active: that run is ${started.runId}.`,
+            invocation.idempotencyKey === undefined
+              ? `A run with workflow id ${started.workflowId} is already active: that run is ${started.runId}.`
+              : `The idempotency key ${JSON.stringify(invocation.idempotencyKey)} answers an earlier run: ${started.runId}.`,
           );
         if (!invocation.wait) return void print(started, `${started.runId}\n`);
         if (!values.json) console.log(started.runId);
-        const run = await follow(started.runId, getRun, values.json !== true);
+        // The name the user gave the run (--id) is the one a hint should repeat.
+        const runRef = invocation.id ?? shortRunId(started.runId);
+        const run = await follow(started.runId, getRun, values.json !== true, runRef);
         if (values.json) print(run, "");
         return run.status === "completed" ? 0 : 1;
       }
@@ -134,20 +156,28 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
   },
 };
 
-/** Polls a run until it is terminal, printing each new event as a timeline row (when `show`), then its outcome. */
+/**
+ * Polls a run until it is terminal, printing each new event as a timeline row (when `show`), what it
+ * waits for or how long it sleeps whenever that changes, then its outcome.
+ */
 async function follow(
   runId: string,
   getRun: (runId: string) => Promise<WorkflowRunView>,
   show: boolean,
+  runRef: string,
 ): Promise<WorkflowRunView> {
   let printed = 0;
+  let notice: string | null = null;
   if (show) console.log(`\n${formatFollowedRow(TIMELINE_HEADER)}`);
   for (;;) {
     const run = await getRun(runId);
     const rows = timelineRows(run);
     if (show) for (const row of rows.slice(printed)) console.log(formatFollowedRow(row));
     printed = rows.length;
-    if (run.status !== "running") {
+    const now = pauseNotice(run, runRef);
+    if (show && now && now !== notice) console.log(now);
+    notice = now;
+    if (run.status !== "running" && run.status !== "queued") {
       if (show) console.log(`\n${timelineHeading(run).split("\n")[0]}`);
       return run;
     }

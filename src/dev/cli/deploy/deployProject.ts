@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { ProjectBuild } from "../build/buildProject.ts";
+import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { CliError } from "../commandLine.ts";
 import { requestPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 
@@ -43,6 +44,7 @@ export async function deployProject(
         capabilities: input.build.capabilities,
         durableObjects: input.build.durableObjects,
       },
+      sourceMap: portableSourceMap(input.build),
     },
   );
   if (status !== 200) throw new CliError(`Deploy refused (${status}): ${json.error?.message ?? "no reason given"}`);

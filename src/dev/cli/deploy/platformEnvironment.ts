@@ -70,6 +70,14 @@ export const PLATFORM_SECRETS: PlatformSecret[] = [
     howToMake: "Cloudflare dashboard → API Tokens → custom token with Account · Workers Scripts · Edit",
   },
   {
+    secret: "SECRETS_ENCRYPTION_KEY",
+    envVar: "SECRETS_ENCRYPTION_KEY",
+    workers: [API],
+    purpose: "seals projects' secrets (platform secret put) at rest in D1",
+    howToMake: "openssl rand -hex 32",
+    check: thirtyTwoByteKey,
+  },
+  {
     secret: "OIDC_CLIENT_SECRET",
     envVar: "OIDC_CLIENT_SECRET",
     workers: [LOGIN],

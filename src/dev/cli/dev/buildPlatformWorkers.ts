@@ -56,21 +56,7 @@ export async function buildPlatformWorkers(
   const built = await Promise.all(
     [...workers, ...fakes].map(async ({ file, entry, exports }) => {
       const outfile = path.join(outDir, `${file}.js`);
-      await esbuild.build({
-        stdin: {
-          contents: `export { ${exports.join(", ")} } from ${JSON.stringify(entry)};`,
-          resolveDir: path.dirname(entry),
-          loader: "ts",
-        },
-        bundle: true,
-        format: "esm",
-        platform: "browser",
-        conditions: ["workerd", "worker", "browser"],
-        target: "es2023",
-        external: ["cloudflare:*", "node:*"],
-        outfile,
-        logLevel: "silent",
-      });
+      await bundleWorker(entry, exports, outfile);
       return [file, outfile] as const;
     }),
   );
@@ -81,4 +67,23 @@ export async function buildPlatformWorkers(
       Object.entries(LOCAL_PLUGINS).map(([id, plugin]) => [id, byFile.get(plugin.fake)!]),
     ) as Record<LocalPluginId, string>,
   };
+}
+
+/** Bundles the worker module `entry` into `outfile` as wrangler would, exporting only `exports` of it. */
+export async function bundleWorker(entry: string, exports: readonly string[], outfile: string): Promise<void> {
+  await esbuild.build({
+    stdin: {
+      contents: `export { ${exports.join(", ")} } from ${JSON.stringify(entry)};`,
+      resolveDir: path.dirname(entry),
+      loader: "ts",
+    },
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    target: "es2023",
+    external: ["cloudflare:*", "node:*"],
+    outfile,
+    logLevel: "silent",
+  });
 }

@@ -1,18 +1,16 @@
-import type { RunEventView } from "../../../engine/describeRun.ts";
+import type { RequestRecord } from "../../../console/public/console/logLines.js";
 
-/** The terminal lines of `platform dev` for requests and workflow steps (`--quiet` silences both). */
-
-export interface RequestRecord {
-  method: string;
-  path: string;
-  status: number;
-  ms: number;
-}
-
-/** `GET /api/hello/Ada → 200 in 3 ms` */
-export function formatRequestLine(r: RequestRecord): string {
-  return `${r.method} ${r.path} → ${r.status} in ${r.ms} ms`;
-}
+/**
+ * The terminal lines of `platform dev` for requests and workflow steps (`--quiet` silences both): the
+ * words are the console's and `platform logs`'s (logLines.js); what is particular to the terminal is here.
+ */
+export {
+  formatRequestLine,
+  formatStepLines,
+  type RequestRecord,
+  shortRunId,
+  spokenDuration,
+} from "../../../console/public/console/logLines.js";
 
 /** Miniflare's own request line (`GET /path 200 OK (3ms)`, colours stripped), or null for any other message. */
 export function parseMiniflareRequestLine(message: string): RequestRecord | null {
@@ -21,60 +19,4 @@ export function parseMiniflareRequestLine(message: string): RequestRecord | null
   return { method: match[1]!, path: match[2]!, status: Number(match[3]), ms: Number(match[4]) };
 }
 
-/**
- * The recovery cron's every-minute lines when it found nothing to repair: the
- * project's `Re-enqueued 0 workflow(s)` and the API worker's
- * `cron <slug>/__workflow-recovery: 200 Re-enqueued 0 workflow(s)`.
- */
-export function isIdleRecoveryLine(message: string): boolean {
-  return /(^|: 200 )Re-enqueued 0 workflow\(s\)$/.test(message.trim());
-}
-
-/** The first 8 characters of a run id: enough to tell runs apart in a terminal, and a prefix to search for. */
-export function shortRunId(runId: string): string {
-  return runId.slice(0, 8);
-}
-
-/**
- * One line per transition of a run, from its events in seq order:
- * `run 3f2a9c1d: charge#2 completed in 3 ms → pack`. `step_started` prints
- * nothing itself (the line that ends the attempt says how long it ran);
- * `before` are the run's earlier events, for those attempt numbers and times.
- */
-export function formatStepLines(
-  runId: string,
-  workflowName: string,
-  events: readonly RunEventView[],
-  before: readonly RunEventView[] = [],
-): string[] {
-  const run = `run ${shortRunId(runId)}`;
-  const lines: string[] = [];
-  let started = [...before].reverse().find((e) => e.type === "step_started");
-  for (const event of events) {
-    const attempt = started?.type === "step_started" ? started.payload.attempt : 1;
-    const took = started ? ` in ${Math.max(0, event.at - started.at)} ms` : "";
-    switch (event.type) {
-      case "workflow_created":
-        lines.push(`${run}: ${workflowName} started`);
-        break;
-      case "step_started":
-        started = event;
-        break;
-      case "step_completed":
-        lines.push(`${run}: ${event.payload.step}#${attempt} completed${took} → ${event.payload.next_step ?? "done"}`);
-        break;
-      case "step_failed":
-        lines.push(
-          `${run}: ${event.payload.step}#${event.payload.attempt} failed${took}: ${event.payload.reason}${event.payload.retryable ? " (will retry)" : ""}`,
-        );
-        break;
-      case "workflow_completed":
-        lines.push(`${run}: ${workflowName} completed`);
-        break;
-      case "workflow_failed":
-        lines.push(`${run}: ${workflowName} failed: ${event.payload.reason}`);
-        break;
-    }
-  }
-  return lines;
-}
+export { isIdleRecoveryLine } from "../../../contracts/recoveryLine.ts";

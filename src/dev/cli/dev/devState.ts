@@ -10,14 +10,22 @@ export function stateDirFor(projectDir: string): string {
 export interface DevCredentials {
   /** The local API worker's ADMIN_TOKEN. */
   adminToken: string;
+  /** The local API worker's SECRETS_ENCRYPTION_KEY (64 hex characters): seals `platform secret put` values in the local D1. */
+  secretsKey: string;
   /** The local CLI user's token (stored hashed in the local D1). */
   cliToken?: string;
 }
 
 export function loadOrCreateCredentials(stateDir: string): DevCredentials {
   const file = path.join(stateDir, "credentials.json");
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as DevCredentials;
-  const credentials = { adminToken: randomBytes(32).toString("hex") };
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Partial<DevCredentials>) : {};
+  if (kept.adminToken && kept.secretsKey) return kept as DevCredentials;
+  // A state folder from before a credential existed keeps what it has and gains the new one.
+  const credentials = {
+    ...kept,
+    adminToken: kept.adminToken ?? randomBytes(32).toString("hex"),
+    secretsKey: kept.secretsKey ?? randomBytes(32).toString("hex"),
+  };
   saveCredentials(stateDir, credentials);
   return credentials;
 }

@@ -9,12 +9,14 @@ import {
 } from "miniflare";
 import * as esbuild from "esbuild";
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { projectScriptBindings } from "../../../workers/api/dispatchUpload.ts";
+import { PlatformError } from "../../../core/errors.ts";
+import { projectScriptBindings, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
+import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
@@ -23,6 +25,7 @@ import { applyD1Migrations } from "./d1Migrations.ts";
 import { type DeployedWorker, pluginWorkerNames, readDeployedWorkers } from "./deployedWorkers.ts";
 import { isIdleRecoveryLine, parseMiniflareRequestLine, type RequestRecord } from "./devLogLines.ts";
 import { loadOrCreateCredentials, readConsolePort, rememberConsolePort, saveCredentials } from "./devState.ts";
+import { readDevVars } from "./devVars.ts";
 import { dueCrons, type LocalCron, localCrons } from "./localCrons.ts";
 import { startLocalIdentityProvider, type LocalIdentityProvider } from "./localIdentityProvider.ts";
 import {
@@ -41,6 +44,7 @@ import {
 import { assignLocalPorts, type LocalPorts } from "./localPorts.ts";
 import { localScriptBindings } from "./localScriptBindings.ts";
 import { type LocalDispatcher, type LocalOverride, localWorker } from "./localWorker.ts";
+import { problemWorkerScript } from "./problemWorker.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 import { waitForProject } from "./waitForProject.ts";
 
@@ -88,7 +92,13 @@ export interface LocalPlatform {
   apiUrl: string;
   project: LocalProject;
   cliToken: string;
-  build: ProjectBuild;
+  /** The build being served; null while the project has never built and loaded (see `problem`). */
+  build: ProjectBuild | null;
+  /**
+   * Why the project is not running, while its first build or load has failed: the project's
+   * address then serves a page saying so, and the console and API run as usual. Null once it runs.
+   */
+  problem: string | null;
   metadata: Record<string, unknown>;
   /** Where the project lives by the registry: `http://<slug>.localhost:N/`, or `http://localhost:N/<slug>/` when private. */
   projectUrl: string;
@@ -140,11 +150,17 @@ export interface LocalPlatformInput {
   deployed: DeployedWorker[];
   scripts: PlatformScripts;
   adminToken: string;
+  /** The API worker's SECRETS_ENCRYPTION_KEY (project secrets at rest). */
+  secretsKey: string;
   /** `--login oidc` and `platform up`: the login worker's wiring; without it the login worker does not run. */
   login: LocalLogin | null;
   pluginSecrets: LocalPluginSecrets;
   project: LocalProject | null;
   build: ProjectBuild | null;
+  /** The project's own variables (`.dev.vars` under `platform dev`), bound beside the platform's. */
+  projectVars?: Record<string, string>;
+  /** With `project` and no `build`: what stops the project, served in its place (problemWorker.ts). */
+  problem?: string | null;
   onRequest?: (request: RequestRecord) => void;
   /** Maps the project's log lines to its sources and remembers a top-level throw. */
   projectErrors?: ProjectLoadErrors;
@@ -175,6 +191,7 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
     [API_WORKER]: {
       vars: {
         ADMIN_TOKEN: input.adminToken,
+        SECRETS_ENCRYPTION_KEY: input.secretsKey,
         PLATFORM_DOMAIN: LOCAL_DOMAIN,
         PROJECTS_BASE_URL: projectsBaseUrl,
         // Without a login worker (`platform dev` with the form login) there is no login URL to hand out.
@@ -248,21 +265,32 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
     localWorker(worker, input.scripts.workers[worker.name]!, dispatcher, overrides[worker.name]),
   );
   if (project && build) {
-    const bound = localScriptBindings(
-      projectScriptBindings(
+    const bound = localScriptBindings([
+      ...projectScriptBindings(
         { id: project.id, slug: project.slug, script_name: project.scriptName, worker_secret: project.workerSecret },
         build.durableObjects,
         input.login?.publicUrl,
       ),
-    );
+      ...projectVarBindings(input.projectVars ?? {}),
+    ]);
     workers.push({
       ...workerBase(project.scriptName, build.bundlePath),
       ...bound,
+      // Its traces go to the API worker's tail handler, into the project's log (`platform logs`), as
+      // a deployed project's upload names it (tail_consumers); workerd leaves the trace's scriptName empty.
+      tails: [{ name: API_WORKER, props: { scriptName: project.scriptName } }],
       serviceBindings: {
         ...bound.serviceBindings,
         // Dev only (never in a deployment's bindings): maps a posted stack for the 500 page (src/runtime/entry/devErrorResponse.ts).
         PLATFORM_DEV_STACK: async (request) => new MiniflareResponse(mapBundleLocations(await request.text(), build)),
       },
+    });
+  } else if (project && input.problem) {
+    workers.push({
+      name: project.scriptName,
+      modules: true,
+      script: problemWorkerScript(input.problem),
+      compatibilityDate: COMPATIBILITY_DATE,
     });
   }
   workers.push(
@@ -365,8 +393,18 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const slug = projectSlugFor(options.projectDir);
   const credentials = loadOrCreateCredentials(options.stateDir);
 
-  let build = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
-  const projectErrors = new ProjectLoadErrors(() => build);
+  const buildDir = path.join(options.stateDir, "build");
+  /** The build workerd runs or is about to run: whose source map the project's log lines are read with. */
+  let current: ProjectBuild | null = null;
+  const projectErrors = new ProjectLoadErrors(() => current);
+  /** The first build; when it fails, the project's address says why until a save fixes it. */
+  let first: { build: ProjectBuild; vars: Record<string, string> } | null = null;
+  let problem: string | null = null;
+  try {
+    first = await buildServed(options.projectDir, buildDir);
+  } catch (error) {
+    problem = problemText(error);
+  }
   const deployed = await readDeployedWorkers(REPO_ROOT);
   const scripts = await buildPlatformWorkers(path.join(options.stateDir, "platform"), deployed, { devRoutes: true });
   // The API worker serves the console: keep its address across restarts while the port is free.
@@ -392,14 +430,20 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     deployed,
     scripts,
     adminToken: credentials.adminToken,
+    secretsKey: credentials.secretsKey,
     login,
     pluginSecrets: loadOrCreatePluginSecrets(options.stateDir),
     onRequest: options.onRequest,
     projectErrors,
   };
   let crons: LocalCron[] = [];
-  const configure = (project: LocalProject | null, next: ProjectBuild | null) => {
-    const config = localPlatformConfig({ ...base, project, build: next });
+  const configure = (
+    project: LocalProject | null,
+    next: ProjectBuild | null,
+    projectVars: Record<string, string> = {},
+    shownProblem: string | null = null,
+  ) => {
+    const config = localPlatformConfig({ ...base, project, build: next, projectVars, problem: shownProblem });
     crons = localCrons(config.workers as V4WorkerOptions[]);
     return convertV4MiniflareOptions(config);
   };
@@ -419,10 +463,32 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const apiUrl = `http://${host}:${ports.api}`;
     const { cliToken, project } = await ensureDevAccount(apiUrl, options.stateDir, slug, options.private === true);
 
-    const apply = async (next: ProjectBuild) => {
-      await mf.setOptions(configure(project, next)).catch((error: unknown) => {
-        throw projectErrors.loadFailure(error);
+    /** The version being served (its files, which the next build overwrites), to go back to when a build fails to load. */
+    let served: ServedVersion | null = null;
+    /** Back to the served version (or the problem page), after `failure` to load another. */
+    const restore = async (failure: unknown) => {
+      if (served) served.rewrite();
+      else problem = problemText(failure);
+      current = served?.build ?? null;
+      await mf.setOptions(configure(project, current, served?.vars, problem));
+    };
+    const apply = async (next: { build: ProjectBuild; vars: Record<string, string> }) => {
+      current = next.build;
+      try {
+        await mf.setOptions(configure(project, next.build, next.vars));
+      } catch (error) {
+        const failure = projectErrors.loadFailure(error);
+        await restore(failure);
+        throw failure;
+      }
+      served = new ServedVersion(next.build, next.vars);
+      problem = null;
+      // The project's log and runs name its sources with this build's map, as a push's.
+      const mapped = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/source-map`, {
+        map: portableSourceMap(next.build),
       });
+      if (mapped.status !== 200)
+        log(`The platform did not take the build's source map: ${JSON.stringify(mapped.json)}`);
       const worker = await mf.getWorker(project.scriptName);
       const metadata = await fetchProjectMetadata(
         (u, init) => worker.fetch(u, init) as never,
@@ -432,12 +498,20 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       const registered = await apiCall(apiUrl, cliToken, "PUT", `/projects/${project.slug}/metadata`, metadata);
       if (registered.status !== 200)
         throw new Error(`Could not register the project's metadata: ${JSON.stringify(registered.json)}`);
-      for (const problem of await deployPluginMetadata(pluginWorkerUrls, project, metadata)) log(`Plugins: ${problem}`);
+      for (const trouble of await deployPluginMetadata(pluginWorkerUrls, project, metadata)) log(`Plugins: ${trouble}`);
       return metadata;
     };
-    let metadata = await apply(build);
+    let metadata: Record<string, unknown> = {};
+    if (first)
+      metadata = await apply(first).catch((error: unknown) => {
+        // Failing to load puts the problem page up (restore); anything else is a failure to start.
+        if (problem === null) throw error;
+        return {};
+      });
+    else await mf.setOptions(configure(project, null, {}, problem));
     const url = `http://${host}:${options.port}`;
-    await waitForProject(url + "/");
+    // The problem page answers 503 on purpose: then any answer will do.
+    await waitForProject(url + "/", { acceptServerError: problem !== null });
     const stopRedeploy = redeployOnNewInstalls(apiUrl, cliToken, project, () => metadata, pluginWorkerUrls, log);
 
     return {
@@ -451,17 +525,29 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       login: login && { url: login.publicUrl, issuer: login.issuer },
       plugins: pluginUrls,
       get build() {
-        return build;
+        return served?.build ?? null;
+      },
+      get problem() {
+        return problem;
       },
       get metadata() {
         return metadata;
       },
       miniflare: mf,
       async rebuild() {
-        const next = await buildProject(options.projectDir, path.join(options.stateDir, "build"), { sourceMap: true });
+        let next: { build: ProjectBuild; vars: Record<string, string> };
+        try {
+          next = await buildServed(options.projectDir, buildDir);
+        } catch (error) {
+          // Nothing was ever served: the page says what is wrong now.
+          if (!served) {
+            problem = problemText(error);
+            await mf.setOptions(configure(project, null, {}, problem));
+          }
+          throw error;
+        }
         metadata = await apply(next);
-        build = next;
-        return next;
+        return next.build;
       },
       async runScheduled(scheduledTime = new Date()) {
         for (const { worker, cron } of dueCrons(crons, scheduledTime))
@@ -549,4 +635,47 @@ export async function startLocalLogin(
       projectsBaseUrl: `http://${LOCAL_DOMAIN}:${projectPort}`,
     },
   };
+}
+
+/** A build as `platform dev` serves it: the bundle and the project's `.dev.vars`, read together. */
+async function buildServed(
+  projectDir: string,
+  buildDir: string,
+): Promise<{ build: ProjectBuild; vars: Record<string, string> }> {
+  const build = await buildProject(projectDir, buildDir, { sourceMap: true });
+  return { build, vars: readDevVars(projectDir) };
+}
+
+/** What the problem page and the terminal say about a failed build or load: our own messages whole. */
+function problemText(error: unknown): string {
+  if (error instanceof PlatformError) return error.message;
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
+
+/**
+ * The version workerd serves, with its bundle and source map as they were:
+ * every dev build writes to the same files, so a build that fails to load
+ * has replaced them; going back puts them back (the map names this
+ * version's lines in the log again).
+ */
+class ServedVersion {
+  readonly build: ProjectBuild;
+  readonly vars: Record<string, string>;
+  readonly #bundle: Buffer;
+  readonly #map: Buffer | null;
+  constructor(build: ProjectBuild, vars: Record<string, string>) {
+    this.build = build;
+    this.vars = vars;
+    this.#bundle = readFileSync(build.bundlePath);
+    this.#map = existsSync(`${build.bundlePath}.map`) ? readFileSync(`${build.bundlePath}.map`) : null;
+  }
+  rewrite(): void {
+    writeFileSync(this.build.bundlePath, this.#bundle);
+    if (this.#map) writeFileSync(`${this.build.bundlePath}.map`, this.#map);
+  }
+}
+
+/** A project's own variables as upload bindings: secret_text, as `platform secret put` binds them when deployed. */
+function projectVarBindings(vars: Record<string, string>): ScriptBinding[] {
+  return Object.entries(vars).map(([name, text]) => ({ type: "secret_text", name, text }));
 }

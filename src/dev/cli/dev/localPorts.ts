@@ -6,6 +6,8 @@ export interface LocalPorts {
   api: number;
   /** The login worker (`--login oidc`, `platform up`). */
   login: number;
+  /** `platform up`'s trace intake (src/dev/routes/traceIntakeWorker.ts), where pushed projects' traces arrive. */
+  traces: number;
   /** Each plugin worker, by its deployed name. */
   plugins: Record<string, number>;
   /** Each fake provider, by the plugin it stands in for (`LocalPluginId`). */
@@ -24,13 +26,20 @@ export async function assignLocalPorts(input: {
   keepApi?: number;
 }): Promise<LocalPorts> {
   const { host, pluginWorkers, fakes, keepApi } = input;
-  const names = ["api", "login", ...pluginWorkers.map((w) => `plugin:${w}`), ...fakes.map((f) => `fake:${f}`)];
+  const names = [
+    "api",
+    "login",
+    "traces",
+    ...pluginWorkers.map((w) => `plugin:${w}`),
+    ...fakes.map((f) => `fake:${f}`),
+  ];
   const ports = await freePorts(host, names.length);
   const byName = new Map(names.map((name, i) => [name, ports[i]!]));
   const kept = keepApi && !ports.includes(keepApi) && (await isPortFree(host, keepApi)) ? keepApi : undefined;
   return {
     api: kept ?? byName.get("api")!,
     login: byName.get("login")!,
+    traces: byName.get("traces")!,
     plugins: Object.fromEntries(pluginWorkers.map((w) => [w, byName.get(`plugin:${w}`)!])),
     fakes: Object.fromEntries(fakes.map((f) => [f, byName.get(`fake:${f}`)!])),
   };

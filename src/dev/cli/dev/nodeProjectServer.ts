@@ -9,6 +9,7 @@ import { nodeLoadFailure, projectRelativeStack } from "../build/projectLoadError
 import type { NodeWorkflowBackend, NodeWorkflowBackendOptions } from "../../../runtime/node/nodeWorkflowBackend.ts";
 import type { RequestRecord } from "./devLogLines.ts";
 import { createNodeWorkflowApi, NODE_API_PATH } from "./nodeWorkflowApi.ts";
+import { readDevVars } from "./devVars.ts";
 import { projectSlugFor } from "./projectSlugFor.ts";
 import { waitForProject } from "./waitForProject.ts";
 
@@ -123,25 +124,24 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
     },
   };
   /** Then the store and engine are injected; from here on workflow.start/get/list work. */
-  const activate = (module: NodeProjectModule): LoadedProject => {
+  const activate = (module: NodeProjectModule, vars: Record<string, string>): LoadedProject => {
+    // The project's .dev.vars, beside the platform's own (which they cannot name: readDevVars refuses PLATFORM_*).
+    const env = { ...vars, PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug, PLATFORM_DEV_STACK: devStack };
     const backend =
       module.installNodeWorkflowBackend?.({
         path: workflowsPath,
         closeGraceMS: CLOSE_GRACE_MS,
         log,
         logError: (message, error) => logError(message, error),
+        env,
       }) ?? null;
-    return {
-      worker: module.default,
-      env: { PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug, PLATFORM_DEV_STACK: devStack },
-      backend,
-    };
+    return { worker: module.default, env, backend };
   };
 
   // Stacks of the project's code name its sources (the dev bundle links its map).
   process.setSourceMapsEnabled(true);
   let build = await buildProject(options.projectDir, buildDir, { target: "node", sourceMap: true });
-  let current = activate(await evaluate(build));
+  let current = activate(await evaluate(build), readDevVars(options.projectDir));
 
   const cliToken = `plt_${randomBytes(32).toString("base64url")}`;
   const workflowApi = createNodeWorkflowApi({ slug, cliToken, backend: () => current.backend });
@@ -175,9 +175,10 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
       // otherwise the old backend stops (at a step boundary) before the new one opens the file and resumes its runs.
       const swap = swapping.then(async () => {
         const next = await buildProject(options.projectDir, buildDir, { target: "node", sourceMap: true });
+        const vars = readDevVars(options.projectDir);
         const module = await evaluate(next);
         await current.backend?.close();
-        current = activate(module);
+        current = activate(module, vars);
         build = next;
         return next;
       });

@@ -1,10 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
 import { MAX_CONTROL_BODY_BYTES, parseCancelRunBody, parseSendEventBody } from "../../../contracts/workflowControl.ts";
+import type { ProjectSchedule } from "../../../contracts/workflowSchedules.ts";
 import { errorResponse, PlatformError } from "../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../core/web/jsonBody.ts";
 import type { JsonValue } from "../../../engine/json.ts";
 import { toRunListQuery } from "../../../engine/store.ts";
-import type { WorkflowBackend } from "../../../engine/workflowApi.ts";
+import { backendStartOptions, type WorkflowBackend } from "../../../engine/workflowApi.ts";
 
 /**
  * `platform dev --node` has no API worker, so the Node server answers the
@@ -23,8 +24,11 @@ export interface NodeWorkflowApiOptions {
   slug: string;
   /** The only token this API accepts (`Authorization: Bearer …`). */
   cliToken: string;
-  /** The project's backend as loaded now (a rebuild swaps it); null when the project registers no workflows. */
-  backend: () => WorkflowBackend | null;
+  /**
+   * The project's backend as loaded now (a rebuild swaps it); null when the project registers no
+   * workflows. Its `schedules()` answers `GET /projects/:slug/schedules`.
+   */
+  backend: () => (WorkflowBackend & { schedules?(): ProjectSchedule[] }) | null;
 }
 
 function tokenMatches(header: string | null, expected: string): boolean {
@@ -55,6 +59,12 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
   const route = async (request: Request, path: string): Promise<Response> => {
     if (!tokenMatches(request.headers.get("authorization"), options.cliToken))
       throw new PlatformError("unauthorized", "Missing or invalid CLI token: use the one in .platform/dev.json.");
+    const schedules = /^\/projects\/([^/]+)\/schedules$/.exec(path);
+    if (schedules && request.method === "GET") {
+      if (schedules[1] !== options.slug)
+        throw new PlatformError("not_found", `No project named "${schedules[1]}" in your account.`);
+      return Response.json({ schedules: options.backend()?.schedules?.() ?? [] });
+    }
     const match = /^\/projects\/([^/]+)\/workflows(?:\/([^/]+)(\/cancel|\/events)?)?$/.exec(path);
     if (!match) throw new PlatformError("not_found", "Not found.");
     const [, slug, segment, action] = match;
@@ -71,12 +81,11 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       const body = parseJsonObject(await readBodyBytes(request, MAX_START_BODY_BYTES));
       if (typeof body.name !== "string")
         throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
-      if (body.id !== undefined && typeof body.id !== "string")
-        throw new PlatformError("invalid_input", "id must be a string.");
+      const { id, idempotencyKey, idempotencyTTLMS } = body;
       const started = await backend.start(
         body.name,
         (body.data ?? null) as JsonValue,
-        body.id === undefined ? {} : { id: body.id },
+        backendStartOptions(body.name, { id, idempotencyKey, idempotencyTTLMS }),
       );
       return Response.json(
         { runId: started.runId, workflowId: started.workflowId, name: body.name, created: started.created },

@@ -1,12 +1,18 @@
-/** Resolves once the project answers `url` with anything but a server error (the Ready line waits on it). */
-export async function waitForProject(url: string, timeoutMs = 15_000): Promise<void> {
+/**
+ * Resolves once the project answers `url` with anything but a server error (the Ready line waits on
+ * it); with `acceptServerError`, once it answers at all (`platform dev`'s page for a project that does not run).
+ */
+export async function waitForProject(
+  url: string,
+  { timeoutMs = 15_000, acceptServerError = false }: { timeoutMs?: number; acceptServerError?: boolean } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
     try {
       const response = await fetch(url, { redirect: "manual" });
       await response.arrayBuffer();
-      if (response.status < 500) return;
+      if (response.status < 500 || acceptServerError) return;
       last = `status ${response.status}`;
     } catch (error) {
       last = String(error);

@@ -152,14 +152,30 @@ describe("the project", () => {
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
-/** Relative path → contents. `.gitignore` only when the folder has none. */
-export function scaffoldFiles(input: ScaffoldInput, options: { gitignore: boolean }): Record<string, string> {
+/** What a project's `.gitignore` must name: the local state and build, installs, and `.dev.vars` (secrets for `platform dev`). */
+export const IGNORED_ENTRIES = [".platform/", "node_modules/", ".dev.vars"];
+
+/**
+ * `.gitignore` with every entry of {@link IGNORED_ENTRIES} it lacks appended
+ * (all of them for a folder that has none); null when it names them all.
+ */
+export function completedGitignore(existing: string | null): string | null {
+  const lines = new Set((existing ?? "").split(/\r?\n/).map((line) => line.trim()));
+  const missing = IGNORED_ENTRIES.filter((entry) => !lines.has(entry) && !lines.has(entry.replace(/\/$/, "")));
+  if (missing.length === 0) return null;
+  const kept = existing && !existing.endsWith("\n") ? `${existing}\n` : (existing ?? "");
+  return `${kept}${missing.join("\n")}\n`;
+}
+
+/** Relative path → contents. `.gitignore` (`gitignore`: the folder's own, or null) only when it lacks an entry. */
+export function scaffoldFiles(input: ScaffoldInput, options: { gitignore: string | null }): Record<string, string> {
+  const gitignore = completedGitignore(options.gitignore);
   return {
     "package.json": json(packageJson(input)),
     "tsconfig.json": json(TSCONFIG),
     "vitest.config.ts": VITEST_CONFIG,
     "src/index.ts": indexSource(input.slug),
     "test/index.test.ts": FIRST_TEST,
-    ...(options.gitignore ? { ".gitignore": ".platform/\nnode_modules/\n" } : {}),
+    ...(gitignore === null ? {} : { ".gitignore": gitignore }),
   };
 }

@@ -11,12 +11,15 @@ import { LOCAL_DISPATCH_SCRIPT_HEADER } from "../../../workers/dispatch/localDis
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 import { withoutServicePrefix } from "../../cloudflare/workerdScriptStarter.ts";
 import { scriptWorker } from "./scriptWorker.ts";
+import { type TraceIntake, withTailForwarder } from "./tailForwarder.ts";
 
 export interface ProjectInstancesOptions {
   /** `platform up`'s state folder: each project keeps its own under `scripts/<name>/state/`. */
   stateDir: string;
   /** The platform workers a project's service bindings name, by deployed name, as `host:port` of their sockets. */
   services: Readonly<Record<string, string>>;
+  /** Where a project's traces go, for its log: the platform's trace intake. */
+  traces: TraceIntake;
   log: (line: string) => void;
   /** How long a replaced workerd may go on answering the requests it took before it stops. */
   drainMS?: number;
@@ -65,6 +68,7 @@ export function createProjectInstances(options: ProjectInstancesOptions): Projec
     let started = false;
     const stateDir = projectStateDir(options.stateDir, script.name);
     adoptSharedState(options.stateDir, script, stateDir);
+    const workers = await withTailForwarder(scriptWorker(script, services), script, options.traces);
     const mf = new Miniflare(
       convertV4MiniflareOptions({
         log: new NoOpLog(),
@@ -78,7 +82,7 @@ export function createProjectInstances(options: ProjectInstancesOptions): Projec
           if (level === "error" || level === "warn") console.error(message);
           else console.log(message);
         },
-        workers: [scriptWorker(script, services)],
+        workers,
       }),
     );
     try {

@@ -35,7 +35,8 @@ export function saveAcceptedScript(stateDir: string, script: AcceptedScript): vo
     migrationTag: script.migrationTag,
     durableObjectClasses: script.durableObjectClasses,
   };
-  writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n");
+  // The bindings hold the project's secrets and worker secret, as Cloudflare holds them: readable by this user only.
+  writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n", { mode: 0o600 });
 }
 
 /** A kept script that is not served this run, and why (in Cloudflare's words when the stand-in refused it). */

@@ -16,7 +16,8 @@ const MODULES_ROOT = "/script";
  * runs in a workerd of its own (projectInstances.ts), so a service binding
  * reaches the platform worker it names over that worker's loopback socket
  * (`services`: deployed name → `host:port`); a service the platform does not
- * run answers 502, as a call to a script that is not there.
+ * run answers 502, as a call to a script that is not there. Its tail
+ * consumer is wired beside it (tailForwarder.ts).
  */
 export function scriptWorker(script: AcceptedScript, services: Readonly<Record<string, string>>): V4WorkerOptions {
   const main = script.metadata.main_module!;

@@ -18,6 +18,7 @@ import { frontWorker } from "./frontWorker.ts";
 import { createProjectInstances } from "./projectInstances.ts";
 import { replaySavedScripts, saveAcceptedScript } from "./savedScripts.ts";
 import { serveStandIn } from "./standInServer.ts";
+import { traceIntakeWorker } from "./traceIntake.ts";
 
 export interface UpPlatformOptions {
   stateDir: string;
@@ -48,7 +49,8 @@ const NAMESPACE = "local-dispatch";
  * Cloudflare's script-upload API in this process, which starts each upload
  * before accepting it, as Cloudflare does; each accepted script then runs in
  * a workerd of its own (projectInstances.ts), so neither a push nor a project
- * that fails to start ever stops the platform or another project.
+ * that fails to start ever stops the platform or another project; its traces
+ * come back to the trace intake here (tailForwarder.ts), into its log.
  */
 export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPlatform> {
   const { host, port, stateDir, log } = options;
@@ -62,9 +64,12 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const pluginUrls = localPluginUrls(host, ports);
   writePluginUrls(stateDir, pluginUrls);
 
+  // The trace intake's tokens hold for this start only: every project's workerd starts again with the platform.
+  const traceKey = randomBytes(32).toString("hex");
   const projects = createProjectInstances({
     stateDir,
     log,
+    traces: { address: `${host}:${ports.traces}`, consumer: API_WORKER, key: traceKey },
     // What a project's service bindings name, by deployed name: the platform workers' own sockets.
     services: {
       [API_WORKER]: `${host}:${ports.api}`,
@@ -102,6 +107,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       deployed: deployedWorkers,
       scripts,
       adminToken: credentials.adminToken,
+      secretsKey: credentials.secretsKey,
       login: idp.login,
       pluginSecrets,
       project: null,
@@ -112,8 +118,17 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       },
       onRequest: options.onRequest,
     });
+    const intake = await traceIntakeWorker({
+      outDir: path.join(stateDir, "platform"),
+      api: deployedWorkers.find((worker) => worker.name === API_WORKER)!,
+      socket: { host, port: ports.traces },
+      key: traceKey,
+    });
     mf = new Miniflare(
-      convertV4MiniflareOptions({ ...base, workers: [frontWorker(), ...(base.workers as V4WorkerOptions[])] }),
+      convertV4MiniflareOptions({
+        ...base,
+        workers: [frontWorker(), ...(base.workers as V4WorkerOptions[]), intake],
+      }),
     );
     await mf.ready;
     const ran = await applyD1Migrations(await mf.getD1Database("DB", API_WORKER), MIGRATIONS_DIR);

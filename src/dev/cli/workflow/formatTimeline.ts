@@ -5,7 +5,7 @@ import type { RunSummary } from "../../../engine/store.ts";
  * A list row, with what a `running` run is waiting on when the engine says so:
  * asleep until `wakeAt`, or waiting for an event.
  */
-export type RunSummaryWithPause = RunSummary & Pick<WorkflowRunView, "wakeAt" | "waitingFor">;
+export type RunSummaryWithPause = RunSummary & Pick<WorkflowRunView, "wakeAt" | "waitingFor" | "queued">;
 
 /** The widest a `workflow list` line may be without --full (a terminal of 100 columns). */
 export const LIST_WIDTH = 100;
@@ -15,7 +15,7 @@ function ms(value: number): string {
 }
 
 /** Epoch ms as `2026-11-22T10:00:00Z` (UTC, to the second). */
-function utc(at: number): string {
+export function utc(at: number): string {
   return new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
@@ -24,7 +24,8 @@ export function truncate(value: string, max: number): string {
   return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
 }
 
-function table(rows: string[][]): string {
+/** Rows of cells as aligned columns; the first row is the header. */
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
     .map((r) =>
@@ -78,6 +79,9 @@ export function timelineRows(run: WorkflowRunView): string[][] {
     switch (event.type) {
       case "workflow_created":
         detail = `data ${JSON.stringify(event.payload.writes.data ?? null)}`;
+        if (event.payload.queued) detail += `, queued under key ${JSON.stringify(event.payload.flow_key ?? "")}`;
+        if (event.payload.idempotency_key !== undefined)
+          detail += `, idempotency key ${JSON.stringify(event.payload.idempotency_key)}`;
         break;
       case "step_started": {
         step = event.payload.step;
@@ -132,6 +136,12 @@ export function timelineRows(run: WorkflowRunView): string[][] {
       case "workflow_cancelled":
         detail = event.payload.reason ? `reason: ${event.payload.reason}` : "no reason given";
         break;
+      case "start_replaced":
+        detail = `a later start replaced the data: ${truncate(JSON.stringify(event.payload.writes.data ?? null), 60)}`;
+        break;
+      case "workflow_dequeued":
+        detail = `left the queue after ${ms(event.at - run.createdAt)}`;
+        break;
     }
     rows.push([String(event.seq), offset, event.type, step, attempt, duration, detail]);
   }
@@ -148,6 +158,10 @@ export function describeOutcome(run: WorkflowRunView): string {
       return `failed after ${took}: ${run.error}`;
     case "cancelled":
       return `cancelled after ${took}${run.cancelReason ? `: ${run.cancelReason}` : ""}`;
+    case "queued":
+      return run.queued
+        ? `queued for ${took}, waiting for ${run.queued.waitsFor}${run.queued.notBefore === undefined ? "" : ` (not before ${utc(run.queued.notBefore)})`}`
+        : `queued for ${took}`;
     case "running":
       if (run.waitingFor)
         return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
@@ -179,6 +193,13 @@ export function formatFollowedRow(row: string[]): string {
 
 /** A list row's status: `running` split into `sleeping` and `waiting` when the engine says so. */
 export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
+  if (run.status === "queued")
+    return {
+      status: "queued",
+      detail: run.queued
+        ? `${run.queued.ahead === undefined ? "" : `${run.queued.ahead} ahead, `}key ${JSON.stringify(run.queued.key)}`
+        : "",
+    };
   if (run.status !== "running") return { status: run.status, detail: "" };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };

@@ -1,10 +1,10 @@
-import { CliError } from "../commandLine.ts";
+import { CliError, unknownChoiceError } from "../commandLine.ts";
 
 /** One `platform workflow …` invocation, checked: what to do and with which values. */
 export type WorkflowInvocation =
   | { action: "list"; query: URLSearchParams; full: boolean }
   | { action: "get"; runId: string }
-  | { action: "start"; name: string; data?: unknown; id?: string; wait: boolean }
+  | { action: "start"; name: string; data?: unknown; id?: string; idempotencyKey?: string; wait: boolean }
   | { action: "cancel"; runId: string; reason?: string }
   | { action: "send"; runId: string; event: string; payload?: unknown };
 
@@ -16,7 +16,7 @@ const ACTIONS = ["list", "get", "start", "cancel", "send"] as const;
 const ACTION_OPTIONS: Record<(typeof ACTIONS)[number], readonly string[]> = {
   list: ["status", "name", "limit", "cursor", "full"],
   get: [],
-  start: ["data", "id", "wait"],
+  start: ["data", "id", "idempotency-key", "wait"],
   cancel: ["reason"],
   send: ["data"],
 };
@@ -39,7 +39,7 @@ function usage(message: string): CliError {
 export function parseWorkflowInvocation(positionals: string[], values: Values): WorkflowInvocation {
   const [action, ...args] = positionals;
   if (!(ACTIONS as readonly (string | undefined)[]).includes(action))
-    throw usage(`Unknown workflow action "${action ?? ""}": use ${ACTIONS.join(", ")}.`);
+    throw unknownChoiceError("workflow action", action, ACTIONS);
   const act = action as (typeof ACTIONS)[number];
   const misplaced = Object.values(ACTION_OPTIONS)
     .flat()
@@ -70,6 +70,7 @@ export function parseWorkflowInvocation(positionals: string[], values: Values): 
         name: args[0]!,
         ...(typeof values.data === "string" ? { data: parseDataOption(values.data) } : {}),
         ...(typeof values.id === "string" ? { id: values.id } : {}),
+        ...(typeof values["idempotency-key"] === "string" ? { idempotencyKey: values["idempotency-key"] } : {}),
         wait: values.wait === true,
       };
     }

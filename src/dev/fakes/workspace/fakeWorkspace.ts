@@ -49,7 +49,7 @@ import {
   withGeneratedIds,
   type BlockRefusal,
 } from "./fakeBlockRules.ts";
-import { workspaceView, type OpenView } from "./fakeWorkspaceView.ts";
+import { workspaceView, type OpenView, type ViewedMessage } from "./fakeWorkspaceView.ts";
 
 export interface FakeWorkspaceConfig {
   clientId: string;
@@ -101,18 +101,8 @@ interface AccessToken {
   revoked: boolean;
 }
 
-interface Message {
-  channel: string;
-  ts: string;
-  text: string;
-  blocks?: unknown[];
-  user: string;
-  teamId: string;
-  threadTs?: string;
+interface Message extends ViewedMessage {
   reactions: Set<string>;
-  /** A `chat.postEphemeral` message: only this user sees it. */
-  ephemeralTo?: string;
-  edited?: boolean;
 }
 
 export const FAKE_CHANNELS = ["C0GENERAL", "C0RANDOM"] as const;

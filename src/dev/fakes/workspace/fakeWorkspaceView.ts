@@ -10,6 +10,7 @@ export interface ViewedMessage {
   user: string;
   teamId: string;
   threadTs?: string;
+  /** A `chat.postEphemeral` message: only this user sees it. */
   ephemeralTo?: string;
   edited?: boolean;
 }

@@ -4,14 +4,11 @@
  * answered, what stops working) and the fix. The chat-server connection
  * health of every project shows it (the bot is shared), until READY.
  */
+import type { PluginProblem } from "../../../contracts/pluginProblem.ts";
 import type { SessionStartLimit } from "./gatewayProtocol.ts";
 
-export interface RelayProblem {
-  /** Stable: `close_<code>`, `token_refused` or `session_starts_used_up`. */
-  code: string;
-  cause: string;
-  fix: string;
-}
+/** Recorded as the plugin's problem; its code is `close_<code>`, `token_refused` or `session_starts_used_up`. */
+export type RelayProblem = PluginProblem;
 
 const RETRY_NOTE = "The relay tries again every 10 minutes.";
 const NO_EVENTS = "messages and reactions do not reach any project";

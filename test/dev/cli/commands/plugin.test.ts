@@ -13,6 +13,7 @@ import {
   openInstallLink,
   pluginCommand,
   triggerParameters,
+  triggerReport,
 } from "#src/dev/cli/commands/plugin.ts";
 
 const URL_ = "http://127.0.0.1:8790/install?code=abc";
@@ -252,5 +253,47 @@ describe("platform plugin trigger: the provider calls a fake recorded", () => {
     ["anything else, as it came", { sent: "fax" }, '{"sent":"fax"}'],
   ])("%s", (_name, call, line) => {
     expect(describeCall(call)).toBe(line);
+  });
+});
+
+describe("platform plugin trigger: what it prints never contradicts the outcome", () => {
+  const call = { method: "POST", path: "/api/v10/interactions/1/t/callback", body: { content: "nope" }, status: 204 };
+  const answer = (result: "handled" | "no_handler" | "failed" | null, calls: unknown[], inlineReply?: unknown) => ({
+    summary: "Sent /x.",
+    pluginAnswer: { status: 200, ...(inlineReply === undefined ? {} : { inlineReply }) },
+    outcome: result ? { result } : null,
+    calls,
+  });
+  const listed = '  POST /api/v10/interactions/1/t/callback content="nope" → 204';
+  it.each([
+    ["the handler ran and called", answer("handled", [call]), ["The project's handler made 1 provider call:", listed]],
+    ["the handler ran and called nothing", answer("handled", []), ["The handler made no provider calls."]],
+    [
+      "the handler answered inline",
+      answer("handled", [], { type: 4 }),
+      ['  inline reply: {"type":4}', "The handler made no further provider calls."],
+    ],
+    [
+      "no handler, and the plugin said so",
+      answer("no_handler", [call]),
+      ["No handler ran; the plugin itself made 1 provider call:", listed],
+    ],
+    ["no handler, no calls", answer("no_handler", []), []],
+    [
+      "the handler threw",
+      answer("failed", [call, call]),
+      ["2 provider calls recorded after the event:", listed, listed],
+    ],
+    ["the handler threw before calling", answer("failed", []), []],
+    ["the project could not say", answer(null, []), ["No provider calls were recorded (within 5 s)."]],
+    [
+      "the project could not say, with calls",
+      answer(null, [call]),
+      ["1 provider call recorded after the event:", listed],
+    ],
+  ])("%s", (_label, given, lines) => {
+    const printed = triggerReport(given);
+    expect(printed).toEqual(["Sent /x.", ...lines]);
+    if (given.outcome?.result !== "handled") expect(printed.join("\n")).not.toMatch(/handler made/);
   });
 });

@@ -53,7 +53,8 @@ describe("npm run deploy -- --dry-run, for real", () => {
     expect(report.resources).toEqual([]);
     expect(report.problems.join("\n")).toContain("ADMIN_TOKEN is not set");
     expect(lines.join("\n")).toContain("Dry run complete");
-  }, 60_000);
+    // Eight wrangler builds: a loaded 2-core machine needs minutes, not a bound on speed.
+  }, 240_000);
 });
 
 /** A stand-in for wrangler with an account, recording each command and the files it was handed. */
@@ -115,7 +116,11 @@ describe("npm run deploy (against a stand-in for wrangler)", () => {
     for (const { config } of fake.uploads)
       expect((config.d1_databases as Array<{ database_id: string }>)[0]?.database_id).toBe("d1-id");
     const api = fake.uploads[PASSES.lastIndexOf("platform-api")]!;
-    expect(api.secrets).toEqual({ ADMIN_TOKEN: "a".repeat(32), CLOUDFLARE_API_TOKEN: "upload-token" });
+    expect(api.secrets).toEqual({
+      ADMIN_TOKEN: "a".repeat(32),
+      CLOUDFLARE_API_TOKEN: "upload-token",
+      SECRETS_ENCRYPTION_KEY: "5e".repeat(32),
+    });
     expect((api.config.vars as Record<string, string>).LOGIN_PUBLIC_URL).toBe("https://login.apps.example.org");
     expect(fake.uploads[0]!.config.services).toEqual([]);
     expect(fake.uploads[PASSES.indexOf("platform-gateway")]!.secrets).toEqual({});

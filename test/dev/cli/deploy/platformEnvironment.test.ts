@@ -16,7 +16,7 @@ const workers = readPlatformWorkerConfigs(REPO_ROOT);
 
 describe("the secrets each worker gets", () => {
   it.each([
-    ["platform-api", ["ADMIN_TOKEN", "CLOUDFLARE_API_TOKEN"]],
+    ["platform-api", ["ADMIN_TOKEN", "CLOUDFLARE_API_TOKEN", "SECRETS_ENCRYPTION_KEY"]],
     ["platform-login", ["OIDC_CLIENT_SECRET", "LOGIN_FLOW_SECRET"]],
     [
       "platform-plugin-chatserver",
@@ -90,6 +90,8 @@ describe("environmentProblems", () => {
     ["STATE_SECRET", "x".repeat(31), "STATE_SECRET must be at least 32 characters (has 31)"],
     ["TOKEN_ENCRYPTION_KEY", "0f".repeat(31), "TOKEN_ENCRYPTION_KEY must be 32 bytes"],
     ["TOKEN_ENCRYPTION_KEY", "not a key at all", "TOKEN_ENCRYPTION_KEY must be 32 bytes"],
+    ["SECRETS_ENCRYPTION_KEY", undefined, "SECRETS_ENCRYPTION_KEY is not set (platform-api)"],
+    ["SECRETS_ENCRYPTION_KEY", "0f".repeat(16), "SECRETS_ENCRYPTION_KEY must be 32 bytes"],
   ])("%s = %j → %s", (name, value, problem) => {
     const problems = environmentProblems(workers, { ...COMPLETE_DEPLOY_ENV, [name]: value });
     expect(problems).toHaveLength(1);

@@ -6,6 +6,7 @@ import {
   isIdleRecoveryLine,
   parseMiniflareRequestLine,
   shortRunId,
+  spokenDuration,
 } from "#src/dev/cli/dev/devLogLines.ts";
 
 describe("request lines", () => {
@@ -107,8 +108,75 @@ describe("workflow step lines", () => {
     ],
     ["a failed run", [failed], [], ["run 3f2a9c1d: checkout failed: out of stock"]],
     ["a step that started and has not ended", [start3], [], []],
+    [
+      "a step that puts the run to sleep",
+      [
+        {
+          seq: 5,
+          type: "step_completed",
+          payload: { step: "charge", writes: {}, next_step: "pack", wake_at: t0 + 5_103 },
+          at: t0 + 103,
+        } as RunEventView,
+      ],
+      [created, start1, fail1, start2],
+      ["run 3f2a9c1d: charge#2 completed in 3 ms → pack, sleeps 5 s"],
+    ],
+    [
+      "a step that waits for an event, with a timeout, and the event",
+      [
+        {
+          seq: 5,
+          type: "step_completed",
+          payload: {
+            step: "charge",
+            writes: {},
+            next_step: "pack",
+            waiting_for: "approval",
+            timeout_at: t0 + 3_600_103,
+          },
+          at: t0 + 103,
+        } as RunEventView,
+        { seq: 6, type: "event_received", payload: { name: "approval", payload: null }, at: t0 + 900 },
+      ],
+      [created, start1, fail1, start2],
+      [
+        'run 3f2a9c1d: charge#2 completed in 3 ms → pack, waits for "approval" (at most 1 h)',
+        'run 3f2a9c1d: received "approval"',
+      ],
+    ],
+    [
+      "a wait without a timeout",
+      [
+        {
+          seq: 5,
+          type: "step_completed",
+          payload: { step: "charge", writes: {}, next_step: "pack", waiting_for: "approval" },
+          at: t0 + 103,
+        } as RunEventView,
+      ],
+      [created, start2],
+      ['run 3f2a9c1d: charge#2 completed in 3 ms → pack, waits for "approval"'],
+    ],
+    [
+      "a cancelled run",
+      [{ seq: 6, type: "workflow_cancelled", payload: { reason: "no longer needed" }, at: t0 + 900 }],
+      [],
+      ["run 3f2a9c1d: checkout cancelled: no longer needed"],
+    ],
   ])("%s", (_name, events, before, lines) => {
     expect(formatStepLines(id, "checkout", events, before)).toEqual(lines);
+  });
+
+  it.each([
+    [0, "0 ms"],
+    [250, "250 ms"],
+    [5_000, "5 s"],
+    [1_500, "1.5 s"],
+    [90_000, "1.5 min"],
+    [3_600_000, "1 h"],
+    [86_400_000 * 3, "3 d"],
+  ])("%d ms is spoken as %s", (ms, spoken) => {
+    expect(spokenDuration(ms)).toBe(spoken);
   });
 
   it("shortens run ids to 8 characters", () => {

@@ -157,6 +157,7 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
     ports: {
       api: 9001,
       login: 9101,
+      traces: 9102,
       plugins: Object.fromEntries(
         deployedWorkers.filter((w) => w.configPath.startsWith("src/plugins/")).map((w, i) => [w.name, 9010 + i]),
       ),
@@ -172,6 +173,7 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
       >,
     },
     adminToken: "admin",
+    secretsKey: "5e".repeat(32),
     login: null,
     pluginSecrets,
     project: null,
@@ -179,7 +181,10 @@ function input(overrides: Partial<LocalPlatformInput>): LocalPlatformInput {
     ...overrides,
   };
 }
-const build = { bundlePath: "/nonexistent/project.js", durableObjects: ["WorkflowRun", "WorkflowRunIndex"] };
+const build = {
+  bundlePath: "/nonexistent/project.js",
+  durableObjects: ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"],
+};
 
 /** Each local platform, and what it deliberately lacks of the deploy (by `<worker>` or `<worker>: <item>`), and why. */
 const LOCAL_PLATFORMS: { name: string; input: LocalPlatformInput; notLocal: Record<string, string> }[] = [

@@ -9,16 +9,17 @@ const fakes = ["chatserver", "workspace", "email"];
 const all = (ports: Awaited<ReturnType<typeof assignLocalPorts>>) => [
   ports.api,
   ports.login,
+  ports.traces,
   ...Object.values(ports.plugins),
   ...Object.values(ports.fakes),
 ];
 
 describe("assignLocalPorts", () => {
-  it("names a distinct free port for the API, the login worker, each plugin worker and each fake", async () => {
+  it("names a distinct free port for the API, the login worker, the trace intake, each plugin worker and each fake", async () => {
     const ports = await assignLocalPorts({ host: HOST, pluginWorkers: plugins, fakes });
     expect(Object.keys(ports.plugins)).toEqual(plugins);
     expect(Object.keys(ports.fakes)).toEqual(fakes);
-    expect(new Set(all(ports)).size).toBe(2 + plugins.length + fakes.length);
+    expect(new Set(all(ports)).size).toBe(3 + plugins.length + fakes.length);
   });
 
   it("keeps the API port of the last run while it is free", async () => {

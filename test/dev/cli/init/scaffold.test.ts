@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { initCommand } from "#src/dev/cli/commands/init.ts";
-import { SCAFFOLD_SCRIPTS, scaffoldFiles, type ScaffoldInput } from "#src/dev/cli/init/scaffold.ts";
+import { completedGitignore, SCAFFOLD_SCRIPTS, scaffoldFiles, type ScaffoldInput } from "#src/dev/cli/init/scaffold.ts";
 import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 
 const versions: ScaffoldInput["versions"] = {
@@ -14,7 +14,7 @@ const versions: ScaffoldInput["versions"] = {
 };
 
 function manifestOf(existing: Record<string, unknown> | null) {
-  const files = scaffoldFiles({ slug: "shop", existing, platformSpec: "^0.1.0", versions }, { gitignore: true });
+  const files = scaffoldFiles({ slug: "shop", existing, platformSpec: "^0.1.0", versions }, { gitignore: null });
   return JSON.parse(files["package.json"]!) as Record<string, any>;
 }
 
@@ -71,10 +71,23 @@ describe("scaffoldFiles: package.json", () => {
   });
 });
 
+describe("completedGitignore", () => {
+  it.each([
+    [null, ".platform/\nnode_modules/\n.dev.vars\n"],
+    ["dist/\n", "dist/\n.platform/\nnode_modules/\n.dev.vars\n"],
+    ["dist/", "dist/\n.platform/\nnode_modules/\n.dev.vars\n"],
+    [".platform/\nnode_modules\n", ".platform/\nnode_modules\n.dev.vars\n"],
+    [".platform/\nnode_modules/\n.dev.vars\n", null],
+  ])("%j → %j", (existing, completed) => {
+    expect(completedGitignore(existing)).toBe(completed);
+  });
+});
+
 describe("scaffoldFiles: the project", () => {
-  it("writes the entry, its first test and the configs; .gitignore only when asked", () => {
+  it("writes the entry, its first test, the configs and a .gitignore that keeps .dev.vars out of git", () => {
     const input = { slug: "shop", existing: null, platformSpec: "^0.1.0", versions };
-    expect(Object.keys(scaffoldFiles(input, { gitignore: true })).sort()).toEqual([
+    const fresh = scaffoldFiles(input, { gitignore: null });
+    expect(Object.keys(fresh).sort()).toEqual([
       ".gitignore",
       "package.json",
       "src/index.ts",
@@ -82,7 +95,8 @@ describe("scaffoldFiles: the project", () => {
       "tsconfig.json",
       "vitest.config.ts",
     ]);
-    const files = scaffoldFiles(input, { gitignore: false });
+    expect(fresh[".gitignore"]).toBe(".platform/\nnode_modules/\n.dev.vars\n");
+    const files = scaffoldFiles(input, { gitignore: ".platform\nnode_modules/\n.dev.vars\n" });
     expect(files[".gitignore"]).toBeUndefined();
     expect(JSON.parse(files["tsconfig.json"]!).compilerOptions.types).toEqual(["@cloudflare/workers-types"]);
     expect(files["test/index.test.ts"]).toContain('import { testRequest } from "platform/testing";');
@@ -115,7 +129,7 @@ describe("platform init <dir>", () => {
     expect(log.mock.calls.flat().join("\n")).toContain(`Run it from this checkout: platform dev ${dir}`);
   });
 
-  it("completes a folder where only platform was installed, keeping its package.json and .gitignore", async () => {
+  it("completes a folder where only platform was installed, keeping its package.json and completing its .gitignore", async () => {
     const dir = path.join(work, "installed");
     mkdirSync(path.join(dir, "node_modules"), { recursive: true });
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ dependencies: { platform: "file:../p.tgz" } }));
@@ -125,7 +139,7 @@ describe("platform init <dir>", () => {
     const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
     expect(manifest.dependencies.platform).toBe("file:../p.tgz");
     expect(manifest.scripts).toEqual(SCAFFOLD_SCRIPTS);
-    expect(readFileSync(path.join(dir, ".gitignore"), "utf8")).toBe("dist/\n");
+    expect(readFileSync(path.join(dir, ".gitignore"), "utf8")).toBe("dist/\n.platform/\nnode_modules/\n.dev.vars\n");
   });
 
   it.each([

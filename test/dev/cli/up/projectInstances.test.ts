@@ -1,10 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Request as MiniflareRequest } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AcceptedScript } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import { createProjectInstances, type ProjectInstances } from "#src/dev/cli/up/projectInstances.ts";
+import { isScriptTraceToken, TRACE_SCRIPT_HEADER } from "#src/dev/routes/scriptTraceToken.ts";
 import { LOCAL_DISPATCH_SCRIPT_HEADER } from "#src/workers/dispatch/localDispatchHeader.ts";
 import { removeWorkDir } from "#test/support/e2e/workDir.ts";
 
@@ -25,13 +27,14 @@ export default {
   },
 };`;
 
-function script(name: string, module: string): AcceptedScript {
+function script(name: string, module: string, tailConsumers?: { service: string }[]): AcceptedScript {
   return {
     name,
     metadata: {
       main_module: "worker.js",
       compatibility_date: "2026-10-30",
       bindings: [{ type: "durable_object_namespace", name: "COUNTER", class_name: "Counter" }],
+      ...(tailConsumers ? { tail_consumers: tailConsumers } : {}),
     },
     modules: new Map([
       ["worker.js", { contentType: "application/javascript+module", content: new TextEncoder().encode(module) }],
@@ -48,6 +51,16 @@ let stateDir: string;
 let projects: ProjectInstances;
 const lines: string[] = [];
 
+/** Stands in for the trace intake in the platform's workerd: keeps what each forwarder posts. */
+const TRACE_KEY = "k".repeat(64);
+interface Posted {
+  script: string | undefined;
+  authorization: string | undefined;
+  traces: { logs: { message: unknown[] }[]; event: { request?: { url: string } } }[];
+}
+const posted: Posted[] = [];
+let intake: Server;
+
 /** A platform worker's request to a project, as the dispatcher sends it (LOCAL_DISPATCH). */
 async function call(scriptName: string, pathname = "/"): Promise<{ status: number; body: string }> {
   const response = await projects.dispatch(
@@ -58,16 +71,34 @@ async function call(scriptName: string, pathname = "/"): Promise<{ status: numbe
   return { status: response.status, body: await response.text() };
 }
 
-beforeAll(() => {
+beforeAll(async () => {
+  intake = createServer(async (request, response) => {
+    let body = "";
+    for await (const chunk of request) body += chunk;
+    posted.push({
+      script: request.headers[TRACE_SCRIPT_HEADER] as string | undefined,
+      authorization: request.headers.authorization,
+      traces: JSON.parse(body),
+    });
+    response.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => intake.listen(0, "127.0.0.1", resolve));
+  const { port } = intake.address() as { port: number };
   stateDir = mkdtempSync(path.join(tmpdir(), "project-instances-"));
   // A project pushed before each ran in its own workerd: its objects sat in the platform's state.
   mkdirSync(path.join(stateDir, "state", "do", "proj-a-Counter"), { recursive: true });
   writeFileSync(path.join(stateDir, "state", "do", "proj-a-Counter", "kept"), "");
-  projects = createProjectInstances({ stateDir, services: {}, log: (line) => lines.push(line) });
+  projects = createProjectInstances({
+    stateDir,
+    services: {},
+    traces: { address: `127.0.0.1:${port}`, consumer: "platform-api", key: TRACE_KEY },
+    log: (line) => lines.push(line),
+  });
 });
 
 afterAll(async () => {
   await projects?.stop();
+  await new Promise((resolve) => intake?.close(resolve));
   removeWorkDir(stateDir);
 });
 
@@ -136,5 +167,33 @@ describe("platform up's projects, each in a workerd of its own", () => {
     ]);
     expect((await call("proj-c")).status).toBe(502);
     expect((await call("proj-b")).body).toBe("b1 saw no script header");
+  });
+
+  it("hands a project's traces to the intake with its own script's token, which its code cannot read", async () => {
+    const tailed = (name: string) => `export default {
+  fetch(request, env) {
+    console.log("hello from", ${JSON.stringify(name)});
+    return new Response(Object.keys(env).sort().join(","));
+  },
+};`;
+    const consumer = [{ service: "platform-api" }];
+    expect(await projects.serve(script("proj-t", tailed("proj-t"), consumer))).toBe(true);
+    expect(await projects.serve(script("proj-u", tailed("proj-u"), consumer))).toBe(true);
+    // The project's code sees its own bindings only: no token, no way to the intake.
+    expect(await call("proj-t", "/hello")).toEqual({ status: 200, body: "COUNTER,PLATFORM_LOCAL" });
+    expect((await call("proj-u", "/hi")).status).toBe(200);
+    await expect.poll(() => posted.map((p) => p.script).sort(), { timeout: 10_000 }).toEqual(["proj-t", "proj-u"]);
+
+    const byScript = new Map(posted.map((p) => [p.script!, p]));
+    const t = byScript.get("proj-t")!;
+    expect(t.traces.map((trace) => [trace.event.request?.url, trace.logs.map((log) => log.message)])).toEqual([
+      ["http://shop.localhost/hello", [["hello from", "proj-t"]]],
+    ]);
+    const tToken = t.authorization!.replace(/^Bearer /, "");
+    const uToken = byScript.get("proj-u")!.authorization!.replace(/^Bearer /, "");
+    expect(await isScriptTraceToken(TRACE_KEY, "proj-t", tToken)).toBe(true);
+    // Each forwarder's token names its own script only.
+    expect(await isScriptTraceToken(TRACE_KEY, "proj-t", uToken)).toBe(false);
+    expect(await isScriptTraceToken(TRACE_KEY, "proj-u", uToken)).toBe(true);
   });
 });

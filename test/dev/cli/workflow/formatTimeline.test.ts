@@ -132,6 +132,33 @@ const created: [string, number, Record<string, unknown>] = [
 describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () => {
   it.each([
     {
+      name: "a debounced run: queued under its key, the later starts' data, and when it left the queue",
+      run: run("completed", [
+        ["workflow_created", 0, { workflowName: "remind", writes: { data: { n: 0 } }, flow_key: "acme", queued: true }],
+        ["start_replaced", 300, { writes: { data: { n: 1 } } }],
+        ["workflow_dequeued", 1_300, {}],
+        ["step_started", 1_301, { step: "start", attempt: 1 }],
+        ["step_completed", 1_302, { step: "start", writes: {} }],
+        ["workflow_completed", 1_302, { result: null }],
+      ]),
+      lines: {
+        1: ["workflow_created", 'data {"n":0}, queued under key "acme"'],
+        2: ["start_replaced", 'a later start replaced the data: {"n":1}'],
+        3: ["workflow_dequeued", "left the queue after 1300 ms"],
+      },
+    },
+    {
+      name: "a run started with an idempotency key",
+      run: run("running", [
+        [
+          "workflow_created",
+          0,
+          { workflowName: "remind", writes: { data: null }, idempotency_key: "order-7", idempotent_until: t0 + 1 },
+        ],
+      ]),
+      lines: { 1: ['data null, idempotency key "order-7"'] },
+    },
+    {
       name: "a sleep between two steps: its length on the completion, how long it lasted on the next start",
       run: run("completed", [
         created,
@@ -261,6 +288,24 @@ describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () 
       view: run("running", [created, ["step_started", 30, { step: "start", attempt: 1 }]]),
       heading: "running for 30 ms so far",
     },
+    {
+      name: "queued",
+      view: run("queued", [created, ["start_replaced", 20, { writes: { data: null } }]], {
+        queued: {
+          key: "acme",
+          waitsFor: 'a concurrency slot: 2 of 2 runs of key "acme" are active',
+          ahead: 3,
+        },
+      }),
+      heading: 'queued for 20 ms, waiting for a concurrency slot: 2 of 2 runs of key "acme" are active',
+    },
+    {
+      name: "throttled",
+      view: run("queued", [created], {
+        queued: { key: "", waitsFor: "the throttle", ahead: 0, notBefore: Date.UTC(2026, 10, 22, 11, 0, 0) },
+      }),
+      heading: "queued for 0 ms, waiting for the throttle (not before 2026-11-22T11:00:00Z)",
+    },
   ])("heads a $name run with its state", ({ view, heading }) => {
     expect(formatRunTimeline(view).split("\n")[0]).toBe(`Run run-2 of "remind" (workflow id w), ${heading}`);
   });
@@ -302,6 +347,11 @@ describe("formatRunList", () => {
     },
     { name: "waiting", run: summary({ waitingFor: { name: "approval" } }), cells: ["waiting", "for approval"] },
     { name: "cancelled", run: summary({ status: "cancelled" }), cells: ["cancelled"] },
+    {
+      name: "queued",
+      run: summary({ status: "queued", queued: { key: "acme", waitsFor: "its turn", ahead: 2 } }),
+      cells: ["queued", '2 ahead, key "…'],
+    },
     { name: "failed", run: summary({ status: "failed" }), cells: ["failed"] },
   ])("shows a $name run", ({ run: row, cells }) => {
     const line = formatRunList([row]).split("\n")[1]!;

@@ -3,9 +3,15 @@ import { CliError } from "#src/dev/cli/commandLine.ts";
 import { resolveRunId } from "#src/dev/cli/workflow/resolveRunId.ts";
 
 const ids = ["3f2a9c1d-aaaa", "3f2a0000-bbbb", "77777777-cccc", "3f2a9c1d-dddd"];
+/** Two runs were started with a workflow id of their own (`workflow start --id`): the newest is listed first. */
+const workflowIds: Record<string, string> = {
+  "77777777-cccc": "bob-1",
+  "3f2a9c1d-dddd": "bob-1",
+  "3f2a0000-bbbb": "3f2a9",
+};
 const summary = (id: string) => ({
   id,
-  workflowId: id,
+  workflowId: workflowIds[id] ?? id,
   name: "w",
   status: "running" as const,
   createdAt: 0,
@@ -30,11 +36,15 @@ function fakeApi(known = ids) {
   };
 }
 
-describe("resolveRunId: a whole id or a unique prefix", () => {
+describe("resolveRunId: a run id, else a workflow id, else a unique prefix of a run id", () => {
   it.each([
     { given: "77777777-cccc", runId: "77777777-cccc", found: { id: "77777777-cccc" }, pages: 0 },
     { given: "7777", runId: "77777777-cccc", found: undefined, pages: 2 },
     { given: "3f2a0", runId: "3f2a0000-bbbb", found: undefined, pages: 2 },
+    // The workflow id's newest run (listed first), found before the list ends.
+    { given: "bob-1", runId: "77777777-cccc", found: undefined, pages: 2 },
+    // A workflow id wins over the run ids it is a prefix of (3f2a9c1d-aaaa, 3f2a9c1d-dddd).
+    { given: "3f2a9", runId: "3f2a0000-bbbb", found: undefined, pages: 1 },
   ])("$given → $runId, listing $pages page(s)", async ({ given, runId, found, pages }) => {
     const api = fakeApi();
     expect(await resolveRunId(given, api.get, api.list)).toEqual(found ? { runId, found } : { runId });
@@ -51,8 +61,12 @@ describe("resolveRunId: a whole id or a unique prefix", () => {
     );
   });
 
-  it("no match keeps the exact lookup's error", async () => {
+  it("no match says what was looked for, after every page", async () => {
     const api = fakeApi();
-    await expect(resolveRunId("nope", api.get, api.list)).rejects.toThrow('Workflow run "nope" does not exist.');
+    const error = (await resolveRunId("nope", api.get, api.list).catch((e: unknown) => e)) as CliError;
+    expect(error).toBeInstanceOf(CliError);
+    expect(error.exitCode).toBe(1);
+    expect(error.message).toBe('No workflow run has the id or workflow id "nope", and no run id starts with it.');
+    expect(api.pages).toEqual([undefined, "2"]);
   });
 });

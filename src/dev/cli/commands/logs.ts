@@ -1,0 +1,55 @@
+import path from "node:path";
+import { CliError, cliOptions, type Command } from "../commandLine.ts";
+import { readDevSession, stateDirFor } from "../dev/devState.ts";
+import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
+import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
+
+/**
+ * Whose log: with --api or --slug, the pushed project; else the `platform
+ * dev` running for --dir, else (when a platform is known from $PLATFORM_API_URL
+ * or `platform login`) the project `platform push` deploys from --dir.
+ */
+function logTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
+  if (values.api !== undefined || values.slug !== undefined) return resolvePushedTarget(values, "");
+  const dir = path.resolve((values.dir as string | undefined) ?? ".");
+  const session = readDevSession(stateDirFor(dir));
+  if (session) return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
+  if (resolvePlatformApi(undefined)) return resolvePushedTarget(values, "");
+  throw new CliError(
+    `No \`platform dev\` is running for ${dir}, and no platform is named: start it, or pass --api URL (and --slug S).`,
+  );
+}
+
+export const logsCommand: Command = {
+  summary: "Print a project's log: its requests, console output, errors and workflow steps.",
+  usage: "platform logs [--dir D | --slug S --api URL] [--follow] [--json]",
+  help: `
+Prints the project's recent log, oldest first, each line with its time:
+  GET /api/orders → 201 in 12 ms                  a request the project answered
+  charging order 42                               what its code logged (console.*)
+  error: Unhandled error in project worker: …     an error it logged, its stack beneath
+  Uncaught TypeError: …                           an exception it did not catch
+  run 3f2a9c1d: charge#1 failed in 3 ms: kaboom   a workflow step (run, step#attempt, outcome)
+Stacks name the project's sources (src/index.ts:12:11), with the source map
+of the version that runs. With --follow it then prints each new line as it
+comes, until Ctrl-C.
+
+The project is the \`platform dev\` running for --dir (default: the current
+directory); with --api URL (or --slug S) the pushed project \`platform push\`
+deploys from --dir (or the one named --slug) on that platform, with the token
+of \`platform login\` or $PLATFORM_TOKEN. Only the project's owner reads its
+log, and it holds nothing of any other project. The platform keeps the newest
+1,000 lines of each project. --json prints one JSON object per line.`,
+  options: cliOptions({ strings: ["dir", "slug", "api"], booleans: ["follow", "json"] }),
+  async run({ positionals, values }) {
+    if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
+    const target = logTarget(values);
+    // Following ends with Ctrl-C: nothing to put away.
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(0));
+    await showProjectLog(target, {
+      follow: values.follow === true,
+      print: (line) => console.log(values.json ? JSON.stringify(line) : timedLine(line)),
+    });
+    return 0;
+  },
+};

@@ -1,0 +1,147 @@
+import { DurableObject } from "cloudflare:workers";
+import {
+  type DecodedSourceMap,
+  decodeSourceMap,
+  mapStackPositions,
+  type SourceMapJSON,
+} from "../../../core/sourceMap.ts";
+import type { LogEntry, NewLogEntry } from "./logEntry.ts";
+
+/** The newest entries a project's log keeps; older ones are dropped as new ones come. */
+export const LOG_RETENTION = 1000;
+/** The most entries one read answers. */
+export const MAX_LOG_READ = 500;
+/** The longest a read waits for a new entry (a follower asks again after it). */
+export const MAX_LOG_WAIT_MS = 25_000;
+/** A source map is kept in rows of at most this many characters (a SQLite row holds 2 MB). */
+const MAP_PART_CHARS = 512 * 1024;
+
+/**
+ * One actor per project (named by its id): the project's log, fed by the
+ * API worker's Tail Worker handler (its requests, console output and
+ * uncaught exceptions, see traceEntries.ts) and read by `GET
+ * /projects/:slug/logs` (`platform logs`, the console's Logs view). It keeps
+ * the newest {@link LOG_RETENTION} entries in its own SQLite, numbered in
+ * order (`seq`), and holds a read for up to {@link MAX_LOG_WAIT_MS} until a
+ * new entry comes (a long poll). It also keeps the source map of the
+ * project's current version (`platform push` sends it; `platform dev` sends
+ * each build's) and points positions in the bundle at the project's sources
+ * (`src/index.ts:12:11`): in the stacks it stores, and in the stacks the API
+ * shows in a run's view (a failed step's error).
+ */
+export class ProjectLog extends DurableObject {
+  readonly #sql: SqlStorage;
+  #waiters = new Set<() => void>();
+  /** The decoded source map and its bundle's module name; undefined until read from storage. */
+  #map: { decoded: DecodedSourceMap; bundle: string } | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env as never);
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS log_entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, entry TEXT NOT NULL)",
+    );
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS source_map (part INTEGER PRIMARY KEY, text TEXT NOT NULL)");
+  }
+
+  /** Adds entries in order (their stacks mapped), drops what falls out of the retention, wakes waiting reads. */
+  append(entries: NewLogEntry[]): void {
+    for (const entry of entries) {
+      const mapped =
+        entry.kind === "request" ? entry : { ...entry, ...(entry.stack ? { stack: this.#mapped(entry.stack) } : {}) };
+      this.#sql.exec("INSERT INTO log_entries (at, entry) VALUES (?, ?)", entry.at, JSON.stringify(mapped));
+    }
+    this.#sql.exec("DELETE FROM log_entries WHERE seq <= (SELECT MAX(seq) FROM log_entries) - ?", LOG_RETENTION);
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /**
+   * Entries after `after` (oldest first, at most `limit`), or, without
+   * `after`, the newest `limit`. With nothing after `after`, waits up to
+   * `waitMS` for something to come. `cursor` is what to pass as `after` next.
+   */
+  async read(query: {
+    after?: number;
+    limit: number;
+    waitMS: number;
+  }): Promise<{ entries: LogEntry[]; cursor: number }> {
+    const limit = Math.min(Math.max(1, query.limit), MAX_LOG_READ);
+    if (query.after === undefined) {
+      const rows = this.#rows("SELECT seq, entry FROM log_entries ORDER BY seq DESC LIMIT ?", limit).reverse();
+      return { entries: rows, cursor: rows.at(-1)?.seq ?? this.#lastSeq() };
+    }
+    let rows = this.#after(query.after, limit);
+    if (rows.length === 0 && query.waitMS > 0) {
+      await this.#nextAppend(Math.min(query.waitMS, MAX_LOG_WAIT_MS));
+      rows = this.#after(query.after, limit);
+    }
+    // An `after` ahead of the log (a log that was emptied) starts again from what there is.
+    return { entries: rows, cursor: rows.at(-1)?.seq ?? Math.min(query.after, this.#lastSeq()) };
+  }
+
+  /** The current version's source map (`bundle`: the module name stacks call it by, e.g. `worker.js`); null forgets it. */
+  setSourceMap(map: SourceMapJSON | null, bundle = "worker.js"): void {
+    this.#sql.exec("DELETE FROM source_map");
+    this.#map = null;
+    if (!map) return;
+    const text = JSON.stringify({ bundle, map });
+    for (let part = 0; part * MAP_PART_CHARS < text.length; part++)
+      this.#sql.exec(
+        "INSERT INTO source_map (part, text) VALUES (?, ?)",
+        part,
+        text.slice(part * MAP_PART_CHARS, (part + 1) * MAP_PART_CHARS),
+      );
+    this.#map = { decoded: decodeSourceMap(map), bundle };
+  }
+
+  /** Each stack with the bundle's positions pointed at the sources (as they were when there is no map). */
+  mapStacks(stacks: string[]): string[] {
+    return stacks.map((stack) => this.#mapped(stack));
+  }
+
+  #mapped(text: string): string {
+    const map = this.#loadedMap();
+    return map ? mapStackPositions(text, map.decoded, map.bundle) : text;
+  }
+
+  #loadedMap(): { decoded: DecodedSourceMap; bundle: string } | null {
+    if (this.#map !== undefined) return this.#map;
+    const parts = this.#sql.exec<{ text: string }>("SELECT text FROM source_map ORDER BY part").toArray();
+    if (parts.length === 0) {
+      this.#map = null;
+      return null;
+    }
+    const { bundle, map } = JSON.parse(parts.map((p) => p.text).join("")) as { bundle: string; map: SourceMapJSON };
+    this.#map = { decoded: decodeSourceMap(map), bundle };
+    return this.#map;
+  }
+
+  #after(after: number, limit: number): LogEntry[] {
+    return this.#rows("SELECT seq, entry FROM log_entries WHERE seq > ? ORDER BY seq LIMIT ?", after, limit);
+  }
+
+  #rows(query: string, ...bindings: number[]): LogEntry[] {
+    return this.#sql
+      .exec<{ seq: number; entry: string }>(query, ...bindings)
+      .toArray()
+      .map((row) => ({ seq: row.seq, ...(JSON.parse(row.entry) as NewLogEntry) }));
+  }
+
+  #lastSeq(): number {
+    return this.#sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM log_entries").one().seq ?? 0;
+  }
+
+  #nextAppend(waitMS: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMS);
+      this.#waiters.add(done);
+    });
+  }
+}
