@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  asPlatformError,
-  brandError,
-  errorFromJSON,
-  errorResponse,
-  errorToJSON,
-  isPlatformError,
-  PlatformError,
-  WIRE_ERROR_LIMITS,
-} from "#src/core/errors.ts";
+import { asPlatformError, brandError, errorFromJSON, errorResponse, errorToJSON } from "#src/core/errors.ts";
+import { isPlatformError, PlatformError, WIRE_ERROR_LIMITS } from "#src/core/errors.ts";
 
 describe("PlatformError on the wire", () => {
   it("toJSON writes { code, message, details? } and fromJSON reads it back", () => {

@@ -13,15 +13,8 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import {
-  devSession,
-  PLATFORM_BIN,
-  REPO,
-  runCli,
-  signedInConsoleUrl,
-  startDev,
-  type DevProcess,
-} from "../support/e2e/index.ts";
+import { devSession, PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev } from "../support/e2e/index.ts";
+import type { DevProcess } from "../support/e2e/index.ts";
 
 // Port of this file: 8960.
 

@@ -1,20 +1,18 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { NATIVE_SQLITE_MESSAGE } from "#src/dev/cli/build/nativeSqliteGuard.ts";
+import { describe, expect, it } from "vitest";
 import {
-  describeProcess,
   descendantsOf,
+  describeProcess,
   isAlive,
   runCli,
   startDev,
   systemNode,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
+  useWorkDir,
+} from "#test/support/e2e/index.ts";
+import { NATIVE_SQLITE_MESSAGE } from "#src/dev/cli/build/nativeSqliteGuard.ts";
 
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-");
 
 describe("platform CLI", () => {
   it.each([["init"], ["dev"], ["push"]])("`platform %s --help` prints usage and exits 0", async (command) => {

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { devSession, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
-import { initProject, RUN_ROUTES, startRuns, waitForRuns } from "../support/e2e/index.ts";
+import { artifactPath, launchChromium, removeWorkDir } from "#test/support/e2e/index.ts";
+import { devSession, signedInConsoleUrl, startDev, type DevProcess } from "#test/support/e2e/index.ts";
+import { initProject, RETRIED_TWO_STEP_RUN, RUN_ROUTES, startRuns, waitForRuns } from "#test/support/e2e/index.ts";
 
 // Port of this file: 8898.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-console-"));
@@ -75,6 +75,18 @@ async function openConsole(options: { bypassCSP?: boolean } = {}): Promise<{ pag
   return { page, errors };
 }
 
+/** axe-core's serious and critical findings on the page (axe loaded into it first). */
+async function seriousAxeViolations(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const result = await (
+      window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }
+    ).axe.run();
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.help}`);
+  });
+}
+
 /** The runs the list shows: [workflow, status] per row, top to bottom (after the select box and the run link). */
 async function listedRuns(page: Page): Promise<string[][]> {
   return page
@@ -131,16 +143,7 @@ describe("the console on platform dev", () => {
     const raw = (await page.locator("#raw-events").textContent())!
       .split("\n")
       .map((line) => (JSON.parse(line) as { type: string }).type);
-    expect(raw).toEqual([
-      "workflow_created",
-      "step_started",
-      "step_failed",
-      "step_started",
-      "step_completed",
-      "step_started",
-      "step_completed",
-      "workflow_completed",
-    ]);
+    expect(raw).toEqual(RETRIED_TWO_STEP_RUN);
     await page.screenshot({ path: artifactPath("console-run-timeline.png"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
@@ -243,26 +246,12 @@ describe("the console on platform dev", () => {
     expect(unnamed).toEqual([]);
     const require = createRequire(import.meta.url);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }
-      ).axe.run();
-      return result.violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map((v) => `${v.id}: ${v.help}`);
-    });
+    const violations = await seriousAxeViolations(page);
     expect(violations).toEqual([]);
     // A run page too (timeline, result, raw events).
     await page.locator("#runs tbody tr a").first().click();
     await page.locator("li.final").waitFor();
-    const runViolations = await page.evaluate(async () => {
-      const result = await (
-        window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }
-      ).axe.run();
-      return result.violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map((v) => `${v.id}: ${v.help}`);
-    });
+    const runViolations = await seriousAxeViolations(page);
     expect(runViolations).toEqual([]);
     await page.close();
   });

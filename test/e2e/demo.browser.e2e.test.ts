@@ -1,24 +1,16 @@
-import { cpSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { REPO, startDev } from "../support/e2e/index.ts";
+import { expect, it } from "vitest";
+import { artifactPath, copyDemo, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
 
-const work = mkdtempSync(path.join(tmpdir(), "platform-demo-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-demo-");
 
 it("the demo's checkout workflow can be started from the browser and watched to completion, retry included", async () => {
-  // A copy of the demo, so the test never touches state of a developer's `npm start`.
-  const dir = path.join(work, "demo");
-  cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
-  cpSync(path.join(REPO, "demo/package.json"), path.join(dir, "package.json"));
-  const dev = await startDev([dir, "--port", "8879"]);
-  const browser = await launchChromium();
-  try {
+  const dir = copyDemo(work);
+  await withDevAndChromium([dir, "--port", "8879"], async (dev, browser) => {
     const page = await browser.newPage();
     await page.goto(dev.url + "/");
-    await expect(page.locator("h1")).toBeDefined();
+    const heading = page.locator("h1");
+    expect(await heading.isVisible()).toBe(true);
+    expect(await heading.textContent()).toBe("Platform demo");
     await page.getByLabel("Item").fill("green tea");
     await page.getByLabel(/Fail the first payment attempt/).check();
     await page.getByRole("button", { name: "Start checkout" }).click();
@@ -38,8 +30,5 @@ it("the demo's checkout workflow can be started from the browser and watched to 
       "workflow_completed",
     ]);
     await page.screenshot({ path: artifactPath("demo-workflow.png"), fullPage: true });
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });

@@ -1,21 +1,12 @@
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  describeProcess,
-  descendantsOf,
-  isAlive,
-  runCli,
-  startDev,
-  type DevProcess,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
-import { getRun, initProject, RUN_ROUTES, shape, startRuns, waitForRuns } from "../support/e2e/index.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { descendantsOf, describeProcess, type DevProcess, getRun, initProject } from "#test/support/e2e/index.ts";
+import { isAlive, RUN_ROUTES, runCli, shape, startDev, startRuns, useWorkDir } from "#test/support/e2e/index.ts";
+import { waitForRuns } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8891-8892.
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-node-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-node-");
 
 const running: DevProcess[] = [];
 afterEach(async () => {
@@ -70,7 +61,8 @@ describe("platform dev --node", () => {
     expect(first.output()).not.toMatch(/ExperimentalWarning/);
 
     const [runId] = await startRuns(first.url, "flaky", 1, { item: "coffee" });
-    const [run] = await waitForRuns(first.url, [runId!], 10_000);
+    // A margin for a loaded machine: the retry waits 50 ms of backoff, the rest is startup and polling.
+    const [run] = await waitForRuns(first.url, [runId!], 30_000);
     expect(run).toMatchObject({ status: "completed", result: { shipped: "coffee" } });
     expect(shape(run!.events)).toEqual([
       "workflow_created",

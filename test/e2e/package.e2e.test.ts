@@ -3,17 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  describeProcess,
-  descendantsOf,
-  isAlive,
-  plainShellPath,
-  REPO,
-  removeWorkDir,
-  startServing,
-  systemNode,
-  type DevProcess,
-} from "../support/e2e/index.ts";
+import { describeProcess, descendantsOf, isAlive, plainShellPath, REPO } from "#test/support/e2e/index.ts";
+import { removeWorkDir, startServing, systemNode, type DevProcess } from "#test/support/e2e/index.ts";
 
 // Port of this file: 8960. The platform package tried as a new user would: packed by `npm run package`,
 // installed from its tarball into a folder outside the repository, with the machine's own Node (20 here)

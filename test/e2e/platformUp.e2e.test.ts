@@ -10,7 +10,7 @@ import {
   waitForBody,
   type StreamingCli,
   removeWorkDir,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8800.
 const PORT = 8800;
@@ -100,8 +100,23 @@ describe("platform up, login and push", () => {
   });
 
   it("logs out: the token is revoked and forgotten", async () => {
+    const file = path.join(tmp, "config", "platform", "credentials.json");
+    const { token } = JSON.parse(readFileSync(file, "utf8")).logins[API];
+    const before = await fetch(`${API}/cli/whoami`, { headers: { authorization: `Bearer ${token}` } });
+    expect(before.status).toBe(200);
+
     const out = await runCli(["logout"], { env });
+    expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toContain(`Logged out of ${API}.`);
+    // Revoked: the API refuses the old token, from the CLI (as a CI token) and from anywhere else.
+    const after = await fetch(`${API}/cli/whoami`, { headers: { authorization: `Bearer ${token}` } });
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ error: { code: "unauthorized" } });
+    const asCiToken = await runCli(["whoami", "--api", API], { env: { ...env, PLATFORM_TOKEN: token } });
+    expect(asCiToken.code).toBe(1);
+    expect(asCiToken.stdout).toBe("");
+    // Forgotten: the CLI no longer has a token for this API.
+    expect(JSON.parse(readFileSync(file, "utf8")).logins).toEqual({});
     const whoami = await runCli(["whoami", "--api", API], { env });
     expect(whoami.code).toBe(1);
     expect(whoami.stderr).toMatch(/Not logged in/);

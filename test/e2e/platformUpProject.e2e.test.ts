@@ -4,17 +4,8 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
-import {
-  getOnLoopback,
-  initProject,
-  launchChromium,
-  loginToUp,
-  runCli,
-  spawnCli,
-  waitForBody,
-  type StreamingCli,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
+import { getOnLoopback, initProject, launchChromium, loginToUp, runCli, spawnCli } from "../support/e2e/index.ts";
+import { waitForBody, type StreamingCli, removeWorkDir } from "../support/e2e/index.ts";
 
 // A project using workflows, sign-in and a plugin (email-send), pushed to `platform up`, works as under `platform dev`.
 // Ports of this file: 8860.

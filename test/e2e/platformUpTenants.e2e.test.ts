@@ -3,17 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  getOnLoopback,
-  initProject,
-  launchChromium,
-  loginToUp,
-  removeWorkDir,
-  runCli,
-  spawnCli,
-  type StreamingCli,
-  waitForBody,
-} from "../support/e2e/index.ts";
+import { getOnLoopback, initProject, launchChromium, loginToUp, removeWorkDir, runCli } from "../support/e2e/index.ts";
+import { spawnCli, type StreamingCli, waitForBody } from "../support/e2e/index.ts";
 
 // The attacks of the third security review, replayed against `platform up` as a hostile tenant (bob, an ordinary
 // signed-in user) would: each one here failed before `platform up` isolated its tenants. Ports of this file: 8820.

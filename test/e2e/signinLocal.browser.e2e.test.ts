@@ -1,16 +1,12 @@
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { REPO, runCli, startDev } from "../support/e2e/index.ts";
+import { expect, it } from "vitest";
+import { artifactPath, copyDemo, initProject, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
 // 8897 (the demo as a private deployment under /<slug>/), 8906 (sessions that end).
 
-const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-signin-");
 
 async function sessionCookies(context: BrowserContext) {
   return (await context.cookies()).filter((c) => c.name.startsWith("platform_session"));
@@ -26,12 +22,8 @@ async function expectSignInRedirect(page: Page, url: string) {
 }
 
 it("the demo: sign in with the local form, reach /api/private/me, sign out; Cancel leaves no session", async () => {
-  const dir = path.join(work, "demo");
-  cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
-  cpSync(path.join(REPO, "demo/package.json"), path.join(dir, "package.json"));
-  const dev = await startDev([dir, "--port", "8893"]);
-  const browser = await launchChromium();
-  try {
+  const dir = copyDemo(work);
+  await withDevAndChromium([dir, "--port", "8893"], async (dev, browser) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(dev.url + "/");
@@ -95,18 +87,13 @@ it("the demo: sign in with the local form, reach /api/private/me, sign out; Canc
     expect(await sessionCookies(context)).toEqual([]);
     await expectSignInRedirect(page, dev.url + "/api/private/me");
     expect((await context.request.get(dev.url + "/api/private/me")).status()).toBe(401);
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });
 
 it("a project that allows only example.com refuses another domain with a refusal page and no session", async () => {
   const dir = path.join(work, "members-only");
-  const init = await runCli(["init", dir]);
-  expect(init.code, init.stderr).toBe(0);
-  writeFileSync(
-    path.join(dir, "src/index.ts"),
+  await initProject(
+    dir,
     `import { Router } from "itty-router";
 import { auth } from "platform";
 
@@ -120,9 +107,7 @@ router.get("/", async (request) => {
 export default router;
 `,
   );
-  const dev = await startDev([dir, "--port", "8896"]);
-  const browser = await launchChromium();
-  try {
+  await withDevAndChromium([dir, "--port", "8896"], async (dev, browser) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(dev.url + "/api/auth/signin/idp?redirect=%2F");
@@ -148,19 +133,12 @@ export default router;
     await page.getByRole("button", { name: "Login" }).click();
     await page.waitForURL(dev.url + "/");
     expect(await page.locator("body").textContent()).toBe("Signed in as grace@example.com");
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });
 
 it("a private deployment (platform dev --private): every hop keeps the /<slug> prefix and the cookie is scoped to it", async () => {
-  const dir = path.join(work, "private-demo");
-  cpSync(path.join(REPO, "demo/src"), path.join(dir, "src"), { recursive: true });
-  cpSync(path.join(REPO, "demo/package.json"), path.join(dir, "package.json"));
-  const dev = await startDev([dir, "--port", "8897", "--private"]);
-  const browser = await launchChromium();
-  try {
+  const dir = copyDemo(work, "private-demo");
+  await withDevAndChromium([dir, "--port", "8897", "--private"], async (dev, browser) => {
     const projectUrl = /private deployment at (http:\/\/localhost:8897\/([a-z0-9-]+)\/)/.exec(dev.output());
     expect(projectUrl, dev.output()).not.toBeNull();
     const [, home, slug] = projectUrl!;
@@ -196,10 +174,7 @@ it("a private deployment (platform dev --private): every hop keeps the /<slug> p
     await page.waitForURL(/auth_error=cancelled/);
     expect(page.url()).toBe(`${home}?auth_error=cancelled`);
     expect(await sessionCookies(context)).toEqual([]);
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });
 
 /** Signs `context` in through the local form as `email`; returns its session cookie's value. */
@@ -217,10 +192,8 @@ async function signInWithForm(context: BrowserContext, url: string, email: strin
 
 it("sessions end on the platform: a copied cookie stops working after sign-out, and auth.signOutEverywhere ends a second browser's session", async () => {
   const dir = path.join(work, "sessions");
-  const init = await runCli(["init", dir]);
-  expect(init.code, init.stderr).toBe(0);
-  writeFileSync(
-    path.join(dir, "src/index.ts"),
+  await initProject(
+    dir,
     `import { Router } from "itty-router";
 import { auth } from "platform";
 
@@ -236,9 +209,7 @@ router.get("/", () => new Response("home"));
 export default router;
 `,
   );
-  const dev = await startDev([dir, "--port", "8906"]);
-  const browser = await launchChromium();
-  try {
+  await withDevAndChromium([dir, "--port", "8906"], async (dev, browser) => {
     const me = (cookie: string) => fetch(dev.url + "/api/me", { headers: { cookie: `platform_session=${cookie}` } });
 
     // 1. Sign out in the browser; a copy of its cookie, replayed from elsewhere, is refused.
@@ -279,8 +250,5 @@ export default router;
     expect(await phoneAfter.json()).toMatchObject({ error: { code: "unauthorized" } });
     expect((await laptop.request.get(dev.url + "/api/me")).status()).toBe(401);
     expect((await colleague.request.get(dev.url + "/api/me")).status()).toBe(200);
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });

@@ -1,10 +1,8 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
-import { afterAll, expect, it } from "vitest";
-import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
-import { startDev } from "../support/e2e/index.ts";
+import type { Browser, Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
+import { expect, it } from "vitest";
+import { artifactPath, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
 
 // The deployed sign-in flow, end to end on this machine: a private project
 // under `platform dev --login oidc --private`, the login worker, the local
@@ -13,8 +11,7 @@ import { startDev } from "../support/e2e/index.ts";
 
 const PORT = 8895;
 const SLUG = "signin-oidc-e2e";
-const work = mkdtempSync(path.join(tmpdir(), "platform-signin-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-signin-");
 
 const PROJECT = `import { Router } from "itty-router";
 import { auth } from "platform";
@@ -41,9 +38,7 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: SLUG, private: true, type: "module" }));
   writeFileSync(path.join(dir, "src/index.ts"), PROJECT);
 
-  const dev = await startDev([dir, "--port", String(PORT), "--login", "oidc", "--private"]);
-  const browser = await launchChromium();
-  try {
+  await withDevAndChromium([dir, "--port", String(PORT), "--login", "oidc", "--private"], async (dev, browser) => {
     const output = dev.output();
     const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
     expect(output).toContain(`private deployment at ${projectUrl}`);
@@ -140,76 +135,45 @@ it("signs in through the login worker and the local OpenID Connect provider, ref
     await expect.poll(() => page.locator("#greeting").textContent()).toBe("Hello, stranger");
     expect((await context.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
     await context.close();
-
-    // bob@other.org is verified, but the project allows example.com only (auth.allow reached the login worker through the metadata).
-    const bob = await browser.newContext();
-    const bobPage = await bob.newPage();
-    await bobPage.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
-    await bobPage.getByLabel("Email").fill("bob@other.org");
-    await bobPage.getByLabel("Password").fill("password");
-    await bobPage.getByRole("button", { name: "Sign in" }).click();
-    const [domainRefusal] = await Promise.all([
-      bobPage.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
-      bobPage.getByRole("button", { name: "Allow" }).click(),
-    ]);
-    expect(domainRefusal.status()).toBe(403);
-    await expect
-      .poll(() => bobPage.content())
-      .toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
-    await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
-    await bobPage.waitForURL(projectUrl);
-    expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");
-    await bob.close();
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+  });
 });
+
+/** Signs in as `email` in a fresh browser context through the provider's login and consent; the login worker refuses it (403). */
+async function refusedAtLogin(browser: Browser, projectUrl: string, loginUrl: string, email: string) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill("password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  const [refusal] = await Promise.all([
+    page.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
+    page.getByRole("button", { name: "Allow" }).click(),
+  ]);
+  expect(refusal.status()).toBe(403);
+  return { context, page };
+}
 
 it("refuses an unverified account and an account outside the project's domains at the login worker", async () => {
   const dir = path.join(work, SLUG);
-  const dev = await startDev([dir, "--port", String(PORT), "--login", "oidc", "--private"]);
-  const browser = await launchChromium();
-  try {
+  await withDevAndChromium([dir, "--port", String(PORT), "--login", "oidc", "--private"], async (dev, browser) => {
     const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
     const loginUrl = /login worker at (http:\/\/127\.0\.0\.1:\d+)/.exec(dev.output())![1]!;
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
-    await page.getByLabel("Email").fill("eve@example.com");
-    await page.getByLabel("Password").fill("password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    const [refusal] = await Promise.all([
-      page.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
-      page.getByRole("button", { name: "Allow" }).click(),
-    ]);
-    expect(refusal.status()).toBe(403);
+    // eve@example.com has not verified her address.
+    const { context, page } = await refusedAtLogin(browser, projectUrl, loginUrl, "eve@example.com");
     await expect.poll(() => page.locator("h1").textContent()).toBe("Sign-in refused");
     expect(await page.content()).toContain("has not verified eve@example.com");
     expect((await context.request.get(`${projectUrl}api/private/me`)).status()).toBe(401);
     await context.close();
 
     // bob@other.org is verified, but the project allows example.com only (auth.allow reached the login worker through the metadata).
-    const bob = await browser.newContext();
-    const bobPage = await bob.newPage();
-    await bobPage.goto(`${projectUrl}api/auth/signin/idp?redirect=/`);
-    await bobPage.getByLabel("Email").fill("bob@other.org");
-    await bobPage.getByLabel("Password").fill("password");
-    await bobPage.getByRole("button", { name: "Sign in" }).click();
-    const [domainRefusal] = await Promise.all([
-      bobPage.waitForResponse((r) => r.url().startsWith(`${loginUrl}/callback?`)),
-      bobPage.getByRole("button", { name: "Allow" }).click(),
-    ]);
-    expect(domainRefusal.status()).toBe(403);
+    const bob = await refusedAtLogin(browser, projectUrl, loginUrl, "bob@other.org");
     await expect
-      .poll(() => bobPage.content())
+      .poll(() => bob.page.content())
       .toContain("bob@other.org may not sign in to signin-oidc-e2e: it accepts accounts from example.com only.");
-    await bobPage.getByRole("link", { name: `Back to ${SLUG}` }).click();
-    await bobPage.waitForURL(projectUrl);
-    expect(await bobPage.locator("#greeting").textContent()).toBe("Hello, stranger");
-    await bob.close();
-  } finally {
-    await browser.close();
-    await dev.stop();
-  }
+    await bob.page.getByRole("link", { name: `Back to ${SLUG}` }).click();
+    await bob.page.waitForURL(projectUrl);
+    expect(await bob.page.locator("#greeting").textContent()).toBe("Hello, stranger");
+    await bob.context.close();
+  });
 });

@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -7,18 +5,17 @@ import {
   getRun,
   initProject,
   RUN_ROUTES,
-  type RunView,
   runCli,
+  type RunView,
   startDev,
+  useWorkDir,
   waitForRuns,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
+} from "#test/support/e2e/index.ts";
 
 // Issue 14's "Done when" for sleep, wait, timeout, cancel and retry-after, through a project under
 // `platform dev` and `platform dev --node`, the run controlled from a shell with `platform workflow`.
 // Ports of this file: 8930 (workerd), 8931 (Node). Every duration is read from the events' times.
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfcontrols-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-wfcontrols-");
 
 const CONTROLS_PROJECT = `import { Router } from "itty-router";
 import { RetryAfterError, workflow } from "platform";

@@ -17,7 +17,7 @@ import { executeRun } from "#src/engine/executeRun.ts";
 import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 import { resolveNextAction } from "#src/engine/resolveNextAction.ts";
 import { cancelRun } from "#src/engine/runControl.ts";
-import { manualClock, shape } from "../support/node/index.ts";
+import { manualClock, shape } from "#test/support/workflow/index.ts";
 
 const where = 'Step "start" of workflow "w"';
 

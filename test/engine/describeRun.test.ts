@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { describeRun } from "#src/engine/describeRun.ts";
-import { logBuilder } from "../support/node/index.ts";
+import { logBuilder } from "#test/support/workflow/index.ts";
 
 const T0 = 1_700_000_000_000;
 

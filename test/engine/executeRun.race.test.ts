@@ -4,7 +4,7 @@ import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
 import { executeRun, type ExecuteRunResult } from "#src/engine/executeRun.ts";
 import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 import type { WorkflowEventStore } from "#src/engine/store.ts";
-import { gate, shape } from "../support/node/index.ts";
+import { gate, shape } from "#test/support/workflow/index.ts";
 
 const RUN = "run-1";
 

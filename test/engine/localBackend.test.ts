@@ -3,7 +3,17 @@ import { PlatformError } from "#src/core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowSteps } from "#src/engine/definition.ts";
 import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
 import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
-import { gate, logBuilder, manualClock, shape } from "../support/node/index.ts";
+import {
+  gate,
+  logBuilder,
+  manualClock,
+  PROGRESS,
+  PROGRESS_TEST_TIMEOUT_MS,
+  shape,
+} from "#test/support/workflow/index.ts";
+
+// Polls for what the backend's own timers do (PROGRESS: real timers, on a machine that may be loaded).
+vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
 
 const opened: MemoryWorkflowBackend[] = [];
 afterEach(async () => {
@@ -79,7 +89,7 @@ describe("local backend: the zero-delay timer loop", () => {
     const reads = vi.spyOn(backend.store, "events");
     const { runId } = await backend.start("flaky", null, {});
     // Watch the last event only: a full read (events(runId)) happens once per execution.
-    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("workflow_completed"));
+    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("workflow_completed"), PROGRESS);
     expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(299);
     // Two executions: the failing one (returns "waiting") and the retry.
     expect(reads.mock.calls.filter(([, after]) => after === undefined)).toHaveLength(2);
@@ -150,7 +160,7 @@ describe("local backend: the recovery sweep", () => {
     await vi.waitFor(() => {
       expect(backend.store.lastEvent(a.runId)?.type).toBe("step_started");
       expect(backend.store.lastEvent(b.runId)?.type).toBe("step_failed");
-    });
+    }, PROGRESS);
     clock.advance(60_000);
     expect(backend.recoverNow()).toBe(0);
     expect(backend.store.events(a.runId)).toHaveLength(2);
@@ -183,13 +193,13 @@ describe("local backend: close()", () => {
     const { backend } = backendWith([held]);
     const { runId } = await backend.start("held", null, {});
     const waiting = expect(backend.waitForTerminal(runId)).rejects.toMatchObject({ code: "not_ready" });
-    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("step_started"));
+    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("step_started"), PROGRESS);
     await backend.close();
     await waiting;
     await expect(backend.start("held", null, {})).rejects.toBeInstanceOf(PlatformError);
     // The abandoned step finishing later commits its result but claims nothing more.
     hold.open();
-    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("step_completed"));
+    await vi.waitFor(() => expect(backend.store.lastEvent(runId)?.type).toBe("step_completed"), PROGRESS);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(shape(backend.store.events(runId))).toEqual([
       "workflow_created",

@@ -3,7 +3,7 @@ import { defineWorkflow } from "#src/engine/definition.ts";
 import { executeRun } from "#src/engine/executeRun.ts";
 import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
 import { detectRecovery, failInterruptedStep, recoverRun } from "#src/engine/recovery.ts";
-import { logBuilder, shape } from "../support/node/index.ts";
+import { logBuilder, shape } from "#test/support/workflow/index.ts";
 
 const T0 = 1_700_000_000_000;
 const RUN = "run-1";

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
 import type { WorkflowRunView } from "#src/engine/describeRun.ts";
 import {
   getWorkflowDefinition,
@@ -10,18 +9,9 @@ import {
   workflowDefinitions,
   type WorkflowBackend,
 } from "#src/engine/workflowApi.ts";
+import { rejection } from "#test/support/workflow/index.ts";
 
 const start = async () => ({ done: true as const });
-
-async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
-}
 
 function view(status: WorkflowRunView["status"], extra: Partial<WorkflowRunView> = {}): WorkflowRunView {
   return { id: "r1", workflowId: "r1", name: "greet", status, createdAt: 0, updatedAt: 0, events: [], ...extra };

@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  base64url,
-  fromBase64url,
-  fromCanonicalBase64url,
-  fromHex,
-  hex,
-  randomBase64url,
-  randomHex,
-} from "#src/core/crypto/encoding.ts";
+import { base64url, fromBase64url, fromCanonicalBase64url, fromHex, hex } from "#src/core/crypto/encoding.ts";
+import { randomBase64url, randomHex } from "#src/core/crypto/encoding.ts";
 
 describe("encoding", () => {
   it("base64url round-trips without padding and refuses other alphabets", () => {

@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
 import devApi from "#src/dev/routes/devApiWorker.ts";
 import { RESERVED_SLUGS } from "#src/workers/api/reservedSlugs.ts";
-import {
-  callApi,
-  countRows,
-  createUserWithToken,
-  expectError,
-  projectRow,
-  userWithProject,
-} from "#test/support/workerd/index.ts";
+import { callApi, countRows, createUserWithToken, expectError, projectRow } from "#test/support/workerd/index.ts";
+import { userWithProject } from "#test/support/workerd/index.ts";
 
 // `PUT /projects/:slug/local`: what `platform dev` asks of its local API worker (src/dev/routes/localProjectRoute.ts).
 describe("PUT /projects/:slug/local (platform dev only)", () => {

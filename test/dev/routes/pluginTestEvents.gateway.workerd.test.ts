@@ -2,42 +2,24 @@
 // plugin's relay (the only way the real chat server delivers them).
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
-import { claimResource, listProjectResources } from "#src/workers/db/resourceClaims.ts";
+import { listProjectResources } from "#src/workers/db/resourceClaims.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import type { GatewayConnection } from "#src/plugins/chatserver/gatewayRelay/gatewayConnection.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
 import { fakeDispatcher, platformRejection, pluginEnv, userWithProject } from "#test/support/workerd/index.ts";
+import { testChatServer } from "#test/support/workerd/index.ts";
+import { asFetcher, claim } from "./pluginTestEvents.fixture.ts";
 
 const FAKE = "https://chat.fake";
 const APP = "999999999999999999";
 const FAST = { maxMs: 300, quietMs: 100, pollMs: 50 };
 
-function asFetcher(handle: (request: Request) => Promise<Response>): Fetcher {
-  return {
-    fetch: (input: RequestInfo | URL, init?: RequestInit) => handle(new Request(input, init)),
-  } as unknown as Fetcher;
-}
-
 async function setup() {
   const { row } = await userWithProject("ada@example.com", "alpha");
-  await claimResource(env.DB, {
-    pluginId: "chatserver",
-    resourceType: "server",
-    projectId: row.id,
-    externalResourceId: TEST_GUILD.id,
-    displayName: TEST_GUILD.name,
-  });
-  const fake = createFakeChatServer({
-    baseUrl: FAKE,
-    applicationId: APP,
-    clientId: APP,
-    clientSecret: "client-secret",
-    botToken: "bot-token",
-    signingSeed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-    webhookUrl: "https://chat-plugin.test/webhook",
-  });
+  await claim(row.id, "chatserver", TEST_GUILD);
+  const fake = testChatServer({ baseUrl: FAKE, applicationId: APP, webhookUrl: "https://chat-plugin.test/webhook" });
   const [resource] = await listProjectResources(env.DB, row.id, "chatserver");
   return { fake, resource: resource!, fetcher: asFetcher((r) => fake.fetch(r)) };
 }

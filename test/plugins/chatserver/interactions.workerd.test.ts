@@ -6,22 +6,13 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
-import {
-  createFakeChatServer,
-  OTHER_GUILD,
-  TEST_GUILD,
-  type FakeChatServer,
-} from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { createFakeChatServer, OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import type { FakeChatServer } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
-import {
-  fakeDispatcher,
-  pluginEnv,
-  signedRequest,
-  twoProjects,
-  type FakeDispatcher,
-} from "#test/support/workerd/index.ts";
+import { fakeDispatcher, pluginEnv, signedRequest, twoProjects } from "#test/support/workerd/index.ts";
+import type { FakeDispatcher } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
 const PLUGIN = "https://chatserver.plugin.test";

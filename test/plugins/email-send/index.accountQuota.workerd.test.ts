@@ -2,29 +2,21 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import emailPlugin from "#src/plugins/email-send/index.ts";
 import type { EmailPluginEnv } from "#src/plugins/email-send/env.ts";
-import { createFakeEmailProvider } from "#src/dev/fakes/email/fakeEmailProvider.ts";
 import { ACCOUNT_RATE_LIMITS } from "#src/objects/accountRateLimits.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import {
   createProject,
   createUserWithToken,
-  pluginEnv,
   projectRow,
   signedRequest,
+  emailPluginWithFake,
 } from "#test/support/workerd/index.ts";
 
 const API_KEY = "re_test_0123456789";
 const message = { to: "someone@example.com", subject: "Hello", html: "<p>Hi</p>" };
 
 function emailEnv() {
-  const fake = createFakeEmailProvider({ apiKey: API_KEY });
-  const env = pluginEnv({
-    EMAIL_API_KEY: API_KEY,
-    EMAIL_API_BASE: "https://email.fake",
-    SENDER_DOMAIN: "mail.example.test",
-    EMAIL_API: { fetch: (input: RequestInfo | URL, init?: RequestInit) => fake.fetch(new Request(input, init)) },
-  }) as EmailPluginEnv;
-  return { fake, env };
+  return emailPluginWithFake(API_KEY);
 }
 
 async function accountWithProjects(email: string, count: number): Promise<ProjectRow[]> {

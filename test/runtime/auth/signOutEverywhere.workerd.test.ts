@@ -4,19 +4,8 @@ import { auth, readSessionUser } from "#src/runtime/auth/index.ts";
 import { userKeyOf } from "#src/runtime/auth/session.ts";
 import { SESSION_RECHECK_MS, SessionCache } from "#src/runtime/auth/sessionCache.ts";
 import { withBasePathStripped } from "#src/runtime/entry/requestBasePath.ts";
-import {
-  DEPLOYED_PRIVATE,
-  DEPLOYED_PUBLIC,
-  LOCAL_PUBLIC,
-  MODES,
-  envOf,
-  originOf,
-  sealedSession,
-  send,
-  sessionCookieName,
-  signIn,
-  type Mode,
-} from "#test/support/workerd/index.ts";
+import { DEPLOYED_PRIVATE, DEPLOYED_PUBLIC, LOCAL_PUBLIC, MODES, envOf } from "#test/support/workerd/index.ts";
+import { originOf, sealedSession, send, sessionCookieName, signIn, type Mode } from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

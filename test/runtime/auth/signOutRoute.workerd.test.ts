@@ -1,19 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auth, readSessionUser } from "#src/runtime/auth/index.ts";
 import { SESSION_RECHECK_MS, SessionCache } from "#src/runtime/auth/sessionCache.ts";
-import {
-  DEPLOYED_PRIVATE,
-  DEPLOYED_PUBLIC,
-  LOCAL_PRIVATE,
-  LOCAL_PUBLIC,
-  cookieNamed,
-  envOf,
-  originOf,
-  send,
-  sessionCookieName,
-  signIn,
-  type Mode,
-} from "#test/support/workerd/index.ts";
+import { DEPLOYED_PRIVATE, DEPLOYED_PUBLIC, LOCAL_PRIVATE, LOCAL_PUBLIC } from "#test/support/workerd/index.ts";
+import { cookieNamed, envOf, originOf, send, sessionCookieName, signIn } from "#test/support/workerd/index.ts";
+import type { Mode } from "#test/support/workerd/index.ts";
 
 beforeEach(() => auth.allow());
 

@@ -10,7 +10,10 @@ import {
 import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
 import { defineWorkflow } from "#src/engine/definition.ts";
 import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
-import { gate, logBuilder, shape } from "#test/support/node/index.ts";
+import { gate, logBuilder, PROGRESS, PROGRESS_TEST_TIMEOUT_MS, shape } from "#test/support/workflow/index.ts";
+
+// Polls for what the backend's own timers do (PROGRESS: real timers, on a machine that may be loaded).
+vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-node-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,7 +61,7 @@ describe("node backend", () => {
     const path = freshPath();
     const first = open(path);
     const { runId } = await first.backend.start("resumable", null, { id: "dies" });
-    await vi.waitFor(() => expect(first.backend.store.lastEvent(runId)?.type).toBe("step_started"));
+    await vi.waitFor(() => expect(first.backend.store.lastEvent(runId)?.type).toBe("step_started"), PROGRESS);
     await first.backend.close();
 
     // The same clock: the step's 10 s timeout has not passed, and need not.
@@ -91,13 +94,13 @@ describe("node backend", () => {
 
   it("sweeps on its recovery timer and logs each sweep", async () => {
     const { logs } = open(freshPath(), { recoveryIntervalMS: 10 });
-    await vi.waitFor(() => expect(logs.length).toBeGreaterThanOrEqual(3));
+    await vi.waitFor(() => expect(logs.length).toBeGreaterThanOrEqual(3), PROGRESS);
     expect(new Set(logs)).toEqual(new Set(["Re-enqueued 0 workflow(s)"]));
   });
 
   it("close() stops the recovery timer and closes the database", async () => {
     const { backend, logs } = open(freshPath(), { recoveryIntervalMS: 5 });
-    await vi.waitFor(() => expect(logs.length).toBeGreaterThanOrEqual(1));
+    await vi.waitFor(() => expect(logs.length).toBeGreaterThanOrEqual(1), PROGRESS);
     await backend.close();
     const count = logs.length;
     await new Promise((resolve) => setTimeout(resolve, 30));

@@ -6,7 +6,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createFakeChatServer, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
@@ -24,13 +24,10 @@ import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 import { callProjectWorker } from "#src/workers/dispatch/callProjectWorker.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { PlatformError } from "#src/core/errors.ts";
-import { userWithProject } from "#test/support/workerd/index.ts";
-import { pluginEnv } from "#test/support/workerd/index.ts";
+import { userWithProject, testChatServer, chatServerPluginEnv } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
 const PLUGIN = "https://chatserver.plugin.test";
-const SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
-const APP = "900000000000000001";
 
 const commands: ChatCommand[] = [];
 const events: ChatEvent[] = [];
@@ -58,27 +55,8 @@ function setup(row: ProjectRow) {
     fetch: (input: RequestInfo | URL, init?: RequestInit) =>
       project.fetch!(new Request(input, init) as never, projectEnv, ctx()),
   } as unknown as Fetcher;
-  const fake = createFakeChatServer({
-    baseUrl: FAKE,
-    applicationId: APP,
-    clientId: APP,
-    clientSecret: "client-secret",
-    botToken: "bot-token",
-    signingSeed: SEED,
-    webhookUrl: `${PLUGIN}/webhook`,
-    deliver: (r) => plugin.fetch(r, penv, ctx()),
-  });
-  penv = pluginEnv({
-    DISPATCHER: { get: () => projectFetcher },
-    CHATSERVER_BASE_URL: FAKE,
-    CHATSERVER_PUBLIC_URL: PLUGIN,
-    CHATSERVER_APPLICATION_ID: APP,
-    CHATSERVER_CLIENT_ID: APP,
-    CHATSERVER_CLIENT_SECRET: "client-secret",
-    CHATSERVER_BOT_TOKEN: "bot-token",
-    CHATSERVER_PUBLIC_KEY: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-    CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
-  }) as ChatServerEnv;
+  const fake = testChatServer({ webhookUrl: `${PLUGIN}/webhook`, deliver: (r) => plugin.fetch(r, penv, ctx()) });
+  penv = chatServerPluginEnv(fake, { DISPATCHER: { get: () => projectFetcher }, CHATSERVER_PUBLIC_URL: PLUGIN });
   return {
     fake,
     projectEnv,

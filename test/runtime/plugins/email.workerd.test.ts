@@ -10,7 +10,7 @@ import { PlatformError } from "#src/core/errors.ts";
 import { IDENTITY_HEADER } from "#src/core/requestToken.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { userWithProject } from "#test/support/workerd/index.ts";
-import { pluginEnv, signedRequest } from "#test/support/workerd/index.ts";
+import { emailPluginWithFake, signedRequest } from "#test/support/workerd/index.ts";
 
 const API_KEY = "re_test_0123456789";
 
@@ -24,13 +24,7 @@ interface Setup {
 }
 
 async function setup(options: { private?: boolean } = {}): Promise<Setup> {
-  const fake = createFakeEmailProvider({ apiKey: API_KEY });
-  const env = pluginEnv({
-    EMAIL_API_KEY: API_KEY,
-    EMAIL_API_BASE: "https://email.fake",
-    SENDER_DOMAIN: "mail.example.test",
-    EMAIL_API: { fetch: (input: RequestInfo | URL, init?: RequestInit) => fake.fetch(new Request(input, init)) },
-  }) as EmailPluginEnv;
+  const { fake, env } = emailPluginWithFake(API_KEY);
   const { row: project } = await userWithProject("ada@example.com", "alpha", { private: options.private });
   const { row: other } = await userWithProject("bob@example.com", "beta");
   const send = async (body: unknown, o: { headers?: Record<string, string>; as?: ProjectRow } = {}) =>

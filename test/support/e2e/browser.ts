@@ -1,7 +1,7 @@
 import { chromium, type Browser } from "playwright-core";
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { REPO } from "./cliProcess.ts";
+import { type DevProcess, REPO, startDev } from "./cliProcess.ts";
 
 /** Debian's Chromium (installed by .ci/run), headless, with no background traffic to the closed network. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -28,4 +28,22 @@ export function artifactPath(name: string): string {
   const dir = path.join(REPO, "artifacts");
   mkdirSync(dir, { recursive: true });
   return path.join(dir, name);
+}
+
+/** `platform dev <args>` and a headless Chromium for `use`; both are stopped after it, whatever happens. */
+export async function withDevAndChromium(
+  args: string[],
+  use: (dev: DevProcess, browser: Browser) => Promise<void>,
+): Promise<void> {
+  const dev = await startDev(args);
+  try {
+    const browser = await launchChromium();
+    try {
+      await use(dev, browser);
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await dev.stop();
+  }
 }

@@ -4,3 +4,5 @@ export * from "./cliProcess.ts";
 export * from "./platformUp.ts";
 export * from "./workflowProjects.ts";
 export * from "./workDir.ts";
+// A run's events as the spec's sequences, as the engine's tests read them.
+export { shape } from "#test/support/workflow/eventLog.ts";

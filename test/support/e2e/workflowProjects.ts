@@ -13,6 +13,18 @@ export interface RunView {
   events: { seq: number; type: string; payload: Record<string, unknown>; at: number }[];
 }
 
+/** The events of a run of two steps whose first fails once and is retried. */
+export const RETRIED_TWO_STEP_RUN = [
+  "workflow_created",
+  "step_started",
+  "step_failed",
+  "step_started",
+  "step_completed",
+  "step_started",
+  "step_completed",
+  "workflow_completed",
+];
+
 /** `platform init <dir>`, then the project's src/index.ts replaced by `source`. */
 export async function initProject(dir: string, source: string): Promise<void> {
   const init = await runCli(["init", dir]);
@@ -74,22 +86,6 @@ export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** `type(step,attempt[,retryable])` per event, like the spec's event sequences. */
-export function shape(events: RunView["events"]): string[] {
-  return events.map(({ type, payload: p }) => {
-    switch (type) {
-      case "step_started":
-        return `step_started(${p.step},${p.attempt})`;
-      case "step_failed":
-        return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
-      case "step_completed":
-        return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
-      default:
-        return type;
-    }
-  });
 }
 
 /** SIGKILLs a process and every descendant (workerd, esbuild, a re-exec'd Node), then waits until none is running. */

@@ -7,6 +7,8 @@ import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import { IDENTITY_HEADER, signRequestToken } from "#src/core/requestToken.ts";
+import { createFakeEmailProvider, type FakeEmailProvider } from "#src/dev/fakes/email/fakeEmailProvider.ts";
+import type { EmailPluginEnv } from "#src/plugins/email-send/env.ts";
 import type { PluginEnv } from "#src/plugins/kit/pluginEnv.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { userWithProject } from "./api.ts";
@@ -72,4 +74,16 @@ export async function platformRejection(promise: Promise<unknown>): Promise<Plat
   );
   expect(error).toBeInstanceOf(PlatformError);
   return error as PlatformError;
+}
+
+/** The email-send plugin worker's env, sending from mail.example.test through the fake email provider that knows `apiKey`. */
+export function emailPluginWithFake(apiKey: string): { fake: FakeEmailProvider; env: EmailPluginEnv } {
+  const fake = createFakeEmailProvider({ apiKey });
+  const env = pluginEnv({
+    EMAIL_API_KEY: apiKey,
+    EMAIL_API_BASE: "https://email.fake",
+    SENDER_DOMAIN: "mail.example.test",
+    EMAIL_API: { fetch: (input: RequestInfo | URL, init?: RequestInit) => fake.fetch(new Request(input, init)) },
+  }) as EmailPluginEnv;
+  return { fake, env };
 }

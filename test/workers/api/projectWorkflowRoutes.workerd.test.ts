@@ -49,6 +49,13 @@ async function ownerWithProject() {
   return { user, row, harness, calls: dispatcher.calls };
 }
 
+/** The owner of "shop" (a contract project) posting `body` to `path` with their CLI token. */
+async function ownerPosts(path: string, body: unknown) {
+  const owner = await ownerWithProject();
+  const response = await callApi("POST", path, { token: owner.user.token, body, env: owner.harness.env });
+  return { ...owner, response };
+}
+
 /** The call reached the project as the platform: an internal token for this method, path and body. */
 async function expectSignedFor(call: DispatchedCall, row: ProjectRow) {
   const check = await verifyRequestToken(
@@ -107,12 +114,7 @@ describe("POST /projects/:slug/workflows/:runId/{cancel,events}: who may call", 
     });
 
     it(`${route.action}: a project that does not exist → 404`, async () => {
-      const { user, harness, calls } = await ownerWithProject();
-      const response = await callApi("POST", `/projects/nope/workflows/run-1/${route.action}`, {
-        token: user.token,
-        body: route.body,
-        env: harness.env,
-      });
+      const { response, calls } = await ownerPosts(`/projects/nope/workflows/run-1/${route.action}`, route.body);
       await expectError(response, 404, "not_found");
       expect(calls).toEqual([]);
     });
@@ -130,12 +132,7 @@ describe("POST /projects/:slug/workflows/:runId/cancel: body", () => {
     { name: "reason of 501 characters", body: { reason: "r".repeat(501) }, code: "invalid_input" },
     { name: "an unknown field", body: { reason: "x", force: true }, code: "invalid_input" },
   ])("refuses $name with 400 $code, nothing reaches the project", async ({ body, code }) => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/run-1/cancel", {
-      token: user.token,
-      body,
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/run-1/cancel", body);
     await expectError(response, 400, code);
     expect(calls).toEqual([]);
   });
@@ -146,12 +143,7 @@ describe("POST /projects/:slug/workflows/:runId/cancel: body", () => {
     { name: "no reason", body: {}, forwarded: {} },
     { name: "an empty body", body: undefined, forwarded: {} },
   ])("forwards $name to the project's cancel route, signed, and relays its 200", async ({ body, forwarded }) => {
-    const { user, row, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/run-1/cancel", {
-      token: user.token,
-      body,
-      env: harness.env,
-    });
+    const { response, row, calls } = await ownerPosts("/projects/shop/workflows/run-1/cancel", body);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ run: { id: "run-1", status: "cancelled", events: [] } });
     expect(calls).toHaveLength(1);
@@ -179,12 +171,7 @@ describe("POST /projects/:slug/workflows/:runId/events: body", () => {
     { name: "a name that is a number", body: { name: 7 }, code: "invalid_input" },
     { name: "an unknown field", body: { name: "approval", runId: "other" }, code: "invalid_input" },
   ])("refuses $name with 400 $code, nothing reaches the project", async ({ body, code }) => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/run-1/events", {
-      token: user.token,
-      body,
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/run-1/events", body);
     await expectError(response, 400, code);
     expect(calls).toEqual([]);
   });
@@ -195,12 +182,7 @@ describe("POST /projects/:slug/workflows/:runId/events: body", () => {
     { name: "a null payload", body: { name: "approval", payload: null } },
     { name: "a name of 100 characters with spaces and accents", body: { name: `é ${"n".repeat(98)}` } },
   ])("forwards $name as sent, signed, and relays the project's 202", async ({ body }) => {
-    const { user, row, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/run-1/events", {
-      token: user.token,
-      body,
-      env: harness.env,
-    });
+    const { response, row, calls } = await ownerPosts("/projects/shop/workflows/run-1/events", body);
     expect(response.status).toBe(202);
     expect(await response.json()).toEqual({ accepted: true });
     const call = calls[0]!;
@@ -238,12 +220,7 @@ describe("body size (64 KiB)", () => {
   };
 
   it("accepts an event of exactly 64 KiB", async () => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/run-1/events", {
-      token: user.token,
-      body: eventOfSize(64 * KiB),
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/run-1/events", eventOfSize(64 * KiB));
     expect(response.status).toBe(202);
     expect(calls).toHaveLength(1);
   });
@@ -254,12 +231,7 @@ describe("body size (64 KiB)", () => {
     { name: "an event streamed without Content-Length", action: "events", body: () => streamOfBytes(64 * KiB + 1) },
     { name: "a cancel streamed without Content-Length", action: "cancel", body: () => streamOfBytes(200 * KiB) },
   ])("refuses $name with 413, nothing reaches the project", async ({ action, body }) => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", `/projects/shop/workflows/run-1/${action}`, {
-      token: user.token,
-      body: body(),
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts(`/projects/shop/workflows/run-1/${action}`, body());
     await expectError(response, 413, "payload_too_large");
     expect(calls).toEqual([]);
   });
@@ -272,12 +244,10 @@ describe("the project's answer passes through", () => {
     { action: "events", runId: "missing", status: 404, code: "not_found" },
     { action: "events", runId: "done", status: 409, code: "conflict" },
   ])("$action on run $runId → $status $code", async ({ action, runId, status, code }) => {
-    const { user, harness } = await ownerWithProject();
-    const response = await callApi("POST", `/projects/shop/workflows/${runId}/${action}`, {
-      token: user.token,
-      body: action === "cancel" ? {} : { name: "approval" },
-      env: harness.env,
-    });
+    const { response } = await ownerPosts(
+      `/projects/shop/workflows/${runId}/${action}`,
+      action === "cancel" ? {} : { name: "approval" },
+    );
     await expectError(response, status, code);
   });
 
@@ -298,23 +268,13 @@ describe("the project's answer passes through", () => {
   });
 
   it("a run id with reserved characters reaches the project percent-encoded, as one path segment", async () => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/a%2F..%2Fstart/cancel", {
-      token: user.token,
-      body: {},
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/a%2F..%2Fstart/cancel", {});
     expect(response.status).toBe(200);
     expect(calls[0]!.url.pathname).toBe("/__workflow/runs/a%2F..%2Fstart/cancel");
   });
 
   it("a run id that is not valid percent-encoding → 404, nothing reaches the project", async () => {
-    const { user, harness, calls } = await ownerWithProject();
-    const response = await callApi("POST", "/projects/shop/workflows/%E0%A4%A/cancel", {
-      token: user.token,
-      body: {},
-      env: harness.env,
-    });
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/%E0%A4%A/cancel", {});
     await expectError(response, 404, "not_found");
     expect(calls).toEqual([]);
   });

@@ -1,15 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  clearConnectionError,
-  deleteConnection,
-  listConnectionSummaries,
-  markConnectionNeedsReconnect,
-  markConnectionRevoked,
-  markConnectionsRevokedForExternalUser,
-  readConnection,
-  upsertConnection,
-} from "#src/workers/db/connectionsStore.ts";
+import { clearConnectionError, deleteConnection, listConnectionSummaries } from "#src/workers/db/connectionsStore.ts";
+import { markConnectionNeedsReconnect, markConnectionRevoked } from "#src/workers/db/connectionsStore.ts";
+import { markConnectionsRevokedForExternalUser, readConnection } from "#src/workers/db/connectionsStore.ts";
+import { upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import { clearPluginProblem, recordPluginProblem } from "#src/workers/db/pluginProblems.ts";
 import { TOKEN_ENCRYPTION_KEY, twoProjects } from "#test/support/workerd/index.ts";
 

@@ -49,6 +49,23 @@ async function tokenFrom(response: Response): Promise<string> {
   return (await formOf(response)).token;
 }
 
+/** A browser signs `user` (ada by default) in to "shop" (its auth settings `auth`) at the login worker and the fake provider. */
+async function signInToShop(
+  auth: Parameters<typeof projectWithAuth>[1] = {},
+  input: { user?: IdpUser; tweaks?: IdTokenTweaks } = {},
+) {
+  const idp = await fakeIdentityProvider();
+  const shop = await projectWithAuth("shop", auth);
+  const binding = await browserBinding();
+  const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
+    slug: "shop",
+    bind: binding.hash,
+    user: input.user ?? ADA,
+    tweaks: input.tweaks,
+  });
+  return { idp, shop, binding, callback };
+}
+
 describe("GET /callback: a successful sign-in hands the token over in a POST form", () => {
   it("answers with a page that POSTs to the public project's callback a token the project verifies with its secret and binding cookie", async () => {
     const idp = await fakeIdentityProvider();
@@ -160,15 +177,7 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
   });
 
   it("reads email and email_verified from userinfo when the ID token has only sub", async () => {
-    const idp = await fakeIdentityProvider();
-    const shop = await projectWithAuth("shop");
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: ADA,
-      tweaks: { claimsInUserinfoOnly: true },
-    });
+    const { idp, shop, binding, callback } = await signInToShop({}, { tweaks: { claimsInUserinfoOnly: true } });
     expect(callback.status, await callback.clone().text()).toBe(200);
     const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe("ada@example.com");
@@ -176,15 +185,10 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
   });
 
   it("refuses a userinfo answer about another account", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: ADA,
-      tweaks: { claimsInUserinfoOnly: true, userinfoSub: "someone-else" },
-    });
+    const { callback } = await signInToShop(
+      {},
+      { tweaks: { claimsInUserinfoOnly: true, userinfoSub: "someone-else" } },
+    );
     await expectRefused(callback, 502, /about another account/);
   });
 
@@ -393,15 +397,7 @@ describe("GET /callback: the ID token is verified", () => {
   ];
 
   it.each(cases)("refuses %s", async (_name, tweaks, pattern) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: ADA,
-      tweaks,
-    });
+    const { callback } = await signInToShop({}, { tweaks });
     await expectRefused(callback, 502, pattern);
   });
 });
@@ -412,14 +408,7 @@ describe("GET /callback: verified email and the project's domains", () => {
     ["email_verified missing", { email_verified: undefined }],
     ['email_verified "true" (a string)', { email_verified: "true" }],
   ])("refuses %s with 403", async (_name, claims) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: { ...ADA, ...claims },
-    });
+    const { callback } = await signInToShop({}, { user: { ...ADA, ...claims } });
     await expectRefused(callback, 403, /has not verified ada@example.com/);
   });
 
@@ -435,14 +424,10 @@ describe("GET /callback: verified email and the project's domains", () => {
     ["@example.com"],
     ["a@"],
   ])("refuses %j for a project that allows example.com", async (email) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop", { domains: ["example.com", "example.org"] });
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: { sub: "x", email, email_verified: true, name: "X" },
-    });
+    const { callback } = await signInToShop(
+      { domains: ["example.com", "example.org"] },
+      { user: { sub: "x", email, email_verified: true, name: "X" } },
+    );
     await expectRefused(callback, 403, /may not sign in to shop|usable email address/);
   });
 
@@ -450,28 +435,20 @@ describe("GET /callback: verified email and the project's domains", () => {
     ["a@EXAMPLE.COM", "a@example.com"],
     ["A.Person@Example.Org", "A.Person@example.org"],
   ])("accepts %j (domains compare case-insensitively) and hands the project %j", async (email, expected) => {
-    const idp = await fakeIdentityProvider();
-    const shop = await projectWithAuth("shop", { domains: ["Example.com", "example.org"] });
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: { sub: "x", email, email_verified: true, name: "X" },
-    });
+    const { shop, binding, callback } = await signInToShop(
+      { domains: ["Example.com", "example.org"] },
+      { user: { sub: "x", email, email_verified: true, name: "X" } },
+    );
     expect(callback.status, await callback.clone().text()).toBe(200);
     const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
     expect(check.ok && check.claims.email).toBe(expected);
   });
 
   it("ignores the provider's hd claim: the email's domain decides", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop", { domains: ["example.com"] });
-    const binding = await browserBinding();
-    const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), {
-      slug: "shop",
-      bind: binding.hash,
-      user: { sub: "x", email: "mallory@evil.io", email_verified: true, hd: "example.com" },
-    });
+    const { callback } = await signInToShop(
+      { domains: ["example.com"] },
+      { user: { sub: "x", email: "mallory@evil.io", email_verified: true, hd: "example.com" } },
+    );
     await expectRefused(
       callback,
       403,

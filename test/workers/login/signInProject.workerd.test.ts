@@ -100,7 +100,8 @@ describe("PUT /projects/:slug/deployment: auth", () => {
     return { uploads, fetcher: fetcher as unknown as Fetcher };
   }
 
-  it("records the settings and gives the project PLATFORM_LOGIN_URL when the platform has a login worker", async () => {
+  /** ada's project "shop", and an API that uploads to a fake Cloudflare (its env given `extra`). */
+  async function deployingShop(extra: Record<string, unknown> = {}) {
     const { user } = await userWithProject("ada@example.com", "shop");
     const cloudflare = fakeCloudflare();
     const { env: deployEnv } = apiHarness({
@@ -109,9 +110,14 @@ describe("PUT /projects/:slug/deployment: auth", () => {
         DISPATCH_NAMESPACE: "ns",
         CLOUDFLARE_API_TOKEN: "cf",
         CLOUDFLARE_API: cloudflare.fetcher,
-        LOGIN_PUBLIC_URL: "https://login.example.test",
+        ...extra,
       },
     });
+    return { user, cloudflare, deployEnv };
+  }
+
+  it("records the settings and gives the project PLATFORM_LOGIN_URL when the platform has a login worker", async () => {
+    const { user, cloudflare, deployEnv } = await deployingShop({ LOGIN_PUBLIC_URL: "https://login.example.test" });
     const response = await callApi("PUT", "/projects/shop/deployment", {
       token: user.token,
       env: deployEnv,
@@ -135,16 +141,7 @@ describe("PUT /projects/:slug/deployment: auth", () => {
   });
 
   it("refuses invalid auth before uploading anything", async () => {
-    const { user } = await userWithProject("ada@example.com", "shop");
-    const cloudflare = fakeCloudflare();
-    const { env: deployEnv } = apiHarness({
-      env: {
-        CLOUDFLARE_ACCOUNT_ID: "acc",
-        DISPATCH_NAMESPACE: "ns",
-        CLOUDFLARE_API_TOKEN: "cf",
-        CLOUDFLARE_API: cloudflare.fetcher,
-      },
-    });
+    const { user, cloudflare, deployEnv } = await deployingShop();
     const response = await callApi("PUT", "/projects/shop/deployment", {
       token: user.token,
       env: deployEnv,

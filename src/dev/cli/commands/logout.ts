@@ -1,6 +1,6 @@
 import { CliError, type Command } from "../commandLine.ts";
 import { forgetLogin } from "../credentials/credentialsFile.ts";
-import { callPlatformApi, resolvePlatformApi } from "../platformTarget.ts";
+import { requestPlatformApi, resolvePlatformApi } from "../platformTarget.ts";
 
 export const logoutCommand: Command = {
   summary: "Revoke the stored CLI token of a platform and forget it.",
@@ -8,7 +8,9 @@ export const logoutCommand: Command = {
   help: `
 Revokes the CLI token \`platform login\` stored for the API (the platform
 deletes it) and removes it from the credentials file. A token the platform
-no longer knows is forgotten all the same. $PLATFORM_TOKEN is not touched.
+no longer knows (401) is forgotten all the same. When the platform cannot be
+reached or does not revoke the token, logout says so, exits 1 and keeps the
+token, so it can be retried. $PLATFORM_TOKEN is not touched.
 
 Options:
   --api URL   the platform API (default: $PLATFORM_API_URL, else the last login)`,
@@ -21,12 +23,16 @@ Options:
       console.log(api ? `Not logged in to ${api.apiUrl}.` : "Not logged in to any platform.");
       return;
     }
-    try {
-      await callPlatformApi({ apiUrl: api.apiUrl, token: api.token, slug: "" }, "POST", "/cli/logout");
-    } catch (error) {
-      // Already revoked (401): forget it all the same; unreachable: keep it, so logout can be retried.
-      if (!(error instanceof CliError) || !/token/i.test(error.message)) throw error;
-    }
+    // Unreachable throws and keeps the token; already revoked (401) is forgotten all the same.
+    const { status, ok, json } = await requestPlatformApi(
+      { apiUrl: api.apiUrl, token: api.token, slug: "" },
+      "POST",
+      "/cli/logout",
+    );
+    if (!ok && status !== 401)
+      throw new CliError(
+        `${api.apiUrl} did not revoke the token (${status}${json.error?.message ? `: ${json.error.message}` : ""}); it is kept, run \`platform logout\` again.`,
+      );
     forgetLogin(api.apiUrl);
     console.log(`Logged out of ${api.apiUrl}.`);
   },

@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseCommandArgs } from "#src/dev/cli/commandLine.ts";
 import { emailCommand } from "#src/dev/cli/commands/email.ts";
 import { stateDirFor, writeDevSession } from "#src/dev/cli/dev/devState.ts";
+import { cliHome } from "#test/support/node/index.ts";
 
 // `platform email list|show`: it asks the `platform dev` running for --dir, with that session's token; usage
 // errors exit 2 before anything is asked, and `--api` (as against `platform up`) says where the outbox is instead.
@@ -34,24 +34,16 @@ afterAll(() => new Promise((resolve) => api.close(resolve)));
 let work: string;
 let projectDir: string;
 let printed: string[];
+let home: ReturnType<typeof cliHome>;
 beforeEach(() => {
-  work = mkdtempSync(path.join(os.tmpdir(), "email-cli-"));
+  home = cliHome("email-cli-");
+  ({ work, printed } = home);
   projectDir = path.join(work, "shop-folder");
   mkdirSync(projectDir);
   writeFileSync(path.join(projectDir, "package.json"), JSON.stringify({ name: "shop" }));
-  // No login, no CI token, no named API unless a test sets them.
-  vi.stubEnv("XDG_CONFIG_HOME", path.join(work, "config"));
-  vi.stubEnv("PLATFORM_TOKEN", "");
-  vi.stubEnv("PLATFORM_API_URL", "");
   seen.length = 0;
-  printed = [];
-  vi.spyOn(console, "log").mockImplementation((line: unknown) => void printed.push(String(line)));
 });
-afterEach(() => {
-  vi.unstubAllEnvs();
-  vi.restoreAllMocks();
-  rmSync(work, { recursive: true, force: true });
-});
+afterEach(() => home.end());
 
 const run = async (...argv: string[]) =>
   emailCommand.run(parseCommandArgs(emailCommand, [...argv, "--dir", projectDir]));

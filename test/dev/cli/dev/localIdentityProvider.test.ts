@@ -1,11 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  LOCAL_IDP_PASSWORD,
-  startLocalIdentityProvider,
-  type LocalIdentityProvider,
-} from "#src/dev/cli/dev/localIdentityProvider.ts";
+import { LOCAL_IDP_PASSWORD, startLocalIdentityProvider } from "#src/dev/cli/dev/localIdentityProvider.ts";
+import type { LocalIdentityProvider } from "#src/dev/cli/dev/localIdentityProvider.ts";
 
 const CLIENT_ID = "platform-login";
 const CLIENT_SECRET = "local-secret";

@@ -4,7 +4,6 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
-  createFakeChatServer,
   OTHER_GUILD,
   TEST_GUILD,
   type FakeChatServer,
@@ -22,10 +21,11 @@ import {
   fakeDispatcher,
   flushSockets,
   manualClock,
-  pluginEnv,
   TOKEN_ENCRYPTION_KEY,
   userWithProject,
   type FakeDispatcher,
+  testChatServer,
+  chatServerPluginEnv,
 } from "#test/support/workerd/index.ts";
 
 const FAKE = "https://discord.fake";
@@ -50,29 +50,13 @@ interface World {
 function world(random = 0, fakeOptions: Partial<FakeChatServerConfig> = {}): World {
   const dispatcher = fakeDispatcher(() => Response.json({ ok: true }));
   const clock = manualClock();
-  const fake = createFakeChatServer({
-    baseUrl: FAKE,
-    applicationId: APP,
-    clientId: APP,
-    clientSecret: "client-secret",
-    botToken: "bot-token",
-    signingSeed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-    webhookUrl: "https://chatserver.plugin.test/webhook",
+  const fake = testChatServer({
     gatewayHeartbeatMs: HEARTBEAT_MS,
     now: clock.now,
     timers: clock.timers,
     ...fakeOptions,
   });
-  const pluginEnvValue = pluginEnv({
-    DISPATCHER: dispatcher.namespace,
-    CHATSERVER_BASE_URL: FAKE,
-    CHATSERVER_PUBLIC_URL: "https://chatserver.plugin.test",
-    CHATSERVER_APPLICATION_ID: APP,
-    CHATSERVER_CLIENT_ID: APP,
-    CHATSERVER_BOT_TOKEN: "bot-token",
-    CHATSERVER_PUBLIC_KEY: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-    CHATSERVER_FETCH: { fetch: (r: Request) => fake.fetch(r) },
-  }) as ChatServerEnv;
+  const pluginEnvValue = chatServerPluginEnv(fake, { DISPATCHER: dispatcher.namespace });
   const saved: SavedSession[] = [];
   const relay = relayConnection(
     pluginEnvValue,

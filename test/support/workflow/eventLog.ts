@@ -50,22 +50,70 @@ export function logBuilder(runId = "run-1", workflowId = runId, at = 1_700_000_0
   return builder;
 }
 
-/** The (type, key payload fields) of each event, for compact assertions. */
-export function shape(events: readonly { type: string; payload: object }[]): string[] {
+/**
+ * `type(step,attempt[,reason],retryable|final)` per event, like the spec's event sequences, for
+ * compact assertions; `reasons` adds each step_failed's reason (where the reason is the point).
+ */
+export function shape(
+  events: readonly { type: string; payload: object }[],
+  { reasons = false }: { reasons?: boolean } = {},
+): string[] {
   return events.map((event) => {
     const p = event.payload as Record<string, unknown>;
     switch (event.type) {
       case "step_started":
         return `step_started(${p.step},${p.attempt})`;
       case "step_failed":
-        return `step_failed(${p.step},${p.attempt},${p.retryable ? "retryable" : "final"})`;
+        return `step_failed(${p.step},${p.attempt},${reasons ? `${p.reason},` : ""}${p.retryable ? "retryable" : "final"})`;
       case "step_completed":
         return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
+      case "event_received":
+        return `event_received(${p.name})`;
       default:
         return event.type;
     }
   });
 }
+
+// The spec's event sequences the tests meet most, as `shape` writes them.
+
+/** A run that went start → finish without a failure. */
+export const START_FINISH_LOG = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_completed(start->finish)",
+  "step_started(finish,1)",
+  "step_completed(finish)",
+  "workflow_completed",
+];
+
+/** A one-step run whose first attempt failed (retryable) and whose second completed it. */
+export const RETRIED_ONCE_LOG = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_failed(start,1,retryable)",
+  "step_started(start,2)",
+  "step_completed(start)",
+  "workflow_completed",
+];
+
+/** A one-step run that failed both of its two attempts: attempts_exhausted. */
+export const EXHAUSTED_AFTER_TWO_LOG = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_failed(start,1,retryable)",
+  "step_started(start,2)",
+  "step_failed(start,2,final)",
+  "workflow_failed",
+];
+
+/** A run whose first step failed for good on its first attempt. */
+export const FAILED_AT_ONCE_LOG = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_failed(start,1,final)",
+  "workflow_failed",
+];
 
 /** A promise with its resolver outside, to hold a step open. */
 export function gate<T = void>() {

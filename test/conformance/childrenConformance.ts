@@ -1,0 +1,181 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
+import {
+  getWorkflowDefinition,
+  installWorkflowBackend,
+  resetWorkflowsForTests,
+  workflow,
+} from "#src/engine/workflowApi.ts";
+import { rejection, shape } from "#test/support/workflow/index.ts";
+import {
+  eventOf,
+  type MakeWorkflowBackend,
+  PAYLOAD_FIELDS,
+  resultAfterRestart,
+  pause,
+  type RunView,
+  viewWhen,
+  type WorkflowBackendUnderTest,
+} from "./workflowConformance.fixture.ts";
+
+/**
+ * exactly once; the parent waits, woken by its children's ends, then reads
+ * their outcomes in order; cancelling it cancels them; restarts in between
+ * lose nothing.
+ */
+export function describeChildrenConformance(name: string, makeBackend: MakeWorkflowBackend): void {
+  describe(`workflow conformance, child runs: ${name}`, () => {
+    let subject: WorkflowBackendUnderTest;
+    const opened = new Set<string>();
+    const gate = async (id: string) => {
+      while (!opened.has(id) && !opened.has("*")) await pause(2);
+    };
+    const restart = async () => {
+      installWorkflowBackend(await subject.restart());
+    };
+
+    beforeEach(async () => {
+      resetWorkflowsForTests();
+      opened.clear();
+      workflow("square", {
+        start: async (ctx) => {
+          if (ctx.data.gate !== undefined) await gate(ctx.data.gate);
+          if (ctx.data.fail) throw new NonRetryableError(`no square for ${ctx.data.n}`);
+          return { done: true, result: ctx.data.n * ctx.data.n };
+        },
+      });
+      workflow(
+        "fan-out",
+        {
+          start: async (ctx) => ({
+            step: "collect",
+            children: Array.from({ length: ctx.data.count }, (_, n) => ({
+              workflow: "square",
+              data: { n, ...(ctx.data.gate === undefined ? {} : { gate: ctx.data.gate }), fail: ctx.data.fail === n },
+              ...(ctx.data.id === undefined ? {} : { id: ctx.data.id }),
+            })),
+          }),
+          collect: async (ctx) => ({ done: true, result: ctx.children }),
+        },
+        { stepTimeoutMS: 10_000 },
+      );
+      workflow("bad-children", {
+        start: async (ctx) => ({ step: "start", children: ctx.data }),
+      });
+      subject = await makeBackend(getWorkflowDefinition);
+      installWorkflowBackend(subject.backend);
+    });
+
+    afterEach(async () => {
+      opened.add("*");
+      await subject.close();
+      resetWorkflowsForTests();
+    });
+
+    it("fans out to 20 children and reads their results in order; each side names the other", async () => {
+      const parent = await workflow.start("fan-out", { count: 20 });
+      const outcomes = (await parent.result()) as { runId: string; workflow: string; status: string; result: number }[];
+      expect(outcomes.map((child) => child.result)).toEqual(Array.from({ length: 20 }, (_, n) => n * n));
+      expect(outcomes.every((child) => child.status === "completed" && child.workflow === "square")).toBe(true);
+      expect(new Set(outcomes.map((child) => child.runId)).size).toBe(20);
+      const view = (await workflow.get(parent.id)) as RunView;
+      const completed = eventOf(view, "step_completed", "start");
+      expect(completed.payload.children?.map((child) => child.run_id)).toEqual(outcomes.map((child) => child.runId));
+      expect(completed.continuation).toMatchObject({ kind: "children", step: "collect" });
+      expect(view.children?.map((child) => child.runId)).toEqual(outcomes.map((child) => child.runId));
+      expect(view.events.filter((event) => event.type === "child_finished")).toHaveLength(20);
+      const child = (await workflow.get(outcomes[3]?.runId as string)) as RunView;
+      expect(child).toMatchObject({ parentRunId: parent.id, status: "completed", result: 9, name: "square" });
+      expect(child.workflowId).toBe(`${parent.id}.0.3`);
+      for (const event of view.events)
+        for (const key of Object.keys(event.payload)) expect(PAYLOAD_FIELDS[event.type]).toContain(key);
+    });
+
+    it("waits for its children (status and progress in its view), and a child's failure does not fail it", async () => {
+      const parent = await workflow.start("fan-out", { count: 3, gate: "slow", fail: 1 });
+      const waiting = await viewWhen(parent.id, (v) => v.waitingForChildren !== undefined);
+      expect(waiting).toMatchObject({ status: "running", waitingForChildren: { total: 3, finished: 0 } });
+      expect(waiting.children?.map((child) => child.status)).toEqual(["running", "running", "running"]);
+      opened.add("slow");
+      const outcomes = (await parent.result()) as { status: string; result?: number; error?: string }[];
+      expect(outcomes).toEqual([
+        expect.objectContaining({ status: "completed", result: 0 }),
+        expect.objectContaining({ status: "failed", error: "no square for 1" }),
+        expect.objectContaining({ status: "completed", result: 4 }),
+      ]);
+      expect((await workflow.get(parent.id))?.waitingForChildren).toBeUndefined();
+    });
+
+    it("cancelling the parent during the fan-out cancels its running children", async () => {
+      const parent = await workflow.start("fan-out", { count: 5, gate: "never" });
+      const waiting = await viewWhen(parent.id, (v) => v.waitingForChildren !== undefined);
+      await workflow.cancel(parent.id, "stop");
+      for (const child of waiting.children ?? []) {
+        const view = await viewWhen(child.runId, (v) => v.status !== "running");
+        expect(view).toMatchObject({ status: "cancelled", parentRunId: parent.id });
+      }
+      expect((await workflow.get(parent.id))?.status).toBe("cancelled");
+      expect((await workflow.list({ status: "running" })).runs).toEqual([]);
+    });
+
+    it("a child that ends while the parent's host restarts still wakes it; the restart starts no child twice", async () => {
+      const parent = await workflow.start("fan-out", { count: 4, gate: "restart" });
+      const waiting = await viewWhen(parent.id, (v) => v.waitingForChildren !== undefined);
+      await restart();
+      opened.add("restart");
+      const result = await resultAfterRestart(parent.id);
+      expect((result as { result: number }[]).map((child) => child.result)).toEqual([0, 1, 4, 9]);
+      const squares = await workflow.list({ name: "square", limit: 100 });
+      expect(squares.runs.map((run) => run.id).sort()).toEqual(
+        (waiting.children ?? []).map((child) => child.runId).sort(),
+      );
+    });
+
+    it("two parents starting a child with the same id: one child runs; the other parent reads it as refused", async () => {
+      const [a, b] = await Promise.all([
+        workflow.start("fan-out", { count: 1, gate: "shared", id: "shared-child" }),
+        workflow.start("fan-out", { count: 1, gate: "shared", id: "shared-child" }),
+      ]);
+      await viewWhen(a.id, (v) => v.waitingForChildren !== undefined || v.status !== "running");
+      await viewWhen(b.id, (v) => v.waitingForChildren !== undefined || v.status !== "running");
+      opened.add("shared");
+      const outcomes = [
+        ((await a.result()) as { runId: string; status: string; error?: string }[])[0],
+        ((await b.result()) as { runId: string; status: string; error?: string }[])[0],
+      ];
+      const squares = (await workflow.list({ name: "square" })).runs;
+      expect(squares).toHaveLength(1);
+      expect(squares[0]?.workflowId).toBe("shared-child");
+      const ran = outcomes.filter((child) => child?.status === "completed");
+      const refused = outcomes.filter((child) => child?.status === "failed");
+      expect(ran).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.error).toMatch(/held by active run/);
+      expect(refused[0]?.runId).toBe(squares[0]?.id);
+      expect((await workflow.get(squares[0]?.id as string))?.parentRunId).toBe(ran[0] === outcomes[0] ? a.id : b.id);
+    });
+
+    it("refuses bad children without retry, naming the entry", async () => {
+      for (const [children, message] of [
+        [[], /1 to 1000 children/],
+        [Array.from({ length: 1001 }, () => ({ workflow: "square" })), /1 to 1000 children/],
+        [[{ data: 1 }], /children\[0\]\.workflow must name/],
+        [
+          [
+            { workflow: "square", id: "x" },
+            { workflow: "square", id: "x" },
+          ],
+          /children\[1\]\.id "x" is given to another child/,
+        ],
+        [[{ workflow: "nope" }], /No workflow named "nope"/],
+      ] as const) {
+        const run = await workflow.start("bad-children", children);
+        const error = await rejection(run.result());
+        expect(error.message).toMatch(message);
+        const view = (await workflow.get(run.id)) as RunView;
+        expect(shape(view.events).slice(-2)).toEqual(["step_failed(start,1,final)", "workflow_failed"]);
+      }
+      expect((await workflow.list({ name: "square" })).runs).toEqual([]);
+    });
+  });
+}
