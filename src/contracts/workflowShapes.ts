@@ -59,7 +59,7 @@ export function parseWorkflowShapes(value: unknown): WorkflowShape[] {
   return workflows;
 }
 
-/** A live run a new version would strand: the push check's answer lists these (beyond the spec). */
+/** A live run a new version would strand: the push check's answer lists these. */
 export interface StrandedRun {
   runId: string;
   workflow: string;

@@ -35,7 +35,7 @@ export function groupBatch(events: StoredEvent[]): Map<string, StoredEvent[]> {
 /**
  * Checks a batch of one run against what follows `tail`: throws the store's
  * error for a batch that breaks a rule, answers the taken seq when another
- * writer got there first (spec rule 3: a race, not an error), and null when
+ * writer got there first (a race, not an error), and null when
  * the batch may be appended.
  */
 export function checkRunBatch(runId: string, tail: RunTail | null, batch: StoredEvent[]): SeqTaken | null {
@@ -55,7 +55,7 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
       );
     }
   }
-  // Another executor already wrote this seq: the caller lost the race (spec rule 3).
+  // Another executor already wrote this seq: the caller lost the race.
   if (first.seq <= tail.lastSeq) return { runId, seq: first.seq };
   if (tail.terminal)
     throw new PlatformError("conflict", `Run "${runId}" is already terminal; nothing may follow its terminal event`, {

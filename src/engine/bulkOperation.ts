@@ -3,7 +3,7 @@ import { isEmptyFilter, toRunFilter, type RunFilter } from "./runQuery.ts";
 import type { RunIndex } from "./store.ts";
 
 /**
- * Beyond the spec: `workflow.cancelMany(filter, { reason })` and
+ * `workflow.cancelMany(filter, { reason })` and
  * `workflow.rerunMany(filter, { fromStep })`. A bulk operation is itself
  * durable: the runs it means are written down when it is accepted (at most
  * {@link MAX_BULK_RUNS}), then acted on in batches, each batch's outcome

@@ -16,7 +16,7 @@ import { freezeJson, MAX_EVENT_PAYLOAD_BYTES, toJsonValue, type JsonValue, utf8B
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
- * Beyond the spec: child runs. A step returns `{ step, children: [{ workflow,
+ * Child runs. A step returns `{ step, children: [{ workflow,
  * data, id? }, …] }`; each child is a run of its own (its own actor when
  * deployed), started exactly once; the parent's step_completed records the
  * children's run ids (a `children` continuation); each child, when it ends,

@@ -4,7 +4,7 @@ import type { JsonValue } from "./json.ts";
 
 /**
  * What a step_completed says comes next, decoded from its payload: the
- * spec's `next_step` and the fields beyond it (`wake_at`, `waiting_for`,
+ * wire contract's `next_step` and the fields this platform adds (`wake_at`, `waiting_for`,
  * `timeout_at`). This module is the one place that reads or writes those
  * fields; everything else (the resolver, the step loop, recovery, the run
  * view, the console and the CLI) works with this union.
@@ -18,16 +18,16 @@ export type Continuation =
   | { kind: "done" }
   /** The next step is claimed at once. */
   | { kind: "next_step"; step: string }
-  /** Beyond the spec (`wake_at`): the next step is claimed at `until` (epoch ms), not before. */
+  /** Stored as `wake_at`: the next step is claimed at `until` (epoch ms), not before. */
   | { kind: "sleep"; step: string; until: number }
   /**
-   * Beyond the spec (`waiting_for`, `timeout_at`): the next step is claimed
+   * Stored as `waiting_for` and `timeout_at`: the next step is claimed
    * with the first event named `event` that arrives by `until`, or at `until`
    * without one (epoch ms; no `until`: it waits for the event without end).
    */
   | { kind: "wait_for_event"; step: string; event: string; until?: number }
   /**
-   * Beyond the spec (`children`): the step started these child runs; the
+   * `children`: the step started these child runs; the
    * next step is claimed once every one of them has ended (child_finished),
    * with their outcomes as `ctx.children`, in this order. No `until`.
    */
@@ -58,8 +58,8 @@ export interface ChildOutcome {
 export type ContinuationKind = Continuation["kind"];
 
 /**
- * What a step that names the next one may add to `{ step }` to delay it
- * (beyond the spec): `sleepMS` (a delay) or `until` (epoch ms), at most a
+ * What a step that names the next one may add to `{ step }` to delay it:
+ * `sleepMS` (a delay) or `until` (epoch ms), at most a
  * year away; or `waitFor` (an event name sent with `workflow.send`) with an
  * optional `timeoutMS` (at most a year); or `children` (1 to 1,000 child
  * runs to start and wait for, see children.ts). Read by {@link continuationOfReturn}.
@@ -144,7 +144,7 @@ export function readsInbox(continuation: Continuation): boolean {
 }
 
 /**
- * Beyond the spec: how a step that names the next one may delay it. The
+ * How a step that names the next one may delay it. The
  * longest sleep, and the longest wait for an event, is a year (as in
  * Cloudflare Workflows and Inngest).
  */

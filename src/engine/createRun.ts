@@ -12,27 +12,27 @@ export interface CreateRunOptions {
   workflowId?: string;
   /** Epoch ms for the workflow_created event. */
   now: number;
-  /** Beyond the spec: the project version running this code (`v3`), recorded in workflow_created. */
+  /** The project version running this code (`v3`), recorded in workflow_created. */
   version?: string;
-  /** Beyond the spec: the run is a rerun (see planRerun); its copied steps follow workflow_created. */
+  /** The run is a rerun (see planRerun); its copied steps follow workflow_created. */
   rerun?: RerunPlan;
   /**
-   * The workflow id names at most one run ever (beyond the spec; scheduled starts): the adapter
+   * The workflow id names at most one run ever (scheduled starts): the adapter
    * derives the run id from the workflow id ({@link onceRunKey}), so the store's unique run id
    * refuses a second run atomically, and starting again answers the first run, ended or not.
    */
   once?: boolean;
-  /** Beyond the spec: the flow control key the run is counted under (flowControl.ts). */
+  /** The flow control key the run is counted under (flowControl.ts). */
   flowKey?: string;
-  /** Beyond the spec: created queued; its queue starts it later (workflow_dequeued). */
+  /** Created queued; its queue starts it later (workflow_dequeued). */
   queued?: boolean;
   /**
-   * Beyond the spec: an idempotency key. If the newest run of the workflow id was started with the
+   * An idempotency key. If the newest run of the workflow id was started with the
    * same key less than its window ago, that run is the answer (ended or not) and nothing is written;
    * otherwise the run keeps the key for `ttlMS` from now.
    */
   idempotency?: { key: string; ttlMS: number };
-  /** Beyond the spec: the run whose step starts this one as a child (see children.ts). */
+  /** The run whose step starts this one as a child (see children.ts). */
   parentRunId?: string;
 }
 

@@ -9,11 +9,11 @@ import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption 
  * - `maxAttempts: 3` — attempts per step, the first included (not "retries").
  * - `backoff` — 1 s after the first failure, doubling, capped at 60 s, ±20 % jitter.
  * - `stepTimeoutMS: 30_000` — one attempt may run 30 s before it is recorded as failed with reason "timeout".
- * - `stepLoopBudgetMS: 50_000` — one execution claims no new step after 50 s (spec limit); the run continues in a fresh execution.
+ * - `stepLoopBudgetMS: 50_000` — one execution claims no new step after 50 s; the run continues in a fresh execution.
  */
 export const WORKFLOW_DEFAULTS = Object.freeze({
   maxAttempts: 3,
-  /** Beyond the spec: a finished run (completed, failed, cancelled) is deleted 30 days after it ended. */
+  /** A finished run (completed, failed, cancelled) is deleted 30 days after it ended. */
   retentionMS: 30 * 24 * 60 * 60 * 1000,
   backoff: Object.freeze({ initialMS: 1000, factor: 2, maxMS: 60_000, jitter: 0.2 }) as Readonly<BackoffOptions>,
   stepTimeoutMS: 30_000,
@@ -21,7 +21,7 @@ export const WORKFLOW_DEFAULTS = Object.freeze({
 });
 
 /**
- * Upper bounds on the options (beyond the spec): generous for real workloads, but no definition can
+ * Upper bounds on the options: generous for real workloads, but no definition can
  * keep a run retrying, sleeping or holding a step for an unbounded time.
  * - `maxAttempts: 100` — attempts per step, the first included.
  * - `backoffMS: 86_400_000` (24 h) — the largest `backoff.initialMS` and `backoff.maxMS`.
@@ -38,22 +38,22 @@ export const WORKFLOW_LIMITS = Object.freeze({
   renamedSteps: 1000,
 });
 
-/** The first step of every workflow (spec). */
+/** The first step of every workflow. */
 export const FIRST_STEP = "start";
 
 export interface WorkflowOptions extends FlowControlOptions {
-  /** Beyond the spec: start one run per tick (workflowSchedule.ts). */
+  /** Start one run per tick (workflowSchedule.ts). */
   schedule?: WorkflowScheduleOption;
   maxAttempts?: number;
   backoff?: Partial<BackoffOptions>;
   stepTimeoutMS?: number;
   /**
-   * Beyond the spec: old step names this code still answers for, `{ oldStep: "newStep" }`. A live run
+   * Old step names this code still answers for, `{ oldStep: "newStep" }`. A live run
    * whose log names `oldStep` (it is in it, will retry it, or will claim it next) goes on with `newStep`;
    * a push that would strand such a run is refused unless the old name is kept here.
    */
   renamed?: Record<string, string>;
-  /** Beyond the spec: how long a finished run is kept before it is deleted; default 30 days, 1 s to 365 days. */
+  /** How long a finished run is kept before it is deleted; default 30 days, 1 s to 365 days. */
   retentionMS?: number;
 }
 
@@ -78,7 +78,7 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   readonly steps: Readonly<WorkflowSteps<Data, Pad, Result>>;
   /** Null when the workflow starts only when asked to. */
   readonly schedule: WorkflowSchedule | null;
-  /** Beyond the spec: concurrency, throttle and debounce per key (flowControl.ts); null when it has none. */
+  /** Concurrency, throttle and debounce per key (flowControl.ts); null when it has none. */
   readonly flow: FlowControl | null;
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;

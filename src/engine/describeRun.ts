@@ -9,7 +9,7 @@ import type { RunStatus } from "./store.ts";
 
 /**
  * One event as `workflow.get` shows it: the stored payload exactly, and
- * (beyond the spec) beside a step_completed's payload its `continuation`
+ * beside a step_completed's payload its `continuation`
  * decoded (see continuation.ts), so readers need not decode the payload's
  * fields themselves.
  */
@@ -32,36 +32,36 @@ export interface WorkflowRunView {
   result?: JsonValue;
   /** The failure reason, present when status is "failed". */
   error?: string;
-  /** Beyond the spec: the reason given to `workflow.cancel`, present when status is "cancelled". */
+  /** The reason given to `workflow.cancel`, present when status is "cancelled". */
   cancelReason?: string;
-  /** Beyond the spec: while the run sleeps before its next step, when it wakes (epoch ms). */
+  /** While the run sleeps before its next step, when it wakes (epoch ms). */
   wakeAt?: number;
-  /** Beyond the spec: while the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
+  /** While the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
   waitingFor?: { name: string; timeoutAt?: number };
   /**
-   * Beyond the spec: the run's position, the step it is in or will claim next (once it ended, the step it
+   * The run's position, the step it is in or will claim next (once it ended, the step it
    * ended in). Always set by describeRun.
    */
   step?: string;
-  /** Beyond the spec: while status is "paused", the reason given to `workflow.pause` and when. */
+  /** While status is "paused", the reason given to `workflow.pause` and when. */
   paused?: { reason: string; at: number };
-  /** Beyond the spec: the project version whose code started the run. */
+  /** The project version whose code started the run. */
   version?: string;
-  /** Beyond the spec: the run `workflow.rerun` made this one of (and the step it began from). */
+  /** The run `workflow.rerun` made this one of (and the step it began from). */
   rerunOf?: RerunOf;
   /**
-   * Beyond the spec: while the run is queued (flow control), the key it is counted under and what it
+   * While the run is queued (flow control), the key it is counted under and what it
    * waits for, in words (the backend that holds the queue says more: how many are ahead, when it may start).
    */
   queued?: QueuedRunView;
-  /** Beyond the spec: the idempotency key it was started with, and until when (epoch ms) a start with it answers this run. */
+  /** The idempotency key it was started with, and until when (epoch ms) a start with it answers this run. */
   idempotency?: { key: string; until: number };
-  /** Beyond the spec: while the run waits for its children, how many it waits for and how many have ended. */
+  /** While the run waits for its children, how many it waits for and how many have ended. */
   waitingForChildren?: { total: number; finished: number };
-  /** Beyond the spec: the run whose step started this run as a child. */
+  /** The run whose step started this run as a child. */
   parentRunId?: string;
   /**
-   * Beyond the spec: every child run this run's steps started, in the order
+   * Every child run this run's steps started, in the order
    * they were asked for, with how each ended (`running` until it has).
    */
   children?: RunChildView[];
@@ -149,7 +149,7 @@ function eventView({ seq, type, payload, at }: StoredEvent): RunEventView {
 
 /**
  * How a finished run ended: what `run.result()` resolves with or rejects with.
- * A failed run's `stepError` (beyond the spec) is the error of the step_failed
+ * A failed run's `stepError` is the error of the step_failed
  * that ended it, when the step threw one: `run.result()` rejects with it as
  * the rejection's `cause`.
  */

@@ -49,12 +49,12 @@ export const START_DATA_KEY = "data";
 export type WorkflowFailureCause = "non_retryable" | "attempts_exhausted";
 
 /**
- * The spec's payload fields per event type, plus the optional fields beyond
- * the spec that sleeps, waits and retry-after need (absent otherwise).
+ * The wire contract's payload fields per event type, plus the optional fields
+ * this platform adds for sleeps, waits and retry-after (absent otherwise).
  */
 export interface WorkflowEventPayloads {
   /**
-   * `writes` holds the start data under {@link START_DATA_KEY}. Beyond the spec: `version`, the project's
+   * `writes` holds the start data under {@link START_DATA_KEY}. `version`, the project's
    * version whose code started the run (`v1`, `v2`, …; absent where the host has none, e.g. in tests),
    * `rerunOf` when `workflow.rerun` made the run (`fromStep` when it began there), `flow_key` when the
    * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
@@ -73,10 +73,10 @@ export interface WorkflowEventPayloads {
     idempotent_until?: number;
     parent_run_id?: string;
   };
-  /** `event_seq` (beyond the spec): the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
+  /** `event_seq`: the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };
   /**
-   * `next_step` is absent when the step finished the workflow. Beyond the spec:
+   * `next_step` is absent when the step finished the workflow. This platform adds:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
    * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event; `children` when
    * it started child runs and the next step waits for all of them (see children.ts);
@@ -95,8 +95,8 @@ export interface WorkflowEventPayloads {
   };
   /**
    * `retryable` is true when this step will be attempted again (the error was retryable and attempts remain).
-   * `retry_at` (beyond the spec, epoch ms): the next attempt's time when the step asked for it (RetryAfterError, rate_limited) instead of the backoff.
-   * `error` (beyond the spec): what the attempt threw (or the engine's error for what it returned), as it was:
+   * `retry_at` (epoch ms): the next attempt's time when the step asked for it (RetryAfterError, rate_limited) instead of the backoff.
+   * `error`: what the attempt threw (or the engine's error for what it returned), as it was:
    * name, message, code, raw stack and causes, bounded (see STEP_ERROR_LIMITS); absent when nothing was thrown
    * (a timeout, an interrupted attempt).
    */
@@ -111,20 +111,20 @@ export interface WorkflowEventPayloads {
   workflow_completed: { result: JsonValue };
   /** `reason` is the failing step's reason; it is what `run.result()` rejects with. */
   workflow_failed: { reason: string; cause: WorkflowFailureCause };
-  /** Beyond the spec: what `workflow.send(runId, name, payload)` appended. */
+  /** What `workflow.send(runId, name, payload)` appended. */
   event_received: { name: string; payload: JsonValue };
-  /** Beyond the spec: terminal, written by `workflow.cancel(runId, reason)`. */
+  /** Terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
-  /** Beyond the spec: `workflow.pause(runId, reason)`: no new step is claimed until workflow_resumed. */
+  /** `workflow.pause(runId, reason)`: no new step is claimed until workflow_resumed. */
   workflow_paused: { reason: string };
-  /** Beyond the spec: `workflow.resume(runId)`: the run goes on from where it was. */
+  /** `workflow.resume(runId)`: the run goes on from where it was. */
   workflow_resumed: Record<string, never>;
-  /** Beyond the spec: a debounced start replaced the start data of the queued run (`writes.data`). */
+  /** A debounced start replaced the start data of the queued run (`writes.data`). */
   start_replaced: { writes: Writes };
-  /** Beyond the spec: the queued run left its queue; its first step starts now. */
+  /** The queued run left its queue; its first step starts now. */
   workflow_dequeued: Record<string, never>;
   /**
-   * Beyond the spec: a child run this run started has ended. `error` is the
+   * A child run this run started has ended. `error` is the
    * failure reason of a failed child, the cancel reason of a cancelled one.
    */
   child_finished: {

@@ -29,7 +29,7 @@ import type { WorkflowEventStore } from "./store.ts";
 
 export interface ExecuteRunOptions {
   now: Clock;
-  /** No new step is claimed once this much time has passed (default: 50 s, the spec's step-loop budget). */
+  /** No new step is claimed once this much time has passed (default: 50 s, the step-loop budget). */
   budgetMS?: number;
   /** Called after each event this execution appended, in order. */
   onEvent?(event: StoredEvent): void;
@@ -56,7 +56,7 @@ export interface ExecuteRunOptions {
    */
   exclusive?: boolean;
   /**
-   * Beyond the spec: how this host starts and cancels child runs (a step
+   * How this host starts and cancels child runs (a step
    * returning `children`). Without it such a step fails without retry.
    */
   children?: ChildRunPort;
@@ -68,7 +68,7 @@ export type ExecuteRunResult =
   /** A retry, a sleep or a wait's timeout is due at `wakeAt` (epoch ms); call again then (or when an event is sent). */
   | { status: "waiting"; wakeAt: number }
   /**
-   * Beyond the spec: the run waits for an event without a timeout, or for its
+   * The run waits for an event without a timeout, or for its
    * children; call again when one is sent, or when the last child has ended.
    */
   | { status: "idle" }
@@ -78,28 +78,28 @@ export type ExecuteRunResult =
   | { status: "in_flight"; timeoutAt: number }
   /** `signal` was aborted. */
   | { status: "stopped" }
-  /** Beyond the spec: the run is paused; nothing is due until `workflow.resume` drives it again. */
+  /** The run is paused; nothing is due until `workflow.resume` drives it again. */
   | { status: "paused" };
 
 type AttemptOutcome = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "timed_out" };
 
 /**
- * Runs the step loop of one run (spec: "claim the next step, run the step
- * function, commit the result") until the run is terminal, must wait, is held
+ * Runs the step loop of one run (claim the next step, run the step
+ * function, commit the result) until the run is terminal, must wait, is held
  * by someone else, or the budget is spent.
  *
  * Concurrency: a step is claimed by appending step_started at the next seq.
  * Exactly one executor wins a seq; for a loser the store answers `seqTaken`
- * (spec rule 3), and it backs off, reads what happened and carries on from
+ * (a race, not an error), and it backs off, reads what happened and carries on from
  * there. The same holds for commits: if the seq after our step_started is
  * taken (another executor recorded a timeout, or the run was cancelled), our
- * late result is dropped. Only the control events (beyond the spec:
+ * late result is dropped. Only the control events (appended by
  * `workflow.send`, `workflow.pause` and `workflow.resume` may append while a
  * step runs) do not settle anything: a commit that lost its seq to those
  * alone is appended after them, and a pause stops the loop before it claims
  * another step.
  *
- * Beyond the spec, a step the log names is looked up through the
+ * A step the log names is looked up through the
  * definition's `renamed`; a run whose next step the code has neither under
  * that name nor an old one (a push that stranded it) claims it at once, even
  * before its sleep or wait is over, and fails there without a retry.
@@ -266,7 +266,7 @@ class RunCursor {
     }
   }
 
-  /** Spec rule 3: the loser of a race waits a jittered, growing pause (so racers do not collide again in lockstep), then reads what happened. */
+  /** The loser of a race waits a jittered, growing pause (so racers do not collide again in lockstep), then reads what happened. */
   async #backOff(): Promise<void> {
     this.#racesLost++;
     this.beforeWaiting();
@@ -311,7 +311,7 @@ async function stepLoop(
           throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
         const timeoutAt = state.at + definition.stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
-        // The holder crashed or hangs: record the timeout (spec recovery reason `timeout`) and go on.
+        // The holder crashed or hangs: record the timeout (recovery reason `timeout`) and go on.
         await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last), true);
         continue;
       }

@@ -1,7 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 
 /**
- * Flow control per key (beyond the spec): a workflow's `concurrency`, `throttle` and `debounce`
+ * Flow control per key: a workflow's `concurrency`, `throttle` and `debounce`
  * options, and the pure state machine of one key's queue that every backend runs (the local
  * backends in process, the Durable Object backend in one WorkflowFlowKey actor per key).
  *

@@ -36,7 +36,7 @@ export const EXPIRED_RUNS_PER_SWEEP = 5_000;
 
 export interface LocalWorkflowBackendOptions {
   store: WorkflowEventStore & RunIndex & BulkOperationLog;
-  /** Beyond the spec: the project version of the code this process runs (`v3`), recorded on the runs it starts. */
+  /** The project version of the code this process runs (`v3`), recorded on the runs it starts. */
   version?: string;
   /** Where definitions come from; default: the `workflow()` registry. */
   definitions?: (name: string) => WorkflowDefinition | undefined;
@@ -60,13 +60,13 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
   kick(runId: string): void;
   /**
    * One recovery sweep over the active runs this process is not driving;
-   * logs and returns how many were re-enqueued. Beyond the spec it also
+   * logs and returns how many were re-enqueued. It also
    * deletes finished runs past their retention (logged when there are any).
    */
   recoverNow(): number;
   /**
    * The sweep of a process that has just opened a store another process wrote
-   * (beyond the spec): every step in flight there lost its executor with that
+   * (fast crash recovery): every step in flight there lost its executor with that
    * process, so it is recorded at once as step_failed{reason "interrupted"}
    * (retryable) rather than after its timeout; then the usual sweep. Logs one
    * line counting both; returns how many runs were re-enqueued. Bulk
@@ -90,7 +90,7 @@ interface Waiter {
 }
 
 /**
- * The engine in one process with no queue (spec: local development). A
+ * The engine in one process with no queue (for local development). A
  * zero-delay timer loop replaces the queue: `kick` schedules an execution,
  * which is rescheduled at once when its budget runs out, at `wakeAt` while a
  * retry, a sleep or a wait's timeout is due, and at `timeoutAt` while another
@@ -328,7 +328,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     return reenqueued;
   }
 
-  /** Beyond the spec (retention): deletes finished runs whose `expiresAt` has passed; a cost that follows those alone. */
+  /** Retention: deletes finished runs whose `expiresAt` has passed; a cost that follows those alone. */
   function deleteExpiredRuns(): void {
     const expired = store.expiredRunIds(now(), EXPIRED_RUNS_PER_SWEEP);
     if (expired.length === 0) return;
@@ -518,7 +518,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         const set = waiters.get(runId) ?? new Set<Waiter>();
         set.add({ resolve, reject });
         waiters.set(runId, set);
-        // Another process sharing the store may finish the run; look every second as the spec's poller does.
+        // Another process sharing the store may finish the run; look every second, as `run.result()` polls.
         if (!pollers.has(runId))
           pollers.set(
             runId,

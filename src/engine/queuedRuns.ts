@@ -5,7 +5,7 @@ import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
- * The two writes a queue makes to its runs (beyond the spec, flow control): starting a queued run
+ * The two writes a queue makes to its runs (flow control): starting a queued run
  * (workflow_dequeued) and replacing a queued run's start data (start_replaced, debounce). Each
  * appends only while the run is queued and answers whether it did: a run that started or ended
  * meanwhile is left as it is. A seq lost to a concurrent writer (an event sent, a cancel) is read

@@ -17,7 +17,7 @@ export interface DeliveredEvent {
 }
 
 /**
- * Beyond the spec: the events sent to one run (`event_received`), folded from
+ * The events sent to one run (`event_received`), folded from
  * its log like the scratchpad, so an execution reads the log once and keeps
  * this in memory. An event is queued when it arrives and leaves the queue when
  * a step_started names it (`event_seq`): from then on every attempt of that
@@ -77,7 +77,7 @@ export function lastStateEvent(events: readonly StoredEvent[]): StoredEvent | nu
   return null;
 }
 
-/** Beyond the spec: whether the run is paused after `events` (its last pause or resume mark is a pause). */
+/** Whether the run is paused after `events` (its last pause or resume mark is a pause). */
 export function isPausedAfter(events: readonly StoredEvent[]): boolean {
   for (let i = events.length - 1; i >= 0; i--) {
     const type = (events[i] as StoredEvent).type;

@@ -8,7 +8,7 @@ import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "./st
 import type { WorkflowEventStore } from "./store.ts";
 
 /**
- * The spec's stuck-state conditions, and one beyond it: `stranded`, a run
+ * When a run counts as stuck, including `stranded`: a run
  * whose next step (or the step it would retry) the code no longer has under
  * that name or an old one in `renamed` (a push made with `--force`): driven
  * at once, it fails there instead of waiting for its sleep, wait or retry.
@@ -26,7 +26,7 @@ export interface RecoveryInput {
    * True while this adapter is itself driving the run (an execution in
    * progress or a wake-up timer pending). Such a run is never stuck: its
    * executor records its own timeouts and retries. It may be stranded
-   * (beyond the spec), which its wake-up would find only at its time.
+   *, which its wake-up would find only at its time.
    */
   executingHere: boolean;
 }
@@ -66,7 +66,7 @@ export function readRunTail(store: WorkflowEventStore, runId: string): RunTail |
   };
 }
 
-/** Beyond the spec: the step a live run's state says it will run next (or retry), when the code no longer has it. */
+/** The step a live run's state says it will run next (or retry), when the code no longer has it. */
 export function strandedStep(state: StoredEvent, definition: WorkflowDefinition): string | null {
   let step: string | undefined;
   if (state.type === "step_completed") {
@@ -80,7 +80,7 @@ export function strandedStep(state: StoredEvent, definition: WorkflowDefinition)
  * Which stuck state, if any, a run whose state is `last` (its last event other
  * than event_received) is in at `now`. A retryable step_failed counts as
  * stuck_failed even before its retry time: nobody is driving it, so it must be
- * handed to an executor, which then waits out the backoff. Beyond the spec, a
+ * handed to an executor, which then waits out the backoff. A
  * run that sleeps, or waits for an event (`queued` holds those it was sent and
  * not yet given), is healthy until its wake-up or timeout is due.
  */
@@ -172,7 +172,7 @@ export function recoverRun(
 }
 
 /**
- * Beyond the spec: for a host that knows the executor of a run's step in
+ * For a host that knows the executor of a run's step in
  * flight is gone (a restarted actor, a restarted Node process), records that
  * attempt at once as step_failed{reason "interrupted"}, retryable (+
  * workflow_failed when it was the last attempt), instead of waiting out

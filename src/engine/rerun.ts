@@ -9,7 +9,7 @@ import {
 } from "./events.ts";
 import type { JsonValue } from "./json.ts";
 
-/** What a rerun of a finished run starts with (beyond the spec: `workflow.rerun`). */
+/** What a rerun of a finished run starts with (`workflow.rerun`). */
 export interface RerunPlan {
   /** The original's start data. */
   data: JsonValue;

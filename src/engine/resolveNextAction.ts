@@ -3,17 +3,17 @@ import { FIRST_STEP } from "./definition.ts";
 import type { StoredEvent, WorkflowFailureCause } from "./events.ts";
 import type { QueuedEvent } from "./receivedEvents.ts";
 
-/** What the engine does next for a run, decided from its last event alone (spec rule 1). */
+/** What the engine does next for a run, decided from its last event alone. */
 export type NextAction =
   /**
-   * Claim `step` (step_started). Beyond the spec: not before `notBefore`
+   * Claim `step` (step_started), not before `notBefore`
    * (epoch ms: a sleep's `wake_at`, or a wait's `timeout_at`), and, after a
    * wait, with `event` as `ctx.event` (null: the wait timed out).
    */
   | { kind: "start_step"; step: string; attempt: number; notBefore?: number; event?: QueuedEvent | null }
-  /** Beyond the spec: the run waits for an event named `name`, without a timeout; nothing is due. */
+  /** The run waits for an event named `name`, without a timeout; nothing is due. */
   | { kind: "wait_for_event"; step: string; name: string }
-  /** Beyond the spec: the run waits for its children `pending` (run ids) to end; each one's end wakes it. */
+  /** The run waits for its children `pending` (run ids) to end; each one's end wakes it. */
   | { kind: "wait_for_children"; step: string; pending: string[] }
   /**
    * Write workflow_completed. Only reachable when a step_completed without
@@ -25,19 +25,19 @@ export type NextAction =
   | { kind: "complete"; result: null }
   /** Write workflow_failed: the last step_failed ends the run but its terminal event is missing (stuck_terminal). */
   | { kind: "fail"; reason: string; cause: WorkflowFailureCause }
-  /** Beyond the spec: the run is queued (flow control); its queue appends workflow_dequeued when its turn comes. */
+  /** The run is queued (flow control); its queue appends workflow_dequeued when its turn comes. */
   | { kind: "queued" }
   /** Nothing to do: no run, a terminal run, or a step in flight (step_started). */
   | { kind: "none" };
 
 /**
- * The spec's transition table as a pure function.
+ * The run's transition table as a pure function.
  * `maxAttempts` (the definition's) decides whether a retryable failure may be
  * attempted again; a step_failed that says retryable on its last allowed
  * attempt (e.g. maxAttempts lowered since) therefore ends the run.
  *
- * `last` is the run's last event other than a control event (beyond the
- * spec: event_received only queues a delivery, the pause marks only gate new
+ * `last` is the run's last event other than a control event
+ * (event_received only queues a delivery, the pause marks only gate new
  * claims; the step loop honours a pause); `queued` holds the events sent to the run and
  * not yet delivered, in arrival order. Only a wait reads them: it takes the
  * first one with its name that arrived by its `timeout_at`. `finished` holds

@@ -1,7 +1,7 @@
 import { brandError, errorKindOf, isPlatformError } from "../core/errors.ts";
 
 /**
- * Beyond the spec. Throw this from a step to have its next attempt run after
+ * Throw this from a step to have its next attempt run after
  * `retryAfterMS` instead of the backoff (e.g. an API answered "retry in 55 s").
  * It still counts as a failed attempt: once `maxAttempts` is used up the run
  * fails as with any other error.

@@ -10,7 +10,7 @@ import type { RunStatus, WorkflowEventStore } from "./store.ts";
 const MAX_APPEND_TRIES = 20;
 
 /**
- * Beyond the spec: `workflow.send(runId, name, payload)`. Appends
+ * `workflow.send(runId, name, payload)`. Appends
  * event_received at the end of the run's log, whatever the run is doing (a
  * step in flight appends its outcome after it); the event waits there until a
  * step's `waitFor` takes it. The payload follows the JSON rule and size limit
@@ -34,7 +34,7 @@ export function appendReceivedEvent(
 }
 
 /**
- * Beyond the spec: `workflow.cancel(runId, reason)`. Appends the terminal
+ * `workflow.cancel(runId, reason)`. Appends the terminal
  * workflow_cancelled in one append: a step in flight may still finish, but
  * its outcome finds the seq taken by a terminal event and is dropped. Throws
  * `not_found` for an unknown run and `conflict` for a finished one.
@@ -52,7 +52,7 @@ export function cancelRun(
 }
 
 /**
- * Beyond the spec: `workflow.pause(runId, reason)`. Appends workflow_paused:
+ * `workflow.pause(runId, reason)`. Appends workflow_paused:
  * from then on the run claims no new step (a step in flight finishes and is
  * committed); sleeps, waits and retries that fall due meanwhile take effect
  * on resume. Throws `not_found`, and `conflict` for a finished or paused run
@@ -75,7 +75,7 @@ export function pauseRun(
   });
 }
 
-/** Beyond the spec: `workflow.resume(runId)`. Appends workflow_resumed; `not_found`, `conflict` unless paused. */
+/** `workflow.resume(runId)`. Appends workflow_resumed; `not_found`, `conflict` unless paused. */
 export function resumeRun(store: WorkflowEventStore, runId: string, now: number): StoredEventOf<"workflow_resumed"> {
   return appendAtTail(store, runId, "workflow_resumed", {}, now, "resume", (status) =>
     status === "paused" ? null : `Workflow run "${runId}" is not paused; there is nothing to resume`,
@@ -104,7 +104,7 @@ function appendAtTail<T extends "event_received" | "workflow_cancelled" | "workf
     const refused = refusal?.(summaryOf(store.events(runId)).status);
     if (refused) throw new PlatformError("conflict", refused, { runId });
     const event = nextEvent(last, type, payload as never, now) as StoredEvent as StoredEventOf<T>;
-    // An executor appended first (spec rule 3): read the new tail (it may be terminal now) and try again.
+    // An executor appended first (a race, not an error): read the new tail (it may be terminal now) and try again.
     if (store.append([event]).appended) return event;
     if (tries >= MAX_APPEND_TRIES)
       throw new PlatformError(

@@ -3,7 +3,7 @@ import { RUN_STATUSES, type RunStatus, type RunSummary } from "./runSummary.ts";
 
 /**
  * Which runs `workflow.list`, `workflow.cancelMany` and `workflow.rerunMany`
- * mean: every field given must hold (beyond the spec, but for `name` and
+ * mean: every field given must hold (but for `name` and
  * `status`). One reader of user input for all three, so a list and a bulk
  * operation with the same filter name the same runs.
  */

@@ -1,9 +1,9 @@
 import type { RerunOf } from "./events.ts";
 
 /**
- * A run's status. `cancelled`, `paused` and `queued` are beyond the spec
- * (`workflow.cancel`, `workflow.pause`, and a run under flow control
- * (flowControl.ts) waiting for its turn). Live runs are `queued`, `running`
+ * A run's status. `cancelled` and `paused` come from `workflow.cancel` and
+ * `workflow.pause`; `queued` is a run under flow control (flowControl.ts)
+ * waiting for its turn. Live runs are `queued`, `running`
  * or `paused`; the others are terminal. A later status is added here and to
  * {@link LIVE_STATUSES} or {@link TERMINAL_STATUSES}; the stores and the
  * index read these lists.
@@ -24,22 +24,22 @@ export interface RunSummary {
   name: string;
   status: RunStatus;
   /**
-   * Beyond the spec: the run's position, the step it is in or will claim
+   * The run's position, the step it is in or will claim
    * next (`start` before its first step); once it ended, the step it ended
    * in. Every store sets it (optional only for summaries made by hand).
    */
   step?: string;
-  /** Beyond the spec: the project version whose code started the run (absent where the host has none). */
+  /** The project version whose code started the run (absent where the host has none). */
   version?: string;
   /** The failure reason, when the run failed. */
   error?: string;
-  /** Beyond the spec: the run `workflow.rerun` made this one of. */
+  /** The run `workflow.rerun` made this one of. */
   rerunOf?: RerunOf;
   /** Epoch ms of workflow_created. */
   createdAt: number;
   /** Epoch ms of the last event. */
   updatedAt: number;
-  /** Beyond the spec: when a finished run is deleted (its end + the workflow's `retentionMS`). */
+  /** When a finished run is deleted (its end + the workflow's `retentionMS`). */
   expiresAt?: number;
 }
 

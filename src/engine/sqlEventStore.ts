@@ -26,7 +26,7 @@ export type { SyncSql } from "./syncSql.ts";
 export type SqlEventStore = WorkflowEventStore & RunIndex & Pick<SqlRunIndex, "getReport">;
 
 /**
- * The spec's table and its two indexes (run summaries live in `_workflow_runs`,
+ * The event log's table and its two indexes (run summaries live in `_workflow_runs`,
  * see sqlRunIndex.ts). WITHOUT ROWID: the primary key is the table, so a log
  * is one b-tree, not a table plus the key's index (tables made before keep
  * their rowid, which reads and writes alike).

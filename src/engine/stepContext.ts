@@ -23,19 +23,19 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
   readonly runId: string;
   readonly workflowId: string;
   /**
-   * Beyond the spec: in the step that follows a wait (`{ step, waitFor }`),
+   * In the step that follows a wait (`{ step, waitFor }`),
    * the event sent with `workflow.send`, or null when the wait timed out;
    * null in every other step.
    */
   readonly event: DeliveredEvent | null;
   /**
-   * Beyond the spec: in the step that follows `{ step, children }`, how each
+   * In the step that follows `{ step, children }`, how each
    * child run ended (`{ runId, workflow, status, result?, error? }`), in the
    * order they were asked for; null in every other step.
    */
   readonly children: readonly ChildOutcome[] | null;
   /**
-   * Beyond the spec: the project's variables and secrets, as `env` in its
+   * The project's variables and secrets, as `env` in its
    * `fetch` has them (`platform secret put`, `.dev.vars` under `platform
    * dev`): `ctx.env.API_KEY`. Only string values; read when the attempt starts.
    */

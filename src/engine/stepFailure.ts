@@ -2,11 +2,11 @@ import { type ErrorJSONLimits, errorToJSON } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import { nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 
-/** The reason recorded when an attempt outlives `stepTimeoutMS` (spec: recovery reason `timeout`). */
+/** The reason recorded when an attempt outlives `stepTimeoutMS` (also recovery's reason `timeout`). */
 export const TIMEOUT_REASON = "timeout";
 
 /**
- * Beyond the spec: the reason recorded at once for an attempt whose executor
+ * The reason recorded at once for an attempt whose executor
  * is known to be gone (a restarted actor, a restarted Node process) instead of
  * waiting out `stepTimeoutMS`. Retryable like a timeout.
  */
@@ -41,7 +41,7 @@ export interface StepFailure {
 /**
  * The events that record a failed attempt, following the event at `previous`
  * (normally its step_started): step_failed, plus workflow_failed in the same
- * batch when the run ends (spec rule 2). `retryable` in step_failed says
+ * batch when the run ends (so no run is ever half terminal). `retryable` in step_failed says
  * whether the step will be attempted again.
  */
 export function stepFailureEvents(

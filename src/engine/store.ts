@@ -7,7 +7,7 @@ export { RUN_STATUSES, LIVE_STATUSES, TERMINAL_STATUSES, isLiveStatus } from "./
 export type { RunStatus, RunSummary, RunReport, LivePosition } from "./runSummary.ts";
 
 /**
- * Spec rule 3: the log's unique key (runId, seq) already holds an event at
+ * A lost race: the log's unique key (runId, seq) already holds an event at
  * `seq`: another writer took that seq first. Not an error: the loser of the
  * race treats it as a non-fatal race, reads what the winner wrote and backs off.
  */
@@ -63,9 +63,9 @@ export interface WorkflowEventStore {
    * `options.retentionMS` is how long the run is kept once it ended.
    */
   createRunIfNoActive(created: StoredEvent, options?: CreateRunStoreOptions): CreateRunResult;
-  /** Beyond the spec (retention): deletes these runs' events and summaries; unknown ids are skipped. */
+  /** Retention: deletes these runs' events and summaries; unknown ids are skipped. */
   forgetRuns(runIds: readonly string[]): void;
-  /** Beyond the spec: the newest run of `workflowId`, ended or not (idempotency keys). */
+  /** The newest run of `workflowId`, ended or not (idempotency keys). */
   latestRunOf(workflowId: string): RunSummary | null;
 }
 

@@ -4,7 +4,7 @@ import type { LivePosition, RunIndex } from "./store.ts";
 export type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
 
 /**
- * Beyond the spec: the push check. A new version of a project's code must
+ * The push check. A new version of a project's code must
  * still have, for every live run (running or paused), the workflow it
  * belongs to and the step at its position (the step it is in, which it may
  * retry, or the one it will claim next), under that name or as an old name

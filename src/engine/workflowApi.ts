@@ -20,10 +20,10 @@ import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
  * recovery cron and one cron per scheduled workflow (workflowSchedule.ts).
  */
 
-/** Registered through the injected registrar on the first `workflow()` call (spec: every minute). */
+/** Registered through the injected registrar on the first `workflow()` call; it runs every minute. */
 export const WORKFLOW_RECOVERY_CRON = Object.freeze({ name: "__workflow-recovery", schedule: "* * * * *" });
 
-/** How often `run.result()` asks a backend without `waitForTerminal` (spec: 1 s). */
+/** How often `run.result()` asks a backend without `waitForTerminal`: every second. */
 export const RESULT_POLL_INTERVAL_MS = 1000;
 
 export interface StartedRun {
@@ -41,7 +41,7 @@ export interface StartedRun {
 export interface BackendStartOptions {
   id?: string;
   once?: boolean;
-  /** Beyond the spec: `workflow.start`'s idempotency key and its window (see createRun.ts). */
+  /** `workflow.start`'s idempotency key and its window (see createRun.ts). */
   idempotency?: { key: string; ttlMS: number };
 }
 
@@ -57,26 +57,26 @@ export interface WorkflowBackend {
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
   waitForTerminal?(runId: string): Promise<WorkflowRunView>;
-  /** Beyond the spec: appends event_received and wakes the run; `not_found`, `conflict` (finished run). */
+  /** Appends event_received and wakes the run; `not_found`, `conflict` (finished run). */
   send(runId: string, name: string, payload: JsonValue): Promise<void>;
-  /** Beyond the spec: appends workflow_cancelled and answers the run's view; `not_found`, `conflict` (finished run). */
+  /** Appends workflow_cancelled and answers the run's view; `not_found`, `conflict` (finished run). */
   cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
-  /** Beyond the spec: appends workflow_paused and answers the run's view; `not_found`, `conflict` (finished or paused). */
+  /** Appends workflow_paused and answers the run's view; `not_found`, `conflict` (finished or paused). */
   pause(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
-  /** Beyond the spec: appends workflow_resumed, drives the run and answers its view; `not_found`, `conflict` (not paused). */
+  /** Appends workflow_resumed, drives the run and answers its view; `not_found`, `conflict` (not paused). */
   resume(runId: string): Promise<WorkflowRunView>;
   /**
-   * Beyond the spec: a new run of a finished one with the same data (from `fromStep`: see planRerun);
+   * A new run of a finished one with the same data (from `fromStep`: see planRerun);
    * `not_found`, `conflict` (not finished), `invalid_input` (a step the code or the run lacks).
    */
   rerun(runId: string, options: { fromStep?: string }): Promise<StartedRun & { name: string }>;
-  /** Beyond the spec: how many runs the (checked) filter matches, all of them (what a bulk operation would act on). */
+  /** How many runs the (checked) filter matches, all of them (what a bulk operation would act on). */
   countRuns(filter: RunFilter): Promise<number>;
-  /** Beyond the spec: cancels every live run the (checked, non-empty) filter matches, durably, in batches. */
+  /** Cancels every live run the (checked, non-empty) filter matches, durably, in batches. */
   cancelMany(filter: RunFilter, options: { reason?: string }): Promise<BulkResult>;
-  /** Beyond the spec: reruns every finished run the filter matches, durably, in batches. */
+  /** Reruns every finished run the filter matches, durably, in batches. */
   rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
-  /** Beyond the spec (the push check): the live runs code with these workflows would strand. */
+  /** The push check: the live runs code with these workflows would strand. */
   strandedBy(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
 }
 
@@ -93,14 +93,14 @@ export interface WorkflowRun<Result = any> {
   readonly created: boolean;
   /**
    * Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure
-   * reason (and, beyond the spec, whose `cause` is the failing step's error as it was thrown: name, message,
-   * stack, causes), or (beyond the spec) PlatformError("cancelled") when the run was cancelled.
+   * reason (and whose `cause` is the failing step's error as it was thrown: name, message,
+   * stack, causes), or PlatformError("cancelled") when the run was cancelled.
    */
   result<T = Result>(): Promise<T>;
 }
 
 /**
- * `workflow.list`'s filter (beyond the spec, all but `name` and `status`):
+ * `workflow.list`'s filter (all but `name` and `status`):
  * every field given must hold. Newest first; `since`/`until` are epoch ms on
  * the start time, `step` the run's position, `error` a substring of the
  * failure reason.
@@ -116,7 +116,7 @@ export interface WorkflowStartOptions {
   /** The workflow id: while a run with this id is active, starting again answers that run (`created: false`). */
   id?: string;
   /**
-   * Beyond the spec: a start with the same key within `idempotencyTTLMS` of the first answers the first
+   * A start with the same key within `idempotencyTTLMS` of the first answers the first
    * run (`created: false`), whether it is still active or has ended. Without `id`, the key names the
    * workflow id (`idempotency/<workflow>/<key>`).
    */
@@ -151,37 +151,37 @@ export interface WorkflowFunction {
   get(runId: string): Promise<WorkflowRunView | null>;
   list(filter?: WorkflowListFilter): Promise<RunListPage>;
   /**
-   * Beyond the spec: sends an event to a run (JSON payload, at most 1 MiB). A step that returned
+   * Sends an event to a run (JSON payload, at most 1 MiB). A step that returned
    * `{ step, waitFor: name }` makes the next step run with it as `ctx.event`; an event sent before
    * the run waits for it is kept until it does. Rejects with `not_found` or `conflict` (finished run).
    */
   send(runId: string, name: string, payload?: unknown): Promise<void>;
   /**
-   * Beyond the spec: ends a run with workflow_cancelled (a step in flight may finish; its result is
+   * Ends a run with workflow_cancelled (a step in flight may finish; its result is
    * dropped) and resolves with its view. Rejects with `not_found` or `conflict` (finished run).
    */
   cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
   /**
-   * Beyond the spec: pauses a run: it claims no new step (a step in flight finishes and is committed);
+   * Pauses a run: it claims no new step (a step in flight finishes and is committed);
    * sleeps, waits' timeouts and retries that fall due meanwhile take effect on resume. Status `paused`.
    * Rejects with `not_found`, or `conflict` for a finished or paused run.
    */
   pause(runId: string, reason?: string): Promise<WorkflowRunView>;
-  /** Beyond the spec: resumes a paused run. Rejects with `not_found`, or `conflict` when it is not paused. */
+  /** Resumes a paused run. Rejects with `not_found`, or `conflict` when it is not paused. */
   resume(runId: string): Promise<WorkflowRunView>;
   /**
-   * Beyond the spec: starts a new run of a finished run's workflow with the same data. With `fromStep`,
+   * Starts a new run of a finished run's workflow with the same data. With `fromStep`,
    * its log begins with the original's completed steps before that step (their writes: the scratchpad is
    * as it was) and it goes on by claiming `fromStep`. Its workflow_created records `rerunOf`. Rejects with
    * `conflict` while the original is live.
    */
   rerun(runId: string, options?: { fromStep?: string }): Promise<WorkflowRun>;
   /**
-   * Beyond the spec: cancels every run the filter matches (an empty filter is refused; at most 10,000
+   * Cancels every run the filter matches (an empty filter is refused; at most 10,000
    * runs), durably and in batches; `affected` counts those it cancelled (not those that ended meanwhile).
    */
   cancelMany(filter: RunFilter, options?: { reason?: string }): Promise<BulkResult>;
-  /** Beyond the spec: reruns every finished run the filter matches (as `rerun`, optionally from a step). */
+  /** Reruns every finished run the filter matches (as `rerun`, optionally from a step). */
   rerunMany(filter: RunFilter, options?: { fromStep?: string }): Promise<BulkResult>;
 }
 

@@ -2,7 +2,7 @@ import { canonicalTimezone, type CronSchedule, cronScheduleProblem, cronTickAt, 
 import { PlatformError } from "../core/errors.ts";
 
 /**
- * Scheduled starts (beyond the spec): `workflow(name, steps, { schedule })`
+ * Scheduled starts: `workflow(name, steps, { schedule })`
  * starts one run per tick of a cron schedule. Each scheduled workflow is one
  * cron of the project (`__schedule/<name>`), registered as the recovery cron
  * is and run by the platform's scheduler; each tick starts the run whose

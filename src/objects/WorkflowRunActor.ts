@@ -60,7 +60,7 @@ export type WorkflowRunEnv = RunIndexEnv &
 /** How many children a fanning-out step starts at once (each start is one call to the child's actor). */
 const CHILD_STARTS_AT_ONCE = 100;
 
-/** What `start` answers: the run, and (beyond the spec) for a child whose id another active run holds, why it did not start. */
+/** What `start` answers: the run, and for a child whose id another active run holds, why it did not start. */
 export type StartAnswer = StartedRun & { summary?: RunReport; refused?: string };
 
 function definitionNamed(name: string): WorkflowDefinition {
@@ -125,7 +125,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: fast crash recovery. A Durable Object is single-instance,
+   * Fast crash recovery. A Durable Object is single-instance,
    * so an instance that is just starting has no execution of its own, and a
    * step_started at the end of its log belongs to an executor that died with
    * the previous instance (a crash, a deploy, a restart of `platform dev`).
@@ -243,7 +243,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
 
   /**
    * `/__workflow/:runId/execute`: runs the step loop now (or joins the one
-   * running) and says whether the run is done, and (beyond the spec) whether
+   * running) and says whether the run is done, and whether
    * the caller should drive it again at once: only when the step-loop budget
    * ran out. A run waiting for time to pass (a retry's backoff, a step's
    * timeout) answers `{ done: false }`: its alarm wakes it, nobody need poll.
@@ -254,7 +254,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: a child run of `parentRunId` (held here) has ended.
+   * A child run of `parentRunId` (held here) has ended.
    * Recorded once in the parent's log; the parent is driven once its last
    * child has ended (as a send would: the alarm first, then the drive).
    */
@@ -268,13 +268,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return describeRun(this.#store.events(runId));
   }
 
-  /** Beyond the spec: the run's status, for its flow key's queue; null for a run this actor does not hold. */
+  /** The run's status, for its flow key's queue; null for a run this actor does not hold. */
   status(runId: string): RunStatus | null {
     return this.#store.getRun(runId)?.status ?? null;
   }
 
   /**
-   * Beyond the spec: its flow key's queue starts the queued run (workflow_dequeued at `at`, the time
+   * Its flow key's queue starts the queued run (workflow_dequeued at `at`, the time
    * the queue decided) and it is driven as `send` drives a run. False when it is not queued (any more).
    */
   async dequeue(runId: string, at: number): Promise<boolean> {
@@ -284,7 +284,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return true;
   }
 
-  /** Beyond the spec: a debounced start replaces the queued run's data; answers its workflow id, or null when it is not queued (any more). */
+  /** A debounced start replaces the queued run's data; answers its workflow id, or null when it is not queued (any more). */
   replaceQueuedData(runId: string, data: JsonValue, at: number): string | null {
     return replaceQueuedData(this.#store, runId, data, at) ? (this.#store.getRun(runId)?.workflowId ?? null) : null;
   }
@@ -335,7 +335,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: `workflow.send`. Appends event_received and drives the
+   * `workflow.send`. Appends event_received and drives the
    * run (a run that waits for that event goes on at once). The alarm, due
    * now, is the safety net should this instance die first, as in `start`.
    */
@@ -345,7 +345,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: `workflow.cancel`. Appends the terminal
+   * `workflow.cancel`. Appends the terminal
    * workflow_cancelled; a step in flight here finds its seq taken and its
    * result is dropped. The alarm was this run's (one active run per actor).
    */
@@ -474,7 +474,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: `workflow.pause`. Appends workflow_paused: an execution
+   * `workflow.pause`. Appends workflow_paused: an execution
    * under way commits the step in flight and ends before its next claim; an
    * alarm that fires meanwhile finds the run paused and arms nothing.
    */
@@ -484,7 +484,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return this.get(runId) as WorkflowRunView;
   }
 
-  /** Beyond the spec: `workflow.resume`. Appends workflow_resumed and drives the run (what fell due meanwhile, at once). */
+  /** `workflow.resume`. Appends workflow_resumed and drives the run (what fell due meanwhile, at once). */
   async resume(runId: string): Promise<WorkflowRunView> {
     resumeRun(this.#store, runId, this.#now());
     await this.#perform(runId, this.#decide(runId, { type: "resumed", now: this.#now() }));
@@ -492,7 +492,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: `workflow.rerun`'s first half, here where the original's
+   * `workflow.rerun`'s first half, here where the original's
    * log is: what the rerun starts with, its workflow's name, and the
    * original's workflow id when it was given one (the rerun keeps it).
    */
@@ -507,7 +507,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec (retention): deletes a finished run's events and row;
+   * Retention: deletes a finished run's events and row;
    * once the actor holds no run at all, all of its storage (and its alarm).
    * Answers whether there was such a run. A live run is refused (`conflict`).
    */
@@ -643,7 +643,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /**
-   * Beyond the spec: tells the run's flow key (if it has one) that the run ended, so the next queued
+   * Tells the run's flow key (if it has one) that the run ended, so the next queued
    * run starts. Not awaited: should it be lost, the key's reconcile alarm finds the run ended.
    */
   #releaseFlowKey(runId: string): void {

@@ -31,7 +31,7 @@ const BULK_ALARM_BUDGET_MS = 25_000;
  * number of events. A running run's `updatedAt` here is therefore the time
  * of its last report, not of its last event.
  *
- * Beyond the spec it also holds the project's bulk operations (cancelMany,
+ * It also holds the project's bulk operations (cancelMany,
  * rerunMany): accepted here with the runs they mean, advanced in batches by
  * the call itself, and by this actor's alarm should the call's instance die.
  *

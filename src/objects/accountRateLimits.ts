@@ -8,7 +8,7 @@ import type { RateLimiter, RateTake } from "./RateLimiter.ts";
  * request takes from its project's limit and its account's in one step, all
  * or none, and adding projects to an account does not add quota.
  *
- * The account limits (beyond the spec, which counts per project only):
+ * The account limits (on top of every per-project limit):
  *
  * | what | per project | per account (all its projects together) |
  * |---|---|---|

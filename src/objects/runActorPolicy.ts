@@ -300,7 +300,7 @@ export function wakeTimeAfter(result: ExecuteRunResult, now: number): number | n
   }
 }
 
-/** What `/__workflow/:runId/execute` answers: the spec's `done`; `continue` (beyond the spec) when the budget ran out. */
+/** What `/__workflow/:runId/execute` answers: `done` (the fixed wire contract); this platform's `continue` when the budget ran out. */
 export type ExecuteAnswer = { done: true } | { done: false; continue?: true };
 
 export function executeAnswer(result: ExecuteRunResult): ExecuteAnswer {

@@ -26,7 +26,7 @@ function laggingView(store: WorkflowEventStore, keep: (length: number) => number
   };
 }
 
-describe("two executors racing for the same run (spec rule 3)", () => {
+describe("two executors racing for the same run (a race, not an error)", () => {
   it("the loser of a claim finds its seq taken (a result, not an error), backs off, re-reads and leaves the step to the winner", async () => {
     const store = createMemoryEventStore();
     const hold = gate();

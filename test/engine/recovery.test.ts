@@ -194,7 +194,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   });
 });
 
-describe("recovery beyond the spec: sleeping and waiting runs are healthy; interrupted attempts fail at once", () => {
+describe("recovery of sleeps, waits and interruptions: sleeping and waiting runs are healthy; interrupted attempts fail at once", () => {
   const sleeping = () =>
     logBuilder(RUN)
       .created("w")

@@ -9,7 +9,7 @@ function last<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloa
 
 const MAX_ATTEMPTS = 3;
 
-// One row per row of the spec's transition table that the resolver decides
+// One row per row of the core transition table that the resolver decides
 // (rows whose mover is `workflow.start` or a step's outcome are covered in
 // createRun.test.ts and executeRun.test.ts), plus the repair rows rule 1 allows.
 const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = [
@@ -70,7 +70,7 @@ const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = 
 const queued = (seq: number, name: string, at: number, payload: unknown = seq) =>
   ({ seq, name, payload, at }) as QueuedEvent;
 
-// Beyond the spec: sleeps, waits for an event and cancel. `queued` is the run's undelivered events in arrival order.
+// The platform's additions: sleeps, waits for an event and cancel. `queued` is the run's undelivered events in arrival order.
 const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expected: NextAction }[] = [
   {
     row: "step_completed with wake_at → step_started for the next step, not before wake_at",
@@ -129,7 +129,7 @@ const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expe
   },
 ];
 
-describe("resolveNextAction beyond the spec: sleep, wait for an event, retry-after, interrupted, cancel", () => {
+describe("resolveNextAction, the platform's additions: sleep, wait for an event, retry-after, interrupted, cancel", () => {
   for (const { row, last: event, queued: inbox, expected } of beyondRows) {
     it(row, () => {
       expect(resolveNextAction(event, MAX_ATTEMPTS, inbox)).toEqual(expected);
@@ -146,7 +146,7 @@ describe("resolveNextAction beyond the spec: sleep, wait for an event, retry-aft
   });
 });
 
-describe("resolveNextAction: the spec's transition table", () => {
+describe("resolveNextAction: the core transition table", () => {
   for (const { row, last: event, expected } of rows) {
     it(row, () => {
       expect(resolveNextAction(event, MAX_ATTEMPTS)).toEqual(expected);

@@ -131,7 +131,7 @@ describe("workflow.start/get/list", () => {
   });
 });
 
-describe("workflow.send and workflow.cancel (beyond the spec)", () => {
+describe("workflow.send and workflow.cancel", () => {
   it("send checks the run id, the event name and the payload before asking the backend", async () => {
     const backend = fakeBackend();
     installWorkflowBackend(backend);
@@ -168,7 +168,7 @@ describe("workflow.send and workflow.cancel (beyond the spec)", () => {
 });
 
 describe("run.result()", () => {
-  it("rejects with cancelled for a cancelled run (beyond the spec)", async () => {
+  it("rejects with cancelled for a cancelled run", async () => {
     const cancelled = view("cancelled", { cancelReason: "no longer needed" });
     installWorkflowBackend(fakeBackend([cancelled]));
     workflow("greet", { start });

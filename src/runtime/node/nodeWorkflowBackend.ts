@@ -26,7 +26,7 @@ export interface NodeWorkflowBackendOptions extends Omit<LocalWorkflowBackendOpt
 
 export interface NodeWorkflowBackend extends LocalWorkflowBackend {
   readonly store: SqliteWorkflowStore;
-  /** The registered workflows' schedules, each with its next tick after now (beyond the spec). */
+  /** The registered workflows' schedules, each with its next tick after now. */
   schedules(): ProjectSchedule[];
 }
 

@@ -46,9 +46,9 @@ export interface TestRun<Result = any> extends PluginRecording {
   timeOut(): Promise<WorkflowRunView>;
   /** `workflow.cancel(runId, reason)`. */
   cancel(reason?: string): Promise<WorkflowRunView>;
-  /** Beyond the spec: `workflow.pause(runId, reason)`: no new step runs until `resume`. */
+  /** `workflow.pause(runId, reason)`: no new step runs until `resume`. */
   pause(reason?: string): Promise<WorkflowRunView>;
-  /** Beyond the spec: `workflow.resume(runId)`: the run goes on (what fell due meanwhile, at once). */
+  /** `workflow.resume(runId)`: the run goes on (what fell due meanwhile, at once). */
   resume(): Promise<WorkflowRunView>;
   /** What `run.result()` would settle with: the result, or a PlatformError `workflow_failed` / `cancelled`. */
   result<T = Result>(): Promise<T>;

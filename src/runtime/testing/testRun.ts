@@ -25,7 +25,7 @@ export interface DriveOptions {
   startAt: number;
   /** The run's workflow id; default: its run id. */
   id?: string;
-  /** Beyond the spec: the run is a rerun (`workflow.rerun`). */
+  /** The run is a rerun (`workflow.rerun`). */
   rerun?: RerunPlan;
   /** The project's variables its steps read as `ctx.env`. */
   env?: Readonly<Record<string, string>>;

@@ -10,7 +10,7 @@ const EXPIRED_BATCH = 500;
 
 /**
  * The `__workflow-recovery` cron: asks each active run's actor whether it is
- * stuck (repairing and re-driving it if so), then (beyond the spec) deletes
+ * stuck (repairing and re-driving it if so), then deletes
  * the finished runs past their retention. Its cost follows the number of
  * active runs and of expired ones in the project's index, not the number of
  * finished runs or of events.

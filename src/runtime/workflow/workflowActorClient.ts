@@ -9,7 +9,7 @@ import type { WorkflowRunActor } from "../../objects/WorkflowRunActor.ts";
 
 /**
  * A project worker's bindings when it uses workflows: one run actor per workflow id, the run index,
- * and (beyond the spec; absent from a worker deployed before flow control) one actor per flow key.
+ * and (absent from a worker deployed before flow control) one actor per flow key.
  */
 export interface WorkflowActorEnv extends PlatformEnv, RunIndexEnv, Partial<FlowKeyEnv> {
   WORKFLOW_RUNS: DurableObjectNamespace<WorkflowRunActor>;

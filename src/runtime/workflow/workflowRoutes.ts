@@ -48,17 +48,17 @@ function runIdIn(segment: string): string | null {
 /**
  * The project's internal workflow routes (the entry wrapper has already
  * checked that the platform is calling):
- * - `POST /__workflow/:runId/execute` → `{ done }`, plus `continue: true` (beyond the spec) when the
+ * - `POST /__workflow/:runId/execute` → `{ done }`, plus this platform's `continue: true` when the
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&…&limit&cursor` (every filter of `workflow.list`), `GET /__workflow/runs/:runId`
  * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }` (CLI and console)
- * - beyond the spec: `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
+ * - `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
  *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`;
  *   `POST /__workflow/runs/:runId/pause` `{ reason? }` and `…/resume` → 200 `{ run }`;
  *   `POST /__workflow/runs/:runId/rerun` `{ fromStep? }` → 201 `{ runId, workflowId, name, created }`
  *   (404 unknown run, 409 finished, paused or live run as each says, 400 bad input; a body over the
  *   wrapper's 1 MiB gets its 404)
- * - beyond the spec: `POST /__workflow/cancel-many` `{ filter, reason? }` and `POST /__workflow/rerun-many`
+ * - `POST /__workflow/cancel-many` `{ filter, reason? }` and `POST /__workflow/rerun-many`
  *   `{ filter, fromStep? }` → 200 `{ matched, affected }`; `POST /__workflow/check` `{ workflows }` →
  *   200 `{ count, runs }`, the live runs code with those workflows would strand (the push check)
  */

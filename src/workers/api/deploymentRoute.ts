@@ -25,7 +25,7 @@ const COMPATIBILITY_DATE = "2026-10-30";
  * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap?, force? }`: uploads a project's
  * bundle to the dispatch namespace with its bindings and records its crons; keeps the bundle's source
  * map (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
- * leave the API worker. Beyond the spec: each push is a version (`v1`, `v2`, … per project, bound as
+ * leave the API worker. Each push is a version (`v1`, `v2`, … per project, bound as
  * `PLATFORM_VERSION`), and a push that would strand a live workflow run is refused before anything is
  * uploaded (409 `conflict`, see pushCheck.ts) unless `force` is true.
  */

@@ -85,7 +85,7 @@ export async function getProject(request: CliRequest, env: ApiEnv): Promise<Resp
     listProjectCrons(env.DB, row.id),
     listProjectWorkflows(env.DB, row.id),
   ]);
-  // Beyond the spec: the scheduled workflows among the crons, with their next ticks (the console shows them).
+  // The scheduled workflows among the crons, with their next ticks (the console shows them).
   const schedules = projectSchedules(crons, Date.now());
   return Response.json({ project: { ...toPublicProject(row), crons, workflows, schedules } });
 }

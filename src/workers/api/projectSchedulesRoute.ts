@@ -5,7 +5,7 @@ import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /**
- * `GET /projects/:slug/schedules` (beyond the spec): the project's scheduled
+ * `GET /projects/:slug/schedules`: the project's scheduled
  * workflows as its last push recorded them, each with its next tick
  * (`platform workflow schedules`).
  */

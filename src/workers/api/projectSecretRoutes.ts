@@ -12,7 +12,7 @@ import { checkSecretName, checkSecretValue, MAX_SECRET_VALUE_BYTES, MAX_SECRETS_
 import type { CliRequest } from "./withCliUser.ts";
 
 /**
- * A project's secrets (beyond the spec): `platform secret put|list|delete`.
+ * A project's secrets: `platform secret put|list|delete`.
  * Values go in and never come out: the list names them, and the only reader
  * of a value is the upload of the project's worker (deploymentRoute.ts),
  * which binds each as `secret_text`. A change reaches the running project

@@ -102,11 +102,11 @@ async function forwardControl(
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", path(request), JSON.stringify(body)));
 }
 
-/** `POST /projects/:slug/workflows/:runId/pause` `{ reason? }` (beyond the spec): 200 `{ run }`, 404, 409. */
+/** `POST /projects/:slug/workflows/:runId/pause` `{ reason? }`: 200 `{ run }`, 404, 409. */
 export const pauseProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
   forwardControl(request, env, (r) => runPath(r, "/pause"), parsePauseRunBody);
 
-/** `POST /projects/:slug/workflows/:runId/resume` (beyond the spec): 200 `{ run }`, 404, 409. */
+/** `POST /projects/:slug/workflows/:runId/resume`: 200 `{ run }`, 404, 409. */
 export const resumeProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
   forwardControl(
     request,
@@ -115,18 +115,18 @@ export const resumeProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
     () => ({}),
   );
 
-/** `POST /projects/:slug/workflows/:runId/rerun` `{ fromStep? }` (beyond the spec): 201 `{ runId, … }`, 404, 409, 400. */
+/** `POST /projects/:slug/workflows/:runId/rerun` `{ fromStep? }`: 201 `{ runId, … }`, 404, 409, 400. */
 export const rerunProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
   forwardControl(request, env, (r) => runPath(r, "/rerun"), parseRerunRunBody);
 
 /**
- * `POST /projects/:slug/workflows/cancel` `{ filter, reason?, dryRun? }` (beyond the spec, `workflow.cancelMany`):
+ * `POST /projects/:slug/workflows/cancel` `{ filter, reason?, dryRun? }` (`workflow.cancelMany`):
  * 200 `{ matched, affected }`; `dryRun` counts the runs and acts on none (the CLI's confirmation).
  */
 export const cancelManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
   forwardControl(request, env, () => "/__workflow/cancel-many", parseBulkCancelBody);
 
-/** `POST /projects/:slug/workflows/rerun` `{ filter, fromStep?, dryRun? }` (beyond the spec, `workflow.rerunMany`). */
+/** `POST /projects/:slug/workflows/rerun` `{ filter, fromStep?, dryRun? }` (`workflow.rerunMany`). */
 export const rerunManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
   forwardControl(request, env, () => "/__workflow/rerun-many", parseBulkRerunBody);
 

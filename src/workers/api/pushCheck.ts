@@ -6,7 +6,7 @@ import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
 /**
- * Beyond the spec: the push check. Before a new version goes live, the
+ * The push check. Before a new version goes live, the
  * version running now is asked which of its live runs the new code's
  * workflows (names, steps and `renamed`) would strand: a run whose position
  * names a workflow or a step the new code lacks would fail there at once.

@@ -1,5 +1,5 @@
 // @ts-check
-// What a person can do to one run from its page (beyond the spec): cancel it
+// What a person can do to one run from its page: cancel it
 // while it runs or waits in its queue, send the event it waits for, pause and
 // resume it, rerun it once it finished (a new run with the same data that
 // links back to it; from a step: the timeline's "Rerun from here"). Each acts

@@ -1,5 +1,5 @@
 // @ts-check
-// A project's workflow runs (beyond the spec): filtered as `workflow.list`
+// A project's workflow runs: filtered as `workflow.list`
 // filters (kept in the page's address, so a filtered list can be reloaded and
 // shared), paged newest first, and acted on in bulk: the runs selected on the
 // page, or all that match the filters, after a confirmation that says how many.

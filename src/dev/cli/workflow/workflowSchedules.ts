@@ -5,7 +5,7 @@ import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 import { SHORT_RUN_ID, table, utc } from "./formatTimeline.ts";
 
 /**
- * `platform workflow schedules` (beyond the spec): the project's scheduled
+ * `platform workflow schedules`: the project's scheduled
  * workflows with their cron, zone and next tick, and the latest run a tick
  * started (looked for among the workflow's last {@link LAST_RUN_WINDOW} runs).
  */

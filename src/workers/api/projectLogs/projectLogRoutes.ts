@@ -32,7 +32,7 @@ function intParam(url: URL, name: string, min: number, max: number, fallback: nu
 }
 
 /**
- * `GET /projects/:slug/logs?after=&limit=&waitMS=` (beyond the spec): the
+ * `GET /projects/:slug/logs?after=&limit=&waitMS=`: the
  * project's log, oldest first. Without `after`, the newest `limit` entries
  * (default 100); with it, those after it, waiting up to `waitMS` (at most
  * 25 s) for one to come. Answers `{ entries, cursor }`: pass `cursor` as
