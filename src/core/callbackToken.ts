@@ -57,9 +57,9 @@ export async function bindingHash(value: string): Promise<string> {
 export async function signCallbackToken(
   workerSecret: string,
   claims: Omit<CallbackClaims, "iat" | "exp" | "jti">,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<string> {
-  const iat = Math.floor(nowMs / 1000);
+  const iat = Math.floor(nowMS / 1000);
   const full: CallbackClaims = { ...claims, iat, exp: iat + CALLBACK_TOKEN_LIFETIME_SECONDS, jti: randomBase64url(16) };
   return signPayload(await deriveKey(workerSecret, TOKEN_KEY), full, "v1.");
 }
@@ -70,14 +70,14 @@ export async function verifyCallbackToken(
   workerSecret: string,
   projectId: number,
   bindingCookieValue: string | null,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<CallbackCheck> {
   const check = await verifyPayload(await deriveKey(workerSecret, TOKEN_KEY), token, "v1.");
   if (!check.ok) return check;
   const claims = check.payload as CallbackClaims;
   if (typeof claims !== "object" || claims === null || typeof claims.jti !== "string" || !JTI.test(claims.jti))
     return { ok: false, reason: "malformed" };
-  if (typeof claims.exp !== "number" || nowMs / 1000 > claims.exp) return { ok: false, reason: "expired" };
+  if (typeof claims.exp !== "number" || nowMS / 1000 > claims.exp) return { ok: false, reason: "expired" };
   if (claims.pid !== projectId) return { ok: false, reason: "wrong_project" };
   if (!bindingCookieValue || (await bindingHash(bindingCookieValue)) !== claims.bnd)
     return { ok: false, reason: "wrong_browser" };
@@ -113,9 +113,9 @@ export async function signSignInStart(
   workerSecret: string,
   projectId: number,
   start: SignInStart,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<{ exp: number; sig: string }> {
-  const exp = Math.floor(nowMs / 1000) + SIGN_IN_START_LIFETIME_SECONDS;
+  const exp = Math.floor(nowMS / 1000) + SIGN_IN_START_LIFETIME_SECONDS;
   return { exp, sig: await signature(await deriveKey(workerSecret, START_KEY), startString(projectId, start, exp)) };
 }
 
@@ -124,11 +124,11 @@ export async function verifySignInStart(
   workerSecret: string,
   projectId: number,
   start: SignInStart & { exp: string | null; sig: string | null },
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<"ok" | "malformed" | "expired" | "bad_signature"> {
   if (!start.exp || !/^\d{1,12}$/.test(start.exp) || !start.sig) return "malformed";
   const exp = Number(start.exp);
-  const now = nowMs / 1000;
+  const now = nowMS / 1000;
   // Never longer-lived than the project makes them: an `exp` further out was not signed by a project.
   if (now > exp || exp > now + SIGN_IN_START_LIFETIME_SECONDS + 60) return "expired";
   const key = await deriveKey(workerSecret, START_KEY);

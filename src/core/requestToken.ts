@@ -52,9 +52,9 @@ export async function signRequestToken(
   projectId: string | number,
   secret: string,
   req: SignedRequestParts,
-  nowMs: number = Date.now(),
+  nowMS: number = Date.now(),
 ): Promise<string> {
-  const timestamp = String(Math.floor(nowMs / 1000));
+  const timestamp = String(Math.floor(nowMS / 1000));
   const id = String(projectId);
   return `${id}.${timestamp}.${await signature(await importKey(secret, "HMAC-SHA256"), await signedString(purpose, id, timestamp, req))}`;
 }
@@ -78,12 +78,12 @@ export async function verifyRequestToken(
   token: string | null,
   lookupSecret: (projectId: string) => Promise<string | null> | string | null,
   req: SignedRequestParts,
-  nowMs: number = Date.now(),
+  nowMS: number = Date.now(),
 ): Promise<TokenCheck> {
   if (!token) return { ok: false, reason: "missing" };
   const parts = parseRequestToken(token);
   if (!parts) return { ok: false, reason: "malformed" };
-  if (Math.abs(nowMs / 1000 - Number(parts.timestamp)) > MAX_TOKEN_AGE_SECONDS) return { ok: false, reason: "expired" };
+  if (Math.abs(nowMS / 1000 - Number(parts.timestamp)) > MAX_TOKEN_AGE_SECONDS) return { ok: false, reason: "expired" };
   const secret = await lookupSecret(parts.projectId);
   if (!secret) return { ok: false, reason: "unknown_project" };
   // Only the canonical spelling: the last character's two spare bits must be zero.

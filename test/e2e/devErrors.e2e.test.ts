@@ -138,7 +138,7 @@ describe("a project that does not build or load at start: platform dev serves a 
   });
 
   it("a folder that does not exist: exits 1 saying so", async () => {
-    const result = await runCli(["dev", path.join(work, "no-such-folder"), "--port", "8905"], { timeoutMs: 90_000 });
+    const result = await runCli(["dev", path.join(work, "no-such-folder"), "--port", "8905"], { timeoutMS: 90_000 });
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stdout + result.stderr).toMatch(/no folder .*no-such-folder/i);
   });

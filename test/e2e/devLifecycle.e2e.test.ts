@@ -29,9 +29,9 @@ afterAll(async () => {
 const lockOf = (dir: string) =>
   JSON.parse(readFileSync(path.join(dir, ".platform/dev.lock"), "utf8")) as { pid: number; url: string };
 
-/** Polls until `check` holds or `timeoutMs` passes; resolves with the last answer. */
-async function eventually<T>(check: () => T, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/** Polls until `check` holds or `timeoutMS` passes; resolves with the last answer. */
+async function eventually<T>(check: () => T, done: (value: T) => boolean, timeoutMS: number): Promise<T> {
+  const deadline = Date.now() + timeoutMS;
   let value = check();
   while (!done(value) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));

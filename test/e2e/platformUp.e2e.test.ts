@@ -77,7 +77,7 @@ describe("platform up, login and push", () => {
     const init = await runCli(["init", dir], { env });
     expect(init.code, init.stderr).toBe(0);
 
-    const first = await runCli(["push", dir], { env, timeoutMs: 120_000 });
+    const first = await runCli(["push", dir], { env, timeoutMS: 120_000 });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.stdout).toContain(`Created project "hello-up" on ${API}`);
     const url = /Open (http:\/\/hello-up\.localhost:\d+\/)/.exec(first.stdout)?.[1];
@@ -86,7 +86,7 @@ describe("platform up, login and push", () => {
 
     const source = path.join(dir, "src", "index.ts");
     writeFileSync(source, readFileSync(source, "utf8").replace("Hello from", "Second version of"));
-    const second = await runCli(["push", dir], { env, timeoutMs: 120_000 });
+    const second = await runCli(["push", dir], { env, timeoutMS: 120_000 });
     expect(second.code, second.stdout + second.stderr).toBe(0);
     expect(second.stdout).not.toContain("Created project");
     await waitForBody(url!, /Second version of hello-up/);
@@ -94,7 +94,7 @@ describe("platform up, login and push", () => {
 
   it("refuses a reserved slug with the API's message", async () => {
     const dir = path.join(tmp, "hello-up");
-    const refused = await runCli(["push", dir, "--slug", "login"], { env, timeoutMs: 120_000 });
+    const refused = await runCli(["push", dir, "--slug", "login"], { env, timeoutMS: 120_000 });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/"login" is reserved/);
   });

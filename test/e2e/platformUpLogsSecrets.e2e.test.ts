@@ -106,7 +106,7 @@ function putSecret(
 }
 
 const push = async (dir: string) => {
-  const pushed = await runCli(["push", dir], { env, timeoutMs: 120_000 });
+  const pushed = await runCli(["push", dir], { env, timeoutMS: 120_000 });
   expect(pushed.code, pushed.stdout + pushed.stderr).toBe(0);
   return pushed;
 };

@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 it("pushes the project, registering it with no plugin it has no handlers for", async () => {
-  const pushed = await runCli(["push", dir], { env, timeoutMs: 120_000 });
+  const pushed = await runCli(["push", dir], { env, timeoutMS: 120_000 });
   expect(pushed.code, pushed.stdout + pushed.stderr).toBe(0);
   // It sends email but registers no command or event handler: no plugin is told anything.
   for (const plugin of PLUGINS.map((p) => p.id)) expect(pushed.stdout).not.toContain(`${plugin} plugin:`);

@@ -59,7 +59,7 @@ async function tenant(name: string, email: string): Promise<Tenant> {
 async function push(who: Tenant, slug: string, source: string, ...flags: string[]) {
   const dir = path.join(tmp, `${slug}-${Math.random().toString(36).slice(2)}`);
   await initProject(dir, source);
-  const pushed = await runCli(["push", dir, "--slug", slug, ...flags], { env: who.env, timeoutMs: 120_000 });
+  const pushed = await runCli(["push", dir, "--slug", slug, ...flags], { env: who.env, timeoutMS: 120_000 });
   expect(pushed.code, pushed.stdout + pushed.stderr).toBe(0);
   return pushed;
 }
@@ -202,7 +202,7 @@ describe("platform up keeps its tenants apart", () => {
   it.each(["security", "health"])("creates no project named %s through `platform push`", async (slug) => {
     const dir = path.join(tmp, `reserved-${slug}`);
     await initProject(dir, answering("mine"));
-    const pushed = await runCli(["push", dir, "--slug", slug], { env: bob.env, timeoutMs: 120_000 });
+    const pushed = await runCli(["push", dir, "--slug", slug], { env: bob.env, timeoutMS: 120_000 });
     expect(pushed.code).toBe(1);
     expect(pushed.stderr).toContain(`"${slug}" is reserved`);
     expect((await api(bob, "GET", `/projects/${slug}`)).status).toBe(404);

@@ -76,8 +76,8 @@ function startInstall(args: string[], projectDir = dir) {
         await new Promise((r) => setTimeout(r, 50));
       }
     },
-    async exit(timeoutMs = 30_000): Promise<number | null> {
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    async exit(timeoutMS = 30_000): Promise<number | null> {
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMS);
       const code = await exited;
       clearTimeout(timer);
       return code;

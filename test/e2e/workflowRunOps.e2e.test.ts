@@ -241,7 +241,7 @@ describe("the push check through platform up", () => {
     if (tmp) removeWorkDir(tmp);
   });
 
-  const push = (...flags: string[]) => runCli(["push", dir, ...flags], { env, timeoutMs: 120_000 });
+  const push = (...flags: string[]) => runCli(["push", dir, ...flags], { env, timeoutMS: 120_000 });
   const run = async (id: string) =>
     JSON.parse((await getOnLoopback(`${PROJECT_URL}runs/${id}`)).body) as RunView & {
       version?: string;

@@ -103,7 +103,10 @@ describe("WorkflowRunActor: alarms, waiters and the run index", () => {
       workflowId: "quick-1",
       created: true,
       outcome: { status: "completed", result: { n: 1 } },
-      summary: { ...completedSummary(started.runId, "quick-1", "alarms.recoverable", events), lastSeq: events.at(-1)!.seq },
+      summary: {
+        ...completedSummary(started.runId, "quick-1", "alarms.recoverable", events),
+        lastSeq: events.at(-1)!.seq,
+      },
     });
     expect(shape(events)).toEqual(START_FINISH_LOG);
     expect(await actorAlarm(started.runId)).toBeNull();

@@ -103,7 +103,7 @@ const IMPLEMENTATIONS = {
 
 export interface VerifyWebhookOptions {
   /** The verifier's clock (ms since the epoch); default `Date.now()`. */
-  nowMs?: number;
+  nowMS?: number;
   /** Default `webcrypto` (the faster one; see the chat-server section of docs/plugins.md). */
   implementation?: Ed25519Implementation;
 }
@@ -134,7 +134,7 @@ export async function verifyEd25519Webhook(
   if (!/^\d{1,12}$/.test(timestamp)) {
     return { ok: false, reason: "malformed", message: `${TIMESTAMP_HEADER} must be a Unix time in seconds.` };
   }
-  const nowSeconds = (options.nowMs ?? Date.now()) / 1000;
+  const nowSeconds = (options.nowMS ?? Date.now()) / 1000;
   if (Math.abs(nowSeconds - Number(timestamp)) > MAX_WEBHOOK_SKEW_SECONDS) {
     return {
       ok: false,

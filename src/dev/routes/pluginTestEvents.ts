@@ -82,14 +82,14 @@ export interface TestEventRequest {
 /** How long to wait for the handler's provider calls (it runs in the background after the webhook is answered). */
 export interface CallWaitTiming {
   /** Give up after this long with whatever was recorded (default 5 s). */
-  maxMs: number;
+  maxMS: number;
   /** Stop once calls were seen and none came for this long (default 800 ms). */
-  quietMs: number;
+  quietMS: number;
   /** Poll the fake's record this often (default 200 ms). */
-  pollMs: number;
+  pollMS: number;
 }
 
-export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMs: 5000, quietMs: 800, pollMs: 200 };
+export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMS: 5000, quietMS: 800, pollMS: 200 };
 
 /** What the project's dispatch came to, as its runtime recorded it. */
 export type TestEventOutcome =
@@ -320,7 +320,7 @@ function outcomeOf(recorded: DispatchOutcome): TestEventOutcome {
 /**
  * Waits for what followed the event: the project's dispatch outcome newer
  * than `afterSeq` (its handler's calls were made before it answered), or,
- * when the project cannot say, calls that stop coming (quiet); at most `maxMs`.
+ * when the project cannot say, calls that stop coming (quiet); at most `maxMS`.
  */
 async function waitForOutcome(
   fake: Fetcher,
@@ -331,11 +331,11 @@ async function waitForOutcome(
   timing: CallWaitTiming,
 ): Promise<{ outcome: TestEventOutcome | null; calls: unknown[]; projectCanSay: boolean }> {
   let calls: unknown[] = [];
-  const until = Date.now() + timing.maxMs;
+  const until = Date.now() + timing.maxMS;
   let quietSince = 0;
   let canSay = true;
   while (Date.now() < until) {
-    await sleep(timing.pollMs);
+    await sleep(timing.pollMS);
     const recorded: DispatchOutcome[] | null = canSay ? await dispatchOutcomes() : null;
     canSay = recorded !== null;
     const now = (await recordedCalls(fake, plugin)).slice(seen);
@@ -344,7 +344,7 @@ async function waitForOutcome(
     if (now.length !== calls.length) {
       calls = now;
       quietSince = Date.now();
-    } else if (!canSay && calls.length && Date.now() - quietSince > timing.quietMs) break;
+    } else if (!canSay && calls.length && Date.now() - quietSince > timing.quietMS) break;
   }
   return { outcome: null, calls, projectCanSay: canSay };
 }
@@ -383,10 +383,10 @@ function describeTarget(event: TestEventRequest): string {
   return parts.join("");
 }
 
-function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMs: number): string {
+function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMS: number): string {
   if (!outcome)
     return projectCanSay
-      ? ` The project did not answer the dispatch within ${waitedMs / 1000} s (see the \`platform dev\` terminal).`
+      ? ` The project did not answer the dispatch within ${waitedMS / 1000} s (see the \`platform dev\` terminal).`
       : "";
   if (outcome.result === "no_handler") return ` No handler is registered: ${outcome.message}`;
   if (outcome.result === "failed") return ` The handler threw ${outcome.error.code}: ${outcome.error.message}`;
@@ -466,7 +466,7 @@ export async function sendTestEvent(
     : await waitForOutcome(fake, plugin, seen, dispatchOutcomes, afterSeq, timing);
   return {
     sent: { ...event, resource: { plugin, externalId: resource.external_resource_id, displayName } },
-    summary: sentLine + describeOutcome(outcome, projectCanSay, timing.maxMs),
+    summary: sentLine + describeOutcome(outcome, projectCanSay, timing.maxMS),
     pluginAnswer: { status, ...(inlineReply !== undefined ? { inlineReply } : {}) },
     outcome,
     calls,

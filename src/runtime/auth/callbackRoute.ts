@@ -97,7 +97,7 @@ async function tokenFromForm(request: Request): Promise<{ token: string | null }
  * cleared whatever the outcome. Success: the session's cookie and 303 to the token's `rdr`, re-validated and prefixed with the
  * base path. Refusals are pages that set no session and never show the token.
  */
-export async function finishSignIn(request: Request, site: AuthSite, nowMs = Date.now()): Promise<Response> {
+export async function finishSignIn(request: Request, site: AuthSite, nowMS = Date.now()): Promise<Response> {
   const headers = new Headers({ "Referrer-Policy": "no-referrer" });
   headers.append("Set-Cookie", clearCookie("bind", site));
   const refuse = (failure: Failure) =>
@@ -114,10 +114,10 @@ export async function finishSignIn(request: Request, site: AuthSite, nowMs = Dat
   const form = await tokenFromForm(request);
   if ("failure" in form) return refuse(form.failure);
   const bindings = cookieValues(request, cookieName("bind", site)).slice(0, 4);
-  let check = await verifyCallbackToken(form.token, site.secret, site.projectId, bindings[0] ?? null, nowMs);
+  let check = await verifyCallbackToken(form.token, site.secret, site.projectId, bindings[0] ?? null, nowMS);
   for (const binding of bindings.slice(1)) {
     if (check.ok || check.reason !== "wrong_browser") break;
-    check = await verifyCallbackToken(form.token, site.secret, site.projectId, binding, nowMs);
+    check = await verifyCallbackToken(form.token, site.secret, site.projectId, binding, nowMS);
   }
   if (!check.ok) return refuse(check.reason);
 
@@ -132,10 +132,10 @@ export async function finishSignIn(request: Request, site: AuthSite, nowMs = Dat
   }
   const user = { email: email.email, name: displayName(claims.name, email.email), picture: pictureUrl(claims.picture) };
   if (user.picture === undefined) delete user.picture;
-  const session = await mintSession(site, user, nowMs);
+  const session = await mintSession(site, user, nowMS);
   const redemption = await redeemCallbackToken(site, claims, session.grant);
   if (redemption !== "redeemed") return refuse(redemption);
-  sessionStarted(site, session, nowMs);
+  sessionStarted(site, session, nowMS);
   headers.append("Set-Cookie", session.cookie);
   headers.set("Location", redirectLocation(claims.rdr, site.basePath));
   return new Response(null, { status: 303, headers: securityHeaders(headers) });

@@ -135,14 +135,14 @@ export const auth = {
 
 /**
  * For benchmarks and tests: what `auth.user()` does, without the per-request
- * cache, for a request and environment given explicitly (`nowMs` overrides
+ * cache, for a request and environment given explicitly (`nowMS` overrides
  * the clock; `isolate` stands for another isolate's session cache).
  */
 export async function readSessionUser(
   request: Request,
   env: PlatformEnv,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
   isolate: SessionCache = isolateSessions,
 ): Promise<AuthUser | null> {
-  return userFromSession(request, siteFor(request, env), nowMs, isolate);
+  return userFromSession(request, siteFor(request, env), nowMS, isolate);
 }

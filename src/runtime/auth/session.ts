@@ -25,8 +25,8 @@ const MAX_CANDIDATES = 4;
  * `sessionMaxAge`, so shortening it cuts existing sessions too), and the email
  * still passes the *current* domain rule.
  */
-export function sessionHolds(record: SessionRecord, projectId: number, nowMs: number): boolean {
-  const now = Math.floor(nowMs / 1000);
+export function sessionHolds(record: SessionRecord, projectId: number, nowMS: number): boolean {
+  const now = Math.floor(nowMS / 1000);
   const { domains, sessionMaxAge } = authSettings();
   if (record.pid !== projectId) return false;
   if (now >= record.exp || record.iat > now + CLOCK_SKEW || now - record.iat >= sessionMaxAge) return false;
@@ -51,7 +51,7 @@ export function sessionKey(project: Pick<AuthProject, "projectId">, sid: string)
 export async function userFromSession(
   request: Request,
   site: AuthSite,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
   cache: SessionCache = isolateSessions,
   unverifiable: "nobody" | "throw" = "nobody",
 ): Promise<AuthUser | null> {
@@ -59,10 +59,10 @@ export async function userFromSession(
   let unchecked: unknown = null;
   for (const value of values) {
     const record = await openSessionOnce(site.secret, value);
-    if (!record || !sessionHolds(record, site.projectId, nowMs) || !SESSION_ID.test(record.sid)) continue;
+    if (!record || !sessionHolds(record, site.projectId, nowMS) || !SESSION_ID.test(record.sid)) continue;
     let active: boolean;
     try {
-      active = await cache.isActive(sessionKey(site, record.sid), record.email, nowMs, () =>
+      active = await cache.isActive(sessionKey(site, record.sid), record.email, nowMS, () =>
         sessionRegistryFor(site).isActive(record.sid),
       );
     } catch (error) {
@@ -144,9 +144,9 @@ export interface MintedSession {
  * once the platform has recorded `grant` (the caller's step, then
  * `sessionStarted`).
  */
-export async function mintSession(site: AuthSite, user: AuthUser, nowMs = Date.now()): Promise<MintedSession> {
+export async function mintSession(site: AuthSite, user: AuthUser, nowMS = Date.now()): Promise<MintedSession> {
   const { sessionMaxAge } = authSettings();
-  const iat = Math.floor(nowMs / 1000);
+  const iat = Math.floor(nowMS / 1000);
   const record: SessionRecord = {
     pid: site.projectId,
     email: user.email,
@@ -164,6 +164,6 @@ export async function mintSession(site: AuthSite, user: AuthUser, nowMs = Date.n
 }
 
 /** The platform recorded the session: this isolate knows it is active without asking. */
-export function sessionStarted(site: AuthSite, session: MintedSession, nowMs = Date.now()): void {
-  isolateSessions.remember(sessionKey(site, session.grant.sid), session.email, true, nowMs);
+export function sessionStarted(site: AuthSite, session: MintedSession, nowMS = Date.now()): void {
+  isolateSessions.remember(sessionKey(site, session.grant.sid), session.email, true, nowMS);
 }

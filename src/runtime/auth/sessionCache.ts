@@ -13,14 +13,14 @@
  * recorded a moment after another isolate's first look is not shut out for
  * good. Concurrent first looks at one session share one question. At most
  * `maxEntries` sessions are remembered (the oldest answer goes first). Pure:
- * the clock is the caller's `nowMs`.
+ * the clock is the caller's `nowMS`.
  */
 export const SESSION_RECHECK_MS = 30_000;
 const MAX_ENTRIES = 10_000;
 
 interface Answer {
   active: boolean;
-  atMs: number;
+  atMS: number;
   /** Order of recording: an answer that arrives after a newer one was recorded is dropped. */
   seq: number;
   /** The session's address, lower-cased: what `endUser` matches. */
@@ -44,9 +44,9 @@ export class SessionCache {
    * `SESSION_RECHECK_MS`, else `ask()`'s (remembered when it comes; a failed
    * question is not remembered, and rejects).
    */
-  isActive(key: string, email: string, nowMs: number, ask: () => Promise<boolean>): Promise<boolean> | boolean {
+  isActive(key: string, email: string, nowMS: number, ask: () => Promise<boolean>): Promise<boolean> | boolean {
     const known = this.#answers.get(key);
-    if (known && nowMs - known.atMs < SESSION_RECHECK_MS && nowMs >= known.atMs) return known.active;
+    if (known && nowMS - known.atMS < SESSION_RECHECK_MS && nowMS >= known.atMS) return known.active;
     const pending = this.#asking.get(key);
     if (pending) return pending;
     const askedAt = this.#seq;
@@ -56,7 +56,7 @@ export class SessionCache {
         const newer = this.#answers.get(key);
         if (newer && newer.seq > askedAt) return newer.active;
         const answer = active && !((this.#usersEnded.get(email.toLowerCase()) ?? -1) > askedAt);
-        this.remember(key, email, answer, nowMs);
+        this.remember(key, email, answer, nowMS);
         return answer;
       })
       .finally(() => this.#asking.delete(key));
@@ -65,22 +65,22 @@ export class SessionCache {
   }
 
   /** Records an answer learned here (a session just started, or just ended). */
-  remember(key: string, email: string, active: boolean, nowMs: number): void {
+  remember(key: string, email: string, active: boolean, nowMS: number): void {
     this.#answers.delete(key);
-    this.#answers.set(key, { active, atMs: nowMs, seq: ++this.#seq, user: email.toLowerCase() });
+    this.#answers.set(key, { active, atMS: nowMS, seq: ++this.#seq, user: email.toLowerCase() });
     if (this.#answers.size > this.#maxEntries) this.#answers.delete(this.#answers.keys().next().value!);
   }
 
   /** Sign-out in this isolate: these sessions read as ended here at once. */
-  end(keys: readonly { key: string; email: string }[], nowMs: number): void {
-    for (const { key, email } of keys) this.remember(key, email, false, nowMs);
+  end(keys: readonly { key: string; email: string }[], nowMS: number): void {
+    for (const { key, email } of keys) this.remember(key, email, false, nowMS);
   }
 
   /** Sign-out-everywhere in this isolate: every session of `email` known here reads as ended at once. */
-  endUser(email: string, nowMs: number): void {
+  endUser(email: string, nowMS: number): void {
     const user = email.toLowerCase();
     const keys = [...this.#answers].filter(([, answer]) => answer.user === user).map(([key]) => key);
-    for (const key of keys) this.remember(key, user, false, nowMs);
+    for (const key of keys) this.remember(key, user, false, nowMS);
     if (this.#usersEnded.size >= this.#maxEntries) this.#usersEnded.clear();
     this.#usersEnded.set(user, ++this.#seq);
   }

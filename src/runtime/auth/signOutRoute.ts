@@ -19,7 +19,7 @@ export const SIGN_OUT_PATH = "/api/auth/signout";
  * cross-site GET (a link or image on another site) gets a 403 page with a
  * same-origin POST button instead, a cross-site POST a plain 403.
  */
-export async function signOut(request: Request, site: AuthSite, nowMs = Date.now()): Promise<Response> {
+export async function signOut(request: Request, site: AuthSite, nowMS = Date.now()): Promise<Response> {
   const home = site.basePath + "/";
   const action = site.basePath + SIGN_OUT_PATH;
   if (request.method === "GET" && !isSameOriginNavigation(request, site.origin)) {
@@ -38,7 +38,7 @@ export async function signOut(request: Request, site: AuthSite, nowMs = Date.now
     }
     isolateSessions.end(
       records.map((r) => ({ key: sessionKey(site, r.sid), email: r.email })),
-      nowMs,
+      nowMS,
     );
   }
   const headers = new Headers({ Location: home });

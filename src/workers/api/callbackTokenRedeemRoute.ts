@@ -20,12 +20,12 @@ import { refuseSessionStart } from "./projectSessionRoutes.ts";
  * harmless: its second answer is 409.
  */
 export async function redeemCallbackToken(request: Request, env: ApiEnv): Promise<Response> {
-  const nowMs = Date.now();
-  const { projectId, body: bytes } = await identifiedProjectCall(request, env, 1024, nowMs);
+  const nowMS = Date.now();
+  const { projectId, body: bytes } = await identifiedProjectCall(request, env, 1024, nowMS);
   const body = parseJsonObject(bytes);
   if (typeof body.jti !== "string" || !JTI.test(body.jti))
     throw new PlatformError("invalid_input", "jti must be a callback token's id (22 base64url characters).");
-  const now = Math.floor(nowMs / 1000);
+  const now = Math.floor(nowMS / 1000);
   const exp = body.exp;
   // Only a live token's expiry: a caller cannot keep rows for longer than a token lives.
   if (

@@ -14,7 +14,7 @@ export async function identifiedProjectCall(
   request: Request,
   env: Pick<ApiEnv, "DB">,
   limitBytes: number,
-  nowMs: number = Date.now(),
+  nowMS: number = Date.now(),
 ): Promise<{ projectId: number; body: Uint8Array }> {
   const body = await readBodyBytes(request, limitBytes);
   const check = await verifyRequestToken(
@@ -22,7 +22,7 @@ export async function identifiedProjectCall(
     request.headers.get(IDENTITY_HEADER),
     async (projectId) => (await findProjectById(env.DB, projectId))?.worker_secret ?? null,
     { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
-    nowMs,
+    nowMS,
   );
   if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
   return { projectId: Number(check.projectId), body };

@@ -66,9 +66,9 @@ export async function openCliFlowCookie<S extends CliFlow["stage"]>(
   secret: string,
   loginPublicUrl: string,
   stage: S,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<SealedCookieCheck<Extract<CliFlow, { stage: S }>>> {
-  const opened = await openSealedCookie(CLI_FLOW_COOKIE, request, secret, loginPublicUrl, nowMs);
+  const opened = await openSealedCookie(CLI_FLOW_COOKIE, request, secret, loginPublicUrl, nowMS);
   if (opened.ok && opened.flow.stage !== stage) return { ok: false, reason: "invalid" };
   return opened as SealedCookieCheck<Extract<CliFlow, { stage: S }>>;
 }

@@ -58,7 +58,7 @@ export function openFlowCookie(
   request: Request,
   secret: string,
   loginPublicUrl: string,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<FlowCookieCheck> {
-  return openSealedCookie(FLOW_COOKIE, request, secret, loginPublicUrl, nowMs);
+  return openSealedCookie(FLOW_COOKIE, request, secret, loginPublicUrl, nowMS);
 }

@@ -53,7 +53,7 @@ export async function verifyIdToken(
   metadata: ProviderMetadata,
   idToken: string,
   expectedNonce: string,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<JWTPayload> {
   const advertised = metadata.id_token_signing_alg_values_supported ?? ["RS256"];
   const algorithms = ASYMMETRIC.filter((alg) => advertised.includes(alg));
@@ -64,18 +64,18 @@ export async function verifyIdToken(
     algorithms,
     clockTolerance: ID_TOKEN_CLOCK_SKEW_SECONDS,
     maxTokenAge: ID_TOKEN_MAX_AGE_SECONDS,
-    currentDate: new Date(nowMs),
+    currentDate: new Date(nowMS),
     requiredClaims: ["sub", "exp", "iat", "nonce"],
   };
   let payload: JWTPayload;
   try {
-    payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, false, nowMs)), options))
+    payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, false, nowMS)), options))
       .payload;
   } catch (error) {
     if (!(error instanceof errors.JWKSNoMatchingKey)) throw refused(describe(error));
     // The provider may have rotated its keys since we cached them.
     try {
-      payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, true, nowMs)), options))
+      payload = (await jwtVerify(idToken, createLocalJWKSet(await providerKeys(env, metadata, true, nowMS)), options))
         .payload;
     } catch (again) {
       if (again instanceof LoginError) throw again;

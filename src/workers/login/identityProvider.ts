@@ -74,10 +74,10 @@ function endpointOk(value: unknown, issuer: string): value is string {
 }
 
 /** `<OIDC_ISSUER>/.well-known/openid-configuration`, checked: its `issuer` must be exactly the configured one. */
-export async function discoverProvider(env: LoginEnv, nowMs = Date.now()): Promise<ProviderMetadata> {
+export async function discoverProvider(env: LoginEnv, nowMS = Date.now()): Promise<ProviderMetadata> {
   const issuer = env.OIDC_ISSUER;
   const cached = discoveryCache.get(issuer);
-  if (cached && nowMs - cached.fetchedAt < DISCOVERY_TTL_MS) return cached.metadata;
+  if (cached && nowMS - cached.fetchedAt < DISCOVERY_TTL_MS) return cached.metadata;
   const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
   const doc = (await getJson(env, url, "discovery document")) as Record<string, unknown> | null;
   if (!doc || typeof doc !== "object") throw unavailable("its discovery document is not an object.");
@@ -92,7 +92,7 @@ export async function discoverProvider(env: LoginEnv, nowMs = Date.now()): Promi
   const methods = doc.code_challenge_methods_supported;
   if (Array.isArray(methods) && !methods.includes("S256")) throw unavailable("it does not support PKCE with S256.");
   const metadata = doc as unknown as ProviderMetadata;
-  discoveryCache.set(issuer, { metadata, fetchedAt: nowMs });
+  discoveryCache.set(issuer, { metadata, fetchedAt: nowMS });
   return metadata;
 }
 
@@ -106,20 +106,20 @@ export async function providerKeys(
   env: LoginEnv,
   metadata: ProviderMetadata,
   refresh = false,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<JSONWebKeySet> {
   const cached = jwksCache.get(metadata.jwks_uri);
   if (cached) {
-    if (!refresh && nowMs - cached.fetchedAt < JWKS_TTL_MS) return cached.jwks;
-    if (refresh && cached.refreshedAt !== null && nowMs - cached.refreshedAt < JWKS_REFETCH_COOLDOWN_MS)
+    if (!refresh && nowMS - cached.fetchedAt < JWKS_TTL_MS) return cached.jwks;
+    if (refresh && cached.refreshedAt !== null && nowMS - cached.refreshedAt < JWKS_REFETCH_COOLDOWN_MS)
       return cached.jwks;
   }
   const jwks = (await getJson(env, metadata.jwks_uri, "key set")) as JSONWebKeySet | null;
   if (!jwks || !Array.isArray(jwks.keys)) throw unavailable("its key set has no keys.");
   jwksCache.set(metadata.jwks_uri, {
     jwks,
-    fetchedAt: nowMs,
-    refreshedAt: refresh ? nowMs : (cached?.refreshedAt ?? null),
+    fetchedAt: nowMS,
+    refreshedAt: refresh ? nowMS : (cached?.refreshedAt ?? null),
   });
   return jwks;
 }

@@ -71,7 +71,7 @@ export async function openSealedCookie<Flow extends { exp: number }>(
   request: Request,
   secret: string,
   loginPublicUrl: string,
-  nowMs = Date.now(),
+  nowMS = Date.now(),
 ): Promise<SealedCookieCheck<Flow>> {
   const name = sealedCookieName(kind, loginPublicUrl);
   const value = cookieValue(request, name);
@@ -87,6 +87,6 @@ export async function openSealedCookie<Flow extends { exp: number }>(
   if (typeof flow !== "object" || flow === null) return { ok: false, reason: "invalid" };
   const fields = flow as Record<string, unknown>;
   if (typeof fields.exp !== "number" || !kind.isFlow(fields)) return { ok: false, reason: "invalid" };
-  if (nowMs / 1000 > fields.exp) return { ok: false, reason: "expired" };
+  if (nowMS / 1000 > fields.exp) return { ok: false, reason: "expired" };
   return { ok: true, flow: fields };
 }

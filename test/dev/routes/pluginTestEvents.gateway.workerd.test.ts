@@ -14,7 +14,7 @@ import { asFetcher, claim } from "./pluginTestEvents.fixture.ts";
 
 const FAKE = "https://chat.fake";
 const APP = "999999999999999999";
-const FAST = { maxMs: 300, quietMs: 100, pollMs: 50 };
+const FAST = { maxMS: 300, quietMS: 100, pollMS: 50 };
 
 async function setup() {
   const { row } = await userWithProject("ada@example.com", "alpha");

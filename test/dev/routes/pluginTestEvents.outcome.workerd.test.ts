@@ -13,7 +13,7 @@ import { claim, claimedResource } from "./pluginTestEvents.fixture.ts";
 
 describe("test events: what the project's dispatch came to", () => {
   type Recorded = import("#src/runtime/plugins/pluginRoutes.ts").DispatchOutcome;
-  const FAST = { maxMs: 400, quietMs: 100, pollMs: 50 };
+  const FAST = { maxMS: 400, quietMS: 100, pollMS: 50 };
   const base = { kind: "command", name: "ping", status: 200 };
 
   it.each([
@@ -100,7 +100,7 @@ describe("test events: what the project's dispatch came to", () => {
       "workspace",
       resource!,
       { kind: "message", text: "hi" },
-      { maxMs: 60_000, quietMs: 100, pollMs: 50 },
+      { maxMS: 60_000, quietMS: 100, pollMS: 50 },
       async () => {
         asked.push(1);
         return [];

@@ -39,11 +39,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     expect(response.status, await response.clone().text()).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     // It stopped once the calls went quiet, not at the 5 s cap: from the poll that saw the handler's
-    // call, polls come at least pollMs apart and the wait ends after quietMs without a change.
+    // call, polls come at least pollMS apart and the wait ends after quietMS without a change.
     const sinceCall = polls.slice(polls.findIndex((n) => n > 0));
     expect(polls[0]).toBe(0);
     expect(sinceCall.every((n) => n === 1)).toBe(true);
-    expect(sinceCall.length).toBeLessThanOrEqual(Math.floor(DEFAULT_CALL_WAIT.quietMs / DEFAULT_CALL_WAIT.pollMs) + 2);
+    expect(sinceCall.length).toBeLessThanOrEqual(Math.floor(DEFAULT_CALL_WAIT.quietMS / DEFAULT_CALL_WAIT.pollMS) + 2);
     await Promise.all(world.background);
 
     // What the fake delivered: one correctly signed interaction for the newest claimed server.
@@ -169,7 +169,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
       "chatserver",
       resource,
       { kind: "command", name: "ping" },
-      { maxMs: 300, quietMs: 100, pollMs: 50 },
+      { maxMS: 300, quietMS: 100, pollMS: 50 },
     );
     expect(answer).toEqual({
       sent: {

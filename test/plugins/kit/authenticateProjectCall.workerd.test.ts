@@ -34,7 +34,7 @@ describe("authenticateProjectCall", () => {
       path: "/send",
       body: '{"x":1}',
       // The signing clock is read here, not when the table is built: tests may run seconds later.
-      nowMs: s.nowOffsetMs === undefined ? undefined : Date.now() + (s.nowOffsetMs as number),
+      nowMS: s.nowOffsetMs === undefined ? undefined : Date.now() + (s.nowOffsetMs as number),
       secret: s.secret as string | undefined,
       asProjectId: s.otherId ? b.id : (s.asProjectId as number | undefined),
       signedPath: s.signedPath as string | undefined,

@@ -225,7 +225,7 @@ describe("POST /api/auth/callback: refusals (clear status, no session, binding c
       "expired (issued 121 s ago)",
       401,
       /expired/,
-      async (f) => ({ token: await callbackToken(f.bindValue, { nowMs: now - 121_000 }), cookies: [f.bindCookie] }),
+      async (f) => ({ token: await callbackToken(f.bindValue, { nowMS: now - 121_000 }), cookies: [f.bindCookie] }),
     ],
     [
       "signed with another project's secret",

@@ -19,12 +19,12 @@ async function signOutEverywhere(mode: Mode, session: string): Promise<Response>
   });
 }
 
-/** What another isolate (its own session cache), at `nowMs`, reads from the cookie: the entry's view of the request. */
-function readAs(isolate: SessionCache, mode: Mode, session: string, nowMs: number) {
+/** What another isolate (its own session cache), at `nowMS`, reads from the cookie: the entry's view of the request. */
+function readAs(isolate: SessionCache, mode: Mode, session: string, nowMS: number) {
   const request = new Request(originOf(mode) + (mode.private ? "/shop/" : "/"), {
     headers: { cookie: session, ...(mode.private ? { "X-Platform-Base-Path": "/shop" } : {}) },
   });
-  return readSessionUser(withBasePathStripped(request), envOf(mode), nowMs, isolate);
+  return readSessionUser(withBasePathStripped(request), envOf(mode), nowMS, isolate);
 }
 
 async function liveSessionsOf(email: string): Promise<number> {

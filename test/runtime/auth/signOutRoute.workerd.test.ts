@@ -30,10 +30,10 @@ async function whoami(mode: Mode, session: string): Promise<unknown> {
   return ((await (await send(mode, "/whoami", { cookies: [session] })).json()) as { user: unknown }).user;
 }
 
-/** What another isolate (its own session cache), at `nowMs`, reads from a deployed public project's cookie. */
-function readAs(isolate: SessionCache, session: string, nowMs: number) {
+/** What another isolate (its own session cache), at `nowMS`, reads from a deployed public project's cookie. */
+function readAs(isolate: SessionCache, session: string, nowMS: number) {
   const request = new Request(originOf(DEPLOYED_PUBLIC) + "/", { headers: { cookie: session } });
-  return readSessionUser(request, envOf(DEPLOYED_PUBLIC), nowMs, isolate);
+  return readSessionUser(request, envOf(DEPLOYED_PUBLIC), nowMS, isolate);
 }
 
 describe("sign-out from the app itself: session cookie cleared (same name and Path, Max-Age=0), 303 to the app's home", () => {

@@ -95,7 +95,7 @@ export interface TokenSpec {
   method?: string;
   path?: string;
   body?: string | null;
-  nowMs?: number;
+  nowMS?: number;
 }
 
 export function internalToken(
@@ -113,7 +113,7 @@ export function internalToken(
       pathAndQuery: spec.path ?? path,
       body: spec.body === undefined ? body : spec.body,
     },
-    spec.nowMs,
+    spec.nowMS,
   );
 }
 

@@ -51,11 +51,11 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
       },
       {
         name: "an expired token (2 min old)",
-        token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() - 120_000 }),
+        token: async (r) => internalToken(r.method, r.path, r.body, { nowMS: Date.now() - 120_000 }),
       },
       {
         name: "a token from the future (+90 s)",
-        token: async (r) => internalToken(r.method, r.path, r.body, { nowMs: Date.now() + 90_000 }),
+        token: async (r) => internalToken(r.method, r.path, r.body, { nowMS: Date.now() + 90_000 }),
       },
       {
         name: "an identity token (wrong purpose)",
@@ -88,11 +88,11 @@ describe("createPlatformWorker: internal routes answer only the platform", () =>
   it("accepts the same internal request again while its token is under 60 s old, and refuses it once older", async () => {
     cronRuns.length = 0;
     const { worker } = recordingProject();
-    const token = await internalToken("POST", "/__cron/nightly", null, { nowMs: Date.now() - 50_000 });
+    const token = await internalToken("POST", "/__cron/nightly", null, { nowMS: Date.now() - 50_000 });
     for (let i = 0; i < 2; i++)
       expect((await run(worker, internalRequest("POST", "/__cron/nightly", token))).status).toBe(200);
     expect(cronRuns.map((r) => r.name)).toEqual(["nightly", "nightly"]);
-    const stale = await internalToken("POST", "/__cron/nightly", null, { nowMs: Date.now() - 61_000 });
+    const stale = await internalToken("POST", "/__cron/nightly", null, { nowMS: Date.now() - 61_000 });
     await expectError(await run(worker, internalRequest("POST", "/__cron/nightly", stale)), 404, "not_found");
     expect(cronRuns).toHaveLength(2);
   });

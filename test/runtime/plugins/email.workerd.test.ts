@@ -91,7 +91,7 @@ describe("email-send plugin: POST /send", () => {
     [
       "an expired token",
       (s: Setup) =>
-        signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), nowMs: Date.now() - 120_000 }),
+        signedRequest({ project: s.project, path: "/send", body: JSON.stringify(ok), nowMS: Date.now() - 120_000 }),
     ],
     [
       "a forged secret",

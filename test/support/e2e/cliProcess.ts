@@ -15,7 +15,7 @@ export interface CliResult {
 /** Runs the real `platform` command to completion. */
 export function runCli(
   args: string[],
-  options: { node?: string; cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { node?: string; cwd?: string; timeoutMS?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(options.node ?? process.execPath, [PLATFORM_BIN, ...args], {
@@ -29,7 +29,7 @@ export function runCli(
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`platform ${args.join(" ")} did not finish in time.\n${stdout}\n${stderr}`));
-    }, options.timeoutMs ?? 60_000);
+    }, options.timeoutMS ?? 60_000);
     child.on("exit", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -42,7 +42,7 @@ export interface DevProcess {
   url: string;
   output(): string;
   /** Waits for a line matching `pattern` in the output. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  waitFor(pattern: RegExp, timeoutMS?: number): Promise<RegExpMatchArray>;
   /** Sends a signal and resolves with how long the process took to exit. */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
 }
@@ -70,7 +70,7 @@ export async function startServing(
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
 
-  const waitFor = (pattern: RegExp, timeoutMs = 60_000) => waitForOutput(child, () => output, pattern, timeoutMs);
+  const waitFor = (pattern: RegExp, timeoutMS = 60_000) => waitForOutput(child, () => output, pattern, timeoutMS);
 
   const ready = await waitFor(/Ready on (http:\/\/127\.0\.0\.1:\d+)/, options.readyTimeoutMs ?? 90_000);
   return {
@@ -87,12 +87,12 @@ export async function startServing(
   };
 }
 
-/** Polls a process's output until `pattern` matches; fails once the process has exited or `timeoutMs` passed. */
+/** Polls a process's output until `pattern` matches; fails once the process has exited or `timeoutMS` passed. */
 export function waitForOutput(
   child: ChildProcess,
   output: () => string,
   pattern: RegExp,
-  timeoutMs: number,
+  timeoutMS: number,
 ): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
@@ -101,7 +101,7 @@ export function waitForOutput(
       if (match) {
         clearInterval(poll);
         resolve(match);
-      } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+      } else if (child.exitCode !== null || Date.now() - started > timeoutMS) {
         clearInterval(poll);
         reject(new Error(`Did not see ${pattern} (exit ${child.exitCode}). Output:\n${output()}`));
       }

@@ -8,7 +8,7 @@ import { PLATFORM_BIN, REPO, waitForOutput } from "./cliProcess.ts";
 export interface StreamingCli {
   child: ChildProcess;
   output(): string;
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  waitFor(pattern: RegExp, timeoutMS?: number): Promise<RegExpMatchArray>;
   /** Resolves with the exit code once the process ended. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -28,7 +28,7 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): Streaming
     child,
     output: () => output,
     exited,
-    waitFor: (pattern, timeoutMs = 90_000) => waitForOutput(child, () => output, pattern, timeoutMs),
+    waitFor: (pattern, timeoutMS = 90_000) => waitForOutput(child, () => output, pattern, timeoutMS),
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null) child.kill(signal);
       return exited;
@@ -57,10 +57,10 @@ export function getOnLoopback(url: string): Promise<{ status: number; body: stri
 }
 
 /** Polls `url` until its body matches `pattern` (a new deployment is served a moment after the push answers). */
-export async function waitForBody(url: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+export async function waitForBody(url: string, pattern: RegExp, timeoutMS = 30_000): Promise<string> {
   const started = Date.now();
   let last = "";
-  while (Date.now() - started < timeoutMs) {
+  while (Date.now() - started < timeoutMS) {
     try {
       const { body } = await getOnLoopback(url);
       if (pattern.test(body)) return body;

@@ -73,8 +73,8 @@ export async function getRun(url: string, runId: string): Promise<RunView> {
 }
 
 /** Polls the project's own route until every run is terminal. */
-export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_000): Promise<RunView[]> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitForRuns(url: string, runIds: string[], timeoutMS = 30_000): Promise<RunView[]> {
+  const deadline = Date.now() + timeoutMS;
   for (;;) {
     const runs = await Promise.all(runIds.map((id) => getRun(url, id)));
     if (runs.every((run) => run.status !== "running" && run.status !== "queued")) return runs;
@@ -82,7 +82,7 @@ export async function waitForRuns(url: string, runIds: string[], timeoutMs = 30_
       const progress = runs
         .map((run) => `${run.id}: ${run.status}, last ${JSON.stringify(run.events.at(-1))}`)
         .join("\n");
-      throw new Error(`Runs still running after ${timeoutMs / 1000} s:\n${progress}`);
+      throw new Error(`Runs still running after ${timeoutMS / 1000} s:\n${progress}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -297,7 +297,7 @@ export interface TokenInput {
   rdr?: string;
   pid?: number;
   secret?: string;
-  nowMs?: number;
+  nowMS?: number;
 }
 
 /** What the login worker mints for a flow, per the shared callback-token contract. */
@@ -310,7 +310,7 @@ export async function callbackToken(bindValue: string, input: TokenInput = {}): 
     rdr: input.rdr ?? "/",
     ...(input.picture ? { picture: input.picture } : {}),
   };
-  return signCallbackToken(input.secret ?? SECRET, claims, input.nowMs);
+  return signCallbackToken(input.secret ?? SECRET, claims, input.nowMS);
 }
 
 /** The login worker's form arriving at the project: `POST /api/auth/callback` with `token=…` in the body. */

@@ -269,7 +269,7 @@ export async function browserBinding(): Promise<{ value: string; hash: string }>
  */
 export async function startPath(
   params: { project: string; redirect: string; bind: string },
-  options: { signWith?: { id: number; secret: string }; nowMs?: number } = {},
+  options: { signWith?: { id: number; secret: string }; nowMS?: number } = {},
 ): Promise<string> {
   const row = await env.DB.prepare("SELECT id, worker_secret FROM projects WHERE slug = ?")
     .bind(params.project)
@@ -279,7 +279,7 @@ export async function startPath(
     signer.secret,
     signer.id,
     { slug: params.project, redirect: params.redirect, bind: params.bind },
-    options.nowMs,
+    options.nowMS,
   );
   return `/start?${new URLSearchParams({ ...params, exp: String(exp), sig })}`;
 }

@@ -35,7 +35,7 @@ export interface SignedCall {
   /** Sign as another project id (with `project`'s secret) or with another secret. */
   asProjectId?: number | string;
   secret?: string;
-  nowMs?: number;
+  nowMS?: number;
   /** Sign this path instead of the one requested. */
   signedPath?: string;
   signedBody?: string;
@@ -50,7 +50,7 @@ export async function signedRequest(call: SignedCall): Promise<Request> {
     call.asProjectId ?? call.project.id,
     call.secret ?? call.project.worker_secret,
     { method, pathAndQuery: call.signedPath ?? call.path, body: call.signedBody ?? call.body },
-    call.nowMs ?? Date.now(),
+    call.nowMS ?? Date.now(),
   );
   return new Request((call.origin ?? "https://plugin.test") + call.path, {
     method,

@@ -17,7 +17,7 @@ function now(): number {
 async function redeem(
   row: Pick<ProjectRow, "id" | "worker_secret">,
   body: unknown,
-  options: { secret?: string; token?: string | null; nowMs?: number } = {},
+  options: { secret?: string; token?: string | null; nowMS?: number } = {},
 ): Promise<Response> {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   const token =
@@ -28,7 +28,7 @@ async function redeem(
           row.id,
           options.secret ?? row.worker_secret,
           { method: "POST", pathAndQuery: PATH, body: text },
-          options.nowMs,
+          options.nowMS,
         );
   return callApi("POST", PATH, {
     body: text,
@@ -85,10 +85,10 @@ describe("POST /internal/auth/redeem", () => {
     expect(await rows()).toEqual([]);
   });
 
-  it.each<[string, (row: ProjectRow) => { secret?: string; token?: string | null; nowMs?: number }]>([
+  it.each<[string, (row: ProjectRow) => { secret?: string; token?: string | null; nowMS?: number }]>([
     ["no identity token", () => ({ token: null })],
     ["a forged identity token (another secret)", () => ({ secret: "cd".repeat(32) })],
-    ["an expired identity token", () => ({ nowMs: Date.now() - 3_600_000 })],
+    ["an expired identity token", () => ({ nowMS: Date.now() - 3_600_000 })],
     ["a malformed identity token", () => ({ token: "x.y.z" })],
   ])("refuses %s with 401 and records nothing", async (_name, options) => {
     const { row } = await userWithProject("a@example.net", "shop");

@@ -55,7 +55,7 @@ interface SignSpec {
   method?: string;
   path?: string;
   body: string;
-  nowMs?: number;
+  nowMS?: number;
 }
 
 function sign(spec: SignSpec): Promise<string> {
@@ -64,7 +64,7 @@ function sign(spec: SignSpec): Promise<string> {
     spec.projectId,
     spec.secret,
     { method: spec.method ?? "POST", pathAndQuery: spec.path ?? PATH, body: spec.body },
-    spec.nowMs ?? Date.now(),
+    spec.nowMS ?? Date.now(),
   );
 }
 
@@ -116,7 +116,7 @@ describe("POST /internal/workflow/execute", () => {
   ])("accepts a token $name", async ({ offsetMs }) => {
     const { a } = await twoProjects();
     const body = JSON.stringify({ runId: "run_1" });
-    const token = await sign({ projectId: a.id, secret: a.worker_secret, body, nowMs: Date.now() + offsetMs });
+    const token = await sign({ projectId: a.id, secret: a.worker_secret, body, nowMS: Date.now() + offsetMs });
     const { response, sent } = await kick({ body, token });
     expect(response.status).toBe(202);
     expect(sent).toHaveLength(1);
@@ -152,19 +152,19 @@ describe("POST /internal/workflow/execute", () => {
     {
       name: "expired (2 minutes old)",
       token: async ({ a }) =>
-        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 120_000 }),
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMS: Date.now() - 120_000 }),
       message: /expired/,
     },
     {
       name: "expired (just over 60 s old)",
       token: async ({ a }) =>
-        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() - 62_000 }),
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMS: Date.now() - 62_000 }),
       message: /expired/,
     },
     {
       name: "from the future beyond 60 s",
       token: async ({ a }) =>
-        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMs: Date.now() + 90_000 }),
+        sign({ projectId: a.id, secret: a.worker_secret, body: BODY, nowMS: Date.now() + 90_000 }),
       message: /expired/,
     },
     {

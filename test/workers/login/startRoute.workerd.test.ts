@@ -92,7 +92,7 @@ describe("GET /start", () => {
     expect(replay.headers.get("set-cookie")).not.toBe(first.headers.get("set-cookie"));
     const expired = await startPath(
       { project: "shop", redirect: "/", bind: hash },
-      { nowMs: Date.now() - 11 * 60_000 },
+      { nowMS: Date.now() - 11 * 60_000 },
     );
     await expectRefusalPage(await callLogin(expired, loginEnv(idp)), 400, /more than 10 minutes old/);
   });
@@ -247,7 +247,7 @@ describe("GET /start: only a start the project signed (no third party chooses th
       (shop) =>
         startPath(
           { project: "shop", redirect: "/", bind: NEIGHBOUR_BIND },
-          { signWith: shop, nowMs: Date.now() - 601_000 },
+          { signWith: shop, nowMS: Date.now() - 601_000 },
         ),
       /more than 10 minutes old/,
     ],

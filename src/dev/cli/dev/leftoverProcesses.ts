@@ -113,8 +113,8 @@ export function clearRecordedProcesses(stateDir: string): void {
   rmSync(recordedProcessesPath(stateDir), { force: true });
 }
 
-/** SIGTERM, then SIGKILL for whatever still runs after `graceMs`; only processes that are still the recorded ones. */
-export async function terminate(processes: ProcessIdentity[], graceMs = 1_000): Promise<void> {
+/** SIGTERM, then SIGKILL for whatever still runs after `graceMS`; only processes that are still the recorded ones. */
+export async function terminate(processes: ProcessIdentity[], graceMS = 1_000): Promise<void> {
   const signal = (sig: NodeJS.Signals) => {
     for (const p of processes) {
       if (!isSameProcess(p)) continue;
@@ -126,7 +126,7 @@ export async function terminate(processes: ProcessIdentity[], graceMs = 1_000): 
     }
   };
   signal("SIGTERM");
-  const deadline = Date.now() + graceMs;
+  const deadline = Date.now() + graceMS;
   while (Date.now() < deadline && processes.some((p) => isRunning(p.pid) && isSameProcess(p)))
     await new Promise((r) => setTimeout(r, 50));
   signal("SIGKILL");

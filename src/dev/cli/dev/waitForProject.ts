@@ -4,9 +4,9 @@
  */
 export async function waitForProject(
   url: string,
-  { timeoutMs = 15_000, acceptServerError = false }: { timeoutMs?: number; acceptServerError?: boolean } = {},
+  { timeoutMS = 15_000, acceptServerError = false }: { timeoutMS?: number; acceptServerError?: boolean } = {},
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + timeoutMS;
   let last = "";
   while (Date.now() < deadline) {
     try {
@@ -19,5 +19,5 @@ export async function waitForProject(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`The project did not answer on ${url} within ${timeoutMs / 1000} s (${last}).`);
+  throw new Error(`The project did not answer on ${url} within ${timeoutMS / 1000} s (${last}).`);
 }

@@ -97,7 +97,7 @@ export interface FakeChatServerConfig {
   redirectUris?: string[];
   guilds?: FakeGuild[];
   /** The Gateway's HELLO heartbeat_interval (default 41250 ms, as Discord's; tests shorten it). */
-  gatewayHeartbeatMs?: number;
+  gatewayHeartbeatMS?: number;
   /** The privileged intents enabled for the bot (fakeGateway.ts; default MESSAGE_CONTENT only). */
   gatewayPrivilegedIntents?: number;
   /** The Gateway's timers (its heartbeat deadlines); tests pass a clock they move. */
@@ -147,7 +147,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     botToken: config.botToken,
     applicationId: config.applicationId,
     now,
-    ...(config.gatewayHeartbeatMs ? { heartbeatIntervalMs: config.gatewayHeartbeatMs } : {}),
+    ...(config.gatewayHeartbeatMS ? { heartbeatIntervalMS: config.gatewayHeartbeatMS } : {}),
     ...(config.gatewayPrivilegedIntents !== undefined ? { privilegedIntents: config.gatewayPrivilegedIntents } : {}),
     ...(config.timers ? { timers: config.timers } : {}),
   });
@@ -660,7 +660,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         const change: Parameters<typeof gateway.setSessionStartLimit>[0] = {};
         for (const [field, key] of [
           ["remaining", "remaining"],
-          ["resetAfter", "resetAfterMs"],
+          ["resetAfter", "resetAfterMS"],
           ["maxConcurrency", "maxConcurrency"],
           ["total", "total"],
         ] as const) {

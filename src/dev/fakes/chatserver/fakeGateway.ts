@@ -31,7 +31,7 @@
  *   withholdAcks()            the sockets live now stop ACKing heartbeats (a zombie connection); new ones ACK
  *   requestHeartbeat()        send a heartbeat request (op 1) to every live socket
  *   setPrivilegedIntents(mask)  the portal's toggles: which privileged intents the bot may ask for
- *   setSessionStartLimit({ remaining?, resetAfterMs?, maxConcurrency?, total? })
+ *   setSessionStartLimit({ remaining?, resetAfterMS?, maxConcurrency?, total? })
  * Sockets are WebSocketPair ends: they must live in one I/O context, so the
  * worker serves the fake from an actor (index.ts). Time (`now`, `timers`) is
  * injected, so tests move a clock instead of waiting.
@@ -67,7 +67,7 @@ export interface FakeGatewayConfig {
   baseUrl: string;
   botToken: string;
   applicationId: string;
-  heartbeatIntervalMs?: number;
+  heartbeatIntervalMS?: number;
   /** The privileged intents enabled for the bot at the "portal" (default: MESSAGE_CONTENT only). */
   privilegedIntents?: number;
   /** `session_start_limit.max_concurrency` (default 1). */
@@ -140,7 +140,7 @@ export function createFakeGateway(config: FakeGatewayConfig) {
   const url = `${config.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/gateway`;
   const now = config.now ?? Date.now;
   const timers = config.timers ?? systemTimers;
-  let heartbeatIntervalMs = config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  let heartbeatIntervalMS = config.heartbeatIntervalMS ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   let privilegedIntents = config.privilegedIntents ?? GATEWAY_INTENTS.MESSAGE_CONTENT;
   let sessions = new Map<string, Session>();
   let connections = new Set<Connection>();
@@ -199,7 +199,7 @@ export function createFakeGateway(config: FakeGatewayConfig) {
     timers.clear(connection.deadline);
     connection.deadline = timers.set(
       () => close(connection, 4000, "Heartbeat timed out."),
-      Math.ceil(heartbeatIntervalMs * HEARTBEAT_TOLERANCE),
+      Math.ceil(heartbeatIntervalMS * HEARTBEAT_TOLERANCE),
     );
   }
 
@@ -338,7 +338,7 @@ export function createFakeGateway(config: FakeGatewayConfig) {
       });
       detach(connection);
     });
-    send(connection, { op: GATEWAY_OP.HELLO, d: { heartbeat_interval: heartbeatIntervalMs } });
+    send(connection, { op: GATEWAY_OP.HELLO, d: { heartbeat_interval: heartbeatIntervalMS } });
     expectHeartbeat(connection);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -376,14 +376,14 @@ export function createFakeGateway(config: FakeGatewayConfig) {
       }
     },
     setHeartbeatInterval(ms: number) {
-      heartbeatIntervalMs = ms;
+      heartbeatIntervalMS = ms;
     },
     setPrivilegedIntents(mask: number) {
       privilegedIntents = mask & PRIVILEGED_INTENTS;
     },
     setSessionStartLimit(change: {
       remaining?: number;
-      resetAfterMs?: number;
+      resetAfterMS?: number;
       maxConcurrency?: number;
       total?: number;
     }) {
@@ -391,12 +391,12 @@ export function createFakeGateway(config: FakeGatewayConfig) {
       if (change.total !== undefined) limit.total = Math.max(1, Math.floor(change.total));
       if (change.remaining !== undefined)
         limit.used = limit.total - Math.max(0, Math.min(limit.total, Math.floor(change.remaining)));
-      if (change.resetAfterMs !== undefined) limit.windowStart = now() + Math.max(0, change.resetAfterMs) - DAY_MS;
+      if (change.resetAfterMS !== undefined) limit.windowStart = now() + Math.max(0, change.resetAfterMS) - DAY_MS;
       if (change.maxConcurrency !== undefined) limit.maxConcurrency = Math.max(1, Math.floor(change.maxConcurrency));
     },
     state: () => ({
       url,
-      heartbeatIntervalMs,
+      heartbeatIntervalMS,
       privilegedIntents,
       sessionStartLimit: currentLimit(),
       tokenReset,

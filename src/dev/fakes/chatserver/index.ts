@@ -43,7 +43,7 @@ export function fakeFromEnv(env: FakeChatServerEnv): FakeChatServer {
     redirectUris: env.CHATSERVER_REDIRECT_URIS?.split(",")
       .map((s) => s.trim())
       .filter(Boolean),
-    ...(heartbeat > 0 ? { gatewayHeartbeatMs: heartbeat } : {}),
+    ...(heartbeat > 0 ? { gatewayHeartbeatMS: heartbeat } : {}),
     ...(plugin ? { deliver: (r: Request) => plugin.fetch(r) } : {}),
   });
 }

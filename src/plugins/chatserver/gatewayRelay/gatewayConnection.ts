@@ -152,8 +152,8 @@ export class GatewayConnection {
         const key = action.key;
         // Without an answer from the shared limiter, IDENTIFY anyway: the provider's INVALID_SESSION backs it off.
         this.ask(
-          async () => ({ type: "identifySlot", waitMs: await this.deps.identifySlot(key) }),
-          () => ({ type: "identifySlot", waitMs: 0 }),
+          async () => ({ type: "identifySlot", waitMS: await this.deps.identifySlot(key) }),
+          () => ({ type: "identifySlot", waitMS: 0 }),
         );
         return;
       }
@@ -175,7 +175,7 @@ export class GatewayConnection {
         const handle = this.deps.timers.set(() => {
           this.timers.delete(action.timer);
           this.apply({ type: "timer", timer: action.timer });
-        }, action.inMs);
+        }, action.inMS);
         this.timers.set(action.timer, handle);
         return;
       }

@@ -65,9 +65,9 @@ export const RESUMABLE_CLOSE_CODE = 4000;
 /** `GET /gateway/bot`'s `session_start_limit` (gateway.mdx "Session Start Limit Object"). */
 export interface SessionStartLimit {
   total: number;
-  /** IDENTIFYs left before `resetAfterMs`; one more than that makes the provider reset the bot token. */
+  /** IDENTIFYs left before `resetAfterMS`; one more than that makes the provider reset the bot token. */
   remaining: number;
-  resetAfterMs: number;
+  resetAfterMS: number;
   /** IDENTIFYs allowed per 5 s, one per rate-limit key `shard_id % max_concurrency`. */
   maxConcurrency: number;
 }
@@ -90,7 +90,7 @@ export function parseSessionStartLimit(value: unknown): SessionStartLimit | null
   return {
     total: total as number,
     remaining: remaining as number,
-    resetAfterMs: reset_after as number,
+    resetAfterMS: reset_after as number,
     maxConcurrency: Math.max(1, Math.floor(max_concurrency as number)),
   };
 }

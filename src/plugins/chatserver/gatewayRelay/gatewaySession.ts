@@ -66,7 +66,7 @@ export interface SessionState extends SavedSession {
   phase: SessionPhase;
   /** Whether the current connection RESUMEs (else IDENTIFYs). */
   resuming: boolean;
-  heartbeatIntervalMs: number | null;
+  heartbeatIntervalMS: number | null;
   awaitingAck: boolean;
   /** Failed connections in a row (drives the backoff). */
   failures: number;
@@ -89,8 +89,8 @@ export type SessionInput =
   | { type: "gateway"; url: string; limit: SessionStartLimit | null }
   /** `GET /gateway/bot` failed; `tokenRefused` when the bot token was refused (401) or is missing. */
   | { type: "gatewayFailed"; tokenRefused: boolean; reason: string }
-  /** The IDENTIFY rate-limit slot: 0 = taken, go; else try again in `waitMs`. */
-  | { type: "identifySlot"; waitMs: number }
+  /** The IDENTIFY rate-limit slot: 0 = taken, go; else try again in `waitMS`. */
+  | { type: "identifySlot"; waitMS: number }
   | { type: "frame"; frame: GatewayFrame }
   /** The connection closed (or could not be opened: code 1006). */
   | { type: "closed"; code: number; reason?: string }
@@ -105,7 +105,7 @@ export type SessionAction =
   | { type: "send"; frame: GatewayFrame }
   /** Close the current connection; the adapter reports no `closed` for a close it asked for. */
   | { type: "close"; code: number; reason: string }
-  | { type: "schedule"; timer: TimerName; inMs: number }
+  | { type: "schedule"; timer: TimerName; inMS: number }
   | { type: "cancel"; timer: TimerName }
   | { type: "dispatch"; event: string; data: unknown; seq: number; sessionId: string | null }
   | { type: "persist"; saved: SavedSession }
@@ -130,7 +130,7 @@ export const INVALID_SESSION_WAIT_SPREAD_MS = 4000;
 export const STOPPED_RETRY_MS = 10 * 60_000;
 
 /** The wait before reconnect attempt number `failures` (1 = the first): full jitter over base × 2^(failures-1), capped. */
-export function backoffMs(failures: number, random: number): number {
+export function backoffMS(failures: number, random: number): number {
   const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, failures - 1));
   return Math.floor(ceiling * random);
 }
@@ -142,7 +142,7 @@ export function initialSession(saved: SavedSession | null = null): SessionState 
     seq: saved?.seq ?? null,
     phase: "idle",
     resuming: false,
-    heartbeatIntervalMs: null,
+    heartbeatIntervalMS: null,
     awaitingAck: false,
     failures: 0,
     stoppedBy: null,
@@ -160,7 +160,7 @@ export interface Step {
 const saved = (s: SessionState): SavedSession => ({ sessionId: s.sessionId, resumeUrl: s.resumeUrl, seq: s.seq });
 const canResume = (s: SessionState) => s.sessionId !== null && s.seq !== null;
 const forgotten = (s: SessionState): SessionState => ({ ...s, sessionId: null, resumeUrl: null, seq: null });
-const offline = (s: SessionState): SessionState => ({ ...s, awaitingAck: false, heartbeatIntervalMs: null });
+const offline = (s: SessionState): SessionState => ({ ...s, awaitingAck: false, heartbeatIntervalMS: null });
 
 /** Connects: straight to the resume URL when there is a session to RESUME, else after the slot and `GET /gateway/bot`. */
 function begin(state: SessionState, config: SessionConfig): Step {
@@ -177,15 +177,15 @@ function connect(state: SessionState, url: string, resuming: boolean): Step {
   return { state: { ...offline(state), phase: "connecting", resuming }, actions: [{ type: "connect", url }] };
 }
 
-/** Drops the connection (heartbeats stop) and plans the next one after `inMs`. */
-function reconnectLater(state: SessionState, inMs: number, close: { code: number; reason: string } | null): Step {
+/** Drops the connection (heartbeats stop) and plans the next one after `inMS`. */
+function reconnectLater(state: SessionState, inMS: number, close: { code: number; reason: string } | null): Step {
   const next: SessionState = { ...offline(state), phase: "backoff" };
   const actions: SessionAction[] = [
     { type: "cancel", timer: "heartbeat" },
     { type: "cancel", timer: "identify" },
   ];
   if (close) actions.push({ type: "close", ...close });
-  actions.push({ type: "schedule", timer: "reconnect", inMs });
+  actions.push({ type: "schedule", timer: "reconnect", inMS });
   return { state: next, actions };
 }
 
@@ -199,7 +199,7 @@ function stop(state: SessionState, stoppedBy: { code: number; reason: string }, 
       { type: "cancel", timer: "identify" },
       { type: "stopped", ...stoppedBy },
       { type: "health", problem },
-      { type: "schedule", timer: "reconnect", inMs: STOPPED_RETRY_MS },
+      { type: "schedule", timer: "reconnect", inMS: STOPPED_RETRY_MS },
     ],
   };
 }
@@ -234,7 +234,7 @@ function onGateway(state: SessionState, url: string, limit: SessionStartLimit | 
       state: waiting,
       actions: [
         { type: "health", problem },
-        { type: "schedule", timer: "reconnect", inMs: Math.max(limit.resetAfterMs, BACKOFF_BASE_MS) },
+        { type: "schedule", timer: "reconnect", inMS: Math.max(limit.resetAfterMS, BACKOFF_BASE_MS) },
       ],
     };
   }
@@ -245,12 +245,12 @@ function onGatewayFailed(state: SessionState, refused: boolean, reason: string, 
   if (state.phase !== "preflight") return { state, actions: [] };
   if (refused) return stop(state, { code: 401, reason }, tokenRefused(reason));
   const failed: SessionState = { ...state, failures: state.failures + 1 };
-  return reconnectLater(failed, backoffMs(failed.failures, config.random()), null);
+  return reconnectLater(failed, backoffMS(failed.failures, config.random()), null);
 }
 
-function onIdentifySlot(state: SessionState, waitMs: number): Step {
+function onIdentifySlot(state: SessionState, waitMS: number): Step {
   if (state.phase !== "pacing") return { state, actions: [] };
-  if (waitMs > 0) return { state, actions: [{ type: "schedule", timer: "identify", inMs: waitMs }] };
+  if (waitMS > 0) return { state, actions: [{ type: "schedule", timer: "identify", inMS: waitMS }] };
   return { state: { ...state, phase: "preflight" }, actions: [{ type: "fetchGateway" }] };
 }
 
@@ -262,13 +262,13 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
     case GATEWAY_OP.HELLO: {
       const interval = Number((frame.d as { heartbeat_interval?: unknown } | undefined)?.heartbeat_interval);
       if (!Number.isFinite(interval) || interval <= 0) {
-        return reconnectLater(next, backoffMs(next.failures + 1, config.random()), {
+        return reconnectLater(next, backoffMS(next.failures + 1, config.random()), {
           code: RESUMABLE_CLOSE_CODE,
           reason: "HELLO without a heartbeat interval",
         });
       }
-      next = { ...next, phase: "handshaking", heartbeatIntervalMs: interval, awaitingAck: false };
-      actions.push({ type: "schedule", timer: "heartbeat", inMs: Math.floor(interval * config.random()) });
+      next = { ...next, phase: "handshaking", heartbeatIntervalMS: interval, awaitingAck: false };
+      actions.push({ type: "schedule", timer: "heartbeat", inMS: Math.floor(interval * config.random()) });
       actions.push({
         type: "send",
         frame: next.resuming
@@ -281,10 +281,10 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
       // The provider asks for a heartbeat now. It expects an ACK like any other: unless one is already awaited
       // (whose deadline stands), the next scheduled heartbeat, one interval from now, checks that it came.
       actions.push({ type: "send", frame: heartbeat(next) });
-      const interval = next.heartbeatIntervalMs;
+      const interval = next.heartbeatIntervalMS;
       if (!next.awaitingAck && interval !== null) {
         next = { ...next, awaitingAck: true };
-        actions.push({ type: "schedule", timer: "heartbeat", inMs: interval });
+        actions.push({ type: "schedule", timer: "heartbeat", inMS: interval });
       }
       return { state: next, actions };
     }
@@ -297,7 +297,7 @@ function onFrame(state: SessionState, frame: GatewayFrame, config: SessionConfig
       // In a row (no READY between) they count as failures, so a gateway that keeps refusing is asked less often.
       const failed: SessionState = { ...next, failures: next.failures + 1 };
       const random = config.random();
-      const backoff = backoffMs(failed.failures, random);
+      const backoff = backoffMS(failed.failures, random);
       if (frame.d === true)
         return reconnectLater(failed, backoff, { code: RESUMABLE_CLOSE_CODE, reason: "INVALID_SESSION (resumable)" });
       const fresh = forgotten(failed);
@@ -352,7 +352,7 @@ function onClosed(state: SessionState, code: number, reason: string, config: Ses
   }
   const failed: SessionState = { ...state, failures: state.failures + 1 };
   const next = SESSION_ENDING_CLOSE_CODES.has(code) ? forgotten(failed) : failed;
-  const step = reconnectLater(next, backoffMs(next.failures, config.random()), null);
+  const step = reconnectLater(next, backoffMS(next.failures, config.random()), null);
   return next.sessionId === state.sessionId
     ? step
     : { state: step.state, actions: [{ type: "persist", saved: saved(next) }, ...step.actions] };
@@ -367,13 +367,13 @@ function onTimer(state: SessionState, timer: TimerName, config: SessionConfig): 
     if (state.phase !== "pacing") return { state, actions: [] };
     return { state, actions: [takeSlot(state, config)] };
   }
-  if (state.heartbeatIntervalMs === null || (state.phase !== "handshaking" && state.phase !== "ready")) {
+  if (state.heartbeatIntervalMS === null || (state.phase !== "handshaking" && state.phase !== "ready")) {
     return { state, actions: [] };
   }
   if (state.awaitingAck) {
     // No ACK for a whole interval: a zombie connection. Close it (resumably) and RESUME on a new one.
     const failed: SessionState = { ...state, failures: state.failures + 1 };
-    return reconnectLater(failed, backoffMs(failed.failures, config.random()), {
+    return reconnectLater(failed, backoffMS(failed.failures, config.random()), {
       code: RESUMABLE_CLOSE_CODE,
       reason: "heartbeat ACK missed",
     });
@@ -383,7 +383,7 @@ function onTimer(state: SessionState, timer: TimerName, config: SessionConfig): 
     state: next,
     actions: [
       { type: "send", frame: heartbeat(state) },
-      { type: "schedule", timer: "heartbeat", inMs: state.heartbeatIntervalMs },
+      { type: "schedule", timer: "heartbeat", inMS: state.heartbeatIntervalMS },
     ],
   };
 }
@@ -398,7 +398,7 @@ export function step(state: SessionState, input: SessionInput, config: SessionCo
     case "gatewayFailed":
       return onGatewayFailed(state, input.tokenRefused, input.reason, config);
     case "identifySlot":
-      return onIdentifySlot(state, input.waitMs);
+      return onIdentifySlot(state, input.waitMS);
     case "frame":
       if (state.phase !== "connecting" && state.phase !== "handshaking" && state.phase !== "ready")
         return { state, actions: [] };

@@ -63,7 +63,7 @@ export function tokenRefused(said = "HTTP 401"): RelayProblem {
  * relay waits for the reset.
  */
 export function sessionStartsUsedUp(limit: SessionStartLimit): RelayProblem {
-  const minutes = Math.max(1, Math.ceil(limit.resetAfterMs / 60_000));
+  const minutes = Math.max(1, Math.ceil(limit.resetAfterMS / 60_000));
   const left =
     limit.remaining > 0 ? `has only ${limit.remaining} of the ${limit.total}` : `has used all ${limit.total}`;
   return {

@@ -10,7 +10,7 @@ describe("fake chat server: Gateway", () => {
   /** The fake on a clock the test moves (its heartbeat deadlines, the IDENTIFY window, the session start limit). */
   function gatewaySetup(overrides: Partial<FakeChatServerConfig> = {}) {
     const clock = manualClock(1_000_000);
-    return { clock, ...setup({ now: clock.now, timers: clock.timers, gatewayHeartbeatMs: 200, ...overrides }) };
+    return { clock, ...setup({ now: clock.now, timers: clock.timers, gatewayHeartbeatMS: 200, ...overrides }) };
   }
   type Gateway = ReturnType<typeof gatewaySetup>;
 

@@ -245,7 +245,7 @@ describe("fake chat server as a worker (configured by vars)", () => {
     );
     expect(check).toEqual({ ok: true });
     const gateway = await call("/__fake/gateway");
-    expect(await gateway.json()).toMatchObject({ url: "wss://discord.fake/gateway", heartbeatIntervalMs: 200 });
+    expect(await gateway.json()).toMatchObject({ url: "wss://discord.fake/gateway", heartbeatIntervalMS: 200 });
     expect((await call("/__fake/trigger", { method: "POST", body: JSON.stringify({ kind: "typing" }) })).status).toBe(
       400,
     );

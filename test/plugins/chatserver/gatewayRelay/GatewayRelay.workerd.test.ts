@@ -51,7 +51,7 @@ function world(random = 0, fakeOptions: Partial<FakeChatServerConfig> = {}): Wor
   const dispatcher = fakeDispatcher(() => Response.json({ ok: true }));
   const clock = manualClock();
   const fake = testChatServer({
-    gatewayHeartbeatMs: HEARTBEAT_MS,
+    gatewayHeartbeatMS: HEARTBEAT_MS,
     now: clock.now,
     timers: clock.timers,
     ...fakeOptions,

@@ -7,7 +7,7 @@ import {
   shardFor,
 } from "#src/plugins/chatserver/gatewayRelay/gatewayProtocol.ts";
 import {
-  backoffMs,
+  backoffMS,
   initialSession,
   STOPPED_RETRY_MS,
   step,
@@ -34,14 +34,14 @@ const config = (random = 0.25, shard: [number, number] = [0, 1]): SessionConfig 
   random: () => random,
 });
 
-const LIMIT: SessionStartLimit = { total: 1000, remaining: 999, resetAfterMs: 3_600_000, maxConcurrency: 1 };
+const LIMIT: SessionStartLimit = { total: 1000, remaining: 999, resetAfterMS: 3_600_000, maxConcurrency: 1 };
 const start: SessionInput = { type: "start" };
 const gatewayBot = (limit: Partial<SessionStartLimit> = {}): SessionInput => ({
   type: "gateway",
   url: GATEWAY,
   limit: { ...LIMIT, ...limit },
 });
-const slot = (waitMs = 0): SessionInput => ({ type: "identifySlot", waitMs });
+const slot = (waitMS = 0): SessionInput => ({ type: "identifySlot", waitMS });
 const hello: SessionInput = { type: "frame", frame: { op: 10, d: { heartbeat_interval: INTERVAL } } };
 const ready: SessionInput = {
   type: "frame",
@@ -97,7 +97,7 @@ const resume = (seq: number): SessionAction => ({
   type: "send",
   frame: { op: 6, d: { token: "bot-token", session_id: "sess-1", seq } },
 });
-const reconnectIn = (inMs: number): SessionAction => ({ type: "schedule", timer: "reconnect", inMs });
+const reconnectIn = (inMS: number): SessionAction => ({ type: "schedule", timer: "reconnect", inMS });
 const resumableClose = (reason: string): SessionAction => ({ type: "close", code: 4000, reason });
 
 describe("gateway session", () => {
@@ -126,24 +126,24 @@ describe("gateway session", () => {
     [
       "HELLO → first heartbeat after interval × jitter, IDENTIFY with token, intents, shard",
       [start, ...identified],
-      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, identify],
-      { phase: "handshaking", heartbeatIntervalMs: INTERVAL },
+      [{ type: "schedule", timer: "heartbeat", inMS: 50 }, identify],
+      { phase: "handshaking", heartbeatIntervalMS: INTERVAL },
     ],
     [
       "no session starts left: no connection, the health says why, and it asks again after reset_after",
-      [start, slot(0), gatewayBot({ remaining: 0, resetAfterMs: 7_200_000 })],
+      [start, slot(0), gatewayBot({ remaining: 0, resetAfterMS: 7_200_000 })],
       [
-        { type: "health", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMs: 7_200_000 }) },
-        { type: "schedule", timer: "reconnect", inMs: 7_200_000 },
+        { type: "health", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMS: 7_200_000 }) },
+        { type: "schedule", timer: "reconnect", inMS: 7_200_000 },
       ],
-      { phase: "backoff", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMs: 7_200_000 }) },
+      { phase: "backoff", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 0, resetAfterMS: 7_200_000 }) },
     ],
     [
       "fewer starts left than shards may IDENTIFY at once (max_concurrency) counts as none left",
       [start, slot(0), gatewayBot({ remaining: 15, maxConcurrency: 16 })],
       [
         { type: "health", problem: sessionStartsUsedUp({ ...LIMIT, remaining: 15, maxConcurrency: 16 }) },
-        { type: "schedule", timer: "reconnect", inMs: LIMIT.resetAfterMs },
+        { type: "schedule", timer: "reconnect", inMS: LIMIT.resetAfterMS },
       ],
     ],
     [
@@ -177,7 +177,7 @@ describe("gateway session", () => {
     [
       "HELLO with a saved session → RESUME with its id and sequence",
       [start, hello],
-      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, resume(1)],
+      [{ type: "schedule", timer: "heartbeat", inMS: 50 }, resume(1)],
       undefined,
       saved,
     ],
@@ -201,7 +201,7 @@ describe("gateway session", () => {
       [...connected, message(2), heartbeatDue],
       [
         { type: "send", frame: { op: 1, d: 2 } },
-        { type: "schedule", timer: "heartbeat", inMs: INTERVAL },
+        { type: "schedule", timer: "heartbeat", inMS: INTERVAL },
       ],
       { awaitingAck: true },
     ],
@@ -210,7 +210,7 @@ describe("gateway session", () => {
       [...connected, heartbeatDue, ack, heartbeatDue],
       [
         { type: "send", frame: { op: 1, d: 1 } },
-        { type: "schedule", timer: "heartbeat", inMs: INTERVAL },
+        { type: "schedule", timer: "heartbeat", inMS: INTERVAL },
       ],
     ],
     [
@@ -230,7 +230,7 @@ describe("gateway session", () => {
       [...connected, heartbeatAsked],
       [
         { type: "send", frame: { op: 1, d: 1 } },
-        { type: "schedule", timer: "heartbeat", inMs: INTERVAL },
+        { type: "schedule", timer: "heartbeat", inMS: INTERVAL },
       ],
       { awaitingAck: true },
     ],
@@ -251,7 +251,7 @@ describe("gateway session", () => {
       [...connected, heartbeatAsked, ack, heartbeatDue],
       [
         { type: "send", frame: { op: 1, d: 1 } },
-        { type: "schedule", timer: "heartbeat", inMs: INTERVAL },
+        { type: "schedule", timer: "heartbeat", inMS: INTERVAL },
       ],
     ],
     [
@@ -263,7 +263,7 @@ describe("gateway session", () => {
     [
       "after a drop, HELLO → RESUME from the last sequence",
       [...connected, message(2), message(3), closed(1006), reconnectDue, hello],
-      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, resume(3)],
+      [{ type: "schedule", timer: "heartbeat", inMS: 50 }, resume(3)],
     ],
     [
       "RESUMED makes it ready and resets the failures",
@@ -292,7 +292,7 @@ describe("gateway session", () => {
     [
       "after it, HELLO → RESUME",
       [...connected, { type: "frame", frame: { op: 9, d: true } }, reconnectDue, hello],
-      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, resume(1)],
+      [{ type: "schedule", timer: "heartbeat", inMS: 50 }, resume(1)],
     ],
     [
       "INVALID_SESSION not resumable: forget the session, wait 1–5 s, then IDENTIFY",
@@ -313,7 +313,7 @@ describe("gateway session", () => {
     [
       "… and IDENTIFYs on the new connection",
       [...connected, { type: "frame", frame: { op: 9, d: false } }, reconnectDue, ...identified],
-      [{ type: "schedule", timer: "heartbeat", inMs: 50 }, identify],
+      [{ type: "schedule", timer: "heartbeat", inMS: 50 }, identify],
     ],
     [
       "a session-ending close (4009 timed out) forgets the session",
@@ -407,7 +407,7 @@ describe("gateway session", () => {
     for (let i = 0; i < 6; i++) {
       inputs = [...inputs, { type: "frame", frame: { op: 9, d: false } }];
       const schedule = run(inputs, 0.999).actions.find((a) => a.type === "schedule");
-      waits.push((schedule as { inMs: number }).inMs);
+      waits.push((schedule as { inMS: number }).inMS);
       inputs = [...inputs, reconnectDue, ...identified];
     }
     expect(waits).toEqual([4996, 4996, 4996, 7992, 15984, 31968]);
@@ -416,17 +416,17 @@ describe("gateway session", () => {
   });
 
   it("the backoff doubles with each failure in a row, up to a minute (full jitter)", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffMs(n, 0.999999))).toEqual([
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffMS(n, 0.999999))).toEqual([
       999, 1999, 3999, 7999, 15999, 31999, 59999, 59999,
     ]);
-    expect(backoffMs(3, 0)).toBe(0);
+    expect(backoffMS(3, 0)).toBe(0);
     // Drops in a row (never READY in between) wait longer each time.
     let inputs: SessionInput[] = [...connected];
     const waits: number[] = [];
     for (let i = 0; i < 4; i++) {
       inputs = [...inputs, closed(1006)];
       const schedule = run(inputs, 0.5).actions.find((a) => a.type === "schedule");
-      waits.push((schedule as { inMs: number }).inMs);
+      waits.push((schedule as { inMS: number }).inMS);
       inputs = [...inputs, reconnectDue];
     }
     expect(waits).toEqual([500, 1000, 2000, 4000]);
