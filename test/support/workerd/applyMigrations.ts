@@ -1,4 +1,4 @@
-import { applyD1Migrations, env, reset } from "cloudflare:test";
+import { applyD1Migrations, env, listDurableObjectIds, reset, runInDurableObject } from "cloudflare:test";
 import { beforeEach } from "vitest";
 
 // Every test starts from an empty database with the real schema (the same
@@ -6,10 +6,13 @@ import { beforeEach } from "vitest";
 //
 // Local D1 is a Durable Object, and reset() (workerd's deleteAllDurableObjects)
 // wipes only the objects running at that moment: a database evicted while idle,
-// or aborted by abortAllDurableObjects(), keeps every row into the next test.
-// A query first makes it run; the check after says so if reset() ever leaves tables again.
+// or aborted by abortAllDurableObjects(), keeps every row into the next test,
+// and so would an idle actor (a rate limiter's counts, say). A query first makes
+// D1 run and every actor the last test made is woken; the check after says so if
+// reset() ever leaves tables again.
 beforeEach(async () => {
   await env.DB.prepare("SELECT 1").first();
+  await wakeEveryActor();
   await reset();
   const left = await env.DB.prepare(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'",
@@ -17,3 +20,21 @@ beforeEach(async () => {
   if (left.results.length) throw new Error("reset() left the previous test's D1 tables behind.");
   await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 });
+
+/**
+ * Every Durable Object of the harness's own namespaces, running (their storage is then wiped by
+ * reset()). A binding that only looks like a namespace (a proxy of another worker's) is skipped.
+ */
+async function wakeEveryActor(): Promise<void> {
+  for (const value of Object.values(env)) {
+    if (typeof value !== "object" || value === null || !("idFromName" in value)) continue;
+    const namespace = value as DurableObjectNamespace;
+    let ids: DurableObjectId[];
+    try {
+      ids = await listDurableObjectIds(namespace);
+    } catch {
+      continue;
+    }
+    await Promise.all(ids.map((id) => runInDurableObject(namespace.get(id), () => {})));
+  }
+}
