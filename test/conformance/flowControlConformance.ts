@@ -171,6 +171,31 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       );
     });
 
+    it("a queued run cannot be paused (it has not started; it stays queued and runs in its turn)", async () => {
+      const first = await workflow.start("oneAtATime", { gate: "a" });
+      const second = await workflow.start("oneAtATime", { gate: "b" });
+      expect((await workflow.get(second.id))?.status).toBe("queued");
+      const refused = await workflow.pause(second.id, "hold on").then(
+        () => null,
+        (error: { code?: string; message?: string }) => error,
+      );
+      expect(refused?.code).toBe("conflict");
+      expect(refused?.message).toMatch(/is queued and has not started/);
+      expect((await workflow.get(second.id))?.status).toBe("queued");
+      opened.add("*");
+      await expect(first.result()).resolves.toBe("a");
+      await expect(second.result()).resolves.toBe("b");
+      expect((await workflow.get(second.id))!.events.map((e) => e.type)).not.toContain("workflow_paused");
+    });
+
+    it("a rerun of a debounced run starts with the data the run ran with (the last start's)", async () => {
+      const runs: WorkflowRun[] = [];
+      for (let n = 0; n < 3; n++) runs.push(await workflow.start("debounced", { customer: "acme", n }));
+      await expect(runs[2]!.result()).resolves.toEqual({ customer: "acme", n: 2 });
+      const rerun = await workflow.rerun(runs[0]!.id);
+      await expect(rerun.result()).resolves.toEqual({ customer: "acme", n: 2 });
+    });
+
     it("debounce: 5 starts in quick succession start one run, with the last data, after a quiet period", async () => {
       const runs: WorkflowRun[] = [];
       for (let n = 0; n < 5; n++) runs.push(await workflow.start("debounced", { customer: "acme", n }));

@@ -25,7 +25,7 @@ import {
 
 // Issue 22's "Done when": under `platform dev` (workerd), search, bulk cancel and rerun from a step, pause
 // across a restart, retention; through `platform up`, the push check with renamed and --force.
-// Ports of this file: 8970 (platform dev), 8975 (platform up).
+// Ports of this file: 8980 (platform dev), 8985 (platform up).
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-runops-"));
 afterAll(() => removeWorkDir(work));
 
@@ -94,7 +94,7 @@ describe("operating many runs under platform dev", () => {
 
   beforeAll(async () => {
     await initProject(dir, RUN_OPS_PROJECT);
-    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 120_000 });
+    dev = await startDev([dir, "--port", "8980"], { readyTimeoutMs: 120_000 });
     for (let i = 0; i < 10; i++) {
       failing.push(...(await startRuns(dev.url, "checkout", 1, { cart: `f${i}`, fail: true })));
       held.push(...(await startRuns(dev.url, "checkout", 1, { cart: `h${i}`, hold: true })));
@@ -159,7 +159,7 @@ describe("operating many runs under platform dev", () => {
     expect(paused.status, await paused.clone().text()).toBe(200);
     expect(((await paused.json()) as RunView).status).toBe("paused");
     await dev.stop("SIGTERM");
-    dev = await startDev([dir, "--port", "8970"], { readyTimeoutMs: 120_000 });
+    dev = await startDev([dir, "--port", "8980"], { readyTimeoutMs: 120_000 });
     // Past its wake time and through the start-up sweep: still paused, nothing claimed.
     const createdAt = (await getRun(dev.url, runId!)).events[0]!.at;
     await until(
@@ -214,7 +214,7 @@ export default router;
 `;
 
 describe("the push check through platform up", () => {
-  const PORT = 8975;
+  const PORT = 8985;
   const API = `http://127.0.0.1:${PORT}`;
   const SLUG = "order-desk";
   const PROJECT_URL = `http://${SLUG}.localhost:${PORT}/`;
