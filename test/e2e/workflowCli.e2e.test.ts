@@ -138,7 +138,7 @@ describe("platform workflow list", () => {
   it("rejects a bad filter with the platform's one-line reason", async () => {
     const result = await workflowCli("list", "--status", "sleeping");
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/status must be one of running, completed, failed, cancelled/);
+    expect(result.stderr).toMatch(/status must be one of queued, running, paused, completed, failed, cancelled/);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 });
@@ -153,7 +153,10 @@ describe("platform workflow get", () => {
     );
     expect(lines[1]).toMatch(/^started \d{4}-\d\d-\d\dT/);
     expect(lines[3]).toMatch(/^seq\s+at\s+event\s+step\s+attempt\s+duration\s+detail$/);
-    const events = lines.slice(4).filter(Boolean);
+    // The timeline's rows run to the first blank line; the failed attempts follow it.
+    const end = lines.indexOf("", 4);
+    const events = lines.slice(4, end);
+    expect(lines.slice(end).join("\n")).toMatch(/\nFailed attempts:\n[^]*card declined, try again/);
     expect(events.map((line) => /^\d+\s+\+[\d.]+ m?s\s+(\S+)/.exec(line)?.[1])).toEqual(RETRIED_TWO_STEP_RUN);
     expect(events[1]).toMatch(/^2\s+\+\d+ ms\s+step_started\s+start\s+1\s*$/);
     expect(events[2]).toMatch(
@@ -192,7 +195,9 @@ describe("platform workflow get", () => {
   ])("fails with exit 1 and a one-line reason for %s", async (_what, runId) => {
     const result = await workflowCli("get", runId);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`Workflow run "${runId}" does not exist`);
+    expect(result.stderr).toContain(
+      `No workflow run has the id or workflow id "${runId}", and no run id starts with it.`,
+    );
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stdout).toBe("");
   });
