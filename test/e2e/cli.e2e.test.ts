@@ -25,7 +25,7 @@ describe("platform CLI", () => {
     [["frobnicate"], /Unknown command "frobnicate"/],
     [["init"], /exactly one directory/],
     [["dev", "--port", "nope"], /--port must be a port number/],
-    [["push", "--bogus"], /Unknown option '--bogus'/],
+    [["push", "--bogus"], /Unknown option --bogus\. Usage: platform push/],
   ])("`platform %j` fails with one line and a non-zero exit", async (args, message) => {
     const result = await runCli(args);
     expect(result.code).not.toBe(0);
