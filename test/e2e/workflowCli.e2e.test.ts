@@ -156,7 +156,7 @@ describe("platform workflow get", () => {
     // The timeline's rows run to the first blank line; the failed attempts follow it.
     const end = lines.indexOf("", 4);
     const events = lines.slice(4, end);
-    expect(lines.slice(end).join("\n")).toMatch(/\nFailed attempts:\n[^]*card declined, try again/);
+    expect(lines.slice(end).join("\n")).toMatch(/\nFailed attempts:\n[\s\S]*card declined, try again/);
     expect(events.map((line) => /^\d+\s+\+[\d.]+ m?s\s+(\S+)/.exec(line)?.[1])).toEqual(RETRIED_TWO_STEP_RUN);
     expect(events[1]).toMatch(/^2\s+\+\d+ ms\s+step_started\s+start\s+1\s*$/);
     expect(events[2]).toMatch(
