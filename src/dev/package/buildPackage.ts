@@ -1,6 +1,6 @@
 import * as esbuild from "esbuild";
 import { spawn } from "node:child_process";
-import { cp, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import path from "node:path";
 import { readPlatformWorkerConfigs } from "../cli/deploy/platformWorkerConfigs.ts";
@@ -53,7 +53,11 @@ const keepModules: esbuild.Plugin = {
 
 /** `src/**\/*.ts` → `dist/**\/*.js` with linked source maps naming the shipped sources. */
 async function compile(repoRoot: string, stage: string): Promise<void> {
-  const sources = await filesUnder(path.join(stage, "src"), (f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
+  // The console's browser modules too: the CLI prints log lines and failed steps with the console's own words.
+  const sources = await filesUnder(
+    path.join(stage, "src"),
+    (f) => (f.endsWith(".ts") && !f.endsWith(".d.ts")) || (f.includes("/console/public/") && f.endsWith(".js")),
+  );
   await esbuild.build({
     // The repository's compiler options, wherever the stage is (esbuild would look for a tsconfig above it).
     tsconfig: path.join(repoRoot, "tsconfig.base.json"),
@@ -87,6 +91,19 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
   });
 }
 
+/** The two declaration passes: the runtime and the test kit typed for workerd, `platform/node` for Node. */
+const DECLARATION_PASSES = [
+  {
+    name: "workerd",
+    types: ["workers-types"],
+    lib: ["ES2023"],
+    roots: ["@cloudflare", "@types"],
+    entries: [".", "./testing"],
+  },
+  // As tsconfig.node.json: Node's types and the DOM's web APIs.
+  { name: "node", types: ["node"], lib: ["ES2023", "DOM"], roots: ["@types"], entries: ["./node"] },
+] as const;
+
 /**
  * `.d.ts` files for the entry points, in two passes: the runtime and the test
  * kit typed for workerd (as a project is), `platform/node` for Node.
@@ -94,18 +111,26 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
 async function declarations(repoRoot: string, stage: string): Promise<void> {
   const tsc = await realpath(path.join(repoRoot, "node_modules/.bin/tsc"));
   const modules = path.join(repoRoot, "node_modules");
-  const passes = [
-    {
-      name: "workerd",
-      types: ["workers-types"],
-      lib: ["ES2023"],
-      roots: ["@cloudflare", "@types"],
-      entries: [".", "./testing"],
-    },
-    // As tsconfig.node.json: Node's types and the DOM's web APIs.
-    { name: "node", types: ["node"], lib: ["ES2023", "DOM"], roots: ["@types"], entries: ["./node"] },
-  ] as const;
-  for (const pass of passes) {
+  // The runtime's own dependencies (croner, @noble/ed25519, …) resolve as they will once installed: from a
+  // node_modules beside the staged sources, here the repository's, linked for the two passes only.
+  const linkedModules = path.join(stage, "node_modules");
+  await symlink(modules, linkedModules, "dir");
+  try {
+    await declarationPasses({ repoRoot, stage, tsc, modules });
+  } finally {
+    await rm(linkedModules);
+  }
+  // Specifiers as every resolver reads them in a declaration file: `./x.js` for `./x.d.ts`.
+  for (const file of await filesUnder(path.join(stage, "dist"), (f) => f.endsWith(".d.ts"))) {
+    const text = await readFile(file, "utf8");
+    await writeFile(file, text.replace(/((?:from|import)\s*\(?\s*["']\.{1,2}\/[^"']*)\.ts(["'])/g, "$1.js$2"));
+  }
+}
+
+/** One tsc run per pass, each with its own generated tsconfig (removed afterwards). */
+async function declarationPasses(at: { repoRoot: string; stage: string; tsc: string; modules: string }): Promise<void> {
+  const { repoRoot, stage, tsc, modules } = at;
+  for (const pass of DECLARATION_PASSES) {
     const config = path.join(stage, `tsconfig.${pass.name}.json`);
     await writeFile(
       config,
@@ -127,11 +152,6 @@ async function declarations(repoRoot: string, stage: string): Promise<void> {
     );
     await run(process.execPath, [tsc, "-p", config], stage);
     await rm(config);
-  }
-  // Specifiers as every resolver reads them in a declaration file: `./x.js` for `./x.d.ts`.
-  for (const file of await filesUnder(path.join(stage, "dist"), (f) => f.endsWith(".d.ts"))) {
-    const text = await readFile(file, "utf8");
-    await writeFile(file, text.replace(/((?:from|import)\s*\(?\s*["']\.{1,2}\/[^"']*)\.ts(["'])/g, "$1.js$2"));
   }
 }
 
