@@ -75,7 +75,9 @@ beforeAll(async () => {
   blog = path.join(tmp, "blog");
   await initProject(shop, SHOP);
   await initProject(blog, BLOG);
-});
+
+  // platform up, a browser sign-in and pushes: minutes on a loaded 2-core machine, not a bound on speed.
+}, 360_000);
 
 afterAll(async () => {
   await logs?.stop("SIGINT");

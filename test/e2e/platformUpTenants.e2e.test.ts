@@ -84,7 +84,9 @@ beforeAll(async () => {
   await push(bob, "attacker", answering("attacker v1"));
   await waitForBody(NEIGHBOUR_URL, /^neighbour answers$/);
   await waitForBody(ATTACKER_URL, /^attacker v1$/);
-});
+
+  // platform up, a browser sign-in and pushes: minutes on a loaded 2-core machine, not a bound on speed.
+}, 360_000);
 
 afterAll(async () => {
   await browser?.close();
