@@ -67,8 +67,8 @@ export class Ladder extends DurableObject {
     const result = await executeRun(store, definition, runId, { now: Date.now, beforeWaiting, exclusive: true });
     if (result.status !== "terminal") throw new Error(`run ended ${result.status}`);
     if (armed) await this.ctx.storage.deleteAlarm();
-    // The caller indexes the run from this summary (see oneRun).
-    return rung === "index" ? store.getRun(runId) : 1;
+    // The caller indexes the run from this report (see oneRun), as the actor reports it.
+    return rung === "index" ? store.getReport(runId) : 1;
   }
 
   alarm() {}
