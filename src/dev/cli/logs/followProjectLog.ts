@@ -1,4 +1,4 @@
-import { formatLogEntry, type LogEntry } from "../../../console/public/console/logLines.js";
+import { type LogEntry, logEntryLines } from "../../../console/public/console/logLines.js";
 import { CliError } from "../commandLine.ts";
 import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
 import { type PlatformTarget, requestPlatformApi } from "../platformTarget.ts";
@@ -20,11 +20,6 @@ export interface LogLine {
 export function timedLine(line: LogLine): string {
   const time = new Date(line.at).toTimeString().slice(0, 8);
   return `${time} ${line.text}`;
-}
-
-/** The log's lines, entry by entry. */
-export function entryLines(entries: readonly LogEntry[]): LogLine[] {
-  return entries.flatMap((entry) => formatLogEntry(entry).map((text) => ({ at: entry.at, text })));
 }
 
 /** Reads the project's log (`GET /projects/:slug/logs`); a refusal is a CliError with the API's words. */
@@ -50,7 +45,7 @@ export async function showProjectLog(
 ): Promise<void> {
   const now = options.now ?? Date.now;
   const recent = await readLog(target, `limit=${HISTORY}`);
-  const history: LogLine[] = entryLines(recent.entries);
+  const history: LogLine[] = logEntryLines(recent.entries);
   const since = recent.entries[0]?.at ?? now() - STEP_HISTORY_MS;
   let collecting = true;
   const steps = followWorkflowSteps({
@@ -75,7 +70,7 @@ export async function showProjectLog(
         if (options.signal?.aborted) return;
         throw error;
       }
-      for (const line of entryLines(page.entries)) options.print(line);
+      for (const line of logEntryLines(page.entries)) options.print(line);
       cursor = page.cursor;
     }
   } finally {
