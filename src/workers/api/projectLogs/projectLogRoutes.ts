@@ -63,7 +63,10 @@ export async function recordTraces(env: ApiEnv, items: readonly TraceItem[], wir
   const byScript = new Map<string, TraceItem[]>();
   for (const item of items) {
     const script = item.scriptName ?? wiredScript;
-    if (script) byScript.set(script, [...(byScript.get(script) ?? []), item]);
+    if (!script) continue;
+    const traces = byScript.get(script);
+    if (traces) traces.push(item);
+    else byScript.set(script, [item]);
   }
   await Promise.all([...byScript].map(([script, traces]) => recordScriptTraces(env, script, traces)));
 }
