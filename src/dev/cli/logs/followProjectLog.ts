@@ -1,7 +1,6 @@
 import { type LogEntry, logEntryLines } from "../../../console/public/console/logLines.js";
-import { CliError } from "../commandLine.ts";
 import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
-import { type PlatformTarget, requestPlatformApi } from "../platformTarget.ts";
+import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 
 /** The recent history `platform logs` prints first. */
 const HISTORY = 100;
@@ -23,14 +22,8 @@ export function timedLine(line: LogLine): string {
 }
 
 /** Reads the project's log (`GET /projects/:slug/logs`); a refusal is a CliError with the API's words. */
-async function readLog(target: PlatformTarget, query: string): Promise<{ entries: LogEntry[]; cursor: number }> {
-  const { status, ok, json } = await requestPlatformApi(
-    target,
-    "GET",
-    `/projects/${encodeURIComponent(target.slug)}/logs?${query}`,
-  );
-  if (!ok) throw new CliError(json.error?.message ?? `The platform API answered ${status}.`);
-  return json as unknown as { entries: LogEntry[]; cursor: number };
+function readLog(target: PlatformTarget, query: string): Promise<{ entries: LogEntry[]; cursor: number }> {
+  return callPlatformApi(target, "GET", `/projects/${encodeURIComponent(target.slug)}/logs?${query}`);
 }
 
 /**
