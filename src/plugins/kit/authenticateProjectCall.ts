@@ -2,7 +2,7 @@ import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { identifiedProjectCall } from "../../workers/db/identifiedProjectCall.ts";
 
 /** Default cap on a proxy call's body. */
-export const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
+const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface AuthenticatedCall {
   project: ProjectRow;
@@ -19,7 +19,7 @@ export interface AuthenticatedCall {
 export function authenticateProjectCall(
   request: Request,
   db: D1Database,
-  options: { bodyLimit?: number; now?: number } = {},
+  options: { bodyLimit?: number } = {},
 ): Promise<AuthenticatedCall> {
-  return identifiedProjectCall(request, db, options.bodyLimit ?? PROXY_BODY_LIMIT_BYTES, options.now);
+  return identifiedProjectCall(request, db, options.bodyLimit ?? PROXY_BODY_LIMIT_BYTES);
 }
