@@ -43,6 +43,15 @@ export function resolvePlatformApi(
   return { apiUrl, token: stored?.token ?? null, source: stored ? "login" : null };
 }
 
+/** The CLI token for `api`, or a CliError saying how to log in there. */
+export function loggedInToken(api: PlatformApi): string {
+  if (!api.token)
+    throw new CliError(
+      `Not logged in to ${api.apiUrl}: run \`platform login --api ${api.apiUrl}\` (or set $PLATFORM_TOKEN).`,
+    );
+  return api.token;
+}
+
 /**
  * Which platform a project-scoped command talks to: the `platform dev`
  * running for `--dir` (default: the current directory), or `--api URL` with
@@ -53,11 +62,7 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
   const api = values.api as string | undefined;
   if (api) {
     const resolved = resolvePlatformApi(api)!;
-    if (!resolved.token)
-      throw new CliError(
-        `Not logged in to ${resolved.apiUrl}: run \`platform login --api ${resolved.apiUrl}\` (or set $PLATFORM_TOKEN).`,
-      );
-    return { apiUrl: resolved.apiUrl, token: resolved.token, slug: projectSlugFor(projectDir) };
+    return { apiUrl: resolved.apiUrl, token: loggedInToken(resolved), slug: projectSlugFor(projectDir) };
   }
   const session = readDevSession(stateDirFor(projectDir));
   if (!session) {
@@ -84,12 +89,9 @@ export function resolvePushedTarget(
   if (values.slug === "") throw new CliError("--slug must not be empty.", 2);
   const api = resolvePlatformApi(values.api as string | undefined);
   if (!api) throw new CliError(`Which platform? Pass --api URL or run \`platform login --api URL\` first. ${instead}`);
-  if (!api.token)
-    throw new CliError(
-      `Not logged in to ${api.apiUrl}: run \`platform login --api ${api.apiUrl}\` (or set $PLATFORM_TOKEN).`,
-    );
+  const token = loggedInToken(api);
   const slug = pushSlugFor(path.resolve((values.dir as string | undefined) ?? "."), values.slug as string | undefined);
-  return { apiUrl: api.apiUrl, token: api.token, slug };
+  return { apiUrl: api.apiUrl, token, slug };
 }
 
 /** The API worker's JSON answer; `{}` when the body is not JSON. */

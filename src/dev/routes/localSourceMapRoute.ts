@@ -1,6 +1,5 @@
-import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import { projectLogOf, sourceMapOf } from "../../workers/api/projectLogs/projectLogRoutes.ts";
+import { requireProjectLog, sourceMapOf } from "../../workers/api/projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "../../workers/api/projectRoutes.ts";
 import type { CliRequest } from "../../workers/api/withCliUser.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
@@ -19,8 +18,6 @@ export async function putLocalSourceMap(request: CliRequest, env: DevApiEnv): Pr
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, MAP_LIMIT_BYTES);
   const map = sourceMapOf(body.map);
-  const log = projectLogOf(env, project.id);
-  if (!log) throw new PlatformError("internal", "This platform keeps no project logs (no PROJECT_LOGS binding).");
-  await log.setSourceMap(map);
+  await requireProjectLog(env, project.id).setSourceMap(map);
   return Response.json({ ok: true }, { headers: { "Cache-Control": "no-store" } });
 }

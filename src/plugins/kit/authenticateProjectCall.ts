@@ -1,12 +1,8 @@
-import { PlatformError } from "../../core/errors.ts";
-import { readBodyBytes } from "../../core/web/jsonBody.ts";
-import { IDENTITY_FAILURES, IDENTITY_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
-import { findProjectById, type ProjectRow } from "../../workers/db/projectsTable.ts";
-
-export { IDENTITY_FAILURES } from "../../core/requestToken.ts";
+import type { ProjectRow } from "../../workers/db/projectsTable.ts";
+import { identifiedProjectCall } from "../../workers/db/identifiedProjectCall.ts";
 
 /** Default cap on a proxy call's body. */
-export const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
+const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface AuthenticatedCall {
   project: ProjectRow;
@@ -20,31 +16,10 @@ export interface AuthenticatedCall {
  * path and body; 60 s) and returns the project. Throws `unauthorized` (401)
  * or `payload_too_large` (413, the body is read before the check).
  */
-export async function authenticateProjectCall(
+export function authenticateProjectCall(
   request: Request,
   db: D1Database,
-  options: { bodyLimit?: number; now?: number } = {},
+  options: { bodyLimit?: number } = {},
 ): Promise<AuthenticatedCall> {
-  const body =
-    request.method === "GET" || request.method === "HEAD"
-      ? new Uint8Array()
-      : await readBodyBytes(request, options.bodyLimit ?? PROXY_BODY_LIMIT_BYTES);
-  let project: ProjectRow | null = null;
-  const check = await verifyRequestToken(
-    "identity",
-    request.headers.get(IDENTITY_HEADER),
-    async (projectId) => {
-      project = await findProjectById(db, projectId);
-      return project?.worker_secret ?? null;
-    },
-    {
-      method: request.method,
-      pathAndQuery: pathAndQueryOf(request.url),
-      body: request.method === "GET" || request.method === "HEAD" ? null : body,
-    },
-    options.now,
-  );
-  if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
-  if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
-  return { project, body };
+  return identifiedProjectCall(request, db, options.bodyLimit ?? PROXY_BODY_LIMIT_BYTES);
 }

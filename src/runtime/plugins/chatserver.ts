@@ -68,10 +68,10 @@ interface Common {
   ctx: ExecutionContext;
 }
 
-/** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
 /** Where a message the bot posted or edited is. */
 type PostedMessage = { messageId: string; channelId: string };
 
+/** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
 export type ChatReply = string | (ChatMessageInput & { ephemeral?: boolean });
 
 export interface ChatCommand extends Common {

@@ -4,7 +4,7 @@ import { PlatformError } from "../../core/errors.ts";
 import { parseJsonObject } from "../../core/web/jsonBody.ts";
 import { recordRedeemedToken, REDEEMED_TOKEN_SKEW_SECONDS } from "../db/redeemedCallbackTokens.ts";
 import type { ApiEnv } from "./env.ts";
-import { identifiedProjectCall } from "./identifiedProjectCall.ts";
+import { identifiedProjectCall } from "../db/identifiedProjectCall.ts";
 import { refuseSessionStart } from "./projectSessionRoutes.ts";
 
 /**
@@ -21,7 +21,7 @@ import { refuseSessionStart } from "./projectSessionRoutes.ts";
  */
 export async function redeemCallbackToken(request: Request, env: ApiEnv): Promise<Response> {
   const nowMS = Date.now();
-  const { projectId, body: bytes } = await identifiedProjectCall(request, env, 1024, nowMS);
+  const { project, body: bytes } = await identifiedProjectCall(request, env.DB, 1024, nowMS);
   const body = parseJsonObject(bytes);
   if (typeof body.jti !== "string" || !JTI.test(body.jti))
     throw new PlatformError("invalid_input", "jti must be a callback token's id (22 base64url characters).");
@@ -40,7 +40,7 @@ export async function redeemCallbackToken(request: Request, env: ApiEnv): Promis
     );
   }
   const session = body.session === undefined ? undefined : parseSessionGrant(body.session, now);
-  const outcome = await recordRedeemedToken(env.DB, projectId, body.jti, exp, now, session);
+  const outcome = await recordRedeemedToken(env.DB, project.id, body.jti, exp, now, session);
   if (!outcome.redeemed) throw new PlatformError("conflict", "This callback token was already redeemed.");
   if (outcome.session) refuseSessionStart(outcome.session);
   return Response.json({ redeemed: true });

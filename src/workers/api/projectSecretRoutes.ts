@@ -1,11 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
-import {
-  countProjectSecrets,
-  deleteProjectSecret,
-  listProjectSecrets,
-  putProjectSecret,
-} from "../db/projectSecretsTable.ts";
+import { deleteProjectSecret, listProjectSecrets, putProjectSecret } from "../db/projectSecretsTable.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import { checkSecretName, checkSecretValue, MAX_SECRET_VALUE_BYTES, MAX_SECRETS_PER_PROJECT } from "./secretRules.ts";
@@ -45,8 +40,8 @@ export async function putSecret(request: CliRequest, env: ApiEnv): Promise<Respo
   // The value's limit is checked exactly below; the body may hold it JSON-escaped (up to 6 bytes a byte).
   const body = await readJsonObject(request, MAX_SECRET_VALUE_BYTES * 6 + 1024);
   const value = checkSecretValue(name, body.value);
-  const known = (await listProjectSecrets(env.DB, project.id)).some((secret) => secret.name === name);
-  if (!known && (await countProjectSecrets(env.DB, project.id)) >= MAX_SECRETS_PER_PROJECT)
+  const secrets = await listProjectSecrets(env.DB, project.id);
+  if (!secrets.some((secret) => secret.name === name) && secrets.length >= MAX_SECRETS_PER_PROJECT)
     throw new PlatformError(
       "conflict",
       `Project "${project.slug}" has ${MAX_SECRETS_PER_PROJECT} secrets, the most it may have: delete one first.`,

@@ -1,16 +1,15 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
-import { parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
+import { parseJsonObject } from "../../core/web/jsonBody.ts";
 import {
   IDENTITY_FAILURES,
   IDENTITY_HEADER,
   parseRequestToken,
-  pathAndQueryOf,
   requestTokenExpiresAt,
-  verifyRequestToken,
 } from "../../core/requestToken.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
-import { findProjectById, findProjectByScriptName } from "../db/projectsTable.ts";
+import { findProjectByScriptName } from "../db/projectsTable.ts";
+import { identifiedProjectCall } from "../db/identifiedProjectCall.ts";
 import { spendIdentityToken } from "../db/spentIdentityTokens.ts";
 import {
   claimExecutionInFlight,
@@ -40,22 +39,12 @@ export const EXECUTE_RATE = { bucket: "workflow-execute", limit: 60, windowMS: 1
  * second one (the answer is the same 202: the run is queued).
  */
 export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): Promise<Response> {
-  const bytes = await readBodyBytes(request, 4 * 1024);
-  const token = request.headers.get(IDENTITY_HEADER);
-  const check = await verifyRequestToken(
-    "identity",
-    token,
-    async (projectId) => (await findProjectById(env.DB, projectId))?.worker_secret ?? null,
-    { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body: bytes },
-  );
-  if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
+  const { project, body: bytes } = await identifiedProjectCall(request, env.DB, 4 * 1024);
   const now = Date.now();
   // Verified, so the token parses; only a verified token is recorded (no forger fills the table).
-  const parts = parseRequestToken(token)!;
+  const parts = parseRequestToken(request.headers.get(IDENTITY_HEADER))!;
   if (!(await spendIdentityToken(env.DB, parts.signature, requestTokenExpiresAt(parts.timestamp), now)))
     throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
-  const project = await findProjectById(env.DB, check.projectId);
-  if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);
   const refusal = await takeProjectRates(
     env.RATE_LIMITER,
     project,

@@ -1,3 +1,4 @@
+import { UTC } from "../../core/cronSchedule.ts";
 import { replaceProjectRowsStatements } from "./projectRows.ts";
 import { touchProjectStatement, type ProjectRow } from "./projectsTable.ts";
 import { allRows } from "./statementResults.ts";
@@ -9,8 +10,6 @@ export interface ProjectCron {
   /** The IANA zone `schedule` is read in; absent: UTC (the column's default). */
   timezone?: string;
 }
-
-const UTC = "UTC";
 
 /** A row as the API shows it: the zone only when it is not UTC. */
 function toProjectCron(row: { name: string; schedule: string; timezone: string }): ProjectCron {

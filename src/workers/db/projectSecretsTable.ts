@@ -55,15 +55,6 @@ export async function listProjectSecrets(db: D1Database, projectId: number): Pro
   return results.map((row) => ({ name: row.name, updatedAt: row.updated_at }));
 }
 
-export async function countProjectSecrets(db: D1Database, projectId: number): Promise<number> {
-  return (
-    (await db
-      .prepare("SELECT COUNT(*) AS n FROM project_secrets WHERE project_id = ?")
-      .bind(projectId)
-      .first<number>("n")) ?? 0
-  );
-}
-
 /** Answers whether there was such a secret. */
 export async function deleteProjectSecret(db: D1Database, projectId: number, name: string): Promise<boolean> {
   const result = await db

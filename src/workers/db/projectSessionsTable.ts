@@ -1,7 +1,7 @@
 import type { SessionGrant } from "../../contracts/signInSessions.ts";
 
 /**
- * `project_sessions` (migrations/0011): the live sign-in sessions of every
+ * `project_sessions` (migrations/0012_project_sessions.sql): the live sign-in sessions of every
  * project. A row exists from sign-in until sign-out, sign-out-everywhere or
  * its `exp`; the project worker reads a session cookie as somebody only while
  * its row is there. Rows are only ever written under the project the caller

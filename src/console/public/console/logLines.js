@@ -80,6 +80,16 @@ export function formatLogEntry(entry) {
   return [];
 }
 
+/**
+ * Log entries as lines, each with the time of its entry: what the console's Logs view and
+ * `platform logs` print.
+ * @param {readonly LogEntry[]} entries
+ * @returns {{ at: number, text: string }[]}
+ */
+export function logEntryLines(entries) {
+  return entries.flatMap((entry) => formatLogEntry(entry).map((text) => ({ at: entry.at, text })));
+}
+
 /** What follows a completed step: the next step, and whether the run sleeps or waits for an event first. @param {RunEvent} event */
 function nextPart(event) {
   const { next_step: next, wake_at: wakeAt, waiting_for: waitingFor, timeout_at: timeoutAt } = event.payload;

@@ -3,7 +3,7 @@
 // steps, the words of logLines.js (as `platform logs` prints them), newest at the bottom; it
 // follows the log while the project's page is open.
 import { clear, el } from "./dom.js";
-import { createStepFollower, formatLogEntry } from "./logLines.js";
+import { createStepFollower, logEntryLines } from "./logLines.js";
 
 /** How many recent lines the section starts with. */
 const HISTORY = 100;
@@ -54,9 +54,6 @@ export function logsSection(slug, { api, errorText, isCurrent }) {
     while (lines.childNodes.length > SHOWN) lines.firstChild?.remove();
     if (atBottom) lines.scrollTop = lines.scrollHeight;
   };
-  /** @param {any[]} entries */
-  const entryLines = (entries) =>
-    entries.flatMap((entry) => formatLogEntry(entry).map((text) => ({ at: entry.at, text })));
 
   void (async () => {
     let page;
@@ -67,7 +64,7 @@ export function logsSection(slug, { api, errorText, isCurrent }) {
       return;
     }
     /** @type {{ at: number, text: string }[] | null} the first lines, gathered to be sorted by time */
-    let history = entryLines(page.entries);
+    let history = logEntryLines(page.entries);
     const steps = createStepFollower({
       slug,
       since: page.entries[0]?.at ?? Date.now() - 3_600_000,
@@ -89,7 +86,7 @@ export function logsSection(slug, { api, errorText, isCurrent }) {
       try {
         const next = await api("GET", `${base}?after=${cursor}&waitMS=${WAIT_MS}`);
         if (!isCurrent()) break;
-        show(entryLines(next.entries));
+        show(logEntryLines(next.entries));
         cursor = next.cursor;
         status.textContent = "Live.";
       } catch (error) {

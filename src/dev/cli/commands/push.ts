@@ -4,7 +4,7 @@ import { buildProject, type ProjectBuild, writeMetadata } from "../build/buildPr
 import { extractMetadata } from "../build/extractMetadata.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { pushSlugFor } from "../deploy/pushSlug.ts";
-import { resolvePlatformApi } from "../platformTarget.ts";
+import { loggedInToken, resolvePlatformApi } from "../platformTarget.ts";
 import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 
 export const pushCommand: Command = {
@@ -67,13 +67,10 @@ Options:
     }
     const api = resolvePlatformApi(values.api as string | undefined);
     if (!api) throw new CliError("Which platform? Run `platform login --api URL` first, or pass --api URL.");
-    if (!api.token)
-      throw new CliError(
-        `Not logged in to ${api.apiUrl}: run \`platform login --api ${api.apiUrl}\` (or set $PLATFORM_TOKEN).`,
-      );
+    const token = loggedInToken(api);
     const slug = pushSlugFor(projectDir, values.slug as string | undefined);
     const { deployProject, ensureProject } = await import("../deploy/deployProject.ts");
-    const target = { apiUrl: api.apiUrl, token: api.token, slug };
+    const target = { apiUrl: api.apiUrl, token, slug };
     const project = await ensureProject(target, values.private === true);
     if (project.created)
       console.log(`Created project "${slug}"${project.private ? " (private)" : ""} on ${api.apiUrl}`);

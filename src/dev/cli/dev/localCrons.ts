@@ -1,5 +1,5 @@
-import { Cron } from "croner";
 import type { V4WorkerOptions } from "miniflare";
+import { cronIsDue, UTC } from "../../../core/cronSchedule.ts";
 
 /** One cron trigger of a local platform's worker. */
 export interface LocalCron {
@@ -18,6 +18,5 @@ export function localCrons(workers: V4WorkerOptions[]): LocalCron[] {
  * `platform dev` asks every minute and runs these.
  */
 export function dueCrons(crons: LocalCron[], scheduledTime: Date): LocalCron[] {
-  const minute = new Date(Math.floor(scheduledTime.getTime() / 60_000) * 60_000);
-  return crons.filter(({ cron }) => new Cron(cron, { paused: true, timezone: "UTC" }).match(minute));
+  return crons.filter(({ cron }) => cronIsDue({ cron, timezone: UTC }, scheduledTime.getTime()));
 }

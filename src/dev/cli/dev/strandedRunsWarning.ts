@@ -17,9 +17,8 @@ export async function strandedRunsWarning(
   project: { id: string | number; workerSecret: string },
   metadata: Record<string, unknown>,
 ): Promise<string[]> {
-  const workflows = parseWorkflowShapes(metadata.workflows).map(({ name, steps, renamed }) =>
-    renamed ? { name, steps, renamed } : { name, steps },
-  );
+  // Shapes only (name, steps, renamed): what the check route reads.
+  const workflows = parseWorkflowShapes(metadata.workflows);
   const pathAndQuery = "/__workflow/check";
   const body = JSON.stringify({ workflows });
   const token = await signRequestToken("internal", project.id, project.workerSecret, {

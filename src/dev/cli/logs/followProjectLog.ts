@@ -1,7 +1,6 @@
-import { formatLogEntry, type LogEntry } from "../../../console/public/console/logLines.js";
-import { CliError } from "../commandLine.ts";
+import { type LogEntry, logEntryLines } from "../../../console/public/console/logLines.js";
 import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
-import { type PlatformTarget, requestPlatformApi } from "../platformTarget.ts";
+import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 
 /** The recent history `platform logs` prints first. */
 const HISTORY = 100;
@@ -22,20 +21,9 @@ export function timedLine(line: LogLine): string {
   return `${time} ${line.text}`;
 }
 
-/** The log's lines, entry by entry. */
-export function entryLines(entries: readonly LogEntry[]): LogLine[] {
-  return entries.flatMap((entry) => formatLogEntry(entry).map((text) => ({ at: entry.at, text })));
-}
-
 /** Reads the project's log (`GET /projects/:slug/logs`); a refusal is a CliError with the API's words. */
-async function readLog(target: PlatformTarget, query: string): Promise<{ entries: LogEntry[]; cursor: number }> {
-  const { status, ok, json } = await requestPlatformApi(
-    target,
-    "GET",
-    `/projects/${encodeURIComponent(target.slug)}/logs?${query}`,
-  );
-  if (!ok) throw new CliError(json.error?.message ?? `The platform API answered ${status}.`);
-  return json as unknown as { entries: LogEntry[]; cursor: number };
+function readLog(target: PlatformTarget, query: string): Promise<{ entries: LogEntry[]; cursor: number }> {
+  return callPlatformApi(target, "GET", `/projects/${encodeURIComponent(target.slug)}/logs?${query}`);
 }
 
 /**
@@ -50,7 +38,7 @@ export async function showProjectLog(
 ): Promise<void> {
   const now = options.now ?? Date.now;
   const recent = await readLog(target, `limit=${HISTORY}`);
-  const history: LogLine[] = entryLines(recent.entries);
+  const history: LogLine[] = logEntryLines(recent.entries);
   const since = recent.entries[0]?.at ?? now() - STEP_HISTORY_MS;
   let collecting = true;
   const steps = followWorkflowSteps({
@@ -75,7 +63,7 @@ export async function showProjectLog(
         if (options.signal?.aborted) return;
         throw error;
       }
-      for (const line of entryLines(page.entries)) options.print(line);
+      for (const line of logEntryLines(page.entries)) options.print(line);
       cursor = page.cursor;
     }
   } finally {

@@ -18,6 +18,13 @@ export function projectLogOf(
   return env.PROJECT_LOGS.get(env.PROJECT_LOGS.idFromName(`project-${projectId}`));
 }
 
+/** The project's log actor, for a route that cannot do without one: `internal` when the platform keeps no logs. */
+export function requireProjectLog(env: Pick<ApiEnv, "PROJECT_LOGS">, projectId: number): DurableObjectStub<ProjectLog> {
+  const log = projectLogOf(env, projectId);
+  if (!log) throw new PlatformError("internal", "This platform keeps no project logs (no PROJECT_LOGS binding).");
+  return log;
+}
+
 /** A query parameter as an integer in [min, max], its default when absent; anything else is refused naming it. */
 function intParam(url: URL, name: string, min: number, max: number, fallback: number | undefined): number | undefined {
   const text = url.searchParams.get(name);
@@ -45,9 +52,11 @@ export async function readProjectLog(request: CliRequest, env: ApiEnv): Promise<
   const after = intParam(url, "after", 0, Number.MAX_SAFE_INTEGER, undefined);
   const limit = intParam(url, "limit", 1, MAX_LOG_READ, 100)!;
   const waitMS = intParam(url, "waitMS", 0, MAX_LOG_WAIT_MS, 0)!;
-  const log = projectLogOf(env, project.id);
-  if (!log) throw new PlatformError("internal", "This platform keeps no project logs (no PROJECT_LOGS binding).");
-  const answer = await log.read({ ...(after === undefined ? {} : { after }), limit, waitMS });
+  const answer = await requireProjectLog(env, project.id).read({
+    ...(after === undefined ? {} : { after }),
+    limit,
+    waitMS,
+  });
   return Response.json(answer, { headers: { "Cache-Control": "no-store" } });
 }
 
@@ -63,7 +72,10 @@ export async function recordTraces(env: ApiEnv, items: readonly TraceItem[], wir
   const byScript = new Map<string, TraceItem[]>();
   for (const item of items) {
     const script = item.scriptName ?? wiredScript;
-    if (script) byScript.set(script, [...(byScript.get(script) ?? []), item]);
+    if (!script) continue;
+    const traces = byScript.get(script);
+    if (traces) traces.push(item);
+    else byScript.set(script, [item]);
   }
   await Promise.all([...byScript].map(([script, traces]) => recordScriptTraces(env, script, traces)));
 }
