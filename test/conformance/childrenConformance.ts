@@ -70,6 +70,14 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
         },
         { stepTimeoutMS: 10_000 },
       );
+      workflow(
+        "one-at-a-time",
+        {
+          start: async (ctx) => ({ step: "collect", children: [{ workflow: "square", data: ctx.data }] }),
+          collect: async (ctx) => ({ done: true, result: ctx.children?.[0]?.result }),
+        },
+        { concurrency: { limit: 1 } },
+      );
       workflow("bad-children", {
         start: async (ctx) => ({ step: "start", children: ctx.data }),
       });
@@ -115,6 +123,15 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
       await listedWhen({ status: "waiting" }, [parent.id]);
       await listedWhen({ status: "running", name: "square" }, waiting.children?.map((child) => child.runId) ?? []);
       expect((await workflow.get(parent.id))?.status).toBe("waiting");
+      // A waiting parent needs its next step: code without it would strand the parent.
+      const next = [
+        { name: "fan-out", steps: ["start"] },
+        { name: "square", steps: ["start"] },
+      ];
+      expect(await subject.backend.strandedBy(next)).toEqual({
+        count: 1,
+        runs: [{ runId: parent.id, workflow: "fan-out", step: "collect", status: "waiting", missing: "step" }],
+      });
       opened.add("slow");
       const outcomes = (await parent.result()) as { status: string; result?: number; error?: string }[];
       expect(outcomes).toEqual([
@@ -169,6 +186,20 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
       await workflow.resume(parent.id);
       expect(((await parent.result()) as { result: number }[]).map((child) => child.result)).toEqual([0, 1]);
       await listedWhen({ status: "completed", name: "fan-out" }, [parent.id]);
+    });
+
+    it("a waiting parent holds its concurrency slot: the next run of its key stays queued until it ends", async () => {
+      const first = await workflow.start("one-at-a-time", { n: 2, gate: "slot" });
+      await viewWhen(first.id, (v) => v.status === "waiting");
+      const second = await workflow.start("one-at-a-time", { n: 3 });
+      expect((await workflow.get(second.id))?.status).toBe("queued");
+      opened.add("slot");
+      expect(await first.result()).toBe(4);
+      expect(await second.result()).toBe(9);
+      const started = (await workflow.get(second.id)) as RunView;
+      expect(eventOf(started, "workflow_dequeued").at).toBeGreaterThanOrEqual(
+        (await workflow.get(first.id))?.updatedAt ?? Number.POSITIVE_INFINITY,
+      );
     });
 
     it("a child that ends while the parent's host restarts still wakes it; the restart starts no child twice", async () => {
