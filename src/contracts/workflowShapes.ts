@@ -64,8 +64,8 @@ export interface StrandedRun {
   runId: string;
   workflow: string;
   step: string;
-  /** Live runs only: running or paused. */
-  status: "running" | "paused";
+  /** Live runs only: running (a queued run too), waiting for its children, or paused. */
+  status: "running" | "waiting" | "paused";
   /** Whether the new code lacks the whole workflow, or only that step. */
   missing: "workflow" | "step";
 }

@@ -1,6 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { FIRST_STEP } from "./definition.ts";
-import { isTerminalEvent, type StoredEvent } from "./events.ts";
+import { decodeContinuation } from "./continuation.ts";
+import { isControlEvent, isTerminalEvent, type StoredEvent } from "./events.ts";
 import type { RunStatus, SeqTaken } from "./store.ts";
 
 /**
@@ -78,11 +79,13 @@ export function checkRunBatch(runId: string, tail: RunTail | null, batch: Stored
 
 /**
  * What a batch changes in its run's summary (undefined: unchanged): the
- * status (queued, dequeued, ended, paused or resumed; an event_received or
- * child_finished changes none: a queued run sent an event stays queued), the position (the step the run is in or
- * will claim next; a run that ended keeps the step it ended in), the failure
- * reason, and when it ended. Every store folds its batches through this, so
- * their summaries agree.
+ * status (queued, dequeued, parked on its children, claimed, ended, paused
+ * or resumed; an event_received or child_finished changes none: a queued run
+ * sent an event stays queued, and a parent whose last child ended is woken
+ * by that end and is `running` again when it claims its next step), the
+ * position (the step the run is in or will claim next; a run that ended
+ * keeps the step it ended in), the failure reason, and when it ended. Every
+ * store folds its batches through this, so their summaries agree.
  */
 export interface SummaryChange {
   status?: RunStatus;
@@ -91,8 +94,29 @@ export interface SummaryChange {
   endedAt?: number;
 }
 
-export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
+/**
+ * What a store knows of a run before a batch, read only when the batch's
+ * change depends on it (a step that starts children while the run is paused,
+ * a resume): its status, and its state (its last event other than a control
+ * event). Absent for a batch that begins with workflow_created.
+ */
+export interface RunBefore {
+  status(): RunStatus;
+  state(): StoredEvent | null;
+}
+
+/**
+ * Whether a run whose state is `state` is parked on its children: its last
+ * step started children and it has not claimed the step after them.
+ */
+export function isParkedOnChildren(state: StoredEvent | null): boolean {
+  return state?.type === "step_completed" && decodeContinuation(state.payload).kind === "children";
+}
+
+export function summaryChange(batch: readonly StoredEvent[], before?: RunBefore): SummaryChange {
   const change: SummaryChange = {};
+  let state: StoredEvent | null | undefined;
+  const status = () => change.status ?? before?.status() ?? "running";
   for (const event of batch) {
     switch (event.type) {
       case "workflow_created":
@@ -106,17 +130,24 @@ export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
         change.status = "running";
         break;
       case "step_started":
+        change.status = "running";
+        change.step = event.payload.step;
+        break;
       case "step_failed":
         change.step = event.payload.step;
         break;
       case "step_completed":
         change.step = event.payload.next_step ?? event.payload.step;
+        // A step in flight when the run was paused commits without resuming it.
+        if (isParkedOnChildren(event) && status() !== "paused") change.status = "waiting";
         break;
       case "workflow_paused":
         change.status = "paused";
         break;
       case "workflow_resumed":
-        change.status = "running";
+        change.status = isParkedOnChildren(state === undefined ? (before?.state() ?? null) : state)
+          ? "waiting"
+          : "running";
         break;
       case "workflow_completed":
         change.status = "completed";
@@ -135,6 +166,7 @@ export function summaryChange(batch: readonly StoredEvent[]): SummaryChange {
       case "child_finished":
         break;
     }
+    if (!isControlEvent(event)) state = event;
   }
   return change;
 }

@@ -123,7 +123,7 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
     if (next.kind === "sleep") view.wakeAt = next.until;
     if (next.kind === "wait_for_event")
       view.waitingFor = next.until === undefined ? { name: next.event } : { name: next.event, timeoutAt: next.until };
-    const pending = next.kind === "children" && view.status === "running" ? fold.pending().length : 0;
+    const pending = next.kind === "children" && view.status === "waiting" ? fold.pending().length : 0;
     if (next.kind === "children" && pending > 0)
       view.waitingForChildren = { total: next.children.length, finished: next.children.length - pending };
   }

@@ -184,15 +184,16 @@ export function isTerminalEvent(event: StoredEvent): event is StoredEventOf<Term
  * whatever the run is doing. A run's state is its last event other than
  * these, and a commit that lost its seq to these alone is appended after them.
  */
-export type ControlEventType = "event_received" | "child_finished" | "workflow_paused" | "workflow_resumed";
+export const CONTROL_EVENT_TYPES = [
+  "event_received",
+  "child_finished",
+  "workflow_paused",
+  "workflow_resumed",
+] as const satisfies readonly WorkflowEventType[];
+export type ControlEventType = (typeof CONTROL_EVENT_TYPES)[number];
 
 export function isControlEvent(event: StoredEvent): event is StoredEventOf<ControlEventType> {
-  return (
-    event.type === "event_received" ||
-    event.type === "child_finished" ||
-    event.type === "workflow_paused" ||
-    event.type === "workflow_resumed"
-  );
+  return (CONTROL_EVENT_TYPES as readonly WorkflowEventType[]).includes(event.type);
 }
 
 export function isWorkflowEventType(value: unknown): value is WorkflowEventType {

@@ -101,7 +101,15 @@ export {
 } from "./stepFailure.ts";
 
 // Stores and local backends.
-export { RUN_STATUSES, LIVE_STATUSES, TERMINAL_STATUSES, isLiveStatus, DEFAULT_RETENTION_MS } from "./store.ts";
+export {
+  RUN_STATUSES,
+  LIVE_STATUSES,
+  TERMINAL_STATUSES,
+  ACTIVE_STATUSES,
+  isLiveStatus,
+  isActiveStatus,
+  DEFAULT_RETENTION_MS,
+} from "./store.ts";
 export type {
   WorkflowEventStore,
   RunIndex,

@@ -2,6 +2,7 @@ import { PlatformError } from "../core/errors.ts";
 import { checkRunBatch, groupBatch, summaryChange } from "./appendRules.ts";
 import type { BulkOperation, BulkOperationLog } from "./bulkOperation.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
+import { lastStateEvent } from "./receivedEvents.ts";
 import { freezeJson, type JsonValue } from "./json.ts";
 import {
   decodeListCursor,
@@ -13,6 +14,7 @@ import {
 } from "./runQuery.ts";
 import {
   DEFAULT_RETENTION_MS,
+  isActiveStatus,
   isLiveStatus,
   type LivePosition,
   type RunIndex,
@@ -62,9 +64,12 @@ export function createMemoryEventStore(): MemoryEventStore {
   };
 
   const apply = (run: MemoryRun, batch: StoredEvent[]) => {
+    const { status, step, error, endedAt } = summaryChange(batch, {
+      status: () => run.summary.status,
+      state: () => lastStateEvent(run.rows.map(decode)),
+    });
     for (const event of batch) run.rows.push(JSON.stringify(event));
     const last = batch[batch.length - 1] as StoredEvent;
-    const { status, step, error, endedAt } = summaryChange(batch);
     run.summary = {
       ...run.summary,
       ...(status === undefined ? {} : { status }),
@@ -175,7 +180,10 @@ export function createMemoryEventStore(): MemoryEventStore {
     },
 
     activeRunIds() {
-      return [...activeByWorkflowId.values()].filter((runId) => runs.get(runId)?.summary.status === "running");
+      return [...activeByWorkflowId.values()].filter((runId) => {
+        const status = runs.get(runId)?.summary.status;
+        return status !== undefined && isActiveStatus(status);
+      });
     },
 
     matchRunIds(filter, max) {

@@ -3,18 +3,30 @@ import type { RerunOf } from "./events.ts";
 /**
  * A run's status. `cancelled` and `paused` come from `workflow.cancel` and
  * `workflow.pause`; `queued` is a run under flow control (flowControl.ts)
- * waiting for its turn. Live runs are `queued`, `running`
+ * waiting for its turn; `waiting` is a parent parked on the children its last
+ * step started, from that step's step_completed until it claims its next
+ * step (its last child's end wakes it at once). A run that sleeps or waits
+ * for an event is `running`. Live runs are `queued`, `running`, `waiting`
  * or `paused`; the others are terminal. A later status is added here and to
  * {@link LIVE_STATUSES} or {@link TERMINAL_STATUSES}; the stores and the
  * index read these lists.
  */
-export const RUN_STATUSES = ["queued", "running", "paused", "completed", "failed", "cancelled"] as const;
+export const RUN_STATUSES = ["queued", "running", "waiting", "paused", "completed", "failed", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const LIVE_STATUSES = ["queued", "running", "paused"] as const satisfies readonly RunStatus[];
+export const LIVE_STATUSES = ["queued", "running", "waiting", "paused"] as const satisfies readonly RunStatus[];
 export const TERMINAL_STATUSES = ["completed", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+/**
+ * Started and not paused: the runs an executor drives (the recovery sweep
+ * looks at these) and that hold a flow-control slot.
+ */
+export const ACTIVE_STATUSES = ["running", "waiting"] as const satisfies readonly RunStatus[];
 
 export function isLiveStatus(status: RunStatus): boolean {
   return (LIVE_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+export function isActiveStatus(status: RunStatus): boolean {
+  return (ACTIVE_STATUSES as readonly RunStatus[]).includes(status);
 }
 
 /** One run as listed by `workflow.list`. */

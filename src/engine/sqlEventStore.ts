@@ -1,6 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
-import { checkRunBatch, groupBatch, summaryChange } from "./appendRules.ts";
-import type { StoredEvent } from "./events.ts";
+import { checkRunBatch, groupBatch, type RunBefore, summaryChange } from "./appendRules.ts";
+import { CONTROL_EVENT_TYPES, type StoredEvent } from "./events.ts";
 import { encodePayload } from "./json.ts";
 import {
   createSqlRunIndex,
@@ -15,6 +15,7 @@ import {
   LIVE_STATUSES,
   type AppendResult,
   type RunIndex,
+  type RunStatus,
   type SeqTaken,
   type WorkflowEventStore,
 } from "./store.ts";
@@ -53,6 +54,8 @@ export interface SqlEventStoreOptions {
   manyRuns?: boolean;
 }
 
+const CONTROL_TYPES = CONTROL_EVENT_TYPES.map((type) => `'${type}'`).join(", ");
+
 const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 /**
@@ -60,8 +63,8 @@ const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
  * status (ended, paused, resumed), the position, the failure reason, and the
  * expiry (its end + the run's retention); NULL keeps what the row holds.
  */
-function rowChange(batch: StoredEvent[]): SqlValue[] {
-  const { status, step, error, endedAt } = summaryChange(batch);
+function rowChange(batch: StoredEvent[], before: RunBefore): SqlValue[] {
+  const { status, step, error, endedAt } = summaryChange(batch, before);
   const last = batch[batch.length - 1] as StoredEvent;
   return [status ?? null, last.at, last.seq, step ?? null, error ?? null, endedAt ?? null];
 }
@@ -136,6 +139,20 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
     }
   };
 
+  /** What a batch's change may read of its run, read only then (before the batch's own rows are written). */
+  const before = (runId: string): RunBefore => ({
+    status: () =>
+      sql.all<{ status: RunStatus }>("SELECT status FROM _workflow_runs WHERE run_id = ?", runId)[0]?.status ??
+      "running",
+    state: () => {
+      const [row] = sql.all<EventRow>(
+        `SELECT * FROM _workflow_events WHERE run_id = ? AND type NOT IN (${CONTROL_TYPES}) ORDER BY seq DESC LIMIT 1`,
+        runId,
+      );
+      return row ? toEvent(row) : null;
+    },
+  });
+
   return {
     lastEvent(runId) {
       const [row] = sql.all<EventRow>(
@@ -159,7 +176,7 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
               wellFormed(runId, batch) &&
               sql.all(
                 `UPDATE _workflow_runs SET ${ROW_CHANGE} WHERE run_id = ? AND workflow_id = ? AND last_seq = ? AND ${LIVE} RETURNING last_seq`,
-                ...rowChange(batch),
+                ...rowChange(batch, before(runId)),
                 runId,
                 first.workflowId,
                 first.seq - 1,
@@ -179,7 +196,11 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
                 batch,
               );
               if (seqTaken) throw new SeqTakenRollback(seqTaken);
-              sql.run(`UPDATE _workflow_runs SET ${ROW_CHANGE} WHERE run_id = ?`, ...rowChange(batch), runId);
+              sql.run(
+                `UPDATE _workflow_runs SET ${ROW_CHANGE} WHERE run_id = ?`,
+                ...rowChange(batch, before(runId)),
+                runId,
+              );
             }
             insertEvents(batch);
           }

@@ -1,7 +1,14 @@
 import { summaryOf } from "./appendRules.ts";
 import type { StoredEvent } from "./events.ts";
 import { decodeListCursor, encodeListCursor, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
-import { LIVE_STATUSES, type LivePosition, type RunIndex, type RunReport, type RunSummary } from "./store.ts";
+import {
+  ACTIVE_STATUSES,
+  LIVE_STATUSES,
+  type LivePosition,
+  type RunIndex,
+  type RunReport,
+  type RunSummary,
+} from "./store.ts";
 import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 /**
@@ -47,6 +54,7 @@ const ADDED_COLUMNS: readonly [string, string][] = [
 ];
 
 const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+const ACTIVE = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 /**
  * What finding runs among many needs. A list is newest first by start time,
@@ -57,12 +65,14 @@ const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
  * yields (idPrefix also has run_id's own unique index). Live runs by
  * workflow id (one active run per id), finished runs by expiry (retention),
  * and (idempotency keys) the newest run of a workflow id have indexes of
- * their own.
+ * their own. The live runs' index is `_live_ids` since `waiting` became a
+ * live status: a partial index keeps the condition it was made with.
  */
 export const RUN_LIST_INDEXES_SCHEMA = `
   DROP INDEX IF EXISTS _workflow_runs_active;
   DROP INDEX IF EXISTS _workflow_runs_status;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_live ON _workflow_runs (workflow_id) WHERE ${LIVE};
+  DROP INDEX IF EXISTS _workflow_runs_live;
+  CREATE INDEX IF NOT EXISTS _workflow_runs_live_ids ON _workflow_runs (workflow_id) WHERE ${LIVE};
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_created ON _workflow_runs (created_at);
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_status ON _workflow_runs (status, created_at);
   CREATE INDEX IF NOT EXISTS _workflow_runs_by_status_step ON _workflow_runs (status, step, created_at);
@@ -262,7 +272,7 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
 
     activeRunIds() {
       return sql
-        .all<{ run_id: string }>("SELECT run_id FROM _workflow_runs WHERE status = 'running' ORDER BY created_at")
+        .all<{ run_id: string }>(`SELECT run_id FROM _workflow_runs WHERE ${ACTIVE} ORDER BY created_at`)
         .map((r) => r.run_id);
     },
 

@@ -3,7 +3,14 @@ import type { RunFilter, RunListPage, RunListQuery } from "./runQuery.ts";
 import type { LivePosition, RunSummary } from "./runSummary.ts";
 
 export type { RunListPage, RunListQuery } from "./runQuery.ts";
-export { RUN_STATUSES, LIVE_STATUSES, TERMINAL_STATUSES, isLiveStatus } from "./runSummary.ts";
+export {
+  RUN_STATUSES,
+  LIVE_STATUSES,
+  TERMINAL_STATUSES,
+  ACTIVE_STATUSES,
+  isLiveStatus,
+  isActiveStatus,
+} from "./runSummary.ts";
 export type { RunStatus, RunSummary, RunReport, LivePosition } from "./runSummary.ts";
 
 /**
@@ -91,13 +98,13 @@ export interface RunIndex {
   getRun(runId: string): RunSummary | null;
   listRuns(query: RunListQuery): RunListPage;
   /**
-   * Run ids whose status is `running` (the recovery sweep's list): a paused run is left alone until
-   * resumed, and a queued run until its queue starts it.
+   * Run ids whose status is `running` or `waiting` (the recovery sweep's list): a paused run is left
+   * alone until resumed, and a queued run until its queue starts it.
    */
   activeRunIds(): string[];
   /** The ids of the runs a bulk operation means, newest first, at most `max`; `matched` counts them all. */
   matchRunIds(filter: RunFilter, max: number): { runIds: string[]; matched: number };
-  /** Live runs (running or paused) counted by workflow and position. */
+  /** Live runs counted by workflow and position. */
   livePositions(): LivePosition[];
   /** Live runs of `name` at `step`, newest first, at most `limit`. */
   liveRunsAt(name: string, step: string, limit: number): RunSummary[];

@@ -5,7 +5,7 @@ export type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/work
 
 /**
  * The push check. A new version of a project's code must
- * still have, for every live run (running or paused), the workflow it
+ * still have, for every live run (running, waiting or paused), the workflow it
  * belongs to and the step at its position (the step it is in, which it may
  * retry, or the one it will claim next), under that name or as an old name
  * in `renamed`. A run it lacks would fail there at once (`Workflow "x" has no
@@ -49,7 +49,7 @@ export function findStrandedRuns(
         runId: run.id,
         workflow: run.name,
         step: position.step,
-        status: run.status === "paused" ? "paused" : "running",
+        status: run.status === "paused" || run.status === "waiting" ? run.status : "running",
         missing,
       });
   }

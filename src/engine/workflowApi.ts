@@ -164,10 +164,14 @@ export interface WorkflowFunction {
   /**
    * Pauses a run: it claims no new step (a step in flight finishes and is committed);
    * sleeps, waits' timeouts and retries that fall due meanwhile take effect on resume. Status `paused`.
-   * Rejects with `not_found`, or `conflict` for a finished or paused run.
+   * A parent `waiting` for its children may be paused: they go on, and their ends are recorded.
+   * Rejects with `not_found`, or `conflict` for a finished, paused or queued run.
    */
   pause(runId: string, reason?: string): Promise<WorkflowRunView>;
-  /** Resumes a paused run. Rejects with `not_found`, or `conflict` when it is not paused. */
+  /**
+   * Resumes a paused run: `running`, or `waiting` again for a parent whose children have not all ended
+   * (if they have, it claims its next step). Rejects with `not_found`, or `conflict` when it is not paused.
+   */
   resume(runId: string): Promise<WorkflowRunView>;
   /**
    * Starts a new run of a finished run's workflow with the same data. With `fromStep`,

@@ -212,7 +212,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       const status = await this.#runActor(runId)
         .status(runId)
         .catch(() => "queued" as const);
-      if (status !== "queued" && status !== "running") await this.#step({ type: "ended", runId, now: this.#now() });
+      if (status === null || !isLiveStatus(status)) await this.#step({ type: "ended", runId, now: this.#now() });
     }
   }
 

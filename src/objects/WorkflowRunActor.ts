@@ -23,7 +23,7 @@ import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../engine/runControl.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import { isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
+import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
 import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
@@ -311,7 +311,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async recover(runId: string): Promise<RunRecovery> {
     const summary = this.#store.getRun(runId);
     if (!summary) return { reason: null, reenqueued: false };
-    const alarmAt = summary.status === "running" ? await this.ctx.storage.getAlarm() : null;
+    const alarmAt = isActiveStatus(summary.status) ? await this.ctx.storage.getAlarm() : null;
     const effects = this.#decide(runId, { type: "recover", status: summary.status, alarmAt, now: this.#now() });
     const check = effects[0];
     if (check?.type !== "recover_run") {
@@ -690,7 +690,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
     // recovery sweep's `recover` reports it (and tells the parent) again.
     const parent =
-      summary.status === "running" || this.#parentOf(runId) === null ? null : childReportOf(this.#store.events(runId));
+      isLiveStatus(summary.status) || this.#parentOf(runId) === null ? null : childReportOf(this.#store.events(runId));
     const told = parent
       ? this.#actorOfRun(parent.parentRunId)?.childFinished(parent.parentRunId, parent.finished)
       : undefined;

@@ -31,7 +31,7 @@
  *   is left alone because what `detached` names covers it.
  */
 import type { ExecuteRunResult } from "../engine/executeRun.ts";
-import { isLiveStatus, type RunStatus } from "../engine/store.ts";
+import { isActiveStatus, isLiveStatus, type RunStatus } from "../engine/store.ts";
 
 /** What the index was told of a run: its status and its position (the step it is in or will claim next). */
 export interface ReportedRun {
@@ -85,7 +85,7 @@ export type DriveCause =
 
 /** What covers the failure of a detached effect. */
 export type CoveredBy =
-  /** The recovery sweep asks every run the index lists as running, and `recover` reports it again. */
+  /** The recovery sweep asks every run the index lists as running or waiting, and `recover` reports it again. */
   | "recovery_sweep"
   /** A drive that throws arms the alarm ({@link FAILED_EXECUTION_RETRY_MS}); a send has armed it already. */
   | "retry_alarm"
@@ -116,7 +116,7 @@ export type RunActorInput =
   | { type: "resumed"; now: number }
   /** A new instance found the run's step cut off and recorded it as interrupted; `ended`: that was its last attempt. */
   | { type: "step_interrupted"; ended: boolean; now: number }
-  /** The recovery sweep asks about the run; `alarmAt`: the actor's pending alarm, read only for a running run. */
+  /** The recovery sweep asks about the run; `alarmAt`: the actor's pending alarm, read only for a running or waiting run. */
   | { type: "recover"; status: RunStatus; alarmAt: number | null; now: number }
   /** recoverRun answered (after a `recover_run` effect). */
   | { type: "recovered"; reason: string | null; reenqueue: boolean; ended: boolean; alarmPending: boolean; now: number }
@@ -206,12 +206,12 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
     }
     case "start_answered":
       // The caller indexes the run as it stood then; a run that has ended is not marked, so should the sweep
-      // find it listed as running, `recover` reports it again.
+      // find it listed as running (or waiting), `recover` reports it again.
       return {
         state: {
           ...state,
           startUnanswered: false,
-          reported: input.run.status === "running" ? input.run : state.reported,
+          reported: isActiveStatus(input.run.status) ? input.run : state.reported,
         },
         effects: NONE,
       };
@@ -246,7 +246,7 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
           : [{ type: "set_alarm", at: input.now }],
       };
     case "recover": {
-      if (input.status !== "running") return { state, effects: [{ type: "report" }] };
+      if (!isActiveStatus(input.status)) return { state, effects: [{ type: "report" }] };
       // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
       // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
       const alarmPending = input.alarmAt !== null && input.alarmAt > input.now - STALE_ALARM_MS;

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
 import {
   getWorkflowDefinition,
@@ -19,10 +19,21 @@ import {
 } from "./workflowConformance.fixture.ts";
 
 /**
- * exactly once; the parent waits, woken by its children's ends, then reads
- * their outcomes in order; cancelling it cancels them; restarts in between
- * lose nothing.
+ * exactly once; the parent waits (status `waiting`), woken by its children's
+ * ends, then reads their outcomes in order; cancelling it cancels them;
+ * pausing it lets them go on; restarts in between lose nothing.
  */
+
+/** Waits until `workflow.list(filter)` lists exactly `expected` (the Durable Object index hears of runs by report). */
+async function listedWhen(filter: Parameters<typeof workflow.list>[0], expected: string[]): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const ids = (await workflow.list(filter)).runs.map((run) => run.id);
+      expect(ids.sort()).toEqual([...expected].sort());
+    },
+    { timeout: 8000, interval: 10 },
+  );
+}
 export function describeChildrenConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describe(`workflow conformance, child runs: ${name}`, () => {
     let subject: WorkflowBackendUnderTest;
@@ -59,6 +70,14 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
         },
         { stepTimeoutMS: 10_000 },
       );
+      workflow(
+        "one-at-a-time",
+        {
+          start: async (ctx) => ({ step: "collect", children: [{ workflow: "square", data: ctx.data }] }),
+          collect: async (ctx) => ({ done: true, result: ctx.children?.[0]?.result }),
+        },
+        { concurrency: { limit: 1 } },
+      );
       workflow("bad-children", {
         start: async (ctx) => ({ step: "start", children: ctx.data }),
       });
@@ -91,11 +110,28 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
         for (const key of Object.keys(event.payload)) expect(PAYLOAD_FIELDS[event.type]).toContain(key);
     });
 
-    it("waits for its children (status and progress in its view), and a child's failure does not fail it", async () => {
+    it("waits for its children (status waiting, progress in its view), and a child's failure does not fail it", async () => {
       const parent = await workflow.start("fan-out", { count: 3, gate: "slow", fail: 1 });
       const waiting = await viewWhen(parent.id, (v) => v.waitingForChildren !== undefined);
-      expect(waiting).toMatchObject({ status: "running", waitingForChildren: { total: 3, finished: 0 } });
+      expect(waiting).toMatchObject({
+        status: "waiting",
+        step: "collect",
+        waitingForChildren: { total: 3, finished: 0 },
+      });
       expect(waiting.children?.map((child) => child.status)).toEqual(["running", "running", "running"]);
+      // The parent alone is waiting; its children run.
+      await listedWhen({ status: "waiting" }, [parent.id]);
+      await listedWhen({ status: "running", name: "square" }, waiting.children?.map((child) => child.runId) ?? []);
+      expect((await workflow.get(parent.id))?.status).toBe("waiting");
+      // A waiting parent needs its next step: code without it would strand the parent.
+      const next = [
+        { name: "fan-out", steps: ["start"] },
+        { name: "square", steps: ["start"] },
+      ];
+      expect(await subject.backend.strandedBy(next)).toEqual({
+        count: 1,
+        runs: [{ runId: parent.id, workflow: "fan-out", step: "collect", status: "waiting", missing: "step" }],
+      });
       opened.add("slow");
       const outcomes = (await parent.result()) as { status: string; result?: number; error?: string }[];
       expect(outcomes).toEqual([
@@ -103,19 +139,67 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
         expect.objectContaining({ status: "failed", error: "no square for 1" }),
         expect.objectContaining({ status: "completed", result: 4 }),
       ]);
-      expect((await workflow.get(parent.id))?.waitingForChildren).toBeUndefined();
+      const done = (await workflow.get(parent.id)) as RunView;
+      expect(done).toMatchObject({ status: "completed" });
+      expect(done.waitingForChildren).toBeUndefined();
+      // Woken, it claimed its next step (running again) and completed.
+      expect(shape(done.events.filter((event) => event.type !== "child_finished")).slice(-3)).toEqual([
+        "step_started(collect,1)",
+        "step_completed(collect)",
+        "workflow_completed",
+      ]);
+      await listedWhen({ status: "waiting" }, []);
     });
 
     it("cancelling the parent during the fan-out cancels its running children", async () => {
       const parent = await workflow.start("fan-out", { count: 5, gate: "never" });
       const waiting = await viewWhen(parent.id, (v) => v.waitingForChildren !== undefined);
-      await workflow.cancel(parent.id, "stop");
+      expect(waiting.status).toBe("waiting");
+      expect(await workflow.cancel(parent.id, "stop")).toMatchObject({ status: "cancelled", cancelReason: "stop" });
       for (const child of waiting.children ?? []) {
         const view = await viewWhen(child.runId, (v) => v.status !== "running");
         expect(view).toMatchObject({ status: "cancelled", parentRunId: parent.id });
       }
       expect((await workflow.get(parent.id))?.status).toBe("cancelled");
       expect((await workflow.list({ status: "running" })).runs).toEqual([]);
+      await listedWhen({ status: "waiting" }, []);
+    });
+
+    it("a waiting parent may be paused: its children go on; resume makes it waiting again, or goes on once they ended", async () => {
+      const parent = await workflow.start("fan-out", { count: 2, gate: "first" });
+      await viewWhen(parent.id, (v) => v.status === "waiting");
+      const paused = await workflow.pause(parent.id, "look first");
+      expect(paused).toMatchObject({ status: "paused", paused: { reason: "look first" } });
+      await listedWhen({ status: "paused" }, [parent.id]);
+      await listedWhen({ status: "waiting" }, []);
+      const resumed = await workflow.resume(parent.id);
+      expect(resumed).toMatchObject({ status: "waiting", waitingForChildren: { total: 2, finished: 0 } });
+      await listedWhen({ status: "waiting" }, [parent.id]);
+      // Paused again, the children end: their ends are recorded, but the parent claims nothing until resumed.
+      await workflow.pause(parent.id);
+      opened.add("first");
+      const heard = await viewWhen(parent.id, (v) => v.events.filter((e) => e.type === "child_finished").length === 2);
+      expect(heard.status).toBe("paused");
+      expect(heard.events.some((event) => event.type === "step_started" && event.payload.step === "collect")).toBe(
+        false,
+      );
+      await workflow.resume(parent.id);
+      expect(((await parent.result()) as { result: number }[]).map((child) => child.result)).toEqual([0, 1]);
+      await listedWhen({ status: "completed", name: "fan-out" }, [parent.id]);
+    });
+
+    it("a waiting parent holds its concurrency slot: the next run of its key stays queued until it ends", async () => {
+      const first = await workflow.start("one-at-a-time", { n: 2, gate: "slot" });
+      await viewWhen(first.id, (v) => v.status === "waiting");
+      const second = await workflow.start("one-at-a-time", { n: 3 });
+      expect((await workflow.get(second.id))?.status).toBe("queued");
+      opened.add("slot");
+      expect(await first.result()).toBe(4);
+      expect(await second.result()).toBe(9);
+      const started = (await workflow.get(second.id)) as RunView;
+      expect(eventOf(started, "workflow_dequeued").at).toBeGreaterThanOrEqual(
+        (await workflow.get(first.id))?.updatedAt ?? Number.POSITIVE_INFINITY,
+      );
     });
 
     it("a child that ends while the parent's host restarts still wakes it; the restart starts no child twice", async () => {

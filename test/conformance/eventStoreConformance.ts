@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
+import { summaryOf } from "#src/engine/appendRules.ts";
 import type { WorkflowEventStore, RunIndex } from "#src/engine/store.ts";
 
 /**
@@ -239,6 +240,73 @@ export function describeEventStoreConformance(
       expect(store.getRun("nope")).toBeNull();
       expect(store.activeRunIds()).toEqual([]);
     });
+
+    storeCase(
+      "a parent is waiting from the step that starts children until it claims its next step; pause and resume keep it",
+      () => {
+        const children = [
+          { run_id: "c1", workflow: "square" },
+          { run_id: "c2", workflow: "square" },
+        ];
+        const fanOut = (runId: string, seq: number) =>
+          event(runId, seq, "step_completed", { step: "start", writes: {}, next_step: "collect", children });
+        const finished = (runId: string, seq: number, child: string) =>
+          event(runId, seq, "child_finished", { run_id: child, workflow: "square", status: "completed", result: 1 });
+        store.createRunIfNoActive(created("p1", "p1", "fan"));
+        store.createRunIfNoActive(created("p2", "p2", "fan"));
+        // Each row: a batch appended, then the status its run has.
+        const rows: [StoredEvent[], string][] = [
+          [[event("p1", 2, "step_started", { step: "start", attempt: 1 })], "running"],
+          [[fanOut("p1", 3)], "waiting"],
+          [[finished("p1", 4, "c1")], "waiting"],
+          [[event("p1", 5, "workflow_paused", { reason: "look" })], "paused"],
+          [[event("p1", 6, "workflow_resumed", {})], "waiting"],
+          [[event("p1", 7, "workflow_paused", { reason: "again" }), finished("p1", 8, "c2")], "paused"],
+          [
+            [event("p1", 9, "workflow_resumed", {}), event("p1", 10, "step_started", { step: "collect", attempt: 1 })],
+            "running",
+          ],
+          // A step in flight when paused commits its children: still paused; resumed, it waits.
+          [
+            [
+              event("p2", 2, "step_started", { step: "start", attempt: 1 }),
+              event("p2", 3, "workflow_paused", { reason: "x" }),
+            ],
+            "paused",
+          ],
+          [[fanOut("p2", 4)], "paused"],
+          [
+            [event("p2", 5, "event_received", { name: "ping", payload: null }), event("p2", 6, "workflow_resumed", {})],
+            "waiting",
+          ],
+          // The last child's end wakes it; it is running once it claims the next step.
+          [[finished("p2", 7, "c1"), finished("p2", 8, "c2")], "waiting"],
+          [[event("p2", 9, "step_started", { step: "collect", attempt: 1 })], "running"],
+        ];
+        for (const [batch, status] of rows) {
+          const runId = (batch[0] as StoredEvent).runId;
+          expect(store.append(batch)).toEqual({ appended: true });
+          const at = `${runId} after ${batch.map((e) => e.type).join(", ")}`;
+          expect(store.getRun(runId)?.status, at).toBe(status);
+          // The batches' fold agrees with the whole log's.
+          expect(summaryOf(store.events(runId)).status, at).toBe(status);
+          expect(store.activeRunIds().includes(runId), at).toBe(status === "running" || status === "waiting");
+          expect(
+            store.listRuns({ status: "waiting", limit: 10 }).runs.some((run) => run.id === runId),
+            at,
+          ).toBe(status === "waiting");
+        }
+        // Its children ended before the commit: the claim in the same batch makes it running.
+        store.createRunIfNoActive(created("p3", "p3", "fan"));
+        store.append([
+          event("p3", 2, "step_started", { step: "start", attempt: 1 }),
+          fanOut("p3", 3),
+          event("p3", 4, "step_started", { step: "collect", attempt: 1 }),
+        ]);
+        expect(store.getRun("p3")?.status).toBe("running");
+        expect(store.livePositions()).toContainEqual({ name: "fan", step: "collect", runs: 3 });
+      },
+    );
 
     storeCase("lists newest first, filters by name and status, and pages with cursor + limit", () => {
       const names = ["a", "b", "a", "a", "b", "a"];

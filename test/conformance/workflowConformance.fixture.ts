@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import type { WorkflowDefinition } from "#src/engine/definition.ts";
+import { isLiveStatus } from "#src/engine/runSummary.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
@@ -116,7 +117,7 @@ export function eventOf<T extends RunEvent["type"]>(
 
 /** A run's result after a restart: the handle of the previous host is gone with it, so read the run until it ends. */
 export async function resultAfterRestart(runId: string): Promise<unknown> {
-  const view = await viewWhen(runId, (v) => v.status !== "running");
+  const view = await viewWhen(runId, (v) => !isLiveStatus(v.status));
   expect(view.status).toBe("completed");
   return view.result;
 }

@@ -96,7 +96,7 @@ describe.each([
     const waiting = (await parentWhen(first.url, parentId!, (view) => view.events.length >= 3)) as FamilyView;
     expect(waiting.children).toHaveLength(CHILDREN);
     await killTree(first.child.pid!);
-    expect(waiting).toMatchObject({ status: "running", waitingForChildren: { total: CHILDREN } });
+    expect(waiting).toMatchObject({ status: "waiting", waitingForChildren: { total: CHILDREN } });
 
     const second = await startDev(args, { readyTimeoutMs: 60_000 });
     running.push(second);

@@ -183,6 +183,13 @@ const rows: Row[] = [
     effects: [],
   },
   {
+    name: "start answered a parent already waiting for its children: its caller indexes it as waiting",
+    state: firstExecution,
+    input: { type: "start_answered", run: at("waiting", "collect") },
+    next: run({ executing: true, alarmArmed: false, reported: at("waiting", "collect") }),
+    effects: [],
+  },
+  {
     name: "start answered a run that had ended: not marked, so recovery reports it should the index list it as running",
     state: run({ startUnanswered: true }),
     input: { type: "start_answered", run: at("completed") },
@@ -244,6 +251,18 @@ const rows: Row[] = [
     state: IDLE_RUN,
     input: { type: "recover", status: "running", alarmAt: null, now: NOW },
     effects: [{ type: "recover_run", executingHere: false, alarmPending: false }],
+  },
+  {
+    name: "recover a parent waiting for its children: ask the engine (its children may all have ended unheard)",
+    state: IDLE_RUN,
+    input: { type: "recover", status: "waiting", alarmAt: null, now: NOW },
+    effects: [{ type: "recover_run", executingHere: false, alarmPending: false }],
+  },
+  {
+    name: "recover a paused run: report it only (it is left alone until resumed)",
+    state: IDLE_RUN,
+    input: { type: "recover", status: "paused", alarmAt: null, now: NOW },
+    effects: [{ type: "report" }],
   },
   {
     name: "recover a running run whose alarm is pending: it is driven here",

@@ -200,11 +200,13 @@ function createDriver(
     },
     async result() {
       const current = view();
-      if (current.status === "running" && current.waitingForChildren)
+      if (current.status === "waiting") {
+        const counts = current.waitingForChildren;
         throw new PlatformError(
           "conflict",
-          `Workflow run "${runId}" is still waiting for its children (${current.waitingForChildren.finished} of ${current.waitingForChildren.total} ended); move them on through run.runs, or cancel it first`,
+          `Workflow run "${runId}" is still waiting for its children${counts ? ` (${counts.finished} of ${counts.total} ended)` : ""}; move them on through run.runs, or cancel it first`,
         );
+      }
       if (current.status === "paused")
         throw new PlatformError("conflict", `Workflow run "${runId}" is paused; resume it or cancel it first`);
       if (current.status === "running")

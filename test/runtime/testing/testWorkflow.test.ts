@@ -195,7 +195,7 @@ describe("testWorkflow with child runs", () => {
   it("drives the children on the same clock; the parent goes on once the last one ends", async () => {
     register();
     const parent = await testWorkflow("fan", null, { startAt: START });
-    expect(parent.view.waitingForChildren).toEqual({ total: 3, finished: 2 });
+    expect(parent.view).toMatchObject({ status: "waiting", waitingForChildren: { total: 3, finished: 2 } });
     await expect(parent.result()).rejects.toMatchObject({
       code: "conflict",
       message: /waiting for its children \(2 of 3/,
@@ -211,6 +211,7 @@ describe("testWorkflow with child runs", () => {
       { runId: waiting.id, workflow: "square", status: "completed", result: 4 },
     ]);
     // The parent's next step ran when its last child ended, a day in.
+    expect(parent.view.status).toBe("completed");
     expect(at(parent.view.events, "step_started", "collect")).toEqual([START + DAY]);
   });
 

@@ -7,7 +7,7 @@ export interface RunView {
   id: string;
   workflowId: string;
   name: string;
-  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  status: "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
   result?: unknown;
   error?: string;
   events: { seq: number; type: string; payload: Record<string, unknown>; at: number }[];
@@ -77,7 +77,7 @@ export async function waitForRuns(url: string, runIds: string[], timeoutMS = 30_
   const deadline = Date.now() + timeoutMS;
   for (;;) {
     const runs = await Promise.all(runIds.map((id) => getRun(url, id)));
-    if (runs.every((run) => run.status !== "running" && run.status !== "queued")) return runs;
+    if (runs.every((run) => !["queued", "running", "waiting"].includes(run.status))) return runs;
     if (Date.now() > deadline) {
       const progress = runs
         .map((run) => `${run.id}: ${run.status}, last ${JSON.stringify(run.events.at(-1))}`)

@@ -16,7 +16,7 @@ import { providerCallsHeading } from "./triggerReport.js";
 const TOKEN_KEY = "platform-console-token";
 const LIVE_INTERVAL_MS = 1000;
 /** Statuses of a run that has not finished (a paused one may be resumed). */
-const LIVE_STATUSES = ["queued", "running", "paused"];
+const LIVE_STATUSES = ["queued", "running", "waiting", "paused"];
 const RECOVERY_CRON = "__workflow-recovery";
 const alternatives = new Intl.ListFormat("en-GB", { style: "long", type: "disjunction" });
 
@@ -602,8 +602,8 @@ async function showRun(slug, runId) {
     }
     if (generation !== viewGeneration) return;
     heading.textContent = `Workflow run: ${view.name}`;
-    // A running run that waits (for an event or its children) says so, as `platform workflow list` does.
-    const shown = view.status === "running" && (view.waitingFor || view.waitingForChildren) ? "waiting" : view.status;
+    // A running run that waits for an event says so, as `platform workflow list` does.
+    const shown = view.status === "running" && view.waitingFor ? "waiting" : view.status;
     clear(summary).append(
       `${view.id} · started ${formatTime(view.createdAt)}${view.version ? ` by version ${view.version}` : ""} · `,
       el("span", { class: `badge status-${view.status}` }, shown),

@@ -172,8 +172,9 @@ export function formatStepLines(runId, workflowName, events, before = []) {
 
 /**
  * What prints each workflow step transition as it happens, from the API's workflow routes, one
- * `tick()` at a time: the 20 newest runs, and the events of each that is running or whose
- * `updatedAt` moved. A running run is read on every tick because its steps do not move the list's
+ * `tick()` at a time: the 20 newest runs, and the events of each that is running (or waiting for
+ * its children) or whose `updatedAt` moved. Such a run is read on every tick because its steps (or
+ * its children's ends) do not move the list's
  * `updatedAt` (the run index hears of a run when it starts and ends), so a long run's steps are
  * printed as they happen, not when it ends. `since` (epoch ms): on the first tick, events from
  * then on are printed too (a log's recent history); without it the first tick only learns what
@@ -218,7 +219,8 @@ export function createStepFollower(input) {
             runs.set(run.id, { updatedAt: run.updatedAt, seen: null, since: run.updatedAt });
             continue;
           }
-          if (known && known.updatedAt === run.updatedAt && run.status !== "running") continue;
+          if (known && known.updatedAt === run.updatedAt && run.status !== "running" && run.status !== "waiting")
+            continue;
           /** @type {RunView | null} */
           const view = await input.get(`${base}/${encodeURIComponent(run.id)}`);
           if (!view) continue;

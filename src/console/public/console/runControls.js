@@ -27,7 +27,7 @@ export function runControlsKey(view) {
 export function renderRunControls(section, slug, view, context) {
   const runPath = `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(view.id)}`;
   section.replaceChildren(el("h3", { id: "controls-heading" }, "Actions"));
-  if (view.status === "running" || view.status === "paused" || view.status === "queued") {
+  if (["running", "waiting", "paused", "queued"].includes(view.status)) {
     if (view.waitingFor) section.append(sendEventForm(runPath, view, context));
     // A queued run has not started: there is nothing to pause yet.
     if (view.status !== "queued")

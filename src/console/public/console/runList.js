@@ -5,7 +5,7 @@
 // page, or all that match the filters, after a confirmation that says how many.
 import { appendTo, clear, el, field, formatTime, shortRunId } from "./dom.js";
 
-const RUN_STATUSES = ["queued", "running", "paused", "completed", "failed", "cancelled"];
+const RUN_STATUSES = ["queued", "running", "waiting", "paused", "completed", "failed", "cancelled"];
 const RUN_PAGE_SIZE = 20;
 /** The filter fields the list form offers, as `workflow.list` names them. */
 export const FILTER_FIELDS = ["name", "status", "step", "since", "until", "error", "idPrefix", "version"];

@@ -96,8 +96,8 @@ export function buildTimeline(view, now) {
         break;
     }
   }
-  // A paused or queued run has not finished: its pauses and waits still grow.
-  const finished = view.status !== "running" && view.status !== "paused" && view.status !== "queued";
+  // A paused, queued or waiting run has not finished: its pauses and waits still grow.
+  const finished = !["running", "waiting", "paused", "queued"].includes(view.status);
   for (const row of rows) {
     if ("pause" in row) {
       // A pause the run ended in (cancelled while asleep) ends with the run; one still on grows to now.

@@ -140,15 +140,16 @@ export function renderTimeline(section, view, rerunFrom) {
   }
   if (model.marks.length) list.append(marksItem(model.marks, axis));
   const end = model.outcome;
+  const stillGoing = end.status === "running" || end.status === "waiting";
   list.append(
     el(
       "li",
       { class: `final outcome-${end.status}`, "data-outcome": end.status },
-      el("span", { class: "label" }, end.status === "running" ? "still running" : `workflow ${end.status}`),
+      el("span", { class: "label" }, stillGoing ? `still ${end.status}` : `workflow ${end.status}`),
       el(
         "span",
         { class: "detail" },
-        end.status === "running" ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`,
+        stillGoing ? `${formatDuration(total)} so far` : `after ${formatDuration(total)}`,
       ),
     ),
   );

@@ -36,7 +36,8 @@ export const workflowCommand: Command = {
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status queued (with its flow control key and how many are
-        ahead), running, sleeping, waiting, paused, completed, failed or
+        ahead), running, sleeping, waiting (for an event, or for its child
+        runs: how many have ended), paused, completed, failed or
         cancelled, and the step each is at; page with --limit and the
         --cursor it prints
 get     one run's events as a timeline: step, attempt, duration, retries,
@@ -47,7 +48,8 @@ start   starts a registered workflow with --data (JSON) and prints the run id;
         or not; --wait then prints
         the run's events as they happen and exits 0 when it completes, 1 when
         it fails or is cancelled
-cancel  cancels a running, paused or queued run (workflow.cancel) with an
+cancel  cancels a running, waiting, paused or queued run (workflow.cancel,
+        which cancels a parent's active children too) with an
         optional --reason; with filters instead of a run id, prints how many
         runs match and cancels them only with --yes (workflow.cancelMany, at
         most 10,000)
@@ -61,8 +63,8 @@ send    sends an event to a run (workflow.send) with --data as its payload;
 schedules  the scheduled workflows (workflow(name, steps, { schedule })):
         cron, time zone, next tick and the latest run a tick started
 
-Filters (list, cancel, rerun): --status queued|running|paused|completed|failed|
-cancelled, --name N, --step S (where the run is, or ended), --since T and
+Filters (list, cancel, rerun): --status queued|running|waiting|paused|completed|
+failed|cancelled (waiting: a parent waiting for its child runs), --name N, --step S (where the run is, or ended), --since T and
 --until T on the start time (T: 2h, 15m, 7d ago, epoch ms or an ISO date),
 --error TEXT (in the failure reason), --id-prefix P, --version v3,
 --rerun-of RUN.
@@ -134,10 +136,11 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         const query = invocation.query.size ? `?${invocation.query}` : "";
         const page = await callPlatformApi<RunListPage>(target, "GET", runs + query);
         if (values.json) return void print(page, "");
-        // List rows do not say whether a running run sleeps or waits, nor what a queued one waits for; its view does.
+        // List rows do not say whether a running run sleeps or waits, what a queued one waits for, nor how many
+        // children a waiting one has heard from; its view does.
         const rows = await Promise.all(
           page.runs.map(async (run): Promise<RunSummaryWithPause> => {
-            if (run.status !== "running" && run.status !== "queued") return run;
+            if (run.status !== "running" && run.status !== "queued" && run.status !== "waiting") return run;
             const { wakeAt, waitingFor, queued, waitingForChildren } = await getRun(run.id);
             return { ...run, wakeAt, waitingFor, queued, waitingForChildren };
           }),

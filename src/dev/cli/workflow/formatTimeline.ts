@@ -177,9 +177,11 @@ export function describeOutcome(run: WorkflowRunView): string {
       return run.queued
         ? `queued for ${took}, waiting for ${run.queued.waitsFor}${run.queued.notBefore === undefined ? "" : ` (not before ${utc(run.queued.notBefore)})`}`
         : `queued for ${took}`;
+    case "waiting":
+      return run.waitingForChildren
+        ? `waiting for its children (${run.waitingForChildren.finished} of ${run.waitingForChildren.total} ended)`
+        : "waiting for its children";
     case "running":
-      if (run.waitingForChildren)
-        return `waiting for its children (${run.waitingForChildren.finished} of ${run.waitingForChildren.total} ended)`;
       if (run.waitingFor)
         return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
       if (run.wakeAt !== undefined) return `sleeping until ${utc(run.wakeAt)}`;
@@ -227,7 +229,7 @@ export function formatFollowedRow(row: string[]): string {
     .trimEnd();
 }
 
-/** A list row's status: `running` split into `sleeping` and `waiting` when the engine says so. */
+/** A list row's status: `running` split into `sleeping` and `waiting` (for an event) when the engine says so. */
 export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
   // Where the run is (or, once it ended, the step it ended in): what `--step` filters on.
   const at = run.step === undefined ? "" : `at ${run.step}`;
@@ -239,12 +241,12 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
         : "",
     };
   if (run.status === "completed") return { status: run.status, detail: "" };
-  if (run.status !== "running") return { status: run.status, detail: at };
-  if (run.waitingForChildren)
+  if (run.status === "waiting" && run.waitingForChildren)
     return {
-      status: "waiting",
+      status: run.status,
       detail: `${run.waitingForChildren.finished}/${run.waitingForChildren.total} children`,
     };
+  if (run.status !== "running") return { status: run.status, detail: at };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
   return { status: "running", detail: at };

@@ -275,7 +275,7 @@ describe("formatRunTimeline: sleeps, waits, events, cancels, interruptions", () 
   });
 
   it("lists a parent's children under its timeline, and heads a child's timeline with its parent", () => {
-    const parent = run("running", [created], {
+    const parent = run("waiting", [created], {
       waitingForChildren: { total: 2, finished: 1 },
       children: [
         { runId: "child-a", workflow: "square", status: "completed", result: 4 },
@@ -396,8 +396,13 @@ describe("formatRunList", () => {
     { name: "waiting", run: summary({ waitingFor: { name: "approval" } }), cells: ["waiting", "for approval"] },
     {
       name: "waiting for its children",
-      run: summary({ waitingForChildren: { total: 20, finished: 3 } }),
+      run: summary({ status: "waiting", waitingForChildren: { total: 20, finished: 3 } }),
       cells: ["waiting", "3/20 children"],
+    },
+    {
+      name: "waiting for its children (counts not read)",
+      run: summary({ status: "waiting", step: "collect" }),
+      cells: ["waiting", "at collect"],
     },
     { name: "cancelled", run: summary({ status: "cancelled" }), cells: ["cancelled"] },
     {
