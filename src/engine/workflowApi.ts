@@ -5,6 +5,7 @@ import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toBulkAction, toBulkFilter, type BulkResult } from "./bulkOperation.ts";
 import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
+import { checkReason } from "./runControl.ts";
 import { isLiveStatus } from "./store.ts";
 import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
@@ -257,8 +258,7 @@ async function list(filter: WorkflowListFilter = {}): Promise<RunListPage> {
 async function pause(runId: string, reason?: string): Promise<WorkflowRunView> {
   const active = requireBackend("workflow.pause");
   checkRunId(runId, "workflow.pause");
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.pause: the reason must be a string");
+  checkReason(reason, "pause");
   return active.pause(runId, reason);
 }
 
@@ -310,8 +310,7 @@ async function send(runId: string, name: string, payload?: unknown): Promise<voi
 async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> {
   const active = requireBackend("workflow.cancel");
   checkRunId(runId, "workflow.cancel");
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
+  checkReason(reason, "cancel");
   return active.cancel(runId, reason);
 }
 
