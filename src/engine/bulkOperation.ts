@@ -66,8 +66,11 @@ export function toBulkFilter(input: unknown, what: string): RunFilter {
   return filter;
 }
 
-/** The bulk action of a `cancelMany` or `rerunMany` call, checked. */
-export function toBulkAction(kind: BulkAction["kind"], options: unknown, what: string): BulkAction {
+/** The options a bulk action of `kind` takes: `{ reason? }` for a cancel, `{ fromStep? }` for a rerun. */
+export type BulkOptions<K extends BulkAction["kind"]> = Omit<Extract<BulkAction, { kind: K }>, "kind">;
+
+/** The options of a `cancelMany` or `rerunMany` call (and `rerun`'s), checked. */
+export function toBulkOptions<K extends BulkAction["kind"]>(kind: K, options: unknown, what: string): BulkOptions<K> {
   if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options)))
     throw new PlatformError("invalid_input", `${what}: the options must be an object`);
   const given = (options ?? {}) as Record<string, unknown>;
@@ -81,8 +84,7 @@ export function toBulkAction(kind: BulkAction["kind"], options: unknown, what: s
   const value = given[allowed];
   if (value !== undefined && (typeof value !== "string" || value === ""))
     throw new PlatformError("invalid_input", `${what}: ${allowed} must be a non-empty string`);
-  if (kind === "cancel") return value === undefined ? { kind } : { kind, reason: value as string };
-  return value === undefined ? { kind } : { kind, fromStep: value as string };
+  return (value === undefined ? {} : { [allowed]: value }) as BulkOptions<K>;
 }
 
 /**

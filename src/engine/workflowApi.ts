@@ -3,7 +3,7 @@ import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type Wor
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
-import { toBulkAction, toBulkFilter, type BulkResult } from "./bulkOperation.ts";
+import { toBulkFilter, toBulkOptions, type BulkResult } from "./bulkOperation.ts";
 import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
 import { checkReason } from "./runControl.ts";
 import { isLiveStatus } from "./store.ts";
@@ -271,30 +271,20 @@ async function resume(runId: string): Promise<WorkflowRunView> {
 async function rerun(runId: string, options: { fromStep?: string } = {}): Promise<WorkflowRun> {
   const active = requireBackend("workflow.rerun");
   checkRunId(runId, "workflow.rerun");
-  const action = toBulkAction("rerun", options, "workflow.rerun");
-  const fromStep = action.kind === "rerun" ? action.fromStep : undefined;
-  const { name, ...started } = await active.rerun(runId, fromStep === undefined ? {} : { fromStep });
+  const { name, ...started } = await active.rerun(runId, toBulkOptions("rerun", options, "workflow.rerun"));
   return runHandle(active, name, started);
 }
 
 async function cancelMany(filter: RunFilter, options: { reason?: string } = {}): Promise<BulkResult> {
   const active = requireBackend("workflow.cancelMany");
   const checked = toBulkFilter(filter, "workflow.cancelMany");
-  const action = toBulkAction("cancel", options, "workflow.cancelMany");
-  return active.cancelMany(
-    checked,
-    action.kind === "cancel" && action.reason !== undefined ? { reason: action.reason } : {},
-  );
+  return active.cancelMany(checked, toBulkOptions("cancel", options, "workflow.cancelMany"));
 }
 
 async function rerunMany(filter: RunFilter, options: { fromStep?: string } = {}): Promise<BulkResult> {
   const active = requireBackend("workflow.rerunMany");
   const checked = toBulkFilter(filter, "workflow.rerunMany");
-  const action = toBulkAction("rerun", options, "workflow.rerunMany");
-  return active.rerunMany(
-    checked,
-    action.kind === "rerun" && action.fromStep !== undefined ? { fromStep: action.fromStep } : {},
-  );
+  return active.rerunMany(checked, toBulkOptions("rerun", options, "workflow.rerunMany"));
 }
 
 async function send(runId: string, name: string, payload?: unknown): Promise<void> {
