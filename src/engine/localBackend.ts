@@ -23,7 +23,7 @@ import {
 } from "./children.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
-import { planRerun } from "./rerun.ts";
+import { planRerun, rerunBlockedBy } from "./rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
@@ -358,12 +358,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       ...(options.version === undefined ? {} : { version: options.version }),
       rerun: plan,
     });
-    if (!started.created)
-      throw new PlatformError(
-        "already_active",
-        `Workflow id "${created.workflowId}" has an active run (${started.runId}); a rerun of ${runId} would share it: wait for it to finish`,
-        { activeRunId: started.runId },
-      );
+    if (!started.created) throw rerunBlockedBy(started.runId, created.workflowId, runId);
     kick(started.runId);
     return { ...started, name: definition.name };
   }
