@@ -141,6 +141,43 @@ export async function advanceBulkOperation(
   }
 }
 
+/** How a host cancels and reruns one run: what a bulk operation acts through (the backend's own methods). */
+export interface BulkRunControls {
+  cancel(runId: string, reason: string | undefined): unknown;
+  rerun(runId: string, options: { fromStep?: string }): unknown;
+}
+
+/**
+ * Carries on with an accepted operation ({@link advanceBulkOperation}) through the host's `controls`
+ * and answers its result as it then stands. A run this operation already rerun (before a restart)
+ * counts as affected and is not rerun twice; one {@link isSkippedRun} excuses is not affected.
+ */
+export async function carryOnBulkOperation(
+  index: Pick<RunIndex, "listRuns">,
+  log: BulkOperationLog,
+  operation: BulkOperation,
+  controls: BulkRunControls,
+  options: { mayContinue?: () => boolean; onError?: (runId: string, error: unknown) => void } = {},
+): Promise<BulkResult> {
+  const { action } = operation;
+  const act = async (runId: string): Promise<boolean> => {
+    try {
+      if (action.kind === "cancel") {
+        await controls.cancel(runId, action.reason);
+        return true;
+      }
+      if (index.listRuns({ rerunOf: runId, since: operation.createdAt, limit: 1 }).runs.length > 0) return true;
+      await controls.rerun(runId, action.fromStep === undefined ? {} : { fromStep: action.fromStep });
+      return true;
+    } catch (error) {
+      if (isSkippedRun(error)) return false;
+      throw error;
+    }
+  };
+  const settled = await advanceBulkOperation(log, operation.id, act, options);
+  return { matched: settled?.matched ?? operation.matched, affected: settled?.affected ?? 0 };
+}
+
 /**
  * Whether an error from cancelling or rerunning one run of a bulk operation
  * means only that there was nothing to do: the run finished (or, for a
