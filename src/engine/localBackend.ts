@@ -18,6 +18,7 @@ import {
   type ChildRunPort,
   childReportOf,
   createChildRun,
+  isAlreadyEnded,
   reconcileChildren,
   recordChildFinished,
 } from "./children.ts";
@@ -253,7 +254,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     try {
       cancelWithChildren(runId, reason);
     } catch (error) {
-      if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found"))) throw error;
+      if (!isAlreadyEnded(error)) throw error;
     }
   }
 

@@ -9,6 +9,7 @@ import {
   childReportOf,
   createChildRun,
   createParentLog,
+  isAlreadyEnded,
   type ParentLog,
   recordChildrenFinished,
 } from "../engine/children.ts";
@@ -452,9 +453,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           this.#actorOfRun(runId)
             ?.cancel(runId, reason)
             .catch((error: unknown) => {
-              // Ended meanwhile (or never was): nothing to cancel.
-              if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found")))
-                throw error;
+              if (!isAlreadyEnded(error)) throw error;
             }),
         ),
       );
