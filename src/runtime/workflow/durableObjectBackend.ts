@@ -117,8 +117,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     strandedBy: (workflows) => runIndexOf(env).stranded([...workflows]),
 
     async waitForTerminal(runId) {
-      const actor = actorForRun(env, runId);
-      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+      const actor = requireActor(runId);
       for (;;) {
         const view = await actor.waitForTerminal(runId, WAIT_SLICE_MS);
         if (view) return view;
