@@ -245,8 +245,7 @@ async function start(
 
 async function get(runId: string): Promise<WorkflowRunView | null> {
   const active = requireBackend("workflow.get");
-  if (typeof runId !== "string" || runId === "")
-    throw new PlatformError("invalid_input", "workflow.get needs a run id string");
+  checkRunId(runId, "workflow.get");
   return active.get(runId);
 }
 
