@@ -136,6 +136,34 @@ export function parseBulkRerunBody(bytes: Uint8Array): BulkRerunBody {
   return { filter: filterOf(body), ...(fromStep === undefined ? {} : { fromStep }), ...dryRunOf(body.dryRun) };
 }
 
+/** A resume takes no body: what is sent (within {@link MAX_CONTROL_BODY_BYTES}) is not read. */
+export function parseResumeRunBody(): Record<string, never> {
+  return {};
+}
+
+/** The controls of one run (`POST …/workflows/:runId/<control>`) and the body each takes. */
+export interface RunControlBodies {
+  cancel: CancelRunBody;
+  events: SendEventBody;
+  pause: PauseRunBody;
+  resume: Record<string, never>;
+  rerun: RerunRunBody;
+}
+
+export type RunControl = keyof RunControlBodies;
+
+/** Each run control's body parser: the one list of them the API worker and `platform dev --node` route by. */
+export const RUN_CONTROL_BODIES: { readonly [C in RunControl]: (bytes: Uint8Array) => RunControlBodies[C] } = {
+  cancel: parseCancelRunBody,
+  events: parseSendEventBody,
+  pause: parsePauseRunBody,
+  resume: parseResumeRunBody,
+  rerun: parseRerunRunBody,
+};
+
+/** The bulk controls (`POST …/workflows/<control>`) and their body parsers. */
+export const BULK_CONTROL_BODIES = { cancel: parseBulkCancelBody, rerun: parseBulkRerunBody } as const;
+
 /** `{ workflows }` of the push check (the project's `POST /__workflow/check`). */
 export function parsePushCheckBody(bytes: Uint8Array): { workflows: WorkflowShape[] } {
   const body = parseJsonObject(bytes);

@@ -66,8 +66,11 @@ export function toBulkFilter(input: unknown, what: string): RunFilter {
   return filter;
 }
 
-/** The bulk action of a `cancelMany` or `rerunMany` call, checked. */
-export function toBulkAction(kind: BulkAction["kind"], options: unknown, what: string): BulkAction {
+/** The options a bulk action of `kind` takes: `{ reason? }` for a cancel, `{ fromStep? }` for a rerun. */
+export type BulkOptions<K extends BulkAction["kind"]> = Omit<Extract<BulkAction, { kind: K }>, "kind">;
+
+/** The options of a `cancelMany` or `rerunMany` call (and `rerun`'s), checked. */
+export function toBulkOptions<K extends BulkAction["kind"]>(kind: K, options: unknown, what: string): BulkOptions<K> {
   if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options)))
     throw new PlatformError("invalid_input", `${what}: the options must be an object`);
   const given = (options ?? {}) as Record<string, unknown>;
@@ -81,8 +84,7 @@ export function toBulkAction(kind: BulkAction["kind"], options: unknown, what: s
   const value = given[allowed];
   if (value !== undefined && (typeof value !== "string" || value === ""))
     throw new PlatformError("invalid_input", `${what}: ${allowed} must be a non-empty string`);
-  if (kind === "cancel") return value === undefined ? { kind } : { kind, reason: value as string };
-  return value === undefined ? { kind } : { kind, fromStep: value as string };
+  return (value === undefined ? {} : { [allowed]: value }) as BulkOptions<K>;
 }
 
 /**
@@ -137,6 +139,43 @@ export async function advanceBulkOperation(
     );
     store.settleBulkRuns(operationId, outcomes);
   }
+}
+
+/** How a host cancels and reruns one run: what a bulk operation acts through (the backend's own methods). */
+export interface BulkRunControls {
+  cancel(runId: string, reason: string | undefined): unknown;
+  rerun(runId: string, options: { fromStep?: string }): unknown;
+}
+
+/**
+ * Carries on with an accepted operation ({@link advanceBulkOperation}) through the host's `controls`
+ * and answers its result as it then stands. A run this operation already rerun (before a restart)
+ * counts as affected and is not rerun twice; one {@link isSkippedRun} excuses is not affected.
+ */
+export async function carryOnBulkOperation(
+  index: Pick<RunIndex, "listRuns">,
+  log: BulkOperationLog,
+  operation: BulkOperation,
+  controls: BulkRunControls,
+  options: { mayContinue?: () => boolean; onError?: (runId: string, error: unknown) => void } = {},
+): Promise<BulkResult> {
+  const { action } = operation;
+  const act = async (runId: string): Promise<boolean> => {
+    try {
+      if (action.kind === "cancel") {
+        await controls.cancel(runId, action.reason);
+        return true;
+      }
+      if (index.listRuns({ rerunOf: runId, since: operation.createdAt, limit: 1 }).runs.length > 0) return true;
+      await controls.rerun(runId, action.fromStep === undefined ? {} : { fromStep: action.fromStep });
+      return true;
+    } catch (error) {
+      if (isSkippedRun(error)) return false;
+      throw error;
+    }
+  };
+  const settled = await advanceBulkOperation(log, operation.id, act, options);
+  return { matched: settled?.matched ?? operation.matched, affected: settled?.affected ?? 0 };
 }
 
 /**

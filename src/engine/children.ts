@@ -343,6 +343,11 @@ export function activeChildrenOf(events: readonly StoredEvent[]): string[] {
     .map((child) => child.runId);
 }
 
+/** Whether cancelling a child failed only because it had ended meanwhile (or never was): nothing to cancel. */
+export function isAlreadyEnded(error: unknown): boolean {
+  return error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found");
+}
+
 function invalid(message: string): PlatformError {
   return new PlatformError("invalid_input", message);
 }

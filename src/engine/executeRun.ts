@@ -486,11 +486,7 @@ async function runClaimedStep(
             ? childRequestsOf(value, claim.runId, run.children.completedSteps, where)
             : null;
         if (requests) {
-          if (!Object.hasOwn(definition.steps, value?.step as string))
-            throw new PlatformError(
-              "invalid_input",
-              `Step "${step}" continues with step "${String(value?.step)}", which workflow "${definition.name}" does not define`,
-            );
+          checkNextStep(definition, step, value?.step as string);
           if (!options.children)
             throw new PlatformError("invalid_input", `${where} returned children, which this host cannot start`);
           // Started before the completion is written, so it records their run ids; a retry finds the same runs.
@@ -536,12 +532,7 @@ function completionEvents(
     return [completed, nextEvent(completed, "workflow_completed", payload, at)];
   }
   if (typeof result.step === "string") {
-    if (!Object.hasOwn(definition.steps, result.step)) {
-      throw new PlatformError(
-        "invalid_input",
-        `Step "${step}" continues with step "${result.step}", which workflow "${definition.name}" does not define`,
-      );
-    }
+    checkNextStep(definition, step, result.step);
     const next = continuationOfReturn(
       result as { step: string } & Record<string, unknown>,
       at,
@@ -553,6 +544,15 @@ function completionEvents(
     return [completed];
   }
   throw badReturn(definition, step, value);
+}
+
+/** Refuses a continuation to a step the workflow does not define (a bug in the step: a retry would repeat it). */
+function checkNextStep(definition: WorkflowDefinition, step: string, next: string): void {
+  if (!Object.hasOwn(definition.steps, next))
+    throw new PlatformError(
+      "invalid_input",
+      `Step "${step}" continues with step "${next}", which workflow "${definition.name}" does not define`,
+    );
 }
 
 function badReturn(definition: WorkflowDefinition, step: string, value: unknown): PlatformError {

@@ -133,8 +133,8 @@ export {
   MAX_LIST_LIMIT,
 } from "./runQuery.ts";
 export type { RunFilter, RunListQuery, RunListPage, ListCursor } from "./runQuery.ts";
-export { MAX_BULK_RUNS, toBulkFilter, toBulkAction } from "./bulkOperation.ts";
-export type { BulkAction, BulkOperation, BulkResult, BulkOperationLog } from "./bulkOperation.ts";
+export { MAX_BULK_RUNS, toBulkFilter, toBulkOptions } from "./bulkOperation.ts";
+export type { BulkAction, BulkOptions, BulkOperation, BulkResult, BulkOperationLog } from "./bulkOperation.ts";
 export { planRerun } from "./rerun.ts";
 export type { RerunPlan } from "./rerun.ts";
 export { findStrandedRuns, describeStrandedRuns, STRANDED_RUNS_LISTED } from "./strandedRuns.ts";

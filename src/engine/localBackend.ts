@@ -1,12 +1,12 @@
 import { PlatformError } from "../core/errors.ts";
 import {
   acceptBulkOperation,
-  advanceBulkOperation,
   type BulkAction,
   type BulkOperation,
   type BulkOperationLog,
   type BulkResult,
-  isSkippedRun,
+  type BulkRunControls,
+  carryOnBulkOperation,
 } from "./bulkOperation.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
@@ -18,12 +18,13 @@ import {
   type ChildRunPort,
   childReportOf,
   createChildRun,
+  isAlreadyEnded,
   reconcileChildren,
   recordChildFinished,
 } from "./children.ts";
 import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
-import { planRerun } from "./rerun.ts";
+import { planRerun, rerunBlockedBy } from "./rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
@@ -253,7 +254,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     try {
       cancelWithChildren(runId, reason);
     } catch (error) {
-      if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found"))) throw error;
+      if (!isAlreadyEnded(error)) throw error;
     }
   }
 
@@ -358,38 +359,22 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       ...(options.version === undefined ? {} : { version: options.version }),
       rerun: plan,
     });
-    if (!started.created)
-      throw new PlatformError(
-        "already_active",
-        `Workflow id "${created.workflowId}" has an active run (${started.runId}); a rerun of ${runId} would share it: wait for it to finish`,
-        { activeRunId: started.runId },
-      );
+    if (!started.created) throw rerunBlockedBy(started.runId, created.workflowId, runId);
     kick(started.runId);
     return { ...started, name: definition.name };
   }
 
-  async function actOn(operation: BulkOperation, runId: string): Promise<boolean> {
-    try {
-      if (operation.action.kind === "cancel") {
-        cancelWithChildren(runId, operation.action.reason);
-        return true;
-      }
-      // Rerun already by this operation before a restart: counted, not done twice.
-      if (store.listRuns({ rerunOf: runId, since: operation.createdAt, limit: 1 }).runs.length > 0) return true;
-      rerun(runId, operation.action.fromStep);
-      return true;
-    } catch (error) {
-      if (isSkippedRun(error)) return false;
-      throw error;
-    }
-  }
+  /** What a bulk operation acts on one run through: what `cancel` and `rerun` do. */
+  const bulkRunControls: BulkRunControls = {
+    cancel: cancelWithChildren,
+    rerun: (runId, { fromStep }) => rerun(runId, fromStep),
+  };
 
-  async function carryOut(operation: BulkOperation): Promise<BulkResult> {
-    const settled = await advanceBulkOperation(store, operation.id, (runId) => actOn(operation, runId), {
+  function carryOut(operation: BulkOperation): Promise<BulkResult> {
+    return carryOnBulkOperation(store, store, operation, bulkRunControls, {
       mayContinue: () => !stop.signal.aborted,
       onError: (runId, error) => logError(`Bulk ${operation.action.kind} of workflow run ${runId} failed`, error),
     });
-    return { matched: settled?.matched ?? operation.matched, affected: settled?.affected ?? 0 };
   }
 
   function bulk(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {

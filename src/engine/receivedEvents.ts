@@ -33,37 +33,35 @@ export interface Inbox {
   apply(event: StoredEvent): void;
 }
 
+/** An {@link Inbox}; its fields are written only by `apply` (callers see them read-only). */
+class EventInbox implements Inbox {
+  readonly queued: QueuedEvent[] = [];
+  delivered: DeliveredEvent | null = null;
+  deliveredSeq: number | undefined;
+
+  apply(event: StoredEvent): void {
+    const { queued } = this;
+    if (event.type === "event_received") {
+      queued.push({
+        seq: event.seq,
+        name: event.payload.name,
+        payload: freezeJson(event.payload.payload),
+        at: event.at,
+      });
+      return;
+    }
+    // A retry keeps what attempt 1 received.
+    if (event.type !== "step_started" || event.payload.attempt > 1) return;
+    const seq = event.payload.event_seq;
+    const index = seq === undefined ? -1 : queued.findIndex((queuedEvent) => queuedEvent.seq === seq);
+    const taken = index >= 0 ? queued.splice(index, 1)[0] : undefined;
+    this.delivered = taken ? { name: taken.name, payload: taken.payload } : null;
+    this.deliveredSeq = taken?.seq;
+  }
+}
+
 export function createInbox(events: Iterable<StoredEvent> = []): Inbox {
-  const queued: QueuedEvent[] = [];
-  let delivered: DeliveredEvent | null = null;
-  let deliveredSeq: number | undefined;
-  const inbox: Inbox = {
-    queued,
-    get delivered() {
-      return delivered;
-    },
-    get deliveredSeq() {
-      return deliveredSeq;
-    },
-    apply(event) {
-      if (event.type === "event_received") {
-        queued.push({
-          seq: event.seq,
-          name: event.payload.name,
-          payload: freezeJson(event.payload.payload),
-          at: event.at,
-        });
-        return;
-      }
-      // A retry keeps what attempt 1 received.
-      if (event.type !== "step_started" || event.payload.attempt > 1) return;
-      const seq = event.payload.event_seq;
-      const index = seq === undefined ? -1 : queued.findIndex((queuedEvent) => queuedEvent.seq === seq);
-      const taken = index >= 0 ? queued.splice(index, 1)[0] : undefined;
-      delivered = taken ? { name: taken.name, payload: taken.payload } : null;
-      deliveredSeq = taken?.seq;
-    },
-  };
+  const inbox = new EventInbox();
   for (const event of events) inbox.apply(event);
   return inbox;
 }

@@ -96,32 +96,22 @@ export function detectRecovery(
   // Even a run whose wake-up is pending here: it would only fail when woken, a year later perhaps.
   if (strandedStep(last, definition) !== null) return "stranded";
   if (input.executingHere) return null;
-  switch (last.type) {
-    case "workflow_created":
-      return last.payload.queued ? null : "stuck_created";
-    case "workflow_dequeued":
-      return "stuck_created";
+  if (last.type === "step_started") return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
+  // Whatever the transition table says is due now and nobody is doing.
+  const action = resolveNextAction(last, definition.maxAttempts, queued, finished);
+  switch (action.kind) {
+    case "complete":
+    case "fail":
+      return "stuck_terminal";
+    case "start_step":
+      if (action.notBefore !== undefined && now < action.notBefore) return null;
+      if (last.type === "step_completed") return "stuck_completed";
+      return last.type === "step_failed" ? "stuck_failed" : "stuck_created";
     // Queued: its queue starts it, not recovery.
-    case "start_replaced":
-      return null;
-    case "step_started":
-      return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
-    case "step_completed": {
-      const action = resolveNextAction(last, definition.maxAttempts, queued, finished);
-      if (action.kind === "complete") return "stuck_terminal";
-      if (action.kind === "wait_for_event" || action.kind === "wait_for_children") return null;
-      if (action.kind === "start_step" && action.notBefore !== undefined && now < action.notBefore) return null;
-      return "stuck_completed";
-    }
-    case "step_failed":
-      return resolveNextAction(last, definition.maxAttempts).kind === "start_step" ? "stuck_failed" : "stuck_terminal";
-    case "workflow_completed":
-    case "workflow_failed":
-    case "workflow_cancelled":
-    case "event_received":
-    case "child_finished":
-    case "workflow_paused":
-    case "workflow_resumed":
+    case "queued":
+    case "wait_for_event":
+    case "wait_for_children":
+    case "none":
       return null;
   }
 }

@@ -26,6 +26,18 @@ export interface RerunPlan {
 }
 
 /**
+ * The error of a rerun that found the workflow id it keeps (`workflowId`) taken by an active run
+ * (`activeRunId`): `already_active`, the rerun of `runId` waits for that run to finish.
+ */
+export function rerunBlockedBy(activeRunId: string, workflowId: string | undefined, runId: string): PlatformError {
+  return new PlatformError(
+    "already_active",
+    `Workflow id "${workflowId}" has an active run (${activeRunId}); a rerun of ${runId} would share it: wait for it to finish`,
+    { activeRunId },
+  );
+}
+
+/**
  * Plans a rerun of the run whose log is `original`: the same data, and with
  * `fromStep` the completed steps before the original's first claim of that
  * step (their writes, so `ctx.scratchpad` is as it was). `fromStep` names a

@@ -45,10 +45,7 @@ export function cancelRun(
   reason: unknown,
   now: number,
 ): StoredEventOf<"workflow_cancelled"> {
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
-  const text = (reason ?? "").slice(0, MAX_REASON_LENGTH) || "cancelled";
-  return appendAtTail(store, runId, "workflow_cancelled", { reason: text }, now, "cancel");
+  return appendAtTail(store, runId, "workflow_cancelled", { reason: recordedReason(reason, "cancel") }, now, "cancel");
 }
 
 /**
@@ -64,9 +61,7 @@ export function pauseRun(
   reason: unknown,
   now: number,
 ): StoredEventOf<"workflow_paused"> {
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.pause: the reason must be a string");
-  const text = (reason ?? "").slice(0, MAX_REASON_LENGTH) || "paused";
+  const text = recordedReason(reason, "pause");
   return appendAtTail(store, runId, "workflow_paused", { reason: text }, now, "pause", (status) => {
     if (status === "paused") return `Workflow run "${runId}" is already paused`;
     if (status === "queued")
@@ -80,6 +75,18 @@ export function resumeRun(store: WorkflowEventStore, runId: string, now: number)
   return appendAtTail(store, runId, "workflow_resumed", {}, now, "resume", (status) =>
     status === "paused" ? null : `Workflow run "${runId}" is not paused; there is nothing to resume`,
   );
+}
+
+/** Refuses a cancel's or pause's reason that is not a string (`workflow.cancel`, `workflow.pause`). */
+export function checkReason(reason: unknown, control: "cancel" | "pause"): asserts reason is string | undefined {
+  if (reason !== undefined && typeof reason !== "string")
+    throw new PlatformError("invalid_input", `workflow.${control}: the reason must be a string`);
+}
+
+/** The reason a cancel or pause records: the one given, cut to {@link MAX_REASON_LENGTH}; none: "cancelled", "paused". */
+function recordedReason(reason: unknown, control: "cancel" | "pause"): string {
+  checkReason(reason, control);
+  return (reason ?? "").slice(0, MAX_REASON_LENGTH) || (control === "cancel" ? "cancelled" : "paused");
 }
 
 function appendAtTail<T extends "event_received" | "workflow_cancelled" | "workflow_paused" | "workflow_resumed">(

@@ -1,6 +1,6 @@
 import type { BulkAction, BulkOperation, BulkOperationLog } from "./bulkOperation.ts";
 import type { RunFilter } from "./runQuery.ts";
-import type { SyncSql } from "./syncSql.ts";
+import { selectRunIds, type SyncSql } from "./syncSql.ts";
 
 /**
  * Bulk operations beside the runs they act on (the node:sqlite file, the
@@ -84,13 +84,12 @@ export function createSqlBulkOperationLog(
     },
 
     pendingBulkRuns(operationId, limit) {
-      return sql
-        .all<{ run_id: string }>(
-          "SELECT run_id FROM _workflow_bulk_runs WHERE operation_id = ? ORDER BY ordinal LIMIT ?",
-          operationId,
-          limit,
-        )
-        .map((r) => r.run_id);
+      return selectRunIds(
+        sql,
+        "SELECT run_id FROM _workflow_bulk_runs WHERE operation_id = ? ORDER BY ordinal LIMIT ?",
+        operationId,
+        limit,
+      );
     },
 
     settleBulkRuns(operationId, outcomes) {

@@ -9,7 +9,7 @@ import {
   type RunReport,
   type RunSummary,
 } from "./store.ts";
-import type { SqlValue, SyncSql } from "./syncSql.ts";
+import { selectRunIds, type SqlValue, type SyncSql } from "./syncSql.ts";
 
 /**
  * One summary row per run. The event store keeps it in the same transactions
@@ -271,24 +271,23 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
     },
 
     activeRunIds() {
-      return sql
-        .all<{ run_id: string }>(`SELECT run_id FROM _workflow_runs WHERE ${ACTIVE} ORDER BY created_at`)
-        .map((r) => r.run_id);
+      return selectRunIds(sql, `SELECT run_id FROM _workflow_runs WHERE ${ACTIVE} ORDER BY created_at`);
     },
 
     matchRunIds(filter, max) {
       const { where, params } = whereOf(filter);
       const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
-      const rows = sql.all<{ run_id: string }>(
+      const runIds = selectRunIds(
+        sql,
         `SELECT run_id FROM _workflow_runs ${clause} ORDER BY created_at DESC, position DESC LIMIT ?`,
         ...params,
         max,
       );
       const matched =
-        rows.length < max
-          ? rows.length
+        runIds.length < max
+          ? runIds.length
           : (sql.all<{ n: number }>(`SELECT count(*) AS n FROM _workflow_runs ${clause}`, ...params)[0]?.n ?? 0);
-      return { runIds: rows.map((r) => r.run_id), matched };
+      return { runIds, matched };
     },
 
     livePositions(): LivePosition[] {
@@ -309,13 +308,12 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
     },
 
     expiredRunIds(now, limit) {
-      return sql
-        .all<{ run_id: string }>(
-          "SELECT run_id FROM _workflow_runs WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-          now,
-          limit,
-        )
-        .map((r) => r.run_id);
+      return selectRunIds(
+        sql,
+        "SELECT run_id FROM _workflow_runs WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+        now,
+        limit,
+      );
     },
   };
 }

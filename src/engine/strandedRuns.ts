@@ -44,16 +44,19 @@ export function findStrandedRuns(
     const missing = missingAt(position, next);
     if (!missing) continue;
     count += position.runs;
-    for (const run of index.liveRunsAt(position.name, position.step, limit))
-      runs.push({
-        runId: run.id,
-        workflow: run.name,
-        step: position.step,
-        status: run.status === "paused" || run.status === "waiting" ? run.status : "running",
-        missing,
-      });
+    // Only as many as the list still has room for: the rest are counted, not read.
+    const room = limit - runs.length;
+    if (room > 0)
+      for (const run of index.liveRunsAt(position.name, position.step, room))
+        runs.push({
+          runId: run.id,
+          workflow: run.name,
+          step: position.step,
+          status: run.status === "paused" || run.status === "waiting" ? run.status : "running",
+          missing,
+        });
   }
-  return { count, runs: runs.slice(0, limit) };
+  return { count, runs };
 }
 
 /** One line per stranded run, and how many more there are: what the CLI and `platform dev` print. */

@@ -13,3 +13,8 @@ export interface SyncSql {
   /** Runs `fn` in one transaction: all of its writes, or none if it throws. */
   transaction<T>(fn: () => T): T;
 }
+
+/** The `run_id` column of a query's rows, in their order (the run index's and bulk operations' id lists). */
+export function selectRunIds(sql: SyncSql, query: string, ...params: SqlValue[]): string[] {
+  return sql.all<{ run_id: string }>(query, ...params).map((row) => row.run_id);
+}

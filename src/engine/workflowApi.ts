@@ -3,8 +3,9 @@ import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type Wor
 import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
-import { toBulkAction, toBulkFilter, type BulkResult } from "./bulkOperation.ts";
+import { toBulkFilter, toBulkOptions, type BulkResult } from "./bulkOperation.ts";
 import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
+import { checkReason } from "./runControl.ts";
 import { isLiveStatus } from "./store.ts";
 import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
@@ -248,8 +249,7 @@ async function start(
 
 async function get(runId: string): Promise<WorkflowRunView | null> {
   const active = requireBackend("workflow.get");
-  if (typeof runId !== "string" || runId === "")
-    throw new PlatformError("invalid_input", "workflow.get needs a run id string");
+  checkRunId(runId, "workflow.get");
   return active.get(runId);
 }
 
@@ -261,8 +261,7 @@ async function list(filter: WorkflowListFilter = {}): Promise<RunListPage> {
 async function pause(runId: string, reason?: string): Promise<WorkflowRunView> {
   const active = requireBackend("workflow.pause");
   checkRunId(runId, "workflow.pause");
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.pause: the reason must be a string");
+  checkReason(reason, "pause");
   return active.pause(runId, reason);
 }
 
@@ -275,30 +274,20 @@ async function resume(runId: string): Promise<WorkflowRunView> {
 async function rerun(runId: string, options: { fromStep?: string } = {}): Promise<WorkflowRun> {
   const active = requireBackend("workflow.rerun");
   checkRunId(runId, "workflow.rerun");
-  const action = toBulkAction("rerun", options, "workflow.rerun");
-  const fromStep = action.kind === "rerun" ? action.fromStep : undefined;
-  const { name, ...started } = await active.rerun(runId, fromStep === undefined ? {} : { fromStep });
+  const { name, ...started } = await active.rerun(runId, toBulkOptions("rerun", options, "workflow.rerun"));
   return runHandle(active, name, started);
 }
 
 async function cancelMany(filter: RunFilter, options: { reason?: string } = {}): Promise<BulkResult> {
   const active = requireBackend("workflow.cancelMany");
   const checked = toBulkFilter(filter, "workflow.cancelMany");
-  const action = toBulkAction("cancel", options, "workflow.cancelMany");
-  return active.cancelMany(
-    checked,
-    action.kind === "cancel" && action.reason !== undefined ? { reason: action.reason } : {},
-  );
+  return active.cancelMany(checked, toBulkOptions("cancel", options, "workflow.cancelMany"));
 }
 
 async function rerunMany(filter: RunFilter, options: { fromStep?: string } = {}): Promise<BulkResult> {
   const active = requireBackend("workflow.rerunMany");
   const checked = toBulkFilter(filter, "workflow.rerunMany");
-  const action = toBulkAction("rerun", options, "workflow.rerunMany");
-  return active.rerunMany(
-    checked,
-    action.kind === "rerun" && action.fromStep !== undefined ? { fromStep: action.fromStep } : {},
-  );
+  return active.rerunMany(checked, toBulkOptions("rerun", options, "workflow.rerunMany"));
 }
 
 async function send(runId: string, name: string, payload?: unknown): Promise<void> {
@@ -314,8 +303,7 @@ async function send(runId: string, name: string, payload?: unknown): Promise<voi
 async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> {
   const active = requireBackend("workflow.cancel");
   checkRunId(runId, "workflow.cancel");
-  if (reason !== undefined && typeof reason !== "string")
-    throw new PlatformError("invalid_input", "workflow.cancel: the reason must be a string");
+  checkReason(reason, "cancel");
   return active.cancel(runId, reason);
 }
 

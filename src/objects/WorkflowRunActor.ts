@@ -9,6 +9,7 @@ import {
   childReportOf,
   createChildRun,
   createParentLog,
+  isAlreadyEnded,
   type ParentLog,
   recordChildrenFinished,
 } from "../engine/children.ts";
@@ -142,8 +143,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
       if (!definition) continue;
       const appended = failInterruptedStep(this.#store, definition, runId, this.#now());
-      if (appended.length > 0) repaired.push({ runId, ended: appended.some(isTerminalEvent) });
-      if (appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
+      const ended = appended.some(isTerminalEvent);
+      if (appended.length > 0) repaired.push({ runId, ended });
+      if (ended) this.#releaseFlowKey(runId);
     }
     if (repaired.length === 0) return;
     void this.ctx.blockConcurrencyWhile(async () => {
@@ -321,12 +323,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
       executingHere: check.executingHere,
     });
-    if (outcome.appended.some(isTerminalEvent)) this.#releaseFlowKey(runId);
+    const ended = outcome.appended.some(isTerminalEvent);
+    if (ended) this.#releaseFlowKey(runId);
     const recovered: RunActorInput = {
       type: "recovered",
       reason: outcome.reason,
       reenqueue: outcome.reenqueue,
-      ended: outcome.appended.some(isTerminalEvent),
+      ended,
       alarmPending: check.alarmPending,
       now: this.#now(),
     };
@@ -452,9 +455,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           this.#actorOfRun(runId)
             ?.cancel(runId, reason)
             .catch((error: unknown) => {
-              // Ended meanwhile (or never was): nothing to cancel.
-              if (!(error instanceof PlatformError && (error.code === "conflict" || error.code === "not_found")))
-                throw error;
+              if (!isAlreadyEnded(error)) throw error;
             }),
         ),
       );

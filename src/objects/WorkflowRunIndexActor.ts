@@ -1,12 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   acceptBulkOperation,
-  advanceBulkOperation,
   type BulkAction,
   type BulkOperation,
   type BulkOperationLog,
   type BulkResult,
-  isSkippedRun,
+  carryOnBulkOperation,
 } from "../engine/bulkOperation.ts";
 import type { RunFilter, RunListPage, RunListQuery } from "../engine/runQuery.ts";
 import { createSqlBulkOperationLog } from "../engine/sqlBulkOperations.ts";
@@ -45,7 +44,7 @@ export class WorkflowRunIndexActor extends DurableObject {
   #index: SqlRunIndex;
   #bulk: BulkOperationLog;
   /** Bulk operations this instance is advancing now (a call, or the alarm), for the other to join. */
-  #advancing = new Map<string, Promise<BulkOperation | null>>();
+  #advancing = new Map<string, Promise<BulkResult>>();
 
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env as never);
@@ -131,35 +130,15 @@ export class WorkflowRunIndexActor extends DurableObject {
       what,
     );
     if (!operation.done) await this.ctx.storage.setAlarm(Date.now() + BULK_SAFETY_NET_MS);
-    const settled = await this.#advance(operation, () => true);
-    return { matched: settled?.matched ?? operation.matched, affected: settled?.affected ?? 0 };
+    return this.#advance(operation, () => true);
   }
 
   /** Advances an operation, or joins this instance's advance of it under way. */
-  #advance(operation: BulkOperation, mayContinue: () => boolean): Promise<BulkOperation | null> {
+  #advance(operation: BulkOperation, mayContinue: () => boolean): Promise<BulkResult> {
     const running = this.#advancing.get(operation.id);
     if (running) return running;
     const controls = workflowRunHost.runControls(this.env as never);
-    const act = async (runId: string): Promise<boolean> => {
-      try {
-        if (operation.action.kind === "cancel") {
-          await controls.cancel(runId, operation.action.reason);
-          return true;
-        }
-        // Rerun already by this operation before a restart: counted, not done twice.
-        const done = this.#index.listRuns({ rerunOf: runId, since: operation.createdAt, limit: 1 });
-        if (done.runs.length > 0) return true;
-        await controls.rerun(
-          runId,
-          operation.action.fromStep === undefined ? {} : { fromStep: operation.action.fromStep },
-        );
-        return true;
-      } catch (error) {
-        if (isSkippedRun(error)) return false;
-        throw error;
-      }
-    };
-    const advancing = advanceBulkOperation(this.#bulk, operation.id, act, {
+    const advancing = carryOnBulkOperation(this.#index, this.#bulk, operation, controls, {
       mayContinue,
       onError: (runId, error) => console.error(`workflow bulk ${operation.action.kind}: run ${runId}:`, error),
     }).finally(() => this.#advancing.delete(operation.id));

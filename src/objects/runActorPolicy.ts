@@ -216,12 +216,13 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
         effects: NONE,
       };
     case "event_sent":
+    case "resumed":
       // The alarm first: the safety net should this instance die before the drive gets anywhere.
       return {
         state,
         effects: [
           { type: "set_alarm", at: input.now },
-          { type: "drive", by: "send", detached: "retry_alarm" },
+          { type: "drive", by: input.type === "event_sent" ? "send" : "resume", detached: "retry_alarm" },
         ],
       };
     case "cancelled":
@@ -229,15 +230,6 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
     case "paused":
       // An execution under way commits its step and ends `paused`; an alarm that fires meanwhile finds it so.
       return { state, effects: [{ type: "report" }] };
-    case "resumed":
-      // As a send: the alarm first, the safety net should this instance die before the drive gets anywhere.
-      return {
-        state,
-        effects: [
-          { type: "set_alarm", at: input.now },
-          { type: "drive", by: "resume", detached: "retry_alarm" },
-        ],
-      };
     case "step_interrupted":
       return {
         state,

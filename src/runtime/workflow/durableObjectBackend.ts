@@ -6,6 +6,7 @@ import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from 
 import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workflowApi.ts";
 import { flowKeyOf } from "../../engine/flowControl.ts";
 import { onceRunKey } from "../../engine/createRun.ts";
+import { rerunBlockedBy } from "../../engine/rerun.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
 
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
@@ -102,12 +103,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
         data: plan.data,
         rerun: plan,
       });
-      if (!started.created)
-        throw new PlatformError(
-          "already_active",
-          `Workflow id "${named}" has an active run (${started.runId}); a rerun of ${runId} would share it: wait for it to finish`,
-          { activeRunId: started.runId },
-        );
+      if (!started.created) throw rerunBlockedBy(started.runId, named, runId);
       if (summary) await index.report(summary);
       return { ...started, name };
     },
@@ -121,8 +117,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     strandedBy: (workflows) => runIndexOf(env).stranded([...workflows]),
 
     async waitForTerminal(runId) {
-      const actor = actorForRun(env, runId);
-      if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+      const actor = requireActor(runId);
       for (;;) {
         const view = await actor.waitForTerminal(runId, WAIT_SLICE_MS);
         if (view) return view;

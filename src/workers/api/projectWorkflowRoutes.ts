@@ -1,11 +1,8 @@
 import {
+  BULK_CONTROL_BODIES,
   MAX_CONTROL_BODY_BYTES,
-  parseBulkCancelBody,
-  parseBulkRerunBody,
-  parseCancelRunBody,
-  parsePauseRunBody,
-  parseRerunRunBody,
-  parseSendEventBody,
+  RUN_CONTROL_BODIES,
+  type RunControl,
 } from "../../contracts/workflowControl.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
@@ -66,30 +63,6 @@ export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Pr
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", "/__workflow/start", body));
 }
 
-/**
- * `POST /projects/:slug/workflows/:runId/cancel` `{ reason? }`: checked here, then
- * forwarded as canonical JSON; the project's answer (200, 404, 409) passes through.
- */
-export async function cancelProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
-  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const body = parseCancelRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-  return relay(
-    await callProjectWorker(resolveDispatcher(env), project, "POST", runPath(request, "/cancel"), JSON.stringify(body)),
-  );
-}
-
-/**
- * `POST /projects/:slug/workflows/:runId/events` `{ name, payload? }`: delivers an
- * event to a run (`workflow.send`); the project's answer (202, 404, 409, 400, 413) passes through.
- */
-export async function sendProjectWorkflowEvent(request: CliRequest, env: ApiEnv): Promise<Response> {
-  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const body = parseSendEventBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-  return relay(
-    await callProjectWorker(resolveDispatcher(env), project, "POST", runPath(request, "/events"), JSON.stringify(body)),
-  );
-}
-
 /** Checks a control's body here, then forwards it as canonical JSON; the project's answer passes through. */
 async function forwardControl(
   request: CliRequest,
@@ -102,33 +75,40 @@ async function forwardControl(
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", path(request), JSON.stringify(body)));
 }
 
+/** `POST /projects/:slug/workflows/:runId/<control>`, forwarded to the project's `/__workflow/runs/:runId/<control>`. */
+function forwardRunControl(control: RunControl) {
+  return (request: CliRequest, env: ApiEnv) =>
+    forwardControl(request, env, (r) => runPath(r, `/${control}`), RUN_CONTROL_BODIES[control]);
+}
+
+/** `POST /projects/:slug/workflows/:runId/cancel` `{ reason? }`: 200 `{ run }`, 404, 409. */
+export const cancelProjectWorkflowRun = forwardRunControl("cancel");
+
+/**
+ * `POST /projects/:slug/workflows/:runId/events` `{ name, payload? }`: delivers an
+ * event to a run (`workflow.send`); the project's answer (202, 404, 409, 400, 413) passes through.
+ */
+export const sendProjectWorkflowEvent = forwardRunControl("events");
+
 /** `POST /projects/:slug/workflows/:runId/pause` `{ reason? }`: 200 `{ run }`, 404, 409. */
-export const pauseProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
-  forwardControl(request, env, (r) => runPath(r, "/pause"), parsePauseRunBody);
+export const pauseProjectWorkflowRun = forwardRunControl("pause");
 
 /** `POST /projects/:slug/workflows/:runId/resume`: 200 `{ run }`, 404, 409. */
-export const resumeProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
-  forwardControl(
-    request,
-    env,
-    (r) => runPath(r, "/resume"),
-    () => ({}),
-  );
+export const resumeProjectWorkflowRun = forwardRunControl("resume");
 
 /** `POST /projects/:slug/workflows/:runId/rerun` `{ fromStep? }`: 201 `{ runId, … }`, 404, 409, 400. */
-export const rerunProjectWorkflowRun = (request: CliRequest, env: ApiEnv) =>
-  forwardControl(request, env, (r) => runPath(r, "/rerun"), parseRerunRunBody);
+export const rerunProjectWorkflowRun = forwardRunControl("rerun");
 
 /**
  * `POST /projects/:slug/workflows/cancel` `{ filter, reason?, dryRun? }` (`workflow.cancelMany`):
  * 200 `{ matched, affected }`; `dryRun` counts the runs and acts on none (the CLI's confirmation).
  */
 export const cancelManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
-  forwardControl(request, env, () => "/__workflow/cancel-many", parseBulkCancelBody);
+  forwardControl(request, env, () => "/__workflow/cancel-many", BULK_CONTROL_BODIES.cancel);
 
 /** `POST /projects/:slug/workflows/rerun` `{ filter, fromStep?, dryRun? }` (`workflow.rerunMany`). */
 export const rerunManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
-  forwardControl(request, env, () => "/__workflow/rerun-many", parseBulkRerunBody);
+  forwardControl(request, env, () => "/__workflow/rerun-many", BULK_CONTROL_BODIES.rerun);
 
 /** `POST /projects/:slug/crons/:name/run`: runs one of the project's crons now (e.g. the recovery sweep). */
 export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<Response> {

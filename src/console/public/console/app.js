@@ -32,10 +32,6 @@ const signInForm = /** @type {HTMLFormElement} */ (document.getElementById("sign
 const signInError = /** @type {HTMLElement} */ (document.getElementById("sign-in-error"));
 const signOutButton = /** @type {HTMLButtonElement} */ (document.getElementById("sign-out"));
 const signedInAs = /** @type {HTMLElement} */ (document.getElementById("signed-in-as"));
-const switchSection = /** @type {HTMLElement} */ (document.getElementById("switch-account"));
-const switchText = /** @type {HTMLElement} */ (document.getElementById("switch-text"));
-const switchConfirm = /** @type {HTMLButtonElement} */ (document.getElementById("switch-confirm"));
-const switchKeep = /** @type {HTMLButtonElement} */ (document.getElementById("switch-keep"));
 const projectNav = /** @type {HTMLElement} */ (document.getElementById("projects"));
 const announcer = /** @type {HTMLElement} */ (document.getElementById("announcer"));
 
@@ -129,6 +125,11 @@ async function takeTokenFromFragment() {
 
 /** Asks whether to leave `mine` for `theirs`; resolves with the answer. @param {string} mine @param {string} theirs */
 function confirmSwitch(mine, theirs) {
+  // The dialog's own elements, used nowhere else.
+  const switchSection = /** @type {HTMLElement} */ (document.getElementById("switch-account"));
+  const switchText = /** @type {HTMLElement} */ (document.getElementById("switch-text"));
+  const switchConfirm = /** @type {HTMLButtonElement} */ (document.getElementById("switch-confirm"));
+  const switchKeep = /** @type {HTMLButtonElement} */ (document.getElementById("switch-keep"));
   stopLive();
   main.hidden = true;
   projectNav.hidden = true;

@@ -38,18 +38,7 @@ export function renderRunControls(section, slug, view, context) {
 
 /** @param {string} runPath @param {RunControlsContext} context */
 function pauseForm(runPath, context) {
-  const { form, error } = alertForm(
-    "pause-run",
-    field("Reason (optional)", el("input", { name: "reason", maxlength: "500", autocomplete: "off" })),
-    el("button", { type: "submit" }, "Pause run"),
-  );
-  onSubmit(form, error, context.errorText, async (values) => {
-    const reason = String(values.get("reason") ?? "").trim();
-    await context.api("POST", `${runPath}/pause`, reason ? { reason } : {});
-    context.announce("The run is paused: it starts no new step until resumed.");
-    context.refresh();
-  });
-  return form;
+  return reasonForm(runPath, context, "pause", "The run is paused: it starts no new step until resumed.");
 }
 
 /** @param {string} runPath @param {RunControlsContext} context */
@@ -65,15 +54,23 @@ function resumeForm(runPath, context) {
 
 /** @param {string} runPath @param {RunControlsContext} context */
 function cancelForm(runPath, context) {
+  return reasonForm(runPath, context, "cancel", "The run was cancelled.");
+}
+
+/**
+ * A control that takes an optional reason (`{ reason? }`): pause and cancel.
+ * @param {string} runPath @param {RunControlsContext} context @param {"pause" | "cancel"} control @param {string} done
+ */
+function reasonForm(runPath, context, control, done) {
   const { form, error } = alertForm(
-    "cancel-run",
+    `${control}-run`,
     field("Reason (optional)", el("input", { name: "reason", maxlength: "500", autocomplete: "off" })),
-    el("button", { type: "submit" }, "Cancel run"),
+    el("button", { type: "submit" }, control === "pause" ? "Pause run" : "Cancel run"),
   );
   onSubmit(form, error, context.errorText, async (values) => {
     const reason = String(values.get("reason") ?? "").trim();
-    await context.api("POST", `${runPath}/cancel`, reason ? { reason } : {});
-    context.announce("The run was cancelled.");
+    await context.api("POST", `${runPath}/${control}`, reason ? { reason } : {});
+    context.announce(done);
     context.refresh();
   });
   return form;

@@ -1,12 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
 import {
+  BULK_CONTROL_BODIES,
   MAX_CONTROL_BODY_BYTES,
-  parseBulkCancelBody,
-  parseBulkRerunBody,
-  parseCancelRunBody,
-  parsePauseRunBody,
-  parseRerunRunBody,
-  parseSendEventBody,
+  RUN_CONTROL_BODIES,
+  type RunControl,
+  type RunControlBodies,
 } from "../../../contracts/workflowControl.ts";
 import type { ProjectSchedule } from "../../../contracts/workflowSchedules.ts";
 import { errorResponse, PlatformError } from "../../../core/errors.ts";
@@ -40,6 +38,42 @@ export interface NodeWorkflowApiOptions {
   backend: () => (WorkflowBackend & { schedules?(): ProjectSchedule[] }) | null;
 }
 
+/** `/projects/:slug/workflows`, `…/:runId` and `…/:runId/<control>` of every run control. */
+const WORKFLOWS_PATH = new RegExp(
+  `^/projects/([^/]+)/workflows(?:/([^/]+)(?:/(${Object.keys(RUN_CONTROL_BODIES).join("|")}))?)?$`,
+);
+
+/** What each run control does on the project's backend, and its answer (as the project's own routes). */
+const RUN_CONTROL_ANSWERS: {
+  readonly [C in RunControl]: (backend: WorkflowBackend, runId: string, body: RunControlBodies[C]) => Promise<Response>;
+} = {
+  cancel: async (backend, runId, { reason }) => Response.json({ run: await backend.cancel(runId, reason) }),
+  events: async (backend, runId, { name, payload }) => {
+    await backend.send(runId, name, (payload ?? null) as JsonValue);
+    return Response.json({ accepted: true }, { status: 202 });
+  },
+  pause: async (backend, runId, { reason }) => Response.json({ run: await backend.pause(runId, reason) }),
+  resume: async (backend, runId) => Response.json({ run: await backend.resume(runId) }),
+  rerun: async (backend, runId, { fromStep }) => {
+    const { name, ...started } = await backend.rerun(runId, fromStep === undefined ? {} : { fromStep });
+    return Response.json(
+      { runId: started.runId, workflowId: started.workflowId, name, created: started.created },
+      { status: 201 },
+    );
+  },
+};
+
+/** Reads and checks the control's body, then carries it out. */
+async function answerRunControl<C extends RunControl>(
+  control: C,
+  backend: WorkflowBackend,
+  runId: string,
+  request: Request,
+): Promise<Response> {
+  const body = RUN_CONTROL_BODIES[control](await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
+  return RUN_CONTROL_ANSWERS[control](backend, runId, body);
+}
+
 function tokenMatches(header: string | null, expected: string): boolean {
   const given = Buffer.from(/^Bearer (\S+)$/.exec(header ?? "")?.[1] ?? "");
   const wanted = Buffer.from(expected);
@@ -65,11 +99,11 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
         throw new PlatformError("not_found", `No project named "${schedules[1]}" in your account.`);
       return Response.json({ schedules: options.backend()?.schedules?.() ?? [] });
     }
-    const match = /^\/projects\/([^/]+)\/workflows(?:\/([^/]+)(\/cancel|\/events|\/pause|\/resume|\/rerun)?)?$/.exec(
-      path,
-    );
+    const match = WORKFLOWS_PATH.exec(path);
     if (!match) throw new PlatformError("not_found", "Not found.");
-    const [, slug, segment, action] = match;
+    const [, slug, segment] = match;
+    // The path pattern lists only the run controls.
+    const control = match[3] as RunControl | undefined;
     if (slug !== options.slug) throw new PlatformError("not_found", `No project named "${slug}" in your account.`);
     const backend = options.backend();
     if (!backend) throw new PlatformError("not_found", `Project "${slug}" registers no workflows.`);
@@ -80,16 +114,16 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       return Response.json(await backend.list(toRunListQuery(filter)));
     }
     // Bulk operations: `{ filter, reason? | fromStep?, dryRun? }`, as the API worker's routes.
-    if ((segment === "cancel" || segment === "rerun") && action === undefined && method === "POST") {
+    if ((segment === "cancel" || segment === "rerun") && control === undefined && method === "POST") {
       const bytes = await readBodyBytes(request, MAX_CONTROL_BODY_BYTES);
       const what = segment === "cancel" ? "workflow.cancelMany" : "workflow.rerunMany";
       if (segment === "cancel") {
-        const { filter, reason, dryRun } = parseBulkCancelBody(bytes);
+        const { filter, reason, dryRun } = BULK_CONTROL_BODIES.cancel(bytes);
         const checked = toBulkFilter(filter, what);
         if (dryRun) return Response.json({ matched: await backend.countRuns(checked), affected: 0 });
         return Response.json(await backend.cancelMany(checked, reason === undefined ? {} : { reason }));
       }
-      const { filter, fromStep, dryRun } = parseBulkRerunBody(bytes);
+      const { filter, fromStep, dryRun } = BULK_CONTROL_BODIES.rerun(bytes);
       const checked = toBulkFilter(filter, what);
       if (dryRun) return Response.json({ matched: await backend.countRuns(checked), affected: 0 });
       return Response.json(await backend.rerunMany(checked, fromStep === undefined ? {} : { fromStep }));
@@ -109,34 +143,10 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
         { status: started.created ? 201 : 200 },
       );
     }
-    if (segment === undefined || method !== (action ? "POST" : "GET"))
+    if (segment === undefined || method !== (control ? "POST" : "GET"))
       throw new PlatformError("not_found", "Not found.");
     const runId = runIdIn(segment);
-    if (action === "/cancel") {
-      const { reason } = parseCancelRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-      return Response.json({ run: await backend.cancel(runId, reason) });
-    }
-    if (action === "/events") {
-      const { name, payload } = parseSendEventBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-      await backend.send(runId, name, (payload ?? null) as JsonValue);
-      return Response.json({ accepted: true }, { status: 202 });
-    }
-    if (action === "/pause") {
-      const { reason } = parsePauseRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-      return Response.json({ run: await backend.pause(runId, reason) });
-    }
-    if (action === "/resume") {
-      await readBodyBytes(request, MAX_CONTROL_BODY_BYTES);
-      return Response.json({ run: await backend.resume(runId) });
-    }
-    if (action === "/rerun") {
-      const { fromStep } = parseRerunRunBody(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-      const { name, ...started } = await backend.rerun(runId, fromStep === undefined ? {} : { fromStep });
-      return Response.json(
-        { runId: started.runId, workflowId: started.workflowId, name, created: started.created },
-        { status: 201 },
-      );
-    }
+    if (control) return answerRunControl(control, backend, runId, request);
     const view = await backend.get(runId);
     if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
     return Response.json(view);
