@@ -101,22 +101,11 @@ export {
 } from "./stepFailure.ts";
 
 // Stores and local backends.
-export {
-  RUN_STATUSES,
-  LIVE_STATUSES,
-  TERMINAL_STATUSES,
-  ACTIVE_STATUSES,
-  isLiveStatus,
-  isActiveStatus,
-  DEFAULT_RETENTION_MS,
-} from "./store.ts";
+export * from "./runSummary.ts";
+export { DEFAULT_RETENTION_MS } from "./store.ts";
 export type {
   WorkflowEventStore,
   RunIndex,
-  RunStatus,
-  RunSummary,
-  RunReport,
-  LivePosition,
   AppendResult,
   CreateRunResult,
   SeqTaken,
