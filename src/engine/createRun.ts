@@ -75,7 +75,7 @@ export function createRun(
   });
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome) {
-    const existing = options.once ? store.events(runId)[0] : undefined;
+    const existing = options.once ? store.createdEvent(runId) : undefined;
     if (
       existing?.type === "workflow_created" &&
       existing.workflowId === workflowId &&
@@ -87,7 +87,7 @@ export function createRun(
     });
   }
 
-  const active = store.events(outcome.activeRunId)[0];
+  const active = store.createdEvent(outcome.activeRunId);
   const activeName = active?.type === "workflow_created" ? active.payload.workflowName : undefined;
   if (activeName !== definition.name) {
     throw new PlatformError(
@@ -109,7 +109,7 @@ function idempotentRun(
 ): string | null {
   const latest = store.latestRunOf(workflowId);
   if (!latest || latest.name !== workflowName) return null;
-  const created = store.events(latest.id)[0];
+  const created = store.createdEvent(latest.id);
   if (created?.type !== "workflow_created") return null;
   const { idempotency_key, idempotent_until } = created.payload;
   return idempotency_key === key && idempotent_until !== undefined && now < idempotent_until ? latest.id : null;

@@ -96,6 +96,11 @@ export function createMemoryEventStore(): MemoryEventStore {
       return row === undefined ? null : decode(row);
     },
 
+    createdEvent(runId) {
+      const row = runs.get(runId)?.rows[0];
+      return row === undefined ? null : decode(row);
+    },
+
     events(runId, afterSeq = 0) {
       const rows = runs.get(runId)?.rows ?? [];
       // seq n is at index n-1: the append rules keep seqs gapless.

@@ -162,6 +162,11 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
       return row ? toEvent(row) : null;
     },
 
+    createdEvent(runId) {
+      const [row] = sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq = 1", runId);
+      return row ? toEvent(row) : null;
+    },
+
     events: readEvents,
 
     append(events): AppendResult {

@@ -49,6 +49,8 @@ export type CreateRunResult =
  */
 export interface WorkflowEventStore {
   lastEvent(runId: string): StoredEvent | null;
+  /** The run's first event (its workflow_created): what a run's end and a repeated start read, not the whole log. */
+  createdEvent(runId: string): StoredEvent | null;
   /** The run's events in seq order; only those with seq > `afterSeq` when given. Empty for an unknown run. */
   events(runId: string, afterSeq?: number): StoredEvent[];
   /**

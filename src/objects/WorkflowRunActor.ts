@@ -369,7 +369,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #parentOf(runId: string): string | null {
     let parent = this.#parents.get(runId);
     if (parent === undefined) {
-      const [created] = this.#store.events(runId);
+      const created = this.#store.createdEvent(runId);
       parent = created?.type === "workflow_created" ? (created.payload.parent_run_id ?? null) : null;
       this.#parents.set(runId, parent);
     }
@@ -648,7 +648,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * run starts. Not awaited: should it be lost, the key's reconcile alarm finds the run ended.
    */
   #releaseFlowKey(runId: string): void {
-    const created = this.#store.events(runId)[0];
+    const created = this.#store.createdEvent(runId);
     const keys = this.env.WORKFLOW_FLOW_KEYS;
     if (created?.type !== "workflow_created" || created.payload.flow_key === undefined || !keys) return;
     this.ctx.waitUntil(

@@ -69,7 +69,7 @@ export function describeEventStoreConformance(
         else body();
       });
 
-    storeCase("round-trips events exactly, in seq order, with afterSeq and lastEvent", () => {
+    storeCase("round-trips events exactly, in seq order, with afterSeq, lastEvent and createdEvent", () => {
       expect(store.createRunIfNoActive(created("r1"))).toEqual({ created: true });
       const rest = [
         event("r1", 2, "step_started", { step: "start", attempt: 1 }),
@@ -86,10 +86,12 @@ export function describeEventStoreConformance(
       expect(store.events("r1")).toEqual([created("r1"), ...rest]);
       expect(store.events("r1", 4)).toEqual(rest.slice(3));
       expect(store.lastEvent("r1")).toEqual(rest[4]);
+      expect(store.createdEvent("r1")).toEqual(created("r1"));
       // An absent next_step stays absent (not null).
       expect("next_step" in (store.events("r1", 4)[0] as StoredEvent).payload).toBe(false);
       expect(store.events("missing")).toEqual([]);
       expect(store.lastEvent("missing")).toBeNull();
+      expect(store.createdEvent("missing")).toBeNull();
     });
 
     storeCase("appends a long batch whole (the SQL stores write it in several statements)", () => {

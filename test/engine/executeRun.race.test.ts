@@ -13,6 +13,7 @@ function laggingView(store: WorkflowEventStore, keep: (length: number) => number
   let stale = true;
   return {
     lastEvent: (runId) => store.lastEvent(runId),
+    createdEvent: (runId) => store.createdEvent(runId),
     events(runId, afterSeq) {
       const events = store.events(runId, afterSeq);
       if (!stale || afterSeq !== undefined) return events;
