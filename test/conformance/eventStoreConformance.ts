@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
 import { summaryOf } from "#src/engine/appendRules.ts";
 import type { WorkflowEventStore, RunIndex } from "#src/engine/store.ts";
+import { thrownCode } from "#test/support/workflow/rejection.ts";
 
 /**
  * The rules every workflow event store keeps (store.ts). Free of Node and
@@ -38,15 +38,6 @@ function event<T extends WorkflowEventType>(
 
 function created(runId: string, workflowId = runId, workflowName = "greet", at = T0): StoredEvent {
   return event(runId, 1, "workflow_created", { workflowName, writes: { data: { name: "Ada" } } }, workflowId, at);
-}
-
-function errorCode(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof PlatformError ? error.code : `not a PlatformError: ${String(error)}`;
-  }
-  return undefined;
 }
 
 export function describeEventStoreConformance(
@@ -193,7 +184,7 @@ export function describeEventStoreConformance(
 
     storeCase("throws workflow_id_mismatch for an event of another workflow id, and appends nothing", () => {
       store.createRunIfNoActive(created("r1", "order-1"));
-      const code = errorCode(() =>
+      const code = thrownCode(() =>
         store.append([
           event("r1", 2, "step_started", { step: "start", attempt: 1 }, "order-1"),
           event("r1", 3, "step_failed", { step: "start", attempt: 1, reason: "x", retryable: true }, "order-2"),
@@ -204,18 +195,18 @@ export function describeEventStoreConformance(
     });
 
     storeCase("refuses appends to a run that was never created, gaps in seq, and events after the terminal one", () => {
-      expect(errorCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe(
+      expect(thrownCode(() => store.append([event("ghost", 2, "step_started", { step: "start", attempt: 1 })]))).toBe(
         "not_found",
       );
       store.createRunIfNoActive(created("r1"));
-      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
+      expect(thrownCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
         "internal",
       );
       expect(
-        errorCode(() => store.append([event("r1", 2, "workflow_created", { workflowName: "greet", writes: {} })])),
+        thrownCode(() => store.append([event("r1", 2, "workflow_created", { workflowName: "greet", writes: {} })])),
       ).toBe("internal");
       store.append([event("r1", 2, "workflow_completed", { result: 1 })]);
-      expect(errorCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
+      expect(thrownCode(() => store.append([event("r1", 3, "step_started", { step: "start", attempt: 1 })]))).toBe(
         "conflict",
       );
       expect(store.events("r1")).toHaveLength(2);
@@ -332,7 +323,7 @@ export function describeEventStoreConformance(
       const second = store.listRuns({ name: "a", limit: 2, cursor: first.cursor });
       expect(second.runs.map((r) => r.id)).toEqual(["r2", "r0"]);
       expect(second.cursor).toBeUndefined();
-      expect(errorCode(() => store.listRuns({ limit: 2, cursor: "not-a-cursor" }))).toBe("invalid_input");
+      expect(thrownCode(() => store.listRuns({ limit: 2, cursor: "not-a-cursor" }))).toBe("invalid_input");
     });
   });
 }

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunEventView, WorkflowRunView } from "#src/engine/describeRun.ts";
-import {
-  getWorkflowDefinition,
-  installWorkflowBackend,
-  resetWorkflowsForTests,
-  workflow,
-  type WorkflowRun,
-} from "#src/engine/workflowApi.ts";
-import type { MakeWorkflowBackend, WorkflowBackendUnderTest } from "./workflowConformance.ts";
+import { workflow, type WorkflowRun } from "#src/engine/workflowApi.ts";
+import { maxActive, startedAt } from "#test/support/workflow/activeRuns.ts";
+import type { MakeWorkflowBackend } from "#test/conformance/workflowConformance.ts";
+import { pollingGates, useBackendUnderTest } from "#test/conformance/workflowConformance.fixture.ts";
 
 /**
  * Flow control per key and idempotency keys (beyond the spec), on every backend: the limits are
@@ -15,17 +11,8 @@ import type { MakeWorkflowBackend, WorkflowBackendUnderTest } from "./workflowCo
  */
 export function describeFlowControlConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describe(`flow control and idempotency keys: ${name}`, () => {
-    let subject: WorkflowBackendUnderTest;
-    // As the core suite's "gated" steps: they poll a flag the test sets (a step resumed by the test's
-    // promise would run in the test's context in workerd, not its actor's).
-    const opened = new Set<string>();
-    const waitFor = async (gate: string) => {
-      while (!opened.has(gate) && !opened.has("*")) await new Promise((resolve) => setTimeout(resolve, 2));
-    };
-
-    beforeEach(async () => {
-      resetWorkflowsForTests();
-      opened.clear();
+    const gates = pollingGates();
+    const underTest = useBackendUnderTest(makeBackend, gates, () => {
       workflow(
         "perCustomer",
         {
@@ -40,7 +27,7 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
         "oneAtATime",
         {
           start: async (ctx) => {
-            await waitFor(ctx.data.gate);
+            await gates.wait(ctx.data.gate);
             return { done: true, result: ctx.data.gate };
           },
         },
@@ -57,14 +44,6 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
         { throttle: { limit: 2, periodMS: 150 } },
       );
       workflow("plain", { start: async (ctx) => ({ done: true, result: ctx.data }) });
-      subject = await makeBackend(getWorkflowDefinition);
-      installWorkflowBackend(subject.backend);
-    });
-
-    afterEach(async () => {
-      opened.add("*");
-      await subject.close();
-      resetWorkflowsForTests();
     });
 
     it("50 concurrent starts for a key with limit 2: never more than 2 active, all complete, in arrival order; another key is not held back", async () => {
@@ -103,8 +82,8 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
         [second.id, third.id].sort(),
       );
       expect((await workflow.cancel(second.id, "not needed")).status).toBe("cancelled");
-      opened.add("a");
-      opened.add("c");
+      gates.open("a");
+      gates.open("c");
       await expect(first.result()).resolves.toBe("a");
       await expect(third.result()).resolves.toBe("c");
       const [firstView, secondView, thirdView] = await viewsOf([first, second, third]);
@@ -122,15 +101,15 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
     it("a start the key holds already (a scheduled tick delivered twice) answers that run and frees no slot", async () => {
       const first = await workflow.start("oneAtATime", { gate: "h1" });
       const tick = { id: "oneAtATime@2026-11-25T10:00:00.000Z", once: true };
-      const queued = await subject.backend.start("oneAtATime", { gate: "h2" }, tick);
-      const again = await subject.backend.start("oneAtATime", { gate: "h2" }, tick);
+      const queued = await underTest.subject.backend.start("oneAtATime", { gate: "h2" }, tick);
+      const again = await underTest.subject.backend.start("oneAtATime", { gate: "h2" }, tick);
       expect(again).toMatchObject({ runId: queued.runId, created: false });
       const third = await workflow.start("oneAtATime", { gate: "h3" });
       expect((await workflow.get(queued.runId))?.status).toBe("queued");
       expect(await workflow.get(third.id)).toMatchObject({ status: "queued", queued: { ahead: 1 } });
-      opened.add("h1");
-      opened.add("h2");
-      opened.add("h3");
+      gates.open("h1");
+      gates.open("h2");
+      gates.open("h3");
       const views = await Promise.all([first.id, queued.runId, third.id].map(untilEnded));
       expect(views.map((view) => view.status)).toEqual(["completed", "completed", "completed"]);
       expect(maxActive(views)).toBe(1);
@@ -140,11 +119,11 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       const first = await workflow.start("oneAtATime", { gate: "r1" });
       const second = await workflow.start("oneAtATime", { gate: "r2" });
       const third = await workflow.start("oneAtATime", { gate: "r3" });
-      opened.add("r1");
+      gates.open("r1");
       const [cancelled] = await Promise.all([workflow.cancel(second.id, "raced"), first.result()]);
       expect(cancelled.status).toBe("cancelled");
-      opened.add("r2");
-      opened.add("r3");
+      gates.open("r2");
+      gates.open("r3");
       await expect(third.result()).resolves.toBe("r3");
       const views = await Promise.all([first.id, second.id, third.id].map(untilEnded));
       expect(views.map((view) => view.status)).toEqual(["completed", "cancelled", "completed"]);
@@ -156,13 +135,13 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       const second = await workflow.start("oneAtATime", { gate: "b" });
       const third = await workflow.start("oneAtATime", { gate: "c" });
       expect((await workflow.get(third.id))?.status).toBe("queued");
-      installWorkflowBackend(await subject.restart());
-      opened.add("a");
+      await underTest.restart();
+      gates.open("a");
       await untilEnded(first.id);
-      opened.add("b");
+      gates.open("b");
       await untilEnded(second.id);
       expect((await workflow.get(third.id))?.status).toMatch(/queued|running/);
-      opened.add("c");
+      gates.open("c");
       const [, secondView, thirdView] = await Promise.all([first.id, second.id, third.id].map(untilEnded));
       expect(secondView!.status).toBe("completed");
       expect(thirdView!.status).toBe("completed");
@@ -182,7 +161,7 @@ export function describeFlowControlConformance(name: string, makeBackend: MakeWo
       expect(refused?.code).toBe("conflict");
       expect(refused?.message).toMatch(/is queued and has not started/);
       expect((await workflow.get(second.id))?.status).toBe("queued");
-      opened.add("*");
+      gates.open("*");
       await expect(first.result()).resolves.toBe("a");
       await expect(second.result()).resolves.toBe("b");
       expect((await workflow.get(second.id))!.events.map((e) => e.type)).not.toContain("workflow_paused");
@@ -295,25 +274,4 @@ function eventAt(view: WorkflowRunView, type: RunEventView["type"]): number {
   const event = view.events.find((e) => e.type === type);
   if (!event) throw new Error(`run ${view.id} has no ${type}`);
   return event.at;
-}
-
-/** When the run's queue let it start (the times a queue counts): its workflow_dequeued, or its workflow_created if it never queued. */
-function startedAt(view: WorkflowRunView): number {
-  return (view.events.find((e) => e.type === "workflow_dequeued") ?? view.events[0]!).at;
-}
-
-/** The most runs active at once, from each run's start to its terminal event (an end before a start at the same ms). */
-function maxActive(views: readonly WorkflowRunView[]): number {
-  const edges = views.flatMap((view) => [
-    { at: startedAt(view), delta: 1 },
-    { at: view.events[view.events.length - 1]!.at, delta: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let active = 0;
-  let most = 0;
-  for (const edge of edges) {
-    active += edge.delta;
-    most = Math.max(most, active);
-  }
-  return most;
 }

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
+import { describe, expect, it, vi } from "vitest";
 import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import {
-  getWorkflowDefinition,
-  installWorkflowBackend,
-  resetWorkflowsForTests,
-  workflow,
-} from "#src/engine/workflowApi.ts";
-import type { MakeWorkflowBackend, WorkflowBackendUnderTest } from "#test/conformance/workflowConformance.ts";
+import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import type { MakeWorkflowBackend } from "#test/conformance/workflowConformance.ts";
+import { pollingGates, useBackendUnderTest } from "#test/conformance/workflowConformance.fixture.ts";
+import { rejection } from "#test/support/workflow/rejection.ts";
 
 /**
  * Beyond the spec, on every backend: operating many runs and over time
@@ -31,16 +27,6 @@ function shape(events: RunView["events"]): string[] {
     if (type === "event_received") return `event_received(${p.name})`;
     return type;
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PlatformError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
 }
 
 async function viewWhen(runId: string, check: (view: RunView) => boolean): Promise<RunView> {
@@ -69,17 +55,10 @@ async function idsWhen(filter: Parameters<typeof workflow.list>[0], expected: st
 
 export function describeRunOperationsConformance(name: string, makeBackend: MakeWorkflowBackend): void {
   describe(`workflow conformance, run operations: ${name}`, () => {
-    let subject: WorkflowBackendUnderTest;
-    const opened = new Set<string>();
     /** Which steps ran, `${workflowId}:${step}` (steps run in this isolate on every backend). */
     const ran: string[] = [];
     let chargeFixed = false;
-    const gate = async (id: string) => {
-      while (!opened.has(id) && !opened.has("*")) await pause(2);
-    };
-    const restart = async () => {
-      installWorkflowBackend(await subject.restart());
-    };
+    const restart = () => underTest.restart();
 
     /** Version 1 of the code; each test may replace it with a later one (see `redeploy`). */
     const registerAll = () => {
@@ -103,7 +82,7 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         "held",
         {
           start: async (ctx) => {
-            await gate(ctx.workflowId);
+            await gates.wait(ctx.workflowId);
             ctx.write("held", true);
             return { step: "next" };
           },
@@ -126,23 +105,14 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
     const redeploy = (register: () => void) => {
       resetWorkflowsForTests();
       register();
-      installWorkflowBackend(subject.backend);
+      installWorkflowBackend(underTest.subject.backend);
     };
 
-    beforeEach(async () => {
-      resetWorkflowsForTests();
-      opened.clear();
+    const gates = pollingGates();
+    const underTest = useBackendUnderTest(makeBackend, gates, () => {
       ran.length = 0;
       chargeFixed = false;
       registerAll();
-      subject = await makeBackend(getWorkflowDefinition);
-      installWorkflowBackend(subject.backend);
-    });
-
-    afterEach(async () => {
-      opened.add("*");
-      await subject.close();
-      resetWorkflowsForTests();
     });
 
     /** `total` checkout runs, the first `failing` of them failing in charge; answers their ids by outcome. */
@@ -243,7 +213,7 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         const run = await workflow.start("held", null, { id: "held-pause" });
         await viewWhen(run.id, (v) => v.events.at(-1)?.type === "step_started");
         await workflow.pause(run.id, "hold on");
-        opened.add("held-pause");
+        gates.open("held-pause");
         const view = await viewWhen(run.id, (v) => v.events.some((e) => e.type === "step_completed"));
         await pause(50);
         const after = (await workflow.get(run.id)) as RunView;
@@ -340,8 +310,8 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         for (let i = 0; i < 4; i++) ids.push((await workflow.start("held", null, { id: `bulk-${i}` })).id);
         for (const id of ids) await viewWhen(id, (v) => v.events.at(-1)?.type === "step_started");
         await idsWhen({ name: "held" }, ids);
-        opened.add("bulk-0");
-        opened.add("bulk-1");
+        gates.open("bulk-0");
+        gates.open("bulk-1");
         const result = await workflow.cancelMany({ name: "held" }, { reason: "bulk stop" });
         expect(result.matched).toBe(4);
         const views = await Promise.all(ids.map((id) => viewWhen(id, (v) => v.status !== "running")));
@@ -362,10 +332,10 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         await viewWhen(live.id, (v) => v.wakeAt !== undefined);
         await idsWhen({ name: "short-lived" }, [run.id]);
         expect((await workflow.list({ name: "short-lived" })).runs[0]?.expiresAt).toEqual(expect.any(Number));
-        await subject.sweep();
+        await underTest.subject.sweep();
         expect(await workflow.get(run.id)).not.toBeNull();
         await pause(1100);
-        await subject.sweep();
+        await underTest.subject.sweep();
         expect(await workflow.get(run.id)).toBeNull();
         expect((await workflow.list({ name: "short-lived" })).runs).toEqual([]);
         expect(await workflow.get(live.id)).toMatchObject({ status: "running" });
@@ -389,24 +359,32 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         const next = [{ name: "approve-flow", steps: ["start", "approval"] }];
         await vi.waitFor(
           async () =>
-            expect(await subject.backend.strandedBy(next)).toEqual({
+            expect(await underTest.subject.backend.strandedBy(next)).toEqual({
               count: 1,
               runs: [{ runId: run.id, workflow: "approve-flow", step: "approve", status: "running", missing: "step" }],
             }),
           { timeout: 8000, interval: 10 },
         );
-        expect(await subject.backend.strandedBy([{ ...next[0]!, renamed: { approve: "approval" } }])).toEqual({
-          count: 0,
-          runs: [],
+        expect(await underTest.subject.backend.strandedBy([{ ...next[0]!, renamed: { approve: "approval" } }])).toEqual(
+          {
+            count: 0,
+            runs: [],
+          },
+        );
+        expect((await underTest.subject.backend.strandedBy([])).runs[0]).toMatchObject({
+          runId: run.id,
+          missing: "workflow",
         });
-        expect((await subject.backend.strandedBy([])).runs[0]).toMatchObject({ runId: run.id, missing: "workflow" });
 
         await workflow.send(run.id, "ok", "ada");
         await viewWhen(run.id, (v) => v.status === "completed");
-        await vi.waitFor(async () => expect(await subject.backend.strandedBy(next)).toEqual({ count: 0, runs: [] }), {
-          timeout: 8000,
-          interval: 10,
-        });
+        await vi.waitFor(
+          async () => expect(await underTest.subject.backend.strandedBy(next)).toEqual({ count: 0, runs: [] }),
+          {
+            timeout: 8000,
+            interval: 10,
+          },
+        );
       });
 
       it("with renamed, a run that names the old step goes on with the new one", async () => {
@@ -427,7 +405,7 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         const run = await workflow.start("approve-flow");
         await viewWhen(run.id, (v) => v.waitingFor !== undefined);
         redeploy(version2(false));
-        await subject.sweep();
+        await underTest.subject.sweep();
         const view = await viewWhen(run.id, (v) => v.status === "failed");
         expect(view.error).toContain('has no step "approve"');
       });

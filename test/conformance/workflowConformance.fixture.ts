@@ -51,7 +51,7 @@ export function pollingGates() {
 /**
  * Before each test: no workflows but those `register` defines, and a fresh backend from
  * `makeBackend`, installed; after it, its gates open and the backend closed. Answers the backend
- * under test (read it inside a test) and a host restart that installs the backend it comes back with.
+ * under test (`subject`, read it inside a test) and a host restart that installs the backend it comes back with.
  */
 export function useBackendUnderTest(
   makeBackend: MakeWorkflowBackend,
@@ -72,6 +72,10 @@ export function useBackendUnderTest(
     resetWorkflowsForTests();
   });
   return {
+    /** The backend of the test under way. */
+    get subject() {
+      return subject;
+    },
     restart: async () => {
       installWorkflowBackend(await subject.restart());
     },

@@ -60,13 +60,12 @@ describe("the plugin registry", () => {
     expect(pluginById(String(value))?.id).toBe(known ? value : undefined);
   });
 
-  it.each([
-    ["server", true],
-    ["workspace", true],
-    ["guild", false],
-    ["email-send", false],
-  ])("isResourceType(%s) → %s", (value, known) => {
-    expect(isResourceType(value)).toBe(known);
+  it.each(["server", "workspace"])("isResourceType(%s) → true", (value) => {
+    expect(isResourceType(value)).toBe(true);
+  });
+
+  it.each(["guild", "email-send"])("isResourceType(%s) → false", (value) => {
+    expect(isResourceType(value)).toBe(false);
   });
 
   it("reserves each plugin's id and the names its descriptor adds", () => {

@@ -162,11 +162,12 @@ describe("canonicalTimezone", () => {
     { given: "Europe/Berlin", zone: "Europe/Berlin" },
     { given: "europe/berlin", zone: "Europe/Berlin" },
     { given: "America/New_York", zone: "America/New_York" },
-    { given: "Mars/Olympus_Mons", zone: null },
-    { given: "", zone: null },
-    { given: "Europe/Berlin; DROP TABLE", zone: null },
   ])("$given → $zone", ({ given, zone }) => {
     expect(canonicalTimezone(given)).toBe(zone);
+  });
+
+  it.each(["Mars/Olympus_Mons", "", "Europe/Berlin; DROP TABLE"])("%j → null", (given) => {
+    expect(canonicalTimezone(given)).toBeNull();
   });
 });
 

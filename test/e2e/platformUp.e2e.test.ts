@@ -1,15 +1,14 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  launchChromium,
   runCli,
   spawnCli,
   waitForBody,
   type StreamingCli,
-  removeWorkDir,
+  startPlatformUp,
+  stopPlatformUp,
 } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8800.
@@ -22,19 +21,11 @@ let up: StreamingCli;
 let browser: Browser;
 
 beforeAll(async () => {
-  tmp = mkdtempSync(path.join(os.tmpdir(), "platform-up-"));
-  // Only what `platform login` stores: no token from the environment.
-  env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
-  up = spawnCli(["up", "--port", String(PORT), "--state", path.join(tmp, "state")], env);
-  await up.waitFor(new RegExp(`Platform on ${API}`));
-  browser = await launchChromium();
+  ({ tmp, env, up, browser } = await startPlatformUp(PORT, "platform-up-"));
 });
 
 afterAll(async () => {
-  await browser?.close();
-  const code = await up?.stop("SIGTERM");
-  expect(code, up?.output()).toBe(0);
-  removeWorkDir(tmp);
+  await stopPlatformUp({ tmp, up, browser });
 });
 
 describe("platform up, login and push", () => {

@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import type { Browser } from "playwright-core";
@@ -7,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   getOnLoopback,
   initProject,
-  launchChromium,
   loginToUp,
   PLATFORM_BIN,
   REPO,
@@ -15,8 +12,9 @@ import {
   spawnCli,
   type StreamingCli,
   waitForBody,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
+  startPlatformUp,
+  stopPlatformUp,
+} from "#test/support/e2e/index.ts";
 
 // Two projects pushed to `platform up`: one reads a secret put with `platform secret put`, and
 // `platform logs --follow` shows its requests, console output, errors and steps, never the other's.
@@ -65,11 +63,7 @@ let blog: string;
 let logs: StreamingCli | undefined;
 
 beforeAll(async () => {
-  tmp = mkdtempSync(path.join(os.tmpdir(), "platform-up-logs-"));
-  env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
-  up = spawnCli(["up", "--port", String(PORT), "--state", path.join(tmp, "state")], env);
-  await up.waitFor(new RegExp(`Platform on ${API}`));
-  browser = await launchChromium();
+  ({ tmp, env, up, browser } = await startPlatformUp(PORT, "platform-up-logs-"));
   await loginToUp(browser, API, env, "ada@example.com");
   shop = path.join(tmp, "shop");
   blog = path.join(tmp, "blog");
@@ -81,10 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await logs?.stop("SIGINT");
-  await browser?.close();
-  const code = await up?.stop("SIGTERM");
-  expect(code, up?.output()).toBe(0);
-  removeWorkDir(tmp);
+  await stopPlatformUp({ tmp, up, browser });
 });
 
 /** `platform secret put` with the value on standard input. */

@@ -1,11 +1,16 @@
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
-import { getOnLoopback, initProject, launchChromium, loginToUp, runCli, spawnCli } from "../support/e2e/index.ts";
-import { waitForBody, type StreamingCli, removeWorkDir } from "../support/e2e/index.ts";
+import {
+  getOnLoopback,
+  initProject,
+  loginToUp,
+  runCli,
+  startPlatformUp,
+  stopPlatformUp,
+} from "#test/support/e2e/index.ts";
+import { waitForBody, type StreamingCli } from "#test/support/e2e/index.ts";
 
 // A project using workflows, sign-in and a plugin (email-send), pushed to `platform up`, works as under `platform dev`.
 // Ports of this file: 8860.
@@ -42,21 +47,14 @@ let token: string;
 let dir: string;
 
 beforeAll(async () => {
-  tmp = mkdtempSync(path.join(os.tmpdir(), "platform-up-project-"));
-  env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
-  up = spawnCli(["up", "--port", String(PORT), "--state", path.join(tmp, "state")], env);
-  await up.waitFor(new RegExp(`Platform on ${API}`));
-  browser = await launchChromium();
+  ({ tmp, env, up, browser } = await startPlatformUp(PORT, "platform-up-project-"));
   token = await loginToUp(browser, API, env, "ada@example.com");
   dir = path.join(tmp, SLUG);
   await initProject(dir, PROJECT);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  const code = await up?.stop("SIGTERM");
-  expect(code, up?.output()).toBe(0);
-  removeWorkDir(tmp);
+  await stopPlatformUp({ tmp, up, browser });
 });
 
 it("pushes the project, registering it with no plugin it has no handlers for", async () => {

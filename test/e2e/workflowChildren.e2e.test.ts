@@ -1,29 +1,23 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  type DevProcess,
   getRun,
   initProject,
   killTree,
   RUN_ROUTES,
   type RunView,
-  removeWorkDir,
   startDev,
   startRuns,
   waitForRuns,
-} from "../support/e2e/index.ts";
+  useWorkDir,
+  killedAfterEach,
+  devBackends,
+} from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8970 (workerd), 8971 (Node) for the crash; 8972 (workerd), 8973 (Node) for the cancel.
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-children-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-children-");
 
-const running: DevProcess[] = [];
-afterEach(async () => {
-  for (const dev of running.splice(0))
-    if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
-});
+const running = killedAfterEach();
 
 const CHILDREN = 20;
 
@@ -80,10 +74,7 @@ async function parentWhen(url: string, runId: string, check: (view: RunView) => 
 
 type FamilyView = RunView & { children?: { runId: string; status: string }[]; parentRunId?: string };
 
-describe.each([
-  ["workerd (platform dev)", [] as string[], 8970],
-  ["Node (platform dev --node)", ["--node"], 8971],
-])("a fan-out to %s", (_backend, flags, port) => {
+describe.each(devBackends(8970))("a fan-out to %s", (_backend, flags, port) => {
   it(`survives SIGKILL mid fan-out: exactly ${CHILDREN} children, and the parent reads their results in order`, async () => {
     const dir = path.join(work, `fan-${port}`);
     await initProject(dir, PROJECT);
@@ -115,10 +106,7 @@ describe.each([
   });
 });
 
-describe.each([
-  ["workerd (platform dev)", [] as string[], 8972],
-  ["Node (platform dev --node)", ["--node"], 8973],
-])("cancelling a parent mid fan-out on %s", (_backend, flags, port) => {
+describe.each(devBackends(8972))("cancelling a parent mid fan-out on %s", (_backend, flags, port) => {
   it("cancels its running children", async () => {
     const dir = path.join(work, `cancel-${port}`);
     await initProject(dir, PROJECT);

@@ -1,15 +1,13 @@
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  type DevProcess,
   getRun,
-  initProject,
   RUN_ROUTES,
-  runCli,
   type RunView,
-  startDev,
   useWorkDir,
   waitForRuns,
+  devBackends,
+  useDevProject,
 } from "#test/support/e2e/index.ts";
 
 // Issue 14's "Done when" for sleep, wait, timeout, cancel and retry-after, through a project under
@@ -102,21 +100,9 @@ async function waitUntil(url: string, runId: string, ready: (run: RunView) => bo
   }
 }
 
-describe.each([
-  ["platform dev (workerd)", [] as string[], 8930],
-  ["platform dev --node", ["--node"], 8931],
-])("workflow controls under %s", (_name, flags, port) => {
-  const dir = path.join(work, `controls-${port}`);
-  const workflowCli = (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]);
-  let dev: DevProcess;
-
-  beforeAll(async () => {
-    await initProject(dir, CONTROLS_PROJECT);
-    dev = await startDev([dir, ...flags, "--port", String(port)], { readyTimeoutMs: 60_000 });
-  });
-  afterAll(async () => {
-    await dev?.stop("SIGTERM");
-  });
+describe.each(devBackends(8930))("workflow controls under %s", (_name, flags, port) => {
+  const dev = useDevProject(path.join(work, `controls-${port}`), CONTROLS_PROJECT, flags, port);
+  const { workflowCli } = dev;
 
   it("a 1.5 s sleep between two steps is observed in the event times", async () => {
     const { runId, settled } = await startSettling(dev.url, "nap");

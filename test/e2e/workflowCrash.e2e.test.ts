@@ -1,16 +1,20 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DevProcess, getRun, initProject, killTree, RUN_ROUTES, type RunView } from "#test/support/e2e/index.ts";
+import { describe, expect, it } from "vitest";
+import {
+  getRun,
+  initProject,
+  killTree,
+  RUN_ROUTES,
+  type RunView,
+  killedAfterEach,
+  devBackends,
+} from "#test/support/e2e/index.ts";
 import { startDev, startRuns, useWorkDir, waitForRuns } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8893 (workerd), 8894 (Node); 8932 (workerd), 8933 (Node) for the slow step.
 const work = useWorkDir("platform-e2e-crash-");
 
-const running: DevProcess[] = [];
-afterEach(async () => {
-  for (const dev of running.splice(0))
-    if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
-});
+const running = killedAfterEach();
 
 const STEPS = 200;
 const RUNS = 4;
@@ -71,10 +75,7 @@ function expectIntactRun(run: RunView): void {
   }
 }
 
-describe.each([
-  ["workerd (platform dev)", [] as string[], 8893],
-  ["Node (platform dev --node)", ["--node"], 8894],
-])("a workflow survives SIGKILL of %s", (_backend, flags, port) => {
+describe.each(devBackends(8893))("a workflow survives SIGKILL of %s", (_backend, flags, port) => {
   it(`finishes every run with each of ${STEPS} steps completed exactly once after a restart`, async () => {
     const dir = path.join(work, `long-${port}`);
     await initProject(dir, LONG_PROJECT);
@@ -137,10 +138,7 @@ workflow("slow", {
 }, { maxAttempts: 3, stepTimeoutMS: 30_000, backoff: { initialMS: 100, maxMS: 1_000, factor: 2 } });
 ${RUN_ROUTES}`;
 
-describe.each([
-  ["workerd (platform dev)", [] as string[], 8932],
-  ["Node (platform dev --node)", ["--node"], 8933],
-])("SIGKILL of %s in the middle of a 10 s step", (_backend, flags, port) => {
+describe.each(devBackends(8932))("SIGKILL of %s in the middle of a 10 s step", (_backend, flags, port) => {
   it("records one step_failed interrupted at once and retries without waiting out the step timeout", async () => {
     const dir = path.join(work, `slow-${port}`);
     await initProject(dir, SLOW_PROJECT);

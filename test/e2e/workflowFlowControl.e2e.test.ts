@@ -1,23 +1,12 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DevProcess,
-  initProject,
-  RUN_ROUTES,
-  type RunView,
-  removeWorkDir,
-  runCli,
-  startDev,
-  waitForRuns,
-} from "../support/e2e/index.ts";
+import { describe, expect, it } from "vitest";
+import { RUN_ROUTES, waitForRuns, useWorkDir, devBackends, useDevProject } from "#test/support/e2e/index.ts";
+import { maxActive, startedAt } from "#test/support/workflow/activeRuns.ts";
 
 // Issue 23's "Done when" for concurrency per key, debounce and idempotency keys, through a project under
 // `platform dev` and `platform dev --node`, watched with `platform workflow`. Ports of this file: 8946
 // (workerd), 8947 (Node). Every limit is checked from the runs' own event times.
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-wfflow-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-wfflow-");
 
 const FLOW_PROJECT = `import { Router } from "itty-router";
 import { workflow } from "platform";
@@ -60,42 +49,9 @@ async function start(url: string, name: string, data: unknown, options: object =
   return (await response.json()) as { runId: string; created: boolean };
 }
 
-/** When the run's queue let it start: its workflow_dequeued, or its workflow_created if it never waited. */
-function startedAt(run: RunView): number {
-  return (run.events.find((e) => e.type === "workflow_dequeued") ?? run.events[0]!).at;
-}
-
-/** The most runs active at once, each from its start to its terminal event (an end before a start at the same ms). */
-function maxActive(runs: RunView[]): number {
-  const edges = runs.flatMap((run) => [
-    { at: startedAt(run), delta: 1 },
-    { at: run.events.at(-1)!.at, delta: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let active = 0;
-  let most = 0;
-  for (const edge of edges) {
-    active += edge.delta;
-    most = Math.max(most, active);
-  }
-  return most;
-}
-
-describe.each([
-  ["platform dev (workerd)", [] as string[], 8946],
-  ["platform dev --node", ["--node"], 8947],
-])("flow control under %s", (_name, flags, port) => {
-  const dir = path.join(work, `flow-${port}`);
-  const workflowCli = (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]);
-  let dev: DevProcess;
-
-  beforeAll(async () => {
-    await initProject(dir, FLOW_PROJECT);
-    dev = await startDev([dir, ...flags, "--port", String(port)], { readyTimeoutMs: 60_000 });
-  });
-  afterAll(async () => {
-    await dev?.stop("SIGTERM");
-  });
+describe.each(devBackends(8946))("flow control under %s", (_name, flags, port) => {
+  const dev = useDevProject(path.join(work, `flow-${port}`), FLOW_PROJECT, flags, port);
+  const { workflowCli } = dev;
 
   it("10 starts with concurrency { limit: 2, key: customer } for one customer: never more than 2 active, all complete; another customer is not held back", async () => {
     const started = await Promise.all([

@@ -1,15 +1,10 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type DevProcess,
   getOnLoopback,
-  launchChromium,
   loginToUp,
-  spawnCli,
-  type StreamingCli,
   devSession,
   getRun,
   initProject,
@@ -20,14 +15,16 @@ import {
   startDev,
   startRuns,
   waitForRuns,
-  removeWorkDir,
-} from "../support/e2e/index.ts";
+  useWorkDir,
+  startPlatformUp,
+  stopPlatformUp,
+  type UpPlatform,
+} from "#test/support/e2e/index.ts";
 
 // Issue 22's "Done when": under `platform dev` (workerd), search, bulk cancel and rerun from a step, pause
 // across a restart, retention; through `platform up`, the push check with renamed and --force.
 // Ports of this file: 8980 (platform dev), 8985 (platform up).
-const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-runops-"));
-afterAll(() => removeWorkDir(work));
+const work = useWorkDir("platform-e2e-runops-");
 
 const RUN_OPS_PROJECT = `import { Router } from "itty-router";
 import { NonRetryableError, workflow } from "platform";
@@ -218,30 +215,21 @@ describe("the push check through platform up", () => {
   const API = `http://127.0.0.1:${PORT}`;
   const SLUG = "order-desk";
   const PROJECT_URL = `http://${SLUG}.localhost:${PORT}/`;
-  let tmp: string;
-  let env: NodeJS.ProcessEnv;
-  let up: StreamingCli;
-  let browser: Browser;
+  let platform: UpPlatform | undefined;
   let token: string;
   let dir: string;
 
   beforeAll(async () => {
-    tmp = mkdtempSync(path.join(tmpdir(), "platform-e2e-pushcheck-"));
-    env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
-    up = spawnCli(["up", "--port", String(PORT), "--state", path.join(tmp, "state")], env);
-    await up.waitFor(new RegExp(`Platform on ${API}`));
-    browser = await launchChromium();
-    token = await loginToUp(browser, API, env, "ada@example.com");
-    dir = path.join(tmp, SLUG);
+    platform = await startPlatformUp(PORT, "platform-e2e-pushcheck-");
+    token = await loginToUp(platform.browser, API, platform.env, "ada@example.com");
+    dir = path.join(platform.tmp, SLUG);
     await initProject(dir, orderProject("approve"));
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await up?.stop("SIGTERM");
-    if (tmp) removeWorkDir(tmp);
+    await stopPlatformUp(platform ?? {});
   });
 
-  const push = (...flags: string[]) => runCli(["push", dir, ...flags], { env, timeoutMS: 120_000 });
+  const push = (...flags: string[]) => runCli(["push", dir, ...flags], { env: platform!.env, timeoutMS: 120_000 });
   const run = async (id: string) =>
     JSON.parse((await getOnLoopback(`${PROJECT_URL}runs/${id}`)).body) as RunView & {
       version?: string;
@@ -283,7 +271,7 @@ describe("the push check through platform up", () => {
       "v2 serving",
     );
     const sent = await runCli(["workflow", "send", waiting, "ok", "--data", '"ada"', "--api", API, "--dir", dir], {
-      env,
+      env: platform!.env,
     });
     expect(sent.code, sent.stderr).toBe(0);
     const done = await until(

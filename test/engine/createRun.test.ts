@@ -1,23 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
 import { createRun } from "#src/engine/createRun.ts";
 import { defineWorkflow } from "#src/engine/definition.ts";
 import { MAX_EVENT_PAYLOAD_BYTES } from "#src/engine/json.ts";
 import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import { thrown } from "#test/support/workflow/rejection.ts";
 
 const greet = defineWorkflow("greet", { start: async () => ({ done: true }) });
 const other = defineWorkflow("other", { start: async () => ({ done: true }) });
 const NOW = 1_700_000_000_000;
-
-function caught(fn: () => unknown): PlatformError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error("expected a PlatformError");
-}
 
 describe("createRun (transition row: (none) → workflow_created)", () => {
   it("writes workflow_created as seq 1 with the start data under writes.data; the workflow id defaults to the run id", () => {
@@ -67,7 +57,7 @@ describe("createRun (transition row: (none) → workflow_created)", () => {
   it("throws already_active (with activeRunId) when the id is active as a run of another workflow", () => {
     const store = createMemoryEventStore();
     createRun(store, greet, 1, { runId: "r1", workflowId: "order-42", now: NOW });
-    const error = caught(() => createRun(store, other, 1, { runId: "r2", workflowId: "order-42", now: NOW }));
+    const error = thrown(() => createRun(store, other, 1, { runId: "r2", workflowId: "order-42", now: NOW }));
     expect(error.code).toBe("already_active");
     expect(error.details).toMatchObject({ activeRunId: "r1", activeWorkflowName: "greet" });
   });
@@ -83,7 +73,7 @@ describe("createRun (transition row: (none) → workflow_created)", () => {
   for (const [what, data, code] of invalid) {
     it(`refuses start data that is ${what} with ${code}, appending nothing`, () => {
       const store = createMemoryEventStore();
-      expect(caught(() => createRun(store, greet, data, { runId: "r1", now: NOW })).code).toBe(code);
+      expect(thrown(() => createRun(store, greet, data, { runId: "r1", now: NOW })).code).toBe(code);
       expect(store.events("r1")).toEqual([]);
       expect(store.listRuns({ limit: 10 }).runs).toEqual([]);
     });
@@ -92,11 +82,11 @@ describe("createRun (transition row: (none) → workflow_created)", () => {
   it("refuses empty, overlong or control-character ids", () => {
     const store = createMemoryEventStore();
     for (const workflowId of ["", "x".repeat(257), "a\nb"]) {
-      expect(caught(() => createRun(store, greet, null, { runId: "r1", workflowId, now: NOW })).code).toBe(
+      expect(thrown(() => createRun(store, greet, null, { runId: "r1", workflowId, now: NOW })).code).toBe(
         "invalid_input",
       );
     }
-    expect(caught(() => createRun(store, greet, null, { runId: "", now: NOW })).code).toBe("invalid_input");
+    expect(thrown(() => createRun(store, greet, null, { runId: "", now: NOW })).code).toBe("invalid_input");
     expect(store.activeRunIds()).toEqual([]);
   });
 });
@@ -114,7 +104,7 @@ describe("defineWorkflow", () => {
     ["maxMS below initialMS", () => defineWorkflow("w", { start }, { backoff: { initialMS: 10, maxMS: 5 } })],
     ["jitter above 1", () => defineWorkflow("w", { start }, { backoff: { jitter: 2 } })],
   ])("refuses %s with invalid_input", (_, define) => {
-    expect(caught(define).code).toBe("invalid_input");
+    expect(thrown(define).code).toBe("invalid_input");
   });
 
   it("fills unspecified options from the defaults and keeps given ones", () => {

@@ -1,18 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
 import { defineWorkflow, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, type WorkflowOptions } from "#src/engine/definition.ts";
+import { thrown } from "#test/support/workflow/rejection.ts";
 
 const steps = { start: async () => ({ done: true as const }) };
 
-function refusal(options: WorkflowOptions): PlatformError {
-  try {
-    defineWorkflow("greet", steps, options);
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error("expected defineWorkflow to refuse the options");
-}
+const refusal = (options: WorkflowOptions) => thrown(() => defineWorkflow("greet", steps, options));
 
 describe("defineWorkflow: option caps (issue 11: no unbounded retries, sleeps or steps)", () => {
   it("documents the caps", () => {

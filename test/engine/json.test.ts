@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "#src/core/errors.ts";
 import { encodePayload, MAX_EVENT_PAYLOAD_BYTES, toJsonValue, utf8ByteLength } from "#src/engine/json.ts";
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof PlatformError ? error.code : `not a PlatformError: ${String(error)}`;
-  }
-  return undefined;
-}
+import { thrownCode } from "#test/support/workflow/rejection.ts";
 
 describe("toJsonValue: the strict JSON rule", () => {
   it("accepts plain JSON and returns an equal, deep-frozen copy", () => {
@@ -59,7 +50,7 @@ describe("toJsonValue: the strict JSON rule", () => {
   ];
   for (const [what, value] of rejected) {
     it(`rejects ${what} with invalid_input`, () => {
-      expect(codeOf(() => toJsonValue(value, "start data"))).toBe("invalid_input");
+      expect(thrownCode(() => toJsonValue(value, "start data"))).toBe("invalid_input");
     });
   }
 
@@ -75,7 +66,7 @@ describe("encodePayload: 1 MiB per event payload", () => {
     const overhead = JSON.stringify({ s: "" }).length;
     const fits = { s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead) };
     expect(encodePayload(fits, "p").length).toBe(MAX_EVENT_PAYLOAD_BYTES);
-    expect(codeOf(() => encodePayload({ s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead + 1) }, "p"))).toBe(
+    expect(thrownCode(() => encodePayload({ s: "x".repeat(MAX_EVENT_PAYLOAD_BYTES - overhead + 1) }, "p"))).toBe(
       "payload_too_large",
     );
   });
@@ -85,6 +76,6 @@ describe("encodePayload: 1 MiB per event payload", () => {
     const overhead = JSON.stringify({ s: "" }).length;
     // 3-byte characters: a third as many characters already fill the limit.
     const count = Math.floor((MAX_EVENT_PAYLOAD_BYTES - overhead) / 3) + 1;
-    expect(codeOf(() => encodePayload({ s: "€".repeat(count) }, "p"))).toBe("payload_too_large");
+    expect(thrownCode(() => encodePayload({ s: "€".repeat(count) }, "p"))).toBe("payload_too_large");
   });
 });

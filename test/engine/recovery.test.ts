@@ -24,6 +24,13 @@ async function finish(store: ReturnType<typeof createMemoryEventStore>, at: numb
   return executeRun(store, definition, RUN, { now: () => at, sleep: async () => {} });
 }
 
+/** A log whose first attempt at `start` failed with `reason`. */
+const failedFirstAttempt = (reason: string, retryable: boolean) =>
+  logBuilder(RUN)
+    .created("w")
+    .add("step_started", { step: "start", attempt: 1 })
+    .add("step_failed", { step: "start", attempt: 1, reason, retryable });
+
 describe("recovery: every stuck state, manufactured and repaired", () => {
   it("stuck_created: workflow_created but the first step never started → re-enqueue; execution then completes it", async () => {
     const store = createMemoryEventStore();
@@ -56,11 +63,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
 
   it("stuck_failed: a retryable step_failed whose retry never started → re-enqueue (even before the retry time)", async () => {
     const store = createMemoryEventStore();
-    logBuilder(RUN)
-      .created("w")
-      .add("step_started", { step: "start", attempt: 1 })
-      .add("step_failed", { step: "start", attempt: 1, reason: "flaky", retryable: true })
-      .writeTo(store);
+    failedFirstAttempt("flaky", true).writeTo(store);
     expect(recoverRun(store, definition, RUN, T0 + 1, { executingHere: false })).toEqual({
       reason: "stuck_failed",
       appended: [],
@@ -88,12 +91,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
 
   it("timeout on the last attempt: writes step_failed and workflow_failed together, no re-enqueue", () => {
     const store = createMemoryEventStore();
-    logBuilder(RUN)
-      .created("w")
-      .add("step_started", { step: "start", attempt: 1 })
-      .add("step_failed", { step: "start", attempt: 1, reason: "flaky", retryable: true })
-      .add("step_started", { step: "start", attempt: 2 }, T0)
-      .writeTo(store);
+    failedFirstAttempt("flaky", true).add("step_started", { step: "start", attempt: 2 }, T0).writeTo(store);
     const outcome = recoverRun(store, definition, RUN, T0 + 5000, { executingHere: false });
     expect(outcome).toMatchObject({ reason: "timeout", reenqueue: false });
     expect(shape(outcome.appended)).toEqual(["step_failed(start,2,final)", "workflow_failed"]);
@@ -119,11 +117,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
 
   it("stuck_terminal after a final failure: writes workflow_failed with the step's reason", () => {
     const store = createMemoryEventStore();
-    logBuilder(RUN)
-      .created("w")
-      .add("step_started", { step: "start", attempt: 1 })
-      .add("step_failed", { step: "start", attempt: 1, reason: "card declined", retryable: false })
-      .writeTo(store);
+    failedFirstAttempt("card declined", false).writeTo(store);
     expect(recoverRun(store, definition, RUN, T0, { executingHere: false })).toMatchObject({
       reason: "stuck_terminal",
       reenqueue: false,

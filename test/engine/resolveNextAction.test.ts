@@ -70,6 +70,16 @@ const rows: { row: string; last: StoredEvent | null; expected: NextAction }[] = 
 const queued = (seq: number, name: string, at: number, payload: unknown = seq) =>
   ({ seq, name, payload, at }) as QueuedEvent;
 
+/** Step a completed, and step b waits for an "approval" event (until `timeoutAt`, if given). */
+const waitingForApproval = (timeoutAt?: number) =>
+  last("step_completed", {
+    step: "a",
+    writes: {},
+    next_step: "b",
+    waiting_for: "approval",
+    ...(timeoutAt === undefined ? {} : { timeout_at: timeoutAt }),
+  });
+
 // The platform's additions: sleeps, waits for an event and cancel. `queued` is the run's undelivered events in arrival order.
 const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expected: NextAction }[] = [
   {
@@ -79,35 +89,35 @@ const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expe
   },
   {
     row: "step_completed waiting_for, nothing queued, no timeout → wait for the event",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval" }),
+    last: waitingForApproval(),
     expected: { kind: "wait_for_event", step: "b", name: "approval" },
   },
   {
     row: "step_completed waiting_for, nothing queued, timeout_at → step_started with ctx.event null, not before timeout_at",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    last: waitingForApproval(900),
     expected: { kind: "start_step", step: "b", attempt: 1, notBefore: 900, event: null },
   },
   {
     row: "step_completed waiting_for, a matching event queued → step_started with that event, at once",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    last: waitingForApproval(900),
     queued: [queued(3, "approval", 100)],
     expected: { kind: "start_step", step: "b", attempt: 1, event: queued(3, "approval", 100) },
   },
   {
     row: "several queued: the first matching one by arrival; others stay queued",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval" }),
+    last: waitingForApproval(),
     queued: [queued(2, "other", 50), queued(3, "approval", 60), queued(4, "approval", 70)],
     expected: { kind: "start_step", step: "b", attempt: 1, event: queued(3, "approval", 60) },
   },
   {
     row: "an event that arrived after timeout_at does not end that wait: the timeout does",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    last: waitingForApproval(900),
     queued: [queued(7, "approval", 901)],
     expected: { kind: "start_step", step: "b", attempt: 1, notBefore: 900, event: null },
   },
   {
     row: "an event that arrived exactly at timeout_at wins",
-    last: last("step_completed", { step: "a", writes: {}, next_step: "b", waiting_for: "approval", timeout_at: 900 }),
+    last: waitingForApproval(900),
     queued: [queued(7, "approval", 900)],
     expected: { kind: "start_step", step: "b", attempt: 1, event: queued(7, "approval", 900) },
   },

@@ -13,6 +13,7 @@ import {
   verifyEd25519Webhook,
   type Ed25519Implementation,
 } from "#src/core/crypto/ed25519.ts";
+import { withSPlusL } from "#test/support/crypto/ed25519Malleated.ts";
 
 // RFC 8032 section 7.1, TEST 1-3 (copied from shared/reference/plugins-anchors.md 3.1).
 const RFC8032 = [
@@ -73,17 +74,8 @@ describe.each(IMPLS)("Ed25519 %s: RFC 8032 section 7.1 known answers", (_name, v
   });
 
   it("refuses a signature whose S is not reduced (S + L), which RFC 8032 requires rejecting", async () => {
-    // L = 2^252 + 27742317777372353535851937790883648493, little-endian.
-    const L = 2n ** 252n + 27742317777372353535851937790883648493n;
     const v = RFC8032[0]!;
-    const sig = bytes(v.signature);
-    let s = 0n;
-    for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(sig[i]!);
-    let sPlusL = s + L;
-    for (let i = 32; i < 64; i++) {
-      sig[i] = Number(sPlusL & 0xffn);
-      sPlusL >>= 8n;
-    }
+    const sig = withSPlusL(bytes(v.signature));
     expect(await verify(bytes(v.publicKey), sig, bytes(v.message))).toBe(false);
   });
 

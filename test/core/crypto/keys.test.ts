@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { deriveKey } from "#src/core/crypto/keys.ts";
+import { hkdfWrittenOut } from "#test/support/crypto/hkdfWrittenOut.ts";
 
 const encoder = new TextEncoder();
 const SECRET = "a-worker-secret-of-at-least-32-characters";
-
-/** HKDF-SHA256 with an empty salt, written out the way every copy did before core/crypto/keys.ts. */
-async function hkdf(secret: string, info: string, algorithm: "HMAC" | "AES-GCM"): Promise<CryptoKey> {
-  const ikm = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey(
-    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode(info) },
-    ikm,
-    algorithm === "HMAC" ? { name: "HMAC", hash: "SHA-256", length: 256 } : { name: "AES-GCM", length: 256 },
-    false,
-    algorithm === "HMAC" ? ["sign", "verify"] : ["encrypt", "decrypt"],
-  );
-}
 
 describe("deriveKey", () => {
   it.each([
@@ -24,7 +13,7 @@ describe("deriveKey", () => {
     ["platform-plugins:resource-owner-ref-v1"],
   ])("derives the same HMAC key as before for %s", async (info) => {
     const data = encoder.encode("payload");
-    const expected = new Uint8Array(await crypto.subtle.sign("HMAC", await hkdf(SECRET, info, "HMAC"), data));
+    const expected = new Uint8Array(await crypto.subtle.sign("HMAC", await hkdfWrittenOut(SECRET, info, "HMAC"), data));
     const actual = new Uint8Array(
       await crypto.subtle.sign("HMAC", await deriveKey(SECRET, { info, algorithm: "HMAC-SHA256" }), data),
     );
@@ -37,7 +26,7 @@ describe("deriveKey", () => {
       const iv = new Uint8Array(12);
       const sealed = await crypto.subtle.encrypt(
         { name: "AES-GCM", iv },
-        await hkdf(SECRET, info, "AES-GCM"),
+        await hkdfWrittenOut(SECRET, info, "AES-GCM"),
         encoder.encode("x"),
       );
       const plain = await crypto.subtle.decrypt(

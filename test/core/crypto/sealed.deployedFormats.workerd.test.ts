@@ -4,6 +4,7 @@ import { base64url } from "#src/core/crypto/encoding.ts";
 import { openFlowCookie, type FlowState } from "#src/workers/login/flowCookie.ts";
 import { csrfTokenValid } from "#src/runtime/auth/csrfToken.ts";
 import { openSession } from "#src/runtime/auth/sessionSeal.ts";
+import { hkdfWrittenOut } from "#test/support/crypto/hkdfWrittenOut.ts";
 
 /**
  * Values written by the code before core/crypto (same keys, same layouts,
@@ -13,17 +14,6 @@ import { openSession } from "#src/runtime/auth/sessionSeal.ts";
 const encoder = new TextEncoder();
 const SECRET = "w".repeat(40);
 
-async function oldKey(info: string, algorithm: "HMAC" | "AES-GCM"): Promise<CryptoKey> {
-  const ikm = await crypto.subtle.importKey("raw", encoder.encode(SECRET), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey(
-    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: encoder.encode(info) },
-    ikm,
-    algorithm === "HMAC" ? { name: "HMAC", hash: "SHA-256", length: 256 } : { name: "AES-GCM", length: 256 },
-    false,
-    algorithm === "HMAC" ? ["sign"] : ["encrypt"],
-  );
-}
-
 describe("deployed wire formats stay readable", () => {
   it("a session cookie: v1.<iv‖ciphertext‖tag>, additional data platform-session-v1", async () => {
     const record = { pid: 3, email: "a@example.com", name: "A", iat: 1, exp: 2, sid: "s" };
@@ -31,7 +21,7 @@ describe("deployed wire formats stay readable", () => {
     const ct = new Uint8Array(
       await crypto.subtle.encrypt(
         { name: "AES-GCM", iv, additionalData: encoder.encode("platform-session-v1") },
-        await oldKey("platform-session-v1", "AES-GCM"),
+        await hkdfWrittenOut(SECRET, "platform-session-v1", "AES-GCM"),
         encoder.encode(JSON.stringify(record)),
       ),
     );
@@ -51,7 +41,7 @@ describe("deployed wire formats stay readable", () => {
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const ct = await crypto.subtle.encrypt(
       { name: "AES-GCM", iv, additionalData: encoder.encode("__Host-login_flow") },
-      await oldKey("platform-login-flow-cookie-v1", "AES-GCM"),
+      await hkdfWrittenOut(SECRET, "platform-login-flow-cookie-v1", "AES-GCM"),
       encoder.encode(JSON.stringify(flow)),
     );
     const request = new Request("https://login.test/callback", {
@@ -75,7 +65,7 @@ describe("deployed wire formats stay readable", () => {
     const payload = base64url(encoder.encode(JSON.stringify(claims)));
     const sig = await crypto.subtle.sign(
       "HMAC",
-      await oldKey("platform-callback-token-v1", "HMAC"),
+      await hkdfWrittenOut(SECRET, "platform-callback-token-v1", "HMAC"),
       encoder.encode(`v1.${payload}`),
     );
     expect(await verifyCallbackToken(`v1.${payload}.${base64url(sig)}`, SECRET, 3, "bind", 1_000)).toEqual({
@@ -85,7 +75,11 @@ describe("deployed wire formats stay readable", () => {
 
     const nonce = base64url(crypto.getRandomValues(new Uint8Array(32)));
     const csrf = base64url(
-      await crypto.subtle.sign("HMAC", await oldKey("platform-signin-csrf-v1", "HMAC"), encoder.encode(nonce)),
+      await crypto.subtle.sign(
+        "HMAC",
+        await hkdfWrittenOut(SECRET, "platform-signin-csrf-v1", "HMAC"),
+        encoder.encode(nonce),
+      ),
     );
     expect(await csrfTokenValid(SECRET, nonce, csrf)).toBe(true);
   });

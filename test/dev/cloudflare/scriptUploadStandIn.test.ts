@@ -272,31 +272,17 @@ describe("the Workers for Platforms script-upload stand-in", () => {
     expect(cloudflare.scripts().size).toBe(0);
   });
 
-  it("refuses a second new-class migration of a class the script already has (10074)", async () => {
+  it.each([
+    ["a second new-class migration of a class the script already has", 10074, { new_sqlite_classes: ["WorkflowRun"] }],
+    ["deleting a class that a binding still references", 10061, { deleted_classes: ["WorkflowRun"] }],
+  ])("refuses %s (%d), keeping the migration it had", async (_name, code, migration) => {
     const cloudflare = standIn();
     await cloudflare.fetch(upload({ ...base, bindings: [doBinding], migrations: firstMigration }));
-    const replayed = await cloudflare.fetch(
-      upload({
-        ...base,
-        bindings: [doBinding],
-        migrations: { old_tag: "v1", new_tag: "v2", new_sqlite_classes: ["WorkflowRun"] },
-      }),
+    const refused = await cloudflare.fetch(
+      upload({ ...base, bindings: [doBinding], migrations: { old_tag: "v1", new_tag: "v2", ...migration } }),
     );
-    expect(((await replayed.json()) as any).errors[0].code).toBe(10074);
+    expect(((await refused.json()) as any).errors[0].code).toBe(code);
     expect(cloudflare.scripts().get("proj-shop")!.migrationTag).toBe("v1");
-  });
-
-  it("refuses deleting a class that a binding still references (10061)", async () => {
-    const cloudflare = standIn();
-    await cloudflare.fetch(upload({ ...base, bindings: [doBinding], migrations: firstMigration }));
-    const response = await cloudflare.fetch(
-      upload({
-        ...base,
-        bindings: [doBinding],
-        migrations: { old_tag: "v1", new_tag: "v2", deleted_classes: ["WorkflowRun"] },
-      }),
-    );
-    expect(((await response.json()) as any).errors[0].code).toBe(10061);
   });
 
   it("refuses a binding to a class the new module no longer exports (10061), keeping the script it had", async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import { callApi as callAnyApi, expectError, userWithProject } from "#test/support/workerd/index.ts";
 import {
-  APP,
   BOT_TOKEN,
   apiEnvWith,
   callApi,
   untouchedFake,
   chatWorld,
+  editOriginal,
   installedChatProject,
 } from "./pluginTestEvents.fixture.ts";
 
@@ -15,17 +15,7 @@ describe("clicks and submits as test events (the chat window's and platform plug
   async function withMessage() {
     const owner = await installedChatProject();
     // The "plugin" defers the update, then (as a handler would) edits the message the button is on.
-    const world = chatWorld(
-      () => ({ type: 6 }),
-      (payload, fake) =>
-        fake.fetch(
-          new Request(`https://chat.fake/api/v10/webhooks/${APP}/${payload.token}/messages/@original`, {
-            method: "PATCH",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ content: "Approved" }),
-          }),
-        ),
-    );
+    const world = chatWorld(() => ({ type: 6 }), editOriginal("Approved"));
     world.fake.state().installedGuilds.add(TEST_GUILD.id);
     const posted = await world.fake.fetch(
       new Request(`https://chat.fake/api/v10/channels/${TEST_GUILD.channels[0]}/messages`, {

@@ -77,6 +77,18 @@ export function chatWorld(
   return { fake, deliveries, background, fetcher: asFetcher((request) => fake.fetch(request)) };
 }
 
+/** A `then` for chatWorld: the handler edits the interaction's original message to `content`. */
+export function editOriginal(content: string) {
+  return (payload: Record<string, any>, fake: ReturnType<typeof createFakeChatServer>) =>
+    fake.fetch(
+      new Request(`https://chat.fake/api/v10/webhooks/${APP}/${payload.token}/messages/@original`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content }),
+      }),
+    );
+}
+
 /** ada's project `slug` with two chat servers claimed, TEST_GUILD the newest. */
 export async function installedChatProject(slug = "alpha") {
   const owner = await userWithProject("ada@example.com", slug);

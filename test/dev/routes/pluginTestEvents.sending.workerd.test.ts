@@ -6,7 +6,13 @@ import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignat
 import { DEFAULT_CALL_WAIT, sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { userWithProject } from "#test/support/workerd/index.ts";
 import { SEED, APP, SIGNING_SECRET, apiEnvWith, callApi, asFetcher } from "./pluginTestEvents.fixture.ts";
-import { type Delivery, chatWorld, installedChatProject, installSlackTeam } from "./pluginTestEvents.fixture.ts";
+import {
+  type Delivery,
+  chatWorld,
+  editOriginal,
+  installedChatProject,
+  installSlackTeam,
+} from "./pluginTestEvents.fixture.ts";
 import { claim, claimedResource, recordDelivery } from "./pluginTestEvents.fixture.ts";
 
 describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
@@ -14,14 +20,7 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     const { user } = await installedChatProject();
     const world = chatWorld(
       () => ({ type: 5 }), // deferred, as the real plugin answers a command
-      (payload, fake) =>
-        fake.fetch(
-          new Request(`https://chat.fake/api/v10/webhooks/${APP}/${payload.token}/messages/@original`, {
-            method: "PATCH",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ content: "Hello, Test User!" }),
-          }),
-        ),
+      editOriginal("Hello, Test User!"),
     );
     // How many calls the fake had recorded at each of the route's polls.
     const polls: number[] = [];

@@ -15,6 +15,10 @@ beforeEach(async () => {
 });
 
 /** No code was exchanged at the chat server and no server claimed. */
+/** How many OAuth connections the project holds. */
+const connectionsOf = (projectId: number) =>
+  env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?").bind(projectId).first("n");
+
 async function expectNothingExchangedOrClaimed(w: World) {
   expect(w.fake.recorded().filter((r) => r.path.includes("token"))).toHaveLength(0);
   expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_resources").first("n")).toBe(0);
@@ -96,11 +100,7 @@ describe("install flow", () => {
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain("already connected to another project");
     expect(await env.DB.prepare("SELECT project_id FROM plugin_resources").first("project_id")).toBe(alpha.id);
-    expect(
-      await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?")
-        .bind(beta.id)
-        .first("n"),
-    ).toBe(0);
+    expect(await connectionsOf(beta.id)).toBe(0);
     expect((await install(w, alpha.id)).status).toBe(200);
   });
 });
@@ -146,11 +146,7 @@ describe("POST /uninstall", () => {
     expect(report.atProvider.filter((s: string) => s.startsWith("Removed the bot's commands"))).toHaveLength(2);
     expect(await commandsIn(w, TEST_GUILD.id)).toEqual([]);
     expect(await commandsIn(w, OTHER_GUILD.id)).toEqual([]);
-    expect(
-      await env.DB.prepare("SELECT COUNT(*) AS n FROM plugin_oauth_connections WHERE project_id = ?")
-        .bind(alpha.id)
-        .first("n"),
-    ).toBe(0);
+    expect(await connectionsOf(alpha.id)).toBe(0);
     expect((await install(w, beta.id)).status).toBe(200);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { signWorkspaceRequest } from "#src/plugins/workspace/workspaceSignature.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, userWithProject } from "#test/support/workerd/index.ts";
+import { reasonModal } from "#test/support/chat/reasonModal.ts";
 import {
   PLUGIN_ORIGIN,
   SLACK_ORIGIN,
@@ -34,21 +35,15 @@ describe("interactivity: block actions and views", () => {
       ],
     },
   ];
-  const view = (runId: string) => ({
-    type: "modal",
-    callback_id: `why:${runId}`,
-    private_metadata: runId,
-    title: { type: "plain_text", text: "Why reject?" },
-    submit: { type: "plain_text", text: "Reject" },
-    blocks: [
-      {
-        type: "input",
-        block_id: "reason_block",
-        label: { type: "plain_text", text: "Reason" },
-        element: { type: "plain_text_input", action_id: "reason", multiline: true },
-      },
-    ],
-  });
+  const view = (runId: string) =>
+    reasonModal({
+      callbackId: `why:${runId}`,
+      privateMetadata: runId,
+      title: "Why reject?",
+      submit: "Reject",
+      blockId: "reason_block",
+      multiline: true,
+    });
 
   async function posted(t: Setup, row: ProjectRow, runId = "run-1"): Promise<string> {
     const response = await proxy(t, row, "send-message", {

@@ -7,6 +7,10 @@ import { expectError, signedRequest, userWithProject } from "#test/support/worke
 import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy } from "./index.fixture.ts";
 import { fakeControl, pluginsOf } from "./index.fixture.ts";
 
+/** The project's plain message to #general, as the refusal tests send it. */
+const sendX = (t: ReturnType<typeof setup>, row: ProjectRow) =>
+  proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
+
 describe("proxy routes", () => {
   it("send, thread reply, edit and react reach the fake Slack with the workspace's bot token", async () => {
     const t = setup();
@@ -69,11 +73,7 @@ describe("proxy routes", () => {
   it("a project with no workspace connected gets a clear 404", async () => {
     const t = setup();
     const { row } = await userWithProject("ada@example.com", "ada-app", { private: true });
-    const body = await expectError(
-      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
-      404,
-      "not_found",
-    );
+    const body = await expectError(await sendX(t, row), 404, "not_found");
     expect(body.error.message).toContain("platform plugin install workspace");
   });
 
@@ -95,11 +95,7 @@ describe("proxy routes", () => {
     expect(notFound.error.message).toContain("message_not_found");
 
     await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
-    const revoked = await expectError(
-      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
-      409,
-      "revoked",
-    );
+    const revoked = await expectError(await sendX(t, row), 409, "revoked");
     expect(revoked.error.message).toContain("token_revoked");
     expect(revoked.error.message).toContain("reconnect");
 
@@ -107,11 +103,7 @@ describe("proxy routes", () => {
     const t2 = setup();
     const other = await installedProject(t2, "bob@example.com", "bob-app", "T0OTHER");
     await t2.slack.fetch(new Request(`${SLACK_ORIGIN}/__fake/reset`, { method: "POST" }));
-    const invalid = await expectError(
-      await proxy(t2, other.row, "send-message", { channel: "C0GENERAL", text: "x" }),
-      409,
-      "revoked",
-    );
+    const invalid = await expectError(await sendX(t2, other.row), 409, "revoked");
     expect(invalid.error.message).toContain("invalid_auth");
   });
 
@@ -119,11 +111,11 @@ describe("proxy routes", () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     await fakeControl(t.slack, "ratelimit", { retryAfter: 17, count: 1 });
-    const limited = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
+    const limited = await sendX(t, row);
     expect(limited.headers.get("retry-after")).toBe("17");
     const body = await expectError(limited, 429, "rate_limited");
     expect(body.error.message).toContain("Slack is rate limiting");
-    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+    expect((await sendX(t, row)).status).toBe(200);
   });
 
   it("the project's own rate limit applies (public project: 3 actions per minute)", async () => {
@@ -151,7 +143,7 @@ describe("token refresh", () => {
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     const sealedBefore = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     await expire(row);
-    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+    expect((await sendX(t, row)).status).toBe(200);
     const refreshes = t.slackRequests.filter(
       (r) => r.path === "/api/oauth.v2.access" && r.body.includes("grant_type=refresh_token"),
     );
@@ -191,11 +183,7 @@ describe("token refresh", () => {
     const { row, user } = await installedProject(t, "ada@example.com", "ada-app");
     await fakeControl(t.slack, "revoke", { teamId: "T0TEST" });
     await expire(row);
-    const body = await expectError(
-      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
-      409,
-      "revoked",
-    );
+    const body = await expectError(await sendX(t, row), 409, "revoked");
     expect(body.error.message).toContain("invalid_refresh_token");
     const metadata = await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata");
     expect(metadata).not.toContain("refreshLease");
@@ -220,11 +208,7 @@ describe("token refresh", () => {
     const t = setup({ tokenRotation: true, expiresIn: 2 });
     const { row, user } = await installedProject(t, "ada@example.com", "ada-app");
     await fakeControl(t.slack, "refuse-refresh", { error: "invalid_refresh_token" });
-    const body = await expectError(
-      await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }),
-      409,
-      "revoked",
-    );
+    const body = await expectError(await sendX(t, row), 409, "revoked");
     expect(body.error.message).toBe(
       "The workspace-chat connection could not refresh its Slack token (Slack said invalid_refresh_token): it needs to be reconnected. Reinstall it with `platform plugin install workspace`.",
     );
@@ -241,7 +225,7 @@ describe("reinstall and lease recovery", () => {
     const t = setup();
     const { user, row } = await installedProject(t, "ada@example.com", "ada-app");
     await t.trigger({ kind: "app_uninstalled", teamId: "T0TEST" });
-    await expectError(await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" }), 409, "revoked");
+    await expectError(await sendX(t, row), 409, "revoked");
     expect((await install(t, user, "ada-app")).status).toBe(200);
     expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "back" })).status).toBe(200);
   });
@@ -255,7 +239,7 @@ describe("reinstall and lease recovery", () => {
     await env.DB.prepare("UPDATE plugin_resources SET metadata = json_set(metadata, '$.refreshLease', json(?))")
       .bind(JSON.stringify({ holder: "dead", until: Date.now() - 1 }))
       .run();
-    expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" })).status).toBe(200);
+    expect((await sendX(t, row)).status).toBe(200);
     expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);
     expect(await env.DB.prepare("SELECT metadata FROM plugin_resources").first<string>("metadata")).not.toContain(
       "refreshLease",
@@ -269,7 +253,7 @@ describe("token_expired from Slack before our recorded expiry", () => {
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     // Slack expires the install token while our record still says it is fresh.
     await fakeControl(t.slack, "expire", { teamId: "T0TEST" });
-    const response = await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "x" });
+    const response = await sendX(t, row);
     expect(response.status, await response.clone().text()).toBe(200);
     expect(t.slack.recorded.map((c) => c.error ?? "ok")).toEqual(["token_expired", "ok"]);
     expect(t.slackRequests.filter((r) => r.body.includes("grant_type=refresh_token"))).toHaveLength(1);

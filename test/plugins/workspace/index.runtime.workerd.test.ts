@@ -9,6 +9,7 @@ import {
   type WorkspaceEvent,
   type WorkspaceViewSubmission,
 } from "#src/runtime/plugins/workspace.ts";
+import { reasonModal } from "#test/support/chat/reasonModal.ts";
 import { type Setup, setup, installedProject, SLACK_ORIGIN } from "./index.fixture.ts";
 import { fakeControl } from "./index.fixture.ts";
 
@@ -69,21 +70,15 @@ describe("runtime: workspace.onEvent and proxy calls from a real project worker"
     resetWorkspaceHandlers();
     const submissions: WorkspaceViewSubmission[] = [];
     workspace.onAction("reject", async (action) => {
-      await workspace.openView(action, {
-        type: "modal",
-        callback_id: `why:${action.actionId.split(":")[1]}`,
-        private_metadata: `${action.channel} ${action.messageTs}`,
-        title: { type: "plain_text", text: "Why reject?" },
-        submit: { type: "plain_text", text: "Reject" },
-        blocks: [
-          {
-            type: "input",
-            block_id: "b",
-            label: { type: "plain_text", text: "Reason" },
-            element: { type: "plain_text_input", action_id: "reason" },
-          },
-        ],
-      });
+      await workspace.openView(
+        action,
+        reasonModal({
+          callbackId: `why:${action.actionId.split(":")[1]}`,
+          privateMetadata: `${action.channel} ${action.messageTs}`,
+          title: "Why reject?",
+          submit: "Reject",
+        }),
+      );
     });
     workspace.onViewSubmission("why", async (submission) => {
       submissions.push(submission);

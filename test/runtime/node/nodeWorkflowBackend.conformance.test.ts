@@ -13,34 +13,34 @@ let files = 0;
 // A restart abandons a step in flight after this long, as a killed process would at once.
 const quiet = { log: () => {}, logError: () => {}, closeGraceMS: 5 };
 
-// A restart is a new backend over the same store, as a new process would open it.
-describeWorkflowConformance("memory backend", (definitions) => {
-  const store = createMemoryEventStore();
-  let backend = createMemoryWorkflowBackend({ definitions, store, ...quiet });
+/** The backend under test; a restart is a new one (`open`) over the same store, as a new process would open it. */
+function reopenable<B extends { close(): Promise<void>; recoverNow(): unknown }>(
+  open: () => B,
+  atStartup: (backend: B) => void = () => {},
+) {
+  let backend = open();
   return {
     backend,
     close: () => backend.close(),
     async restart() {
       await backend.close();
-      backend = createMemoryWorkflowBackend({ definitions, store, ...quiet });
-      backend.recoverAtStartup();
+      backend = open();
+      atStartup(backend);
       return backend;
     },
     sweep: async () => void backend.recoverNow(),
   };
+}
+
+describeWorkflowConformance("memory backend", (definitions) => {
+  const store = createMemoryEventStore();
+  return reopenable(
+    () => createMemoryWorkflowBackend({ definitions, store, ...quiet }),
+    (backend) => backend.recoverAtStartup(),
+  );
 });
 
 describeWorkflowConformance("node backend (node:sqlite file)", (definitions) => {
   const path = join(dir, `run-${++files}.sqlite`);
-  let backend = createNodeWorkflowBackend({ path, definitions, ...quiet });
-  return {
-    backend,
-    close: () => backend.close(),
-    async restart() {
-      await backend.close();
-      backend = createNodeWorkflowBackend({ path, definitions, ...quiet });
-      return backend;
-    },
-    sweep: async () => void backend.recoverNow(),
-  };
+  return reopenable(() => createNodeWorkflowBackend({ path, definitions, ...quiet }));
 });

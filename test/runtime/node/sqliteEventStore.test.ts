@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { StoredEvent } from "#src/engine/events.ts";
 import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
 import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
 
@@ -99,28 +100,16 @@ describe("node:sqlite store specifics", () => {
       created: false,
       activeRunId: "r1",
     });
-    a.append([
-      {
-        runId: "r1",
-        workflowId: "order-1",
-        seq: 2,
-        type: "step_started",
-        payload: { step: "start", attempt: 1 },
-        at: 3,
-      },
-    ]);
-    expect(
-      b.append([
-        {
-          runId: "r1",
-          workflowId: "order-1",
-          seq: 2,
-          type: "step_started",
-          payload: { step: "start", attempt: 1 },
-          at: 3,
-        },
-      ]),
-    ).toEqual({ appended: false, seqTaken: { runId: "r1", seq: 2 } });
+    const started: StoredEvent = {
+      runId: "r1",
+      workflowId: "order-1",
+      seq: 2,
+      type: "step_started",
+      payload: { step: "start", attempt: 1 },
+      at: 3,
+    };
+    a.append([started]);
+    expect(b.append([started])).toEqual({ appended: false, seqTaken: { runId: "r1", seq: 2 } });
     expect(b.events("r1")).toHaveLength(2);
     a.close();
     b.close();

@@ -416,23 +416,18 @@ describe("fake email provider", () => {
   it("runs as a worker with the key from FAKE_EMAIL_API_KEY", async () => {
     const env = { FAKE_EMAIL_API_KEY: "re_worker_key" };
     const body = JSON.stringify({ from: "a@mail.example.test", to: "b@example.com", subject: "s", html: "h" });
-    const refused = await fakeEmailWorker.fetch(
-      new Request("https://email.fake/emails", {
-        method: "POST",
-        headers: { authorization: "Bearer re_other", "content-type": "application/json" },
-        body,
-      }),
-      env,
-    );
+    const send = (key: string) =>
+      fakeEmailWorker.fetch(
+        new Request("https://email.fake/emails", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body,
+        }),
+        env,
+      );
+    const refused = await send("re_other");
     expect(refused.status).toBe(403);
-    const accepted = await fakeEmailWorker.fetch(
-      new Request("https://email.fake/emails", {
-        method: "POST",
-        headers: { authorization: "Bearer re_worker_key", "content-type": "application/json" },
-        body,
-      }),
-      env,
-    );
+    const accepted = await send("re_worker_key");
     const { id } = (await accepted.json()) as { id: string };
     const listed = (await (await fakeEmailWorker.fetch(new Request("https://email.fake/__fake/sent"), env)).json()) as {
       sent: { id: string; to: string[] }[];

@@ -21,6 +21,13 @@ async function expectRefused(tokenFor: TokenFor, method: string, path: string, b
   );
 }
 
+/** A run of `workflow` started through the routes, once `event` is its last. */
+async function startedUntil(workflow: string, event: "step_failed" | "step_completed"): Promise<string> {
+  const { runId } = await startRun(workflow, null);
+  await waitForLastEvent(runId, event);
+  return runId;
+}
+
 describe("the workflow routes answer only the platform", () => {
   const denied: { name: string; token: TokenFor }[] = [
     { name: "no token", token: async () => null },
@@ -57,8 +64,7 @@ describe("the workflow routes answer only the platform", () => {
   it.each(denied)(
     "GET /__workflow/runs/:id and POST /__workflow/:runId/execute with $name → 404, the run untouched",
     async ({ token }) => {
-      const { runId } = await startRun("patient", null);
-      await waitForLastEvent(runId, "step_failed");
+      const runId = await startedUntil("patient", "step_failed");
       await expectRefused(token, "GET", `/__workflow/runs/${runId}`);
       await expectRefused(token, "POST", `/__workflow/${runId}/execute`);
       await expectRefused(token, "GET", "/__workflow/runs");
@@ -70,8 +76,7 @@ describe("the workflow routes answer only the platform", () => {
   it.each(denied)(
     "POST /__workflow/runs/:id/cancel and /events with $name → 404, the run untouched",
     async ({ token }) => {
-      const { runId } = await startRun("approval", null);
-      await waitForLastEvent(runId, "step_completed");
+      const runId = await startedUntil("approval", "step_completed");
       for (const [path, body] of [
         [`/__workflow/runs/${runId}/cancel`, JSON.stringify({ reason: "forged" })],
         [`/__workflow/runs/${runId}/events`, JSON.stringify({ name: "approval", payload: "forged" })],

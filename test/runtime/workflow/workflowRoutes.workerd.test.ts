@@ -8,6 +8,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RunListPage } from "#src/engine/store.ts";
 import { expectError, waitForIndexed } from "#test/support/workerd/index.ts";
+import { completedGreetSummary } from "#test/support/workflow/index.ts";
 import { gates, project, useProjectWorker } from "./workflowRoutes.fixture.ts";
 import { call, start, startRun, types, waitUntilTerminal } from "./workflowRoutes.client.ts";
 
@@ -132,16 +133,7 @@ describe("GET /__workflow/runs and /__workflow/runs/:id", () => {
     const page2 = await list(`?name=greet&status=completed&limit=2&cursor=${encodeURIComponent(page1.cursor!)}`);
     expect(ids(page2)).toEqual([done[0]]);
     expect(page2.cursor).toBeUndefined();
-    expect(page1.runs[0]).toEqual({
-      id: done[2],
-      workflowId: done[2],
-      name: "greet",
-      status: "completed",
-      step: "finish",
-      createdAt: expect.any(Number),
-      updatedAt: expect.any(Number),
-      expiresAt: expect.any(Number),
-    });
+    expect(page1.runs[0]).toEqual(completedGreetSummary(done[2]!));
   });
 
   // The refused values of each query parameter.

@@ -1,9 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
+import { expect } from "vitest";
+import { launchChromium } from "./browser.ts";
 import { PLATFORM_BIN, REPO, waitForOutput } from "./cliProcess.ts";
+import { removeWorkDir } from "./workDir.ts";
 
 export interface StreamingCli {
   child: ChildProcess;
@@ -98,4 +102,37 @@ export async function loginToUp(browser: Browser, api: string, env: NodeJS.Proce
   const file = path.join(env.XDG_CONFIG_HOME!, "platform", "credentials.json");
   const stored = JSON.parse(readFileSync(file, "utf8")) as { logins: Record<string, { token: string }> };
   return stored.logins[api]!.token;
+}
+
+/** `platform up` over a work dir of its own, and a Chromium to sign in with. */
+export interface UpPlatform {
+  /** The work dir (`<prefix>…`): the CLI's config (`config/`) and the platform's state (`state/`) live in it. */
+  tmp: string;
+  /** The CLI's environment: only what `platform login` stores there, no token from the environment. */
+  env: NodeJS.ProcessEnv;
+  up: StreamingCli;
+  browser: Browser;
+}
+
+/** Starts `platform up` on `port` over a new work dir, then Chromium; on a failure, stops what it started. */
+export async function startPlatformUp(port: number, prefix: string): Promise<UpPlatform> {
+  const tmp = mkdtempSync(path.join(tmpdir(), prefix));
+  const env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
+  const up = spawnCli(["up", "--port", String(port), "--state", path.join(tmp, "state")], env);
+  try {
+    await up.waitFor(new RegExp(`Platform on http://127\\.0\\.0\\.1:${port}`));
+    return { tmp, env, up, browser: await launchChromium() };
+  } catch (error) {
+    await up.stop("SIGTERM");
+    removeWorkDir(tmp);
+    throw error;
+  }
+}
+
+/** Closes Chromium and stops `platform up`, which must exit 0, then removes the work dir. */
+export async function stopPlatformUp({ tmp, up, browser }: Partial<UpPlatform>): Promise<void> {
+  await browser?.close();
+  const code = await up?.stop("SIGTERM");
+  expect(code, up?.output()).toBe(0);
+  if (tmp) removeWorkDir(tmp);
 }

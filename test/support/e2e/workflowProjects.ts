@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { describeProcess, descendantsOf, isAlive, runCli } from "./cliProcess.ts";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { type DevProcess, describeProcess, descendantsOf, isAlive, runCli, startDev } from "./cliProcess.ts";
 
 /** What `workflow.get` answers (the parts these tests read). */
 export interface RunView {
@@ -106,4 +107,44 @@ export async function killTree(pid: number): Promise<number[]> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return all;
+}
+
+/** `platform dev` on each backend, as `[name, flags, port]` rows for describe.each: workerd on `port`, Node on the next. */
+export function devBackends(port: number): [name: string, flags: string[], port: number][] {
+  return [
+    ["platform dev (workerd)", [], port],
+    ["platform dev --node", ["--node"], port + 1],
+  ];
+}
+
+/**
+ * `project` at `dir` under `platform dev <flags> --port <port>` for the tests of a describe block: started
+ * before them, stopped after. Answers its URL (read it inside a test) and `platform workflow … --dir <dir>`.
+ */
+export function useDevProject(dir: string, project: string, flags: string[], port: number) {
+  let dev: DevProcess | undefined;
+  beforeAll(async () => {
+    await initProject(dir, project);
+    dev = await startDev([dir, ...flags, "--port", String(port)], { readyTimeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    await dev?.stop("SIGTERM");
+  });
+  return {
+    get url(): string {
+      if (!dev) throw new Error(`platform dev for ${dir} did not start`);
+      return dev.url;
+    },
+    workflowCli: (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]),
+  };
+}
+
+/** The `platform dev` processes a test pushes here; after each test, those still running are killed with their trees. */
+export function killedAfterEach(): DevProcess[] {
+  const running: DevProcess[] = [];
+  afterEach(async () => {
+    for (const dev of running.splice(0))
+      if (dev.child.exitCode === null && dev.child.signalCode === null) await killTree(dev.child.pid!);
+  });
+  return running;
 }

@@ -140,6 +140,21 @@ export async function callApi(method: string, path: string, call: ApiCall = {}):
   return (call.worker ?? api).fetch(request, call.env ?? apiHarness().env, createExecutionContext());
 }
 
+/**
+ * A JSON call as the route tests write it (`token` null for none; `env` the plain test env unless given),
+ * read back whole: status, text, parsed body and headers.
+ */
+export async function callJson(method: string, path: string, body: unknown, token: string | null, callEnv?: object) {
+  const response = await callApi(method, path, {
+    token: token || undefined,
+    body,
+    headers: { "content-type": "application/json" },
+    env: (callEnv ?? env) as ApiEnv,
+  });
+  const text = await response.text();
+  return { status: response.status, text, json: JSON.parse(text) as any, headers: response.headers };
+}
+
 /** Asserts the platform's error shape and returns the parsed body. */
 export async function expectError(
   response: Response,
@@ -222,6 +237,14 @@ export async function putCrons(
 ): Promise<void> {
   const response = await callApi("PUT", `/projects/${slug}/metadata`, { token, body: { crons } });
   expect(response.status, await response.clone().text()).toBe(200);
+}
+
+/** The first column of each D1 row `sql` selects with `bindings`, in order. */
+export async function columnOf<T>(sql: string, ...bindings: unknown[]): Promise<T[]> {
+  const rows = await env.DB.prepare(sql)
+    .bind(...bindings)
+    .raw<[T]>();
+  return rows.map(([value]) => value);
 }
 
 export async function countRows(table: "users" | "cli_tokens" | "projects" | "project_crons"): Promise<number> {

@@ -21,13 +21,8 @@ export const PROJECT_ID = 7;
 export const SLUG = "shop";
 export const LOGIN_URL = "https://login.example.app";
 
-export interface Mode {
-  name: string;
-  local: boolean;
-  private: boolean;
-  /** Local only: a login worker URL switches the local project to the deployed (idp) flow. */
-  loginUrl?: string;
-}
+/** A deployment mode; `loginUrl` (local only) switches the local project to the deployed (idp) flow. */
+export type Mode = { name: string; local: boolean; private: boolean; loginUrl?: string };
 
 export const LOCAL_PUBLIC: Mode = { name: "local public", local: true, private: false };
 export const LOCAL_PRIVATE: Mode = { name: "local private", local: true, private: true };
@@ -218,22 +213,35 @@ export async function sealedSession(
   return sealSession(secret, full);
 }
 
+/** What both sign-in flows keep of their start: its response, for assertions on its headers. */
+interface SignInStart {
+  response: Response;
+}
+
+/**
+ * GET the sign-in start for `redirect`, which must answer `status`: 200 for the local form, 302 for the
+ * way to the login worker.
+ */
+async function getSignInStart(mode: Mode, redirect: string, status: number, env?: PlatformEnv): Promise<Response> {
+  const response = await send(mode, `/api/auth/signin/idp?redirect=${encodeURIComponent(redirect)}`, { env });
+  expect(response.status).toBe(status);
+  return response;
+}
+
 // ---------------------------------------------------------------------------
 // The local dummy form
 // ---------------------------------------------------------------------------
 
-export interface LocalForm {
+export interface LocalForm extends SignInStart {
   csrf: string;
   redirect: string;
   /** `name=value` of the CSRF nonce cookie. */
   nonceCookie: string;
   page: string;
-  response: Response;
 }
 
 export async function openLocalForm(mode: Mode, redirect = "/", env?: PlatformEnv): Promise<LocalForm> {
-  const response = await send(mode, `/api/auth/signin/idp?redirect=${encodeURIComponent(redirect)}`, { env });
-  expect(response.status).toBe(200);
+  const response = await getSignInStart(mode, redirect, 200, env);
   const page = await response.text();
   const csrf = /name="csrf" value="([^"]*)"/.exec(page)?.[1];
   const hidden = /name="redirect" value="([^"]*)"/.exec(page)?.[1];
@@ -269,17 +277,15 @@ export function postLocalForm(mode: Mode, post: FormPost): Promise<Response> {
 // The deployed flow (binding cookie → login worker → callback token)
 // ---------------------------------------------------------------------------
 
-export interface StartedFlow {
+export interface StartedFlow extends SignInStart {
   /** `name=value` of the binding cookie. */
   bindCookie: string;
   bindValue: string;
   location: URL;
-  response: Response;
 }
 
 export async function startIdpFlow(mode: Mode, redirect = "/", env?: PlatformEnv): Promise<StartedFlow> {
-  const response = await send(mode, `/api/auth/signin/idp?redirect=${encodeURIComponent(redirect)}`, { env });
-  expect(response.status).toBe(302);
+  const response = await getSignInStart(mode, redirect, 302, env);
   const bind = cookieNamed(response, bindCookieName(mode));
   expect(bind).toBeDefined();
   return {

@@ -4,6 +4,7 @@
 export * from "./api.ts";
 export * from "./auth.ts";
 export * from "./chatServer.ts";
+export * from "./deployTarget.ts";
 export * from "./login.ts";
 export * from "./manualTimers.ts";
 export * from "./plugins.ts";

@@ -230,6 +230,19 @@ export function callLogin(
   );
 }
 
+/**
+ * A page the login worker refuses with: HTML with `status`, no redirect, and words matching `pattern`.
+ * Returns the page.
+ */
+export async function expectLoginRefusal(response: Response, status: number, pattern: RegExp): Promise<string> {
+  const html = await response.text();
+  expect(response.status, html).toBe(status);
+  expect(response.headers.get("content-type")).toMatch(/^text\/html/);
+  expect(response.headers.get("location")).toBeNull();
+  expect(html).toMatch(pattern);
+  return html;
+}
+
 export interface TestProject {
   id: number;
   slug: string;

@@ -16,6 +16,22 @@ import { userWithProject } from "./api.ts";
 export const TOKEN_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 export const STATE_SECRET = "test-state-secret-0123456789abcdef0123456789";
 
+/** A healthy connection as the platform lists it (no token in it): connected at some time, never refused or revoked. */
+export function healthyConnectionSummary(plugin: string, externalUserId: string, tokenExpiresAt: string | null = null) {
+  return {
+    plugin,
+    externalUserId,
+    connectedAt: expect.any(String),
+    tokenExpiresAt,
+    status: "active",
+    revoked: false,
+    revokedAt: null,
+    lastError: null,
+    lastErrorAt: null,
+    problem: null,
+  };
+}
+
 export function pluginEnv(extra: Record<string, unknown> = {}): PluginEnv {
   return {
     DB: env.DB,

@@ -77,6 +77,14 @@ export function shape(
 
 // The spec's event sequences the tests meet most, as `shape` writes them.
 
+/** A one-step run that completed at its first attempt. */
+export const ONE_STEP_LOG = [
+  "workflow_created",
+  "step_started(start,1)",
+  "step_completed(start)",
+  "workflow_completed",
+];
+
 /** A run that went start → finish without a failure. */
 export const START_FINISH_LOG = [
   "workflow_created",

@@ -1,51 +1,8 @@
-import { createExecutionContext, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
-import api from "#src/workers/api/index.ts";
-import { startThroughPool } from "#test/support/workerd/index.ts";
+import { callJson, deployTarget } from "#test/support/workerd/index.ts";
 
-/** Cloudflare's script-upload API as the local stand-in plays it, checking each upload against Cloudflare's contract. */
-function cloudflareStandIn(options: { latestCompatibilityDate?: string } = {}) {
-  const uploads: AcceptedScript[] = [];
-  const standIn = createScriptUploadStandIn({
-    apiToken: "cf-token",
-    accountId: "acc123",
-    namespace: "platform-projects",
-    now: () => Date.parse("2026-11-20T12:00:00Z"),
-    startScript: startThroughPool,
-    onAccepted: (script) => {
-      uploads.push(script);
-    },
-    ...options,
-  });
-  const fetcher = {
-    fetch: (input: RequestInfo, init?: RequestInit) => standIn.fetch(new Request(input, init)),
-  };
-  return { uploads, fetcher };
-}
-
-const deployEnv = (cloudflare: ReturnType<typeof cloudflareStandIn>) => ({
-  ...env,
-  CLOUDFLARE_ACCOUNT_ID: "acc123",
-  DISPATCH_NAMESPACE: "platform-projects",
-  CLOUDFLARE_API_TOKEN: "cf-token",
-  CLOUDFLARE_API: cloudflare.fetcher as unknown as Fetcher,
-});
-
-async function call(method: string, path: string, body: unknown, token: string | null, e: object = env) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await api.fetch(
-    new Request(`https://api.test${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    }),
-    e as never,
-    createExecutionContext(),
-  );
-  return { status: response.status, json: (await response.json()) as any };
-}
+const call = callJson;
 
 async function userWithProject(email: string, slug: string, isPrivate = false) {
   const user = await call("POST", "/admin/users", { email }, "test-admin-token");
@@ -53,26 +10,30 @@ async function userWithProject(email: string, slug: string, isPrivate = false) {
   return { token: user.json.token as string, project: project.json.project };
 }
 
+/** A new user creates `slug` and pushes `body` to the stand-in account. */
+async function push(
+  slug: string,
+  body: unknown,
+  options: { private?: boolean; cloudflare?: ReturnType<typeof deployTarget> } = {},
+) {
+  const cloudflare = options.cloudflare ?? deployTarget();
+  const { token } = await userWithProject("dev@example.com", slug, options.private);
+  const result = await call("PUT", `/projects/${slug}/deployment`, body, token, cloudflare.env);
+  return { cloudflare, token, result };
+}
+
 const BUNDLE =
   "export default { fetch() { return new Response('hi') } }; export class WorkflowRun {}; export class WorkflowRunIndex {}";
 
 describe("PUT /projects/:slug/deployment", () => {
   it("uploads the module with every project binding and records the crons", async () => {
-    const cloudflare = cloudflareStandIn();
-    const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call(
-      "PUT",
-      "/projects/shop/deployment",
-      {
-        bundle: BUNDLE,
-        metadata: {
-          crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
-          durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
-        },
+    const { cloudflare, token, result } = await push("shop", {
+      bundle: BUNDLE,
+      metadata: {
+        crons: [{ name: "__workflow-recovery", schedule: "* * * * *" }],
+        durableObjects: ["WorkflowRun", "WorkflowRunIndex"],
       },
-      token,
-      deployEnv(cloudflare),
-    );
+    });
     expect(result.status).toBe(200);
     expect(result.json).toMatchObject({ scriptName: "proj-shop", url: "https://shop.example.test/" });
 
@@ -124,21 +85,13 @@ describe("PUT /projects/:slug/deployment", () => {
       "/projects/shop/deployment",
       { bundle: BUNDLE, metadata: { durableObjects: ["WorkflowRun", "WorkflowRunIndex"] } },
       token,
-      deployEnv(cloudflare),
+      cloudflare.env,
     );
     expect(cloudflare.uploads[1]!.metadata.migrations).toBeUndefined();
   });
 
   it("gives a private deployment its /<slug>/ URL", async () => {
-    const cloudflare = cloudflareStandIn();
-    const { token } = await userWithProject("dev@example.com", "inside", true);
-    const result = await call(
-      "PUT",
-      "/projects/inside/deployment",
-      { bundle: BUNDLE, metadata: {} },
-      token,
-      deployEnv(cloudflare),
-    );
+    const { result } = await push("inside", { bundle: BUNDLE, metadata: {} }, { private: true });
     expect(result.json.url).toBe("https://example.test/inside/");
   });
 
@@ -163,11 +116,11 @@ describe("PUT /projects/:slug/deployment", () => {
     ["malformed JSON", "owner", "{nope", 400, "malformed_json"],
     ["another user's project", "other", { bundle: BUNDLE, metadata: {} }, 404, "not_found"],
   ])("refuses %s and uploads nothing", async (_name, who, body, status, code) => {
-    const cloudflare = cloudflareStandIn();
+    const cloudflare = deployTarget();
     const owner = await userWithProject("owner@example.com", "shop");
     const other = await call("POST", "/admin/users", { email: "other@example.com" }, "test-admin-token");
     const token = who === "owner" ? owner.token : who === "other" ? other.json.token : null;
-    const result = await call("PUT", "/projects/shop/deployment", body, token, deployEnv(cloudflare));
+    const result = await call("PUT", "/projects/shop/deployment", body, token, cloudflare.env);
     expect(result.status).toBe(status);
     expect(result.json.error.code).toBe(code);
     expect(cloudflare.uploads).toHaveLength(0);
@@ -175,29 +128,20 @@ describe("PUT /projects/:slug/deployment", () => {
   });
 
   it("refuses a bundle over the size limit with 413", async () => {
-    const cloudflare = cloudflareStandIn();
-    const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call(
-      "PUT",
-      "/projects/shop/deployment",
-      { bundle: "x".repeat(11 * 1024 * 1024 + 1), metadata: {} },
-      token,
-      deployEnv(cloudflare),
-    );
+    const { cloudflare, result } = await push("shop", {
+      bundle: "x".repeat(11 * 1024 * 1024 + 1),
+      metadata: {},
+    });
     expect(result.status).toBe(413);
     expect(cloudflare.uploads).toHaveLength(0);
   });
 
   it("reports Cloudflare's refusal as 502 and records nothing", async () => {
     // A runtime older than the platform's compatibility date refuses the upload.
-    const cloudflare = cloudflareStandIn({ latestCompatibilityDate: "2026-10-01" });
-    const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call(
-      "PUT",
-      "/projects/shop/deployment",
+    const { cloudflare, result } = await push(
+      "shop",
       { bundle: BUNDLE, metadata: { crons: [{ name: "c", schedule: "* * * * *" }] } },
-      token,
-      deployEnv(cloudflare),
+      { cloudflare: deployTarget({ latestCompatibilityDate: "2026-10-01" }) },
     );
     expect(result.status).toBe(502);
     expect(result.json.error.message).toMatch(/compatibility_date 2026-10-30 is newer than the runtime supports/);
@@ -232,9 +176,7 @@ describe("PUT /projects/:slug/deployment", () => {
       /The uploaded script has no registered event handlers\.$/,
     ],
   ])("refuses %s with 502 and Cloudflare's message, recording nothing", async (_name, body, message) => {
-    const cloudflare = cloudflareStandIn();
-    const { token } = await userWithProject("dev@example.com", "shop");
-    const result = await call("PUT", "/projects/shop/deployment", body, token, deployEnv(cloudflare));
+    const { cloudflare, result } = await push("shop", body);
     expect(result.status).toBe(502);
     expect(result.json.error.code).toBe("upstream_error");
     expect(result.json.error.message).toMatch(message);
@@ -253,7 +195,7 @@ describe("PUT /projects/:slug/deployment", () => {
 describe("PUT /projects/:slug/deployment hands the project's handlers to the plugins", () => {
   async function setUp(slug: string) {
     const { verifyRequestToken, IDENTITY_HEADER } = await import("#src/core/requestToken.ts");
-    const cloudflare = cloudflareStandIn();
+    const cloudflare = deployTarget();
     const { token } = await userWithProject(`dev-${slug}@example.com`, slug);
     const secret = (await env.DB.prepare("SELECT worker_secret FROM projects WHERE slug = ?")
       .bind(slug)
@@ -285,7 +227,7 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
     });
     const deploy = (metadata: object, workspaceStatus = 200) =>
       call("PUT", `/projects/${slug}/deployment`, { bundle: BUNDLE, metadata }, token, {
-        ...deployEnv(cloudflare),
+        ...cloudflare.env,
         CHATSERVER_PLUGIN: plugin("chatserver", 200),
         WORKSPACE_PLUGIN: plugin("workspace", workspaceStatus),
         EMAIL_PLUGIN: plugin("email", 200),
@@ -334,7 +276,7 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
 describe("PUT /projects/:slug/deployment and the project's log", () => {
   it("names the API worker the script's tail consumer, and keeps the bundle's source map for the stacks it shows", async () => {
     const { projectLogOf } = await import("#src/workers/api/projectLogs/projectLogRoutes.ts");
-    const cloudflare = cloudflareStandIn();
+    const cloudflare = deployTarget();
     const { token, project } = await userWithProject("dev@example.com", "traced");
     const sourceMap = { version: 3, sources: ["src/index.ts"], mappings: "AAGC" };
     const deployed = await call(
@@ -342,21 +284,21 @@ describe("PUT /projects/:slug/deployment and the project's log", () => {
       "/projects/traced/deployment",
       { bundle: BUNDLE, metadata: {}, sourceMap },
       token,
-      deployEnv(cloudflare),
+      cloudflare.env,
     );
     expect(deployed.status).toBe(200);
     expect(cloudflare.uploads[0]!.metadata.tail_consumers).toEqual([{ service: "platform-api" }]);
     const log = projectLogOf(env as never, project.id)!;
     expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (src/index.ts:4:2)"]);
     // A version pushed without a map: its stacks are shown as thrown, never through the old map.
-    await call("PUT", "/projects/traced/deployment", { bundle: BUNDLE, metadata: {} }, token, deployEnv(cloudflare));
+    await call("PUT", "/projects/traced/deployment", { bundle: BUNDLE, metadata: {} }, token, cloudflare.env);
     expect(await log.mapStacks(["at f (worker.js:1:1)"])).toEqual(["at f (worker.js:1:1)"]);
     const refused = await call(
       "PUT",
       "/projects/traced/deployment",
       { bundle: BUNDLE, metadata: {}, sourceMap: { version: 2 } },
       token,
-      deployEnv(cloudflare),
+      cloudflare.env,
     );
     expect(refused.status).toBe(400);
     expect(refused.json.error.message).toContain("sourceMap must be a version 3 source map");

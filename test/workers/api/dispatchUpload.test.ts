@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
-import { createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
 import { type DispatchUploadTarget, uploadProjectScript } from "#src/workers/api/dispatchUpload.ts";
+import { STAND_IN_ACCOUNT, standInAccount } from "#test/support/cloudflare/standInAccount.ts";
 
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: "s3cret" };
 const BUNDLE =
@@ -10,19 +10,11 @@ const BUNDLE =
 const CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
 
 function cloudflare() {
-  const standIn = createScriptUploadStandIn({
-    apiToken: "cf-token",
-    accountId: "acc123",
-    namespace: "platform-projects",
-    now: () => Date.parse("2026-11-20T12:00:00Z"),
-    startScript: startInWorkerd,
-  });
+  const { standIn, fetch } = standInAccount(startInWorkerd);
   const target: DispatchUploadTarget = {
     apiBase: "https://api.cloudflare.test/client/v4",
-    accountId: "acc123",
-    namespace: "platform-projects",
-    apiToken: "cf-token",
-    fetch: (input, init) => standIn.fetch(new Request(input, init)),
+    ...STAND_IN_ACCOUNT,
+    fetch,
   };
   return { standIn, target };
 }

@@ -6,7 +6,7 @@ import { upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import { claimResource } from "#src/workers/db/resourceClaims.ts";
 import { consumeSessionCode } from "#src/plugins/kit/sessionCodes.ts";
 import { apiHarness, callApi, createProject, expectError, userWithProject } from "#test/support/workerd/index.ts";
-import { TOKEN_ENCRYPTION_KEY } from "#test/support/workerd/index.ts";
+import { healthyConnectionSummary, TOKEN_ENCRYPTION_KEY } from "#test/support/workerd/index.ts";
 
 const apiEnv = () =>
   apiHarness({
@@ -130,20 +130,7 @@ describe("GET /projects/:slug/plugins", () => {
     expect(response.status).toBe(200);
     expect(text).not.toMatch(/xox|v1\./);
     expect(JSON.parse(text)).toEqual({
-      connections: [
-        {
-          plugin: "workspace",
-          externalUserId: "T1",
-          connectedAt: expect.any(String),
-          tokenExpiresAt: "2030-01-01T00:00:00.000Z",
-          status: "active",
-          revoked: false,
-          revokedAt: null,
-          lastError: null,
-          lastErrorAt: null,
-          problem: null,
-        },
-      ],
+      connections: [healthyConnectionSummary("workspace", "T1", "2030-01-01T00:00:00.000Z")],
       resources: [
         {
           plugin: "workspace",

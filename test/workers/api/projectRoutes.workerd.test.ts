@@ -112,11 +112,11 @@ describe("GET /", () => {
 
 describe("routing", () => {
   it.each([
-    { method: "GET", path: "/nope" },
-    { method: "DELETE", path: "/projects/shop" },
-    { method: "GET", path: "/internal/workflow/execute" },
-    { method: "GET", path: "/admin/users" },
-  ])("answers $method $path with a JSON 404", async ({ method, path }) => {
+    ["GET", "/nope"],
+    ["DELETE", "/projects/shop"],
+    ["GET", "/internal/workflow/execute"],
+    ["GET", "/admin/users"],
+  ])("answers %s %s with a JSON 404", async (method, path) => {
     const response = await callApi(method, path);
     const body = await expectError(response, 404, "not_found");
     expect(body.error.message).toContain(path);

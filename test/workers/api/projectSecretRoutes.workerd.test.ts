@@ -1,52 +1,15 @@
-import { createExecutionContext, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
-import api from "#src/workers/api/index.ts";
-import { startThroughPool } from "#test/support/workerd/index.ts";
+import type { AcceptedScript } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { callJson, deployTarget } from "#test/support/workerd/index.ts";
 
 const KEY = "11".repeat(32);
 const secretsEnv = { ...env, SECRETS_ENCRYPTION_KEY: KEY };
 
-function cloudflareStandIn() {
-  const uploads: AcceptedScript[] = [];
-  const standIn = createScriptUploadStandIn({
-    apiToken: "cf-token",
-    accountId: "acc123",
-    namespace: "platform-projects",
-    startScript: startThroughPool,
-    onAccepted: (script) => {
-      uploads.push(script);
-    },
-  });
-  return {
-    uploads,
-    env: {
-      ...secretsEnv,
-      CLOUDFLARE_ACCOUNT_ID: "acc123",
-      DISPATCH_NAMESPACE: "platform-projects",
-      CLOUDFLARE_API_TOKEN: "cf-token",
-      CLOUDFLARE_API: {
-        fetch: (input: RequestInfo, init?: RequestInit) => standIn.fetch(new Request(input, init)),
-      } as unknown as Fetcher,
-    },
-  };
-}
+const cloudflareStandIn = () => deployTarget({}, secretsEnv);
 
-async function call(method: string, path: string, body: unknown, token: string | null, e: object = secretsEnv) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await api.fetch(
-    new Request(`https://api.test${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    e as never,
-    createExecutionContext(),
-  );
-  const text = await response.text();
-  return { status: response.status, text, json: JSON.parse(text) as any, headers: response.headers };
-}
+const call = (method: string, path: string, body: unknown, token: string | null, e: object = secretsEnv) =>
+  callJson(method, path, body, token, e);
 
 async function userWithProject(email: string, slug: string) {
   const user = await call("POST", "/admin/users", { email }, "test-admin-token");

@@ -1,17 +1,14 @@
-import { env } from "cloudflare:test";
+
 import { describe, expect, it } from "vitest";
-import { callApi, expectError, userWithProject } from "#test/support/workerd/index.ts";
+import { callApi, columnOf, expectError, userWithProject } from "#test/support/workerd/index.ts";
 
 const checkout = { name: "checkout", steps: ["start", "ship"], maxAttempts: 3, stepTimeoutMS: 10_000 };
 
-async function workflowNames(slug: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(
+const workflowNames = (slug: string) =>
+  columnOf<string>(
     "SELECT project_workflows.name AS name FROM project_workflows JOIN projects ON projects.id = project_workflows.project_id WHERE projects.slug = ? ORDER BY name",
-  )
-    .bind(slug)
-    .all<{ name: string }>();
-  return results.map((r) => r.name);
-}
+    slug,
+  );
 
 describe("registered workflows (metadata → GET /projects/:slug)", () => {
   it("records the workflows a build reports and lists them with the project, replacing them on the next push", async () => {

@@ -1,15 +1,18 @@
-import { env } from "cloudflare:test";
+
 import { describe, expect, it } from "vitest";
 import devApi from "#src/dev/routes/devApiWorker.ts";
 import { DEFAULT_MAX_PROJECTS_PER_ACCOUNT } from "#src/workers/api/projectsPerAccount.ts";
-import { apiHarness, callApi, createProject, createUserWithToken, expectError } from "#test/support/workerd/index.ts";
+import {
+  apiHarness,
+  callApi,
+  columnOf,
+  createProject,
+  createUserWithToken,
+  expectError,
+} from "#test/support/workerd/index.ts";
 
-async function ownedBy(userId: number): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT slug FROM projects WHERE owner_id = ? ORDER BY slug")
-    .bind(userId)
-    .all<{ slug: string }>();
-  return results.map((r) => r.slug);
-}
+const ownedBy = (userId: number) =>
+  columnOf<string>("SELECT slug FROM projects WHERE owner_id = ? ORDER BY slug", userId);
 
 const slugs = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(2, "0")}`);

@@ -1,8 +1,6 @@
-import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
-import api from "#src/workers/api/index.ts";
-import { startThroughPool } from "#test/support/workerd/index.ts";
+import type { AcceptedScript } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
+import { callJson, deployTarget } from "#test/support/workerd/index.ts";
 
 /**
  * The push check at `PUT /projects/:slug/deployment`: the running version is
@@ -22,17 +20,7 @@ const STRANDED = {
 };
 
 function setup(answer: { status: number; body: unknown }) {
-  const uploads: AcceptedScript[] = [];
-  const standIn = createScriptUploadStandIn({
-    apiToken: "cf-token",
-    accountId: "acc123",
-    namespace: "platform-projects",
-    now: () => Date.parse("2026-11-20T12:00:00Z"),
-    startScript: startThroughPool,
-    onAccepted: (script) => {
-      uploads.push(script);
-    },
-  });
+  const cloudflare = deployTarget();
   const asked: { path: string; body: unknown }[] = [];
   const project = {
     async fetch(input: RequestInfo, init?: RequestInit) {
@@ -41,27 +29,11 @@ function setup(answer: { status: number; body: unknown }) {
       return Response.json(answer.body, { status: answer.status });
     },
   };
-  const deployEnv = {
-    ...env,
-    CLOUDFLARE_ACCOUNT_ID: "acc123",
-    DISPATCH_NAMESPACE: "platform-projects",
-    CLOUDFLARE_API_TOKEN: "cf-token",
-    CLOUDFLARE_API: { fetch: (i: RequestInfo, init?: RequestInit) => standIn.fetch(new Request(i, init)) },
-    DISPATCHER: { get: () => project },
-  };
-  return { uploads, asked, deployEnv };
+  const deployEnv = { ...cloudflare.env, DISPATCHER: { get: () => project } };
+  return { uploads: cloudflare.uploads, asked, deployEnv };
 }
 
-async function call(method: string, path: string, body: unknown, token: string | null, e: object = env) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await api.fetch(
-    new Request(`https://api.test${path}`, { method, headers, body: JSON.stringify(body) }),
-    e as never,
-    createExecutionContext(),
-  );
-  return { status: response.status, json: (await response.json()) as any };
-}
+const call = callJson;
 
 async function projectOf(slug: string) {
   const user = await call("POST", "/admin/users", { email: `${slug}@example.com` }, "test-admin-token");

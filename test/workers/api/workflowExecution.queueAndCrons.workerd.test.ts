@@ -25,6 +25,7 @@ import {
   userWithProject,
   type DispatchedCall,
   type ProjectWorkerHandler,
+  columnOf,
 } from "#test/support/workerd/index.ts";
 
 /** Verifies that a call reached the project worker as the platform: a valid `internal` token for `row`. */
@@ -67,13 +68,8 @@ async function consume(messages: ReturnType<typeof message>[], handler: ProjectW
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 
 /** The run's `workflow_executions_in_flight` row as its continuation count ([] when it has none). */
-async function inFlightContinuations(runId: string): Promise<number[]> {
-  const { results } = await apiHarness()
-    .env.DB.prepare("SELECT continuations FROM workflow_executions_in_flight WHERE run_id = ?")
-    .bind(runId)
-    .all<{ continuations: number }>();
-  return results.map((r) => r.continuations);
-}
+const inFlightContinuations = (runId: string) =>
+  columnOf<number>("SELECT continuations FROM workflow_executions_in_flight WHERE run_id = ?", runId);
 
 describe("workflow queue consumer", () => {
   it("calls POST /__workflow/{runId}/execute with a valid internal token and acks on {done:true}", async () => {

@@ -5,7 +5,7 @@ import { markConnectionNeedsReconnect, markConnectionRevoked } from "#src/worker
 import { markConnectionsRevokedForExternalUser, readConnection } from "#src/workers/db/connectionsStore.ts";
 import { upsertConnection } from "#src/workers/db/connectionsStore.ts";
 import { clearPluginProblem, recordPluginProblem } from "#src/workers/db/pluginProblems.ts";
-import { TOKEN_ENCRYPTION_KEY, twoProjects } from "#test/support/workerd/index.ts";
+import { healthyConnectionSummary, TOKEN_ENCRYPTION_KEY, twoProjects } from "#test/support/workerd/index.ts";
 
 describe("connectionsStore", () => {
   it("keeps one connection per plugin and project: a reinstall replaces it and clears revoked", async () => {
@@ -47,20 +47,7 @@ describe("connectionsStore", () => {
     );
 
     const summaries = await listConnectionSummaries(env.DB, a.id);
-    expect(summaries).toEqual([
-      {
-        plugin: "chatserver",
-        externalUserId: "u2",
-        connectedAt: expect.any(String),
-        tokenExpiresAt: null,
-        status: "active",
-        revoked: false,
-        revokedAt: null,
-        lastError: null,
-        lastErrorAt: null,
-        problem: null,
-      },
-    ]);
+    expect(summaries).toEqual([healthyConnectionSummary("chatserver", "u2")]);
     expect(JSON.stringify(summaries)).not.toContain("at2");
 
     expect(await markConnectionsRevokedForExternalUser(env.DB, "chatserver", "u2")).toBe(1);

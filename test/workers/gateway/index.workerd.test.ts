@@ -108,23 +108,32 @@ describe("gateway routing to project workers", () => {
     }
   });
 
-  it.each([
-    // A private project reached by its subdomain: the 404 names its prefix URL.
-    { url: "https://priv.example.test/", named: "https://example.test/priv/" },
-    { url: "https://priv.example.test/api/x", named: "https://example.test/priv/" },
-    { url: "https://priv.example.test:8443/x", named: "https://example.test:8443/priv/" },
-    // No project of that slug: the 404 names the slug.
-    { url: "https://nope.example.test/", named: '"nope"' },
-    { url: "https://nope.example.test/a/b", named: '"nope"' },
-    { url: "https://example.test/nope/", named: '"nope"' },
-    { url: "https://example.test/nope/x?y=1", named: '"nope"' },
-    { url: "https://api.example.test/", named: '"api"' },
-  ])("answers $url with 404 naming $named; nothing reaches a project", async ({ url, named }) => {
-    const { response, calls } = await through(url);
-    const body = await expectError(response, 404, "not_found");
-    expect(body.error.message).toContain(named);
-    expect(calls).toHaveLength(0);
-  });
+  // What the 404 names, and the addresses that get it.
+  const notFound: [named: string, urls: string[]][] = [
+    // A private project reached by its subdomain: its prefix URL.
+    ["https://example.test/priv/", ["https://priv.example.test/", "https://priv.example.test/api/x"]],
+    ["https://example.test:8443/priv/", ["https://priv.example.test:8443/x"]],
+    // No project of that slug: the slug.
+    [
+      '"nope"',
+      [
+        "https://nope.example.test/",
+        "https://nope.example.test/a/b",
+        "https://example.test/nope/",
+        "https://example.test/nope/x?y=1",
+      ],
+    ],
+    ['"api"', ["https://api.example.test/"]],
+  ];
+  it.each(notFound.flatMap(([named, urls]) => urls.map((url) => ({ url, named }))))(
+    "answers $url with 404 naming $named; nothing reaches a project",
+    async ({ url, named }) => {
+      const { response, calls } = await through(url);
+      const body = await expectError(response, 404, "not_found");
+      expect(body.error.message).toContain(named);
+      expect(calls).toHaveLength(0);
+    },
+  );
 
   it.each([
     "https://example.test/",

@@ -8,6 +8,7 @@ import {
   browserBinding,
   callLogin,
   cookiePair,
+  expectLoginRefusal,
   fakeIdentityProvider,
   FLOW_SECRET,
   ISSUER,
@@ -24,16 +25,12 @@ beforeEach(() => resetIdentityProviderCache());
 
 /** A refusal: an HTML page with `status`, no redirect, the flow cookie cleared, and nothing that looks like a token. */
 async function expectRefused(response: Response, status: number, pattern: RegExp): Promise<void> {
-  const html = await response.text();
-  expect(response.status, html).toBe(status);
-  expect(response.headers.get("content-type")).toMatch(/^text\/html/);
-  expect(response.headers.get("location")).toBeNull();
+  const html = await expectLoginRefusal(response, status, pattern);
   expect(response.headers.get("set-cookie")).toMatch(
     /^__Host-login_flow=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax; Secure$/,
   );
   expect(response.headers.get("cache-control")).toBe("no-store");
   expect(html).not.toMatch(/v1\.[A-Za-z0-9_-]{20,}\./);
-  expect(html).toMatch(pattern);
 }
 
 /** The login worker's hand-over page: the form's action and its hidden token (the page's HTML, unescaped). */

@@ -4,6 +4,7 @@ import {
   browserBinding,
   callLogin,
   CLIENT_ID,
+  expectLoginRefusal,
   fakeIdentityProvider,
   ISSUER,
   LOGIN_WORKER_URL,
@@ -18,21 +19,23 @@ const NEIGHBOUR_BIND = "N".repeat(43);
 beforeEach(() => resetIdentityProviderCache());
 
 async function expectRefusalPage(response: Response, status: number, pattern: RegExp): Promise<string> {
-  const html = await response.text();
-  expect(response.status, html).toBe(status);
-  expect(response.headers.get("content-type")).toMatch(/^text\/html/);
-  expect(response.headers.get("location")).toBeNull();
+  const html = await expectLoginRefusal(response, status, pattern);
   expect(response.headers.get("set-cookie")).toBeNull();
   expect(response.headers.get("x-frame-options")).toBe("DENY");
-  expect(html).toMatch(pattern);
   return html;
+}
+
+/** The provider, the project "shop" and a browser's binding hash: what a sign-in start begins with. */
+async function shopAndBrowser() {
+  const idp = await fakeIdentityProvider();
+  await projectWithAuth("shop");
+  const { hash } = await browserBinding();
+  return { idp, hash };
 }
 
 describe("GET /start", () => {
   it("seals the flow into an encrypted cookie and redirects to the provider with code + PKCE S256 + state + nonce", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const response = await callLogin(
       await startPath({ project: "shop", redirect: "/orders?tab=open", bind: hash }),
       loginEnv(idp),
@@ -65,9 +68,7 @@ describe("GET /start", () => {
   });
 
   it("uses a fresh state, nonce and verifier for every sign-in", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const seen = new Set<string>();
     for (let i = 0; i < 3; i++) {
       const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), loginEnv(idp));
@@ -81,9 +82,7 @@ describe("GET /start", () => {
 
   // docs/security.md: not single use. A replay starts a sign-in of its own, bound to the same browser, until `exp`.
   it("answers the same signed URL again until it expires, each time a sign-in of its own for the same browser binding", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const path = await startPath({ project: "shop", redirect: "/", bind: hash });
     const [first, replay] = [await callLogin(path, loginEnv(idp)), await callLogin(path, loginEnv(idp))];
     expect([first.status, replay.status]).toEqual([302, 302]);
@@ -98,9 +97,7 @@ describe("GET /start", () => {
   });
 
   it("names the flow cookie login_flow, without Secure, when the login worker is on plain-http localhost", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const e = loginEnv(idp, { LOGIN_PUBLIC_URL: "http://127.0.0.1:9999" });
     const response = await callLogin(await startPath({ project: "shop", redirect: "/", bind: hash }), e);
     expect(response.status).toBe(302);
@@ -142,9 +139,7 @@ describe("GET /start", () => {
     [""],
     ["/" + "a".repeat(2048)],
   ])("refuses redirect=%j with 400 before anything is stored", async (redirect) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const response = await callLogin(await startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
     await expectRefusalPage(response, 400, /return address is not a path inside the project/);
     expect(idp.log).toEqual([]);
@@ -153,9 +148,7 @@ describe("GET /start", () => {
   it.each([["/"], ["/dash"], ["/orders?tab=open&q=a%20b"], ["/docs/%C3%A9t%C3%A9#part-2"], ["/a/b/c/"]])(
     "accepts redirect=%j",
     async (redirect) => {
-      const idp = await fakeIdentityProvider();
-      await projectWithAuth("shop");
-      const { hash } = await browserBinding();
+      const { idp, hash } = await shopAndBrowser();
       const response = await callLogin(await startPath({ project: "shop", redirect, bind: hash }), loginEnv(idp));
       expect(response.status, await response.text()).toBe(302);
     },
@@ -171,9 +164,7 @@ describe("GET /start", () => {
     ["a short bind", "/start?project=shop&redirect=%2F&bind=SHORT"],
     ["a bind with padding", "/start?project=shop&redirect=%2F&bind=PADDED"],
   ])("refuses %s with 400", async (_name, path) => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const url = path
       .replace("BIND", hash)
       .replace("SHORT", hash.slice(1))
@@ -199,9 +190,7 @@ describe("GET /start", () => {
   });
 
   it("answers 500 with a page naming what is missing when it is not configured", async () => {
-    const idp = await fakeIdentityProvider();
-    await projectWithAuth("shop");
-    const { hash } = await browserBinding();
+    const { idp, hash } = await shopAndBrowser();
     const response = await callLogin(
       await startPath({ project: "shop", redirect: "/", bind: hash }),
       loginEnv(idp, { OIDC_CLIENT_SECRET: "", LOGIN_FLOW_SECRET: "short" }),

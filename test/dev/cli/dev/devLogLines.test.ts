@@ -31,15 +31,20 @@ describe("request lines", () => {
 });
 
 describe("recovery sweep lines", () => {
+  it.each(["Re-enqueued 0 workflow(s)", "cron my-app/__workflow-recovery: 200 Re-enqueued 0 workflow(s)"])(
+    "%j is idle: true",
+    (message) => {
+      expect(isIdleRecoveryLine(message)).toBe(true);
+    },
+  );
+
   it.each([
-    ["Re-enqueued 0 workflow(s)", true],
-    ["cron my-app/__workflow-recovery: 200 Re-enqueued 0 workflow(s)", true],
-    ["Re-enqueued 2 workflow(s)", false],
-    ["cron my-app/__workflow-recovery: 200 Re-enqueued 1 workflow(s)", false],
-    ["cron my-app/__workflow-recovery: 500 Re-enqueued 0 workflow(s)", false],
-    ["Recovery sweep: Re-enqueued 0 workflow(s) in my notes", false],
-  ])("%j is idle: %s", (message, idle) => {
-    expect(isIdleRecoveryLine(message)).toBe(idle);
+    "Re-enqueued 2 workflow(s)",
+    "cron my-app/__workflow-recovery: 200 Re-enqueued 1 workflow(s)",
+    "cron my-app/__workflow-recovery: 500 Re-enqueued 0 workflow(s)",
+    "Recovery sweep: Re-enqueued 0 workflow(s) in my notes",
+  ])("%j is idle: false", (message) => {
+    expect(isIdleRecoveryLine(message)).toBe(false);
   });
 });
 

@@ -8,6 +8,7 @@ import type { AcceptedScript } from "#src/dev/cloudflare/scriptUploadStandIn.ts"
 import { createProjectInstances, type ProjectInstances } from "#src/dev/cli/up/projectInstances.ts";
 import { isScriptTraceToken, TRACE_SCRIPT_HEADER } from "#src/dev/routes/scriptTraceToken.ts";
 import { LOCAL_DISPATCH_SCRIPT_HEADER } from "#src/workers/dispatch/localDispatchHeader.ts";
+import { acceptedScript } from "#test/support/cloudflare/acceptedScript.ts";
 import { removeWorkDir } from "#test/support/e2e/workDir.ts";
 
 /** A project's module: answers its version and counts calls in a Durable Object, whose count survives a new version. */
@@ -28,23 +29,15 @@ export default {
 };`;
 
 function script(name: string, module: string, tailConsumers?: { service: string }[]): AcceptedScript {
-  return {
+  return acceptedScript(
     name,
-    metadata: {
-      main_module: "worker.js",
-      compatibility_date: "2026-10-30",
-      bindings: [{ type: "durable_object_namespace", name: "COUNTER", class_name: "Counter" }],
-      ...(tailConsumers ? { tail_consumers: tailConsumers } : {}),
+    module,
+    { binding: "COUNTER", className: "Counter" },
+    {
+      migrationTag: "v1",
+      metadata: tailConsumers ? { tail_consumers: tailConsumers } : {},
     },
-    modules: new Map([
-      ["worker.js", { contentType: "application/javascript+module", content: new TextEncoder().encode(module) }],
-    ]),
-    etag: "e",
-    createdOn: "2026-01-01T00:00:00Z",
-    modifiedOn: "2026-01-01T00:00:00Z",
-    migrationTag: "v1",
-    durableObjectClasses: ["Counter"],
-  };
+  );
 }
 
 let stateDir: string;

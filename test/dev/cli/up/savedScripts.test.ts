@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type AcceptedScript, createScriptUploadStandIn } from "#src/dev/cloudflare/scriptUploadStandIn.ts";
 import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
 import { replaySavedScripts, saveAcceptedScript, scriptsDir } from "#src/dev/cli/up/savedScripts.ts";
+import { acceptedScript } from "#test/support/cloudflare/acceptedScript.ts";
 import { removeWorkDir } from "#test/support/e2e/workDir.ts";
 
 const TARGET = { apiBase: "http://cloudflare.local/client/v4", accountId: "acc", namespace: "ns", apiToken: "t" };
@@ -28,23 +29,15 @@ function standIn() {
 }
 
 function kept(name: string, module: string, migrationTag: string | null = "v7"): AcceptedScript {
-  return {
+  return acceptedScript(
     name,
-    metadata: {
-      main_module: "worker.js",
-      compatibility_date: "2026-10-30",
-      bindings: [{ type: "durable_object_namespace", name: "WORKFLOW_RUNS", class_name: "WorkflowRun" }],
-      migrations: { old_tag: "v6", new_tag: "v7", new_sqlite_classes: [] },
+    module,
+    { binding: "WORKFLOW_RUNS", className: "WorkflowRun" },
+    {
+      migrationTag,
+      metadata: { migrations: { old_tag: "v6", new_tag: "v7", new_sqlite_classes: [] } },
     },
-    modules: new Map([
-      ["worker.js", { contentType: "application/javascript+module", content: new TextEncoder().encode(module) }],
-    ]),
-    etag: "e",
-    createdOn: "2026-01-01T00:00:00Z",
-    modifiedOn: "2026-01-01T00:00:00Z",
-    migrationTag,
-    durableObjectClasses: ["WorkflowRun"],
-  };
+  );
 }
 
 describe("replaySavedScripts: what `platform up` kept, uploaded again at start", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { FakeWorkspaceConfig } from "#src/dev/fakes/workspace/fakeWorkspace.ts";
 import { verifyWorkspaceSignature } from "#src/plugins/workspace/workspaceSignature.ts";
+import { reasonModal } from "#test/support/chat/reasonModal.ts";
 import { BASE, CONFIG, fake, exchange, install, api } from "./fakeWorkspace.fixture.ts";
 
 // Interactivity as Slack runs it (docs.slack.dev interactivity, views.open, chat.postEphemeral, token rotation).
@@ -45,18 +46,11 @@ describe("fake Slack: block actions, views, ephemeral messages, token rotation",
       { type: "button", text: { type: "plain_text", text: "No id" } },
     ],
   };
-  const view = {
-    type: "modal",
-    callback_id: "why",
-    title: { type: "plain_text", text: "Why?" },
-    submit: { type: "plain_text", text: "Send" },
-    blocks: [
-      {
-        type: "input",
-        block_id: "b",
-        label: { type: "plain_text", text: "Reason" },
-        element: { type: "plain_text_input", action_id: "reason" },
-      },
+  const view = reasonModal({
+    callbackId: "why",
+    title: "Why?",
+    submit: "Send",
+    extraBlocks: [
       {
         type: "input",
         optional: true,
@@ -68,7 +62,7 @@ describe("fake Slack: block actions, views, ephemeral messages, token rotation",
         },
       },
     ],
-  };
+  });
 
   it("a click is a block_actions payload in a signed form body; the button without action_id got one from Slack", async () => {
     const { method, trigger, deliveries } = await world();
