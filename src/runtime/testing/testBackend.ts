@@ -1,14 +1,14 @@
 import { PlatformError } from "../../core/errors.ts";
 import {
   acceptBulkOperation,
-  advanceBulkOperation,
   type BulkAction,
-  isSkippedRun,
+  type BulkRunControls,
+  carryOnBulkOperation,
 } from "../../engine/bulkOperation.ts";
 import { outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { planRerun } from "../../engine/rerun.ts";
+import { planRerun, rerunBlockedBy } from "../../engine/rerun.ts";
 import type { RunFilter } from "../../engine/runQuery.ts";
 import { isLiveStatus } from "../../engine/store.ts";
 import { findStrandedRuns } from "../../engine/strandedRuns.ts";
@@ -79,16 +79,18 @@ async function rerun(runId: string, fromStep: string | undefined): Promise<Start
     ...(created.workflowId === runId ? {} : { id: created.workflowId }),
     rerun: plan,
   });
-  if (!started.created)
-    throw new PlatformError(
-      "already_active",
-      `Workflow id "${created.workflowId}" has an active run (${started.runId})`,
-    );
+  if (!started.created) throw rerunBlockedBy(started.runId, created.workflowId, runId);
   return { ...started, name };
 }
 
-/** A bulk operation, done at once (the kit's store lives as long as the test process). */
-async function bulk(action: BulkAction, filter: RunFilter) {
+/** What a bulk operation acts on one run through: what `cancel` and `rerun` do. */
+const bulkRunControls: BulkRunControls = {
+  cancel: (runId, reason) => runOf(runId).cancel(reason),
+  rerun: (runId, { fromStep }) => rerun(runId, fromStep),
+};
+
+/** A bulk operation as the platform carries one out, done at once (the kit's store lives as long as the test process). */
+function bulk(action: BulkAction, filter: RunFilter) {
   const operation = acceptBulkOperation(
     store,
     store,
@@ -98,17 +100,7 @@ async function bulk(action: BulkAction, filter: RunFilter) {
     Date.now(),
     `workflow.${action.kind}Many`,
   );
-  const done = await advanceBulkOperation(store, operation.id, async (runId) => {
-    try {
-      if (action.kind === "cancel") await runOf(runId).cancel(action.reason);
-      else await rerun(runId, action.fromStep);
-      return true;
-    } catch (error) {
-      if (isSkippedRun(error)) return false;
-      throw error;
-    }
-  });
-  return { matched: operation.matched, affected: done?.affected ?? 0 };
+  return carryOnBulkOperation(store, store, operation, bulkRunControls);
 }
 
 const testWorkflowBackend: WorkflowBackend = {

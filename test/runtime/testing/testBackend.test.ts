@@ -95,3 +95,62 @@ describe("workflow.start in a step", () => {
     expect(run.outbox).toEqual([]);
   });
 });
+
+describe("bulk operations and reruns in a test, as the platform does them", () => {
+  // The kit's store lives as long as the test process: each test's workflow has a name of its own.
+  function desk(name: string) {
+    workflow(name, {
+      start: async () => ({ step: "approved", waitFor: "approve" }),
+      approved: async () => ({ done: true }),
+    });
+    const router = Router();
+    router.post("/api/approval/:id", async ({ params }) => {
+      const run = await workflow.start(name, {}, { id: params.id! });
+      return Response.json({ runId: run.id });
+    });
+    router.post("/api/cancel-all", async () =>
+      Response.json(await workflow.cancelMany({ name }, { reason: "desk closed" })),
+    );
+    router.post("/api/rerun-cancelled", async () =>
+      Response.json(await workflow.rerunMany({ name, status: "cancelled" })),
+    );
+    router.post("/api/rerun/:runId", async ({ params }) => Response.json(await workflow.rerun(params.runId!)));
+    router.get("/api/statuses", async () =>
+      Response.json((await workflow.list({ name })).runs.map((run) => run.status).sort()),
+    );
+    return router;
+  }
+  const post = async (project: ReturnType<typeof desk>, path: string) =>
+    (await testRequest(project, path, { method: "POST" })).json();
+
+  it("cancelMany and rerunMany answer { matched, affected } and act on each run once", async () => {
+    const project = desk("bulk-desk");
+    for (const id of ["a", "b", "c"]) await post(project, `/api/approval/${id}`);
+    expect(await post(project, "/api/cancel-all")).toEqual({ matched: 3, affected: 3 });
+    expect(await post(project, "/api/cancel-all")).toEqual({ matched: 3, affected: 0 });
+    expect(await post(project, "/api/rerun-cancelled")).toEqual({ matched: 3, affected: 3 });
+    expect(await (await testRequest(project, "/api/statuses")).json()).toEqual([
+      "cancelled",
+      "cancelled",
+      "cancelled",
+      "running",
+      "running",
+      "running",
+    ]);
+  });
+
+  it("a rerun whose workflow id has an active run is refused with the platform's already_active", async () => {
+    const project = desk("rerun-desk");
+    const { runId } = (await post(project, "/api/approval/order-9")) as { runId: string };
+    await post(project, "/api/cancel-all");
+    const { runId: active } = (await post(project, "/api/approval/order-9")) as { runId: string };
+    const response = await testRequest(project, `/api/rerun/${runId}`, { method: "POST" });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({
+      error: {
+        code: "already_active",
+        message: `Workflow id "order-9" has an active run (${active}); a rerun of ${runId} would share it: wait for it to finish`,
+      },
+    });
+  });
+});
