@@ -1,3 +1,4 @@
+import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { INTERNAL_HEADER, signRequestToken } from "../../core/requestToken.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { ProjectRow } from "../db/projectsTable.ts";
@@ -15,12 +16,9 @@ export async function callProjectWorker(
   body: string | null = null,
 ): Promise<Response> {
   const worker = dispatcher.get(project.script_name);
-  if (!worker) {
-    return Response.json(
-      { error: { code: "not_found", message: `Project worker ${project.script_name} is not deployed.` } },
-      { status: 502 },
-    );
-  }
+  // The project exists (the caller found it): what is missing is its worker upstream, as the gateway answers too.
+  if (!worker)
+    return errorResponse(new PlatformError("upstream_error", `Project worker ${project.script_name} is not deployed.`));
   const token = await signRequestToken("internal", project.id, project.worker_secret, {
     method,
     pathAndQuery,

@@ -288,5 +288,8 @@ describe("the project's answer passes through", () => {
       env: harness.env,
     });
     expect(response.status).toBe(502);
+    expect(await response.json()).toEqual({
+      error: { code: "upstream_error", message: "Project worker proj-shop is not deployed." },
+    });
   });
 });
