@@ -138,7 +138,9 @@ describe("platform workflow list", () => {
   it("rejects a bad filter with the platform's one-line reason", async () => {
     const result = await workflowCli("list", "--status", "sleeping");
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/status must be one of queued, running, paused, completed, failed, cancelled/);
+    expect(result.stderr).toMatch(
+      /status must be one of queued, running, waiting, paused, completed, failed, cancelled/,
+    );
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 });
