@@ -1,5 +1,5 @@
 /**
- * The chat server's part of `POST /uninstall` (shared/uninstallPlugin.ts):
+ * The chat server's part of `POST /uninstall` (src/plugins/kit/uninstallPlugin.ts):
  * the bot's commands are removed from each server the project claimed (one
  * bulk overwrite with [] per server). The bot token is the platform's, shared
  * by every project, so nothing is revoked; the bot leaves when a server

@@ -10,7 +10,7 @@ export interface OAuthPluginRoutes<Env extends PluginEnv, Route extends string> 
   install: OAuthInstall<Env>;
   /** `POST /deploy`: the project's plugin metadata. */
   deploy: PlatformHandler<Env>;
-  /** `POST /uninstall`: the project lets its install go (shared/uninstallPlugin.ts). */
+  /** `POST /uninstall`: the project lets its install go (src/plugins/kit/uninstallPlugin.ts). */
   uninstall: PlatformHandler<Env>;
   /** `POST /proxy/<route>`: user code's calls. */
   proxyRoutes: readonly Route[];

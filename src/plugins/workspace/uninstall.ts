@@ -1,5 +1,5 @@
 /**
- * The workspace provider's part of `POST /uninstall` (shared/uninstallPlugin.ts):
+ * The workspace provider's part of `POST /uninstall` (src/plugins/kit/uninstallPlugin.ts):
  * Slack's `auth.revoke` with the workspace's bot token, so the token stops
  * working at once (Slack then removes the bot from the workspace).
  */

@@ -15,7 +15,7 @@ export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkO
 /**
  * Opens (creating if needed) the workflow store in a SQLite file, or
  * ":memory:". The tables and queries are the shared SQL event store the
- * Durable Object backend uses too (workflow/sqlEventStore.ts), so a file
+ * Durable Object backend uses too (src/engine/sqlEventStore.ts), so a file
  * written by one process is readable by the other code path.
  */
 export function openSqliteWorkflowStore(path: string): SqliteWorkflowStore {

@@ -15,7 +15,7 @@ import {
 } from "#src/core/crypto/ed25519.ts";
 import { withSPlusL } from "#test/support/crypto/ed25519Malleated.ts";
 
-// RFC 8032 section 7.1, TEST 1-3 (copied from shared/reference/plugins-anchors.md 3.1).
+// RFC 8032 section 7.1, TEST 1-3.
 const RFC8032 = [
   {
     name: "TEST 1 (empty message)",

@@ -288,7 +288,7 @@ describe("POST /api/auth/callback: refusals (clear status, no session, binding c
 
   it("the popup attack: a neighbour's page starts a sign-in with its own binding and relays the token; the project refuses it", async () => {
     // Project B chose the binding value, so the token is bound to B's value, not to a cookie this project set.
-    // (The login worker now also refuses such a start: test/platform/login/startRoute.workerd.test.ts.)
+    // (The login worker now also refuses such a start: test/workers/login/startRoute.workerd.test.ts.)
     for (const mode of [DEPLOYED_PRIVATE, LOCAL_PRIVATE_OIDC]) {
       const neighbour = "neighbour-chosen-binding-value-0000000000000";
       const token = await callbackToken(neighbour);

@@ -1,5 +1,5 @@
 // DELETE /projects/:slug/plugins/:plugin: who may ask, and what it answers without a plugin worker.
-// The whole path through the workspace plugin is in test/platform/plugins/workspace/index.workerd.test.ts.
+// The whole path through the workspace plugin is in test/plugins/workspace/index.uninstall.workerd.test.ts.
 import { describe, expect, it } from "vitest";
 import { PLUGINS, UNINSTALLABLE_PLUGINS } from "#src/contracts/pluginRegistry.ts";
 import { andList } from "#src/core/wordList.ts";
