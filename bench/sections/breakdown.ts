@@ -1,7 +1,7 @@
 import * as esbuild from "esbuild";
 import { builtinModules } from "node:module";
 import path from "node:path";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/dev/cli/repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { median, round } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";
@@ -130,7 +130,7 @@ export async function benchBreakdown(tmpDir: string, progress: (line: string) =>
       name: "bench-breakdown",
       scriptPath,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       bindings: { PLATFORM_PROJECT_ID: "4242", PLATFORM_PROJECT_SLUG: "bench", PLATFORM_LOCAL: "1" },
       durableObjects: {
         LADDER: { className: "Ladder", useSQLite: true },

@@ -5,7 +5,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
 import { applyD1Migrations } from "#src/dev/cli/dev/d1Migrations.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR } from "#src/dev/cli/repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
+import { MIGRATIONS_DIR } from "#src/dev/cli/repoPaths.ts";
 import {
   ed25519PublicKeyHex,
   signEd25519,
@@ -182,7 +183,7 @@ async function measureWorkerd(
       name: "bench-plugin-crypto",
       scriptPath,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       bindings: { VERIFY_INPUT: JSON.stringify(input) },
     },
     path.join(workDir, "crypto-state"),
@@ -253,7 +254,7 @@ async function measureRateLimiter(
       name: "bench-plugin-ratelimiter",
       scriptPath,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
     },
     path.join(workDir, "ratelimiter-state"),
@@ -355,7 +356,7 @@ async function measureWebhook(
     scriptPath,
     modulesRoot: path.dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
+    compatibilityFlags: [...COMPATIBILITY_FLAGS],
   });
   const logs: string[] = [];
   const mf = new Miniflare(

@@ -1,6 +1,6 @@
 import * as esbuild from "esbuild";
 import path from "node:path";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/dev/cli/repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { analyzeCycles, median, round } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";
@@ -80,7 +80,7 @@ export async function startCloudflareW2Host(tmpDir: string, instance: number): P
       name: "bench-cloudflare-workflows",
       scriptPath,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       durableObjects: { WAITER: { className: "Waiter" }, PROBE: { className: "Probe", useSQLite: true } },
       workflows: { BENCH: { name: "bench-trivial-steps", className: "BenchWorkflow" } },
     },

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/dev/cli/repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
 import { startWorker, type WorkerHost } from "../lib/miniflareHost.ts";
 import { analyzeCycles, median, round, stepTimesFromEvents, summarize } from "../lib/stats.ts";
 import { WORKLOADS } from "../lib/workloads.ts";
@@ -82,7 +82,7 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
       name: SCRIPT_NAME,
       scriptPath: build.bundlePath,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       bindings: {
         PLATFORM_WORKER_SECRET: WORKER_SECRET,
         PLATFORM_PROJECT_ID: PROJECT_ID,

@@ -28,6 +28,8 @@ export const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
 export const USER_KEY = /^[0-9a-f]{64}$/;
 /** Browsers cap cookie lifetimes at 400 days (RFC 6265bis); no session may outlive its cookie. */
 export const MAX_SESSION_SECONDS = 400 * 86_400;
+/** A session's length when `auth.allow()` names none: 30 days. */
+export const DEFAULT_SESSION_SECONDS = 30 * 86_400;
 /** How many sessions one sign-out may end: the same-named session cookies a request is read for. */
 export const MAX_SESSIONS_PER_SIGN_OUT = 4;
 

@@ -3,7 +3,8 @@ import { validateEmailMessage } from "#src/contracts/emailMessage.ts";
 import type { LoginEnv } from "#src/workers/login/env.ts";
 import type { ProviderMetadata } from "#src/workers/login/identityProvider.ts";
 import { signedInUser } from "#src/workers/login/signedInUser.ts";
-import { DEFAULT_SESSION_MAX_AGE, setAuthSettings, validateAuthOptions } from "#src/runtime/auth/authSettings.ts";
+import { DEFAULT_SESSION_SECONDS } from "#src/contracts/signInSessions.ts";
+import { setAuthSettings, validateAuthOptions } from "#src/runtime/auth/authSettings.ts";
 import { sessionHolds } from "#src/runtime/auth/session.ts";
 
 /**
@@ -100,7 +101,7 @@ function emailSendAccepts(address: string): boolean {
 }
 
 describe("one email rule for the login worker and the project runtime", () => {
-  afterEach(() => setAuthSettings({ domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE }));
+  afterEach(() => setAuthSettings({ domains: null, sessionMaxAge: DEFAULT_SESSION_SECONDS }));
 
   it.each(rows)("%j with domains %j → accepted %s", async (address, domains, accepted) => {
     const outcomes = { login: await loginAccepts(address, domains), runtime: runtimeAccepts(address, domains) };

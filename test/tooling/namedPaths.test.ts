@@ -37,7 +37,7 @@ function missingNamedPaths(files: Record<string, string>, tree: readonly string[
   const missing: NamedPath[] = [];
   for (const [file, text] of Object.entries(files)) {
     for (const { line, text: said } of prose(file, text)) {
-      for (const [, named] of said.matchAll(NAMED_PATH)) {
+      for (const [, named = ""] of said.matchAll(NAMED_PATH)) {
         if (named.startsWith("node_modules/") || named in NOT_IN_THE_TREE) continue;
         const relative = path.posix.join(path.posix.dirname(file), named);
         if (tree.some((known) => known === named || known === relative || known.endsWith(`/${named}`))) continue;

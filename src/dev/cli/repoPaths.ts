@@ -32,6 +32,3 @@ export function cliModulePath(url: string, name: string): string {
   return fileURLToPath(new URL(`${name}${MODULE_EXTENSION}`, url));
 }
 
-/** The one compatibility date every worker is built and run with (workerd 1.20261023.1 supports up to 2026-10-30). */
-export const COMPATIBILITY_DATE = "2026-10-30";
-export const COMPATIBILITY_FLAGS = ["nodejs_compat"];

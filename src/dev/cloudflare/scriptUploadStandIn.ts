@@ -1,3 +1,4 @@
+import { COMPATIBILITY_DATE } from "../../contracts/workerCompatibility.ts";
 import type { ScriptUpdateParams } from "cloudflare/resources/workers-for-platforms/dispatch/namespaces/scripts/scripts";
 import { type CloudflareRefusal, cloudflareRefusal, cloudflareSuccess } from "./cloudflareApiEnvelope.ts";
 import type { ScriptStarter } from "./scriptStartup.ts";
@@ -67,7 +68,7 @@ const NO_ROUTE: CloudflareRefusal = { status: 404, code: 7000, message: "No rout
 export function createScriptUploadStandIn(options: ScriptUploadStandInOptions): ScriptUploadStandIn {
   const accepted = new Map<string, AcceptedScript>();
   const now = options.now ?? Date.now;
-  const latestCompatibilityDate = options.latestCompatibilityDate ?? "2026-10-30";
+  const latestCompatibilityDate = options.latestCompatibilityDate ?? COMPATIBILITY_DATE;
 
   async function handle(request: Request): Promise<Response> {
     const match = SCRIPT_PATH.exec(new URL(request.url).pathname);

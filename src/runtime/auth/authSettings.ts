@@ -1,4 +1,4 @@
-import { MAX_SESSION_SECONDS } from "../../contracts/signInSessions.ts";
+import { DEFAULT_SESSION_SECONDS, MAX_SESSION_SECONDS } from "../../contracts/signInSessions.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { normalizeDomain } from "../../core/email.ts";
 
@@ -16,17 +16,13 @@ export interface AuthSettings {
   sessionMaxAge: number;
 }
 
-export const DEFAULT_SESSION_MAX_AGE = 2_592_000;
-/** Browsers cap cookie lifetimes at 400 days (RFC 6265bis); a longer session could not be kept anyway. */
-export const MAX_SESSION_MAX_AGE = MAX_SESSION_SECONDS;
-
 const KNOWN_OPTIONS = new Set(["domains", "sessionMaxAge"]);
 
-let settings: AuthSettings = { domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE };
+let settings: AuthSettings = { domains: null, sessionMaxAge: DEFAULT_SESSION_SECONDS };
 
 /** Validates `auth.allow()` options; every mistake is an `invalid_input` PlatformError saying what to write instead. */
 export function validateAuthOptions(options: unknown): AuthSettings {
-  if (options === undefined || options === null) return { domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE };
+  if (options === undefined || options === null) return { domains: null, sessionMaxAge: DEFAULT_SESSION_SECONDS };
   if (typeof options !== "object" || Array.isArray(options)) {
     throw new PlatformError(
       "invalid_input",
@@ -43,17 +39,17 @@ export function validateAuthOptions(options: unknown): AuthSettings {
   }
   const { domains, sessionMaxAge } = options as { domains?: unknown; sessionMaxAge?: unknown };
 
-  let maxAge = DEFAULT_SESSION_MAX_AGE;
+  let maxAge = DEFAULT_SESSION_SECONDS;
   if (sessionMaxAge !== undefined) {
     if (
       typeof sessionMaxAge !== "number" ||
       !Number.isInteger(sessionMaxAge) ||
       sessionMaxAge <= 0 ||
-      sessionMaxAge > MAX_SESSION_MAX_AGE
+      sessionMaxAge > MAX_SESSION_SECONDS
     ) {
       throw new PlatformError(
         "invalid_input",
-        `auth.allow(): sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_MAX_AGE} (400 days); got ${describe(sessionMaxAge)}.`,
+        `auth.allow(): sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS} (400 days); got ${describe(sessionMaxAge)}.`,
       );
     }
     maxAge = sessionMaxAge;

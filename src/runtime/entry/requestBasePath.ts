@@ -1,3 +1,5 @@
+import { BASE_PATH_HEADER } from "../../contracts/platformHeaders.ts";
+
 /**
  * A private deployment is served under `/<slug>`; the gateway says so in
  * `X-Platform-Base-Path`. The entry strips the prefix before user code sees
@@ -5,8 +7,6 @@
  * here, so redirects and cookie paths can put it back.
  */
 const basePaths = new WeakMap<Request, string>();
-
-export const BASE_PATH_HEADER = "x-platform-base-path";
 
 export function withBasePathStripped(request: Request): Request {
   const basePath = request.headers.get(BASE_PATH_HEADER) ?? "";

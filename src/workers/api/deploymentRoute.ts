@@ -1,3 +1,5 @@
+import { PROJECT_DURABLE_OBJECTS, isProjectDurableObjectClass } from "../../contracts/projectDurableObjects.ts";
+import { COMPATIBILITY_DATE } from "../../contracts/workerCompatibility.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { replaceProjectAuthStatements } from "../db/projectAuthTable.ts";
@@ -18,8 +20,6 @@ import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
 const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
-const KNOWN_DURABLE_OBJECTS = new Set(["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"]);
-const COMPATIBILITY_DATE = "2026-10-30";
 
 /**
  * `PUT /projects/:slug/deployment` `{ bundle, metadata, sourceMap?, force? }`: uploads a project's
@@ -41,11 +41,11 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
   const workflows = validateMetadataWorkflows((metadata as Record<string, unknown>).workflows);
   const durableObjects = (metadata as Record<string, unknown>).durableObjects ?? [];
-  if (
-    !Array.isArray(durableObjects) ||
-    !durableObjects.every((c) => typeof c === "string" && KNOWN_DURABLE_OBJECTS.has(c))
-  ) {
-    throw new PlatformError("invalid_input", `durableObjects may only name ${[...KNOWN_DURABLE_OBJECTS].join(", ")}.`);
+  if (!Array.isArray(durableObjects) || !durableObjects.every(isProjectDurableObjectClass)) {
+    throw new PlatformError(
+      "invalid_input",
+      `durableObjects may only name ${Object.keys(PROJECT_DURABLE_OBJECTS).join(", ")}.`,
+    );
   }
   const sourceMap = sourceMapOf(body.sourceMap);
   if (!env.CLOUDFLARE_ACCOUNT_ID || !env.CLOUDFLARE_API_TOKEN || !env.DISPATCH_NAMESPACE) {

@@ -5,6 +5,8 @@ import {
 } from "cloudflare/resources/workers-for-platforms/dispatch/namespaces/scripts/scripts";
 import { createClient } from "cloudflare/tree-shakable";
 import { PLUGINS, pluginWorkerName } from "../../contracts/pluginRegistry.ts";
+import { projectDurableObjectBinding } from "../../contracts/projectDurableObjects.ts";
+import { COMPATIBILITY_FLAGS } from "../../contracts/workerCompatibility.ts";
 import { PlatformError } from "../../core/errors.ts";
 
 /** Where and how the API worker uploads project scripts (Workers for Platforms). */
@@ -38,11 +40,6 @@ export const PLATFORM_SERVICES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(PLUGINS.map((plugin) => [plugin.binding, pluginWorkerName(plugin)])),
 };
 
-const DO_BINDINGS: Record<string, string> = {
-  WorkflowRun: "WORKFLOW_RUNS",
-  WorkflowRunIndex: "WORKFLOW_RUN_INDEX",
-  WorkflowFlowKey: "WORKFLOW_FLOW_KEYS",
-};
 const MAIN_MODULE = "worker.js";
 
 /**
@@ -68,7 +65,7 @@ export function projectScriptBindings(
     ...durableObjects.map(
       (className): ScriptBinding => ({
         type: "durable_object_namespace",
-        name: DO_BINDINGS[className] ?? className.toUpperCase(),
+        name: projectDurableObjectBinding(className),
         class_name: className,
       }),
     ),
@@ -114,7 +111,7 @@ export async function uploadProjectScript(
     // worker's tail handler, which keeps it in the project's log (`platform logs`).
     tail_consumers: [{ service: PLATFORM_SERVICES.PLATFORM_API! }],
     compatibility_date: compatibilityDate,
-    compatibility_flags: ["nodejs_compat"],
+    compatibility_flags: [...COMPATIBILITY_FLAGS],
     // The project's secrets are bound in full on every upload (no keep_bindings): a push binds exactly
     // the current set, so they survive later pushes and a deleted one goes with the next.
     bindings: [

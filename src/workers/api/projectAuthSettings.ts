@@ -1,3 +1,4 @@
+import { DEFAULT_SESSION_SECONDS, MAX_SESSION_SECONDS } from "../../contracts/signInSessions.ts";
 import { normalizeDomain } from "../../core/email.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { ProjectAuthSettings } from "../db/projectAuthTable.ts";
@@ -9,9 +10,6 @@ import type { ProjectAuthSettings } from "../db/projectAuthTable.ts";
  * its row is removed.
  */
 
-export const DEFAULT_SESSION_MAX_AGE = 30 * 24 * 60 * 60;
-/** Browsers cap cookie lifetimes at 400 days. */
-const MAX_SESSION_MAX_AGE = 400 * 24 * 60 * 60;
 const MAX_DOMAINS = 100;
 
 export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null {
@@ -46,17 +44,17 @@ export function validateMetadataAuth(value: unknown): ProjectAuthSettings | null
     });
     list = [...new Set(list)];
   }
-  let maxAge = DEFAULT_SESSION_MAX_AGE;
+  let maxAge = DEFAULT_SESSION_SECONDS;
   if (sessionMaxAge !== undefined && sessionMaxAge !== null) {
     if (
       typeof sessionMaxAge !== "number" ||
       !Number.isInteger(sessionMaxAge) ||
       sessionMaxAge < 1 ||
-      sessionMaxAge > MAX_SESSION_MAX_AGE
+      sessionMaxAge > MAX_SESSION_SECONDS
     ) {
       throw new PlatformError(
         "invalid_input",
-        `auth.sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_MAX_AGE} (400 days).`,
+        `auth.sessionMaxAge must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS} (400 days).`,
       );
     }
     maxAge = sessionMaxAge;

@@ -2,7 +2,8 @@ import { PlatformError } from "../../core/errors.ts";
 import { createPlatformRouter, type RoutedRequest } from "../../core/web/router.ts";
 import { resolveDispatcher, type DispatcherEnv } from "../dispatch/dispatcher.ts";
 import { findProjectBySlug } from "../db/projectsTable.ts";
-import { BASE_PATH_HEADER, resolveGatewayRoute } from "./resolveRoute.ts";
+import { BASE_PATH_HEADER } from "../../contracts/platformHeaders.ts";
+import { resolveGatewayRoute } from "./resolveRoute.ts";
 
 export interface GatewayEnv extends DispatcherEnv {
   DB: D1Database;

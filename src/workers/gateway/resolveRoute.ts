@@ -2,9 +2,6 @@
  * Pure routing for the gateway: which project a request is for, and under
  * which base path the project sees itself.
  */
-/** Header the gateway sets so the project knows its `/<slug>` prefix; clients can never set it. */
-export const BASE_PATH_HEADER = "X-Platform-Base-Path";
-
 export type GatewayRoute =
   | { kind: "project"; slug: string; basePath: string; via: "subdomain" | "prefix" | "default" }
   | { kind: "blocked" }

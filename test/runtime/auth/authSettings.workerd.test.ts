@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { auth } from "#src/runtime/auth/index.ts";
-import { DEFAULT_SESSION_MAX_AGE, MAX_SESSION_MAX_AGE, authSettings } from "#src/runtime/auth/authSettings.ts";
+import { DEFAULT_SESSION_SECONDS, MAX_SESSION_SECONDS } from "#src/contracts/signInSessions.ts";
+import { authSettings } from "#src/runtime/auth/authSettings.ts";
 import { checkEmail } from "#src/core/email.ts";
 import { safeRedirectPath } from "#src/core/web/redirectPath.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
@@ -9,8 +10,8 @@ import { PlatformError } from "#src/core/errors.ts";
 describe("auth.allow(options)", () => {
   it("defaults: every account, 30-day sessions; reported in the build metadata for the login worker", () => {
     auth.allow();
-    expect(authSettings()).toEqual({ domains: null, sessionMaxAge: DEFAULT_SESSION_MAX_AGE });
-    expect(DEFAULT_SESSION_MAX_AGE).toBe(2_592_000);
+    expect(authSettings()).toEqual({ domains: null, sessionMaxAge: DEFAULT_SESSION_SECONDS });
+    expect(DEFAULT_SESSION_SECONDS).toBe(2_592_000);
     expect(platformRuntime.metadata().auth).toEqual({ domains: null, sessionMaxAge: 2_592_000 });
   });
 
@@ -25,7 +26,7 @@ describe("auth.allow(options)", () => {
   it("accepts sessionMaxAge from 1 s to 400 days", () => {
     auth.allow({ sessionMaxAge: 1 });
     expect(authSettings().sessionMaxAge).toBe(1);
-    auth.allow({ sessionMaxAge: MAX_SESSION_MAX_AGE });
+    auth.allow({ sessionMaxAge: MAX_SESSION_SECONDS });
     expect(authSettings().sessionMaxAge).toBe(400 * 86_400);
   });
 
@@ -33,7 +34,7 @@ describe("auth.allow(options)", () => {
     ["sessionMaxAge 0", { sessionMaxAge: 0 }, /sessionMaxAge must be a whole number of seconds from 1 to 34560000/],
     ["sessionMaxAge negative", { sessionMaxAge: -5 }, /sessionMaxAge/],
     ["sessionMaxAge fractional", { sessionMaxAge: 1.5 }, /sessionMaxAge/],
-    ["sessionMaxAge over 400 days", { sessionMaxAge: MAX_SESSION_MAX_AGE + 1 }, /400 days/],
+    ["sessionMaxAge over 400 days", { sessionMaxAge: MAX_SESSION_SECONDS + 1 }, /400 days/],
     ["sessionMaxAge as a string", { sessionMaxAge: "3600" }, /got "3600"/],
     ["sessionMaxAge NaN", { sessionMaxAge: Number.NaN }, /sessionMaxAge/],
     ["sessionMaxAge Infinity", { sessionMaxAge: Number.POSITIVE_INFINITY }, /sessionMaxAge/],

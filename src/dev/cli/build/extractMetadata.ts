@@ -1,7 +1,7 @@
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { randomBytes } from "node:crypto";
 import { INTERNAL_HEADER, signRequestToken } from "../../../core/requestToken.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/workerCompatibility.ts";
 import type { ProjectBuild } from "./buildProject.ts";
 
 type FetchLike = (
@@ -36,7 +36,7 @@ export async function extractMetadata(build: ProjectBuild): Promise<Record<strin
       scriptPath: build.bundlePath,
       modulesRoot: build.outDir,
       compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: COMPATIBILITY_FLAGS,
+      compatibilityFlags: [...COMPATIBILITY_FLAGS],
       bindings: { PLATFORM_WORKER_SECRET: secret, PLATFORM_PROJECT_ID: "0", PLATFORM_LOCAL: "1" },
       cf: false,
     }),

@@ -20,7 +20,8 @@ import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { fetchProjectMetadata } from "../build/extractMetadata.ts";
 import { ProjectLoadErrors } from "../build/projectLoadErrors.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
+import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/workerCompatibility.ts";
 import { buildPlatformWorkers, type PlatformScripts } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
 import { type DeployedWorker, pluginWorkerNames, readDeployedWorkers } from "./deployedWorkers.ts";
@@ -124,7 +125,7 @@ function workerBase(name: string, scriptPath: string): V4WorkerOptions {
     scriptPath,
     modulesRoot: path.dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
+    compatibilityFlags: [...COMPATIBILITY_FLAGS],
   };
 }
 

@@ -1,6 +1,6 @@
 import type { V4WorkerOptions } from "miniflare";
 import { API_WORKER, GATEWAY_WORKER } from "../dev/localPlatform.ts";
-import { COMPATIBILITY_DATE } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE } from "../../../contracts/workerCompatibility.ts";
 
 /**
  * `platform up`'s entry worker on its one port, standing in for the deployed

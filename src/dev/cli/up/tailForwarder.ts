@@ -1,6 +1,6 @@
 import type { V4WorkerOptions } from "miniflare";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
-import { COMPATIBILITY_DATE } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE } from "../../../contracts/workerCompatibility.ts";
 import { scriptTraceToken, TRACE_SCRIPT_HEADER } from "../../routes/scriptTraceToken.ts";
 
 /** `platform up`'s trace intake (src/dev/routes/traceIntakeWorker.ts), as a pushed project's workerd reaches it. */

@@ -3,7 +3,8 @@ import type { V4WorkerOptions } from "miniflare";
 import { bundleWorker } from "../dev/buildPlatformWorkers.ts";
 import type { DeployedWorker } from "../dev/deployedWorkers.ts";
 import { localD1Id } from "../dev/localWorker.ts";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, REPO_ROOT } from "../repoPaths.ts";
+import { REPO_ROOT } from "../repoPaths.ts";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/workerCompatibility.ts";
 
 const ENTRY = "src/dev/routes/traceIntakeWorker.ts";
 const TRACE_INTAKE_WORKER = "platform-trace-intake";
@@ -32,7 +33,7 @@ export async function traceIntakeWorker(input: {
     scriptPath,
     modulesRoot: path.dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
+    compatibilityFlags: [...COMPATIBILITY_FLAGS],
     bindings: { TRACE_INTAKE_KEY: input.key },
     d1Databases: { DB: localD1Id(api.d1DatabaseNames.DB ?? "DB") },
     durableObjects: { PROJECT_LOGS: { ...(projectLogs as { className: string }), scriptName: api.name } },
