@@ -16,7 +16,8 @@ export interface RateDecision {
 }
 
 /**
- * One actor per project (named by the project id): the proxy rate counters;
+ * One actor per account (`account:<owner id>`, see accountRateLimits.ts): its
+ * projects' proxy rate counters and the account's own;
  * and one per shared budget (e.g. "chatserver-bot", the shared bot's calls
  * across all projects), which can also hold a provider's "wait until" record.
  * A sliding window of take timestamps per bucket lives in the actor's SQLite.
