@@ -1,5 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
+import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import type { BackoffOptions } from "./backoff.ts";
+import type { StoredEvent } from "./events.ts";
 import { type FlowControl, type FlowControlOptions, toFlowControl } from "./flowControl.ts";
 import type { StepFunction } from "./stepContext.ts";
 import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption } from "./workflowSchedule.ts";
@@ -28,6 +30,7 @@ export const WORKFLOW_DEFAULTS = Object.freeze({
  * - `stepTimeoutMS: 900_000` (15 min) — the longest one attempt may run.
  * - `retentionMS`: from 1 s to 365 days.
  * - `renamed`: at most 1,000 old step names.
+ * - `nonRetryableErrors`: at most 100 error names.
  */
 export const WORKFLOW_LIMITS = Object.freeze({
   maxAttempts: 100,
@@ -36,17 +39,50 @@ export const WORKFLOW_LIMITS = Object.freeze({
   minRetentionMS: 1000,
   maxRetentionMS: 365 * 24 * 60 * 60 * 1000,
   renamedSteps: 1000,
+  nonRetryableErrors: 100,
 });
+
+/** Every option `workflow(name, steps, options)` takes: any other key is refused as a typo. */
+const WORKFLOW_OPTION_KEYS = [
+  "schedule",
+  "maxAttempts",
+  "backoff",
+  "stepTimeoutMS",
+  "stepOptions",
+  "nonRetryableErrors",
+  "renamed",
+  "retentionMS",
+  "concurrency",
+  "throttle",
+  "debounce",
+] as const satisfies readonly (keyof WorkflowOptions)[];
+const STEP_OPTION_KEYS = ["maxAttempts", "backoff", "stepTimeoutMS"] as const satisfies readonly (keyof StepOptions)[];
+const BACKOFF_KEYS = ["initialMS", "factor", "maxMS", "jitter"] as const satisfies readonly (keyof BackoffOptions)[];
 
 /** The first step of every workflow. */
 export const FIRST_STEP = "start";
 
-export interface WorkflowOptions extends FlowControlOptions {
-  /** Start one run per tick (workflowSchedule.ts). */
-  schedule?: WorkflowScheduleOption;
+/** Attempts, backoff and timeout: a workflow's for all its steps, or one step's (`stepOptions`). */
+export interface StepOptions {
   maxAttempts?: number;
   backoff?: Partial<BackoffOptions>;
   stepTimeoutMS?: number;
+}
+
+/** A step's attempts, backoff and timeout, after defaults and overrides. */
+export interface StepPolicy {
+  readonly maxAttempts: number;
+  readonly backoff: Readonly<BackoffOptions>;
+  readonly stepTimeoutMS: number;
+}
+
+export interface WorkflowOptions extends FlowControlOptions, StepOptions {
+  /** Start one run per tick (workflowSchedule.ts). */
+  schedule?: WorkflowScheduleOption;
+  /** Per-step overrides of `maxAttempts`, `backoff` and `stepTimeoutMS`, by step name. */
+  stepOptions?: Record<string, StepOptions>;
+  /** Names of errors (`error.name`) that fail the run at once, as `NonRetryableError` does. */
+  nonRetryableErrors?: string[];
   /**
    * Old step names this code still answers for, `{ oldStep: "newStep" }`. A live run
    * whose log names `oldStep` (it is in it, will retry it, or will claim it next) goes on with `newStep`;
@@ -83,6 +119,10 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   readonly maxAttempts: number;
   readonly backoff: Readonly<BackoffOptions>;
   readonly stepTimeoutMS: number;
+  /** The steps whose policy differs from the workflow's, each whole (read through {@link stepPolicy}). */
+  readonly stepOptions: Readonly<Record<string, StepPolicy>>;
+  /** Error names that fail the run at once (empty when none). */
+  readonly nonRetryableErrors: readonly string[];
   /** Old step names and the steps that answer for them (empty when none). */
   readonly renamed: Readonly<Record<string, string>>;
   readonly retentionMS: number;
@@ -122,45 +162,16 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     }
     if (typeof steps[step] !== "function") throw invalid(`workflow("${name}") step "${step}" is not a function`);
   }
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw invalid(`workflow("${name}") options must be an object, e.g. { maxAttempts: 3 }`);
+  refuseUnknownKeys(options, WORKFLOW_OPTION_KEYS, `workflow("${name}") options`);
   const schedule = toWorkflowSchedule(name, options.schedule);
   const flow = toFlowControl(name, options);
-  const maxAttempts = options.maxAttempts ?? WORKFLOW_DEFAULTS.maxAttempts;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
-    throw invalid(
-      `workflow("${name}") maxAttempts must be an integer from 1 to ${WORKFLOW_LIMITS.maxAttempts} (attempts include the first), got ${maxAttempts}`,
-    );
-  }
-  const stepTimeoutMS = options.stepTimeoutMS ?? WORKFLOW_DEFAULTS.stepTimeoutMS;
-  if (!isPositiveFinite(stepTimeoutMS))
-    throw invalid(`workflow("${name}") stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
-  if (stepTimeoutMS > WORKFLOW_LIMITS.stepTimeoutMS) {
-    throw invalid(
-      `workflow("${name}") stepTimeoutMS must be at most ${WORKFLOW_LIMITS.stepTimeoutMS} (15 minutes), got ${stepTimeoutMS}`,
-    );
-  }
-  const backoff = { ...WORKFLOW_DEFAULTS.backoff, ...definedOnly(options.backoff ?? {}) };
-  if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0))
-    throw invalid(`workflow("${name}") backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
-  if (backoff.initialMS > WORKFLOW_LIMITS.backoffMS) {
-    throw invalid(
-      `workflow("${name}") backoff.initialMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.initialMS}`,
-    );
-  }
-  if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1))
-    throw invalid(`workflow("${name}") backoff.factor must be >= 1, got ${backoff.factor}`);
-  if (!(Number.isFinite(backoff.maxMS) && backoff.maxMS >= backoff.initialMS)) {
-    throw invalid(
-      `workflow("${name}") backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`,
-    );
-  }
-  if (backoff.maxMS > WORKFLOW_LIMITS.backoffMS) {
-    throw invalid(
-      `workflow("${name}") backoff.maxMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.maxMS}`,
-    );
-  }
-  if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
-    throw invalid(`workflow("${name}") backoff.jitter must be between 0 and 1, got ${backoff.jitter}`);
-  }
+  const policy = stepPolicyOf(`workflow("${name}")`, options, {
+    maxAttempts: WORKFLOW_DEFAULTS.maxAttempts,
+    backoff: WORKFLOW_DEFAULTS.backoff,
+    stepTimeoutMS: WORKFLOW_DEFAULTS.stepTimeoutMS,
+  });
   const retentionMS = options.retentionMS ?? WORKFLOW_DEFAULTS.retentionMS;
   if (
     !Number.isInteger(retentionMS) ||
@@ -176,12 +187,121 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     steps: Object.freeze({ ...steps }),
     schedule,
     flow,
-    maxAttempts,
-    backoff: Object.freeze(backoff),
-    stepTimeoutMS,
+    ...policy,
+    stepOptions: checkStepOptions(name, names, options.stepOptions, policy),
+    nonRetryableErrors: checkNonRetryableErrors(name, options.nonRetryableErrors),
     renamed: checkRenamed(name, names, options.renamed),
     retentionMS,
   });
+}
+
+/**
+ * The attempts, backoff and timeout of one step: the options at `where` over `inherited` (a step's
+ * over its workflow's, the workflow's over the engine defaults); throws `invalid_input` naming the
+ * option, its bounds and the value.
+ */
+function stepPolicyOf(where: string, options: StepOptions, inherited: StepPolicy): StepPolicy {
+  const maxAttempts = options.maxAttempts ?? inherited.maxAttempts;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > WORKFLOW_LIMITS.maxAttempts) {
+    throw invalid(
+      `${where} maxAttempts must be an integer from 1 to ${WORKFLOW_LIMITS.maxAttempts} (attempts include the first), got ${maxAttempts}`,
+    );
+  }
+  const stepTimeoutMS = options.stepTimeoutMS ?? inherited.stepTimeoutMS;
+  if (!isPositiveFinite(stepTimeoutMS))
+    throw invalid(`${where} stepTimeoutMS must be a positive number of milliseconds, got ${stepTimeoutMS}`);
+  if (stepTimeoutMS > WORKFLOW_LIMITS.stepTimeoutMS) {
+    throw invalid(
+      `${where} stepTimeoutMS must be at most ${WORKFLOW_LIMITS.stepTimeoutMS} (15 minutes), got ${stepTimeoutMS}`,
+    );
+  }
+  if (options.backoff !== undefined && (typeof options.backoff !== "object" || options.backoff === null))
+    throw invalid(`${where} backoff must be an object, e.g. { initialMS: 1000, factor: 2, maxMS: 60000 }`);
+  refuseUnknownKeys(options.backoff ?? {}, BACKOFF_KEYS, `${where} backoff`);
+  const backoff = { ...inherited.backoff, ...definedOnly(options.backoff ?? {}) };
+  if (!(Number.isFinite(backoff.initialMS) && backoff.initialMS >= 0))
+    throw invalid(`${where} backoff.initialMS must be >= 0, got ${backoff.initialMS}`);
+  if (backoff.initialMS > WORKFLOW_LIMITS.backoffMS) {
+    throw invalid(
+      `${where} backoff.initialMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.initialMS}`,
+    );
+  }
+  if (!(Number.isFinite(backoff.factor) && backoff.factor >= 1))
+    throw invalid(`${where} backoff.factor must be >= 1, got ${backoff.factor}`);
+  if (!(Number.isFinite(backoff.maxMS) && backoff.maxMS >= backoff.initialMS)) {
+    throw invalid(`${where} backoff.maxMS must be >= backoff.initialMS (${backoff.initialMS}), got ${backoff.maxMS}`);
+  }
+  if (backoff.maxMS > WORKFLOW_LIMITS.backoffMS) {
+    throw invalid(
+      `${where} backoff.maxMS must be at most ${WORKFLOW_LIMITS.backoffMS} (24 hours), got ${backoff.maxMS}`,
+    );
+  }
+  if (!(Number.isFinite(backoff.jitter) && backoff.jitter >= 0 && backoff.jitter <= 1)) {
+    throw invalid(`${where} backoff.jitter must be between 0 and 1, got ${backoff.jitter}`);
+  }
+  return { maxAttempts, backoff: Object.freeze(backoff), stepTimeoutMS };
+}
+
+/** `stepOptions: { charge: { maxAttempts: 5 } }`: each names a step, each over the workflow's own policy. */
+function checkStepOptions(
+  name: string,
+  steps: string[],
+  stepOptions: unknown,
+  workflowPolicy: StepPolicy,
+): Readonly<Record<string, StepPolicy>> {
+  if (stepOptions === undefined) return Object.freeze({});
+  if (typeof stepOptions !== "object" || stepOptions === null || Array.isArray(stepOptions))
+    throw invalid(`workflow("${name}") stepOptions must be an object like { charge: { maxAttempts: 5 } }`);
+  refuseUnknownKeys(stepOptions, steps, `workflow("${name}") stepOptions`);
+  const policies: Record<string, StepPolicy> = {};
+  for (const [step, options] of Object.entries(stepOptions as Record<string, unknown>)) {
+    const where = `workflow("${name}") stepOptions.${step}`;
+    if (typeof options !== "object" || options === null || Array.isArray(options))
+      throw invalid(`${where} must be an object like { maxAttempts: 5, stepTimeoutMS: 60000 }`);
+    refuseUnknownKeys(options, STEP_OPTION_KEYS, where);
+    policies[step] = Object.freeze(stepPolicyOf(where, options, workflowPolicy));
+  }
+  return Object.freeze(policies);
+}
+
+/** `nonRetryableErrors: ["CardDeclinedError"]`: error names (`error.name`) that fail a run at once. */
+function checkNonRetryableErrors(name: string, names: unknown): readonly string[] {
+  if (names === undefined) return Object.freeze([]);
+  const where = `workflow("${name}") nonRetryableErrors`;
+  if (!Array.isArray(names) || names.length > WORKFLOW_LIMITS.nonRetryableErrors)
+    throw invalid(`${where} must be an array of at most ${WORKFLOW_LIMITS.nonRetryableErrors} error names`);
+  for (const errorName of names) {
+    if (typeof errorName === "function")
+      throw invalid(`${where} takes error names, not classes: write ${JSON.stringify(errorName.name)}`);
+    if (typeof errorName !== "string" || errorName.length === 0 || errorName.length > 256)
+      throw invalid(`${where}: ${JSON.stringify(errorName)} is not an error name such as "CardDeclinedError"`);
+  }
+  return Object.freeze([...names]);
+}
+
+/**
+ * The attempts, backoff and timeout `step` (as a run's log names it, so an old name reads its new
+ * one's) runs with: its `stepOptions` entry, else the workflow's.
+ */
+export function stepPolicy(
+  definition: StepPolicy & Pick<WorkflowDefinition, "stepOptions" | "steps" | "renamed">,
+  step: string,
+): StepPolicy {
+  const current = stepNamed(definition, step) ?? step;
+  return (Object.hasOwn(definition.stepOptions, current) ? definition.stepOptions[current] : undefined) ?? definition;
+}
+
+/** The `maxAttempts` the resolver weighs after `state`: a failed step's own (only step_failed reads it). */
+export function attemptsAllowedAfter(definition: WorkflowDefinition, state: StoredEvent): number {
+  return state.type === "step_failed" ? stepPolicy(definition, state.payload.step).maxAttempts : definition.maxAttempts;
+}
+
+/** Whether a thrown error fails its run at once by its name (`nonRetryableErrors`). */
+export function isNamedNonRetryable(
+  definition: Pick<WorkflowDefinition, "nonRetryableErrors">,
+  error: unknown,
+): boolean {
+  return error instanceof Error && definition.nonRetryableErrors.includes(error.name);
 }
 
 /** `{ oldStep: "newStep" }`: each old name is not a step any more, each new one is. */

@@ -1,7 +1,15 @@
 import { PlatformError } from "../core/errors.ts";
+import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { retryAt } from "./backoff.ts";
 import type { Clock } from "./clock.ts";
-import { stepNamed, WORKFLOW_DEFAULTS, type WorkflowDefinition } from "./definition.ts";
+import {
+  attemptsAllowedAfter,
+  isNamedNonRetryable,
+  stepNamed,
+  stepPolicy,
+  WORKFLOW_DEFAULTS,
+  type WorkflowDefinition,
+} from "./definition.ts";
 import {
   type ChildRunPort,
   childRequestsOf,
@@ -300,7 +308,12 @@ async function stepLoop(
   for (;;) {
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
-    const action = resolveNextAction(state, definition.maxAttempts, run.inbox.queued, run.children.finished);
+    const action = resolveNextAction(
+      state,
+      attemptsAllowedAfter(definition, state),
+      run.inbox.queued,
+      run.children.finished,
+    );
     // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal event is still written.
     if (run.paused && action.kind !== "complete" && action.kind !== "fail" && !isTerminalEvent(state))
       return { status: "paused" };
@@ -309,7 +322,7 @@ async function stepLoop(
         if (isTerminalEvent(state)) return { status: "terminal" };
         if (state.type !== "step_started")
           throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
-        const timeoutAt = state.at + definition.stepTimeoutMS;
+        const timeoutAt = state.at + stepPolicy(definition, state.payload.step).stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (recovery reason `timeout`) and go on.
         await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last), true);
@@ -337,7 +350,10 @@ async function stepLoop(
         );
         continue;
       case "start_step": {
-        const notBefore = state.type === "step_failed" ? retryAt(state, definition.backoff) : action.notBefore;
+        const notBefore =
+          state.type === "step_failed"
+            ? retryAt(state, stepPolicy(definition, state.payload.step).backoff)
+            : action.notBefore;
         const stranded = stepNamed(definition, action.step) === undefined;
         if (notBefore !== undefined && now() < notBefore && !stranded) {
           // A wait with a timeout: an event may have arrived since the log was read.
@@ -435,13 +451,14 @@ async function runClaimedStep(
   const event: DeliveredEvent | null = run.inbox.delivered;
   const children: readonly ChildOutcome[] | null = run.children.outcomes();
   const { step, attempt } = claim.payload;
+  const policy = stepPolicy(definition, step);
   const fail = (reason: string, errorRetryable: boolean, thrown?: { error: unknown; retryAfterMS?: number }) =>
     stepFailureEvents(claim, {
       step,
       attempt,
       reason,
       errorRetryable,
-      maxAttempts: definition.maxAttempts,
+      maxAttempts: policy.maxAttempts,
       at: now(),
       ...(thrown === undefined ? {} : { error: thrown.error }),
       ...(thrown?.retryAfterMS === undefined ? {} : { retryAfterMS: thrown.retryAfterMS }),
@@ -464,7 +481,7 @@ async function runClaimedStep(
     event,
     children,
   });
-  const outcome = await runWithTimeout(fn, attemptState, definition.stepTimeoutMS, beforeWaiting);
+  const outcome = await runWithTimeout(fn, attemptState, policy.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
 
   switch (outcome.kind) {
@@ -473,7 +490,11 @@ async function runClaimedStep(
     case "threw":
       return fail(
         reasonOf(outcome.error),
-        !(isNonRetryableError(outcome.error) || attemptState.isWriteError(outcome.error)),
+        !(
+          isNonRetryableError(outcome.error) ||
+          isNamedNonRetryable(definition, outcome.error) ||
+          attemptState.isWriteError(outcome.error)
+        ),
         { error: outcome.error, retryAfterMS: retryAfterMSOf(outcome.error) },
       );
     case "returned": {
@@ -520,6 +541,11 @@ function completionEvents(
   if (typeof value !== "object" || value === null) throw badReturn(definition, step, value);
   const result = value as { step?: unknown; done?: unknown; result?: unknown } & Record<string, unknown>;
   if (result.done === true) {
+    refuseUnknownKeys(
+      result,
+      DONE_RETURN_KEYS,
+      `Step "${step}" of workflow "${definition.name}": a return { done: true }`,
+    );
     const completed = nextEvent(claim, "step_completed", { step, writes }, at);
     const payload = {
       result: toJsonValue(
@@ -532,6 +558,7 @@ function completionEvents(
     return [completed, nextEvent(completed, "workflow_completed", payload, at)];
   }
   if (typeof result.step === "string") {
+    refuseUnknownKeys(result, STEP_RETURN_KEYS, `Step "${step}" of workflow "${definition.name}": a return { step }`);
     checkNextStep(definition, step, result.step);
     const next = continuationOfReturn(
       result as { step: string } & Record<string, unknown>,
@@ -545,6 +572,10 @@ function completionEvents(
   }
   throw badReturn(definition, step, value);
 }
+
+/** What a step may return: `{ done: true, result }`, or a next step and how to reach it (continuation.ts). */
+const DONE_RETURN_KEYS = ["done", "result"];
+const STEP_RETURN_KEYS = ["step", "sleepMS", "until", "waitFor", "timeoutMS", "children", "done"];
 
 /** Refuses a continuation to a step the workflow does not define (a bug in the step: a retry would repeat it). */
 function checkNextStep(definition: WorkflowDefinition, step: string, next: string): void {

@@ -1,3 +1,4 @@
+import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { PlatformError } from "../core/errors.ts";
 
 /**
@@ -63,6 +64,13 @@ export const FLOW_LIMITS = Object.freeze({
   keyLength: 256,
 });
 
+/** What each option takes; any other key is refused as a typo. */
+const OPTION_KEYS = {
+  concurrency: ["limit", "key"],
+  throttle: ["limit", "periodMS", "key"],
+  debounce: ["periodMS", "key"],
+} as const;
+
 /** Validates the options; null when the workflow has no flow control. Throws `invalid_input` naming the bad part. */
 export function toFlowControl(workflowName: string, options: FlowControlOptions): FlowControl | null {
   const { concurrency, throttle, debounce } = options;
@@ -75,9 +83,10 @@ export function toFlowControl(workflowName: string, options: FlowControlOptions)
       throw invalid(`${where(option)}.key must be a function of the start data returning a string`);
     keys.push(value.key as FlowKeyFunction);
   };
-  const object = (option: string, value: unknown) => {
+  const object = (option: keyof typeof OPTION_KEYS, value: unknown) => {
     if (typeof value !== "object" || value === null || Array.isArray(value))
       throw invalid(`${where(option)} must be an object, e.g. ${EXAMPLES[option]}`);
+    refuseUnknownKeys(value, OPTION_KEYS[option], where(option));
     return value as Record<string, unknown>;
   };
   let concurrencyLimit: { limit: number } | null = null;

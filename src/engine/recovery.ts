@@ -1,6 +1,6 @@
 import { createChildrenFold } from "./children.ts";
 import { decodeContinuation, readsInbox } from "./continuation.ts";
-import { stepNamed, type WorkflowDefinition } from "./definition.ts";
+import { attemptsAllowedAfter, stepNamed, stepPolicy, type WorkflowDefinition } from "./definition.ts";
 import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
 import { createInbox, isPausedAfter, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
@@ -96,9 +96,10 @@ export function detectRecovery(
   // Even a run whose wake-up is pending here: it would only fail when woken, a year later perhaps.
   if (strandedStep(last, definition) !== null) return "stranded";
   if (input.executingHere) return null;
-  if (last.type === "step_started") return now >= last.at + definition.stepTimeoutMS ? "timeout" : null;
+  if (last.type === "step_started")
+    return now >= last.at + stepPolicy(definition, last.payload.step).stepTimeoutMS ? "timeout" : null;
   // Whatever the transition table says is due now and nobody is doing.
-  const action = resolveNextAction(last, definition.maxAttempts, queued, finished);
+  const action = resolveNextAction(last, attemptsAllowedAfter(definition, last), queued, finished);
   switch (action.kind) {
     case "complete":
     case "fail":
@@ -150,7 +151,7 @@ export function recoverRun(
   if (reason === "timeout" && state.type === "step_started")
     repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last);
   if (reason === "stuck_terminal") {
-    const action = resolveNextAction(state, definition.maxAttempts);
+    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state));
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
     if (action.kind === "fail")
       repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];

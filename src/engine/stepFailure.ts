@@ -1,5 +1,5 @@
 import { type ErrorJSONLimits, errorToJSON } from "../core/errors.ts";
-import type { WorkflowDefinition } from "./definition.ts";
+import { stepPolicy, type WorkflowDefinition } from "./definition.ts";
 import { nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 
 /** The reason recorded when an attempt outlives `stepTimeoutMS` (also recovery's reason `timeout`). */
@@ -107,7 +107,7 @@ export function abandonedAttemptEvents(
     attempt: started.payload.attempt,
     reason,
     errorRetryable: true,
-    maxAttempts: definition.maxAttempts,
+    maxAttempts: stepPolicy(definition, started.payload.step).maxAttempts,
     at,
   });
 }

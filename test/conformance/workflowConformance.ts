@@ -7,6 +7,7 @@
  */
 import { describeChildrenConformance } from "./childrenConformance.ts";
 import { describeFlowControlConformance } from "./flowControlConformance.ts";
+import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
@@ -20,4 +21,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeRunOperationsConformance(name, makeBackend);
   describeFlowControlConformance(name, makeBackend);
   describeChildrenConformance(name, makeBackend);
+  describeRetryRulesConformance(name, makeBackend);
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { defineWorkflow, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, type WorkflowOptions } from "#src/engine/definition.ts";
+import {
+  defineWorkflow,
+  isNamedNonRetryable,
+  stepPolicy,
+  WORKFLOW_DEFAULTS,
+  WORKFLOW_LIMITS,
+  type WorkflowOptions,
+} from "#src/engine/definition.ts";
 import { thrown } from "#test/support/workflow/rejection.ts";
 
 const steps = { start: async () => ({ done: true as const }) };
@@ -15,6 +22,7 @@ describe("defineWorkflow: option caps (issue 11: no unbounded retries, sleeps or
       minRetentionMS: 1000,
       maxRetentionMS: 31_536_000_000,
       renamedSteps: 1000,
+      nonRetryableErrors: 100,
     });
   });
 
@@ -99,3 +107,107 @@ describe("defineWorkflow: option caps (issue 11: no unbounded retries, sleeps or
     expect(error.message).toBe(`workflow("greet") ${message}`);
   });
 });
+
+describe("defineWorkflow: retry rules per error and per step", () => {
+  const charge = { start: async () => ({ step: "charge" }), charge: async () => ({ done: true as const }) };
+
+  it("takes each step's options over the workflow's, whole", () => {
+    const definition = defineWorkflow("pay", charge, {
+      maxAttempts: 2,
+      backoff: { initialMS: 10 },
+      stepOptions: { charge: { maxAttempts: 5, backoff: { factor: 3 } } },
+    });
+    expect(stepPolicy(definition, "start")).toMatchObject({ maxAttempts: 2, stepTimeoutMS: 30_000 });
+    expect(stepPolicy(definition, "charge")).toEqual({
+      maxAttempts: 5,
+      backoff: { initialMS: 10, factor: 3, maxMS: 60_000, jitter: 0.2 },
+      stepTimeoutMS: 30_000,
+    });
+  });
+
+  it("an old step name reads its new name's options", () => {
+    const definition = defineWorkflow("pay", charge, {
+      stepOptions: { charge: { maxAttempts: 7 } },
+      renamed: { bill: "charge" },
+    });
+    expect(stepPolicy(definition, "bill").maxAttempts).toBe(7);
+  });
+
+  it("names the errors that fail a run at once", () => {
+    const definition = defineWorkflow("pay", charge, { nonRetryableErrors: ["CardDeclinedError"] });
+    class CardDeclinedError extends Error {
+      override name = "CardDeclinedError";
+    }
+    expect(isNamedNonRetryable(definition, new CardDeclinedError("no"))).toBe(true);
+    expect(isNamedNonRetryable(definition, new Error("CardDeclinedError"))).toBe(false);
+    expect(isNamedNonRetryable(definition, { name: "CardDeclinedError" })).toBe(false);
+  });
+});
+
+describe("defineWorkflow: a key it does not know is refused with a did-you-mean, not dropped", () => {
+  const charge = { start: async () => ({ step: "charge" }), charge: async () => ({ done: true as const }) };
+  const refused: [string, unknown, string][] = [
+    [
+      "a misspelt option",
+      { maxAttempt: 3 },
+      'workflow("pay") options has no "maxAttempt" (did you mean "maxAttempts"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce',
+    ],
+    [
+      "an option the platform does not have",
+      { rollbak: {} },
+      'workflow("pay") options has no "rollbak"; it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce',
+    ],
+    [
+      "a misspelt backoff key",
+      { backoff: { initalMS: 5 } },
+      'workflow("pay") backoff has no "initalMS" (did you mean "initialMS"?); it takes initialMS, factor, maxMS, jitter',
+    ],
+    [
+      "a misspelt concurrency key",
+      { concurrency: { limt: 2 } },
+      'workflow("pay") concurrency has no "limt" (did you mean "limit"?); it takes limit, key',
+    ],
+    [
+      "stepOptions for a step it does not have",
+      { stepOptions: { chrage: { maxAttempts: 5 } } },
+      'workflow("pay") stepOptions has no "chrage" (did you mean "charge"?); it takes start, charge',
+    ],
+    [
+      "a misspelt step option",
+      { stepOptions: { charge: { maxAttemps: 5 } } },
+      'workflow("pay") stepOptions.charge has no "maxAttemps" (did you mean "maxAttempts"?); it takes maxAttempts, backoff, stepTimeoutMS',
+    ],
+    [
+      "a step option out of bounds",
+      { stepOptions: { charge: { maxAttempts: 101 } } },
+      'workflow("pay") stepOptions.charge maxAttempts must be an integer from 1 to 100 (attempts include the first), got 101',
+    ],
+    [
+      "stepOptions that are not an object",
+      { stepOptions: ["charge"] },
+      'workflow("pay") stepOptions must be an object like { charge: { maxAttempts: 5 } }',
+    ],
+    [
+      "an error class where its name belongs",
+      { nonRetryableErrors: [CardError] },
+      'workflow("pay") nonRetryableErrors takes error names, not classes: write "CardError"',
+    ],
+    [
+      "an empty error name",
+      { nonRetryableErrors: [""] },
+      'workflow("pay") nonRetryableErrors: "" is not an error name such as "CardDeclinedError"',
+    ],
+    [
+      "nonRetryableErrors as one string",
+      { nonRetryableErrors: "CardDeclinedError" },
+      'workflow("pay") nonRetryableErrors must be an array of at most 100 error names',
+    ],
+  ];
+  it.each(refused)("refuses %s", (_, options, message) => {
+    const error = thrown(() => defineWorkflow("pay", charge, options as WorkflowOptions));
+    expect(error.code).toBe("invalid_input");
+    expect(error.message).toBe(message);
+  });
+});
+
+class CardError extends Error {}

@@ -31,4 +31,3 @@ export const CONSOLE_ASSETS_DIR = path.join(REPO_ROOT, "src/console/public");
 export function cliModulePath(url: string, name: string): string {
   return fileURLToPath(new URL(`${name}${MODULE_EXTENSION}`, url));
 }
-

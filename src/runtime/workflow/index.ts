@@ -70,6 +70,8 @@ platformRuntime.registerMetadata("workflows", () =>
     maxAttempts: d.maxAttempts,
     backoff: d.backoff,
     stepTimeoutMS: d.stepTimeoutMS,
+    ...(Object.keys(d.stepOptions).length ? { stepOptions: d.stepOptions } : {}),
+    ...(d.nonRetryableErrors.length ? { nonRetryableErrors: d.nonRetryableErrors } : {}),
     ...(Object.keys(d.renamed).length ? { renamed: d.renamed } : {}),
     retentionMS: d.retentionMS,
     ...(d.schedule ? { schedule: d.schedule } : {}),

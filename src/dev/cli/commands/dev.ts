@@ -110,8 +110,15 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
     }
   };
   void sweep();
-  const workflows = (platform.metadata.workflows ?? []) as { stepTimeoutMS?: number }[];
-  const longest = Math.max(0, ...workflows.map((w) => w.stepTimeoutMS ?? 0));
+  const workflows = (platform.metadata.workflows ?? []) as {
+    stepTimeoutMS?: number;
+    stepOptions?: Record<string, { stepTimeoutMS?: number }>;
+  }[];
+  const timeouts = workflows.flatMap((w) => [
+    w.stepTimeoutMS ?? 0,
+    ...Object.values(w.stepOptions ?? {}).map((step) => step.stepTimeoutMS ?? 0),
+  ]);
+  const longest = Math.max(0, ...timeouts);
   const again = longest + 250;
   let timer: NodeJS.Timeout | undefined;
   if (longest > 0 && again < 60_000 - (Date.now() % 60_000)) timer = setTimeout(() => void sweep(), again);
