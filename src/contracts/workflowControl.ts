@@ -175,6 +175,10 @@ export function parsePushCheckBody(bytes: Uint8Array): { workflows: WorkflowShap
 export function parseSendEventBody(bytes: Uint8Array): SendEventBody {
   const body = parseJsonObject(bytes);
   knownKeysOnly(body, ["name", "payload"], "An event");
+  return sendEventOf(body);
+}
+
+function sendEventOf(body: Record<string, unknown>): SendEventBody {
   const { name } = body;
   if (typeof name !== "string" || name.length === 0 || name.length > MAX_EVENT_NAME_CHARS || !PRINTABLE.test(name))
     throw new PlatformError(
@@ -182,4 +186,35 @@ export function parseSendEventBody(bytes: Uint8Array): SendEventBody {
       `name must be the event's name: 1 to ${MAX_EVENT_NAME_CHARS} printable characters.`,
     );
   return body.payload === undefined ? { name } : { name, payload: body.payload };
+}
+
+/** `{ workflowId, name, payload?, start: { name, data? } }` of start-or-send (`workflow.send(workflowId, …, { start })`). */
+export interface SendOrStartBody extends SendEventBody {
+  workflowId: string;
+  start: { name: string; data?: unknown };
+}
+
+/** The event as {@link parseSendEventBody} reads it, the workflow id it is for, and the workflow to start without one. */
+export function parseSendOrStartBody(bytes: Uint8Array): SendOrStartBody {
+  const body = parseJsonObject(bytes);
+  knownKeysOnly(body, ["workflowId", "name", "payload", "start"], "A start-or-send");
+  const { workflowId, start } = body;
+  if (typeof workflowId !== "string" || workflowId.length === 0 || workflowId.length > 256)
+    throw new PlatformError("invalid_input", "workflowId must be the workflow id: 1 to 256 characters.");
+  if (typeof start !== "object" || start === null || Array.isArray(start))
+    throw new PlatformError(
+      "invalid_input",
+      "start must be { name, data? }: the workflow to start when no run holds the id.",
+    );
+  const startFields = start as Record<string, unknown>;
+  knownKeysOnly(startFields, ["name", "data"], "start");
+  if (typeof startFields.name !== "string")
+    throw new PlatformError("invalid_input", "start.name must be the name of a registered workflow.");
+  const { name, payload } = sendEventOf(body);
+  return {
+    workflowId,
+    name,
+    ...(payload === undefined ? {} : { payload }),
+    start: { name: startFields.name, ...(startFields.data === undefined ? {} : { data: startFields.data }) },
+  };
 }

@@ -26,6 +26,7 @@ import { executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
+import { sendOrStartRun } from "./sendOrStart.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
 import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "./store.ts";
@@ -442,6 +443,26 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       appendReceivedEvent(store, runId, name, payload, now());
       kick(runId);
+    },
+
+    async sendOrStart(workflowId, event, start) {
+      if (stop.signal.aborted) throw closedError();
+      const definition = definitions(start.name);
+      if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${start.name}" is registered`);
+      const run = sendOrStartRun(
+        store,
+        definition,
+        start.data,
+        {
+          runId: newRunId(),
+          workflowId,
+          now: now(),
+          ...(options.version === undefined ? {} : { version: options.version }),
+        },
+        event,
+      );
+      kick(run.runId);
+      return run;
     },
 
     async cancel(runId, reason) {

@@ -24,13 +24,18 @@ export function appendReceivedEvent(
   payload: unknown,
   now: number,
 ): StoredEventOf<"event_received"> {
+  return appendAtTail(store, runId, "event_received", receivedEventPayload(name, payload), now, "send an event to");
+}
+
+/** An event_received's payload, checked: a valid name, a JSON payload within the size limit of step writes. */
+export function receivedEventPayload(name: unknown, payload: unknown): StoredEventOf<"event_received">["payload"] {
   const eventName = checkEventName(name, "workflow.send: the event name");
   const body = {
     name: eventName,
     payload: toJsonValue(payload === undefined ? null : payload, `payload of event "${eventName}"`),
   };
   encodePayload(body, `The payload of event "${eventName}"`);
-  return appendAtTail(store, runId, "event_received", body, now, "send an event to");
+  return body;
 }
 
 /**

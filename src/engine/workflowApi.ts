@@ -5,7 +5,9 @@ import { checkEventName } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toBulkFilter, toBulkOptions, type BulkResult } from "./bulkOperation.ts";
 import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
-import { checkReason } from "./runControl.ts";
+import { checkReason, receivedEventPayload } from "./runControl.ts";
+import { checkId } from "./createRun.ts";
+import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { isLiveStatus } from "./store.ts";
 import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
@@ -60,6 +62,15 @@ export interface WorkflowBackend {
   waitForTerminal?(runId: string): Promise<WorkflowRunView>;
   /** Appends event_received and wakes the run; `not_found`, `conflict` (finished run). */
   send(runId: string, name: string, payload: JsonValue): Promise<void>;
+  /**
+   * Start-or-send (sendOrStart.ts): the event to the active run of `workflowId`, or a new run of
+   * `start.name` with that id whose first event it is; atomic per workflow id.
+   */
+  sendOrStart(
+    workflowId: string,
+    event: { name: string; payload: JsonValue },
+    start: { name: string; data: JsonValue },
+  ): Promise<StartedRun>;
   /** Appends workflow_cancelled and answers the run's view; `not_found`, `conflict` (finished run). */
   cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView>;
   /** Appends workflow_paused and answers the run's view; `not_found`, `conflict` (finished or paused). */
@@ -158,6 +169,20 @@ export interface WorkflowFunction {
    */
   send(runId: string, name: string, payload?: unknown): Promise<void>;
   /**
+   * Start-or-send: delivers the event to the run holding `workflowId` if one is active (of any
+   * workflow), else starts `start.name` with that id and `start.data` and delivers the event as the
+   * new run's first event_received, atomically: two concurrent calls never start two runs. Answers
+   * the run that got the event and whether this call created it. A workflow with flow control
+   * (concurrency, throttle, debounce) cannot be started this way: its key's queue decides when its
+   * runs start.
+   */
+  send(
+    workflowId: string,
+    name: string,
+    payload: unknown,
+    options: { start: { name: string; data?: unknown } },
+  ): Promise<{ runId: string; created: boolean }>;
+  /**
    * Ends a run with workflow_cancelled (a step in flight may finish; its result is
    * dropped) and resolves with its view. Rejects with `not_found` or `conflict` (finished run).
    */
@@ -247,6 +272,36 @@ async function start(
   return runHandle(active, name, started);
 }
 
+async function sendOrStart(
+  workflowId: string,
+  name: string,
+  payload: unknown,
+  options: unknown,
+): Promise<{ runId: string; created: boolean }> {
+  const active = requireBackend("workflow.send");
+  const where = "workflow.send(workflowId, event, payload, { start })";
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new PlatformError("invalid_input", `${where}: the options must be an object { start: { name, data } }`);
+  refuseUnknownKeys(options, ["start"], `${where} options`);
+  const { start } = options as { start?: unknown };
+  if (typeof start !== "object" || start === null || Array.isArray(start))
+    throw new PlatformError("invalid_input", `${where}: start must be an object { name, data? }`);
+  refuseUnknownKeys(start, ["name", "data"], `${where} start`);
+  const { name: workflowName, data } = start as { name?: unknown; data?: unknown };
+  const definition = typeof workflowName === "string" ? definitions.get(workflowName) : undefined;
+  if (!definition) {
+    throw new PlatformError(
+      "unknown_workflow",
+      `${where}: no workflow named ${JSON.stringify(workflowName)} is registered${definitions.size ? ` (registered: ${[...definitions.keys()].join(", ")})` : ""}`,
+    );
+  }
+  checkId(workflowId, "workflow id");
+  const event = receivedEventPayload(name, payload);
+  const json = toJsonValue(data === undefined ? null : data, `start data of workflow "${definition.name}"`);
+  const started = await active.sendOrStart(workflowId, event, { name: definition.name, data: json });
+  return { runId: started.runId, created: started.created };
+}
+
 async function get(runId: string): Promise<WorkflowRunView | null> {
   const active = requireBackend("workflow.get");
   checkRunId(runId, "workflow.get");
@@ -290,7 +345,14 @@ async function rerunMany(filter: RunFilter, options: { fromStep?: string } = {})
   return active.rerunMany(checked, toBulkOptions("rerun", options, "workflow.rerunMany"));
 }
 
-async function send(runId: string, name: string, payload?: unknown): Promise<void> {
+async function send(
+  runId: string,
+  name: string,
+  payload?: unknown,
+  options?: { start: { name: string; data?: unknown } },
+  // biome-ignore lint/suspicious/noConfusingVoidType: the overloads answer void without `start`
+): Promise<void | { runId: string; created: boolean }> {
+  if (options !== undefined) return sendOrStart(runId, name, payload, options);
   const active = requireBackend("workflow.send");
   checkRunId(runId, "workflow.send");
   checkEventName(name, "workflow.send: the event name");
@@ -357,7 +419,7 @@ export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   start,
   get,
   list,
-  send,
+  send: send as WorkflowFunction["send"],
   cancel,
   pause,
   resume,

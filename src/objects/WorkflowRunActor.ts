@@ -23,6 +23,7 @@ import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../engine/runControl.ts";
+import { sendOrStartRun } from "../engine/sendOrStart.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
 import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
@@ -182,6 +183,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     input: RunStartInput & {
       /** A rerun's plan (from `planRerun` in the original's actor); `data` is then the plan's. */
       rerun?: RerunPlan;
+      /** Start-or-send: the event goes to the active run here, or the new run is created with it (sendOrStart.ts). */
+      event?: { name: string; payload: JsonValue };
     },
   ): Promise<StartAnswer> {
     const now = input.at ?? this.#now();
@@ -189,7 +192,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const version = this.#version;
     let run: CreatedRun;
     if (input.parentRunId === undefined) {
-      run = createRun(this.#store, definition, input.data, {
+      const options = {
         runId: input.runId,
         workflowId: input.workflowId,
         now,
@@ -198,7 +201,10 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         once: input.once === true,
         ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
         ...(input.idempotency ? { idempotency: input.idempotency } : {}),
-      });
+      };
+      run = input.event
+        ? sendOrStartRun(this.#store, definition, input.data, options, input.event)
+        : createRun(this.#store, definition, input.data, options);
     } else {
       const child = createChildRun(this.#store, definition, { ...input, parentRunId: input.parentRunId }, now);
       if (child.ref.refused !== undefined)
@@ -208,7 +214,12 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       // it told its parent then and the parent may not have recorded it.
       if (!run.created) return { ...run, ...this.#outcomeOf(run.runId) };
     }
-    if (!run.created) return run;
+    if (!run.created) {
+      // The event went to the run already active here: it is driven as `send` drives one.
+      if (input.event)
+        await this.#perform(run.runId, this.#decide(run.runId, { type: "event_sent", now: this.#now() }));
+      return run;
+    }
     // Its key's queue starts it (dequeue).
     if (input.queued) return { ...run, summary: this.#store.getReport(run.runId)! };
     // The first execution starts here at once, in this same turn, whose writes workerd commits

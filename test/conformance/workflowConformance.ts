@@ -9,6 +9,7 @@ import { describeChildrenConformance } from "./childrenConformance.ts";
 import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
+import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
 import type { MakeWorkflowBackend } from "./workflowConformance.fixture.ts";
@@ -22,4 +23,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeFlowControlConformance(name, makeBackend);
   describeChildrenConformance(name, makeBackend);
   describeRetryRulesConformance(name, makeBackend);
+  describeSendOrStartConformance(name, makeBackend);
 }

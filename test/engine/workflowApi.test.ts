@@ -24,6 +24,7 @@ function fakeBackend(views: WorkflowRunView[] = []) {
     get: vi.fn(async () => views.shift() ?? null),
     list: vi.fn(async () => ({ runs: [] })),
     send: vi.fn(async () => {}),
+    sendOrStart: vi.fn(async () => ({ runId: "r1", workflowId: "w1", created: true })),
     cancel: vi.fn(async () => view("cancelled")),
     pause: vi.fn(async () => view("paused")),
     resume: vi.fn(async () => view("running")),

@@ -48,7 +48,7 @@ function definitionNamed(name: string) {
 async function drive(
   name: string,
   data: JsonValue,
-  options: { id?: string; rerun?: Parameters<typeof driveRun>[2]["rerun"] },
+  options: Pick<Parameters<typeof driveRun>[2], "id" | "rerun" | "firstEvent">,
 ): Promise<StartedRun> {
   const definition = definitionNamed(name);
   const driven = await driveRun(definition, data, { store, startAt: Date.now(), ...options });
@@ -121,6 +121,14 @@ const testWorkflowBackend: WorkflowBackend = {
   },
   async send(runId, name, payload) {
     await runOf(runId).send(name, payload);
+  },
+  async sendOrStart(workflowId, event, start) {
+    const active = store.latestRunOf(workflowId);
+    if (active && isLiveStatus(active.status)) {
+      await runOf(active.id).send(event.name, event.payload);
+      return { runId: active.id, workflowId, created: false };
+    }
+    return drive(start.name, start.data, { id: workflowId, firstEvent: event });
   },
   async cancel(runId, reason) {
     return runOf(runId).cancel(reason);

@@ -8,6 +8,7 @@ import {
 } from "../../engine/children.ts";
 import type { ChildRef } from "../../engine/continuation.ts";
 import { createRun } from "../../engine/createRun.ts";
+import { sendOrStartRun } from "../../engine/sendOrStart.ts";
 import type { WorkflowDefinition } from "../../engine/definition.ts";
 import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
 import { executeRun } from "../../engine/executeRun.ts";
@@ -29,6 +30,8 @@ export interface DriveOptions {
   rerun?: RerunPlan;
   /** The project's variables its steps read as `ctx.env`. */
   env?: Readonly<Record<string, string>>;
+  /** Start-or-send: the event the run is created with, as its first event_received (sendOrStart.ts). */
+  firstEvent?: { name: string; payload: JsonValue };
 }
 
 /**
@@ -39,14 +42,13 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id, rerun, env }: DriveOptions,
+  { store, startAt, id, rerun, env, firstEvent }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
-  const created = createRun(store, definition, data === undefined ? null : data, {
-    runId: crypto.randomUUID(),
-    workflowId: id,
-    now: startAt,
-    ...(rerun ? { rerun } : {}),
-  });
+  const options = { runId: crypto.randomUUID(), workflowId: id, now: startAt, ...(rerun ? { rerun } : {}) };
+  const startData = data === undefined ? null : data;
+  const created = firstEvent
+    ? sendOrStartRun(store, definition, startData, options, firstEvent)
+    : createRun(store, definition, startData, options);
   if (!created.created) return { created: false, runId: created.runId };
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
   await driver.settle();

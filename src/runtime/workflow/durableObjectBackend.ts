@@ -79,6 +79,20 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
       await requireActor(runId).send(runId, name, payload);
     },
 
+    async sendOrStart(workflowId, event, start) {
+      // The workflow id's actor decides alone, so two concurrent calls never start two runs.
+      const actorId = env.WORKFLOW_RUNS.idFromName(workflowId);
+      const { summary, ...started } = await workflowRunActor(env, actorId).start({
+        runId: `${actorId.toString()}.${randomRunSuffix()}`,
+        workflowId,
+        name: start.name,
+        data: start.data,
+        event,
+      });
+      if (summary) await index.report(summary);
+      return started;
+    },
+
     async cancel(runId, reason) {
       return requireActor(runId).cancel(runId, reason);
     },

@@ -1,6 +1,7 @@
 import {
   MAX_CONTROL_BODY_BYTES,
   parseBulkCancelBody,
+  parseSendOrStartBody,
   parseBulkRerunBody,
   parsePushCheckBody,
   parseRerunRunBody,
@@ -52,6 +53,8 @@ function runIdIn(segment: string): string | null {
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&…&limit&cursor` (every filter of `workflow.list`), `GET /__workflow/runs/:runId`
  * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }` (CLI and console)
+ * - `POST /__workflow/send` `{ workflowId, name, payload?, start: { name, data? } }` (start-or-send) →
+ *   201 `{ runId, created: true }` or 200 `{ runId, created: false }`
  * - `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
  *   `POST /__workflow/runs/:runId/events` `{ name, payload? }` → 202 `{ accepted: true }`;
  *   `POST /__workflow/runs/:runId/pause` `{ reason? }` and `…/resume` → 200 `{ run }`;
@@ -120,6 +123,13 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   if (rest === "/check" && request.method === "POST") {
     const { workflows } = parsePushCheckBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
     return Response.json(await requireBackend().strandedBy(workflows));
+  }
+  if (rest === "/send" && request.method === "POST") {
+    const { workflowId, name, payload, start } = parseSendOrStartBody(
+      await readBodyBytes(request, EVENT_BODY_LIMIT_BYTES),
+    );
+    const answer = await workflow.send(workflowId, name, payload, { start });
+    return Response.json(answer, { status: answer.created ? 201 : 200 });
   }
   if (rest === "/start" && request.method === "POST") {
     const body = parseJsonObject(new Uint8Array(await request.arrayBuffer()));

@@ -32,6 +32,7 @@ import {
   rerunProjectWorkflowRun,
   cancelManyProjectWorkflowRuns,
   rerunManyProjectWorkflowRuns,
+  sendOrStartProjectWorkflow,
   startProjectWorkflow,
 } from "./projectWorkflowRoutes.ts";
 import { withCliUser } from "./withCliUser.ts";
@@ -102,6 +103,7 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .post("/projects/:slug/workflows/:runId/resume", withCliUser, resumeProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/rerun", withCliUser, rerunProjectWorkflowRun)
       .post("/projects/:slug/workflows/cancel", withCliUser, cancelManyProjectWorkflowRuns)
+      .post("/projects/:slug/workflows/send", withCliUser, sendOrStartProjectWorkflow)
       .post("/projects/:slug/workflows/rerun", withCliUser, rerunManyProjectWorkflowRuns)
       .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
       .get("/projects/:slug/schedules", withCliUser, listProjectSchedules)

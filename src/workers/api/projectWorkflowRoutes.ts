@@ -1,5 +1,6 @@
 import {
   BULK_CONTROL_BODIES,
+  parseSendOrStartBody,
   MAX_CONTROL_BODY_BYTES,
   RUN_CONTROL_BODIES,
   type RunControl,
@@ -105,6 +106,13 @@ export const rerunProjectWorkflowRun = forwardRunControl("rerun");
  */
 export const cancelManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>
   forwardControl(request, env, () => "/__workflow/cancel-many", BULK_CONTROL_BODIES.cancel);
+
+/**
+ * `POST /projects/:slug/workflows/send` `{ workflowId, name, payload?, start: { name, data? } }`
+ * (start-or-send): 201 `{ runId, created: true }` when it started the run, 200 when an active run took the event.
+ */
+export const sendOrStartProjectWorkflow = (request: CliRequest, env: ApiEnv) =>
+  forwardControl(request, env, () => "/__workflow/send", parseSendOrStartBody);
 
 /** `POST /projects/:slug/workflows/rerun` `{ filter, fromStep?, dryRun? }` (`workflow.rerunMany`). */
 export const rerunManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =>

@@ -172,3 +172,34 @@ describe("GET /__workflow/runs and /__workflow/runs/:id", () => {
     await expectError(await call("GET", "/__workflow/runs/%"), 404, "not_found");
   });
 });
+
+describe("POST /__workflow/send (start-or-send)", () => {
+  const send = (body: unknown) => call("POST", "/__workflow/send", { body: JSON.stringify(body) });
+
+  it("starts the id's run with the event (201), then delivers to it while it is active (200)", async () => {
+    const body = { workflowId: "deploy-9", name: "approval", payload: { by: "ada" }, start: { name: "approval" } };
+    const first = await send(body);
+    expect(first.status).toBe(201);
+    const { runId } = (await first.json()) as { runId: string };
+    const view = await waitUntilTerminal(runId);
+    expect(view).toMatchObject({ workflowId: "deploy-9", result: { name: "approval", payload: { by: "ada" } } });
+    expect(types(view).slice(0, 2)).toEqual(["workflow_created", "event_received"]);
+  });
+
+  it("an active run of the id takes the event, whichever workflow it runs", async () => {
+    const started = await startRun("approval", null, "deploy-10");
+    const sent = await send({ workflowId: "deploy-10", name: "approval", payload: 1, start: { name: "greet" } });
+    expect(sent.status).toBe(200);
+    expect(await sent.json()).toEqual({ runId: started.runId, created: false });
+    expect(await waitUntilTerminal(started.runId)).toMatchObject({ result: { name: "approval", payload: 1 } });
+  });
+
+  it.each([
+    ["an unknown workflow", { workflowId: "w", name: "e", start: { name: "nope" } }, 404, "unknown_workflow"],
+    ["no start", { workflowId: "w", name: "e" }, 400, "invalid_input"],
+    ["a malformed body", "{", 400, "malformed_json"],
+  ])("refuses %s and starts nothing", async (_, body, status, code) => {
+    const response = typeof body === "string" ? await call("POST", "/__workflow/send", { body }) : await send(body);
+    await expectError(response, status, code);
+  });
+});

@@ -57,6 +57,49 @@ async function ownerPosts(path: string, body: unknown) {
 }
 
 /** The call reached the project as the platform: an internal token for this method, path and body. */
+describe("POST /projects/:slug/workflows/send (start-or-send): body and who may call", () => {
+  const valid = {
+    workflowId: "deploy-7",
+    name: "approval",
+    payload: { by: "ada" },
+    start: { name: "deploy", data: {} },
+  };
+
+  it.each([
+    { name: "no start", body: { workflowId: "deploy-7", name: "approval" } },
+    { name: "start without a name", body: { ...valid, start: { data: {} } } },
+    { name: "start with a field it does not take", body: { ...valid, start: { name: "deploy", id: "x" } } },
+    { name: "no workflow id", body: { name: "approval", start: { name: "deploy" } } },
+    { name: "a workflow id of 257 characters", body: { ...valid, workflowId: "w".repeat(257) } },
+    { name: "an event name with a newline", body: { ...valid, name: "appro\nval" } },
+    { name: "an unknown field", body: { ...valid, runId: "other" } },
+  ])("refuses $name with 400 invalid_input, nothing reaches the project", async ({ body }) => {
+    const { response, calls } = await ownerPosts("/projects/shop/workflows/send", body);
+    await expectError(response, 400, "invalid_input");
+    expect(calls).toEqual([]);
+  });
+
+  it("forwards a valid body to the project's /__workflow/send, signed", async () => {
+    const { row, calls } = await ownerPosts("/projects/shop/workflows/send", valid);
+    const call = calls[0]!;
+    expect(call.url.pathname).toBe("/__workflow/send");
+    expect(JSON.parse(call.body)).toEqual(valid);
+    await expectSignedFor(call, row);
+  });
+
+  it("another user's project → 404 as if it did not exist, nothing reaches it", async () => {
+    const { harness, calls } = await ownerWithProject();
+    const mallory = await createUserWithToken("mallory@example.com");
+    const response = await callApi("POST", "/projects/shop/workflows/send", {
+      token: mallory.token,
+      body: valid,
+      env: harness.env,
+    });
+    await expectError(response, 404, "not_found");
+    expect(calls).toEqual([]);
+  });
+});
+
 async function expectSignedFor(call: DispatchedCall, row: ProjectRow) {
   const check = await verifyRequestToken(
     "internal",

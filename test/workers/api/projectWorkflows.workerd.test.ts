@@ -1,4 +1,3 @@
-
 import { describe, expect, it } from "vitest";
 import { callApi, columnOf, expectError, userWithProject } from "#test/support/workerd/index.ts";
 

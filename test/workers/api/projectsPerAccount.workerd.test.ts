@@ -1,4 +1,3 @@
-
 import { describe, expect, it } from "vitest";
 import devApi from "#src/dev/routes/devApiWorker.ts";
 import { DEFAULT_MAX_PROJECTS_PER_ACCOUNT } from "#src/workers/api/projectsPerAccount.ts";

@@ -32,7 +32,7 @@ interface StartedRun {
 export const workflowCommand: Command = {
   summary: "Start, inspect, search, pause, rerun, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | send <workflowId> <event> --start NAME [--start-data JSON] [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status queued (with its flow control key and how many are
@@ -59,7 +59,10 @@ rerun   starts a new run of a finished one with the same data; --from-step S
 pause   pauses a started run: it claims no new step until resume (a step in
         flight finishes); resume goes on, sleeps that fell due meanwhile at once
 send    sends an event to a run (workflow.send) with --data as its payload;
-        a run waiting for that event name continues with it
+        a run waiting for that event name continues with it; with --start
+        NAME the first argument is a workflow id: the event goes to that id's
+        active run, or a new run of NAME (with --start-data) is started with
+        that id and the event as its first (start-or-send, atomic per id)
 schedules  the scheduled workflows (workflow(name, steps, { schedule })):
         cron, time zone, next tick and the latest run a tick started
 
@@ -90,6 +93,8 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       "data",
       "id",
       "idempotency-key",
+      "start",
+      "start-data",
       "reason",
       "dir",
       "api",
@@ -246,6 +251,24 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
           ...(invocation.payload === undefined ? {} : { payload: invocation.payload }),
         });
         print(answer, `Sent "${invocation.event}" to run ${runId}.\n`);
+        return;
+      }
+      case "sendOrStart": {
+        const answer = await callPlatformApi<{ runId: string; created: boolean }>(target, "POST", `${runs}/send`, {
+          workflowId: invocation.workflowId,
+          name: invocation.event,
+          ...(invocation.payload === undefined ? {} : { payload: invocation.payload }),
+          start: {
+            name: invocation.start,
+            ...(invocation.startData === undefined ? {} : { data: invocation.startData }),
+          },
+        });
+        print(
+          answer,
+          answer.created
+            ? `Started run ${answer.runId} of ${invocation.start} as "${invocation.workflowId}" with "${invocation.event}" as its first event.\n`
+            : `Sent "${invocation.event}" to run ${answer.runId}, the active run of "${invocation.workflowId}".\n`,
+        );
         return;
       }
     }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import {
   BULK_CONTROL_BODIES,
+  parseSendOrStartBody,
   MAX_CONTROL_BODY_BYTES,
   RUN_CONTROL_BODIES,
   type RunControl,
@@ -127,6 +128,17 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       const checked = toBulkFilter(filter, what);
       if (dryRun) return Response.json({ matched: await backend.countRuns(checked), affected: 0 });
       return Response.json(await backend.rerunMany(checked, fromStep === undefined ? {} : { fromStep }));
+    }
+    if (segment === "send" && control === undefined && method === "POST") {
+      const { workflowId, name, payload, start } = parseSendOrStartBody(
+        await readBodyBytes(request, MAX_CONTROL_BODY_BYTES),
+      );
+      const started = await backend.sendOrStart(
+        workflowId,
+        { name, payload: (payload ?? null) as JsonValue },
+        { name: start.name, data: (start.data ?? null) as JsonValue },
+      );
+      return Response.json({ runId: started.runId, created: started.created }, { status: started.created ? 201 : 200 });
     }
     if (segment === undefined && method === "POST") {
       const body = parseJsonObject(await readBodyBytes(request, MAX_START_BODY_BYTES));

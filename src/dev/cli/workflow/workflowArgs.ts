@@ -8,6 +8,8 @@ export type WorkflowInvocation =
   | { action: "start"; name: string; data?: unknown; id?: string; idempotencyKey?: string; wait: boolean }
   | { action: "cancel"; runId: string; reason?: string }
   | { action: "send"; runId: string; event: string; payload?: unknown }
+  /** `send <workflowId> <event> --start NAME`: to the id's active run, or a new run of NAME with it. */
+  | { action: "sendOrStart"; workflowId: string; event: string; payload?: unknown; start: string; startData?: unknown }
   | { action: "pause"; runId: string; reason?: string }
   | { action: "resume"; runId: string }
   | { action: "rerun"; runId: string; fromStep?: string }
@@ -31,19 +33,19 @@ const ACTION_OPTIONS: Record<(typeof ACTIONS)[number], readonly string[]> = {
   get: [],
   start: ["data", "id", "idempotency-key", "wait"],
   cancel: ["reason", "yes", ...RUN_FILTER_OPTIONS],
-  send: ["data"],
+  send: ["data", "start", "start-data"],
   pause: ["reason"],
   resume: [],
   rerun: ["from-step", "yes", ...RUN_FILTER_OPTIONS],
 };
 
-/** Parses `--data`: JSON, or a usage error (exit 2) in one line. */
-export function parseDataOption(text: string): unknown {
+/** Parses `--data` (or the option named): JSON, or a usage error (exit 2) in one line. */
+export function parseDataOption(text: string, option = "data"): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
     const why = (error as Error).message.split("\n")[0];
-    throw new CliError(`--data must be JSON (e.g. '{"order":42}'): ${why}`, 2);
+    throw new CliError(`--${option} must be JSON (e.g. '{"order":42}'): ${why}`, 2);
   }
 }
 
@@ -124,13 +126,25 @@ export function parseWorkflowInvocation(
     case "resume":
       expect(["a run id"]);
       return { action: "resume", runId: args[0]! };
-    case "send":
+    case "send": {
+      const payload = typeof values.data === "string" ? { payload: parseDataOption(values.data) } : {};
+      if (typeof values.start === "string") {
+        expect(["a workflow id", "an event name"]);
+        if (values.start === "") throw usage("--start must name the workflow to start.");
+        return {
+          action: "sendOrStart",
+          workflowId: args[0]!,
+          event: args[1]!,
+          ...payload,
+          start: values.start,
+          ...(typeof values["start-data"] === "string"
+            ? { startData: parseDataOption(values["start-data"], "start-data") }
+            : {}),
+        };
+      }
+      if (values["start-data"] !== undefined) throw usage("--start-data goes with --start NAME.");
       expect(["a run id", "an event name"]);
-      return {
-        action: "send",
-        runId: args[0]!,
-        event: args[1]!,
-        ...(typeof values.data === "string" ? { payload: parseDataOption(values.data) } : {}),
-      };
+      return { action: "send", runId: args[0]!, event: args[1]!, ...payload };
+    }
   }
 }

@@ -73,7 +73,42 @@ describe("platform dev --node: the API's workflow routes, for the CLI", () => {
     expect({ status: sent.status, code: sent.json.error.code }).toEqual({ status: 409, code: "conflict" });
   });
 
+  it("start-or-send: the first call starts the id's run with the event, the second sends to it", async () => {
+    const call = nodeApi();
+    const body = { workflowId: "deploy-7", name: "approval", payload: { by: "ada" }, start: { name: "approval" } };
+    const first = await call("POST", "/projects/shop/workflows/send", body);
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({ created: true });
+    const done = await backend!.waitForTerminal(first.json.runId);
+    expect(done).toMatchObject({ workflowId: "deploy-7", result: { name: "approval", payload: { by: "ada" } } });
+    const second = await call("POST", "/projects/shop/workflows/send", body);
+    expect(second.status).toBe(201);
+    expect(second.json.runId).not.toBe(first.json.runId);
+  });
+
   it.each([
+    {
+      name: "a start-or-send without start",
+      request: ["POST", "/projects/shop/workflows/send", { workflowId: "w", name: "approval" }],
+      status: 400,
+      code: "invalid_input",
+    },
+    {
+      name: "a start-or-send of an unknown workflow",
+      request: ["POST", "/projects/shop/workflows/send", { workflowId: "w", name: "e", start: { name: "nope" } }],
+      status: 404,
+      code: "unknown_workflow",
+    },
+    {
+      name: "a start-or-send with a field it does not take",
+      request: [
+        "POST",
+        "/projects/shop/workflows/send",
+        { workflowId: "w", name: "e", start: { name: "approval" }, id: 1 },
+      ],
+      status: 400,
+      code: "invalid_input",
+    },
     {
       name: "no token",
       request: ["GET", "/projects/shop/workflows", undefined, {}],

@@ -30,6 +30,23 @@ describe("platform workflow: what each invocation means", () => {
       values: { data: '{"by":"ada"}' },
       means: { action: "send", runId: "r1", event: "approval", payload: { by: "ada" } },
     },
+    {
+      argv: ["send", "order-7", "item"],
+      values: { start: "gatherer", data: '{"n":1}', "start-data": '{"want":2}' },
+      means: {
+        action: "sendOrStart",
+        workflowId: "order-7",
+        event: "item",
+        payload: { n: 1 },
+        start: "gatherer",
+        startData: { want: 2 },
+      },
+    },
+    {
+      argv: ["send", "order-7", "item"],
+      values: { start: "gatherer" },
+      means: { action: "sendOrStart", workflowId: "order-7", event: "item", start: "gatherer" },
+    },
   ])("$argv with $values", ({ argv, values, means }) => {
     expect(parseWorkflowInvocation(argv, values as Values)).toEqual(means);
   });
@@ -154,6 +171,18 @@ describe("platform workflow: usage errors exit 2 with one line", () => {
       message: /^--data must be JSON \(e\.g\. '\{"order":42\}'\): /,
     },
     { argv: ["send", "r1", "approval"], values: { data: "" }, message: /^--data must be JSON/ },
+    {
+      argv: ["send", "order-7", "item"],
+      values: { start: "gatherer", "start-data": "{n}" },
+      message: /^--start-data must be JSON/,
+    },
+    { argv: ["send", "r1", "item"], values: { "start-data": "{}" }, message: "--start-data goes with --start NAME." },
+    { argv: ["send", "order-7", "item"], values: { start: "" }, message: "--start must name the workflow to start." },
+    {
+      argv: ["send", "order-7"],
+      values: { start: "gatherer" },
+      message: "platform workflow send needs an event name.",
+    },
     { argv: ["start", "remind"], values: { id: "" }, message: "--id must not be empty." },
     { argv: ["cancel", "r1"], values: { data: "{}" }, message: "platform workflow cancel does not take --data." },
     { argv: ["get", "r1"], values: { wait: true }, message: "platform workflow get does not take --wait." },
