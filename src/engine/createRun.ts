@@ -1,5 +1,6 @@
 import { PlatformError } from "../core/errors.ts";
 import type { WorkflowDefinition } from "./definition.ts";
+import { DEFAULT_RANK, type QueueRank } from "./flowControl.ts";
 import { nextEvent, START_DATA_KEY, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import type { RerunPlan } from "./rerun.ts";
@@ -26,6 +27,8 @@ export interface CreateRunOptions {
   flowKey?: string;
   /** Created queued; its queue starts it later (workflow_dequeued). */
   queued?: boolean;
+  /** Its rank among its flow key's queued runs (flowControl.ts); recorded when not the default. */
+  rank?: QueueRank;
   /**
    * An idempotency key. If the newest run of the workflow id was started with the
    * same key less than its window ago, that run is the answer (ended or not) and nothing is written;
@@ -141,6 +144,8 @@ export function createdEvent(
   if (options.version !== undefined) payload.version = options.version;
   if (options.rerun) payload.rerunOf = options.rerun.rerunOf;
   if (options.flowKey !== undefined) payload.flow_key = options.flowKey;
+  if (options.rank && options.rank.priority !== DEFAULT_RANK.priority) payload.flow_priority = options.rank.priority;
+  if (options.rank && options.rank.fairness !== DEFAULT_RANK.fairness) payload.flow_fairness = options.rank.fairness;
   if (options.queued) payload.queued = true;
   if (options.idempotency) {
     payload.idempotency_key = options.idempotency.key;

@@ -1,3 +1,4 @@
+import { DEFAULT_RANK } from "./flowControl.ts";
 import type { ErrorJSON } from "../core/errors.ts";
 import { summaryOf } from "./appendRules.ts";
 import { type ChildOutcome, type Continuation, decodeContinuation } from "./continuation.ts";
@@ -78,6 +79,10 @@ export interface QueuedRunView {
   ahead?: number;
   /** The earliest it may start (epoch ms), when time decides it: a throttle's period or a debounce's quiet period. */
   notBefore?: number;
+  /** Its priority among the key's queued runs (1-10, default 5). */
+  priority?: number;
+  /** Its `concurrency.fairness` value, when the workflow has one. */
+  fairness?: string;
 }
 /** A child run as its parent's view lists it. */
 export type RunChildView = Omit<ChildOutcome, "status"> & { status: ChildOutcome["status"] | "running" };
@@ -112,7 +117,12 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   if (idempotency_key !== undefined && idempotent_until !== undefined)
     view.idempotency = { key: idempotency_key, until: idempotent_until };
   if (view.status === "queued" && flow_key !== undefined)
-    view.queued = { key: flow_key, waitsFor: `its turn among the queued runs of key ${JSON.stringify(flow_key)}` };
+    view.queued = {
+      key: flow_key,
+      waitsFor: `its turn among the queued runs of key ${JSON.stringify(flow_key)}`,
+      priority: first.payload.flow_priority ?? DEFAULT_RANK.priority,
+      ...(first.payload.flow_fairness === undefined ? {} : { fairness: first.payload.flow_fairness }),
+    };
   if (first.payload.parent_run_id !== undefined) view.parentRunId = first.payload.parent_run_id;
   const fold = createChildrenFold(events);
   const children = childrenOf(events, fold);

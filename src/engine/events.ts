@@ -60,7 +60,8 @@ export interface WorkflowEventPayloads {
    * workflow has flow control (the key its starts are counted under), `queued: true` when the run waits
    * for its turn (a workflow_dequeued starts it), and `idempotency_key` with `idempotent_until` (epoch ms)
    * when it was started with an idempotency key; `parent_run_id`: the run whose step started this one as a
-   * child (it tells that run when it ends).
+   * child (it tells that run when it ends); `flow_priority` and `flow_fairness`: its rank among its flow
+   * key's queued runs, when not the default (priority 5, no fairness value).
    */
   workflow_created: {
     workflowName: string;
@@ -68,6 +69,8 @@ export interface WorkflowEventPayloads {
     version?: string;
     rerunOf?: RerunOf;
     flow_key?: string;
+    flow_priority?: number;
+    flow_fairness?: string;
     queued?: true;
     idempotency_key?: string;
     idempotent_until?: number;

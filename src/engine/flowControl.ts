@@ -11,8 +11,10 @@ import { PlatformError } from "../core/errors.ts";
  * - debounce `{ periodMS }`: a start while the key's debounced run is still queued replaces that
  *   run's data and restarts its wait, so one run starts `periodMS` after the last start.
  *
- * A start that may not start at once is created `queued` and starts (workflow_dequeued) in arrival
- * order when the limits allow.
+ * A start that may not start at once is created `queued` and starts (workflow_dequeued) when the
+ * limits allow: a higher `priority` (1-10, default 5) first; within a priority, round-robin across
+ * the `concurrency.fairness` values of the queued runs (one value's backlog delays another's run by
+ * at most one start); within a value, in arrival order.
  */
 
 /** A key function: the key a start is counted under, from its start data. Default: one key for the whole workflow. */
@@ -23,6 +25,8 @@ export type FlowKeyFunction<Data = any> = (data: Data) => string;
 export interface ConcurrencyOption<Data = any> {
   limit: number;
   key?: FlowKeyFunction<Data>;
+  /** Queued runs of a key start round-robin across these values (a tenant, a customer), from the start data. */
+  fairness?: FlowKeyFunction<Data>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: public defaults, as FlowKeyFunction's
@@ -51,6 +55,8 @@ export interface FlowControl {
   readonly throttle: { readonly limit: number; readonly periodMS: number } | null;
   readonly debounce: { readonly periodMS: number } | null;
   readonly keys: readonly FlowKeyFunction[];
+  /** `concurrency.fairness`, or null: every queued run of a key has the same fairness value. */
+  readonly fairness: FlowKeyFunction | null;
 }
 
 /**
@@ -66,7 +72,7 @@ export const FLOW_LIMITS = Object.freeze({
 
 /** What each option takes; any other key is refused as a typo. */
 const OPTION_KEYS = {
-  concurrency: ["limit", "key"],
+  concurrency: ["limit", "key", "fairness"],
   throttle: ["limit", "periodMS", "key"],
   debounce: ["periodMS", "key"],
 } as const;
@@ -90,10 +96,14 @@ export function toFlowControl(workflowName: string, options: FlowControlOptions)
     return value as Record<string, unknown>;
   };
   let concurrencyLimit: { limit: number } | null = null;
+  let fairness: FlowKeyFunction | null = null;
   if (concurrency !== undefined) {
     const value = object("concurrency", concurrency);
     concurrencyLimit = { limit: count(`${where("concurrency")}.limit`, value.limit, FLOW_LIMITS.concurrency) };
     keyOf("concurrency", value);
+    if (value.fairness !== undefined && typeof value.fairness !== "function")
+      throw invalid(`${where("concurrency")}.fairness must be a function of the start data returning a string`);
+    fairness = (value.fairness as FlowKeyFunction | undefined) ?? null;
   }
   let throttleLimit: { limit: number; periodMS: number } | null = null;
   if (throttle !== undefined) {
@@ -115,6 +125,7 @@ export function toFlowControl(workflowName: string, options: FlowControlOptions)
     throttle: throttleLimit,
     debounce: debouncePeriod,
     keys: Object.freeze(keys),
+    fairness,
   });
 }
 
@@ -131,31 +142,53 @@ const EXAMPLES: Record<string, string> = {
  * that disagree.
  */
 export function flowKeyOf(workflowName: string, flow: FlowControl, data: unknown): string {
-  const found = new Set<string>();
-  for (const keyFunction of flow.keys) {
-    let key: unknown;
-    try {
-      key = keyFunction(data);
-    } catch (error) {
-      throw new PlatformError(
-        "invalid_input",
-        `The flow control key of workflow "${workflowName}" threw for this start's data: ${error instanceof Error ? error.message : String(error)}`,
-        undefined,
-        { cause: error },
-      );
-    }
-    if (typeof key !== "string" || key.length > FLOW_LIMITS.keyLength || /[\u0000-\u001f\u007f]/.test(key)) {
-      throw invalid(
-        `The flow control key of workflow "${workflowName}" must be a string of at most ${FLOW_LIMITS.keyLength} characters without control characters, got ${JSON.stringify(key) ?? String(key)}`,
-      );
-    }
-    found.add(key);
-  }
+  const found = new Set(flow.keys.map((keyFunction) => keyValue(workflowName, "key", keyFunction, data)));
   if (found.size > 1)
     throw invalid(
       `The concurrency, throttle and debounce keys of workflow "${workflowName}" must agree for a start; got ${[...found].map((k) => JSON.stringify(k)).join(" and ")}`,
     );
   return [...found][0] ?? "";
+}
+
+/** How a start queues among its key's runs: its priority and its fairness value (`concurrency.fairness`). */
+export interface QueueRank {
+  readonly priority: number;
+  readonly fairness: string;
+}
+
+export const DEFAULT_PRIORITY = 5;
+export const DEFAULT_RANK: QueueRank = Object.freeze({ priority: DEFAULT_PRIORITY, fairness: "" });
+
+/** A start's rank: `priority` as given (checked by the start), its fairness value from its data; same checks as a key's. */
+export function flowRankOf(
+  workflowName: string,
+  flow: FlowControl,
+  data: unknown,
+  priority: number = DEFAULT_PRIORITY,
+): QueueRank {
+  return { priority, fairness: flow.fairness ? keyValue(workflowName, "fairness", flow.fairness, data) : "" };
+}
+
+/** One key function's value for a start: a string of at most 256 characters without control characters. */
+function keyValue(workflowName: string, what: "key" | "fairness", keyFunction: FlowKeyFunction, data: unknown): string {
+  const named = what === "key" ? "flow control key" : "concurrency fairness value";
+  let key: unknown;
+  try {
+    key = keyFunction(data);
+  } catch (error) {
+    throw new PlatformError(
+      "invalid_input",
+      `The ${named} of workflow "${workflowName}" threw for this start's data: ${error instanceof Error ? error.message : String(error)}`,
+      undefined,
+      { cause: error },
+    );
+  }
+  if (typeof key !== "string" || key.length > FLOW_LIMITS.keyLength || /[\u0000-\u001f\u007f]/.test(key)) {
+    throw invalid(
+      `The ${named} of workflow "${workflowName}" must be a string of at most ${FLOW_LIMITS.keyLength} characters without control characters, got ${JSON.stringify(key) ?? String(key)}`,
+    );
+  }
+  return key;
 }
 
 /** One key's queue and slots. Arrays are short: at most the limits, and the runs queued under the key. */
@@ -168,13 +201,17 @@ export interface FlowKeyState {
   readonly started: readonly number[];
   /** The debounced run: queued, joined by every start of the key until `until` passes without one. */
   readonly debounce: { readonly runId: string; readonly until: number } | null;
+  /** The rank of each queued (or debounced) run whose rank is not {@link DEFAULT_RANK}; absent: none has one. */
+  readonly ranks?: Readonly<Record<string, QueueRank>>;
+  /** The fairness value of the run that left the queue last: where the round-robin goes on from. */
+  readonly turn?: string;
 }
 
 export const EMPTY_FLOW_KEY: FlowKeyState = Object.freeze({ active: [], queue: [], started: [], debounce: null });
 
 export type FlowInput =
-  /** A start of the key (its run id chosen by the backend). */
-  | { type: "arrive"; runId: string; now: number }
+  /** A start of the key (its run id chosen by the backend), with its rank (default {@link DEFAULT_RANK}). */
+  | { type: "arrive"; runId: string; now: number; rank?: QueueRank }
   /** A run of the key ended, was cancelled, or turned out not to be created (its id was taken). */
   | { type: "ended"; runId: string; now: number }
   /** Time passed: a debounce's quiet period or a throttle's period may be over. */
@@ -212,18 +249,25 @@ export function decideFlow(state: FlowKeyState, flow: FlowControl, input: FlowIn
       next = { ...state, debounce: { runId: state.debounce.runId, until: now + flow.debounce.periodMS } };
     } else if (flow.debounce) {
       arrival = { kind: "queue" };
-      next = { ...state, debounce: { runId: input.runId, until: now + flow.debounce.periodMS } };
+      next = withRank(
+        { ...state, debounce: { runId: input.runId, until: now + flow.debounce.periodMS } },
+        input.runId,
+        input.rank,
+      );
     } else {
       // Queued behind the others, then admitted at once if its turn is now.
-      next = { ...state, queue: [...state.queue, input.runId] };
+      next = withRank({ ...state, queue: [...state.queue, input.runId] }, input.runId, input.rank);
     }
   } else if (input.type === "ended") {
-    next = {
-      active: state.active.filter((id) => id !== input.runId),
-      queue: state.queue.filter((id) => id !== input.runId),
-      started: state.started,
-      debounce: state.debounce?.runId === input.runId ? null : state.debounce,
-    };
+    next = withoutRank(
+      {
+        ...state,
+        active: state.active.filter((id) => id !== input.runId),
+        queue: state.queue.filter((id) => id !== input.runId),
+        debounce: state.debounce?.runId === input.runId ? null : state.debounce,
+      },
+      input.runId,
+    );
   }
   const admitted = admit(next, flow, now);
   if (input.type === "arrive" && !arrival) {
@@ -244,8 +288,12 @@ function admit(state: FlowKeyState, flow: FlowControl, now: number): FlowDecisio
   const active = [...state.active];
   const started = flow.throttle ? state.started.filter((at) => at > now - flow.throttle!.periodMS) : [];
   const dequeue: string[] = [];
+  const ranks = { ...state.ranks };
+  let turn = state.turn;
   while (queue.length > 0 && slotFree(active, flow) && throttleFree(started, flow)) {
-    const runId = queue.shift()!;
+    const [runId] = queue.splice(nextInQueue(queue, ranks, turn), 1) as [string];
+    turn = rankOf(ranks, runId).fairness;
+    delete ranks[runId];
     active.push(runId);
     if (flow.throttle) started.push(now);
     dequeue.push(runId);
@@ -255,7 +303,51 @@ function admit(state: FlowKeyState, flow: FlowControl, now: number): FlowDecisio
     const throttleEnds = started[0]! + flow.throttle!.periodMS;
     wakeAt = wakeAt === null ? throttleEnds : Math.min(wakeAt, throttleEnds);
   }
-  return { state: { active, queue, started, debounce }, dequeue, wakeAt };
+  const ranked = Object.keys(ranks).length > 0 ? { ranks } : {};
+  return {
+    state: { active, queue, started, debounce, ...ranked, ...(flow.fairness && turn !== undefined ? { turn } : {}) },
+    dequeue,
+    wakeAt,
+  };
+}
+
+/**
+ * Which queued run starts next: the highest priority; within it, the first run of the fairness
+ * value after `turn` in the order those values first queued (round-robin), or of the first value
+ * when `turn` has none queued; within a value, the earliest. Answers its index in `queue`.
+ */
+function nextInQueue(
+  queue: readonly string[],
+  ranks: Readonly<Record<string, QueueRank>>,
+  turn: string | undefined,
+): number {
+  const top = Math.max(...queue.map((runId) => rankOf(ranks, runId).priority));
+  const firstOf = new Map<string, number>();
+  queue.forEach((runId, index) => {
+    const rank = rankOf(ranks, runId);
+    if (rank.priority === top && !firstOf.has(rank.fairness)) firstOf.set(rank.fairness, index);
+  });
+  const values = [...firstOf.keys()];
+  const after = turn === undefined ? -1 : values.indexOf(turn);
+  const value = values[after >= 0 ? (after + 1) % values.length : 0]!;
+  return firstOf.get(value)!;
+}
+
+function rankOf(ranks: Readonly<Record<string, QueueRank>> | undefined, runId: string): QueueRank {
+  return ranks?.[runId] ?? DEFAULT_RANK;
+}
+
+function withRank(state: FlowKeyState, runId: string, rank: QueueRank | undefined): FlowKeyState {
+  if (rank === undefined || (rank.priority === DEFAULT_RANK.priority && rank.fairness === DEFAULT_RANK.fairness))
+    return state;
+  return { ...state, ranks: { ...state.ranks, [runId]: rank } };
+}
+
+function withoutRank(state: FlowKeyState, runId: string): FlowKeyState {
+  if (!state.ranks || !(runId in state.ranks)) return state;
+  const { [runId]: _, ...ranks } = state.ranks;
+  const { ranks: __, ...rest } = state;
+  return Object.keys(ranks).length > 0 ? { ...rest, ranks } : rest;
 }
 
 function holds(state: FlowKeyState, runId: string): boolean {
@@ -285,7 +377,7 @@ export function explainQueued(
       notBefore: state.debounce.until,
     };
   }
-  const ahead = state.queue.indexOf(runId);
+  const ahead = startsBefore(state, runId);
   if (ahead < 0) return null;
   if (!slotFree(state.active, flow))
     return {
@@ -318,4 +410,16 @@ function period(what: string, value: unknown): number {
 
 function invalid(message: string): PlatformError {
   return new PlatformError("invalid_input", message);
+}
+
+/** How many queued runs start before `runId` if nothing else arrives (-1: it is not queued). */
+function startsBefore(state: FlowKeyState, runId: string): number {
+  if (!state.queue.includes(runId)) return -1;
+  const queue = [...state.queue];
+  let turn = state.turn;
+  for (let ahead = 0; ; ahead++) {
+    const [next] = queue.splice(nextInQueue(queue, state.ranks ?? {}, turn), 1) as [string];
+    if (next === runId) return ahead;
+    turn = rankOf(state.ranks, next).fairness;
+  }
 }

@@ -27,6 +27,7 @@ import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
 import { sendOrStartRun } from "./sendOrStart.ts";
+import type { QueueRank } from "./flowControl.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
 import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "./store.ts";
@@ -414,17 +415,22 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       const once = startOptions.once === true && startOptions.id !== undefined;
       const onceRunId = once ? uuidOf(await onceRunKey(startOptions.id!)) : undefined;
       const runIdOf = () => onceRunId ?? newRunId();
-      const create = (runId: string, placement: { flowKey?: string; queued?: boolean; at?: number } = {}) =>
+      const create = (
+        runId: string,
+        placement: { flowKey?: string; queued?: boolean; at?: number; rank?: QueueRank } = {},
+      ) =>
         createRun(store, definition, data, {
           runId,
           workflowId: startOptions.id,
           now: placement.at ?? now(),
           once,
           ...(options.version === undefined ? {} : { version: options.version }),
-          ...(placement.flowKey === undefined ? {} : { flowKey: placement.flowKey, queued: placement.queued }),
+          ...(placement.flowKey === undefined
+            ? {}
+            : { flowKey: placement.flowKey, queued: placement.queued, rank: placement.rank }),
           ...(startOptions.idempotency ? { idempotency: startOptions.idempotency } : {}),
         });
-      if (definition.flow) return flowQueues.start(definition, data, runIdOf, create);
+      if (definition.flow) return flowQueues.start(definition, data, runIdOf, create, startOptions.priority);
       const started = create(runIdOf());
       if (started.created) kick(started.runId);
       return started;

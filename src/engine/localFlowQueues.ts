@@ -1,13 +1,17 @@
 import type { CreatedRun } from "./createRun.ts";
 import type { WorkflowDefinition } from "./definition.ts";
 import type { WorkflowRunView } from "./describeRun.ts";
+import type { StoredEvent } from "./events.ts";
 import {
+  DEFAULT_RANK,
   decideFlow,
   EMPTY_FLOW_KEY,
   explainQueued,
   type FlowInput,
   type FlowKeyState,
   flowKeyOf,
+  flowRankOf,
+  type QueueRank,
 } from "./flowControl.ts";
 import { dequeueRun, replaceQueuedData } from "./queuedRuns.ts";
 import type { RunIndex, WorkflowEventStore } from "./store.ts";
@@ -25,7 +29,9 @@ export interface LocalFlowQueues {
     data: unknown,
     newRunId: () => string,
     /** `at`: the time the queue counted the start at, for its workflow_created (throttles count the log's times). */
-    create: (runId: string, placement: { flowKey: string; queued: boolean; at: number }) => CreatedRun,
+    create: (runId: string, placement: { flowKey: string; queued: boolean; at: number; rank: QueueRank }) => CreatedRun,
+    /** `workflow.start`'s priority (default 5). */
+    priority?: number,
   ): CreatedRun;
   /** A run ended (or was cancelled): its slot or its place in the queue is free. Idempotent. */
   ended(runId: string): void;
@@ -89,12 +95,13 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
   }
 
   return {
-    start(definition, data, newRunId, create) {
+    start(definition, data, newRunId, create, priority) {
       const [id, entry] = keyFor(definition, flowKeyOf(definition.name, definition.flow!, data));
+      const rank = flowRankOf(definition.name, definition.flow!, data, priority);
       for (;;) {
         const runId = newRunId();
         const at = now();
-        const arrival = apply(id, entry, { type: "arrive", runId, now: at });
+        const arrival = apply(id, entry, { type: "arrive", runId, now: at, rank });
         if (arrival?.kind === "join") {
           keyOfRun.delete(runId);
           if (replaceQueuedData(store, arrival.runId, data, at)) {
@@ -105,10 +112,10 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
           apply(id, entry, { type: "ended", runId: arrival.runId, now: now() });
           continue;
         }
-        if (arrival?.kind === "held") return create(runId, { flowKey: entry.key, queued: true, at });
+        if (arrival?.kind === "held") return create(runId, { flowKey: entry.key, queued: true, at, rank });
         let created: CreatedRun;
         try {
-          created = create(runId, { flowKey: entry.key, queued: arrival?.kind !== "start", at });
+          created = create(runId, { flowKey: entry.key, queued: arrival?.kind !== "start", at, rank });
         } catch (error) {
           this.ended(runId);
           throw error;
@@ -130,7 +137,7 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
       if (view.status !== "queued" || !view.queued) return view;
       const entry = keys.get(keyOfRun.get(view.id) ?? "");
       const explained = entry && explainQueued(entry.state, entry.definition.flow!, entry.key, view.id, now());
-      return explained ? { ...view, queued: { key: view.queued.key, ...explained } } : view;
+      return explained ? { ...view, queued: { ...view.queued, ...explained } } : view;
     },
 
     rebuild() {
@@ -161,13 +168,13 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
       }
       // ... and queued runs wait in their arrival order, before any that arrived since this process began;
       // the newest, if its quiet period is not over, is the debounced one.
-      const rebuilt = new Map<Key, { runId: string; lastArrival: number }[]>();
+      const rebuilt = new Map<Key, { runId: string; lastArrival: number; rank: QueueRank }[]>();
       for (const runId of queuedRunIds(store)) {
         const found = keyOfRun.has(runId) ? undefined : flowKeyOfRun(runId);
         if (!found) continue;
         const { events, id, entry } = found;
         const lastArrival = events.findLast((e) => e.type === "start_replaced" || e.type === "workflow_created")!.at;
-        rebuilt.set(entry, [...(rebuilt.get(entry) ?? []), { runId, lastArrival }]);
+        rebuilt.set(entry, [...(rebuilt.get(entry) ?? []), { runId, lastArrival, rank: rankOfCreated(events[0]!) }]);
         keyOfRun.set(runId, id);
       }
       for (const [entry, queued] of rebuilt) {
@@ -176,10 +183,16 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
         const until = debounce ? newest.lastArrival + debounce.periodMS : 0;
         const debounced = debounce && !entry.state.debounce && until > now() ? { runId: newest.runId, until } : null;
         const waiting = (debounced ? queued.slice(0, -1) : queued).map((q) => q.runId);
+        const ranks = Object.fromEntries(
+          queued
+            .filter((q) => q.rank.priority !== DEFAULT_RANK.priority || q.rank.fairness !== DEFAULT_RANK.fairness)
+            .map((q) => [q.runId, q.rank]),
+        );
         entry.state = {
           ...entry.state,
           queue: [...waiting, ...entry.state.queue],
           debounce: debounced ?? entry.state.debounce,
+          ...(Object.keys(ranks).length > 0 ? { ranks: { ...entry.state.ranks, ...ranks } } : {}),
         };
       }
       for (const [id, entry] of keys) apply(id, entry, { type: "tick", now: now() });
@@ -189,6 +202,15 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
       closed = true;
       for (const entry of keys.values()) if (entry.timer !== undefined) clearTimeout(entry.timer);
     },
+  };
+}
+
+/** A queued run's rank as its workflow_created recorded it. */
+function rankOfCreated(created: StoredEvent): QueueRank {
+  if (created.type !== "workflow_created") return DEFAULT_RANK;
+  return {
+    priority: created.payload.flow_priority ?? DEFAULT_RANK.priority,
+    fairness: created.payload.flow_fairness ?? DEFAULT_RANK.fairness,
   };
 }
 

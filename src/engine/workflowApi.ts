@@ -8,6 +8,7 @@ import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } f
 import { checkReason, receivedEventPayload } from "./runControl.ts";
 import { checkId } from "./createRun.ts";
 import { refuseUnknownKeys } from "../core/unknownKeys.ts";
+import { DEFAULT_PRIORITY } from "./flowControl.ts";
 import { isLiveStatus } from "./store.ts";
 import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
@@ -46,6 +47,8 @@ export interface BackendStartOptions {
   once?: boolean;
   /** `workflow.start`'s idempotency key and its window (see createRun.ts). */
   idempotency?: { key: string; ttlMS: number };
+  /** Among its flow key's queued runs, a higher one starts first (flowControl.ts); absent: the default, 5. */
+  priority?: number;
 }
 
 /** What a runtime backend provides; installed with {@link installWorkflowBackend}. */
@@ -135,6 +138,11 @@ export interface WorkflowStartOptions {
   idempotencyKey?: string;
   /** How long the key answers the first run; default 24 hours, at most 30 days. */
   idempotencyTTLMS?: number;
+  /**
+   * 1-10, default 5: among the queued runs of its flow control key (`concurrency`, `throttle`), a
+   * higher priority starts first; arrival order within a priority. No effect on a run that starts at once.
+   */
+  priority?: number;
 }
 
 /** Idempotency keys: the default window and the longest one. */
@@ -377,13 +385,30 @@ async function cancel(runId: string, reason?: string): Promise<WorkflowRunView> 
 export function backendStartOptions(name: string, options: unknown): BackendStartOptions {
   if (typeof options !== "object" || options === null)
     throw new PlatformError("invalid_input", 'workflow.start options must be an object like { id: "order-42" }');
-  const { id } = options as WorkflowStartOptions;
+  refuseUnknownKeys(options, START_OPTION_KEYS, "workflow.start options");
+  const { id, priority } = options as WorkflowStartOptions;
   if (id !== undefined && typeof id !== "string")
     throw new PlatformError("invalid_input", "workflow.start option id must be a string");
+  if (priority !== undefined && (!Number.isInteger(priority) || priority < 1 || priority > 10))
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.start option priority must be an integer from 1 to 10 (default 5), got ${JSON.stringify(priority)}`,
+    );
   const idempotency = idempotencyOf(options as WorkflowStartOptions);
   const workflowId = id ?? (idempotency ? `idempotency/${name}/${idempotency.key}` : undefined);
-  return { ...(workflowId === undefined ? {} : { id: workflowId }), ...(idempotency ? { idempotency } : {}) };
+  return {
+    ...(workflowId === undefined ? {} : { id: workflowId }),
+    ...(idempotency ? { idempotency } : {}),
+    ...(priority === undefined || priority === DEFAULT_PRIORITY ? {} : { priority }),
+  };
 }
+
+const START_OPTION_KEYS = [
+  "id",
+  "idempotencyKey",
+  "idempotencyTTLMS",
+  "priority",
+] as const satisfies readonly (keyof WorkflowStartOptions)[];
 
 function idempotencyOf(options: WorkflowStartOptions): { key: string; ttlMS: number } | undefined {
   const { idempotencyKey: key, idempotencyTTLMS: ttlMS = IDEMPOTENCY_DEFAULTS.ttlMS } = options;

@@ -10,6 +10,7 @@ import {
   type FlowDecision,
   type FlowInput,
   type FlowKeyState,
+  type QueueRank,
 } from "../engine/flowControl.ts";
 import type { JsonValue } from "../engine/json.ts";
 import { isLiveStatus, type RunStatus, type RunReport } from "../engine/store.ts";
@@ -30,6 +31,8 @@ export interface RunStartInput {
   /** The flow key the run is counted under, and whether it is created queued. */
   flowKey?: string;
   queued?: boolean;
+  /** Its rank among the key's queued runs (priority, fairness value); absent: the default. */
+  rank?: QueueRank;
   /** When the queue counted the start (its workflow_created's time). */
   at?: number;
   idempotency?: { key: string; ttlMS: number };
@@ -89,7 +92,12 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     this.#load(run.name, key);
     for (;;) {
       const at = this.#now();
-      const decision = this.#apply({ type: "arrive", runId: run.runId, now: at });
+      const decision = this.#apply({
+        type: "arrive",
+        runId: run.runId,
+        now: at,
+        ...(run.rank ? { rank: run.rank } : {}),
+      });
       const arrival = decision.arrival!;
       // Others the decision let start (a throttle's period just ended) go first: they arrived first.
       await this.#carryOut(decision, at);

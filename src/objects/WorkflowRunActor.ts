@@ -200,6 +200,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         ...(input.rerun ? { rerun: input.rerun } : {}),
         once: input.once === true,
         ...(input.flowKey === undefined ? {} : { flowKey: input.flowKey, queued: input.queued === true }),
+        ...(input.rank ? { rank: input.rank } : {}),
         ...(input.idempotency ? { idempotency: input.idempotency } : {}),
       };
       run = input.event

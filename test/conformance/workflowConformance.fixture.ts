@@ -137,6 +137,8 @@ export const PAYLOAD_FIELDS: Record<string, string[]> = {
     "rerunOf",
     "parent_run_id",
     "flow_key",
+    "flow_priority",
+    "flow_fairness",
     "queued",
     "idempotency_key",
     "idempotent_until",

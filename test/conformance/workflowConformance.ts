@@ -7,6 +7,7 @@
  */
 import { describeChildrenConformance } from "./childrenConformance.ts";
 import { describeFlowControlConformance } from "./flowControlConformance.ts";
+import { describePriorityFairnessConformance } from "./priorityFairnessConformance.ts";
 import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
 import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
@@ -24,4 +25,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeChildrenConformance(name, makeBackend);
   describeRetryRulesConformance(name, makeBackend);
   describeSendOrStartConformance(name, makeBackend);
+  describePriorityFairnessConformance(name, makeBackend);
 }

@@ -165,7 +165,7 @@ describe("defineWorkflow: a key it does not know is refused with a did-you-mean,
     [
       "a misspelt concurrency key",
       { concurrency: { limt: 2 } },
-      'workflow("pay") concurrency has no "limt" (did you mean "limit"?); it takes limit, key',
+      'workflow("pay") concurrency has no "limt" (did you mean "limit"?); it takes limit, key, fairness',
     ],
     [
       "stepOptions for a step it does not have",

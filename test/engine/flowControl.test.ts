@@ -118,6 +118,104 @@ describe("decideFlow", () => {
   });
 });
 
+describe("decideFlow: priority and fairness", () => {
+  const ranked = (runId: string, priority: number, fairness = ""): FlowInput => ({
+    type: "arrive",
+    runId,
+    now: 0,
+    rank: { priority, fairness },
+  });
+  /** The order the queued runs start in as the running ones end one by one. */
+  function startOrder(control: FlowControl, inputs: FlowInput[]): string[] {
+    let { state } = play(control, inputs);
+    const order: string[] = [];
+    while (state.active.length > 0) {
+      const decision = decideFlow(state, control, ended(state.active[0]!));
+      order.push(...decision.dequeue);
+      state = decision.state;
+    }
+    return order;
+  }
+
+  it.each([
+    {
+      name: "a higher priority starts first; arrival order within a priority",
+      control: flow({ concurrency: { limit: 1 } }),
+      inputs: [
+        ranked("busy", 5),
+        ranked("p5a", 5),
+        ranked("p5b", 5),
+        ranked("p9", 9),
+        ranked("p1", 1),
+        ranked("p9b", 9),
+      ],
+      order: ["p9", "p9b", "p5a", "p5b", "p1"],
+    },
+    {
+      name: "round-robin across fairness values: tenant B's one run starts right after tenant A's first",
+      control: flow({ concurrency: { limit: 1, fairness: (d) => d.tenant } }),
+      inputs: [
+        ranked("busy", 5, "A"),
+        ranked("a1", 5, "A"),
+        ranked("a2", 5, "A"),
+        ranked("a3", 5, "A"),
+        ranked("b1", 5, "B"),
+      ],
+      order: ["b1", "a1", "a2", "a3"],
+    },
+    {
+      name: "three tenants take turns in the order they first queued",
+      control: flow({ concurrency: { limit: 1, fairness: (d) => d.tenant } }),
+      inputs: [
+        ranked("busy", 5, "A"),
+        ranked("a1", 5, "A"),
+        ranked("a2", 5, "A"),
+        ranked("b1", 5, "B"),
+        ranked("b2", 5, "B"),
+        ranked("c1", 5, "C"),
+      ],
+      order: ["b1", "c1", "a1", "b2", "a2"],
+    },
+    {
+      name: "priority before fairness",
+      control: flow({ concurrency: { limit: 1, fairness: (d) => d.tenant } }),
+      inputs: [ranked("busy", 5, "A"), ranked("a1", 5, "A"), ranked("b1", 5, "B"), ranked("a9", 9, "A")],
+      order: ["a9", "b1", "a1"],
+    },
+  ])("$name", ({ control, inputs, order }) => {
+    expect(startOrder(control, inputs)).toEqual(order);
+  });
+
+  it("a run's rank is kept while it queues and forgotten when it starts or ends", () => {
+    const control = flow({ concurrency: { limit: 1, fairness: (d) => d.tenant } });
+    const { state } = play(control, [ranked("a", 5, "A"), ranked("b", 7, "B"), ranked("c", 5, "C")]);
+    expect(state.ranks).toEqual({ b: { priority: 7, fairness: "B" }, c: { priority: 5, fairness: "C" } });
+    const cancelled = decideFlow(state, control, ended("c")).state;
+    expect(cancelled.ranks).toEqual({ b: { priority: 7, fairness: "B" } });
+    const next = decideFlow(cancelled, control, ended("a")).state;
+    expect(next).toMatchObject({ active: ["b"], queue: [], turn: "B" });
+    expect(next.ranks).toBeUndefined();
+  });
+
+  it("a state stored before ranks existed reads every run at the default rank", () => {
+    const control = flow({ concurrency: { limit: 1 } });
+    const stored: FlowKeyState = { active: ["a"], queue: ["b", "c"], started: [], debounce: null };
+    expect(decideFlow(stored, control, ended("a")).dequeue).toEqual(["b"]);
+  });
+
+  it("explainQueued counts the runs that start before it", () => {
+    const control = flow({ concurrency: { limit: 1, fairness: (d) => d.tenant } });
+    const { state } = play(control, [
+      ranked("busy", 5, "A"),
+      ranked("a1", 5, "A"),
+      ranked("a2", 5, "A"),
+      ranked("b1", 5, "B"),
+    ]);
+    expect(explainQueued(state, control, "k", "b1", 0)?.ahead).toBe(0);
+    expect(explainQueued(state, control, "k", "a2", 0)?.ahead).toBe(2);
+  });
+});
+
 describe("explainQueued", () => {
   it.each([
     {

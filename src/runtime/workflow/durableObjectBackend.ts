@@ -4,7 +4,7 @@ import { actorIdOfRun, randomRunSuffix } from "../../objects/runIds.ts";
 import { flowKeyActorOf } from "../../objects/flowKeyClient.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
 import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workflowApi.ts";
-import { flowKeyOf } from "../../engine/flowControl.ts";
+import { flowKeyOf, flowRankOf } from "../../engine/flowControl.ts";
 import { onceRunKey } from "../../engine/createRun.ts";
 import { rerunBlockedBy } from "../../engine/rerun.ts";
 import { createRunIndexReporter } from "./runIndexReporter.ts";
@@ -27,7 +27,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     return actor;
   };
   return {
-    async start(name, data, { id, once, idempotency }) {
+    async start(name, data, { id, once, idempotency, priority }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
       const actorId = id === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(id);
       // A `once` run's suffix comes from its workflow id, so its actor refuses a second one.
@@ -54,6 +54,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
         answer = await flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, name, key).start({
           ...input,
           key,
+          rank: flowRankOf(name, flow, data, priority),
         });
       } else answer = await workflowRunActor(env, actorId).start(input);
       const { summary, ...started } = answer;
@@ -70,7 +71,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
       const explained = await flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, view.name, view.queued.key)
         .explain(runId)
         .catch(() => null);
-      return explained ? { ...view, queued: explained } : view;
+      return explained ? { ...view, queued: { ...view.queued, ...explained } } : view;
     },
 
     list: (query) => runIndexOf(env).list(query),

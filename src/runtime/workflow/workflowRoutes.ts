@@ -52,7 +52,7 @@ function runIdIn(segment: string): string | null {
  * - `POST /__workflow/:runId/execute` → `{ done }`, plus this platform's `continue: true` when the
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&…&limit&cursor` (every filter of `workflow.list`), `GET /__workflow/runs/:runId`
- * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }` (CLI and console)
+ * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS?, priority? }` (CLI and console)
  * - `POST /__workflow/send` `{ workflowId, name, payload?, start: { name, data? } }` (start-or-send) →
  *   201 `{ runId, created: true }` or 200 `{ runId, created: false }`
  * - `POST /__workflow/runs/:runId/cancel` `{ reason? }` → 200 `{ run }`;
@@ -139,6 +139,7 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
       ...(body.id === undefined ? {} : { id: body.id as string }),
       ...(body.idempotencyKey === undefined ? {} : { idempotencyKey: body.idempotencyKey as string }),
       ...(body.idempotencyTTLMS === undefined ? {} : { idempotencyTTLMS: body.idempotencyTTLMS as number }),
+      ...(body.priority === undefined ? {} : { priority: body.priority as number }),
     });
     return Response.json(
       { runId: run.id, workflowId: run.workflowId, name: run.name, created: run.created },

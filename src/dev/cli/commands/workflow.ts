@@ -32,7 +32,7 @@ interface StartedRun {
 export const workflowCommand: Command = {
   summary: "Start, inspect, search, pause, rerun, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | send <workflowId> <event> --start NAME [--start-data JSON] [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--priority 1-10] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | send <workflowId> <event> --start NAME [--start-data JSON] [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status queued (with its flow control key and how many are
@@ -45,7 +45,8 @@ get     one run's events as a timeline: step, attempt, duration, retries,
 start   starts a registered workflow with --data (JSON) and prints the run id;
         --id sets the workflow id (one active run per id); --idempotency-key
         answers the first run started with that key within 24 hours, ended
-        or not; --wait then prints
+        or not; --priority 1-10 (default 5) orders it among its flow
+        control key's queued runs; --wait then prints
         the run's events as they happen and exits 0 when it completes, 1 when
         it fails or is cancelled
 cancel  cancels a running, waiting, paused or queued run (workflow.cancel,
@@ -93,6 +94,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       "data",
       "id",
       "idempotency-key",
+      "priority",
       "start",
       "start-data",
       "reason",
@@ -166,6 +168,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
           ...(invocation.data === undefined ? {} : { data: invocation.data }),
           ...(invocation.id === undefined ? {} : { id: invocation.id }),
           ...(invocation.idempotencyKey === undefined ? {} : { idempotencyKey: invocation.idempotencyKey }),
+          ...(invocation.priority === undefined ? {} : { priority: invocation.priority }),
         });
         if (!started.created)
           console.error(

@@ -144,11 +144,11 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       const body = parseJsonObject(await readBodyBytes(request, MAX_START_BODY_BYTES));
       if (typeof body.name !== "string")
         throw new PlatformError("invalid_input", "name must be the name of a registered workflow.");
-      const { id, idempotencyKey, idempotencyTTLMS } = body;
+      const { id, idempotencyKey, idempotencyTTLMS, priority } = body;
       const started = await backend.start(
         body.name,
         (body.data ?? null) as JsonValue,
-        backendStartOptions(body.name, { id, idempotencyKey, idempotencyTTLMS }),
+        backendStartOptions(body.name, { id, idempotencyKey, idempotencyTTLMS, priority }),
       );
       return Response.json(
         { runId: started.runId, workflowId: started.workflowId, name: body.name, created: started.created },

@@ -229,6 +229,14 @@ export function formatFollowedRow(row: string[]): string {
     .trimEnd();
 }
 
+/** Where a queued run stands: how many start before it, its key, and its priority and fairness value when it has them. */
+function queuedDetail(queued: NonNullable<WorkflowRunView["queued"]>): string {
+  const ahead = queued.ahead === undefined ? "" : `${queued.ahead} ahead, `;
+  const priority = queued.priority === undefined || queued.priority === 5 ? "" : `, priority ${queued.priority}`;
+  const fairness = queued.fairness === undefined ? "" : `, fairness ${JSON.stringify(queued.fairness)}`;
+  return `${ahead}key ${JSON.stringify(queued.key)}${priority}${fairness}`;
+}
+
 /** A list row's status: `running` split into `sleeping` and `waiting` (for an event) when the engine says so. */
 export function listStatus(run: RunSummaryWithPause): { status: string; detail: string } {
   // Where the run is (or, once it ended, the step it ended in): what `--step` filters on.
@@ -236,9 +244,7 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
   if (run.status === "queued")
     return {
       status: "queued",
-      detail: run.queued
-        ? `${run.queued.ahead === undefined ? "" : `${run.queued.ahead} ahead, `}key ${JSON.stringify(run.queued.key)}`
-        : "",
+      detail: run.queued ? queuedDetail(run.queued) : "",
     };
   if (run.status === "completed") return { status: run.status, detail: "" };
   if (run.status === "waiting" && run.waitingForChildren)

@@ -5,7 +5,15 @@ import { RUN_FILTER_OPTIONS, runFilterOf } from "./runFilterArgs.ts";
 export type WorkflowInvocation =
   | { action: "list"; query: URLSearchParams; full: boolean }
   | { action: "get"; runId: string }
-  | { action: "start"; name: string; data?: unknown; id?: string; idempotencyKey?: string; wait: boolean }
+  | {
+      action: "start";
+      name: string;
+      data?: unknown;
+      id?: string;
+      idempotencyKey?: string;
+      priority?: number;
+      wait: boolean;
+    }
   | { action: "cancel"; runId: string; reason?: string }
   | { action: "send"; runId: string; event: string; payload?: unknown }
   /** `send <workflowId> <event> --start NAME`: to the id's active run, or a new run of NAME with it. */
@@ -31,7 +39,7 @@ const ACTIONS = ["list", "get", "start", "cancel", "send", "pause", "resume", "r
 const ACTION_OPTIONS: Record<(typeof ACTIONS)[number], readonly string[]> = {
   list: [...RUN_FILTER_OPTIONS, "limit", "cursor", "full"],
   get: [],
-  start: ["data", "id", "idempotency-key", "wait"],
+  start: ["data", "id", "idempotency-key", "priority", "wait"],
   cancel: ["reason", "yes", ...RUN_FILTER_OPTIONS],
   send: ["data", "start", "start-data"],
   pause: ["reason"],
@@ -47,6 +55,14 @@ export function parseDataOption(text: string, option = "data"): unknown {
     const why = (error as Error).message.split("\n")[0];
     throw new CliError(`--${option} must be JSON (e.g. '{"order":42}'): ${why}`, 2);
   }
+}
+
+/** `--priority`: a whole number from 1 to 10, or a usage error. */
+function priorityOption(text: string): number {
+  const priority = Number(text);
+  if (!/^\d+$/.test(text) || priority < 1 || priority > 10)
+    throw usage(`--priority must be a whole number from 1 to 10 (default 5), got ${JSON.stringify(text)}.`);
+  return priority;
 }
 
 function usage(message: string): CliError {
@@ -97,6 +113,7 @@ export function parseWorkflowInvocation(
         ...(typeof values.data === "string" ? { data: parseDataOption(values.data) } : {}),
         ...(typeof values.id === "string" ? { id: values.id } : {}),
         ...(typeof values["idempotency-key"] === "string" ? { idempotencyKey: values["idempotency-key"] } : {}),
+        ...(typeof values.priority === "string" ? { priority: priorityOption(values.priority) } : {}),
         wait: values.wait === true,
       };
     }

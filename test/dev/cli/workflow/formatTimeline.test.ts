@@ -7,6 +7,7 @@ import {
   formatRunList,
   formatRunTimeline,
   LIST_WIDTH,
+  listStatus,
   timelineRows,
   type RunSummaryWithPause,
 } from "#src/dev/cli/workflow/formatTimeline.ts";
@@ -417,6 +418,17 @@ describe("formatRunList", () => {
   ])("shows a $name run", ({ run: row, cells }) => {
     const line = formatRunList([row]).split("\n")[1]!;
     for (const cell of cells) expect(line).toContain(cell);
+  });
+
+  it.each([
+    [{ key: "acme", waitsFor: "its turn", ahead: 2 }, '2 ahead, key "acme"'],
+    [{ key: "acme", waitsFor: "its turn", ahead: 0, priority: 9 }, '0 ahead, key "acme", priority 9'],
+    [
+      { key: "", waitsFor: "its turn", ahead: 1, priority: 5, fairness: "tenant-b" },
+      '1 ahead, key "", fairness "tenant-b"',
+    ],
+  ])("a queued run's place: %j → %s", (queued, detail) => {
+    expect(listStatus(summary({ status: "queued", queued }))).toEqual({ status: "queued", detail });
   });
 
   it("fits 100 columns with the longest names, ids and waits, and says how to see whole ids", () => {

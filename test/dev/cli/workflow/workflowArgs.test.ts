@@ -43,6 +43,11 @@ describe("platform workflow: what each invocation means", () => {
       },
     },
     {
+      argv: ["start", "urgent"],
+      values: { priority: "9" },
+      means: { action: "start", name: "urgent", priority: 9, wait: false },
+    },
+    {
       argv: ["send", "order-7", "item"],
       values: { start: "gatherer" },
       means: { action: "sendOrStart", workflowId: "order-7", event: "item", start: "gatherer" },
@@ -171,6 +176,21 @@ describe("platform workflow: usage errors exit 2 with one line", () => {
       message: /^--data must be JSON \(e\.g\. '\{"order":42\}'\): /,
     },
     { argv: ["send", "r1", "approval"], values: { data: "" }, message: /^--data must be JSON/ },
+    {
+      argv: ["start", "w"],
+      values: { priority: "11" },
+      message: '--priority must be a whole number from 1 to 10 (default 5), got "11".',
+    },
+    {
+      argv: ["start", "w"],
+      values: { priority: "high" },
+      message: '--priority must be a whole number from 1 to 10 (default 5), got "high".',
+    },
+    {
+      argv: ["send", "r1", "e"],
+      values: { priority: "9" },
+      message: "platform workflow send does not take --priority.",
+    },
     {
       argv: ["send", "order-7", "item"],
       values: { start: "gatherer", "start-data": "{n}" },
