@@ -189,6 +189,22 @@ export function outcomeOf(last: StoredEvent, failedStep?: StoredEvent): RunOutco
 }
 
 /** The outcome of a finished run's view (as `workflow.get` or a backend's `waitForTerminal` returns it). */
+/** How another run ended, as `workflow.result(runId)` answers it: its result, or its error or cancel reason. */
+export interface AwaitedRun {
+  runId: string;
+  status: "completed" | "failed" | "cancelled";
+  result?: JsonValue;
+  error?: string;
+}
+
+/** An ended run's view as {@link AwaitedRun}. */
+export function awaitedRunOf(view: WorkflowRunView): AwaitedRun {
+  const outcome = outcomeOfView(view);
+  if (outcome.status === "completed") return { runId: view.id, status: "completed", result: outcome.result };
+  if (outcome.status === "cancelled") return { runId: view.id, status: "cancelled", error: outcome.reason };
+  return { runId: view.id, status: "failed", error: outcome.error };
+}
+
 export function outcomeOfView(view: WorkflowRunView): RunOutcome {
   if (view.status === "completed") return { status: "completed", result: view.result ?? null };
   if (view.status === "cancelled") return { status: "cancelled", reason: view.cancelReason ?? "cancelled" };

@@ -1,7 +1,7 @@
 import { errorFromJSON, PlatformError } from "../core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
-import { outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
-import { checkEventName } from "./continuation.ts";
+import { type AwaitedRun, awaitedRunOf, outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
+import { checkEventName, MAX_WAIT_MS } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toBulkFilter, toBulkOptions, type BulkResult } from "./bulkOperation.ts";
 import { toRunListQuery, type RunFilter, type RunListPage, type RunListQuery } from "./runQuery.ts";
@@ -169,6 +169,12 @@ export interface WorkflowFunction {
     options?: WorkflowStartOptions,
   ): Promise<WorkflowRun<Result>>;
   get(runId: string): Promise<WorkflowRunView | null>;
+  /**
+   * Waits for a run of this project to end and answers how: `{ runId, status, result? | error? }`
+   * (`error` is the failure reason or the cancel reason); null when `timeoutMS` passes first. The
+   * run's actor says when it ends: the caller does not poll. Rejects with `not_found` for an unknown run.
+   */
+  result(runId: string, options?: { timeoutMS?: number }): Promise<AwaitedRun | null>;
   list(filter?: WorkflowListFilter): Promise<RunListPage>;
   /**
    * Sends an event to a run (JSON payload, at most 1 MiB). A step that returned
@@ -310,6 +316,32 @@ async function sendOrStart(
   return { runId: started.runId, created: started.created };
 }
 
+async function result(runId: string, options: { timeoutMS?: number } = {}): Promise<AwaitedRun | null> {
+  const active = requireBackend("workflow.result");
+  checkRunId(runId, "workflow.result");
+  if (typeof options !== "object" || options === null)
+    throw new PlatformError("invalid_input", "workflow.result options must be an object like { timeoutMS: 60000 }");
+  refuseUnknownKeys(options, ["timeoutMS"], "workflow.result options");
+  const { timeoutMS } = options;
+  if (timeoutMS !== undefined && (!Number.isInteger(timeoutMS) || timeoutMS < 0 || timeoutMS > MAX_WAIT_MS))
+    throw new PlatformError(
+      "invalid_input",
+      `workflow.result option timeoutMS must be a whole number of milliseconds from 0 to ${MAX_WAIT_MS} (a year), got ${JSON.stringify(timeoutMS)}`,
+    );
+  const ended = active.waitForTerminal ? active.waitForTerminal(runId) : pollUntilTerminal(active, runId);
+  if (timeoutMS === undefined) return awaitedRunOf(await ended);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), timeoutMS);
+  });
+  try {
+    const view = await Promise.race([ended, timedOut]);
+    return view && awaitedRunOf(view);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function get(runId: string): Promise<WorkflowRunView | null> {
   const active = requireBackend("workflow.get");
   checkRunId(runId, "workflow.get");
@@ -443,6 +475,7 @@ function checkRunId(runId: unknown, what: string): void {
 export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   start,
   get,
+  result,
   list,
   send: send as WorkflowFunction["send"],
   cancel,

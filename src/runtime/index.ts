@@ -42,4 +42,4 @@ export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./au
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
 export type { StepContext, StepResult } from "../engine/stepContext.ts";
 export type { ChildOutcome, ChildRequest } from "../engine/continuation.ts";
-export type { WorkflowRunView } from "../engine/describeRun.ts";
+export type { AwaitedRun, WorkflowRunView } from "../engine/describeRun.ts";

@@ -10,6 +10,7 @@ import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import { describePriorityFairnessConformance } from "./priorityFairnessConformance.ts";
 import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
+import { describeRunResultConformance } from "./runResultConformance.ts";
 import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
@@ -26,4 +27,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeRetryRulesConformance(name, makeBackend);
   describeSendOrStartConformance(name, makeBackend);
   describePriorityFairnessConformance(name, makeBackend);
+  describeRunResultConformance(name, makeBackend);
 }
