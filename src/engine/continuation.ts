@@ -24,8 +24,10 @@ export type Continuation =
    * Stored as `waiting_for` and `timeout_at`: the next step is claimed
    * with the first event named `event` that arrives by `until`, or at `until`
    * without one (epoch ms; no `until`: it waits for the event without end).
+   * With `run` (stored as `waiting_for_run` instead of `waiting_for`), it waits for that run to end:
+   * the run's end arrives as the event named {@link awaitedEventName}(run), which no one else may send.
    */
-  | { kind: "wait_for_event"; step: string; event: string; until?: number }
+  | { kind: "wait_for_event"; step: string; event: string; until?: number; run?: string }
   /**
    * `children`: the step started these child runs; the
    * next step is claimed once every one of them has ended (child_finished),
@@ -55,6 +57,14 @@ export interface ChildOutcome {
   error?: string;
 }
 
+/** How another run ended, as `ctx.awaited` and `workflow.result(runId)` answer it: its result, or its error or cancel reason. */
+export interface AwaitedRun {
+  runId: string;
+  status: "completed" | "failed" | "cancelled";
+  result?: JsonValue;
+  error?: string;
+}
+
 export type ContinuationKind = Continuation["kind"];
 
 /**
@@ -68,6 +78,8 @@ export interface ContinuationRequest {
   sleepMS?: number;
   until?: number;
   waitFor?: string;
+  /** Another run of the project (its run id): the next step runs once it has ended, with `ctx.awaited`. */
+  waitForRun?: string;
   timeoutMS?: number;
   children?: readonly ChildRequest[];
 }
@@ -84,7 +96,7 @@ type StepCompleted = WorkflowEventPayloads["step_completed"];
 /** The step_completed fields a continuation is written as (the rest of the payload is `step` and `writes`). */
 export type ContinuationFields = Pick<
   StepCompleted,
-  "next_step" | "wake_at" | "waiting_for" | "timeout_at" | "children"
+  "next_step" | "wake_at" | "waiting_for" | "waiting_for_run" | "timeout_at" | "children"
 >;
 
 /** Decodes a step_completed payload's continuation. */
@@ -93,6 +105,11 @@ export function decodeContinuation(payload: StepCompleted): Continuation {
   if (step === undefined) return { kind: "done" };
   if (wakeAt !== undefined) return { kind: "sleep", step, until: wakeAt };
   if (children !== undefined) return { kind: "children", step, children: children.map(childRefOf) };
+  const run = payload.waiting_for_run;
+  if (run !== undefined) {
+    const waitsForRun = { kind: "wait_for_event" as const, step, event: awaitedEventName(run), run };
+    return timeoutAt === undefined ? waitsForRun : { ...waitsForRun, until: timeoutAt };
+  }
   if (event !== undefined)
     return timeoutAt === undefined
       ? { kind: "wait_for_event", step, event }
@@ -109,10 +126,13 @@ export function encodeContinuation(continuation: Continuation): ContinuationFiel
       return { next_step: continuation.step };
     case "sleep":
       return { next_step: continuation.step, wake_at: continuation.until };
-    case "wait_for_event":
+    case "wait_for_event": {
+      const waiting =
+        continuation.run === undefined ? { waiting_for: continuation.event } : { waiting_for_run: continuation.run };
       return continuation.until === undefined
-        ? { next_step: continuation.step, waiting_for: continuation.event }
-        : { next_step: continuation.step, waiting_for: continuation.event, timeout_at: continuation.until };
+        ? { next_step: continuation.step, ...waiting }
+        : { next_step: continuation.step, ...waiting, timeout_at: continuation.until };
+    }
     case "children":
       return { next_step: continuation.step, children: continuation.children.map(childEntryOf) };
   }
@@ -152,7 +172,7 @@ export const MAX_WAIT_MS = 365 * 86_400_000;
 
 const MAX_EVENT_NAME_LENGTH = 256;
 
-/** Checks an event name (`waitFor`, `workflow.send`): 1-256 characters, no control characters. */
+/** Checks an event name (`waitFor`, `workflow.send`): 1-256 characters, no control characters, not reserved. */
 export function checkEventName(name: unknown, what: string): string {
   if (
     typeof name !== "string" ||
@@ -165,7 +185,25 @@ export function checkEventName(name: unknown, what: string): string {
       `${what} must be an event name of 1-${MAX_EVENT_NAME_LENGTH} characters without control characters, got ${JSON.stringify(name) ?? String(name)}`,
     );
   }
+  // Only a run's end may deliver it: a send with it would forge another run's outcome.
+  if (name.startsWith(AWAITED_EVENT_PREFIX))
+    throw new PlatformError(
+      "invalid_input",
+      `${what} ${JSON.stringify(name)} starts with "${AWAITED_EVENT_PREFIX}", which is reserved for the end of a run waited for with waitForRun`,
+    );
   return name;
+}
+
+const AWAITED_EVENT_PREFIX = "__run_ended/";
+
+/** The name of the event that tells a run waiting with `waitForRun` that `runId` has ended. */
+export function awaitedEventName(runId: string): string {
+  return AWAITED_EVENT_PREFIX + runId;
+}
+
+/** Whether an event_received is a run's end told to a run that waits for it (not a sent event). */
+export function isAwaitedEvent(name: string): boolean {
+  return name.startsWith(AWAITED_EVENT_PREFIX);
 }
 
 /**
@@ -182,11 +220,19 @@ export function continuationOfReturn(
   where: string,
   started?: readonly ChildRef[],
 ): Continuation {
-  const { step, sleepMS, until, waitFor, timeoutMS, children } = returned;
-  const given = [sleepMS, until, waitFor, children].filter((value) => value !== undefined).length;
-  if (given > 1) throw invalid(`${where} returned more than one of sleepMS, until, waitFor and children; pick one`);
-  if (timeoutMS !== undefined && waitFor === undefined)
-    throw invalid(`${where} returned timeoutMS without waitFor; timeoutMS bounds a wait for an event`);
+  const { step, sleepMS, until, waitFor, waitForRun, timeoutMS, children } = returned;
+  const given = [sleepMS, until, waitFor, waitForRun, children].filter((value) => value !== undefined).length;
+  if (given > 1)
+    throw invalid(`${where} returned more than one of sleepMS, until, waitFor, waitForRun and children; pick one`);
+  if (timeoutMS !== undefined && waitFor === undefined && waitForRun === undefined)
+    throw invalid(`${where} returned timeoutMS without waitFor or waitForRun; timeoutMS bounds a wait`);
+  if (waitForRun !== undefined) {
+    const run = checkAwaitedRunId(waitForRun, `${where} waitForRun`);
+    const event = awaitedEventName(run);
+    return timeoutMS === undefined
+      ? { kind: "wait_for_event", step, event, run }
+      : { kind: "wait_for_event", step, event, run, until: at + duration(timeoutMS, `${where} timeoutMS`) };
+  }
   if (children !== undefined) {
     if (!started) throw new PlatformError("internal", `${where} returned children that were not started first`);
     return { kind: "children", step, children: started };
@@ -208,6 +254,13 @@ export function continuationOfReturn(
       : { kind: "wait_for_event", step, event, until: at + duration(timeoutMS, `${where} timeoutMS`) };
   }
   return { kind: "next_step", step };
+}
+
+/** A run id a step may wait for: 1-256 characters without control characters (which run it is, its host checks). */
+export function checkAwaitedRunId(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > 256 || /[\u0000-\u001f\u007f]/.test(value))
+    throw invalid(`${what} must be the id of a run of this project, got ${JSON.stringify(value) ?? String(value)}`);
+  return value;
 }
 
 function duration(value: unknown, what: string): number {

@@ -1,3 +1,4 @@
+import type { AwaitedRun } from "./continuation.ts";
 import { DEFAULT_RANK } from "./flowControl.ts";
 import type { ErrorJSON } from "../core/errors.ts";
 import { summaryOf } from "./appendRules.ts";
@@ -39,6 +40,8 @@ export interface WorkflowRunView {
   wakeAt?: number;
   /** While the run waits for an event, its name and, when it has one, the timeout (epoch ms). */
   waitingFor?: { name: string; timeoutAt?: number };
+  /** While the run waits for another run to end (`waitForRun`), that run's id and, when it has one, the timeout. */
+  waitingForRun?: { runId: string; timeoutAt?: number };
   /**
    * The run's position, the step it is in or will claim next (once it ended, the step it
    * ended in). Always set by describeRun.
@@ -131,7 +134,9 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   if (state?.type === "step_completed") {
     const next = decodeContinuation(state.payload);
     if (next.kind === "sleep") view.wakeAt = next.until;
-    if (next.kind === "wait_for_event")
+    if (next.kind === "wait_for_event" && next.run !== undefined)
+      view.waitingForRun = next.until === undefined ? { runId: next.run } : { runId: next.run, timeoutAt: next.until };
+    else if (next.kind === "wait_for_event")
       view.waitingFor = next.until === undefined ? { name: next.event } : { name: next.event, timeoutAt: next.until };
     const pending = next.kind === "children" && view.status === "waiting" ? fold.pending().length : 0;
     if (next.kind === "children" && pending > 0)
@@ -189,14 +194,6 @@ export function outcomeOf(last: StoredEvent, failedStep?: StoredEvent): RunOutco
 }
 
 /** The outcome of a finished run's view (as `workflow.get` or a backend's `waitForTerminal` returns it). */
-/** How another run ended, as `workflow.result(runId)` answers it: its result, or its error or cancel reason. */
-export interface AwaitedRun {
-  runId: string;
-  status: "completed" | "failed" | "cancelled";
-  result?: JsonValue;
-  error?: string;
-}
-
 /** An ended run's view as {@link AwaitedRun}. */
 export function awaitedRunOf(view: WorkflowRunView): AwaitedRun {
   const outcome = outcomeOfView(view);

@@ -81,7 +81,8 @@ export interface WorkflowEventPayloads {
   /**
    * `next_step` is absent when the step finished the workflow. This platform adds:
    * `wake_at` (epoch ms) when the next step sleeps until then; `waiting_for`
-   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event; `children` when
+   * (an event name) and `timeout_at` (epoch ms, optional) when it waits for an event (`waiting_for_run`,
+   * a run id, instead of `waiting_for` when it waits for that run to end); `children` when
    * it started child runs and the next step waits for all of them (see children.ts);
    * `copied_from_seq` on the completed steps a rerun begins with (`workflow.rerun(runId, { fromStep })`):
    * the seq of this completion in the original run (named by workflow_created's `rerunOf`).
@@ -92,6 +93,7 @@ export interface WorkflowEventPayloads {
     next_step?: string;
     wake_at?: number;
     waiting_for?: string;
+    waiting_for_run?: string;
     timeout_at?: number;
     children?: ChildEntry[];
     copied_from_seq?: number;

@@ -1,4 +1,4 @@
-import { PlatformError } from "../core/errors.ts";
+import { isPlatformError, PlatformError } from "../core/errors.ts";
 import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { retryAt } from "./backoff.ts";
 import type { Clock } from "./clock.ts";
@@ -21,7 +21,16 @@ import type { ChildOutcome, ChildRef } from "./continuation.ts";
 import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf } from "./events.ts";
 import { encodePayload, toJsonValue } from "./json.ts";
 import { isNonRetryableError } from "./nonRetryableError.ts";
-import { continuationOfReturn, decodeContinuation, encodeContinuation, startsAtOnce } from "./continuation.ts";
+import {
+  checkAwaitedRunId,
+  continuationOfReturn,
+  decodeContinuation,
+  encodeContinuation,
+  isAwaitedEvent,
+  startsAtOnce,
+} from "./continuation.ts";
+import type { AwaitedRun } from "./continuation.ts";
+import { runEndedPayload } from "./runControl.ts";
 import { createInbox, isPausedAfter, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { retryAfterMSOf } from "./retryAfterError.ts";
@@ -68,6 +77,17 @@ export interface ExecuteRunOptions {
    * returning `children`). Without it such a step fails without retry.
    */
   children?: ChildRunPort;
+  /**
+   * How this host waits for another run to end (a step returning `waitForRun`): `watch` records the
+   * waiter with the awaited run, to be told of its end (see runControl.ts `deliverRunEnded`), and
+   * answers how it ended if it has ended already. Without it such a step fails without retry.
+   */
+  awaitRun?: AwaitRunPort;
+}
+
+/** A host's side of `waitForRun`; `watch` is idempotent (a retried step asks again) and rejects `not_found`. */
+export interface AwaitRunPort {
+  watch(waiterRunId: string, awaitedRunId: string): Promise<AwaitedRun | null>;
 }
 
 export type ExecuteRunResult =
@@ -448,7 +468,10 @@ async function runClaimedStep(
   options: ExecuteRunOptions,
 ): Promise<StoredEvent[]> {
   const { pad, beforeWaiting } = run;
-  const event: DeliveredEvent | null = run.inbox.delivered;
+  const delivered: DeliveredEvent | null = run.inbox.delivered;
+  // A run's end told to a run that waited for it is `ctx.awaited`, not a sent event.
+  const awaited = delivered && isAwaitedEvent(delivered.name) ? (delivered.payload as unknown as AwaitedRun) : null;
+  const event = awaited ? null : delivered;
   const children: readonly ChildOutcome[] | null = run.children.outcomes();
   const { step, attempt } = claim.payload;
   const policy = stepPolicy(definition, step);
@@ -480,6 +503,7 @@ async function runClaimedStep(
     workflowId: claim.workflowId,
     event,
     children,
+    awaited,
   });
   const outcome = await runWithTimeout(fn, attemptState, policy.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
@@ -518,7 +542,26 @@ async function runClaimedStep(
             return fail(reasonOf(error), !isFinalStartError(error), { error });
           }
         }
-        return completionEvents(definition, claim, outcome.value, attemptState, now(), started);
+        let ended: AwaitedRun | null = null;
+        if (typeof value === "object" && value !== null && typeof value.step === "string" && "waitForRun" in value) {
+          const awaitedRunId = checkAwaitedRunId(value.waitForRun, `${where} waitForRun`);
+          checkNextStep(definition, step, value.step);
+          if (!options.awaitRun)
+            throw new PlatformError("invalid_input", `${where} returned waitForRun, which this host cannot wait for`);
+          if (awaitedRunId === claim.runId)
+            throw new PlatformError(
+              "invalid_input",
+              `${where} returned waitForRun with its own run id; a run cannot wait for itself`,
+            );
+          // Watched before the completion is written, so the end is told even if it comes before that write.
+          beforeWaiting();
+          try {
+            ended = await options.awaitRun.watch(claim.runId, awaitedRunId);
+          } catch (error) {
+            return fail(reasonOf(error), !isFinalWatchError(error), { error });
+          }
+        }
+        return completionEvents(definition, claim, outcome.value, attemptState, now(), started, ended);
       } catch (error) {
         // An unstorable result or an unknown next step is a bug in the step; retrying would repeat it.
         return fail(reasonOf(error), false, { error });
@@ -535,6 +578,8 @@ function completionEvents(
   attemptState: StepAttempt,
   at: number,
   started?: readonly ChildRef[],
+  /** A `waitForRun` whose run has ended already: told at once, after the completion. */
+  ended?: AwaitedRun | null,
 ): StoredEvent[] {
   const step = claim.payload.step;
   const writes = attemptState.writes();
@@ -568,14 +613,19 @@ function completionEvents(
     );
     const completed = nextEvent(claim, "step_completed", { step, writes, ...encodeContinuation(next) }, at);
     encodePayload(completed.payload, `The writes of step "${step}"`);
-    return [completed];
+    return ended ? [completed, nextEvent(completed, "event_received", runEndedPayload(ended), at)] : [completed];
   }
   throw badReturn(definition, step, value);
 }
 
 /** What a step may return: `{ done: true, result }`, or a next step and how to reach it (continuation.ts). */
 const DONE_RETURN_KEYS = ["done", "result"];
-const STEP_RETURN_KEYS = ["step", "sleepMS", "until", "waitFor", "timeoutMS", "children", "done"];
+const STEP_RETURN_KEYS = ["step", "sleepMS", "until", "waitFor", "waitForRun", "timeoutMS", "children", "done"];
+
+/** A watch that no retry can make succeed: the run does not exist here, or the id is not one. */
+function isFinalWatchError(error: unknown): boolean {
+  return isPlatformError(error) && (error.code === "not_found" || error.code === "invalid_input");
+}
 
 /** Refuses a continuation to a step the workflow does not define (a bug in the step: a retry would repeat it). */
 function checkNextStep(definition: WorkflowDefinition, step: string, next: string): void {

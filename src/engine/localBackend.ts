@@ -10,7 +10,7 @@ import {
 } from "./bulkOperation.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { WorkflowDefinition } from "./definition.ts";
-import { describeRun, type WorkflowRunView } from "./describeRun.ts";
+import { awaitedRunOf, describeRun, type WorkflowRunView } from "./describeRun.ts";
 import { isTerminalEvent, type StoredEvent } from "./events.ts";
 import { createRun, onceRunKey, type CreatedRun } from "./createRun.ts";
 import {
@@ -22,10 +22,11 @@ import {
   reconcileChildren,
   recordChildFinished,
 } from "./children.ts";
-import { executeRun } from "./executeRun.ts";
+import { type AwaitRunPort, executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
-import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
+import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "./runControl.ts";
+import { lastStateEvent } from "./receivedEvents.ts";
 import { sendOrStartRun } from "./sendOrStart.ts";
 import type { QueueRank } from "./flowControl.ts";
 import { createLocalFlowQueues } from "./localFlowQueues.ts";
@@ -193,6 +194,17 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     },
   };
 
+  /** Runs waited for are runs of this same store: a waiter is recorded with the run, which tells it when it ends. */
+  const awaitRun: AwaitRunPort = {
+    async watch(waiterRunId, awaitedRunId) {
+      const view = describeRun(store.events(awaitedRunId));
+      if (!view) throw new PlatformError("not_found", `Workflow run "${awaitedRunId}" does not exist`);
+      if (!isLiveStatus(view.status)) return awaitedRunOf(view);
+      store.watchRun(awaitedRunId, waiterRunId);
+      return null;
+    },
+  };
+
   async function executeOnce(runId: string): Promise<void> {
     const definition = definitionOf(runId);
     if (!definition) return;
@@ -203,6 +215,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         signal: stop.signal,
         onEvent: noticeEvent,
         children,
+        awaitRun,
       });
       switch (result.status) {
         case "terminal":
@@ -237,6 +250,25 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     flowQueues.ended(event.runId);
     settle(event.runId);
     tellParent(event.runId);
+    tellWatchers(event.runId);
+  }
+
+  /** A run that ended tells the runs waiting for it (`waitForRun`), which go on at once. */
+  function tellWatchers(runId: string): void {
+    const watchers = store.runWatchers(runId);
+    if (watchers.length === 0) return;
+    const view = describeRun(store.events(runId));
+    if (!view || isLiveStatus(view.status)) return;
+    const ended = awaitedRunOf(view);
+    for (const watcher of watchers) if (deliverRunEnded(store, watcher, ended, now())) kick(watcher);
+  }
+
+  /** A run waiting for another that ended while this process was not there to tell it. */
+  function reconcileAwaited(runId: string): void {
+    const state = lastStateEvent(store.events(runId));
+    if (state?.type !== "step_completed" || state.payload.waiting_for_run === undefined) return;
+    const view = describeRun(store.events(state.payload.waiting_for_run));
+    if (view && !isLiveStatus(view.status)) deliverRunEnded(store, runId, awaitedRunOf(view), now());
   }
 
   /**
@@ -269,6 +301,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     timers.delete(runId);
     settle(runId);
     tellParent(runId);
+    tellWatchers(runId);
     for (const child of activeChildrenOf(store.events(runId)))
       cancelIfActive(child, `Its parent run "${runId}" was cancelled`);
   }
@@ -295,6 +328,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     return countUndrivenRuns((runId, definition, timerPending) => {
       // Children that ended while this process was not there to tell the parent.
       reconcileChildren(store, runId, now());
+      reconcileAwaited(runId);
       const outcome = recoverRun(store, definition, runId, now(), { executingHere: timerPending });
       for (const event of outcome.appended) noticeEvent(event);
       if (outcome.reenqueue || (driveHealthy && outcome.reason === null && !timerPending)) kick(runId);

@@ -49,6 +49,8 @@ export function createMemoryEventStore(): MemoryEventStore {
   let created = 0;
   const activeByWorkflowId = new Map<string, string>();
   const operations = new Map<string, MemoryBulkOperation>();
+  /** Per run, the runs waiting for it to end (`waitForRun`). */
+  const watchers = new Map<string, string[]>();
 
   const decode = (row: string): StoredEvent => {
     const event = JSON.parse(row) as StoredEvent;
@@ -160,6 +162,7 @@ export function createMemoryEventStore(): MemoryEventStore {
         const run = runs.get(runId);
         if (!run) continue;
         runs.delete(runId);
+        watchers.delete(runId);
         if (activeByWorkflowId.get(run.summary.workflowId) === runId) activeByWorkflowId.delete(run.summary.workflowId);
       }
     },
@@ -250,6 +253,15 @@ export function createMemoryEventStore(): MemoryEventStore {
 
     unfinishedBulkOperations() {
       return [...operations.values()].filter((kept) => !kept.operation.done).map((kept) => ({ ...kept.operation }));
+    },
+
+    watchRun(runId, watcherRunId) {
+      const watching = watchers.get(runId) ?? [];
+      if (!watching.includes(watcherRunId)) watchers.set(runId, [...watching, watcherRunId]);
+    },
+
+    runWatchers(runId) {
+      return [...(watchers.get(runId) ?? [])];
     },
 
     latestRunOf(workflowId) {

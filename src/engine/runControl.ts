@@ -1,7 +1,8 @@
-import { PlatformError } from "../core/errors.ts";
-import { checkEventName } from "./continuation.ts";
+import { isPlatformError, PlatformError } from "../core/errors.ts";
+import { awaitedEventName, checkEventName } from "./continuation.ts";
+import type { AwaitedRun } from "./continuation.ts";
 import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type WorkflowEventType } from "./events.ts";
-import { encodePayload, toJsonValue } from "./json.ts";
+import { encodePayload, type JsonValue, toJsonValue } from "./json.ts";
 import { summaryOf } from "./appendRules.ts";
 import { MAX_REASON_LENGTH } from "./stepFailure.ts";
 import type { RunStatus, WorkflowEventStore } from "./store.ts";
@@ -25,6 +26,47 @@ export function appendReceivedEvent(
   now: number,
 ): StoredEventOf<"event_received"> {
   return appendAtTail(store, runId, "event_received", receivedEventPayload(name, payload), now, "send an event to");
+}
+
+/**
+ * Tells a run that waits with `waitForRun` that `ended.runId` has ended: appends the event named
+ * `awaitedEventName(ended.runId)` to its log, once (a run's end may be told again after a crash), and not
+ * to a run that has ended meanwhile. Answers whether it appended (the host then drives the waiter).
+ */
+export function deliverRunEnded(
+  store: WorkflowEventStore,
+  waiterRunId: string,
+  ended: AwaitedRun,
+  now: number,
+): boolean {
+  const name = awaitedEventName(ended.runId);
+  const events = store.events(waiterRunId);
+  const last = events[events.length - 1];
+  if (!last || isTerminalEvent(last)) return false;
+  if (events.some((event) => event.type === "event_received" && event.payload.name === name)) return false;
+  try {
+    appendAtTail(store, waiterRunId, "event_received", runEndedPayload(ended), now, "tell a run's end to");
+  } catch (error) {
+    // It ended between the read and the append: nobody is left to tell.
+    if (isPlatformError(error) && error.code === "conflict") return false;
+    throw error;
+  }
+  return true;
+}
+
+/** The event_received that tells a waiter how `ended` ended; a result too large to pass on is replaced by where to read it. */
+export function runEndedPayload(ended: AwaitedRun): StoredEventOf<"event_received">["payload"] {
+  const payload = { name: awaitedEventName(ended.runId), payload: ended as unknown as JsonValue };
+  try {
+    encodePayload(payload, "The end of an awaited run");
+    return payload;
+  } catch {
+    const { result: _, ...rest } = ended;
+    return {
+      name: payload.name,
+      payload: { ...rest, error: `Its result is too large to pass on; read it with workflow.get("${ended.runId}")` },
+    };
+  }
 }
 
 /** An event_received's payload, checked: a valid name, a JSON payload within the size limit of step writes. */

@@ -44,6 +44,13 @@ export const WORKFLOW_EVENTS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_even
   CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC);
   CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id);`;
 
+/** Who waits for a run to end (`waitForRun`), for the run's end to tell them. */
+const RUN_WATCHERS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_run_watchers (
+    run_id TEXT NOT NULL,
+    watcher_run_id TEXT NOT NULL,
+    PRIMARY KEY (run_id, watcher_run_id)
+  ) WITHOUT ROWID;`;
+
 export interface SqlEventStoreOptions {
   /**
    * Whether the runs table gets the indexes for finding runs among many
@@ -125,6 +132,11 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
   migrateRunTable(sql, readEvents);
   sql.script(WORKFLOW_EVENTS_SCHEMA + RUN_TABLE_SCHEMA + (manyRuns ? RUN_LIST_INDEXES_SCHEMA : ""));
   const index = createSqlRunIndex(sql, { schema: false });
+  /** Whether the watchers' table exists: made by the first `waitForRun`, so a store that never has one pays nothing. */
+  let watchersTable: boolean | undefined;
+  const hasWatchers = () =>
+    (watchersTable ??=
+      sql.all("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_workflow_run_watchers'").length > 0);
 
   /** One statement per batch (a step's completion and the next claim are two rows), in chunks under the bind limit. */
   const insertEvents = (events: StoredEvent[]) => {
@@ -263,12 +275,36 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
     },
 
     forgetRuns(runIds) {
+      const watched = hasWatchers();
       sql.transaction(() => {
         for (const runId of runIds) {
           sql.run("DELETE FROM _workflow_events WHERE run_id = ?", runId);
           sql.run("DELETE FROM _workflow_runs WHERE run_id = ?", runId);
+          if (watched) sql.run("DELETE FROM _workflow_run_watchers WHERE run_id = ?", runId);
         }
       });
+    },
+
+    watchRun(runId, watcherRunId) {
+      if (!hasWatchers()) {
+        sql.script(RUN_WATCHERS_SCHEMA);
+        watchersTable = true;
+      }
+      sql.run(
+        "INSERT OR IGNORE INTO _workflow_run_watchers (run_id, watcher_run_id) VALUES (?, ?)",
+        runId,
+        watcherRunId,
+      );
+    },
+
+    runWatchers(runId) {
+      if (!hasWatchers()) return [];
+      return sql
+        .all<{ watcher_run_id: string }>(
+          "SELECT watcher_run_id FROM _workflow_run_watchers WHERE run_id = ? ORDER BY watcher_run_id",
+          runId,
+        )
+        .map((row) => row.watcher_run_id);
     },
 
     getRun: index.getRun,

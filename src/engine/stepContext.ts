@@ -1,7 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
 import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
-import type { ChildOutcome, ContinuationRequest } from "./continuation.ts";
+import type { AwaitedRun, ChildOutcome, ContinuationRequest } from "./continuation.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
 
 /**
@@ -28,6 +28,11 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * null in every other step.
    */
   readonly event: DeliveredEvent | null;
+  /**
+   * In the step that follows `{ step, waitForRun: runId }`, how that run ended
+   * (`{ runId, status, result?, error? }`), or null when the wait timed out; null in every other step.
+   */
+  readonly awaited: AwaitedRun | null;
   /**
    * In the step that follows `{ step, children }`, how each
    * child run ended (`{ runId, workflow, status, result?, error? }`), in the
@@ -132,6 +137,8 @@ export interface StepAttemptInput {
   event?: DeliveredEvent | null;
   /** `ctx.children`; default null. */
   children?: readonly ChildOutcome[] | null;
+  /** `ctx.awaited`; default null. */
+  awaited?: AwaitedRun | null;
 }
 
 /** A fresh context for one attempt of one step, with its own write buffer. */
@@ -149,6 +156,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     event: input.event ?? null,
     env: stepEnvSource(),
     children: input.children ?? null,
+    awaited: input.awaited ?? null,
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(

@@ -76,6 +76,10 @@ export interface WorkflowEventStore {
   forgetRuns(runIds: readonly string[]): void;
   /** The newest run of `workflowId`, ended or not (idempotency keys). */
   latestRunOf(workflowId: string): RunSummary | null;
+  /** Records that `watcherRunId` waits for `runId` to end (`waitForRun`); idempotent. */
+  watchRun(runId: string, watcherRunId: string): void;
+  /** The runs waiting for `runId` to end (each once). */
+  runWatchers(runId: string): string[];
 }
 
 export interface CreateRunStoreOptions {

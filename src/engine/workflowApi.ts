@@ -1,6 +1,7 @@
 import { errorFromJSON, PlatformError } from "../core/errors.ts";
 import { defineWorkflow, type WorkflowDefinition, type WorkflowOptions, type WorkflowSteps } from "./definition.ts";
-import { type AwaitedRun, awaitedRunOf, outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
+import type { AwaitedRun } from "./continuation.ts";
+import { awaitedRunOf, outcomeOfView, type RunOutcome, type WorkflowRunView } from "./describeRun.ts";
 import { checkEventName, MAX_WAIT_MS } from "./continuation.ts";
 import { encodePayload, toJsonValue, type JsonValue } from "./json.ts";
 import { toBulkFilter, toBulkOptions, type BulkResult } from "./bulkOperation.ts";

@@ -13,16 +13,16 @@ import {
   type ParentLog,
   recordChildrenFinished,
 } from "../engine/children.ts";
-import type { ChildRef } from "../engine/continuation.ts";
+import type { AwaitedRun, ChildRef } from "../engine/continuation.ts";
 import { createRun, type CreatedRun } from "../engine/createRun.ts";
 import type { WorkflowDefinition } from "../engine/definition.ts";
-import { describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/describeRun.ts";
+import { awaitedRunOf, describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/describeRun.ts";
 import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/events.ts";
-import { executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
+import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
 import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
-import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../engine/runControl.ts";
+import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "../engine/runControl.ts";
 import { sendOrStartRun } from "../engine/sendOrStart.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
@@ -282,6 +282,24 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     return describeRun(this.#store.events(runId));
   }
 
+  /**
+   * A run in another actor waits for `runId` (held here) to end (`waitForRun`): how it ended, if it
+   * has; else the waiter is recorded, and the run's end tells it (see #report).
+   */
+  watchRun(runId: string, waiterRunId: string): AwaitedRun | null {
+    const view = this.get(runId);
+    if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+    if (!isLiveStatus(view.status)) return awaitedRunOf(view);
+    this.#store.watchRun(runId, waiterRunId);
+    return null;
+  }
+
+  /** A run that `waiterRunId` (held here) waits for has ended: recorded once, and the waiter driven on. */
+  async runEnded(waiterRunId: string, ended: AwaitedRun): Promise<void> {
+    if (deliverRunEnded(this.#store, waiterRunId, JSON.parse(JSON.stringify(ended)) as AwaitedRun, this.#now()))
+      await this.#perform(waiterRunId, this.#decide(waiterRunId, { type: "event_sent", now: this.#now() }));
+  }
+
   /** The run's status, for its flow key's queue; null for a run this actor does not hold. */
   status(runId: string): RunStatus | null {
     return this.#store.getRun(runId)?.status ?? null;
@@ -474,6 +492,17 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     },
   };
 
+  /** How a step of a run here waits for another run: recorded with that run, in its own actor, which tells it of the end. */
+  readonly #awaitRun: AwaitRunPort = {
+    watch: async (waiterRunId, awaitedRunId) => {
+      const actor = this.#actorOfRun(awaitedRunId);
+      if (!actor) throw new PlatformError("not_found", `Workflow run "${awaitedRunId}" does not exist`);
+      const ended = await actor.watchRun(awaitedRunId, waiterRunId);
+      // As plain JSON: what an RPC answers carries the runtime's own symbol keys, which a step's result may not.
+      return ended && (JSON.parse(JSON.stringify(ended)) as AwaitedRun);
+    },
+  };
+
   async #startChild(parentRunId: string, child: ChildStart): Promise<StartAnswer> {
     const namespace = this.env.WORKFLOW_RUNS;
     const actorId = namespace.idFromName(child.workflowId);
@@ -632,6 +661,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           // One execution per run in this single-threaded instance; a stretch's writes commit together anyway.
           exclusive: true,
           children: this.#children,
+          awaitRun: this.#awaitRun,
           beforeWaiting: () =>
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
           onEvent: (event) => {
@@ -707,7 +737,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const told = parent
       ? this.#actorOfRun(parent.parentRunId)?.childFinished(parent.parentRunId, parent.finished)
       : undefined;
-    const done: Promise<void> = Promise.resolve(told)
+    // So do the runs waiting for it (waitForRun), on the same terms.
+    const watchers = isLiveStatus(summary.status) ? [] : this.#store.runWatchers(runId);
+    const ended = watchers.length > 0 ? awaitedRunOf(this.get(runId)!) : null;
+    const toldWatchers = ended
+      ? Promise.all(watchers.map((watcher) => this.#actorOfRun(watcher)?.runEnded(watcher, ended)))
+      : undefined;
+    const done: Promise<void> = Promise.all([told, toldWatchers])
       .then(() => index.record([summary]))
       .then(
         () => settled(true),

@@ -41,5 +41,5 @@ export {
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
 export type { StepContext, StepResult } from "../engine/stepContext.ts";
-export type { ChildOutcome, ChildRequest } from "../engine/continuation.ts";
-export type { AwaitedRun, WorkflowRunView } from "../engine/describeRun.ts";
+export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/continuation.ts";
+export type { WorkflowRunView } from "../engine/describeRun.ts";

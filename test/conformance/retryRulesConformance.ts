@@ -116,7 +116,7 @@ export function describeRetryRulesConformance(name: string, makeBackend: MakeWor
       [
         "a misspelt sleepMS",
         { done: false },
-        'Step "start" of workflow "typo": a return { step } has no "sleepMs" (did you mean "sleepMS"?); it takes step, sleepMS, until, waitFor, timeoutMS, children, done',
+        'Step "start" of workflow "typo": a return { step } has no "sleepMs" (did you mean "sleepMS"?); it takes step, sleepMS, until, waitFor, waitForRun, timeoutMS, children, done',
       ],
       [
         "a misspelt result",

@@ -150,6 +150,7 @@ export const PAYLOAD_FIELDS: Record<string, string[]> = {
     "writes",
     "wake_at",
     "waiting_for",
+    "waiting_for_run",
     "timeout_at",
     "children",
     "copied_from_seq",

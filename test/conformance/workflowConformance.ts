@@ -12,6 +12,7 @@ import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
 import { describeRunResultConformance } from "./runResultConformance.ts";
 import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
+import { describeWaitForRunConformance } from "./waitForRunConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
 import type { MakeWorkflowBackend } from "./workflowConformance.fixture.ts";
@@ -28,4 +29,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeSendOrStartConformance(name, makeBackend);
   describePriorityFairnessConformance(name, makeBackend);
   describeRunResultConformance(name, makeBackend);
+  describeWaitForRunConformance(name, makeBackend);
 }

@@ -42,6 +42,12 @@ describe("a step_completed's continuation: the one decoding of next_step, wake_a
       atOnce: false,
       inbox: true,
     },
+    {
+      fields: { next_step: "report", waiting_for_run: "r1", timeout_at: AT + 9 },
+      continuation: { kind: "wait_for_event", step: "report", event: "__run_ended/r1", run: "r1", until: AT + 9 },
+      atOnce: false,
+      inbox: true,
+    },
   ])("$fields ⇄ $continuation", ({ fields, continuation, atOnce, inbox }) => {
     const payload: StepCompleted = { step: "start", writes: {}, ...fields };
     expect(decodeContinuation(payload)).toEqual(continuation);
@@ -72,13 +78,33 @@ describe("continuationOfReturn: what a step's return asks for", () => {
       { step: "b", waitFor: "approval", timeoutMS: 10 },
       { kind: "wait_for_event", step: "b", event: "approval", until: AT + 10 },
     ],
+    [
+      { step: "b", waitForRun: "r1" },
+      { kind: "wait_for_event", step: "b", event: "__run_ended/r1", run: "r1" },
+    ],
+    [
+      { step: "b", waitForRun: "r1", timeoutMS: 10 },
+      { kind: "wait_for_event", step: "b", event: "__run_ended/r1", run: "r1", until: AT + 10 },
+    ],
   ])("%j → %j", (returned, continuation) => {
     expect(continuationOfReturn({ step: "b", ...returned }, AT, where)).toEqual(continuation);
   });
 
   it.each([
-    [{ sleepMS: 1, waitFor: "x" }, "returned more than one of sleepMS, until, waitFor and children; pick one"],
-    [{ waitFor: "x", children: [{ workflow: "w" }] }, "returned more than one of sleepMS, until, waitFor and children"],
+    [
+      { sleepMS: 1, waitFor: "x" },
+      "returned more than one of sleepMS, until, waitFor, waitForRun and children; pick one",
+    ],
+    [
+      { waitFor: "x", children: [{ workflow: "w" }] },
+      "returned more than one of sleepMS, until, waitFor, waitForRun and children",
+    ],
+    [{ waitFor: "x", waitForRun: "r1" }, "returned more than one of sleepMS, until, waitFor, waitForRun and children"],
+    [{ waitForRun: "" }, "waitForRun must be the id of a run of this project"],
+    [
+      { waitFor: "__run_ended/r1" },
+      'starts with "__run_ended/", which is reserved for the end of a run waited for with waitForRun',
+    ],
     [{ timeoutMS: 5 }, "returned timeoutMS without waitFor"],
     [{ sleepMS: -1 }, "sleepMS must be a number of milliseconds >= 0, got -1"],
     [{ sleepMS: MAX_WAIT_MS + 1 }, "sleepMS must be at most 31536000000 (a year)"],

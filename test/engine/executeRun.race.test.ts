@@ -24,6 +24,8 @@ function laggingView(store: WorkflowEventStore, keep: (length: number) => number
     createRunIfNoActive: (created) => store.createRunIfNoActive(created),
     forgetRuns: (runIds) => store.forgetRuns(runIds),
     latestRunOf: (workflowId) => store.latestRunOf(workflowId),
+    watchRun: (runId, watcherRunId) => store.watchRun(runId, watcherRunId),
+    runWatchers: (runId) => store.runWatchers(runId),
   };
 }
 

@@ -10,12 +10,13 @@ import type { ChildRef } from "../../engine/continuation.ts";
 import { createRun } from "../../engine/createRun.ts";
 import { sendOrStartRun } from "../../engine/sendOrStart.ts";
 import type { WorkflowDefinition } from "../../engine/definition.ts";
-import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
-import { executeRun } from "../../engine/executeRun.ts";
+import { awaitedRunOf, describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
+import { type AwaitRunPort, executeRun } from "../../engine/executeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import type { RerunPlan } from "../../engine/rerun.ts";
-import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../../engine/runControl.ts";
+import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "../../engine/runControl.ts";
+import { isLiveStatus } from "../../engine/store.ts";
 import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
@@ -114,6 +115,28 @@ function createDriver(
     },
   };
 
+  /** A run waited for (`waitForRun`) is a run of this store: it tells its waiters when it ends. */
+  const awaitRun: AwaitRunPort = {
+    async watch(waiterRunId, awaitedRunId) {
+      const awaited = describeRun(store.events(awaitedRunId));
+      if (!awaited) throw new PlatformError("not_found", `Workflow run "${awaitedRunId}" does not exist`);
+      if (!isLiveStatus(awaited.status)) return awaitedRunOf(awaited);
+      store.watchRun(awaitedRunId, waiterRunId);
+      return null;
+    },
+  };
+
+  /** The runs waiting for this one to end are told, and run on. */
+  async function tellWatchers(): Promise<void> {
+    const ended = awaitedRunOf(view());
+    for (const watcher of store.runWatchers(runId)) {
+      if (!deliverRunEnded(store, watcher, ended, clock)) continue;
+      const waiting = drivers.get(watcher);
+      waiting?.advanceTo(clock);
+      await waiting?.settle();
+    }
+  }
+
   /** A child that ended tells its parent, which runs on once its last child has. */
   async function tellParent(): Promise<void> {
     const report = childReportOf(store.events(runId));
@@ -135,13 +158,14 @@ function createDriver(
             // A lost seq race cannot happen with one executor; no real pause either way.
             sleep: async () => {},
             children,
+            awaitRun,
           }),
         env,
       );
       switch (result.status) {
         case "waiting":
           // A wait for an event stops here even with a timeout: the test chooses send, timeOut or cancel.
-          if (view().waitingFor) return view();
+          if (view().waitingFor || view().waitingForRun) return view();
           clock = Math.max(clock, result.wakeAt);
           continue;
         case "in_flight":
@@ -152,6 +176,7 @@ function createDriver(
           continue;
         case "terminal":
           await tellParent();
+          await tellWatchers();
           return view();
         case "idle":
         case "stopped":
@@ -177,11 +202,11 @@ function createDriver(
       return settle();
     },
     async timeOut() {
-      const timeoutAt = view().waitingFor?.timeoutAt;
+      const timeoutAt = view().waitingFor?.timeoutAt ?? view().waitingForRun?.timeoutAt;
       if (timeoutAt === undefined)
         throw new PlatformError(
           "conflict",
-          `Workflow run "${runId}" is not waiting for an event with a timeout; there is nothing to time out`,
+          `Workflow run "${runId}" is not waiting for an event or a run with a timeout; there is nothing to time out`,
         );
       clock = Math.max(clock, timeoutAt);
       return settle();
@@ -189,6 +214,7 @@ function createDriver(
     async cancel(reason) {
       cancelRun(store, runId, reason, clock);
       await tellParent();
+      await tellWatchers();
       await children.cancel(activeChildrenOf(store.events(runId)), `Its parent run "${runId}" was cancelled`);
       return view();
     },
@@ -214,7 +240,9 @@ function createDriver(
       if (current.status === "running")
         throw new PlatformError(
           "conflict",
-          `Workflow run "${runId}" is still running (waiting for "${current.waitingFor?.name}"); send it, time it out or cancel it first`,
+          current.waitingForRun
+            ? `Workflow run "${runId}" is still running (waiting for run "${current.waitingForRun.runId}" to end); move that run on, time it out or cancel it first`
+            : `Workflow run "${runId}" is still running (waiting for "${current.waitingFor?.name}"); send it, time it out or cancel it first`,
         );
       const outcome = outcomeOfView(current);
       if (outcome.status === "completed") return outcome.result as JsonValue as never;

@@ -148,8 +148,8 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
         const rows = await Promise.all(
           page.runs.map(async (run): Promise<RunSummaryWithPause> => {
             if (run.status !== "running" && run.status !== "queued" && run.status !== "waiting") return run;
-            const { wakeAt, waitingFor, queued, waitingForChildren } = await getRun(run.id);
-            return { ...run, wakeAt, waitingFor, queued, waitingForChildren };
+            const { wakeAt, waitingFor, waitingForRun, queued, waitingForChildren } = await getRun(run.id);
+            return { ...run, wakeAt, waitingFor, waitingForRun, queued, waitingForChildren };
           }),
         );
         print(page, formatRunList(rows, { full: invocation.full }));

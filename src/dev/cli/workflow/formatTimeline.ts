@@ -6,7 +6,7 @@ import type { RunSummary } from "../../../engine/store.ts";
  * asleep until `wakeAt`, waiting for an event, for its children, or (queued) for its turn.
  */
 export type RunSummaryWithPause = RunSummary &
-  Pick<WorkflowRunView, "wakeAt" | "waitingFor" | "queued" | "waitingForChildren">;
+  Pick<WorkflowRunView, "wakeAt" | "waitingFor" | "waitingForRun" | "queued" | "waitingForChildren">;
 
 /** The widest a `workflow list` line may be without --full (a terminal of 100 columns). */
 export const LIST_WIDTH = 100;
@@ -184,6 +184,8 @@ export function describeOutcome(run: WorkflowRunView): string {
     case "running":
       if (run.waitingFor)
         return `waiting for "${run.waitingFor.name}"${run.waitingFor.timeoutAt === undefined ? "" : ` until ${utc(run.waitingFor.timeoutAt)}`}`;
+      if (run.waitingForRun)
+        return `waiting for run ${run.waitingForRun.runId} to end${run.waitingForRun.timeoutAt === undefined ? "" : ` until ${utc(run.waitingForRun.timeoutAt)}`}`;
       if (run.wakeAt !== undefined) return `sleeping until ${utc(run.wakeAt)}`;
       return `running for ${took} so far`;
   }
@@ -254,6 +256,7 @@ export function listStatus(run: RunSummaryWithPause): { status: string; detail: 
     };
   if (run.status !== "running") return { status: run.status, detail: at };
   if (run.waitingFor) return { status: "waiting", detail: `for ${run.waitingFor.name}` };
+  if (run.waitingForRun) return { status: "waiting", detail: `for run ${run.waitingForRun.runId}` };
   if (run.wakeAt !== undefined) return { status: "sleeping", detail: `until ${utc(run.wakeAt).slice(11)}` };
   return { status: "running", detail: at };
 }

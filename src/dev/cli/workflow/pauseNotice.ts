@@ -13,6 +13,10 @@ export function pauseNotice(run: WorkflowRunView, runRef: string): string | null
     const timeout = run.waitingFor.timeoutAt === undefined ? "" : ` (until ${utc(run.waitingFor.timeoutAt)})`;
     return `Waiting for the event "${run.waitingFor.name}"${timeout}: send it with \`platform workflow send ${runRef} ${run.waitingFor.name} [--data JSON]\`.`;
   }
+  if (run.waitingForRun) {
+    const timeout = run.waitingForRun.timeoutAt === undefined ? "" : ` (until ${utc(run.waitingForRun.timeoutAt)})`;
+    return `Waiting for run ${run.waitingForRun.runId} to end${timeout}.`;
+  }
   if (run.wakeAt !== undefined) return `Sleeping until ${utc(run.wakeAt)}.`;
   return null;
 }
