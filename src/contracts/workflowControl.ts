@@ -165,7 +165,7 @@ export const RUN_CONTROL_BODIES: { readonly [C in RunControl]: (bytes: Uint8Arra
 export const BULK_CONTROL_BODIES = { cancel: parseBulkCancelBody, rerun: parseBulkRerunBody } as const;
 
 /** `{ workflows }` of the push check (the project's `POST /__workflow/check`). */
-export function parsePushCheckBody(bytes: Uint8Array): { workflows: WorkflowShape[] } {
+export function parseStrandedRunsBody(bytes: Uint8Array): { workflows: WorkflowShape[] } {
   const body = parseJsonObject(bytes);
   knownKeysOnly(body, ["workflows"], "A push check");
   return { workflows: parseWorkflowShapes(body.workflows ?? []) };

@@ -127,7 +127,6 @@ export type { BulkAction, BulkOptions, BulkOperation, BulkResult, BulkOperationL
 export { planRerun } from "./rerun.ts";
 export type { RerunPlan } from "./rerun.ts";
 export { findStrandedRuns, describeStrandedRuns, STRANDED_RUNS_LISTED } from "./strandedRuns.ts";
-export type { StrandedRun, StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
 export { checkRunBatch, groupBatch, summaryChange, summaryOf } from "./appendRules.ts";
 export type { RunTail } from "./appendRules.ts";
 export { createMemoryEventStore } from "./memoryEventStore.ts";

@@ -551,7 +551,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         "workflow.rerunMany",
       ),
 
-    async strandedBy(workflows) {
+    async findStrandedRuns(workflows) {
       return findStrandedRuns(store, workflows);
     },
 

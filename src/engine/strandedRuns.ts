@@ -1,10 +1,8 @@
 import type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
 import type { LivePosition, RunIndex } from "./store.ts";
 
-export type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
-
 /**
- * The push check. A new version of a project's code must
+ * The push check: finding the stranded runs. A new version of a project's code must
  * still have, for every live run (running, waiting or paused), the workflow it
  * belongs to and the step at its position (the step it is in, which it may
  * retry, or the one it will claim next), under that name or as an old name
@@ -16,7 +14,7 @@ export type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/work
 export const STRANDED_RUNS_LISTED = 20;
 
 /** What the position of a live run lacks in `next`: nothing (null), its workflow, or its step. */
-export function missingAt(
+function missingAt(
   position: Pick<LivePosition, "name" | "step">,
   next: readonly WorkflowShape[],
 ): "workflow" | "step" | null {

@@ -11,7 +11,7 @@ import { checkId } from "./createRun.ts";
 import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { DEFAULT_PRIORITY } from "./flowControl.ts";
 import { isLiveStatus } from "./store.ts";
-import type { StrandedRuns, WorkflowShape } from "./strandedRuns.ts";
+import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
 import { cronIsDue } from "../core/cronSchedule.ts";
 import { scheduleCronName } from "../contracts/workflowSchedules.ts";
 import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
@@ -93,7 +93,7 @@ export interface WorkflowBackend {
   /** Reruns every finished run the filter matches, durably, in batches. */
   rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
   /** The push check: the live runs code with these workflows would strand. */
-  strandedBy(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
+  findStrandedRuns(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
 }
 
 /**

@@ -11,7 +11,8 @@ import type { RunFilter, RunListPage, RunListQuery } from "../engine/runQuery.ts
 import { createSqlBulkOperationLog } from "../engine/sqlBulkOperations.ts";
 import { createSqlRunIndex, type SqlRunIndex } from "../engine/sqlRunIndex.ts";
 import type { RunReport, RunSummary } from "../engine/store.ts";
-import { findStrandedRuns, type StrandedRuns, type WorkflowShape } from "../engine/strandedRuns.ts";
+import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
+import { findStrandedRuns } from "../engine/strandedRuns.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 
@@ -80,7 +81,7 @@ export class WorkflowRunIndexActor extends DurableObject {
   }
 
   /** The push check: the live runs code with `workflows` would strand. */
-  stranded(workflows: WorkflowShape[]): StrandedRuns {
+  findStrandedRuns(workflows: WorkflowShape[]): StrandedRuns {
     return findStrandedRuns(this.#index, workflows);
   }
 

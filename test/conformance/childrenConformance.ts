@@ -128,7 +128,7 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
         { name: "fan-out", steps: ["start"] },
         { name: "square", steps: ["start"] },
       ];
-      expect(await subject.backend.strandedBy(next)).toEqual({
+      expect(await subject.backend.findStrandedRuns(next)).toEqual({
         count: 1,
         runs: [{ runId: parent.id, workflow: "fan-out", step: "collect", status: "waiting", missing: "step" }],
       });

@@ -359,19 +359,19 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         const next = [{ name: "approve-flow", steps: ["start", "approval"] }];
         await vi.waitFor(
           async () =>
-            expect(await underTest.subject.backend.strandedBy(next)).toEqual({
+            expect(await underTest.subject.backend.findStrandedRuns(next)).toEqual({
               count: 1,
               runs: [{ runId: run.id, workflow: "approve-flow", step: "approve", status: "running", missing: "step" }],
             }),
           { timeout: 8000, interval: 10 },
         );
-        expect(await underTest.subject.backend.strandedBy([{ ...next[0]!, renamed: { approve: "approval" } }])).toEqual(
+        expect(await underTest.subject.backend.findStrandedRuns([{ ...next[0]!, renamed: { approve: "approval" } }])).toEqual(
           {
             count: 0,
             runs: [],
           },
         );
-        expect((await underTest.subject.backend.strandedBy([])).runs[0]).toMatchObject({
+        expect((await underTest.subject.backend.findStrandedRuns([])).runs[0]).toMatchObject({
           runId: run.id,
           missing: "workflow",
         });
@@ -379,7 +379,7 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
         await workflow.send(run.id, "ok", "ada");
         await viewWhen(run.id, (v) => v.status === "completed");
         await vi.waitFor(
-          async () => expect(await underTest.subject.backend.strandedBy(next)).toEqual({ count: 0, runs: [] }),
+          async () => expect(await underTest.subject.backend.findStrandedRuns(next)).toEqual({ count: 0, runs: [] }),
           {
             timeout: 8000,
             interval: 10,

@@ -32,7 +32,7 @@ function fakeBackend(views: WorkflowRunView[] = []) {
     countRuns: vi.fn(async () => 0),
     cancelMany: vi.fn(async () => ({ matched: 0, affected: 0 })),
     rerunMany: vi.fn(async () => ({ matched: 0, affected: 0 })),
-    strandedBy: vi.fn(async () => ({ count: 0, runs: [] })),
+    findStrandedRuns: vi.fn(async () => ({ count: 0, runs: [] })),
   } satisfies WorkflowBackend;
 }
 

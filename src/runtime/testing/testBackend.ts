@@ -143,7 +143,7 @@ const testWorkflowBackend: WorkflowBackend = {
   countRuns: async (filter) => store.matchRunIds(filter, 0).matched,
   cancelMany: (filter, options) => bulk({ kind: "cancel", ...options }, filter),
   rerunMany: (filter, options) => bulk({ kind: "rerun", ...options }, filter),
-  async strandedBy(workflows) {
+  async findStrandedRuns(workflows) {
     return findStrandedRuns(store, workflows);
   },
 };

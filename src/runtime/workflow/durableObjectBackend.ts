@@ -129,7 +129,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
 
     rerunMany: (filter, { fromStep }) => runIndexOf(env).rerunMany(filter, fromStep),
 
-    strandedBy: (workflows) => runIndexOf(env).stranded([...workflows]),
+    findStrandedRuns: (workflows) => runIndexOf(env).findStrandedRuns([...workflows]),
 
     async waitForTerminal(runId) {
       const actor = requireActor(runId);

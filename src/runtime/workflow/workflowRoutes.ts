@@ -3,7 +3,7 @@ import {
   parseBulkCancelBody,
   parseSendOrStartBody,
   parseBulkRerunBody,
-  parsePushCheckBody,
+  parseStrandedRunsBody,
   parseRerunRunBody,
 } from "../../contracts/workflowControl.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
@@ -121,8 +121,8 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     return Response.json(await workflow.rerunMany(filter, fromStep === undefined ? {} : { fromStep }));
   }
   if (rest === "/check" && request.method === "POST") {
-    const { workflows } = parsePushCheckBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
-    return Response.json(await requireBackend().strandedBy(workflows));
+    const { workflows } = parseStrandedRunsBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
+    return Response.json(await requireBackend().findStrandedRuns(workflows));
   }
   if (rest === "/send" && request.method === "POST") {
     const { workflowId, name, payload, start } = parseSendOrStartBody(

@@ -15,7 +15,7 @@ import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
 import { projectLogOf, sourceMapOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
-import { checkPushStrandsNothing } from "./pushCheck.ts";
+import { checkStrandedRuns } from "./strandedRunsCheck.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /** A bundle plus its metadata, as JSON; Workers for Platforms caps scripts at 10 MiB. */
@@ -27,7 +27,7 @@ const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
  * map (if sent) for the stacks the platform shows. The worker secret and the Cloudflare token never
  * leave the API worker. Each push is a version (`v1`, `v2`, … per project, bound as
  * `PLATFORM_VERSION`), and a push that would strand a live workflow run is refused before anything is
- * uploaded (409 `conflict`, see pushCheck.ts) unless `force` is true.
+ * uploaded (409 `conflict`, see strandedRunsCheck.ts) unless `force` is true.
  */
 export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
@@ -57,7 +57,7 @@ export async function deployProject(request: CliRequest, env: ApiEnv): Promise<R
   if (body.force !== undefined && typeof body.force !== "boolean")
     throw new PlatformError("invalid_input", "force must be true or false.");
   const previous = await findLatestDeployment(env.DB, project.id);
-  const stranded = await checkPushStrandsNothing(env, project, previous, workflows, body.force === true);
+  const stranded = await checkStrandedRuns(env, project, previous, workflows, body.force === true);
   const version = versionAfter(previous);
   const { migrationTag } = await uploadProjectScript(
     {

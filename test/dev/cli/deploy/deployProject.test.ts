@@ -8,7 +8,7 @@ import type { ProjectBuild } from "#src/dev/cli/build/buildProject.ts";
 import { CliError } from "#src/dev/cli/commandLine.ts";
 import { deployProject } from "#src/dev/cli/deploy/deployProject.ts";
 
-/** The API's answers to the push check, as the deployment route gives them (test/workers/api/pushCheck.workerd.test.ts). */
+/** The API's answers to the push check, as the deployment route gives them (test/workers/api/strandedRunsCheck.workerd.test.ts). */
 const stranded = Array.from({ length: 20 }, (_, i) => ({
   runId: `run-${i}`,
   workflow: "order",

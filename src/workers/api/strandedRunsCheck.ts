@@ -14,7 +14,7 @@ import type { ApiEnv } from "./env.ts";
  * forced, it goes through and answers what it strands. A project whose
  * running version has no workflows has nothing to strand.
  */
-export async function checkPushStrandsNothing(
+export async function checkStrandedRuns(
   env: ApiEnv,
   project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
   running: { metadata: string } | null,
