@@ -5,7 +5,7 @@
  * run's next state and the effects to carry out, in order: run the step
  * loop, set or delete the alarm, report the run to the project's index, wake
  * `waitForTerminal` callers, answer `start`. No storage, clock or RPC here:
- * WorkflowRunActor.ts performs the effects; tests drive this as a table.
+ * WorkflowRun.ts performs the effects; tests drive this as a table.
  *
  * The rules it keeps:
  * - One execution per run at a time in an instance; a drive asked for while

@@ -63,7 +63,7 @@ describe("wire constants have one definition that every side agrees with", () =>
   });
 
   it("reads a class list that drifted", () => {
-    expect(exportedNames('export { WorkflowRunActor as WorkflowRun } from "./WorkflowRunActor.ts";\n')).toEqual([
+    expect(exportedNames('export { WorkflowRunActor as WorkflowRun } from "./WorkflowRun.ts";\n')).toEqual([
       "WorkflowRun",
     ]);
   });

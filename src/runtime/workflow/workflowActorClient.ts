@@ -2,7 +2,7 @@ import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { actorClient, type ActorClient } from "../../objects/actorClient.ts";
 import type { RunIndexEnv } from "../../objects/runIndexClient.ts";
 import type { FlowKeyEnv } from "../../objects/flowKeyClient.ts";
-import type { WorkflowRunActor } from "../../objects/WorkflowRunActor.ts";
+import type { WorkflowRunActor } from "../../objects/WorkflowRun.ts";
 
 // The actor class is imported as a type only (it imports cloudflare:workers),
 // so the `platform` module stays importable outside workerd.

@@ -10,7 +10,7 @@ declare global {
       PLATFORM_DOMAIN: string;
       /** Starts an uploaded script in a real workerd, for the upload stand-in (test/support/node/scriptStarterService.ts). */
       SCRIPT_STARTER: Fetcher;
-      WORKFLOW_RUNS: DurableObjectNamespace<import("#src/objects/WorkflowRunActor.ts").WorkflowRunActor>;
+      WORKFLOW_RUNS: DurableObjectNamespace<import("#src/objects/WorkflowRun.ts").WorkflowRunActor>;
       RATE_LIMITER: DurableObjectNamespace<import("#src/objects/RateLimiter.ts").RateLimiter>;
       SESSION_CODES: DurableObjectNamespace<import("#src/objects/SessionCode.ts").SessionCode>;
       WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("#src/objects/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;

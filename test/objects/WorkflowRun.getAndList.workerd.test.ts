@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { workflow } from "#src/engine/workflowApi.ts";
 import { waitForIndexed } from "#test/support/workerd/index.ts";
 import { ONE_STEP_LOG, rejection } from "#test/support/workflow/index.ts";
-import { gates, register, shape, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { gates, register, shape, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

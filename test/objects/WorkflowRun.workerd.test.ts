@@ -21,7 +21,7 @@ import {
   waitForLog,
 } from "#test/support/workerd/index.ts";
 import { expectWellFormed, rejection, START_FINISH_LOG } from "#test/support/workflow/index.ts";
-import { gates, invocations, register, settled, shape, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { gates, invocations, register, settled, shape, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

@@ -11,7 +11,7 @@ import { workflow } from "#src/engine/workflowApi.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { actorEnv, actorLog, actorOfRun, isTerminal, waitForIndexed, waitForLog } from "#test/support/workerd/index.ts";
 import { expectWellFormed, START_FINISH_LOG } from "#test/support/workflow/index.ts";
-import { gates, invocations, note, register, settled, shape, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { gates, invocations, note, register, settled, shape, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

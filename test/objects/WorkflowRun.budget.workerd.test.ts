@@ -14,7 +14,7 @@ import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { workflowRunActor } from "#src/runtime/workflow/workflowActorClient.ts";
 import { actorAlarm, actorEnv, actorLog, actorNamed, actorOfRun, waitForLog } from "#test/support/workerd/index.ts";
 import { definitionOf, expectWellFormed, PROGRESS } from "#test/support/workflow/index.ts";
-import { advanceClock, chainOf, invocations, shape, testClock, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { advanceClock, chainOf, invocations, shape, testClock, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { workflow } from "#src/engine/workflowApi.ts";
 import { actorIdOf } from "#test/support/workerd/index.ts";
 import { rejection } from "#test/support/workflow/index.ts";
-import { gates, register, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { gates, register, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

@@ -13,7 +13,7 @@ import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { sweepStuckRuns } from "#src/runtime/workflow/recoverySweep.ts";
 import { actorEnv, actorLog, actorNamed, isTerminal, waitForIndexed, waitForLog } from "#test/support/workerd/index.ts";
 import { expectWellFormed, START_FINISH_LOG } from "#test/support/workflow/index.ts";
-import { gates, invocations, note, register, shape, testClock, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { gates, invocations, note, register, shape, testClock, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 

@@ -15,7 +15,7 @@ import { workflow } from "#src/engine/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { actorNamed } from "#test/support/workerd/index.ts";
 import { definitionOf, expectWellFormed } from "#test/support/workflow/index.ts";
-import { chainOf, invocations, register, shape, testClock, useActorTestHost } from "./WorkflowRunActor.fixture.ts";
+import { chainOf, invocations, register, shape, testClock, useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 
