@@ -1,4 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
+import { PROJECT_DURABLE_OBJECTS } from "../../contracts/projectDurableObjects.ts";
 import { projectScriptBindings } from "./dispatchUpload.ts";
 
 /**
@@ -18,9 +19,18 @@ export const MAX_SECRETS_PER_PROJECT = 64;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The names of the bindings the platform gives a project, beyond its `PLATFORM_*` ones. */
-const PLATFORM_BINDINGS = new Set(
-  projectScriptBindings({ id: 0, slug: "x", script_name: "x", worker_secret: "x" }, ["WorkflowRun", "WorkflowRunIndex"])
+/**
+ * The names of the bindings the platform gives a project, beyond its `PLATFORM_*` ones, read from
+ * the one list of them (`projectScriptBindings`, with every project actor class), so a binding the
+ * platform adds is reserved here too.
+ */
+export const RESERVED_BINDING_NAMES: ReadonlySet<string> = new Set(
+  projectScriptBindings(
+    { id: 0, slug: "x", script_name: "x", worker_secret: "x" },
+    Object.keys(PROJECT_DURABLE_OBJECTS),
+    "https://login.invalid",
+    "v1",
+  )
     .map((binding) => binding.name)
     .filter((name) => !/^PLATFORM_/i.test(name)),
 );
@@ -38,10 +48,10 @@ export function checkSecretName(name: unknown): string {
       "invalid_input",
       `${name}: names starting with PLATFORM_ are the platform's own (PLATFORM_WORKER_SECRET, PLATFORM_PROJECT_ID, …); choose another name.`,
     );
-  if (PLATFORM_BINDINGS.has(name))
+  if (RESERVED_BINDING_NAMES.has(name))
     throw new PlatformError(
       "invalid_input",
-      `${name} is a binding the platform gives every project; choose another name.`,
+      `${name} is a binding the platform gives every project (its plugins and its workflow actors: ${[...RESERVED_BINDING_NAMES].join(", ")}); a secret of that name would clash with it. Choose another name.`,
     );
   return name;
 }
