@@ -1,3 +1,4 @@
+import { decodePathSegment } from "../../core/web/pathSegment.ts";
 import {
   MAX_CONTROL_BODY_BYTES,
   parseBulkCancelBody,
@@ -37,14 +38,6 @@ function notFound(runId: string): Response {
   return errorResponse(new PlatformError("not_found", `Workflow run "${runId}" does not exist.`));
 }
 
-/** The run id in a path segment; null when the segment is not valid percent-encoding (no run has such an id). */
-function runIdIn(segment: string): string | null {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The project's internal workflow routes (the entry wrapper has already
@@ -69,7 +62,7 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   const url = new URL(request.url);
   const execute = /^\/([^/]+)\/execute$/.exec(rest);
   if (execute && request.method === "POST") {
-    const runId = runIdIn(execute[1]!);
+    const runId = decodePathSegment(execute[1]!);
     const actor = runId === null ? null : actorForRun(env, runId);
     if (runId === null || !actor) return notFound(runId ?? execute[1]!);
     return Response.json(await actor.execute(runId));
@@ -79,13 +72,13 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
   }
   const one = /^\/runs\/([^/]+)$/.exec(rest);
   if (one && request.method === "GET") {
-    const runId = runIdIn(one[1]!);
+    const runId = decodePathSegment(one[1]!);
     const view = runId === null ? null : await workflow.get(runId);
     return view ? Response.json(view) : notFound(runId ?? one[1]!);
   }
   const control = /^\/runs\/([^/]+)\/(cancel|events|pause|resume|rerun)$/.exec(rest);
   if (control && request.method === "POST") {
-    const runId = runIdIn(control[1]!);
+    const runId = decodePathSegment(control[1]!);
     if (runId === null || !actorForRun(env, runId)) return notFound(runId ?? control[1]!);
     if (control[2] === "cancel" || control[2] === "pause") {
       const bytes = await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES);

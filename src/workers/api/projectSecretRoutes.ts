@@ -1,3 +1,4 @@
+import { decodePathSegment } from "../../core/web/pathSegment.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { readJsonObject } from "../../core/web/jsonBody.ts";
 import { deleteProjectSecret, listProjectSecrets, putProjectSecret } from "../db/projectSecretsTable.ts";
@@ -20,11 +21,10 @@ const APPLIES = "next_push";
 
 /** The name in the path, decoded once (the router leaves it percent-encoded). */
 function nameIn(request: CliRequest): string {
-  try {
-    return decodeURIComponent(request.params.name!);
-  } catch {
+  const name = decodePathSegment(request.params.name!);
+  if (name === null)
     throw new PlatformError("invalid_input", `${JSON.stringify(request.params.name)} is not a secret name.`);
-  }
+  return name;
 }
 
 /** `GET /projects/:slug/secrets` → `{ secrets: [{ name, updatedAt }] }`: names only. */

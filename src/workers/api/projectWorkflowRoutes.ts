@@ -1,3 +1,4 @@
+import { decodePathSegment } from "../../core/web/pathSegment.ts";
 import {
   BULK_CONTROL_BODIES,
   parseSendOrStartBody,
@@ -39,12 +40,8 @@ export async function listProjectWorkflowRuns(request: CliRequest, env: ApiEnv):
  */
 function runPath(request: CliRequest, action = ""): string {
   const segment = request.params.runId!;
-  let runId: string;
-  try {
-    runId = decodeURIComponent(segment);
-  } catch {
-    throw new PlatformError("not_found", `Workflow run "${segment}" does not exist.`);
-  }
+  const runId = decodePathSegment(segment);
+  if (runId === null) throw new PlatformError("not_found", `Workflow run "${segment}" does not exist.`);
   return `/__workflow/runs/${encodeURIComponent(runId)}${action}`;
 }
 
@@ -121,8 +118,12 @@ export const rerunManyProjectWorkflowRuns = (request: CliRequest, env: ApiEnv) =
 /** `POST /projects/:slug/crons/:name/run`: runs one of the project's crons now (e.g. the recovery sweep). */
 export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const name = request.params.name!;
-  if (!(await projectHasCron(env.DB, project.id, name)))
-    throw new PlatformError("not_found", `Project "${project.slug}" has no cron named "${name}".`);
+  // The router leaves the name percent-encoded: a schedule's cron is `__schedule/<workflow>`.
+  const name = decodePathSegment(request.params.name!);
+  if (name === null || !(await projectHasCron(env.DB, project.id, name)))
+    throw new PlatformError(
+      "not_found",
+      `Project "${project.slug}" has no cron named "${name ?? request.params.name}".`,
+    );
   return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", `/__cron/${encodeURIComponent(name)}`));
 }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "#src/core/requestToken.ts";
+import { replaceProjectCronsStatements } from "#src/workers/db/projectCronsTable.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import {
   apiHarness,
@@ -334,5 +335,36 @@ describe("the project's answer passes through", () => {
     expect(await response.json()).toEqual({
       error: { code: "upstream_error", message: "Project worker proj-shop is not deployed." },
     });
+  });
+});
+
+describe("POST /projects/:slug/crons/:name/run", () => {
+  // A schedule's cron is `__schedule/<workflow>`: its name reaches the route percent-encoded (it answered 404).
+  it.each(["__schedule/heartbeat", "__workflow-recovery"])("runs %s, the name decoded once", async (name) => {
+    const dispatcher = fakeDispatcher(async () => Response.json({ cron: name, output: "ok" }));
+    const harness = apiHarness({ dispatcher });
+    const { user, row } = await userWithProject("ada@example.com", "shop");
+    await env.DB.batch(replaceProjectCronsStatements(env.DB, row.id, [{ name, schedule: "* * * * *" }]));
+    const response = await callApi("POST", `/projects/shop/crons/${encodeURIComponent(name)}/run`, {
+      token: user.token,
+      env: harness.env,
+    });
+    expect(response.status).toBe(200);
+    expect(dispatcher.calls.map((call) => call.url.pathname)).toEqual([`/__cron/${encodeURIComponent(name)}`]);
+  });
+
+  it.each([
+    ["a cron the project does not have", "__schedule%2Fnope"],
+    ["a name that is not valid percent-encoding", "%E0%A4%A"],
+  ])("answers 404 for %s, nothing reaches the project", async (_, segment) => {
+    const dispatcher = fakeDispatcher(async () => Response.json({}));
+    const harness = apiHarness({ dispatcher });
+    const { user } = await userWithProject("ada@example.com", "shop");
+    const response = await callApi("POST", `/projects/shop/crons/${segment}/run`, {
+      token: user.token,
+      env: harness.env,
+    });
+    await expectError(response, 404, "not_found");
+    expect(dispatcher.calls).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { decodePathSegment } from "../../../core/web/pathSegment.ts";
 import { timingSafeEqual } from "node:crypto";
 import {
   BULK_CONTROL_BODIES,
@@ -83,11 +84,9 @@ function tokenMatches(header: string | null, expected: string): boolean {
 
 /** The run id in a path segment; malformed percent-encoding names no run. */
 function runIdIn(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new PlatformError("not_found", `Workflow run "${segment}" does not exist.`);
-  }
+  const runId = decodePathSegment(segment);
+  if (runId === null) throw new PlatformError("not_found", `Workflow run "${segment}" does not exist.`);
+  return runId;
 }
 
 export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(request: Request): Promise<Response> } {
