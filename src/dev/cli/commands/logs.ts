@@ -2,6 +2,7 @@ import path from "node:path";
 import { CliError, cliOptions, type Command } from "../commandLine.ts";
 import { readDevSession, stateDirFor } from "../dev/devState.ts";
 import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
+import { printableLine } from "../logs/printableLine.ts";
 import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
 
 /**
@@ -22,7 +23,7 @@ function logTarget(values: Record<string, string | boolean | undefined>): Platfo
 
 export const logsCommand: Command = {
   summary: "Print a project's log: its requests, console output, errors and workflow steps.",
-  usage: "platform logs [--dir D | --slug S --api URL] [--follow] [--json]",
+  usage: "platform logs [--dir D | --slug S --api URL] [--follow] [--json] [--raw]",
   help: `
 Prints the project's recent log, oldest first, each line with its time:
   GET /api/orders → 201 in 12 ms                  a request the project answered
@@ -39,8 +40,11 @@ directory); with --api URL (or --slug S) the pushed project \`platform push\`
 deploys from --dir (or the one named --slug) on that platform, with the token
 of \`platform login\` or $PLATFORM_TOKEN. Only the project's owner reads its
 log, and it holds nothing of any other project. The platform keeps the newest
-1,000 lines of each project. --json prints one JSON object per line.`,
-  options: cliOptions({ strings: ["dir", "slug", "api"], booleans: ["follow", "json"] }),
+1,000 lines of each project. --json prints one JSON object per line.
+Control characters a line holds (a logged escape sequence) print as \\xNN, so
+what a project logs cannot retitle or clear your terminal; --raw prints them
+as logged.`,
+  options: cliOptions({ strings: ["dir", "slug", "api"], booleans: ["follow", "json", "raw"] }),
   async run({ positionals, values }) {
     if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
     const target = logTarget(values);
@@ -48,7 +52,10 @@ log, and it holds nothing of any other project. The platform keeps the newest
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(0));
     await showProjectLog(target, {
       follow: values.follow === true,
-      print: (line) => console.log(values.json ? JSON.stringify(line) : timedLine(line)),
+      print: (line) =>
+        console.log(
+          values.json ? JSON.stringify(line) : values.raw ? timedLine(line) : printableLine(timedLine(line)),
+        ),
     });
     return 0;
   },
