@@ -3,7 +3,9 @@ import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import path from "node:path";
+import { PROJECT_DURABLE_OBJECTS } from "../../../contracts/projectDurableObjects.ts";
 import { PlatformError } from "../../../core/errors.ts";
+import { refuseLinksOutOfProject } from "../linksOutOfProject.ts";
 import { REPO_NODE_MODULES, REPO_ROOT, RUNTIME_DIR } from "../repoPaths.ts";
 import { buildFailure, buildFailureFrom, fatalWarnings } from "./buildFailure.ts";
 import { nativeSqliteGuard } from "./nativeSqliteGuard.ts";
@@ -166,6 +168,7 @@ export async function buildProject(
   options: BuildOptions = {},
 ): Promise<ProjectBuild> {
   const target = options.target ?? "worker";
+  refuseLinksOutOfProject(projectDir, outDir);
   const entry = findProjectEntry(projectDir);
   const bundlePath = path.join(outDir, target === "worker" ? "worker.js" : "project.mjs");
   const probe = await bundle(projectDir, entry, { workflow: false }, bundlePath, false, target, false);
@@ -193,8 +196,7 @@ export async function buildProject(
     bundlePath,
     bundleBytes,
     capabilities,
-    durableObjects:
-      capabilities.workflow && target === "worker" ? ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"] : [],
+    durableObjects: capabilities.workflow && target === "worker" ? Object.keys(PROJECT_DURABLE_OBJECTS) : [],
     inputs: inputs.filter((p) => !p.includes(`${path.sep}node_modules${path.sep}`)),
     bytesBySource,
   };

@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { PLUGIN_IDS } from "../../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../../core/errors.ts";
+import { refuseLinksOutOfProject } from "../linksOutOfProject.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { formatRequestLine, type RequestRecord } from "../dev/devLogLines.ts";
 import { clearDevSession, stateDirFor, writeDevSession } from "../dev/devState.ts";
@@ -240,6 +241,7 @@ node:sqlite.`,
       throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
     if (!existsSync(projectDir)) throw new CliError(`There is no folder ${projectDir}.`);
     if (!statSync(projectDir).isDirectory()) throw new CliError(`${projectDir} is not a folder.`);
+    refuseLinksOutOfProject(projectDir, stateDir);
 
     await holdStateDir({ stateDir, host: HOST, port, command: "platform dev", folder: projectDir }, async () => {
       try {

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { refuseLinksOutOfProject } from "../linksOutOfProject.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { projectSlugFor } from "../dev/projectSlugFor.ts";
 import { KEPT_ENTRIES, SCAFFOLD_PACKAGES, scaffoldFiles, type ScaffoldPackage } from "../init/scaffold.ts";
@@ -100,6 +101,8 @@ Then run:  cd <dir> && npm install && npm test && npm run dev`,
       },
       { gitignore: present.includes(".gitignore") ? readFileSync(path.join(dir, ".gitignore"), "utf8") : null },
     );
+    // Every file is checked before the first is written: a refusal leaves the folder as it was.
+    for (const name of Object.keys(files)) refuseLinksOutOfProject(dir, path.join(dir, name));
     for (const [name, content] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
       writeFileSync(path.join(dir, name), content);

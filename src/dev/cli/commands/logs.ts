@@ -53,9 +53,7 @@ as logged.`,
     await showProjectLog(target, {
       follow: values.follow === true,
       print: (line) =>
-        console.log(
-          values.json ? JSON.stringify(line) : values.raw ? timedLine(line) : printableLine(timedLine(line)),
-        ),
+        console.log(values.json ? JSON.stringify(line) : values.raw ? timedLine(line) : printableLine(timedLine(line))),
     });
     return 0;
   },
