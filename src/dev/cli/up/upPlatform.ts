@@ -10,6 +10,7 @@ import { applyD1Migrations } from "../dev/d1Migrations.ts";
 import { pluginWorkerNames, readDeployedWorkers } from "../dev/deployedWorkers.ts";
 import type { RequestRecord } from "../dev/devLogLines.ts";
 import { loadOrCreateCredentials } from "../dev/devState.ts";
+import { dueCrons, type LocalCron, localCrons } from "../dev/localCrons.ts";
 import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
 import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/localPlugins.ts";
 import { assignLocalPorts } from "../dev/localPorts.ts";
@@ -35,6 +36,8 @@ export interface UpPlatform {
   issuer: string;
   /** The fake email provider's outbox: what projects sent (the API has no outbox route, as deployed). */
   emailOutboxUrl: string;
+  /** Fires the platform workers' cron triggers due in `scheduledTime`'s minute (their wrangler configs' crons). */
+  runScheduled(scheduledTime: Date): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -92,6 +95,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const server = await serveStandIn(standIn, host);
   const idp = await startLocalLogin(host, port, ports.login);
   let mf: Miniflare | undefined;
+  let crons: LocalCron[] = [];
   const stopAll = async () => {
     await mf?.dispose();
     await Promise.all([projects.stop(), idp.provider.stop(), server.stop()]);
@@ -124,6 +128,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       socket: { host, port: ports.traces },
       key: traceKey,
     });
+    crons = localCrons(base.workers as V4WorkerOptions[]);
     mf = new Miniflare(
       convertV4MiniflareOptions({
         ...base,
@@ -151,6 +156,10 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     loginUrl: idp.login.publicUrl,
     issuer: idp.login.issuer,
     emailOutboxUrl: `${pluginUrls.fakes.email}/__fake/outbox`,
+    async runScheduled(scheduledTime) {
+      for (const { worker, cron } of dueCrons(crons, scheduledTime))
+        await (await mf!.getWorker(worker)).scheduled({ cron, scheduledTime });
+    },
     stop: stopAll,
   };
 }
