@@ -87,12 +87,12 @@ it("starts the schedule's run on the next minute and fails the run stranded by p
 
   // Nothing here calls a cron: only platform up's minute driver can start the tick or run the sweep.
   const ticks = await until(
-    () => json<{ runs: { id: string }[] }>("ticks"),
+    () => json<{ runs: { workflowId: string }[] }>("ticks"),
     (page) => page.runs.length > 0,
     "a scheduled tick run",
   );
-  // A run's id names its tick (`tick@<ISO minute>`): the first is the first minute after the push, within 70 s.
-  const firstTick = Math.min(...ticks.runs.map((run) => Date.parse(run.id.replace(/^tick@/, ""))));
+  // A run's workflow id names its tick (`tick@<ISO minute>`): the first is the first minute after the push, within 70 s.
+  const firstTick = Math.min(...ticks.runs.map((run) => Date.parse(run.workflowId.replace(/^tick@/, ""))));
   expect(firstTick - pushedAt).toBeLessThanOrEqual(70_000);
 
   const failed = await until(() => json<Run>(`runs/${stranded}`), (run) => run.status !== "running", `run ${stranded}`);
