@@ -75,9 +75,17 @@ it("starts the schedule's run on the next minute and fails the run stranded by p
   const first = await push();
   expect(first.code, first.stdout + first.stderr).toBe(0);
   const pushedAt = Date.now();
-  await until(() => getOnLoopback(PROJECT_URL).then((r) => r.body), (b) => b.includes("approve"), "v1 serving");
+  await until(
+    () => getOnLoopback(PROJECT_URL).then((r) => r.body),
+    (b) => b.includes("approve"),
+    "v1 serving",
+  );
   const { id: stranded } = await json<{ id: string }>("start");
-  await until(() => json<Run>(`runs/${stranded}`), (run) => run.waitingFor !== undefined, `run ${stranded} waiting`);
+  await until(
+    () => json<Run>(`runs/${stranded}`),
+    (run) => run.waitingFor !== undefined,
+    `run ${stranded} waiting`,
+  );
 
   // v2 drops the step the run waits in: --force takes it and strands the run.
   writeFileSync(path.join(dir, "src/index.ts"), project("signoff"));
@@ -95,7 +103,11 @@ it("starts the schedule's run on the next minute and fails the run stranded by p
   const firstTick = Math.min(...ticks.runs.map((run) => Date.parse(run.workflowId.replace(/^tick@/, ""))));
   expect(firstTick - pushedAt).toBeLessThanOrEqual(70_000);
 
-  const failed = await until(() => json<Run>(`runs/${stranded}`), (run) => run.status !== "running", `run ${stranded}`);
+  const failed = await until(
+    () => json<Run>(`runs/${stranded}`),
+    (run) => run.status !== "running",
+    `run ${stranded}`,
+  );
   expect(failed.status).toBe("failed");
   expect(failed.error).toContain('Workflow "order" has no step "approve"');
   expect(platform!.up.output()).not.toContain("The minute cron failed");

@@ -14,6 +14,7 @@ import { dueCrons, type LocalCron, localCrons } from "../dev/localCrons.ts";
 import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
 import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/localPlugins.ts";
 import { assignLocalPorts } from "../dev/localPorts.ts";
+import { loadOrCreateMachineKey } from "../dev/machineKey.ts";
 import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
 import { frontWorker } from "./frontWorker.ts";
 import { createProjectInstances } from "./projectInstances.ts";
@@ -59,6 +60,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const { host, port, stateDir, log } = options;
   mkdirSync(stateDir, { recursive: true });
   const credentials = loadOrCreateCredentials(stateDir);
+  const machineKey = loadOrCreateMachineKey();
   const deployedWorkers = await readDeployedWorkers(REPO_ROOT);
   const scripts = await buildPlatformWorkers(path.join(stateDir, "platform"), deployedWorkers, { devRoutes: false });
   const pluginWorkers = pluginWorkerNames(deployedWorkers);
@@ -88,7 +90,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     startScript: startInWorkerd,
     // The push is answered once the new version serves (or was found not to start, and the old one serves on).
     onAccepted: async (script) => {
-      saveAcceptedScript(stateDir, script);
+      saveAcceptedScript(stateDir, script, machineKey);
       if ((await projects.serve(script)) && !replaying) log(`Deployed ${script.name}`);
     },
   });
@@ -138,12 +140,17 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     await mf.ready;
     const ran = await applyD1Migrations(await mf.getD1Database("DB", API_WORKER), MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
-    const skipped = await replaySavedScripts(stateDir, standIn, {
-      apiBase: server.apiBase,
-      accountId: ACCOUNT_ID,
-      namespace: NAMESPACE,
-      apiToken: cloudflareToken,
-    });
+    const skipped = await replaySavedScripts(
+      stateDir,
+      standIn,
+      {
+        apiBase: server.apiBase,
+        accountId: ACCOUNT_ID,
+        namespace: NAMESPACE,
+        apiToken: cloudflareToken,
+      },
+      machineKey,
+    );
     for (const { name, reason } of skipped)
       log(`Skipped the saved script ${name}: ${reason}. The platform and the other projects run; push ${name} again.`);
     replaying = false;

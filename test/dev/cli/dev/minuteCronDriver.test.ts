@@ -71,11 +71,15 @@ describe("driveMinuteCron", () => {
   it("passes the minute it was set for when its timer fires late", async () => {
     const clock = manualClock("2026-11-28T10:00:30Z");
     const delivered: Date[] = [];
-    const driver = driveMinuteCron(async (at) => void delivered.push(at), () => {}, {
-      ...clock,
-      // Every timer fires 7 s late, as on a busy machine.
-      setTimeout: (run, delayMS) => clock.setTimeout(run, delayMS + 7_000),
-    });
+    const driver = driveMinuteCron(
+      async (at) => void delivered.push(at),
+      () => {},
+      {
+        ...clock,
+        // Every timer fires 7 s late, as on a busy machine.
+        setTimeout: (run, delayMS) => clock.setTimeout(run, delayMS + 7_000),
+      },
+    );
     await clock.advanceTo("2026-11-28T10:01:10Z");
     driver.stop();
     expect(delivered.map((d) => d.toISOString())).toEqual(["2026-11-28T10:01:00.000Z"]);
@@ -84,7 +88,11 @@ describe("driveMinuteCron", () => {
   it("stops: no minute after stop(), no timer left", async () => {
     const clock = manualClock("2026-11-28T10:00:30Z");
     const delivered: Date[] = [];
-    const driver = driveMinuteCron(async (at) => void delivered.push(at), () => {}, clock);
+    const driver = driveMinuteCron(
+      async (at) => void delivered.push(at),
+      () => {},
+      clock,
+    );
     await clock.advanceTo("2026-11-28T10:01:00Z");
     driver.stop();
     await clock.advanceTo("2026-11-28T10:05:00Z");
