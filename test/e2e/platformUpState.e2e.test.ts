@@ -135,5 +135,25 @@ it("keeps a pushed secret sealed: no file of its state holds the value, and the 
   expect(filesHolding(path.join(tmp, "state"), SECRET)).toEqual([]);
   // What the push wrote (its build, under .platform/, which the scaffold's .gitignore lists), and nothing of up's.
   expect(listing(dir).filter((entry) => !entry.startsWith(".platform"))).toEqual(before);
-  await stopUp();
 }, 600_000);
+
+it("its console requests only routes platform up has: no outbox (platform dev's only)", async () => {
+  const page = await browser!.newPage();
+  const requested: string[] = [];
+  const missing: string[] = [];
+  page.on("request", (request) => requested.push(request.url()));
+  page.on("response", (response) => {
+    if (response.status() === 404) missing.push(response.url());
+  });
+  try {
+    await page.goto(`${API}/console/#token=${token}`);
+    await page.getByRole("link", { name: "shop" }).click();
+    await page.locator("#logs-heading").waitFor();
+    expect(await page.locator("#outbox").count()).toBe(0);
+  } finally {
+    await page.close();
+  }
+  expect(requested.filter((url) => /\/projects\/[^/]+\/outbox/.test(url))).toEqual([]);
+  // Neither the outbox nor an icon answers 404 (the console declares its own favicon.svg).
+  expect(missing.filter((url) => /outbox|favicon/.test(url))).toEqual([]);
+}, 120_000);
