@@ -18,7 +18,7 @@ export { ProjectLog } from "../../workers/api/projectLogs/ProjectLog.ts";
  * providers and the local project's record. The deployed worker
  * (src/workers/api/index.ts) has none of them.
  */
-export default createApiWorker<DevApiEnv>({
+const worker = createApiWorker<DevApiEnv>({
   extraRoutes: (router) =>
     router
       .post("/projects/:slug/plugins/:plugin/test-events", withCliUser, sendPluginTestEvent)
@@ -28,3 +28,22 @@ export default createApiWorker<DevApiEnv>({
       .get("/projects/:slug/outbox", withCliUser, listOutbox)
       .get("/projects/:slug/outbox/:id", withCliUser, showOutboxEmail),
 });
+
+/** Names the dev-only routes the console may use, space-separated (src/console/public/console/app.js reads it). */
+const LOCAL_ROUTES_HEADER = "X-Platform-Local-Routes";
+
+/**
+ * The console asks `GET /cli/whoami` first; this worker's answer names the
+ * dev-only routes it may use (`X-Platform-Local-Routes`), so under `platform
+ * up` and deployed, where they do not exist, it never requests them.
+ */
+export default {
+  ...worker,
+  async fetch(request: Request, env: DevApiEnv, ctx: ExecutionContext): Promise<Response> {
+    const response = await worker.fetch(request, env, ctx);
+    if (new URL(request.url).pathname !== "/cli/whoami" || !response.ok) return response;
+    const answered = new Response(response.body, response);
+    answered.headers.set(LOCAL_ROUTES_HEADER, "outbox");
+    return answered;
+  },
+};

@@ -18,10 +18,10 @@ export interface StreamingCli {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `platform <args>` and reads its output as it comes (for `platform up` and `platform login`). */
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): StreamingCli {
+/** Starts `platform <args>` in `cwd` and reads its output as it comes (for `platform up` and `platform login`). */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): StreamingCli {
   const child = spawn(process.execPath, [PLATFORM_BIN, ...args], {
-    cwd: REPO,
+    cwd,
     env: { ...process.env, ...env, NO_COLOR: "1" },
   });
   let output = "";

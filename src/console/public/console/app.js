@@ -44,6 +44,9 @@ class ApiError extends Error {
   }
 }
 
+/** The dev-only routes the platform's API has (`outbox` under `platform dev`); none under `platform up` or deployed. */
+let localRoutes = /** @type {string[]} */ ([]);
+
 /**
  * One call to the API worker (same origin). A 401 forgets the token and shows the sign-in form.
  * @param {string} method @param {string} path @param {unknown} [body]
@@ -60,6 +63,9 @@ async function api(method, path, body) {
     body: body === undefined ? undefined : JSON.stringify(body),
     cache: "no-store",
   });
+  // Only `platform dev`'s API names dev-only routes (src/dev/routes/devApiWorker.ts); none are requested elsewhere.
+  if (path === "/cli/whoami" && response.ok)
+    localRoutes = (response.headers.get("x-platform-local-routes") ?? "").split(" ").filter(Boolean);
   const json = await response.json().catch(() => null);
   if (response.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -303,7 +309,7 @@ async function showProject(slug, filters = new URLSearchParams()) {
       listHref: (query) => hrefFor(slug, undefined, query),
     }),
     logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
-    outboxSection(slug, { api, errorText }),
+    ...(localRoutes.includes("outbox") ? [outboxSection(slug, { api, errorText })] : []),
   );
   heading.focus();
 }

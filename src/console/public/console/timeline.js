@@ -30,6 +30,16 @@
  */
 
 /**
+ * Each pause kind the engine makes, with its row label and legend text; each has its own bar
+ * (`.bar.pause-<kind>` in console.css). A kind not listed is still drawn, by its name.
+ */
+export const PAUSE_KINDS = [
+  { pause: "sleep", label: "sleep", legend: "sleeping" },
+  { pause: "wait", label: "wait for an event", legend: "waiting for an event" },
+  { pause: "children", label: "children", legend: "waiting for child runs" },
+];
+
+/**
  * @param {RunView} view
  * @param {number} now  the time a running run is drawn up to
  * @returns {Timeline}

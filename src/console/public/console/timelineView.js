@@ -4,7 +4,7 @@
 // (their own kind of bar, with the wake time or the event's name), and marks
 // for received events and the cancel on a row of their own.
 import { el, clear, formatTime } from "./dom.js";
-import { buildTimeline, formatDuration, placeOnAxis } from "./timeline.js";
+import { buildTimeline, formatDuration, PAUSE_KINDS, placeOnAxis } from "./timeline.js";
 
 /**
  * @typedef {import("./timeline.js").AttemptRow} AttemptRow
@@ -78,7 +78,13 @@ function pauseItem(row, axis) {
   return el(
     "li",
     { class: `pause pause-${row.pause}`, "data-pause": row.pause, "data-pending": String(row.pending) },
-    el("span", { class: "label" }, row.pause === "wait" ? `wait for ${row.event}` : row.pause),
+    el(
+      "span",
+      { class: "label" },
+      row.pause === "wait"
+        ? `wait for ${row.event}`
+        : (PAUSE_KINDS.find((kind) => kind.pause === row.pause)?.label ?? row.pause),
+    ),
     el("div", { class: "track", "aria-hidden": "true" }, barOn(row, axis, `bar pause-${row.pause}`)),
     el("span", { class: "detail" }, pauseDetail(row)),
   );
@@ -172,8 +178,7 @@ export function renderTimeline(section, view, rerunFrom) {
       ...key("outcome-failed", "failed"),
       ...key("outcome-running", "running"),
       ...key("wait", "waiting to retry"),
-      ...key("pause-sleep", "sleeping"),
-      ...key("pause-wait", "waiting for an event"),
+      ...PAUSE_KINDS.flatMap((kind) => key(`pause-${kind.pause}`, kind.legend)),
     ),
   );
 }

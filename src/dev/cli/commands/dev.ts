@@ -10,6 +10,7 @@ import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
 import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/localPlatform.ts";
+import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
 import { type ProjectWatcher, watchProjectTree } from "../dev/projectWatcher.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
@@ -56,28 +57,6 @@ function watchProject(
     clearTimeout(timer);
     timer = setTimeout(rebuild, 150);
   });
-}
-
-/** Local crons never fire by themselves: drive the platform's every-minute trigger, on the minute. */
-function driveMinuteCron(platform: LocalPlatform): { stop(): void } {
-  let timer: NodeJS.Timeout;
-  let delivered = 0;
-  const schedule = () => {
-    // Each minute once, even if a timer fires a hair early.
-    const minute = new Date(Math.max(Math.floor(Date.now() / 60_000) + 1, delivered + 1) * 60_000);
-    delivered = minute.getTime() / 60_000;
-    timer = setTimeout(async () => {
-      try {
-        // The minute it was set for, as a cron trigger's scheduledTime: a late timer still delivers its minute.
-        await platform.runScheduled(minute);
-      } catch (error) {
-        console.error("The minute cron failed:", error);
-      }
-      schedule();
-    }, minute.getTime() - Date.now());
-  };
-  schedule();
-  return { stop: () => clearTimeout(timer) };
 }
 
 const RECOVERY_CRON = "__workflow-recovery";
@@ -293,7 +272,10 @@ async function runWorkerdDev(
     cliToken: platform.cliToken,
   });
   const watcher = watchProject(projectDir, platform);
-  const cron = driveMinuteCron(platform);
+  const cron = driveMinuteCron(
+    (minute) => platform.runScheduled(minute),
+    (error) => console.error("The minute cron failed:", error),
+  );
 
   console.log(`Project "${platform.project.slug}" from ${projectDir}`);
   if (isPrivate) console.log(`  private deployment at ${platform.projectUrl}`);

@@ -3,18 +3,24 @@ import { CliError, type Command } from "../commandLine.ts";
 import { formatRequestLine } from "../dev/devLogLines.ts";
 import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
+import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
 import { startUpPlatform } from "../up/upPlatform.ts";
+import { defaultUpStateDir } from "../up/upStateDir.ts";
 
 const HOST = "127.0.0.1";
 
-export function parseUpArgs(values: Record<string, string | boolean | undefined>): { port: number; stateDir: string } {
+export function parseUpArgs(
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv = process.env,
+): { port: number; stateDir: string } {
   const raw = values.port;
   const port = raw === undefined ? 8800 : Number(raw);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new CliError(`--port must be a port number, got "${raw}".`, 2);
   if (values.state === "") throw new CliError("--state needs a folder.", 2);
-  return { port, stateDir: path.resolve((values.state as string | undefined) ?? ".platform-local") };
+  const state = values.state as string | undefined;
+  return { port, stateDir: state === undefined ? defaultUpStateDir(env) : path.resolve(state) };
 }
 
 export const upCommand: Command = {
@@ -40,11 +46,14 @@ of its own, so a push or a broken project never stops the platform or
 another project, and is served at http://<slug>.localhost:N/ (private ones
 at http://localhost:N/<slug>/) when the push answers. http://127.0.0.1:N is
 the API and the console only: the deployed API's routes, none of
-\`platform dev\`'s.
+\`platform dev\`'s. Every minute it fires the platform workers' cron triggers
+(those of their wrangler configs), as Cloudflare does deployed: workflow
+schedules, the recovery sweep, retention, plugin health.
 
-State (D1, Durable Objects, uploaded scripts) stays in ./.platform-local/
-(or --state DIR) across restarts; a kept script that no longer starts is
-skipped at start with a line saying why. One \`platform up\` per state folder. Stops
+State (D1, Durable Objects, uploaded scripts) stays in
+$XDG_STATE_HOME/platform/up (default ~/.local/state/platform/up), or in
+--state DIR, across restarts, never in the folder it was started from; a
+kept script that no longer starts is skipped at start with a line saying why. One \`platform up\` per state folder. Stops
 cleanly on Ctrl-C or SIGTERM; if killed outright, a watchdog stops workerd.
 
 The local provider's users are ${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
@@ -52,7 +61,7 @@ the password is "${LOCAL_IDP_PASSWORD}".
 
 Options:
   --port N      the platform's port (default 8800)
-  --state DIR   where state is kept (default ./.platform-local)
+  --state DIR   where state is kept (default ~/.local/state/platform/up)
   --quiet       no request lines`,
   options: { port: { type: "string", short: "p" }, state: { type: "string" }, quiet: { type: "boolean", short: "q" } },
   async run({ positionals, values }) {
@@ -81,7 +90,14 @@ Options:
       console.log(`Next: platform login --api ${platform.url}, then platform push <dir>`);
       console.log(`Platform on ${platform.url}`);
       ready = true;
-      await untilSignalled(() => platform.stop());
+      const cron = driveMinuteCron(
+        (minute) => platform.runScheduled(minute),
+        (error) => console.error("The minute cron failed:", error),
+      );
+      await untilSignalled(async () => {
+        cron.stop();
+        await platform.stop();
+      });
     });
   },
 };

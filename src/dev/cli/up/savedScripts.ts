@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { AcceptedScript, ScriptUploadStandIn } from "../../cloudflare/scriptUploadStandIn.ts";
+import { openSecretText, sealSecretText } from "./sealedSecretText.ts";
 
 /**
  * What the stand-in accepted survives a `platform up` restart: each script's
@@ -8,7 +9,9 @@ import type { AcceptedScript, ScriptUploadStandIn } from "../../cloudflare/scrip
  * modules, migration state) and replayed into the fresh stand-in at start, as
  * one upload whose migration brings its Durable Object classes straight to
  * the kept tag, so the next push's `old_tag` still matches. A kept script
- * that no longer starts is skipped at start, never fatal.
+ * that no longer starts is skipped at start, never fatal. A secret binding's
+ * value is kept sealed with the machine key (sealedSecretText.ts), never in
+ * plain text.
  */
 interface SavedUpload {
   metadata: AcceptedScript["metadata"];
@@ -21,7 +24,16 @@ export function scriptsDir(stateDir: string): string {
   return path.join(stateDir, "scripts");
 }
 
-export function saveAcceptedScript(stateDir: string, script: AcceptedScript): void {
+type Bindings = NonNullable<AcceptedScript["metadata"]["bindings"]>;
+
+/** Each `secret_text` binding's `text` passed through `convert` (sealing on save, opening on replay). */
+function withSecretTexts(bindings: Bindings | undefined, convert: (text: string) => string): Bindings | undefined {
+  return bindings?.map((binding) =>
+    binding.type === "secret_text" ? { ...binding, text: convert((binding as { text: string }).text) } : binding,
+  ) as Bindings | undefined;
+}
+
+export function saveAcceptedScript(stateDir: string, script: AcceptedScript, machineKey: Buffer): void {
   const dir = path.join(scriptsDir(stateDir), script.name, "upload");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -30,12 +42,15 @@ export function saveAcceptedScript(stateDir: string, script: AcceptedScript): vo
     return { name, contentType: module.contentType };
   });
   const saved: SavedUpload = {
-    metadata: script.metadata,
+    metadata: {
+      ...script.metadata,
+      bindings: withSecretTexts(script.metadata.bindings, (text) => sealSecretText(machineKey, text)),
+    },
     modules,
     migrationTag: script.migrationTag,
     durableObjectClasses: script.durableObjectClasses,
   };
-  // The bindings hold the project's secrets and worker secret, as Cloudflare holds them: readable by this user only.
+  // Sealed or not, the upload is this user's only.
   writeFileSync(path.join(dir, "upload.json"), JSON.stringify(saved, null, 2) + "\n", { mode: 0o600 });
 }
 
@@ -54,6 +69,7 @@ export async function replaySavedScripts(
   stateDir: string,
   standIn: ScriptUploadStandIn,
   target: { apiBase: string; accountId: string; namespace: string; apiToken: string },
+  machineKey: Buffer,
 ): Promise<SkippedScript[]> {
   const root = scriptsDir(stateDir);
   if (!existsSync(root)) return [];
@@ -63,7 +79,7 @@ export async function replaySavedScripts(
     if (!existsSync(path.join(dir, "upload.json"))) continue;
     let form: FormData;
     try {
-      form = savedUploadForm(dir);
+      form = savedUploadForm(dir, machineKey);
     } catch (error) {
       skipped.push({ name, reason: `its saved upload in ${dir} cannot be read (${(error as Error).message})` });
       continue;
@@ -81,9 +97,13 @@ export async function replaySavedScripts(
 }
 
 /** The kept upload as one upload whose migration brings the script's classes straight to the kept tag. */
-function savedUploadForm(dir: string): FormData {
+function savedUploadForm(dir: string, machineKey: Buffer): FormData {
   const saved = JSON.parse(readFileSync(path.join(dir, "upload.json"), "utf8")) as SavedUpload;
-  const { migrations: _previousStep, ...metadata } = saved.metadata;
+  const { migrations: _previousStep, ...kept } = saved.metadata;
+  const metadata = {
+    ...kept,
+    bindings: withSecretTexts(kept.bindings, (sealed) => openSecretText(machineKey, sealed)),
+  };
   const form = new FormData();
   const replayed = saved.migrationTag
     ? { ...metadata, migrations: { new_tag: saved.migrationTag, new_sqlite_classes: saved.durableObjectClasses } }

@@ -10,9 +10,11 @@ import { applyD1Migrations } from "../dev/d1Migrations.ts";
 import { pluginWorkerNames, readDeployedWorkers } from "../dev/deployedWorkers.ts";
 import type { RequestRecord } from "../dev/devLogLines.ts";
 import { loadOrCreateCredentials } from "../dev/devState.ts";
+import { dueCrons, type LocalCron, localCrons } from "../dev/localCrons.ts";
 import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
 import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/localPlugins.ts";
 import { assignLocalPorts } from "../dev/localPorts.ts";
+import { loadOrCreateMachineKey } from "../dev/machineKey.ts";
 import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
 import { frontWorker } from "./frontWorker.ts";
 import { createProjectInstances } from "./projectInstances.ts";
@@ -35,6 +37,8 @@ export interface UpPlatform {
   issuer: string;
   /** The fake email provider's outbox: what projects sent (the API has no outbox route, as deployed). */
   emailOutboxUrl: string;
+  /** Fires the platform workers' cron triggers due in `scheduledTime`'s minute (their wrangler configs' crons). */
+  runScheduled(scheduledTime: Date): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +60,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const { host, port, stateDir, log } = options;
   mkdirSync(stateDir, { recursive: true });
   const credentials = loadOrCreateCredentials(stateDir);
+  const machineKey = loadOrCreateMachineKey();
   const deployedWorkers = await readDeployedWorkers(REPO_ROOT);
   const scripts = await buildPlatformWorkers(path.join(stateDir, "platform"), deployedWorkers, { devRoutes: false });
   const pluginWorkers = pluginWorkerNames(deployedWorkers);
@@ -85,13 +90,14 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     startScript: startInWorkerd,
     // The push is answered once the new version serves (or was found not to start, and the old one serves on).
     onAccepted: async (script) => {
-      saveAcceptedScript(stateDir, script);
+      saveAcceptedScript(stateDir, script, machineKey);
       if ((await projects.serve(script)) && !replaying) log(`Deployed ${script.name}`);
     },
   });
   const server = await serveStandIn(standIn, host);
   const idp = await startLocalLogin(host, port, ports.login);
   let mf: Miniflare | undefined;
+  let crons: LocalCron[] = [];
   const stopAll = async () => {
     await mf?.dispose();
     await Promise.all([projects.stop(), idp.provider.stop(), server.stop()]);
@@ -124,6 +130,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       socket: { host, port: ports.traces },
       key: traceKey,
     });
+    crons = localCrons(base.workers as V4WorkerOptions[]);
     mf = new Miniflare(
       convertV4MiniflareOptions({
         ...base,
@@ -133,12 +140,17 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     await mf.ready;
     const ran = await applyD1Migrations(await mf.getD1Database("DB", API_WORKER), MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
-    const skipped = await replaySavedScripts(stateDir, standIn, {
-      apiBase: server.apiBase,
-      accountId: ACCOUNT_ID,
-      namespace: NAMESPACE,
-      apiToken: cloudflareToken,
-    });
+    const skipped = await replaySavedScripts(
+      stateDir,
+      standIn,
+      {
+        apiBase: server.apiBase,
+        accountId: ACCOUNT_ID,
+        namespace: NAMESPACE,
+        apiToken: cloudflareToken,
+      },
+      machineKey,
+    );
     for (const { name, reason } of skipped)
       log(`Skipped the saved script ${name}: ${reason}. The platform and the other projects run; push ${name} again.`);
     replaying = false;
@@ -151,6 +163,10 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     loginUrl: idp.login.publicUrl,
     issuer: idp.login.issuer,
     emailOutboxUrl: `${pluginUrls.fakes.email}/__fake/outbox`,
+    async runScheduled(scheduledTime) {
+      for (const { worker, cron } of dueCrons(crons, scheduledTime))
+        await (await mf!.getWorker(worker)).scheduled({ cron, scheduledTime });
+    },
     stop: stopAll,
   };
 }

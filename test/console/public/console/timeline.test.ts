@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { buildTimeline, formatDuration, placeOnAxis } from "#src/console/public/console/timeline.js";
+import { buildTimeline, formatDuration, PAUSE_KINDS, placeOnAxis } from "#src/console/public/console/timeline.js";
 import { decodeContinuation } from "#src/engine/continuation.ts";
 import type { WorkflowEventPayloads } from "#src/engine/events.ts";
 
@@ -300,6 +301,26 @@ describe("buildTimeline: sleeps and waits are rows of their own, events and a ca
       startDone,
       { pause: "wait_for_children", start: 1002, end: 3000, pending: true, until: 7000 },
     ]);
+  });
+
+  it("draws a step that started child runs as a children pause until they ended", () => {
+    const run = view("running", [...first, completed({})]);
+    (run.events[2] as Event).continuation = { kind: "children", step: "next" };
+    expect(buildTimeline(run, 3000).rows).toEqual([
+      startDone,
+      { pause: "children", start: 1002, end: 3000, pending: true },
+    ]);
+  });
+});
+
+describe("PAUSE_KINDS: each pause the engine makes has a bar and a legend", () => {
+  const css = readFileSync(new URL("../../../../src/console/public/console/console.css", import.meta.url), "utf8");
+  // The continuations that pause a run (src/engine/continuation.ts), as buildTimeline names their rows.
+  it.each(["sleep", "wait", "children"])("%s", (pause) => {
+    const kind = PAUSE_KINDS.find((k) => k.pause === pause);
+    expect(kind?.legend).toMatch(/\w/);
+    // The row's bar and the legend's key are both styled (a rule naming both selectors).
+    expect(css).toMatch(new RegExp(`\\.bar\\.pause-${pause},\\s*\\.key\\.pause-${pause}\\s*\\{[^}]*background`));
   });
 });
 
