@@ -322,26 +322,31 @@ describe("run protocol simulation (resolveNextAction under interleavings)", () =
     expect(brokenInvariants(run)).toEqual([]);
   });
 
-  it(`keeps every invariant over ${runs} seeded histories`, () => {
-    let interleavings = 0;
-    fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom<StepKind>("next", "sleep", "wait", "wait_timeout", "child"), {
-          minLength: 1,
-          maxLength: 4,
-        }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.array(happening, { minLength: 1, maxLength: 40 }),
-        (kinds, maxAttempts, history) => {
-          interleavings++;
-          const run = new SimulatedRun(kinds, maxAttempts);
-          for (const h of history) run.apply(h);
-          run.drain();
-          expect(brokenInvariants(run), JSON.stringify(run.log.map((e) => e.type))).toEqual([]);
-        },
-      ),
-      { numRuns: runs, seed: Number(process.env.SIM_SEED ?? 32) },
-    );
-    expect(interleavings).toBe(runs);
-  });
+  it(
+    `keeps every invariant over ${runs} seeded histories`,
+    () => {
+      let interleavings = 0;
+      fc.assert(
+        fc.property(
+          fc.array(fc.constantFrom<StepKind>("next", "sleep", "wait", "wait_timeout", "child"), {
+            minLength: 1,
+            maxLength: 4,
+          }),
+          fc.integer({ min: 1, max: 3 }),
+          fc.array(happening, { minLength: 1, maxLength: 40 }),
+          (kinds, maxAttempts, history) => {
+            interleavings++;
+            const run = new SimulatedRun(kinds, maxAttempts);
+            for (const h of history) run.apply(h);
+            run.drain();
+            expect(brokenInvariants(run), JSON.stringify(run.log.map((e) => e.type))).toEqual([]);
+          },
+        ),
+        { numRuns: runs, seed: Number(process.env.SIM_SEED ?? 32) },
+      );
+      expect(interleavings).toBe(runs);
+      // A bigger run on demand takes longer than vitest's default 5 s; 1 ms per history is ample on a shared machine.
+    },
+    Math.max(30_000, runs),
+  );
 });
