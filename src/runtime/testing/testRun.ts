@@ -11,11 +11,12 @@ import { createRun } from "../../engine/createRun.ts";
 import type { WorkflowDefinition } from "../../engine/definition.ts";
 import { describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
 import { executeRun } from "../../engine/executeRun.ts";
-import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import type { RerunPlan } from "../../engine/rerun.ts";
 import { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "../../engine/runControl.ts";
-import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
+import { getWorkflowDefinition, settleRunOutcome } from "../../engine/workflowApi.ts";
+import { childRunIdOn, unplacedRunId } from "../../objects/runIds.ts";
+import { hex } from "../../core/crypto/encoding.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
 
@@ -29,6 +30,8 @@ export interface DriveOptions {
   rerun?: RerunPlan;
   /** The project's variables its steps read as `ctx.env`. */
   env?: Readonly<Record<string, string>>;
+  /** `workflow.start`'s idempotency key and window: the engine's createRun answers the keyed run. */
+  idempotency?: { key: string; ttlMS: number };
 }
 
 /**
@@ -39,18 +42,28 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id, rerun, env }: DriveOptions,
+  { store, startAt, id, rerun, env, idempotency }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
   const created = createRun(store, definition, data === undefined ? null : data, {
-    runId: crypto.randomUUID(),
+    runId: unplacedRunId(),
     workflowId: id,
     now: startAt,
     ...(rerun ? { rerun } : {}),
+    ...(idempotency ? { idempotency } : {}),
   });
   if (!created.created) return { created: false, runId: created.runId };
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
   await driver.settle();
   return { created: true, run: driver.run };
+}
+
+/**
+ * A child's run id as the platform names it: its actor's id (one per workflow id, as `idFromName`
+ * gives it) and a suffix from its key, so starting it again names the same run.
+ */
+async function childRunIdIn(workflowId: string, key: string): Promise<string> {
+  const actorHex = hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(workflowId)));
+  return childRunIdOn(actorHex, key);
 }
 
 /** One run the kit drives: its handle, and how to run it on (also from its children when they end). */
@@ -96,7 +109,7 @@ function createDriver(
         const made = createChildRun(
           store,
           definition,
-          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId },
+          { runId: await childRunIdIn(child.workflowId, child.key), workflowId: child.workflowId, data: child.data, parentRunId },
           clock,
         );
         refs.push(made.ref);
@@ -214,14 +227,8 @@ function createDriver(
           "conflict",
           `Workflow run "${runId}" is still running (waiting for "${current.waitingFor?.name}"); send it, time it out or cancel it first`,
         );
-      const outcome = outcomeOfView(current);
-      if (outcome.status === "completed") return outcome.result as JsonValue as never;
-      if (outcome.status === "cancelled")
-        throw new PlatformError("cancelled", `Workflow run "${runId}" was cancelled: ${outcome.reason}`, {
-          runId,
-          reason: outcome.reason,
-        });
-      throw new PlatformError("workflow_failed", outcome.error, { runId, cause: outcome.cause });
+      // As `workflow.start(…).result()` settles: a failed step's error (its stack the user's) is the `cause`.
+      return settleRunOutcome(runId, outcomeOfView(current)) as never;
     },
   };
   const driver: RunDriver = {
