@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { defineWorkflow } from "#src/engine/definition.ts";
 import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
-import { testWorkflow } from "platform/testing";
+import { testRequest, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);
 const HOUR = 3_600_000;
@@ -91,5 +91,30 @@ describe("test-kit run ids look like the platform's", () => {
     expect(childIds).toHaveLength(1);
     expect(childIds[0]).toMatch(RUN_ID);
     expect(run.runs.map((child) => child.id)).toEqual(childIds);
+  });
+});
+
+describe("workflow.start's idempotencyKey in a request testRequest serves", () => {
+  afterEach(() => resetWorkflowsForTests());
+
+  it("two requests with one key answer one run; a request with another key starts another", async () => {
+    workflow("keyed-order", {
+      start: async () => ({ step: "done", waitFor: "paid" }),
+      done: async () => ({ done: true }),
+    });
+    const key = crypto.randomUUID();
+    const project = {
+      fetch: async (request: Request) => {
+        const suffix = new URL(request.url).searchParams.get("key") ?? "";
+        const run = await workflow.start("keyed-order", {}, { idempotencyKey: `${key}${suffix}` });
+        return Response.json({ runId: run.id, created: run.created });
+      },
+    };
+    const first = await (await testRequest(project, "/start")).json();
+    const second = await (await testRequest(project, "/start")).json();
+    const other = await (await testRequest(project, "/start?key=b")).json();
+    expect(first).toMatchObject({ created: true, runId: expect.stringMatching(RUN_ID) });
+    expect(second).toEqual({ runId: first.runId, created: false });
+    expect(other.runId).not.toBe(first.runId);
   });
 });
