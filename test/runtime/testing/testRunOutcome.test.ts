@@ -110,9 +110,11 @@ describe("workflow.start's idempotencyKey in a request testRequest serves", () =
         return Response.json({ runId: run.id, created: run.created });
       },
     };
-    const first = await (await testRequest(project, "/start")).json();
-    const second = await (await testRequest(project, "/start")).json();
-    const other = await (await testRequest(project, "/start?key=b")).json();
+    const started = async (path: string) =>
+      (await (await testRequest(project, path)).json()) as { runId: string; created: boolean };
+    const first = await started("/start");
+    const second = await started("/start");
+    const other = await started("/start?key=b");
     expect(first).toMatchObject({ created: true, runId: expect.stringMatching(RUN_ID) });
     expect(second).toEqual({ runId: first.runId, created: false });
     expect(other.runId).not.toBe(first.runId);
