@@ -494,16 +494,17 @@ function runHandle(from: WorkflowBackend, name: string, started: StartedRun): Wo
     name,
     created: started.created,
     result: <T>() =>
-      (started.outcome ? settle(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
+      (started.outcome ? settleRunOutcome(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
   });
 }
 
 async function waitForResult(from: WorkflowBackend, runId: string): Promise<JsonValue> {
   const view = from.waitForTerminal ? await from.waitForTerminal(runId) : await pollUntilTerminal(from, runId);
-  return settle(runId, outcomeOfView(view));
+  return settleRunOutcome(runId, outcomeOfView(view));
 }
 
-async function settle(runId: string, outcome: RunOutcome): Promise<JsonValue> {
+/** What `run.result()` settles with for a finished run: its result, or the rejection (a failed step's error as `cause`). */
+export async function settleRunOutcome(runId: string, outcome: RunOutcome): Promise<JsonValue> {
   if (outcome.status === "completed") return outcome.result;
   if (outcome.status === "cancelled")
     throw new PlatformError("cancelled", `Workflow run "${runId}" was cancelled: ${outcome.reason}`, {

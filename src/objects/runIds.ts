@@ -5,6 +5,8 @@
  * for a run started with `workflow.start`, and derived from the child's key
  * for a child run (so starting it again names the same run: exactly once).
  */
+import { randomHex } from "../core/crypto/encoding.ts";
+
 const RUN_ID = /^([0-9a-f]{64})\.([a-z0-9]{12})$/;
 
 function base36(bytes: Uint8Array): string {
@@ -16,9 +18,22 @@ export function randomRunSuffix(): string {
 }
 
 /** The run id of a child run whose actor is `actorId`, from its key (see engine/children.ts). */
-export async function childRunId(actorId: DurableObjectId, key: string): Promise<string> {
+export function childRunId(actorId: DurableObjectId, key: string): Promise<string> {
+  return childRunIdOn(actorId.toString(), key);
+}
+
+/** {@link childRunId} for the actor whose id is `actorHex` (64 hex digits). */
+export async function childRunIdOn(actorHex: string, key: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-  return `${actorId.toString()}.${base36(digest)}`;
+  return `${actorHex}.${base36(digest)}`;
+}
+
+/**
+ * A run id of the real shape for a run no actor holds (the test kit's runs): a random
+ * 64-hex actor part, so code that parses or stores run ids sees what it sees deployed.
+ */
+export function unplacedRunId(): string {
+  return `${randomHex(32)}.${randomRunSuffix()}`;
 }
 
 /** The id of the actor holding `runId`; null for an id no actor of `namespace` holds (made up, or foreign). */

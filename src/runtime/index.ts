@@ -40,6 +40,7 @@ export {
 } from "./plugins/chatserver.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
+export type { ScheduledStartData, WorkflowScheduleOption } from "../engine/workflowSchedule.ts";
 export type { StepContext, StepResult } from "../engine/stepContext.ts";
 export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/continuation.ts";
 export type { WorkflowRunView } from "../engine/describeRun.ts";

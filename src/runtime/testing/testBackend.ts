@@ -5,6 +5,7 @@ import {
   type BulkRunControls,
   carryOnBulkOperation,
 } from "../../engine/bulkOperation.ts";
+import type { WorkflowDefinition } from "../../engine/definition.ts";
 import { outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
@@ -19,7 +20,7 @@ import {
   type WorkflowBackend,
 } from "../../engine/workflowApi.ts";
 import { currentRecording, type TestRun } from "./testRecords.ts";
-import { driveRun } from "./testRun.ts";
+import { type DriveOptions, driveRun } from "./testRun.ts";
 
 /**
  * `workflow.start/get/list/send/cancel` while the kit runs a project's code:
@@ -44,21 +45,30 @@ function definitionNamed(name: string) {
   return definition;
 }
 
-/** Drives a new run (or a rerun) as `testWorkflow` does and records it. */
-async function drive(
-  name: string,
-  data: JsonValue,
-  options: Pick<Parameters<typeof driveRun>[2], "id" | "rerun" | "firstEvent">,
-): Promise<StartedRun> {
-  const definition = definitionNamed(name);
-  const driven = await driveRun(definition, data, { store, startAt: Date.now(), ...options });
-  if (!driven.created) {
-    const active = runOf(driven.runId);
-    return { runId: active.id, workflowId: active.workflowId, created: false };
-  }
+/**
+ * Drives a new run (or a rerun) on the process's store as `testWorkflow` does and records it; a start
+ * the engine answers with an existing run (its workflow id active, its idempotency key seen) answers that run.
+ */
+export async function driveOnSharedStore(
+  definition: WorkflowDefinition,
+  data: unknown,
+  options: Omit<DriveOptions, "store">,
+): Promise<{ created: boolean; run: TestRun }> {
+  const driven = await driveRun(definition, data, { store, ...options });
+  if (!driven.created) return { created: false, run: runOf(driven.runId) };
   const { run } = driven;
   runs.set(run.id, run);
   currentRecording()?.runs.push(run);
+  return { created: true, run };
+}
+
+async function drive(
+  name: string,
+  data: JsonValue,
+  options: Omit<DriveOptions, "store" | "startAt">,
+): Promise<StartedRun> {
+  const { created, run } = await driveOnSharedStore(definitionNamed(name), data, { startAt: Date.now(), ...options });
+  if (!created) return { runId: run.id, workflowId: run.workflowId, created: false };
   const view = run.view;
   return {
     runId: run.id,
@@ -104,7 +114,11 @@ function bulk(action: BulkAction, filter: RunFilter) {
 }
 
 const testWorkflowBackend: WorkflowBackend = {
-  start: (name, data, options) => drive(name, data, options.id === undefined ? {} : { id: options.id }),
+  start: (name, data, options) =>
+    drive(name, data, {
+      ...(options.id === undefined ? {} : { id: options.id }),
+      ...(options.idempotency ? { idempotency: options.idempotency } : {}),
+    }),
   async get(runId) {
     return runs.get(runId)?.view ?? null;
   },

@@ -17,7 +17,9 @@ import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import type { RerunPlan } from "../../engine/rerun.ts";
 import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "../../engine/runControl.ts";
 import { isLiveStatus } from "../../engine/store.ts";
-import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
+import { getWorkflowDefinition, settleRunOutcome } from "../../engine/workflowApi.ts";
+import { childRunIdOn, unplacedRunId } from "../../objects/runIds.ts";
+import { hex } from "../../core/crypto/encoding.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { inNestedTestScope } from "./testScope.ts";
 
@@ -33,6 +35,8 @@ export interface DriveOptions {
   env?: Readonly<Record<string, string>>;
   /** Start-or-send: the event the run is created with, as its first event_received (sendOrStart.ts). */
   firstEvent?: { name: string; payload: JsonValue };
+  /** `workflow.start`'s idempotency key and window: the engine's createRun answers the keyed run. */
+  idempotency?: { key: string; ttlMS: number };
 }
 
 /**
@@ -43,9 +47,15 @@ export interface DriveOptions {
 export async function driveRun(
   definition: WorkflowDefinition,
   data: unknown,
-  { store, startAt, id, rerun, env, firstEvent }: DriveOptions,
+  { store, startAt, id, rerun, env, idempotency, firstEvent }: DriveOptions,
 ): Promise<{ created: true; run: TestRun } | { created: false; runId: string }> {
-  const options = { runId: crypto.randomUUID(), workflowId: id, now: startAt, ...(rerun ? { rerun } : {}) };
+  const options = {
+    runId: unplacedRunId(),
+    workflowId: id,
+    now: startAt,
+    ...(rerun ? { rerun } : {}),
+    ...(idempotency ? { idempotency } : {}),
+  };
   const startData = data === undefined ? null : data;
   const created = firstEvent
     ? sendOrStartRun(store, definition, startData, options, firstEvent)
@@ -54,6 +64,15 @@ export async function driveRun(
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
   await driver.settle();
   return { created: true, run: driver.run };
+}
+
+/**
+ * A child's run id as the platform names it: its actor's id (one per workflow id, as `idFromName`
+ * gives it) and a suffix from its key, so starting it again names the same run.
+ */
+async function childRunIdIn(workflowId: string, key: string): Promise<string> {
+  const actorHex = hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(workflowId)));
+  return childRunIdOn(actorHex, key);
 }
 
 /** One run the kit drives: its handle, and how to run it on (also from its children when they end). */
@@ -99,7 +118,12 @@ function createDriver(
         const made = createChildRun(
           store,
           definition,
-          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId },
+          {
+            runId: await childRunIdIn(child.workflowId, child.key),
+            workflowId: child.workflowId,
+            data: child.data,
+            parentRunId,
+          },
           clock,
         );
         refs.push(made.ref);
@@ -244,14 +268,8 @@ function createDriver(
             ? `Workflow run "${runId}" is still running (waiting for run "${current.waitingForRun.runId}" to end); move that run on, time it out or cancel it first`
             : `Workflow run "${runId}" is still running (waiting for "${current.waitingFor?.name}"); send it, time it out or cancel it first`,
         );
-      const outcome = outcomeOfView(current);
-      if (outcome.status === "completed") return outcome.result as JsonValue as never;
-      if (outcome.status === "cancelled")
-        throw new PlatformError("cancelled", `Workflow run "${runId}" was cancelled: ${outcome.reason}`, {
-          runId,
-          reason: outcome.reason,
-        });
-      throw new PlatformError("workflow_failed", outcome.error, { runId, cause: outcome.cause });
+      // As `workflow.start(…).result()` settles: a failed step's error (its stack the user's) is the `cause`.
+      return settleRunOutcome(runId, outcomeOfView(current)) as never;
     },
   };
   const driver: RunDriver = {

@@ -1,8 +1,8 @@
 import { PlatformError } from "../../core/errors.ts";
 import type { WorkflowDefinition } from "../../engine/definition.ts";
 import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { getWorkflowDefinition } from "../../engine/workflowApi.ts";
-import { useTestWorkflowBackend } from "./testBackend.ts";
+import { backendStartOptions, getWorkflowDefinition } from "../../engine/workflowApi.ts";
+import { driveOnSharedStore, useTestWorkflowBackend } from "./testBackend.ts";
 import type { TestRun } from "./testRecords.ts";
 import { driveRun } from "./testRun.ts";
 
@@ -13,6 +13,14 @@ export interface TestWorkflowOptions {
   id?: string;
   /** The project's variables and secrets, as `.dev.vars` would give them: its steps read them as `ctx.env.NAME`. */
   env?: Readonly<Record<string, string>>;
+  /**
+   * As `workflow.start`'s: a second start with the key within `idempotencyTTLMS` (virtual time) answers
+   * the first run, as under `platform dev`. Keyed runs live in the test process's one store (the one
+   * `testRequest` starts runs in), so a key means one run across the tests of a file.
+   */
+  idempotencyKey?: string;
+  /** The key's window (default 24 h); only with `idempotencyKey`. */
+  idempotencyTTLMS?: number;
 }
 
 /**
@@ -49,13 +57,14 @@ export async function testWorkflow(
       `No workflow named ${JSON.stringify(workflow)} is registered; import the module that calls workflow(${JSON.stringify(workflow)}, …) first`,
     );
   useTestWorkflowBackend();
+  const { startAt = Date.now(), id, env, idempotencyKey, idempotencyTTLMS } = options;
+  if (idempotencyKey !== undefined || idempotencyTTLMS !== undefined) {
+    // The engine's own checks and keyed workflow id, as `workflow.start` gives them to a backend.
+    const started = backendStartOptions(definition.name, { id, idempotencyKey, idempotencyTTLMS });
+    return (await driveOnSharedStore(definition, data, { startAt, env, ...started })).run;
+  }
   // Its own store: runs of different tests never meet.
-  const driven = await driveRun(definition, data, {
-    store: createMemoryEventStore(),
-    startAt: options.startAt ?? Date.now(),
-    id: options.id,
-    env: options.env,
-  });
+  const driven = await driveRun(definition, data, { store: createMemoryEventStore(), startAt, id, env });
   if (!driven.created) throw new PlatformError("internal", "A fresh store had an active run.");
   return driven.run;
 }

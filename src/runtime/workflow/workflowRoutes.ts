@@ -38,7 +38,6 @@ function notFound(runId: string): Response {
   return errorResponse(new PlatformError("not_found", `Workflow run "${runId}" does not exist.`));
 }
 
-
 /**
  * The project's internal workflow routes (the entry wrapper has already
  * checked that the platform is calling):
