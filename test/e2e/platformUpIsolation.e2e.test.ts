@@ -15,8 +15,12 @@ const PROBE_URL = `http://probe.localhost:${PORT}/`;
 
 /** A project that fetches each URL it is given and reports what came back, as a hostile tenant's code would. */
 const PROBE = `import { Router } from "itty-router";
+import { email } from "platform";
 const router = Router();
 router.get("/", () => new Response("probe ready"));
+router.get("/email", async () =>
+  Response.json(await email.send({ to: ["bob@other.org"], subject: "Through the binding", html: "<p>ok</p>" })),
+);
 router.get("/fetch", async (request) => {
   const urls = JSON.parse(new URL(request.url).searchParams.get("urls"));
   const answers = await Promise.all(urls.map((url) =>
@@ -90,7 +94,10 @@ describe("platform up fences a tenant's own fetch off the machine", () => {
     expect(answers[0]!.body).toContain("loopback and private addresses are refused");
   });
 
-  it("still serves the project itself on its own host", async () => {
+  it("still serves the project itself and sends its email through the email-send plugin's binding", async () => {
     expect(await getOnLoopback(PROBE_URL)).toEqual({ status: 200, body: "probe ready" });
+    const sent = await getOnLoopback(`${PROBE_URL}email`);
+    expect(sent.status, sent.body).toBe(200);
+    expect((JSON.parse(sent.body) as { id: string }).id).toBeTruthy();
   });
 });
