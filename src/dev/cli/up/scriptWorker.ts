@@ -3,6 +3,7 @@ import type { ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 import { uploadedModuleType } from "../../cloudflare/uploadedModuleType.ts";
 import { localScriptBindings } from "../dev/localScriptBindings.ts";
+import { tenantOutbound } from "./tenantOutbound.ts";
 
 type ServiceDesignator = NonNullable<V4WorkerOptions["serviceBindings"]>[string];
 
@@ -17,7 +18,8 @@ const MODULES_ROOT = "/script";
  * reaches the platform worker it names over that worker's loopback socket
  * (`services`: deployed name → `host:port`); a service the platform does not
  * run answers 502, as a call to a script that is not there. Its tail
- * consumer is wired beside it (tailForwarder.ts).
+ * consumer is wired beside it (tailForwarder.ts). Its own `fetch` goes
+ * through tenantOutbound.ts, which refuses loopback and private addresses.
  */
 export function scriptWorker(script: AcceptedScript, services: Readonly<Record<string, string>>): V4WorkerOptions {
   const main = script.metadata.main_module!;
@@ -44,6 +46,7 @@ export function scriptWorker(script: AcceptedScript, services: Readonly<Record<s
         binding.type === "service" ? [[binding.name, platformService(binding.service, services)]] : [],
       ),
     ),
+    outboundService: tenantOutbound(),
   };
 }
 

@@ -1,3 +1,4 @@
+import { Request as MiniflareRequest } from "miniflare";
 import { describe, expect, it } from "vitest";
 import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { scriptWorker } from "#src/dev/cli/up/scriptWorker.ts";
@@ -53,6 +54,12 @@ describe("scriptWorker: a pushed project's worker under `platform up`", () => {
         error: { code: "upstream_error", message: `No worker named "${name}" runs on this platform.` },
       });
     }
+  });
+
+  it("sends its own fetch through the outbound service that refuses loopback", async () => {
+    const outbound = worker.outboundService as (request: unknown) => Promise<Response>;
+    const response = await outbound(new MiniflareRequest("http://127.0.0.1:8787/__fake/outbox"));
+    expect(response.status).toBe(403);
   });
 
   it("loads the main module first, the others beside it, with the secrets, plain texts and actors", () => {
