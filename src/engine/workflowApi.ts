@@ -339,7 +339,7 @@ async function result(runId: string, options: { timeoutMS?: number } = {}): Prom
     const view = await Promise.race([ended, timedOut]);
     return view && awaitedRunOf(view);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
 
