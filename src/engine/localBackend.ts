@@ -25,7 +25,7 @@ import {
 import { type AwaitRunPort, executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
-import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "./runControl.ts";
+import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun, watchRunEnd } from "./runControl.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import { sendOrStartRun } from "./sendOrStart.ts";
 import type { QueueRank } from "./flowControl.ts";
@@ -196,13 +196,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
   /** Runs waited for are runs of this same store: a waiter is recorded with the run, which tells it when it ends. */
   const awaitRun: AwaitRunPort = {
-    async watch(waiterRunId, awaitedRunId) {
-      const view = describeRun(store.events(awaitedRunId));
-      if (!view) throw new PlatformError("not_found", `Workflow run "${awaitedRunId}" does not exist`);
-      if (!isLiveStatus(view.status)) return awaitedRunOf(view);
-      store.watchRun(awaitedRunId, waiterRunId);
-      return null;
-    },
+    watch: async (waiterRunId, awaitedRunId) => watchRunEnd(store, awaitedRunId, waiterRunId),
   };
 
   async function executeOnce(runId: string): Promise<void> {

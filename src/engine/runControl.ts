@@ -5,7 +5,8 @@ import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type 
 import { encodePayload, type JsonValue, toJsonValue } from "./json.ts";
 import { summaryOf } from "./appendRules.ts";
 import { MAX_REASON_LENGTH } from "./stepFailure.ts";
-import type { RunStatus, WorkflowEventStore } from "./store.ts";
+import { awaitedRunOf, describeRun } from "./describeRun.ts";
+import { isLiveStatus, type RunStatus, type WorkflowEventStore } from "./store.ts";
 
 /** How often a send or cancel re-reads the tail after losing its seq to an executor before giving up. */
 const MAX_APPEND_TRIES = 20;
@@ -26,6 +27,18 @@ export function appendReceivedEvent(
   now: number,
 ): StoredEventOf<"event_received"> {
   return appendAtTail(store, runId, "event_received", receivedEventPayload(name, payload), now, "send an event to");
+}
+
+/**
+ * `waitForRun`, where `runId` is held: how it ended, if it has; else `waiterRunId` is recorded with it,
+ * for its end to tell ({@link deliverRunEnded}). `not_found` for a run the store does not hold.
+ */
+export function watchRunEnd(store: WorkflowEventStore, runId: string, waiterRunId: string): AwaitedRun | null {
+  const view = describeRun(store.events(runId));
+  if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+  if (!isLiveStatus(view.status)) return awaitedRunOf(view);
+  store.watchRun(runId, waiterRunId);
+  return null;
 }
 
 /**

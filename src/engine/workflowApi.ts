@@ -494,7 +494,9 @@ function runHandle(from: WorkflowBackend, name: string, started: StartedRun): Wo
     name,
     created: started.created,
     result: <T>() =>
-      (started.outcome ? settleRunOutcome(started.runId, started.outcome) : waitForResult(from, started.runId)) as Promise<T>,
+      (started.outcome
+        ? settleRunOutcome(started.runId, started.outcome)
+        : waitForResult(from, started.runId)) as Promise<T>,
   });
 }
 

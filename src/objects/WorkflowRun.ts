@@ -22,7 +22,14 @@ import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/
 import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
-import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "../engine/runControl.ts";
+import {
+  appendReceivedEvent,
+  cancelRun,
+  deliverRunEnded,
+  pauseRun,
+  resumeRun,
+  watchRunEnd,
+} from "../engine/runControl.ts";
 import { sendOrStartRun } from "../engine/sendOrStart.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
@@ -287,11 +294,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * has; else the waiter is recorded, and the run's end tells it (see #report).
    */
   watchRun(runId: string, waiterRunId: string): AwaitedRun | null {
-    const view = this.get(runId);
-    if (!view) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    if (!isLiveStatus(view.status)) return awaitedRunOf(view);
-    this.#store.watchRun(runId, waiterRunId);
-    return null;
+    return watchRunEnd(this.#store, runId, waiterRunId);
   }
 
   /** A run that `waiterRunId` (held here) waits for has ended: recorded once, and the waiter driven on. */

@@ -15,8 +15,14 @@ import { type AwaitRunPort, executeRun } from "../../engine/executeRun.ts";
 import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import type { RerunPlan } from "../../engine/rerun.ts";
-import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun } from "../../engine/runControl.ts";
-import { isLiveStatus } from "../../engine/store.ts";
+import {
+  appendReceivedEvent,
+  cancelRun,
+  deliverRunEnded,
+  pauseRun,
+  resumeRun,
+  watchRunEnd,
+} from "../../engine/runControl.ts";
 import { getWorkflowDefinition, settleRunOutcome } from "../../engine/workflowApi.ts";
 import { childRunIdOn, unplacedRunId } from "../../objects/runIds.ts";
 import { hex } from "../../core/crypto/encoding.ts";
@@ -141,13 +147,7 @@ function createDriver(
 
   /** A run waited for (`waitForRun`) is a run of this store: it tells its waiters when it ends. */
   const awaitRun: AwaitRunPort = {
-    async watch(waiterRunId, awaitedRunId) {
-      const awaited = describeRun(store.events(awaitedRunId));
-      if (!awaited) throw new PlatformError("not_found", `Workflow run "${awaitedRunId}" does not exist`);
-      if (!isLiveStatus(awaited.status)) return awaitedRunOf(awaited);
-      store.watchRun(awaitedRunId, waiterRunId);
-      return null;
-    },
+    watch: async (waiterRunId, awaitedRunId) => watchRunEnd(store, awaitedRunId, waiterRunId),
   };
 
   /** The runs waiting for this one to end are told, and run on. */
