@@ -162,6 +162,10 @@ export function summaryChange(batch: readonly StoredEvent[], before?: RunBefore)
         change.status = "cancelled";
         change.endedAt = event.at;
         break;
+      // A run rolling back is still running: its failure is final only with workflow_failed.
+      case "rollback_started":
+      case "rollback_completed":
+      case "rollback_failed":
       case "event_received":
       case "child_finished":
         break;

@@ -39,8 +39,23 @@ export function retryDelayMS(backoff: BackoffOptions, key: RetryKey): number {
   return Math.round(Math.min(backoff.maxMS, Math.max(0, base * (1 + spread))));
 }
 
-/** When the step that failed in `failed` may be attempted again: the time the step asked for (`retry_at`), else after the backoff. */
-export function retryAt(failed: StoredEventOf<"step_failed">, backoff: BackoffOptions): number {
+/**
+ * When the step (or rollback) that failed in `failed` may be attempted again: the time the step asked
+ * for (`retry_at`), else after the backoff.
+ */
+export function retryAt(
+  failed: StoredEventOf<"step_failed"> | StoredEventOf<"rollback_failed">,
+  backoff: BackoffOptions,
+): number {
+  if (failed.type === "rollback_failed")
+    return (
+      failed.at +
+      retryDelayMS(backoff, {
+        runId: failed.runId,
+        step: `rollback:${failed.payload.step}`,
+        attempt: failed.payload.attempt,
+      })
+    );
   if (failed.payload.retry_at !== undefined) return failed.payload.retry_at;
   return (
     failed.at +

@@ -3,6 +3,7 @@ import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import type { StoredEvent } from "./events.ts";
 import { type FlowControl, type FlowControlOptions, toFlowControl } from "./flowControl.ts";
+import type { RollbackFunction } from "./rollbackContext.ts";
 import type { StepFunction } from "./stepContext.ts";
 import { toWorkflowSchedule, type WorkflowSchedule, type WorkflowScheduleOption } from "./workflowSchedule.ts";
 
@@ -55,6 +56,8 @@ const WORKFLOW_OPTION_KEYS = [
   "concurrency",
   "throttle",
   "debounce",
+  "rollback",
+  "rollbackOptions",
 ] as const satisfies readonly (keyof WorkflowOptions)[];
 const STEP_OPTION_KEYS = ["maxAttempts", "backoff", "stepTimeoutMS"] as const satisfies readonly (keyof StepOptions)[];
 const BACKOFF_KEYS = ["initialMS", "factor", "maxMS", "jitter"] as const satisfies readonly (keyof BackoffOptions)[];
@@ -91,6 +94,13 @@ export interface WorkflowOptions extends FlowControlOptions, StepOptions {
   renamed?: Record<string, string>;
   /** How long a finished run is kept before it is deleted; default 30 days, 1 s to 365 days. */
   retentionMS?: number;
+  /**
+   * Undo handlers by step name: when the run fails for good, the handlers of its completed steps run
+   * in reverse order of completion, each a durable step of its own (rollback.ts).
+   */
+  rollback?: Record<string, RollbackFunction>;
+  /** Attempts, backoff and timeout of each rollback handler; default: the workflow's. */
+  rollbackOptions?: StepOptions;
 }
 
 /**
@@ -126,6 +136,10 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   /** Old step names and the steps that answer for them (empty when none). */
   readonly renamed: Readonly<Record<string, string>>;
   readonly retentionMS: number;
+  /** Undo handlers by step name (empty when none). */
+  readonly rollback: Readonly<Record<string, RollbackFunction>>;
+  /** The attempts, backoff and timeout each rollback handler runs with. */
+  readonly rollbackPolicy: StepPolicy;
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -192,6 +206,10 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     nonRetryableErrors: checkNonRetryableErrors(name, options.nonRetryableErrors),
     renamed: checkRenamed(name, names, options.renamed),
     retentionMS,
+    rollback: checkRollback(name, names, options.rollback),
+    rollbackPolicy: Object.freeze(
+      stepPolicyOf(`workflow("${name}") rollbackOptions`, checkRollbackOptions(name, options.rollbackOptions), policy),
+    ),
   });
 }
 
@@ -264,6 +282,28 @@ function checkStepOptions(
   return Object.freeze(policies);
 }
 
+/** `rollback: { charge: async (ctx) => … }`: each key a step of the workflow, each value a function. */
+function checkRollback(name: string, steps: string[], rollback: unknown): Readonly<Record<string, RollbackFunction>> {
+  if (rollback === undefined) return Object.freeze({});
+  if (typeof rollback !== "object" || rollback === null || Array.isArray(rollback))
+    throw invalid(`workflow("${name}") rollback must be an object like { charge: async (ctx) => { /* refund */ } }`);
+  refuseUnknownKeys(rollback, steps, `workflow("${name}") rollback`);
+  for (const [step, handler] of Object.entries(rollback as Record<string, unknown>))
+    if (typeof handler !== "function")
+      throw invalid(`workflow("${name}") rollback.${step} must be a function that undoes step "${step}"`);
+  return Object.freeze({ ...(rollback as Record<string, RollbackFunction>) });
+}
+
+function checkRollbackOptions(name: string, options: unknown): StepOptions {
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw invalid(
+      `workflow("${name}") rollbackOptions must be an object like { maxAttempts: 5, stepTimeoutMS: 60000 }`,
+    );
+  refuseUnknownKeys(options, STEP_OPTION_KEYS, `workflow("${name}") rollbackOptions`);
+  return options as StepOptions;
+}
+
 /** `nonRetryableErrors: ["CardDeclinedError"]`: error names (`error.name`) that fail a run at once. */
 function checkNonRetryableErrors(name: string, names: unknown): readonly string[] {
   if (names === undefined) return Object.freeze([]);
@@ -291,8 +331,9 @@ export function stepPolicy(
   return (Object.hasOwn(definition.stepOptions, current) ? definition.stepOptions[current] : undefined) ?? definition;
 }
 
-/** The `maxAttempts` the resolver weighs after `state`: a failed step's own (only step_failed reads it). */
+/** The `maxAttempts` the resolver weighs after `state`: a failed step's own, a failed rollback's (only those two read it). */
 export function attemptsAllowedAfter(definition: WorkflowDefinition, state: StoredEvent): number {
+  if (state.type === "rollback_failed") return definition.rollbackPolicy.maxAttempts;
   return state.type === "step_failed" ? stepPolicy(definition, state.payload.step).maxAttempts : definition.maxAttempts;
 }
 

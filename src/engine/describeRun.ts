@@ -7,6 +7,7 @@ import type { RerunOf, StoredEvent, WorkflowEventPayloads, WorkflowEventType, Wo
 import type { JsonValue } from "./json.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import { childOutcome, type ChildrenFold, createChildrenFold } from "./children.ts";
+import { rollbacksOf } from "./rollback.ts";
 import type { RunStatus } from "./store.ts";
 
 /**
@@ -69,6 +70,12 @@ export interface WorkflowRunView {
    * they were asked for, with how each ended (`running` until it has).
    */
   children?: RunChildView[];
+  /**
+   * Once a rollback ran (rollback.ts): the steps rolled back, in the order they were, and those
+   * whose rollback failed for good (present only when one did).
+   */
+  rolledBack?: string[];
+  rollbackFailed?: string[];
   createdAt: number;
   updatedAt: number;
   events: RunEventView[];
@@ -130,6 +137,9 @@ export function describeRun(events: readonly StoredEvent[]): WorkflowRunView | n
   const fold = createChildrenFold(events);
   const children = childrenOf(events, fold);
   if (children.length > 0) view.children = children;
+  const { rolledBack, rollbackFailed } = rollbacksOf(events);
+  if (rolledBack.length > 0 || rollbackFailed.length > 0) view.rolledBack = rolledBack;
+  if (rollbackFailed.length > 0) view.rollbackFailed = rollbackFailed;
   const state = lastStateEvent(events);
   if (state?.type === "step_completed") {
     const next = decodeContinuation(state.payload);

@@ -9,7 +9,9 @@ import type { JsonValue } from "./json.ts";
  * (a child run the run started has ended, see children.ts), and for runs
  * under flow control (flowControl.ts) `start_replaced` (a debounced start
  * replaced a queued run's data) and `workflow_dequeued` (a queued run got its
- * turn). Every state change of a run is one of these, appended to the run's
+ * turn), and for a workflow with rollback handlers (rollback.ts)
+ * `rollback_started`, `rollback_completed` and `rollback_failed`, each
+ * undoing one completed step after the run failed. Every state change of a run is one of these, appended to the run's
  * log; the state of a run is its last event other than the control events
  * (`event_received`, which only queues a delivery, `child_finished`, which
  * only records a child's outcome for a later step, and the pause and resume
@@ -29,6 +31,9 @@ export const WORKFLOW_EVENT_TYPES = [
   "start_replaced",
   "workflow_dequeued",
   "child_finished",
+  "rollback_started",
+  "rollback_completed",
+  "rollback_failed",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -132,6 +137,25 @@ export interface WorkflowEventPayloads {
    * A child run this run started has ended. `error` is the
    * failure reason of a failed child, the cancel reason of a cancelled one.
    */
+  /**
+   * A rollback handler (rollback.ts) claimed to undo the completion at `completed_seq` (a step_completed
+   * of `step`); like step_started, one per attempt.
+   */
+  rollback_started: { step: string; attempt: number; completed_seq: number };
+  /** The rollback of the completion at `completed_seq` ran to its end; it is never run again. */
+  rollback_completed: { step: string; completed_seq: number };
+  /**
+   * An attempt of a rollback handler failed: `retryable` says whether it will be attempted again; when
+   * false, the run records it in `rollbackFailed` and goes on with the next rollback. `error` as in step_failed.
+   */
+  rollback_failed: {
+    step: string;
+    attempt: number;
+    completed_seq: number;
+    reason: string;
+    retryable: boolean;
+    error?: ErrorJSON;
+  };
   child_finished: {
     run_id: string;
     workflow: string;

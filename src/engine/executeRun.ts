@@ -33,13 +33,15 @@ import type { AwaitedRun } from "./continuation.ts";
 import { runEndedPayload } from "./runControl.ts";
 import { createInbox, isPausedAfter, lastStateEvent, type DeliveredEvent, type Inbox } from "./receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
+import { createRollbackFold, rollbackFailureEvent, type RollbackFold } from "./rollback.ts";
+import { createRollbackContext } from "./rollbackContext.ts";
 import { retryAfterMSOf } from "./retryAfterError.ts";
 import {
   createScratchpad,
   createStepAttempt,
+  currentStepEnv,
   type Scratchpad,
   type StepAttempt,
-  type StepFunction,
 } from "./stepContext.ts";
 import { abandonedAttemptEvents, reasonOf, stepFailureEvents, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
@@ -175,6 +177,7 @@ class RunCursor {
   readonly pad: Scratchpad;
   readonly inbox: Inbox;
   readonly children: ChildrenFold;
+  readonly rollbacks: RollbackFold;
   #last: StoredEvent;
   #state: StoredEvent;
   #paused: boolean;
@@ -196,16 +199,23 @@ class RunCursor {
       const actual = first.type === "workflow_created" ? first.payload.workflowName : "?";
       throw new PlatformError("internal", `Run "${runId}" belongs to workflow "${actual}", not "${definition.name}"`);
     }
-    return new RunCursor(store, runId, history, options);
+    return new RunCursor(store, runId, history, definition, options);
   }
 
-  private constructor(store: WorkflowEventStore, runId: string, history: StoredEvent[], options: ExecuteRunOptions) {
+  private constructor(
+    store: WorkflowEventStore,
+    runId: string,
+    history: StoredEvent[],
+    definition: WorkflowDefinition,
+    options: ExecuteRunOptions,
+  ) {
     this.#store = store;
     this.#runId = runId;
     this.#options = options;
     this.pad = createScratchpad(history);
     this.inbox = createInbox(history);
     this.children = createChildrenFold(history);
+    this.rollbacks = createRollbackFold(history, definition);
     this.#last = history[history.length - 1] as StoredEvent;
     this.#state = lastStateEvent(history) as StoredEvent;
     this.#paused = isPausedAfter(history);
@@ -307,6 +317,7 @@ class RunCursor {
     this.pad.apply(event);
     this.inbox.apply(event);
     this.children.apply(event);
+    this.rollbacks.apply(event);
     this.#last = event;
     if (event.type === "workflow_paused") this.#paused = true;
     else if (event.type === "workflow_resumed") this.#paused = false;
@@ -333,6 +344,7 @@ async function stepLoop(
       attemptsAllowedAfter(definition, state),
       run.inbox.queued,
       run.children.finished,
+      run.rollbacks,
     );
     // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal event is still written.
     if (run.paused && action.kind !== "complete" && action.kind !== "fail" && !isTerminalEvent(state))
@@ -340,12 +352,20 @@ async function stepLoop(
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(state)) return { status: "terminal" };
+        if (state.type === "rollback_started") {
+          const timeoutAt = state.at + definition.rollbackPolicy.stepTimeoutMS;
+          if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
+          const timedOut = { reason: TIMEOUT_REASON, errorRetryable: true, at: now() };
+          await run.append([rollbackFailureEvent(definition, state, timedOut, run.last)], true);
+          continue;
+        }
         if (state.type !== "step_started")
           throw new PlatformError("internal", `No action for a run whose last event is ${state.type}`);
         const timeoutAt = state.at + stepPolicy(definition, state.payload.step).stepTimeoutMS;
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (recovery reason `timeout`) and go on.
-        await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last), true);
+        const rollsBack = run.rollbacks.next !== null;
+        await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last, rollsBack), true);
         continue;
       }
       case "wait_for_event":
@@ -390,8 +410,70 @@ async function stepLoop(
         await claim(run, definition, action.step, action.attempt, eventSeq, options, mustStop);
         continue;
       }
+      case "start_rollback": {
+        if (state.type === "rollback_failed") {
+          const notBefore = retryAt(state, definition.rollbackPolicy.backoff);
+          if (now() < notBefore) return { status: "waiting", wakeAt: notBefore };
+        }
+        if (now() - startedAt >= budgetMS) return { status: "budget_exhausted" };
+        await rollBack(run, definition, action, options);
+        continue;
+      }
     }
   }
+}
+
+/**
+ * Claims one attempt of a rollback (rollback_started) and, if the claim won,
+ * runs the handler and records its outcome. The handler is the one the code
+ * has now; a completion whose handler is gone fails its rollback at once.
+ */
+async function rollBack(
+  run: RunCursor,
+  definition: WorkflowDefinition,
+  action: { step: string; completedSeq: number; attempt: number },
+  options: ExecuteRunOptions,
+): Promise<void> {
+  const { now } = options;
+  const payload = { step: action.step, attempt: action.attempt, completed_seq: action.completedSeq };
+  const claimed = await run.append([nextEvent(run.last, "rollback_started", payload, now())]);
+  const started = claimed?.[0] as StoredEventOf<"rollback_started"> | undefined;
+  if (!started) return;
+  const pending = run.rollbacks.pendingAt(action.completedSeq);
+  const handler = Object.hasOwn(definition.rollback, action.step) ? definition.rollback[action.step] : undefined;
+  const failure = run.rollbacks.failure;
+  if (!pending || !handler || !failure) {
+    const gone = `Workflow "${definition.name}" has no rollback handler for step "${action.step}" any more`;
+    await run.append(
+      [rollbackFailureEvent(definition, started, { reason: gone, errorRetryable: false, at: now() })],
+      true,
+    );
+    return;
+  }
+  const ctx = createRollbackContext({
+    scratchpad: run.pad,
+    output: pending.output,
+    failure,
+    step: action.step,
+    attempt: action.attempt,
+    runId: started.runId,
+    workflowId: started.workflowId,
+    env: currentStepEnv(),
+  });
+  const outcome = await runWithTimeout(() => handler(ctx), definition.rollbackPolicy.stepTimeoutMS, run.beforeWaiting);
+  const at = now();
+  const recorded =
+    outcome.kind === "returned"
+      ? nextEvent(started, "rollback_completed", { step: action.step, completed_seq: action.completedSeq }, at)
+      : outcome.kind === "timed_out"
+        ? rollbackFailureEvent(definition, started, { reason: TIMEOUT_REASON, errorRetryable: true, at })
+        : rollbackFailureEvent(definition, started, {
+            reason: reasonOf(outcome.error),
+            errorRetryable: !isNonRetryableError(outcome.error),
+            at,
+            error: outcome.error,
+          });
+  await run.append([recorded], true);
 }
 
 /**
@@ -477,6 +559,7 @@ async function runClaimedStep(
   const policy = stepPolicy(definition, step);
   const fail = (reason: string, errorRetryable: boolean, thrown?: { error: unknown; retryAfterMS?: number }) =>
     stepFailureEvents(claim, {
+      rollsBack: run.rollbacks.next !== null,
       step,
       attempt,
       reason,
@@ -505,7 +588,7 @@ async function runClaimedStep(
     children,
     awaited,
   });
-  const outcome = await runWithTimeout(fn, attemptState, policy.stepTimeoutMS, beforeWaiting);
+  const outcome = await runWithTimeout(() => fn(attemptState.ctx), policy.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
 
   switch (outcome.kind) {
@@ -650,19 +733,18 @@ function badReturn(definition: WorkflowDefinition, step: string, value: unknown)
 }
 
 /**
- * Races the step against its timeout. The step is not killed (JS cannot); its
- * late outcome is ignored. A step that returns (or throws) without a promise
+ * Races an attempt (a step's or a rollback handler's) against its timeout. It is not killed (JS cannot); its
+ * late outcome is ignored. An attempt that returns (or throws) without a promise
  * has nothing to race: no timer is set for it.
  */
 async function runWithTimeout(
-  fn: StepFunction,
-  attemptState: StepAttempt,
+  attempt: () => unknown,
   timeoutMS: number,
   beforeWaiting: (() => void) | undefined,
 ): Promise<AttemptOutcome> {
   let returned: unknown;
   try {
-    returned = fn(attemptState.ctx);
+    returned = attempt();
   } catch (error) {
     return { kind: "threw", error };
   }

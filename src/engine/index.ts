@@ -25,6 +25,7 @@ export type {
 export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
 export { RetryAfterError, retryAfterMSOf, MAX_RETRY_AFTER_MS } from "./retryAfterError.ts";
 export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
+export type { RollbackContext, RollbackFailure, RollbackFunction } from "./rollbackContext.ts";
 
 // The clock the engine and its hosts read.
 export { systemClock } from "./clock.ts";

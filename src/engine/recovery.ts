@@ -3,7 +3,8 @@ import { decodeContinuation, readsInbox } from "./continuation.ts";
 import { attemptsAllowedAfter, stepNamed, stepPolicy, type WorkflowDefinition } from "./definition.ts";
 import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent } from "./events.ts";
 import { createInbox, isPausedAfter, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
-import { resolveNextAction } from "./resolveNextAction.ts";
+import { resolveNextAction, type RollbackCursor } from "./resolveNextAction.ts";
+import { createRollbackFold, hasRollbacks, rollbackFailureEvent } from "./rollback.ts";
 import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
 
@@ -19,6 +20,7 @@ export type RecoveryReason =
   | "stuck_completed"
   | "stuck_failed"
   | "stuck_terminal"
+  | "stuck_rollback"
   | "stranded";
 
 export interface RecoveryInput {
@@ -34,7 +36,7 @@ export interface RecoveryInput {
 /**
  * A run's log as recovery needs it: its last event, its state (the last
  * event other than a control event), its undelivered events, the run ids of
- * its children that have ended, and whether it is paused.
+ * its children that have ended, whether it is paused, and its rollbacks.
  */
 export interface RunTail {
   last: StoredEvent;
@@ -42,20 +44,34 @@ export interface RunTail {
   queued: readonly QueuedEvent[];
   finished: ReadonlySet<string>;
   paused: boolean;
+  rollbacks: RollbackCursor;
 }
 
 const NONE_FINISHED: ReadonlySet<string> = new Set();
+const NO_ROLLBACKS: RollbackCursor = { next: null, failure: null };
+
+/** Events after which a workflow with rollback handlers needs its whole log to say what is next. */
+const ROLLBACK_POINTS: ReadonlySet<StoredEvent["type"]> = new Set([
+  "step_started",
+  "step_failed",
+  "rollback_started",
+  "rollback_failed",
+  "rollback_completed",
+]);
 
 /**
  * Reads what recovery needs of a run: one read of its last event, and the
- * whole log only for a run that waits for an event or its children, or whose
- * last event is a control event (rare, and never on a step's path).
+ * whole log only for a run that waits for an event or its children, whose
+ * last event is a control event (rare, and never on a step's path), or of a
+ * workflow with rollback handlers that is in a step, failed one or rolls back.
  */
-export function readRunTail(store: WorkflowEventStore, runId: string): RunTail | null {
+export function readRunTail(store: WorkflowEventStore, runId: string, definition?: WorkflowDefinition): RunTail | null {
   const last = store.lastEvent(runId);
   if (last === null) return null;
   const waits = last.type === "step_completed" && readsInbox(decodeContinuation(last.payload));
-  if (!isControlEvent(last) && !waits) return { last, state: last, queued: [], finished: NONE_FINISHED, paused: false };
+  const rollsBack = definition !== undefined && hasRollbacks(definition) && ROLLBACK_POINTS.has(last.type);
+  if (!isControlEvent(last) && !waits && !rollsBack)
+    return { last, state: last, queued: [], finished: NONE_FINISHED, paused: false, rollbacks: NO_ROLLBACKS };
   const events = store.events(runId);
   return {
     last,
@@ -63,6 +79,7 @@ export function readRunTail(store: WorkflowEventStore, runId: string): RunTail |
     queued: createInbox(events).queued,
     finished: new Set(createChildrenFold(events).finished.keys()),
     paused: isPausedAfter(events),
+    rollbacks: definition && hasRollbacks(definition) ? createRollbackFold(events, definition) : NO_ROLLBACKS,
   };
 }
 
@@ -91,6 +108,7 @@ export function detectRecovery(
   input: RecoveryInput,
   queued: readonly QueuedEvent[] = [],
   finished: ReadonlySet<string> = NONE_FINISHED,
+  rollbacks: RollbackCursor = NO_ROLLBACKS,
 ): RecoveryReason | null {
   if (last === null) return null;
   // Even a run whose wake-up is pending here: it would only fail when woken, a year later perhaps.
@@ -98,9 +116,14 @@ export function detectRecovery(
   if (input.executingHere) return null;
   if (last.type === "step_started")
     return now >= last.at + stepPolicy(definition, last.payload.step).stepTimeoutMS ? "timeout" : null;
+  if (last.type === "rollback_started")
+    return now >= last.at + definition.rollbackPolicy.stepTimeoutMS ? "timeout" : null;
   // Whatever the transition table says is due now and nobody is doing.
-  const action = resolveNextAction(last, attemptsAllowedAfter(definition, last), queued, finished);
+  const action = resolveNextAction(last, attemptsAllowedAfter(definition, last), queued, finished, rollbacks);
   switch (action.kind) {
+    // Its retry time is the executor's to wait out, as a failed step's is.
+    case "start_rollback":
+      return "stuck_rollback";
     case "complete":
     case "fail":
       return "stuck_terminal";
@@ -130,7 +153,7 @@ export interface RecoveryOutcome {
  * - timeout: writes step_failed{reason "timeout"} (+ workflow_failed in the
  *   same batch when attempts are exhausted); re-enqueues unless terminal;
  * - stuck_terminal: writes the missing workflow_completed/workflow_failed;
- * - stuck_created / stuck_completed / stuck_failed: asks for a re-enqueue.
+ * - stuck_created / stuck_completed / stuck_failed / stuck_rollback: asks for a re-enqueue.
  * If another executor moves the run while we repair (its seq is taken), the run is
  * alive: nothing is written and an execution is requested to look at it.
  */
@@ -141,17 +164,27 @@ export function recoverRun(
   now: number,
   input: RecoveryInput,
 ): RecoveryOutcome {
-  const tail = input.executingHere ? null : readRunTail(store, runId);
+  const tail = input.executingHere ? null : readRunTail(store, runId, definition);
   // A paused run is left as it is: what falls due meanwhile takes effect when it is resumed.
   if (tail?.paused) return { reason: null, appended: [], reenqueue: false };
-  const reason = detectRecovery(tail?.state ?? null, definition, now, input, tail?.queued, tail?.finished);
+  const reason = detectRecovery(
+    tail?.state ?? null,
+    definition,
+    now,
+    input,
+    tail?.queued,
+    tail?.finished,
+    tail?.rollbacks,
+  );
   if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
   const { last, state } = tail;
   let repair: StoredEvent[] = [];
   if (reason === "timeout" && state.type === "step_started")
-    repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last);
+    repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last, tail.rollbacks.next !== null);
+  if (reason === "timeout" && state.type === "rollback_started")
+    repair = [rollbackFailureEvent(definition, state, { reason: TIMEOUT_REASON, errorRetryable: true, at: now }, last)];
   if (reason === "stuck_terminal") {
-    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state));
+    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), [], NONE_FINISHED, tail.rollbacks);
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
     if (action.kind === "fail")
       repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
@@ -167,7 +200,7 @@ export function recoverRun(
  * flight is gone (a restarted actor, a restarted Node process), records that
  * attempt at once as step_failed{reason "interrupted"}, retryable (+
  * workflow_failed when it was the last attempt), instead of waiting out
- * `stepTimeoutMS`. Returns what it appended: nothing when no step is in flight.
+ * `stepTimeoutMS` (a rollback in flight likewise, as rollback_failed). Returns what it appended: nothing when nothing is in flight.
  */
 export function failInterruptedStep(
   store: WorkflowEventStore,
@@ -175,10 +208,18 @@ export function failInterruptedStep(
   runId: string,
   now: number,
 ): StoredEvent[] {
-  const tail = readRunTail(store, runId);
-  if (tail?.state.type !== "step_started") return [];
+  const tail = readRunTail(store, runId, definition);
   // Recorded even while paused: it is the outcome of the attempt in flight, not a new claim.
-  return appendUnlessMoved(store, abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last));
+  if (tail?.state.type === "rollback_started") {
+    const interrupted = { reason: INTERRUPTED_REASON, errorRetryable: true, at: now };
+    return appendUnlessMoved(store, [rollbackFailureEvent(definition, tail.state, interrupted, tail.last)]);
+  }
+  if (tail?.state.type !== "step_started") return [];
+  const rollsBack = tail.rollbacks.next !== null;
+  return appendUnlessMoved(
+    store,
+    abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last, rollsBack),
+  );
 }
 
 /** Appends a repair; nothing when the run moved meanwhile (its seq was taken: someone is driving it). */

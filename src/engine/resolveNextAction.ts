@@ -3,6 +3,14 @@ import { FIRST_STEP } from "./definition.ts";
 import type { StoredEvent, WorkflowFailureCause } from "./events.ts";
 import type { QueuedEvent } from "./receivedEvents.ts";
 
+/** What the resolver reads of a run's rollbacks (rollback.ts folds it from the log). */
+export interface RollbackCursor {
+  /** The completion to undo next; null when none is left. */
+  readonly next: { readonly step: string; readonly completedSeq: number } | null;
+  /** The failure the rollbacks follow; null while the run has not failed. */
+  readonly failure: { readonly reason: string; readonly cause: WorkflowFailureCause } | null;
+}
+
 /** What the engine does next for a run, decided from its last event alone. */
 export type NextAction =
   /**
@@ -23,8 +31,16 @@ export type NextAction =
    * `result: null`.
    */
   | { kind: "complete"; result: null }
-  /** Write workflow_failed: the last step_failed ends the run but its terminal event is missing (stuck_terminal). */
+  /**
+   * Write workflow_failed: the last step_failed ends the run but its terminal event is missing
+   * (stuck_terminal), or the run's last rollback is done.
+   */
   | { kind: "fail"; reason: string; cause: WorkflowFailureCause }
+  /**
+   * Claim the rollback of the completion at `completedSeq` (rollback_started), not before
+   * `notBefore` (a failed rollback's backoff, set by the executor).
+   */
+  | { kind: "start_rollback"; step: string; completedSeq: number; attempt: number }
   /** The run is queued (flow control); its queue appends workflow_dequeued when its turn comes. */
   | { kind: "queued" }
   /** Nothing to do: no run, a terminal run, or a step in flight (step_started). */
@@ -42,13 +58,16 @@ export type NextAction =
  * not yet delivered, in arrival order. Only a wait reads them: it takes the
  * first one with its name that arrived by its `timeout_at`. `finished` holds
  * the run ids of the run's children that have ended (child_finished): only a
- * `children` continuation reads it.
+ * `children` continuation reads it. `rollbacks` holds the completions still to
+ * be undone and the failure they follow (rollback.ts): only a final failure
+ * and the rollback events read it.
  */
 export function resolveNextAction(
   last: StoredEvent | null,
   maxAttempts: number,
   queued: readonly QueuedEvent[] = [],
   finished: { has(runId: string): boolean } = NO_CHILDREN,
+  rollbacks: RollbackCursor = NO_ROLLBACKS,
 ): NextAction {
   if (last === null) return { kind: "none" };
   switch (last.type) {
@@ -65,9 +84,20 @@ export function resolveNextAction(
     case "step_failed": {
       const { step, attempt, reason, retryable } = last.payload;
       if (retryable && attempt < maxAttempts) return { kind: "start_step", step, attempt: attempt + 1 };
+      if (rollbacks.next) return startRollback(rollbacks.next, 1);
       // A non-retryable event cannot say whether the error was fatal or the attempts ran out; the count can.
       return { kind: "fail", reason, cause: attempt >= maxAttempts ? "attempts_exhausted" : "non_retryable" };
     }
+    case "rollback_started":
+      return { kind: "none" };
+    case "rollback_failed": {
+      const { step, attempt, completed_seq, retryable } = last.payload;
+      if (retryable && attempt < maxAttempts)
+        return { kind: "start_rollback", step, completedSeq: completed_seq, attempt: attempt + 1 };
+      return afterRollback(rollbacks);
+    }
+    case "rollback_completed":
+      return afterRollback(rollbacks);
     case "workflow_completed":
     case "workflow_failed":
     case "workflow_cancelled":
@@ -110,4 +140,18 @@ function actionAfter(
   }
 }
 
+/** The next rollback, or, with none left, the failure they followed. */
+function afterRollback(rollbacks: RollbackCursor): NextAction {
+  if (rollbacks.next) return startRollback(rollbacks.next, 1);
+  const failure = rollbacks.failure;
+  // Only a log that lost its final step_failed could get here; the run still ends failed.
+  if (!failure) return { kind: "fail", reason: "The run failed and was rolled back", cause: "non_retryable" };
+  return { kind: "fail", reason: failure.reason, cause: failure.cause };
+}
+
+function startRollback(next: { step: string; completedSeq: number }, attempt: number): NextAction {
+  return { kind: "start_rollback", step: next.step, completedSeq: next.completedSeq, attempt };
+}
+
 const NO_CHILDREN: ReadonlySet<string> = new Set();
+const NO_ROLLBACKS: RollbackCursor = { next: null, failure: null };

@@ -62,6 +62,11 @@ export function setStepEnvSource(source: () => StepEnv): void {
   stepEnvSource = source;
 }
 
+/** `ctx.env` for an attempt starting now (a step's or a rollback handler's). */
+export function currentStepEnv(): StepEnv {
+  return stepEnvSource();
+}
+
 /**
  * What a step returns: the name of the next step, or the end of the workflow
  * with its result (JSON; omitted means null). A step that names the next one
@@ -154,7 +159,7 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     runId: input.runId,
     workflowId: input.workflowId,
     event: input.event ?? null,
-    env: stepEnvSource(),
+    env: currentStepEnv(),
     children: input.children ?? null,
     awaited: input.awaited ?? null,
     write(key: string, value: unknown) {

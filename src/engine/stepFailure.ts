@@ -36,12 +36,15 @@ export interface StepFailure {
   retryAfterMS?: number;
   /** What the attempt threw (or the engine's error for what it returned); absent when nothing was thrown. */
   error?: unknown;
+  /** The run has completed steps to roll back (rollback.ts): a final failure is not followed by workflow_failed yet. */
+  rollsBack?: boolean;
 }
 
 /**
  * The events that record a failed attempt, following the event at `previous`
  * (normally its step_started): step_failed, plus workflow_failed in the same
- * batch when the run ends (so no run is ever half terminal). `retryable` in step_failed says
+ * batch when the run ends (so no run is ever half terminal), unless it
+ * rolls back first (rollback.ts). `retryable` in step_failed says
  * whether the step will be attempted again.
  */
 export function stepFailureEvents(
@@ -63,7 +66,7 @@ export function stepFailureEvents(
     },
     failure.at,
   );
-  if (willRetry) return [failed];
+  if (willRetry || failure.rollsBack === true) return [failed];
   const cause = failure.errorRetryable ? "attempts_exhausted" : "non_retryable";
   return [failed, nextEvent(failed, "workflow_failed", { reason, cause }, failure.at)];
 }
@@ -101,8 +104,10 @@ export function abandonedAttemptEvents(
   at: number,
   reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON,
   previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
+  rollsBack = false,
 ): StoredEvent[] {
   return stepFailureEvents(previous, {
+    rollsBack,
     step: started.payload.step,
     attempt: started.payload.attempt,
     reason,

@@ -42,5 +42,6 @@ export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./au
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
 export type { ScheduledStartData, WorkflowScheduleOption } from "../engine/workflowSchedule.ts";
 export type { StepContext, StepResult } from "../engine/stepContext.ts";
+export type { RollbackContext, RollbackFailure, RollbackFunction } from "../engine/rollbackContext.ts";
 export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/continuation.ts";
 export type { WorkflowRunView } from "../engine/describeRun.ts";

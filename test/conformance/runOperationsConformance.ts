@@ -365,12 +365,12 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
             }),
           { timeout: 8000, interval: 10 },
         );
-        expect(await underTest.subject.backend.findStrandedRuns([{ ...next[0]!, renamed: { approve: "approval" } }])).toEqual(
-          {
-            count: 0,
-            runs: [],
-          },
-        );
+        expect(
+          await underTest.subject.backend.findStrandedRuns([{ ...next[0]!, renamed: { approve: "approval" } }]),
+        ).toEqual({
+          count: 0,
+          runs: [],
+        });
         expect((await underTest.subject.backend.findStrandedRuns([])).runs[0]).toMatchObject({
           runId: run.id,
           missing: "workflow",

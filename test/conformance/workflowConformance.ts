@@ -9,6 +9,7 @@ import { describeChildrenConformance } from "./childrenConformance.ts";
 import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import { describePriorityFairnessConformance } from "./priorityFairnessConformance.ts";
 import { describeRetryRulesConformance } from "./retryRulesConformance.ts";
+import { describeRollbackConformance } from "./rollbackConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
 import { describeRunResultConformance } from "./runResultConformance.ts";
 import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
@@ -30,4 +31,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describePriorityFairnessConformance(name, makeBackend);
   describeRunResultConformance(name, makeBackend);
   describeWaitForRunConformance(name, makeBackend);
+  describeRollbackConformance(name, makeBackend);
 }

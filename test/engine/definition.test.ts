@@ -133,6 +133,19 @@ describe("defineWorkflow: retry rules per error and per step", () => {
     expect(stepPolicy(definition, "bill").maxAttempts).toBe(7);
   });
 
+  it("rollback handlers by step, with their own policy over the workflow's", () => {
+    const refund = async () => {};
+    const definition = defineWorkflow("pay", charge, {
+      maxAttempts: 2,
+      rollback: { charge: refund },
+      rollbackOptions: { maxAttempts: 6 },
+    });
+    expect(definition.rollback).toEqual({ charge: refund });
+    expect(definition.rollbackPolicy.maxAttempts).toBe(6);
+    expect(definition.rollbackPolicy.stepTimeoutMS).toBe(definition.stepTimeoutMS);
+    expect(defineWorkflow("pay", charge, { maxAttempts: 4 }).rollbackPolicy.maxAttempts).toBe(4);
+  });
+
   it("names the errors that fail a run at once", () => {
     const definition = defineWorkflow("pay", charge, { nonRetryableErrors: ["CardDeclinedError"] });
     class CardDeclinedError extends Error {
@@ -150,12 +163,12 @@ describe("defineWorkflow: a key it does not know is refused with a did-you-mean,
     [
       "a misspelt option",
       { maxAttempt: 3 },
-      'workflow("pay") options has no "maxAttempt" (did you mean "maxAttempts"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce',
+      'workflow("pay") options has no "maxAttempt" (did you mean "maxAttempts"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions',
     ],
     [
-      "an option the platform does not have",
+      "a misspelt rollback",
       { rollbak: {} },
-      'workflow("pay") options has no "rollbak"; it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce',
+      'workflow("pay") options has no "rollbak" (did you mean "rollback"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions',
     ],
     [
       "a misspelt backoff key",
@@ -196,6 +209,31 @@ describe("defineWorkflow: a key it does not know is refused with a did-you-mean,
       "an empty error name",
       { nonRetryableErrors: [""] },
       'workflow("pay") nonRetryableErrors: "" is not an error name such as "CardDeclinedError"',
+    ],
+    [
+      "a rollback for a step it does not have",
+      { rollback: { chrage: async () => {} } },
+      'workflow("pay") rollback has no "chrage" (did you mean "charge"?); it takes start, charge',
+    ],
+    [
+      "a rollback that is not a function",
+      { rollback: { charge: "refund" } },
+      'workflow("pay") rollback.charge must be a function that undoes step "charge"',
+    ],
+    [
+      "rollback as an array",
+      { rollback: [async () => {}] },
+      'workflow("pay") rollback must be an object like { charge: async (ctx) => { /* refund */ } }',
+    ],
+    [
+      "a misspelt rollback option",
+      { rollbackOptions: { maxAttemps: 5 } },
+      'workflow("pay") rollbackOptions has no "maxAttemps" (did you mean "maxAttempts"?); it takes maxAttempts, backoff, stepTimeoutMS',
+    ],
+    [
+      "a rollback option out of bounds",
+      { rollbackOptions: { stepTimeoutMS: 0 } },
+      'workflow("pay") rollbackOptions stepTimeoutMS must be a positive number of milliseconds, got 0',
     ],
     [
       "nonRetryableErrors as one string",

@@ -168,3 +168,83 @@ describe("resolveNextAction: the core transition table", () => {
     expect(resolveNextAction(event, MAX_ATTEMPTS)).toEqual(resolveNextAction({ ...event, seq: 2 }, MAX_ATTEMPTS));
   });
 });
+
+// Rollbacks (rollback.ts): the resolver reads the fold's next completion to undo and the failure it follows.
+const failure = { step: "ship", reason: "out of stock", cause: "non_retryable" as const };
+const chargeLeft = { next: { step: "charge", completedSeq: 7 }, failure };
+const noneLeft = { next: null, failure };
+const rollbackRows: {
+  row: string;
+  last: StoredEvent;
+  rollbacks: { next: { step: string; completedSeq: number } | null; failure: typeof failure | null };
+  expected: NextAction;
+}[] = [
+  {
+    row: "final step_failed with completions to undo → rollback_started for the latest, attempt 1",
+    last: last("step_failed", { step: "ship", attempt: 1, reason: "out of stock", retryable: false }),
+    rollbacks: { next: { step: "charge", completedSeq: 7 }, failure: null },
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 1 },
+  },
+  {
+    row: "retryable step_failed → the step's retry, whatever there is to undo",
+    last: last("step_failed", { step: "ship", attempt: 1, reason: "busy", retryable: true }),
+    rollbacks: chargeLeft,
+    expected: { kind: "start_step", step: "ship", attempt: 2 },
+  },
+  {
+    row: "final step_failed with nothing to undo → fail at once, as without rollbacks",
+    last: last("step_failed", { step: "ship", attempt: 1, reason: "out of stock", retryable: false }),
+    rollbacks: { next: null, failure: null },
+    expected: { kind: "fail", reason: "out of stock", cause: "non_retryable" },
+  },
+  {
+    row: "rollback_started → nothing (the rollback is in flight)",
+    last: last("rollback_started", { step: "charge", attempt: 1, completed_seq: 7 }),
+    rollbacks: chargeLeft,
+    expected: { kind: "none" },
+  },
+  {
+    row: "rollback_failed (retryable) → rollback_started with incremented attempt",
+    last: last("rollback_failed", { step: "charge", attempt: 1, completed_seq: 7, reason: "down", retryable: true }),
+    rollbacks: chargeLeft,
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 2 },
+  },
+  {
+    row: "rollback_failed (final) → the next rollback",
+    last: last("rollback_failed", { step: "ship2", attempt: 3, completed_seq: 9, reason: "down", retryable: false }),
+    rollbacks: chargeLeft,
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 1 },
+  },
+  {
+    row: "rollback_failed retryable on its last allowed attempt → the next rollback",
+    last: last("rollback_failed", { step: "ship2", attempt: 3, completed_seq: 9, reason: "down", retryable: true }),
+    rollbacks: chargeLeft,
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 1 },
+  },
+  {
+    row: "rollback_completed with one left → the next rollback",
+    last: last("rollback_completed", { step: "ship2", completed_seq: 9 }),
+    rollbacks: chargeLeft,
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 1 },
+  },
+  {
+    row: "rollback_completed, none left → fail with the failing step's reason and cause",
+    last: last("rollback_completed", { step: "charge", completed_seq: 7 }),
+    rollbacks: noneLeft,
+    expected: { kind: "fail", reason: "out of stock", cause: "non_retryable" },
+  },
+  {
+    row: "rollback_failed (final), none left → fail with the failing step's reason and cause",
+    last: last("rollback_failed", { step: "charge", attempt: 3, completed_seq: 7, reason: "down", retryable: false }),
+    rollbacks: noneLeft,
+    expected: { kind: "fail", reason: "out of stock", cause: "non_retryable" },
+  },
+];
+
+describe("resolveNextAction: rollbacks", () => {
+  for (const { row, last: event, rollbacks, expected } of rollbackRows) {
+    it(row, () => {
+      expect(resolveNextAction(event, MAX_ATTEMPTS, [], new Set(), rollbacks)).toEqual(expected);
+    });
+  }
+});

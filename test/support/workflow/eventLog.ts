@@ -69,6 +69,12 @@ export function shape(
         return p.next_step === undefined ? `step_completed(${p.step})` : `step_completed(${p.step}->${p.next_step})`;
       case "event_received":
         return `event_received(${p.name})`;
+      case "rollback_started":
+        return `rollback_started(${p.step},${p.attempt})`;
+      case "rollback_completed":
+        return `rollback_completed(${p.step})`;
+      case "rollback_failed":
+        return `rollback_failed(${p.step},${p.attempt},${reasons ? `${p.reason},` : ""}${p.retryable ? "retryable" : "final"})`;
       default:
         return event.type;
     }
