@@ -15,8 +15,9 @@
  * @typedef {{
  *   step: string, attempt: number, start: number, end: number, outcome: AttemptOutcome,
  *   reason?: string, retryable?: boolean, nextStep?: string,
- *   retryWait?: { start: number, end: number, pending: boolean }
- * }} AttemptRow
+ *   retryWait?: { start: number, end: number, pending: boolean },
+ *   rollback?: true
+ * }} AttemptRow  one attempt of a step, or (`rollback`) of the rollback handler undoing that step
  * @typedef {{
  *   pause: string, start: number, end: number, pending: boolean,
  *   until?: number, event?: string, outcome?: "woke" | "received" | "timed_out" | "ended"
@@ -84,6 +85,27 @@ export function buildTimeline(view, now) {
       }
       case "step_failed": {
         const row = open && open.step === p.step && open.attempt === p.attempt ? open : undefined;
+        if (row) {
+          Object.assign(row, { end: event.at, outcome: "failed", reason: p.reason, retryable: p.retryable });
+          if (p.retryable) row.retryWait = { start: event.at, end: now, pending: true };
+        }
+        open = undefined;
+        break;
+      }
+      case "rollback_started": {
+        const previous = rows[rows.length - 1];
+        if (previous && !("pause" in previous) && previous.rollback && previous.retryWait && previous.step === p.step)
+          previous.retryWait = { start: previous.end, end: event.at, pending: false };
+        open = { step: p.step, attempt: p.attempt, start: event.at, end: event.at, outcome: "running", rollback: true };
+        rows.push(open);
+        break;
+      }
+      case "rollback_completed":
+        if (open?.rollback && open.step === p.step) Object.assign(open, { end: event.at, outcome: "completed" });
+        open = undefined;
+        break;
+      case "rollback_failed": {
+        const row = open?.rollback && open.step === p.step && open.attempt === p.attempt ? open : undefined;
         if (row) {
           Object.assign(row, { end: event.at, outcome: "failed", reason: p.reason, retryable: p.retryable });
           if (p.retryable) row.retryWait = { start: event.at, end: now, pending: true };

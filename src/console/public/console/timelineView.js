@@ -23,11 +23,18 @@ function barOn(span, axis, className) {
 
 /** @param {AttemptRow} row @param {{ start: number, end: number }} axis */
 function attemptItem(row, axis) {
-  const track = el("div", { class: "track", "aria-hidden": "true" }, barOn(row, axis, `bar outcome-${row.outcome}`));
+  const kind = row.rollback ? " rollback" : "";
+  const track = el(
+    "div",
+    { class: "track", "aria-hidden": "true" },
+    barOn(row, axis, `bar outcome-${row.outcome}${kind}`),
+  );
   const took = formatDuration(row.end - row.start);
   let detail =
     row.outcome === "completed"
-      ? `completed in ${took}${row.nextStep ? ` → ${row.nextStep}` : ""}`
+      ? row.rollback
+        ? `rolled back in ${took}`
+        : `completed in ${took}${row.nextStep ? ` → ${row.nextStep}` : ""}`
       : row.outcome === "failed"
         ? `failed after ${took}: ${row.reason}${row.reason === "interrupted" ? " (its executor was gone)" : ""}`
         : `running for ${took}`;
@@ -40,12 +47,13 @@ function attemptItem(row, axis) {
   return el(
     "li",
     {
-      class: `attempt outcome-${row.outcome}`,
+      class: `attempt outcome-${row.outcome}${kind}`,
       "data-step": row.step,
       "data-attempt": String(row.attempt),
       "data-outcome": row.outcome,
+      ...(row.rollback ? { "data-rollback": "true" } : {}),
     },
-    el("span", { class: "label" }, `${row.step} · attempt ${row.attempt}`),
+    el("span", { class: "label" }, `${row.rollback ? "undo " : ""}${row.step} · attempt ${row.attempt}`),
     track,
     el("span", { class: "detail" }, detail),
   );
@@ -178,6 +186,7 @@ export function renderTimeline(section, view, rerunFrom) {
       ...key("outcome-failed", "failed"),
       ...key("outcome-running", "running"),
       ...key("wait", "waiting to retry"),
+      ...key("rollback", "a rollback (undoing a step after the run failed)"),
       ...PAUSE_KINDS.flatMap((kind) => key(`pause-${kind.pause}`, kind.legend)),
     ),
   );

@@ -155,10 +155,34 @@ export function timelineRows(run: WorkflowRunView): string[][] {
       case "workflow_dequeued":
         detail = `left the queue after ${ms(event.at - run.createdAt)}`;
         break;
+      case "rollback_started":
+        step = event.payload.step;
+        attempt = String(event.payload.attempt);
+        detail = `undoing the completion at seq ${event.payload.completed_seq}`;
+        startedAt = event.at;
+        break;
+      case "rollback_completed":
+        step = event.payload.step;
+        duration = startedAt === undefined ? "" : ms(event.at - startedAt);
+        detail = "rolled back";
+        break;
+      case "rollback_failed":
+        step = event.payload.step;
+        attempt = String(event.payload.attempt);
+        duration = startedAt === undefined ? "" : ms(event.at - startedAt);
+        detail = `${event.payload.reason} (${event.payload.retryable ? "will retry" : "rollback failed, going on with the next"})`;
+        break;
     }
     rows.push([String(event.seq), offset, event.type, step, attempt, duration, detail]);
   }
   return rows;
+}
+
+/** What a failed run rolled back, and what it could not. */
+function rollbacksInWords(run: WorkflowRunView): string {
+  const done = run.rolledBack?.length ? `; rolled back ${run.rolledBack.join(", ")}` : "";
+  const failed = run.rollbackFailed?.length ? `; rollback failed for ${run.rollbackFailed.join(", ")}` : "";
+  return done + failed;
 }
 
 /** The run's state in words: how it ended, or what it is doing now. */
@@ -168,7 +192,7 @@ export function describeOutcome(run: WorkflowRunView): string {
     case "completed":
       return `completed in ${took}`;
     case "failed":
-      return `failed after ${took}: ${run.error}`;
+      return `failed after ${took}: ${run.error}${rollbacksInWords(run)}`;
     case "cancelled":
       return `cancelled after ${took}${run.cancelReason ? `: ${run.cancelReason}` : ""}`;
     case "paused":

@@ -365,3 +365,36 @@ describe("formatDuration", () => {
     [185_000, "3 min 5 s"],
   ])("%d ms → %s", (ms, text) => expect(formatDuration(ms)).toBe(text));
 });
+
+describe("buildTimeline: a run's rollbacks are rows of their own, after the failure", () => {
+  it("draws each rollback attempt, its retry wait, and the run's failure", () => {
+    const run = view("failed", [
+      created,
+      ["step_started", 1001, { step: "start", attempt: 1 }],
+      ["step_completed", 1100, { step: "start", writes: {}, next_step: "ship" }],
+      ["step_started", 1100, { step: "ship", attempt: 1 }],
+      ["step_failed", 1200, { step: "ship", attempt: 1, reason: "out of stock", retryable: false }],
+      ["rollback_started", 1200, { step: "start", attempt: 1, completed_seq: 3 }],
+      ["rollback_failed", 1250, { step: "start", attempt: 1, completed_seq: 3, reason: "down", retryable: true }],
+      ["rollback_started", 1300, { step: "start", attempt: 2, completed_seq: 3 }],
+      ["rollback_completed", 1400, { step: "start", completed_seq: 3 }],
+      ["workflow_failed", 1400, { reason: "out of stock", cause: "non_retryable" }],
+    ]);
+    const timeline = buildTimeline(run, 2000);
+    expect(timeline.rows.slice(2)).toEqual([
+      {
+        step: "start",
+        attempt: 1,
+        start: 1200,
+        end: 1250,
+        outcome: "failed",
+        reason: "down",
+        retryable: true,
+        rollback: true,
+        retryWait: { start: 1250, end: 1300, pending: false },
+      },
+      { step: "start", attempt: 2, start: 1300, end: 1400, outcome: "completed", rollback: true },
+    ]);
+    expect(timeline.outcome).toEqual({ status: "failed", at: 1400, error: "out of stock", cause: "non_retryable" });
+  });
+});

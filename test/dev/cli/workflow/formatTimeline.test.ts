@@ -95,6 +95,49 @@ describe("formatRunTimeline", () => {
     expect(out.split("\n")[0]).toContain("failed after 35 ms: card declined");
     expect(out).toContain("card declined (attempts_exhausted)");
   });
+
+  it("shows each rollback attempt after the failure, and what it undid", () => {
+    const failed: WorkflowRunView = {
+      ...retried,
+      status: "failed",
+      result: undefined,
+      error: "out of stock",
+      rolledBack: ["start"],
+      events: [
+        ...retried.events.slice(0, 6),
+        {
+          seq: 7,
+          type: "step_failed",
+          payload: { step: "ship", attempt: 1, reason: "out of stock", retryable: false },
+          at: t0 + 1_200,
+        },
+        { seq: 8, type: "rollback_started", payload: { step: "start", attempt: 1, completed_seq: 5 }, at: t0 + 1_200 },
+        {
+          seq: 9,
+          type: "rollback_failed",
+          payload: { step: "start", attempt: 1, completed_seq: 5, reason: "refund down", retryable: true },
+          at: t0 + 1_210,
+        },
+        { seq: 10, type: "rollback_started", payload: { step: "start", attempt: 2, completed_seq: 5 }, at: t0 + 1_300 },
+        { seq: 11, type: "rollback_completed", payload: { step: "start", completed_seq: 5 }, at: t0 + 1_340 },
+        {
+          seq: 12,
+          type: "workflow_failed",
+          payload: { reason: "out of stock", cause: "non_retryable" },
+          at: t0 + 1_340,
+        },
+      ],
+      updatedAt: t0 + 1_340,
+    };
+    expect(formatRunTimeline(failed).split("\n")[0]).toContain("failed after 1340 ms: out of stock; rolled back start");
+    const rows = timelineRows(failed).map((row) => row.join("|"));
+    expect(rows.slice(7, 11)).toEqual([
+      "8|+1200 ms|rollback_started|start|1||undoing the completion at seq 5",
+      "9|+1210 ms|rollback_failed|start|1|10 ms|refund down (will retry)",
+      "10|+1300 ms|rollback_started|start|2||undoing the completion at seq 5",
+      "11|+1340 ms|rollback_completed|start||40 ms|rolled back",
+    ]);
+  });
 });
 
 /** A run view from [type, at offset, payload] rows, as the API serves it (a step_completed with its continuation). */
