@@ -166,6 +166,7 @@ export function summaryChange(batch: readonly StoredEvent[], before?: RunBefore)
       case "rollback_started":
       case "rollback_completed":
       case "rollback_failed":
+      case "cancel_requested":
       case "event_received":
       case "child_finished":
         break;

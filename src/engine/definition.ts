@@ -58,6 +58,7 @@ const WORKFLOW_OPTION_KEYS = [
   "debounce",
   "rollback",
   "rollbackOptions",
+  "rollbackOnCancel",
 ] as const satisfies readonly (keyof WorkflowOptions)[];
 const STEP_OPTION_KEYS = ["maxAttempts", "backoff", "stepTimeoutMS"] as const satisfies readonly (keyof StepOptions)[];
 const BACKOFF_KEYS = ["initialMS", "factor", "maxMS", "jitter"] as const satisfies readonly (keyof BackoffOptions)[];
@@ -101,6 +102,8 @@ export interface WorkflowOptions extends FlowControlOptions, StepOptions {
   rollback?: Record<string, RollbackFunction>;
   /** Attempts, backoff and timeout of each rollback handler; default: the workflow's. */
   rollbackOptions?: StepOptions;
+  /** A cancel rolls back the run's completed steps too before it ends the run (default: false). */
+  rollbackOnCancel?: boolean;
 }
 
 /**
@@ -140,6 +143,7 @@ export interface WorkflowDefinition<Data = any, Pad extends object = Record<stri
   readonly rollback: Readonly<Record<string, RollbackFunction>>;
   /** The attempts, backoff and timeout each rollback handler runs with. */
   readonly rollbackPolicy: StepPolicy;
+  readonly rollbackOnCancel: boolean;
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -207,6 +211,7 @@ export function defineWorkflow<Data = any, Pad extends object = Record<string, a
     renamed: checkRenamed(name, names, options.renamed),
     retentionMS,
     rollback: checkRollback(name, names, options.rollback),
+    rollbackOnCancel: checkRollbackOnCancel(name, options.rollbackOnCancel),
     rollbackPolicy: Object.freeze(
       stepPolicyOf(`workflow("${name}") rollbackOptions`, checkRollbackOptions(name, options.rollbackOptions), policy),
     ),
@@ -292,6 +297,12 @@ function checkRollback(name: string, steps: string[], rollback: unknown): Readon
     if (typeof handler !== "function")
       throw invalid(`workflow("${name}") rollback.${step} must be a function that undoes step "${step}"`);
   return Object.freeze({ ...(rollback as Record<string, RollbackFunction>) });
+}
+
+function checkRollbackOnCancel(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw invalid(`workflow("${name}") rollbackOnCancel must be true or false`);
+  return value;
 }
 
 function checkRollbackOptions(name: string, options: unknown): StepOptions {

@@ -11,7 +11,8 @@ import type { JsonValue } from "./json.ts";
  * replaced a queued run's data) and `workflow_dequeued` (a queued run got its
  * turn), and for a workflow with rollback handlers (rollback.ts)
  * `rollback_started`, `rollback_completed` and `rollback_failed`, each
- * undoing one completed step after the run failed. Every state change of a run is one of these, appended to the run's
+ * undoing one completed step after the run failed (or, with `rollbackOnCancel`,
+ * after `cancel_requested`: a cancel that rolls back before it ends the run). Every state change of a run is one of these, appended to the run's
  * log; the state of a run is its last event other than the control events
  * (`event_received`, which only queues a delivery, `child_finished`, which
  * only records a child's outcome for a later step, and the pause and resume
@@ -34,6 +35,7 @@ export const WORKFLOW_EVENT_TYPES = [
   "rollback_started",
   "rollback_completed",
   "rollback_failed",
+  "cancel_requested",
 ] as const;
 
 export type WorkflowEventType = (typeof WORKFLOW_EVENT_TYPES)[number];
@@ -156,6 +158,12 @@ export interface WorkflowEventPayloads {
     retryable: boolean;
     error?: ErrorJSON;
   };
+  /**
+   * `workflow.cancel` of a run of a workflow with `rollbackOnCancel` that has completed steps to roll back: the
+   * rollbacks run, then workflow_cancelled with this reason ends the run. Not terminal, and not a control event:
+   * a step in flight loses its commit to it, as to a cancel.
+   */
+  cancel_requested: { reason: string };
   child_finished: {
     run_id: string;
     workflow: string;

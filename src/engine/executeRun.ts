@@ -346,9 +346,11 @@ async function stepLoop(
       run.children.finished,
       run.rollbacks,
     );
-    // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal event is still written.
-    if (run.paused && action.kind !== "complete" && action.kind !== "fail" && !isTerminalEvent(state))
-      return { status: "paused" };
+    // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal
+    // event is still written, and a cancel that rolls back goes on: the run is to end.
+    const ending = action.kind === "complete" || action.kind === "fail" || action.kind === "cancel";
+    const cancelling = run.rollbacks.failure?.cause === "cancelled";
+    if (run.paused && !ending && !cancelling && !isTerminalEvent(state)) return { status: "paused" };
     switch (action.kind) {
       case "none": {
         if (isTerminalEvent(state)) return { status: "terminal" };
@@ -388,6 +390,9 @@ async function stepLoop(
           [nextEvent(run.last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
           true,
         );
+        continue;
+      case "cancel":
+        await run.append([nextEvent(run.last, "workflow_cancelled", { reason: action.reason }, now())], true);
         continue;
       case "start_step": {
         const notBefore =

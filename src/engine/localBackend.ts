@@ -287,7 +287,14 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function cancelWithChildren(runId: string, reason: string | undefined): void {
-    cancelRun(store, runId, reason, now());
+    const cancelled = cancelRun(store, runId, reason, now(), definitionOf(runId) ?? undefined);
+    // A cancel that rolls back first: the run's execution ends it, and tells whom it ends as any end does.
+    if (cancelled.type === "cancel_requested") {
+      kick(runId);
+      for (const child of activeChildrenOf(store.events(runId)))
+        cancelIfActive(child, `Its parent run "${runId}" was cancelled`);
+      return;
+    }
     flowQueues.ended(runId);
     // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
     const pending = timers.get(runId);

@@ -52,6 +52,7 @@ const NO_ROLLBACKS: RollbackCursor = { next: null, failure: null };
 
 /** Events after which a workflow with rollback handlers needs its whole log to say what is next. */
 const ROLLBACK_POINTS: ReadonlySet<StoredEvent["type"]> = new Set([
+  "cancel_requested",
   "step_started",
   "step_failed",
   "rollback_started",
@@ -126,6 +127,7 @@ export function detectRecovery(
       return "stuck_rollback";
     case "complete":
     case "fail":
+    case "cancel":
       return "stuck_terminal";
     case "start_step":
       if (action.notBefore !== undefined && now < action.notBefore) return null;
@@ -188,6 +190,7 @@ export function recoverRun(
     if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
     if (action.kind === "fail")
       repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
+    if (action.kind === "cancel") repair = [nextEvent(last, "workflow_cancelled", { reason: action.reason }, now)];
   }
   if (repair.length === 0) return { reason, appended: [], reenqueue: true };
   const appended = appendUnlessMoved(store, repair);

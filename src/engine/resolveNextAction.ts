@@ -7,8 +7,8 @@ import type { QueuedEvent } from "./receivedEvents.ts";
 export interface RollbackCursor {
   /** The completion to undo next; null when none is left. */
   readonly next: { readonly step: string; readonly completedSeq: number } | null;
-  /** The failure the rollbacks follow; null while the run has not failed. */
-  readonly failure: { readonly reason: string; readonly cause: WorkflowFailureCause } | null;
+  /** The failure (or cancel) the rollbacks follow; null while the run has not failed. */
+  readonly failure: { readonly reason: string; readonly cause: WorkflowFailureCause | "cancelled" } | null;
 }
 
 /** What the engine does next for a run, decided from its last event alone. */
@@ -41,6 +41,8 @@ export type NextAction =
    * `notBefore` (a failed rollback's backoff, set by the executor).
    */
   | { kind: "start_rollback"; step: string; completedSeq: number; attempt: number }
+  /** Write workflow_cancelled: a cancel that rolled back first (cancel_requested) is done with its rollbacks. */
+  | { kind: "cancel"; reason: string }
   /** The run is queued (flow control); its queue appends workflow_dequeued when its turn comes. */
   | { kind: "queued" }
   /** Nothing to do: no run, a terminal run, or a step in flight (step_started). */
@@ -90,6 +92,8 @@ export function resolveNextAction(
     }
     case "rollback_started":
       return { kind: "none" };
+    case "cancel_requested":
+      return rollbacks.next ? startRollback(rollbacks.next, 1) : { kind: "cancel", reason: last.payload.reason };
     case "rollback_failed": {
       const { step, attempt, completed_seq, retryable } = last.payload;
       if (retryable && attempt < maxAttempts)
@@ -146,6 +150,7 @@ function afterRollback(rollbacks: RollbackCursor): NextAction {
   const failure = rollbacks.failure;
   // Only a log that lost its final step_failed could get here; the run still ends failed.
   if (!failure) return { kind: "fail", reason: "The run failed and was rolled back", cause: "non_retryable" };
+  if (failure.cause === "cancelled") return { kind: "cancel", reason: failure.reason };
   return { kind: "fail", reason: failure.reason, cause: failure.cause };
 }
 

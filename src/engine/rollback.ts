@@ -14,7 +14,9 @@ import { MAX_REASON_LENGTH, STEP_ERROR_LIMITS } from "./stepFailure.ts";
  * rollback backoff). A completion whose rollback completed, or failed for
  * good, is never rolled back again, so a crash between rollbacks resumes
  * with the next one. After the last, workflow_failed ends the run with the
- * failing step's reason and cause.
+ * failing step's reason and cause. With `rollbackOnCancel`, a cancel of a run
+ * with completions to undo appends cancel_requested instead of
+ * workflow_cancelled: the same rollbacks run, then workflow_cancelled ends it.
  *
  * Which completions: the run's own step_completed events (not those a rerun
  * copied from its original run: that run rolled them back, or kept them, when
@@ -86,6 +88,9 @@ export function createRollbackFold(events: Iterable<StoredEvent>, definition: Wo
           };
           return;
         }
+        case "cancel_requested":
+          failure = { reason: event.payload.reason, cause: "cancelled" };
+          return;
         case "rollback_completed":
           settle(event.payload.completed_seq);
           return;

@@ -3,13 +3,16 @@ import { START_DATA_KEY, type WorkflowFailureCause, type Writes } from "./events
 import { freezeJson, type JsonValue } from "./json.ts";
 import type { Scratchpad, StepEnv } from "./stepContext.ts";
 
-/** Why the run is being rolled back: the step that failed it, as its step_failed recorded it. */
+/**
+ * Why the run is being rolled back: the step that failed it, as its step_failed recorded it, or
+ * (`cause: "cancelled"`, with `rollbackOnCancel`) the cancel's reason.
+ */
 export interface RollbackFailure {
-  /** The step whose failure ended the run. */
-  readonly step: string;
+  /** The step whose failure ended the run; absent for a cancel. */
+  readonly step?: string;
   /** What `run.result()` rejects with once the rollbacks are done. */
   readonly reason: string;
-  readonly cause: WorkflowFailureCause;
+  readonly cause: WorkflowFailureCause | "cancelled";
   /** What the failing attempt threw (name, message, stack), when it threw something. */
   readonly error?: ErrorJSON;
 }

@@ -5,6 +5,8 @@ import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type 
 import { encodePayload, type JsonValue, toJsonValue } from "./json.ts";
 import { summaryOf } from "./appendRules.ts";
 import { MAX_REASON_LENGTH } from "./stepFailure.ts";
+import type { WorkflowDefinition } from "./definition.ts";
+import { createRollbackFold } from "./rollback.ts";
 import { awaitedRunOf, describeRun } from "./describeRun.ts";
 import { isLiveStatus, type RunStatus, type WorkflowEventStore } from "./store.ts";
 
@@ -98,14 +100,31 @@ export function receivedEventPayload(name: unknown, payload: unknown): StoredEve
  * workflow_cancelled in one append: a step in flight may still finish, but
  * its outcome finds the seq taken by a terminal event and is dropped. Throws
  * `not_found` for an unknown run and `conflict` for a finished one.
+ *
+ * For a run of `definition` with `rollbackOnCancel` and completed steps to
+ * roll back, it appends cancel_requested instead (not terminal; a step in
+ * flight loses its commit to it all the same): the host then drives the run,
+ * whose rollbacks run before workflow_cancelled ends it (rollback.ts). A
+ * second cancel meanwhile is `conflict`.
  */
 export function cancelRun(
   store: WorkflowEventStore,
   runId: string,
   reason: unknown,
   now: number,
-): StoredEventOf<"workflow_cancelled"> {
-  return appendAtTail(store, runId, "workflow_cancelled", { reason: recordedReason(reason, "cancel") }, now, "cancel");
+  definition?: WorkflowDefinition,
+): StoredEventOf<"workflow_cancelled" | "cancel_requested"> {
+  const recorded = { reason: recordedReason(reason, "cancel") };
+  if (definition?.rollbackOnCancel && store.lastEvent(runId) !== null) {
+    const events = store.events(runId);
+    if (events.some((event) => event.type === "cancel_requested"))
+      throw new PlatformError("conflict", `Workflow run "${runId}" is already being cancelled (it rolls back first)`, {
+        runId,
+      });
+    if (createRollbackFold(events, definition).next !== null)
+      return appendAtTail(store, runId, "cancel_requested", recorded, now, "cancel");
+  }
+  return appendAtTail(store, runId, "workflow_cancelled", recorded, now, "cancel");
 }
 
 /**
@@ -149,7 +168,9 @@ function recordedReason(reason: unknown, control: "cancel" | "pause"): string {
   return (reason ?? "").slice(0, MAX_REASON_LENGTH) || (control === "cancel" ? "cancelled" : "paused");
 }
 
-function appendAtTail<T extends "event_received" | "workflow_cancelled" | "workflow_paused" | "workflow_resumed">(
+function appendAtTail<
+  T extends "event_received" | "workflow_cancelled" | "cancel_requested" | "workflow_paused" | "workflow_resumed",
+>(
   store: WorkflowEventStore,
   runId: string,
   type: T & WorkflowEventType,

@@ -384,11 +384,19 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * `workflow.cancel`. Appends the terminal
    * workflow_cancelled; a step in flight here finds its seq taken and its
    * result is dropped. The alarm was this run's (one active run per actor).
+   * With `rollbackOnCancel`, cancel_requested instead, and the run is driven
+   * through its rollbacks to workflow_cancelled.
    */
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
-    cancelRun(this.#store, runId, reason, this.#now());
-    this.#releaseFlowKey(runId);
-    await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
+    const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
+    const cancelled = cancelRun(this.#store, runId, reason, this.#now(), definition);
+    if (cancelled.type === "cancel_requested") {
+      // It rolls back first: driven like a run sent an event; its execution appends workflow_cancelled.
+      await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+    } else {
+      this.#releaseFlowKey(runId);
+      await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
+    }
     // Its children that are still running end with it (theirs with them).
     await this.#children.cancel(activeChildrenOf(this.#store.events(runId)), `Its parent run "${runId}" was cancelled`);
     return this.get(runId) as WorkflowRunView;

@@ -4,6 +4,7 @@
  * failing is recorded and the next still runs; the run then ends failed with the failing step's reason.
  */
 import { describe, expect, it } from "vitest";
+import type { WorkflowSteps } from "#src/engine/definition.ts";
 import { workflow } from "#src/engine/workflowApi.ts";
 import { rejection, shape } from "#test/support/workflow/index.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest, viewOf } from "./workflowConformance.fixture.ts";
@@ -58,6 +59,16 @@ export function describeRollbackConformance(name: string, makeBackend: MakeWorkf
           },
         },
       );
+      const booking: WorkflowSteps = {
+        start: async () => ({ step: "hold" }),
+        hold: async (ctx) => {
+          ctx.write("hold", "H-1");
+          return { step: "confirmed", waitFor: "confirm" };
+        },
+        confirmed: async () => ({ done: true }),
+      };
+      workflow("booking", booking, { rollbackOnCancel: true, rollback: { hold: async (ctx) => record(ctx) } });
+      workflow("booking-plain", booking, { rollback: { hold: async (ctx) => record(ctx) } });
     });
 
     it("a terminal failure runs charge's then reserve's rollback and ends failed with the step's reason", async () => {
@@ -133,5 +144,46 @@ export function describeRollbackConformance(name: string, makeBackend: MakeWorkf
       expect(view.rolledBack).toBeUndefined();
       expect(seen.has(run.id)).toBe(false);
     });
+
+    it("with rollbackOnCancel, a cancel rolls back the completed steps, then ends the run cancelled", async () => {
+      const run = await workflow.start("booking", { onCancel: true });
+      await waitForStatus(run.id, (view) => view.waitingFor !== undefined);
+      await workflow.cancel(run.id, "customer changed their mind");
+      const error = await rejection(run.result());
+      expect(error).toMatchObject({ code: "cancelled" });
+      const view = await viewOf(run.id);
+      expect(shape(view.events).slice(3)).toEqual([
+        "step_started(hold,1)",
+        "step_completed(hold->confirmed)",
+        "cancel_requested",
+        "rollback_started(hold,1)",
+        "rollback_completed(hold)",
+        "workflow_cancelled",
+      ]);
+      expect(view.status).toBe("cancelled");
+      expect(view.cancelReason).toBe("customer changed their mind");
+      expect(view.rolledBack).toEqual(["hold"]);
+      expect(seen.get(run.id)?.[0]?.failure).toEqual({ reason: "customer changed their mind", cause: "cancelled" });
+    });
+
+    it("without rollbackOnCancel, a cancel ends the run at once and rolls nothing back", async () => {
+      const run = await workflow.start("booking-plain", {});
+      await waitForStatus(run.id, (view) => view.waitingFor !== undefined);
+      await workflow.cancel(run.id, "no");
+      expect(await rejection(run.result())).toMatchObject({ code: "cancelled" });
+      const view = await viewOf(run.id);
+      expect(shape(view.events).slice(-2)).toEqual(["step_completed(hold->confirmed)", "workflow_cancelled"]);
+      expect(view.rolledBack).toBeUndefined();
+      expect(seen.has(run.id)).toBe(false);
+    });
   });
+}
+
+/** Polls the run's view until `ready` holds (the backends drive runs on their own). */
+async function waitForStatus(runId: string, ready: (view: Awaited<ReturnType<typeof viewOf>>) => boolean) {
+  for (let i = 0; i < 500; i++) {
+    if (ready(await viewOf(runId))) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`Run ${runId} never got there`);
 }

@@ -163,12 +163,12 @@ describe("defineWorkflow: a key it does not know is refused with a did-you-mean,
     [
       "a misspelt option",
       { maxAttempt: 3 },
-      'workflow("pay") options has no "maxAttempt" (did you mean "maxAttempts"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions',
+      'workflow("pay") options has no "maxAttempt" (did you mean "maxAttempts"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions, rollbackOnCancel',
     ],
     [
       "a misspelt rollback",
       { rollbak: {} },
-      'workflow("pay") options has no "rollbak" (did you mean "rollback"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions',
+      'workflow("pay") options has no "rollbak" (did you mean "rollback"?); it takes schedule, maxAttempts, backoff, stepTimeoutMS, stepOptions, nonRetryableErrors, renamed, retentionMS, concurrency, throttle, debounce, rollback, rollbackOptions, rollbackOnCancel',
     ],
     [
       "a misspelt backoff key",
@@ -224,6 +224,11 @@ describe("defineWorkflow: a key it does not know is refused with a did-you-mean,
       "rollback as an array",
       { rollback: [async () => {}] },
       'workflow("pay") rollback must be an object like { charge: async (ctx) => { /* refund */ } }',
+    ],
+    [
+      "rollbackOnCancel that is not a boolean",
+      { rollbackOnCancel: "yes" },
+      'workflow("pay") rollbackOnCancel must be true or false',
     ],
     [
       "a misspelt rollback option",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
 import type { QueuedEvent } from "#src/engine/receivedEvents.ts";
-import { resolveNextAction, type NextAction } from "#src/engine/resolveNextAction.ts";
+import { resolveNextAction, type NextAction, type RollbackCursor } from "#src/engine/resolveNextAction.ts";
 
 function last<T extends WorkflowEventType>(type: T, payload: WorkflowEventPayloads[T], seq = 5): StoredEvent {
   return { runId: "r", workflowId: "w", seq, type, payload, at: 0 } as StoredEvent;
@@ -176,7 +176,7 @@ const noneLeft = { next: null, failure };
 const rollbackRows: {
   row: string;
   last: StoredEvent;
-  rollbacks: { next: { step: string; completedSeq: number } | null; failure: typeof failure | null };
+  rollbacks: RollbackCursor;
   expected: NextAction;
 }[] = [
   {
@@ -238,6 +238,27 @@ const rollbackRows: {
     last: last("rollback_failed", { step: "charge", attempt: 3, completed_seq: 7, reason: "down", retryable: false }),
     rollbacks: noneLeft,
     expected: { kind: "fail", reason: "out of stock", cause: "non_retryable" },
+  },
+  {
+    row: "cancel_requested with completions to undo → rollback_started for the latest",
+    last: last("cancel_requested", { reason: "changed my mind" }),
+    rollbacks: {
+      next: { step: "charge", completedSeq: 7 },
+      failure: { reason: "changed my mind", cause: "cancelled" },
+    },
+    expected: { kind: "start_rollback", step: "charge", completedSeq: 7, attempt: 1 },
+  },
+  {
+    row: "cancel_requested with nothing (left) to undo → workflow_cancelled with its reason",
+    last: last("cancel_requested", { reason: "changed my mind" }),
+    rollbacks: { next: null, failure: { reason: "changed my mind", cause: "cancelled" } },
+    expected: { kind: "cancel", reason: "changed my mind" },
+  },
+  {
+    row: "the last rollback after a cancel → workflow_cancelled with the cancel's reason",
+    last: last("rollback_completed", { step: "charge", completed_seq: 7 }),
+    rollbacks: { next: null, failure: { reason: "changed my mind", cause: "cancelled" } },
+    expected: { kind: "cancel", reason: "changed my mind" },
   },
 ];
 

@@ -236,7 +236,7 @@ function createDriver(
       return settle();
     },
     async cancel(reason) {
-      cancelRun(store, runId, reason, clock);
+      if (cancelRun(store, runId, reason, clock, definition).type === "cancel_requested") await settle();
       await tellParent();
       await tellWatchers();
       await children.cancel(activeChildrenOf(store.events(runId)), `Its parent run "${runId}" was cancelled`);

@@ -124,32 +124,29 @@ describe("workflow.start's idempotencyKey in a request testRequest serves", () =
 describe("the test kit runs rollbacks on its virtual clock", () => {
   it("a rollback retried an hour later still ends the run at once, with rolledBack and the handlers' context", async () => {
     const refunds: unknown[] = [];
-    const run = await testWorkflow(
-      defineWorkflow(
-        "refunds",
-        {
+    const refunding = defineWorkflow(
+      "refunds",
+      {
+        start: async (ctx) => {
+          ctx.write("charge", "ch_1");
+          return { step: "ship" };
+        },
+        ship: async () => {
+          throw new CardDeclined("no stock");
+        },
+      },
+      {
+        nonRetryableErrors: ["CardDeclined"],
+        rollback: {
           start: async (ctx) => {
-            ctx.write("charge", "ch_1");
-            return { step: "ship" };
-          },
-          ship: async () => {
-            throw new CardDeclined("no stock");
+            if (ctx.attempt === 1) throw new Error("refund service busy");
+            refunds.push({ output: ctx.output, reason: ctx.failure.reason });
           },
         },
-        {
-          nonRetryableErrors: ["CardDeclined"],
-          rollback: {
-            start: async (ctx) => {
-              if (ctx.attempt === 1) throw new Error("refund service busy");
-              refunds.push({ output: ctx.output, reason: ctx.failure.reason });
-            },
-          },
-          rollbackOptions: { backoff: { initialMS: HOUR, maxMS: HOUR, jitter: 0 } },
-        },
-      ),
-      null,
-      { startAt: START },
+        rollbackOptions: { backoff: { initialMS: HOUR, maxMS: HOUR, jitter: 0 } },
+      },
     );
+    const run = await testWorkflow(refunding, null, { startAt: START });
     await expect(run.result()).rejects.toMatchObject({ message: "no stock" });
     expect(run.view.rolledBack).toEqual(["start"]);
     expect(refunds).toEqual([{ output: { charge: "ch_1" }, reason: "no stock" }]);

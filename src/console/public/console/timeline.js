@@ -122,8 +122,13 @@ export function buildTimeline(view, now) {
       case "event_received":
         marks.push({ mark: "event", at: event.at, name: p.name, payload: p.payload });
         break;
-      case "workflow_cancelled":
+      // A cancel that rolls back first: marked when asked for; the run ends with workflow_cancelled.
+      case "cancel_requested":
         marks.push({ mark: "cancel", at: event.at, reason: p.reason });
+        break;
+      case "workflow_cancelled":
+        if (!marks.some((mark) => mark.mark === "cancel"))
+          marks.push({ mark: "cancel", at: event.at, reason: p.reason });
         outcome = { status: "cancelled", at: event.at, reason: p.reason };
         break;
     }

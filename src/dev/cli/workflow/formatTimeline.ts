@@ -155,6 +155,9 @@ export function timelineRows(run: WorkflowRunView): string[][] {
       case "workflow_dequeued":
         detail = `left the queue after ${ms(event.at - run.createdAt)}`;
         break;
+      case "cancel_requested":
+        detail = `cancel asked (${event.payload.reason}): rolling back first`;
+        break;
       case "rollback_started":
         step = event.payload.step;
         attempt = String(event.payload.attempt);

@@ -397,4 +397,17 @@ describe("buildTimeline: a run's rollbacks are rows of their own, after the fail
     ]);
     expect(timeline.outcome).toEqual({ status: "failed", at: 1400, error: "out of stock", cause: "non_retryable" });
   });
+
+  it("marks a cancel that rolls back first once, where it was asked for", () => {
+    const run = view("cancelled", [
+      created,
+      ["step_started", 1001, { step: "start", attempt: 1 }],
+      ["step_completed", 1100, { step: "start", writes: {}, waiting_for: "go", next_step: "next" }],
+      ["cancel_requested", 1500, { reason: "no longer needed" }],
+      ["rollback_started", 1500, { step: "start", attempt: 1, completed_seq: 3 }],
+      ["rollback_completed", 1600, { step: "start", completed_seq: 3 }],
+      ["workflow_cancelled", 1600, { reason: "no longer needed" }],
+    ]);
+    expect(buildTimeline(run, 2000).marks).toEqual([{ mark: "cancel", at: 1500, reason: "no longer needed" }]);
+  });
 });
