@@ -206,19 +206,27 @@ class ActorHarness {
       return;
     }
     // A pass: what the step loop does from the run's state (executeRun's results).
-    if (run.ended) return this.endPass({ status: "terminal" });
-    if (run.paused) return this.endPass({ status: "paused" });
-    if (run.waitsForEvent) return this.endPass({ status: "idle" });
-    if (this.now < run.notBefore) return this.endPass({ status: "waiting", wakeAt: run.notBefore });
-    if (this.budgetRunsOut) {
-      this.budgetRunsOut = false;
-      return this.endPass({ status: "budget_exhausted" });
+    const ended = this.passResult(run);
+    if (ended) {
+      this.endPass(ended);
+      return;
     }
     if (run.inFlight) this.broken.push("a step claimed while another attempt of the run was in flight");
     run.inFlight = true;
     // The step returns a promise: the loop waits on it (beforeWaiting) before it completes.
     this.perform(this.decide({ type: "execution_waits", now: this.now }));
     execution.phase = "step";
+  }
+
+  /** How a pass ends without claiming a step; null when a step is due. */
+  passResult(run: ModelRun): ExecuteRunResult | null {
+    if (run.ended) return { status: "terminal" };
+    if (run.paused) return { status: "paused" };
+    if (run.waitsForEvent) return { status: "idle" };
+    if (this.now < run.notBefore) return { status: "waiting", wakeAt: run.notBefore };
+    if (!this.budgetRunsOut) return null;
+    this.budgetRunsOut = false;
+    return { status: "budget_exhausted" };
   }
 
   endPass(result: ExecuteRunResult): void {
@@ -264,7 +272,7 @@ class ActorHarness {
         this.perform(this.decide({ type: "paused" }));
         break;
       case "resume":
-        if (!run || !run.paused) break;
+        if (!run?.paused) break;
         run.paused = false;
         this.perform(this.decide({ type: "resumed", now: this.now }));
         break;
