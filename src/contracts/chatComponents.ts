@@ -16,6 +16,10 @@ import { PlatformError } from "../core/errors.ts";
 
 export type ChatButtonStyle = "primary" | "secondary" | "success" | "danger" | "link";
 
+/**
+ * @example
+ * const approve: ChatButton = { type: "button", customId: `approve:${runId}`, label: "Approve", style: "success" };
+ */
 export interface ChatButton {
   type: "button";
   label: string;
@@ -27,6 +31,10 @@ export interface ChatButton {
   disabled?: boolean;
 }
 
+/**
+ * @example
+ * const option: ChatSelectOption = { label: "Production", value: "production" };
+ */
 export interface ChatSelectOption {
   label: string;
   value: string;
@@ -34,6 +42,10 @@ export interface ChatSelectOption {
   default?: boolean;
 }
 
+/**
+ * @example
+ * const env: ChatSelect = { type: "select", customId: "env", placeholder: "Environment", options: [{ label: "Staging", value: "staging" }, { label: "Production", value: "production" }] };
+ */
 export interface ChatSelect {
   type: "select";
   customId: string;
@@ -45,10 +57,22 @@ export interface ChatSelect {
   disabled?: boolean;
 }
 
+/**
+ * @example
+ * const row: ChatComponent[] = [{ type: "button", customId: "yes", label: "Yes" }, { type: "button", customId: "no", label: "No" }];
+ */
 export type ChatComponent = ChatButton | ChatSelect;
-/** Rows of components, or one row given flat. */
+/**
+ * Rows of components, or one row given flat.
+ * @example
+ * const components: ChatComponents = [[{ type: "button", customId: "yes", label: "Yes" }]];
+ */
 export type ChatComponents = ChatComponent[] | ChatComponent[][];
 
+/**
+ * @example
+ * const field: ChatModalField = { customId: "reason", label: "Why?", style: "short", required: true };
+ */
 export interface ChatModalField {
   customId: string;
   label: string;
@@ -63,6 +87,10 @@ export interface ChatModalField {
   maxLength?: number;
 }
 
+/**
+ * @example
+ * const modal: ChatModal = { customId: "feedback", title: "Feedback", fields: [{ customId: "text", label: "Your feedback", style: "paragraph" }] };
+ */
 export interface ChatModal {
   customId: string;
   title: string;

@@ -7,7 +7,12 @@ import { toWireComponents, type ChatComponents, type WireRow } from "./chatCompo
  * `chatserver` module (which hands them to user code and calls the routes).
  */
 
-/** The event kinds user code registers with `chatserver.onEvent`. */
+/**
+ * The event kinds user code registers with `chatserver.onEvent`.
+ * @example
+ * const kind: ChatEventKind = "reaction";
+ * chatserver.onEvent(kind, async (event) => console.log(event.data));
+ */
 export type ChatEventKind = "message" | "reaction";
 
 export const CHAT_EVENT_KINDS: readonly ChatEventKind[] = ["message", "reaction"];
@@ -21,7 +26,12 @@ export const CHAT_ID = /^\d{1,20}$/;
 /** The provider's limit on a message's content. */
 export const MAX_CHAT_CONTENT_CHARS = 2000;
 
-/** What a message says: text, components, or both (`chatserver.reply`, `sendMessage`, `update`, …). */
+/**
+ * What a message says: text, components, or both (`chatserver.reply`, `sendMessage`, `update`, …).
+ * @example
+ * const message: ChatMessageInput = { content: "Deploy?", components: [{ type: "button", customId: "deploy", label: "Deploy" }] };
+ * await chatserver.sendMessage(channelId, message);
+ */
 export interface ChatMessageInput {
   content?: string;
   components?: ChatComponents;

@@ -8,9 +8,17 @@ import { PlatformError } from "../core/errors.ts";
 
 /** The event names user code registers with `workspace.onEvent`. */
 export const WORKSPACE_EVENT_KINDS = ["message", "mention", "reaction"] as const;
+/**
+ * @example
+ * const kinds: WorkspaceEventKind[] = ["message", "mention", "reaction"];
+ */
 export type WorkspaceEventKind = (typeof WORKSPACE_EVENT_KINDS)[number];
 
-/** The `event` of a workspace dispatch: what a handler receives. */
+/**
+ * The `event` of a workspace dispatch: what a handler receives.
+ * @example
+ * workspace.onEvent("message", async (event: WorkspaceEvent) => console.log(event.channel, event.text));
+ */
 export interface WorkspaceEvent {
   type: WorkspaceEventKind;
   /** The Slack team the event happened in. */
@@ -35,6 +43,8 @@ export interface WorkspaceEvent {
 /**
  * The `event` of an `action` dispatch: a button clicked or a select chosen in
  * a message the bot posted (Slack's `block_actions`); `name` is its action_id.
+ * @example
+ * workspace.onAction("approve", async (action: WorkspaceAction) => workflow.send(action.value!, "approval", { by: action.user.id }));
  */
 export interface WorkspaceAction {
   type: "action";
@@ -58,7 +68,11 @@ export interface WorkspaceAction {
   raw: Record<string, unknown>;
 }
 
-/** The `event` of a `view` dispatch: a view the bot opened was submitted (`view_submission`); `name` is its callback_id. */
+/**
+ * The `event` of a `view` dispatch: a view the bot opened was submitted (`view_submission`); `name` is its callback_id.
+ * @example
+ * workspace.onViewSubmission("reason", async (submission: WorkspaceViewSubmission) => console.log(submission.privateMetadata));
+ */
 export interface WorkspaceViewSubmission {
   type: "view";
   teamId: string;
@@ -93,6 +107,11 @@ export const WORKSPACE_PROXY_ROUTES = [
 ] as const;
 export type WorkspaceProxyRoute = (typeof WORKSPACE_PROXY_ROUTES)[number];
 
+/**
+ * @example
+ * const posted: PostedMessage = await workspace.sendMessage(channel, "Build started");
+ * await workspace.threadReply(posted.channel, posted.ts, "Build finished");
+ */
 export interface PostedMessage {
   channel: string;
   ts: string;

@@ -2,6 +2,8 @@
  * Every error the platform reports carries a stable `code` that callers can
  * branch on, and a message a person can act on. HTTP statuses are mapped from
  * codes in exactly one place: `httpStatusFor`.
+ * @example
+ * if (error instanceof PlatformError && error.code === "rate_limited") return new Response("slow down", { status: 429 });
  */
 export type PlatformErrorCode =
   | "invalid_input"
@@ -147,6 +149,13 @@ export interface PlatformErrorJSON {
   cause?: ErrorJSON;
 }
 
+/**
+ * The platform's error: a stable `code` (mapped to an HTTP status when a handler lets it escape) and a
+ * message a person can act on.
+ * @example
+ * try { await workflow.send(runId, "approval", { by: "ada" }); }
+ * catch (error) { if (error instanceof PlatformError && error.code === "conflict") return new Response("already done", { status: 409 }); throw error; }
+ */
 export class PlatformError extends Error {
   readonly code: PlatformErrorCode;
   readonly details: Record<string, unknown> | undefined;

@@ -48,6 +48,11 @@ export type ChildStatus = WorkflowEventPayloads["child_finished"]["status"];
 /**
  * One entry of `ctx.children`: a child run and how it ended: `result` when completed (or, for a result too
  * large to pass on, `error` saying where to read it), `error` otherwise.
+ * @example
+ * collect: async (ctx) => {
+ *   const outcomes: readonly ChildOutcome[] = ctx.children ?? [];
+ *   return { done: true, result: outcomes.filter((child) => child.status === "completed").length };
+ * },
  */
 export interface ChildOutcome {
   runId: string;
@@ -57,7 +62,14 @@ export interface ChildOutcome {
   error?: string;
 }
 
-/** How another run ended, as `ctx.awaited` and `workflow.result(runId)` answer it: its result, or its error or cancel reason. */
+/**
+ * How another run ended, as `ctx.awaited` and `workflow.result(runId)` answer it: its result, or its error or cancel reason.
+ * @example
+ * after: async (ctx) => {
+ *   const awaited: AwaitedRun | null = ctx.awaited;
+ *   return { done: true, result: awaited?.status === "completed" ? awaited.result : null };
+ * },
+ */
 export interface AwaitedRun {
   runId: string;
   status: "completed" | "failed" | "cancelled";
@@ -84,7 +96,12 @@ export interface ContinuationRequest {
   children?: readonly ChildRequest[];
 }
 
-/** One child run a step asks for: the workflow to start, its start data, and optionally its workflow id. */
+/**
+ * One child run a step asks for: the workflow to start, its start data, and optionally its workflow id.
+ * @example
+ * const children: ChildRequest[] = orders.map((order) => ({ workflow: "ship", data: order, id: `ship-${order.id}` }));
+ * return { step: "collect", children };
+ */
 export interface ChildRequest {
   workflow: string | { readonly name: string };
   data?: unknown;

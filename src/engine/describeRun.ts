@@ -25,7 +25,12 @@ export type RunEventView = {
   } & (T extends "step_completed" ? { continuation: Continuation } : unknown);
 }[WorkflowEventType];
 
-/** What `workflow.get(runId)` returns (design: public contract). Times are epoch ms. */
+/**
+ * What `workflow.get(runId)` returns (design: public contract). Times are epoch ms.
+ * @example
+ * const view: WorkflowRunView | null = await workflow.get(runId);
+ * if (view) console.log(view.status, view.step, view.events.length);
+ */
 export interface WorkflowRunView {
   id: string;
   workflowId: string;

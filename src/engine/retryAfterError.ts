@@ -5,6 +5,9 @@ import { brandError, errorKindOf, isPlatformError } from "../core/errors.ts";
  * `retryAfterMS` instead of the backoff (e.g. an API answered "retry in 55 s").
  * It still counts as a failed attempt: once `maxAttempts` is used up the run
  * fails as with any other error.
+ * @example
+ * const response = await fetch(url);
+ * if (response.status === 429) throw new RetryAfterError("rate limited", Number(response.headers.get("Retry-After")) * 1000);
  */
 export class RetryAfterError extends Error {
   readonly retryAfterMS: number;

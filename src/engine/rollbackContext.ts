@@ -6,6 +6,8 @@ import type { Scratchpad, StepEnv } from "./stepContext.ts";
 /**
  * Why the run is being rolled back: the step that failed it, as its step_failed recorded it, or
  * (`cause: "cancelled"`, with `rollbackOnCancel`) the cancel's reason.
+ * @example
+ * const refund = async (ctx: RollbackContext) => { const failure: RollbackFailure = ctx.failure; console.log(failure.step, failure.reason, failure.cause); };
  */
 export interface RollbackFailure {
   /** The step whose failure ended the run; absent for a cancel. */
@@ -21,6 +23,8 @@ export interface RollbackFailure {
  * What a rollback handler receives. It undoes one completion of `step`:
  * `output` holds what that completion wrote (`ctx.write` in that step),
  * `scratchpad` everything the run had committed when it failed.
+ * @example
+ * const refund = async (ctx: RollbackContext) => { await refundCharge(ctx.output.chargeId, `run ${ctx.runId}: ${ctx.failure.reason}`); };
  */
 // biome-ignore lint/suspicious/noExplicitAny: public defaults, as StepContext's
 export interface RollbackContext<Data = any, Pad extends object = Record<string, any>> {
@@ -38,7 +42,12 @@ export interface RollbackContext<Data = any, Pad extends object = Record<string,
   readonly env: StepEnv;
 }
 
-/** Undoes one completed step; anything it returns is ignored, a throw is a failed attempt. */
+/**
+ * Undoes one completed step; anything it returns is ignored, a throw is a failed attempt.
+ * @example
+ * const release: RollbackFunction = async (ctx) => { await releaseStock(ctx.output.reservation); };
+ * workflow("order", steps, { rollback: { reserve: release } });
+ */
 // biome-ignore lint/suspicious/noExplicitAny: public defaults, as StepFunction's
 export type RollbackFunction<Data = any, Pad extends object = Record<string, any>> = {
   rollback(ctx: RollbackContext<Data, Pad>): unknown;

@@ -8,6 +8,11 @@ import type { DeliveredEvent } from "./receivedEvents.ts";
  * What a step function receives. `Data` is the start data, `Pad` the shape of
  * the scratchpad; both default to loosely typed bags because they are plain
  * JSON decided by user code. `workflow<Data, Pad, Result>(…)` types them.
+ * @example
+ * const charge = async (ctx: StepContext<{ amount: number }>) => {
+ *   ctx.write("charged", ctx.data.amount);
+ *   return { step: "ship" };
+ * };
  */
 // biome-ignore lint/suspicious/noExplicitAny: public defaults: start data and scratchpad are user JSON read without declaring a type
 export interface StepContext<Data = any, Pad extends object = Record<string, any>> {
@@ -71,6 +76,9 @@ export function currentStepEnv(): StepEnv {
  * What a step returns: the name of the next step, or the end of the workflow
  * with its result (JSON; omitted means null). A step that names the next one
  * may also delay it (see {@link ContinuationRequest}).
+ * @example
+ * const next: StepResult = { step: "remind", sleepMS: 86_400_000 };
+ * const done: StepResult = { done: true, result: { ok: true } };
  */
 // biome-ignore lint/suspicious/noExplicitAny: public default: a result is user JSON returned without declaring a type
 export type StepResult<Result = any> = ({ step: string } & ContinuationRequest) | { done: true; result?: Result };

@@ -99,6 +99,9 @@ export interface WorkflowBackend {
 /**
  * The handle `workflow.start` returns. `Result` is the workflow's result type when it was started with
  * the definition `workflow<Data, Pad, Result>(…)` returned; `any` when started by name.
+ * @example
+ * const run: WorkflowRun = await workflow.start("greet", { name: "Ada" });
+ * console.log(run.id, run.created, await run.result());
  */
 // biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
 export interface WorkflowRun<Result = any> {
@@ -111,6 +114,8 @@ export interface WorkflowRun<Result = any> {
    * Resolves with the run's result; rejects with PlatformError("workflow_failed") whose message is the failure
    * reason (and whose `cause` is the failing step's error as it was thrown: name, message,
    * stack, causes), or PlatformError("cancelled") when the run was cancelled.
+   * @example
+   * try { console.log(await run.result()); } catch (error) { console.error(error.message, error.cause); }
    */
   result<T = Result>(): Promise<T>;
 }
@@ -120,6 +125,9 @@ export interface WorkflowRun<Result = any> {
  * every field given must hold. Newest first; `since`/`until` are epoch ms on
  * the start time, `step` the run's position, `error` a substring of the
  * failure reason.
+ * @example
+ * const filter: WorkflowListFilter = { name: "import", status: "failed", since: Date.now() - 86_400_000, limit: 20 };
+ * const { runs } = await workflow.list(filter);
  */
 export interface WorkflowListFilter extends RunFilter {
   /** 1-100, default 50. */
@@ -154,6 +162,11 @@ export interface WorkflowFunction {
    * Registers a workflow at top level; its first step must be named `start`. The type parameters type
    * `ctx.data` (the start data), `ctx.scratchpad` / `ctx.write` and the result a step ends with; the
    * returned definition carries them to `workflow.start(definition, data)` and `testWorkflow`.
+   * @example
+   * workflow("greet", {
+   *   start: async (ctx) => { ctx.write("n", 1); return { step: "finish" }; },
+   *   finish: async (ctx) => ({ done: true, result: { hello: ctx.data.name } }),
+   * }, { maxAttempts: 3 });
    */
   // biome-ignore lint/suspicious/noExplicitAny: public defaults, as StepContext's
   <Data = any, Pad extends object = Record<string, any>, Result = any>(
@@ -161,26 +174,54 @@ export interface WorkflowFunction {
     steps: WorkflowSteps<Data, Pad, Result>,
     options?: WorkflowOptions,
   ): WorkflowDefinition<Data, Pad, Result>;
-  /** Starts a run by name: data and result are untyped. */
+  /**
+   * Starts a run by name: data and result are untyped.
+   * @example
+   * const run = await workflow.start("greet", { name: "Ada" }, { id: "order-42" });
+   * if (!run.created) console.log("already running:", run.id);
+   * const result = await run.result();
+   */
   start(name: string, data?: unknown, options?: WorkflowStartOptions): Promise<WorkflowRun>;
-  /** Starts a run of the definition `workflow(…)` returned: the data is checked and `run.result()` typed. */
+  /**
+   * Starts a run of the definition `workflow(…)` returned: the data is checked and `run.result()` typed.
+   * @example
+   * const greet = workflow<{ name: string }, {}, string>("greet", { start: async (ctx) => ({ done: true, result: ctx.data.name }) });
+   * const name: string = await (await workflow.start(greet, { name: "Ada" })).result();
+   */
   start<Data, Result>(
     workflow: WorkflowDefinition<Data, object, Result>,
     data: Data,
     options?: WorkflowStartOptions,
   ): Promise<WorkflowRun<Result>>;
+  /**
+   * A run's status, result or error, position and every event; null for an unknown run.
+   * @example
+   * const run = await workflow.get(runId);
+   * if (run?.status === "failed") console.log(run.error, run.rolledBack);
+   */
   get(runId: string): Promise<WorkflowRunView | null>;
   /**
    * Waits for a run of this project to end and answers how: `{ runId, status, result? | error? }`
    * (`error` is the failure reason or the cancel reason); null when `timeoutMS` passes first. The
    * run's actor says when it ends: the caller does not poll. Rejects with `not_found` for an unknown run.
+   * @example
+   * const ended = await workflow.result(runId, { timeoutMS: 60_000 });
+   * if (ended?.status === "completed") return Response.json(ended.result);
    */
   result(runId: string, options?: { timeoutMS?: number }): Promise<AwaitedRun | null>;
+  /**
+   * Runs newest first, filtered; pass `cursor` back for the next page.
+   * @example
+   * const { runs, cursor } = await workflow.list({ name: "greet", status: "failed", limit: 20 });
+   */
   list(filter?: WorkflowListFilter): Promise<RunListPage>;
   /**
    * Sends an event to a run (JSON payload, at most 1 MiB). A step that returned
    * `{ step, waitFor: name }` makes the next step run with it as `ctx.event`; an event sent before
    * the run waits for it is kept until it does. Rejects with `not_found` or `conflict` (finished run).
+   * @example
+   * // in a step: return { step: "approved", waitFor: "approval", timeoutMS: 3_600_000 };
+   * await workflow.send(runId, "approval", { by: "ada" });
    */
   send(runId: string, name: string, payload?: unknown): Promise<void>;
   /**
@@ -190,6 +231,10 @@ export interface WorkflowFunction {
    * the run that got the event and whether this call created it. A workflow with flow control
    * (concurrency, throttle, debounce) cannot be started this way: its key's queue decides when its
    * runs start.
+   * @example
+   * const { runId, created } = await workflow.send("cart-42", "item_added", { sku: "A1" }, {
+   *   start: { name: "cart", data: { cartId: 42 } },
+   * });
    */
   send(
     workflowId: string,
@@ -200,6 +245,8 @@ export interface WorkflowFunction {
   /**
    * Ends a run with workflow_cancelled (a step in flight may finish; its result is
    * dropped) and resolves with its view. Rejects with `not_found` or `conflict` (finished run).
+   * @example
+   * await workflow.cancel(runId, "the customer cancelled the order");
    */
   cancel(runId: string, reason?: string): Promise<WorkflowRunView>;
   /**
@@ -207,11 +254,15 @@ export interface WorkflowFunction {
    * sleeps, waits' timeouts and retries that fall due meanwhile take effect on resume. Status `paused`.
    * A parent `waiting` for its children may be paused: they go on, and their ends are recorded.
    * Rejects with `not_found`, or `conflict` for a finished, paused or queued run.
+   * @example
+   * await workflow.pause(runId, "waiting for the payment provider's incident to end");
    */
   pause(runId: string, reason?: string): Promise<WorkflowRunView>;
   /**
    * Resumes a paused run: `running`, or `waiting` again for a parent whose children have not all ended
    * (if they have, it claims its next step). Rejects with `not_found`, or `conflict` when it is not paused.
+   * @example
+   * await workflow.resume(runId);
    */
   resume(runId: string): Promise<WorkflowRunView>;
   /**
@@ -219,14 +270,22 @@ export interface WorkflowFunction {
    * its log begins with the original's completed steps before that step (their writes: the scratchpad is
    * as it was) and it goes on by claiming `fromStep`. Its workflow_created records `rerunOf`. Rejects with
    * `conflict` while the original is live.
+   * @example
+   * const again = await workflow.rerun(failedRunId, { fromStep: "charge" });
    */
   rerun(runId: string, options?: { fromStep?: string }): Promise<WorkflowRun>;
   /**
    * Cancels every run the filter matches (an empty filter is refused; at most 10,000
    * runs), durably and in batches; `affected` counts those it cancelled (not those that ended meanwhile).
+   * @example
+   * const { matched, affected } = await workflow.cancelMany({ name: "import", status: "queued" }, { reason: "bad file" });
    */
   cancelMany(filter: RunFilter, options?: { reason?: string }): Promise<BulkResult>;
-  /** Reruns every finished run the filter matches (as `rerun`, optionally from a step). */
+  /**
+   * Reruns every finished run the filter matches (as `rerun`, optionally from a step).
+   * @example
+   * await workflow.rerunMany({ name: "import", status: "failed", error: "timeout" }, { fromStep: "load" });
+   */
   rerunMany(filter: RunFilter, options?: { fromStep?: string }): Promise<BulkResult>;
 }
 
@@ -473,6 +532,16 @@ function checkRunId(runId: unknown, what: string): void {
     throw new PlatformError("invalid_input", `${what} needs a run id string`);
 }
 
+/**
+ * Durable workflows: `workflow(name, steps, options)` registers one (top level), `workflow.start`
+ * runs it, `workflow.get`, `.list`, `.send`, `.cancel`, … act on runs. Each method's own doc has an example.
+ * @example
+ * const greet = workflow("greet", {
+ *   start: async (ctx) => ({ done: true, result: `hello ${ctx.data.name}` }),
+ * });
+ * const run = await workflow.start(greet, { name: "Ada" });
+ * console.log(await run.result());
+ */
 export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   start,
   get,
@@ -607,7 +676,12 @@ export async function startDueScheduledRuns(from: WorkflowBackend, scheduledTime
   );
 }
 
-/** The runtime installs its backend (entry wrapper, Node backend); installing the same one again changes nothing. */
+/**
+ * The runtime installs its backend (entry wrapper, Node backend); installing the same one again changes nothing.
+ * @example
+ * import { createNodeWorkflowBackend, installWorkflowBackend } from "platform/node";
+ * installWorkflowBackend(createNodeWorkflowBackend({ path: ":memory:" }));
+ */
 export function installWorkflowBackend(next: WorkflowBackend): void {
   backend = next;
 }

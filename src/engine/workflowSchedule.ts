@@ -11,13 +11,24 @@ import { PlatformError } from "../core/errors.ts";
  * createRun.ts), so a tick delivered twice, or late, starts one run.
  */
 
-/** The `schedule` option: five cron fields read in UTC, or `{ cron, timezone }` with an IANA zone. */
+/**
+ * The `schedule` option: five cron fields read in UTC, or `{ cron, timezone }` with an IANA zone.
+ * @example
+ * const schedule: WorkflowScheduleOption = { cron: "0 9 * * 1-5", timezone: "Europe/Berlin" };
+ * workflow("standup", steps, { schedule });
+ */
 export type WorkflowScheduleOption = string | { cron: string; timezone?: string };
 
 /** A checked schedule: the cron with its fields separated by single spaces, the zone by its canonical name. */
 export type WorkflowSchedule = Readonly<CronSchedule>;
 
-/** The data a scheduled run starts with. */
+/**
+ * The data a scheduled run starts with.
+ * @example
+ * workflow<ScheduledStartData>("nightly", {
+ *   start: async (ctx) => ({ done: true, result: `report for ${ctx.data.scheduledAt}` }),
+ * }, { schedule: "0 2 * * *" });
+ */
 export interface ScheduledStartData {
   /** The tick (ISO 8601, UTC) this run is for: the scheduled minute, not the time it was delivered. */
   scheduledAt: string;

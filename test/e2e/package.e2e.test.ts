@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeProcess, descendantsOf, isAlive, plainShellPath, REPO } from "#test/support/e2e/index.ts";
-import { removeWorkDir, startServing, systemNode, type DevProcess } from "#test/support/e2e/index.ts";
+import {
+  exportsWithoutExample,
+  removeWorkDir,
+  startServing,
+  systemNode,
+  type DevProcess,
+} from "#test/support/e2e/index.ts";
 
 // Port of this file: 8960. The platform package tried as a new user would: packed by `npm run package`,
 // installed from its tarball into a folder outside the repository, with the machine's own Node (20 here)
@@ -132,6 +138,12 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     const manifest = JSON.parse(readFileSync(path.join(other, "package.json"), "utf8"));
     expect(manifest.name).toBe("second-app");
     expect(path.resolve(other, manifest.dependencies.platform.replace(/^file:/, ""))).toBe(tarball);
+  });
+
+  it("every public export of platform, platform/testing and platform/node shows an @example in the editor", () => {
+    const dist = path.join(project, "node_modules/platform/dist/runtime");
+    for (const entry of ["index.d.ts", "testing/index.d.ts", "node/index.d.ts"])
+      expect(exportsWithoutExample(path.join(dist, entry)), entry).toEqual([]);
   });
 
   it("npm run typecheck exits 0, with the user's own workflow typed", async () => {

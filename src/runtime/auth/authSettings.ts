@@ -2,7 +2,12 @@ import { DEFAULT_SESSION_SECONDS, MAX_SESSION_SECONDS } from "../../contracts/si
 import { PlatformError } from "../../core/errors.ts";
 import { normalizeDomain } from "../../core/email.ts";
 
-/** Options of `auth.allow()`. */
+/**
+ * Options of `auth.allow()`.
+ * @example
+ * const options: AuthOptions = { domains: ["example.com"], sessionMaxAge: 8 * 3600 };
+ * auth.allow(options);
+ */
 export interface AuthOptions {
   /** Email domains allowed to sign in (bare domains, e.g. `"example.com"`); omit to allow every account. */
   domains?: string[];

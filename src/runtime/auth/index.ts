@@ -30,7 +30,12 @@ export type { RequireOptions } from "./signInRequired.ts";
 /** What `auth.user` accepts: the request a handler received (itty-router, `fetch`), or a Hono context. */
 export type AuthRequest = Request | { req: { raw: Request } };
 
-/** `auth.require()`'s middleware: `undefined` lets the route continue, a Response (302 or 401) ends it. */
+/**
+ * `auth.require()`'s middleware: `undefined` lets the route continue, a Response (302 or 401) ends it.
+ * @example
+ * const signedIn: AuthMiddleware = auth.require({ redirect: false });
+ * const denied = await signedIn(request); if (denied) return denied;
+ */
 export type AuthMiddleware = (request: Request, ...rest: unknown[]) => Promise<Response | undefined>;
 
 const users = new WeakMap<Request, Promise<AuthUser | null>>();
@@ -56,12 +61,21 @@ function currentUser(input: AuthRequest): Promise<AuthUser | null> {
   return user;
 }
 
+/**
+ * Sign-in for the project: `auth.allow` (rules, top level), `auth.require()` (middleware), `auth.user(request)`.
+ * @example
+ * auth.allow({ domains: ["example.com"] });
+ * router.all("/api/*", auth.require());
+ * router.get("/me", async (req) => Response.json(await auth.user(req)));
+ */
 export const auth = {
   /**
    * Enables sign-in and sets its rules; call once, at top level.
    * `domains`: email domains allowed to sign in (default: every account).
    * `sessionMaxAge`: session lifetime in seconds (default 2,592,000 = 30 days; at most 400 days).
    * Throws a PlatformError (`invalid_input`) on bad options.
+   * @example
+   * auth.allow({ domains: ["example.com"], sessionMaxAge: 3600 });
    */
   allow(options?: AuthOptions): void {
     setAuthSettings(validateAuthOptions(options));
@@ -75,16 +89,24 @@ export const auth = {
    * (`{ error: { code: "unauthorized", message: "Sign in required: <sign-in URL>" } }`).
    * `{ redirect: false }`: always the 401 JSON.
    *
-   * itty-router:  `router.all("/api/*", auth.require());`
-   * Hono:         `app.use("/api/*", async (c, next) => { const r = await auth.require()(c.req.raw); if (r) return r; await next(); });`
-   * plain fetch:  `const denied = await auth.require()(request); if (denied) return denied;`
+   * @example
+   * // itty-router
+   * router.all("/api/*", auth.require());
+   * // Hono
+   * app.use("/api/*", async (c, next) => { const r = await auth.require()(c.req.raw); if (r) return r; await next(); });
+   * // plain fetch
+   * const denied = await auth.require()(request); if (denied) return denied;
    */
   require(options?: RequireOptions): AuthMiddleware {
     const answer: RequireOptions = { redirect: options?.redirect !== false };
     return async (request) => ((await currentUser(request)) ? undefined : signInRequired(request, answer));
   },
 
-  /** `{ email, name, picture? }` of the signed-in user, or `null`. Pass the request your handler received. */
+  /**
+   * `{ email, name, picture? }` of the signed-in user, or `null`. Pass the request your handler received.
+   * @example
+   * router.get("/me", async (req) => Response.json(await auth.user(req)));
+   */
   user(request: AuthRequest): Promise<AuthUser | null> {
     try {
       return currentUser(request);
@@ -103,9 +125,9 @@ export const auth = {
    * Rejects with `not_ready` when the platform cannot be reached (nothing
    * ended), `invalid_input` for an address that is not one. A cookie whose
    * session already ended (a copy kept after sign-out) ends nothing.
-   *
-   *   router.post("/api/sign-out-everywhere", auth.require(), async (req) =>
-   *     Response.json({ ended: await auth.signOutEverywhere(req) }));
+   * @example
+   * router.post("/api/sign-out-everywhere", auth.require(), async (req) =>
+   *   Response.json({ ended: await auth.signOutEverywhere(req) }));
    */
   async signOutEverywhere(target: AuthRequest | string): Promise<number> {
     let email: string;

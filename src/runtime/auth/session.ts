@@ -11,7 +11,12 @@ import { sessionRegistryFor } from "./sessionRegistry.ts";
 import { openSessionOnce } from "./openedSessions.ts";
 import { newSessionId, sealSession, type SessionRecord } from "./sessionSeal.ts";
 
-/** What `auth.user()` returns for a signed-in user. */
+/**
+ * What `auth.user()` returns for a signed-in user.
+ * @example
+ * const user: AuthUser | null = await auth.user(request);
+ * if (user) console.log(user.email, user.name, user.picture);
+ */
 export type AuthUser = SignedInUser;
 
 /** A signed `iat` this far in the future is refused (clock skew allowance, seconds). */

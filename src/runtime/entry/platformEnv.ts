@@ -1,4 +1,8 @@
-/** Bindings the platform gives every project worker (see docs/deploying.md). */
+/**
+ * Bindings the platform gives every project worker (see docs/deploying.md).
+ * @example
+ * export default { async fetch(request: Request, env: PlatformEnv & { API_KEY: string }) { return new Response(env.API_KEY ? "configured" : "missing"); } };
+ */
 export interface PlatformEnv {
   /** Service binding to the API worker. */
   PLATFORM_API?: Fetcher;

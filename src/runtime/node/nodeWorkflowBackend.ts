@@ -10,11 +10,20 @@ import { type ProjectSchedule, projectSchedules, scheduleCronName } from "../../
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import { openSqliteWorkflowStore, type SqliteWorkflowStore } from "./sqliteEventStore.ts";
 
-/** The recovery cron runs every minute. */
+/**
+ * The recovery cron runs every minute.
+ * @example
+ * setInterval(() => backend.recoverNow(), RECOVERY_INTERVAL_MS);
+ */
 export const RECOVERY_INTERVAL_MS = 60_000;
 
 const MINUTE_MS = 60_000;
 
+/**
+ * @example
+ * const options: NodeWorkflowBackendOptions = { path: ":memory:", log: (line) => console.log(line) };
+ * const backend = createNodeWorkflowBackend(options);
+ */
 export interface NodeWorkflowBackendOptions extends Omit<LocalWorkflowBackendOptions, "store"> {
   /** SQLite file (parent directories are created), e.g. `<project>/.platform/workflows.sqlite`; ":memory:" for a throwaway store. */
   path: string;
@@ -24,6 +33,11 @@ export interface NodeWorkflowBackendOptions extends Omit<LocalWorkflowBackendOpt
   env?: Record<string, unknown>;
 }
 
+/**
+ * @example
+ * const backend: NodeWorkflowBackend = createNodeWorkflowBackend({ path: ".platform/workflows.sqlite" });
+ * backend.recoverAtStartup();
+ */
 export interface NodeWorkflowBackend extends LocalWorkflowBackend {
   readonly store: SqliteWorkflowStore;
   /** The registered workflows' schedules, each with its next tick after now. */
@@ -42,6 +56,10 @@ export interface NodeWorkflowBackend extends LocalWorkflowBackend {
  * "interrupted" and retried, and runs that sleep or wait get their timers
  * back. `close()` stops the timers, waits for running executions to reach a
  * step boundary and closes the file.
+ * @example
+ * const backend = createNodeWorkflowBackend({ path: ".platform/workflows.sqlite" });
+ * const { runs } = await backend.list({ limit: 10 });
+ * await backend.close();
  */
 export function createNodeWorkflowBackend(options: NodeWorkflowBackendOptions): NodeWorkflowBackend {
   const store = openSqliteWorkflowStore(options.path);
@@ -91,6 +109,10 @@ export function createNodeWorkflowBackend(options: NodeWorkflowBackendOptions): 
  * Creates the Node backend and makes `workflow.start/get/list` of the `platform` module use it; with
  * `env`, the runtime takes that environment (before any request brings one), so steps resumed at
  * start-up read `ctx.env` too.
+ * @example
+ * import { installNodeWorkflowBackend, workflow } from "platform/node";
+ * installNodeWorkflowBackend({ path: ".platform/workflows.sqlite" });
+ * const run = await workflow.start("greet", { name: "Ada" });
  */
 export function installNodeWorkflowBackend(options: NodeWorkflowBackendOptions): NodeWorkflowBackend {
   // As a run actor hands the runtime its environment (workflowRunHost.ts).

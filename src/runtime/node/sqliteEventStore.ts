@@ -7,6 +7,12 @@ import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
 import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
 
+/**
+ * @example
+ * const store: SqliteWorkflowStore = openSqliteWorkflowStore(":memory:");
+ * console.log(store.activeRunIds());
+ * store.close();
+ */
 export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkOperationLog {
   readonly db: DatabaseSync;
   close(): void;
@@ -17,6 +23,10 @@ export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkO
  * ":memory:". The tables and queries are the shared SQL event store the
  * Durable Object backend uses too (src/engine/sqlEventStore.ts), so a file
  * written by one process is readable by the other code path.
+ * @example
+ * const store = openSqliteWorkflowStore(":memory:");
+ * const summary = store.getRun(runId);
+ * store.close();
  */
 export function openSqliteWorkflowStore(path: string): SqliteWorkflowStore {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });

@@ -54,6 +54,10 @@ export type {
   ChatSelect,
   ChatSelectOption,
 } from "../../contracts/chatComponents.ts";
+/**
+ * @example
+ * chatserver.onCommand("whoami", async (cmd) => { const user: ChatUser = cmd.user; await chatserver.reply(cmd, user.username); });
+ */
 export type ChatUser = PluginUser;
 
 interface Common {
@@ -71,9 +75,18 @@ interface Common {
 /** Where a message the bot posted or edited is. */
 type PostedMessage = { messageId: string; channelId: string };
 
-/** What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user. */
+/**
+ * What a reply, a followup or a message says: text, or text and components; `ephemeral` answers only the user.
+ * @example
+ * const reply: ChatReply = { content: "Only you see this", ephemeral: true };
+ * await chatserver.reply(cmd, reply);
+ */
 export type ChatReply = string | (ChatMessageInput & { ephemeral?: boolean });
 
+/**
+ * @example
+ * chatserver.onCommand("deploy", async (cmd: ChatCommand) => chatserver.reply(cmd, `Deploying for ${cmd.user.username}`));
+ */
 export interface ChatCommand extends Common {
   name: string;
   /** The command's options as the chat server sent them (`[{ name, type, value }]`). */
@@ -84,7 +97,11 @@ export interface ChatCommand extends Common {
   replyToken: string;
 }
 
-/** The message a component sits on, as the chat server sent it. */
+/**
+ * The message a component sits on, as the chat server sent it.
+ * @example
+ * chatserver.onComponent("approve", async (click) => { const message: ChatComponentMessage = click.message; console.log(message.id); });
+ */
 export interface ChatComponentMessage {
   id: string;
   channelId: string | null;
@@ -93,7 +110,11 @@ export interface ChatComponentMessage {
   components: ChatComponent[][];
 }
 
-/** A button clicked or a select chosen on a message the bot posted (`chatserver.onComponent`). */
+/**
+ * A button clicked or a select chosen on a message the bot posted (`chatserver.onComponent`).
+ * @example
+ * chatserver.onComponent("approve", async (click: ChatComponentInteraction) => chatserver.update(click, { content: "Approved", components: [] }));
+ */
 export interface ChatComponentInteraction extends Common {
   /** The component's customId: the handler's name, or `name:…`. Anyone can craft it: check what it names. */
   customId: string;
@@ -105,7 +126,11 @@ export interface ChatComponentInteraction extends Common {
   replyToken: string;
 }
 
-/** A modal the bot showed, submitted (`chatserver.onModalSubmit`). */
+/**
+ * A modal the bot showed, submitted (`chatserver.onModalSubmit`).
+ * @example
+ * chatserver.onModalSubmit("feedback", async (submit: ChatModalSubmit) => chatserver.reply(submit, `Got: ${submit.fields.text}`));
+ */
 export interface ChatModalSubmit extends Common {
   customId: string;
   /** What was typed, by field customId. */
@@ -115,6 +140,10 @@ export interface ChatModalSubmit extends Common {
   replyToken: string;
 }
 
+/**
+ * @example
+ * chatserver.onEvent("message", async (event: ChatEvent) => console.log(event.type, event.data));
+ */
 export interface ChatEvent extends Common {
   type: ChatEventKind;
   /** Message text (`message`). */
@@ -124,7 +153,11 @@ export interface ChatEvent extends Common {
   emoji?: string | null;
 }
 
-/** Anything a handler received that can be answered. */
+/**
+ * Anything a handler received that can be answered.
+ * @example
+ * async function thank(interaction: ChatInteraction) { await chatserver.reply(interaction, "Thanks!"); }
+ */
 export type ChatInteraction = ChatCommand | ChatComponentInteraction | ChatModalSubmit;
 
 export type CommandHandler = (command: ChatCommand) => unknown | Promise<unknown>;
@@ -260,8 +293,20 @@ function replyBody(message: ChatReply): Record<string, unknown> {
   return { ...body, ...(ephemeral ? { ephemeral } : {}) };
 }
 
+/**
+ * The chat-server plugin: slash commands, buttons, selects and modals in the servers connected to
+ * the project (`platform plugin install chatserver`), and messages the bot posts.
+ * @example
+ * chatserver.onCommand("ping", (cmd) => chatserver.reply(cmd, "pong"));
+ */
 export const chatserver = {
-  /** Registers a slash command (top level of the project). Names: 1-32 lowercase letters, digits, - or _. */
+  /**
+   * Registers a slash command (top level of the project). Names: 1-32 lowercase letters, digits, - or _.
+   * @example
+   * chatserver.onCommand("deploy", async (cmd) => {
+   *   await chatserver.reply(cmd, { content: "Deploy?", components: [{ type: "button", customId: "approve:42", label: "Approve" }] });
+   * }, { description: "Deploy the app" });
+   */
   onCommand(name: string, handler: CommandHandler, options: { description?: string } = {}): void {
     if (typeof name !== "string" || !COMMAND_NAME.test(name)) {
       throw new PlatformError(
@@ -283,7 +328,11 @@ export const chatserver = {
     commands.set(name, { handler, description: options.description });
   },
 
-  /** Registers a handler for `message` or `reaction` events in the project's servers. */
+  /**
+   * Registers a handler for `message` or `reaction` events in the project's servers.
+   * @example
+   * chatserver.onEvent("message", async (event) => console.log(event.type, event.data));
+   */
   onEvent(kind: ChatEventKind, handler: EventHandler): void {
     if (!CHAT_EVENT_KINDS.includes(kind))
       throw new PlatformError(
@@ -298,12 +347,21 @@ export const chatserver = {
   /**
    * Runs `handler` when a button or select whose customId is `name`, or starts
    * with `name:`, is clicked or chosen (the longest matching name wins).
+   * @example
+   * chatserver.onComponent("approve", async (click) => {
+   *   await workflow.send(click.customId.split(":")[1], "approval", { by: click.user.id });
+   *   await chatserver.update(click, { content: "Approved", components: [] });
+   * });
    */
   onComponent(name: string, handler: ComponentHandler): void {
     registerInteraction(components, "onComponent", name, handler);
   },
 
-  /** Runs `handler` when a modal whose customId is `name`, or starts with `name:`, is submitted. */
+  /**
+   * Runs `handler` when a modal whose customId is `name`, or starts with `name:`, is submitted.
+   * @example
+   * chatserver.onModalSubmit("feedback", async (submit) => chatserver.reply(submit, `Thanks: ${submit.fields.text}`));
+   */
   onModalSubmit(name: string, handler: ModalSubmitHandler): void {
     registerInteraction(modals, "onModalSubmit", name, handler);
   },
@@ -313,6 +371,8 @@ export const chatserver = {
    * as the interaction's answer; after it, a command's "thinking…" message is
    * replaced (an `ephemeral` reply replaces it with a private message) and a
    * component gets a new message.
+   * @example
+   * await chatserver.reply(cmd, { content: "Only you see this", ephemeral: true });
    */
   async reply(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
     const body = replyBody(message);
@@ -320,14 +380,22 @@ export const chatserver = {
     return pluginCall(env, "chatserver", "/proxy/reply", { replyToken: token, ...body });
   },
 
-  /** Another message in answer to a command or interaction (`ephemeral`: only the user sees it). */
+  /**
+   * Another message in answer to a command or interaction (`ephemeral`: only the user sees it).
+   * @example
+   * await chatserver.followup(cmd, "The build finished.");
+   */
   async followup(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
     const body = replyBody(message);
     const { token, env } = replyTokenOf(interaction, "followup");
     return pluginCall(env, "chatserver", "/proxy/followup", { replyToken: token, ...body });
   },
 
-  /** Edits the message the clicked component sits on (`components: []` removes its buttons). */
+  /**
+   * Edits the message the clicked component sits on (`components: []` removes its buttons).
+   * @example
+   * await chatserver.update(click, { content: "Done", components: [] });
+   */
   async update(
     interaction: ChatComponentInteraction | ChatModalSubmit,
     message: ChatMessageInput,
@@ -340,6 +408,11 @@ export const chatserver = {
   /**
    * Shows a modal (a form) to the user who ran the command or clicked the
    * component. It must be the first answer, within 3 s: call it before any slow work.
+   * @example
+   * await chatserver.showModal(cmd, {
+   *   customId: "feedback", title: "Feedback",
+   *   fields: [{ customId: "text", label: "What could be better?", style: "paragraph" }],
+   * });
    */
   async showModal(interaction: ChatCommand | ChatComponentInteraction, modal: ChatModal): Promise<void> {
     toWireModal(modal);
@@ -347,7 +420,11 @@ export const chatserver = {
     await pluginCall(env, "chatserver", "/proxy/show-modal", { replyToken: token, modal });
   },
 
-  /** Posts in a channel of a server connected to this project: text, or `{ content, components }`. */
+  /**
+   * Posts in a channel of a server connected to this project: text, or `{ content, components }`.
+   * @example
+   * const posted = await chatserver.sendMessage(channelId, "Nightly report is ready");
+   */
   async sendMessage(channelId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, true);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", {
@@ -356,7 +433,11 @@ export const chatserver = {
     });
   },
 
-  /** Edits a message the bot posted: its text, its components, or both. */
+  /**
+   * Edits a message the bot posted: its text, its components, or both.
+   * @example
+   * await chatserver.editMessage(channelId, posted.id, "Nightly report (updated)");
+   */
   async editMessage(channelId: string, messageId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, false);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", {

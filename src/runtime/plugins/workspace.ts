@@ -39,6 +39,10 @@ export type {
   PostedMessage,
 } from "../../contracts/workspaceEvents.ts";
 
+/**
+ * @example
+ * workspace.onEvent("mention", async (event, context: WorkspaceEventContext) => console.log(context.project.slug));
+ */
 export interface WorkspaceEventContext {
   project: { slug: string };
   user?: { id: string; name?: string };
@@ -53,16 +57,30 @@ export type WorkspaceEventHandler = (
   context: WorkspaceEventContext,
 ) => unknown | Promise<unknown>;
 
+/**
+ * @example
+ * const approve: WorkspaceActionHandler = async (action) => { await workflow.send(action.value!, "approval", {}); };
+ * workspace.onAction("approve", approve);
+ */
 export type WorkspaceActionHandler = (
   action: WorkspaceAction,
   context: WorkspaceEventContext,
 ) => unknown | Promise<unknown>;
 
+/**
+ * @example
+ * const onReason: WorkspaceViewHandler = async (submission) => { console.log(submission.values); };
+ * workspace.onViewSubmission("reason", onReason);
+ */
 export type WorkspaceViewHandler = (
   submission: WorkspaceViewSubmission,
   context: WorkspaceEventContext,
 ) => unknown | Promise<unknown>;
 
+/**
+ * @example
+ * await workspace.addReaction(channel, ts, "eyes", { idempotencyKey: `seen-${ts}` } satisfies WorkspaceCallOptions);
+ */
 export interface WorkspaceCallOptions {
   /** The `resource` of a dispatched event: act in exactly that workspace (refused if the project no longer owns it). */
   resource?: string;
@@ -70,7 +88,12 @@ export interface WorkspaceCallOptions {
   env?: PlatformEnv;
 }
 
-/** Options of a message: Block Kit `blocks` (≤ 50); `text` stays the notification and fallback. */
+/**
+ * Options of a message: Block Kit `blocks` (≤ 50); `text` stays the notification and fallback.
+ * @example
+ * const options: WorkspaceMessageOptions = { blocks: [{ type: "section", text: { type: "mrkdwn", text: "*Deploy?*" } }] };
+ * await workspace.sendMessage(channel, "Deploy?", options);
+ */
 export interface WorkspaceMessageOptions extends WorkspaceCallOptions {
   blocks?: Record<string, unknown>[];
 }
@@ -179,8 +202,18 @@ function textOnMessage(path: PluginRoute<"workspace">, key: "ts" | "threadTs") {
     call(path, { channel: requireChannel(channel), [key]: requireTs(ts, key), ...messageBody(text, options) }, options);
 }
 
+/**
+ * The workspace-chat plugin: events, button clicks and views in the workspace connected to the project
+ * (`platform plugin install workspace`), and messages the bot posts.
+ * @example
+ * workspace.onEvent("mention", (event) => workspace.threadReply(event.channel, event.ts, "Hello!"));
+ */
 export const workspace = {
-  /** Runs `handler` for each `message`, `mention` (the bot was @-mentioned) or `reaction` (reaction added) in the connected workspace. */
+  /**
+   * Runs `handler` for each `message`, `mention` (the bot was @-mentioned) or `reaction` (reaction added) in the connected workspace.
+   * @example
+   * workspace.onEvent("mention", async (event) => workspace.threadReply(event.channel, event.ts, "On it!"));
+   */
   onEvent(kind: WorkspaceEventKind, handler: WorkspaceEventHandler): void {
     if (!WORKSPACE_EVENT_KINDS.includes(kind)) {
       throw new PlatformError(
@@ -199,12 +232,18 @@ export const workspace = {
    * Runs `handler` when a button or select whose `action_id` is `actionId`, or
    * starts with `actionId:`, is clicked or chosen in a message the bot posted
    * (the longest matching id wins).
+   * @example
+   * workspace.onAction("approve", async (action) => workflow.send(action.value, "approval", { by: action.user.id }));
    */
   onAction(actionId: string, handler: WorkspaceActionHandler): void {
     registerInteraction(actions, "onAction", actionId, handler);
   },
 
-  /** Runs `handler` when a view whose `callback_id` is `callbackId`, or starts with `callbackId:`, is submitted. */
+  /**
+   * Runs `handler` when a view whose `callback_id` is `callbackId`, or starts with `callbackId:`, is submitted.
+   * @example
+   * workspace.onViewSubmission("reason", async (submission) => console.log(submission.values));
+   */
   onViewSubmission(callbackId: string, handler: WorkspaceViewHandler): void {
     registerInteraction(views, "onViewSubmission", callbackId, handler);
   },
@@ -213,6 +252,8 @@ export const workspace = {
    * Opens a view (a modal, Slack's `views.open`) for the user who clicked:
    * within 3 seconds of the click, once. `private_metadata` carries what the
    * submission needs back (e.g. a run id).
+   * @example
+   * await workspace.openView(action, { type: "modal", callback_id: "reason", title: { type: "plain_text", text: "Why?" }, blocks: [] });
    */
   async openView(
     action: WorkspaceAction,
@@ -229,15 +270,27 @@ export const workspace = {
     return call("/proxy/open-view", { triggerToken, view: checked }, options);
   },
 
-  /** Posts `text` (and `blocks`) to a channel; resolves `{ channel, ts }`. */
+  /**
+   * Posts `text` (and `blocks`) to a channel; resolves `{ channel, ts }`.
+   * @example
+   * const { ts } = await workspace.sendMessage("C0123456789", "Deploy finished");
+   */
   async sendMessage(channel: string, text: string, options: WorkspaceMessageOptions = {}): Promise<PostedMessage> {
     return call("/proxy/send-message", { channel: requireChannel(channel), ...messageBody(text, options) }, options);
   },
 
-  /** Replaces the text (and `blocks`) of the message `ts` the bot posted. */
+  /**
+   * Replaces the text (and `blocks`) of the message `ts` the bot posted.
+   * @example
+   * await workspace.editMessage("C0123456789", ts, "Deploy finished (2 warnings)");
+   */
   editMessage: textOnMessage("/proxy/edit-message", "ts"),
 
-  /** A message in `channel` only `user` sees (Slack's `chat.postEphemeral`), e.g. an answer to a click. */
+  /**
+   * A message in `channel` only `user` sees (Slack's `chat.postEphemeral`), e.g. an answer to a click.
+   * @example
+   * await workspace.sendEphemeral("C0123456789", "U0123456789", "Only approvers may approve.");
+   */
   async sendEphemeral(
     channel: string,
     user: string,
@@ -256,7 +309,11 @@ export const workspace = {
     );
   },
 
-  /** Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds. */
+  /**
+   * Adds an emoji reaction (e.g. "thumbsup", colons optional); adding one that is already there succeeds.
+   * @example
+   * await workspace.addReaction("C0123456789", ts, "white_check_mark");
+   */
   async addReaction(channel: string, ts: string, name: string, options: WorkspaceCallOptions = {}): Promise<void> {
     if (typeof name !== "string" || !/^:?[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?:?$/.test(name)) {
       throw new PlatformError(
@@ -267,7 +324,11 @@ export const workspace = {
     await call("/proxy/add-reaction", { channel: requireChannel(channel), ts: requireTs(ts, "ts"), name }, options);
   },
 
-  /** Replies in the thread of the message `ts` (the parent's); resolves `{ channel, ts }`. */
+  /**
+   * Replies in the thread of the message `ts` (the parent's); resolves `{ channel, ts }`.
+   * @example
+   * await workspace.threadReply("C0123456789", ts, "Logs: https://example.com/run/42");
+   */
   threadReply: textOnMessage("/proxy/thread-reply", "threadTs"),
 };
 

@@ -16,7 +16,12 @@ import { currentRecording, type Recording } from "./testRecords.ts";
  * providers, and record every call of the run or request under test.
  */
 
-/** The project id and slug of every test environment. */
+/**
+ * The project id and slug of every test environment.
+ * @example
+ * // a route that answers its project's slug, as under `platform dev`
+ * expect(await (await testRequest(project, "/slug")).text()).toBe(TEST_PROJECT.slug);
+ */
 export const TEST_PROJECT = Object.freeze({ id: "1", slug: "test-project" });
 
 let idCounter = 0;

@@ -7,14 +7,24 @@ import type { WorkflowRunView } from "../../engine/describeRun.ts";
  * calls its code made, the workflow runs it started).
  */
 
-/** One email as the provider was given it: `to` is always a list. */
+/**
+ * One email as the provider was given it: `to` is always a list.
+ * @example
+ * const [sent]: SentEmail[] = run.outbox;
+ * expect(sent?.subject).toBe("Welcome, Ada");
+ */
 export interface SentEmail {
   to: string[];
   subject: string;
   html: string;
 }
 
-/** One call user code made to a plugin: `action` is the plugin route (`send`, `send-message`, `thread-reply`, …). */
+/**
+ * One call user code made to a plugin: `action` is the plugin route (`send`, `send-message`, `thread-reply`, …).
+ * @example
+ * const call: PluginCallRecord | undefined = run.calls.find((c) => c.plugin === "chatserver");
+ * expect(call?.action).toBe("send-message");
+ */
 export interface PluginCallRecord {
   /** The plugin's id in the registry: `email-send`, `chatserver`, `workspace`. */
   plugin: PluginId;
@@ -30,6 +40,10 @@ export interface PluginCallRecord {
  * is finished or waits for an event, and answers its view then. `Result` is
  * the workflow's result type when the test passed the definition
  * `workflow<Data, Pad, Result>(…)` returned.
+ * @example
+ * const run: TestRun = await testWorkflow("remind", { to: "ada@example.com" });
+ * await run.send("approval", { by: "ada" });
+ * expect(run.view.status).toBe("completed");
  */
 // biome-ignore lint/suspicious/noExplicitAny: public default: a run's result is user JSON read without declaring a type
 export interface TestRun<Result = any> extends PluginRecording {
@@ -54,7 +68,12 @@ export interface TestRun<Result = any> extends PluginRecording {
   result<T = Result>(): Promise<T>;
 }
 
-/** What the kit recorded of one run or request. */
+/**
+ * What the kit recorded of one run or request.
+ * @example
+ * const recording: PluginRecording = await testRequest(project, "/notify");
+ * expect(recording.calls.map((c) => c.action)).toEqual(["send"]);
+ */
 export interface PluginRecording {
   /** The emails sent, in order (an idempotency key used again sends once, as with the real plugin). */
   readonly outbox: readonly SentEmail[];

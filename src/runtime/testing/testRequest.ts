@@ -7,9 +7,18 @@ import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginRecording } from "./testRecords.ts";
 import { inTestScope, testEnv, testEnvWith } from "./testScope.ts";
 
-/** Where a relative test request goes: a local project's address, as under `platform dev`. */
+/**
+ * Where a relative test request goes: a local project's address, as under `platform dev`.
+ * @example
+ * await testRequest(project, `${TEST_ORIGIN}/health`);
+ */
 export const TEST_ORIGIN = "http://test-project.localhost";
 
+/**
+ * @example
+ * const init: TestRequestInit = { method: "POST", body: JSON.stringify({ name: "Ada" }), user: { email: "ada@example.com", name: "Ada" } };
+ * const response = await testRequest(project, "/api/greet", init);
+ */
 export interface TestRequestInit extends RequestInit {
   /**
    * Signs the request in as this user: it carries a session cookie the
@@ -25,10 +34,19 @@ export interface TestRequestInit extends RequestInit {
 /**
  * The project's answer, with what its code did while it was handled (`waitUntil` work included): the
  * emails it sent (`outbox`), every plugin call (`calls`) and the workflow runs it started (`runs`).
+ * @example
+ * const response: TestResponse = await testRequest(project, "/signup", { method: "POST" });
+ * expect(response.outbox).toHaveLength(1);
  */
 export interface TestResponse extends Response, PluginRecording {}
 
-/** A project's default export as `platform dev` serves it: an itty-router `Router` or any `{ fetch }`. */
+/**
+ * A project's default export as `platform dev` serves it: an itty-router `Router` or any `{ fetch }`.
+ * @example
+ * import project from "../src/index.ts";
+ * const tested: TestedProject = project;
+ * await testRequest(tested, "/");
+ */
 export interface TestedProject {
   // biome-ignore lint/suspicious/noExplicitAny: a Router's fetch takes its own argument types
   fetch(request: Request, ...rest: any[]): unknown;
@@ -47,6 +65,10 @@ function sessionCookieValue(setCookie: string): string {
  * (`response.runs`), and `{ user }` signs the request in. A path (`"/api/hello"`) is resolved
  * against {@link TEST_ORIGIN}. Work passed to `ctx.waitUntil` is awaited
  * before the response is handed back.
+ * @example
+ * import project from "../src/index.ts";
+ * const response = await testRequest(project, "/me", { user: { email: "ada@example.com", name: "Ada" } });
+ * expect(await response.json()).toMatchObject({ email: "ada@example.com" });
  */
 export async function testRequest(
   project: TestedProject,

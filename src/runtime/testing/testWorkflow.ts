@@ -6,6 +6,11 @@ import { driveOnSharedStore, useTestWorkflowBackend } from "./testBackend.ts";
 import type { TestRun } from "./testRecords.ts";
 import { driveRun } from "./testRun.ts";
 
+/**
+ * @example
+ * const options: TestWorkflowOptions = { startAt: Date.UTC(2026, 0, 1), idempotencyKey: "order-42" };
+ * const run = await testWorkflow("checkout", { orderId: 42 }, options);
+ */
 export interface TestWorkflowOptions {
   /** The virtual clock's start (epoch ms); default: the real time when the run starts. */
   startAt?: number;
@@ -36,6 +41,9 @@ export interface TestWorkflowOptions {
  * run's emails land in `run.outbox`, every call in `run.calls`. Given the
  * definition `workflow<Data, Pad, Result>(…)` returned, the data is checked
  * against `Data` and `run.result()` resolves a `Result`.
+ * @example
+ * const run = await testWorkflow(greet, { name: "Ada" }, { startAt: Date.UTC(2026, 0, 1) });
+ * expect(await run.result()).toEqual({ hello: "Ada", n: 1 });
  */
 export async function testWorkflow<Data, Result>(
   workflow: WorkflowDefinition<Data, object, Result>,
@@ -43,7 +51,13 @@ export async function testWorkflow<Data, Result>(
     ? [data?: Data, options?: TestWorkflowOptions]
     : [data: Data, options?: TestWorkflowOptions]
 ): Promise<TestRun<Result>>;
-/** By name: the workflow a module the test imported registered with `workflow(name, …)`. */
+/**
+ * By name: the workflow a module the test imported registered with `workflow(name, …)`.
+ * @example
+ * import "../src/index.ts";
+ * const run = await testWorkflow("remind", { to: "ada@example.com" });
+ * await run.send("approval", { by: "ada" });
+ */
 export async function testWorkflow(name: string, data?: unknown, options?: TestWorkflowOptions): Promise<TestRun>;
 export async function testWorkflow(
   workflow: string | WorkflowDefinition,

@@ -78,7 +78,19 @@ platformRuntime.registerMetadata("workflows", () =>
   })),
 );
 
-/** The engine's registry, declared here so that importing it evaluates the wiring above. */
+/**
+ * Durable workflows: `workflow(name, steps, options)` registers one (top level), `workflow.start`
+ * runs it, `workflow.get`, `.list`, `.send`, `.cancel`, … act on runs. Each method's own doc has an example.
+ *
+ * @example
+ * const greet = workflow("greet", {
+ *   start: async (ctx) => ({ done: true, result: `hello ${ctx.data.name}` }),
+ * });
+ * const run = await workflow.start(greet, { name: "Ada" });
+ * console.log(await run.result());
+ *
+ * (The engine's registry, declared here so that importing it evaluates the wiring above.)
+ */
 export const workflow: WorkflowFunction = registry;
 export { NonRetryableError } from "../../engine/nonRetryableError.ts";
 export { RetryAfterError } from "../../engine/retryAfterError.ts";
