@@ -178,4 +178,26 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(tree.filter(isAlive).map(describeProcess)).toEqual([]);
   });
+
+  it("`npx platform dev --port 8961` with no directory runs this folder's project, reads .dev.vars, and `platform logs` here finds it", async () => {
+    writeFileSync(path.join(project, ".dev.vars"), "GREETING=Howdy\n");
+    writeFileSync(
+      path.join(project, "src/index.ts"),
+      readFileSync(path.join(project, "src/index.ts"), "utf8").replace(
+        "export default router;",
+        `router.get("/api/greeting", (_request, env) => Response.json({ greeting: env.GREETING }));
+export default { fetch: (request: Request, env: Record<string, string>) => router.fetch(request, env) };`,
+      ),
+    );
+    dev = await startServing("npx", ["platform", "dev", "--port", "8961"], { cwd: project, env: userEnv() });
+    expect(dev.output()).toContain(`Project "my-app" from ${project}`);
+    expect(await (await fetch(`${dev.url}/api/hello/Ada`)).json()).toEqual({ hello: "Ada" });
+    expect(await (await fetch(`${dev.url}/api/greeting`)).json()).toEqual({ greeting: "Howdy" });
+    const logs = await ok("npx", ["platform", "logs"], project);
+    expect(logs.output).toMatch(/GET \/api\/greeting/);
+    const session = JSON.parse(readFileSync(path.join(project, ".platform/dev.json"), "utf8")) as { pid: number };
+    process.kill(session.pid, "SIGTERM");
+    expect(await new Promise<number | null>((resolve) => dev!.child.once("exit", resolve))).toBe(0);
+    dev = null;
+  });
 });

@@ -1,9 +1,9 @@
-import path from "node:path";
 import { CliError } from "./commandLine.ts";
 import { pushSlugFor } from "./deploy/pushSlug.ts";
 import { projectSlugFor } from "./dev/projectSlugFor.ts";
 import { readDevSession, stateDirFor } from "./dev/devState.ts";
 import { credentialsPath, normalizeApiUrl, readCredentials } from "./credentials/credentialsFile.ts";
+import { projectFolder } from "./projectFolder.ts";
 
 export interface PlatformTarget {
   apiUrl: string;
@@ -58,7 +58,7 @@ export function loggedInToken(api: PlatformApi): string {
  * the CLI token in $PLATFORM_TOKEN or from `platform login`.
  */
 export function resolvePlatformTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
-  const projectDir = path.resolve((values.dir as string | undefined) ?? ".");
+  const projectDir = projectFolder(values.dir as string | undefined);
   const api = values.api as string | undefined;
   if (api) {
     const resolved = resolvePlatformApi(api)!;
@@ -90,7 +90,7 @@ export function resolvePushedTarget(
   const api = resolvePlatformApi(values.api as string | undefined);
   if (!api) throw new CliError(`Which platform? Pass --api URL or run \`platform login --api URL\` first. ${instead}`);
   const token = loggedInToken(api);
-  const slug = pushSlugFor(path.resolve((values.dir as string | undefined) ?? "."), values.slug as string | undefined);
+  const slug = pushSlugFor(projectFolder(values.dir as string | undefined), values.slug as string | undefined);
   return { apiUrl: api.apiUrl, token, slug };
 }
 

@@ -13,4 +13,9 @@ export interface PluginEnv extends DispatcherEnv {
   TOKEN_ENCRYPTION_KEY?: string;
   /** Secret: 32+ characters; signs OAuth `state` and resource owner refs. */
   STATE_SECRET?: string;
+  /**
+   * "1" under `platform dev` (not `--public`): a local project is a private deployment for the proxy
+   * rate, whatever its registry row says (kit/rateLimit.ts). Never set deployed or under `platform up`.
+   */
+  LOCAL_PROJECTS_PRIVATE?: string;
 }

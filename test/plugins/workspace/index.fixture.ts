@@ -31,7 +31,13 @@ export interface Setup {
 }
 
 export function setup(
-  options: { tokenRotation?: boolean; expiresIn?: number; project?: ProjectWorkerHandler } = {},
+  options: {
+    tokenRotation?: boolean;
+    expiresIn?: number;
+    project?: ProjectWorkerHandler;
+    /** Variables the plugin worker gets beside the fixture's (e.g. `platform dev`'s LOCAL_PROJECTS_PRIVATE). */
+    vars?: Record<string, string>;
+  } = {},
 ): Setup {
   const pending: Promise<void>[] = [];
   const slackRequests: { path: string; body: string }[] = [];
@@ -60,6 +66,7 @@ export function setup(
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
     WORKSPACE_PUBLIC_URL: PLUGIN_ORIGIN,
     DISPATCHER: dispatcher.namespace,
+    ...options.vars,
     SLACK: {
       async fetch(input: RequestInfo | URL, init?: RequestInit) {
         const request = new Request(input, init);

@@ -1,7 +1,7 @@
 // The workspace-chat plugin's proxy routes as a project calls them, token refresh (also when Slack
 // says token_expired early), and a reinstall recovering a lease.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, signedRequest, userWithProject } from "#test/support/workerd/index.ts";
 import { PLUGIN_ORIGIN, SLACK_ORIGIN, setup, install, installedProject, proxy } from "./index.fixture.ts";
@@ -128,6 +128,25 @@ describe("proxy routes", () => {
       statuses.push((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: `n${i}` })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(t.slack.recorded).toHaveLength(3);
+  });
+
+  it("under platform dev a local project is a private deployment: no proxy rate, and one note when deployed it would be refused", async () => {
+    const t = setup({ vars: { LOCAL_PROJECTS_PRIVATE: "1" } });
+    const { user } = await userWithProject("ada@example.com", "local-app");
+    expect((await install(t, user, "local-app")).status).toBe(200);
+    const row = (await env.DB.prepare("SELECT * FROM projects WHERE slug = 'local-app'").first<ProjectRow>())!;
+    expect(row.private).toBe(0);
+    const logged = vi.spyOn(console, "log");
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++)
+      statuses.push((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: `n${i}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(t.slack.recorded).toHaveLength(6);
+    const notes = logged.mock.calls.map((call) => String(call[0])).filter((line) => line.startsWith("Note: deployed"));
+    logged.mockRestore();
+    expect(notes).toEqual([
+      "Note: deployed as a public project this would be refused (429 rate_limited: 3 plugin actions per 60 seconds). Local projects run as private deployments, which have no proxy rate; `platform dev --public` applies the public limits.",
+    ]);
   });
 });
 

@@ -14,6 +14,7 @@ import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
 import { type ProjectWatcher, watchProjectTree } from "../dev/projectWatcher.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
+import { isProjectFolder, projectFolder } from "../projectFolder.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
 
 const HOST = "127.0.0.1";
@@ -170,7 +171,9 @@ One \`platform dev\` per folder: a second one exits with the first one's pid
 and address (<dir>/.platform/dev.lock). Processes a killed \`platform dev\`
 left running are stopped at the next start when they are provably its own.
 
-Without a dir it runs the bundled demo project.
+Without a dir it runs the project in the current folder (one whose
+package.json depends on "platform", or with a src/index.ts); in this
+repository's own root, where there is none, the bundled demo project.
 
 Options:
   --port N   port for the project (default 8787)
@@ -181,6 +184,10 @@ Options:
              flow (provider login page, callback token, session)
   --private  run the project as a private deployment, served at
              http://localhost:N/<slug>/ (instead of http://<slug>.localhost:N/)
+  --public   apply the proxy rate of a deployed public project (3 plugin
+             actions per 60 s); without it the local project is a private
+             deployment, which has none (the first call a public project
+             would have had refused prints a note)
   --quiet    no request and workflow step lines
 
 With --login oidc the login worker returns browsers to the project's own
@@ -206,18 +213,23 @@ node:sqlite.`,
     node: { type: "boolean" },
     login: { type: "string" },
     private: { type: "boolean" },
+    public: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
   },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
-    const projectDir = path.resolve(positionals[0] ?? DEMO_PROJECT_DIR);
+    const projectDir = projectFolder(positionals[0]);
+    if (positionals[0] === undefined && projectDir !== DEMO_PROJECT_DIR && !isProjectFolder(projectDir))
+      throw new CliError(
+        `There is no project in ${projectDir} (no package.json depending on "platform", no src/index.ts): run \`platform init .\` to make one here, or \`platform dev <dir>\` for another folder.`,
+      );
     const port = parsePort(values.port);
     const stateDir = stateDirFor(projectDir);
     const login = values.login ?? "form";
     if (login !== "form" && login !== "oidc")
       throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
-    if (values.node && (login === "oidc" || values.private))
-      throw new CliError("--login oidc and --private run in workerd; leave out --node.", 2);
+    if (values.node && (login === "oidc" || values.private || values.public))
+      throw new CliError("--login oidc, --private and --public run in workerd; leave out --node.", 2);
     if (!existsSync(projectDir)) throw new CliError(`There is no folder ${projectDir}.`);
     if (!statSync(projectDir).isDirectory()) throw new CliError(`${projectDir} is not a folder.`);
     refuseLinksOutOfProject(projectDir, stateDir);
@@ -235,7 +247,10 @@ node:sqlite.`,
         };
         if (values.node) await runNodeDev(projectDir, stateDir, port, onRequest, markReady);
         else
-          await runWorkerdDev(projectDir, stateDir, port, login, values.private === true, onRequest, print, markReady);
+          await runWorkerdDev(projectDir, stateDir, port, login, onRequest, print, markReady, {
+            private: values.private === true,
+            publicLimits: values.public === true,
+          });
       } finally {
         clearDevSession(stateDir);
       }
@@ -248,10 +263,10 @@ async function runWorkerdDev(
   stateDir: string,
   port: number,
   login: "form" | "oidc",
-  isPrivate: boolean,
   onRequest: (request: RequestRecord) => void,
   print: (line: string) => void,
   markReady: () => void,
+  deployment: { private: boolean; publicLimits: boolean },
 ): Promise<void> {
   const platform = await startLocalPlatform({
     projectDir,
@@ -259,7 +274,7 @@ async function runWorkerdDev(
     port,
     host: HOST,
     login,
-    private: isPrivate,
+    ...deployment,
     onRequest,
   }).catch((error: unknown) => {
     throw new CliError(startFailureMessage(error));
@@ -278,9 +293,10 @@ async function runWorkerdDev(
   );
 
   console.log(`Project "${platform.project.slug}" from ${projectDir}`);
-  if (isPrivate) console.log(`  private deployment at ${platform.projectUrl}`);
+  if (deployment.private) console.log(`  private deployment at ${platform.projectUrl}`);
   else console.log(`  also at http://${platform.project.slug}.${LOCAL_DOMAIN}:${port}/`);
   console.log(`  API worker at ${platform.apiUrl}`);
+  if (deployment.publicLimits) console.log("  public limits: 3 plugin actions per 60 s, as deployed (--public)");
   if (platform.login) {
     console.log(`  login worker at ${platform.login.url}`);
     console.log(

@@ -1,9 +1,9 @@
-import path from "node:path";
 import { CliError, cliOptions, type Command } from "../commandLine.ts";
 import { readDevSession, stateDirFor } from "../dev/devState.ts";
 import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
 import { printableLine } from "../logs/printableLine.ts";
 import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
+import { projectFolder } from "../projectFolder.ts";
 
 /**
  * Whose log: with --api or --slug, the pushed project; else the `platform
@@ -12,7 +12,7 @@ import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "..
  */
 function logTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
   if (values.api !== undefined || values.slug !== undefined) return resolvePushedTarget(values, "");
-  const dir = path.resolve((values.dir as string | undefined) ?? ".");
+  const dir = projectFolder(values.dir as string | undefined);
   const session = readDevSession(stateDirFor(dir));
   if (session) return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
   if (resolvePlatformApi(undefined)) return resolvePushedTarget(values, "");

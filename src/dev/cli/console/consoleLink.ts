@@ -1,8 +1,8 @@
-import path from "node:path";
 import { readDevSession, stateDirFor } from "../dev/devState.ts";
 import { CliError } from "../commandLine.ts";
 import { credentialsPath } from "../credentials/credentialsFile.ts";
 import { loggedInToken, resolvePlatformApi } from "../platformTarget.ts";
+import { projectFolder } from "../projectFolder.ts";
 
 /** The console's address, and the link that signs it in (the CLI token in the fragment, never sent to a server). */
 export interface ConsoleLink {
@@ -27,7 +27,7 @@ export function consoleLinkFor(
     const api = resolvePlatformApi(values.api, env, file)!;
     return link(`${api.apiUrl}/console/`, loggedInToken(api));
   }
-  const projectDir = path.resolve(values.dir ?? ".");
+  const projectDir = projectFolder(values.dir);
   const session = readDevSession(stateDirFor(projectDir));
   if (!session)
     throw new CliError(

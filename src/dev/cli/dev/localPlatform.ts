@@ -71,6 +71,11 @@ export interface LocalPlatformOptions {
   login?: "form" | "oidc";
   /** Run the project as a private deployment, served at http://localhost:<port>/<slug>/. */
   private?: boolean;
+  /**
+   * `--public`: the plugins apply the deployed public project's proxy rate. Otherwise a local project is a
+   * private deployment for it (plugins/kit/rateLimit.ts), as the spec exempts private deployments.
+   */
+  publicLimits?: boolean;
   /** Called once per request the gateway answered (Miniflare's own request log, parsed). */
   onRequest?: (request: RequestRecord) => void;
 }
@@ -166,6 +171,8 @@ export interface LocalPlatformInput {
   onRequest?: (request: RequestRecord) => void;
   /** Maps the project's log lines to its sources and remembers a top-level throw. */
   projectErrors?: ProjectLoadErrors;
+  /** `platform dev` without `--public`: the plugins take local projects for private deployments (no proxy rate). */
+  localProjectsPrivate?: boolean;
   /**
    * `platform up`: where the API worker uploads pushed projects, and the
    * service in front of the workerd each pushed project runs in
@@ -238,7 +245,12 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
           },
         }
       : {}),
-    ...localPluginOverrides({ host, ports, secrets: input.pluginSecrets }),
+    ...localPluginOverrides({
+      host,
+      ports,
+      secrets: input.pluginSecrets,
+      localProjectsPrivate: input.localProjectsPrivate === true && !input.uploads,
+    }),
   };
 }
 
@@ -437,6 +449,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     pluginSecrets: loadOrCreatePluginSecrets(options.stateDir),
     onRequest: options.onRequest,
     projectErrors,
+    localProjectsPrivate: options.publicLimits !== true,
   };
   let crons: LocalCron[] = [];
   const configure = (

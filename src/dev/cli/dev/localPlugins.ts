@@ -110,8 +110,11 @@ export function localPluginOverrides(input: {
   host: string;
   ports: LocalPorts;
   secrets: LocalPluginSecrets;
+  /** `platform dev` without `--public`: local projects are private deployments for the proxy rate. */
+  localProjectsPrivate?: boolean;
 }): Record<string, LocalOverride> {
   const { secrets, ports, host } = input;
+  const rates = input.localProjectsPrivate ? { LOCAL_PROJECTS_PRIVATE: "1" } : {};
   const urls = localPluginUrls(host, ports);
   const socket = (id: LocalPluginId) => ({ host, port: ports.plugins[LOCAL_PLUGINS[id].worker]! });
   const chatSecrets = { TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey, STATE_SECRET: secrets.stateSecret };
@@ -128,6 +131,7 @@ export function localPluginOverrides(input: {
         CHATSERVER_PUBLIC_KEY: cs.publicKey,
         CHATSERVER_CLIENT_SECRET: cs.clientSecret,
         CHATSERVER_BOT_TOKEN: cs.botToken,
+        ...rates,
       },
       // The plugin reaches its fake through this binding (no internet locally).
       services: { CHATSERVER_FETCH: LOCAL_PLUGINS.chatserver.fake },
@@ -141,6 +145,7 @@ export function localPluginOverrides(input: {
         SLACK_CLIENT_SECRET: ws.clientSecret,
         SLACK_SIGNING_SECRET: ws.signingSecret,
         WORKSPACE_PUBLIC_URL: urls.plugins.workspace,
+        ...rates,
       },
       services: { SLACK: LOCAL_PLUGINS.workspace.fake },
       socket: socket("workspace"),
@@ -150,6 +155,7 @@ export function localPluginOverrides(input: {
         EMAIL_API_BASE: urls.fakes.email,
         EMAIL_API_KEY: secrets.email.apiKey,
         SENDER_DOMAIN: LOCAL_SENDER_DOMAIN,
+        ...rates,
       },
       services: { EMAIL_API: LOCAL_PLUGINS.email.fake },
       socket: socket("email"),
