@@ -24,6 +24,7 @@ import { benchScale, formatScale } from "./sections/scale.ts";
 import { benchSearch, formatSearch } from "./sections/search.ts";
 import { benchQueuedStarts, formatQueuedStarts } from "./sections/queuedStarts.ts";
 import { benchFanOut, formatFanOut } from "./sections/fanOut.ts";
+import { benchMeter, formatMeter } from "./sections/meter.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const RESULTS_FILE = path.join(import.meta.dirname, "results", "latest.json");
@@ -80,9 +81,10 @@ const environment: BenchResults["environment"] = {
 
 // BENCH_SECTIONS=A,C (for example) runs only some sections; the default is all of them
 // (H: workloads 2 and 3 head to head, ours and Cloudflare's interleaved; D: where a run's cost goes; S: sign-in;
-// P: plugins; L: scale; Q: queued starts; R: run search at 1,000 and 100,000 runs; F: fan-out to child runs).
+// P: plugins; L: scale; Q: queued starts; R: run search at 1,000 and 100,000 runs; F: fan-out to child runs;
+// M: the meter, rows written and alarms per step on Cloudflare's prices).
 const only = new Set(
-  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,R,F").split(",").map((s) => s.trim().toUpperCase()),
+  (process.env.BENCH_SECTIONS ?? "A,B,C,H,D,S,P,L,Q,R,F,M").split(",").map((s) => s.trim().toUpperCase()),
 );
 const skipped = { error: "skipped (BENCH_SECTIONS)" };
 
@@ -146,6 +148,9 @@ try {
         return benchSearch(path.join(tmpDir, "search"), progress("R search"));
       })
     : skipped;
+  const meter = only.has("M")
+    ? await section("M meter", () => benchMeter(path.join(tmpDir, "meter"), progress("M meter")))
+    : skipped;
   environment.loadAverageAtEnd = os.loadavg();
 
   const ratios = computeRatios(ours, cloudflare, node);
@@ -170,10 +175,24 @@ try {
   process.stdout.write("\n" + formatQueuedStarts(queuedStarts) + "\n");
   process.stdout.write("\n" + formatSearch(search) + "\n");
   process.stdout.write("\n" + formatFanOut(fanOut) + "\n");
+  process.stdout.write("\n" + formatMeter(meter) + "\n");
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    JSON.stringify({ ...results, signin, plugins, scale, queuedStarts, search, fanOut }, null, 2) + "\n",
+    JSON.stringify(
+      {
+        ...results,
+        signin,
+        plugins,
+        scale,
+        queuedStarts,
+        search,
+        fanOut,
+        meter: "error" in meter ? meter : meter.points,
+      },
+      null,
+      2,
+    ) + "\n",
   );
   process.stdout.write(`\nFigures written to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
   if ("error" in ours) exitCode = 1;

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /** How long an install code lives. */
 export const SESSION_CODE_LIFETIME_MS = 2 * 60 * 1000;
@@ -29,7 +30,7 @@ export class SessionCode extends DurableObject {
   async create(record: SessionCodeRecord): Promise<boolean> {
     if (await this.ctx.storage.get<Stored>("code")) return false;
     await this.ctx.storage.put<Stored>("code", { ...record, usedAt: null });
-    await this.ctx.storage.setAlarm(record.expiresAt + 60_000);
+    await setAlarmMetered(this.ctx.storage, record.expiresAt + 60_000);
     return true;
   }
 
@@ -45,6 +46,7 @@ export class SessionCode extends DurableObject {
   }
 
   override async alarm(): Promise<void> {
+    meterAlarmRun();
     await this.ctx.storage.deleteAll();
   }
 }

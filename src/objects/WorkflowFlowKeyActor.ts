@@ -20,6 +20,7 @@ import { durableObjectSql } from "./durableObjectSql.ts";
 import { actorIdOfRun } from "./runIds.ts";
 import type { SyncSql } from "../engine/syncSql.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
+import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /** What a run actor is asked by `start` (WorkflowRunActor.start's input). */
 export interface RunStartInput {
@@ -147,6 +148,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   }
 
   override async alarm(): Promise<void> {
+    meterAlarmRun();
     const loaded = this.#load();
     if (!loaded) return;
     this.#reconcileAt = null;
@@ -193,7 +195,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     const waiting = decision.state.queue.length > 0 || decision.state.debounce !== null;
     this.#reconcileAt = waiting ? (this.#reconcileAt ?? input.now + FLOW_RECONCILE_MS) : null;
     const next = [decision.wakeAt, this.#reconcileAt].filter((at): at is number => at !== null);
-    if (next.length > 0) void this.ctx.storage.setAlarm(Math.min(...next));
+    if (next.length > 0) void setAlarmMetered(this.ctx.storage, Math.min(...next));
     else void this.ctx.storage.deleteAlarm();
     return decision;
   }

@@ -54,6 +54,7 @@ import {
   type RunActorState,
 } from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
+import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /**
  * The project worker's bindings as the run actor sees them: the run index,
@@ -583,6 +584,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   override async alarm(): Promise<void> {
+    meterAlarmRun();
     await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId, "alarm")));
   }
 
@@ -618,7 +620,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #carryOut(runId: string, effect: RunActorEffect): Promise<unknown> | undefined {
     switch (effect.type) {
       case "set_alarm":
-        return this.ctx.storage.setAlarm(effect.at);
+        return setAlarmMetered(this.ctx.storage, effect.at);
       case "delete_alarm":
         return this.ctx.storage.deleteAlarm();
       case "report":

@@ -15,6 +15,7 @@ import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts
 import { findStrandedRuns } from "../engine/strandedRuns.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
+import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /** A bulk operation's safety net: the alarm that carries it on should this instance die while it runs. */
 const BULK_SAFETY_NET_MS = 30_000;
@@ -114,10 +115,11 @@ export class WorkflowRunIndexActor extends DurableObject {
 
   /** Carries on with the bulk operations no call is advancing (their caller's instance died). */
   override async alarm(): Promise<void> {
+    meterAlarmRun();
     const began = Date.now();
     const mayContinue = () => Date.now() - began < BULK_ALARM_BUDGET_MS;
     for (const operation of this.#bulk.unfinishedBulkOperations()) await this.#advance(operation, mayContinue);
-    if (this.#bulk.unfinishedBulkOperations().length > 0) await this.ctx.storage.setAlarm(Date.now());
+    if (this.#bulk.unfinishedBulkOperations().length > 0) await setAlarmMetered(this.ctx.storage, Date.now());
   }
 
   async #bulkOperation(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
@@ -130,7 +132,7 @@ export class WorkflowRunIndexActor extends DurableObject {
       Date.now(),
       what,
     );
-    if (!operation.done) await this.ctx.storage.setAlarm(Date.now() + BULK_SAFETY_NET_MS);
+    if (!operation.done) await setAlarmMetered(this.ctx.storage, Date.now() + BULK_SAFETY_NET_MS);
     return this.#advance(operation, () => true);
   }
 

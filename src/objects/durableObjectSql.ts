@@ -1,4 +1,5 @@
 import type { SyncSql } from "../engine/syncSql.ts";
+import { meterCursor } from "./storageMeter.ts";
 
 /**
  * A Durable Object's SQLite storage behind the engine's SyncSql surface.
@@ -11,10 +12,23 @@ import type { SyncSql } from "../engine/syncSql.ts";
 export function durableObjectSql(storage: DurableObjectStorage): SyncSql {
   const db = storage.sql;
   return {
-    all: (sql, ...params) => db.exec(sql, ...params).toArray() as never,
-    run: (sql, ...params) => void db.exec(sql, ...params),
+    all: (sql, ...params) => {
+      const cursor = db.exec(sql, ...params);
+      const rows = cursor.toArray();
+      meterCursor(cursor);
+      return rows as never;
+    },
+    run: (sql, ...params) => {
+      const cursor = db.exec(sql, ...params);
+      cursor.toArray();
+      meterCursor(cursor);
+    },
     // exec runs every statement of a text without bindings, so a schema costs one call.
-    script: (sql) => void db.exec(sql),
+    script: (sql) => {
+      const cursor = db.exec(sql);
+      cursor.toArray();
+      meterCursor(cursor);
+    },
     transaction: (fn) => storage.transactionSync(fn),
   };
 }

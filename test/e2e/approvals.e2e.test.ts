@@ -162,8 +162,9 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, "src"), { recursive: true });
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "approvals", private: true, type: "module" }));
   writeFileSync(path.join(dir, "src/index.ts"), PROJECT);
-  // Private: exempt from the 3 plugin actions per minute this file spends more of.
-  dev = await startDev([dir, "--port", "8960", "--private"]);
+  // Not --private: under platform dev a local project is a private deployment for the proxy rate all the
+  // same, so the many plugin actions of this file are never refused (issue 29: no 3-per-minute limit locally).
+  dev = await startDev([dir, "--port", "8960"]);
   browser = await launchChromium();
 }, 120_000);
 
@@ -269,6 +270,22 @@ it("chat server: /deploy replies with Approve and Reject; Approve completes the 
   expect(gone.code).toBe(1);
   expect(gone.stderr).toMatch(/shows a component with custom_id "approve:/);
 }, 120_000);
+
+it("five approval flows in a row (command, reply with buttons, click, update) all succeed under platform dev, with one note on the deployed public rate", async () => {
+  for (let i = 1; i <= 5; i++) {
+    const asked = await trigger("chatserver", "command", "--name", "deploy", "--text", `svc${i}`);
+    expect(asked.stdout, `flow ${i}`).toContain("The project's handler ran.");
+    const question = (await chatMessages()).find((m) => m.content === `Deploy svc${i}?`)!;
+    const runId = runIdOf(question, "approve:");
+    const clicked = await trigger("chatserver", "component", "--custom-id", `approve:${runId}`);
+    expect(clicked.stdout, `flow ${i}`).toContain("The project's handler ran.");
+    expect(await completed(runId)).toEqual({ approved: true, by: "Test User" });
+    expect((await chatMessages()).find((m) => m.id === question.id)).toMatchObject({ components: [] });
+  }
+  const notes = dev.output().match(/Note: deployed as a public project this would be refused[^\n]*/g) ?? [];
+  expect(notes).toHaveLength(1);
+  expect(notes[0]).toContain("`platform dev --public` applies the public limits");
+}, 180_000);
 
 it("chat server: Reject opens a modal whose reason reaches the run; a click on a finished run, or a forged run id, is answered privately", async () => {
   await trigger("chatserver", "command", "--name", "deploy", "--text", "api");

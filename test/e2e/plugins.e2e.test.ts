@@ -330,7 +330,8 @@ it("the demo: its email form sends through the email-send plugin to the local fa
   const demoDir = path.join(work, "demo");
   cpSync(path.join(REPO, "demo/src"), path.join(demoDir, "src"), { recursive: true });
   cpSync(path.join(REPO, "demo/package.json"), path.join(demoDir, "package.json"));
-  const demo = await startDev([demoDir, "--port", "8900"]);
+  // --public: the demo gets a deployed public project's proxy rate, which the end of this test reaches.
+  const demo = await startDev([demoDir, "--port", "8900", "--public"]);
   const page = await browser.newPage();
   try {
     await page.goto(demo.url + "/");
@@ -421,6 +422,8 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     const limited = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
     expect(limited.stdout).toMatch(/The handler threw rate_limited: .+/);
     expect(limited.stdout).not.toContain("no provider calls");
+    // The handler threw: the command says so with its exit code too.
+    expect(limited.code).toBe(1);
   } finally {
     await page.close();
     await demo.stop();

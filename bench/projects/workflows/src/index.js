@@ -9,6 +9,7 @@
 // written within one synchronous stretch share one `at`.
 import { workflow } from "platform";
 import { signRequestToken } from "../../../../src/core/requestToken.ts";
+import { readStorageMeter, resetStorageMeter } from "../../../../src/objects/storageMeter.ts";
 
 /** Longest chain a bench run may ask for. */
 const MAX_STEPS = 1000;
@@ -150,6 +151,19 @@ export default {
       switch (url.pathname) {
         case "/bench/ping":
           return Response.json({ ok: true, now: Date.now() });
+
+        // Section M: the actors' meter in this isolate (rows read and written, alarms), read and reset between workloads.
+        case "/bench/meter":
+          return Response.json(readStorageMeter());
+        case "/bench/meter/reset":
+          resetStorageMeter();
+          return Response.json({ ok: true });
+
+        // Section M: R runs under `concurrency: { limit: 10 }` holding `holdMS` each, all awaited.
+        case "/bench/held": {
+          const limited = await queuedBatch("held10", int(url, "runs", 100, 1000), int(url, "holdMS", 10, 10_000));
+          return Response.json({ runs: limited.runs.length });
+        }
 
         // Section Q: R runs holding `holdMS` each, without and with concurrency 10.
         case "/bench/queued": {

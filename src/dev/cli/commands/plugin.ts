@@ -369,6 +369,12 @@ async function trigger(
     },
   );
   for (const line of triggerReport(answer)) console.log(line);
+  return answer;
+}
+
+/** `plugin trigger`'s exit code: 1 when the project's handler threw (a script can tell), 0 otherwise. */
+export function triggerExitCode(answer: Pick<TestEventAnswer, "outcome">): number {
+  return answer.outcome?.result === "failed" ? 1 : 0;
 }
 
 /**
@@ -501,8 +507,8 @@ directory), or --api URL with $PLATFORM_TOKEN.`,
           2,
         );
       }
-      await trigger(plugin, kind, resolvePlatformTarget(values), values);
-      return 0;
+      const answer = await trigger(plugin, kind, resolvePlatformTarget(values), values);
+      return triggerExitCode(answer);
     }
     throw new CliError(`Unknown plugin action "${action ?? ""}": use install, status, uninstall or trigger.`, 2);
   },

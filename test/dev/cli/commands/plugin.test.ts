@@ -14,6 +14,7 @@ import {
   pluginCommand,
   triggerParameters,
   triggerReport,
+  triggerExitCode,
 } from "#src/dev/cli/commands/plugin.ts";
 
 const URL_ = "http://127.0.0.1:8790/install?code=abc";
@@ -295,5 +296,14 @@ describe("platform plugin trigger: what it prints never contradicts the outcome"
     const printed = triggerReport(given);
     expect(printed).toEqual(["Sent /x.", ...lines]);
     if (given.outcome?.result !== "handled") expect(printed.join("\n")).not.toMatch(/handler made/);
+  });
+
+  it.each([
+    ["handled", 0],
+    ["no_handler", 0],
+    ["failed", 1],
+    [null, 0],
+  ] as const)("exits %s → %i (1 when the project's handler threw)", (result, code) => {
+    expect(triggerExitCode(answer(result, []))).toBe(code);
   });
 });

@@ -1,0 +1,32 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
+import { readStorageMeter, resetStorageMeter, setAlarmMetered } from "#src/objects/storageMeter.ts";
+
+// The meter counts what the runtime's own cursors count: a known statement sequence on a table with two
+// secondary indexes, read back from `cursor.rowsWritten` / `rowsRead` as Cloudflare bills them.
+describe("storageMeter", () => {
+  it("counts each statement's rows written (index rows included) and read, and each alarm set", async () => {
+    const stub = env.WORKFLOW_RUNS.get(env.WORKFLOW_RUNS.idFromName("meter-probe"));
+    await runInDurableObject(stub, async (_instance, state) => {
+      const sql = durableObjectSql(state.storage);
+      sql.script(
+        "CREATE TABLE probe (id INTEGER PRIMARY KEY, a TEXT, b TEXT); CREATE INDEX probe_a ON probe (a); CREATE INDEX probe_b ON probe (b)",
+      );
+      resetStorageMeter();
+      sql.run("INSERT INTO probe (id, a, b) VALUES (1, 'x', 'y')");
+      const afterInsert = readStorageMeter();
+      sql.run("INSERT INTO probe (id, a, b) VALUES (2, 'x', 'z')");
+      sql.all("SELECT * FROM probe");
+      await setAlarmMetered(state.storage, Date.now() + 60_000);
+      const after = readStorageMeter();
+      // One table row and one row in each of the two indexes.
+      expect(afterInsert).toEqual({ rowsRead: afterInsert.rowsRead, rowsWritten: 3, alarmsSet: 0, alarmRuns: 0, statements: 1 });
+      expect(after.rowsWritten).toBe(6);
+      expect(after.rowsRead - afterInsert.rowsRead).toBeGreaterThanOrEqual(2);
+      expect(after.alarmsSet).toBe(1);
+      expect(after.statements).toBe(3);
+      await state.storage.deleteAlarm();
+    });
+  });
+});
