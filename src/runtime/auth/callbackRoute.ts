@@ -7,7 +7,7 @@ import { authSettings } from "./authSettings.ts";
 import type { AuthSite } from "./authSite.ts";
 import { clearCookie, cookieName } from "./cookies.ts";
 import { messagePage, securityHeaders } from "./pages.ts";
-import { redeemCallbackToken } from "./redeemCallbackToken.ts";
+import { redeemCallbackTokenWithPlatform } from "./redeemCallbackTokenWithPlatform.ts";
 import { redirectLocation } from "./safeRedirect.ts";
 import { displayName, mintSession, pictureUrl, SESSION_NOT_RECORDED, sessionStarted } from "./session.ts";
 import { signInHref } from "./signInRoute.ts";
@@ -133,7 +133,7 @@ export async function finishSignIn(request: Request, site: AuthSite, nowMS = Dat
   const user = { email: email.email, name: displayName(claims.name, email.email), picture: pictureUrl(claims.picture) };
   if (user.picture === undefined) delete user.picture;
   const session = await mintSession(site, user, nowMS);
-  const redemption = await redeemCallbackToken(site, claims, session.grant);
+  const redemption = await redeemCallbackTokenWithPlatform(site, claims, session.grant);
   if (redemption !== "redeemed") return refuse(redemption);
   sessionStarted(site, session, nowMS);
   headers.append("Set-Cookie", session.cookie);

@@ -4,7 +4,7 @@ import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import { issueUserToken } from "./adminRoutes.ts";
 import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
 import { collectCliLogin, revokeCliToken, startCliLogin, whoAmI } from "./cliLoginRoutes.ts";
-import { deployProject } from "./deploymentRoute.ts";
+import { putProjectDeployment } from "./deploymentRoute.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { runDueCrons } from "./projectCrons.ts";
@@ -89,7 +89,7 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .get("/projects", withCliUser, listProjects)
       .get("/projects/:slug", withCliUser, getProject)
       .put("/projects/:slug/metadata", withCliUser, putProjectMetadata)
-      .put("/projects/:slug/deployment", withCliUser, deployProject)
+      .put("/projects/:slug/deployment", withCliUser, putProjectDeployment)
       .get("/projects/:slug/logs", withCliUser, readProjectLog)
       .get("/projects/:slug/secrets", withCliUser, listSecrets)
       .put("/projects/:slug/secrets/:name", withCliUser, putSecret)

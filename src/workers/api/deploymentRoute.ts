@@ -29,7 +29,7 @@ const DEPLOYMENT_LIMIT_BYTES = 11 * 1024 * 1024;
  * `PLATFORM_VERSION`), and a push that would strand a live workflow run is refused before anything is
  * uploaded (409 `conflict`, see strandedRunsCheck.ts) unless `force` is true.
  */
-export async function deployProject(request: CliRequest, env: ApiEnv): Promise<Response> {
+export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = await readJsonObject(request, DEPLOYMENT_LIMIT_BYTES);
   if (typeof body.bundle !== "string" || body.bundle.length === 0)

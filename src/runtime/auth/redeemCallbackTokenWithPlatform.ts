@@ -22,7 +22,7 @@ export type Redemption = "redeemed" | "replayed" | "full" | "unavailable";
  * caller signs nobody in: a token is never accepted twice because the record
  * could not be made, and no session exists that the platform does not hold.
  */
-export async function redeemCallbackToken(
+export async function redeemCallbackTokenWithPlatform(
   project: Pick<AuthProject, "platformApi" | "secret" | "projectId">,
   token: { jti: string; exp: number },
   session: SessionGrant,
