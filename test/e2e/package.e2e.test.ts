@@ -151,11 +151,19 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     await ok("npm", ["run", "typecheck"], project);
   });
 
-  it("npm test passes the scaffold's test and a workflow test reading the email from run.outbox", async () => {
+  it("npm test passes the scaffold's tests (request, workflow failure and key, bot command and click) and a workflow test reading the email from run.outbox", async () => {
     writeFileSync(path.join(project, "test/welcome.test.ts"), WELCOME_TEST);
-    const tested = await ok("npm", ["test"], project);
+    const tested = await ok("npm", ["test", "--", "--reporter=verbose"], project);
     expect(tested.output).toMatch(/Test Files\s+2 passed \(2\)/);
-    expect(tested.output).toMatch(/Tests\s+3 passed \(3\)/);
+    expect(tested.output).toMatch(/Tests\s+7 passed \(7\)/);
+    for (const name of [
+      "fails on a name that is not letters; the cause is the step's error, with its line in src/index.ts",
+      "two starts with one idempotencyKey answer one run",
+      "/hello replies with a button; a click on it updates the message",
+    ]) {
+      const passed = tested.output.split("\n").some((line) => line.includes("✓") && line.includes(name));
+      expect(passed, `${name} passed in:\n${tested.output}`).toBe(true);
+    }
   });
 
   it("npm run dev -- --port 8960 prints Ready and the page answers; it stops by its PID", async () => {

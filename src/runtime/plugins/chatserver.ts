@@ -225,7 +225,11 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
   const replyToken = String(d.replyToken ?? "");
   if (d.kind === "command") {
     const entry = commands.get(name);
-    if (!entry) throw new NoPluginHandler(`This project has no handler for command /${name}.`);
+    if (!entry)
+      throw new NoPluginHandler(
+        `This project has no handler for command /${name}.`,
+        [...commands.keys()].map((command) => `/${command}`),
+      );
     const options = Array.isArray(ev.options) ? (ev.options as ChatCommand["options"]) : [];
     await entry.handler({
       ...common,

@@ -20,6 +20,9 @@ export function handlerByPrefix<H>(handlers: ReadonlyMap<string, H>, id: string)
 /** `handlerByPrefix`, or `NoPluginHandler` (404) naming the call that registers one: `onAction`. */
 export function requireHandlerByPrefix<H>(handlers: ReadonlyMap<string, H>, id: string, registeredBy: string): H {
   const handler = handlerByPrefix(handlers, id);
-  if (!handler) throw new NoPluginHandler(`This project has no ${registeredBy} handler for ${JSON.stringify(id)}.`);
+  if (!handler)
+    throw new NoPluginHandler(`This project has no ${registeredBy} handler for ${JSON.stringify(id)}.`, [
+      ...handlers.keys(),
+    ]);
   return handler;
 }

@@ -6,7 +6,14 @@ import { PlatformError } from "../../core/errors.ts";
  * `handled: 0`, so it is told apart from a handler that threw.
  */
 export class NoPluginHandler extends PlatformError {
-  constructor(message: string) {
+  /**
+   * The names the project did register for this kind (commands, customIds, …): for the test kit's
+   * message. Kept off the wire (not in `toJSON`): the dispatch's answer says only what was missing.
+   */
+  readonly registered: readonly string[];
+
+  constructor(message: string, registered: readonly string[] = []) {
     super("not_found", message);
+    this.registered = registered;
   }
 }

@@ -105,15 +105,11 @@ platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest
   } catch {
     return errorResponse(new PlatformError("malformed_json", "Plugin dispatch body is not valid JSON."));
   }
-  const handler = handlers.get(pluginId);
   let done: { response: Response; outcome: Result };
-  if (!handler) done = threw(pluginId, new NoPluginHandler(`This project has no ${pluginId} handlers.`));
-  else {
-    try {
-      done = answered(pluginId, await handler({ body, request, env, ctx }));
-    } catch (error) {
-      done = threw(pluginId, error);
-    }
+  try {
+    done = answered(pluginId, await runPluginHandler(pluginId, { body, request, env, ctx }));
+  } catch (error) {
+    done = threw(pluginId, error);
   }
   remember(env, pluginId, body, done.outcome);
   return done.response;
@@ -124,6 +120,17 @@ platformRuntime.registerMetadata("plugins", () => {
   for (const [pluginId, contributor] of metadataContributors) out[pluginId] = contributor();
   return out;
 });
+
+/**
+ * Runs the handler `pluginId`'s module registered on one dispatch and answers what it answered; throws
+ * what it threw, or `NoPluginHandler` when the project imported no such module. The internal route
+ * turns that into the dispatch's answer; the test kit (`testPlugin`) hands it to the test.
+ */
+export async function runPluginHandler(pluginId: string, context: PluginRequestContext): Promise<unknown> {
+  const handler = handlers.get(pluginId);
+  if (!handler) throw new NoPluginHandler(`This project has no ${pluginId} handlers.`);
+  return handler(context);
+}
 
 export function registerPluginHandler(pluginId: string, handler: PluginHandler): void {
   handlers.set(pluginId, handler);

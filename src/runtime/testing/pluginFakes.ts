@@ -31,12 +31,14 @@ function nextId(prefix: string): string {
   return `${prefix}${String(idCounter).padStart(6, "0")}`;
 }
 
-function slackTs(): string {
+/** A workspace message timestamp (`1712345678.000042`), as the provider gives one. */
+export function slackTs(): string {
   idCounter += 1;
   return `${Math.floor(Date.now() / 1000)}.${String(idCounter % 1_000_000).padStart(6, "0")}`;
 }
 
-function snowflake(): string {
+/** A chat-server id (a snowflake: digits), as the provider gives one. */
+export function snowflake(): string {
   idCounter += 1;
   return `${(BigInt(Date.now() - 1_420_070_400_000) << 22n) | BigInt(idCounter % 4096)}`;
 }

@@ -23,7 +23,7 @@ describe("which handler an interaction's id reaches", () => {
 });
 
 describe("an interaction no handler takes", () => {
-  it("is NoPluginHandler (404 not_found) naming the call that registers one", () => {
+  it("is NoPluginHandler (404 not_found) naming the call that registers one, holding the registered ids", () => {
     const handlers = new Map([["approve", "approve"]]);
     expect(requireHandlerByPrefix(handlers, "approve:run-42", "onAction")).toBe("approve");
     const error = (() => {
@@ -35,6 +35,12 @@ describe("an interaction no handler takes", () => {
     })();
     expect(error).toBeInstanceOf(NoPluginHandler);
     expect(error).toMatchObject({
+      code: "not_found",
+      message: 'This project has no onAction handler for "reject:run-42".',
+      registered: ["approve"],
+    });
+    // The ids stay in the process: the dispatch's answer says only what was missing.
+    expect((error as NoPluginHandler).toJSON()).toEqual({
       code: "not_found",
       message: 'This project has no onAction handler for "reject:run-42".',
     });

@@ -90,7 +90,8 @@ describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under p
   registerPluginHandler("outcomes", ({ body }) => {
     const { how } = body as { how: string };
     if (how === "none") return { handled: 0 };
-    if (how === "unknown-command") throw new NoPluginHandler("This project has no handler for command /nope.");
+    if (how === "unknown-command")
+      throw new NoPluginHandler("This project has no handler for command /nope.", ["/deploy"]);
     if (how === "refused") throw new PlatformError("rate_limited", "Too many actions.");
     if (how === "crashed") throw new TypeError("x is not a function");
     return { handled: 2 };

@@ -111,7 +111,9 @@ export default defineConfig({
 
 function indexSource(slug: string): string {
   return `import { Router } from "itty-router";
-import { PlatformError } from "platform";
+import { chatserver, NonRetryableError, PlatformError, workflow } from "platform";
+
+const NAME = /^[\\p{L} .'-]{1,40}$/u;
 
 const router = Router();
 
@@ -122,8 +124,32 @@ router.get("/", () =>
 );
 
 router.get("/api/hello/:name", ({ params }) => {
-  if (!/^[\\p{L} .'-]{1,40}$/u.test(params.name!)) throw new PlatformError("invalid_input", "name must be 1–40 letters.");
+  if (!NAME.test(params.name!)) throw new PlatformError("invalid_input", "name must be 1–40 letters.");
   return Response.json({ hello: params.name });
+});
+
+// A durable workflow: start it with workflow.start(greet, { name }); a name that is not letters fails the run.
+export const greet = workflow<{ name: string }, object, { greeting: string }>("greet", {
+  start: async (ctx) => {
+    if (!NAME.test(ctx.data.name)) throw new NonRetryableError(\`Cannot greet \${JSON.stringify(ctx.data.name)}: not a name.\`);
+    return { done: true, result: { greeting: \`Hello \${ctx.data.name}!\` } };
+  },
+});
+
+// A chat-server bot (platform plugin install chatserver): /hello answers with a button, a click edits that message.
+chatserver.onCommand(
+  "hello",
+  async (command) => {
+    await chatserver.reply(command, {
+      content: \`Hello \${command.user?.name ?? "there"}!\`,
+      components: [{ type: "button", customId: "wave", label: "Wave back" }],
+    });
+  },
+  { description: "Say hello" },
+);
+
+chatserver.onComponent("wave", async (click) => {
+  await chatserver.update(click, { content: \`\${click.user?.name ?? "Someone"} waved back.\`, components: [] });
 });
 
 export default router;
@@ -131,8 +157,8 @@ export default router;
 }
 
 const FIRST_TEST = `import { describe, expect, it } from "vitest";
-import { testRequest } from "platform/testing";
-import project from "../src/index.ts";
+import { testPlugin, testRequest, testWorkflow } from "platform/testing";
+import project, { greet } from "../src/index.ts";
 
 // testRequest sends a request to the project in this process, through the same entry platform dev runs it in.
 describe("the project", () => {
@@ -146,6 +172,46 @@ describe("the project", () => {
     const response = await testRequest(project, "/api/hello/%3Cscript%3E");
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: { code: "invalid_input" } });
+  });
+});
+
+// testWorkflow runs a workflow here, on a virtual clock: sleeps and retries pass at once.
+describe("the greet workflow", () => {
+  it("greets", async () => {
+    const run = await testWorkflow(greet, { name: "Ada" });
+    await expect(run.result()).resolves.toEqual({ greeting: "Hello Ada!" });
+  });
+
+  it("fails on a name that is not letters; the cause is the step's error, with its line in src/index.ts", async () => {
+    const run = await testWorkflow(greet, { name: "<b>" });
+    await expect(run.result()).rejects.toMatchObject({
+      code: "workflow_failed",
+      cause: {
+        message: 'Cannot greet "<b>": not a name.',
+        stack: expect.stringMatching(/src[\\/]index\\.ts:\\d+/),
+      },
+    });
+  });
+
+  it("two starts with one idempotencyKey answer one run", async () => {
+    const first = await testWorkflow(greet, { name: "Ada" }, { idempotencyKey: "signup-ada" });
+    const second = await testWorkflow(greet, { name: "Ada" }, { idempotencyKey: "signup-ada" });
+    expect(second.id).toBe(first.id);
+  });
+});
+
+// testPlugin drives the bot's handlers with what the chat server sends, and records what they answered.
+describe("the chat-server bot", () => {
+  it("/hello replies with a button; a click on it updates the message", async () => {
+    const bot = testPlugin(project, "chatserver");
+    const hello = await bot.command("hello", { user: { id: "1", name: "Ada" } });
+    expect(hello.reply).toEqual({
+      content: "Hello Ada!",
+      components: [{ type: "button", customId: "wave", label: "Wave back" }],
+    });
+
+    const click = await bot.component("wave", { user: { id: "2", name: "Grace" } });
+    expect(click.update).toEqual({ content: "Grace waved back.", components: [] });
   });
 });
 `;

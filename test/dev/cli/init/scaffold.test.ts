@@ -99,8 +99,40 @@ describe("scaffoldFiles: the project", () => {
     const files = scaffoldFiles(input, { gitignore: ".platform\nnode_modules/\n.dev.vars\n" });
     expect(files[".gitignore"]).toBeUndefined();
     expect(JSON.parse(files["tsconfig.json"]!).compilerOptions.types).toEqual(["@cloudflare/workers-types"]);
-    expect(files["test/index.test.ts"]).toContain('import { testRequest } from "platform/testing";');
+    expect(files["test/index.test.ts"]).toContain(
+      'import { testPlugin, testRequest, testWorkflow } from "platform/testing";',
+    );
     expect(files["src/index.ts"]).toContain("Hello from shop");
+  });
+
+  // The first test shows the kit on what the entry has; the package e2e runs it in a scaffolded project.
+  it.each([
+    ["a request", "src/index.ts", 'router.get("/api/hello/:name"'],
+    [
+      "a workflow that fails on bad data",
+      "src/index.ts",
+      'workflow<{ name: string }, object, { greeting: string }>("greet"',
+    ],
+    ["a command answered with a button", "src/index.ts", 'chatserver.onCommand(\n  "hello"'],
+    ["the button's handler", "src/index.ts", 'chatserver.onComponent("wave"'],
+    [
+      "its failure's cause naming src/index.ts",
+      "test/index.test.ts",
+      "stack: expect.stringMatching(/src[\\/]index\\.ts:\\d+/)",
+    ],
+    ["one run for one idempotency key", "test/index.test.ts", 'idempotencyKey: "signup-ada"'],
+    ["the command's reply", "test/index.test.ts", 'await bot.command("hello"'],
+    [
+      "the click's update",
+      "test/index.test.ts",
+      'expect(click.update).toEqual({ content: "Grace waved back.", components: [] });',
+    ],
+  ])("has %s (%s)", (_what, file, text) => {
+    const files = scaffoldFiles(
+      { slug: "shop", existing: null, platformSpec: "^0.1.0", versions },
+      { gitignore: null },
+    );
+    expect(files[file]).toContain(text);
   });
 });
 
