@@ -17,10 +17,20 @@ import { createRecording, type PluginCallRecord, type PluginRecording } from "./
 import type { TestedProject } from "./testRequest.ts";
 import { inTestScope, testEnv } from "./testScope.ts";
 
-/** The plugins whose handlers a test can drive. */
+/**
+ * The plugins whose handlers a test can drive.
+ * @example
+ * const plugin: TestedPluginId = "chatserver";
+ * const chat = testPlugin(project, plugin);
+ */
 export type TestedPluginId = "chatserver" | "workspace";
 
-/** Who clicked or typed: the provider's user id (digits on the chat server, `U…` in the workspace) and name. */
+/**
+ * Who clicked or typed: the provider's user id (digits on the chat server, `U…` in the workspace) and name.
+ * @example
+ * const ada: TestPluginUser = { id: "U0ADA", name: "Ada" };
+ * await testPlugin(project, "workspace").action("approve:run-1", { user: ada });
+ */
 export type TestPluginUser = PluginUser;
 
 /**
@@ -31,6 +41,9 @@ export type TestPluginUser = PluginUser;
  * from (`chatserver.update`; `workspace.editMessage`), `modal` is what it
  * showed (`chatserver.showModal`'s modal; `workspace.openView`'s view); each
  * is the call's input as the plugin received it, or null.
+ * @example
+ * const answer: PluginAnswer = await testPlugin(project, "chatserver").command("deploy", { text: "web" });
+ * expect(answer.reply?.content).toBe("Deploy web?");
  */
 export interface PluginAnswer extends PluginRecording {
   reply: Record<string, unknown> | null;
@@ -41,6 +54,10 @@ export interface PluginAnswer extends PluginRecording {
 /**
  * A project's plugin handlers, driven as the plugin drives them. Chat server:
  * `command`, `component`, `modalSubmit`; workspace: `action`, `viewSubmission`.
+ * @example
+ * const chat: TestedPlugin = testPlugin(project, "chatserver");
+ * const clicked = await chat.component("approve:run-1");
+ * expect(clicked.update?.components).toEqual([]);
  */
 export interface TestedPlugin {
   /** `/name text` typed by `user`: the `onCommand(name)` handler gets `args.text` (an option named `text`, as the local fake sends it). */
@@ -166,6 +183,13 @@ function interactionToken(kind: string): string {
  * store), and resolves with what the handler answered and the calls it
  * made. A handler that throws rejects the promise with its error; an
  * unknown command or id rejects `not_found` naming the registered ones.
+ * @example
+ * import project from "../src/index.ts";
+ * const chat = testPlugin(project, "chatserver");
+ * const asked = await chat.command("deploy", { text: "web" });
+ * expect(asked.reply?.content).toBe("Deploy web?");
+ * const clicked = await chat.component("approve:run-1", { user: { id: "42", name: "Ada" } });
+ * expect(clicked.update).toMatchObject({ components: [] });
  */
 export function testPlugin(project: TestedProject, plugin: TestedPluginId): TestedPlugin {
   if (!project || typeof project.fetch !== "function")
