@@ -1,14 +1,20 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_WORKER, GATEWAY_WORKER, LOGIN_WORKER } from "#src/dev/cli/dev/localPlatform.ts";
+import { LOCAL_PLUGINS } from "#src/dev/cli/dev/localPlugins.ts";
+import { OPERATOR_TOKEN_FILE } from "#src/dev/cli/up/operatorToken.ts";
+import { FAKE_OPERATOR_HEADER } from "#src/dev/fakes/operatorGate.ts";
 import { getOnLoopback, initProject, launchChromium, loginToUp, removeWorkDir, runCli } from "../support/e2e/index.ts";
 import { spawnCli, type StreamingCli, waitForBody } from "../support/e2e/index.ts";
 
 // Issue 30's first attack, replayed by a tenant's own code under `platform up`: its `fetch` of the machine's loopback
 // (the fakes' inspection routes, the platform's own port, a port scan) reached everything before the outbound service
-// refused it. Ports of this file: 8840.
+// refused it. The rest of that attack, from anyone on the machine: the fakes' inspection routes (another tenant's
+// outbox, the chat fake's recorded calls with the bot token, a signed click) answered without any credential, and the
+// public port let `MF-Route-Override` pick any internal worker. Ports of this file: 8840.
 const PORT = 8840;
 const API = `http://127.0.0.1:${PORT}`;
 const PROBE_URL = `http://probe.localhost:${PORT}/`;
@@ -45,6 +51,20 @@ let stateDir: string;
 let up: StreamingCli;
 let browser: Browser;
 
+/** Every worker `platform up` runs in its one workerd: what `MF-Route-Override` could name. */
+const INTERNAL_WORKERS = [
+  API_WORKER,
+  GATEWAY_WORKER,
+  LOGIN_WORKER,
+  "up-front",
+  "platform-trace-intake",
+  ...Object.values(LOCAL_PLUGINS).flatMap(({ worker, fake }) => [worker, fake]),
+];
+
+const fakeUrls = () =>
+  (JSON.parse(readFileSync(path.join(stateDir, "plugins.json"), "utf8")) as { fakes: Record<string, string> }).fakes;
+const operatorToken = () => readFileSync(path.join(stateDir, OPERATOR_TOKEN_FILE), "utf8").trim();
+
 async function probe(urls: string[]): Promise<Answer[]> {
   const answer = await getOnLoopback(`${PROBE_URL}fetch?urls=${encodeURIComponent(JSON.stringify(urls))}`);
   expect(answer.status, answer.body).toBe(200);
@@ -76,9 +96,7 @@ afterAll(async () => {
 
 describe("platform up fences a tenant's own fetch off the machine", () => {
   it("refuses the fakes' inspection routes, the platform's port and a loopback port scan with 403 outbound_refused", async () => {
-    const { fakes } = JSON.parse(readFileSync(path.join(stateDir, "plugins.json"), "utf8")) as {
-      fakes: Record<string, string>;
-    };
+    const fakes = fakeUrls();
     const targets = [
       `${fakes.email}/__fake/outbox`,
       `${fakes.chatserver}/__fake/gateway`,
@@ -99,5 +117,105 @@ describe("platform up fences a tenant's own fetch off the machine", () => {
     const sent = await getOnLoopback(`${PROBE_URL}email`);
     expect(sent.status, sent.body).toBe(200);
     expect((JSON.parse(sent.body) as { id: string }).id).toBeTruthy();
+  });
+});
+
+describe("platform up's public port passes no runtime-internal header on", () => {
+  it.each(INTERNAL_WORKERS.map((worker) => [worker]))(
+    "a request with MF-Route-Override: %s is answered as the same request without it",
+    async (worker) => {
+      for (const pathname of ["/__fake/outbox", "/__fake/state", "/health"]) {
+        const plain = await fetch(`${API}${pathname}`);
+        const overridden = await fetch(`${API}${pathname}`, {
+          headers: { "MF-Route-Override": worker, "MF-Disable-Pretty-Error": "true" },
+        });
+        const body = await overridden.text();
+        expect({ status: overridden.status, body }, `${worker} ${pathname}`).toEqual({
+          status: plain.status,
+          body: await plain.text(),
+        });
+      }
+    },
+  );
+
+  it("answers Miniflare's local tools (/cdn-cgi/local/*) 404 itself", async () => {
+    for (const pathname of ["/cdn-cgi/local/scheduled", "/cdn-cgi/local/platform-proxy"])
+      expect((await fetch(`${API}${pathname}`, { method: "POST" })).status, pathname).toBe(404);
+  });
+});
+
+describe("the fakes demand their providers' credentials, and the operator token on /__fake/*", () => {
+  // What a tenant's code would send if it ever had a route to a fake: no credential, or a guessed one.
+  // Each answer is the provider's own: the email provider's 401 and 403, the chat server's 401, and the workspace
+  // provider's 200 with `ok: false`, as its Web API answers.
+  it.each([
+    ["email", "POST /emails", "no key", {}, 401, /missing_api_key/],
+    ["email", "POST /emails", "a guessed key", { authorization: "Bearer re_local_guess" }, 403, /invalid_api_key/],
+    ["chatserver", "GET /api/v10/gateway/bot", "no bot token", {}, 401, /401: Unauthorized/],
+    [
+      "chatserver",
+      "GET /api/v10/gateway/bot",
+      "a guessed bot token",
+      { authorization: "Bot guess" },
+      401,
+      /401: Unauthorized/,
+    ],
+    ["workspace", "POST /api/chat.postMessage", "no token", {}, 200, /"error":"not_authed"/],
+    [
+      "workspace",
+      "POST /api/chat.postMessage",
+      "a guessed token",
+      { authorization: "Bearer xoxb-guess" },
+      200,
+      /"error":"invalid_auth"/,
+    ],
+  ] as const)("%s %s with %s is refused as the provider refuses it", async (fake, call, _, headers, status, body) => {
+    const [method, route] = call.split(" ") as [string, string];
+    const response = await fetch(`${fakeUrls()[fake]}${route}`, { method, headers });
+    expect(response.status).toBe(status);
+    expect(await response.text()).toMatch(body);
+  });
+
+  const INSPECTIONS = [
+    ["email", "GET", "/__fake/outbox"],
+    ["email", "GET", "/__fake/sent"],
+    ["chatserver", "GET", "/__fake/state"],
+    ["chatserver", "GET", "/__fake/recorded"],
+    ["workspace", "GET", "/__fake/recorded"],
+  ] as const;
+
+  it.each(INSPECTIONS)(
+    "%s %s %s: 401 without the operator token, 403 with another, 200 with it",
+    async (fake, method, route) => {
+      const url = `${fakeUrls()[fake]}${route}`;
+      const without = await fetch(url, { method });
+      expect(without.status).toBe(401);
+      expect(((await without.json()) as { error: { code: string } }).error.code).toBe("operator_token_required");
+      const wrong = await fetch(url, { method, headers: { [FAKE_OPERATOR_HEADER]: "0".repeat(64) } });
+      expect(wrong.status).toBe(403);
+      expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("operator_token_invalid");
+      expect((await fetch(url, { method, headers: { [FAKE_OPERATOR_HEADER]: operatorToken() } })).status).toBe(200);
+    },
+  );
+
+  it("refuses a forged event (POST /__fake/trigger: a user's message, sent as the chat server) without the operator token", async () => {
+    const fakes = fakeUrls();
+    const trigger = await fetch(`${fakes.chatserver}/__fake/trigger`, {
+      method: "POST",
+      body: JSON.stringify({ kind: "message", text: "forged by a tenant" }),
+    });
+    expect(trigger.status).toBe(401);
+    const state = (await (
+      await fetch(`${fakes.chatserver}/__fake/state`, { headers: { [FAKE_OPERATOR_HEADER]: operatorToken() } })
+    ).json()) as { messages: { content: string }[] };
+    expect(state.messages.map((message) => message.content)).not.toContain("forged by a tenant");
+  });
+
+  it("keeps the token in the state folder, readable by its owner only, and printed it once at start", () => {
+    const token = operatorToken();
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(statSync(path.join(stateDir, OPERATOR_TOKEN_FILE)).mode & 0o777).toBe(0o600);
+    expect(up.output().split(token).length - 1).toBe(1);
+    expect(up.output()).toContain(`${FAKE_OPERATOR_HEADER}: ${token}`);
   });
 });

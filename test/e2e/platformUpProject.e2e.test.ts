@@ -98,7 +98,11 @@ it("sends an email through the email-send plugin to the fake provider, whose out
   const { id } = JSON.parse(sent.body) as { id: string };
   expect(id).toBeTruthy();
   const [, outboxUrl] = await up.waitFor(/email projects sent, kept by the fake email provider, at (http:\S+)/);
-  const outbox = await fetch(`${outboxUrl}?from=${SLUG}@mail.platform.local`);
+  // The outbox answers only the operator token `platform up` printed (src/dev/fakes/operatorGate.ts).
+  const [, header, operatorToken] = await up.waitFor(/send (x-[a-z-]+): ([0-9a-f]{64})/);
+  const outbox = await fetch(`${outboxUrl}?from=${SLUG}@mail.platform.local`, {
+    headers: { [header!]: operatorToken! },
+  });
   expect(outbox.status).toBe(200);
   const { emails } = (await outbox.json()) as { emails: { id: string; to: string[]; subject: string }[] };
   expect(emails).toContainEqual(expect.objectContaining({ id, to: ["ada@example.com"], subject: "Hello from up" }));

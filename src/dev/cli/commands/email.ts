@@ -22,7 +22,7 @@ function oneLine(text: string): string {
 }
 
 const UP_OUTBOX =
-  "platform email reads the local outbox of `platform dev` (--dir). `platform up` serves only the deployed API's routes: what its projects send stays with the fake email provider, at the outbox address `platform up` printed when it started.";
+  "platform email reads the local outbox of `platform dev` (--dir). `platform up` serves only the deployed API's routes: what its projects send stays with the fake email provider, at the outbox address `platform up` printed when it started, which answers only the operator token it printed beside it.";
 
 export const emailCommand: Command = {
   summary: "Read the emails a project sent under `platform dev` (the local outbox).",
@@ -40,7 +40,8 @@ the same emails rendered. Targets the \`platform dev\` running for --dir
 
 \`platform up\` answers only the deployed API's routes, which have no
 outbox: there, what projects send stays with the fake email provider, whose
-outbox address \`platform up\` prints when it starts.`,
+outbox address \`platform up\` prints when it starts (send the operator
+token it prints beside it).`,
   options: cliOptions({ strings: ["dir", "api"], booleans: ["json"] }),
   async run({ positionals, values }) {
     const [action, id, ...extra] = positionals;

@@ -5,6 +5,8 @@ import { holdStateDir } from "../dev/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
 import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
+import { FAKE_OPERATOR_HEADER } from "../../fakes/operatorGate.ts";
+import { OPERATOR_TOKEN_FILE } from "../up/operatorToken.ts";
 import { startUpPlatform } from "../up/upPlatform.ts";
 import { defaultUpStateDir } from "../up/upStateDir.ts";
 
@@ -59,6 +61,13 @@ cleanly on Ctrl-C or SIGTERM; if killed outright, a watchdog stops workerd.
 The local provider's users are ${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVerified ? "" : " (email not verified)")).join(", ")};
 the password is "${LOCAL_IDP_PASSWORD}".
 
+Tenants share this machine, so their code is fenced off it: a project's own
+fetch of loopback or a private address is refused (403 outbound_refused);
+the public port drops Miniflare's internal headers (MF-Route-Override…);
+the fake providers demand their credentials, and their /__fake/* routes
+(the email outbox among them) answer only the operator token printed at
+start and kept in the state folder (operator-token, mode 0600).
+
 Options:
   --port N      the platform's port (default 8800)
   --state DIR   where state is kept (default ~/.local/state/platform/up)
@@ -87,6 +96,9 @@ Options:
       );
       console.log(`  console at ${platform.url}/console/`);
       console.log(`  email projects sent, kept by the fake email provider, at ${platform.emailOutboxUrl}`);
+      console.log(
+        `  the fakes' /__fake/* routes (that outbox among them) answer only the operator: send ${FAKE_OPERATOR_HEADER}: ${platform.operatorToken} (kept in ${path.join(stateDir, OPERATOR_TOKEN_FILE)})`,
+      );
       console.log(`Next: platform login --api ${platform.url}, then platform push <dir>`);
       console.log(`Platform on ${platform.url}`);
       ready = true;

@@ -180,6 +180,8 @@ export interface LocalPlatformInput {
    * deployed one, without `platform dev`'s routes or their bindings.
    */
   uploads?: { target: LocalUploadTarget; front: NonNullable<LocalDispatcher["front"]> };
+  /** `platform up`: the token the fakes' inspection routes demand (src/dev/fakes/operatorGate.ts); none under `platform dev`. */
+  fakeOperatorToken?: string;
 }
 
 /**
@@ -314,6 +316,7 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
       secrets: input.pluginSecrets,
       base: workerBase,
       paths: input.scripts.fakes,
+      operatorToken: input.fakeOperatorToken,
     }),
   );
   return {

@@ -165,7 +165,8 @@ export function localPluginOverrides(input: {
 
 /**
  * The three fake providers, each on its own port; they deliver webhooks to
- * their plugin through the service binding PLUGIN.
+ * their plugin through the service binding PLUGIN. With `operatorToken`
+ * (`platform up`) their `/__fake/*` routes demand it.
  */
 export function fakeProviderWorkers(input: {
   host: string;
@@ -173,6 +174,7 @@ export function fakeProviderWorkers(input: {
   secrets: LocalPluginSecrets;
   base: (name: string, scriptPath: string) => V4WorkerOptions;
   paths: Record<LocalPluginId, string>;
+  operatorToken?: string;
 }): V4WorkerOptions[] {
   const { secrets, ports, host } = input;
   const urls = localPluginUrls(host, ports);
@@ -182,6 +184,7 @@ export function fakeProviderWorkers(input: {
   ): V4WorkerOptions => ({
     ...input.base(LOCAL_PLUGINS[id].fake, input.paths[id]),
     ...options,
+    bindings: { ...options.bindings, ...(input.operatorToken ? { FAKE_OPERATOR_TOKEN: input.operatorToken } : {}) },
     unsafeDirectSockets: [{ host, port: ports.fakes[id]! }],
   });
   const cs = secrets.chatserver;

@@ -17,7 +17,9 @@ import { assignLocalPorts } from "../dev/localPorts.ts";
 import { loadOrCreateMachineKey } from "../dev/machineKey.ts";
 import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
 import { frontWorker } from "./frontWorker.ts";
+import { loadOrCreateOperatorToken } from "./operatorToken.ts";
 import { createProjectInstances } from "./projectInstances.ts";
+import { type PublicEntry, servePublicEntry } from "./publicEntry.ts";
 import { replaySavedScripts, saveAcceptedScript } from "./savedScripts.ts";
 import { serveStandIn } from "./standInServer.ts";
 import { traceIntakeWorker } from "./traceIntake.ts";
@@ -37,6 +39,8 @@ export interface UpPlatform {
   issuer: string;
   /** The fake email provider's outbox: what projects sent (the API has no outbox route, as deployed). */
   emailOutboxUrl: string;
+  /** What the fakes' inspection routes (`/__fake/*`, the outbox among them) demand: kept in the state folder (operatorToken.ts). */
+  operatorToken: string;
   /** Fires the platform workers' cron triggers due in `scheduledTime`'s minute (their wrangler configs' crons). */
   runScheduled(scheduledTime: Date): Promise<void>;
   stop(): Promise<void>;
@@ -55,6 +59,9 @@ const NAMESPACE = "local-dispatch";
  * a workerd of its own (projectInstances.ts), so neither a push nor a project
  * that fails to start ever stops the platform or another project; its traces
  * come back to the trace intake here (tailForwarder.ts), into its log.
+ * Miniflare listens on a loopback port of its own; the public port is a
+ * proxy that drops every runtime-internal header first (publicEntry.ts), and
+ * the fakes' inspection routes answer only the operator's token.
  */
 export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPlatform> {
   const { host, port, stateDir, log } = options;
@@ -66,6 +73,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const pluginWorkers = pluginWorkerNames(deployedWorkers);
   const ports = await assignLocalPorts({ host, pluginWorkers, fakes: LOCAL_PLUGIN_IDS });
   const pluginSecrets = loadOrCreatePluginSecrets(stateDir);
+  const operatorToken = loadOrCreateOperatorToken(stateDir);
   const pluginUrls = localPluginUrls(host, ports);
   writePluginUrls(stateDir, pluginUrls);
 
@@ -97,8 +105,10 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const server = await serveStandIn(standIn, host);
   const idp = await startLocalLogin(host, port, ports.login);
   let mf: Miniflare | undefined;
+  let entry: PublicEntry | undefined;
   let crons: LocalCron[] = [];
   const stopAll = async () => {
+    await entry?.stop();
     await mf?.dispose();
     await Promise.all([projects.stop(), idp.provider.stop(), server.stop()]);
     await esbuild.stop();
@@ -123,6 +133,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
         front: (request) => projects.dispatch(request),
       },
       onRequest: options.onRequest,
+      fakeOperatorToken: operatorToken,
     });
     const intake = await traceIntakeWorker({
       outDir: path.join(stateDir, "platform"),
@@ -134,10 +145,13 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     mf = new Miniflare(
       convertV4MiniflareOptions({
         ...base,
+        // Miniflare's own entry on a free loopback port; the public port is publicEntry's, in front of it.
+        port: 0,
         workers: [frontWorker(), ...(base.workers as V4WorkerOptions[]), intake],
       }),
     );
-    await mf.ready;
+    const internal = await mf.ready;
+    entry = await servePublicEntry({ host, port, upstream: { host, port: Number(internal.port) } });
     const ran = await applyD1Migrations(await mf.getD1Database("DB", API_WORKER), MIGRATIONS_DIR);
     if (ran.length) log(`Applied D1 migrations: ${ran.join(", ")}`);
     const skipped = await replaySavedScripts(
@@ -163,6 +177,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
     loginUrl: idp.login.publicUrl,
     issuer: idp.login.issuer,
     emailOutboxUrl: `${pluginUrls.fakes.email}/__fake/outbox`,
+    operatorToken,
     async runScheduled(scheduledTime) {
       for (const { worker, cron } of dueCrons(crons, scheduledTime))
         await (await mf!.getWorker(worker)).scheduled({ cron, scheduledTime });

@@ -6,6 +6,7 @@
  *   CHATSERVER_WEBHOOK_URL   the plugin's POST /webhook URL
  *   CHATSERVER_REDIRECT_URIS optional, comma-separated registered redirect URIs
  *   CHATSERVER_GATEWAY_HEARTBEAT_MS optional, the Gateway's heartbeat interval (default 41250)
+ *   FAKE_OPERATOR_TOKEN      optional (`platform up`): what its `/__fake/*` routes demand (operatorGate.ts)
  * Optional service binding PLUGIN: deliver webhooks through it instead of the network.
  * Every request is served by one `FakeChatServerState` actor (binding FAKE_STATE): the Gateway's sockets
  * must stay in one I/O context, which a plain worker's requests do not share. State is in its memory;
@@ -13,6 +14,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createFakeChatServer, type FakeChatServer } from "./fakeChatServer.ts";
+import { refuseWithoutOperator } from "../operatorGate.ts";
 
 export interface FakeChatServerEnv {
   FAKE_BASE_URL: string;
@@ -24,6 +26,7 @@ export interface FakeChatServerEnv {
   CHATSERVER_WEBHOOK_URL: string;
   CHATSERVER_REDIRECT_URIS?: string;
   CHATSERVER_GATEWAY_HEARTBEAT_MS?: string;
+  FAKE_OPERATOR_TOKEN?: string;
   PLUGIN?: Fetcher;
   FAKE_STATE: DurableObjectNamespace<FakeChatServerState>;
 }
@@ -58,7 +61,9 @@ export class FakeChatServerState extends DurableObject<FakeChatServerEnv> {
 }
 
 export default {
-  fetch(request: Request, env: FakeChatServerEnv): Promise<Response> {
+  async fetch(request: Request, env: FakeChatServerEnv): Promise<Response> {
+    const refused = refuseWithoutOperator(request, env.FAKE_OPERATOR_TOKEN);
+    if (refused) return refused;
     return env.FAKE_STATE.get(env.FAKE_STATE.idFromName("fake")).fetch(request);
   },
 };

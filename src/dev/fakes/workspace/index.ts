@@ -1,11 +1,13 @@
 import { createFakeWorkspace, type FakeWorkspace } from "./fakeWorkspace.ts";
+import { refuseWithoutOperator } from "../operatorGate.ts";
 
 /**
  * The fake workspace provider as a worker (run by `platform dev` and tests).
  * Configured by vars named like the plugin's (`SLACK_*`, the convention in
  * src/plugins/workspace/env.ts); `PLUGIN` (optional service binding
  * to the workspace plugin worker) carries event deliveries instead of a
- * network fetch to PLUGIN_WEBHOOK_URL.
+ * network fetch to PLUGIN_WEBHOOK_URL; `FAKE_OPERATOR_TOKEN`, when set
+ * (`platform up`), is what its `/__fake/*` routes demand (operatorGate.ts).
  */
 export interface FakeWorkspaceEnv {
   SLACK_CLIENT_ID: string;
@@ -19,6 +21,7 @@ export interface FakeWorkspaceEnv {
   TOKEN_EXPIRES_IN?: string;
   /** Comma-separated registered redirect URIs (default: any http(s) URL). */
   REDIRECT_URIS?: string;
+  FAKE_OPERATOR_TOKEN?: string;
   PLUGIN?: Fetcher;
 }
 
@@ -48,7 +51,9 @@ export function fakeWorkspaceFor(env: FakeWorkspaceEnv): FakeWorkspace {
 }
 
 export default {
-  fetch(request: Request, env: FakeWorkspaceEnv): Promise<Response> {
+  async fetch(request: Request, env: FakeWorkspaceEnv): Promise<Response> {
+    const refused = refuseWithoutOperator(request, env.FAKE_OPERATOR_TOKEN);
+    if (refused) return refused;
     return fakeWorkspaceFor(env).fetch(request);
   },
 } satisfies ExportedHandler<FakeWorkspaceEnv>;
