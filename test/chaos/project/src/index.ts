@@ -1,4 +1,4 @@
-// The chaos suite's project (test/chaos/README.md): composed workloads whose every step appends an
+// The chaos suite's project (docs/guarantees.md, "The chaos suite"): composed workloads whose every step appends an
 // attempt to the driver's ledger, outside the platform. Copied into a fresh `platform init` project.
 import { Router } from "itty-router";
 import { workflow } from "platform";
