@@ -2,15 +2,15 @@ import type { AcknowledgedStart, SentEvent } from "./chaosHistory.ts";
 import { type SeededRandom, seededRandom } from "./seededRandom.ts";
 
 /** One composed piece of work a client asks the chaos project for. */
-export type ClientOp = "parent" | "keyed" | "waiter" | "debounced" | "idem" | "sendStart" | "long";
+export type ClientOp = "parent" | "keyed" | "waiter" | "debounced" | "idem" | "sendStart" | "long" | "slow";
 const OPS: readonly ClientOp[] = ["parent", "keyed", "keyed", "waiter", "debounced", "idem", "sendStart"];
 
-/** Each client's bounded list of ops for a seed; every client begins with one long run. */
+/** Each client's bounded list of ops for a seed; every client begins with one long run and one slow one. */
 export function planClients(seed: number, clients: number, opsPerClient: number): ClientOp[][] {
   const random = seededRandom(seed);
   return Array.from({ length: clients }, () => [
-    "long" as const,
-    ...Array.from({ length: opsPerClient - 1 }, () => random.pick(OPS)),
+    ...(["long", "slow"] as const),
+    ...Array.from({ length: Math.max(0, opsPerClient - 2) }, () => random.pick(OPS)),
   ]);
 }
 
@@ -101,7 +101,8 @@ export async function runClients(
     const tag = `${seed}-${client}-${index}`;
     switch (op) {
       case "long":
-        await start("long", {});
+      case "slow":
+        await start(op, {});
         return;
       case "parent":
         await start("parent", { children: Array.from({ length: random.int(2, 4) }, (_, i) => i + index) });

@@ -1,4 +1,4 @@
-// `npm run chaos [-- --kills N --seed S --backend workerd|node]`: the chaos suite against `platform dev`
+// `npm run chaos [-- --kills N --seed S --backend workerd|node --port P]`: the chaos suite against `platform dev`
 // (workerd, then `--node`, unless --backend names one). Exits 1 when an invariant broke; the output's
 // last line per backend names the seed that replays it.
 import { mkdtempSync } from "node:fs";
@@ -15,6 +15,8 @@ const { values } = parseArgs({
     backend: { type: "string" },
     clients: { type: "string", default: "4" },
     ops: { type: "string", default: "10" },
+    // workerd's port; Node's is the next one.
+    port: { type: "string", default: "8966" },
   },
 });
 
@@ -29,7 +31,8 @@ const seed = values.seed === undefined ? Date.now() % 1_000_000 : count("seed", 
 if (values.backend !== undefined && values.backend !== "workerd" && values.backend !== "node")
   throw new Error(`--backend is workerd or node, not ${JSON.stringify(values.backend)}`);
 const backends: ChaosBackend[] = values.backend ? [values.backend] : ["workerd", "node"];
-const PORTS: Record<ChaosBackend, number> = { workerd: 8966, node: 8967 };
+const basePort = count("port", values.port);
+const PORTS: Record<ChaosBackend, number> = { workerd: basePort, node: basePort + 1 };
 
 const workDir = mkdtempSync(path.join(tmpdir(), "platform-chaos-"));
 let failed = false;

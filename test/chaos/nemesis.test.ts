@@ -25,10 +25,10 @@ describe("planNemesis", () => {
 });
 
 describe("planClients", () => {
-  it("gives each client a bounded list that begins with a long run, the same for a seed", () => {
+  it("gives each client a bounded list that begins with a long run and a slow one, the same for a seed", () => {
     const plan = planClients(9, 3, 5);
     expect(plan).toHaveLength(3);
-    for (const ops of plan) expect(ops[0]).toBe("long");
+    for (const ops of plan) expect(ops.slice(0, 2)).toEqual(["long", "slow"]);
     expect(plan.every((ops) => ops.length === 5)).toBe(true);
     expect(planClients(9, 3, 5)).toEqual(plan);
   });

@@ -140,6 +140,19 @@ workflow(
   { ...policy, schedule: "* * * * *" },
 );
 
+// Its first attempt outlives its step timeout: the late result must be dropped, the retry committed once.
+workflow(
+  "slow",
+  {
+    start: async (ctx) => {
+      await ledger(ctx);
+      if (ctx.attempt === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
+      return { done: true, result: { attempt: ctx.attempt } };
+    },
+  },
+  { ...policy, stepTimeoutMS: 500 },
+);
+
 const longSteps = {};
 const longStep = (i) => (i === 0 ? "start" : `s${i}`);
 for (let i = 0; i < LONG_STEPS; i++) {
