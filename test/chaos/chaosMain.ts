@@ -1,6 +1,6 @@
 // `npm run chaos [-- --kills N --seed S --backend workerd|node --port P]`: the chaos suite against `platform dev`
 // (workerd, then `--node`, unless --backend names one). Exits 1 when an invariant broke; the output's
-// last line per backend names the seed that replays it.
+// last line per backend names the seed that replays it; exits 2 when the platform could not be driven.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -52,7 +52,11 @@ try {
     console.log(report.text);
     failed ||= !report.passed;
   }
-} finally {
-  removeWorkDir(workDir);
+} catch (error) {
+  // The platform could not be driven (e.g. it did not restart): not a verdict; its project is kept to look at.
+  console.error(error);
+  console.error(`The chaos run stopped; its project is in ${workDir}`);
+  process.exit(2);
 }
+removeWorkDir(workDir);
 process.exit(failed ? 1 : 0);
