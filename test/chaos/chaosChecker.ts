@@ -1,0 +1,258 @@
+import { isDeepStrictEqual } from "node:util";
+import type { ChaosHistory, HistoryEvent, HistoryRun } from "./chaosHistory.ts";
+
+/** One invariant's verdict: what it counted (e.g. "225 runs") and every violation, each naming its run. */
+export interface InvariantResult {
+  name: string;
+  /** What was checked, e.g. "225 runs" or "1200 commits". */
+  checked: string;
+  violations: string[];
+}
+
+const TERMINAL = new Set(["workflow_completed", "workflow_failed", "workflow_cancelled"]);
+const ENDED = new Set(["completed", "failed", "cancelled"]);
+
+function terminalEvent(run: HistoryRun): HistoryEvent | undefined {
+  return run.events.find((event) => TERMINAL.has(event.type));
+}
+
+function everyRunEnded(history: ChaosHistory): InvariantResult {
+  return {
+    name: "stuck",
+    checked: `${history.runs.length} runs`,
+    violations: history.runs.filter((run) => !ENDED.has(run.status)).map((run) => `${run.id} is ${run.status}`),
+  };
+}
+
+function oneTerminalEvent(history: ChaosHistory): InvariantResult {
+  const violations: string[] = [];
+  for (const run of history.runs) {
+    const terminals = run.events.filter((event) => TERMINAL.has(event.type));
+    if (terminals.length !== 1) violations.push(`${run.id} has ${terminals.length} terminal events`);
+    else if (run.events.at(-1) !== terminals[0]) violations.push(`${run.id} has events after ${terminals[0]!.type}`);
+  }
+  return { name: "runs without exactly one terminal event", checked: `${history.runs.length} runs`, violations };
+}
+
+function seqIncreasing(history: ChaosHistory): InvariantResult {
+  let events = 0;
+  const violations: string[] = [];
+  for (const run of history.runs) {
+    events += run.events.length;
+    run.events.forEach((event, i) => {
+      const before = run.events[i - 1];
+      if (before && event.seq <= before.seq) violations.push(`${run.id}: seq ${event.seq} after ${before.seq}`);
+    });
+  }
+  return { name: "seq out of order", checked: `${events} events`, violations };
+}
+
+/**
+ * Each step_completed commits the step_started before it that no completion has taken yet: a second
+ * step_completed for one claimed occurrence is a duplicate commit. Its attempt must be in the ledger.
+ */
+function stepsCommittedOnce(history: ChaosHistory): InvariantResult[] {
+  const attempted = new Set(history.ledger.map((a) => `${a.runId}/${a.step}/${a.attempt}`));
+  let commits = 0;
+  const duplicates: string[] = [];
+  const unattempted: string[] = [];
+  for (const run of history.runs) {
+    let open: { step: string; attempt: number } | undefined;
+    for (const event of run.events) {
+      if (event.type === "step_started")
+        open = { step: String(event.payload.step), attempt: Number(event.payload.attempt) };
+      if (event.type === "step_failed") open = undefined;
+      if (event.type !== "step_completed" || event.payload.copied_from_seq !== undefined) continue;
+      commits++;
+      if (open === undefined || open.step !== event.payload.step) {
+        duplicates.push(`${run.id}: step_completed ${event.payload.step} (seq ${event.seq}) commits no open attempt`);
+        continue;
+      }
+      if (!attempted.has(`${run.id}/${open.step}/${open.attempt}`))
+        unattempted.push(`${run.id}: ${open.step} attempt ${open.attempt} committed but never reached the ledger`);
+      open = undefined;
+    }
+  }
+  return [
+    { name: "duplicate commits", checked: `${commits} commits`, violations: duplicates },
+    {
+      name: "commits without a ledger attempt",
+      checked: `${history.ledger.length} ledger attempts`,
+      violations: unattempted,
+    },
+  ];
+}
+
+/** A parent's result lists `{ runId, result }` per child; each must be that child's own completed result. */
+function parentsMatchChildren(history: ChaosHistory): InvariantResult {
+  const byId = new Map(history.runs.map((run) => [run.id, run]));
+  const violations: string[] = [];
+  let parents = 0;
+  for (const run of history.runs) {
+    const listed = (run.result as { children?: { runId: string; result: unknown }[] } | undefined)?.children;
+    if (!Array.isArray(listed)) continue;
+    parents++;
+    for (const child of listed) {
+      const own = byId.get(child.runId);
+      if (!own) violations.push(`${run.id}: child ${child.runId} does not exist`);
+      else if (own.status !== "completed" || !isDeepStrictEqual(own.result, child.result))
+        violations.push(
+          `${run.id}: child ${child.runId} gave ${JSON.stringify(child.result)}, its log says ${own.status} ${JSON.stringify(own.result)}`,
+        );
+    }
+  }
+  return { name: "parents unlike their children", checked: `${parents} parents`, violations };
+}
+
+/** From event times: a run holds its slot from its first step_started to its terminal event (a subset of the real hold). */
+function concurrencyRespected(history: ChaosHistory): InvariantResult {
+  const violations: string[] = [];
+  let peaks = "";
+  for (const { workflow, limit } of history.concurrency) {
+    const edges: { at: number; delta: number; runId: string }[] = [];
+    for (const run of history.runs.filter((r) => r.name === workflow)) {
+      const first = run.events.find((event) => event.type === "step_started");
+      const end = terminalEvent(run);
+      if (!first || !end) continue;
+      edges.push({ at: first.at, delta: 1, runId: run.id }, { at: end.at, delta: -1, runId: run.id });
+    }
+    // At one instant an end frees its slot before a start takes it.
+    edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
+    let active = 0;
+    let peak = 0;
+    for (const edge of edges) {
+      active += edge.delta;
+      peak = Math.max(peak, active);
+      if (active > limit)
+        violations.push(`${workflow}: ${active} runs active at ${edge.at} (limit ${limit}) when ${edge.runId} started`);
+    }
+    peaks += `${peaks ? ", " : ""}${workflow} peak ${peak}/${limit}`;
+  }
+  return { name: "concurrency limit exceeded", checked: peaks || "no limits", violations };
+}
+
+/** Each idempotency key answered one run and created one; runs sharing a workflow id never overlap in time. */
+function oneRunPerKeyAndWorkflowId(history: ChaosHistory): InvariantResult {
+  const violations: string[] = [];
+  const answered = new Map<string, Set<string>>();
+  for (const start of history.starts) {
+    if (start.idempotencyKey === undefined) continue;
+    const key = `${start.workflow}/${start.idempotencyKey}`;
+    answered.set(key, (answered.get(key) ?? new Set()).add(start.runId));
+  }
+  const created = new Map<string, string[]>();
+  for (const run of history.runs) {
+    const key = run.events[0]?.type === "workflow_created" ? run.events[0].payload.idempotency_key : undefined;
+    if (typeof key === "string")
+      created.set(`${run.name}/${key}`, [...(created.get(`${run.name}/${key}`) ?? []), run.id]);
+  }
+  for (const [key, runIds] of answered)
+    if (runIds.size !== 1)
+      violations.push(`idempotency key ${key} answered ${runIds.size} runs: ${[...runIds].join(", ")}`);
+  for (const [key, runIds] of created)
+    if (runIds.length !== 1)
+      violations.push(`idempotency key ${key} created ${runIds.length} runs: ${runIds.join(", ")}`);
+
+  const byWorkflowId = new Map<string, HistoryRun[]>();
+  for (const run of history.runs) byWorkflowId.set(run.workflowId, [...(byWorkflowId.get(run.workflowId) ?? []), run]);
+  for (const [workflowId, runs] of byWorkflowId) {
+    const spans = runs
+      .map((run) => ({
+        id: run.id,
+        from: run.events[0]?.at ?? 0,
+        to: terminalEvent(run)?.at ?? Number.POSITIVE_INFINITY,
+      }))
+      .sort((a, b) => a.from - b.from);
+    spans.forEach((span, i) => {
+      const before = spans[i - 1];
+      if (before && span.from < before.to)
+        violations.push(`workflow id ${workflowId}: ${span.id} started while ${before.id} was active`);
+    });
+  }
+  return {
+    name: "duplicate runs per idempotency key or active workflow id",
+    checked: `${answered.size} idempotency keys, ${byWorkflowId.size} workflow ids`,
+    violations,
+  };
+}
+
+/** An acknowledged event is in its run's log exactly once; one the client never heard back about, at most once. */
+function eventsReceivedOnce(history: ChaosHistory): InvariantResult {
+  const received = new Map<string, HistoryRun[]>();
+  for (const run of history.runs)
+    for (const event of run.events) {
+      const token = (event.payload.payload as { token?: unknown } | null | undefined)?.token;
+      if (event.type === "event_received" && typeof token === "string")
+        received.set(token, [...(received.get(token) ?? []), run]);
+    }
+  const violations: string[] = [];
+  for (const sent of history.sends) {
+    const runs = received.get(sent.token) ?? [];
+    const target = "runId" in sent.to ? `run ${sent.to.runId}` : `workflow id ${sent.to.workflowId}`;
+    if (sent.acknowledged ? runs.length !== 1 : runs.length > 1)
+      violations.push(
+        `event ${sent.token} to ${target} (${sent.acknowledged ? "acknowledged" : "unanswered"}) received ${runs.length} times`,
+      );
+    const to = sent.to;
+    if (runs.some((run) => ("runId" in to ? run.id !== to.runId : run.workflowId !== to.workflowId)))
+      violations.push(`event ${sent.token} to ${target} landed in ${runs.map((run) => run.id).join(", ")}`);
+  }
+  const acknowledged = history.sends.filter((sent) => sent.acknowledged).length;
+  return { name: "events not received exactly once", checked: `${acknowledged} acknowledged sends`, violations };
+}
+
+function acknowledgedStartsExist(history: ChaosHistory): InvariantResult {
+  const ids = new Set(history.runs.map((run) => run.id));
+  return {
+    name: "lost acknowledged starts",
+    checked: `${history.starts.length} acknowledged starts`,
+    violations: history.starts
+      .filter((start) => !ids.has(start.runId))
+      .map((s) => `${s.workflow} run ${s.runId} is missing`),
+  };
+}
+
+/** A run counting its steps in the scratchpad (`{ count, steps }`) saw each step's write committed once. */
+function countsMatchSteps(history: ChaosHistory): InvariantResult {
+  const counted = history.runs.filter((run) => {
+    const result = run.result as { count?: unknown; steps?: unknown } | undefined;
+    return typeof result?.count === "number" && typeof result.steps === "number";
+  });
+  return {
+    name: "long runs miscounted",
+    checked: `${counted.length} long runs`,
+    violations: counted
+      .filter((run) => {
+        const { count, steps } = run.result as { count: number; steps: number };
+        return count !== steps;
+      })
+      .map((run) => `${run.id} counted ${JSON.stringify(run.result)}`),
+  };
+}
+
+/** Every invariant of the chaos suite over one history; the history passes when none has a violation. */
+export function checkHistory(history: ChaosHistory): InvariantResult[] {
+  return [
+    everyRunEnded(history),
+    oneTerminalEvent(history),
+    seqIncreasing(history),
+    ...stepsCommittedOnce(history),
+    parentsMatchChildren(history),
+    concurrencyRespected(history),
+    oneRunPerKeyAndWorkflowId(history),
+    eventsReceivedOnce(history),
+    acknowledgedStartsExist(history),
+    countsMatchSteps(history),
+  ];
+}
+
+/** The run ids a failing verdict names, so the report can print their histories. */
+export function runsNamedBy(results: InvariantResult[], history: ChaosHistory): HistoryRun[] {
+  const text = results.flatMap((result) => result.violations).join("\n");
+  return history.runs.filter((run) => text.includes(run.id));
+}
+
+/** "225 runs, 0 stuck; 1200 commits, 0 duplicate commits; …", one invariant per line. */
+export function formatVerdict(results: InvariantResult[]): string {
+  return results.map((result) => `${result.checked}, ${result.violations.length} ${result.name}`).join("\n");
+}

@@ -1,0 +1,49 @@
+/** What a chaos run leaves behind: the runs' own logs, what the clients were told, and the ledger's attempts. */
+
+export interface HistoryEvent {
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+  at: number;
+}
+
+/** A run as `workflow.get` shows it (the parts the checker reads). */
+export interface HistoryRun {
+  id: string;
+  workflowId: string;
+  name: string;
+  status: string;
+  result?: unknown;
+  events: HistoryEvent[];
+}
+
+/** A start or start-or-send the platform answered: the run it named must exist. */
+export interface AcknowledgedStart {
+  workflow: string;
+  runId: string;
+  idempotencyKey?: string;
+}
+
+/** An event a client sent, tagged with a unique token; `acknowledged` when the platform answered 2xx. */
+export interface SentEvent {
+  token: string;
+  /** The run (`workflow.send(runId, …)`) or workflow id (start-or-send) it was sent to. */
+  to: { runId: string } | { workflowId: string };
+  acknowledged: boolean;
+}
+
+/** One step attempt as the step itself reported it to the external ledger (at-least-once). */
+export interface LedgerAttempt {
+  runId: string;
+  step: string;
+  attempt: number;
+}
+
+export interface ChaosHistory {
+  runs: HistoryRun[];
+  starts: AcknowledgedStart[];
+  sends: SentEvent[];
+  ledger: LedgerAttempt[];
+  /** Workflows under a concurrency limit (one key each in the chaos project). */
+  concurrency: { workflow: string; limit: number }[];
+}
