@@ -1,3 +1,4 @@
+// Webhook triggers through the test kit, as a project's test would drive them (typed for workerd, run by Node).
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
