@@ -1,3 +1,4 @@
+import { webhookDeliveryLine } from "../../contracts/webhookDeliveryLine.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { hex } from "../../core/crypto/encoding.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
@@ -26,7 +27,7 @@ async function idempotencyKeyOf(name: string, deliveryId: string): Promise<strin
 }
 
 function refused(name: string, reason: string, message: string): Response {
-  console.log(`webhook ${name}: refused a delivery (${reason})`);
+  console.log(webhookDeliveryLine({ webhook: name, delivery: null, verified: false, refused: reason }));
   return errorResponse(new PlatformError("unauthorized", `Webhook "${name}": ${message}`));
 }
 
@@ -92,6 +93,13 @@ export async function handleWebhookDelivery(request: Request, env: PlatformEnv):
     ? { start: { workflow: endpoint.start, data: { event: payload, headers } } }
     : await endpoint.route!(payload, headers);
   const outcome = await act(name, decision, deliveryId);
-  console.log(`webhook ${name}: delivery ${deliveryId ?? "(no id)"} verified; ${JSON.stringify(outcome)}`);
+  console.log(
+    webhookDeliveryLine({
+      webhook: name,
+      delivery: deliveryId,
+      verified: true,
+      ...(typeof outcome.runId === "string" ? { runId: outcome.runId, started: outcome.created === true } : {}),
+    }),
+  );
   return Response.json({ delivery: deliveryId, ...outcome });
 }

@@ -5,7 +5,8 @@
  */
 import { createExecutionContext, env } from "cloudflare:test";
 import Stripe from "stripe";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parseWebhookDeliveryLine } from "#src/contracts/webhookDeliveryLine.ts";
 import { webhook, workflow } from "#src/runtime/index.ts";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
@@ -67,6 +68,35 @@ describe("webhook deliveries in workerd (Durable Object backend)", () => {
     const again = await deliver("evt_workerd_1");
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ delivery: "evt_workerd_1", runId: answer.runId, created: false });
+  });
+
+  it("records each delivery in the project's log: verified and the run, or refused and why", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      const started = (await (await deliver("evt_workerd_logged")).json()) as { runId: string };
+      await deliver("evt_workerd_logged");
+      await deliver("evt_workerd_logged_stale", { timestamp: NOW_S - 600 });
+      const records = log.mock.calls.map((args) => parseWebhookDeliveryLine(String(args[0]))).filter(Boolean);
+      expect(records).toEqual([
+        {
+          webhook: "stripe-orders",
+          delivery: "evt_workerd_logged",
+          verified: true,
+          runId: started.runId,
+          started: true,
+        },
+        {
+          webhook: "stripe-orders",
+          delivery: "evt_workerd_logged",
+          verified: true,
+          runId: started.runId,
+          started: false,
+        },
+        { webhook: "stripe-orders", delivery: null, verified: false, refused: "stale" },
+      ]);
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it.each([
