@@ -16,6 +16,17 @@ export interface WebhookProvider {
   /** The provider's id of this delivery, or null when it carries none. */
   deliveryId(headers: Headers, payload: unknown): string | null;
   idHeaders: readonly string[];
+  /**
+   * The provider's endpoint check, answered by the platform (verified like any delivery, never
+   * handed to the project): what to answer, or null for an ordinary delivery.
+   */
+  handshake?(payload: unknown): WebhookHandshake | null;
+}
+
+/** The answer to a provider's endpoint check: a status and an optional JSON body. */
+export interface WebhookHandshake {
+  status: number;
+  json?: unknown;
 }
 
 function field(payload: unknown, name: string): string | null {
@@ -42,12 +53,22 @@ export const WEBHOOK_PROVIDERS = {
     verify: verifySlackSignature,
     deliveryId: (_h, p) => field(p, "event_id"),
     idHeaders: ["x-slack-request-timestamp", "x-slack-retry-num", "x-slack-retry-reason"],
+    // Events API's URL check: echo the challenge.
+    handshake: (p) =>
+      field(p, "type") === "url_verification" ? { status: 200, json: { challenge: field(p, "challenge") } } : null,
   },
-  // An interaction's id.
+  // An interaction's id (webhook events carry theirs in `event`).
   discord: {
     verify: verifyDiscordSignature,
     deliveryId: (_h, p) => field(p, "id"),
     idHeaders: ["x-signature-timestamp"],
+    // Interactions endpoint PING (type 1) wants a PONG; a webhook events PING (type 0) wants 204.
+    handshake: (p) => {
+      const type = typeof p === "object" && p !== null ? (p as Record<string, unknown>).type : undefined;
+      if (type === 1) return { status: 200, json: { type: 1 } };
+      if (type === 0) return { status: 204 };
+      return null;
+    },
   },
 } satisfies Record<string, WebhookProvider>;
 

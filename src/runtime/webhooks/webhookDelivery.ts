@@ -3,7 +3,7 @@ import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { hex } from "../../core/crypto/encoding.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { parseDeliveryBody } from "../../core/webhooks/parseDeliveryBody.ts";
-import { idHeadersOf, WEBHOOK_PROVIDERS } from "../../core/webhooks/webhookProviders.ts";
+import { idHeadersOf, WEBHOOK_PROVIDERS, type WebhookProvider } from "../../core/webhooks/webhookProviders.ts";
 import { type Clock, systemClock } from "../../engine/clock.ts";
 import { workflow } from "../workflow/index.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
@@ -82,11 +82,18 @@ export async function handleWebhookDelivery(request: Request, env: PlatformEnv):
     console.error(`webhook ${name}: the project secret ${endpoint.secret} is not set; deliveries are refused`);
     return refused(name, "secret_missing", `the project secret ${endpoint.secret} is not set.`);
   }
-  const provider = WEBHOOK_PROVIDERS[endpoint.verify];
+  const provider: WebhookProvider = WEBHOOK_PROVIDERS[endpoint.verify];
   const check = await provider.verify(secret, { headers: request.headers, body, nowMS: webhookHost.clock() });
   if (!check.ok) return refused(name, check.reason, check.message);
 
   const payload = parseDeliveryBody(body, request.headers.get("content-type"));
+  const handshake = provider.handshake?.(payload);
+  if (handshake) {
+    console.log(webhookDeliveryLine({ webhook: name, delivery: null, verified: true }));
+    return handshake.json === undefined
+      ? new Response(null, { status: handshake.status })
+      : Response.json(handshake.json, { status: handshake.status });
+  }
   const headers = idHeadersOf(provider, request.headers);
   const deliveryId = provider.deliveryId(request.headers, payload);
   const decision: WebhookDecision = endpoint.start
