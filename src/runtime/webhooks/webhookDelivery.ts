@@ -40,7 +40,7 @@ async function act(
   if (typeof decision !== "object") {
     throw new PlatformError("invalid_input", `webhook "${name}": route must answer { start }, { send } or null`);
   }
-  if ("start" in decision) {
+  if ("start" in decision && typeof decision.start === "object" && decision.start !== null) {
     const { workflow: workflowName, data, id } = decision.start;
     const key = deliveryId === null ? undefined : await idempotencyKeyOf(name, deliveryId);
     const run = await workflow.start(workflowName, data, {
@@ -49,7 +49,7 @@ async function act(
     });
     return { runId: run.id, created: run.created };
   }
-  if ("send" in decision) {
+  if ("send" in decision && typeof decision.send === "object" && decision.send !== null) {
     const send = decision.send;
     if ("workflowId" in send) {
       const sent = await workflow.send(send.workflowId, send.event, send.payload, { start: send.start });

@@ -34,6 +34,13 @@ webhook("reviews", {
   },
 });
 
+// A route that answers something that is not a decision.
+webhook("broken", {
+  verify: "github",
+  secret: "GITHUB_WEBHOOK_SECRET",
+  route: () => ({ start: null }) as never,
+});
+
 const project = { fetch: () => new Response("the project's own answer") };
 const stripe = new Stripe("sk_test_unused");
 let saved = webhookHost.clock;
@@ -216,6 +223,19 @@ describe("route decides per delivery", () => {
     const ignored = await githubDelivery("route-3", { to: "reviews", action: "closed" });
     expect(await ignored.json()).toEqual({ delivery: "route-3", ignored: true });
     expect(ignored.runs).toHaveLength(0);
+  });
+});
+
+describe("a route that answers no decision", () => {
+  it("answers 400 invalid_input naming what route must answer, and starts nothing", async () => {
+    const response = await githubDelivery("broken-1", { to: "broken" });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error).toEqual({
+      code: "invalid_input",
+      message: 'webhook "broken": route must answer { start }, { send } or null',
+    });
+    expect(response.runs).toHaveLength(0);
   });
 });
 

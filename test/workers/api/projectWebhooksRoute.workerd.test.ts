@@ -5,7 +5,14 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { callApi, createProject, expectError, userWithProject } from "#test/support/workerd/index.ts";
+import {
+  callApi,
+  callJson,
+  createProject,
+  deployTarget,
+  expectError,
+  userWithProject,
+} from "#test/support/workerd/index.ts";
 
 const STRIPE = { name: "stripe-orders", verify: "stripe", secret: "STRIPE_WEBHOOK_SECRET", start: "fulfil" };
 const GITHUB = { name: "pushes", verify: "github", secret: "GITHUB_SECRET" };
@@ -37,6 +44,30 @@ describe("GET /projects/:slug/webhooks", () => {
     // The next metadata replaces the list.
     await putWebhooks(user.token, "shop", [GITHUB]);
     expect((await listed(user.token, "shop")).map((w) => w.name)).toEqual(["pushes"]);
+  });
+
+  it("a push records the endpoints from the bundle's metadata", async () => {
+    const { user } = await userWithProject("ada@example.com", "shop");
+    const bundle = "export default { fetch() { return new Response('hi') } };";
+    const pushed = await callJson(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle, metadata: { crons: [], webhooks: [STRIPE] } },
+      user.token,
+      deployTarget().env,
+    );
+    expect(pushed.status).toBe(200);
+    expect(await listed(user.token, "shop")).toEqual([
+      { ...STRIPE, url: `https://shop.${env.PLATFORM_DOMAIN}/__platform/webhooks/stripe-orders` },
+    ]);
+    const refused = await callJson(
+      "PUT",
+      "/projects/shop/deployment",
+      { bundle, metadata: { crons: [], webhooks: [{ ...STRIPE, verify: "paypal" }] } },
+      user.token,
+      deployTarget().env,
+    );
+    expect(refused.status).toBe(400);
   });
 
   it.each([
