@@ -38,6 +38,7 @@ export {
   type ChatSelectOption,
   type ChatUser,
 } from "./plugins/chatserver.ts";
+export { webhook, type WebhookDecision, type WebhookOptions, type WebhookRouter } from "./webhooks/index.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
 export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
 export type { ScheduledStartData, WorkflowScheduleOption } from "../engine/workflowSchedule.ts";

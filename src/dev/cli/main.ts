@@ -12,6 +12,7 @@ import { pushCommand } from "./commands/push.ts";
 import { secretCommand } from "./commands/secret.ts";
 import { upCommand } from "./commands/up.ts";
 import { whoamiCommand } from "./commands/whoami.ts";
+import { webhookCommand } from "./commands/webhook.ts";
 import { workflowCommand } from "./commands/workflow.ts";
 
 const COMMANDS: Record<string, Command> = {
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   secret: secretCommand,
   logs: logsCommand,
   workflow: workflowCommand,
+  webhook: webhookCommand,
   plugin: pluginCommand,
   email: emailCommand,
 };

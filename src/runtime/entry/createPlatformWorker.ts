@@ -1,4 +1,5 @@
 import { parseCronDelivery } from "../../contracts/cronDelivery.ts";
+import { isPublicPlatformPath } from "../../contracts/publicPlatformPaths.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
@@ -86,7 +87,7 @@ export function createPlatformWorker(
       try {
         const url = new URL(incoming.url);
         const internal = /^\/(__platform|__workflow|__cron|__plugin)(\/.*)?$/.exec(url.pathname);
-        if (internal)
+        if (internal && !isPublicPlatformPath(url.pathname))
           return await handleInternal(runtime, incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
 
         const request = withBasePathStripped(incoming as Request);
@@ -94,6 +95,8 @@ export function createPlatformWorker(
           const response = await handler(request, env, ctx);
           if (response) return response;
         }
+        // A public platform path no capability served is not the project's either.
+        if (isPublicPlatformPath(new URL(request.url).pathname)) return notFound();
         const response = await project.fetch(request, env, ctx);
         if (response instanceof Response) return response;
         return errorResponse(

@@ -17,6 +17,7 @@ import {
 } from "./projectSessionRoutes.ts";
 import { uninstallProjectPlugin } from "./projectPluginUninstallRoute.ts";
 import { listProjectSchedules } from "./projectSchedulesRoute.ts";
+import { listProjectWebhookEndpoints } from "./projectWebhooksRoute.ts";
 import { listProjectPlugins } from "./projectPluginsRoute.ts";
 import { createProject, getProject, listProjects, putProjectMetadata } from "./projectRoutes.ts";
 import { readProjectLog, recordTraces } from "./projectLogs/projectLogRoutes.ts";
@@ -107,6 +108,7 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .post("/projects/:slug/workflows/rerun", withCliUser, rerunManyProjectWorkflowRuns)
       .post("/projects/:slug/crons/:name/run", withCliUser, runProjectCron)
       .get("/projects/:slug/schedules", withCliUser, listProjectSchedules)
+      .get("/projects/:slug/webhooks", withCliUser, listProjectWebhookEndpoints)
       .get("/plugins", withCliUser, listPlugins)
       .get("/projects/:slug/plugins", withCliUser, listProjectPlugins)
       .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)

@@ -7,12 +7,14 @@ import { replaceProjectCronsStatements } from "../db/projectCronsTable.ts";
 import { findLatestDeployment, insertDeploymentStatement, versionAfter } from "../db/projectDeploymentsTable.ts";
 import { openProjectSecrets } from "../db/projectSecretsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
+import { replaceProjectWebhooksStatements } from "../db/projectWebhooksTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
+import { validateMetadataWebhooks } from "./projectWebhooks.ts";
 import { projectLogOf, sourceMapOf } from "./projectLogs/projectLogRoutes.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import { checkStrandedRuns } from "./strandedRunsCheck.ts";
@@ -40,6 +42,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
   const crons = validateMetadataCrons((metadata as Record<string, unknown>).crons);
   const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
   const workflows = validateMetadataWorkflows((metadata as Record<string, unknown>).workflows);
+  const webhooks = validateMetadataWebhooks((metadata as Record<string, unknown>).webhooks);
   const durableObjects = (metadata as Record<string, unknown>).durableObjects ?? [];
   if (!Array.isArray(durableObjects) || !durableObjects.every(isProjectDurableObjectClass)) {
     throw new PlatformError(
@@ -84,6 +87,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
     ...replaceProjectCronsStatements(env.DB, project.id, crons),
     ...replaceProjectAuthStatements(env.DB, project.id, auth),
     ...replaceProjectWorkflowsStatements(env.DB, project.id, workflows),
+    ...replaceProjectWebhooksStatements(env.DB, project.id, webhooks),
     insertDeploymentStatement(env.DB, {
       projectId: project.id,
       bundleBytes: body.bundle.length,

@@ -13,6 +13,7 @@ import {
   type ProjectRow,
 } from "../db/projectsTable.ts";
 import { listProjectWorkflows, replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
+import { replaceProjectWebhooksStatements } from "../db/projectWebhooksTable.ts";
 import type { CliUser } from "./cliTokens.ts";
 import type { ApiEnv } from "./env.ts";
 import { scriptNameFor, validateSlug } from "./projectSlug.ts";
@@ -21,6 +22,7 @@ import { refuseReservedSlug } from "./reservedSlugs.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
+import { validateMetadataWebhooks } from "./projectWebhooks.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
 /** Another user's project answers exactly like a missing one, so slugs do not leak ownership. */
@@ -97,10 +99,12 @@ export async function putProjectMetadata(request: CliRequest, env: ApiEnv): Prom
   const crons = validateMetadataCrons(body.crons);
   const auth = validateMetadataAuth(body.auth);
   const workflows = validateMetadataWorkflows(body.workflows);
+  const webhooks = validateMetadataWebhooks(body.webhooks);
   await env.DB.batch([
     ...replaceProjectCronsStatements(env.DB, row.id, crons),
     ...replaceProjectAuthStatements(env.DB, row.id, auth),
     ...replaceProjectWorkflowsStatements(env.DB, row.id, workflows),
+    ...replaceProjectWebhooksStatements(env.DB, row.id, webhooks),
   ]);
   return Response.json({ project: toPublicProject(row), crons, auth, workflows });
 }

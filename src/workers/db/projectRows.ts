@@ -1,8 +1,8 @@
 /**
  * The tables that hold a list per project (`project_crons`,
- * `project_workflows`): a deploy replaces the whole list, never edits it.
+ * `project_workflows`, `project_webhooks`): a deploy replaces the whole list, never edits it.
  */
-export type ProjectListTable = "project_crons" | "project_workflows";
+export type ProjectListTable = "project_crons" | "project_workflows" | "project_webhooks";
 
 /**
  * Statements that delete a project's rows from `table` and insert `rows` (each

@@ -62,6 +62,9 @@ describe("gateway routing to project workers", () => {
     { url: "https://example.test/priv", script: "proj-priv", basePath: "/priv" },
     { url: "https://example.test/priv/", script: "proj-priv", basePath: "/priv" },
     { url: "https://example.test/priv/__cronjob", script: "proj-priv", basePath: "/priv" },
+    // A webhook endpoint is public: third parties post to it.
+    { url: "https://shop.example.test/__platform/webhooks/stripe-orders", script: "proj-shop", basePath: null },
+    { url: "https://example.test/priv/__platform/webhooks/stripe-orders", script: "proj-priv", basePath: "/priv" },
   ])("$url → $script (base path $basePath), URL forwarded unchanged", async ({ url, script, basePath, forwarded }) => {
     const { response, calls } = await through(url);
     expect(response.status).toBe(200);
@@ -182,6 +185,12 @@ describe("gateway blocks internal routes", () => {
     "/__cron/c?x=1",
     "/x/../__cron/c",
     "/x/%2e%2e/__cron/c",
+    "/__platform/webhooks",
+    "/__platform/webhooks/",
+    "/__platform/webhooks/Stripe",
+    "/__platform/webhooks/x/y",
+    "/__platform/webhooks/x%2F..%2F..%2Fmetadata",
+    "/__platform/webhooks/x/../../metadata",
   ];
 
   const hosts = [

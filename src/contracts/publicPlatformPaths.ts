@@ -1,0 +1,13 @@
+/**
+ * Platform routes under `/__platform` that answer anyone on the project's
+ * origin, not only the platform: a third party's signed webhook deliveries.
+ * The gateway lets them through and the project's entry serves them from
+ * the platform's own handlers, never from user code. Every other
+ * `/__platform` path stays internal.
+ */
+const PUBLIC_PLATFORM_PATHS = [/^\/__platform\/webhooks\/[a-z0-9][a-z0-9_-]{0,63}$/];
+
+/** Exactly one segment after the prefix, of the names' own characters: nothing to decode, nothing to climb out with. */
+export function isPublicPlatformPath(pathname: string): boolean {
+  return PUBLIC_PLATFORM_PATHS.some((path) => path.test(pathname));
+}

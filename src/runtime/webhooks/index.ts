@@ -1,0 +1,20 @@
+import { platformRuntime } from "../entry/platformRuntime.ts";
+import { handleWebhookDelivery } from "./webhookDelivery.ts";
+import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhookEndpoints.ts";
+
+/**
+ * The webhook capability: evaluated only when user code imports `webhook`
+ * from `platform`. It serves `POST /__platform/webhooks/<name>` on the
+ * project's origin and records the endpoints in the build metadata (what
+ * `platform webhook list` shows).
+ */
+platformRuntime.registerPublicRoute(handleWebhookDelivery);
+platformRuntime.registerMetadata("webhooks", webhookMetadata);
+
+/** Registers a verified webhook trigger at top level: `POST /__platform/webhooks/<name>`. */
+export function webhook(name: string, options: WebhookOptions): { name: string; path: string } {
+  const endpoint = registerWebhook(name, options);
+  return { name: endpoint.name, path: `/__platform/webhooks/${endpoint.name}` };
+}
+
+export type { WebhookDecision, WebhookOptions, WebhookRouter } from "./webhookEndpoints.ts";

@@ -1,0 +1,19 @@
+import { listProjectWebhooks } from "../db/projectWebhooksTable.ts";
+import type { ApiEnv } from "./env.ts";
+import { requireOwnedProject } from "./projectRoutes.ts";
+import type { CliRequest } from "./withCliUser.ts";
+
+/**
+ * `GET /projects/:slug/webhooks`: the project's verified webhook endpoints as
+ * its last push (or `platform dev`) recorded them, each with the URL a
+ * provider posts to (`platform webhook list`).
+ */
+export async function listProjectWebhookEndpoints(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const base = new URL(env.PROJECTS_BASE_URL || `https://${env.PLATFORM_DOMAIN ?? "example.app"}`);
+  const origin = project.private ? `${base.origin}/${project.slug}` : `${base.protocol}//${project.slug}.${base.host}`;
+  const webhooks = await listProjectWebhooks(env.DB, project.id);
+  return Response.json({
+    webhooks: webhooks.map((w) => ({ ...w, url: `${origin}/__platform/webhooks/${w.name}` })),
+  });
+}
