@@ -11,7 +11,11 @@ import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhook
 platformRuntime.registerPublicRoute(handleWebhookDelivery);
 platformRuntime.registerMetadata("webhooks", webhookMetadata);
 
-/** Registers a verified webhook trigger at top level: `POST /__platform/webhooks/<name>`. */
+/**
+ * Registers a verified webhook trigger at top level: `POST /__platform/webhooks/<name>`.
+ * @example
+ * webhook("stripe", { verify: "stripe", secret: "STRIPE_WEBHOOK_SECRET", start: "fulfil" });
+ */
 export function webhook(name: string, options: WebhookOptions): { name: string; path: string } {
   const endpoint = registerWebhook(name, options);
   return { name: endpoint.name, path: `/__platform/webhooks/${endpoint.name}` };

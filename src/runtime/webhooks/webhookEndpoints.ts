@@ -5,19 +5,33 @@ import {
   type WebhookVerifyScheme,
 } from "../../core/webhooks/webhookProviders.ts";
 
-/** What a delivery's router decides: start a run, send an event to one, or nothing. */
+/**
+ * What a delivery's router decides: start a run, send an event to one, or nothing.
+ * @example
+ * const decision: WebhookDecision = { start: { workflow: "fulfil", data: { order: 42 }, id: "order-42" } };
+ */
 export type WebhookDecision =
   | { start: { workflow: string; data?: unknown; id?: string } }
   | { send: { runId: string; event: string; payload?: unknown } }
   | { send: { workflowId: string; event: string; payload?: unknown; start: { name: string; data?: unknown } } }
   | null;
 
-/** `headers`: the provider's id headers of the delivery (lowercase names). */
+/**
+ * `headers`: the provider's id headers of the delivery (lowercase names).
+ * @example
+ * const route: WebhookRouter = (payload) =>
+ *   payload.type === "checkout.session.completed" ? { start: { workflow: "fulfil", data: payload } } : null;
+ */
 export type WebhookRouter = (
   payload: unknown,
   headers: Record<string, string>,
 ) => WebhookDecision | Promise<WebhookDecision>;
 
+/**
+ * How `webhook(name, options)` verifies deliveries and what it does with them.
+ * @example
+ * const options: WebhookOptions = { verify: "standard", secret: "WEBHOOK_SECRET", start: "sync" };
+ */
 export interface WebhookOptions {
   /** The provider's signing scheme. */
   verify: WebhookVerifyScheme;
