@@ -109,6 +109,15 @@ describe("platform push --dry-run", () => {
   it("builds a project, writes its metadata, and the bundle contains no Node SQLite code", async () => {
     const dir = path.join(work, "buildable");
     await runCli(["init", dir]);
+    // The scaffold's entry has a workflow and a bot: this project is a plain router.
+    writeFileSync(
+      path.join(dir, "src/index.ts"),
+      `import { Router } from "itty-router";
+const router = Router();
+router.get("/", () => new Response("ok"));
+export default router;
+`,
+    );
     const result = await runCli(["push", dir, "--dry-run"]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/Built .*worker\.js \(\d+ bytes\)/);
