@@ -139,6 +139,19 @@ const BAD_CASES: { invariant: string; breaks: string; spoil: (h: ChaosHistory) =
     names: /run_long: step_completed start \(seq 3\) commits no open attempt/,
   },
   {
+    invariant: "duplicate commits",
+    breaks: "a completed attempt recorded as failed (and so run again)",
+    spoil: (h) => {
+      run(h, "run_long").events.splice(3, 0, {
+        seq: 3,
+        type: "step_failed",
+        payload: { step: "start", attempt: 1, reason: "interrupted", retryable: true },
+        at: 8,
+      });
+    },
+    names: /run_long: step_failed start \(seq 3\) settles no open attempt/,
+  },
+  {
     invariant: "commits without a ledger attempt",
     breaks: "a commit whose attempt never ran",
     spoil: (h) => void h.ledger.splice(1, 1),

@@ -48,8 +48,9 @@ function seqIncreasing(history: ChaosHistory): InvariantResult {
 }
 
 /**
- * Each step_completed commits the step_started before it that no completion has taken yet: a second
- * step_completed for one claimed occurrence is a duplicate commit. Its attempt must be in the ledger.
+ * Each step_completed or step_failed settles the step_started before it that nothing has settled yet: a
+ * second settlement of one claimed attempt (a completed step failed, or completed again) is a duplicate
+ * commit. A committed attempt must be in the ledger.
  */
 function stepsCommittedOnce(history: ChaosHistory): InvariantResult[] {
   const attempted = new Set(history.ledger.map((a) => `${a.runId}/${a.step}/${a.attempt}`));
@@ -61,7 +62,11 @@ function stepsCommittedOnce(history: ChaosHistory): InvariantResult[] {
     for (const event of run.events) {
       if (event.type === "step_started")
         open = { step: String(event.payload.step), attempt: Number(event.payload.attempt) };
-      if (event.type === "step_failed") open = undefined;
+      if (event.type === "step_failed") {
+        if (open?.step !== event.payload.step)
+          duplicates.push(`${run.id}: step_failed ${event.payload.step} (seq ${event.seq}) settles no open attempt`);
+        open = undefined;
+      }
       if (event.type !== "step_completed" || event.payload.copied_from_seq !== undefined) continue;
       commits++;
       if (open === undefined || open.step !== event.payload.step) {
