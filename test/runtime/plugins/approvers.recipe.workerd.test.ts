@@ -2,7 +2,7 @@
 // waiting on the memory backend: the red-team's click by a member who is not an approver is answered
 // privately and the run keeps waiting; the approver's click completes it. The chat server's plugin is a
 // recorder of the calls the handler makes.
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
 import {
   getWorkflowDefinition,
@@ -19,7 +19,7 @@ const MEMBER = { id: "222222222222222222", name: "Mallory" };
 // The recipe, as docs/plugins.md writes it.
 async function openApproval(runId: string) {
   const run = await workflow.get(runId).catch(() => null);
-  if (!run || run.name !== "approval") return { refused: "This approval request is unknown." };
+  if (run?.name !== "approval") return { refused: "This approval request is unknown." };
   if (run.status !== "running") return { refused: `This request was already decided (the run is ${run.status}).` };
   return { approvers: runApprovers(run) };
 }
@@ -52,6 +52,13 @@ beforeEach(() => {
 
 afterEach(() => backend.close());
 
+/** Starts an approval run and returns it once it waits for its `approval` event. */
+async function waitingApproval(data: Record<string, unknown>) {
+  const run = await workflow.start("approval", data);
+  await vi.waitFor(async () => expect((await workflow.get(run.id))?.waitingFor).toMatchObject({ name: "approval" }));
+  return run;
+}
+
 function click(runId: string, user: { id: string; name: string }): ChatComponentInteraction {
   const plugin = {
     fetch: async (url: string, init: RequestInit) => {
@@ -71,7 +78,7 @@ function click(runId: string, user: { id: string; name: string }): ChatComponent
 }
 
 it("refuses a member who is not an approver privately and keeps the run waiting; the approver's click decides it", async () => {
-  const run = await workflow.start("approval", { what: "web", approvers: [APPROVER.id] });
+  const run = await waitingApproval({ what: "web", approvers: [APPROVER.id] });
 
   await approve(click(run.id, MEMBER));
   expect(calls).toEqual([
@@ -89,7 +96,7 @@ it("refuses a member who is not an approver privately and keeps the run waiting;
 });
 
 it("refuses everyone when the run names no approvers", async () => {
-  const run = await workflow.start("approval", { what: "web" });
+  const run = await waitingApproval({ what: "web" });
   await approve(click(run.id, APPROVER));
   expect(calls.map((call) => [call.path, call.body.content])).toEqual([
     ["/proxy/reply", "You are not one of the approvers of this request."],
