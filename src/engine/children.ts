@@ -34,6 +34,25 @@ import type { WorkflowEventStore } from "./store.ts";
 /** The most children one step may start. */
 export const MAX_CHILDREN = 1000;
 
+/** How deep child runs may nest: a run no step started is at depth 0, its children at 1. */
+export const MAX_CHILD_DEPTH = 32;
+
+/**
+ * The depth of the children `parentRunId` (a run of `store`) would start:
+ * its own + 1, read from its workflow_created, where the host that started it
+ * wrote it. Past {@link MAX_CHILD_DEPTH} throws `invalid_input`, so the step
+ * fails without retry (a recursion would only ask again) and nothing starts.
+ */
+export function childDepthOf(store: WorkflowEventStore, parentRunId: string): number {
+  const created = store.events(parentRunId)[0];
+  const depth = (created?.type === "workflow_created" ? (created.payload.child_depth ?? 0) : 0) + 1;
+  if (depth > MAX_CHILD_DEPTH)
+    throw invalid(
+      `Workflow run "${parentRunId}" is a child at depth ${depth - 1}; its children would be at depth ${depth}, past the platform's limit of ${MAX_CHILD_DEPTH} nested child runs`,
+    );
+  return depth;
+}
+
 /** One child to start, as the engine hands it to the host's {@link ChildRunPort}. */
 export interface ChildStart {
   workflow: string;
@@ -114,7 +133,7 @@ export function isFinalStartError(error: unknown): boolean {
 export function createChildRun(
   store: WorkflowEventStore,
   definition: WorkflowDefinition,
-  child: { runId: string; workflowId: string; data: JsonValue; parentRunId: string },
+  child: { runId: string; workflowId: string; data: JsonValue; parentRunId: string; childDepth?: number },
   now: number,
 ): { ref: ChildRef; created: boolean } {
   const event = createdEvent(definition, child.data, { ...child, now });

@@ -37,6 +37,8 @@ export interface CreateRunOptions {
   idempotency?: { key: string; ttlMS: number };
   /** The run whose step starts this one as a child (see children.ts). */
   parentRunId?: string;
+  /** A child's nesting depth (see children.ts). */
+  childDepth?: number;
 }
 
 export interface CreatedRun {
@@ -152,6 +154,7 @@ export function createdEvent(
     payload.idempotent_until = options.now + options.idempotency.ttlMS;
   }
   if (options.parentRunId !== undefined) payload.parent_run_id = options.parentRunId;
+  if (options.childDepth !== undefined) payload.child_depth = options.childDepth;
   encodePayload(payload, `Start data of workflow "${definition.name}"`);
   return { runId, workflowId, seq: 1, type: "workflow_created", payload, at: options.now };
 }

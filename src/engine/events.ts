@@ -82,6 +82,8 @@ export interface WorkflowEventPayloads {
     idempotency_key?: string;
     idempotent_until?: number;
     parent_run_id?: string;
+    /** A child's nesting depth (its parent's + 1; absent: a run no step started). */
+    child_depth?: number;
   };
   /** `event_seq`: the seq of the event_received this step runs with (`ctx.event`), on every attempt. */
   step_started: { step: string; attempt: number; event_seq?: number };

@@ -17,6 +17,7 @@ import {
   activeChildrenOf,
   type ChildRunPort,
   childReportOf,
+  childDepthOf,
   createChildRun,
   isAlreadyEnded,
   reconcileChildren,
@@ -178,11 +179,12 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
           throw new PlatformError("unknown_workflow", `No workflow named "${child.workflow}" is registered`);
         return definition;
       });
+      const childDepth = childDepthOf(store, parentRunId);
       return requests.map((child, index) => {
         const { ref, created } = createChildRun(
           store,
           known[index] as WorkflowDefinition,
-          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId },
+          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId, childDepth },
           now(),
         );
         if (created) kick(ref.runId);

@@ -37,6 +37,8 @@ export interface RunStartInput {
   /** When the queue counted the start (its workflow_created's time). */
   at?: number;
   idempotency?: { key: string; ttlMS: number };
+  /** A child's nesting depth, its parent's + 1 (see engine/children.ts). */
+  childDepth?: number;
   /** The run whose step starts this one as a child (see engine/children.ts). */
   parentRunId?: string;
 }

@@ -6,6 +6,7 @@ import {
   type ChildRunPort,
   type ChildStart,
   childFinishedOfOutcome,
+  childDepthOf,
   childReportOf,
   createChildRun,
   createParentLog,
@@ -465,6 +466,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   readonly #children: ChildRunPort = {
     start: async (parentRunId, requests) => {
       for (const child of requests) definitionNamed(child.workflow);
+      // Here, not in the step: the depth travels in each child's workflow_created, from parent to child.
+      const childDepth = childDepthOf(this.#store, parentRunId);
       // `workflow.start` of the parent answers first (its answer waits a turn after the first wait, and workerd
       // holds this actor's timers while its calls to the children are under way).
       await this.#startAnswered.get(parentRunId);
@@ -472,7 +475,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
         answers.push(
           ...(await Promise.all(
-            requests.slice(from, from + CHILD_STARTS_AT_ONCE).map((child) => this.#startChild(parentRunId, child)),
+            requests
+              .slice(from, from + CHILD_STARTS_AT_ONCE)
+              .map((child) => this.#startChild(parentRunId, child, childDepth)),
           )),
         );
       const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
@@ -515,7 +520,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     },
   };
 
-  async #startChild(parentRunId: string, child: ChildStart): Promise<StartAnswer> {
+  async #startChild(parentRunId: string, child: ChildStart, childDepth: number): Promise<StartAnswer> {
     const namespace = this.env.WORKFLOW_RUNS;
     const actorId = namespace.idFromName(child.workflowId);
     return actorClient<WorkflowRunActor>(namespace.get(actorId)).start({
@@ -524,6 +529,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       name: child.workflow,
       data: child.data,
       parentRunId,
+      childDepth,
     });
   }
 

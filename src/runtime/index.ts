@@ -5,6 +5,7 @@ export type { PlatformErrorCode } from "../core/errors.ts";
 export type { PlatformEnv } from "./entry/platformEnv.ts";
 export { workflow, NonRetryableError, RetryAfterError } from "./workflow/index.ts";
 export { email, type EmailSendInput } from "./plugins/email.ts";
+export { runApprovers } from "./plugins/approvers.ts";
 export {
   workspace,
   type WorkspaceAction,

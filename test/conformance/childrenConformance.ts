@@ -81,6 +81,18 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
       workflow("bad-children", {
         start: async (ctx) => ({ step: "start", children: ctx.data }),
       });
+      // A chain of children, `left` more levels deep; each level passes its child's failure up.
+      workflow("recurse", {
+        start: async (ctx) =>
+          ctx.data.left === 0
+            ? { done: true, result: "bottom" }
+            : { step: "collect", children: [{ workflow: "recurse", data: { left: ctx.data.left - 1 } }] },
+        collect: async (ctx) => {
+          const child = ctx.children?.[0];
+          if (child?.status !== "completed") throw new NonRetryableError(child?.error ?? "no child");
+          return { done: true, result: child.result };
+        },
+      });
       subject = await makeBackend(getWorkflowDefinition);
       installWorkflowBackend(subject.backend);
     });
@@ -238,6 +250,31 @@ export function describeChildrenConformance(name: string, makeBackend: MakeWorkf
       expect(refused[0]?.runId).toBe(squares[0]?.id);
       expect((await workflow.get(squares[0]?.id as string))?.parentRunId).toBe(ran[0] === outcomes[0] ? a.id : b.id);
     });
+
+    it("refuses a 40-deep recursion at depth 33: that step fails without retry and no deeper run starts", async () => {
+      const root = await workflow.start("recurse", { left: 40 });
+      const error = await rejection(root.result());
+      expect(error.message).toMatch(
+        /its children would be at depth 33, past the platform's limit of 32 nested child runs/,
+      );
+      await vi.waitFor(
+        async () => expect((await workflow.list({ name: "recurse", limit: 100 })).runs).toHaveLength(33),
+        { timeout: 8000, interval: 20 },
+      );
+      const runs = (await workflow.list({ name: "recurse", limit: 100 })).runs;
+      const refused: RunView[] = [];
+      for (const run of runs) {
+        const view = (await workflow.get(run.id)) as RunView;
+        if (shape(view.events).includes("step_failed(start,1,final)")) refused.push(view);
+      }
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.error).toMatch(/is a child at depth 32; its children would be at depth 33/);
+    }, 60_000);
+
+    it("allows children 32 deep", async () => {
+      const root = await workflow.start("recurse", { left: 32 });
+      expect(await root.result()).toBe("bottom");
+    }, 60_000);
 
     it("refuses bad children without retry, naming the entry", async () => {
       for (const [children, message] of [

@@ -24,6 +24,7 @@ import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
+import { approverRefusal } from "./approvers.ts";
 import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
@@ -422,6 +423,23 @@ export const chatserver = {
     toWireModal(modal);
     const { token, env } = replyTokenOf(interaction, "showModal");
     await pluginCall(env, "chatserver", "/proxy/show-modal", { replyToken: token, modal });
+  },
+
+  /**
+   * The approver check of an approval handler: true, after answering the user
+   * privately, when the user who clicked or submitted is not one of
+   * `approvers` (user ids, e.g. `runApprovers(run)`); false when they may decide.
+   * @example
+   * if (await chatserver.refuseNonApprover(click, runApprovers(run))) return;
+   */
+  async refuseNonApprover(
+    interaction: ChatComponentInteraction | ChatModalSubmit,
+    approvers: readonly string[],
+  ): Promise<boolean> {
+    const refusal = approverRefusal(interaction.user?.id, approvers);
+    if (refusal === null) return false;
+    await chatserver.reply(interaction, { content: refusal, ephemeral: true });
+    return true;
   },
 
   /**

@@ -17,6 +17,7 @@ import {
 } from "../../contracts/workspaceEvents.ts";
 import { requireBlocks, requireView } from "../../contracts/workspaceBlocks.ts";
 import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
+import { approverRefusal } from "./approvers.ts";
 
 /**
  * The workspace-chat plugin in user code (`import { workspace } from "platform"`).
@@ -307,6 +308,25 @@ export const workspace = {
       { channel: requireChannel(channel), user, ...messageBody(text, options) },
       options,
     );
+  },
+
+  /**
+   * The approver check of an approval handler: true, after telling the user
+   * privately (in the action's channel), when the user who clicked is not one
+   * of `approvers` (user ids, e.g. `runApprovers(run)`); false when they may decide.
+   * @example
+   * if (await workspace.refuseNonApprover(action, runApprovers(run))) return;
+   */
+  async refuseNonApprover(
+    action: WorkspaceAction,
+    approvers: readonly string[],
+    options: WorkspaceCallOptions = {},
+  ): Promise<boolean> {
+    const refusal = approverRefusal(action.user?.id, approvers);
+    if (refusal === null) return false;
+    // An action outside a channel (none to answer in) is still refused, silently.
+    if (action.channel) await workspace.sendEphemeral(action.channel, action.user.id, refusal, options);
+    return true;
   },
 
   /**

@@ -3,6 +3,7 @@ import {
   activeChildrenOf,
   type ChildRunPort,
   childReportOf,
+  childDepthOf,
   createChildRun,
   recordChildFinished,
 } from "../../engine/children.ts";
@@ -119,6 +120,7 @@ function createDriver(
         return known;
       });
       const refs: ChildRef[] = [];
+      const childDepth = childDepthOf(store, parentRunId);
       for (const [index, child] of requests.entries()) {
         const definition = definitions[index] as WorkflowDefinition;
         const made = createChildRun(
@@ -129,6 +131,7 @@ function createDriver(
             workflowId: child.workflowId,
             data: child.data,
             parentRunId,
+            childDepth,
           },
           clock,
         );

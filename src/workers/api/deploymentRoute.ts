@@ -11,6 +11,7 @@ import { replaceProjectWebhooksStatements } from "../db/projectWebhooksTable.ts"
 import { uploadProjectScript } from "./dispatchUpload.ts";
 import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
+import { storableMetadataJson } from "./deploymentMetadataSize.ts";
 import { validateMetadataAuth } from "./projectAuthSettings.ts";
 import { validateMetadataCrons } from "./projectCrons.ts";
 import { validateMetadataWorkflows } from "./projectWorkflows.ts";
@@ -39,6 +40,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
   const metadata = body.metadata;
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata))
     throw new PlatformError("invalid_input", "metadata must be an object.");
+  const metadataJson = storableMetadataJson(metadata as Record<string, unknown>);
   const crons = validateMetadataCrons((metadata as Record<string, unknown>).crons);
   const auth = validateMetadataAuth((metadata as Record<string, unknown>).auth);
   const workflows = validateMetadataWorkflows((metadata as Record<string, unknown>).workflows);
@@ -91,7 +93,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
     insertDeploymentStatement(env.DB, {
       projectId: project.id,
       bundleBytes: body.bundle.length,
-      metadata: JSON.stringify(metadata),
+      metadata: metadataJson,
       durableObjects: JSON.stringify(durableObjects),
       migrationTag,
       deployedAt: now,

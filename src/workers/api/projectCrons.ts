@@ -1,11 +1,16 @@
 import { canonicalTimezone, cronIsDue as isDueIn, cronScheduleProblem, UTC } from "../../core/cronSchedule.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { cronDeliveryBody } from "../../contracts/cronDelivery.ts";
+import { scheduledWorkflowOf } from "../../contracts/workflowSchedules.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { listAllProjectCrons, type ProjectCron } from "../db/projectCronsTable.ts";
 
 const MAX_CRONS = 50;
+/** Workflow schedules (`__schedule/…` crons) per project: the shared minute scheduler reads every one of every project. */
+export const MAX_SCHEDULES = 20;
+/** A cron string's length: five fields fit in far less; the scheduler parses each one every minute. */
+export const MAX_CRON_LENGTH = 256;
 /** A cron's own name, or a workflow schedule's `__schedule/<workflow>` (workflow names as the engine allows them). */
 const CRON_NAME = /^(?:[A-Za-z0-9_-]{1,64}|__schedule\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
 
@@ -15,6 +20,16 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
     throw new PlatformError(
       "invalid_input",
       `crons must be an array of at most ${MAX_CRONS} { name, schedule, timezone? } entries.`,
+    );
+  }
+  const schedules = value.filter((entry) => {
+    const name = ((entry ?? {}) as Record<string, unknown>).name;
+    return typeof name === "string" && scheduledWorkflowOf(name) !== null;
+  });
+  if (schedules.length > MAX_SCHEDULES) {
+    throw new PlatformError(
+      "invalid_input",
+      `A project may have at most ${MAX_SCHEDULES} workflow schedules; this push has ${schedules.length}.`,
     );
   }
   const crons = value.map((entry): ProjectCron => {
@@ -30,6 +45,12 @@ export function validateMetadataCrons(value: unknown): ProjectCron[] {
       throw new PlatformError(
         "invalid_input",
         `Cron "${name}" has an unknown timezone ${JSON.stringify(timezone)}; use an IANA zone name such as "Europe/Berlin".`,
+      );
+    }
+    if (typeof schedule === "string" && schedule.length > MAX_CRON_LENGTH) {
+      throw new PlatformError(
+        "invalid_input",
+        `Cron "${name}" has a schedule of ${schedule.length} characters; the limit is ${MAX_CRON_LENGTH}.`,
       );
     }
     if (typeof schedule !== "string" || cronScheduleProblem(schedule, zone) !== null) {

@@ -6,7 +6,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Router } from "itty-router";
 import { beforeEach, describe, expect, it } from "vitest";
-import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
+import { TEST_GUILD, TEST_USER } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ChatServerEnv } from "#src/plugins/chatserver/env.ts";
 import plugin from "#src/plugins/chatserver/index.ts";
 import { relayConnection } from "#src/plugins/chatserver/gatewayRelay/GatewayRelay.ts";
@@ -272,6 +272,41 @@ describe("chatserver runtime: components and modals", () => {
       data: { content: "This server's project does not handle this button (yet).", flags: 64 },
     });
     expect(seen).toHaveLength(0);
+  });
+
+  // The red-team's click on another member's Approve button: the approver check answers the clicker privately
+  // and the handler goes no further; the approver's click goes through.
+  it.each([
+    { names: "no approvers", approvers: [] as string[], outcome: "refused" },
+    { names: "someone else", approvers: ["999999999999999999"], outcome: "refused" },
+    { names: "the clicker", approvers: [TEST_USER.id], outcome: "allowed" },
+  ])("refuseNonApprover, when the run names $names: the click is $outcome", async ({ approvers, outcome }) => {
+    const w = setup(row);
+    const message = await deployMessage(w);
+    resetChatServerHandlers();
+    const decided: string[] = [];
+    chatserver.onComponent("approve", async (click) => {
+      if (await chatserver.refuseNonApprover(click, approvers)) return;
+      decided.push(click.user!.id);
+      await chatserver.update(click, { content: `Approved by ${click.user?.name}`, components: [] });
+    });
+    const out = (await (
+      await w.trigger({ kind: "component", guildId: TEST_GUILD.id, customId: "approve:run-1" })
+    ).json()) as any;
+    await w.settle();
+    if (outcome === "refused") {
+      expect(out.interaction).toMatchObject({ answeredWith: 4, failed: null });
+      expect([...w.fake.state().messages.values()].at(-1)).toMatchObject({
+        content: "You are not one of the approvers of this request.",
+        flags: 64,
+      });
+      expect(decided).toEqual([]);
+      expect(w.fake.state().messages.get(message.id)).toMatchObject({ content: "Deploy?" });
+    } else {
+      expect(out.interaction).toMatchObject({ answeredWith: 7, failed: null });
+      expect(decided).toEqual([TEST_USER.id]);
+      expect(w.fake.state().messages.get(message.id)).toMatchObject({ content: "Approved by Test User" });
+    }
   });
 
   it("refuses components, modals and answers that break the rules before any network call", async () => {

@@ -127,6 +127,39 @@ describe("PUT /projects/:slug/deployment", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
   });
 
+  // Budgets the platform holds, whatever the tenant's build sends: 20 schedules, 256-character crons, metadata it can store.
+  const schedules = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({ name: `__schedule/w${i}`, schedule: "0 * * * *" }));
+  const longCron = `${Array.from({ length: 60 }, (_, m) => m).join(",")} ${Array.from({ length: 24 }, (_, h) => h).join(",")} ${Array.from({ length: 31 }, (_, d) => d + 1).join(",")} * *`;
+  it.each([
+    ["a 21st workflow schedule", { crons: schedules(21) }, 400, /at most 20 workflow schedules; this push has 21\./],
+    [
+      `a valid cron of ${longCron.length} characters`,
+      { crons: [{ name: "busy", schedule: longCron }] },
+      400,
+      new RegExp(`Cron "busy" has a schedule of ${longCron.length} characters; the limit is 256\\.`),
+    ],
+    [
+      "metadata over 100 KiB as JSON",
+      { notes: "x".repeat(100 * 1024) },
+      413,
+      /metadata \(crons, workflows, handlers\) is \d+ bytes as JSON; the limit is 102400 bytes\./,
+    ],
+  ])("refuses %s before the script goes live", async (_name, metadata, status, message) => {
+    const { cloudflare, result } = await push("shop", { bundle: BUNDLE, metadata });
+    expect(result.status).toBe(status);
+    expect(result.json.error.message).toMatch(message);
+    expect(cloudflare.uploads).toHaveLength(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
+  });
+
+  it("accepts 20 workflow schedules", async () => {
+    const { cloudflare, result } = await push("shop", { bundle: BUNDLE, metadata: { crons: schedules(20) } });
+    expect(result.status).toBe(200);
+    expect(cloudflare.uploads).toHaveLength(1);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_crons").first("n")).toBe(20);
+  });
+
   it("refuses a bundle over the size limit with 413", async () => {
     const { cloudflare, result } = await push("shop", {
       bundle: "x".repeat(11 * 1024 * 1024 + 1),
