@@ -21,7 +21,13 @@ describe("storageMeter", () => {
       await setAlarmMetered(state.storage, Date.now() + 60_000);
       const after = readStorageMeter();
       // One table row and one row in each of the two indexes.
-      expect(afterInsert).toEqual({ rowsRead: afterInsert.rowsRead, rowsWritten: 3, alarmsSet: 0, alarmRuns: 0, statements: 1 });
+      expect(afterInsert).toEqual({
+        rowsRead: afterInsert.rowsRead,
+        rowsWritten: 3,
+        alarmsSet: 0,
+        alarmRuns: 0,
+        statements: 1,
+      });
       expect(after.rowsWritten).toBe(6);
       expect(after.rowsRead - afterInsert.rowsRead).toBeGreaterThanOrEqual(2);
       expect(after.alarmsSet).toBe(1);

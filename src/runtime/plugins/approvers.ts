@@ -20,7 +20,12 @@ export function approverRefusal(userId: string | undefined, approvers: unknown):
   return null;
 }
 
-/** The `approvers` of the run's start data (`workflow.start(name, { approvers: [...] })`); [] when it names none. */
+/**
+ * The `approvers` of the run's start data (`workflow.start(name, { approvers: [...] })`); [] when it names none.
+ * @example
+ * const run = await workflow.get(runId);
+ * if (run && (await chatserver.refuseNonApprover(click, runApprovers(run)))) return;
+ */
 export function runApprovers(run: Pick<WorkflowRunView, "events">): string[] {
   const created = run.events.find((event) => event.type === "workflow_created");
   const data = created?.type === "workflow_created" ? created.payload.writes[START_DATA_KEY] : undefined;

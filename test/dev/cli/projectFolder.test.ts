@@ -19,11 +19,15 @@ function folder(name: string, files: Record<string, string>): string {
   return dir;
 }
 
-const dependsOnPlatform = folder("app", { "package.json": JSON.stringify({ dependencies: { platform: "file:x.tgz" } }) });
+const dependsOnPlatform = folder("app", {
+  "package.json": JSON.stringify({ dependencies: { platform: "file:x.tgz" } }),
+});
 const devDependency = folder("dev-dep", { "package.json": JSON.stringify({ devDependencies: { platform: "1.0.0" } }) });
 const sourceOnly = folder("src-only", { "src/index.ts": "export default {};" });
 const unrelated = folder("other", { "package.json": JSON.stringify({ dependencies: { react: "19" } }) });
-const thePackage = folder("pkg", { "package.json": JSON.stringify({ name: "platform", dependencies: { platform: "1" } }) });
+const thePackage = folder("pkg", {
+  "package.json": JSON.stringify({ name: "platform", dependencies: { platform: "1" } }),
+});
 const brokenManifest = folder("broken", { "package.json": "{ not json" });
 
 describe("projectFolder: what a command without a directory acts on", () => {
