@@ -146,7 +146,25 @@ export async function uploadProjectScript(
   } catch (error) {
     if (!(error instanceof APIError)) throw error;
     const reason = error.errors.map((e) => e.message).join("; ") || `status ${error.status}`;
-    throw new PlatformError("upstream_error", `Cloudflare refused the upload of ${project.script_name}: ${reason}`);
+    throw new PlatformError(
+      scriptDoesNotStart(error) ? "invalid_input" : "upstream_error",
+      `Cloudflare refused the upload of ${project.script_name}: ${reason}`,
+    );
   }
   return { migrationTag };
+}
+
+/** Cloudflare's script-validation error code (src/dev/cloudflare/scriptUploadContract.ts lists them). */
+const SCRIPT_VALIDATION = 10021;
+
+/**
+ * Cloudflare's refusal of a bundle that does not start (script validation,
+ * 10021, with the error its top level threw, or its start-up over the CPU
+ * limit): the pusher's code to fix, so a 4xx a client does not retry. Every
+ * other refusal is of what the platform sent (metadata, migrations, token).
+ */
+function scriptDoesNotStart(error: APIError): boolean {
+  return error.errors.some(
+    (e) => e.code === SCRIPT_VALIDATION && /^Uncaught |startup exceeded/i.test(String(e.message)),
+  );
 }

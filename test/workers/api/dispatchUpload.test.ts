@@ -109,16 +109,27 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
   });
 
   // What Cloudflare refuses of a bundle, through the production upload (the deployment route's), with its message.
-  it.each<[string, string, string[], string, RegExp]>([
+  // A bundle that does not start is the pusher's error (4xx, not retried); the rest are of what the platform sent.
+  it.each<[string, string, string, string[], string, RegExp]>([
     [
       "a bundle that does not parse",
+      "invalid_input",
       "this is not javascript(",
       [],
       "2026-10-30",
       /^Cloudflare refused the upload of proj-shop: Uncaught SyntaxError: Unexpected identifier 'is'/,
     ],
     [
+      "a bundle that throws at its top level",
+      "invalid_input",
+      "throw new Error('no config'); export default {}",
+      [],
+      "2026-10-30",
+      /^Cloudflare refused the upload of proj-shop: Uncaught Error: no config/,
+    ],
+    [
       "a bundle whose Durable Object classes are not exported",
+      "upstream_error",
       "export default { fetch() { return new Response('hi') } }",
       CLASSES,
       "2026-10-30",
@@ -126,16 +137,17 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
     ],
     [
       "a compatibility date that names no day",
+      "upstream_error",
       BUNDLE,
       [],
       "2026-02-30",
       /compatibility_date must be a calendar date as YYYY-MM-DD, got "2026-02-30"$/,
     ],
-  ])("reports %s as upstream_error, and the stand-in keeps nothing", async (_name, bundle, classes, date, message) => {
+  ])("reports %s as %s, and the stand-in keeps nothing", async (_name, code, bundle, classes, date, message) => {
     const { standIn, target } = cloudflare();
     await expect(
       uploadProjectScript(target, project, bundle, classes, { tag: null, classes: [] }, date),
-    ).rejects.toMatchObject({ code: "upstream_error", message: expect.stringMatching(message) });
+    ).rejects.toMatchObject({ code, message: expect.stringMatching(message) });
     expect(standIn.scripts().size).toBe(0);
   });
 });
