@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import type { StrandedRuns } from "../../../contracts/workflowShapes.ts";
-import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 import type { ProjectBuild } from "../build/buildProject.ts";
 import { portableSourceMap } from "../build/portableSourceMap.ts";
 import { CliError } from "../commandLine.ts";
 import { requestPlatformApi, type PlatformTarget } from "../platformTarget.ts";
+import { strandedRunsTable } from "./strandedRunsTable.ts";
 
 /**
  * The project named `target.slug` in the caller's account, created (with
@@ -67,8 +67,7 @@ export async function deployProject(
     throw new CliError(
       [
         `Push refused: it would strand ${details.count ?? details.stranded.length} live workflow run(s):`,
-        "  run  workflow  step",
-        ...describeStrandedRuns({ count: details.count ?? details.stranded.length, runs: details.stranded }),
+        ...strandedRunsTable({ count: details.count ?? details.stranded.length, runs: details.stranded }),
         'Keep the old step name with workflow(name, steps, { renamed: { oldStep: "newStep" } }),',
         "or push again with --force (those runs then fail, each with its reason).",
       ].join("\n"),

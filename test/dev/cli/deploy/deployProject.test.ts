@@ -67,8 +67,9 @@ describe("platform push and the push check", () => {
     expect(error).toBeInstanceOf(CliError);
     const lines = (error as CliError).message.split("\n");
     expect(lines[0]).toBe("Push refused: it would strand 23 live workflow run(s):");
-    expect(lines).toContain('  run-0  order  approve  (step "approve" is gone)');
-    expect(lines).toContain('  run-19  order  approve  (step "approve" is gone)');
+    expect(lines[1]).toBe("  run     workflow  step");
+    expect(lines).toContain('  run-0   order     approve  (step "approve" is gone)');
+    expect(lines).toContain('  run-19  order     approve  (step "approve" is gone)');
     expect(lines).toContain("  … and 3 more");
     expect((error as CliError).message).toContain("renamed");
     expect((error as CliError).message).toContain("--force");
