@@ -2,6 +2,7 @@ import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { escapeHtml } from "../../core/web/html.ts";
 import { isNavigation } from "../../core/web/navigation.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
+import { PAGE_ICON, PAGE_ICON_CSP } from "../../core/web/pageIcon.ts";
 
 /**
  * Under `platform dev` only, the 500 for an unhandled error in user code says
@@ -45,7 +46,7 @@ async function mappedStack(mapper: Fetcher, stack: string): Promise<string> {
 function errorPage(request: Request, message: string, stack: string): Response {
   const html = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>500 Internal error</title>
+<head><meta charset="utf-8"><title>500 Internal error</title>${PAGE_ICON}
 <style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}pre{background:#f6f6f6;padding:1rem;overflow:auto}</style>
 </head>
 <body>
@@ -60,7 +61,7 @@ function errorPage(request: Request, message: string, stack: string): Response {
     "Content-Type": "text/html; charset=utf-8",
     Vary: "Accept",
     "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; frame-ancestors 'none'; base-uri 'none'`,
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
   });

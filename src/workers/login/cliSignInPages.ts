@@ -1,6 +1,7 @@
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { escapeHtml } from "../../core/web/html.ts";
 import { SECURITY_HEADERS } from "./pages.ts";
+import { PAGE_ICON, PAGE_ICON_CSP } from "../../core/web/pageIcon.ts";
 
 const STYLE =
   "body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}button{font:inherit;margin:.8rem .6rem 0 0;padding:.4rem 1rem}code{font-size:1.2rem}";
@@ -8,7 +9,7 @@ const STYLE =
 function page(title: string, body: string, extraHeaders: Record<string, string>, setCookies: string[]): Response {
   const html = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${PAGE_ICON}
 <style>${STYLE}</style></head>
 <body><h1>${escapeHtml(title)}</h1>${body}</body>
 </html>
@@ -44,7 +45,7 @@ export function cliApprovalPage(input: {
     {
       // Its form's POST names this origin (no-referrer would make it "null"); the URL's code is spent already.
       "Referrer-Policy": "same-origin",
-      "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; form-action ${input.action}; frame-ancestors 'none'; base-uri 'none'`,
+      "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; form-action ${input.action}; frame-ancestors 'none'; base-uri 'none'`,
     },
     input.setCookies,
   );

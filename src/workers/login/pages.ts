@@ -1,5 +1,6 @@
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { escapeHtml } from "../../core/web/html.ts";
+import { PAGE_ICON, PAGE_ICON_CSP } from "../../core/web/pageIcon.ts";
 
 /**
  * Every answer of the login worker that a person sees: an error page, or a
@@ -10,8 +11,7 @@ import { escapeHtml } from "../../core/web/html.ts";
 /** Headers on every login-worker response. */
 export const SECURITY_HEADERS: Record<string, string> = {
   "X-Frame-Options": "DENY",
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
   "X-Content-Type-Options": "nosniff",
@@ -37,7 +37,7 @@ export function errorPage(error: LoginError, extraHeaders: HeadersInit = {}): Re
   const link = error.link ? `<p><a href="${escapeHtml(error.link.href)}">${escapeHtml(error.link.text)}</a></p>` : "";
   const html = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(error.title)}</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(error.title)}</title>${PAGE_ICON}
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style></head>
 <body><h1>${escapeHtml(error.title)}</h1><p>${escapeHtml(error.message)}</p>${link}</body>
 </html>
@@ -67,7 +67,7 @@ export function callbackFormPage(action: string, token: string, slug: string, se
   const nonce = randomBase64url(16);
   const html = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Signing in to ${escapeHtml(slug)}</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Signing in to ${escapeHtml(slug)}</title>${PAGE_ICON}
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
 <body><form id="callback" method="post" action="${escapeHtml(action)}">
 <input type="hidden" name="token" value="${escapeHtml(token)}">
@@ -79,7 +79,7 @@ export function callbackFormPage(action: string, token: string, slug: string, se
 `;
   const headers = new Headers({
     ...SECURITY_HEADERS,
-    "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; form-action ${action}; frame-ancestors 'none'; base-uri 'none'`,
+    "Content-Security-Policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; form-action ${action}; frame-ancestors 'none'; base-uri 'none'`,
     "Content-Type": "text/html; charset=utf-8",
   });
   for (const cookie of setCookies) headers.append("Set-Cookie", cookie);

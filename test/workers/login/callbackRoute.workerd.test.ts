@@ -87,12 +87,14 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
     expect(form.action).toBe("https://shop.example.test/api/auth/callback");
     expect(form.html).toMatch(/<form id="callback" method="post"/);
     for (const url of form.html.match(/(?:href|src|action)="[^"]*"/g) ?? []) expect(url).not.toContain(form.token);
-    // The CSP lets the page submit to that one address and run only its own nonce'd script.
+    // The CSP lets the page submit to that one address, run only its own nonce'd script and show its empty icon
+    // (the browser then asks for no /favicon.ico, which would be a 404).
     const csp = callback.headers.get("content-security-policy")!;
     const nonce = /<script nonce="([A-Za-z0-9_-]+)">/.exec(form.html)?.[1];
     expect(csp).toBe(
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; form-action https://shop.example.test/api/auth/callback; frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; form-action https://shop.example.test/api/auth/callback; frame-ancestors 'none'; base-uri 'none'`,
     );
+    expect(form.html).toContain('<link rel="icon" href="data:,">');
 
     const token = await tokenFrom(callback);
     const check = await verifyCallbackToken(token, shop.secret, shop.id, binding.value);

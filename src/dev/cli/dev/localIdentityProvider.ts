@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from "oidc-provider";
 import { escapeHtml } from "../../../core/web/html.ts";
+import { PAGE_ICON, PAGE_ICON_CSP } from "../../../core/web/pageIcon.ts";
 
 /**
  * The identity provider of `platform dev --login oidc` and the tests: a real
@@ -102,11 +103,11 @@ function memoryAdapterFactory(): (model: string) => Adapter {
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${PAGE_ICON}
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#222}
 label{display:block;margin:.6rem 0 .2rem}input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem}
 button{font:inherit;margin:.8rem .4rem 0 0;padding:.4rem 1rem}.error{color:#b00020}small{color:#555}</style></head>
-<body><p><small>Local identity provider (platform dev)</small></p><h1>${escapeHtml(title)}</h1>${body}</body>
+<body><p><small>Local identity provider (on this machine, not a real one)</small></p><h1>${escapeHtml(title)}</h1>${body}</body>
 </html>
 `;
 }
@@ -117,7 +118,7 @@ function send(res: ServerResponse, status: number, html: string): void {
     "cache-control": "no-store",
     "x-frame-options": "DENY",
     // No form-action: Chromium applies it to the redirects after a POST, and the last one goes to the client.
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; frame-ancestors 'none'`,
   });
   res.end(html);
 }

@@ -1,4 +1,5 @@
 import { escapeHtml } from "../../../core/web/html.ts";
+import { PAGE_ICON, PAGE_ICON_CSP } from "../../../core/web/pageIcon.ts";
 
 /**
  * What `platform dev` serves in the project's place when its first build or
@@ -12,7 +13,7 @@ import { escapeHtml } from "../../../core/web/html.ts";
 export function problemWorkerScript(problem: string): string {
   const page = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>The project does not run</title>
+<head><meta charset="utf-8"><title>The project does not run</title>${PAGE_ICON}
 <style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}pre{background:#f6f6f6;padding:1rem;overflow:auto}</style>
 </head>
 <body>
@@ -36,7 +37,7 @@ export default {
         headers: {
           ...HEADERS,
           "Content-Type": "text/html; charset=utf-8",
-          "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+          "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; ${PAGE_ICON_CSP}; frame-ancestors 'none'",
         },
       });
     return new Response(JSON_BODY, { status: 503, headers: { ...HEADERS, "Content-Type": "application/json" } });

@@ -62,6 +62,7 @@ import {
   messageFields,
   snowflake,
 } from "./fakeMessages.ts";
+import { PAGE_ICON } from "../../../core/web/pageIcon.ts";
 
 export interface FakeGuild {
   id: string;
@@ -220,7 +221,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
           `<option value="${g.id}"${g.id === preselected ? " selected" : ""}>${escapeHtml(g.name)} (${g.id})</option>`,
       )
       .join("");
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize application</title></head>
+    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize application</title>${PAGE_ICON}</head>
 <body><h1>An external application wants to access your account</h1>
 <p>It will be added to the server you choose, with permission to create commands.</p>
 <form method="post" action="/oauth2/authorize">
@@ -234,7 +235,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
 
   function page(status: number, title: string, message: string): Response {
     return new Response(
-      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`,
+      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>${PAGE_ICON}</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`,
       {
         status,
         headers: { "content-type": "text/html; charset=utf-8" },

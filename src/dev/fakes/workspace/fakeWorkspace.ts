@@ -50,6 +50,7 @@ import {
   type BlockRefusal,
 } from "./fakeBlockRules.ts";
 import { workspaceView, type OpenView, type ViewedMessage } from "./fakeWorkspaceView.ts";
+import { PAGE_ICON } from "../../../core/web/pageIcon.ts";
 
 export interface FakeWorkspaceConfig {
   clientId: string;
@@ -306,7 +307,7 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
     if (!redirectUriAllowed(redirectUri))
       return new Response("redirect_uri did not match any configured URIs.", { status: 400 });
     const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
-    const html = `<!doctype html><html><head><meta charset="utf-8"><title>Install to ${escapeHtml(team.name)}</title></head>
+    const html = `<!doctype html><html><head><meta charset="utf-8"><title>Install to ${escapeHtml(team.name)}</title>${PAGE_ICON}</head>
 <body><h1>Platform (fake Slack) is requesting permission to access the ${escapeHtml(team.name)} Slack workspace</h1>
 <p>Workspace: <strong>${escapeHtml(team.name)}</strong> (<code>${team.id}</code>)</p>
 <p>Scopes: ${escapeHtml(scope)}</p>

@@ -92,6 +92,11 @@ async function signInThroughPages(
   expect(login.response.status).toBe(200);
   const loginHtml = await login.response.text();
   expect(loginHtml).toContain('name="email"');
+  // Under `platform up` too: named for neither command, and with an icon so the browser asks for no /favicon.ico.
+  expect(loginHtml).toContain("<small>Local identity provider (on this machine, not a real one)</small>");
+  expect(loginHtml).not.toContain("platform dev");
+  expect(loginHtml).toContain('<link rel="icon" href="data:,">');
+  expect(login.response.headers.get("content-security-policy")).toContain("img-src data:");
   const action = /<form method="post" action="([^"]+\/login)"/.exec(loginHtml)![1]!;
   const consent = await browser.follow(new URL(action, idp.issuer).toString(), formPost({ email, password }));
   expect(consent.response.status, await consent.response.clone().text()).toBe(200);

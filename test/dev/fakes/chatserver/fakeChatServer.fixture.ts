@@ -42,6 +42,8 @@ export async function approve(call: ReturnType<typeof setup>["call"], action = "
   const html = await page.text();
   expect(html).toContain("Test Server");
   expect(html).toContain(TEST_GUILD.id);
+  // An empty icon: the browser asks the fake for no /favicon.ico (a 404).
+  expect(html).toContain('<link rel="icon" href="data:,">');
   const form = new URLSearchParams({
     client_id: "900000000000000001",
     redirect_uri: REDIRECT,
