@@ -49,6 +49,9 @@ describe("the CI install", () => {
   it("the repository says the Node it needs, and pins the one .ci/install runs npm with", () => {
     const manifest = JSON.parse(readFileSync(path.join(repo, "package.json"), "utf8"));
     expect(manifest.engines).toEqual({ node: ">=22.12" });
+    // The lock's root entry says the same (npm ci checks the lock against package.json; a stale one misleads readers).
+    const lock = JSON.parse(readFileSync(path.join(repo, "package-lock.json"), "utf8"));
+    expect(lock.packages[""].engines).toEqual(manifest.engines);
     expect(manifest.devDependencies.node).toMatch(/^22\.\d+\.\d+$/);
     expect(readFileSync(path.join(repo, ".ci/run"), "utf8")).toContain("bash .ci/install ci ");
   });
