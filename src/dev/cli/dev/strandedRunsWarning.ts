@@ -5,10 +5,21 @@ import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
 
 /**
+ * When a stranded run fails, as the run actor and the recovery sweep behave:
+ * the sweep (`platform dev`'s minute cron) drives a run nothing else will
+ * wake, which then fails at once; a run with a wake-up pending (a sleep, a
+ * retry's backoff, an event's timeout) counts as driven, so it fails at that
+ * time, or sooner when an event it waits for arrives; a paused run waits
+ * until it is resumed.
+ */
+export const STRANDED_RUNS_FATE =
+  'Each fails ("has no step …") the next time it moves: at the next recovery sweep (each minute) if nothing will wake it; a sleeping or retrying run, or one waiting for an event with a timeout, when that time comes (or its event arrives); a paused run when it is resumed.';
+
+/**
  * `platform dev`'s form of the push check: a rebuild is not refused (it is
  * the code being written), but when the new code lacks a step or workflow a
- * live run is at, it says which runs, and that they fail at the next
- * recovery sweep unless the old name is kept with `renamed`. Asks the
+ * live run is at, it says which runs, when they fail (`STRANDED_RUNS_FATE`)
+ * and how to keep the old name with `renamed`. Asks the
  * project (now running the new code) through its internal check route;
  * answers the lines to print, none when nothing is stranded.
  */
@@ -35,8 +46,9 @@ export async function strandedRunsWarning(
   const stranded = (await response.json()) as StrandedRuns;
   if (stranded.count === 0) return [];
   return [
-    `Warning: this code strands ${stranded.count} live workflow run(s); they fail at the next recovery sweep:`,
+    `Warning: this code strands ${stranded.count} live workflow run(s):`,
     ...describeStrandedRuns(stranded),
+    STRANDED_RUNS_FATE,
     'Keep the old step name with workflow(name, steps, { renamed: { oldStep: "newStep" } }). `platform push` refuses such a version unless --force.',
   ];
 }

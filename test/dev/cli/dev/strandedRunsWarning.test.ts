@@ -30,8 +30,9 @@ describe("platform dev: the push check as a warning on rebuild", () => {
       runs: [{ runId: "run-1", workflow: "order", step: "approve", status: "running", missing: "step" }],
     });
     expect(await strandedRunsWarning(fetch, project, metadata)).toEqual([
-      "Warning: this code strands 1 live workflow run(s); they fail at the next recovery sweep:",
+      "Warning: this code strands 1 live workflow run(s):",
       '  run-1  order  approve  (step "approve" is gone)',
+      'Each fails ("has no step …") the next time it moves: at the next recovery sweep (each minute) if nothing will wake it; a sleeping or retrying run, or one waiting for an event with a timeout, when that time comes (or its event arrives); a paused run when it is resumed.',
       'Keep the old step name with workflow(name, steps, { renamed: { oldStep: "newStep" } }). `platform push` refuses such a version unless --force.',
     ]);
     expect(calls).toHaveLength(1);
