@@ -13,6 +13,7 @@ import { LOCAL_DOMAIN, startLocalPlatform, type LocalPlatform } from "../dev/loc
 import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
 import { startNodeProjectServer } from "../dev/nodeProjectServer.ts";
 import { type ProjectWatcher, watchProjectTree } from "../dev/projectWatcher.ts";
+import { triggersRebuild } from "../dev/rebuildTrigger.ts";
 import { untilSignalled } from "../dev/untilSignalled.ts";
 import { isProjectFolder, projectFolder } from "../projectFolder.ts";
 import { DEMO_PROJECT_DIR } from "../repoPaths.ts";
@@ -29,22 +30,26 @@ function parsePort(value: string | boolean | undefined): number {
 }
 
 /**
- * Rebuilds on source change (and `.dev.vars`), one build at a time, keeping the old version when a
- * build fails to build or to load; a project that never ran (`build` null) keeps its problem page.
+ * Rebuilds when a file the build reads changes (`triggersRebuild`: its sources, `.dev.vars`), one
+ * build at a time, keeping the old version when a build fails to build or to load; a project that
+ * never ran (`build` null) keeps its problem page.
  */
 function watchProject(
   projectDir: string,
-  platform: { rebuild(): Promise<unknown>; readonly build: unknown },
+  platform: { rebuild(): Promise<unknown>; readonly build: { readonly inputs: readonly string[] } | null },
 ): ProjectWatcher {
   let timer: NodeJS.Timeout | undefined;
   let building: Promise<void> = Promise.resolve();
+  let failed = false;
   const rebuild = () => {
     building = building.then(async () => {
       const started = Date.now();
       try {
         await platform.rebuild();
+        failed = false;
         console.log(`Rebuilt in ${Date.now() - started} ms`);
       } catch (error) {
+        failed = true;
         const message = error instanceof PlatformError || error instanceof Error ? error.message : String(error);
         console.error(
           platform.build === null
@@ -54,7 +59,8 @@ function watchProject(
       }
     });
   };
-  return watchProjectTree(projectDir, IGNORED, () => {
+  return watchProjectTree(projectDir, IGNORED, (changed) => {
+    if (!triggersRebuild(projectDir, changed, { inputs: platform.build?.inputs ?? null, failed })) return;
     clearTimeout(timer);
     timer = setTimeout(rebuild, 150);
   });
