@@ -15,6 +15,7 @@ import { stripVTControlCharacters } from "node:util";
 import { PlatformError } from "../../../core/errors.ts";
 import { projectScriptBindings, type ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import { strandedRunsWarning } from "./strandedRunsWarning.ts";
+import { checkBundleParses } from "../build/bundleParseCheck.ts";
 import { buildProject, type ProjectBuild } from "../build/buildProject.ts";
 import { mapBundleLocations } from "../build/bundleStackMapper.ts";
 import { portableSourceMap } from "../build/portableSourceMap.ts";
@@ -557,6 +558,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         try {
           next = await buildServed(options.projectDir, buildDir);
         } catch (error) {
+          // A bundle refused after it was written (it does not parse) must not leave its map to the served version's lines.
+          served?.rewrite();
           // Nothing was ever served: the page says what is wrong now.
           if (!served) {
             problem = problemText(error);
@@ -668,6 +671,7 @@ async function buildServed(
   buildDir: string,
 ): Promise<{ build: ProjectBuild; vars: Record<string, string> }> {
   const build = await buildProject(projectDir, buildDir, { sourceMap: true });
+  checkBundleParses(build);
   return { build, vars: readDevVars(projectDir) };
 }
 
