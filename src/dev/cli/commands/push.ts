@@ -2,6 +2,7 @@ import path from "node:path";
 import { PlatformError } from "../../../core/errors.ts";
 import { buildProject, type ProjectBuild, writeMetadata } from "../build/buildProject.ts";
 import { extractMetadata } from "../build/extractMetadata.ts";
+import { projectFolder } from "../projectFolder.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { pushSlugFor } from "../deploy/pushSlug.ts";
 import { loggedInToken, resolvePlatformApi } from "../platformTarget.ts";
@@ -46,7 +47,7 @@ Options:
   },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform push takes at most one directory.", 2);
-    const projectDir = path.resolve(positionals[0] ?? ".");
+    const projectDir = projectFolder(positionals[0]);
     let build: ProjectBuild;
     let metadata: Record<string, unknown>;
     try {
