@@ -24,7 +24,10 @@ let dev: DevProcess;
 let browser: Browser;
 
 /** The project: the approval example of docs/plugins.md, on both chats. */
-const PROJECT = `import { chatserver, workflow, workspace } from "platform";
+const PROJECT = `import { chatserver, runApprovers, workflow, workspace } from "platform";
+
+// Who may decide a deploy: the chat server's test user and the workspace's alice, by user id.
+const DEPLOY_APPROVERS = ["555555555555555555", "U0ALICE"];
 
 // A run asks, waits for "approval", and finishes with the answer (who, and whether).
 workflow("approval", {
@@ -50,16 +53,17 @@ workflow("approval", {
 });
 
 // A customId is text anyone can write: the run it names must be one of this project's approval runs, still open.
-async function openApproval(runId: string): Promise<{ error?: string }> {
+async function openApproval(runId: string): Promise<{ error?: string; approvers: string[] }> {
   const run = await workflow.get(runId).catch(() => null);
-  if (!run || run.name !== "approval") return { error: "This approval request is unknown." };
-  if (run.status !== "running") return { error: "This request was already decided (the run is " + run.status + ")." };
-  return { run };
+  if (!run || run.name !== "approval") return { error: "This approval request is unknown.", approvers: [] };
+  if (run.status !== "running")
+    return { error: "This request was already decided (the run is " + run.status + ").", approvers: [] };
+  return { approvers: runApprovers(run) };
 }
 
 chatserver.onCommand("deploy", async (command) => {
   const what = String(command.args.text ?? "the app");
-  const run = await workflow.start("approval", { on: "chatserver", what });
+  const run = await workflow.start("approval", { on: "chatserver", what, approvers: DEPLOY_APPROVERS });
   await chatserver.reply(command, {
     content: "Deploy " + what + "?",
     components: [
@@ -73,6 +77,7 @@ chatserver.onComponent("approve", async (click) => {
   const runId = click.customId.slice("approve:".length);
   const found = await openApproval(runId);
   if (found.error) return chatserver.reply(click, { content: found.error, ephemeral: true });
+  if (await chatserver.refuseNonApprover(click, found.approvers)) return;
   const by = click.user?.name ?? "someone";
   await workflow.send(runId, "approval", { approved: true, by });
   await chatserver.update(click, { content: click.message.content + " Approved by " + by + ".", components: [] });
@@ -82,6 +87,7 @@ chatserver.onComponent("reject", async (click) => {
   const runId = click.customId.slice("reject:".length);
   const found = await openApproval(runId);
   if (found.error) return chatserver.reply(click, { content: found.error, ephemeral: true });
+  if (await chatserver.refuseNonApprover(click, found.approvers)) return;
   await chatserver.showModal(click, {
     customId: "reason:" + runId,
     title: "Why reject?",
@@ -93,6 +99,7 @@ chatserver.onModalSubmit("reason", async (submit) => {
   const runId = submit.customId.slice("reason:".length);
   const found = await openApproval(runId);
   if (found.error) return chatserver.reply(submit, { content: found.error, ephemeral: true });
+  if (await chatserver.refuseNonApprover(submit, found.approvers)) return;
   const by = submit.user?.name ?? "someone";
   await workflow.send(runId, "approval", { approved: false, by, reason: submit.fields.reason });
   await chatserver.update(submit, { content: "Rejected by " + by + ": " + submit.fields.reason, components: [] });
@@ -112,7 +119,7 @@ chatserver.onComponent("env", (choice) =>
 
 workspace.onEvent("mention", async (event) => {
   const what = (event.text ?? "").replace(/<@[^>]+>/g, "").replace(/deploy/, "").trim() || "the app";
-  await workflow.start("approval", { on: "workspace", channel: event.channel, what });
+  await workflow.start("approval", { on: "workspace", channel: event.channel, what, approvers: DEPLOY_APPROVERS });
 });
 
 workspace.onEvent("message", async (event) => {
@@ -123,6 +130,7 @@ workspace.onAction("approve", async (action) => {
   const runId = action.actionId.slice("approve:".length);
   const found = await openApproval(runId);
   if (found.error) return workspace.sendEphemeral(action.channel, action.user.id, found.error);
+  if (await workspace.refuseNonApprover(action, found.approvers)) return;
   const by = action.user.name ?? action.user.id;
   await workflow.send(runId, "approval", { approved: true, by });
   await workspace.editMessage(action.channel, action.messageTs, "Approved by " + by, {
@@ -134,6 +142,7 @@ workspace.onAction("reject", async (action) => {
   const runId = action.actionId.slice("reject:".length);
   const found = await openApproval(runId);
   if (found.error) return workspace.sendEphemeral(action.channel, action.user.id, found.error);
+  if (await workspace.refuseNonApprover(action, found.approvers)) return;
   await workspace.openView(action, {
     type: "modal",
     callback_id: "reason:" + runId,
@@ -345,6 +354,46 @@ it("chat server: Reject opens a modal whose reason reaches the run; a click on a
   expect((await chatMessages()).at(-1)).toMatchObject({ content: "This approval request is unknown.", flags: 64 });
 }, 120_000);
 
+it("chat server: a click by a member who is not one of the run's approvers is refused privately, and the run keeps waiting", async () => {
+  // The red-team's approval: a run whose approvers are someone else, its Approve button clicked by the test user.
+  const started = await api("POST", `/projects/${slug()}/workflows`, {
+    name: "approval",
+    data: { on: "chatserver", what: "prod", approvers: ["999999999999999999"] },
+  });
+  const runId = started.runId as string;
+  const credentials = JSON.parse(readFileSync(path.join(dir, ".platform/credentials.json"), "utf8"));
+  const posted = await fetch(`${fakeUrl("chatserver")}/api/v10/channels/222222222222222222/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bot ${credentials.plugins.chatserver.botToken}` },
+    body: JSON.stringify({
+      content: "Deploy prod?",
+      components: [
+        {
+          type: 1,
+          components: [
+            { type: 2, style: 3, label: "Approve", custom_id: `approve:${runId}` },
+            { type: 2, style: 4, label: "Reject", custom_id: `reject:${runId}` },
+          ],
+        },
+      ],
+    }),
+  });
+  expect(posted.status).toBe(200);
+  for (const button of ["approve", "reject"]) {
+    const clicked = await trigger("chatserver", "component", "--custom-id", `${button}:${runId}`);
+    expect(clicked.stdout).toContain("The project's handler ran.");
+    expect((await chatMessages()).at(-1)).toMatchObject({
+      content: "You are not one of the approvers of this request.",
+      flags: 64,
+    });
+  }
+  expect(
+    (await fake("chatserver", "/__fake/state")).modals.filter((m: any) => m.customId === `reason:${runId}`),
+  ).toEqual([]);
+  expect(await run(runId)).toMatchObject({ status: "running", waitingFor: { name: "approval" } });
+  expect((await chatMessages()).find((m) => m.content === "Deploy prod?")?.components).toHaveLength(1);
+}, 60_000);
+
 it("chat server: a select's chosen value reaches its handler", async () => {
   await trigger("chatserver", "command", "--name", "env");
   const chose = await trigger("chatserver", "component", "--custom-id", "env", "--values", "production");
@@ -431,6 +480,24 @@ it("workspace: a token that expires every 2 s is refreshed before each call; blo
     text: "This request was already decided (the run is completed).",
     ephemeral: true,
   });
+
+  // A run whose approvers are someone else: alice's click is answered only to her, and the run keeps waiting.
+  const channel = (await fake("workspace", "/__fake/chat?resourceId=T0TEST")).channels[0].id as string;
+  const started = await api("POST", `/projects/${slug()}/workflows`, {
+    name: "approval",
+    data: { on: "workspace", channel, what: "prod", approvers: ["U0BOB"] },
+  });
+  const guarded = started.runId as string;
+  await expect
+    .poll(async () => (await messageWithButtons())?.text, { timeout: 15_000, interval: 250 })
+    .toBe("Deploy prod?");
+  await trigger("workspace", "action", "--action-id", `approve:${guarded}`);
+  const afterClick = (await fake("workspace", "/__fake/chat?resourceId=T0TEST")).channels[0].messages as any[];
+  expect(afterClick.at(-1)).toMatchObject({
+    text: "You are not one of the approvers of this request.",
+    ephemeral: true,
+  });
+  expect(await run(guarded)).toMatchObject({ status: "running", waitingFor: { name: "approval" } });
 }, 150_000);
 
 it("workspace: a refresh the fake refuses shows needs_reconnect with the provider's error and an install link in platform plugin status", async () => {
