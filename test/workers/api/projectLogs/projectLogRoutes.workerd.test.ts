@@ -169,6 +169,36 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     expect(quiet.json).toEqual({ entries: [], cursor: next.json.cursor });
   });
 
+  it("shows a run id in a request line where the runtime's trace redacted it, and still redacts a key", async () => {
+    const { token, script } = await userWithProject("ada@example.com", "runids");
+    const runId = `${"ab12".repeat(16)}.b8lf1wyit528`;
+    const key = "0123456789abcdef".repeat(4);
+    // As workerd hands a Tail Worker the request: `url` redacted by its rule, the real one behind getUnredacted().
+    const redactedByRuntime = (path: string, real: string) =>
+      trace({
+        event: {
+          request: {
+            method: "GET",
+            url: `https://shop.example.test${path}`,
+            headers: {},
+            getUnredacted: () => ({ method: "GET", url: `https://shop.example.test${real}`, headers: {} }),
+          },
+          response: { status: 200 },
+        },
+      });
+    await recordTraces(
+      apiEnv,
+      [
+        redactedByRuntime("/api/runs/REDACTED.b8lf1wyit528", `/api/runs/${runId}`),
+        redactedByRuntime("/hook/REDACTED", `/hook/${key}`),
+      ],
+      script,
+    );
+    const log = await call("GET", "/projects/runids/logs", token);
+    expect(log.json.entries.map((e: { path: string }) => e.path)).toEqual([`/api/runs/${runId}`, "/hook/REDACTED"]);
+    expect(log.text).not.toContain(key);
+  });
+
   it.each([
     ["after=-1", "after must be a whole number"],
     ["limit=0", "limit must be a whole number from 1 to 500"],
