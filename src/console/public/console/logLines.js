@@ -9,7 +9,8 @@
  * @typedef {{ seq: number, at: number, kind: "request" } & RequestRecord} RequestEntry
  * @typedef {{ seq: number, at: number, kind: "console", level: string, message: string, stack?: string }} ConsoleEntry
  * @typedef {{ seq: number, at: number, kind: "exception", name: string, message: string, stack?: string }} ExceptionEntry
- * @typedef {RequestEntry | ConsoleEntry | ExceptionEntry} LogEntry
+ * @typedef {{ seq: number, at: number, kind: "requests_skipped", count: number, keptPerWindow: number, windowMS: number }} SkippedRequestsEntry
+ * @typedef {RequestEntry | SkippedRequestsEntry | ConsoleEntry | ExceptionEntry} LogEntry
  * @typedef {{ name?: string, message?: string, stack?: string, cause?: StepError }} StepError
  * @typedef {{ seq: number, type: string, at: number, payload: Record<string, any> }} RunEvent
  * @typedef {{ id: string, name: string, status: string, updatedAt: number, events: RunEvent[] }} RunView
@@ -61,7 +62,8 @@ export function stackLines(stack) {
 }
 
 /**
- * One entry of the platform's log of a project, as lines: a request, what the project logged
+ * One entry of the platform's log of a project, as lines: a request (or a count of requests past
+ * the log's budget), what the project logged
  * (with the stack of an error it logged), or an uncaught exception.
  * @param {LogEntry} entry
  * @returns {string[]}
@@ -70,6 +72,11 @@ export function formatLogEntry(entry) {
   switch (entry.kind) {
     case "request":
       return [formatRequestLine(entry)];
+    case "requests_skipped":
+      return [
+        `… ${entry.count.toLocaleString("en-US")} more requests in this ${spokenDuration(entry.windowMS)} window, ` +
+          `counted, not logged one by one (the log keeps the first ${entry.keptPerWindow} of each)`,
+      ];
     case "console": {
       const prefix = entry.level === "log" || entry.level === "info" ? "" : `${entry.level}: `;
       return [`${prefix}${entry.message}`, ...stackLines(entry.stack)];

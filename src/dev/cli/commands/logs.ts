@@ -2,7 +2,7 @@ import path from "node:path";
 import { CliError, cliOptions, type Command } from "../commandLine.ts";
 import { readDevSession, stateDirFor } from "../dev/devState.ts";
 import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
-import { printableLine } from "../logs/printableLine.ts";
+import { printableLine } from "../../../console/public/console/printableLine.js";
 import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
 
 /**
@@ -40,7 +40,7 @@ directory); with --api URL (or --slug S) the pushed project \`platform push\`
 deploys from --dir (or the one named --slug) on that platform, with the token
 of \`platform login\` or $PLATFORM_TOKEN. Only the project's owner reads its
 log, and it holds nothing of any other project. The platform keeps the newest
-1,000 lines of each project. --json prints one JSON object per line.
+1,000 lines and errors of each project and, apart, 1,000 request lines. --json prints one JSON object per line.
 Control characters a line holds (a logged escape sequence) print as \\xNN, so
 what a project logs cannot retitle or clear your terminal; --raw prints them
 as logged.`,

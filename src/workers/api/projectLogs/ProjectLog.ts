@@ -6,9 +6,14 @@ import {
   type SourceMapJSON,
 } from "../../../core/sourceMap.ts";
 import type { LogEntry, NewLogEntry } from "./logEntry.ts";
+import { budgetedEntries, flushedWindows, REQUEST_WINDOW_MS, type WindowCount } from "./requestBudget.ts";
 
-/** The newest entries a project's log keeps; older ones are dropped as new ones come. */
+/** The newest of the project's own lines and errors a log keeps; older ones are dropped as new ones come. */
 export const LOG_RETENTION = 1000;
+/** The newest request lines (and counts of requests) a log keeps, apart: requests never evict the project's lines. */
+export const REQUEST_LINE_RETENTION = 1000;
+/** The entries of the request budget; every other kind is the project's own. */
+const REQUEST_KINDS = "('request', 'requests_skipped')";
 /** The most entries one read answers. */
 export const MAX_LOG_READ = 500;
 /** The longest a read waits for a new entry (a follower asks again after it). */
@@ -21,8 +26,11 @@ const MAP_PART_CHARS = 512 * 1024;
  * API worker's Tail Worker handler (its requests, console output and
  * uncaught exceptions, see traceEntries.ts) and read by `GET
  * /projects/:slug/logs` (`platform logs`, the console's Logs view). It keeps
- * the newest {@link LOG_RETENTION} entries in its own SQLite, numbered in
- * order (`seq`), and holds a read for up to {@link MAX_LOG_WAIT_MS} until a
+ * the newest {@link LOG_RETENTION} of the project's lines and errors and,
+ * apart, the newest {@link REQUEST_LINE_RETENTION} request lines, of which a
+ * window keeps a few and counts the rest (requestBudget.ts): a flood of
+ * requests evicts no line the project wrote. Entries are in its own SQLite,
+ * numbered in order (`seq`); it holds a read for up to {@link MAX_LOG_WAIT_MS} until a
  * new entry comes (a long poll). It also keeps the source map of the
  * project's current version (`platform push` sends it; `platform dev` sends
  * each build's) and points positions in the bundle at the project's sources
@@ -42,16 +50,42 @@ export class ProjectLog extends DurableObject {
       "CREATE TABLE IF NOT EXISTS log_entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, entry TEXT NOT NULL)",
     );
     this.#sql.exec("CREATE TABLE IF NOT EXISTS source_map (part INTEGER PRIMARY KEY, text TEXT NOT NULL)");
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS request_windows (bucket INTEGER PRIMARY KEY, kept INTEGER NOT NULL, skipped INTEGER NOT NULL)",
+    );
   }
 
-  /** Adds entries in order (their stacks mapped), drops what falls out of the retention, wakes waiting reads. */
-  append(entries: NewLogEntry[]): void {
+  /**
+   * Adds entries in order (their stacks mapped, requests within their budget), drops what falls out of
+   * each retention, wakes waiting reads. Requests counted and not yet written out are, at the latest,
+   * by the alarm a window after.
+   */
+  async append(entries: NewLogEntry[]): Promise<void> {
+    const windows = this.#windows();
+    this.#store(budgetedEntries(entries, windows));
+    this.#saveWindows(windows);
+    if ([...windows.values()].some((count) => count.skipped > 0) && (await this.ctx.storage.getAlarm()) === null)
+      await this.ctx.storage.setAlarm(Date.now() + REQUEST_WINDOW_MS);
+  }
+
+  /** A window after a flood: its last count is written out, though no later line came to do it. */
+  override alarm(): void {
+    const windows = this.#windows();
+    this.#store(flushedWindows(windows));
+    this.#saveWindows(windows);
+  }
+
+  #store(entries: NewLogEntry[]): void {
+    if (entries.length === 0) return;
     for (const entry of entries) {
       const mapped =
-        entry.kind === "request" ? entry : { ...entry, ...(entry.stack ? { stack: this.#mapped(entry.stack) } : {}) };
+        entry.kind === "request" || entry.kind === "requests_skipped"
+          ? entry
+          : { ...entry, ...(entry.stack ? { stack: this.#mapped(entry.stack) } : {}) };
       this.#sql.exec("INSERT INTO log_entries (at, entry) VALUES (?, ?)", entry.at, JSON.stringify(mapped));
     }
-    this.#sql.exec("DELETE FROM log_entries WHERE seq <= (SELECT MAX(seq) FROM log_entries) - ?", LOG_RETENTION);
+    this.#dropOlderThan(`json_extract(entry, '$.kind') IN ${REQUEST_KINDS}`, REQUEST_LINE_RETENTION);
+    this.#dropOlderThan(`json_extract(entry, '$.kind') NOT IN ${REQUEST_KINDS}`, LOG_RETENTION);
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const wake of waiters) wake();
@@ -116,6 +150,27 @@ export class ProjectLog extends DurableObject {
     const { bundle, map } = JSON.parse(parts.map((p) => p.text).join("")) as { bundle: string; map: SourceMapJSON };
     this.#map = { decoded: decodeSourceMap(map), bundle };
     return this.#map;
+  }
+
+  /** Drops the entries matching `lane` but its newest `keep`. */
+  #dropOlderThan(lane: string, keep: number): void {
+    this.#sql.exec(
+      `DELETE FROM log_entries WHERE ${lane} AND seq <= (SELECT seq FROM log_entries WHERE ${lane} ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+      keep,
+    );
+  }
+
+  #windows(): Map<number, WindowCount> {
+    const rows = this.#sql
+      .exec<{ bucket: number; kept: number; skipped: number }>("SELECT bucket, kept, skipped FROM request_windows")
+      .toArray();
+    return new Map(rows.map(({ bucket, kept, skipped }) => [bucket, { kept, skipped }]));
+  }
+
+  #saveWindows(windows: Map<number, WindowCount>): void {
+    this.#sql.exec("DELETE FROM request_windows");
+    for (const [window, { kept, skipped }] of windows)
+      this.#sql.exec("INSERT INTO request_windows (bucket, kept, skipped) VALUES (?, ?, ?)", window, kept, skipped);
   }
 
   #after(after: number, limit: number): LogEntry[] {

@@ -19,6 +19,13 @@ describe("a project's log entries as lines", () => {
       { seq: 1, at: t0, kind: "request", method: "GET", path: "/api/x?y=1", status: 200, ms: 4 },
       ["GET /api/x?y=1 → 200 in 4 ms"],
     ],
+    [
+      "requests counted past the log's budget",
+      { seq: 6, at: t0, kind: "requests_skipped", count: 1900, keptPerWindow: 100, windowMS: 60_000 },
+      [
+        "… 1,900 more requests in this 1 min window, counted, not logged one by one (the log keeps the first 100 of each)",
+      ],
+    ],
     ["console.log", { seq: 2, at: t0, kind: "console", level: "log", message: 'hello {"n":1}' }, ['hello {"n":1}']],
     ["console.warn", { seq: 3, at: t0, kind: "console", level: "warn", message: "careful" }, ["warn: careful"]],
     [

@@ -1,7 +1,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import api from "#src/workers/api/index.ts";
-import { LOG_RETENTION } from "#src/workers/api/projectLogs/ProjectLog.ts";
+import { LOG_RETENTION, REQUEST_LINE_RETENTION } from "#src/workers/api/projectLogs/ProjectLog.ts";
+import type { LogEntry } from "#src/workers/api/projectLogs/logEntry.ts";
+import { REQUESTS_KEPT_PER_WINDOW } from "#src/workers/api/projectLogs/requestBudget.ts";
 import { projectLogOf, recordTraces } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
 import type { ApiEnv } from "#src/workers/api/env.ts";
 
@@ -225,6 +227,66 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     );
     const page = await call("GET", "/projects/long/logs?after=0&limit=500", token);
     expect(page.json.entries[0].message).toBe("line 5");
+  });
+
+  it("keeps the project's earlier lines and errors readable through 2,000 anonymous requests, which it counts", async () => {
+    const { token, script, id } = await userWithProject("ada@example.com", "flood");
+    await recordTraces(
+      apiEnv,
+      [
+        trace({ logs: [{ timestamp: T0, level: "log", message: ["order 42 paid"] }] }),
+        trace({ exceptions: [{ timestamp: T0 + 1, name: "TypeError", message: "x is not a function" }] }),
+      ],
+      script,
+    );
+    // The attack: anonymous requests, in the batches the runtime hands over.
+    for (let batch = 0; batch < 20; batch++)
+      await recordTraces(
+        apiEnv,
+        Array.from({ length: 100 }, () => request("/", 404)),
+        script,
+      );
+    // The window's count is written out by a line of a later window (or by the log's alarm a window on).
+    await projectLogOf(apiEnv, id)!.append([
+      { kind: "console", at: T0 + 60_000, level: "log", message: "a minute on" },
+    ]);
+    const page = await call("GET", "/projects/flood/logs?after=0&limit=500", token);
+    const entries = page.json.entries as { kind: string; message?: string; count?: number }[];
+    expect(entries.slice(0, 2).map((e) => e.message)).toEqual(["order 42 paid", "x is not a function"]);
+    expect(entries.filter((e) => e.kind === "request")).toHaveLength(REQUESTS_KEPT_PER_WINDOW);
+    expect(entries.filter((e) => e.kind === "requests_skipped").map((e) => e.count)).toEqual([1000, 900]);
+    expect(entries).toHaveLength(2 + REQUESTS_KEPT_PER_WINDOW + 2 + 1);
+  });
+
+  it(`keeps the newest ${REQUEST_LINE_RETENTION} request lines apart from the project's own lines`, async () => {
+    const { id } = await userWithProject("ada@example.com", "lanes");
+    const log = projectLogOf(apiEnv, id)!;
+    await log.append([{ kind: "console", at: T0, level: "log", message: "the first line" }]);
+    // Within each window's budget, over many windows: more request lines than the log keeps.
+    const windows = Math.ceil(REQUEST_LINE_RETENTION / REQUESTS_KEPT_PER_WINDOW) + 1;
+    for (let w = 0; w < windows; w++)
+      await log.append(
+        Array.from({ length: REQUESTS_KEPT_PER_WINDOW }, (_, i) => ({
+          kind: "request" as const,
+          at: T0 + w * 60_000 + i,
+          method: "GET",
+          path: `/w${w}/${i}`,
+          status: 200,
+          ms: 1,
+        })),
+      );
+    const entries: LogEntry[] = [];
+    let cursor = 0;
+    for (;;) {
+      const page = await log.read({ after: cursor, limit: 500, waitMS: 0 });
+      if (page.entries.length === 0) break;
+      entries.push(...page.entries);
+      cursor = page.cursor;
+    }
+    expect(entries.filter((e) => e.kind === "console").map((e) => (e as { message: string }).message)).toEqual([
+      "the first line",
+    ]);
+    expect(entries.filter((e) => e.kind === "request")).toHaveLength(REQUEST_LINE_RETENTION);
   });
 
   it("points stacks at the sources with the current version's map, and forgets it with a version that has none", async () => {
