@@ -16,8 +16,15 @@ export function followWorkflowSteps(input: {
   since?: number;
 }): { stop(): void; tick(): Promise<void> } {
   const get = async <T>(pathAndQuery: string): Promise<T | null> => {
-    const response = await fetch(input.apiUrl + pathAndQuery, { headers: { authorization: `Bearer ${input.token}` } });
-    return response.ok ? ((await response.json()) as T) : null;
+    // A platform restarting (or busy) answers nothing this tick; the next tick asks again.
+    try {
+      const response = await fetch(input.apiUrl + pathAndQuery, {
+        headers: { authorization: `Bearer ${input.token}` },
+      });
+      return response.ok ? ((await response.json()) as T) : null;
+    } catch {
+      return null;
+    }
   };
   const follower = createStepFollower({ ...input, get });
   const timer = setInterval(() => void follower.tick(), POLL_MS);
