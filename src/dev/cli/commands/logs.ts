@@ -23,7 +23,7 @@ function logTarget(values: Record<string, string | boolean | undefined>): Platfo
 
 export const logsCommand: Command = {
   summary: "Print a project's log: its requests, console output, errors and workflow steps.",
-  usage: "platform logs [--dir D | --slug S --api URL] [--follow] [--json] [--raw]",
+  usage: "platform logs [--dir D | --slug S --api URL] [--follow] [--json] [--raw] [--platform-frames]",
   help: `
 Prints the project's recent log, oldest first, each line with its time:
   GET /api/orders → 201 in 12 ms                  a request the project answered
@@ -32,7 +32,8 @@ Prints the project's recent log, oldest first, each line with its time:
   Uncaught TypeError: …                           an exception it did not catch
   run 3f2a9c1d: charge#1 failed in 3 ms: kaboom   a workflow step (run, step#attempt, outcome)
 Stacks name the project's sources (src/index.ts:12:11), with the source map
-of the version that runs. With --follow it then prints each new line as it
+of the version that runs; each run of the platform's own frames is one line,
+\`… 3 platform frames\` (--platform-frames shows them). With --follow it then prints each new line as it
 comes, until Ctrl-C; while the platform is unreachable, busy, or not started
 yet (no \`platform dev\` for --dir), it says so in one line and waits, then
 goes on from the last line it printed.
@@ -47,7 +48,7 @@ log, and it holds nothing of any other project. The platform keeps the newest
 Control characters a line holds (a logged escape sequence) print as \\xNN, so
 what a project logs cannot retitle or clear your terminal; --raw prints them
 as logged.`,
-  options: cliOptions({ strings: ["dir", "slug", "api"], booleans: ["follow", "json", "raw"] }),
+  options: cliOptions({ strings: ["dir", "slug", "api"], booleans: ["follow", "json", "raw", "platform-frames"] }),
   async run({ positionals, values }) {
     if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
     const follow = values.follow === true;
@@ -58,6 +59,7 @@ as logged.`,
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(0));
     await showProjectLog(() => named ?? logTarget(values), {
       follow,
+      platformFrames: values["platform-frames"] === true,
       note: (text) => console.error(text),
       print: (line) =>
         console.log(values.json ? JSON.stringify(line) : values.raw ? timedLine(line) : printableLine(timedLine(line))),

@@ -36,6 +36,8 @@ export async function showProjectLog(
   options: {
     follow: boolean;
     print: (line: LogLine) => void;
+    /** Show the platform's own frames of stacks, not one `… N platform frames` line for each run of them. */
+    platformFrames?: boolean;
     note?: (text: string) => void;
     signal?: AbortSignal;
     now?: () => number;
@@ -55,7 +57,8 @@ export async function showProjectLog(
   const first = await reader.read(`limit=${HISTORY}`);
   if (!first) return;
   const { page: recent, target: found } = first;
-  const history: LogLine[] = logEntryLines(recent.entries);
+  const platformFrames = options.platformFrames === true;
+  const history: LogLine[] = logEntryLines(recent.entries, platformFrames);
   const since = recent.entries[0]?.at ?? now() - STEP_HISTORY_MS;
   let collecting = true;
   const steps = followWorkflowSteps({
@@ -63,6 +66,7 @@ export async function showProjectLog(
     token: found.token,
     slug: found.slug,
     since,
+    platformFrames,
     print: (text, at) => (collecting ? history.push({ at, text }) : options.print({ at, text })),
   });
   try {
@@ -75,7 +79,7 @@ export async function showProjectLog(
     for (;;) {
       const next = await reader.read(`after=${cursor}&waitMS=${WAIT_MS}`);
       if (!next) return;
-      for (const line of logEntryLines(next.page.entries)) options.print(line);
+      for (const line of logEntryLines(next.page.entries, platformFrames)) options.print(line);
       cursor = next.page.cursor;
     }
   } finally {

@@ -124,3 +124,47 @@ describe("createStepFollower with a history", () => {
     expect(printed).toHaveLength(2);
   });
 });
+
+describe("the platform's own frames of a stack", () => {
+  const user = "at charge (src/index.ts:14:22)";
+  const installed = "at WorkflowRun.step (node_modules/platform/dist/runtime.js:812:11)";
+  const platformSource = "at runStep (/home/dev/platform/src/engine/runStep.ts:40:9)";
+  const library = "at Router.handle (node_modules/itty-router/index.mjs:1:200)";
+  const stack = (...frames: string[]) => ["Error: kaboom", ...frames.map((f) => `    ${f}`)].join("\n");
+  it.each<[string, string, boolean, string[]]>([
+    [
+      "a run of them is one line",
+      stack(user, installed, platformSource, installed),
+      false,
+      [`    ${user}`, "    … 3 platform frames"],
+    ],
+    [
+      "runs between the project's frames each are one line",
+      stack(installed, user, platformSource, library),
+      false,
+      ["    … 1 platform frame", `    ${user}`, "    … 1 platform frame", `    ${library}`],
+    ],
+    ["another library's frames are not the platform's", stack(library), false, [`    ${library}`]],
+    [
+      "--platform-frames shows them all",
+      stack(user, installed, platformSource),
+      true,
+      [`    ${user}`, `    ${installed}`, `    ${platformSource}`],
+    ],
+  ])("%s", (_label, given, platformFrames, lines) => {
+    expect(stackLines(given, platformFrames)).toEqual(lines);
+  });
+
+  it("applies to a log entry's stack, and the option shows them there too", () => {
+    const entry: LogEntry = {
+      seq: 1,
+      at: t0,
+      kind: "exception",
+      name: "Error",
+      message: "x",
+      stack: stack(user, installed),
+    };
+    expect(formatLogEntry(entry)).toEqual(["Uncaught Error: x", `    ${user}`, "    … 1 platform frame"]);
+    expect(formatLogEntry(entry, true)).toEqual(["Uncaught Error: x", `    ${user}`, `    ${installed}`]);
+  });
+});
