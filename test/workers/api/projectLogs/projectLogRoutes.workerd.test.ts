@@ -1,7 +1,12 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import api from "#src/workers/api/index.ts";
-import { LOG_RETENTION, REQUEST_LINE_RETENTION } from "#src/workers/api/projectLogs/ProjectLog.ts";
+import {
+  LOG_RETENTION,
+  MAPS_KEPT,
+  OLDER_BUILD,
+  REQUEST_LINE_RETENTION,
+} from "#src/workers/api/projectLogs/ProjectLog.ts";
 import type { LogEntry } from "#src/workers/api/projectLogs/logEntry.ts";
 import { REQUESTS_KEPT_PER_WINDOW } from "#src/workers/api/projectLogs/requestBudget.ts";
 import { projectLogOf, recordTraces } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
@@ -301,5 +306,28 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     expect(entry).toMatchObject({ stack: "Error: kaboom\n    at explode (src/index.ts:9:4)" });
     await log.setSourceMap(null);
     expect(await log.mapStacks([stack])).toEqual([stack]);
+  });
+
+  it("maps each stack with the version that threw it, and marks one whose version's map is no longer kept", async () => {
+    const { id } = await userWithProject("ada@example.com", "versions");
+    const log = projectLogOf(apiEnv, id)!;
+    const map = (source: string) => ({ version: 3 as const, sources: [source], mappings: "AAGC,UAKE" });
+    const stack = "Error: kaboom\n    at explode (file:///state/scripts/proj-versions/modules/worker.js:1:12)";
+    const at = (source: string) => `Error: kaboom\n    at explode (${source}:9:4)`;
+    await log.setSourceMap(map("src/first.ts"), "worker.js", T0);
+    await log.setSourceMap(map("src/second.ts"), "worker.js", T0 + 1000);
+    expect(await log.mapStacks([stack, stack, stack, stack], [T0 - 5, T0 + 1, T0 + 2000, undefined])).toEqual([
+      // Thrown before the first map this log had: the oldest is the one, no map was dropped.
+      at("src/first.ts"),
+      at("src/first.ts"),
+      at("src/second.ts"),
+      at("src/second.ts"),
+    ]);
+    for (let version = 2; version < MAPS_KEPT + 1; version++)
+      await log.setSourceMap(map(`src/v${version}.ts`), "worker.js", T0 + version * 1000);
+    expect(await log.mapStacks([stack, stack], [T0 + 1, T0 + 2500])).toEqual([
+      `${stack} ${OLDER_BUILD}`,
+      at("src/v2.ts"),
+    ]);
   });
 });
