@@ -507,6 +507,7 @@ it("workspace: a refresh the fake refuses shows needs_reconnect with the provide
   expect(echoed.stdout).toMatch(
     /The handler threw revoked: The workspace-chat connection could not refresh its Slack token \(Slack said invalid_refresh_token\)/,
   );
+  expect(echoed.code).toBe(1);
   const status = await runCli(["plugin", "status", "--dir", dir]);
   console.log(status.stdout);
   expect(status.code).toBe(0);

@@ -66,8 +66,15 @@ beforeAll(async () => {
   dir = path.join(work, "loop");
   await initProject(dir, source("v1"));
   writeFileSync(path.join(dir, ".dev.vars"), 'GREETING="hello from .dev.vars"\n');
+  // The follower starts first, so this file cannot depend on when `platform dev` is up: it waits for it
+  // (no platform named: no login of this machine's is read).
+  logs = spawnCli(["logs", "--dir", dir, "--follow"], {
+    XDG_CONFIG_HOME: path.join(work, "config"),
+    PLATFORM_API_URL: "",
+    PLATFORM_TOKEN: "",
+  });
+  await logs.waitFor(/No `platform dev` is running for .*; waiting for it, trying again/);
   dev = await startDev([dir, "--port", String(PORT)]);
-  logs = spawnCli(["logs", "--dir", dir, "--follow"]);
 });
 
 afterAll(async () => {

@@ -421,6 +421,7 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
     const limited = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
     expect(limited.stdout).toMatch(/The handler threw rate_limited: .+/);
+    expect(limited.code).toBe(1);
     expect(limited.stdout).not.toContain("no provider calls");
     // The handler threw: the command says so with its exit code too.
     expect(limited.code).toBe(1);

@@ -1,3 +1,4 @@
+import { projectLogOf } from "../../workers/api/projectLogs/projectLogRoutes.ts";
 import { listProjectResources, type ResourceRow } from "../../workers/db/resourceClaims.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { COMMAND_NAME } from "../../contracts/chatServerEvents.ts";
@@ -95,7 +96,7 @@ export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMS: 5000, quietMS: 800, po
 export type TestEventOutcome =
   | { result: "handled"; handlers?: number }
   | { result: "no_handler"; message: string }
-  | { result: "failed"; error: { code: string; message: string } };
+  | { result: "failed"; error: { code: string; message: string; stack?: string } };
 
 /** The project's recorded dispatch outcomes (oldest first), or null when it cannot say (not `platform dev`). */
 export type DispatchOutcomes = () => Promise<DispatchOutcome[] | null>;
@@ -496,6 +497,22 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
   );
 }
 
+/** Failed dispatches' stacks pointed at the project's sources by its log's source map, as a failed step's are. */
+async function withMappedStacks(
+  env: DevApiEnv,
+  project: ProjectRow,
+  outcomes: DispatchOutcome[],
+): Promise<DispatchOutcome[]> {
+  const failed = outcomes.filter((o): o is Extract<DispatchOutcome, { result: "failed" }> => o.result === "failed");
+  const stacks = failed.flatMap((o) => (o.error.stack ? [o.error.stack] : []));
+  const log = projectLogOf(env, project.id);
+  if (stacks.length === 0 || !log) return outcomes;
+  const mapped = await log.mapStacks(stacks);
+  let next = 0;
+  for (const outcome of failed) if (outcome.error.stack) outcome.error.stack = mapped[next++] ?? outcome.error.stack;
+  return outcomes;
+}
+
 /** The local project worker's record of its `/__plugin/<plugin>` dispatches (`GET`, internal token). */
 function projectDispatchOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DispatchOutcomes {
   return async () => {
@@ -506,7 +523,7 @@ function projectDispatchOutcomes(env: DevApiEnv, project: ProjectRow, plugin: Te
         return null;
       }
       const { outcomes } = (await response.json()) as { outcomes?: unknown };
-      return Array.isArray(outcomes) ? (outcomes as DispatchOutcome[]) : null;
+      return Array.isArray(outcomes) ? await withMappedStacks(env, project, outcomes as DispatchOutcome[]) : null;
     } catch {
       return null;
     }

@@ -33,7 +33,7 @@ const metadataContributors = new Map<string, () => unknown>();
 export type DispatchOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
   | { result: "handled"; handlers?: number }
   | { result: "no_handler"; message: string }
-  | { result: "failed"; error: { code: string; message: string } }
+  | { result: "failed"; error: { code: string; message: string; stack?: string } }
 );
 
 const OUTCOMES_KEPT = 20;
@@ -71,12 +71,15 @@ function threw(pluginId: string, error: unknown): { response: Response; outcome:
     const response = noHandlerResponse(error);
     return { response, outcome: { result: "no_handler", status: response.status, message: error.message } };
   }
-  if (!(error instanceof PlatformError)) console.error(`plugin ${pluginId} handler failed:`, error);
+  // Logged whatever it is (a platform error such as rate_limited too): the dispatch ran after the provider had
+  // its answer, so the project's log (its stack mapped there) and the terminal are where the developer sees it.
+  console.error(`plugin ${pluginId} handler failed:`, error);
   const response = errorResponse(error);
-  // Recorded for the developer's own machine only: an unexpected error's message too.
+  // Recorded for the developer's own machine only: an unexpected error's message and stack too.
   const { code, message } =
     error instanceof PlatformError ? error : { code: "internal", message: String((error as Error)?.message ?? error) };
-  return { response, outcome: { result: "failed", status: response.status, error: { code, message } } };
+  const stack = error instanceof Error && typeof error.stack === "string" ? { stack: error.stack } : {};
+  return { response, outcome: { result: "failed", status: response.status, error: { code, message, ...stack } } };
 }
 
 function remember(env: PlatformEnv, pluginId: string, body: unknown, outcome: Result): void {

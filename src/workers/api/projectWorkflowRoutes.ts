@@ -51,7 +51,7 @@ export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): P
   const answer = await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request));
   const log = projectLogOf(env, project.id);
   if (!answer.ok || !log) return relay(answer);
-  return Response.json(await withMappedStepErrors(await answer.json(), (stacks) => log.mapStacks(stacks)));
+  return Response.json(await withMappedStepErrors(await answer.json(), (stacks, at) => log.mapStacks(stacks, at)));
 }
 
 /** `POST /projects/:slug/workflows` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }`: starts a registered workflow. */

@@ -9,6 +9,7 @@ import { sendTestEvent } from "#src/dev/routes/pluginTestEvents.ts";
 import { apiHarness, fakeDispatcher, userWithProject } from "#test/support/workerd/index.ts";
 import { APP, BOT_TOKEN, SIGNING_SECRET, callApi, asFetcher, chatWorld } from "./pluginTestEvents.fixture.ts";
 import { installedChatProject, installSlackTeam } from "./pluginTestEvents.fixture.ts";
+import { projectLogOf } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
 import { claim, claimedResource } from "./pluginTestEvents.fixture.ts";
 
 describe("test events: what the project's dispatch came to", () => {
@@ -134,5 +135,35 @@ describe("test events: what the project's dispatch came to", () => {
     expect(body.outcome).toEqual({ result: "failed", error: { code: "rate_limited", message: "Slow down." } });
     expect(body.summary).toMatch(/ The handler threw rate_limited: Slow down\.$/);
     expect(dispatcher.calls.every((c) => c.headers.has("x-platform-internal"))).toBe(true);
+  });
+
+  it("points a failed dispatch's stack at the project's sources with its log's source map", async () => {
+    const { user, row } = await installedChatProject();
+    const world = chatWorld(() => ({ type: 5 }));
+    const stack = "Error: kaboom\n    at onCommand (file:///state/scripts/proj-alpha/modules/worker.js:1:12)";
+    const dispatcher = fakeDispatcher(() =>
+      Response.json({
+        outcomes: world.deliveries.length
+          ? [{ ...base, seq: 1, status: 500, result: "failed", error: { code: "internal", message: "kaboom", stack } }]
+          : [],
+      }),
+    );
+    const harness = apiHarness({ dispatcher });
+    // worker.js line 1, column 10 comes from src/index.ts 9:4.
+    await projectLogOf(harness.env, row.id)!.setSourceMap({
+      version: 3,
+      sources: ["src/index.ts"],
+      mappings: "AAGC,UAKE",
+    });
+    const response = await callApi("POST", "/projects/alpha/plugins/chatserver/test-events", {
+      token: user.token,
+      body: { kind: "command", name: "ping" },
+      env: { ...harness.env, FAKE_CHATSERVER: world.fetcher } as DevApiEnv,
+    });
+    const body = (await response.json()) as { outcome: unknown };
+    expect(body.outcome).toEqual({
+      result: "failed",
+      error: { code: "internal", message: "kaboom", stack: "Error: kaboom\n    at onCommand (src/index.ts:9:4)" },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { createExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
@@ -130,17 +130,19 @@ describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under p
       "refused",
       429,
       { error: { code: "rate_limited", message: "Too many actions." } },
-      { result: "failed", error: { code: "rate_limited", message: "Too many actions." } },
+      { result: "failed", error: { code: "rate_limited", message: "Too many actions.", stack: expect.any(String) } },
     ],
     [
       "the handler crashed (the answer hides the message, the local record keeps it)",
       "crashed",
       500,
       { error: { code: "internal", message: "Internal error" } },
-      { result: "failed", error: { code: "internal", message: "x is not a function" } },
+      { result: "failed", error: { code: "internal", message: "x is not a function", stack: expect.any(String) } },
     ],
   ] as const)("%s", async (_name, how, status, answer, outcome) => {
     const before = (await recorded()).at(-1)?.seq ?? 0;
+    // A handler's error, a platform error too, is logged: the dev terminal and the project's log show it.
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const response = await callProjectWorker(
       local,
       project,
@@ -152,6 +154,10 @@ describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under p
     expect(await response.json()).toMatchObject(answer);
     const list = await recorded();
     expect(list.at(-1)).toEqual({ seq: before + 1, kind: "event", name: "message", status, ...outcome });
+    const failed = outcome.result === "failed";
+    expect(logged.mock.calls.map((call) => call[0])).toEqual(failed ? ["plugin outcomes handler failed:"] : []);
+    if (failed) expect((logged.mock.calls[0]![1] as Error).message).toBe(outcome.error.message);
+    logged.mockRestore();
   });
 
   it("keeps the last 20 only", async () => {

@@ -9,7 +9,8 @@
  * @typedef {{ seq: number, at: number, kind: "request" } & RequestRecord} RequestEntry
  * @typedef {{ seq: number, at: number, kind: "console", level: string, message: string, stack?: string }} ConsoleEntry
  * @typedef {{ seq: number, at: number, kind: "exception", name: string, message: string, stack?: string }} ExceptionEntry
- * @typedef {RequestEntry | ConsoleEntry | ExceptionEntry} LogEntry
+ * @typedef {{ seq: number, at: number, kind: "requests_skipped", count: number, keptPerWindow: number, windowMS: number }} SkippedRequestsEntry
+ * @typedef {RequestEntry | SkippedRequestsEntry | ConsoleEntry | ExceptionEntry} LogEntry
  * @typedef {{ name?: string, message?: string, stack?: string, cause?: StepError }} StepError
  * @typedef {{ seq: number, type: string, at: number, payload: Record<string, any> }} RunEvent
  * @typedef {{ id: string, name: string, status: string, updatedAt: number, events: RunEvent[] }} RunView
@@ -45,37 +46,66 @@ export function spokenDuration(ms) {
 }
 
 /**
- * A stack's frames (its `at …` lines), indented beneath a log line, at most {@link STACK_FRAMES}.
+ * Whether a frame is the platform's own (its runtime, engine and actors: the package installed in the
+ * project, or the platform's sources themselves), not the project's.
+ * @param {string} frame
+ */
+export function isPlatformFrame(frame) {
+  return /node_modules\/platform\/|\/src\/(runtime|engine|objects|contracts|core)\//.test(frame);
+}
+
+/**
+ * A stack's frames (its `at …` lines), indented beneath a log line, at most {@link STACK_FRAMES};
+ * each run of the platform's own frames is one line, `… 3 platform frames`, unless `platformFrames`.
  * @param {string | undefined} stack
+ * @param {boolean} [platformFrames]
  * @returns {string[]}
  */
-export function stackLines(stack) {
+export function stackLines(stack, platformFrames = false) {
   if (!stack) return [];
-  const frames = stack
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith("at "));
+  /** @type {string[]} */
+  const frames = [];
+  let hidden = 0;
+  for (const line of stack.split("\n")) {
+    const frame = line.trim();
+    if (!frame.startsWith("at ")) continue;
+    if (!platformFrames && isPlatformFrame(frame)) {
+      hidden++;
+      continue;
+    }
+    if (hidden) frames.push(`… ${hidden} platform frame${hidden === 1 ? "" : "s"}`);
+    hidden = 0;
+    frames.push(frame);
+  }
+  if (hidden) frames.push(`… ${hidden} platform frame${hidden === 1 ? "" : "s"}`);
   const shown = frames.slice(0, STACK_FRAMES).map((frame) => `    ${frame}`);
   if (frames.length > STACK_FRAMES) shown.push(`    … ${frames.length - STACK_FRAMES} more`);
   return shown;
 }
 
 /**
- * One entry of the platform's log of a project, as lines: a request, what the project logged
+ * One entry of the platform's log of a project, as lines: a request (or a count of requests past
+ * the log's budget), what the project logged
  * (with the stack of an error it logged), or an uncaught exception.
  * @param {LogEntry} entry
+ * @param {boolean} [platformFrames] show the platform's own frames of a stack, not one line for them
  * @returns {string[]}
  */
-export function formatLogEntry(entry) {
+export function formatLogEntry(entry, platformFrames = false) {
   switch (entry.kind) {
     case "request":
       return [formatRequestLine(entry)];
+    case "requests_skipped":
+      return [
+        `… ${entry.count.toLocaleString("en-US")} more requests in this ${spokenDuration(entry.windowMS)} window, ` +
+          `counted, not logged one by one (the log keeps the first ${entry.keptPerWindow} of each)`,
+      ];
     case "console": {
       const prefix = entry.level === "log" || entry.level === "info" ? "" : `${entry.level}: `;
-      return [`${prefix}${entry.message}`, ...stackLines(entry.stack)];
+      return [`${prefix}${entry.message}`, ...stackLines(entry.stack, platformFrames)];
     }
     case "exception":
-      return [`Uncaught ${entry.name}: ${entry.message}`, ...stackLines(entry.stack)];
+      return [`Uncaught ${entry.name}: ${entry.message}`, ...stackLines(entry.stack, platformFrames)];
   }
   return [];
 }
@@ -84,10 +114,11 @@ export function formatLogEntry(entry) {
  * Log entries as lines, each with the time of its entry: what the console's Logs view and
  * `platform logs` print.
  * @param {readonly LogEntry[]} entries
+ * @param {boolean} [platformFrames]
  * @returns {{ at: number, text: string }[]}
  */
-export function logEntryLines(entries) {
-  return entries.flatMap((entry) => formatLogEntry(entry).map((text) => ({ at: entry.at, text })));
+export function logEntryLines(entries, platformFrames = false) {
+  return entries.flatMap((entry) => formatLogEntry(entry, platformFrames).map((text) => ({ at: entry.at, text })));
 }
 
 /** What follows a completed step: the next step, and whether the run sleeps or waits for an event first. @param {RunEvent} event */
@@ -105,14 +136,15 @@ function nextPart(event) {
  * the stack, which the platform maps to the project's sources): its name when the reason lacks it,
  * and its frames beneath.
  * @param {RunEvent} event
+ * @param {boolean} [platformFrames]
  */
-function failure(event) {
+function failure(event, platformFrames = false) {
   /** @type {StepError | undefined} */
   const error = event.payload.error;
   const reason = String(event.payload.reason);
   const named =
     error?.name && error.name !== "Error" && !reason.startsWith(error.name) ? `${error.name}: ${reason}` : reason;
-  return { text: named, frames: stackLines(error?.stack) };
+  return { text: named, frames: stackLines(error?.stack, platformFrames) };
 }
 
 /**
@@ -125,9 +157,10 @@ function failure(event) {
  * @param {string} workflowName
  * @param {readonly RunEvent[]} events
  * @param {readonly RunEvent[]} [before]
+ * @param {boolean} [platformFrames] show the platform's own frames of a failed attempt's stack
  * @returns {string[]}
  */
-export function formatStepLines(runId, workflowName, events, before = []) {
+export function formatStepLines(runId, workflowName, events, before = [], platformFrames = false) {
   const run = `run ${shortRunId(runId)}`;
   /** @type {string[]} */
   const lines = [];
@@ -146,7 +179,7 @@ export function formatStepLines(runId, workflowName, events, before = []) {
         lines.push(`${run}: ${event.payload.step}#${attempt} completed${took} → ${nextPart(event)}`);
         break;
       case "step_failed": {
-        const { text, frames } = failure(event);
+        const { text, frames } = failure(event, platformFrames);
         lines.push(
           `${run}: ${event.payload.step}#${event.payload.attempt} failed${took}: ${text}${event.payload.retryable ? " (will retry)" : ""}`,
           ...frames,
@@ -185,6 +218,7 @@ export function formatStepLines(runId, workflowName, events, before = []) {
  *   print: (line: string, at: number) => void,
  *   active?: () => boolean,
  *   since?: number,
+ *   platformFrames?: boolean,
  * }} input
  * @returns {{ tick(): Promise<void> }}
  */
@@ -202,6 +236,7 @@ export function createStepFollower(input) {
         view.name,
         [event],
         [...before, ...fresh.filter((e) => e.seq < event.seq)],
+        input.platformFrames,
       ))
         input.print(line, event.at);
   };

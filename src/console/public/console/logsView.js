@@ -4,6 +4,7 @@
 // follows the log while the project's page is open.
 import { clear, el } from "./dom.js";
 import { createStepFollower, logEntryLines } from "./logLines.js";
+import { printableLine } from "./printableLine.js";
 
 /** How many recent lines the section starts with. */
 const HISTORY = 100;
@@ -12,6 +13,15 @@ const SHOWN = 500;
 /** How long one read of the log waits for something new. */
 const WAIT_MS = 10_000;
 const STEP_POLL_MS = 1000;
+
+/**
+ * The text the view appends for lines of the log: each with its time, its control characters
+ * escaped (a logged escape sequence shows as `\x1b…`, as `platform logs` prints it).
+ * @param {readonly { at: number, text: string }[]} added
+ */
+export function viewLines(added) {
+  return added.map(({ at, text }) => `${new Date(at).toLocaleTimeString()} ${printableLine(text)}\n`);
+}
 
 /**
  * @param {string} slug
@@ -50,7 +60,7 @@ export function logsSection(slug, { api, errorText, isCurrent }) {
   const show = (added) => {
     if (added.length === 0) return;
     const atBottom = lines.scrollTop + lines.clientHeight >= lines.scrollHeight - 4;
-    for (const { at, text } of added) lines.append(`${new Date(at).toLocaleTimeString()} ${text}\n`);
+    for (const line of viewLines(added)) lines.append(line);
     while (lines.childNodes.length > SHOWN) lines.firstChild?.remove();
     if (atBottom) lines.scrollTop = lines.scrollHeight;
   };

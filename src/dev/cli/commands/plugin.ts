@@ -14,6 +14,7 @@ import {
   type TriggerablePlugin,
 } from "../../../contracts/pluginRegistry.ts";
 import { providerCallsHeading } from "../../../console/public/console/triggerReport.js";
+import { stackLines } from "../../../console/public/console/logLines.js";
 import { andList, orList } from "../../../core/wordList.ts";
 import { CliError, repeatedOption, type Command } from "../commandLine.ts";
 import { chooseBrowser, isOnPath, startBrowser } from "../console/chooseBrowser.ts";
@@ -295,7 +296,10 @@ export interface TestEventAnswer {
   /** What was sent and what the project's dispatch came to (no handler, the handler's error, or that it ran). */
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
-  outcome: { result: "handled" | "no_handler" | "failed" } | null;
+  outcome:
+    | { result: "handled" | "no_handler" }
+    | { result: "failed"; error: { code: string; message: string; stack?: string } }
+    | null;
   calls: unknown[];
 }
 
@@ -386,6 +390,7 @@ export function triggerReport(answer: TestEventAnswer): string[] {
   const lines = [answer.summary];
   const inline = answer.pluginAnswer.inlineReply;
   if (inline !== undefined) lines.push(`  inline reply: ${JSON.stringify(inline)}`);
+  if (answer.outcome?.result === "failed") lines.push(...stackLines(answer.outcome.error.stack));
   const heading = providerCallsHeading(answer.outcome?.result, answer.calls.length, inline !== undefined);
   if (heading) lines.push(heading);
   for (const call of answer.calls) lines.push(`  ${describeCall(call)}`);

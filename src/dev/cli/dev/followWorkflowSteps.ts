@@ -14,10 +14,19 @@ export function followWorkflowSteps(input: {
   active?: () => boolean;
   /** Print the steps of runs from this time on at once (a log's recent history); default: only what happens next. */
   since?: number;
+  /** Show the platform's own frames of a failed attempt's stack (default: one `… N platform frames` line). */
+  platformFrames?: boolean;
 }): { stop(): void; tick(): Promise<void> } {
   const get = async <T>(pathAndQuery: string): Promise<T | null> => {
-    const response = await fetch(input.apiUrl + pathAndQuery, { headers: { authorization: `Bearer ${input.token}` } });
-    return response.ok ? ((await response.json()) as T) : null;
+    // A platform restarting (or busy) answers nothing this tick; the next tick asks again.
+    try {
+      const response = await fetch(input.apiUrl + pathAndQuery, {
+        headers: { authorization: `Bearer ${input.token}` },
+      });
+      return response.ok ? ((await response.json()) as T) : null;
+    } catch {
+      return null;
+    }
   };
   const follower = createStepFollower({ ...input, get });
   const timer = setInterval(() => void follower.tick(), POLL_MS);

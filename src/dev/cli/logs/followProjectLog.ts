@@ -1,6 +1,7 @@
-import { type LogEntry, logEntryLines } from "../../../console/public/console/logLines.js";
+import { logEntryLines } from "../../../console/public/console/logLines.js";
 import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
-import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
+import type { PlatformTarget } from "../platformTarget.ts";
+import { abortableSleep, logReader } from "./logReader.ts";
 
 /** The recent history `platform logs` prints first. */
 const HISTORY = 100;
@@ -21,31 +22,51 @@ export function timedLine(line: LogLine): string {
   return `${time} ${line.text}`;
 }
 
-/** Reads the project's log (`GET /projects/:slug/logs`); a refusal is a CliError with the API's words. */
-function readLog(target: PlatformTarget, query: string): Promise<{ entries: LogEntry[]; cursor: number }> {
-  return callPlatformApi(target, "GET", `/projects/${encodeURIComponent(target.slug)}/logs?${query}`);
-}
-
 /**
  * `platform logs`: the project's recent log (its requests, console output
  * and uncaught errors, from the platform's log of it) and its workflow
  * steps (from its runs' events) in time order; with `follow`, then each new
- * line as it comes until `signal` aborts. Lines go to `print`.
+ * line as it comes until `signal` aborts, waiting out a platform that is
+ * starting, restarting or busy (logReader.ts: `note` says so in one line)
+ * and going on from the last cursor. Lines go to `print`. `target` is
+ * resolved again for each read after a failure.
  */
 export async function showProjectLog(
-  target: PlatformTarget,
-  options: { follow: boolean; print: (line: LogLine) => void; signal?: AbortSignal; now?: () => number },
+  target: () => PlatformTarget,
+  options: {
+    follow: boolean;
+    print: (line: LogLine) => void;
+    /** Show the platform's own frames of stacks, not one `… N platform frames` line for each run of them. */
+    platformFrames?: boolean;
+    note?: (text: string) => void;
+    signal?: AbortSignal;
+    now?: () => number;
+    sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+    request?: Parameters<typeof logReader>[0]["request"];
+  },
 ): Promise<void> {
   const now = options.now ?? Date.now;
-  const recent = await readLog(target, `limit=${HISTORY}`);
-  const history: LogLine[] = logEntryLines(recent.entries);
+  const reader = logReader({
+    target,
+    retry: options.follow,
+    note: options.note ?? (() => {}),
+    sleep: options.sleep ?? abortableSleep,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.request ? { request: options.request } : {}),
+  });
+  const first = await reader.read(`limit=${HISTORY}`);
+  if (!first) return;
+  const { page: recent, target: found } = first;
+  const platformFrames = options.platformFrames === true;
+  const history: LogLine[] = logEntryLines(recent.entries, platformFrames);
   const since = recent.entries[0]?.at ?? now() - STEP_HISTORY_MS;
   let collecting = true;
   const steps = followWorkflowSteps({
-    apiUrl: target.apiUrl,
-    token: target.token,
-    slug: target.slug,
+    apiUrl: found.apiUrl,
+    token: found.token,
+    slug: found.slug,
     since,
+    platformFrames,
     print: (text, at) => (collecting ? history.push({ at, text }) : options.print({ at, text })),
   });
   try {
@@ -55,16 +76,11 @@ export async function showProjectLog(
     for (const line of history.sort((a, b) => a.at - b.at)) options.print(line);
     if (!options.follow) return;
     let cursor = recent.cursor;
-    while (!options.signal?.aborted) {
-      let page: { entries: LogEntry[]; cursor: number };
-      try {
-        page = await readLog(target, `after=${cursor}&waitMS=${WAIT_MS}`);
-      } catch (error) {
-        if (options.signal?.aborted) return;
-        throw error;
-      }
-      for (const line of logEntryLines(page.entries)) options.print(line);
-      cursor = page.cursor;
+    for (;;) {
+      const next = await reader.read(`after=${cursor}&waitMS=${WAIT_MS}`);
+      if (!next) return;
+      for (const line of logEntryLines(next.page.entries, platformFrames)) options.print(line);
+      cursor = next.page.cursor;
     }
   } finally {
     steps.stop();

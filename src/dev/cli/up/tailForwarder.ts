@@ -16,8 +16,17 @@ export interface TraceIntake {
 /** The forwarder's name inside a project's workerd, where nothing else is named so (project scripts are `proj-…`). */
 const FORWARDER = "platform-tail-forwarder";
 
-/** Hands each batch of traces to the intake, with the token of the one script it tails. */
+/**
+ * Hands each batch of traces to the intake, with the token of the one script it tails. A request's URL goes
+ * unredacted: the log redacts it by its own rule (src/workers/api/projectLogs/redactedPath.ts), which keeps run ids.
+ */
 const FORWARDER_SCRIPT = `
+function unredactedUrl(event) {
+  const plain = JSON.parse(JSON.stringify(event));
+  const request = event.event && event.event.request;
+  if (request && typeof request.getUnredacted === "function") plain.event.request.url = request.getUnredacted().url;
+  return plain;
+}
 export default {
   async tail(events, env) {
     const answer = await env.INTAKE.fetch("http://trace-intake/", {
@@ -27,7 +36,7 @@ export default {
         ${JSON.stringify(TRACE_SCRIPT_HEADER)}: env.SCRIPT,
         authorization: "Bearer " + env.TOKEN,
       },
-      body: JSON.stringify(events),
+      body: JSON.stringify(events.map(unredactedUrl)),
     });
     if (!answer.ok) console.error("The project's log did not take its traces: " + answer.status + " " + (await answer.text()));
   },

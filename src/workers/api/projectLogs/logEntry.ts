@@ -1,11 +1,13 @@
 /**
  * One line of a project's log as the platform keeps it (ProjectLog.ts): a
- * request the project answered, something its code logged, or an exception
- * it did not catch. The console's and the CLI's words for them are in
+ * request the project answered (or a count of those past the request
+ * budget), something its code logged, or an exception it did not catch. The console's and the CLI's words for them are in
  * src/console/public/console/logLines.js; its JSDoc types mirror these.
  */
 export type NewLogEntry =
   | { kind: "request"; at: number; method: string; path: string; status: number; ms: number }
+  /** Requests of one window past the lines it keeps (requestBudget.ts): counted, not kept one by one. */
+  | { kind: "requests_skipped"; at: number; count: number; keptPerWindow: number; windowMS: number }
   | { kind: "console"; at: number; level: string; message: string; stack?: string }
   | { kind: "exception"; at: number; name: string; message: string; stack?: string };
 

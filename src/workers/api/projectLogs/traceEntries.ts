@@ -1,5 +1,6 @@
 import { isIdleRecoveryLine } from "../../../contracts/recoveryLine.ts";
 import { bounded, LOG_STACK_LIMIT, LOG_TEXT_LIMIT, type NewLogEntry } from "./logEntry.ts";
+import { redactedPath } from "./redactedPath.ts";
 
 /** The platform's own calls into a project (kicks, crons, plugin dispatches, metadata): no request line of the project's. */
 const INTERNAL_PATH = /^\/(__platform|__workflow|__cron|__plugin)(\/|$)/;
@@ -49,14 +50,15 @@ export function entriesFromTrace(item: TraceItem, receivedAt: number): NewLogEnt
   }
   const event = item.event as Partial<TraceItemFetchEventInfo> | null;
   if (event?.request?.url) {
-    const url = new URL(event.request.url);
+    // The runtime's redaction takes run ids for secrets: the log redacts the URL itself (redactedPath.ts).
+    const url = new URL(event.request.getUnredacted?.().url ?? event.request.url);
     if (!INTERNAL_PATH.test(url.pathname)) {
       const started = item.eventTimestamp ?? receivedAt;
       entries.push({
         kind: "request",
         at: started,
         method: event.request.method,
-        path: bounded(url.pathname + url.search, LOG_TEXT_LIMIT),
+        path: bounded(redactedPath(url.pathname + url.search), LOG_TEXT_LIMIT),
         // No response: the invocation threw (or was cut off) before answering.
         status: event.response?.status ?? 500,
         ms: Math.round(item.wallTime > 0 ? item.wallTime : Math.max(0, receivedAt - started)),

@@ -19,6 +19,13 @@ describe("a project's log entries as lines", () => {
       { seq: 1, at: t0, kind: "request", method: "GET", path: "/api/x?y=1", status: 200, ms: 4 },
       ["GET /api/x?y=1 → 200 in 4 ms"],
     ],
+    [
+      "requests counted past the log's budget",
+      { seq: 6, at: t0, kind: "requests_skipped", count: 1900, keptPerWindow: 100, windowMS: 60_000 },
+      [
+        "… 1,900 more requests in this 1 min window, counted, not logged one by one (the log keeps the first 100 of each)",
+      ],
+    ],
     ["console.log", { seq: 2, at: t0, kind: "console", level: "log", message: 'hello {"n":1}' }, ['hello {"n":1}']],
     ["console.warn", { seq: 3, at: t0, kind: "console", level: "warn", message: "careful" }, ["warn: careful"]],
     [
@@ -115,5 +122,49 @@ describe("createStepFollower with a history", () => {
     ]);
     await follower.tick();
     expect(printed).toHaveLength(2);
+  });
+});
+
+describe("the platform's own frames of a stack", () => {
+  const user = "at charge (src/index.ts:14:22)";
+  const installed = "at WorkflowRun.step (node_modules/platform/dist/runtime.js:812:11)";
+  const platformSource = "at runStep (/home/dev/platform/src/engine/runStep.ts:40:9)";
+  const library = "at Router.handle (node_modules/itty-router/index.mjs:1:200)";
+  const stack = (...frames: string[]) => ["Error: kaboom", ...frames.map((f) => `    ${f}`)].join("\n");
+  it.each<[string, string, boolean, string[]]>([
+    [
+      "a run of them is one line",
+      stack(user, installed, platformSource, installed),
+      false,
+      [`    ${user}`, "    … 3 platform frames"],
+    ],
+    [
+      "runs between the project's frames each are one line",
+      stack(installed, user, platformSource, library),
+      false,
+      ["    … 1 platform frame", `    ${user}`, "    … 1 platform frame", `    ${library}`],
+    ],
+    ["another library's frames are not the platform's", stack(library), false, [`    ${library}`]],
+    [
+      "--platform-frames shows them all",
+      stack(user, installed, platformSource),
+      true,
+      [`    ${user}`, `    ${installed}`, `    ${platformSource}`],
+    ],
+  ])("%s", (_label, given, platformFrames, lines) => {
+    expect(stackLines(given, platformFrames)).toEqual(lines);
+  });
+
+  it("applies to a log entry's stack, and the option shows them there too", () => {
+    const entry: LogEntry = {
+      seq: 1,
+      at: t0,
+      kind: "exception",
+      name: "Error",
+      message: "x",
+      stack: stack(user, installed),
+    };
+    expect(formatLogEntry(entry)).toEqual(["Uncaught Error: x", `    ${user}`, "    … 1 platform frame"]);
+    expect(formatLogEntry(entry, true)).toEqual(["Uncaught Error: x", `    ${user}`, `    ${installed}`]);
   });
 });

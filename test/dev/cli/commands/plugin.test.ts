@@ -13,6 +13,7 @@ import {
   openInstallLink,
   pluginCommand,
   triggerParameters,
+  type TestEventAnswer,
   triggerReport,
   triggerExitCode,
 } from "#src/dev/cli/commands/plugin.ts";
@@ -259,10 +260,20 @@ describe("platform plugin trigger: the provider calls a fake recorded", () => {
 
 describe("platform plugin trigger: what it prints never contradicts the outcome", () => {
   const call = { method: "POST", path: "/api/v10/interactions/1/t/callback", body: { content: "nope" }, status: 204 };
-  const answer = (result: "handled" | "no_handler" | "failed" | null, calls: unknown[], inlineReply?: unknown) => ({
+  const answer = (
+    result: "handled" | "no_handler" | "failed" | null,
+    calls: unknown[],
+    inlineReply?: unknown,
+    stack?: string,
+  ): TestEventAnswer => ({
     summary: "Sent /x.",
     pluginAnswer: { status: 200, ...(inlineReply === undefined ? {} : { inlineReply }) },
-    outcome: result ? { result } : null,
+    outcome:
+      result === "failed"
+        ? { result, error: { code: "internal", message: "kaboom", ...(stack ? { stack } : {}) } }
+        : result
+          ? { result }
+          : null,
     calls,
   });
   const listed = '  POST /api/v10/interactions/1/t/callback content="nope" → 204';
@@ -286,6 +297,11 @@ describe("platform plugin trigger: what it prints never contradicts the outcome"
       ["2 provider calls recorded after the event:", listed, listed],
     ],
     ["the handler threw before calling", answer("failed", []), []],
+    [
+      "the handler threw, its stack (mapped by the platform) beneath",
+      answer("failed", [], undefined, "Error: kaboom\n    at onCommand (src/index.ts:12:11)"),
+      ["    at onCommand (src/index.ts:12:11)"],
+    ],
     ["the project could not say", answer(null, []), ["No provider calls were recorded (within 5 s)."]],
     [
       "the project could not say, with calls",

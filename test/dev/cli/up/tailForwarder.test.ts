@@ -48,4 +48,31 @@ describe("withTailForwarder: a pushed project's tail consumer under `platform up
   ])("leaves the worker as it is when its upload %s", async (_case, consumers) => {
     expect(await withTailForwarder(WORKER, upload("proj-shop", consumers), INTAKE)).toEqual([WORKER]);
   });
+
+  it("hands over a request's unredacted URL (the log redacts it itself, keeping run ids)", async () => {
+    const [, forwarder] = await withTailForwarder(WORKER, upload("proj-shop", [{ service: "platform-api" }]), INTAKE);
+    const script = (forwarder as { script: string }).script;
+    const module = (await import(`data:text/javascript,${encodeURIComponent(script)}`)) as {
+      default: { tail(events: unknown[], env: unknown): Promise<void> };
+    };
+    const runId = `${"ab12".repeat(16)}.b8lf1wyit528`;
+    let sent: { event: { request: { url: string } } }[] = [];
+    const intake = async (_url: string, init: { body: string }) => {
+      sent = JSON.parse(init.body);
+      return new Response(null, { status: 204 });
+    };
+    const trace = {
+      event: {
+        request: {
+          method: "GET",
+          url: "https://shop.test/api/runs/REDACTED.b8lf1wyit528",
+          getUnredacted: () => ({ url: `https://shop.test/api/runs/${runId}` }),
+        },
+      },
+      logs: [],
+      exceptions: [],
+    };
+    await module.default.tail([trace], { INTAKE: { fetch: intake }, SCRIPT: "proj-shop", TOKEN: "t" });
+    expect(sent.map((item) => item.event.request.url)).toEqual([`https://shop.test/api/runs/${runId}`]);
+  });
 });

@@ -48,4 +48,24 @@ describe("withMappedStepErrors", () => {
     });
     expect(asked).toBe(false);
   });
+
+  it("asks for each stack with the time its step failed: the version that ran then maps it", async () => {
+    const asked: (number | undefined)[][] = [];
+    const view = {
+      events: [
+        { seq: 2, at: 1000, type: "step_failed", payload: { error: { stack: "Error: a\n    at worker.js:7:3" } } },
+        {
+          seq: 5,
+          at: 9000,
+          type: "step_failed",
+          payload: { error: { stack: "Error: b\n    at worker.js:7:3", cause: { stack: "Error: c" } } },
+        },
+      ],
+    };
+    await withMappedStepErrors(view, async (stacks, at) => {
+      asked.push(at);
+      return stacks;
+    });
+    expect(asked).toEqual([[1000, 9000, 9000]]);
+  });
 });

@@ -1,7 +1,14 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import api from "#src/workers/api/index.ts";
-import { LOG_RETENTION } from "#src/workers/api/projectLogs/ProjectLog.ts";
+import {
+  LOG_RETENTION,
+  MAPS_KEPT,
+  OLDER_BUILD,
+  REQUEST_LINE_RETENTION,
+} from "#src/workers/api/projectLogs/ProjectLog.ts";
+import type { LogEntry } from "#src/workers/api/projectLogs/logEntry.ts";
+import { REQUESTS_KEPT_PER_WINDOW } from "#src/workers/api/projectLogs/requestBudget.ts";
 import { projectLogOf, recordTraces } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
 import type { ApiEnv } from "#src/workers/api/env.ts";
 
@@ -169,6 +176,36 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     expect(quiet.json).toEqual({ entries: [], cursor: next.json.cursor });
   });
 
+  it("shows a run id in a request line where the runtime's trace redacted it, and still redacts a key", async () => {
+    const { token, script } = await userWithProject("ada@example.com", "runids");
+    const runId = `${"ab12".repeat(16)}.b8lf1wyit528`;
+    const key = "0123456789abcdef".repeat(4);
+    // As workerd hands a Tail Worker the request: `url` redacted by its rule, the real one behind getUnredacted().
+    const redactedByRuntime = (path: string, real: string) =>
+      trace({
+        event: {
+          request: {
+            method: "GET",
+            url: `https://shop.example.test${path}`,
+            headers: {},
+            getUnredacted: () => ({ method: "GET", url: `https://shop.example.test${real}`, headers: {} }),
+          },
+          response: { status: 200 },
+        },
+      });
+    await recordTraces(
+      apiEnv,
+      [
+        redactedByRuntime("/api/runs/REDACTED.b8lf1wyit528", `/api/runs/${runId}`),
+        redactedByRuntime("/hook/REDACTED", `/hook/${key}`),
+      ],
+      script,
+    );
+    const log = await call("GET", "/projects/runids/logs", token);
+    expect(log.json.entries.map((e: { path: string }) => e.path)).toEqual([`/api/runs/${runId}`, "/hook/REDACTED"]);
+    expect(log.text).not.toContain(key);
+  });
+
   it.each([
     ["after=-1", "after must be a whole number"],
     ["limit=0", "limit must be a whole number from 1 to 500"],
@@ -197,6 +234,66 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     expect(page.json.entries[0].message).toBe("line 5");
   });
 
+  it("keeps the project's earlier lines and errors readable through 2,000 anonymous requests, which it counts", async () => {
+    const { token, script, id } = await userWithProject("ada@example.com", "flood");
+    await recordTraces(
+      apiEnv,
+      [
+        trace({ logs: [{ timestamp: T0, level: "log", message: ["order 42 paid"] }] }),
+        trace({ exceptions: [{ timestamp: T0 + 1, name: "TypeError", message: "x is not a function" }] }),
+      ],
+      script,
+    );
+    // The attack: anonymous requests, in the batches the runtime hands over.
+    for (let batch = 0; batch < 20; batch++)
+      await recordTraces(
+        apiEnv,
+        Array.from({ length: 100 }, () => request("/", 404)),
+        script,
+      );
+    // The window's count is written out by a line of a later window (or by the log's alarm a window on).
+    await projectLogOf(apiEnv, id)!.append([
+      { kind: "console", at: T0 + 60_000, level: "log", message: "a minute on" },
+    ]);
+    const page = await call("GET", "/projects/flood/logs?after=0&limit=500", token);
+    const entries = page.json.entries as { kind: string; message?: string; count?: number }[];
+    expect(entries.slice(0, 2).map((e) => e.message)).toEqual(["order 42 paid", "x is not a function"]);
+    expect(entries.filter((e) => e.kind === "request")).toHaveLength(REQUESTS_KEPT_PER_WINDOW);
+    expect(entries.filter((e) => e.kind === "requests_skipped").map((e) => e.count)).toEqual([1000, 900]);
+    expect(entries).toHaveLength(2 + REQUESTS_KEPT_PER_WINDOW + 2 + 1);
+  });
+
+  it(`keeps the newest ${REQUEST_LINE_RETENTION} request lines apart from the project's own lines`, async () => {
+    const { id } = await userWithProject("ada@example.com", "lanes");
+    const log = projectLogOf(apiEnv, id)!;
+    await log.append([{ kind: "console", at: T0, level: "log", message: "the first line" }]);
+    // Within each window's budget, over many windows: more request lines than the log keeps.
+    const windows = Math.ceil(REQUEST_LINE_RETENTION / REQUESTS_KEPT_PER_WINDOW) + 1;
+    for (let w = 0; w < windows; w++)
+      await log.append(
+        Array.from({ length: REQUESTS_KEPT_PER_WINDOW }, (_, i) => ({
+          kind: "request" as const,
+          at: T0 + w * 60_000 + i,
+          method: "GET",
+          path: `/w${w}/${i}`,
+          status: 200,
+          ms: 1,
+        })),
+      );
+    const entries: LogEntry[] = [];
+    let cursor = 0;
+    for (;;) {
+      const page = await log.read({ after: cursor, limit: 500, waitMS: 0 });
+      if (page.entries.length === 0) break;
+      entries.push(...page.entries);
+      cursor = page.cursor;
+    }
+    expect(entries.filter((e) => e.kind === "console").map((e) => (e as { message: string }).message)).toEqual([
+      "the first line",
+    ]);
+    expect(entries.filter((e) => e.kind === "request")).toHaveLength(REQUEST_LINE_RETENTION);
+  });
+
   it("points stacks at the sources with the current version's map, and forgets it with a version that has none", async () => {
     const { id } = await userWithProject("ada@example.com", "mapped");
     const log = projectLogOf(apiEnv, id)!;
@@ -209,5 +306,28 @@ describe("a project's log, fed by the Tail Worker handler", () => {
     expect(entry).toMatchObject({ stack: "Error: kaboom\n    at explode (src/index.ts:9:4)" });
     await log.setSourceMap(null);
     expect(await log.mapStacks([stack])).toEqual([stack]);
+  });
+
+  it("maps each stack with the version that threw it, and marks one whose version's map is no longer kept", async () => {
+    const { id } = await userWithProject("ada@example.com", "versions");
+    const log = projectLogOf(apiEnv, id)!;
+    const map = (source: string) => ({ version: 3 as const, sources: [source], mappings: "AAGC,UAKE" });
+    const stack = "Error: kaboom\n    at explode (file:///state/scripts/proj-versions/modules/worker.js:1:12)";
+    const at = (source: string) => `Error: kaboom\n    at explode (${source}:9:4)`;
+    await log.setSourceMap(map("src/first.ts"), "worker.js", T0);
+    await log.setSourceMap(map("src/second.ts"), "worker.js", T0 + 1000);
+    expect(await log.mapStacks([stack, stack, stack, stack], [T0 - 5, T0 + 1, T0 + 2000, undefined])).toEqual([
+      // Thrown before the first map this log had: the oldest is the one, no map was dropped.
+      at("src/first.ts"),
+      at("src/first.ts"),
+      at("src/second.ts"),
+      at("src/second.ts"),
+    ]);
+    for (let version = 2; version < MAPS_KEPT + 1; version++)
+      await log.setSourceMap(map(`src/v${version}.ts`), "worker.js", T0 + version * 1000);
+    expect(await log.mapStacks([stack, stack], [T0 + 1, T0 + 2500])).toEqual([
+      `${stack} ${OLDER_BUILD}`,
+      at("src/v2.ts"),
+    ]);
   });
 });
