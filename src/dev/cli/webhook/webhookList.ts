@@ -1,6 +1,6 @@
 import type { LogEntry } from "../../../console/public/console/logLines.js";
 import { parseWebhookDeliveryLine, type WebhookDeliveryRecord } from "../../../contracts/webhookDeliveryLine.ts";
-import { printableLine } from "../logs/printableLine.ts";
+import { printableLine } from "../../../console/public/console/printableLine.js";
 import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 import { SHORT_RUN_ID, table, utc } from "../workflow/formatTimeline.ts";
 
