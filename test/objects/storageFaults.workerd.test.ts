@@ -4,7 +4,7 @@ import { createSqlBulkOperationLog } from "#src/engine/sqlBulkOperations.ts";
 import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { runSeed } from "#test/support/workflow/storageFaultWorkload.ts";
-import { type faultSwitch, faultySql } from "#test/support/workflow/storageFaults.ts";
+import { type FaultSwitch, faultySql } from "#test/support/workflow/storageFaults.ts";
 
 /**
  * The engine under storage faults on a Durable Object's own SQLite storage
