@@ -15,6 +15,9 @@ import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts
 import { cronIsDue } from "../core/cronSchedule.ts";
 import { scheduleCronName } from "../contracts/workflowSchedules.ts";
 import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
+import type { StreamBatch } from "./liveRunStream.ts";
+import type { StreamMessage } from "./runStream.ts";
+import { subscribeToRun } from "./runSubscription.ts";
 
 /**
  * The user-facing `workflow` function of the `platform` module: a registry of
@@ -94,6 +97,8 @@ export interface WorkflowBackend {
   rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
   /** The push check: the live runs code with these workflows would strand. */
   findStrandedRuns(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
+  /** One batch of a run's stream (liveRunStream.ts); `not_found` for an unknown run. Without it `workflow.subscribe` refuses. */
+  readStream?(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch>;
 }
 
 /**
@@ -228,6 +233,12 @@ export interface WorkflowFunction {
   cancelMany(filter: RunFilter, options?: { reason?: string }): Promise<BulkResult>;
   /** Reruns every finished run the filter matches (as `rerun`, optionally from a step). */
   rerunMany(filter: RunFilter, options?: { fromStep?: string }): Promise<BulkResult>;
+  /**
+   * The run's live stream (`ctx.publish` and the lifecycle on topic `run`): its messages in offset
+   * order from `from` (default 0), only `topics` when given, ending after its last message once the
+   * run has ended. Rejects (on the first read) with `not_found` for an unknown run.
+   */
+  subscribe(runId: string, options?: { from?: number; topics?: readonly string[] }): AsyncIterable<StreamMessage>;
 }
 
 /** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
@@ -485,7 +496,18 @@ export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   rerun,
   cancelMany,
   rerunMany,
+  subscribe,
 });
+
+function subscribe(
+  runId: string,
+  options?: { from?: number; topics?: readonly string[] },
+): AsyncIterable<StreamMessage> {
+  const active = requireBackend("workflow.subscribe");
+  const read = active.readStream?.bind(active);
+  if (!read) throw new PlatformError("not_ready", "workflow.subscribe: this workflow backend keeps no run streams");
+  return subscribeToRun((query) => read(runId, query), runId, options);
+}
 
 function runHandle(from: WorkflowBackend, name: string, started: StartedRun): WorkflowRun {
   return Object.freeze({

@@ -34,6 +34,13 @@ import { sendOrStartRun } from "../engine/sendOrStart.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
 import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
+import {
+  createLiveRunStream,
+  type LiveRunStream,
+  STREAM_WAIT_SLICE_MS,
+  type StreamBatch,
+} from "../engine/liveRunStream.ts";
+import { createSqlRunStream } from "../engine/sqlRunStream.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
@@ -68,6 +75,9 @@ export type WorkflowRunEnv = RunIndexEnv &
 
 /** How many children a fanning-out step starts at once (each start is one call to the child's actor). */
 const CHILD_STARTS_AT_ONCE = 100;
+
+/** How long a reader of an idle run's stream waits before asking its actor again. */
+export const IDLE_STREAM_POLL_MS = 1000;
 
 /** What `start` answers: the run, and for a child whose id another active run holds, why it did not start. */
 export type StartAnswer = StartedRun & { summary?: RunReport; refused?: string };
@@ -106,6 +116,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   /** The runtime's clock when this instance was made: every time this actor reads or writes. */
   #now: Clock;
   #storeInstance: SqlEventStore | null = null;
+  #streamInstance: LiveRunStream | null = null;
   /** What the policy knows of each run this instance has to remember something of. */
   #runs = new Map<string, RunActorState>();
   /** Executions under way (the policy's `executing`), for a drive to join. */
@@ -174,6 +185,31 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /** The project version of the code this actor runs (`PLATFORM_VERSION`), recorded on the runs it starts. */
+  /** The runs' streams, in a table of their own beside the log (made on the first publish or read). */
+  get #stream(): LiveRunStream {
+    this.#streamInstance ??= createLiveRunStream(createSqlRunStream(this.#sql));
+    return this.#streamInstance;
+  }
+
+  /**
+   * One batch of a run's stream. While an execution of the run is under way
+   * here (the actor is awake and billed for it anyway) the read waits for the
+   * next message; otherwise it answers at once, and the reader (the project
+   * worker) asks again after {@link IDLE_STREAM_POLL_MS}: an idle reader never
+   * keeps a sleeping or waiting run's actor awake.
+   */
+  async readStream(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch> {
+    const status = () => {
+      const summary = this.#store.getRun(runId);
+      return summary ? (isLiveStatus(summary.status) ? "live" : "ended") : null;
+    };
+    const running = this.#executions.has(runId);
+    const batch = await this.#stream.read(runId, query, status, running ? STREAM_WAIT_SLICE_MS : 0);
+    return batch.messages.length > 0 || batch.ended || running
+      ? batch
+      : { ...batch, retryAfterMS: IDLE_STREAM_POLL_MS };
+  }
+
   get #version(): string | undefined {
     const version = this.env.PLATFORM_VERSION;
     return typeof version === "string" && version !== "" ? version : undefined;
@@ -356,6 +392,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
       executingHere: check.executingHere,
     });
+    for (const event of outcome.appended) this.#stream.publishLifecycle(event);
     const ended = outcome.appended.some(isTerminalEvent);
     if (ended) this.#releaseFlowKey(runId);
     const recovered: RunActorInput = {
@@ -390,6 +427,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
     const cancelled = cancelRun(this.#store, runId, reason, this.#now(), definition);
+    this.#stream.publishLifecycle(cancelled);
     if (cancelled.type === "cancel_requested") {
       // It rolls back first: driven like a run sent an event; its execution appends workflow_cancelled.
       await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
@@ -573,11 +611,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         `Workflow run "${runId}" is ${summary.status}; only a finished run is deleted`,
       );
     this.#store.forgetRuns([runId]);
+    this.#stream.forgetRuns([runId]);
     this.#runs.delete(runId);
     if (this.#sql.all("SELECT 1 FROM _workflow_runs LIMIT 1").length === 0) {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.#storeInstance = null;
+      this.#streamInstance = null;
     }
     return true;
   }
@@ -675,7 +715,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           awaitRun: this.#awaitRun,
           beforeWaiting: () =>
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
+          stream: this.#stream,
           onEvent: (event) => {
+            this.#stream.publishLifecycle(event);
             observe?.(event);
             if (!isTerminalEvent(event)) return;
             this.#releaseFlowKey(runId);
