@@ -18,6 +18,7 @@ import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
 import type { StreamBatch } from "./liveRunStream.ts";
 import type { StreamMessage } from "./runStream.ts";
 import { subscribeToRun } from "./runSubscription.ts";
+import { checkStreamLinkOptions, type StreamLinkIssuer } from "./streamLink.ts";
 
 /**
  * The user-facing `workflow` function of the `platform` module: a registry of
@@ -239,6 +240,12 @@ export interface WorkflowFunction {
    * run has ended. Rejects (on the first read) with `not_found` for an unknown run.
    */
   subscribe(runId: string, options?: { from?: number; topics?: readonly string[] }): AsyncIterable<StreamMessage>;
+  /**
+   * A URL on the project's origin that serves the run's stream as `text/event-stream` to whoever
+   * holds it (a browser's `EventSource`, no session): only `topics` when given, for `ttlMS`
+   * (default 1 hour, at most 24). Rejects with `not_found` for an unknown run.
+   */
+  streamURL(runId: string, options?: { topics?: readonly string[]; ttlMS?: number }): Promise<string>;
 }
 
 /** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
@@ -497,7 +504,24 @@ export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   cancelMany,
   rerunMany,
   subscribe,
+  streamURL,
 });
+
+let streamLinkIssuer: StreamLinkIssuer | null = null;
+
+/** The runtime says how stream URLs are signed and where they point (runtime/workflow/streamLinks.ts). */
+export function setStreamLinkIssuer(issuer: StreamLinkIssuer | null): void {
+  streamLinkIssuer = issuer;
+}
+
+async function streamURL(runId: string, options?: { topics?: readonly string[]; ttlMS?: number }): Promise<string> {
+  const grant = checkStreamLinkOptions(runId, options);
+  const active = requireBackend("workflow.streamURL");
+  if (!(await active.get(runId))) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+  if (!streamLinkIssuer)
+    throw new PlatformError("not_ready", "workflow.streamURL: this runtime serves no stream URLs (run the project with platform dev or deploy it)");
+  return streamLinkIssuer(grant);
+}
 
 function subscribe(
   runId: string,

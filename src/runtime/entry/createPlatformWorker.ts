@@ -2,6 +2,7 @@ import { parseCronDelivery } from "../../contracts/cronDelivery.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { INTERNAL_HEADER, pathAndQueryOf, verifyRequestToken } from "../../core/requestToken.ts";
+import { isStreamRoutePath } from "../../contracts/streamRoute.ts";
 import { devErrorResponse } from "./devErrorResponse.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 import { platformRuntime, type PlatformRuntime } from "./platformRuntime.ts";
@@ -86,7 +87,7 @@ export function createPlatformWorker(
       try {
         const url = new URL(incoming.url);
         const internal = /^\/(__platform|__workflow|__cron|__plugin)(\/.*)?$/.exec(url.pathname);
-        if (internal)
+        if (internal && !isStreamRoutePath(url.pathname))
           return await handleInternal(runtime, incoming as Request, env, ctx, internal[1]!, internal[2] ?? "");
 
         const request = withBasePathStripped(incoming as Request);

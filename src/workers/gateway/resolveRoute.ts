@@ -1,3 +1,5 @@
+import { isStreamRoutePath } from "../../contracts/streamRoute.ts";
+
 /**
  * Pure routing for the gateway: which project a request is for, and under
  * which base path the project sees itself.
@@ -11,6 +13,7 @@ export type GatewayRoute =
 const INTERNAL_PREFIXES = ["/__plugin", "/__workflow", "/__cron", "/__platform"];
 
 export function isInternalPath(pathname: string): boolean {
+  if (isStreamRoutePath(pathname)) return false;
   return INTERNAL_PREFIXES.some((p) => pathname === p || pathname.startsWith(p + "/"));
 }
 
