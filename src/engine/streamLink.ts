@@ -20,7 +20,8 @@ export type StreamLinkIssuer = (grant: StreamLinkGrant) => Promise<string>;
 /** `workflow.streamURL`'s options, checked. */
 export function checkStreamLinkOptions(runId: unknown, options: unknown): StreamLinkGrant {
   const what = "workflow.streamURL";
-  if (typeof runId !== "string" || runId === "") throw new PlatformError("invalid_input", `${what} needs a run id string`);
+  if (typeof runId !== "string" || runId === "")
+    throw new PlatformError("invalid_input", `${what} needs a run id string`);
   if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options)))
     throw new PlatformError("invalid_input", `${what}: the options must be an object { topics?, ttlMS? }`);
   const given = (options ?? {}) as { topics?: unknown; ttlMS?: unknown };

@@ -519,7 +519,10 @@ async function streamURL(runId: string, options?: { topics?: readonly string[]; 
   const active = requireBackend("workflow.streamURL");
   if (!(await active.get(runId))) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
   if (!streamLinkIssuer)
-    throw new PlatformError("not_ready", "workflow.streamURL: this runtime serves no stream URLs (run the project with platform dev or deploy it)");
+    throw new PlatformError(
+      "not_ready",
+      "workflow.streamURL: this runtime serves no stream URLs (run the project with platform dev or deploy it)",
+    );
   return streamLinkIssuer(grant);
 }
 

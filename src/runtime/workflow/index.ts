@@ -68,7 +68,12 @@ platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, r
 });
 
 // Stream URLs (workflow.streamURL): signed with the project's secret, served before user code, without a session.
-setStreamLinkIssuer(createStreamLinkIssuer(() => platformRuntime.env, () => workflowRunHost.clock()));
+setStreamLinkIssuer(
+  createStreamLinkIssuer(
+    () => platformRuntime.env,
+    () => workflowRunHost.clock(),
+  ),
+);
 platformRuntime.registerPublicRoute(async (request, env) => {
   noteProjectBase(request);
   return serveRunStream(request, {

@@ -7,7 +7,8 @@ import type { StreamMessage } from "../../engine/runStream.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
 
 /** One answer for every refused token, and for a run that is gone: the caller learns nothing about which. */
-const REFUSED = "This stream URL is not valid: it was altered, has expired or is for another run. Ask the page for a new one.";
+const REFUSED =
+  "This stream URL is not valid: it was altered, has expired or is for another run. Ask the page for a new one.";
 
 export interface StreamRouteDeps {
   backend(): WorkflowBackend | null;
@@ -43,7 +44,10 @@ export async function serveRunStream(request: Request, deps: StreamRouteDeps): P
   const lastEventId = request.headers.get("last-event-id");
   if (lastEventId !== null && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId.trim()))
     return errorResponse(
-      new PlatformError("invalid_input", `Last-Event-ID must be a message offset (an integer ≥ 0), not "${lastEventId}".`),
+      new PlatformError(
+        "invalid_input",
+        `Last-Event-ID must be a message offset (an integer ≥ 0), not "${lastEventId}".`,
+      ),
     );
   const topics = check.claims.topics;
   const readFrom = (from: number) => read(route.runId, { from, ...(topics ? { topics } : {}) });
