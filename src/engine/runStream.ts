@@ -115,3 +115,12 @@ export function checkStreamQuery(
     throw new PlatformError("invalid_input", `${what}: topics must be a list of 1-20 topics`);
   return { from, topics: topics.map((topic) => checkTopic(topic, what)) };
 }
+
+/** A read's query from a URL (`?from=N&topic=a&topic=b`): the internal stream routes' and the CLI's. */
+export function streamQueryOfSearch(params: URLSearchParams, what: string): { from: number; topics?: string[] } {
+  const from = params.get("from");
+  if (from !== null && !/^(0|[1-9][0-9]{0,14})$/.test(from))
+    throw new PlatformError("invalid_input", `${what}: from must be an offset (an integer ≥ 0), not "${from}"`);
+  const topics = params.getAll("topic");
+  return checkStreamQuery({ from: from === null ? 0 : Number(from), ...(topics.length ? { topics } : {}) }, what);
+}
