@@ -41,6 +41,7 @@ import {
   type StreamBatch,
 } from "../engine/liveRunStream.ts";
 import { createSqlRunStream } from "../engine/sqlRunStream.ts";
+import { streamPollDelayMS } from "../engine/streamPolling.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
@@ -75,14 +76,6 @@ export type WorkflowRunEnv = RunIndexEnv &
 
 /** How many children a fanning-out step starts at once (each start is one call to the child's actor). */
 const CHILD_STARTS_AT_ONCE = 100;
-
-/**
- * How long a reader of a run with no execution under way here waits before
- * asking again: soon while the run is running (its next step or retry is due
- * shortly), seldom while it sleeps, waits or is paused, so the actor can
- * hibernate between reads (it does after 10 s without a request).
- */
-export const IDLE_STREAM_POLL_MS = { running: 1000, resting: 30_000 } as const;
 
 /** What `start` answers: the run, and for a child whose id another active run holds, why it did not start. */
 export type StartAnswer = StartedRun & { summary?: RunReport; refused?: string };
@@ -200,8 +193,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * One batch of a run's stream. While an execution of the run is under way
    * here (the actor is awake and billed for it anyway) the read waits for the
    * next message; otherwise it answers at once, and the reader (the project
-   * worker) asks again after {@link IDLE_STREAM_POLL_MS}: a reader never holds
-   * a sleeping or waiting run's actor awake.
+   * worker) asks again when streamPollDelayMS says: a reader never holds a
+   * sleeping or waiting run's actor awake.
    */
   async readStream(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch> {
     const status = () => {
@@ -211,8 +204,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const running = this.#executions.has(runId);
     const batch = await this.#stream.read(runId, query, status, running ? STREAM_WAIT_SLICE_MS : 0);
     if (batch.messages.length > 0 || batch.ended || running) return batch;
-    const resting = this.#store.getRun(runId)?.status !== "running";
-    return { ...batch, retryAfterMS: resting ? IDLE_STREAM_POLL_MS.resting : IDLE_STREAM_POLL_MS.running };
+    const summary = this.#store.getRun(runId);
+    if (!summary) return batch;
+    return { ...batch, retryAfterMS: streamPollDelayMS(summary.status, this.#store.lastEvent(runId), this.#now()) };
   }
 
   get #version(): string | undefined {
