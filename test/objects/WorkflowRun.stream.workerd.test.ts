@@ -54,7 +54,7 @@ describe("WorkflowRunActor: run streams", () => {
       const actor = actorForRun(actorEnv, run.id)!;
       await vi.waitFor(async () => {
         const batch = await actor.readStream(run.id, { from: 0, topics: ["run"] });
-        expect(batch.messages.at(-1)?.data).toMatchObject({ type: next.waitFor ? "waiting" : "sleeping" });
+        expect(batch.messages.at(-1)?.data).toMatchObject({ type: "waitFor" in next ? "waiting" : "sleeping" });
       });
       const tail = await actor.readStream(run.id, { from: 3 });
       expect(tail.messages).toEqual([]);
