@@ -116,10 +116,13 @@ export function checkStreamQuery(
   return { from, topics: topics.map((topic) => checkTopic(topic, what)) };
 }
 
+/** An offset as text (a query's `from`, an SSE `Last-Event-ID`, the CLI's `--from`): digits, no sign, no leading zero. */
+export const OFFSET_TEXT = /^(0|[1-9][0-9]{0,14})$/;
+
 /** A read's query from a URL (`?from=N&topic=a&topic=b`): the internal stream routes' and the CLI's. */
 export function streamQueryOfSearch(params: URLSearchParams, what: string): { from: number; topics?: string[] } {
   const from = params.get("from");
-  if (from !== null && !/^(0|[1-9][0-9]{0,14})$/.test(from))
+  if (from !== null && !OFFSET_TEXT.test(from))
     throw new PlatformError("invalid_input", `${what}: from must be an offset (an integer ≥ 0), not "${from}"`);
   const topics = params.getAll("topic");
   return checkStreamQuery({ from: from === null ? 0 : Number(from), ...(topics.length ? { topics } : {}) }, what);

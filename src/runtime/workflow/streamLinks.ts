@@ -1,5 +1,6 @@
 import { streamRoutePath } from "../../contracts/streamRoute.ts";
 import { randomBase64url } from "../../core/crypto/encoding.ts";
+import { PlatformError } from "../../core/errors.ts";
 import { signStreamToken } from "../../core/streamToken.ts";
 import type { Clock } from "../../engine/clock.ts";
 import type { StreamLinkIssuer } from "../../engine/streamLink.ts";
@@ -42,7 +43,11 @@ export function noteProjectBase(request: Request): void {
 export function createStreamLinkIssuer(env: () => StreamEnv | null, now: Clock): StreamLinkIssuer {
   return async ({ runId, topics, ttlMS }) => {
     const secret = streamSecretOf(env());
-    if (!secret) throw new Error("workflow.streamURL: this project worker has no PLATFORM_WORKER_SECRET binding");
+    if (!secret)
+      throw new PlatformError(
+        "not_ready",
+        "workflow.streamURL: this project worker has no PLATFORM_WORKER_SECRET binding",
+      );
     const token = await signStreamToken(secret, { run: runId, ...(topics ? { topics } : {}), exp: now() + ttlMS });
     return (projectBase ?? "") + streamRoutePath(runId, token);
   };

@@ -3,7 +3,7 @@ import { errorResponse, isPlatformError, PlatformError } from "../../core/errors
 import { verifyStreamToken } from "../../core/streamToken.ts";
 import type { Clock } from "../../engine/clock.ts";
 import type { StreamBatch } from "../../engine/liveRunStream.ts";
-import type { StreamMessage } from "../../engine/runStream.ts";
+import { OFFSET_TEXT, type StreamMessage } from "../../engine/runStream.ts";
 import type { WorkflowBackend } from "../../engine/workflowApi.ts";
 
 /** One answer for every refused token, and for a run that is gone: the caller learns nothing about which. */
@@ -42,7 +42,7 @@ export async function serveRunStream(request: Request, deps: StreamRouteDeps): P
   const check = await verifyStreamToken(route.token, secret, route.runId, deps.now());
   if (!check.ok) return errorResponse(new PlatformError("unauthorized", REFUSED));
   const lastEventId = request.headers.get("last-event-id");
-  if (lastEventId !== null && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId.trim()))
+  if (lastEventId !== null && !OFFSET_TEXT.test(lastEventId.trim()))
     return errorResponse(
       new PlatformError(
         "invalid_input",

@@ -1,6 +1,6 @@
 import type { WorkflowRunView } from "../../../engine/describeRun.ts";
 import type { StreamBatch } from "../../../engine/liveRunStream.ts";
-import type { StreamMessage } from "../../../engine/runStream.ts";
+import { OFFSET_TEXT, type StreamMessage } from "../../../engine/runStream.ts";
 import { CliError } from "../commandLine.ts";
 
 /** What `platform workflow watch <run> [--from N] [--topic T[,T…]]` was asked, checked (usage errors exit 2). */
@@ -17,7 +17,7 @@ export function parseWatchInvocation(
   const [run, ...extra] = positionals;
   if (!run || extra.length > 0) throw new CliError("Usage: platform workflow watch <run> [--from N] [--topic T]", 2);
   const from = values.from;
-  if (from !== undefined && (typeof from !== "string" || !/^(0|[1-9][0-9]{0,14})$/.test(from)))
+  if (from !== undefined && (typeof from !== "string" || !OFFSET_TEXT.test(from)))
     throw new CliError(`--from must be a message offset (an integer ≥ 0), not ${JSON.stringify(from)}.`, 2);
   const topic = values.topic;
   const topics = typeof topic === "string" ? topic.split(",").filter((t) => t !== "") : [];
