@@ -45,6 +45,7 @@ import {
 } from "./stepContext.ts";
 import { abandonedAttemptEvents, reasonOf, stepFailureEvents, TIMEOUT_REASON } from "./stepFailure.ts";
 import type { WorkflowEventStore } from "./store.ts";
+import type { StreamMessageInput } from "./runStream.ts";
 
 export interface ExecuteRunOptions {
   now: Clock;
@@ -85,6 +86,13 @@ export interface ExecuteRunOptions {
    * answers how it ended if it has ended already. Without it such a step fails without retry.
    */
   awaitRun?: AwaitRunPort;
+  /** Where `ctx.publish` appends (the host's streams, liveRunStream.ts); without it `ctx.publish` refuses. */
+  stream?: StreamPublishPort;
+}
+
+/** A host's side of `ctx.publish`: appends to the run's stream (checked against its limits) and tells its readers. */
+export interface StreamPublishPort {
+  publish(runId: string, message: StreamMessageInput): unknown;
 }
 
 /** A host's side of `waitForRun`; `watch` is idempotent (a retried step asks again) and rejects `not_found`. */
@@ -592,6 +600,7 @@ async function runClaimedStep(
     event,
     children,
     awaited,
+    ...(options.stream ? { publish: publisherOf(options.stream, run, claim, now) } : {}),
   });
   const outcome = await runWithTimeout(() => fn(attemptState.ctx), policy.stepTimeoutMS, beforeWaiting);
   attemptState.seal();
@@ -656,6 +665,24 @@ async function runClaimedStep(
       }
     }
   }
+}
+
+/**
+ * `ctx.publish` of one attempt: the events the execution holds in memory are
+ * written first, so the stream's lifecycle messages (step started) come
+ * before the step's own.
+ */
+function publisherOf(
+  stream: StreamPublishPort,
+  run: RunCursor,
+  claim: StoredEventOf<"step_started">,
+  now: Clock,
+): (topic: string, json: string) => void {
+  const { step, attempt } = claim.payload;
+  return (topic, json) => {
+    run.flush();
+    stream.publish(claim.runId, { topic, json, at: now(), step, attempt });
+  };
 }
 
 /** step_completed (with next_step), or step_completed + workflow_completed in one batch. */

@@ -34,6 +34,9 @@ import { createLocalFlowQueues } from "./localFlowQueues.ts";
 import { toRunListQuery, type RunFilter } from "./runQuery.ts";
 import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "./store.ts";
 import { findStrandedRuns } from "./strandedRuns.ts";
+import { createLiveRunStream, type LiveRunStream, STREAM_WAIT_SLICE_MS } from "./liveRunStream.ts";
+import { createMemoryRunStream } from "./memoryRunStream.ts";
+import type { RunStreamStore } from "./runStream.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
 /** Finished runs past their retention deleted per sweep at most (the next sweep deletes more). */
@@ -57,9 +60,13 @@ export interface LocalWorkflowBackendOptions {
   logError?: (message: string, error: unknown) => void;
   /** How long `close()` waits for running steps before giving up on them; default 5 s. */
   closeGraceMS?: number;
+  /** Where the runs' streams are kept (`ctx.publish`); default: in memory. */
+  stream?: RunStreamStore;
 }
 
 export interface LocalWorkflowBackend extends WorkflowBackend {
+  /** The runs' streams and their waiting readers. */
+  readonly stream: LiveRunStream;
   waitForTerminal(runId: string): Promise<WorkflowRunView>;
   /** Starts (or continues) executing a run on the next tick. */
   kick(runId: string): void;
@@ -117,6 +124,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   const pollers = new Map<string, ReturnType<typeof setInterval>>();
   const reportedMissing = new Set<string>();
   const stop = new AbortController();
+  const live = createLiveRunStream(options.stream ?? createMemoryRunStream());
   const flowQueues = createLocalFlowQueues({ store, definitions, now, started: (runId) => kick(runId) });
 
   const closedError = () => new PlatformError("not_ready", "The workflow backend was closed");
@@ -210,6 +218,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         budgetMS: options.budgetMS,
         signal: stop.signal,
         onEvent: noticeEvent,
+        stream: live,
         children,
         awaitRun,
       });
@@ -242,6 +251,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function noticeEvent(event: StoredEvent): void {
+    live.publishLifecycle(event);
     if (!isTerminalEvent(event)) return;
     flowQueues.ended(event.runId);
     settle(event.runId);
@@ -290,6 +300,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
   function cancelWithChildren(runId: string, reason: string | undefined): void {
     const cancelled = cancelRun(store, runId, reason, now(), definitionOf(runId) ?? undefined);
+    live.publishLifecycle(cancelled);
     // A cancel that rolls back first: the run's execution ends it, and tells whom it ends as any end does.
     if (cancelled.type === "cancel_requested") {
       kick(runId);
@@ -373,6 +384,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     const expired = store.expiredRunIds(now(), EXPIRED_RUNS_PER_SWEEP);
     if (expired.length === 0) return;
     store.forgetRuns(expired);
+    live.forgetRuns(expired);
     log(`Deleted ${expired.length} finished workflow run(s) past their retention`);
   }
 
@@ -441,6 +453,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   return {
+    stream: live,
     kick,
     recoverNow,
     recoverAtStartup,
@@ -556,6 +569,14 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async findStrandedRuns(workflows) {
       return findStrandedRuns(store, workflows);
+    },
+
+    readStream(runId, query) {
+      const status = () => {
+        const summary = store.getRun(runId);
+        return summary ? (isLiveStatus(summary.status) ? "live" : "ended") : null;
+      };
+      return live.read(runId, query, status, stop.signal.aborted ? 0 : STREAM_WAIT_SLICE_MS);
     },
 
     waitForTerminal(runId) {

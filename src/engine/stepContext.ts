@@ -3,6 +3,7 @@ import { START_DATA_KEY, type StoredEvent, type Writes } from "./events.ts";
 import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
 import type { AwaitedRun, ChildOutcome, ContinuationRequest } from "./continuation.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
+import { checkTopic, encodeStreamData } from "./runStream.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
@@ -50,6 +51,12 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * dev`): `ctx.env.API_KEY`. Only string values; read when the attempt starts.
    */
   readonly env: StepEnv;
+  /**
+   * Appends a message to the run's live stream (runStream.ts): at once, not
+   * when the step ends, and kept even if this attempt later fails (streams are
+   * at-least-once). Topic 1-64 characters of `[a-z0-9_.-]`; data JSON of at most 64 KiB.
+   */
+  publish(topic: string, data: unknown): void;
 }
 
 /** What `ctx.env` holds: the string bindings of the worker (or process) that runs the step. */
@@ -152,6 +159,8 @@ export interface StepAttemptInput {
   children?: readonly ChildOutcome[] | null;
   /** `ctx.awaited`; default null. */
   awaited?: AwaitedRun | null;
+  /** Where `ctx.publish` appends (topic and data checked); without it `ctx.publish` refuses. */
+  publish?: (topic: string, json: string) => void;
 }
 
 /** A fresh context for one attempt of one step, with its own write buffer. */
@@ -170,6 +179,18 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
     env: currentStepEnv(),
     children: input.children ?? null,
     awaited: input.awaited ?? null,
+    publish(topic: string, data: unknown) {
+      const what = `ctx.publish in step "${input.step}"`;
+      if (sealed)
+        throw new PlatformError(
+          "invalid_input",
+          `${what} came after attempt ${input.attempt} ended (it timed out or already returned); the message was dropped`,
+        );
+      checkTopic(topic, what);
+      const json = encodeStreamData(data, `${what}: the data`);
+      if (!input.publish) throw new PlatformError("invalid_input", `${what}: this host keeps no run streams`);
+      input.publish(topic, json);
+    },
     write(key: string, value: unknown) {
       if (sealed) {
         throw new PlatformError(

@@ -15,6 +15,10 @@ import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts
 import { cronIsDue } from "../core/cronSchedule.ts";
 import { scheduleCronName } from "../contracts/workflowSchedules.ts";
 import { scheduledStartAt, type ScheduledStart } from "./workflowSchedule.ts";
+import type { StreamBatch } from "./liveRunStream.ts";
+import type { StreamMessage } from "./runStream.ts";
+import { subscribeToRun } from "./runSubscription.ts";
+import { checkStreamLinkOptions, type StreamLinkIssuer } from "./streamLink.ts";
 
 /**
  * The user-facing `workflow` function of the `platform` module: a registry of
@@ -94,6 +98,8 @@ export interface WorkflowBackend {
   rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
   /** The push check: the live runs code with these workflows would strand. */
   findStrandedRuns(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
+  /** One batch of a run's stream (liveRunStream.ts); `not_found` for an unknown run. Without it `workflow.subscribe` refuses. */
+  readStream?(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch>;
 }
 
 /**
@@ -287,6 +293,18 @@ export interface WorkflowFunction {
    * await workflow.rerunMany({ name: "import", status: "failed", error: "timeout" }, { fromStep: "load" });
    */
   rerunMany(filter: RunFilter, options?: { fromStep?: string }): Promise<BulkResult>;
+  /**
+   * The run's live stream (`ctx.publish` and the lifecycle on topic `run`): its messages in offset
+   * order from `from` (default 0), only `topics` when given, ending after its last message once the
+   * run has ended. Rejects (on the first read) with `not_found` for an unknown run.
+   */
+  subscribe(runId: string, options?: { from?: number; topics?: readonly string[] }): AsyncIterable<StreamMessage>;
+  /**
+   * A URL on the project's origin that serves the run's stream as `text/event-stream` to whoever
+   * holds it (a browser's `EventSource`, no session): only `topics` when given, for `ttlMS`
+   * (default 1 hour, at most 24). Rejects with `not_found` for an unknown run.
+   */
+  streamURL(runId: string, options?: { topics?: readonly string[]; ttlMS?: number }): Promise<string>;
 }
 
 /** A cron the engine needs run: the recovery sweep, or a schedule's, which names the workflow each tick starts. */
@@ -554,7 +572,38 @@ export const workflow: WorkflowFunction = Object.assign(registerWorkflow, {
   rerun,
   cancelMany,
   rerunMany,
+  subscribe,
+  streamURL,
 });
+
+let streamLinkIssuer: StreamLinkIssuer | null = null;
+
+/** The runtime says how stream URLs are signed and where they point (runtime/workflow/streamLinks.ts). */
+export function setStreamLinkIssuer(issuer: StreamLinkIssuer | null): void {
+  streamLinkIssuer = issuer;
+}
+
+async function streamURL(runId: string, options?: { topics?: readonly string[]; ttlMS?: number }): Promise<string> {
+  const grant = checkStreamLinkOptions(runId, options);
+  const active = requireBackend("workflow.streamURL");
+  if (!(await active.get(runId))) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
+  if (!streamLinkIssuer)
+    throw new PlatformError(
+      "not_ready",
+      "workflow.streamURL: this runtime serves no stream URLs (run the project with platform dev or deploy it)",
+    );
+  return streamLinkIssuer(grant);
+}
+
+function subscribe(
+  runId: string,
+  options?: { from?: number; topics?: readonly string[] },
+): AsyncIterable<StreamMessage> {
+  const active = requireBackend("workflow.subscribe");
+  const read = active.readStream?.bind(active);
+  if (!read) throw new PlatformError("not_ready", "workflow.subscribe: this workflow backend keeps no run streams");
+  return subscribeToRun((query) => read(runId, query), runId, options);
+}
 
 function runHandle(from: WorkflowBackend, name: string, started: StartedRun): WorkflowRun {
   return Object.freeze({

@@ -35,6 +35,14 @@ import { sendOrStartRun } from "../engine/sendOrStart.ts";
 import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
 import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
 import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
+import {
+  createLiveRunStream,
+  type LiveRunStream,
+  STREAM_WAIT_SLICE_MS,
+  type StreamBatch,
+} from "../engine/liveRunStream.ts";
+import { createSqlRunStream } from "../engine/sqlRunStream.ts";
+import { streamPollDelayMS } from "../engine/streamPolling.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
 import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
@@ -108,6 +116,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   /** The runtime's clock when this instance was made: every time this actor reads or writes. */
   #now: Clock;
   #storeInstance: SqlEventStore | null = null;
+  #streamInstance: LiveRunStream | null = null;
   /** What the policy knows of each run this instance has to remember something of. */
   #runs = new Map<string, RunActorState>();
   /** Executions under way (the policy's `executing`), for a drive to join. */
@@ -176,6 +185,32 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 
   /** The project version of the code this actor runs (`PLATFORM_VERSION`), recorded on the runs it starts. */
+  /** The runs' streams, in a table of their own beside the log (made on the first publish or read). */
+  get #stream(): LiveRunStream {
+    this.#streamInstance ??= createLiveRunStream(createSqlRunStream(this.#sql));
+    return this.#streamInstance;
+  }
+
+  /**
+   * One batch of a run's stream. While an execution of the run is under way
+   * here (the actor is awake and billed for it anyway) the read waits for the
+   * next message; otherwise it answers at once, and the reader (the project
+   * worker) asks again when streamPollDelayMS says: a reader never holds a
+   * sleeping or waiting run's actor awake.
+   */
+  async readStream(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch> {
+    const status = () => {
+      const summary = this.#store.getRun(runId);
+      return summary ? (isLiveStatus(summary.status) ? "live" : "ended") : null;
+    };
+    const running = this.#executions.has(runId);
+    const batch = await this.#stream.read(runId, query, status, running ? STREAM_WAIT_SLICE_MS : 0);
+    if (batch.messages.length > 0 || batch.ended || running) return batch;
+    const summary = this.#store.getRun(runId);
+    if (!summary) return batch;
+    return { ...batch, retryAfterMS: streamPollDelayMS(summary.status, this.#store.lastEvent(runId), this.#now()) };
+  }
+
   get #version(): string | undefined {
     const version = this.env.PLATFORM_VERSION;
     return typeof version === "string" && version !== "" ? version : undefined;
@@ -358,6 +393,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
       executingHere: check.executingHere,
     });
+    for (const event of outcome.appended) this.#stream.publishLifecycle(event);
     const ended = outcome.appended.some(isTerminalEvent);
     if (ended) this.#releaseFlowKey(runId);
     const recovered: RunActorInput = {
@@ -392,6 +428,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
     const cancelled = cancelRun(this.#store, runId, reason, this.#now(), definition);
+    this.#stream.publishLifecycle(cancelled);
     if (cancelled.type === "cancel_requested") {
       // It rolls back first: driven like a run sent an event; its execution appends workflow_cancelled.
       await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
@@ -580,11 +617,13 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         `Workflow run "${runId}" is ${summary.status}; only a finished run is deleted`,
       );
     this.#store.forgetRuns([runId]);
+    this.#stream.forgetRuns([runId]);
     this.#runs.delete(runId);
     if (this.#sql.all("SELECT 1 FROM _workflow_runs LIMIT 1").length === 0) {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.#storeInstance = null;
+      this.#streamInstance = null;
     }
     return true;
   }
@@ -683,7 +722,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           awaitRun: this.#awaitRun,
           beforeWaiting: () =>
             void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
+          stream: this.#stream,
           onEvent: (event) => {
+            this.#stream.publishLifecycle(event);
             observe?.(event);
             if (!isTerminalEvent(event)) return;
             this.#releaseFlowKey(runId);

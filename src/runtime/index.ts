@@ -47,3 +47,4 @@ export type { StepContext, StepResult } from "../engine/stepContext.ts";
 export type { RollbackContext, RollbackFailure, RollbackFunction } from "../engine/rollbackContext.ts";
 export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/continuation.ts";
 export type { WorkflowRunView } from "../engine/describeRun.ts";
+export type { StreamMessage } from "../engine/runStream.ts";

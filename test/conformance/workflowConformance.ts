@@ -13,6 +13,7 @@ import { describeRollbackConformance } from "./rollbackConformance.ts";
 import { describeRunOperationsConformance } from "./runOperationsConformance.ts";
 import { describeRunResultConformance } from "./runResultConformance.ts";
 import { describeSendOrStartConformance } from "./sendOrStartConformance.ts";
+import { describeStreamConformance } from "./streamConformance.ts";
 import { describeWaitForRunConformance } from "./waitForRunConformance.ts";
 import { describeBeyondSpecConformance } from "./workflowConformance.beyondSpec.ts";
 import { describeCoreConformance } from "./workflowConformance.core.ts";
@@ -32,4 +33,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeRunResultConformance(name, makeBackend);
   describeWaitForRunConformance(name, makeBackend);
   describeRollbackConformance(name, makeBackend);
+  describeStreamConformance(name, makeBackend);
 }

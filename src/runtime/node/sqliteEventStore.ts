@@ -6,6 +6,8 @@ import { createSqlBulkOperationLog } from "../../engine/sqlBulkOperations.ts";
 import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
 import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
+import { createSqlRunStream } from "../../engine/sqlRunStream.ts";
+import type { RunStreamStore } from "../../engine/runStream.ts";
 
 /**
  * @example
@@ -15,6 +17,8 @@ import { nodeSyncSql } from "./nodeSyncSql.ts";
  */
 export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkOperationLog {
   readonly db: DatabaseSync;
+  /** The runs' streams (`ctx.publish`), in the same file. */
+  readonly stream: RunStreamStore;
   close(): void;
 }
 
@@ -43,6 +47,7 @@ export function openSqliteWorkflowStore(path: string): SqliteWorkflowStore {
     ...store,
     ...createSqlBulkOperationLog(sql),
     db,
+    stream: createSqlRunStream(sql),
     close() {
       if (db.isOpen) db.close();
     },

@@ -1,3 +1,4 @@
+import type { StreamMessage } from "../../engine/runStream.ts";
 import type { PluginId } from "../../contracts/pluginRegistry.ts";
 import type { WorkflowRunView } from "../../engine/describeRun.ts";
 
@@ -66,6 +67,8 @@ export interface TestRun<Result = any> extends PluginRecording {
   resume(): Promise<WorkflowRunView>;
   /** What `run.result()` would settle with: the result, or a PlatformError `workflow_failed` / `cancelled`. */
   result<T = Result>(): Promise<T>;
+  /** The run's stream so far, in offset order: its steps' `ctx.publish` messages and the lifecycle on topic `run`. */
+  readonly stream: readonly StreamMessage[];
 }
 
 /**

@@ -28,6 +28,9 @@ import { getWorkflowDefinition, settleRunOutcome } from "../../engine/workflowAp
 import { childRunIdOn, unplacedRunId } from "../../objects/runIds.ts";
 import { hex } from "../../core/crypto/encoding.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
+import { createLiveRunStream, type LiveRunStream } from "../../engine/liveRunStream.ts";
+import { createMemoryRunStream } from "../../engine/memoryRunStream.ts";
+import { MAX_STREAM_MESSAGES, type RunStreamStore } from "../../engine/runStream.ts";
 import { inNestedTestScope } from "./testScope.ts";
 
 export interface DriveOptions {
@@ -90,6 +93,19 @@ interface RunDriver {
   advanceTo(at: number): void;
 }
 
+/** The streams of the runs the kit drives, per store (children publish beside their parents). */
+const streamsOf = new WeakMap<MemoryEventStore, { kept: RunStreamStore; live: LiveRunStream }>();
+
+function streamsIn(store: MemoryEventStore): { kept: RunStreamStore; live: LiveRunStream } {
+  let streams = streamsOf.get(store);
+  if (!streams) {
+    const kept = createMemoryRunStream();
+    streams = { kept, live: createLiveRunStream(kept) };
+    streamsOf.set(store, streams);
+  }
+  return streams;
+}
+
 /** The runs the kit drives, per store, by run id: a child that ends finds its parent's driver here. */
 const driversOf = new WeakMap<MemoryEventStore, Map<string, RunDriver>>();
 
@@ -105,6 +121,7 @@ function createDriver(
   const now = () => clock;
   const view = () => describeRun(store.events(runId)) as WorkflowRunView;
   const recording = createRecording();
+  const streams = streamsIn(store);
   const drivers = driversOf.get(store) ?? new Map<string, RunDriver>();
   driversOf.set(store, drivers);
 
@@ -186,6 +203,8 @@ function createDriver(
             sleep: async () => {},
             children,
             awaitRun,
+            stream: streams.live,
+            onEvent: (event) => streams.live.publishLifecycle(event),
           }),
         env,
       );
@@ -223,6 +242,9 @@ function createDriver(
     outbox: recording.outbox,
     calls: recording.calls,
     runs: recording.runs,
+    get stream() {
+      return streams.kept.read(runId, { from: 0, limit: MAX_STREAM_MESSAGES });
+    },
     now,
     async send(name, payload) {
       appendReceivedEvent(store, runId, name, payload, clock);
@@ -239,7 +261,9 @@ function createDriver(
       return settle();
     },
     async cancel(reason) {
-      if (cancelRun(store, runId, reason, clock, definition).type === "cancel_requested") await settle();
+      const cancelled = cancelRun(store, runId, reason, clock, definition);
+      streams.live.publishLifecycle(cancelled);
+      if (cancelled.type === "cancel_requested") await settle();
       await tellParent();
       await tellWatchers();
       await children.cancel(activeChildrenOf(store.events(runId)), `Its parent run "${runId}" was cancelled`);

@@ -131,6 +131,8 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
 
     findStrandedRuns: (workflows) => runIndexOf(env).findStrandedRuns([...workflows]),
 
+    readStream: (runId, query) => requireActor(runId).readStream(runId, query),
+
     async waitForTerminal(runId) {
       const actor = requireActor(runId);
       for (;;) {

@@ -5,13 +5,17 @@ import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
 import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
+import { createStreamLinkIssuer, noteProjectBase, streamSecretOf } from "./streamLinks.ts";
+import { serveRunStream } from "./streamRoute.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import { setStepEnvSource } from "../../engine/stepContext.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
 import {
   describeScheduledRun,
   installWorkflowBackend,
+  installedWorkflowBackend,
   setCronRegistrar,
+  setStreamLinkIssuer,
   startScheduledRun,
   workflow as registry,
   workflowDefinitions,
@@ -61,6 +65,22 @@ setStepEnvSource(() => projectVariables(platformRuntime.env));
 platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
   if (!hasActors(env)) return errorResponse(new PlatformError("not_found", "This project has no workflow actors."));
   return handleWorkflowRoute(request, env, rest);
+});
+
+// Stream URLs (workflow.streamURL): signed with the project's secret, served before user code, without a session.
+setStreamLinkIssuer(
+  createStreamLinkIssuer(
+    () => platformRuntime.env,
+    () => workflowRunHost.clock(),
+  ),
+);
+platformRuntime.registerPublicRoute(async (request, env) => {
+  noteProjectBase(request);
+  return serveRunStream(request, {
+    backend: installedWorkflowBackend,
+    secret: () => streamSecretOf(env),
+    now: () => workflowRunHost.clock(),
+  });
 });
 
 platformRuntime.registerMetadata("workflows", () =>

@@ -12,6 +12,7 @@ import { DEFAULT_JSON_LIMIT_BYTES, parseJsonObject, readBodyBytes } from "../../
 import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
 import { toBulkFilter } from "../../engine/bulkOperation.ts";
 import { filterFromSearchParams } from "../../engine/runQuery.ts";
+import { streamQueryOfSearch } from "../../engine/runStream.ts";
 import { installedWorkflowBackend, workflow } from "../../engine/workflowApi.ts";
 import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
@@ -44,6 +45,8 @@ function notFound(runId: string): Response {
  * - `POST /__workflow/:runId/execute` → `{ done }`, plus this platform's `continue: true` when the
  *   step-loop budget ran out (the queue consumer's call; only then does it re-enqueue the run)
  * - `GET /__workflow/runs?name&status&…&limit&cursor` (every filter of `workflow.list`), `GET /__workflow/runs/:runId`
+ * - `GET /__workflow/runs/:runId/stream?from&topic` → one batch of the run's stream `{ messages, ended, retryAfterMS? }`
+ *   (it waits for the next message while the run's actor runs a step; `platform workflow watch` reads it)
  * - `POST /__workflow/start` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS?, priority? }` (CLI and console)
  * - `POST /__workflow/send` `{ workflowId, name, payload?, start: { name, data? } }` (start-or-send) →
  *   201 `{ runId, created: true }` or 200 `{ runId, created: false }`
@@ -74,6 +77,13 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     const runId = decodePathSegment(one[1]!);
     const view = runId === null ? null : await workflow.get(runId);
     return view ? Response.json(view) : notFound(runId ?? one[1]!);
+  }
+  const stream = /^\/runs\/([^/]+)\/stream$/.exec(rest);
+  if (stream && request.method === "GET") {
+    const runId = decodePathSegment(stream[1]!);
+    const backend = requireBackend();
+    if (runId === null || !backend.readStream) return notFound(runId ?? stream[1]!);
+    return Response.json(await backend.readStream(runId, streamQueryOfSearch(url.searchParams, "GET …/stream")));
   }
   const control = /^\/runs\/([^/]+)\/(cancel|events|pause|resume|rerun)$/.exec(rest);
   if (control && request.method === "POST") {

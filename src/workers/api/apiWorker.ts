@@ -25,6 +25,7 @@ import { deleteSecret, listSecrets, putSecret } from "./projectSecretRoutes.ts";
 import {
   cancelProjectWorkflowRun,
   getProjectWorkflowRun,
+  streamProjectWorkflowRun,
   listProjectWorkflowRuns,
   runProjectCron,
   sendProjectWorkflowEvent,
@@ -98,6 +99,7 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .get("/projects/:slug/workflows", withCliUser, listProjectWorkflowRuns)
       .post("/projects/:slug/workflows", withCliUser, startProjectWorkflow)
       .get("/projects/:slug/workflows/:runId", withCliUser, getProjectWorkflowRun)
+      .get("/projects/:slug/workflows/:runId/stream", withCliUser, streamProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/cancel", withCliUser, cancelProjectWorkflowRun)
       .post("/projects/:slug/workflows/:runId/events", withCliUser, sendProjectWorkflowEvent)
       .post("/projects/:slug/workflows/:runId/pause", withCliUser, pauseProjectWorkflowRun)

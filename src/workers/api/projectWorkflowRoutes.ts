@@ -54,6 +54,16 @@ export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): P
   return Response.json(await withMappedStepErrors(await answer.json(), (stacks, at) => log.mapStacks(stacks, at)));
 }
 
+/**
+ * `GET /projects/:slug/workflows/:runId/stream?from&topic`: one batch of the run's stream (`platform
+ * workflow watch` reads batch after batch); the project's answer, a wait for the next message included, passes through.
+ */
+export async function streamProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
+  const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
+  const query = new URL(request.url).search;
+  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request, `/stream${query}`)));
+}
+
 /** `POST /projects/:slug/workflows` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }`: starts a registered workflow. */
 export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);

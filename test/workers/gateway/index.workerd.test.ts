@@ -65,6 +65,9 @@ describe("gateway routing to project workers", () => {
     // A webhook endpoint is public: third parties post to it.
     { url: "https://shop.example.test/__platform/webhooks/stripe-orders", script: "proj-shop", basePath: null },
     { url: "https://example.test/priv/__platform/webhooks/stripe-orders", script: "proj-priv", basePath: "/priv" },
+    // A run's stream URL (workflow.streamURL): its token, not the caller, is checked by the project worker.
+    { url: "https://shop.example.test/__platform/streams/run-1/s1.abc.def", script: "proj-shop", basePath: null },
+    { url: "https://example.test/priv/__platform/streams/run-1/s1.abc.def", script: "proj-priv", basePath: "/priv" },
   ])("$url → $script (base path $basePath), URL forwarded unchanged", async ({ url, script, basePath, forwarded }) => {
     const { response, calls } = await through(url);
     expect(response.status).toBe(200);
@@ -191,6 +194,11 @@ describe("gateway blocks internal routes", () => {
     "/__platform/webhooks/x/y",
     "/__platform/webhooks/x%2F..%2F..%2Fmetadata",
     "/__platform/webhooks/x/../../metadata",
+    "/__platform/streams",
+    "/__platform/streams/run-1",
+    "/__platform/streams/run-1/token/more",
+    "/__platform/streams/x%2F..%2F..%2Fmetadata/t",
+    "/__platform/streams/%2e%2e/metadata",
   ];
 
   const hosts = [

@@ -7,6 +7,7 @@ import { alertForm, appendTo, clear, el, field, formatTime, jsonField, onSubmit,
 import { renderRunControls, runControlsKey } from "./runControls.js";
 import { runsSection } from "./runList.js";
 import { renderTimeline } from "./timelineView.js";
+import { followStream, renderStreamSection } from "./streamView.js";
 import { logsSection } from "./logsView.js";
 import { outboxSection } from "./outbox.js";
 import { chatWindowSection } from "./chatWindow.js";
@@ -563,6 +564,7 @@ async function showRun(slug, runId) {
   const errors = el("section", { "aria-labelledby": "errors-heading", id: "step-errors", hidden: "" });
   const controls = el("section", { "aria-labelledby": "controls-heading", id: "run-controls" });
   const family = el("section", { "aria-labelledby": "children-heading", id: "run-children" });
+  const stream = el("section", { "aria-labelledby": "stream-heading", id: "run-stream" });
   const events = el("pre", { id: "raw-events", tabindex: "0" });
   const live = el("p", { role: "status", class: "meta" });
   const reruns = el("p", { class: "meta", id: "reruns" });
@@ -591,9 +593,19 @@ async function showRun(slug, runId) {
     outcome,
     errors,
     family,
+    stream,
     el("details", { open: "" }, el("summary", {}, "Raw events"), events),
   );
   heading.focus();
+  void followStream({
+    read: (from) =>
+      api("GET", `/projects/${encodeURIComponent(slug)}/workflows/${encodeURIComponent(runId)}/stream?from=${from}`),
+    show: renderStreamSection(stream),
+    current: () => generation === viewGeneration,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  }).catch((/** @type {unknown} */ error) => {
+    if (generation === viewGeneration) stream.append(el("p", { class: "meta" }, `Stream: ${errorText(error)}`));
+  });
   let first = true;
   /** @type {string | undefined} */
   let controlsShown;

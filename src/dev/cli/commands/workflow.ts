@@ -17,6 +17,7 @@ import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";
 import { filterAsFlags } from "../workflow/runFilterArgs.ts";
 import { parseWorkflowInvocation } from "../workflow/workflowArgs.ts";
+import { watchCommand } from "../workflow/watchCommand.ts";
 import { checkSchedulesInvocation, fetchScheduleRows, formatSchedules } from "../workflow/workflowSchedules.ts";
 
 /** How often `start --wait` asks for the run's new events. */
@@ -32,7 +33,7 @@ interface StartedRun {
 export const workflowCommand: Command = {
   summary: "Start, inspect, search, pause, rerun, cancel and send events to a project's workflow runs.",
   usage:
-    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--priority 1-10] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | send <workflowId> <event> --start NAME [--start-data JSON] [--data JSON] | schedules [--full]   [--dir d] [--api URL] [--json]",
+    "platform workflow list [filters] [--limit N] [--cursor c] [--full] | get <runId> | start <name> [--data JSON] [--id ID] [--idempotency-key K] [--priority 1-10] [--wait] | cancel <runId> [--reason R] | cancel <filters> [--reason R] [--yes] | rerun <runId> [--from-step S] | rerun <filters> [--from-step S] [--yes] | pause <runId> [--reason R] | resume <runId> | send <runId> <event> [--data JSON] | send <workflowId> <event> --start NAME [--start-data JSON] [--data JSON] | schedules [--full] | watch <runId> [--from N] [--topic T]   [--dir d] [--api URL] [--json]",
   help: `
 list    runs newest first, in 100 columns: short run ids (--full shows them
         whole), status queued (with its flow control key and how many are
@@ -64,6 +65,10 @@ send    sends an event to a run (workflow.send) with --data as its payload;
         NAME the first argument is a workflow id: the event goes to that id's
         active run, or a new run of NAME (with --start-data) is started with
         that id and the event as its first (start-or-send, atomic per id)
+watch   prints a run's live stream (ctx.publish and the lifecycle on topic
+        run) as it is published, from --from N (an offset; default 0), only
+        --topic T (several: a,b); exits 0 when the run completes, 1 when it
+        fails or is cancelled
 schedules  the scheduled workflows (workflow(name, steps, { schedule })):
         cron, time zone, next tick and the latest run a tick started
 
@@ -100,6 +105,8 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       "reason",
       "dir",
       "api",
+      "from",
+      "topic",
     ],
     booleans: ["full", "wait", "json", "yes"],
   }),
@@ -112,6 +119,7 @@ prints the raw answer. Usage errors (e.g. --data that is not JSON) exit 2.`,
       );
       return;
     }
+    if (positionals[0] === "watch") return watchCommand(positionals.slice(1), values);
     const invocation = parseWorkflowInvocation(positionals, values);
     const target = resolvePlatformTarget(values);
     const runs = `/projects/${encodeURIComponent(target.slug)}/workflows`;

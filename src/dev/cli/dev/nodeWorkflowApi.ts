@@ -1,3 +1,4 @@
+import { streamQueryOfSearch } from "../../../engine/runStream.ts";
 import { decodePathSegment } from "../../../core/web/pathSegment.ts";
 import { timingSafeEqual } from "node:crypto";
 import {
@@ -98,6 +99,14 @@ export function createNodeWorkflowApi(options: NodeWorkflowApiOptions): { fetch(
       if (schedules[1] !== options.slug)
         throw new PlatformError("not_found", `No project named "${schedules[1]}" in your account.`);
       return Response.json({ schedules: options.backend()?.schedules?.() ?? [] });
+    }
+    const stream = /^\/projects\/([^/]+)\/workflows\/([^/]+)\/stream$/.exec(path);
+    if (stream && request.method === "GET") {
+      const backend = stream[1] === options.slug ? options.backend() : null;
+      if (!backend?.readStream)
+        throw new PlatformError("not_found", `No project named "${stream[1]}" in your account.`);
+      const query = streamQueryOfSearch(new URL(request.url).searchParams, "GET …/stream");
+      return Response.json(await backend.readStream(runIdIn(stream[2]!), query));
     }
     const match = WORKFLOWS_PATH.exec(path);
     if (!match) throw new PlatformError("not_found", "Not found.");

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createNodeWorkflowApi, NODE_API_PATH } from "#src/dev/cli/dev/nodeWorkflowApi.ts";
 import { defineWorkflow } from "#src/engine/definition.ts";
 import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
@@ -183,6 +183,33 @@ describe("platform dev --node: the API's workflow routes, for the CLI", () => {
     const [method, path, body, headers] = request as [string, string, unknown, Record<string, string> | undefined];
     const answer = await call(method, path, body, headers);
     expect({ status: answer.status, code: answer.json.error?.code }).toEqual({ status, code });
+  });
+
+  it("GET …/:runId/stream answers batches of the run's stream from ?from, by ?topic, ended once the run has", async () => {
+    const call = nodeApi();
+    const runId = (await call("POST", "/projects/shop/workflows", { name: "approval" })).json.runId as string;
+    const stream = `/projects/shop/workflows/${encodeURIComponent(runId)}/stream`;
+    await vi.waitFor(async () => expect((await backend!.get(runId))?.waitingFor).toBeDefined());
+    const waiting = await call("GET", `${stream}?from=0&topic=run`);
+    expect(waiting.status).toBe(200);
+    expect(waiting.json.messages.map((m: { data: { type: string } }) => m.data.type)).toEqual([
+      "step_started",
+      "step_completed",
+      "waiting",
+    ]);
+    expect(waiting.json.ended).toBe(false);
+    await call("POST", `/projects/shop/workflows/${encodeURIComponent(runId)}/events`, { name: "approval" });
+    await backend!.waitForTerminal(runId);
+    const rest = await call("GET", `${stream}?from=3`);
+    expect(rest.json.messages.map((m: { offset: number }) => m.offset)).toEqual([3, 4, 5]);
+    expect(rest.json.ended).toBe(true);
+    for (const [query, status] of [
+      ["?from=-1", 400],
+      ["?topic=BAD", 400],
+    ] as const)
+      expect((await call("GET", `${stream}${query}`)).status).toBe(status);
+    expect((await call("GET", "/projects/shop/workflows/no-such-run/stream")).status).toBe(404);
+    expect((await call("GET", `/projects/other/workflows/${runId}/stream`)).status).toBe(404);
   });
 
   it("a project that registers no workflows → 404", async () => {

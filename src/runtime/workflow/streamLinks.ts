@@ -1,0 +1,54 @@
+import { streamRoutePath } from "../../contracts/streamRoute.ts";
+import { randomBase64url } from "../../core/crypto/encoding.ts";
+import { PlatformError } from "../../core/errors.ts";
+import { signStreamToken } from "../../core/streamToken.ts";
+import type { Clock } from "../../engine/clock.ts";
+import type { StreamLinkIssuer } from "../../engine/streamLink.ts";
+import { basePathOf } from "../entry/requestBasePath.ts";
+
+/** What of a worker's environment (PlatformEnv) stream URLs read. */
+type StreamEnv = { readonly PLATFORM_WORKER_SECRET?: unknown; readonly PLATFORM_LOCAL?: unknown };
+
+let localFallbackSecret: string | null = null;
+
+/**
+ * The secret stream tokens are signed with: the project's worker secret (the
+ * key is derived from it, see core/streamToken.ts). Under `platform dev
+ * --node` there is none: a random one for the process, so its URLs last until
+ * it restarts (as its sessions do).
+ */
+export function streamSecretOf(env: StreamEnv | null): string | null {
+  const secret = env?.PLATFORM_WORKER_SECRET;
+  if (typeof secret === "string" && secret !== "") return secret;
+  if (env?.PLATFORM_LOCAL !== "1") return null;
+  localFallbackSecret ??= randomBase64url(32);
+  return localFallbackSecret;
+}
+
+let projectBase: string | null = null;
+
+/**
+ * Remembers where the project is served (origin and a private deployment's
+ * `/<slug>`), from the requests it answers: a stream URL points there.
+ */
+export function noteProjectBase(request: Request): void {
+  projectBase = new URL(request.url).origin + basePathOf(request);
+}
+
+/**
+ * Signs a grant into a URL on the project's origin; before the project has
+ * served any request (a cron, a step in a fresh actor) it answers the path
+ * alone, which a page of the project resolves against its own origin.
+ */
+export function createStreamLinkIssuer(env: () => StreamEnv | null, now: Clock): StreamLinkIssuer {
+  return async ({ runId, topics, ttlMS }) => {
+    const secret = streamSecretOf(env());
+    if (!secret)
+      throw new PlatformError(
+        "not_ready",
+        "workflow.streamURL: this project worker has no PLATFORM_WORKER_SECRET binding",
+      );
+    const token = await signStreamToken(secret, { run: runId, ...(topics ? { topics } : {}), exp: now() + ttlMS });
+    return (projectBase ?? "") + streamRoutePath(runId, token);
+  };
+}
