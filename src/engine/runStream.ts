@@ -7,6 +7,9 @@ import { toJsonValue, utf8ByteLength, type JsonValue } from "./json.ts";
  * on topic `run`. Kept with the run, beside its event log (never in it), and
  * read in offset order from any offset. At-least-once, like steps: a message
  * of an attempt that later fails stays, marked with its attempt.
+ * @example
+ * // in a step: ctx.publish("progress", { pct: 10 });
+ * for await (const message of workflow.subscribe(runId)) console.log(message.offset, message.topic, message.data);
  */
 export interface StreamMessage {
   /** From 0, one more per message of the run. */

@@ -297,12 +297,17 @@ export interface WorkflowFunction {
    * The run's live stream (`ctx.publish` and the lifecycle on topic `run`): its messages in offset
    * order from `from` (default 0), only `topics` when given, ending after its last message once the
    * run has ended. Rejects (on the first read) with `not_found` for an unknown run.
+   * @example
+   * for await (const message of workflow.subscribe(runId, { topics: ["progress"] })) console.log(message.data);
    */
   subscribe(runId: string, options?: { from?: number; topics?: readonly string[] }): AsyncIterable<StreamMessage>;
   /**
    * A URL on the project's origin that serves the run's stream as `text/event-stream` to whoever
    * holds it (a browser's `EventSource`, no session): only `topics` when given, for `ttlMS`
    * (default 1 hour, at most 24). Rejects with `not_found` for an unknown run.
+   * @example
+   * const url = await workflow.streamURL(run.id, { topics: ["progress"], ttlMS: 600_000 });
+   * // in the page: new EventSource(url).addEventListener("progress", (e) => show(JSON.parse(e.data)));
    */
   streamURL(runId: string, options?: { topics?: readonly string[]; ttlMS?: number }): Promise<string>;
 }
