@@ -16,6 +16,7 @@ import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginCallRecord, type PluginRecording } from "./testRecords.ts";
 import type { TestedProject } from "./testRequest.ts";
 import { inTestScope, testEnv } from "./testScope.ts";
+import { testExecutionContext } from "./testExecutionContext.ts";
 
 /**
  * The plugins whose handlers a test can drive.
@@ -225,19 +226,14 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
     });
     const recording = createRecording();
     await inTestScope(recording, async () => {
-      const pending: Promise<unknown>[] = [];
-      const ctx = {
-        waitUntil: (promise: Promise<unknown>) => void pending.push(promise),
-        passThroughOnException: () => {},
-        props: {},
-      } as unknown as ExecutionContext;
+      const { ctx, settled } = testExecutionContext();
       try {
         // Parsed from JSON, as the project worker reads the plugin's POST: the handler gets no object the test holds.
         await runPluginHandler(plugin, { body: JSON.parse(payload), request, env: testEnv(), ctx });
       } catch (error) {
         throw error instanceof NoPluginHandler ? noHandler(error, plugin) : error;
       } finally {
-        await Promise.allSettled(pending);
+        await settled();
         const channelId = (body.event as { channelId?: unknown }).channelId;
         posted.record(recording.calls, from, typeof channelId === "string" ? channelId : null);
       }

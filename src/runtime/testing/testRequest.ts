@@ -6,6 +6,7 @@ import { createPlatformWorker, type ProjectExport } from "../entry/createPlatfor
 import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginRecording } from "./testRecords.ts";
 import { inTestScope, testEnv, testEnvWith } from "./testScope.ts";
+import { testExecutionContext } from "./testExecutionContext.ts";
 
 /**
  * Where a relative test request goes: a local project's address, as under `platform dev`.
@@ -102,14 +103,9 @@ export async function testRequest(
   const response = await inTestScope(
     recording,
     async () => {
-      const pending: Promise<unknown>[] = [];
-      const ctx = {
-        waitUntil: (promise: Promise<unknown>) => void pending.push(promise),
-        passThroughOnException: () => {},
-        props: {},
-      } as unknown as ExecutionContext;
+      const { ctx, settled } = testExecutionContext();
       const answer = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, env, ctx);
-      await Promise.allSettled(pending);
+      await settled();
       return answer;
     },
     vars,
