@@ -114,9 +114,10 @@ describe("platform up keeps its tenants apart", () => {
       bundle: "this is not javascript(",
       metadata: {},
     });
-    expect(broken.status).toBe(502);
+    // The user's own error, not Cloudflare's: 400 invalid_input with Cloudflare's words (a client retrying 5xx would loop).
+    expect(broken.status).toBe(400);
     expect(broken.json.error).toEqual({
-      code: "upstream_error",
+      code: "invalid_input",
       message: expect.stringMatching(
         /^Cloudflare refused the upload of proj-attacker: Uncaught SyntaxError: Unexpected identifier 'is'/,
       ),
