@@ -183,17 +183,20 @@ describe("PUT /projects/:slug/deployment", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_crons").first("n")).toBe(0);
   });
 
-  // What Cloudflare refuses of a pushed bundle: the API answers 502 with Cloudflare's words, and nothing is kept.
+  // What Cloudflare refuses of a pushed bundle: the API answers with Cloudflare's words (400 when the bundle's top
+  // level does not run, 502 otherwise), and nothing is kept.
   it.each([
     [
       "a bundle that cannot start (the one upload that took `platform up` down)",
       { bundle: "this is not javascript(", metadata: {} },
       /^Cloudflare refused the upload of proj-shop: Uncaught SyntaxError: Unexpected identifier 'is'/,
+      400,
     ],
     [
       "a bundle whose top level throws",
       { bundle: "throw new Error('boom'); export default { fetch() {} }", metadata: {} },
       /Uncaught Error: boom/,
+      400,
     ],
     [
       "a bundle that does not export the Durable Object classes it declares",
@@ -202,16 +205,19 @@ describe("PUT /projects/:slug/deployment", () => {
         metadata: { durableObjects: ["WorkflowRun"] },
       },
       /Cannot apply new-sqlite-class migration to class 'WorkflowRun' that is not exported by script$/,
+      502,
     ],
     [
       "a bundle with no event handler",
       { bundle: "export const nothing = 1;", metadata: {} },
       /The uploaded script has no registered event handlers\.$/,
+      502,
     ],
-  ])("refuses %s with 502 and Cloudflare's message, recording nothing", async (_name, body, message) => {
+  ] as const)("refuses %s with Cloudflare's message, recording nothing", async (_name, body, message, status) => {
     const { cloudflare, result } = await push("shop", body);
-    expect(result.status).toBe(502);
-    expect(result.json.error.code).toBe("upstream_error");
+    // A bundle whose top level does not run is the user's error (400 invalid_input: a client retrying 5xx would loop).
+    expect(result.status).toBe(status);
+    expect(result.json.error.code).toBe(status === 400 ? "invalid_input" : "upstream_error");
     expect(result.json.error.message).toMatch(message);
     expect(cloudflare.uploads).toHaveLength(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM project_deployments").first("n")).toBe(0);
