@@ -1,5 +1,5 @@
 import type { AcknowledgedStart, SentEvent } from "./chaosHistory.ts";
-import { type SeededRandom, seededRandom } from "./seededRandom.ts";
+import { type SeededRandom, seededRandom } from "#test/support/seededRandom.ts";
 
 /** One composed piece of work a client asks the chaos project for. */
 export type ClientOp = "parent" | "keyed" | "waiter" | "debounced" | "idem" | "sendStart" | "long" | "slow";

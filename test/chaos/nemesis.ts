@@ -1,6 +1,6 @@
 import { descendantsOf } from "#test/support/e2e/cliProcess.ts";
 import { killTree } from "#test/support/e2e/workflowProjects.ts";
-import { seededRandom } from "./seededRandom.ts";
+import { seededRandom } from "#test/support/seededRandom.ts";
 
 /** One fault: after `afterMS` of uptime, SIGKILL the tree and restart it, or SIGSTOP it for `pauseMS` then SIGCONT. */
 export type Fault = { kind: "kill"; afterMS: number } | { kind: "pause"; afterMS: number; pauseMS: number };

@@ -1,4 +1,5 @@
 import type { StoredEvent } from "#src/engine/events.ts";
+import { seededRandom } from "#test/support/seededRandom.ts";
 import type { AppendResult, CreateRunStoreOptions, WorkflowEventStore } from "#src/engine/store.ts";
 import type { SyncSql } from "#src/engine/syncSql.ts";
 
@@ -20,19 +21,8 @@ export interface FaultSwitch {
   next(): FaultKind | null;
 }
 
-/** mulberry32: a tiny seeded generator, so a seed names one exact sequence of faults. */
-function seededRandom(seed: number): () => number {
-  let t = seed >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), t | 1);
-    r ^= r + Math.imul(r ^ (r >>> 7), r | 61);
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function faultSwitch(seed: number, rate: number): FaultSwitch {
-  const random = seededRandom(seed);
+  const { next: random } = seededRandom(seed);
   const injected = { before: 0, after: 0 };
   return {
     rate,
