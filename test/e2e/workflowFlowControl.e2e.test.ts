@@ -42,10 +42,12 @@ router.post("/start/:name", async (request) => {
 });
 `;
 
-async function start(url: string, name: string, data: unknown, options: object = {}) {
-  const response = await fetch(`${url}/start/${name}`, { method: "POST", body: JSON.stringify({ data, ...options }) });
+async function start(dev: { url: string; output(): string }, name: string, data: unknown, options: object = {}) {
+  const response = await fetch(`${dev.url}/start/${name}`, { method: "POST", body: JSON.stringify({ data, ...options }) });
   if (response.status !== 200)
-    throw new Error(`starting ${name} answered ${response.status}: ${await response.text()}`);
+    throw new Error(
+      `starting ${name} answered ${response.status}: ${await response.text()}\nplatform dev printed:\n${dev.output().slice(-4000)}`,
+    );
   return (await response.json()) as { runId: string; created: boolean };
 }
 
@@ -55,8 +57,8 @@ describe.each(devBackends(8946))("flow control under %s", (_name, flags, port) =
 
   it("10 starts with concurrency { limit: 2, key: customer } for one customer: never more than 2 active, all complete; another customer is not held back", async () => {
     const started = await Promise.all([
-      ...Array.from({ length: 10 }, (_, n) => start(dev.url, "sync", { customer: "acme", n })),
-      ...Array.from({ length: 2 }, (_, n) => start(dev.url, "sync", { customer: "beta", n })),
+      ...Array.from({ length: 10 }, (_, n) => start(dev, "sync", { customer: "acme", n })),
+      ...Array.from({ length: 2 }, (_, n) => start(dev, "sync", { customer: "beta", n })),
     ]);
     const acmeIds = started.slice(0, 10).map((s) => s.runId);
     const betaIds = started.slice(10).map((s) => s.runId);
@@ -73,9 +75,9 @@ describe.each(devBackends(8946))("flow control under %s", (_name, flags, port) =
   });
 
   it("the CLI lists queued runs with their key, says what one waits for, and they start in turn", async () => {
-    const first = await start(dev.url, "exclusive", { customer: "acme", n: 1 });
-    const second = await start(dev.url, "exclusive", { customer: "acme", n: 2 });
-    const third = await start(dev.url, "exclusive", { customer: "acme", n: 3 });
+    const first = await start(dev, "exclusive", { customer: "acme", n: 1 });
+    const second = await start(dev, "exclusive", { customer: "acme", n: 2 });
+    const third = await start(dev, "exclusive", { customer: "acme", n: 3 });
     const listed = await workflowCli("list", "--status", "queued", "--name", "exclusive", "--full");
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(second.runId);
@@ -98,7 +100,7 @@ describe.each(devBackends(8946))("flow control under %s", (_name, flags, port) =
 
   it("5 starts with debounce { periodMS: 1000, key } in quick succession start one run, with the last data", async () => {
     const started = [];
-    for (let n = 0; n < 5; n++) started.push(await start(dev.url, "digest", { customer: "acme", n }));
+    for (let n = 0; n < 5; n++) started.push(await start(dev, "digest", { customer: "acme", n }));
     expect(new Set(started.map((s) => s.runId)).size).toBe(1);
     expect(started.map((s) => s.created)).toEqual([true, false, false, false, false]);
     const [run] = await waitForRuns(dev.url, [started[0]!.runId], 30_000);
@@ -111,18 +113,18 @@ describe.each(devBackends(8946))("flow control under %s", (_name, flags, port) =
   });
 
   it("two starts with the same idempotencyKey, the second after the first completed, return the same run", async () => {
-    const first = await start(dev.url, "charge", { amount: 5 }, { idempotencyKey: "order-7" });
+    const first = await start(dev, "charge", { amount: 5 }, { idempotencyKey: "order-7" });
     expect(first.created).toBe(true);
     const [done] = await waitForRuns(dev.url, [first.runId], 30_000);
     expect(done!.status).toBe("completed");
-    const second = await start(dev.url, "charge", { amount: 6 }, { idempotencyKey: "order-7" });
+    const second = await start(dev, "charge", { amount: 6 }, { idempotencyKey: "order-7" });
     expect(second).toEqual({ runId: first.runId, created: false });
     // The CLI's start with the same key answers it too.
     const again = await workflowCli("start", "charge", "--data", '{"amount":7}', "--idempotency-key", "order-7");
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout.trim()).toBe(first.runId);
     expect(again.stderr).toMatch(/idempotency key "order-7" answers an earlier run/);
-    const other = await start(dev.url, "charge", { amount: 8 }, { idempotencyKey: "order-8" });
+    const other = await start(dev, "charge", { amount: 8 }, { idempotencyKey: "order-8" });
     expect(other.created).toBe(true);
   });
 });

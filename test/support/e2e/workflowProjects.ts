@@ -135,6 +135,8 @@ export function useDevProject(dir: string, project: string, flags: string[], por
       if (!dev) throw new Error(`platform dev for ${dir} did not start`);
       return dev.url;
     },
+    /** What `platform dev` printed so far: a failing test quotes its tail. */
+    output: (): string => dev?.output() ?? "",
     workflowCli: (...args: string[]) => runCli(["workflow", ...args, "--dir", dir]),
   };
 }
