@@ -16,7 +16,7 @@ import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/inde
 import { devSession, PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev } from "../support/e2e/index.ts";
 import type { DevProcess } from "../support/e2e/index.ts";
 
-// Port of this file: 8960.
+// Port of this file: 8920.
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-approvals-"));
 const dir = path.join(work, "approvals");
@@ -173,7 +173,7 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, "src/index.ts"), PROJECT);
   // Not --private: under platform dev a local project is a private deployment for the proxy rate all the
   // same, so the many plugin actions of this file are never refused (issue 29: no 3-per-minute limit locally).
-  dev = await startDev([dir, "--port", "8960"]);
+  dev = await startDev([dir, "--port", "8920"]);
   browser = await launchChromium();
 }, 120_000);
 

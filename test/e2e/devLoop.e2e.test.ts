@@ -19,8 +19,8 @@ import {
 
 // The dev loop of one project under `platform dev`: its variables (.dev.vars), its log
 // (`platform logs --follow` and the console's Logs view), a load-time throw that leaves the
-// previous version answering, and rename-style saves. Ports of this file: 8970.
-const PORT = 8970;
+// previous version answering, and rename-style saves. Ports of this file: 8921.
+const PORT = 8921;
 
 const source = (version: string, extra = "") => `import { Router } from "itty-router";
 import { workflow } from "platform";

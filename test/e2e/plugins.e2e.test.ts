@@ -9,7 +9,7 @@ import { orList } from "#src/core/wordList.ts";
 import { artifactPath, launchChromium, removeWorkDir } from "../support/e2e/index.ts";
 import { PLATFORM_BIN, REPO, runCli, signedInConsoleUrl, startDev, type DevProcess } from "../support/e2e/index.ts";
 
-// Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8900 (a copy of the demo).
+// Ports of this file: 8899 (a project with a slash command and a workspace message handler), 8922 (a copy of the demo).
 
 const work = mkdtempSync(path.join(tmpdir(), "platform-plugins-"));
 const dir = path.join(work, "bots");
@@ -331,7 +331,7 @@ it("the demo: its email form sends through the email-send plugin to the local fa
   cpSync(path.join(REPO, "demo/src"), path.join(demoDir, "src"), { recursive: true });
   cpSync(path.join(REPO, "demo/package.json"), path.join(demoDir, "package.json"));
   // --public: the demo gets a deployed public project's proxy rate, which the end of this test reaches.
-  const demo = await startDev([demoDir, "--port", "8900", "--public"]);
+  const demo = await startDev([demoDir, "--port", "8922", "--public"]);
   const page = await browser.newPage();
   try {
     await page.goto(demo.url + "/");

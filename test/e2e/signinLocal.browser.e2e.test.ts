@@ -3,7 +3,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { artifactPath, copyDemo, initProject, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
 
-// Ports of this file: 8893 (a copy of the demo), 8896 (a project that allows only example.com),
+// Ports of this file: 8923 (a copy of the demo), 8896 (a project that allows only example.com),
 // 8897 (the demo as a private deployment under /<slug>/), 8906 (sessions that end).
 
 const work = useWorkDir("platform-signin-");
@@ -23,7 +23,7 @@ async function expectSignInRedirect(page: Page, url: string) {
 
 it("the demo: sign in with the local form, reach /api/private/me, sign out; Cancel leaves no session", async () => {
   const dir = copyDemo(work);
-  await withDevAndChromium([dir, "--port", "8893"], async (dev, browser) => {
+  await withDevAndChromium([dir, "--port", "8923"], async (dev, browser) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(dev.url + "/");

@@ -9,7 +9,7 @@ import { artifactPath, useWorkDir, withDevAndChromium } from "#test/support/e2e/
 // OpenID Connect provider's real login and consent pages, the callback token
 // and the project's session, in headless Chromium.
 
-const PORT = 8895;
+const PORT = 8924;
 const SLUG = "signin-oidc-e2e";
 const work = useWorkDir("platform-signin-");
 
