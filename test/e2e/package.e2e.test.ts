@@ -1,9 +1,16 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeProcess, descendantsOf, isAlive, plainShellPath, REPO } from "#test/support/e2e/index.ts";
+import {
+  describeProcess,
+  descendantsOf,
+  isAlive,
+  plainShellPath,
+  REPO,
+  waitForOutput,
+} from "#test/support/e2e/index.ts";
 import {
   exportsWithoutExample,
   removeWorkDir,
@@ -20,6 +27,10 @@ const artifacts = path.join(work, "artifacts");
 const project = path.join(work, "my-app");
 let tarball = "";
 let dev: DevProcess | null = null;
+/** `platform logs --follow` while a test reads it. */
+let follow: ChildProcess | null = null;
+/** What the two installs printed: `npm install <tgz>`, then `npm install` of the scaffolded project. */
+const installOutputs: string[] = [];
 
 /** A plain shell's environment: no npm_*, VITEST* or NODE_* variables of the test run, and no node_modules/.bin. */
 function userEnv(): NodeJS.ProcessEnv {
@@ -100,14 +111,18 @@ beforeAll(async () => {
   expect(existsSync(tarball)).toBe(true);
 
   mkdirSync(project);
-  await ok("npm", ["install", tarball, ...INSTALL_FLAGS], project);
+  installOutputs.push((await ok("npm", ["install", tarball, ...INSTALL_FLAGS], project)).output);
   const init = await ok("npx", ["platform", "init", "."], project);
   expect(init.output).toContain(`Created project "my-app" in ${project}`);
   expect(init.output).toContain("Next: npm install && npm test && npm run dev");
-  await ok("npm", ["install", ...INSTALL_FLAGS], project);
+  installOutputs.push((await ok("npm", ["install", ...INSTALL_FLAGS], project)).output);
 }, 600_000);
 
 afterAll(async () => {
+  // A test that failed while it read `--follow` leaves it running: end the row from its CLI up.
+  for (const pid of follow ? [follow.pid!, ...descendantsOf(follow.pid!)].reverse() : []) {
+    if (isAlive(pid)) process.kill(pid, "SIGTERM");
+  }
   await dev?.stop("SIGTERM");
   removeWorkDir(work);
 });
@@ -129,6 +144,15 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     // The CLI the scripts call is the installed package's, run by the Node 22 it brought.
     expect(existsSync(path.join(project, "node_modules/platform/dist/dev/cli/main.js"))).toBe(true);
     expect(existsSync(path.join(project, "node_modules/.bin/node"))).toBe(true);
+  });
+
+  // npm checks each package's engines against the Node it runs on (20 here). These need Node 22 and run only
+  // under the Node 22 the package brings: the CLI's Miniflare and wrangler (with wrangler's kv-asset-handler),
+  // and the project's vitest. Every published miniflare and wrangler needs Node 22, so npm warns for them.
+  it("npm install warns EBADENGINE for nothing but the Node 22 tools the package runs under its own Node 22", () => {
+    const nodeTwentyTwoTools = ["@cloudflare/kv-asset-handler", "miniflare", "vitest", "wrangler"];
+    const warned = Array.from(installOutputs.join("\n").matchAll(/EBADENGINE\s+package: '(@?[^@']+)@/g), (m) => m[1]!);
+    expect([...new Set(warned)].filter((name) => !nodeTwentyTwoTools.includes(name))).toEqual([]);
   });
 
   it("`npx platform init <dir>` from the project: the new folder depends on the same tarball, from where it is", async () => {
@@ -187,25 +211,85 @@ describe("the platform package in a fresh folder: npm install <tgz>, npx platfor
     expect(tree.filter(isAlive).map(describeProcess)).toEqual([]);
   });
 
-  it("`npx platform dev --port 8961` with no directory runs this folder's project, reads .dev.vars, and `platform logs` here finds it", async () => {
+  it("`npx platform dev --port 8961` with no directory runs this folder's project, reads .dev.vars, and `platform logs` (--follow too) here shows its requests, console.log lines and a failed step's src/index.ts line", async () => {
     writeFileSync(path.join(project, ".dev.vars"), "GREETING=Howdy\n");
-    writeFileSync(
-      path.join(project, "src/index.ts"),
-      readFileSync(path.join(project, "src/index.ts"), "utf8").replace(
-        "export default router;",
-        `router.get("/api/greeting", (_request, env) => Response.json({ greeting: env.GREETING }));
+    const source = readFileSync(path.join(project, "src/index.ts"), "utf8").replace(
+      "export default router;",
+      `router.get("/api/greeting", (_request, env) => {
+  console.log(\`greeting with \${env.GREETING}\`);
+  return Response.json({ greeting: env.GREETING });
+});
+router.get("/api/greet/:name", async ({ params }) => Response.json(await workflow.start(greet, { name: params.name! })));
+router.get("/api/boom", () => {
+  throw new Error("boom from my-app");
+});
 export default { fetch: (request: Request, env: Record<string, string>) => router.fetch(request, env) };`,
-      ),
     );
+    writeFileSync(path.join(project, "src/index.ts"), source);
+    // The scaffold's greet step throws on a name that is not letters: its stack must name this line.
+    const throwLine = source.split("\n").findIndex((line) => line.includes("throw new NonRetryableError")) + 1;
+    expect(throwLine).toBeGreaterThan(0);
+    const stepFrame = new RegExp(`at start \\(src/index\\.ts:${throwLine}:\\d+\\)`);
+    const boomLine = source.split("\n").findIndex((line) => line.includes('throw new Error("boom from my-app")')) + 1;
+
     dev = await startServing("npx", ["platform", "dev", "--port", "8961"], { cwd: project, env: userEnv() });
     expect(dev.output()).toContain(`Project "my-app" from ${project}`);
     expect(await (await fetch(`${dev.url}/api/hello/Ada`)).json()).toEqual({ hello: "Ada" });
     expect(await (await fetch(`${dev.url}/api/greeting`)).json()).toEqual({ greeting: "Howdy" });
     const logs = await ok("npx", ["platform", "logs"], project);
     expect(logs.output).toMatch(/GET \/api\/greeting/);
+    expect(logs.output).toContain("greeting with Howdy");
+
+    // --follow prints the log so far, then each new line: a second greeting and a failed run arrive while it reads.
+    const reading = spawn("npx", ["platform", "logs", "--follow"], { cwd: project, env: userEnv() });
+    follow = reading;
+    let followed = "";
+    reading.stdout.on("data", (d) => (followed += d));
+    reading.stderr.on("data", (d) => (followed += d));
+    await waitForOutput(reading, () => followed, /greeting with Howdy/, 60_000);
+    const before = followed.length;
+    expect((await fetch(`${dev.url}/api/greeting?again=1`)).status).toBe(200);
+    expect((await fetch(`${dev.url}/api/greet/R2D2`)).status).toBe(200);
+    const newLines = () => followed.slice(before);
+    for (const line of [
+      /GET \/api\/greeting\?again=1/,
+      /greeting with Howdy/,
+      /start#1 failed in \d+ ms: (NonRetryableError: )?Cannot greet "R2D2": not a name\./,
+      stepFrame,
+    ])
+      await waitForOutput(reading, newLines, line, 60_000);
+    // It ends by its PID: npx and its shell stand between; the CLI is the process at the end of the row.
+    const followTree = [reading.pid!, ...descendantsOf(reading.pid!)];
+    const cli = followTree.filter((pid) => descendantsOf(pid).length === 0);
+    expect(cli, followTree.map(describeProcess).join("\n")).toHaveLength(1);
+    const followExited = new Promise((resolve) => reading.once("exit", resolve));
+    process.kill(cli[0]!, "SIGTERM");
+    await followExited;
+    follow = null;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(followTree.filter(isAlive).map(describeProcess)).toEqual([]);
+
+    // platform dev's own terminal: the step's line in the user's source, the platform's frames as one line.
+    await dev.waitFor(stepFrame);
+    const failure = dev.output().slice(dev.output().search(/start#1 failed/));
+    expect(failure).toMatch(new RegExp(`${stepFrame.source}\\n\\s+… \\d+ platform frames?`));
+    expect(failure.split("\n").slice(0, 4).join("\n")).not.toContain("node_modules/platform/");
+    // A route's uncaught error, as workerd logged it: the same rule.
+    expect((await fetch(`${dev.url}/api/boom`)).status).toBe(500);
+    await dev.waitFor(/Unhandled error in project worker: Error: boom from my-app/);
+    const boom = dev
+      .output()
+      .slice(dev.output().search(/Unhandled error in project worker: Error: boom/))
+      .split("\n");
+    const stackEnd = boom.findIndex((line, i) => i > 0 && !/^\s/.test(line));
+    const boomStack = boom.slice(0, stackEnd === -1 ? undefined : stackEnd).join("\n");
+    expect(boomStack).toMatch(/\n\s+… \d+ platform frames?(\n|$)/);
+    expect(boomStack).toMatch(new RegExp(`at [^\\n]*src/index\\.ts:${boomLine}:\\d+`));
+    expect(boomStack).not.toContain("node_modules/platform/");
+
     const session = JSON.parse(readFileSync(path.join(project, ".platform/dev.json"), "utf8")) as { pid: number };
     process.kill(session.pid, "SIGTERM");
     expect(await new Promise<number | null>((resolve) => dev!.child.once("exit", resolve))).toBe(0);
     dev = null;
-  });
+  }, 300_000);
 });

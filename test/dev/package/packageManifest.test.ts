@@ -35,6 +35,21 @@ describe("packageManifest: the installable package's package.json", () => {
     });
   });
 
+  // npm warns EBADENGINE for every installed package whose engines refuse the Node it runs on (often 20). The
+  // package installs on 20 and runs its CLI under the Node 22 it brings; of its dependencies only Miniflare and
+  // wrangler need 22 (every published version does), so nothing else of ours may add to those warnings.
+  it("installs on Node 20; of its dependencies only miniflare and wrangler need Node 22", () => {
+    /** Whether an `engines.node` range admits Node 20: one of its `||` alternatives starts at major 20 or lower. */
+    const admitsNode20 = (range: string | undefined) =>
+      range === undefined || range.split("||").some((part) => Number(/\d+/.exec(part)?.[0] ?? 0) <= 20);
+    expect(admitsNode20(manifest.engines.node)).toBe(true);
+    const needNode22 = Object.keys(manifest.dependencies).filter((name) => {
+      const installed = JSON.parse(readFileSync(path.join(REPO_ROOT, "node_modules", name, "package.json"), "utf8"));
+      return !admitsNode20(installed.engines?.node);
+    });
+    expect(needNode22).toEqual(["miniflare", "wrangler"]);
+  });
+
   // Worker bundlers ask for workerd/worker/browser, Node for node; the test kit and the Node host are Node's only.
   it.each([
     [".", "workerd", "./dist/runtime/index.js"],

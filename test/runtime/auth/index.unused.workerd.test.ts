@@ -2,7 +2,7 @@
 // module (each test file runs in its own workerd isolate), exactly like a
 // bundle that esbuild built without it.
 import { createExecutionContext } from "cloudflare:test";
-import { Router } from "itty-router";
+import { Router, type RouterType } from "itty-router";
 import { describe, expect, it } from "vitest";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
@@ -23,7 +23,7 @@ describe("a project that never uses auth has no sign-in routes", () => {
   ];
 
   /** `method path` through the platform's entry in front of the user's `router`. */
-  const call = (router: ReturnType<typeof Router>, method: string, path: string) =>
+  const call = (router: RouterType, method: string, path: string) =>
     createPlatformWorker(router).fetch!(
       new Request(`http://127.0.0.1:8787${path}`, { method }) as never,
       env,

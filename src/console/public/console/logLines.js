@@ -84,6 +84,34 @@ export function stackLines(stack, platformFrames = false) {
 }
 
 /**
+ * A printed message with each stack in it (its runs of `at …` lines) shown as {@link stackLines} shows a
+ * log entry's: how `platform dev` prints what workerd logged (a handler's error, an uncaught one).
+ * @param {string} message
+ * @param {boolean} [platformFrames]
+ * @returns {string}
+ */
+export function messageWithStackLines(message, platformFrames = false) {
+  /** @type {string[]} */
+  const lines = [];
+  /** @type {string[]} */
+  let frames = [];
+  const flush = () => {
+    lines.push(...stackLines(frames.join("\n"), platformFrames));
+    frames = [];
+  };
+  for (const line of message.split("\n")) {
+    if (line.trim().startsWith("at ")) {
+      frames.push(line);
+      continue;
+    }
+    flush();
+    lines.push(line);
+  }
+  flush();
+  return lines.join("\n");
+}
+
+/**
  * One entry of the platform's log of a project, as lines: a request (or a count of requests past
  * the log's budget), what the project logged
  * (with the stack of an error it logged), or an uncaught exception.

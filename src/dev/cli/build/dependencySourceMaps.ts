@@ -6,7 +6,7 @@ import path from "node:path";
 /**
  * A dev bundle's source map follows each dependency's own map, so a stack
  * can name the TypeScript a package was written in. Some packages ship maps
- * whose sources they do not ship (itty-router names `../src/src/Router.ts`,
+ * whose sources they do not ship (itty-router 6.0.0 named `../src/src/Router.ts`,
  * which would show as `node_modules/src/src/Router.ts`, a file nowhere on
  * disk). Such a dependency is bundled without its map: its frames then name
  * the JavaScript file that is really there, `node_modules/itty-router/index.mjs`.

@@ -160,7 +160,7 @@ async function runNodeDev(
 
 export const devCommand: Command = {
   summary: "Run a project and every platform service it needs on this machine.",
-  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private] [--quiet]",
+  usage: "platform dev [dir] [--port N] [--node] [--login form|oidc] [--private] [--quiet] [--platform-frames]",
   help: `
 Runs the gateway, the API worker, the plugin workers (${PLUGIN_IDS.join(", ")})
 with a fake provider each, and the project (workerd through Miniflare),
@@ -170,6 +170,9 @@ before it the console's address (\`platform console\` opens it signed in; the
 address stays the same across restarts while its port is free). Rebuilds on
 source change. Prints one line per request (\`GET /path → 200 in 3 ms\`) and
 per workflow step (\`run 3f2a9c1d: charge#2 completed in 3 ms → pack\`).
+Stacks (a failed step's, a handler's error) name the project's sources
+(\`src/index.ts:14:22\`), each run of the platform's own frames one line,
+\`… 3 platform frames\`, as \`platform logs\` prints them.
 Stops cleanly on Ctrl-C or SIGTERM; if it is killed outright (SIGKILL), a
 watchdog stops workerd and the other processes it started.
 
@@ -195,6 +198,8 @@ Options:
              deployment, which has none (the first call a public project
              would have had refused prints a note)
   --quiet    no request and workflow step lines
+  --platform-frames
+             print the platform's own frames of stacks too (workerd)
 
 With --login oidc the login worker returns browsers to the project's own
 address (http://<slug>.localhost:N/, or http://localhost:N/<slug>/ with
@@ -221,6 +226,7 @@ node:sqlite.`,
     private: { type: "boolean" },
     public: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
+    "platform-frames": { type: "boolean" },
   },
   async run({ positionals, values }) {
     if (positionals.length > 1) throw new CliError("platform dev takes at most one directory.", 2);
@@ -234,8 +240,11 @@ node:sqlite.`,
     const login = values.login ?? "form";
     if (login !== "form" && login !== "oidc")
       throw new CliError(`--login must be "form" or "oidc", got "${login}".`, 2);
-    if (values.node && (login === "oidc" || values.private || values.public))
-      throw new CliError("--login oidc, --private and --public run in workerd; leave out --node.", 2);
+    if (values.node && (login === "oidc" || values.private || values.public || values["platform-frames"]))
+      throw new CliError(
+        "--login oidc, --private, --public and --platform-frames run in workerd; leave out --node.",
+        2,
+      );
     if (!existsSync(projectDir)) throw new CliError(`There is no folder ${projectDir}.`);
     if (!statSync(projectDir).isDirectory()) throw new CliError(`${projectDir} is not a folder.`);
     refuseLinksOutOfProject(projectDir, stateDir);
@@ -256,6 +265,7 @@ node:sqlite.`,
           await runWorkerdDev(projectDir, stateDir, port, login, onRequest, print, markReady, {
             private: values.private === true,
             publicLimits: values.public === true,
+            platformFrames: values["platform-frames"] === true,
           });
       } finally {
         clearDevSession(stateDir);
@@ -272,7 +282,7 @@ async function runWorkerdDev(
   onRequest: (request: RequestRecord) => void,
   print: (line: string) => void,
   markReady: () => void,
-  deployment: { private: boolean; publicLimits: boolean },
+  deployment: { private: boolean; publicLimits: boolean; platformFrames: boolean },
 ): Promise<void> {
   const platform = await startLocalPlatform({
     projectDir,
@@ -328,6 +338,7 @@ async function runWorkerdDev(
     slug: platform.project.slug,
     print,
     active: () => platform.build?.capabilities.workflow === true,
+    platformFrames: deployment.platformFrames,
   });
 
   await untilSignalled(async () => {

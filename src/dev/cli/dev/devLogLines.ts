@@ -7,6 +7,7 @@ import type { RequestRecord } from "../../../console/public/console/logLines.js"
 export {
   formatRequestLine,
   formatStepLines,
+  messageWithStackLines,
   type RequestRecord,
   shortRunId,
   spokenDuration,

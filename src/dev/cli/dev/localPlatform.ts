@@ -26,7 +26,12 @@ import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/work
 import { buildPlatformWorkers, type PlatformScripts } from "./buildPlatformWorkers.ts";
 import { applyD1Migrations } from "./d1Migrations.ts";
 import { type DeployedWorker, pluginWorkerNames, readDeployedWorkers } from "./deployedWorkers.ts";
-import { isIdleRecoveryLine, parseMiniflareRequestLine, type RequestRecord } from "./devLogLines.ts";
+import {
+  isIdleRecoveryLine,
+  messageWithStackLines,
+  parseMiniflareRequestLine,
+  type RequestRecord,
+} from "./devLogLines.ts";
 import { loadOrCreateCredentials, readConsolePort, rememberConsolePort, saveCredentials } from "./devState.ts";
 import { readDevVars } from "./devVars.ts";
 import { dueCrons, type LocalCron, localCrons } from "./localCrons.ts";
@@ -79,6 +84,8 @@ export interface LocalPlatformOptions {
   publicLimits?: boolean;
   /** Called once per request the gateway answered (Miniflare's own request log, parsed). */
   onRequest?: (request: RequestRecord) => void;
+  /** `--platform-frames`: print the platform's own frames of logged stacks, not one `… N platform frames` line. */
+  platformFrames?: boolean;
 }
 
 /** The login worker's local wiring (`--login oidc`). */
@@ -172,6 +179,11 @@ export interface LocalPlatformInput {
   onRequest?: (request: RequestRecord) => void;
   /** Maps the project's log lines to its sources and remembers a top-level throw. */
   projectErrors?: ProjectLoadErrors;
+  /**
+   * `platform dev`: the frames of each stack workerd logs that are printed, the project's ("project": each run
+   * of the platform's own is one `… N platform frames` line) or all; without it (`platform up`) as logged.
+   */
+  stackFrames?: "project" | "all";
   /** `platform dev` without `--public`: the plugins take local projects for private deployments (no proxy rate). */
   localProjectsPrivate?: boolean;
   /**
@@ -328,7 +340,8 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
     // The recovery cron runs every minute; say so only when it repaired something.
     handleStructuredLogs: ({ level, message }) => {
       if (isIdleRecoveryLine(message)) return;
-      const text = input.projectErrors?.present(message) ?? message;
+      const mapped = input.projectErrors?.present(message) ?? message;
+      const text = input.stackFrames ? messageWithStackLines(mapped, input.stackFrames === "all") : mapped;
       if (level === "error" || level === "warn") console.error(text);
       else console.log(text);
     },
@@ -453,6 +466,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     pluginSecrets: loadOrCreatePluginSecrets(options.stateDir),
     onRequest: options.onRequest,
     projectErrors,
+    stackFrames: options.platformFrames ? ("all" as const) : ("project" as const),
     localProjectsPrivate: options.publicLimits !== true,
   };
   let crons: LocalCron[] = [];

@@ -4,6 +4,7 @@ import {
   formatLogEntry,
   formatStepLines,
   type LogEntry,
+  messageWithStackLines,
   type RunEvent,
   STACK_FRAMES,
   stackLines,
@@ -166,5 +167,30 @@ describe("the platform's own frames of a stack", () => {
     };
     expect(formatLogEntry(entry)).toEqual(["Uncaught Error: x", `    ${user}`, "    … 1 platform frame"]);
     expect(formatLogEntry(entry, true)).toEqual(["Uncaught Error: x", `    ${user}`, `    ${installed}`]);
+  });
+
+  // What workerd logged under `platform dev`: a message whose stacks are shown by the same rule.
+  it.each<[string, string, boolean, string]>([
+    [
+      "a handler's error: the project's frame, then one line for the platform's",
+      `plugin chatserver handler failed: ${stack(user, installed, platformSource)}`,
+      false,
+      `plugin chatserver handler failed: Error: kaboom\n    ${user}\n    … 2 platform frames`,
+    ],
+    [
+      "an error and its cause: each stack on its own",
+      `${stack(installed, user)}\nCaused by: ${stack(platformSource, installed)}`,
+      false,
+      `Error: kaboom\n    … 1 platform frame\n    ${user}\nCaused by: Error: kaboom\n    … 2 platform frames`,
+    ],
+    ["a message without a stack is as logged", "Rebuilt in 40 ms", false, "Rebuilt in 40 ms"],
+    [
+      "--platform-frames shows them",
+      stack(user, installed, platformSource),
+      true,
+      `Error: kaboom\n    ${user}\n    ${installed}\n    ${platformSource}`,
+    ],
+  ])("in a printed message, %s", (_label, message, platformFrames, printed) => {
+    expect(messageWithStackLines(message, platformFrames)).toBe(printed);
   });
 });

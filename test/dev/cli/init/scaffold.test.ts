@@ -7,7 +7,7 @@ import { completedGitignore, SCAFFOLD_SCRIPTS, scaffoldFiles, type ScaffoldInput
 import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 
 const versions: ScaffoldInput["versions"] = {
-  "itty-router": "6.0.0",
+  "itty-router": "5.0.24",
   typescript: "7.0.2",
   vitest: "5.1.1",
   "@cloudflare/workers-types": "5.20261117.1",
@@ -25,7 +25,7 @@ describe("scaffoldFiles: package.json", () => {
       private: true,
       type: "module",
       scripts: { dev: "platform dev .", test: "vitest run", typecheck: "tsc", push: "platform push ." },
-      dependencies: { platform: "^0.1.0", "itty-router": "6.0.0" },
+      dependencies: { platform: "^0.1.0", "itty-router": "5.0.24" },
       devDependencies: { "@cloudflare/workers-types": "5.20261117.1", typescript: "7.0.2", vitest: "5.1.1" },
       allowScripts: { esbuild: true, node: true, workerd: true },
     });
@@ -35,7 +35,7 @@ describe("scaffoldFiles: package.json", () => {
     {
       name: "after `npm install <tarball>`: the install's platform spec stays",
       existing: { dependencies: { platform: "file:../platform-0.1.0.tgz" } },
-      expected: { name: "shop", dependencies: { platform: "file:../platform-0.1.0.tgz", "itty-router": "6.0.0" } },
+      expected: { name: "shop", dependencies: { platform: "file:../platform-0.1.0.tgz", "itty-router": "5.0.24" } },
     },
     {
       name: "after `npm init -y`: its name, fields and scripts stay; the four scripts are the scaffold's",
@@ -159,6 +159,19 @@ describe("platform init <dir>", () => {
       "vitest.config.ts",
     ]);
     expect(log.mock.calls.flat().join("\n")).toContain(`Run it from this checkout: platform dev ${dir}`);
+  });
+
+  // Versions npm reports as deprecated (`npm view itty-router@6.0.0 deprecated`): a fresh install would warn.
+  const deprecatedOnRegistry: Record<string, string[]> = { "itty-router": ["6.0.0"] };
+
+  it("pins the itty-router this repository depends on and tests with, not a deprecated one", async () => {
+    const dir = path.join(work, "router");
+    await init(dir);
+    const readManifest = (file: string) => JSON.parse(readFileSync(file, "utf8"));
+    const scaffolded = readManifest(path.join(dir, "package.json")).dependencies["itty-router"];
+    expect(scaffolded).toBe(readManifest(path.join(REPO_ROOT, "package.json")).dependencies["itty-router"]);
+    expect(scaffolded).toBe(readManifest(path.join(REPO_ROOT, "node_modules/itty-router/package.json")).version);
+    expect(deprecatedOnRegistry["itty-router"]).not.toContain(scaffolded);
   });
 
   it("completes a folder where only platform was installed, keeping its package.json and completing its .gitignore", async () => {
