@@ -4,9 +4,10 @@ import { scriptStarterService } from "./test/support/node/scriptStarterService.t
 import { workerdPoolBindings } from "./test/support/node/workerdPoolOptions.ts";
 
 // Tests mirror src/: the test of src/<path>/<file>.ts is test/<path>/<file>[.<aspect>].test.ts.
-// Three projects: `workers` runs `*.workerd.test.ts` inside workerd (Durable Objects, D1, queues),
+// Four projects: `workers` runs `*.workerd.test.ts` inside workerd (Durable Objects, D1, queues),
 // `node` runs the other `*.test.ts` in plain Node (CLI, build, engine, Node backend), `e2e`
-// (test/e2e) drives the real CLI and a browser against a running `platform dev`.
+// (test/e2e) drives the real CLI and a browser against a running `platform dev`, and `long` holds the
+// end-to-end scenarios that take minutes of real time (`npm run test:long`; `npm test` leaves it out).
 const migrations = await readD1Migrations("./migrations");
 // The D1 databases, actors and queue come from the API worker's wrangler.toml, as `platform dev` runs them.
 const deployed = await workerdPoolBindings(import.meta.dirname);
@@ -52,6 +53,18 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.e2e.test.ts"],
+          exclude: ["test/e2e/**/*.long.e2e.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Scenarios that take minutes of real time (`*.long.e2e.test.ts`): `npm run test:long`, not `npm test`.
+        test: {
+          name: "long",
+          include: ["test/e2e/**/*.long.e2e.test.ts"],
           environment: "node",
           testTimeout: 120_000,
           hookTimeout: 120_000,
