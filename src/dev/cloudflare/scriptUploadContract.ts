@@ -29,6 +29,8 @@ type BindingType = Binding["type"];
  *   (cloudflare/workers-sdk#4943).
  * - 10074: a new-class migration for a class that already exists (reported on replayed migrations).
  * - 10079: "Migration tag precondition failed; current tag is …" (cloudflare/workers-sdk#705, #6953).
+ * - 10042: "KV namespace '…' is not valid. Please verify the namespace_id in your configuration."
+ *   (cloudflare/workers-sdk#14249): a kv_namespace binding naming no namespace of the account.
  */
 export const CLOUDFLARE_ERROR = {
   scriptValidation: 10021,
@@ -37,7 +39,11 @@ export const CLOUDFLARE_ERROR = {
   migrationClassNotExported: 10070,
   classAlreadyExists: 10074,
   migrationTagPrecondition: 10079,
+  kvNamespaceNotValid: 10042,
 } as const;
+
+/** Cloudflare keeps at most this many tags on a script (Workers for Platforms, "Tags"). */
+export const MAX_SCRIPT_TAGS = 8;
 
 /** Every top-level metadata field the API knows; anything else is refused. */
 const METADATA_FIELDS: Record<keyof Metadata, true> = {
@@ -140,6 +146,8 @@ export interface ContractLimits {
   latestCompatibilityDate: string;
   /** Today (UTC, YYYY-MM-DD): Cloudflare refuses a compatibility date in the future. */
   today: string;
+  /** The account's KV namespace ids: a kv_namespace binding must name one. */
+  kvNamespaceIds: ReadonlySet<string>;
 }
 
 export type ContractVerdict =
@@ -172,7 +180,8 @@ export function checkScriptUpload(
     const metadata = parseMetadata(metadataText);
     checkModules(metadata, parts);
     checkCompatibility(metadata, limits);
-    const bindings = checkBindings(metadata.bindings);
+    checkTags(metadata.tags);
+    const bindings = checkBindings(metadata.bindings, limits.kvNamespaceIds);
     const state = applyMigrations(metadata.migrations, {
       migrationTag: current?.migrationTag ?? null,
       durableObjectClasses: [...(current?.durableObjectClasses ?? [])],
@@ -245,7 +254,15 @@ function isCalendarDate(text: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-function checkBindings(bindings: unknown): Binding[] {
+function checkTags(tags: unknown): void {
+  const { scriptValidation } = CLOUDFLARE_ERROR;
+  if (tags === undefined || tags === null) return;
+  if (!isStringArray(tags)) refuse(scriptValidation, "metadata.tags must be an array of strings");
+  if (tags.length > MAX_SCRIPT_TAGS)
+    refuse(scriptValidation, `a script takes at most ${MAX_SCRIPT_TAGS} tags, got ${tags.length}`);
+}
+
+function checkBindings(bindings: unknown, kvNamespaceIds: ReadonlySet<string>): Binding[] {
   const { scriptValidation } = CLOUDFLARE_ERROR;
   if (bindings === undefined) return [];
   if (!Array.isArray(bindings)) refuse(scriptValidation, "metadata.bindings must be an array");
@@ -270,6 +287,11 @@ function checkBindings(bindings: unknown): Binding[] {
     }
     if (type === "durable_object_namespace" && binding.class_name === undefined && binding.namespace_id === undefined)
       refuse(scriptValidation, `durable_object_namespace binding ${name} needs 'class_name'`);
+    if (type === "kv_namespace" && !kvNamespaceIds.has(String(binding.namespace_id)))
+      refuse(
+        CLOUDFLARE_ERROR.kvNamespaceNotValid,
+        `KV namespace '${String(binding.namespace_id)}' is not valid. Please verify the namespace_id in your configuration.`,
+      );
   }
   return bindings as Binding[];
 }

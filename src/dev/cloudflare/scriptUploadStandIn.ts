@@ -36,6 +36,8 @@ export interface ScriptUploadStandInOptions {
   namespace?: string;
   /** The newest compatibility date the local runtime supports; workerd 1.20261023.1 supports 2026-10-30. */
   latestCompatibilityDate?: string;
+  /** The account's KV namespace ids; a kv_namespace binding naming another is refused (10042). None by default. */
+  kvNamespaceIds?: readonly string[];
   now?: () => number;
   /** Called with each accepted script before the upload is answered (`platform up` starts serving it). */
   onAccepted?: (script: AcceptedScript) => void | Promise<void>;
@@ -69,6 +71,7 @@ export function createScriptUploadStandIn(options: ScriptUploadStandInOptions): 
   const accepted = new Map<string, AcceptedScript>();
   const now = options.now ?? Date.now;
   const latestCompatibilityDate = options.latestCompatibilityDate ?? COMPATIBILITY_DATE;
+  const kvNamespaceIds = new Set(options.kvNamespaceIds ?? []);
 
   async function handle(request: Request): Promise<Response> {
     const match = SCRIPT_PATH.exec(new URL(request.url).pathname);
@@ -112,6 +115,7 @@ export function createScriptUploadStandIn(options: ScriptUploadStandInOptions): 
     const verdict = checkScriptUpload(metadataText, parts, previous ?? null, {
       latestCompatibilityDate,
       today: new Date(time).toISOString().slice(0, 10),
+      kvNamespaceIds,
     });
     if (!verdict.ok) return cloudflareRefusal(verdict.refusal);
     const startup = await options.startScript({

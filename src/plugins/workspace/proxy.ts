@@ -36,6 +36,9 @@ import { callWorkspaceMethod } from "./workspaceApi.ts";
  * the rate limit and any call.
  */
 
+/** views.open's refusals of a trigger_id: unknown, older than 3 s, or already used for a view. */
+const TRIGGER_REFUSALS = new Set(["invalid_trigger_id", "expired_trigger_id", "exchanged_trigger_id"]);
+
 const NEEDS_RECONNECT = new Set([
   "invalid_auth",
   "token_revoked",
@@ -103,7 +106,7 @@ export async function handleProxy(route: WorkspaceProxyRoute, request: Request, 
   if (!answer.ok) {
     if (route === "add-reaction" && answer.error === "already_reacted")
       return Response.json({ ok: true, alreadyReacted: true });
-    if (answer.error === "expired_trigger_id" || answer.error === "invalid_trigger_id")
+    if (TRIGGER_REFUSALS.has(answer.error))
       throw new PlatformError(
         "invalid_input",
         `Slack refused to open the view (${answer.error}): a view opens only within 3 seconds of the click, once.`,

@@ -122,6 +122,22 @@ describe("the Workers for Platforms script-upload stand-in", () => {
     ],
     ["metadata that is not JSON", () => upload("{main_module:"), 10021, /not valid JSON/],
     [
+      "nine tags (Cloudflare keeps at most 8)",
+      () => upload({ ...base, tags: ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9"] }),
+      10021,
+      /at most 8 tags, got 9/,
+    ],
+    [
+      "a KV binding naming a namespace the account does not have",
+      () =>
+        upload({
+          ...base,
+          bindings: [{ type: "kv_namespace", name: "CACHE", namespace_id: "0f2ac74b498b48028cb68387c421e279" }],
+        }),
+      10042,
+      /^KV namespace '0f2ac74b498b48028cb68387c421e279' is not valid\./,
+    ],
+    [
       "two bindings with one name",
       () =>
         upload({
@@ -270,6 +286,21 @@ describe("the Workers for Platforms script-upload stand-in", () => {
     });
     expect(body.errors[0].message).toMatch(message);
     expect(cloudflare.scripts().size).toBe(0);
+  });
+
+  it("accepts eight tags and a KV binding to one of the account's namespaces", async () => {
+    const cloudflare = createScriptUploadStandIn({
+      accountId: "acc123",
+      namespace: "platform-projects",
+      now: () => TODAY,
+      startScript: startInWorkerd,
+      kvNamespaceIds: ["0f2ac74b498b48028cb68387c421e279"],
+    });
+    const kv = { type: "kv_namespace", name: "CACHE", namespace_id: "0f2ac74b498b48028cb68387c421e279" };
+    const tags = ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"];
+    const response = await cloudflare.fetch(upload({ ...base, tags, bindings: [kv] }));
+    expect(response.status).toBe(200);
+    expect(cloudflare.scripts().get("proj-shop")!.metadata).toMatchObject({ tags, bindings: [kv] });
   });
 
   it.each([

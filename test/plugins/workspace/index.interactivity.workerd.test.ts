@@ -153,13 +153,13 @@ describe("interactivity: block actions and views", () => {
     const opened = await proxy(t, row, "open-view", { triggerToken, view: view("run-7") });
     expect(opened.status, await opened.clone().text()).toBe(200);
     expect(await opened.json()).toEqual({ viewId: expect.stringMatching(/^V0/) });
-    // The trigger opens one view: a second use is Slack's expired_trigger_id, said plainly.
+    // The trigger opens one view: a second use is Slack's exchanged_trigger_id, said plainly.
     const twice = await expectError(
       await proxy(t, row, "open-view", { triggerToken, view: view("run-7") }),
       400,
       "invalid_input",
     );
-    expect(twice.error.message).toMatch(/Slack refused to open the view \(expired_trigger_id\)/);
+    expect(twice.error.message).toMatch(/Slack refused to open the view \(exchanged_trigger_id\)/);
     const submitted = await t.trigger({ kind: "view", callbackId: "why:run-7", fields: { reason: "Friday" } });
     expect(submitted.json.response).toMatchObject({ status: 200, body: "" });
     await t.settle();

@@ -210,6 +210,7 @@ export function fakeProviderWorkers(input: {
         SLACK_CLIENT_SECRET: ws.clientSecret,
         SLACK_SIGNING_SECRET: ws.signingSecret,
         PLUGIN_WEBHOOK_URL: `${urls.plugins.workspace}/webhook`,
+        FAKE_BASE_URL: urls.fakes.workspace,
       },
       serviceBindings: { PLUGIN: LOCAL_PLUGINS.workspace.worker },
     }),

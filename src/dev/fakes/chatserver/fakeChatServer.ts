@@ -52,6 +52,7 @@ import { escapeHtml } from "../../../core/web/html.ts";
 import type { ChatView } from "../chatView.ts";
 import { chatServerView } from "./fakeChatView.ts";
 import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
+import { guildMember, partialGuildMember } from "./fakeGuildMember.ts";
 import { createFakeInteractions, type InteractionTrigger } from "./fakeInteractions.ts";
 import {
   createMessageStore,
@@ -154,7 +155,8 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
   });
 
   let codes = new Map<string, IssuedCode>();
-  let accessTokens = new Map<string, { guildId: string; refreshToken: string }>();
+  /** Access token → its guild, refresh token and the scopes granted at consent (a refresh keeps them). */
+  let accessTokens = new Map<string, { guildId: string; refreshToken: string; scope: string }>();
   let installedGuilds = new Set<string>();
   /** Commands by scope: a guild id, or "global". */
   let commands = new Map<string, StoredCommand[]>();
@@ -308,7 +310,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const guild = guildById(issued.guildId)!;
       const accessToken = randomHex(15);
       const refreshToken = randomHex(15);
-      accessTokens.set(accessToken, { guildId: guild.id, refreshToken });
+      accessTokens.set(accessToken, { guildId: guild.id, refreshToken, scope: issued.scope });
       return Response.json({
         access_token: accessToken,
         token_type: "Bearer",
@@ -325,13 +327,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       accessTokens.delete(entry[0]);
       const accessToken = randomHex(15);
       const refreshToken = randomHex(15);
-      accessTokens.set(accessToken, { guildId: entry[1].guildId, refreshToken });
+      accessTokens.set(accessToken, { ...entry[1], refreshToken });
       return Response.json({
         access_token: accessToken,
         token_type: "Bearer",
         expires_in: 604800,
         refresh_token: refreshToken,
-        scope: "bot applications.commands",
+        scope: entry[1].scope,
       });
     }
     return oauthError(400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
@@ -560,13 +562,14 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     let d: Record<string, unknown>;
     if (kind === "message") {
       const message = messages.create(channelId, { content: text }, { author: TEST_USER });
-      d = { ...message, guild_id: guildId, timestamp: new Date(now()).toISOString() };
+      d = { ...message, guild_id: guildId, member: partialGuildMember(), timestamp: new Date(now()).toISOString() };
     } else {
       d = {
         user_id: TEST_USER.id,
         channel_id: channelId,
         message_id: messages.inChannel(channelId).at(-1)?.id ?? snowflake(),
         guild_id: guildId,
+        member: guildMember(TEST_USER),
         emoji: { id: null, name: text || "👍" },
       };
     }

@@ -14,10 +14,13 @@
  * (9 for a modal submit, 6/7 for a command); a modal or components that break
  * the provider's rules (50035); a webhook answer 202 with no callback before
  * it, or any first answer after 3 seconds ("This interaction failed", kept in
- * `failed`).
+ * `failed`; a callback that late is 404 10062 Unknown interaction). Its
+ * payloads carry the fields Discord sends (`entitlements`, `context`,
+ * `authorizing_integration_owners`, a member's `joined_at`, …).
  */
 import { signEd25519 } from "../../../core/crypto/ed25519.ts";
 import { randomHex } from "../../../core/crypto/encoding.ts";
+import { guildMember } from "./fakeGuildMember.ts";
 import { COMPONENT, errorTree, findComponent, modalInputs, modalProblem } from "./fakeComponentRules.ts";
 import {
   discordError,
@@ -107,6 +110,9 @@ const MESSAGE_FLAGS = new Set([
   4 | 4096,
   4 | 64 | 4096,
 ]);
+
+/** The upload limit a guild without boosts gives (bytes), as an interaction reports it. */
+const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
 
 type Answer = { ok: true; message: Message | null } | { ok: false; response: Response };
 
@@ -235,6 +241,11 @@ export function createFakeInteractions(config: FakeInteractionsConfig) {
     const interaction = interactions.get(id);
     if (!interaction || interaction.token !== token || now() - interaction.createdAt > INTERACTION_TOKEN_TTL_MS)
       return discordError(404, 10062, "Unknown interaction");
+    // Unanswered after 3 s, the interaction is gone for the callback endpoint; the user saw "This interaction failed".
+    if (!interaction.acknowledged && now() - interaction.createdAt > FIRST_ANSWER_MS) {
+      interaction.failed = `No first answer within ${FIRST_ANSWER_MS / 1000} s: the callback was refused (10062).`;
+      return discordError(404, 10062, "Unknown interaction");
+    }
     const body = await messageBody(request);
     if (!body.ok) return body.response;
     const answered = respond(interaction, body.value, body.files);
@@ -446,13 +457,18 @@ export function createFakeInteractions(config: FakeInteractionsConfig) {
       guild_id: t.guildId,
       channel_id: interaction.channelId,
       channel: { id: interaction.channelId, type: 0, guild_id: t.guildId },
-      member: { user: config.user, roles: [], permissions: "0", nick: null },
+      member: guildMember(config.user, { permissions: "0" }),
       ...(source ? { message: source } : {}),
       token: interaction.token,
       version: 1,
       app_permissions: "0",
       locale: "en-US",
       guild_locale: "en-US",
+      entitlements: [],
+      // Installed to a guild (0); run in a guild (context 0).
+      authorizing_integration_owners: { "0": t.guildId },
+      context: 0,
+      attachment_size_limit: ATTACHMENT_SIZE_LIMIT,
     };
     const body = JSON.stringify(payload);
     const timestamp = t.timestamp ?? String(Math.floor(now() / 1000));

@@ -16,21 +16,28 @@ export interface SentEmail {
   at: string;
 }
 
+/** An idempotency key's request: its body's hash and the id it sent (`ids`: a batch's, in order). */
+export interface SeenKey {
+  bodyHash: string;
+  id: string;
+  ids?: string[];
+}
+
 /** What the fake email provider keeps: the emails it accepted (its outbox) and the idempotency keys it saw. */
 export interface FakeEmailStore {
   add(email: SentEmail): Promise<void>;
   /** Newest first, at most `limit`. */
   list(limit: number): Promise<SentEmail[]>;
   get(id: string): Promise<SentEmail | null>;
-  findKey(key: string): Promise<{ bodyHash: string; id: string } | null>;
-  saveKey(key: string, seen: { bodyHash: string; id: string }): Promise<void>;
+  findKey(key: string): Promise<SeenKey | null>;
+  saveKey(key: string, seen: SeenKey): Promise<void>;
   clear(): Promise<void>;
 }
 
 /** The store of one fake instance's memory (tests; a worker without a KV namespace). */
 export function memoryFakeEmailStore(): FakeEmailStore {
   const emails: SentEmail[] = [];
-  const keys = new Map<string, { bodyHash: string; id: string }>();
+  const keys = new Map<string, SeenKey>();
   return {
     async add(email) {
       emails.push(email);

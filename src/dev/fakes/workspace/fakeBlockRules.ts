@@ -37,6 +37,9 @@ export const INTERACTIVE = new Set([
   "plain_text_input",
 ]);
 
+/** A view's JSON may be at most this large (views.open: "up to 250kb"). */
+export const MAX_VIEW_BYTES = 250_000;
+
 const isObject = (v: unknown): v is Json => Boolean(v) && typeof v === "object" && !Array.isArray(v);
 const textOf = (v: unknown): string => (isObject(v) && typeof v.text === "string" ? v.text : "");
 
@@ -100,6 +103,16 @@ function blocksProblem(blocks: unknown, max: number, where: string): string | nu
         if (bad) return bad;
       }
     }
+    if (raw.type === "context" && (!Array.isArray(raw.elements) || raw.elements.length < 1 || raw.elements.length > 10))
+      return `${at}.elements: must provide between 1 and 10 elements`;
+    if (raw.type === "image") {
+      if (typeof raw.image_url !== "string" && !isObject(raw.slack_file))
+        return `${at}: must provide either image_url or slack_file`;
+      if (typeof raw.image_url === "string" && (raw.image_url.length < 1 || raw.image_url.length > 3000))
+        return `${at}.image_url: must be between 1 and 3000 characters`;
+      if (typeof raw.alt_text !== "string" || raw.alt_text.length < 1 || raw.alt_text.length > 2000)
+        return `${at}.alt_text: must be between 1 and 2000 characters`;
+    }
     if (raw.type === "header" && (!textOf(raw.text) || textOf(raw.text).length > 150))
       return `${at}.text: must be between 1 and 150 characters`;
     if (raw.type === "input") {
@@ -121,6 +134,8 @@ export function messageBlocksRefusal(blocks: unknown): BlockRefusal | null {
 export function viewRefusal(view: unknown): BlockRefusal | null {
   const refuse = (problem: string): BlockRefusal => ({ error: "invalid_arguments", messages: [`[ERROR] ${problem}`] });
   if (!isObject(view)) return refuse("view: must be an object");
+  if (new TextEncoder().encode(JSON.stringify(view)).length > MAX_VIEW_BYTES)
+    return refuse(`view: must be no larger than ${MAX_VIEW_BYTES} bytes of JSON`);
   if (view.type !== "modal") return refuse("view.type: must be modal");
   const title = textOf(view.title);
   if (!title || title.length > 24) return refuse("view.title: must be between 1 and 24 characters");

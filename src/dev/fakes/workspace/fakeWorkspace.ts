@@ -15,9 +15,14 @@
  *                                                              token); a message needs text, blocks or attachments
  *                                                              (else no_text); blocks keep Block Kit's rules
  *                                                              (fakeBlockRules.ts, else invalid_blocks)
- *   POST /api/views.open {trigger_id, view}                    a modal, within 3 s of the click's trigger_id, once
- *                                                              (else expired_trigger_id); view checked
+ *   POST /api/views.open {trigger_id, view}                    a modal, within 3 s of the click's trigger_id
+ *                                                              (else expired_trigger_id), once (else
+ *                                                              exchanged_trigger_id); view checked
  *                                                              (invalid_arguments)
+ *   POST /actions/{team}/{n}/{secret}                          a click's response_url (fakeResponseUrls.ts): a
+ *                                                              JSON message, `replace_original`,
+ *                                                              `delete_original`, `response_type` ephemeral (the
+ *                                                              default) or in_channel; 5 uses in 30 minutes
  *   POST /api/auth.test                                        who the token is (team, bot user, bot id)
  *   POST /api/auth.revoke                                      revokes the token presented (the team's bot tokens)
  *   POST /__fake/trigger {kind, teamId, text?, retry?}         signs and delivers an event to the plugin
@@ -25,7 +30,10 @@
  *                                                              `action` {actionId, value?, channel?, message?}
  *                                                              clicks an element a message shows (block_actions),
  *                                                              `view` {callbackId, fields} submits an open view
- *                                                              (view_submission): form bodies `payload=<JSON>`
+ *                                                              (view_submission): form bodies `payload=<JSON>`;
+ *                                                              the answer's `response_action` "update" replaces
+ *                                                              the view (checked as views.open checks one),
+ *                                                              "errors" keeps it open, "clear" or none closes it
  *   GET  /__fake/chat?resourceId=<team>                        its channels as its user sees them, and the open
  *                                                              views (chatView.ts)
  *   POST /__fake/token-rotation {enabled, expiresIn?}          the app's token rotation (installs after it)
@@ -49,6 +57,7 @@ import {
   withGeneratedIds,
   type BlockRefusal,
 } from "./fakeBlockRules.ts";
+import { createResponseUrls, RESPONSE_URL_PATH } from "./fakeResponseUrls.ts";
 import { workspaceView, type OpenView, type ViewedMessage } from "./fakeWorkspaceView.ts";
 import { PAGE_ICON } from "../../../core/web/pageIcon.ts";
 
@@ -67,6 +76,8 @@ export interface FakeWorkspaceConfig {
   apiAppId?: string;
   /** How deliveries reach the plugin (a service binding in tests); default: global fetch. */
   deliver?: (request: Request) => Promise<Response>;
+  /** Where the fake is reachable, for the response_urls it hands out (default: the origin a trigger came to). */
+  baseUrl?: string;
   now?: () => number;
 }
 
@@ -201,6 +212,7 @@ export function createFakeWorkspace(config: FakeWorkspaceConfig) {
   /** trigger_id → the click it came from. */
   const triggers = new Map<string, { teamId: string; userId: string; issuedAt: number; used: boolean }>();
   const views = new Map<string, OpenView>();
+  const responseUrls = createResponseUrls(now);
   let seq = 0;
   let lastDelivery: { envelope: Record<string, unknown>; retries: number } | null = null;
 
@@ -577,7 +589,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   function openView(params: Record<string, unknown>, teamId: string): Record<string, unknown> {
     const trigger = triggers.get(typeof params.trigger_id === "string" ? params.trigger_id : "");
     if (!trigger || trigger.teamId !== teamId) return { ok: false, error: "invalid_trigger_id" };
-    if (trigger.used || now() - trigger.issuedAt > TRIGGER_TTL_MS) return { ok: false, error: "expired_trigger_id" };
+    if (trigger.used) return { ok: false, error: "exchanged_trigger_id" };
+    if (now() - trigger.issuedAt > TRIGGER_TTL_MS) return { ok: false, error: "expired_trigger_id" };
     let view: unknown;
     try {
       view = jsonParam(params.view);
@@ -628,7 +641,11 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
   const refusedTrigger = (error: string) => Response.json({ error }, { status: 400 });
 
   /** A click on a button or a choice in a select of a message the bot posted (`block_actions`). */
-  function blockActions(team: TeamInfo, params: Record<string, unknown>): Record<string, unknown> | Response {
+  function blockActions(
+    team: TeamInfo,
+    params: Record<string, unknown>,
+    origin: string,
+  ): Record<string, unknown> | Response {
     const actionId = typeof params.actionId === "string" ? params.actionId : "";
     if (!actionId) return refusedTrigger("an action needs actionId");
     const channel = typeof params.channel === "string" ? params.channel : null;
@@ -705,7 +722,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         ...(message.blocks ? { blocks: message.blocks } : {}),
       },
       state: { values: {} },
-      response_url: `https://hooks.slack.fake/actions/${team.id}/${randomHex(6)}`,
+      response_url: responseUrls.issue(origin, { teamId: team.id, channel: message.channel, messageTs: message.ts }),
       actions: [action],
     };
   }
@@ -763,6 +780,89 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     };
   }
 
+  /**
+   * What the app's 200 to a view_submission does to the view: none or "clear" closes it, "errors" keeps it open,
+   * "update" replaces it with the answer's `view` (refused as views.open refuses one: the view stays as it was).
+   * Answers what became of it.
+   */
+  function answerToSubmission(view: OpenView, body: string): Record<string, unknown> {
+    let answer: { response_action?: unknown; view?: unknown } = {};
+    try {
+      answer = body ? JSON.parse(body) : {};
+    } catch {
+      return { open: true, refused: "The answer is not JSON: Slack shows the user an error." };
+    }
+    const action = answer.response_action;
+    if (action === undefined || action === "clear") {
+      views.delete(view.id);
+      return { open: false };
+    }
+    if (action !== "update") return { open: true };
+    const refusal = viewRefusal(answer.view);
+    if (refusal) return { open: true, refused: refusal.messages.join(" ") };
+    const next = answer.view as Record<string, unknown>;
+    const updated: OpenView = {
+      ...view,
+      callbackId: typeof next.callback_id === "string" ? next.callback_id : "",
+      privateMetadata: typeof next.private_metadata === "string" ? next.private_metadata : "",
+      title: next.title as Record<string, unknown>,
+      blocks: withGeneratedIds(next.blocks as unknown[]),
+      hash: `${Math.floor(now() / 1000)}.${randomHex(4)}`,
+    };
+    if (next.submit) updated.submit = next.submit as Record<string, unknown>;
+    else delete updated.submit;
+    views.set(view.id, updated);
+    return { open: true, updated: viewPayload(updated) };
+  }
+
+  /**
+   * A POST to a click's response_url: a JSON message that is sent (ephemeral to the clicker unless
+   * `response_type` is in_channel), replaces the clicked message (`replace_original`) or deletes it
+   * (`delete_original`). Slack answers `{ ok: true }`, or 404 for a URL that expired or was used 5 times.
+   */
+  async function respondToClick(request: Request, path: string): Promise<Response> {
+    let params: Record<string, unknown>;
+    try {
+      const value = JSON.parse(await request.text());
+      if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("not an object");
+      params = value;
+    } catch {
+      return apiJson({ ok: false, error: "invalid_payload" }, 400);
+    }
+    const target = responseUrls.use(path);
+    if ("error" in target) return apiJson({ ok: false, error: target.error }, 404);
+    const key = `${target.teamId}/${target.channel}/${target.messageTs}`;
+    const original = messages.get(key);
+    if (params.delete_original === true) {
+      if (!original) return apiJson({ ok: false, error: "message_not_found" }, 404);
+      messages.delete(key);
+      return apiJson({ ok: true });
+    }
+    const body = messageBody(params);
+    if (refused(body)) return apiJson(refusalBody(body), 400);
+    if (params.replace_original === true) {
+      if (!original) return apiJson({ ok: false, error: "message_not_found" }, 404);
+      original.text = body.text;
+      original.edited = true;
+      if (body.blocks) original.blocks = body.blocks;
+      else delete original.blocks;
+      return apiJson({ ok: true });
+    }
+    const team = teamInfo(target.teamId);
+    const ts = nextTs();
+    messages.set(`${team.id}/${target.channel}/${ts}`, {
+      channel: target.channel,
+      ts,
+      text: body.text,
+      ...(body.blocks ? { blocks: body.blocks } : {}),
+      user: team.botUserId,
+      teamId: team.id,
+      reactions: new Set(),
+      ...(params.response_type === "in_channel" ? {} : { ephemeralTo: FAKE_USER_ID }),
+    });
+    return apiJson({ ok: true });
+  }
+
   /** Signs and delivers an interactivity payload as Slack does: a form body `payload=<JSON>`. */
   async function deliverInteractivity(payload: Record<string, unknown>) {
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
@@ -785,7 +885,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     const channel = typeof params.channel === "string" ? params.channel : FAKE_CHANNELS[0];
     const text = typeof params.text === "string" ? params.text : "hello";
     if (kind === "action") {
-      const payload = blockActions(team, params);
+      const payload = blockActions(team, params, config.baseUrl ?? new URL(request.url).origin);
       if (payload instanceof Response) return payload;
       return Response.json({ delivered: payload, response: await deliverInteractivity(payload) });
     }
@@ -793,12 +893,8 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       const submit = viewSubmission(team, params);
       if (submit instanceof Response) return submit;
       const response = await deliverInteractivity(submit.payload);
-      // An empty 200 (or response_action "clear") closes the view; errors keep it open.
-      const action = response.body
-        ? (JSON.parse(response.body) as { response_action?: unknown }).response_action
-        : undefined;
-      if (response.status === 200 && (action === undefined || action === "clear")) views.delete(submit.view.id);
-      return Response.json({ delivered: submit.payload, response });
+      const view = response.status === 200 ? answerToSubmission(submit.view, response.body) : null;
+      return Response.json({ delivered: submit.payload, response, ...(view ? { view } : {}) });
     }
     if (kind === "url_verification") {
       const body = { token: "fake-verification-token", challenge: randomHex(24), type: "url_verification" };
@@ -844,6 +940,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       return webApi(api[1]!, request);
     }
     if (path === "/__fake/trigger" && request.method === "POST") return trigger(request);
+    if (path.startsWith(RESPONSE_URL_PATH) && request.method === "POST") return respondToClick(request, path);
     if (path === "/__fake/recorded" && request.method === "GET") return Response.json({ calls: recorded });
     if (path === "/__fake/chat" && request.method === "GET") {
       const teamId = url.searchParams.get("resourceId") ?? url.searchParams.get("teamId") ?? DEFAULT_TEAM.id;
@@ -904,6 +1001,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       messages.clear();
       triggers.clear();
       views.clear();
+      responseUrls.reset();
       recorded.length = 0;
       rateLimit = null;
       refreshRefusal = null;

@@ -21,6 +21,8 @@ export interface FakeWorkspaceEnv {
   TOKEN_EXPIRES_IN?: string;
   /** Comma-separated registered redirect URIs (default: any http(s) URL). */
   REDIRECT_URIS?: string;
+  /** Where the fake is reachable: the origin of the response_urls it hands out. */
+  FAKE_BASE_URL?: string;
   FAKE_OPERATOR_TOKEN?: string;
   PLUGIN?: Fetcher;
 }
@@ -44,6 +46,7 @@ export function fakeWorkspaceFor(env: FakeWorkspaceEnv): FakeWorkspace {
             .filter(Boolean)
         : undefined,
       deliver: plugin ? (request) => plugin.fetch(request) : undefined,
+      baseUrl: env.FAKE_BASE_URL,
     });
     instances.set(env, fake);
   }

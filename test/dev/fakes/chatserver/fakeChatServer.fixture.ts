@@ -33,10 +33,14 @@ export function setup(overrides: Partial<FakeChatServerConfig> = {}) {
   return { fake, call, delivered };
 }
 
-/** The bot's consent page, then Approve (or `action`) for the test server: the redirect back to the plugin. */
-export async function approve(call: ReturnType<typeof setup>["call"], action = "approve") {
+/** The bot's consent page for `scope`, then Approve (or `action`) for the test server: the redirect back to the plugin. */
+export async function approve(
+  call: ReturnType<typeof setup>["call"],
+  action = "approve",
+  scope = "bot applications.commands",
+) {
   const page = await call(
-    `/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=bot%20applications.commands&permissions=2048&redirect_uri=${encodeURIComponent(REDIRECT)}&state=st-1`,
+    `/oauth2/authorize?client_id=900000000000000001&response_type=code&scope=${encodeURIComponent(scope)}&permissions=2048&redirect_uri=${encodeURIComponent(REDIRECT)}&state=st-1`,
   );
   expect(page.status).toBe(200);
   const html = await page.text();
@@ -48,7 +52,7 @@ export async function approve(call: ReturnType<typeof setup>["call"], action = "
     client_id: "900000000000000001",
     redirect_uri: REDIRECT,
     state: "st-1",
-    scope: "bot applications.commands",
+    scope,
     permissions: "2048",
     guild_id: TEST_GUILD.id,
     action,

@@ -177,14 +177,19 @@ describe("fake chat server: components, modals and interaction answers as the pr
     expect(((await response.json()) as any).errors.type._errors[0].code).toBe("INTERACTION_RESPONSE_TYPE_INVALID");
   });
 
-  it("a first answer after 3 seconds is too late: the interaction failed", async () => {
+  it("a first answer by callback after 3 seconds is 404 10062 Unknown interaction: the interaction failed", async () => {
     let now = 1_800_000_000_000;
     const w = await world(() => now);
     const out = await w.trigger({ kind: "command", name: "slow" });
     now += 3_001;
-    expect((await w.answer(out, { type: 5 })).status).toBe(204);
+    const late = await w.answer(out, { type: 5 });
+    expect(late.status).toBe(404);
+    expect(await late.json()).toEqual({ message: "Unknown interaction", code: 10062 });
     const state = (await (await w.call("/__fake/state")).json()) as any;
-    expect(state.interactions.at(-1).failed).toBe("The first answer came after 3 s: the token was invalidated.");
+    expect(state.interactions.at(-1)).toMatchObject({
+      acknowledged: false,
+      failed: "No first answer within 3 s: the callback was refused (10062).",
+    });
   });
 
   it("the chat view: messages with their buttons, an ephemeral answer only for its user, a deferred one as thinking", async () => {

@@ -99,7 +99,7 @@ describe("fake Slack: block actions, views, ephemeral messages, token rotation",
     );
   });
 
-  it("views.open takes the click's trigger_id within 3 seconds, once; an unknown one is invalid_trigger_id", async () => {
+  it("views.open takes the click's trigger_id within 3 seconds (expired_trigger_id), once (exchanged_trigger_id); an unknown one is invalid_trigger_id", async () => {
     const { method, trigger, advance } = await world();
     await method("chat.postMessage", { channel: "C0GENERAL", text: "x", blocks: [buttons] });
     const late = (await trigger({ kind: "action", actionId: "approve:1" })).delivered.trigger_id;
@@ -108,7 +108,10 @@ describe("fake Slack: block actions, views, ephemeral messages, token rotation",
     const fresh = (await trigger({ kind: "action", actionId: "approve:1" })).delivered.trigger_id;
     const opened = await method("views.open", { trigger_id: fresh, view });
     expect(opened).toMatchObject({ ok: true, view: { id: expect.stringMatching(/^V0/), callback_id: "why" } });
-    expect(await method("views.open", { trigger_id: fresh, view })).toEqual({ ok: false, error: "expired_trigger_id" });
+    expect(await method("views.open", { trigger_id: fresh, view })).toEqual({
+      ok: false,
+      error: "exchanged_trigger_id",
+    });
     expect(await method("views.open", { trigger_id: "1.2.3", view })).toEqual({
       ok: false,
       error: "invalid_trigger_id",
