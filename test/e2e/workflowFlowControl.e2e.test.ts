@@ -43,7 +43,10 @@ router.post("/start/:name", async (request) => {
 `;
 
 async function start(dev: { url: string; output(): string }, name: string, data: unknown, options: object = {}) {
-  const response = await fetch(`${dev.url}/start/${name}`, { method: "POST", body: JSON.stringify({ data, ...options }) });
+  const response = await fetch(`${dev.url}/start/${name}`, {
+    method: "POST",
+    body: JSON.stringify({ data, ...options }),
+  });
   if (response.status !== 200)
     throw new Error(
       `starting ${name} answered ${response.status}: ${await response.text()}\nplatform dev printed:\n${dev.output().slice(-4000)}`,
