@@ -114,8 +114,7 @@ export const RUN_LIST_INDEXES_SCHEMA = RETIRED_INDEXES + createScript(RUN_LIST_I
 export const RUN_ALL_INDEXES_SCHEMA = RETIRED_INDEXES + createScript(RUN_LIST_INDEXES) + createScript(RUN_ID_INDEXES);
 
 /** A run actor's few rows: no index beyond run_id's own (an actor made before loses every other). */
-export const RUN_NO_INDEXES_SCHEMA =
-  RETIRED_INDEXES + dropScript(RUN_LIST_INDEXES) + dropScript(RUN_ID_INDEXES);
+export const RUN_NO_INDEXES_SCHEMA = RETIRED_INDEXES + dropScript(RUN_LIST_INDEXES) + dropScript(RUN_ID_INDEXES);
 
 export type RunRow = {
   position: number;
@@ -224,6 +223,10 @@ export interface SqlRunIndex extends RunIndex {
 /** Durable Object SQL binds at most 100 parameters per statement. */
 const MAX_BOUND = 100;
 
+/** The indexed columns a report may change on a run's row. */
+const REPORTED_COLUMNS = ["status", "step", "error", "expires_at"] as const;
+type ReportedColumn = (typeof REPORTED_COLUMNS)[number];
+
 /** The run index over `sql`; `schema` false when the caller has created the tables (one script with its own). */
 export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: boolean } = {}): SqlRunIndex {
   if (schema) {
@@ -233,25 +236,45 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
   return {
     record(reports) {
       for (const r of reports) {
-        sql.run(
-          `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, last_seq = excluded.last_seq,
-             step = excluded.step, error = excluded.error, expires_at = excluded.expires_at
-           WHERE _workflow_runs.${LIVE} AND excluded.last_seq >= _workflow_runs.last_seq`,
+        const reported: Record<ReportedColumn, SqlValue> = {
+          status: r.status,
+          step: r.step,
+          error: r.error ?? null,
+          expires_at: r.expiresAt ?? null,
+        };
+        const [row] = sql.all<Pick<RunRow, ReportedColumn | "last_seq">>(
+          "SELECT status, step, error, expires_at, last_seq FROM _workflow_runs WHERE run_id = ?",
           r.id,
-          r.workflowId,
-          r.name,
-          r.status,
-          r.createdAt,
+        );
+        if (!row) {
+          sql.run(
+            `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            r.id,
+            r.workflowId,
+            r.name,
+            r.status,
+            r.createdAt,
+            r.updatedAt,
+            r.lastSeq,
+            r.step,
+            r.version ?? null,
+            r.error ?? null,
+            r.rerunOf?.runId ?? null,
+            r.rerunOf?.fromStep ?? null,
+            r.expiresAt ?? null,
+          );
+          continue;
+        }
+        if (!(LIVE_STATUSES as readonly string[]).includes(row.status) || r.lastSeq < row.last_seq) continue;
+        // SQLite rewrites the index entries of every column an UPDATE sets, changed or not: set only what changed.
+        const changed = REPORTED_COLUMNS.filter((column) => row[column] !== reported[column]);
+        sql.run(
+          `UPDATE _workflow_runs SET updated_at = ?, last_seq = ?${changed.map((column) => `, ${column} = ?`).join("")} WHERE run_id = ?`,
           r.updatedAt,
           r.lastSeq,
-          r.step,
-          r.version ?? null,
-          r.error ?? null,
-          r.rerunOf?.runId ?? null,
-          r.rerunOf?.fromStep ?? null,
-          r.expiresAt ?? null,
+          ...changed.map((column) => reported[column]),
+          r.id,
         );
       }
     },

@@ -76,17 +76,20 @@ describe("SQL stores: the indexes each keeps", () => {
     db.close();
   });
 
-  it.each(STORES)("$store made before: the indexes it does not read are dropped on open, every row kept", ({ open, madeBefore }) => {
-    const db = new DatabaseSync(":memory:");
-    db.exec(MADE_BEFORE);
-    const eventsBefore = db.prepare("SELECT * FROM _workflow_events ORDER BY seq").all();
-    const runsBefore = db.prepare("SELECT * FROM _workflow_runs").all();
-    open(db);
-    expect(indexesOf(db)).toEqual(madeBefore);
-    expect(db.prepare("SELECT * FROM _workflow_events ORDER BY seq").all()).toEqual(eventsBefore);
-    expect(db.prepare("SELECT * FROM _workflow_runs").all()).toEqual(runsBefore);
-    db.close();
-  });
+  it.each(STORES)(
+    "$store made before: the indexes it does not read are dropped on open, every row kept",
+    ({ open, madeBefore }) => {
+      const db = new DatabaseSync(":memory:");
+      db.exec(MADE_BEFORE);
+      const eventsBefore = db.prepare("SELECT * FROM _workflow_events ORDER BY seq").all();
+      const runsBefore = db.prepare("SELECT * FROM _workflow_runs").all();
+      open(db);
+      expect(indexesOf(db)).toEqual(madeBefore);
+      expect(db.prepare("SELECT * FROM _workflow_events ORDER BY seq").all()).toEqual(eventsBefore);
+      expect(db.prepare("SELECT * FROM _workflow_runs").all()).toEqual(runsBefore);
+      db.close();
+    },
+  );
 
   it("a run actor's log made before stays readable and goes on after the migration", () => {
     const db = new DatabaseSync(":memory:");
