@@ -5,7 +5,8 @@ import { encodePayload } from "./json.ts";
 import {
   createSqlRunIndex,
   migrateRunTable,
-  RUN_LIST_INDEXES_SCHEMA,
+  RUN_ALL_INDEXES_SCHEMA,
+  RUN_NO_INDEXES_SCHEMA,
   RUN_TABLE_SCHEMA,
   type RunRow,
   type SqlRunIndex,
@@ -27,10 +28,11 @@ export type { SyncSql } from "./syncSql.ts";
 export type SqlEventStore = WorkflowEventStore & RunIndex & Pick<SqlRunIndex, "getReport">;
 
 /**
- * The event log's table and its two indexes (run summaries live in `_workflow_runs`,
- * see sqlRunIndex.ts). WITHOUT ROWID: the primary key is the table, so a log
+ * The event log's table (run summaries live in `_workflow_runs`, see
+ * sqlRunIndex.ts). WITHOUT ROWID: the primary key is the table, so a log
  * is one b-tree, not a table plus the key's index (tables made before keep
- * their rowid, which reads and writes alike).
+ * their rowid, which reads and writes alike). Every query of the log names
+ * one run and walks its seqs, forwards or backwards, on that key.
  */
 export const WORKFLOW_EVENTS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_events (
     run_id TEXT NOT NULL,
@@ -40,9 +42,25 @@ export const WORKFLOW_EVENTS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_even
     payload TEXT NOT NULL,
     at INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
-  ) WITHOUT ROWID;
+  ) WITHOUT ROWID;`;
+
+/**
+ * The log's two secondary indexes as the spec lays them out, kept where one
+ * database holds a project's runs (node:sqlite). No query reads them: the
+ * primary key already walks a run's seqs both ways.
+ */
+const EVENT_INDEXES_SCHEMA = `
   CREATE INDEX IF NOT EXISTS _workflow_events_run_seq_desc ON _workflow_events (run_id, seq DESC);
   CREATE INDEX IF NOT EXISTS _workflow_events_workflow_id ON _workflow_events (workflow_id);`;
+
+/**
+ * A run actor's log goes without them: each index is a row written per
+ * event on the bill. Actors made before have them; dropping them on start
+ * changes no row of the log.
+ */
+const DROP_EVENT_INDEXES = `
+  DROP INDEX IF EXISTS _workflow_events_run_seq_desc;
+  DROP INDEX IF EXISTS _workflow_events_workflow_id;`;
 
 /** Who waits for a run to end (`waitForRun`), for the run's end to tell them. */
 const RUN_WATCHERS_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_run_watchers (
@@ -56,7 +74,8 @@ export interface SqlEventStoreOptions {
    * Whether the runs table gets the indexes for finding runs among many
    * (default true: one database holds a project's runs). A WorkflowRun actor
    * holds the runs of one workflow id and scans its few rows instead, so a
-   * fresh actor creates two b-trees fewer.
+   * fresh actor creates two b-trees fewer, and its log has no secondary
+   * index (an actor made before loses its two on start).
    */
   manyRuns?: boolean;
 }
@@ -130,7 +149,11 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
       .all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq)
       .map(toEvent);
   migrateRunTable(sql, readEvents);
-  sql.script(WORKFLOW_EVENTS_SCHEMA + RUN_TABLE_SCHEMA + (manyRuns ? RUN_LIST_INDEXES_SCHEMA : ""));
+  sql.script(
+    WORKFLOW_EVENTS_SCHEMA +
+      RUN_TABLE_SCHEMA +
+      (manyRuns ? EVENT_INDEXES_SCHEMA + RUN_ALL_INDEXES_SCHEMA : DROP_EVENT_INDEXES + RUN_NO_INDEXES_SCHEMA),
+  );
   const index = createSqlRunIndex(sql, { schema: false });
   /** Whether the watchers' table exists: made by the first `waitForRun`, so a store that never has one pays nothing. */
   let watchersTable: boolean | undefined;

@@ -56,32 +56,65 @@ const ADDED_COLUMNS: readonly [string, string][] = [
 const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 const ACTIVE = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
+/** `CREATE INDEX` statements by index name, and the script that drops those names (a migration). */
+type IndexDefinitions = Readonly<Record<string, string>>;
+const createScript = (indexes: IndexDefinitions) =>
+  Object.entries(indexes)
+    .map(([name, on]) => `\n  CREATE INDEX IF NOT EXISTS ${name} ON _workflow_runs ${on};`)
+    .join("");
+const dropScript = (indexes: IndexDefinitions) =>
+  Object.keys(indexes)
+    .map((name) => `\n  DROP INDEX IF EXISTS ${name};`)
+    .join("");
+
 /**
  * What finding runs among many needs. A list is newest first by start time,
  * so every search index ends with `created_at` (and the rowid, `position`,
  * after it): a filter on one of name, status, step, status and step,
  * version or rerun_of reads its page (and a `since`/`until` range) straight
  * from one index. `error` and `idPrefix` are checked on the rows that index
- * yields (idPrefix also has run_id's own unique index). Live runs by
- * workflow id (one active run per id), finished runs by expiry (retention),
- * and (idempotency keys) the newest run of a workflow id have indexes of
- * their own. The live runs' index is `_live_ids` since `waiting` became a
- * live status: a partial index keeps the condition it was made with.
+ * yields (idPrefix also has run_id's own unique index). Finished runs by
+ * expiry (retention) have an index of their own.
  */
-export const RUN_LIST_INDEXES_SCHEMA = `
+const RUN_LIST_INDEXES: IndexDefinitions = {
+  _workflow_runs_by_created: "(created_at)",
+  _workflow_runs_by_status: "(status, created_at)",
+  _workflow_runs_by_status_step: "(status, step, created_at)",
+  _workflow_runs_by_name: "(name, created_at)",
+  _workflow_runs_by_step: "(step, created_at)",
+  _workflow_runs_by_version: "(version, created_at) WHERE version IS NOT NULL",
+  _workflow_runs_by_rerun: "(rerun_of, created_at) WHERE rerun_of IS NOT NULL",
+  _workflow_runs_expiry: "(expires_at) WHERE expires_at IS NOT NULL",
+};
+
+/**
+ * What creating runs among many needs: the live run of a workflow id (one
+ * active run per id) and (idempotency keys) the newest run of a workflow id.
+ * Only a database that creates its runs asks (node:sqlite); the Durable
+ * Object backend's run index is told of runs its actors created, and each
+ * run actor scans its own few rows. The live runs' index is `_live_ids`
+ * since `waiting` became a live status: a partial index keeps the condition
+ * it was made with.
+ */
+const RUN_ID_INDEXES: IndexDefinitions = {
+  _workflow_runs_live_ids: `(workflow_id) WHERE ${LIVE}`,
+  _workflow_runs_workflow_id: "(workflow_id, position)",
+};
+
+/** Indexes of earlier versions, dropped wherever the table is opened. */
+const RETIRED_INDEXES = `
   DROP INDEX IF EXISTS _workflow_runs_active;
   DROP INDEX IF EXISTS _workflow_runs_status;
-  DROP INDEX IF EXISTS _workflow_runs_live;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_live_ids ON _workflow_runs (workflow_id) WHERE ${LIVE};
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_created ON _workflow_runs (created_at);
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_status ON _workflow_runs (status, created_at);
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_status_step ON _workflow_runs (status, step, created_at);
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_name ON _workflow_runs (name, created_at);
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_step ON _workflow_runs (step, created_at);
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_version ON _workflow_runs (version, created_at) WHERE version IS NOT NULL;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_by_rerun ON _workflow_runs (rerun_of, created_at) WHERE rerun_of IS NOT NULL;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_expiry ON _workflow_runs (expires_at) WHERE expires_at IS NOT NULL;
-  CREATE INDEX IF NOT EXISTS _workflow_runs_workflow_id ON _workflow_runs (workflow_id, position);`;
+  DROP INDEX IF EXISTS _workflow_runs_live;`;
+
+/** The run index of the Durable Object backend: the search indexes (an index made before loses the two others). */
+export const RUN_LIST_INDEXES_SCHEMA = RETIRED_INDEXES + createScript(RUN_LIST_INDEXES) + dropScript(RUN_ID_INDEXES);
+
+/** One database that creates and lists a project's runs: every index. */
+export const RUN_ALL_INDEXES_SCHEMA = RETIRED_INDEXES + createScript(RUN_LIST_INDEXES) + createScript(RUN_ID_INDEXES);
+
+/** A run actor's few rows: no index beyond run_id's own (an actor made before loses every other). */
+export const RUN_NO_INDEXES_SCHEMA = RETIRED_INDEXES + dropScript(RUN_LIST_INDEXES) + dropScript(RUN_ID_INDEXES);
 
 export type RunRow = {
   position: number;
@@ -190,6 +223,10 @@ export interface SqlRunIndex extends RunIndex {
 /** Durable Object SQL binds at most 100 parameters per statement. */
 const MAX_BOUND = 100;
 
+/** The indexed columns a report may change on a run's row. */
+const REPORTED_COLUMNS = ["status", "step", "error", "expires_at"] as const;
+type ReportedColumn = (typeof REPORTED_COLUMNS)[number];
+
 /** The run index over `sql`; `schema` false when the caller has created the tables (one script with its own). */
 export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: boolean } = {}): SqlRunIndex {
   if (schema) {
@@ -199,25 +236,45 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
   return {
     record(reports) {
       for (const r of reports) {
-        sql.run(
-          `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, last_seq = excluded.last_seq,
-             step = excluded.step, error = excluded.error, expires_at = excluded.expires_at
-           WHERE _workflow_runs.${LIVE} AND excluded.last_seq >= _workflow_runs.last_seq`,
+        const reported: Record<ReportedColumn, SqlValue> = {
+          status: r.status,
+          step: r.step,
+          error: r.error ?? null,
+          expires_at: r.expiresAt ?? null,
+        };
+        const [row] = sql.all<Pick<RunRow, ReportedColumn | "last_seq">>(
+          "SELECT status, step, error, expires_at, last_seq FROM _workflow_runs WHERE run_id = ?",
           r.id,
-          r.workflowId,
-          r.name,
-          r.status,
-          r.createdAt,
+        );
+        if (!row) {
+          sql.run(
+            `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            r.id,
+            r.workflowId,
+            r.name,
+            r.status,
+            r.createdAt,
+            r.updatedAt,
+            r.lastSeq,
+            r.step,
+            r.version ?? null,
+            r.error ?? null,
+            r.rerunOf?.runId ?? null,
+            r.rerunOf?.fromStep ?? null,
+            r.expiresAt ?? null,
+          );
+          continue;
+        }
+        if (!(LIVE_STATUSES as readonly string[]).includes(row.status) || r.lastSeq < row.last_seq) continue;
+        // SQLite rewrites the index entries of every column an UPDATE sets, changed or not: set only what changed.
+        const changed = REPORTED_COLUMNS.filter((column) => row[column] !== reported[column]);
+        sql.run(
+          `UPDATE _workflow_runs SET updated_at = ?, last_seq = ?${changed.map((column) => `, ${column} = ?`).join("")} WHERE run_id = ?`,
           r.updatedAt,
           r.lastSeq,
-          r.step,
-          r.version ?? null,
-          r.error ?? null,
-          r.rerunOf?.runId ?? null,
-          r.rerunOf?.fromStep ?? null,
-          r.expiresAt ?? null,
+          ...changed.map((column) => reported[column]),
+          r.id,
         );
       }
     },

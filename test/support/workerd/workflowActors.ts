@@ -38,7 +38,8 @@ export function actorAlarm(runId: string): Promise<number | null> {
 /** Reads a run's log straight from its actor's SQLite, without calling the actor. */
 export function actorLog(runId: string): Promise<StoredEvent[]> {
   return runInDurableObject(actorOfRun(runId), (_instance, state) =>
-    createSqlEventStore(durableObjectSql(state.storage)).events(runId),
+    // Opened as the actor opens it (no secondary index), so reading leaves its schema as it was.
+    createSqlEventStore(durableObjectSql(state.storage), { manyRuns: false }).events(runId),
   );
 }
 
