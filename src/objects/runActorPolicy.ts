@@ -190,7 +190,7 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       if (wakeAt !== null) effects.push({ type: "set_alarm", at: wakeAt });
       // Nothing is left to wake for (one active run per actor: the alarm was this run's).
       else if (result.status === "terminal" && state.alarmArmed) effects.push({ type: "delete_alarm" });
-      // Its end, or where it parked (the push check reads positions); unchanged ones are not sent.
+      // Its end, or where it parked (the stranded-runs check reads positions); unchanged ones are not sent.
       if (result.status !== "stopped") effects.push({ type: "report" });
       return { state, effects };
     }

@@ -1,3 +1,4 @@
+import { STRANDED_RUNS_CHECK_PATH } from "../../contracts/workflowControl.ts";
 import type { StrandedRuns, WorkflowShape } from "../../contracts/workflowShapes.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
@@ -6,7 +7,7 @@ import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
 /**
- * The push check. Before a new version goes live, the
+ * The stranded-runs check. Before a new version goes live, the
  * version running now is asked which of its live runs the new code's
  * workflows (names, steps and `renamed`) would strand: a run whose position
  * names a workflow or a step the new code lacks would fail there at once.
@@ -27,7 +28,7 @@ export async function checkStrandedRuns(
     resolveDispatcher(env),
     project,
     "POST",
-    "/__workflow/check",
+    STRANDED_RUNS_CHECK_PATH,
     JSON.stringify({
       workflows: next.map(({ name, steps, renamed }) => (renamed ? { name, steps, renamed } : { name, steps })),
     }),
@@ -37,7 +38,7 @@ export async function checkStrandedRuns(
     const detail = await response.text().catch(() => "");
     throw new PlatformError(
       "upstream_error",
-      `The push check could not ask the running version of "${project.slug}" about its live workflow runs (status ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ""}). Push with --force to skip the check.`,
+      `The stranded-runs check could not ask the running version of "${project.slug}" about its live workflow runs (status ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ""}). Push with --force to skip the check.`,
     );
   }
   const stranded = (await response.json()) as StrandedRuns;
