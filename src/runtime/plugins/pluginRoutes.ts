@@ -4,14 +4,14 @@ import { platformRuntime } from "../entry/platformRuntime.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
 
 /**
- * The project side of plugin dispatch. A plugin worker POSTs to
+ * The project side of plugin delivery. A plugin worker POSTs to
  * `/__plugin/<pluginId>` (the entry wrapper has already checked the platform's
  * `internal` token); the handler the plugin's runtime module registered with
  * `registerPluginHandler` answers. Each plugin module also reports what the
  * project registered (commands, events) under metadata `plugins.<pluginId>`.
  */
 export interface PluginRequestContext {
-  /** The parsed JSON body (a `PluginDispatch` from src/contracts/pluginDispatch.ts). */
+  /** The parsed JSON body (a `PluginDelivery` from src/contracts/pluginDelivery.ts). */
   body: unknown;
   request: Request;
   env: PlatformEnv;
@@ -25,19 +25,19 @@ const handlers = new Map<string, PluginHandler>();
 const metadataContributors = new Map<string, () => unknown>();
 
 /**
- * What a dispatch came to, kept (last `OUTCOMES_KEPT`) only under `platform
+ * What a delivery came to, kept (last `OUTCOMES_KEPT`) only under `platform
  * dev` (`PLATFORM_LOCAL`), where `platform plugin trigger` reads it through
- * `GET /__plugin/<pluginId>`: the dispatch itself runs after the plugin
+ * `GET /__plugin/<pluginId>`: the delivery itself runs after the plugin
  * answered the provider, so nothing else can tell the developer what happened.
  */
-export type DispatchOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
+export type DeliveryOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
   | { result: "handled"; handlers?: number }
   | { result: "no_handler"; message: string }
   | { result: "failed"; error: { code: string; message: string; stack?: string } }
 );
 
 const OUTCOMES_KEPT = 20;
-const outcomes = new Map<string, DispatchOutcome[]>();
+const outcomes = new Map<string, DeliveryOutcome[]>();
 let outcomeSeq = 0;
 
 function notFound(): Response {
@@ -48,7 +48,7 @@ function noHandlerResponse(error: NoPluginHandler): Response {
   return Response.json({ error: error.toJSON(), handled: 0 }, { status: 404 });
 }
 
-type Result = DistributiveOmit<DispatchOutcome, "seq" | "kind" | "name">;
+type Result = DistributiveOmit<DeliveryOutcome, "seq" | "kind" | "name">;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A handler's answer: a Response as is, a value as 200 JSON; `handled: 0` means no handler took it. */
@@ -71,7 +71,7 @@ function threw(pluginId: string, error: unknown): { response: Response; outcome:
     const response = noHandlerResponse(error);
     return { response, outcome: { result: "no_handler", status: response.status, message: error.message } };
   }
-  // Logged whatever it is (a platform error such as rate_limited too): the dispatch ran after the provider had
+  // Logged whatever it is (a platform error such as rate_limited too): the delivery ran after the provider had
   // its answer, so the project's log (its stack mapped there) and the terminal are where the developer sees it.
   console.error(`plugin ${pluginId} handler failed:`, error);
   const response = errorResponse(error);
@@ -84,14 +84,14 @@ function threw(pluginId: string, error: unknown): { response: Response; outcome:
 
 function remember(env: PlatformEnv, pluginId: string, body: unknown, outcome: Result): void {
   if (env.PLATFORM_LOCAL !== "1") return;
-  const dispatch = (body ?? {}) as { kind?: unknown; name?: unknown };
+  const delivery = (body ?? {}) as { kind?: unknown; name?: unknown };
   const list = outcomes.get(pluginId) ?? [];
   list.push({
     seq: ++outcomeSeq,
-    kind: typeof dispatch.kind === "string" ? dispatch.kind : null,
-    name: typeof dispatch.name === "string" ? dispatch.name : null,
+    kind: typeof delivery.kind === "string" ? delivery.kind : null,
+    name: typeof delivery.name === "string" ? delivery.name : null,
     ...outcome,
-  } as DispatchOutcome);
+  } as DeliveryOutcome);
   outcomes.set(pluginId, list.slice(-OUTCOMES_KEPT));
 }
 
@@ -106,7 +106,7 @@ platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest
   try {
     body = JSON.parse(await request.text());
   } catch {
-    return errorResponse(new PlatformError("malformed_json", "Plugin dispatch body is not valid JSON."));
+    return errorResponse(new PlatformError("malformed_json", "Plugin delivery body is not valid JSON."));
   }
   let done: { response: Response; outcome: Result };
   try {
@@ -125,9 +125,9 @@ platformRuntime.registerMetadata("plugins", () => {
 });
 
 /**
- * Runs the handler `pluginId`'s module registered on one dispatch and answers what it answered; throws
+ * Runs the handler `pluginId`'s module registered on one delivery and answers what it answered; throws
  * what it threw, or `NoPluginHandler` when the project imported no such module. The internal route
- * turns that into the dispatch's answer; the test kit (`testPlugin`) hands it to the test.
+ * turns that into the delivery's answer; the test kit (`testPlugin`) hands it to the test.
  */
 export async function runPluginHandler(pluginId: string, context: PluginRequestContext): Promise<unknown> {
   const handler = handlers.get(pluginId);

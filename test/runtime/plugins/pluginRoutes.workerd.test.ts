@@ -41,7 +41,7 @@ const dispatcher = {
 };
 
 describe("/__plugin/<pluginId> in a project worker", () => {
-  it("hands a platform dispatch to the handler the plugin module registered", async () => {
+  it("hands a platform delivery to the handler the plugin module registered", async () => {
     const response = await callProjectWorker(
       dispatcher,
       project,
@@ -86,7 +86,7 @@ describe("/__plugin/<pluginId> in a project worker", () => {
   });
 });
 
-describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under platform dev its record)", () => {
+describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under platform dev its record)", () => {
   registerPluginHandler("outcomes", ({ body }) => {
     const { how } = body as { how: string };
     if (how === "none") return { handled: 0 };

@@ -1,7 +1,7 @@
-import type { PluginDispatch } from "../../contracts/pluginDispatch.ts";
+import type { PluginDelivery } from "../../contracts/pluginDelivery.ts";
 import { releaseEvent } from "../../workers/db/eventDedupe.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
-import { dispatchToProject } from "./dispatchToProject.ts";
+import { deliverToProject } from "./deliverToProject.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
 
 export interface DeliveryFailure {
@@ -11,22 +11,22 @@ export interface DeliveryFailure {
 }
 
 /**
- * Dispatches a claimed event (run it in `ctx.waitUntil`, after the provider
+ * Delivers a claimed event (run it in `ctx.waitUntil`, after the provider
  * was answered). When the delivery fails (not reached, or `failed(status)`),
  * it is logged and the dedupe claim `dedupeKey` released so the provider's
  * retry gets through; the failure is returned for any provider-side notice.
  */
-export async function deliverDispatch(
+export async function deliverClaimedEvent(
   env: PluginEnv,
   project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
   pluginId: string,
   dedupeKey: string,
-  payload: PluginDispatch,
+  payload: PluginDelivery,
   failed: (status: number) => boolean,
 ): Promise<DeliveryFailure | null> {
   let failure: DeliveryFailure | null = null;
   try {
-    const response = await dispatchToProject(env, project, pluginId, payload);
+    const response = await deliverToProject(env, project, pluginId, payload);
     if (failed(response.status))
       failure = { status: response.status, reason: `the project answered ${response.status}` };
     await response.body?.cancel();
@@ -34,7 +34,7 @@ export async function deliverDispatch(
     failure = { status: 0, reason: String(error) };
   }
   if (!failure) return null;
-  console.error(`${pluginId}: dispatch of ${dedupeKey} to ${project.slug} failed: ${failure.reason}`);
+  console.error(`${pluginId}: delivery of ${dedupeKey} to ${project.slug} failed: ${failure.reason}`);
   await releaseEvent(env.DB, pluginId, dedupeKey).catch(() => {});
   return failure;
 }
