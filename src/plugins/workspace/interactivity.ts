@@ -154,7 +154,14 @@ export async function handleInteractivity(payload: Json, env: WorkspaceEnv, ctx:
   ctx.waitUntil(
     (async () => {
       for (const delivery of deliveries)
-        await deliverClaimedEvent(env, owner.project, PLUGIN_ID, dedupeKey, { ...delivery, ...common }, (s) => s >= 500);
+        await deliverClaimedEvent(
+          env,
+          owner.project,
+          PLUGIN_ID,
+          dedupeKey,
+          { ...delivery, ...common },
+          (s) => s >= 500,
+        );
     })(),
   );
   return new Response(null, { status: 200 });

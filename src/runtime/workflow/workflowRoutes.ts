@@ -128,8 +128,7 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     if (dryRun) return countOnly(filter, "workflow.rerunMany");
     return Response.json(await workflow.rerunMany(filter, fromStep === undefined ? {} : { fromStep }));
   }
-  if (rest === "/check" && request.method === "POST")
-    return handleStrandedRunsCheck(request);
+  if (rest === "/check" && request.method === "POST") return handleStrandedRunsCheck(request);
   if (rest === "/send" && request.method === "POST") {
     const { workflowId, name, payload, start } = parseSendOrStartBody(
       await readBodyBytes(request, EVENT_BODY_LIMIT_BYTES),
