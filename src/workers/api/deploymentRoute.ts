@@ -72,17 +72,19 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
       apiToken: env.CLOUDFLARE_API_TOKEN,
       fetch: env.CLOUDFLARE_API ? (input, init) => env.CLOUDFLARE_API!.fetch(input as RequestInfo, init) : fetch,
     },
-    project,
-    body.bundle,
-    durableObjects as string[],
     {
-      tag: previous?.migration_tag ?? null,
-      classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [],
+      project,
+      bundle: body.bundle,
+      durableObjects: durableObjects as string[],
+      previous: {
+        tag: previous?.migration_tag ?? null,
+        classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [],
+      },
+      compatibilityDate: COMPATIBILITY_DATE,
+      loginUrl: env.LOGIN_PUBLIC_URL,
+      version,
+      secrets: await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
     },
-    COMPATIBILITY_DATE,
-    env.LOGIN_PUBLIC_URL,
-    version,
-    await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
   );
   const now = Date.now();
   await env.DB.batch([
