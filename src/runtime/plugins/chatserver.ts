@@ -25,7 +25,8 @@ import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
 import { approverRefusal } from "./approvers.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
+import { installPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,
@@ -210,7 +211,7 @@ function messageOf(raw: unknown): ChatComponentMessage | null {
   };
 }
 
-registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
+installPluginHandler(platformRuntime, "chatserver", async ({ body, env, ctx }) => {
   const d = (body ?? {}) as Delivery;
   const ev = d.event ?? {};
   const common = {

@@ -1,14 +1,15 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { platformRuntime } from "../entry/platformRuntime.ts";
+import type { PlatformRuntime } from "../entry/platformRuntime.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
 
 /**
  * The project side of plugin delivery. A plugin worker POSTs to
  * `/__plugin/<pluginId>` (the entry wrapper has already checked the platform's
- * `internal` token); the handler the plugin's runtime module registered with
- * `registerPluginHandler` answers. Each plugin module also reports what the
+ * `internal` token); the handler the plugin's runtime module installed with
+ * `installPluginHandler` answers. Each plugin module also reports what the
  * project registered (commands, events) under metadata `plugins.<pluginId>`.
+ * Nothing is installed on import: the route goes in with the first handler.
  */
 export interface PluginRequestContext {
   /** The parsed JSON body (a `PluginDelivery` from src/contracts/pluginDelivery.ts). */
@@ -95,7 +96,13 @@ function remember(env: PlatformEnv, pluginId: string, body: unknown, outcome: Re
   outcomes.set(pluginId, list.slice(-OUTCOMES_KEPT));
 }
 
-platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
+/** `/__plugin/<pluginId>`: one delivery to the plugin's handler (POST), or under `platform dev` their outcomes (GET). */
+async function servePluginDelivery(
+  request: Request,
+  env: PlatformEnv,
+  ctx: ExecutionContext,
+  rest: string,
+): Promise<Response> {
   const match = /^\/([a-z][a-z0-9-]{0,31})$/.exec(rest);
   if (!match) return notFound();
   const pluginId = match[1]!;
@@ -116,13 +123,19 @@ platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest
   }
   remember(env, pluginId, body, done.outcome);
   return done.response;
-});
+}
 
-platformRuntime.registerMetadata("plugins", () => {
+function pluginsMetadata(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [pluginId, contributor] of metadataContributors) out[pluginId] = contributor();
   return out;
-});
+}
+
+/** The `__plugin` route and the build's `plugins` metadata on `runtime` (again is a no-op). */
+export function installPluginRoute(runtime: PlatformRuntime): void {
+  runtime.registerInternalRoute("__plugin", servePluginDelivery);
+  runtime.registerMetadata("plugins", pluginsMetadata);
+}
 
 /**
  * Runs the handler `pluginId`'s module registered on one delivery and answers what it answered; throws
@@ -135,8 +148,10 @@ export async function runPluginHandler(pluginId: string, context: PluginRequestC
   return handler(context);
 }
 
-export function registerPluginHandler(pluginId: string, handler: PluginHandler): void {
+/** `pluginId`'s handler, and the `__plugin` route it answers behind, installed on `runtime`. */
+export function installPluginHandler(runtime: PlatformRuntime, pluginId: string, handler: PluginHandler): void {
   handlers.set(pluginId, handler);
+  installPluginRoute(runtime);
 }
 
 /** `contributor()` is called at build time; e.g. `() => ({ commands: [...], events: [...] })`. */

@@ -2,7 +2,8 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
+import { installPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   requireWorkspaceText,
   WORKSPACE_CHANNEL_ID,
@@ -103,7 +104,7 @@ const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
 const actions = new Map<string, WorkspaceActionHandler>();
 const views = new Map<string, WorkspaceViewHandler>();
 
-registerPluginHandler("workspace", async ({ body, env, ctx }) => {
+installPluginHandler(platformRuntime, "workspace", async ({ body, env, ctx }) => {
   const delivery = body as {
     kind?: unknown;
     name?: unknown;
