@@ -84,7 +84,13 @@ export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEn
   return {
     outcome: "accepted",
     deliver: async () => {
-      await deliverClaimedEvent(env, owner.project, PLUGIN_ID, dedupeKey, payload, (s) => s < 200 || s > 299);
+      await deliverClaimedEvent(env, {
+        project: owner.project,
+        pluginId: PLUGIN_ID,
+        dedupeKey,
+        payload,
+        failed: (s) => s < 200 || s > 299,
+      });
     },
   };
 }

@@ -167,5 +167,11 @@ function deliverInteraction(
   dedupeKey: string,
   payload: PluginDelivery,
 ): Promise<DeliveryFailure | null> {
-  return deliverClaimedEvent(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
+  return deliverClaimedEvent(env, {
+    project,
+    pluginId: PLUGIN_ID,
+    dedupeKey,
+    payload,
+    failed: (status) => status < 200 || status > 299,
+  });
 }

@@ -154,14 +154,13 @@ export async function handleInteractivity(payload: Json, env: WorkspaceEnv, ctx:
   ctx.waitUntil(
     (async () => {
       for (const delivery of deliveries)
-        await deliverClaimedEvent(
-          env,
-          owner.project,
-          PLUGIN_ID,
+        await deliverClaimedEvent(env, {
+          project: owner.project,
+          pluginId: PLUGIN_ID,
           dedupeKey,
-          { ...delivery, ...common },
-          (s) => s >= 500,
-        );
+          payload: { ...delivery, ...common },
+          failed: (s) => s >= 500,
+        });
     })(),
   );
   return new Response(null, { status: 200 });

@@ -206,6 +206,14 @@ export async function handleWebhook(
     ...(mapped.user ? { user: { id: mapped.user } } : {}),
   };
   // A 5xx means the project could not take it: Slack's retry is let through. A 4xx would answer the same again.
-  ctx.waitUntil(deliverClaimedEvent(env, owner.project, PLUGIN_ID, eventId, payload, (status) => status >= 500));
+  ctx.waitUntil(
+    deliverClaimedEvent(env, {
+      project: owner.project,
+      pluginId: PLUGIN_ID,
+      dedupeKey: eventId,
+      payload,
+      failed: (status) => status >= 500,
+    }),
+  );
   return new Response(null, { status: 200 });
 }
