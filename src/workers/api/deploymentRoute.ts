@@ -62,7 +62,12 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
   if (body.force !== undefined && typeof body.force !== "boolean")
     throw new PlatformError("invalid_input", "force must be true or false.");
   const previous = await findLatestDeployment(env.DB, project.id);
-  const stranded = await checkStrandedRuns(env, project, previous, workflows, body.force === true);
+  const stranded = await checkStrandedRuns(env, {
+    project,
+    running: previous,
+    next: workflows,
+    force: body.force === true,
+  });
   const version = versionAfter(previous);
   const { migrationTag } = await uploadProjectScript(
     {

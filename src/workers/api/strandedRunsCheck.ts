@@ -6,6 +6,17 @@ import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
+/** What the stranded-runs check of one push compares. */
+export interface StrandedRunsCheck {
+  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">;
+  /** The version running now (its deployment's metadata), null before the first push. */
+  running: { metadata: string } | null;
+  /** The new code's workflows. */
+  next: WorkflowShape[];
+  /** `platform push --force`: answer what it strands instead of refusing. */
+  force: boolean;
+}
+
 /**
  * The stranded-runs check. Before a new version goes live, the
  * version running now is asked which of its live runs the new code's
@@ -15,13 +26,8 @@ import type { ApiEnv } from "./env.ts";
  * forced, it goes through and answers what it strands. A project whose
  * running version has no workflows has nothing to strand.
  */
-export async function checkStrandedRuns(
-  env: ApiEnv,
-  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
-  running: { metadata: string } | null,
-  next: WorkflowShape[],
-  force: boolean,
-): Promise<StrandedRuns> {
+export async function checkStrandedRuns(env: ApiEnv, push: StrandedRunsCheck): Promise<StrandedRuns> {
+  const { project, running, next, force } = push;
   const none: StrandedRuns = { count: 0, runs: [] };
   if (!running || !hasWorkflows(running.metadata)) return none;
   const response = await callProjectWorker(
