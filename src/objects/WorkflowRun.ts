@@ -110,7 +110,7 @@ export interface RunRecovery {
  *
  * What to do when is decided by runActorPolicy.ts (a pure function of what
  * this instance knows of a run and what just happened); this class feeds it
- * and carries out its effects.
+ * applies its effects and follows its answers.
  */
 export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #sql: SyncSql;
