@@ -109,7 +109,7 @@ export interface RunRecovery {
  * budget.
  *
  * What to do when is decided by runActorPolicy.ts (a pure function of what
- * this instance knows of a run and what just happened); this class feeds it
+ * this instance knows of a run and what just happened); this class feeds it,
  * applies its effects and follows its answers.
  */
 export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
