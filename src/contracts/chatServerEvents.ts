@@ -3,7 +3,7 @@ import { toWireComponents, type ChatComponents, type WireRow } from "./chatCompo
 
 /**
  * The chat-server plugin's wire shapes, shared by the plugin worker (which
- * produces dispatches and serves the proxy routes) and the runtime's
+ * produces deliveries and serves the proxy routes) and the runtime's
  * `chatserver` module (which hands them to user code and calls the routes).
  */
 
@@ -82,8 +82,8 @@ export interface ChatCommandOption {
   value?: unknown;
 }
 
-/** The `event` of a `command` dispatch. */
-export interface ChatCommandDispatchEvent {
+/** The `event` of a `command` delivery. */
+export interface ChatCommandDeliveryEvent {
   id: string;
   name: string;
   /** As the chat server sent them. */
@@ -102,8 +102,8 @@ export interface ChatInteractionMessage {
   components: unknown[];
 }
 
-/** The `event` of a `component` dispatch (a button clicked or a select chosen; `name` is its customId). */
-export interface ChatComponentDispatchEvent {
+/** The `event` of a `component` delivery (a button clicked or a select chosen; `name` is its customId). */
+export interface ChatComponentDeliveryEvent {
   id: string;
   customId: string;
   componentType: "button" | "select";
@@ -115,8 +115,8 @@ export interface ChatComponentDispatchEvent {
   locale: string | null;
 }
 
-/** The `event` of a `modal` dispatch (a modal submitted; `name` is its customId). */
-export interface ChatModalDispatchEvent {
+/** The `event` of a `modal` delivery (a modal submitted; `name` is its customId). */
+export interface ChatModalDeliveryEvent {
   id: string;
   customId: string;
   /** What was typed, by field customId. */
@@ -128,8 +128,8 @@ export interface ChatModalDispatchEvent {
   locale: string | null;
 }
 
-/** The `event` of an `event` dispatch named `message`. */
-export interface ChatMessageDispatchEvent {
+/** The `event` of an `event` delivery named `message`. */
+export interface ChatMessageDeliveryEvent {
   type: "message";
   id: string | null;
   channelId: string | null;
@@ -138,8 +138,8 @@ export interface ChatMessageDispatchEvent {
   timestamp: string | null;
 }
 
-/** The `event` of an `event` dispatch named `reaction`. */
-export interface ChatReactionDispatchEvent {
+/** The `event` of an `event` delivery named `reaction`. */
+export interface ChatReactionDeliveryEvent {
   type: "reaction";
   messageId: string | null;
   channelId: string | null;

@@ -164,10 +164,16 @@ export const RUN_CONTROL_BODIES: { readonly [C in RunControl]: (bytes: Uint8Arra
 /** The bulk controls (`POST …/workflows/<control>`) and their body parsers. */
 export const BULK_CONTROL_BODIES = { cancel: parseBulkCancelBody, rerun: parseBulkRerunBody } as const;
 
-/** `{ workflows }` of the push check (the project's `POST /__workflow/check`). */
+/**
+ * The project's stranded-runs check route. The path keeps its first name: a
+ * deployed API worker and CLI call it.
+ */
+export const STRANDED_RUNS_CHECK_PATH = "/__workflow/check";
+
+/** `{ workflows }` of the stranded-runs check (the project's `POST /__workflow/check`). */
 export function parseStrandedRunsBody(bytes: Uint8Array): { workflows: WorkflowShape[] } {
   const body = parseJsonObject(bytes);
-  knownKeysOnly(body, ["workflows"], "A push check");
+  knownKeysOnly(body, ["workflows"], "A stranded-runs check");
   return { workflows: parseWorkflowShapes(body.workflows ?? []) };
 }
 

@@ -2,9 +2,9 @@ import { PlatformError } from "../core/errors.ts";
 
 /**
  * A project's workflows as its build's metadata lists them, as far as the
- * push check needs: names, step names and the old step names each still
+ * stranded-runs check needs: names, step names and the old step names each still
  * answers for (`renamed`). The API worker checks a deployment's metadata with
- * this, and the project's runtime checks the push check's body with it.
+ * this, and the project's runtime checks the stranded-runs check's body with it.
  */
 export interface WorkflowShape {
   name: string;
@@ -59,7 +59,7 @@ export function parseWorkflowShapes(value: unknown): WorkflowShape[] {
   return workflows;
 }
 
-/** A live run a new version would strand: the push check's answer lists these. */
+/** A live run a new version would strand: the stranded-runs check's answer lists these. */
 export interface StrandedRun {
   runId: string;
   workflow: string;

@@ -15,7 +15,7 @@ export const WORKSPACE_EVENT_KINDS = ["message", "mention", "reaction"] as const
 export type WorkspaceEventKind = (typeof WORKSPACE_EVENT_KINDS)[number];
 
 /**
- * The `event` of a workspace dispatch: what a handler receives.
+ * The `event` of a workspace delivery: what a handler receives.
  * @example
  * workspace.onEvent("message", async (event: WorkspaceEvent) => console.log(event.channel, event.text));
  */
@@ -41,7 +41,7 @@ export interface WorkspaceEvent {
 }
 
 /**
- * The `event` of an `action` dispatch: a button clicked or a select chosen in
+ * The `event` of an `action` delivery: a button clicked or a select chosen in
  * a message the bot posted (Slack's `block_actions`); `name` is its action_id.
  * @example
  * workspace.onAction("approve", async (action: WorkspaceAction) => workflow.send(action.value!, "approval", { by: action.user.id }));
@@ -69,7 +69,7 @@ export interface WorkspaceAction {
 }
 
 /**
- * The `event` of a `view` dispatch: a view the bot opened was submitted (`view_submission`); `name` is its callback_id.
+ * The `event` of a `view` delivery: a view the bot opened was submitted (`view_submission`); `name` is its callback_id.
  * @example
  * workspace.onViewSubmission("reason", async (submission: WorkspaceViewSubmission) => console.log(submission.privateMetadata));
  */
@@ -89,7 +89,7 @@ export interface WorkspaceViewSubmission {
 
 /**
  * `POST /proxy/<route>` bodies (each may also carry `resource`, the ref from a
- * dispatched event, to name the workspace; `blocks` as workspaceBlocks.ts checks them):
+ * delivered event, to name the workspace; `blocks` as workspaceBlocks.ts checks them):
  *   send-message    { channel, text, blocks? }            → PostedMessage
  *   thread-reply    { channel, threadTs, text, blocks? }  → PostedMessage & { threadTs }
  *   edit-message    { channel, ts, text, blocks? }        → PostedMessage

@@ -65,7 +65,7 @@ export interface RunReport extends RunSummary {
   lastSeq: number;
 }
 
-/** How many live runs of a workflow are at a step (the push check's input). */
+/** How many live runs of a workflow are at a step (the stranded-runs check's input). */
 export interface LivePosition {
   name: string;
   step: string;

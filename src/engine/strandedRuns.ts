@@ -2,7 +2,7 @@ import type { StrandedRun, StrandedRuns, WorkflowShape } from "../contracts/work
 import type { LivePosition, RunIndex } from "./store.ts";
 
 /**
- * The push check: finding the stranded runs. A new version of a project's code must
+ * The stranded-runs check: finding them. A new version of a project's code must
  * still have, for every live run (running, waiting or paused), the workflow it
  * belongs to and the step at its position (the step it is in, which it may
  * retry, or the one it will claim next), under that name or as an old name
@@ -14,7 +14,7 @@ import type { LivePosition, RunIndex } from "./store.ts";
 export const STRANDED_RUNS_LISTED = 20;
 
 /** What the position of a live run lacks in `next`: nothing (null), its workflow, or its step. */
-function missingAt(
+function strandedRunLacks(
   position: Pick<LivePosition, "name" | "step">,
   next: readonly WorkflowShape[],
 ): "workflow" | "step" | null {
@@ -39,7 +39,7 @@ export function findStrandedRuns(
   let count = 0;
   const runs: StrandedRun[] = [];
   for (const position of index.livePositions()) {
-    const missing = missingAt(position, next);
+    const missing = strandedRunLacks(position, next);
     if (!missing) continue;
     count += position.runs;
     // Only as many as the list still has room for: the rest are counted, not read.

@@ -96,7 +96,7 @@ export interface WorkflowBackend {
   cancelMany(filter: RunFilter, options: { reason?: string }): Promise<BulkResult>;
   /** Reruns every finished run the filter matches, durably, in batches. */
   rerunMany(filter: RunFilter, options: { fromStep?: string }): Promise<BulkResult>;
-  /** The push check: the live runs code with these workflows would strand. */
+  /** The stranded-runs check: the live runs code with these workflows would strand. */
   findStrandedRuns(workflows: readonly WorkflowShape[]): Promise<StrandedRuns>;
   /** One batch of a run's stream (liveRunStream.ts); `not_found` for an unknown run. Without it `workflow.subscribe` refuses. */
   readStream?(runId: string, query: { from: number; topics?: string[] }): Promise<StreamBatch>;

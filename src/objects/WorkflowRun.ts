@@ -58,6 +58,7 @@ import {
   executeAnswer,
   IDLE_RUN,
   isIdle,
+  type Decision,
   type RunActorEffect,
   type RunActorInput,
   type RunActorState,
@@ -108,8 +109,8 @@ export interface RunRecovery {
  * budget.
  *
  * What to do when is decided by runActorPolicy.ts (a pure function of what
- * this instance knows of a run and what just happened); this class feeds it
- * and carries out its effects.
+ * this instance knows of a run and what just happened); this class feeds it,
+ * applies its effects and follows its answers.
  */
 export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #sql: SyncSql;
@@ -169,7 +170,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     if (repaired.length === 0) return;
     void this.ctx.blockConcurrencyWhile(async () => {
       for (const { runId, ended } of repaired)
-        await this.#perform(runId, this.#decide(runId, { type: "step_interrupted", ended, now: this.#now() }));
+        await this.#decideAndApply(runId, { type: "step_interrupted", ended, now: this.#now() });
     });
   }
 
@@ -261,8 +262,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     }
     if (!run.created) {
       // The event went to the run already active here: it is driven as `send` drives one.
-      if (input.event)
-        await this.#perform(run.runId, this.#decide(run.runId, { type: "event_sent", now: this.#now() }));
+      if (input.event) await this.#decideAndApply(run.runId, { type: "event_sent", now: this.#now() });
       return run;
     }
     // Its key's queue starts it (dequeue).
@@ -279,7 +279,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     this.#parents.set(run.runId, input.parentRunId ?? null);
     let answered = () => {};
     this.#startAnswered.set(run.runId, new Promise<void>((resolve) => (answered = resolve)));
-    const execution = this.#drive(run.runId, "start", (event) => {
+    const execution = this.#startOrJoinExecution(run.runId, "start", (event) => {
       if (event.type === "step_failed") failedStep = event;
       else if (isTerminalEvent(event)) ended = event;
     });
@@ -288,7 +288,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     // within the turn after it (a run that ended answers with its outcome). An execution that threw
     // has armed its retry alarm (the policy's execution_threw): the caller learns of the run, not of that.
     const nextTurn = firstWait.then(() => new Promise((resolve) => setTimeout(resolve, 0)));
-    await Promise.race([execution.then(settledAnyway, settledAnyway), nextTurn]);
+    await Promise.race([execution.then(ignoreOutcome, ignoreOutcome), nextTurn]);
     this.#startAnswers.delete(run.runId);
     this.#startAnswered.delete(run.runId);
     answered();
@@ -308,7 +308,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async execute(runId: string): Promise<ExecuteAnswer> {
     if (!this.#store.getRun(runId)) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist.`);
-    return executeAnswer(await this.#drive(runId, "execute"));
+    return executeAnswer(await this.#startOrJoinExecution(runId, "execute"));
   }
 
   /**
@@ -318,8 +318,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async childFinished(parentRunId: string, finished: WorkflowEventPayloads["child_finished"]): Promise<void> {
     const { allFinished } = this.#recordChildren(parentRunId, [finished]);
-    if (allFinished)
-      await this.#perform(parentRunId, this.#decide(parentRunId, { type: "event_sent", now: this.#now() }));
+    if (allFinished) await this.#decideAndApply(parentRunId, { type: "event_sent", now: this.#now() });
   }
 
   get(runId: string): WorkflowRunView | null {
@@ -337,7 +336,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   /** A run that `waiterRunId` (held here) waits for has ended: recorded once, and the waiter driven on. */
   async runEnded(waiterRunId: string, ended: AwaitedRun): Promise<void> {
     if (deliverRunEnded(this.#store, waiterRunId, JSON.parse(JSON.stringify(ended)) as AwaitedRun, this.#now()))
-      await this.#perform(waiterRunId, this.#decide(waiterRunId, { type: "event_sent", now: this.#now() }));
+      await this.#decideAndApply(waiterRunId, { type: "event_sent", now: this.#now() });
   }
 
   /** The run's status, for its flow key's queue; null for a run this actor does not hold. */
@@ -351,8 +350,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async dequeue(runId: string, at: number): Promise<boolean> {
     if (!dequeueRun(this.#store, runId, at)) return false;
-    await this.#perform(runId, [{ type: "report", detached: "recovery_sweep" }]);
-    await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+    await this.#applyEffects(runId, [{ type: "report", detached: "recovery_sweep" }]);
+    await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
     return true;
   }
 
@@ -384,10 +383,10 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     const summary = this.#store.getRun(runId);
     if (!summary) return { reason: null, reenqueued: false };
     const alarmAt = isActiveStatus(summary.status) ? await this.ctx.storage.getAlarm() : null;
-    const effects = this.#decide(runId, { type: "recover", status: summary.status, alarmAt, now: this.#now() });
-    const check = effects[0];
+    const decision = this.#decide(runId, { type: "recover", status: summary.status, alarmAt, now: this.#now() });
+    const check = decision.answer;
     if (check?.type !== "recover_run") {
-      await this.#perform(runId, effects);
+      await this.#applyEffects(runId, decision.effects);
       return { reason: null, reenqueued: false };
     }
     const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
@@ -404,7 +403,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       alarmPending: check.alarmPending,
       now: this.#now(),
     };
-    await this.#perform(runId, this.#decide(runId, recovered));
+    await this.#decideAndApply(runId, recovered);
     return { reason: outcome.reason, reenqueued: outcome.reenqueue };
   }
 
@@ -415,7 +414,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async send(runId: string, name: string, payload: JsonValue): Promise<void> {
     appendReceivedEvent(this.#store, runId, name, payload, this.#now());
-    await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+    await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
   }
 
   /**
@@ -431,10 +430,10 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     this.#stream.publishLifecycle(cancelled);
     if (cancelled.type === "cancel_requested") {
       // It rolls back first: driven like a run sent an event; its execution appends workflow_cancelled.
-      await this.#perform(runId, this.#decide(runId, { type: "event_sent", now: this.#now() }));
+      await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
     } else {
       this.#releaseFlowKey(runId);
-      await this.#perform(runId, this.#decide(runId, { type: "cancelled" }));
+      await this.#decideAndApply(runId, { type: "cancelled" });
     }
     // Its children that are still running end with it (theirs with them).
     await this.#children.cancel(activeChildrenOf(this.#store.events(runId)), `Its parent run "${runId}" was cancelled`);
@@ -577,14 +576,14 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async pause(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     pauseRun(this.#store, runId, reason, this.#now());
-    await this.#perform(runId, this.#decide(runId, { type: "paused" }));
+    await this.#decideAndApply(runId, { type: "paused" });
     return this.get(runId) as WorkflowRunView;
   }
 
   /** `workflow.resume`. Appends workflow_resumed and drives the run (what fell due meanwhile, at once). */
   async resume(runId: string): Promise<WorkflowRunView> {
     resumeRun(this.#store, runId, this.#now());
-    await this.#perform(runId, this.#decide(runId, { type: "resumed", now: this.#now() }));
+    await this.#decideAndApply(runId, { type: "resumed", now: this.#now() });
     return this.get(runId) as WorkflowRunView;
   }
 
@@ -630,39 +629,45 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
 
   override async alarm(): Promise<void> {
     meterAlarmRun();
-    await Promise.all(this.#store.activeRunIds().map((runId) => this.#drive(runId, "alarm")));
+    await Promise.all(this.#store.activeRunIds().map((runId) => this.#startOrJoinExecution(runId, "alarm")));
   }
 
-  /** Feeds the policy what happened to a run; keeps its next state and answers the effects to carry out. */
-  #decide(runId: string, input: RunActorInput): readonly RunActorEffect[] {
+  /** Feeds the policy what happened to a run; keeps its next state and returns its effects and its answer. */
+  #decide(runId: string, input: RunActorInput): Pick<Decision, "effects" | "answer"> {
     const before = this.#runs.get(runId) ?? IDLE_RUN;
-    const { state, effects } = decide(before, input);
+    const { state, effects, answer } = decide(before, input);
     if (state !== before) {
       if (isIdle(state)) this.#runs.delete(runId);
       else this.#runs.set(runId, state);
     }
-    return effects;
+    return { effects, answer };
+  }
+
+  /** For inputs the policy answers nothing to (no step loop, report or recovery to follow): applies its effects. */
+  #decideAndApply(runId: string, input: RunActorInput): Promise<void> | undefined {
+    return this.#applyEffects(runId, this.#decide(runId, input).effects);
   }
 
   /**
-   * Carries out `effects` in order: synchronous ones at once (in the caller's
+   * Applies `effects` in order: synchronous ones at once (in the caller's
    * synchronous stretch), each asynchronous one awaited before the next,
    * unless it is detached: then it is started and its failure left to what
    * the policy says covers it. Answers undefined when nothing was awaited.
    */
-  #perform(runId: string, effects: readonly RunActorEffect[]): Promise<void> | undefined {
+  #applyEffects(runId: string, effects: readonly RunActorEffect[]): Promise<void> | undefined {
     for (let i = 0; i < effects.length; i++) {
       const effect = effects[i]!;
-      const pending = this.#carryOut(runId, effect);
+      const pending = this.#applyEffect(runId, effect);
       if (!pending) continue;
       // Covered by what effect.detached names (the recovery sweep, the retry alarm, the actor's reset).
       if ("detached" in effect && effect.detached) pending.catch(() => {});
-      else return pending.then(() => this.#perform(runId, effects.slice(i + 1)));
+      else return pending.then(() => this.#applyEffects(runId, effects.slice(i + 1)));
     }
     return undefined;
   }
 
-  #carryOut(runId: string, effect: RunActorEffect): Promise<unknown> | undefined {
+  /** One effect: the alarm, the index, waiters, `start`'s answer, or an execution. */
+  #applyEffect(runId: string, effect: RunActorEffect): Promise<unknown> | undefined {
     switch (effect.type) {
       case "set_alarm":
         return setAlarmMetered(this.ctx.storage, effect.at);
@@ -677,41 +682,40 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         this.#startAnswers.get(runId)?.();
         return undefined;
       case "drive":
-        return this.#drive(runId, effect.by);
-      case "run_loop":
-      case "join_execution":
-      case "send_report":
-      case "join_report":
-      case "recover_run":
-        throw new PlatformError("internal", `The run actor carries out ${effect.type} where it asked for it`);
+        return this.#startOrJoinExecution(runId, effect.by);
     }
   }
 
   /**
-   * Drives a run: joins its execution under way, or starts one. `observe`
-   * sees every event a new execution appends (`start` learns the run's end from it).
+   * Drives a run: joins its execution under way, or starts one, as the policy
+   * answers. `observe` sees every event a new execution appends (`start`
+   * learns the run's end from it).
    */
-  #drive(runId: string, by: DriveCause, observe?: (event: StoredEvent) => void): Promise<ExecuteRunResult> {
-    const effects = this.#decide(runId, { type: "drive", by });
+  #startOrJoinExecution(
+    runId: string,
+    by: DriveCause,
+    observe?: (event: StoredEvent) => void,
+  ): Promise<ExecuteRunResult> {
+    const decision = this.#decide(runId, { type: "drive", by });
     const running = this.#executions.get(runId);
-    if (effects[0]?.type === "join_execution" && running) return running;
-    const execution = this.#execute(runId, effects, observe);
+    if (decision.answer?.type === "join_execution" && running) return running;
+    const execution = this.#runExecution(runId, decision, observe);
     this.#executions.set(runId, execution);
     return execution;
   }
 
-  /** One execution: the policy's effects around as many passes of the step loop as it asks for. */
-  async #execute(
+  /** One execution: as many passes of the step loop as the policy answers `run_step_loop`, each after its effects. */
+  async #runExecution(
     runId: string,
-    first: readonly RunActorEffect[],
+    first: Pick<Decision, "effects" | "answer">,
     observe: ((event: StoredEvent) => void) | undefined,
   ): Promise<ExecuteRunResult> {
     try {
-      let effects = first;
+      let decision = first;
       let result: ExecuteRunResult | undefined;
-      while (effects[effects.length - 1]?.type === "run_loop") {
+      while (decision.answer?.type === "run_step_loop") {
         // Awaited only when there is something to wait for: a run's first execution starts in `start`'s own stretch.
-        const before = this.#perform(runId, effects.slice(0, -1));
+        const before = this.#applyEffects(runId, decision.effects);
         if (before) await before;
         const summary = this.#store.getRun(runId)!;
         result = await executeRun(this.#store, definitionNamed(summary.name), runId, {
@@ -720,28 +724,27 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
           exclusive: true,
           children: this.#children,
           awaitRun: this.#awaitRun,
-          beforeWaiting: () =>
-            void this.#perform(runId, this.#decide(runId, { type: "execution_waits", now: this.#now() })),
+          beforeWaiting: () => void this.#decideAndApply(runId, { type: "execution_waits", now: this.#now() }),
           stream: this.#stream,
           onEvent: (event) => {
             this.#stream.publishLifecycle(event);
             observe?.(event);
             if (!isTerminalEvent(event)) return;
             this.#releaseFlowKey(runId);
-            this.#perform(runId, this.#decide(runId, { type: "terminal_appended" }));
+            this.#decideAndApply(runId, { type: "terminal_appended" });
           },
         });
-        effects = this.#decide(runId, { type: "loop_ended", result, now: this.#now() });
+        decision = this.#decide(runId, { type: "loop_ended", result, now: this.#now() });
       }
-      await this.#perform(runId, effects);
+      await this.#applyEffects(runId, decision.effects);
       if (!result) throw new PlatformError("internal", `An execution of run "${runId}" never ran its step loop`);
       return result;
     } catch (error) {
-      await this.#perform(runId, this.#decide(runId, { type: "execution_threw", now: this.#now() }));
+      await this.#decideAndApply(runId, { type: "execution_threw", now: this.#now() });
       throw error;
     } finally {
       this.#executions.delete(runId);
-      this.#perform(runId, this.#decide(runId, { type: "execution_settled" }));
+      this.#decideAndApply(runId, { type: "execution_settled" });
     }
   }
 
@@ -781,14 +784,14 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   #report(runId: string): Promise<void> | undefined {
     const summary = this.#store.getReport(runId);
     if (!summary) return undefined;
-    const [effect] = this.#decide(runId, { type: "report", run: reported(summary) });
-    if (effect?.type === "join_report") return this.#reports.get(runId);
-    if (effect?.type !== "send_report") return undefined;
+    const { answer } = this.#decide(runId, { type: "report", run: reported(summary) });
+    if (answer?.type === "join_report") return this.#reports.get(runId);
+    if (answer?.type !== "send_report") return undefined;
     this.#index ??= runIndexOf(this.env);
     const index = this.#index;
     const settled = (ok: boolean) => {
       if (this.#reports.get(runId) === done) this.#reports.delete(runId);
-      this.#decide(runId, { type: "report_settled", run: effect.run, ok });
+      this.#decide(runId, { type: "report_settled", run: answer.run, ok });
     };
     // A child that ended tells its parent first: should that fail, the index still lists it as running, and the
     // recovery sweep's `recover` reports it (and tells the parent) again.
@@ -817,8 +820,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   }
 }
 
-/** For `start`'s answer, which waits for its execution either way. */
-function settledAnyway(): void {}
+/** For `start`'s answer, which waits for its execution whether it ended or threw. */
+function ignoreOutcome(): void {}
 
 function reported(summary: RunReport): ReportedRun {
   return { status: summary.status, step: summary.step };

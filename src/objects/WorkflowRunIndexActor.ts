@@ -27,7 +27,7 @@ const BULK_ALARM_BUDGET_MS = 25_000;
  * live in many WorkflowRunActor instances. A run reports its summary when it
  * is created, when it parks (its position), pauses or ends (and whenever an
  * actor drives or recovers a run it has not yet reported, e.g. after a
- * restart), so `workflow.list`, the search, the push check and the recovery
+ * restart), so `workflow.list`, the search, the stranded-runs check and the recovery
  * sweep read one table whose size follows the number of runs, never the
  * number of events. A running run's `updatedAt` here is therefore the time
  * of its last report, not of its last event.
@@ -81,7 +81,7 @@ export class WorkflowRunIndexActor extends DurableObject {
     return this.#index.matchRunIds(filter, 0).matched;
   }
 
-  /** The push check: the live runs code with `workflows` would strand. */
+  /** The stranded-runs check: the live runs code with `workflows` would strand. */
   findStrandedRuns(workflows: WorkflowShape[]): StrandedRuns {
     return findStrandedRuns(this.#index, workflows);
   }

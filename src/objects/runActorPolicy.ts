@@ -1,11 +1,14 @@
 /**
  * The WorkflowRun actor's policy as a pure function: `decide(state, input)`
  * takes what the actor knows of one run and what just happened (a method was
- * called, an execution waited or ended, a report settled) and returns the
- * run's next state and the effects to carry out, in order: run the step
- * loop, set or delete the alarm, report the run to the project's index, wake
- * `waitForTerminal` callers, answer `start`. No storage, clock or RPC here:
- * WorkflowRun.ts performs the effects; tests drive this as a table.
+ * called, an execution waited or ended, a report settled) and returns a
+ * {@link Decision}: the run's next state; the effects the actor applies, in
+ * order (set or delete the alarm, report the run to the project's index, wake
+ * `waitForTerminal` callers, let `start` answer, start or join an execution);
+ * and the answer to the one caller that asked (run the step loop, join the
+ * execution under way, send or join a report, ask the engine to recover the
+ * run). No storage, clock or RPC here: WorkflowRun.ts applies the effects and
+ * follows the answers; tests drive this as a table.
  *
  * The rules it keeps:
  * - One execution per run at a time in an instance; a drive asked for while
@@ -125,32 +128,40 @@ export type RunActorInput =
   /** The report of `run` to the index succeeded or failed. */
   | { type: "report_settled"; run: ReportedRun; ok: boolean };
 
+/** What the actor does for the run, whoever asked: its alarm, the index, waiters, `start`, executions. */
 export type RunActorEffect =
-  /** Run the step loop (again). */
-  | { type: "run_loop" }
-  /** An execution of the run is under way: wait for it instead. */
-  | { type: "join_execution" }
   | { type: "set_alarm"; at: number; detached?: CoveredBy }
   | { type: "delete_alarm" }
-  /** Report the run to the index if that would change it (decided by a `report` input when carried out). */
+  /** Report the run to the index if that would change it (decided by a `report` input when applied). */
   | { type: "report"; detached?: CoveredBy }
-  /** Send the run's summary (of `run`) to the index. */
-  | { type: "send_report"; run: ReportedRun }
-  /** A report of the same status is in flight: wait for it. */
-  | { type: "join_report" }
   | { type: "wake_waiters" }
   /** Let `start` answer, a turn from now (its first execution has begun to wait). */
   | { type: "answer_start" }
-  | { type: "drive"; by: DriveCause; detached?: CoveredBy }
-  /** Ask the engine whether the run is stuck and repair it (`recoverRun`). */
+  | { type: "drive"; by: DriveCause; detached?: CoveredBy };
+
+/** What the caller that fed the input does next, in its own code (only some inputs have one). */
+export type RunActorAnswer =
+  /** To `drive` and `loop_ended`: run (another pass of) the step loop. */
+  | { type: "run_step_loop" }
+  /** To `drive`: an execution of the run is under way: wait for it instead. */
+  | { type: "join_execution" }
+  /** To `report`: send the run's summary (of `run`) to the index. */
+  | { type: "send_report"; run: ReportedRun }
+  /** To `report`: a report of the same status is in flight: wait for it. */
+  | { type: "join_report" }
+  /** To `recover`: ask the engine whether the run is stuck and repair it (`recoverRun`), then feed `recovered`. */
   | { type: "recover_run"; executingHere: boolean; alarmPending: boolean };
 
 export interface Decision {
   state: RunActorState;
+  /** Applied in order, after or around what `answer` has the caller do. */
   effects: readonly RunActorEffect[];
+  /** Null when the caller has nothing more to do than apply the effects. */
+  answer: RunActorAnswer | null;
 }
 
 const NONE: readonly RunActorEffect[] = Object.freeze([]);
+const RUN_STEP_LOOP: RunActorAnswer = Object.freeze({ type: "run_step_loop" });
 
 export function decide(state: RunActorState, input: RunActorInput): Decision {
   switch (input.type) {
@@ -158,7 +169,8 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       if (state.executing) {
         return {
           state: input.by === "send" && !state.readAgain ? { ...state, readAgain: true } : state,
-          effects: [{ type: "join_execution" }],
+          effects: NONE,
+          answer: { type: "join_execution" },
         };
       }
       const first = input.by === "start";
@@ -170,38 +182,39 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
         startUnanswered: first || state.startUnanswered,
       };
       // A first execution reports nothing: `start`'s caller indexes the run from its answer.
-      return { state: next, effects: first ? [{ type: "run_loop" }] : [{ type: "report" }, { type: "run_loop" }] };
+      return { state: next, effects: first ? NONE : [{ type: "report" }], answer: RUN_STEP_LOOP };
     }
     case "execution_waits": {
-      if (state.alarmArmed) return { state, effects: NONE };
+      if (state.alarmArmed) return { state, effects: NONE, answer: null };
       // The safety net, in the same synchronous stretch as the writes before this wait.
       const effects: RunActorEffect[] = [{ type: "set_alarm", at: input.now, detached: "actor_reset" }];
       if (state.startUnanswered) effects.push({ type: "answer_start" });
-      return { state: { ...state, alarmArmed: true }, effects };
+      return { state: { ...state, alarmArmed: true }, effects, answer: null };
     }
     case "terminal_appended":
-      return { state, effects: [{ type: "wake_waiters" }] };
+      return { state, effects: [{ type: "wake_waiters" }], answer: null };
     case "loop_ended": {
       const { result } = input;
       if (state.readAgain && result.status !== "terminal")
-        return { state: { ...state, readAgain: false }, effects: [{ type: "run_loop" }] };
+        return { state: { ...state, readAgain: false }, effects: NONE, answer: RUN_STEP_LOOP };
       const effects: RunActorEffect[] = [];
       const wakeAt = wakeTimeAfter(result, input.now);
       if (wakeAt !== null) effects.push({ type: "set_alarm", at: wakeAt });
       // Nothing is left to wake for (one active run per actor: the alarm was this run's).
       else if (result.status === "terminal" && state.alarmArmed) effects.push({ type: "delete_alarm" });
-      // Its end, or where it parked (the push check reads positions); unchanged ones are not sent.
+      // Its end, or where it parked (the stranded-runs check reads positions); unchanged ones are not sent.
       if (result.status !== "stopped") effects.push({ type: "report" });
-      return { state, effects };
+      return { state, effects, answer: null };
     }
     case "execution_threw":
-      return { state, effects: [{ type: "set_alarm", at: input.now + FAILED_EXECUTION_RETRY_MS }] };
+      return { state, effects: [{ type: "set_alarm", at: input.now + FAILED_EXECUTION_RETRY_MS }], answer: null };
     case "execution_settled": {
       const next = { ...state, executing: false, readAgain: false };
       // Sent an event after the loop's last look: look again.
       return {
         state: next,
         effects: state.readAgain ? [{ type: "drive", by: "again", detached: "retry_alarm" }] : NONE,
+        answer: null,
       };
     }
     case "start_answered":
@@ -214,6 +227,7 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
           reported: isActiveStatus(input.run.status) ? input.run : state.reported,
         },
         effects: NONE,
+        answer: null,
       };
     case "event_sent":
     case "resumed":
@@ -224,27 +238,34 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
           { type: "set_alarm", at: input.now },
           { type: "drive", by: input.type === "event_sent" ? "send" : "resume", detached: "retry_alarm" },
         ],
+        answer: null,
       };
     case "cancelled":
-      return { state, effects: [{ type: "delete_alarm" }, { type: "wake_waiters" }, { type: "report" }] };
+      return {
+        state,
+        effects: [{ type: "delete_alarm" }, { type: "wake_waiters" }, { type: "report" }],
+        answer: null,
+      };
     case "paused":
       // An execution under way commits its step and ends `paused`; an alarm that fires meanwhile finds it so.
-      return { state, effects: [{ type: "report" }] };
+      return { state, effects: [{ type: "report" }], answer: null };
     case "step_interrupted":
       return {
         state,
         effects: input.ended
           ? [{ type: "report", detached: "recovery_sweep" }]
           : [{ type: "set_alarm", at: input.now }],
+        answer: null,
       };
     case "recover": {
-      if (!isActiveStatus(input.status)) return { state, effects: [{ type: "report" }] };
+      if (!isActiveStatus(input.status)) return { state, effects: [{ type: "report" }], answer: null };
       // A pending alarm is this actor's wake-up timer (retry, timeout, continuation): the run is being
       // driven. One long overdue is stale (such alarms can fail to fire) and does not count.
       const alarmPending = input.alarmAt !== null && input.alarmAt > input.now - STALE_ALARM_MS;
       return {
         state,
-        effects: [{ type: "recover_run", executingHere: state.executing || alarmPending, alarmPending }],
+        effects: NONE,
+        answer: { type: "recover_run", executingHere: state.executing || alarmPending, alarmPending },
       };
     }
     case "recovered": {
@@ -255,18 +276,22 @@ export function decide(state: RunActorState, input: RunActorInput): Decision {
       else if (input.reason === null && !input.alarmPending && !state.executing)
         effects.push({ type: "drive", by: "recover" });
       effects.push({ type: "report" });
-      return { state, effects };
+      return { state, effects, answer: null };
     }
     case "report": {
-      if (state.startUnanswered) return { state, effects: NONE };
-      if (sameReport(state.reported, input.run)) return { state, effects: [{ type: "join_report" }] };
-      return { state: { ...state, reported: input.run }, effects: [{ type: "send_report", run: input.run }] };
+      if (state.startUnanswered) return { state, effects: NONE, answer: null };
+      if (sameReport(state.reported, input.run)) return { state, effects: NONE, answer: { type: "join_report" } };
+      return {
+        state: { ...state, reported: input.run },
+        effects: NONE,
+        answer: { type: "send_report", run: input.run },
+      };
     }
     case "report_settled": {
       // A failed report is forgotten, so the next one is sent; a finished run is reported once more only if
       // asked again later (recovery), so there is nothing to keep of it.
       const forget = sameReport(state.reported, input.run) && (!input.ok || !isLiveStatus(input.run.status));
-      return { state: forget ? { ...state, reported: null } : state, effects: NONE };
+      return { state: forget ? { ...state, reported: null } : state, effects: NONE, answer: null };
     }
   }
 }

@@ -8,9 +8,9 @@ import { rejection } from "#test/support/workflow/rejection.ts";
 /**
  * Beyond the spec, on every backend: operating many runs and over time
  * (search, pause and resume, rerun from a step, bulk cancel and rerun,
- * retention, renamed steps and the push check), with the races the issue
+ * retention, renamed steps and the stranded-runs check), with the races the issue
  * names: pause vs step commit, cancelMany vs runs finishing, rerun of a run
- * that is still running, the push check vs a run moving on.
+ * that is still running, the stranded-runs check vs a run moving on.
  */
 
 type RunView = NonNullable<Awaited<ReturnType<typeof workflow.get>>>;
@@ -342,7 +342,7 @@ export function describeRunOperationsConformance(name: string, makeBackend: Make
       });
     });
 
-    describe("renamed steps and the push check", () => {
+    describe("renamed steps and the stranded-runs check", () => {
       const version2 = (renamed: boolean) => () =>
         workflow(
           "approve-flow",

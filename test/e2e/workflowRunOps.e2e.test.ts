@@ -22,7 +22,7 @@ import {
 } from "#test/support/e2e/index.ts";
 
 // Issue 22's "Done when": under `platform dev` (workerd), search, bulk cancel and rerun from a step, pause
-// across a restart, retention; through `platform up`, the push check with renamed and --force.
+// across a restart, retention; through `platform up`, the stranded-runs check with renamed and --force.
 // Ports of this file: 8980 (platform dev), 8985 (platform up).
 const work = useWorkDir("platform-e2e-runops-");
 
@@ -210,7 +210,7 @@ router.get("/runs/:id", async ({ params }) => Response.json(await workflow.get(p
 export default router;
 `;
 
-describe("the push check through platform up", () => {
+describe("the stranded-runs check through platform up", () => {
   const PORT = 8985;
   const API = `http://127.0.0.1:${PORT}`;
   const SLUG = "order-desk";

@@ -3,16 +3,16 @@ import { describe, expect, it } from "vitest";
 import type { ExecuteRunResult } from "#src/engine/executeRun.ts";
 import type { RunStatus } from "#src/engine/store.ts";
 import {
+  type Decision,
   decide,
   IDLE_RUN,
-  type RunActorEffect,
   type RunActorInput,
   type RunActorState,
 } from "#src/objects/runActorPolicy.ts";
 
 /**
  * A seeded simulation of the run actor's policy (`decide`) around a model of
- * one run: a harness carries out its effects as WorkflowRun.ts does (the
+ * one run: a harness applies its effects and follows its answers as WorkflowRun.ts does (the
  * alarm is durable, an execution and the policy's state live in memory), and
  * fast-check interleaves what can happen to the actor: executions moving on,
  * alarms firing (late, or twice), sends, cancels, pauses and resumes, a
@@ -99,13 +99,13 @@ class ActorHarness {
     this.kinds = kinds;
     this.committed = kinds.map(() => 0);
     this.run = { next: 0, ended: false, paused: false, notBefore: 0, waitsForEvent: false, inFlight: false };
-    this.perform(this.decide({ type: "drive", by: "start" }));
+    this.follow(this.decide({ type: "drive", by: "start" }));
   }
 
-  decide(input: RunActorInput): readonly RunActorEffect[] {
-    const decision = decide(this.state, input);
-    this.state = decision.state;
-    return decision.effects;
+  decide(input: RunActorInput): Pick<Decision, "effects" | "answer"> {
+    const { state, effects, answer } = decide(this.state, input);
+    this.state = state;
+    return { effects, answer };
   }
 
   /** What the index would be told of the run now. */
@@ -116,18 +116,13 @@ class ActorHarness {
     return { status, step: `s${Math.min(run.next, this.kinds.length - 1)}` };
   }
 
-  /** Carries out effects in order, as WorkflowRun.#perform does; a run_loop starts a pass of the execution. */
-  perform(effects: readonly RunActorEffect[]): void {
+  /**
+   * Applies the effects in order, as WorkflowRun.#applyEffects does, then does what the answer asks of
+   * the caller, as WorkflowRun's callers of #decide do: run_step_loop starts a pass of the execution.
+   */
+  follow({ effects, answer }: Pick<Decision, "effects" | "answer">): void {
     for (const effect of effects) {
       switch (effect.type) {
-        case "run_loop":
-          if (this.execution && this.execution.phase === "step")
-            this.broken.push("a second step loop while a step ran");
-          this.execution = { phase: "pass" };
-          break;
-        case "join_execution":
-          if (!this.execution) this.broken.push("joined an execution that is not under way");
-          break;
         case "set_alarm":
           this.alarm = effect.at;
           break;
@@ -135,24 +130,35 @@ class ActorHarness {
           this.alarm = null;
           break;
         case "report":
-          this.perform(this.decide({ type: "report", run: this.summary() }));
-          break;
-        case "send_report":
-          this.perform(this.decide({ type: "report_settled", run: effect.run, ok: !this.reportFails }));
+          this.follow(this.decide({ type: "report", run: this.summary() }));
           break;
         case "answer_start":
-          this.perform(this.decide({ type: "start_answered", run: this.summary() }));
+          this.follow(this.decide({ type: "start_answered", run: this.summary() }));
           break;
         case "drive":
-          this.perform(this.decide({ type: "drive", by: effect.by }));
+          this.follow(this.decide({ type: "drive", by: effect.by }));
           break;
-        case "recover_run":
-          this.recover(effect.executingHere, effect.alarmPending);
-          break;
-        case "join_report":
         case "wake_waiters":
           break;
       }
+    }
+    switch (answer?.type) {
+      case "run_step_loop":
+        if (this.execution && this.execution.phase === "step") this.broken.push("a second step loop while a step ran");
+        this.execution = { phase: "pass" };
+        break;
+      case "join_execution":
+        if (!this.execution) this.broken.push("joined an execution that is not under way");
+        break;
+      case "send_report":
+        this.follow(this.decide({ type: "report_settled", run: answer.run, ok: !this.reportFails }));
+        break;
+      case "recover_run":
+        this.recover(answer.executingHere, answer.alarmPending);
+        break;
+      case "join_report":
+      case undefined:
+        break;
     }
   }
 
@@ -163,7 +169,7 @@ class ActorHarness {
     if (run && !run.ended && !executingHere && !run.paused)
       reenqueue = run.inFlight || (!run.waitsForEvent && this.now >= run.notBefore);
     if (run && reenqueue && run.inFlight) run.inFlight = false;
-    this.perform(
+    this.follow(
       this.decide({
         type: "recovered",
         reason: reenqueue ? "stuck" : null,
@@ -199,7 +205,7 @@ class ActorHarness {
         if (kind === "wait") run.waitsForEvent = true;
         if (run.next >= this.kinds.length) {
           run.ended = true;
-          this.perform(this.decide({ type: "terminal_appended" }));
+          this.follow(this.decide({ type: "terminal_appended" }));
         }
       }
       execution.phase = "pass";
@@ -214,7 +220,7 @@ class ActorHarness {
     if (run.inFlight) this.broken.push("a step claimed while another attempt of the run was in flight");
     run.inFlight = true;
     // The step returns a promise: the loop waits on it (beforeWaiting) before it completes.
-    this.perform(this.decide({ type: "execution_waits", now: this.now }));
+    this.follow(this.decide({ type: "execution_waits", now: this.now }));
     execution.phase = "step";
   }
 
@@ -231,12 +237,11 @@ class ActorHarness {
 
   endPass(result: ExecuteRunResult): void {
     this.execution = null;
-    const effects = this.decide({ type: "loop_ended", result, now: this.now });
-    this.perform(effects);
+    this.follow(this.decide({ type: "loop_ended", result, now: this.now }));
     // No new pass asked for: the execution is over, and an alarm handler waiting for it returns.
     if (!this.execution) {
       this.alarmHandled = false;
-      this.perform(this.decide({ type: "execution_settled" }));
+      this.follow(this.decide({ type: "execution_settled" }));
     }
   }
 
@@ -253,28 +258,28 @@ class ActorHarness {
         this.now = Math.max(this.now, this.alarm + h.late);
         this.alarm = null;
         this.alarmHandled = true;
-        this.perform(this.decide({ type: "drive", by: "alarm" }));
+        this.follow(this.decide({ type: "drive", by: "alarm" }));
         if (!this.execution) this.alarmHandled = false;
         break;
       case "send":
         if (!run || run.ended) break;
         run.waitsForEvent = false;
-        this.perform(this.decide({ type: "event_sent", now: this.now }));
+        this.follow(this.decide({ type: "event_sent", now: this.now }));
         break;
       case "cancel":
         if (!run || run.ended) break;
         run.ended = true;
-        this.perform(this.decide({ type: "cancelled" }));
+        this.follow(this.decide({ type: "cancelled" }));
         break;
       case "pause":
         if (!run || run.ended || run.paused) break;
         run.paused = true;
-        this.perform(this.decide({ type: "paused" }));
+        this.follow(this.decide({ type: "paused" }));
         break;
       case "resume":
         if (!run?.paused) break;
         run.paused = false;
-        this.perform(this.decide({ type: "resumed", now: this.now }));
+        this.follow(this.decide({ type: "resumed", now: this.now }));
         break;
       case "crash": {
         // The instance and its execution are gone; the alarm is durable. A first execution that never
@@ -287,13 +292,13 @@ class ActorHarness {
         const cut = this.run;
         if (cut?.inFlight && !cut.ended) {
           cut.inFlight = false;
-          this.perform(this.decide({ type: "step_interrupted", ended: false, now: this.now }));
+          this.follow(this.decide({ type: "step_interrupted", ended: false, now: this.now }));
         }
         break;
       }
       case "sweep":
         if (!run) break;
-        this.perform(
+        this.follow(
           this.decide({
             type: "recover",
             status: run.ended ? "completed" : run.paused ? "paused" : "running",

@@ -5,6 +5,7 @@ import {
   FAILED_EXECUTION_RETRY_MS,
   IDLE_RUN,
   isIdle,
+  type RunActorAnswer,
   type RunActorEffect,
   type RunActorInput,
   type RunActorState,
@@ -31,6 +32,8 @@ interface Row {
   /** The next state; the same as `state` when absent. */
   next?: RunActorState;
   effects: RunActorEffect[];
+  /** What the caller that asked does next; null (nothing beyond the effects) when absent. */
+  answer?: RunActorAnswer;
 }
 
 const rows: Row[] = [
@@ -40,34 +43,39 @@ const rows: Row[] = [
     state: IDLE_RUN,
     input: { type: "drive", by: "start" },
     next: firstExecution,
-    effects: [{ type: "run_loop" }],
+    effects: [],
+    answer: { type: "run_step_loop" },
   },
   {
     name: "execute, the alarm or recovery on an idle run: report it if need be, then run the loop",
     state: run({ reported: RUNNING }),
     input: { type: "drive", by: "execute" },
     next: run({ reported: RUNNING, executing: true }),
-    effects: [{ type: "report" }, { type: "run_loop" }],
+    effects: [{ type: "report" }],
+    answer: { type: "run_step_loop" },
   },
   {
     name: "a drive while an execution is under way joins it",
     state: executing,
     input: { type: "drive", by: "alarm" },
-    effects: [{ type: "join_execution" }],
+    effects: [],
+    answer: { type: "join_execution" },
   },
   {
     name: "a send while an execution is under way joins it and makes the loop read the log again",
     state: executing,
     input: { type: "drive", by: "send" },
     next: run({ executing: true, readAgain: true }),
-    effects: [{ type: "join_execution" }],
+    effects: [],
+    answer: { type: "join_execution" },
   },
   {
     name: "a drive before start has answered reports nothing either",
     state: run({ startUnanswered: true }),
     input: { type: "drive", by: "alarm" },
     next: run({ startUnanswered: true, executing: true }),
-    effects: [{ type: "report" }, { type: "run_loop" }],
+    effects: [{ type: "report" }],
+    answer: { type: "run_step_loop" },
   },
 
   // The first wait of a first execution arms the safety net and lets start answer.
@@ -145,7 +153,8 @@ const rows: Row[] = [
     state: run({ executing: true, readAgain: true }),
     input: { type: "loop_ended", result: { status: "idle" }, now: NOW },
     next: executing,
-    effects: [{ type: "run_loop" }],
+    effects: [],
+    answer: { type: "run_step_loop" },
   },
   {
     name: "sent an event during a loop that ended the run: no second loop (the settled execution drives it again)",
@@ -250,13 +259,15 @@ const rows: Row[] = [
     name: "recover a running run with no alarm, not executing: ask the engine, nobody drives it here",
     state: IDLE_RUN,
     input: { type: "recover", status: "running", alarmAt: null, now: NOW },
-    effects: [{ type: "recover_run", executingHere: false, alarmPending: false }],
+    effects: [],
+    answer: { type: "recover_run", executingHere: false, alarmPending: false },
   },
   {
     name: "recover a parent waiting for its children: ask the engine (its children may all have ended unheard)",
     state: IDLE_RUN,
     input: { type: "recover", status: "waiting", alarmAt: null, now: NOW },
-    effects: [{ type: "recover_run", executingHere: false, alarmPending: false }],
+    effects: [],
+    answer: { type: "recover_run", executingHere: false, alarmPending: false },
   },
   {
     name: "recover a paused run: report it only (it is left alone until resumed)",
@@ -268,19 +279,22 @@ const rows: Row[] = [
     name: "recover a running run whose alarm is pending: it is driven here",
     state: IDLE_RUN,
     input: { type: "recover", status: "running", alarmAt: NOW + 5_000, now: NOW },
-    effects: [{ type: "recover_run", executingHere: true, alarmPending: true }],
+    effects: [],
+    answer: { type: "recover_run", executingHere: true, alarmPending: true },
   },
   {
     name: "recover a running run whose alarm is long overdue: stale, it does not count",
     state: IDLE_RUN,
     input: { type: "recover", status: "running", alarmAt: NOW - STALE_ALARM_MS - 1, now: NOW },
-    effects: [{ type: "recover_run", executingHere: false, alarmPending: false }],
+    effects: [],
+    answer: { type: "recover_run", executingHere: false, alarmPending: false },
   },
   {
     name: "recover a run with an execution under way: it is driven here",
     state: executing,
     input: { type: "recover", status: "running", alarmAt: null, now: NOW },
-    effects: [{ type: "recover_run", executingHere: true, alarmPending: false }],
+    effects: [],
+    answer: { type: "recover_run", executingHere: true, alarmPending: false },
   },
   {
     name: "recovered and re-enqueued: alarm due now, then report",
@@ -320,27 +334,31 @@ const rows: Row[] = [
     state: run({ reported: RUNNING }),
     input: { type: "report", run: at("completed") },
     next: run({ reported: at("completed") }),
-    effects: [{ type: "send_report", run: at("completed") }],
+    effects: [],
+    answer: { type: "send_report", run: at("completed") },
   },
   {
     name: "report the same status at a new position (the run parked further on): send it",
     state: run({ reported: RUNNING }),
     input: { type: "report", run: at("running", "approve") },
     next: run({ reported: at("running", "approve") }),
-    effects: [{ type: "send_report", run: at("running", "approve") }],
+    effects: [],
+    answer: { type: "send_report", run: at("running", "approve") },
   },
   {
     name: "report a pause at the same position: send it",
     state: run({ reported: RUNNING }),
     input: { type: "report", run: at("paused") },
     next: run({ reported: at("paused") }),
-    effects: [{ type: "send_report", run: at("paused") }],
+    effects: [],
+    answer: { type: "send_report", run: at("paused") },
   },
   {
     name: "report what was last reported: join that report (no RPC)",
     state: run({ reported: RUNNING }),
     input: { type: "report", run: RUNNING },
-    effects: [{ type: "join_report" }],
+    effects: [],
+    answer: { type: "join_report" },
   },
   {
     name: "report before start answered: nothing (the caller indexes the run from the answer)",
@@ -383,10 +401,19 @@ const rows: Row[] = [
 ];
 
 describe("runActorPolicy.decide: what the run actor does, from what it knows of the run and what happened", () => {
-  it.each(rows)("$name", ({ state, input, next, effects }) => {
+  it.each(rows)("$name", ({ state, input, next, effects, answer }) => {
     const decision = decide(state, input);
     expect(decision.effects).toEqual(effects);
+    expect(decision.answer).toEqual(answer ?? null);
     expect(decision.state).toEqual(next ?? state);
+  });
+
+  // The answer goes to the one caller that fed the input; every other input is all effects.
+  it("answers only drive, loop_ended, report and recover", () => {
+    const answered = new Set(
+      rows.filter((row) => decide(row.state, row.input).answer !== null).map((r) => r.input.type),
+    );
+    expect([...answered].sort()).toEqual(["drive", "loop_ended", "recover", "report"]);
   });
 
   it("never changes the state it is given", () => {

@@ -18,7 +18,7 @@ import type { CliRequest } from "../../workers/api/withCliUser.ts";
 import { callProjectWorker } from "../../workers/dispatch/callProjectWorker.ts";
 import { resolveDispatcher } from "../../workers/dispatch/dispatcher.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
-import type { DispatchOutcome } from "../../runtime/plugins/pluginRoutes.ts";
+import type { DeliveryOutcome } from "../../runtime/plugins/pluginRoutes.ts";
 import type { DevApiEnv } from "./devApiEnv.ts";
 
 /**
@@ -34,7 +34,7 @@ import type { DevApiEnv } from "./devApiEnv.ts";
  * message showing it). What is not there to click is refused 400 with the
  * fake's reason.
  * Answers 200 with what was sent, the plugin's answer, what the project's
- * dispatch came to (`outcome`: handled, no handler registered, or the
+ * delivery came to (`outcome`: handled, no handler registered, or the
  * handler threw, with its error code and message; read from the project
  * worker's `GET /__plugin/<plugin>`, which only `platform dev` serves) and
  * the provider calls the handler made through the plugin proxy (as the fake
@@ -92,14 +92,14 @@ export interface CallWaitTiming {
 
 export const DEFAULT_CALL_WAIT: CallWaitTiming = { maxMS: 5000, quietMS: 800, pollMS: 200 };
 
-/** What the project's dispatch came to, as its runtime recorded it. */
+/** What the project's delivery came to, as its runtime recorded it. */
 export type TestEventOutcome =
   | { result: "handled"; handlers?: number }
   | { result: "no_handler"; message: string }
   | { result: "failed"; error: { code: string; message: string; stack?: string } };
 
-/** The project's recorded dispatch outcomes (oldest first), or null when it cannot say (not `platform dev`). */
-export type DispatchOutcomes = () => Promise<DispatchOutcome[] | null>;
+/** The project's recorded delivery outcomes (oldest first), or null when it cannot say (not `platform dev`). */
+export type DeliveryOutcomes = () => Promise<DeliveryOutcome[] | null>;
 
 export interface TestEventAnswer {
   sent: {
@@ -308,18 +308,18 @@ function withoutCredentials(call: unknown): unknown {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function lastSeq(list: DispatchOutcome[] | null): number {
+function lastSeq(list: DeliveryOutcome[] | null): number {
   return list?.at(-1)?.seq ?? 0;
 }
 
-function outcomeOf(recorded: DispatchOutcome): TestEventOutcome {
+function outcomeOf(recorded: DeliveryOutcome): TestEventOutcome {
   if (recorded.result === "failed") return { result: "failed", error: recorded.error };
   if (recorded.result === "no_handler") return { result: "no_handler", message: recorded.message };
   return { result: "handled", ...(recorded.handlers !== undefined ? { handlers: recorded.handlers } : {}) };
 }
 
 /**
- * Waits for what followed the event: the project's dispatch outcome newer
+ * Waits for what followed the event: the project's delivery outcome newer
  * than `afterSeq` (its handler's calls were made before it answered), or,
  * when the project cannot say, calls that stop coming (quiet); at most `maxMS`.
  */
@@ -327,7 +327,7 @@ async function waitForOutcome(
   fake: Fetcher,
   plugin: TestEventPlugin,
   seen: number,
-  dispatchOutcomes: DispatchOutcomes,
+  deliveryOutcomes: DeliveryOutcomes,
   afterSeq: number,
   timing: CallWaitTiming,
 ): Promise<{ outcome: TestEventOutcome | null; calls: unknown[]; projectCanSay: boolean }> {
@@ -337,7 +337,7 @@ async function waitForOutcome(
   let canSay = true;
   while (Date.now() < until) {
     await sleep(timing.pollMS);
-    const recorded: DispatchOutcome[] | null = canSay ? await dispatchOutcomes() : null;
+    const recorded: DeliveryOutcome[] | null = canSay ? await deliveryOutcomes() : null;
     canSay = recorded !== null;
     const now = (await recordedCalls(fake, plugin)).slice(seen);
     const next = recorded?.find((o) => o.seq > afterSeq);
@@ -352,11 +352,11 @@ async function waitForOutcome(
 
 /**
  * A plugin that records on its resource the events the project listens to
- * (`metadata.events`, its last /deploy: the workspace plugin) dispatches only
+ * (`metadata.events`, its last /deploy: the workspace plugin) delivers only
  * those: the rest go nowhere.
  */
-function undispatchedEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
-  // Clicks and submits are dispatched whatever the project listens to.
+function undeliveredEvent(plugin: TestEventPlugin, resource: ResourceRow, kind: string): string | null {
+  // Clicks and submits are delivered whatever the project listens to.
   if (triggerParametersOf(pluginById(plugin), kind).length) return null;
   let events: unknown;
   try {
@@ -365,7 +365,7 @@ function undispatchedEvent(plugin: TestEventPlugin, resource: ResourceRow, kind:
     return null;
   }
   if (!Array.isArray(events) || events.includes(kind)) return null;
-  return `The project registers no ${plugin}.onEvent("${kind}") handler, so the plugin did not dispatch it.`;
+  return `The project registers no ${plugin}.onEvent("${kind}") handler, so the plugin did not deliver it.`;
 }
 
 /** What a test event names: `/hello`, `approve:42`, `values a, b`, `fields title=…`. */
@@ -387,7 +387,7 @@ function describeTarget(event: TestEventRequest): string {
 function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolean, waitedMS: number): string {
   if (!outcome)
     return projectCanSay
-      ? ` The project did not answer the dispatch within ${waitedMS / 1000} s (see the \`platform dev\` terminal).`
+      ? ` The project did not answer the delivery within ${waitedMS / 1000} s (see the \`platform dev\` terminal).`
       : "";
   if (outcome.result === "no_handler") return ` No handler is registered: ${outcome.message}`;
   if (outcome.result === "failed") return ` The handler threw ${outcome.error.code}: ${outcome.error.message}`;
@@ -404,10 +404,10 @@ export async function sendTestEvent(
   resource: ResourceRow,
   event: TestEventRequest,
   timing: CallWaitTiming = DEFAULT_CALL_WAIT,
-  dispatchOutcomes: DispatchOutcomes = async () => null,
+  deliveryOutcomes: DeliveryOutcomes = async () => null,
 ): Promise<TestEventAnswer> {
   const seen = (await recordedCalls(fake, plugin)).length;
-  const afterSeq = lastSeq(await dispatchOutcomes());
+  const afterSeq = lastSeq(await deliveryOutcomes());
   const trigger = { ...event, resourceId: resource.external_resource_id };
   const delivered = await callFake(fake, plugin, "/__fake/trigger", {
     method: "POST",
@@ -460,11 +460,11 @@ export async function sendTestEvent(
     ? `Sent a ${what} over the chat server's Gateway; ${answer?.live ? "the plugin's relay is connected" : "the plugin's relay is reconnecting and gets it when it resumes"}.`
     : `Sent a signed ${what}; the plugin answered ${status ?? "?"}.${failed}`;
 
-  // The plugin dispatches to the project in the background: wait briefly for what the handler did through the proxy.
-  const undispatched = undispatchedEvent(plugin, resource, event.kind);
-  const { outcome, calls, projectCanSay } = undispatched
-    ? { outcome: { result: "no_handler" as const, message: undispatched }, calls: [], projectCanSay: true }
-    : await waitForOutcome(fake, plugin, seen, dispatchOutcomes, afterSeq, timing);
+  // The plugin delivers to the project in the background: wait briefly for what the handler did through the proxy.
+  const undelivered = undeliveredEvent(plugin, resource, event.kind);
+  const { outcome, calls, projectCanSay } = undelivered
+    ? { outcome: { result: "no_handler" as const, message: undelivered }, calls: [], projectCanSay: true }
+    : await waitForOutcome(fake, plugin, seen, deliveryOutcomes, afterSeq, timing);
   return {
     sent: { ...event, resource: { plugin, externalId: resource.external_resource_id, displayName } },
     summary: sentLine + describeOutcome(outcome, projectCanSay, timing.maxMS),
@@ -491,19 +491,19 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
       resource,
       event,
       DEFAULT_CALL_WAIT,
-      projectDispatchOutcomes(env, project, plugin),
+      projectDeliveryOutcomes(env, project, plugin),
     ),
     { headers: { "Cache-Control": "no-store" } },
   );
 }
 
-/** Failed dispatches' stacks pointed at the project's sources by its log's source map, as a failed step's are. */
+/** Failed deliveries' stacks pointed at the project's sources by its log's source map, as a failed step's are. */
 async function withMappedStacks(
   env: DevApiEnv,
   project: ProjectRow,
-  outcomes: DispatchOutcome[],
-): Promise<DispatchOutcome[]> {
-  const failed = outcomes.filter((o): o is Extract<DispatchOutcome, { result: "failed" }> => o.result === "failed");
+  outcomes: DeliveryOutcome[],
+): Promise<DeliveryOutcome[]> {
+  const failed = outcomes.filter((o): o is Extract<DeliveryOutcome, { result: "failed" }> => o.result === "failed");
   const stacks = failed.flatMap((o) => (o.error.stack ? [o.error.stack] : []));
   const log = projectLogOf(env, project.id);
   if (stacks.length === 0 || !log) return outcomes;
@@ -513,8 +513,8 @@ async function withMappedStacks(
   return outcomes;
 }
 
-/** The local project worker's record of its `/__plugin/<plugin>` dispatches (`GET`, internal token). */
-function projectDispatchOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DispatchOutcomes {
+/** The local project worker's record of its `/__plugin/<plugin>` deliveries (`GET`, internal token). */
+function projectDeliveryOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DeliveryOutcomes {
   return async () => {
     try {
       const response = await callProjectWorker(resolveDispatcher(env), project, "GET", `/__plugin/${plugin}`);
@@ -523,7 +523,7 @@ function projectDispatchOutcomes(env: DevApiEnv, project: ProjectRow, plugin: Te
         return null;
       }
       const { outcomes } = (await response.json()) as { outcomes?: unknown };
-      return Array.isArray(outcomes) ? await withMappedStacks(env, project, outcomes as DispatchOutcome[]) : null;
+      return Array.isArray(outcomes) ? await withMappedStacks(env, project, outcomes as DeliveryOutcome[]) : null;
     } catch {
       return null;
     }

@@ -2,21 +2,21 @@
  * A message or reaction event, however it arrived (a signed envelope on
  * `/webhook`, or a Gateway dispatch through the relay): resolved by
  * `guild_id` to the project that claimed the server, de-duplicated on the
- * envelope id (`event:<id>`), and handed back ready to dispatch to the
+ * envelope id (`event:<id>`), and handed back ready to deliver to the
  * project's `/__plugin/chatserver`. The envelope is Discord's webhook-event
  * shape `{ id, event: { type, timestamp, data } }`; the relay builds one per
  * Gateway dispatch (gatewayRelay/relayDispatch.ts).
  */
 import type {
   ChatEventKind,
-  ChatMessageDispatchEvent,
-  ChatReactionDispatchEvent,
+  ChatMessageDeliveryEvent,
+  ChatReactionDeliveryEvent,
 } from "../../contracts/chatServerEvents.ts";
-import type { PluginDispatch, PluginUser } from "../../contracts/pluginDispatch.ts";
+import type { PluginDelivery, PluginUser } from "../../contracts/pluginDelivery.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../kit/deliverDispatch.ts";
-import { addressedTo, str, userOf } from "./dispatchAddress.ts";
+import { deliverClaimedEvent } from "../kit/deliverClaimedEvent.ts";
+import { addressedTo, str, userOf } from "./deliveryAddress.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 
 /** Discord event names → the kinds `chatserver.onEvent` takes. */
@@ -32,13 +32,13 @@ export interface ChatEventEnvelope {
 }
 
 export type ChatEventReceipt =
-  /** Not an event kind the plugin dispatches, or a bot's message (never loop on bots). */
+  /** Not an event kind the plugin delivers, or a bot's message (never loop on bots). */
   | { outcome: "ignored" }
   /** No project claimed the server. */
   | { outcome: "not_connected"; guildId: string }
   /** Seen before (a provider retry, a replay after RESUME). */
   | { outcome: "duplicate" }
-  /** Claimed: `deliver()` dispatches it (a failed delivery releases the claim, so a retry gets through). */
+  /** Claimed: `deliver()` delivers it (a failed delivery releases the claim, so a retry gets through). */
   | { outcome: "accepted"; deliver: () => Promise<void> };
 
 export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEnvelope): Promise<ChatEventReceipt> {
@@ -58,7 +58,7 @@ export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEn
   const userId = kind === "message" ? str(author?.id) : str(data.user_id);
   const user: PluginUser | undefined =
     kind === "message" && author && userId ? userOf(author) : userId ? { id: userId } : undefined;
-  const payload: PluginDispatch = {
+  const payload: PluginDelivery = {
     kind: "event",
     name: kind,
     event:
@@ -70,7 +70,7 @@ export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEn
             guildId,
             content: str(data.content) ?? "",
             timestamp,
-          } satisfies ChatMessageDispatchEvent)
+          } satisfies ChatMessageDeliveryEvent)
         : ({
             type: kind,
             messageId: str(data.message_id) ?? null,
@@ -78,13 +78,19 @@ export async function receiveChatEvent(env: ChatServerEnv, envelope: ChatEventEn
             guildId,
             emoji: str((data.emoji as { name?: unknown } | undefined)?.name) ?? null,
             timestamp,
-          } satisfies ChatReactionDispatchEvent),
+          } satisfies ChatReactionDeliveryEvent),
     ...(await addressedTo(env, owner.project, guildId, user)),
   };
   return {
     outcome: "accepted",
     deliver: async () => {
-      await deliverDispatch(env, owner.project, PLUGIN_ID, dedupeKey, payload, (s) => s < 200 || s > 299);
+      await deliverClaimedEvent(env, {
+        project: owner.project,
+        pluginId: PLUGIN_ID,
+        dedupeKey,
+        payload,
+        failed: (s) => s < 200 || s > 299,
+      });
     },
   };
 }

@@ -1,16 +1,16 @@
 /**
- * An interaction whose dispatch failed (the project's handler threw, or it
+ * An interaction whose delivery failed (the project's handler threw, or it
  * has none for it), told to the user who interacted, privately where the chat
  * server allows it: within the answer budget, as the webhook's own ephemeral
  * answer; later, as an ephemeral followup or, for a command already deferred,
  * in its "thinking…" message replaced.
  */
 import type {
-  ChatCommandDispatchEvent,
-  ChatComponentDispatchEvent,
-  ChatModalDispatchEvent,
+  ChatCommandDeliveryEvent,
+  ChatComponentDeliveryEvent,
+  ChatModalDeliveryEvent,
 } from "../../contracts/chatServerEvents.ts";
-import type { DeliveryFailure } from "../kit/deliverDispatch.ts";
+import type { DeliveryFailure } from "../kit/deliverClaimedEvent.ts";
 import { callChatServer } from "./chatServerApi.ts";
 import type { ChatServerEnv } from "./env.ts";
 import { CALLBACK, claimFirstReply, EPHEMERAL, hasPlaceholder } from "./interactionAck.ts";
@@ -24,12 +24,12 @@ interface FailedInteraction {
   /** The command's name, or the component's or modal's customId. */
   name: string;
   messageId: string | null;
-  event: ChatCommandDispatchEvent | ChatComponentDispatchEvent | ChatModalDispatchEvent;
+  event: ChatCommandDeliveryEvent | ChatComponentDeliveryEvent | ChatModalDeliveryEvent;
 }
 
 const NO_MENTIONS = { parse: [] as string[] };
 
-/** The webhook's first answer for a dispatch that failed in time: the reason, privately. */
+/** The webhook's first answer for a delivery that failed in time: the reason, privately. */
 export async function failureAnswer(
   env: ChatServerEnv,
   interaction: FailedInteraction,
@@ -43,7 +43,7 @@ export async function failureAnswer(
 }
 
 /**
- * A failed dispatch after the first answer was given: a command's
+ * A failed delivery after the first answer was given: a command's
  * "thinking…" message (not yet replaced by a reply) says so; otherwise an
  * ephemeral followup does.
  */
@@ -68,5 +68,5 @@ function failureText(interaction: FailedInteraction, failure: DeliveryFailure): 
 function what(interaction: FailedInteraction): string {
   if (interaction.kind === "command") return "command";
   if (interaction.kind === "modal") return "form";
-  return (interaction.event as ChatComponentDispatchEvent).componentType;
+  return (interaction.event as ChatComponentDeliveryEvent).componentType;
 }

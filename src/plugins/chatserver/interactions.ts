@@ -3,34 +3,34 @@
  * command (type 2), a button clicked or a select chosen on a message the bot
  * posted (3), a modal submitted (5). Each is resolved by `guild_id` to the
  * project that claimed the server (a server no project claimed: 404, nothing
- * dispatched), deduplicated on its id, and dispatched to that project's
+ * delivered), deduplicated on its id, and delivered to that project's
  * `/__plugin/chatserver` with a sealed reply token; the webhook waits for the
  * handler up to the answer budget (interactionAck.ts). A handler that answers
  * in time answers through the callback endpoint and the webhook says 202; a
  * slower one gets a deferred answer inline and keeps running after it. A
- * dispatch that fails is told to the user (interactionFailure.ts).
+ * delivery that fails is told to the user (interactionFailure.ts).
  */
 import { PlatformError } from "../../core/errors.ts";
 import {
   CHAT_ID,
-  type ChatCommandDispatchEvent,
-  type ChatComponentDispatchEvent,
+  type ChatCommandDeliveryEvent,
+  type ChatComponentDeliveryEvent,
   type ChatInteractionMessage,
-  type ChatModalDispatchEvent,
+  type ChatModalDeliveryEvent,
 } from "../../contracts/chatServerEvents.ts";
 import { modalFieldsFromWire, WIRE } from "../../contracts/chatComponents.ts";
-import type { PluginDispatch, PluginUser } from "../../contracts/pluginDispatch.ts";
+import type { PluginDelivery, PluginUser } from "../../contracts/pluginDelivery.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch, type DeliveryFailure } from "../kit/deliverDispatch.ts";
-import { addressedTo, str, userOf } from "./dispatchAddress.ts";
+import { deliverClaimedEvent, type DeliveryFailure } from "../kit/deliverClaimedEvent.ts";
+import { addressedTo, str, userOf } from "./deliveryAddress.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type ChatServerEnv } from "./env.ts";
 import { claimFirstAnswer, deferredAnswer, withinBudget } from "./interactionAck.ts";
 import { failureAnswer, tellFailure } from "./interactionFailure.ts";
 import { sealReplyToken, type InteractionKind } from "./replyToken.ts";
 
-/** Interaction types (Discord's) the plugin dispatches. */
+/** Interaction types (Discord's) the plugin delivers. */
 const INTERACTION_KINDS: Record<number, InteractionKind> = { 2: "command", 3: "component", 5: "modal" };
 
 interface ReceivedInteraction {
@@ -42,10 +42,10 @@ interface ReceivedInteraction {
   name: string;
   messageId: string | null;
   user: PluginUser | undefined;
-  event: ChatCommandDispatchEvent | ChatComponentDispatchEvent | ChatModalDispatchEvent;
+  event: ChatCommandDeliveryEvent | ChatComponentDeliveryEvent | ChatModalDeliveryEvent;
 }
 
-export function isDispatchedInteraction(type: unknown): boolean {
+export function isDeliveredInteraction(type: unknown): boolean {
   return typeof type === "number" && type in INTERACTION_KINDS;
 }
 
@@ -79,7 +79,7 @@ function customIdOf(data: Record<string, unknown>): string {
   return customId;
 }
 
-/** The interaction's fields the plugin uses, checked; what does not fit is refused before anything is dispatched. */
+/** The interaction's fields the plugin uses, checked; what does not fit is refused before anything is delivered. */
 function parseInteraction(body: Record<string, unknown>): ReceivedInteraction {
   const kind = INTERACTION_KINDS[body.type as number]!;
   const id = str(body.id);
@@ -106,7 +106,7 @@ function parseInteraction(body: Record<string, unknown>): ReceivedInteraction {
   if (kind === "component") {
     if (!message) throw new PlatformError("invalid_input", "A component interaction needs the message it came from.");
     const values = Array.isArray(data.values) ? data.values.filter((v): v is string => typeof v === "string") : [];
-    const event: ChatComponentDispatchEvent = {
+    const event: ChatComponentDeliveryEvent = {
       id,
       customId,
       componentType: data.component_type === WIRE.button ? "button" : "select",
@@ -135,7 +135,7 @@ export async function handleInteraction(
   // A repeat delivery: acknowledged again, delivered once.
   if (!(await claimEvent(env.DB, PLUGIN_ID, dedupeKey))) return deferred;
 
-  const payload: PluginDispatch = {
+  const payload: PluginDelivery = {
     kind,
     name: interaction.name,
     event: interaction.event,
@@ -148,7 +148,7 @@ export async function handleInteraction(
       messageId,
     }),
   };
-  const delivery = dispatch(env, owner.project, dedupeKey, payload);
+  const delivery = deliverInteraction(env, owner.project, dedupeKey, payload);
   const settled = await withinBudget(env, delivery);
   if (!settled) ctx.waitUntil(delivery.then((failure) => failure && tellFailure(env, interaction, failure)));
 
@@ -161,11 +161,17 @@ export async function handleInteraction(
   return new Response(null, { status: 202 });
 }
 
-function dispatch(
+function deliverInteraction(
   env: ChatServerEnv,
   project: ProjectRow,
   dedupeKey: string,
-  payload: PluginDispatch,
+  payload: PluginDelivery,
 ): Promise<DeliveryFailure | null> {
-  return deliverDispatch(env, project, PLUGIN_ID, dedupeKey, payload, (status) => status < 200 || status > 299);
+  return deliverClaimedEvent(env, {
+    project,
+    pluginId: PLUGIN_ID,
+    dedupeKey,
+    payload,
+    failed: (status) => status < 200 || status > 299,
+  });
 }

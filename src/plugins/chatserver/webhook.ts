@@ -3,7 +3,7 @@
  *
  * - Interactions (Discord's HTTP interactions): PING (type 1) → PONG; a
  *   command (2), a component clicked or chosen (3) or a modal submitted (5)
- *   is dispatched to the project that claimed the server and answered within
+ *   is delivered to the project that claimed the server and answered within
  *   the 3 s deadline (interactions.ts).
  * - Events (messages, reactions): the chat server delivers these only over its
  *   Gateway, which the relay actor holds (gatewayRelay/); each is handled by
@@ -12,16 +12,16 @@
  *   1, id, event: { type: "MESSAGE_CREATE" | "MESSAGE_REACTION_ADD", timestamp,
  *   data } }` (another relay may post them). Answered 204.
  *
- * Refusals, with nothing dispatched: over 1 MB → 413; unsigned, forged, stale
+ * Refusals, with nothing delivered: over 1 MB → 413; unsigned, forged, stale
  * → 401; not JSON → 400; unknown shape → 400; a server no project claimed → 404.
  */
 import { PlatformError } from "../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyEd25519Webhook } from "../../core/crypto/ed25519.ts";
 import { EVENT_KINDS, receiveChatEvent } from "./chatEvents.ts";
-import { str } from "./dispatchAddress.ts";
+import { str } from "./deliveryAddress.ts";
 import type { ChatServerEnv } from "./env.ts";
-import { handleInteraction, isDispatchedInteraction, notConnected } from "./interactions.ts";
+import { handleInteraction, isDeliveredInteraction, notConnected } from "./interactions.ts";
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -45,7 +45,7 @@ export async function handleWebhook(request: Request, env: ChatServerEnv, ctx: E
   }
   if ("event" in body) return handleEvent(body, env, ctx);
   if (body.type === 1) return Response.json({ type: 1 });
-  if (isDispatchedInteraction(body.type)) return handleInteraction(body, env, ctx);
+  if (isDeliveredInteraction(body.type)) return handleInteraction(body, env, ctx);
   throw new PlatformError(
     "invalid_input",
     `Unsupported interaction type ${JSON.stringify(body.type ?? null)}: the plugin handles PING (1), APPLICATION_COMMAND (2), MESSAGE_COMPONENT (3) and MODAL_SUBMIT (5).`,

@@ -2,14 +2,14 @@ import { isResourceType } from "../../contracts/pluginRegistry.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { ProjectRow } from "../../workers/db/projectsTable.ts";
 import type { PluginEnv } from "./pluginEnv.ts";
-import type { ResourceOwnerRef } from "../../contracts/pluginDispatch.ts";
+import type { ResourceOwnerRef } from "../../contracts/pluginDelivery.ts";
 import { findResourceOwner, type ResourceRow, type ResourceType } from "../../workers/db/resourceClaims.ts";
 import { purposeHmacKey } from "./secretKeys.ts";
 import { signPayload, verifyPayload } from "../../core/crypto/signed.ts";
 
 /**
  * An opaque, HMAC-signed (key derived from `STATE_SECRET`) name for one
- * claimed resource, handed to user code in dispatches and given back in
+ * claimed resource, handed to user code in deliveries and given back in
  * proxy calls (e.g. "reply in this server"). It carries the plugin, the
  * resource type and the provider's id, never an internal id; resolving it
  * checks the signature and that the calling project still owns the resource.

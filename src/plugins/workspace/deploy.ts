@@ -3,7 +3,7 @@
  * `{ events }` or the whole `{ plugins: { workspace: { events } } }`, sent by
  * `platform push` / `platform dev`. The event names are recorded on the
  * project's workspace (resource metadata `events`), and /webhook then
- * dispatches only those; before the first deploy every event is dispatched.
+ * deliveries only those; before the first deploy every event is delivered.
  */
 import { PlatformError } from "../../core/errors.ts";
 import { WORKSPACE_EVENT_KINDS, type WorkspaceEventKind } from "../../contracts/workspaceEvents.ts";

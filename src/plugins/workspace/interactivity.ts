@@ -2,22 +2,22 @@
  * The provider's interactivity payloads on `POST /webhook` (after the
  * signature check): a form body `payload=<JSON>`, as Slack sends clicks and
  * submissions. `block_actions` (a button clicked, a select chosen in a message
- * the bot posted) dispatches each action as kind `action` named by its
+ * the bot posted) delivers each action as kind `action` named by its
  * `action_id`, with a sealed trigger token that opens a view for 3 seconds;
- * `view_submission` (a view the bot opened, submitted) dispatches kind `view`
+ * `view_submission` (a view the bot opened, submitted) delivers kind `view`
  * named by its `callback_id`, with the values by action_id. Both are routed by
  * team to the project that claimed the workspace, deduplicated on
  * `trigger_id`, acknowledged at once with an empty 200 (which also closes a
- * submitted view) and dispatched after the answer. Other payload types are
- * acknowledged and not dispatched.
+ * submitted view) and delivered after the answer. Other payload types are
+ * acknowledged and not delivered.
  */
 import { PlatformError } from "../../core/errors.ts";
-import { toPluginProject, type PluginDispatch } from "../../contracts/pluginDispatch.ts";
+import { toPluginProject, type PluginDelivery } from "../../contracts/pluginDelivery.ts";
 import { viewFieldsFromState } from "../../contracts/workspaceBlocks.ts";
 import type { WorkspaceAction, WorkspaceViewSubmission } from "../../contracts/workspaceEvents.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../kit/deliverDispatch.ts";
+import { deliverClaimedEvent } from "../kit/deliverClaimedEvent.ts";
 import { makeResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, type WorkspaceEnv } from "./env.ts";
 import { sealTriggerToken } from "./triggerToken.ts";
@@ -112,7 +112,7 @@ function viewSubmissionOf(payload: Json, teamId: string): WorkspaceViewSubmissio
   };
 }
 
-/** An interactivity payload: dispatched (block actions, view submissions) or acknowledged; answers the provider. */
+/** An interactivity payload: delivered (block actions, view submissions) or acknowledged; answers the provider. */
 export async function handleInteractivity(payload: Json, env: WorkspaceEnv, ctx: ExecutionContext): Promise<Response> {
   if (payload.type !== "block_actions" && payload.type !== "view_submission")
     return new Response(null, { status: 200 });
@@ -126,18 +126,18 @@ export async function handleInteractivity(payload: Json, env: WorkspaceEnv, ctx:
       `Slack workspace ${teamId} is not connected to any project on this platform. Install the app with \`platform plugin install workspace\`.`,
     );
 
-  const dispatches: Pick<PluginDispatch, "kind" | "name" | "event" | "user">[] = [];
+  const deliveries: Pick<PluginDelivery, "kind" | "name" | "event" | "user">[] = [];
   if (payload.type === "block_actions") {
     if (!Array.isArray(payload.actions) || payload.actions.length === 0)
       throw new PlatformError("invalid_input", "block_actions needs at least one action.");
     const triggerToken = await sealTriggerToken(env, owner.project.id, { triggerId, teamId });
     for (const raw of payload.actions) {
       const action = actionOf(raw, payload, teamId, triggerToken);
-      dispatches.push({ kind: "action", name: action.actionId, event: action, user: action.user });
+      deliveries.push({ kind: "action", name: action.actionId, event: action, user: action.user });
     }
   } else {
     const submission = viewSubmissionOf(payload, teamId);
-    dispatches.push({ kind: "view", name: submission.callbackId, event: submission, user: submission.user });
+    deliveries.push({ kind: "view", name: submission.callbackId, event: submission, user: submission.user });
   }
 
   const dedupeKey = `interaction:${triggerId}`;
@@ -153,8 +153,14 @@ export async function handleInteractivity(payload: Json, env: WorkspaceEnv, ctx:
   };
   ctx.waitUntil(
     (async () => {
-      for (const dispatch of dispatches)
-        await deliverDispatch(env, owner.project, PLUGIN_ID, dedupeKey, { ...dispatch, ...common }, (s) => s >= 500);
+      for (const delivery of deliveries)
+        await deliverClaimedEvent(env, {
+          project: owner.project,
+          pluginId: PLUGIN_ID,
+          dedupeKey,
+          payload: { ...delivery, ...common },
+          failed: (s) => s >= 500,
+        });
     })(),
   );
   return new Response(null, { status: 200 });

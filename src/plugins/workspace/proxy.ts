@@ -31,7 +31,7 @@ import { callWorkspaceMethod } from "./workspaceApi.ts";
  *   POST /proxy/add-reaction    { channel, ts, name }                  → { ok: true }
  *   POST /proxy/send-ephemeral  { channel, user, text, blocks? }       → { channel, messageTs }   only `user` sees it
  *   POST /proxy/open-view       { triggerToken, view }                 → { viewId }   within 3 s of the click
- * Each may carry `resource` (the ref from a dispatched event) to name the
+ * Each may carry `resource` (the ref from a delivered event) to name the
  * workspace. What the body says is checked (Block Kit's limits too) before
  * the rate limit and any call.
  */

@@ -1,11 +1,11 @@
 import { errorResponse, PlatformError, type PlatformErrorCode } from "../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
-import { toPluginProject, type PluginDispatch } from "../../contracts/pluginDispatch.ts";
+import { toPluginProject, type PluginDelivery } from "../../contracts/pluginDelivery.ts";
 import type { WorkspaceEvent } from "../../contracts/workspaceEvents.ts";
 import { markConnectionRevoked } from "../../workers/db/connectionsStore.ts";
 import { claimEvent } from "../../workers/db/eventDedupe.ts";
 import { findResourceOwner, releaseResource } from "../../workers/db/resourceClaims.ts";
-import { deliverDispatch } from "../kit/deliverDispatch.ts";
+import { deliverClaimedEvent } from "../kit/deliverClaimedEvent.ts";
 import { makeResourceOwnerRef } from "../kit/resourceOwnerRef.ts";
 import { PLUGIN_ID, RESOURCE_TYPE, WEBHOOK_BODY_LIMIT, type WorkspaceEnv } from "./env.ts";
 import { handleInteractivity, interactivityPayload } from "./interactivity.ts";
@@ -18,9 +18,9 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWorkspaceSignature } from "./
  * `url_verification` echoes the challenge and `event_callback` is routed by
  * team to the project that claimed the workspace, deduplicated on
  * `event_id` (Slack retries until acknowledged) and acknowledged at once,
- * with the dispatch to the project's `/__plugin/workspace` running after the
+ * with the delivery to the project's `/__plugin/workspace` running after the
  * answer (`ctx.waitUntil`); after a `/deploy`, only the events the project
- * listens to are dispatched. `app_uninstalled` / `tokens_revoked` (of our
+ * listens to are delivered. `app_uninstalled` / `tokens_revoked` (of our
  * bot) mark the project's connection revoked and release its claim on the
  * workspace.
  */
@@ -185,7 +185,7 @@ export async function handleWebhook(
   const metadata = JSON.parse(owner.resource.metadata) as { botUserId?: string; events?: unknown };
   const mapped = toWorkspaceEvent(event, teamId, eventId, metadata.botUserId);
   if (!mapped) return new Response(null, { status: 200 });
-  // After a deploy, only the events the project listens to (workspace.onEvent) are dispatched.
+  // After a deploy, only the events the project listens to (workspace.onEvent) are delivered.
   if (Array.isArray(metadata.events) && !metadata.events.includes(mapped.type))
     return new Response(null, { status: 200 });
 
@@ -193,7 +193,7 @@ export async function handleWebhook(
     // A retry of an event we already took: acknowledged, not delivered again.
     return new Response(null, { status: 200 });
   }
-  const payload: PluginDispatch = {
+  const payload: PluginDelivery = {
     kind: "event",
     name: mapped.type,
     event: mapped,
@@ -206,6 +206,14 @@ export async function handleWebhook(
     ...(mapped.user ? { user: { id: mapped.user } } : {}),
   };
   // A 5xx means the project could not take it: Slack's retry is let through. A 4xx would answer the same again.
-  ctx.waitUntil(deliverDispatch(env, owner.project, PLUGIN_ID, eventId, payload, (status) => status >= 500));
+  ctx.waitUntil(
+    deliverClaimedEvent(env, {
+      project: owner.project,
+      pluginId: PLUGIN_ID,
+      dedupeKey: eventId,
+      payload,
+      failed: (status) => status >= 500,
+    }),
+  );
   return new Response(null, { status: 200 });
 }

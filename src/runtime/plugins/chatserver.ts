@@ -12,7 +12,7 @@
  *     await chatserver.update(click, { content: `Approved by ${click.user?.name}`, components: [] });
  *   });
  *
- * Handlers run when the plugin dispatches to the project's internal
+ * Handlers run when the plugin delivers to the project's internal
  * `/__plugin/chatserver` (a command, an event, a component clicked or chosen,
  * a modal submitted); the command and event names a project registers are
  * reported in its metadata (`plugins.chatserver`), which deploy sends to the
@@ -25,7 +25,8 @@ import { pluginCall, pluginEnv } from "./pluginCall.ts";
 import { requireHandlerByPrefix } from "./handlerByPrefix.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
 import { approverRefusal } from "./approvers.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
+import { installPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   CHAT_EVENT_KINDS,
   COMMAND_NAME,
@@ -43,7 +44,7 @@ import {
   type ChatComponent,
   type ChatModal,
 } from "../../contracts/chatComponents.ts";
-import type { PluginUser } from "../../contracts/pluginDispatch.ts";
+import type { PluginUser } from "../../contracts/pluginDelivery.ts";
 
 export type { ChatEventKind, ChatMessageInput } from "../../contracts/chatServerEvents.ts";
 export type {
@@ -189,7 +190,7 @@ function registerInteraction<H>(handlers: Map<string, H>, call: string, name: st
   handlers.set(checked, handler);
 }
 
-interface Dispatch {
+interface Delivery {
   kind?: unknown;
   name?: unknown;
   event?: Record<string, unknown>;
@@ -210,8 +211,8 @@ function messageOf(raw: unknown): ChatComponentMessage | null {
   };
 }
 
-registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
-  const d = (body ?? {}) as Dispatch;
+installPluginHandler(platformRuntime, "chatserver", async ({ body, env, ctx }) => {
+  const d = (body ?? {}) as Delivery;
   const ev = d.event ?? {};
   const common = {
     project: { slug: String(d.project?.slug ?? "") },
@@ -244,7 +245,7 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
   if (d.kind === "component") {
     const handler = requireHandlerByPrefix(components, name, "onComponent");
     const message = messageOf(ev.message);
-    if (!message) throw new PlatformError("invalid_input", "A component dispatch needs its message.");
+    if (!message) throw new PlatformError("invalid_input", "A component delivery needs its message.");
     await handler({
       ...common,
       customId: name,
@@ -274,7 +275,7 @@ registerPluginHandler("chatserver", async ({ body, env, ctx }) => {
     for (const handler of handlers) await handler(event);
     return { ok: true, handled: handlers.length };
   }
-  throw new PlatformError("invalid_input", "Unknown chat-server dispatch.");
+  throw new PlatformError("invalid_input", "Unknown chat-server delivery.");
 });
 
 registerPluginMetadata("chatserver", () => ({

@@ -1,17 +1,18 @@
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { platformRuntime } from "../entry/platformRuntime.ts";
+import type { PlatformRuntime } from "../entry/platformRuntime.ts";
 import { NoPluginHandler } from "./noPluginHandler.ts";
 
 /**
- * The project side of plugin dispatch. A plugin worker POSTs to
+ * The project side of plugin delivery. A plugin worker POSTs to
  * `/__plugin/<pluginId>` (the entry wrapper has already checked the platform's
- * `internal` token); the handler the plugin's runtime module registered with
- * `registerPluginHandler` answers. Each plugin module also reports what the
+ * `internal` token); the handler the plugin's runtime module installed with
+ * `installPluginHandler` answers. Each plugin module also reports what the
  * project registered (commands, events) under metadata `plugins.<pluginId>`.
+ * Nothing is installed on import: the route goes in with the first handler.
  */
 export interface PluginRequestContext {
-  /** The parsed JSON body (a `PluginDispatch` from src/contracts/pluginDispatch.ts). */
+  /** The parsed JSON body (a `PluginDelivery` from src/contracts/pluginDelivery.ts). */
   body: unknown;
   request: Request;
   env: PlatformEnv;
@@ -25,19 +26,19 @@ const handlers = new Map<string, PluginHandler>();
 const metadataContributors = new Map<string, () => unknown>();
 
 /**
- * What a dispatch came to, kept (last `OUTCOMES_KEPT`) only under `platform
+ * What a delivery came to, kept (last `OUTCOMES_KEPT`) only under `platform
  * dev` (`PLATFORM_LOCAL`), where `platform plugin trigger` reads it through
- * `GET /__plugin/<pluginId>`: the dispatch itself runs after the plugin
+ * `GET /__plugin/<pluginId>`: the delivery itself runs after the plugin
  * answered the provider, so nothing else can tell the developer what happened.
  */
-export type DispatchOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
+export type DeliveryOutcome = { seq: number; kind: string | null; name: string | null; status: number } & (
   | { result: "handled"; handlers?: number }
   | { result: "no_handler"; message: string }
   | { result: "failed"; error: { code: string; message: string; stack?: string } }
 );
 
 const OUTCOMES_KEPT = 20;
-const outcomes = new Map<string, DispatchOutcome[]>();
+const outcomes = new Map<string, DeliveryOutcome[]>();
 let outcomeSeq = 0;
 
 function notFound(): Response {
@@ -48,7 +49,7 @@ function noHandlerResponse(error: NoPluginHandler): Response {
   return Response.json({ error: error.toJSON(), handled: 0 }, { status: 404 });
 }
 
-type Result = DistributiveOmit<DispatchOutcome, "seq" | "kind" | "name">;
+type Result = DistributiveOmit<DeliveryOutcome, "seq" | "kind" | "name">;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A handler's answer: a Response as is, a value as 200 JSON; `handled: 0` means no handler took it. */
@@ -71,7 +72,7 @@ function threw(pluginId: string, error: unknown): { response: Response; outcome:
     const response = noHandlerResponse(error);
     return { response, outcome: { result: "no_handler", status: response.status, message: error.message } };
   }
-  // Logged whatever it is (a platform error such as rate_limited too): the dispatch ran after the provider had
+  // Logged whatever it is (a platform error such as rate_limited too): the delivery ran after the provider had
   // its answer, so the project's log (its stack mapped there) and the terminal are where the developer sees it.
   console.error(`plugin ${pluginId} handler failed:`, error);
   const response = errorResponse(error);
@@ -84,18 +85,24 @@ function threw(pluginId: string, error: unknown): { response: Response; outcome:
 
 function remember(env: PlatformEnv, pluginId: string, body: unknown, outcome: Result): void {
   if (env.PLATFORM_LOCAL !== "1") return;
-  const dispatch = (body ?? {}) as { kind?: unknown; name?: unknown };
+  const delivery = (body ?? {}) as { kind?: unknown; name?: unknown };
   const list = outcomes.get(pluginId) ?? [];
   list.push({
     seq: ++outcomeSeq,
-    kind: typeof dispatch.kind === "string" ? dispatch.kind : null,
-    name: typeof dispatch.name === "string" ? dispatch.name : null,
+    kind: typeof delivery.kind === "string" ? delivery.kind : null,
+    name: typeof delivery.name === "string" ? delivery.name : null,
     ...outcome,
-  } as DispatchOutcome);
+  } as DeliveryOutcome);
   outcomes.set(pluginId, list.slice(-OUTCOMES_KEPT));
 }
 
-platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest) => {
+/** `/__plugin/<pluginId>`: one delivery to the plugin's handler (POST), or under `platform dev` their outcomes (GET). */
+async function servePluginDelivery(
+  request: Request,
+  env: PlatformEnv,
+  ctx: ExecutionContext,
+  rest: string,
+): Promise<Response> {
   const match = /^\/([a-z][a-z0-9-]{0,31})$/.exec(rest);
   if (!match) return notFound();
   const pluginId = match[1]!;
@@ -106,7 +113,7 @@ platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest
   try {
     body = JSON.parse(await request.text());
   } catch {
-    return errorResponse(new PlatformError("malformed_json", "Plugin dispatch body is not valid JSON."));
+    return errorResponse(new PlatformError("malformed_json", "Plugin delivery body is not valid JSON."));
   }
   let done: { response: Response; outcome: Result };
   try {
@@ -116,18 +123,24 @@ platformRuntime.registerInternalRoute("__plugin", async (request, env, ctx, rest
   }
   remember(env, pluginId, body, done.outcome);
   return done.response;
-});
+}
 
-platformRuntime.registerMetadata("plugins", () => {
+function pluginsMetadata(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [pluginId, contributor] of metadataContributors) out[pluginId] = contributor();
   return out;
-});
+}
+
+/** The `__plugin` route and the build's `plugins` metadata on `runtime` (again is a no-op). */
+export function installPluginRoute(runtime: PlatformRuntime): void {
+  runtime.registerInternalRoute("__plugin", servePluginDelivery);
+  runtime.registerMetadata("plugins", pluginsMetadata);
+}
 
 /**
- * Runs the handler `pluginId`'s module registered on one dispatch and answers what it answered; throws
+ * Runs the handler `pluginId`'s module registered on one delivery and answers what it answered; throws
  * what it threw, or `NoPluginHandler` when the project imported no such module. The internal route
- * turns that into the dispatch's answer; the test kit (`testPlugin`) hands it to the test.
+ * turns that into the delivery's answer; the test kit (`testPlugin`) hands it to the test.
  */
 export async function runPluginHandler(pluginId: string, context: PluginRequestContext): Promise<unknown> {
   const handler = handlers.get(pluginId);
@@ -135,8 +148,10 @@ export async function runPluginHandler(pluginId: string, context: PluginRequestC
   return handler(context);
 }
 
-export function registerPluginHandler(pluginId: string, handler: PluginHandler): void {
+/** `pluginId`'s handler, and the `__plugin` route it answers behind, installed on `runtime`. */
+export function installPluginHandler(runtime: PlatformRuntime, pluginId: string, handler: PluginHandler): void {
   handlers.set(pluginId, handler);
+  installPluginRoute(runtime);
 }
 
 /** `contributor()` is called at build time; e.g. `() => ({ commands: [...], events: [...] })`. */

@@ -2,7 +2,8 @@ import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import type { PluginRoute } from "../../contracts/pluginRegistry.ts";
 import { pluginCall, pluginEnv } from "./pluginCall.ts";
-import { registerPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
+import { platformRuntime } from "../entry/platformRuntime.ts";
+import { installPluginHandler, registerPluginMetadata } from "./pluginRoutes.ts";
 import {
   requireWorkspaceText,
   WORKSPACE_CHANNEL_ID,
@@ -83,7 +84,7 @@ export type WorkspaceViewHandler = (
  * await workspace.addReaction(channel, ts, "eyes", { idempotencyKey: `seen-${ts}` } satisfies WorkspaceCallOptions);
  */
 export interface WorkspaceCallOptions {
-  /** The `resource` of a dispatched event: act in exactly that workspace (refused if the project no longer owns it). */
+  /** The `resource` of a delivered event: act in exactly that workspace (refused if the project no longer owns it). */
   resource?: string;
   /** The project's env (default: the env of the request being handled). */
   env?: PlatformEnv;
@@ -103,8 +104,8 @@ const handlers = new Map<WorkspaceEventKind, WorkspaceEventHandler[]>();
 const actions = new Map<string, WorkspaceActionHandler>();
 const views = new Map<string, WorkspaceViewHandler>();
 
-registerPluginHandler("workspace", async ({ body, env, ctx }) => {
-  const dispatch = body as {
+installPluginHandler(platformRuntime, "workspace", async ({ body, env, ctx }) => {
+  const delivery = body as {
     kind?: unknown;
     name?: unknown;
     event?: unknown;
@@ -112,34 +113,34 @@ registerPluginHandler("workspace", async ({ body, env, ctx }) => {
     user?: unknown;
     resource?: unknown;
   };
-  const kind = dispatch?.kind;
+  const kind = delivery?.kind;
   if (
     (kind !== "event" && kind !== "action" && kind !== "view") ||
-    typeof dispatch.name !== "string" ||
-    !dispatch.event ||
-    typeof dispatch.event !== "object"
+    typeof delivery.name !== "string" ||
+    !delivery.event ||
+    typeof delivery.event !== "object"
   ) {
-    throw new PlatformError("invalid_input", "Workspace dispatch must be an event, action or view with a name.");
+    throw new PlatformError("invalid_input", "Workspace delivery must be an event, action or view with a name.");
   }
   const context: WorkspaceEventContext = {
-    project: (dispatch.project as { slug: string }) ?? { slug: "" },
-    user: dispatch.user as WorkspaceEventContext["user"],
-    resource: String(dispatch.resource ?? ""),
+    project: (delivery.project as { slug: string }) ?? { slug: "" },
+    user: delivery.user as WorkspaceEventContext["user"],
+    resource: String(delivery.resource ?? ""),
     env,
     ctx,
   };
   if (kind === "action") {
-    const handler = requireHandlerByPrefix(actions, dispatch.name, "onAction");
-    await handler(dispatch.event as WorkspaceAction, context);
+    const handler = requireHandlerByPrefix(actions, delivery.name, "onAction");
+    await handler(delivery.event as WorkspaceAction, context);
     return { ok: true };
   }
   if (kind === "view") {
-    const handler = requireHandlerByPrefix(views, dispatch.name, "onViewSubmission");
-    await handler(dispatch.event as WorkspaceViewSubmission, context);
+    const handler = requireHandlerByPrefix(views, delivery.name, "onViewSubmission");
+    await handler(delivery.event as WorkspaceViewSubmission, context);
     return { ok: true };
   }
-  const list = handlers.get(dispatch.name as WorkspaceEventKind) ?? [];
-  for (const handler of list) await handler(dispatch.event as WorkspaceEvent, context);
+  const list = handlers.get(delivery.name as WorkspaceEventKind) ?? [];
+  for (const handler of list) await handler(delivery.event as WorkspaceEvent, context);
   return { handled: list.length };
 });
 

@@ -1,6 +1,6 @@
 // `platform/testing`: run a project's workflows, requests and plugin handlers in a test, in this
 // process: workflows on the in-memory store with a virtual clock, requests through the project
-// worker's entry, handlers as the plugins dispatch to them; plugin calls reach in-process fakes
+// worker's entry, handlers as the plugins deliver to them; plugin calls reach in-process fakes
 // that record them. Imported by tests only, never by worker code.
 export { testWorkflow } from "./testWorkflow.ts";
 export type { TestWorkflowOptions } from "./testWorkflow.ts";

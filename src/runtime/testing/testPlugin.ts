@@ -1,11 +1,11 @@
 import { requireCustomId, WIRE } from "../../contracts/chatComponents.ts";
 import type {
-  ChatCommandDispatchEvent,
-  ChatComponentDispatchEvent,
+  ChatCommandDeliveryEvent,
+  ChatComponentDeliveryEvent,
   ChatInteractionMessage,
-  ChatModalDispatchEvent,
+  ChatModalDeliveryEvent,
 } from "../../contracts/chatServerEvents.ts";
-import type { PluginDispatch, PluginUser, ResourceOwnerRef } from "../../contracts/pluginDispatch.ts";
+import type { PluginDelivery, PluginUser, ResourceOwnerRef } from "../../contracts/pluginDelivery.ts";
 import type { WorkspaceAction, WorkspaceViewSubmission } from "../../contracts/workspaceEvents.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { NoPluginHandler } from "../plugins/noPluginHandler.ts";
@@ -176,8 +176,8 @@ function interactionToken(kind: string): string {
 
 /**
  * Drives a project's `chatserver` or `workspace` handlers in this process,
- * as the plugin worker dispatches to them: each call builds the dispatch
- * the plugin would send (src/contracts/pluginDispatch.ts, with the event
+ * as the plugin worker delivers to them: each call builds the delivery
+ * the plugin would send (src/contracts/pluginDelivery.ts, with the event
  * shapes of chatServerEvents.ts and workspaceEvents.ts), runs the handler
  * its module registered through the same runtime route, with the test
  * kit's environment (plugin fakes that record, workflows on the kit's
@@ -213,8 +213,8 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
       );
   }
 
-  async function dispatch(
-    body: Omit<PluginDispatch, "resource" | "project">,
+  async function deliver(
+    body: Omit<PluginDelivery, "resource" | "project">,
     from: ChatInteractionMessage | null = null,
   ): Promise<PluginAnswer> {
     useTestWorkflowBackend();
@@ -248,7 +248,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
       const user = requireUser(options.user, plugin);
       const text = options.text === undefined ? undefined : requireText(options.text, "text", 6000);
       const id = snowflake();
-      const event: ChatCommandDispatchEvent = {
+      const event: ChatCommandDeliveryEvent = {
         id,
         name,
         options: text === undefined ? [] : [{ name: "text", type: 3, value: text }],
@@ -256,7 +256,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         channelId: CHAT_CHANNEL,
         locale: null,
       };
-      return dispatch({ kind: "command", name, event, user, replyToken: interactionToken("reply") });
+      return deliver({ kind: "command", name, event, user, replyToken: interactionToken("reply") });
     },
 
     async component(customId, options = {}) {
@@ -282,7 +282,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         ],
       };
       const isSelect = found ? found.component.type === WIRE.stringSelect : values.length > 0;
-      const event: ChatComponentDispatchEvent = {
+      const event: ChatComponentDeliveryEvent = {
         id: snowflake(),
         customId,
         componentType: isSelect ? "select" : "button",
@@ -292,7 +292,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         message,
         locale: null,
       };
-      return dispatch(
+      return deliver(
         { kind: "component", name: customId, event, user, replyToken: interactionToken("reply") },
         message,
       );
@@ -303,7 +303,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
       requireCustomId(customId, "testPlugin: the customId");
       const user = requireUser(options.user, plugin);
       const message = posted.modalSource(customId);
-      const event: ChatModalDispatchEvent = {
+      const event: ChatModalDeliveryEvent = {
         id: snowflake(),
         customId,
         fields: requireFields(fields),
@@ -312,7 +312,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         message,
         locale: null,
       };
-      return dispatch({ kind: "modal", name: customId, event, user, replyToken: interactionToken("reply") }, message);
+      return deliver({ kind: "modal", name: customId, event, user, replyToken: interactionToken("reply") }, message);
     },
 
     async action(actionId, options = {}) {
@@ -339,7 +339,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         triggerToken: interactionToken("trigger"),
         raw: { ...element, action_id: actionId, ...(value === null ? {} : { value }) },
       };
-      return dispatch({ kind: "action", name: actionId, event, user });
+      return deliver({ kind: "action", name: actionId, event, user });
     },
 
     async viewSubmission(callbackId, fields, options = {}) {
@@ -360,7 +360,7 @@ export function testPlugin(project: TestedProject, plugin: TestedPluginId): Test
         ),
         user,
       };
-      return dispatch({ kind: "view", name: callbackId, event, user });
+      return deliver({ kind: "view", name: callbackId, event, user });
     },
   };
 }

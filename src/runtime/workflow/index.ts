@@ -1,102 +1,6 @@
-import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
-import type { PlatformEnv } from "../entry/platformEnv.ts";
-import type { WorkflowActorEnv } from "./workflowActorClient.ts";
-import { durableObjectWorkflowBackend } from "./durableObjectBackend.ts";
-import { sweepStuckRuns } from "./recoverySweep.ts";
-import { handleWorkflowRoute } from "./workflowRoutes.ts";
-import { createStreamLinkIssuer, noteProjectBase, streamSecretOf } from "./streamLinks.ts";
-import { serveRunStream } from "./streamRoute.ts";
-import { workflowRunHost } from "../../objects/workflowRunHost.ts";
-import { setStepEnvSource } from "../../engine/stepContext.ts";
-import { projectVariables } from "../entry/projectVariables.ts";
-import {
-  describeScheduledRun,
-  installWorkflowBackend,
-  installedWorkflowBackend,
-  setCronRegistrar,
-  setStreamLinkIssuer,
-  startScheduledRun,
-  workflow as registry,
-  workflowDefinitions,
-  type WorkflowFunction,
-} from "../../engine/workflowApi.ts";
-
-/**
- * The workflow capability of a project worker. Evaluated only when user code
- * imports `workflow` (or `NonRetryableError`) from `platform`; it plugs the
- * engine into the worker's runtime: the recovery cron (the engine registers
- * it on the first `workflow()` call) and each schedule's cron, the internal
- * routes, the Durable Object backend for each environment the runtime is
- * given, and build metadata.
- */
-function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
-  return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);
-}
-
-setCronRegistrar(({ workflow: scheduled, ...cron }) =>
-  platformRuntime.registerCron({
-    ...cron,
-    run:
-      scheduled === undefined
-        ? async (env) => (hasActors(env) ? sweepStuckRuns(env) : "Re-enqueued 0 workflow(s)")
-        : async (_env, _ctx, { scheduledTime }) => {
-            // By hand (no scheduledTime): the latest tick so far, which starts nothing if it already ran.
-            return describeScheduledRun(
-              scheduled,
-              await startScheduledRun(scheduled, scheduledTime ?? workflowRunHost.clock()),
-            );
-          },
-  }),
-);
-
-// The run actors live in this worker: their environment is the runtime's too.
-workflowRunHost.useEnv = (env) => platformRuntime.useEnv(env as PlatformEnv);
-// The run index actor's bulk operations cancel and rerun runs through the same backend as `workflow.*`.
-workflowRunHost.runControls = (env) => durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
-
-platformRuntime.onEnv((env) => {
-  if (hasActors(env)) installWorkflowBackend(durableObjectWorkflowBackend(env));
-});
-
-// `ctx.env`: the project's variables in the runtime's environment (a run actor hands it over through workflowRunHost).
-setStepEnvSource(() => projectVariables(platformRuntime.env));
-
-platformRuntime.registerInternalRoute("__workflow", async (request, env, _ctx, rest) => {
-  if (!hasActors(env)) return errorResponse(new PlatformError("not_found", "This project has no workflow actors."));
-  return handleWorkflowRoute(request, env, rest);
-});
-
-// Stream URLs (workflow.streamURL): signed with the project's secret, served before user code, without a session.
-setStreamLinkIssuer(
-  createStreamLinkIssuer(
-    () => platformRuntime.env,
-    () => workflowRunHost.clock(),
-  ),
-);
-platformRuntime.registerPublicRoute(async (request, env) => {
-  noteProjectBase(request);
-  return serveRunStream(request, {
-    backend: installedWorkflowBackend,
-    secret: () => streamSecretOf(env),
-    now: () => workflowRunHost.clock(),
-  });
-});
-
-platformRuntime.registerMetadata("workflows", () =>
-  workflowDefinitions().map((d) => ({
-    name: d.name,
-    steps: Object.keys(d.steps),
-    maxAttempts: d.maxAttempts,
-    backoff: d.backoff,
-    stepTimeoutMS: d.stepTimeoutMS,
-    ...(Object.keys(d.stepOptions).length ? { stepOptions: d.stepOptions } : {}),
-    ...(d.nonRetryableErrors.length ? { nonRetryableErrors: d.nonRetryableErrors } : {}),
-    ...(Object.keys(d.renamed).length ? { renamed: d.renamed } : {}),
-    retentionMS: d.retentionMS,
-    ...(d.schedule ? { schedule: d.schedule } : {}),
-  })),
-);
+import type { WorkflowFunction } from "../../engine/workflowApi.ts";
+import { installWorkflowCapability } from "./workflowCapability.ts";
 
 /**
  * Durable workflows: `workflow(name, steps, options)` registers one (top level), `workflow.start`
@@ -109,8 +13,9 @@ platformRuntime.registerMetadata("workflows", () =>
  * const run = await workflow.start(greet, { name: "Ada" });
  * console.log(await run.result());
  *
- * (The engine's registry, declared here so that importing it evaluates the wiring above.)
+ * (The engine's registry, which installing the capability on the worker's runtime answers: the one
+ * place the workflow routes, crons and backend are wired.)
  */
-export const workflow: WorkflowFunction = registry;
+export const workflow: WorkflowFunction = installWorkflowCapability(platformRuntime);
 export { NonRetryableError } from "../../engine/nonRetryableError.ts";
 export { RetryAfterError } from "../../engine/retryAfterError.ts";

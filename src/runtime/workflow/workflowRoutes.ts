@@ -23,7 +23,7 @@ import { actorForRun } from "./durableObjectBackend.ts";
  */
 const EVENT_BODY_LIMIT_BYTES = MAX_EVENT_PAYLOAD_BYTES + 4096;
 
-/** The backend behind `workflow.*`, for what the user-facing API does not offer (counts, the push check). */
+/** The backend behind `workflow.*`, for what the user-facing API does not offer (counts, the stranded-runs check). */
 function requireBackend() {
   const backend = installedWorkflowBackend();
   if (!backend) throw new PlatformError("not_ready", "The workflow engine has not started.");
@@ -33,6 +33,12 @@ function requireBackend() {
 /** A bulk operation's dry run: how many runs it would act on (the CLI's and console's confirmation). */
 async function countOnly(filter: unknown, what: string): Promise<Response> {
   return Response.json({ matched: await requireBackend().countRuns(toBulkFilter(filter, what)), affected: 0 });
+}
+
+/** `POST /__workflow/check` `{ workflows }`: the stranded-runs check, answered from the backend's index. */
+async function handleStrandedRunsCheck(request: Request): Promise<Response> {
+  const { workflows } = parseStrandedRunsBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
+  return Response.json(await requireBackend().findStrandedRuns(workflows));
 }
 
 function notFound(runId: string): Response {
@@ -58,7 +64,7 @@ function notFound(runId: string): Response {
  *   wrapper's 1 MiB gets its 404)
  * - `POST /__workflow/cancel-many` `{ filter, reason? }` and `POST /__workflow/rerun-many`
  *   `{ filter, fromStep? }` → 200 `{ matched, affected }`; `POST /__workflow/check` `{ workflows }` →
- *   200 `{ count, runs }`, the live runs code with those workflows would strand (the push check)
+ *   200 `{ count, runs }`, the live runs code with those workflows would strand (the stranded-runs check)
  */
 export async function handleWorkflowRoute(request: Request, env: WorkflowActorEnv, rest: string): Promise<Response> {
   const url = new URL(request.url);
@@ -122,10 +128,7 @@ export async function handleWorkflowRoute(request: Request, env: WorkflowActorEn
     if (dryRun) return countOnly(filter, "workflow.rerunMany");
     return Response.json(await workflow.rerunMany(filter, fromStep === undefined ? {} : { fromStep }));
   }
-  if (rest === "/check" && request.method === "POST") {
-    const { workflows } = parseStrandedRunsBody(await readBodyBytes(request, DEFAULT_JSON_LIMIT_BYTES));
-    return Response.json(await requireBackend().findStrandedRuns(workflows));
-  }
+  if (rest === "/check" && request.method === "POST") return handleStrandedRunsCheck(request);
   if (rest === "/send" && request.method === "POST") {
     const { workflowId, name, payload, start } = parseSendOrStartBody(
       await readBodyBytes(request, EVENT_BODY_LIMIT_BYTES),

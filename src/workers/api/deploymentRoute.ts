@@ -62,7 +62,12 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
   if (body.force !== undefined && typeof body.force !== "boolean")
     throw new PlatformError("invalid_input", "force must be true or false.");
   const previous = await findLatestDeployment(env.DB, project.id);
-  const stranded = await checkStrandedRuns(env, project, previous, workflows, body.force === true);
+  const stranded = await checkStrandedRuns(env, {
+    project,
+    running: previous,
+    next: workflows,
+    force: body.force === true,
+  });
   const version = versionAfter(previous);
   const { migrationTag } = await uploadProjectScript(
     {
@@ -72,17 +77,19 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
       apiToken: env.CLOUDFLARE_API_TOKEN,
       fetch: env.CLOUDFLARE_API ? (input, init) => env.CLOUDFLARE_API!.fetch(input as RequestInfo, init) : fetch,
     },
-    project,
-    body.bundle,
-    durableObjects as string[],
     {
-      tag: previous?.migration_tag ?? null,
-      classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [],
+      project,
+      bundle: body.bundle,
+      durableObjects: durableObjects as string[],
+      previous: {
+        tag: previous?.migration_tag ?? null,
+        classes: previous ? (JSON.parse(previous.durable_objects) as string[]) : [],
+      },
+      compatibilityDate: COMPATIBILITY_DATE,
+      loginUrl: env.LOGIN_PUBLIC_URL,
+      version,
+      secrets: await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
     },
-    COMPATIBILITY_DATE,
-    env.LOGIN_PUBLIC_URL,
-    version,
-    await openProjectSecrets(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id),
   );
   const now = Date.now();
   await env.DB.batch([

@@ -86,6 +86,24 @@ function uploadForm(metadata: ScriptMetadata, bundle: string): FormData {
   return form;
 }
 
+/** What one push uploads as the project's script. */
+export interface ProjectScriptUpload {
+  project: UploadedProject;
+  /** The bundled `worker.js`. */
+  bundle: string;
+  /** The Durable Object classes the bundle exports. */
+  durableObjects: readonly string[];
+  /** The script's last migration tag and the classes declared up to it. */
+  previous: { tag: string | null; classes: readonly string[] };
+  compatibilityDate: string;
+  /** The login worker's public URL, bound as `PLATFORM_LOGIN_URL`. */
+  loginUrl?: string;
+  /** The project version this push makes (`v3`). */
+  version?: string;
+  /** `platform secret put`'s values, bound as `secret_text`. */
+  secrets?: Readonly<Record<string, string>>;
+}
+
 /**
  * Uploads a bundle with the SDK's `workersForPlatforms.dispatch.namespaces.scripts.update`
  * with every binding of the project, its `secrets` (`platform secret put`) as `secret_text`
@@ -94,15 +112,10 @@ function uploadForm(metadata: ScriptMetadata, bundle: string): FormData {
  */
 export async function uploadProjectScript(
   target: DispatchUploadTarget,
-  project: UploadedProject,
-  bundle: string,
-  durableObjects: string[],
-  previous: { tag: string | null; classes: string[] },
-  compatibilityDate: string,
-  loginUrl?: string,
-  version?: string,
-  secrets: Readonly<Record<string, string>> = {},
+  upload: ProjectScriptUpload,
 ): Promise<{ migrationTag: string | null }> {
+  const { project, bundle, previous, compatibilityDate, loginUrl, version, secrets = {} } = upload;
+  const durableObjects = [...upload.durableObjects];
   const newClasses = durableObjects.filter((c) => !previous.classes.includes(c));
   const migrationTag = newClasses.length ? `v${Date.now()}` : previous.tag;
   const metadata: ScriptMetadata = {

@@ -10,7 +10,7 @@ function invalid(message: string): PlatformError {
   return new PlatformError("invalid_input", message);
 }
 
-/** A deployment's `metadata.workflows`: names, steps and renamed (the push check reads them), and their options. */
+/** A deployment's `metadata.workflows`: names, steps and renamed (the stranded-runs check reads them), and their options. */
 export function validateMetadataWorkflows(value: unknown): ProjectWorkflow[] {
   const shapes = parseWorkflowShapes(value);
   return shapes.map((shape, i): ProjectWorkflow => {

@@ -1,3 +1,4 @@
+import { STRANDED_RUNS_CHECK_PATH } from "../../contracts/workflowControl.ts";
 import type { StrandedRuns, WorkflowShape } from "../../contracts/workflowShapes.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { callProjectWorker } from "../dispatch/callProjectWorker.ts";
@@ -5,8 +6,19 @@ import { resolveDispatcher } from "../dispatch/dispatcher.ts";
 import type { ProjectRow } from "../db/projectsTable.ts";
 import type { ApiEnv } from "./env.ts";
 
+/** What the stranded-runs check of one push compares. */
+export interface StrandedRunsCheck {
+  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">;
+  /** The version running now (its deployment's metadata), null before the first push. */
+  running: { metadata: string } | null;
+  /** The new code's workflows. */
+  next: WorkflowShape[];
+  /** `platform push --force`: answer what it strands instead of refusing. */
+  force: boolean;
+}
+
 /**
- * The push check. Before a new version goes live, the
+ * The stranded-runs check. Before a new version goes live, the
  * version running now is asked which of its live runs the new code's
  * workflows (names, steps and `renamed`) would strand: a run whose position
  * names a workflow or a step the new code lacks would fail there at once.
@@ -14,20 +26,15 @@ import type { ApiEnv } from "./env.ts";
  * forced, it goes through and answers what it strands. A project whose
  * running version has no workflows has nothing to strand.
  */
-export async function checkStrandedRuns(
-  env: ApiEnv,
-  project: Pick<ProjectRow, "id" | "slug" | "script_name" | "worker_secret">,
-  running: { metadata: string } | null,
-  next: WorkflowShape[],
-  force: boolean,
-): Promise<StrandedRuns> {
+export async function checkStrandedRuns(env: ApiEnv, push: StrandedRunsCheck): Promise<StrandedRuns> {
+  const { project, running, next, force } = push;
   const none: StrandedRuns = { count: 0, runs: [] };
   if (!running || !hasWorkflows(running.metadata)) return none;
   const response = await callProjectWorker(
     resolveDispatcher(env),
     project,
     "POST",
-    "/__workflow/check",
+    STRANDED_RUNS_CHECK_PATH,
     JSON.stringify({
       workflows: next.map(({ name, steps, renamed }) => (renamed ? { name, steps, renamed } : { name, steps })),
     }),
@@ -37,7 +44,7 @@ export async function checkStrandedRuns(
     const detail = await response.text().catch(() => "");
     throw new PlatformError(
       "upstream_error",
-      `The push check could not ask the running version of "${project.slug}" about its live workflow runs (status ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ""}). Push with --force to skip the check.`,
+      `The stranded-runs check could not ask the running version of "${project.slug}" about its live workflow runs (status ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ""}). Push with --force to skip the check.`,
     );
   }
   const stranded = (await response.json()) as StrandedRuns;

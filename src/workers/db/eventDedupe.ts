@@ -1,6 +1,6 @@
 /**
  * `plugin_event_dedupe`. Providers retry events (Slack until acked, with `X-Slack-Retry-Num`), so a
- * plugin claims each event id before dispatching it: the first claim wins,
+ * plugin claims each event id before delivering it: the first claim wins,
  * retries see `false`. If delivery then fails, `releaseEvent` lets the next
  * retry through. Claims older than `EVENT_DEDUPE_TTL_MS` are purged as new
  * events arrive.

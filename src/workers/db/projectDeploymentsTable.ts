@@ -13,7 +13,7 @@ export interface NewProjectDeployment {
 export interface LatestDeployment {
   durable_objects: string;
   migration_tag: string | null;
-  /** The metadata the build reported, as JSON (the push check reads its workflows). */
+  /** The metadata the build reported, as JSON (the stranded-runs check reads its workflows). */
   metadata: string;
   /** How many uploads the project has had: the last one is version `v<count>`. */
   count: number;

@@ -107,7 +107,7 @@ export function releaseProjectResources(db: D1Database, pluginId: string, projec
   );
 }
 
-/** Which project (and its worker) owns an external resource: how a webhook finds where to dispatch. */
+/** Which project (and its worker) owns an external resource: how a webhook finds where to delivery. */
 export async function findResourceOwner(
   db: D1Database,
   pluginId: string,

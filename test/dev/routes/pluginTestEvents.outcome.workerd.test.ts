@@ -1,4 +1,4 @@
-// The test-events route reading what the project's dispatch came to.
+// The test-events route reading what the project's delivery came to.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
@@ -12,8 +12,8 @@ import { installedChatProject, installSlackTeam } from "./pluginTestEvents.fixtu
 import { projectLogOf } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
 import { claim, claimedResource } from "./pluginTestEvents.fixture.ts";
 
-describe("test events: what the project's dispatch came to", () => {
-  type Recorded = import("#src/runtime/plugins/pluginRoutes.ts").DispatchOutcome;
+describe("test events: what the project's delivery came to", () => {
+  type Recorded = import("#src/runtime/plugins/pluginRoutes.ts").DeliveryOutcome;
   const FAST = { maxMS: 400, quietMS: 100, pollMS: 50 };
   const base = { kind: "command", name: "ping", status: 200 };
 
@@ -43,7 +43,7 @@ describe("test events: what the project's dispatch came to", () => {
       "no answer within the wait (the project can say, but said nothing)",
       null,
       false,
-      " The project did not answer the dispatch within 0.4 s (see the `platform dev` terminal).",
+      " The project did not answer the delivery within 0.4 s (see the `platform dev` terminal).",
       null,
     ],
   ] as const)("%s", async (_name, recorded, calls, sentence, outcome) => {
@@ -83,7 +83,7 @@ describe("test events: what the project's dispatch came to", () => {
     expect(answer.calls).toHaveLength(calls ? 1 : 0);
   });
 
-  it("says at once that a workspace event the project does not listen to was not dispatched", async () => {
+  it("says at once that a workspace event the project does not listen to was not delivered", async () => {
     const { row } = await userWithProject("ada@example.com", "alpha");
     await claim(row.id, "workspace", DEFAULT_TEAM, { metadata: { events: ["mention"] } });
     const slack = createFakeWorkspace({
@@ -109,7 +109,7 @@ describe("test events: what the project's dispatch came to", () => {
     );
     expect(answer.outcome).toEqual({
       result: "no_handler",
-      message: 'The project registers no workspace.onEvent("message") handler, so the plugin did not dispatch it.',
+      message: 'The project registers no workspace.onEvent("message") handler, so the plugin did not deliver it.',
     });
     expect(asked).toHaveLength(1);
   });
@@ -137,7 +137,7 @@ describe("test events: what the project's dispatch came to", () => {
     expect(dispatcher.calls.every((c) => c.headers.has("x-platform-internal"))).toBe(true);
   });
 
-  it("points a failed dispatch's stack at the project's sources with its log's source map", async () => {
+  it("points a failed delivery's stack at the project's sources with its log's source map", async () => {
     const { user, row } = await installedChatProject();
     const world = chatWorld(() => ({ type: 5 }));
     const stack = "Error: kaboom\n    at onCommand (file:///state/scripts/proj-alpha/modules/worker.js:1:12)";

@@ -1,5 +1,5 @@
 // The chat-server plugin worker against the fake chat server, in workerd: webhook verification,
-// PING, and commands and events dispatched to the project (once, even when delivered twice).
+// PING, and commands and events delivered to the project (once, even when delivered twice).
 import { beforeEach, describe, expect, it } from "vitest";
 import { OTHER_GUILD, TEST_GUILD } from "#src/dev/fakes/chatserver/fakeChatServer.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
@@ -30,7 +30,7 @@ describe("POST /webhook: verification", () => {
     ["signed unknown interaction type", 400, () => signedWebhook(JSON.stringify({ id: "1", type: 99 }))],
     ["oversized (> 1 MB)", 413, () => signedWebhook(JSON.stringify({ type: 1, pad: "x".repeat(1024 * 1024) }))],
   ];
-  it.each(cases)("%s → %i, nothing dispatched", async (_name, status, make) => {
+  it.each(cases)("%s → %i, nothing delivered", async (_name, status, make) => {
     const w = world();
     const response = await w.call(await make());
     expect(response.status, await response.clone().text()).toBe(status);
@@ -148,7 +148,7 @@ describe("POST /webhook: commands and events", () => {
     expect(w.dispatcher.calls).toHaveLength(0);
   });
 
-  it("a failed dispatch releases the claim (a retry is delivered) and tells the user", async () => {
+  it("a failed delivery releases the claim (a retry is delivered) and tells the user", async () => {
     let fail = true;
     const w = world(() => (fail ? new Response("boom", { status: 500 }) : Response.json({ ok: true })));
     await install(w, alpha.id);

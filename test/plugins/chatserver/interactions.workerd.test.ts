@@ -1,7 +1,7 @@
 // Components and modals on the chat-server plugin, against the fake chat server,
 // with a stand-in project whose handler answers through the plugin's proxy routes:
 // the first answer within the deadline (by callback) or after it (deferred inline,
-// then the interaction webhook), dispatch to the owner of the server only, once,
+// then the interaction webhook), delivery to the owner of the server only, once,
 // ephemeral failures, and the limits refused before any call.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -33,8 +33,8 @@ function deferred(): Deferred {
   return { promise, resolve };
 }
 
-/** What the stand-in project does with a dispatch: nothing, or its handler's calls. */
-type Handler = (dispatch: Record<string, any>) => Promise<Response | undefined> | Response | undefined;
+/** What the stand-in project does with a delivery: nothing, or its handler's calls. */
+type Handler = (delivery: Record<string, any>) => Promise<Response | undefined> | Response | undefined;
 
 interface World {
   fake: FakeChatServer;
@@ -83,8 +83,8 @@ function world(handler: Handler = () => undefined): World {
     return response;
   };
   const dispatcher = fakeDispatcher(async (request) => {
-    const dispatch = (await request.json()) as Record<string, any>;
-    return (await handler(dispatch)) ?? Response.json({ ok: true });
+    const delivery = (await request.json()) as Record<string, any>;
+    return (await handler(delivery)) ?? Response.json({ ok: true });
   });
   const fake = createFakeChatServer({
     baseUrl: FAKE,
@@ -147,7 +147,7 @@ async function post(w: World, project: ProjectRow, components: unknown, channelI
 const messageById = (state: any, id: string) => state.messages.find((m: any) => m.id === id);
 
 describe("a click on a button", () => {
-  it("is dispatched to the project that claimed the server, once, with the customId, the user and the message", async () => {
+  it("is delivered to the project that claimed the server, once, with the customId, the user and the message", async () => {
     const w = world();
     const messageId = await post(w, alpha, approval("run-1"));
     const out = await w.trigger({
@@ -162,8 +162,8 @@ describe("a click on a button", () => {
     await w.settle();
     expect(w.dispatcher.calls).toHaveLength(1);
     expect(w.dispatcher.calls[0]!.scriptName).toBe(alpha.script_name);
-    const dispatch = JSON.parse(w.dispatcher.calls[0]!.body);
-    expect(dispatch).toMatchObject({
+    const delivery = JSON.parse(w.dispatcher.calls[0]!.body);
+    expect(delivery).toMatchObject({
       kind: "component",
       name: "approve:run-1",
       project: { slug: "alpha" },
@@ -177,8 +177,8 @@ describe("a click on a button", () => {
         message: { id: messageId, content: "Deploy?" },
       },
     });
-    expect(dispatch.event.message.components[0].components).toHaveLength(2);
-    expect(typeof dispatch.replyToken).toBe("string");
+    expect(delivery.event.message.components[0].components).toHaveLength(2);
+    expect(typeof delivery.replyToken).toBe("string");
     expect(w.dispatcher.calls[0]!.body).not.toContain(out.payload.token);
   });
 
@@ -191,7 +191,7 @@ describe("a click on a button", () => {
     expect(w.dispatcher.calls.map((c) => c.scriptName)).toEqual([beta.script_name]);
   });
 
-  it("on a server no project claimed is refused 404, nothing dispatched", async () => {
+  it("on a server no project claimed is refused 404, nothing delivered", async () => {
     const w = world();
     await post(w, alpha, approval("run-1"));
     const unclaimedGuild = "777777777777777777";
@@ -324,7 +324,7 @@ describe("a select", () => {
     ["a value it does not offer", { values: ["dev"] }, /Not options of this select: dev/],
     ["two values where it takes one", { values: ["prod", "staging"] }, /takes 1 value\(s\) \(got 2\)/],
     ["a customId no message shows", { customId: "nope" }, /shows a component with custom_id "nope"/],
-  ])("the fake refuses %s, as the chat server never sends it: nothing dispatched", async (_name, extra, error) => {
+  ])("the fake refuses %s, as the chat server never sends it: nothing delivered", async (_name, extra, error) => {
     const w = world();
     await post(w, alpha, [select]);
     const out = await w.trigger({ kind: "component", guildId: TEST_GUILD.id, customId: "env", ...extra });
@@ -362,8 +362,8 @@ describe("a modal", () => {
     });
     expect(submitted.interaction).toMatchObject({ answeredWith: 7, failed: null });
     await w.settle();
-    const dispatch = JSON.parse(w.dispatcher.calls[1]!.body);
-    expect(dispatch).toMatchObject({
+    const delivery = JSON.parse(w.dispatcher.calls[1]!.body);
+    expect(delivery).toMatchObject({
       kind: "modal",
       name: "reason:run-9",
       event: { customId: "reason:run-9", fields: { why: "not on a Friday", ticket: "" }, message: { id: messageId } },
@@ -402,7 +402,7 @@ describe("a modal", () => {
   it.each([
     ["a required field left empty", { ticket: "T-1" }, /The field why is required/],
     ["a field it does not have", { why: "x", extra: "y" }, /has no field extra/],
-  ])("the fake refuses a submit with %s: nothing dispatched", async (_name, fields, error) => {
+  ])("the fake refuses a submit with %s: nothing delivered", async (_name, fields, error) => {
     const w = world(async (d) => {
       if (d.kind === "component") await w.proxy(alpha, "show-modal", { replyToken: d.replyToken, modal });
       return undefined;

@@ -193,7 +193,7 @@ export async function signedWebhook(
   return new Request(`${PLUGIN_ORIGIN}/webhook`, { method: "POST", headers, body });
 }
 
-export const pluginDispatches = (t: Setup) =>
+export const pluginDeliveries = (t: Setup) =>
   t.dispatcher.calls.filter((c) => c.url.pathname === "/__plugin/workspace");
 
 /** The API worker bound to this plugin worker, as deployed (WORKSPACE_PLUGIN). */

@@ -8,7 +8,7 @@ import {
   SLACK_ORIGIN,
   SIGNING_SECRET,
   type Setup,
-  pluginDispatches,
+  pluginDeliveries,
   setup,
   installedProject,
   proxy,
@@ -55,9 +55,9 @@ describe("interactivity: block actions and views", () => {
     return ((await response.json()) as { ts: string }).ts;
   }
 
-  const dispatchOf = (t: Setup, i = 0) => JSON.parse(pluginDispatches(t)[i]!.body);
+  const deliveryOf = (t: Setup, i = 0) => JSON.parse(pluginDeliveries(t)[i]!.body);
 
-  it("a click is a signed form body (payload=…), acknowledged with an empty 200 and dispatched once as an action", async () => {
+  it("a click is a signed form body (payload=…), acknowledged with an empty 200 and delivered once as an action", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     const ts = await posted(t, row);
@@ -65,10 +65,10 @@ describe("interactivity: block actions and views", () => {
     expect(out.status).toBe(200);
     expect(out.json.response).toMatchObject({ status: 200, body: "" });
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(1);
-    expect(pluginDispatches(t)[0]!.scriptName).toBe(row.script_name);
-    const dispatch = dispatchOf(t);
-    expect(dispatch).toMatchObject({
+    expect(pluginDeliveries(t)).toHaveLength(1);
+    expect(pluginDeliveries(t)[0]!.scriptName).toBe(row.script_name);
+    const delivery = deliveryOf(t);
+    expect(delivery).toMatchObject({
       kind: "action",
       name: "approve:run-1",
       user: { id: "U0ALICE", name: "alice" },
@@ -86,13 +86,13 @@ describe("interactivity: block actions and views", () => {
       },
     });
     // The provider's trigger_id stays with the plugin: the project gets it sealed.
-    expect(pluginDispatches(t)[0]!.body).not.toContain(out.json.delivered.trigger_id);
-    // The same payload delivered again (a retry) is acknowledged, not dispatched again.
+    expect(pluginDeliveries(t)[0]!.body).not.toContain(out.json.delivered.trigger_id);
+    // The same payload delivered again (a retry) is acknowledged, not delivered again.
     const again = new URLSearchParams({ payload: JSON.stringify(out.json.delivered) }).toString();
     const retried = await t.callPlugin(await signedForm(again));
     expect(retried.status).toBe(200);
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(1);
+    expect(pluginDeliveries(t)).toHaveLength(1);
   });
 
   it("a select's chosen option reaches the handler; a value it does not offer is refused by the fake", async () => {
@@ -104,24 +104,24 @@ describe("interactivity: block actions and views", () => {
     );
     await t.trigger({ kind: "action", actionId: "env", value: "prod" });
     await t.settle();
-    expect(dispatchOf(t).event).toMatchObject({ elementType: "static_select", value: "prod", values: ["prod"] });
+    expect(deliveryOf(t).event).toMatchObject({ elementType: "static_select", value: "prod", values: ["prod"] });
   });
 
   it.each([
     ["a forged signature", { secret: "not-the-secret" }, 401],
     ["a stale one (6 minutes)", { ts: Math.floor(Date.now() / 1000) - 360 }, 401],
-  ])("a form body with %s is refused %i, nothing dispatched", async (_name, options, status) => {
+  ])("a form body with %s is refused %i, nothing delivered", async (_name, options, status) => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     await posted(t, row);
     const out = await t.trigger({ kind: "action", actionId: "approve:run-1" });
     await t.settle();
-    const dispatched = pluginDispatches(t).length;
+    const delivered = pluginDeliveries(t).length;
     const body = new URLSearchParams({ payload: JSON.stringify({ ...out.json.delivered, trigger_id: "1.2.new" }) });
     const response = await t.callPlugin(await signedForm(body.toString(), options));
     expect(response.status).toBe(status);
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(dispatched);
+    expect(pluginDeliveries(t)).toHaveLength(delivered);
   });
 
   it("a click from a workspace no project claimed is refused 404", async () => {
@@ -143,13 +143,13 @@ describe("interactivity: block actions and views", () => {
     expect(((await response.json()) as any).error.message).toMatch(/T0OTHER is not connected to any project/);
   });
 
-  it("openView with the click's trigger token opens a view; its submission dispatches fields by action_id and private_metadata", async () => {
+  it("openView with the click's trigger token opens a view; its submission delivers fields by action_id and private_metadata", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     await posted(t, row, "run-7");
     await t.trigger({ kind: "action", actionId: "reject:run-7" });
     await t.settle();
-    const { triggerToken } = dispatchOf(t).event;
+    const { triggerToken } = deliveryOf(t).event;
     const opened = await proxy(t, row, "open-view", { triggerToken, view: view("run-7") });
     expect(opened.status, await opened.clone().text()).toBe(200);
     expect(await opened.json()).toEqual({ viewId: expect.stringMatching(/^V0/) });
@@ -163,7 +163,7 @@ describe("interactivity: block actions and views", () => {
     const submitted = await t.trigger({ kind: "view", callbackId: "why:run-7", fields: { reason: "Friday" } });
     expect(submitted.json.response).toMatchObject({ status: 200, body: "" });
     await t.settle();
-    expect(dispatchOf(t, 1)).toMatchObject({
+    expect(deliveryOf(t, 1)).toMatchObject({
       kind: "view",
       name: "why:run-7",
       event: {

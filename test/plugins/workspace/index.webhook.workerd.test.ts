@@ -1,11 +1,11 @@
-// The workspace-chat plugin's webhook: signature and body checks, events dispatched to the project,
+// The workspace-chat plugin's webhook: signature and body checks, events delivered to the project,
 // and the event filter a deploy sets.
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import workspacePlugin from "#src/plugins/workspace/index.ts";
 import type { ProjectRow } from "#src/workers/db/projectsTable.ts";
 import { expectError, signedRequest } from "#test/support/workerd/index.ts";
-import { PLUGIN_ORIGIN, type Setup, pluginDispatches, setup, installedProject, proxy } from "./index.fixture.ts";
+import { PLUGIN_ORIGIN, type Setup, pluginDeliveries, setup, installedProject, proxy } from "./index.fixture.ts";
 import { signedWebhook } from "./index.fixture.ts";
 
 describe("webhook: signature and body checks", () => {
@@ -109,7 +109,7 @@ describe("webhook: events", () => {
     const retry2 = await t.trigger({ retry: 2 });
     expect(retry2.json.response.status).toBe(200);
     await t.settle();
-    const calls = pluginDispatches(t);
+    const calls = pluginDeliveries(t);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.scriptName).toBe(row.script_name);
     const payload = JSON.parse(calls[0]!.body);
@@ -131,26 +131,26 @@ describe("webhook: events", () => {
     expect(JSON.stringify(payload.project)).not.toContain(String(row.id));
   });
 
-  it("mentions and reactions are dispatched with their names", async () => {
+  it("mentions and reactions are delivered with their names", async () => {
     const t = setup();
     await installedProject(t, "ada@example.com", "ada-app");
     await t.trigger({ kind: "mention", teamId: "T0TEST", text: "help" });
     await t.trigger({ kind: "reaction", teamId: "T0TEST", text: "tada" });
     await t.settle();
-    const payloads = pluginDispatches(t).map((c) => JSON.parse(c.body));
+    const payloads = pluginDeliveries(t).map((c) => JSON.parse(c.body));
     expect(payloads.map((p) => p.name)).toEqual(["mention", "reaction"]);
     expect(payloads[0].event.text).toBe("<@U0BOT0TEST> help");
     expect(payloads[1].event).toMatchObject({ reaction: "tada", item: { channel: "C0GENERAL" } });
   });
 
-  it("an event of a team no project claimed → 404 with a clear message, nothing dispatched", async () => {
+  it("an event of a team no project claimed → 404 with a clear message, nothing delivered", async () => {
     const t = setup();
     await installedProject(t, "ada@example.com", "ada-app");
     const { json } = await t.trigger({ kind: "message", teamId: "T0NOBODY" });
     expect(json.response.status).toBe(404);
     expect(JSON.parse(json.response.body).error.message).toContain("T0NOBODY is not connected to any project");
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(0);
+    expect(pluginDeliveries(t)).toHaveLength(0);
   });
 
   it("when the project fails (5xx) the event is released, so Slack's retry is delivered", async () => {
@@ -165,7 +165,7 @@ describe("webhook: events", () => {
     await t.settle();
     await t.trigger({ retry: 2 });
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(2);
+    expect(pluginDeliveries(t)).toHaveLength(2);
   });
 
   it("app_uninstalled marks the connection revoked: proxy calls then fail with a clear 409 revoked", async () => {
@@ -175,7 +175,7 @@ describe("webhook: events", () => {
     const { json } = await t.trigger({ kind: "app_uninstalled", teamId: "T0TEST" });
     expect(json.response.status).toBe(200);
     await t.settle();
-    expect(pluginDispatches(t)).toHaveLength(0);
+    expect(pluginDeliveries(t)).toHaveLength(0);
     const revokedAt = await env.DB.prepare("SELECT revoked_at FROM plugin_oauth_connections WHERE project_id = ?")
       .bind(row.id)
       .first("revoked_at");
@@ -209,7 +209,7 @@ describe("POST /deploy and the event filter", () => {
     );
   }
 
-  it("records the project's events; then only those are dispatched", async () => {
+  it("records the project's events; then only those are delivered", async () => {
     const t = setup();
     const { row } = await installedProject(t, "ada@example.com", "ada-app");
     const response = await deploy(t, row, { plugins: { workspace: { events: ["mention", "mention"] } } });
@@ -217,7 +217,7 @@ describe("POST /deploy and the event filter", () => {
     await t.trigger({ kind: "message", teamId: "T0TEST" });
     await t.trigger({ kind: "mention", teamId: "T0TEST" });
     await t.settle();
-    expect(pluginDispatches(t).map((c) => JSON.parse(c.body).name)).toEqual(["mention"]);
+    expect(pluginDeliveries(t).map((c) => JSON.parse(c.body).name)).toEqual(["mention"]);
     // The bot token survived the metadata update.
     expect((await proxy(t, row, "send-message", { channel: "C0GENERAL", text: "still works" })).status).toBe(200);
   });

@@ -1,5 +1,5 @@
 // `chatserver` in the platform module, end to end in workerd: the fake chat
-// server triggers a command, the plugin dispatches it to a real project worker
+// server triggers a command, the plugin delivers it to a real project worker
 // (the entry wrapper), the handler registered with chatserver.onCommand answers
 // with chatserver.reply through the plugin's proxy route, and the fake sees the edit.
 // Messages come over the fake's Gateway through the plugin's relay.
@@ -72,7 +72,7 @@ function setup(row: ProjectRow) {
     trigger: (body: Record<string, unknown>) =>
       fake.fetch(new Request(`${FAKE}/__fake/trigger`, { method: "POST", body: JSON.stringify(body) })),
     async settle() {
-      // Each settled context may start others (dispatch → handler → proxy call).
+      // Each settled context may start others (delivery → handler → proxy call).
       while (pending.length) await waitOnExecutionContext(pending.shift()!);
     },
   };

@@ -39,7 +39,7 @@ describe("an interaction no handler takes", () => {
       message: 'This project has no onAction handler for "reject:run-42".',
       registered: ["approve"],
     });
-    // The ids stay in the process: the dispatch's answer says only what was missing.
+    // The ids stay in the process: the delivery's answer says only what was missing.
     expect((error as NoPluginHandler).toJSON()).toEqual({
       code: "not_found",
       message: 'This project has no onAction handler for "reject:run-42".',

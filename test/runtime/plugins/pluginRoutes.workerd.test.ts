@@ -5,8 +5,9 @@ import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { PLUGINS } from "#src/contracts/pluginRegistry.ts";
 import { pluginCall } from "#src/runtime/plugins/pluginCall.ts";
 import { NoPluginHandler } from "#src/runtime/plugins/noPluginHandler.ts";
+import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 import {
-  registerPluginHandler,
+  installPluginHandler,
   registerPluginMetadata,
   type PluginRequestContext,
 } from "#src/runtime/plugins/pluginRoutes.ts";
@@ -23,12 +24,12 @@ const projectEnv: PlatformEnv = {
 };
 
 const seen: PluginRequestContext["body"][] = [];
-registerPluginHandler("chatserver", ({ body }) => {
+installPluginHandler(platformRuntime, "chatserver", ({ body }) => {
   seen.push(body);
   if ((body as { fail?: boolean }).fail) throw new PlatformError("invalid_input", "handler refused");
   return { type: 4, data: { content: "pong" } };
 });
-registerPluginHandler("workspace", () => new Response("raw", { status: 202 }));
+installPluginHandler(platformRuntime, "workspace", () => new Response("raw", { status: 202 }));
 registerPluginMetadata("chatserver", () => ({ commands: [{ name: "ping" }], events: ["message"] }));
 
 const worker = createPlatformWorker({ fetch: () => new Response("user code") });
@@ -41,7 +42,7 @@ const dispatcher = {
 };
 
 describe("/__plugin/<pluginId> in a project worker", () => {
-  it("hands a platform dispatch to the handler the plugin module registered", async () => {
+  it("hands a platform delivery to the handler the plugin module registered", async () => {
     const response = await callProjectWorker(
       dispatcher,
       project,
@@ -86,8 +87,8 @@ describe("/__plugin/<pluginId> in a project worker", () => {
   });
 });
 
-describe("/__plugin/<pluginId>: what a dispatch came to (the answer, and under platform dev its record)", () => {
-  registerPluginHandler("outcomes", ({ body }) => {
+describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under platform dev its record)", () => {
+  installPluginHandler(platformRuntime, "outcomes", ({ body }) => {
     const { how } = body as { how: string };
     if (how === "none") return { handled: 0 };
     if (how === "unknown-command")

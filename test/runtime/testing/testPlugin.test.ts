@@ -41,7 +41,7 @@ interface Kind {
   calls: string[];
 }
 
-// Every handler kind: what the handler receives is what the plugin dispatches, and its answer comes back.
+// Every handler kind: what the handler receives is what the plugin delivers, and its answer comes back.
 const KINDS: Kind[] = [
   {
     kind: "command",

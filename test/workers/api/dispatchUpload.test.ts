@@ -1,13 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { startInWorkerd } from "#src/dev/cloudflare/workerdScriptStarter.ts";
-import { type DispatchUploadTarget, uploadProjectScript } from "#src/workers/api/dispatchUpload.ts";
+import {
+  type DispatchUploadTarget,
+  type ProjectScriptUpload,
+  uploadProjectScript,
+} from "#src/workers/api/dispatchUpload.ts";
 import { STAND_IN_ACCOUNT, standInAccount } from "#test/support/cloudflare/standInAccount.ts";
 
 const project = { id: 7, slug: "shop", script_name: "proj-shop", worker_secret: "s3cret" };
 const BUNDLE =
   "export default { fetch() { return new Response('hi') } }; export class WorkflowRun {}; export class WorkflowRunIndex {}";
 const CLASSES = ["WorkflowRun", "WorkflowRunIndex"];
+/** A first upload with no classes; each test names what differs. */
+const upload: ProjectScriptUpload = {
+  project,
+  bundle: BUNDLE,
+  durableObjects: [],
+  previous: { tag: null, classes: [] },
+  compatibilityDate: "2026-10-30",
+};
 
 function cloudflare() {
   const { standIn, fetch } = standInAccount(startInWorkerd);
@@ -22,15 +34,11 @@ function cloudflare() {
 describe("uploadProjectScript, through the cloudflare SDK to the script-upload stand-in", () => {
   it("is accepted with every binding, its module and a migration for the new classes", async () => {
     const { standIn, target } = cloudflare();
-    const { migrationTag } = await uploadProjectScript(
-      target,
-      project,
-      BUNDLE,
-      CLASSES,
-      { tag: null, classes: [] },
-      "2026-10-30",
-      "https://login.example.test",
-    );
+    const { migrationTag } = await uploadProjectScript(target, {
+      ...upload,
+      durableObjects: CLASSES,
+      loginUrl: "https://login.example.test",
+    });
     const script = standIn.scripts().get("proj-shop")!;
     expect(script.migrationTag).toBe(migrationTag);
     expect(script.durableObjectClasses).toEqual(CLASSES);
@@ -65,30 +73,37 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
     });
   });
 
+  it("binds the version and the secrets it is given by name", async () => {
+    const { standIn, target } = cloudflare();
+    await uploadProjectScript(target, { ...upload, version: "v3", secrets: { STRIPE_KEY: "sk_1" } });
+    expect(standIn.scripts().get("proj-shop")!.metadata.bindings).toEqual(
+      expect.arrayContaining([
+        { type: "plain_text", name: "PLATFORM_VERSION", text: "v3" },
+        { type: "secret_text", name: "STRIPE_KEY", text: "sk_1" },
+      ]),
+    );
+  });
+
   it("updates the script: the same classes need no migration, and a new one migrates from the current tag", async () => {
     const { standIn, target } = cloudflare();
-    const first = await uploadProjectScript(
-      target,
-      project,
-      BUNDLE,
-      ["WorkflowRun"],
-      { tag: null, classes: [] },
-      "2026-10-30",
-    );
+    const first = await uploadProjectScript(target, { ...upload, durableObjects: ["WorkflowRun"] });
     const previous = { tag: first.migrationTag, classes: ["WorkflowRun"] };
-    const same = await uploadProjectScript(target, project, `${BUNDLE}//2`, ["WorkflowRun"], previous, "2026-10-30");
+    const same = await uploadProjectScript(target, {
+      ...upload,
+      bundle: `${BUNDLE}//2`,
+      durableObjects: ["WorkflowRun"],
+      previous,
+    });
     expect(same.migrationTag).toBe(first.migrationTag);
-    await uploadProjectScript(target, project, BUNDLE, CLASSES, previous, "2026-10-30");
+    await uploadProjectScript(target, { ...upload, durableObjects: CLASSES, previous });
     expect(standIn.scripts().get("proj-shop")!.durableObjectClasses).toEqual(CLASSES);
   });
 
   it("reports Cloudflare's refusal as upstream_error with Cloudflare's message", async () => {
     const { target } = cloudflare();
     // A record that lost the script's tag re-declares classes the script already has.
-    await uploadProjectScript(target, project, BUNDLE, CLASSES, { tag: null, classes: [] }, "2026-10-30");
-    await expect(
-      uploadProjectScript(target, project, BUNDLE, CLASSES, { tag: null, classes: [] }, "2026-10-30"),
-    ).rejects.toMatchObject({
+    await uploadProjectScript(target, { ...upload, durableObjects: CLASSES });
+    await expect(uploadProjectScript(target, { ...upload, durableObjects: CLASSES })).rejects.toMatchObject({
       code: "upstream_error",
       message: expect.stringMatching(/Migration tag precondition failed/),
     });
@@ -96,16 +111,10 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
 
   it("reports a wrong API token as upstream_error", async () => {
     const { target } = cloudflare();
-    await expect(
-      uploadProjectScript(
-        { ...target, apiToken: "stale" },
-        project,
-        BUNDLE,
-        [],
-        { tag: null, classes: [] },
-        "2026-10-30",
-      ),
-    ).rejects.toMatchObject({ code: "upstream_error", message: expect.stringMatching(/Authentication error/) });
+    await expect(uploadProjectScript({ ...target, apiToken: "stale" }, upload)).rejects.toMatchObject({
+      code: "upstream_error",
+      message: expect.stringMatching(/Authentication error/),
+    });
   });
 
   // What Cloudflare refuses of a bundle, through the production upload (the deployment route's), with its message.
@@ -146,7 +155,7 @@ describe("uploadProjectScript, through the cloudflare SDK to the script-upload s
   ])("reports %s as %s, and the stand-in keeps nothing", async (_name, code, bundle, classes, date, message) => {
     const { standIn, target } = cloudflare();
     await expect(
-      uploadProjectScript(target, project, bundle, classes, { tag: null, classes: [] }, date),
+      uploadProjectScript(target, { ...upload, bundle, durableObjects: classes, compatibilityDate: date }),
     ).rejects.toMatchObject({ code, message: expect.stringMatching(message) });
     expect(standIn.scripts().size).toBe(0);
   });

@@ -3,7 +3,7 @@ import type { AcceptedScript } from "#src/dev/cloudflare/scriptUploadStandIn.ts"
 import { callJson, deployTarget } from "#test/support/workerd/index.ts";
 
 /**
- * The push check at `PUT /projects/:slug/deployment`: the running version is
+ * The stranded-runs check at `PUT /projects/:slug/deployment`: the running version is
  * asked (its `/__workflow/check`) which live runs the new workflows would
  * strand, before anything is uploaded. The project worker here is a stand-in
  * that records the question and answers as a project's runtime does; what a
@@ -53,7 +53,7 @@ const push = (token: string, slug: string, workflows: unknown[], e: object, extr
 const versionBinding = (upload: AcceptedScript) =>
   upload.metadata.bindings!.find((b) => b.name === "PLATFORM_VERSION") as { text: string } | undefined;
 
-describe("PUT /projects/:slug/deployment: versions and the push check", () => {
+describe("PUT /projects/:slug/deployment: versions and the stranded-runs check", () => {
   it("refuses a push that strands live runs with 409 conflict naming them, uploads nothing; --force goes through", async () => {
     const { uploads, asked, deployEnv } = setup({ status: 200, body: STRANDED });
     const token = await projectOf("pc-refused");

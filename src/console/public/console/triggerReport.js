@@ -1,11 +1,11 @@
 // @ts-check
 // What a bot test event's provider calls are said to be, for the console and `platform plugin trigger`
-// alike: attributed only to whom the dispatch's outcome allows. No DOM here, so the CLI imports it too.
+// alike: attributed only to whom the delivery's outcome allows. No DOM here, so the CLI imports it too.
 
 /**
  * The line before the list of provider calls (or the line saying there were none); null when there is
  * nothing to add to the summary (no handler ran, or it threw, and nothing was called).
- * @param {"handled" | "no_handler" | "failed" | null | undefined} result  the project's dispatch outcome, when known
+ * @param {"handled" | "no_handler" | "failed" | null | undefined} result  the project's delivery outcome, when known
  * @param {number} count  provider calls the fake recorded
  * @param {boolean} inline  whether the plugin answered with an inline reply
  * @returns {string | null}

@@ -293,7 +293,7 @@ export function describeCall(call: unknown): string {
 
 /** What `POST /projects/:slug/plugins/:plugin/test-events` answers (src/dev/routes/pluginTestEvents.ts). */
 export interface TestEventAnswer {
-  /** What was sent and what the project's dispatch came to (no handler, the handler's error, or that it ran). */
+  /** What was sent and what the project's delivery came to (no handler, the handler's error, or that it ran). */
   summary: string;
   pluginAnswer: { status: number | null; inlineReply?: unknown };
   outcome:
@@ -443,7 +443,7 @@ uninstall revokes the token at the provider where it can, removes the
 trigger   (\`platform dev\` only) asks the API (POST
           /projects/:slug/plugins/:plugin/test-events) to have the local fake
           provider send a correctly signed webhook to the local plugin worker,
-          then prints the plugin's answer, what came of the dispatch to the
+          then prints the plugin's answer, what came of the delivery to the
           project ("No handler is registered: …", "The handler threw <code>:
           <message>", or "The project's handler ran.") and what the handler
           did through the plugin proxy (the provider calls the fake recorded,

@@ -1,4 +1,5 @@
 import { INTERNAL_HEADER, signRequestToken } from "../../../core/requestToken.ts";
+import { STRANDED_RUNS_CHECK_PATH } from "../../../contracts/workflowControl.ts";
 import { parseWorkflowShapes, type StrandedRuns } from "../../../contracts/workflowShapes.ts";
 import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
 
@@ -16,7 +17,7 @@ export const STRANDED_RUNS_FATE =
   'Each fails ("has no step …") the next time it moves: at the next recovery sweep (each minute) if nothing will wake it; a sleeping or retrying run, or one waiting for an event with a timeout, when that time comes (or its event arrives); a paused run when it is resumed.';
 
 /**
- * `platform dev`'s form of the push check: a rebuild is not refused (it is
+ * `platform dev`'s form of the stranded-runs check: a rebuild is not refused (it is
  * the code being written), but when the new code lacks a step or workflow a
  * live run is at, it says which runs, when they fail (`STRANDED_RUNS_FATE`)
  * and how to keep the old name with `renamed`. Asks the
@@ -30,7 +31,7 @@ export async function strandedRunsWarning(
 ): Promise<string[]> {
   // Shapes only (name, steps, renamed): what the check route reads.
   const workflows = parseWorkflowShapes(metadata.workflows);
-  const pathAndQuery = "/__workflow/check";
+  const pathAndQuery = STRANDED_RUNS_CHECK_PATH;
   const body = JSON.stringify({ workflows });
   const token = await signRequestToken("internal", project.id, project.workerSecret, {
     method: "POST",

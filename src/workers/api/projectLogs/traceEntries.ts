@@ -2,7 +2,7 @@ import { isIdleRecoveryLine } from "../../../contracts/recoveryLine.ts";
 import { bounded, LOG_STACK_LIMIT, LOG_TEXT_LIMIT, type NewLogEntry } from "./logEntry.ts";
 import { redactedPath } from "./redactedPath.ts";
 
-/** The platform's own calls into a project (kicks, crons, plugin dispatches, metadata): no request line of the project's. */
+/** The platform's own calls into a project (kicks, crons, plugin deliveries, metadata): no request line of the project's. */
 const INTERNAL_PATH = /^\/(__platform|__workflow|__cron|__plugin)(\/|$)/;
 
 /** A logged value as `console.log` shows it: strings as they are, anything else as JSON (or its String form). */

@@ -8,7 +8,7 @@ import type { ProjectBuild } from "#src/dev/cli/build/buildProject.ts";
 import { CliError } from "#src/dev/cli/commandLine.ts";
 import { deployProject } from "#src/dev/cli/deploy/deployProject.ts";
 
-/** The API's answers to the push check, as the deployment route gives them (test/workers/api/strandedRunsCheck.workerd.test.ts). */
+/** The API's answers to the stranded-runs check, as the deployment route gives them (test/workers/api/strandedRunsCheck.workerd.test.ts). */
 const stranded = Array.from({ length: 20 }, (_, i) => ({
   runId: `run-${i}`,
   workflow: "order",
@@ -61,7 +61,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("platform push and the push check", () => {
+describe("platform push and the stranded-runs check", () => {
   it("a refused push fails listing run id, workflow and step (the first 20 and the count) and the ways out", async () => {
     const error = await deployProject({ apiUrl, token: "t", slug: "shop", build, metadata: {} }).catch((e) => e);
     expect(error).toBeInstanceOf(CliError);

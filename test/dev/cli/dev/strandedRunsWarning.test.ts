@@ -23,7 +23,7 @@ function projectAnswering(status: number, body: unknown) {
   return { calls, fetch };
 }
 
-describe("platform dev: the push check as a warning on rebuild", () => {
+describe("platform dev: the stranded-runs check as a warning on rebuild", () => {
   it("lists the stranded runs and the way out, asking the project with a signed call", async () => {
     const { calls, fetch } = projectAnswering(200, {
       count: 1,

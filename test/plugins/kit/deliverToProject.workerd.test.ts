@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { INTERNAL_HEADER, verifyRequestToken } from "#src/core/requestToken.ts";
-import { dispatchToProject } from "#src/plugins/kit/dispatchToProject.ts";
+import { deliverToProject } from "#src/plugins/kit/deliverToProject.ts";
 import { fakeDispatcher, pluginEnv, twoProjects } from "#test/support/workerd/index.ts";
 
-describe("dispatchToProject", () => {
+describe("deliverToProject", () => {
   it("POSTs the payload to /__plugin/<pluginId> of the project's script with an internal token", async () => {
     const { a } = await twoProjects();
     const dispatcher = fakeDispatcher(() => Response.json({ handled: true }));
@@ -13,7 +13,7 @@ describe("dispatchToProject", () => {
       resource: "ref" as never,
       project: { slug: a.slug },
     };
-    const response = await dispatchToProject(pluginEnv({ DISPATCHER: dispatcher.namespace }), a, "workspace", payload);
+    const response = await deliverToProject(pluginEnv({ DISPATCHER: dispatcher.namespace }), a, "workspace", payload);
     expect(await response.json()).toEqual({ handled: true });
     const [call] = dispatcher.calls;
     expect(call!.scriptName).toBe(a.script_name);

@@ -17,16 +17,16 @@ export interface PluginUser {
 export type ResourceOwnerRef = string & { readonly __resourceOwnerRef: true };
 
 /**
- * What a dispatch carries: a slash command, an event, or an interaction with
+ * What a delivery carries: a slash command, an event, or an interaction with
  * something the bot posted or opened: a component clicked or chosen (chat
  * server), a modal submitted (chat server), a block action (workspace), a
  * view submitted (workspace).
  */
-export type PluginDispatchKind = "command" | "event" | "component" | "modal" | "action" | "view";
+export type PluginDeliveryKind = "command" | "event" | "component" | "modal" | "action" | "view";
 
 /** The body a plugin worker POSTs to a project's `/__plugin/<pluginId>`. */
-export interface PluginDispatch {
-  kind: PluginDispatchKind;
+export interface PluginDelivery {
+  kind: PluginDeliveryKind;
   /** The command or event name; for an interaction, the id its handler is matched by (customId, action_id, callback_id). */
   name?: string;
   event: unknown;

@@ -1,0 +1,126 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const repo = path.resolve(import.meta.dirname, "../..");
+
+/** More positional parameters than this, and an exported function takes an options object instead. */
+const MOST_POSITIONAL = 4;
+
+/**
+ * Exported functions that still take more (issue 33.5 converts them one by one): the list only
+ * shrinks. A function converted must leave it; a new one must not join it.
+ */
+const NOT_YET_CONVERTED = new Set([
+  "src/core/callbackToken.ts verifyCallbackToken",
+  "src/core/crypto/ed25519.ts verifyEd25519Webhook",
+  "src/core/requestToken.ts signRequestToken",
+  "src/core/requestToken.ts verifyRequestToken",
+  "src/dev/fakes/workspace/fakeWorkspaceView.ts workspaceView",
+  "src/dev/routes/pluginTestEvents.ts sendTestEvent",
+  "src/engine/bulkOperation.ts acceptBulkOperation",
+  "src/engine/bulkOperation.ts carryOnBulkOperation",
+  "src/engine/children.ts recordChildFinished",
+  "src/engine/children.ts recordChildrenFinished",
+  "src/engine/events.ts nextEvent",
+  "src/engine/flowControl.ts explainQueued",
+  "src/engine/recovery.ts detectRecovery",
+  "src/engine/recovery.ts recoverRun",
+  "src/engine/resolveNextAction.ts resolveNextAction",
+  "src/engine/runControl.ts appendReceivedEvent",
+  "src/engine/runControl.ts cancelRun",
+  "src/engine/sendOrStart.ts sendOrStartRun",
+  "src/engine/stepFailure.ts abandonedAttemptEvents",
+  "src/plugins/chatserver/chatServerApi.ts callChatServer",
+  "src/plugins/workspace/workspaceSignature.ts verifyWorkspaceSignature",
+  "src/runtime/auth/session.ts userFromSession",
+  "src/runtime/plugins/pluginCall.ts pluginCall",
+  "src/workers/api/projectRoutes.ts insertOwnedProject",
+  "src/workers/db/connectionsStore.ts updateConnectionTokens",
+  "src/workers/db/connectionsStore.ts markConnectionNeedsReconnect",
+  "src/workers/db/deployedManifests.ts storeDeployedManifest",
+  "src/workers/db/pluginProblems.ts recordPluginProblem",
+  "src/workers/db/projectRows.ts replaceProjectRowsStatements",
+  "src/workers/db/projectSecretsTable.ts putProjectSecret",
+  "src/workers/db/projectSessionsTable.ts startSessionStatements",
+  "src/workers/db/redeemedCallbackTokens.ts recordRedeemedToken",
+  "src/workers/db/refreshLeases.ts takeRefreshLease",
+  "src/workers/db/refreshLeases.ts storeTokenAndReleaseLease",
+  "src/workers/db/resourceClaims.ts releaseResource",
+  "src/workers/db/resourceClaims.ts releaseOtherResources",
+  "src/workers/db/resourceClaims.ts recordResourceEvents",
+  "src/workers/dispatch/callProjectWorker.ts callProjectWorker",
+  "src/workers/login/authorizationCodeFlow.ts redeemAuthorizationCode",
+  "src/workers/login/cliFlowCookie.ts openCliFlowCookie",
+  "src/workers/login/idToken.ts verifyIdToken",
+  "src/workers/login/sealedCookie.ts openSealedCookie",
+  "src/workers/login/signedInUser.ts signedInUser",
+  "src/workers/quota/takeProjectRates.ts takeProjectRates",
+]);
+
+/** `file name` of every exported function declaration in `source` and how many parameters it takes. */
+function exportedArities(file: string, source: string): [string, number][] {
+  const found: [string, number][] = [];
+  for (const match of source.matchAll(/export (?:async )?function\*? (\w+)\s*(?:<[^(]*?>)?\(/g)) {
+    let depth = 1;
+    let count = 0;
+    let current = "";
+    for (let i = (match.index ?? 0) + match[0].length; depth > 0 && i < source.length; i++) {
+      const c = source[i] as string;
+      if ("([{<".includes(c)) depth++;
+      else if (")]}".includes(c) || (c === ">" && source[i - 1] !== "=")) depth--;
+      if (depth === 1 && c === ",") {
+        if (current.trim()) count++;
+        current = "";
+      } else if (depth >= 1) current += c;
+    }
+    if (current.trim()) count++;
+    found.push([`${file} ${match[1]}`, count]);
+  }
+  return found;
+}
+
+function sourceFiles(): string[] {
+  return execFileSync("git", ["ls-files", "src"], { cwd: repo, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .filter((file) => file.endsWith(".ts"));
+}
+
+describe("exported functions take at most four positional parameters, then an options object", () => {
+  const long = sourceFiles()
+    .flatMap((file) => exportedArities(file, readFileSync(path.join(repo, file), "utf8")))
+    .filter(([, count]) => count > MOST_POSITIONAL)
+    .map(([name]) => name);
+
+  it("no function beyond the ones not yet converted takes more", () => {
+    expect(long.filter((name) => !NOT_YET_CONVERTED.has(name))).toEqual([]);
+  });
+
+  it("each one not yet converted still takes more (a converted one leaves the list)", () => {
+    expect([...NOT_YET_CONVERTED].filter((name) => !long.includes(name))).toEqual([]);
+  });
+
+  it.each<[string, string, [string, number][]]>([
+    [
+      "nine positional",
+      "export async function upload(a: A, b: string, c: string[], d: { tag: string | null }, e = 1, f?: string, g?: string, h?: string, i: Readonly<Record<string, string>> = {}): Promise<void> {}",
+      [["f.ts upload", 9]],
+    ],
+    [
+      "an options object",
+      "export function upload(target: T, upload: { a: string; b: number }): void {}",
+      [["f.ts upload", 2]],
+    ],
+    [
+      "a callback parameter",
+      "export function each(a: A, f: (x: number, y: number) => boolean): void {}",
+      [["f.ts each", 2]],
+    ],
+    ["a generic", "export function pick<K extends string, V>(a: Map<K, V>, b: K[]): V[] {}", [["f.ts pick", 2]]],
+    ["no parameters", "export function none(): void {}", [["f.ts none", 0]]],
+  ])("counts %s", (_name, source, arities) => {
+    expect(exportedArities("f.ts", source)).toEqual(arities);
+  });
+});
