@@ -19,7 +19,7 @@ import { selectRunIds, type SqlValue, type SyncSql } from "./syncSql.ts";
  * first recorded (it ties runs started in the same millisecond in list
  * order); tables made before keep AUTOINCREMENT, which numbers alike.
  *
- * For search, the push check and retention: `step` (the
+ * For search, the stranded-runs check and retention: `step` (the
  * run's position: the step it is in or will claim next), `version`, `error`
  * (the failure reason), `rerun_of` / `rerun_from_step`, `retention_ms` (how
  * long it is kept once it ended) and `expires_at` (its end + that).

@@ -417,14 +417,21 @@ it("the demo: its email form sends through the email-send plugin to the local fa
     const unknown = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "nope", "--dir", demoDir]);
     expect(unknown.stdout).toContain("No handler is registered: This project has no handler for command /nope.");
     expect(unknown.stdout).not.toContain("no provider calls");
-    // The email and one reply took 2 of the project's 3 actions a minute: the next two replies, the last refused.
-    await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
-    const limited = await runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]);
-    expect(limited.stdout).toMatch(/The handler threw rate_limited: .+/);
-    expect(limited.code).toBe(1);
-    expect(limited.stdout).not.toContain("no provider calls");
-    // The handler threw: the command says so with its exit code too.
-    expect(limited.code).toBe(1);
+    // A public project makes 3 plugin actions a minute. Four replies at once pass that whatever the
+    // machine's pace (the email may or may not still count): at least one is refused, and the handler's
+    // throw is the command's exit code too.
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        runCli(["plugin", "trigger", "chatserver", "command", "--name", "hello", "--dir", demoDir]),
+      ),
+    );
+    const limited = replies.filter((reply) => /The handler threw rate_limited: .+/.test(reply.stdout));
+    expect(limited.length).toBeGreaterThanOrEqual(1);
+    for (const reply of limited) {
+      expect(reply.code).toBe(1);
+      expect(reply.stdout).not.toContain("no provider calls");
+    }
+    expect(replies.filter((reply) => reply.code === 0).length).toBeLessThanOrEqual(3);
   } finally {
     await page.close();
     await demo.stop();
