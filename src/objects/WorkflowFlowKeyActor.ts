@@ -82,6 +82,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   #loaded: { workflowName: string; key: string; state: FlowKeyState } | null = null;
   /** When the pending reconcile is due: set once when runs start to wait, not pushed back by later changes. */
   #reconcileAt: number | null = null;
+  /** Runs given a slot whose dequeue call failed: the reconcile alarm is kept for them though nothing else waits. */
+  readonly #undequeued = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: FlowKeyActorEnv) {
     super(ctx, env);
@@ -122,7 +124,14 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
           at,
         });
       } catch (error) {
-        await this.#step({ type: "ended", runId: run.runId, now: this.#now() });
+        // The call may have failed after the run's actor created it: the key forgets only a run that
+        // actor does not hold or that has ended. Unanswered, the key keeps it: its dequeue or the reconcile
+        // alarm asks again.
+        const status = await this.#runActor(run.runId)
+          .status(run.runId)
+          .catch(() => "queued" as const);
+        if (status === null || !isLiveStatus(status))
+          await this.#step({ type: "ended", runId: run.runId, now: this.#now() });
         throw error;
       }
       if (!started.created) await this.#step({ type: "ended", runId: run.runId, now: this.#now() });
@@ -165,7 +174,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
    */
   async #reconcile(): Promise<void> {
     const { state } = this.#load()!;
-    const waiting = state.queue.length > 0 || state.debounce !== null;
+    const waiting = state.queue.length > 0 || state.debounce !== null || this.#undequeued.size > 0;
     if (!waiting) return;
     for (const runId of state.active) {
       let status: RunStatus | null;
@@ -194,7 +203,7 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       loaded.key,
       JSON.stringify(decision.state),
     );
-    const waiting = decision.state.queue.length > 0 || decision.state.debounce !== null;
+    const waiting = decision.state.queue.length > 0 || decision.state.debounce !== null || this.#undequeued.size > 0;
     this.#reconcileAt = waiting ? (this.#reconcileAt ?? input.now + FLOW_RECONCILE_MS) : null;
     const next = [decision.wakeAt, this.#reconcileAt].filter((at): at is number => at !== null);
     if (next.length > 0) void setAlarmMetered(this.ctx.storage, Math.min(...next));
@@ -217,9 +226,14 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     try {
       dequeued = await this.#runActor(runId).dequeue(runId, at);
     } catch {
-      // Left holding its slot: the reconcile alarm asks its actor again.
+      // Left holding its slot: the reconcile alarm asks its actor again, armed now should nothing else wait.
+      this.#undequeued.add(runId);
+      this.#reconcileAt ??= this.#now() + FLOW_RECONCILE_MS;
+      const armed = await this.ctx.storage.getAlarm();
+      if (armed === null || armed > this.#reconcileAt) await setAlarmMetered(this.ctx.storage, this.#reconcileAt);
       return;
     }
+    this.#undequeued.delete(runId);
     if (!dequeued) {
       const status = await this.#runActor(runId)
         .status(runId)

@@ -257,8 +257,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         return { runId: child.ref.runId, workflowId: input.workflowId, created: false, refused: child.ref.refused };
       run = { runId: input.runId, workflowId: input.workflowId, created: child.created };
       // Started before (a retried step, a crash between start and commit): its outcome if it has ended, since
-      // it told its parent then and the parent may not have recorded it.
-      if (!run.created) return { ...run, ...this.#outcomeOf(run.runId) };
+      // it told its parent then and the parent may not have recorded it; and its summary, since the parent's
+      // index report of it may have failed (a run that ended within its start reports nothing itself).
+      if (!run.created) return { ...run, ...this.#outcomeOf(run.runId), summary: this.#store.getReport(run.runId)! };
     }
     if (!run.created) {
       // The event went to the run already active here: it is driven as `send` drives one.

@@ -13,6 +13,22 @@ export type ActorClient<Actor> = {
     : never;
 };
 
+/** One RPC through an actor client: the method called and its arguments. */
+export interface ActorCall {
+  readonly method: string;
+  readonly args: readonly unknown[];
+}
+
+/**
+ * What every call through an actor client goes through. Production calls
+ * straight through; the RPC fault tests put a seeded wrapper here that fails
+ * a call before the callee acts or after it acted
+ * (test/support/workflow/actorRpcFaults.ts).
+ */
+export const actorCalls = {
+  around: (_call: ActorCall, invoke: () => Promise<unknown>): Promise<unknown> => invoke(),
+};
+
 /**
  * The client of one actor stub. An error thrown in an actor reaches the caller
  * as a plain Error that keeps its own properties (code, details, cause, the
@@ -27,7 +43,8 @@ export function actorClient<Actor>(stub: object): ActorClient<Actor> {
       if (typeof method !== "string" || method === "then") return undefined;
       return async (...args: unknown[]) => {
         try {
-          return await (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+          const invoke = () => (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+          return await actorCalls.around({ method, args }, invoke);
         } catch (error) {
           throw asPlatformError(error) ?? error;
         }

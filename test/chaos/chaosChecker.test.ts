@@ -62,6 +62,31 @@ function goodHistory(): ChaosHistory {
       ["workflow_completed", { result: null }, 6],
     ),
   };
+  // Fails at ship: charge's completion (seq 7), then reserve's (seq 5), rolled back once each.
+  const rolled: HistoryRun = {
+    id: "run_rolled",
+    workflowId: "run_rolled",
+    name: "rolled",
+    status: "failed",
+    events: log(
+      ["workflow_created", { workflowName: "rolled" }, 0],
+      ["step_started", { step: "start", attempt: 1 }, 1],
+      ["step_completed", { step: "start", next_step: "reserve" }, 2],
+      ["step_started", { step: "reserve", attempt: 1 }, 3],
+      ["step_completed", { step: "reserve", next_step: "charge" }, 4],
+      ["step_started", { step: "charge", attempt: 1 }, 5],
+      ["step_completed", { step: "charge", next_step: "ship" }, 6],
+      ["step_started", { step: "ship", attempt: 1 }, 7],
+      ["step_failed", { step: "ship", attempt: 1, reason: "refused", retryable: false }, 8],
+      ["rollback_started", { step: "charge", attempt: 1, completed_seq: 7 }, 9],
+      ["rollback_failed", { step: "charge", attempt: 1, completed_seq: 7, reason: "interrupted", retryable: true }, 10],
+      ["rollback_started", { step: "charge", attempt: 2, completed_seq: 7 }, 11],
+      ["rollback_completed", { step: "charge", completed_seq: 7 }, 12],
+      ["rollback_started", { step: "reserve", attempt: 1, completed_seq: 5 }, 13],
+      ["rollback_completed", { step: "reserve", completed_seq: 5 }, 14],
+      ["workflow_failed", { reason: "refused" }, 15],
+    ),
+  };
   const idem = oneStepRun("run_idem", "idem", 0, 5, null);
   idem.events[0]!.payload.idempotency_key = "k1";
   return {
@@ -73,6 +98,7 @@ function goodHistory(): ChaosHistory {
       oneStepRun("run_long", "long", 0, 9, { count: 1, steps: 1 }),
       waiter,
       idem,
+      rolled,
     ],
     starts: [
       { workflow: "parent", runId: "run_parent" },
@@ -93,8 +119,13 @@ function goodHistory(): ChaosHistory {
         attempt: 1,
       })),
       { runId: "run_waiter", step: "heard", attempt: 1 },
+      ...["start", "reserve", "charge", "ship"].map((step) => ({ runId: "run_rolled", step, attempt: 1 })),
+      { runId: "run_rolled", step: "rollback:charge", attempt: 1 },
+      { runId: "run_rolled", step: "rollback:charge", attempt: 2 },
+      { runId: "run_rolled", step: "rollback:reserve", attempt: 1 },
     ],
     concurrency: [{ workflow: "keyed", limit: 1 }],
+    rollbacks: [{ workflow: "rolled", steps: ["reserve", "charge"] }],
   };
 }
 
@@ -251,6 +282,51 @@ const BAD_CASES: { invariant: string; breaks: string; spoil: (h: ChaosHistory) =
     },
     names: /run_long counted/,
   },
+  {
+    invariant: "rollbacks not run once each, latest first",
+    breaks: "a completion rolled back twice",
+    spoil: (h) => {
+      const rolled = run(h, "run_rolled");
+      rolled.events.splice(
+        15,
+        0,
+        { seq: 15, type: "rollback_started", payload: { step: "reserve", attempt: 2, completed_seq: 5 }, at: 14 },
+        { seq: 16, type: "rollback_completed", payload: { step: "reserve", completed_seq: 5 }, at: 14 },
+      );
+      h.ledger.push({ runId: "run_rolled", step: "rollback:reserve", attempt: 2 });
+      for (const [i, event] of rolled.events.entries()) event.seq = i + 1;
+    },
+    names: /run_rolled \(failed\) rolled back the completions at seq \[7, 5, 5\], expected \[7, 5\]/,
+  },
+  {
+    invariant: "rollbacks not run once each, latest first",
+    breaks: "a completion never rolled back",
+    spoil: (h) => void run(h, "run_rolled").events.splice(13, 2),
+    names: /run_rolled \(failed\) rolled back the completions at seq \[7\], expected \[7, 5\]/,
+  },
+  {
+    invariant: "rollbacks not run once each, latest first",
+    breaks: "the earlier completion rolled back first",
+    spoil: (h) => {
+      const rolled = run(h, "run_rolled");
+      rolled.events.splice(9, 0, ...rolled.events.splice(13, 2));
+    },
+    names: /rolled back the completions at seq \[5, 7\], expected \[7, 5\]/,
+  },
+  {
+    invariant: "rollbacks not run once each, latest first",
+    breaks: "a run that did not fail rolled back",
+    spoil: (h) => {
+      run(h, "run_rolled").status = "cancelled";
+    },
+    names: /run_rolled \(cancelled\) rolled back the completions at seq \[7, 5\], expected \[\]/,
+  },
+  {
+    invariant: "rollbacks not run once each, latest first",
+    breaks: "a rollback completed whose attempt never ran",
+    spoil: (h) => void h.ledger.splice(-2, 1),
+    names: /run_rolled: rollback of charge \(seq 13\) never reached the ledger/,
+  },
 ];
 
 describe("checkHistory", () => {
@@ -258,17 +334,18 @@ describe("checkHistory", () => {
     const results = checkHistory(goodHistory());
     expect(results.flatMap((result) => result.violations)).toEqual([]);
     expect(formatVerdict(results).split("\n")).toEqual([
-      "7 runs, 0 stuck",
-      "7 runs, 0 runs without exactly one terminal event",
-      "36 events, 0 seq out of order",
-      "9 commits, 0 duplicate commits",
-      "10 ledger attempts, 0 commits without a ledger attempt",
+      "8 runs, 0 stuck",
+      "8 runs, 0 runs without exactly one terminal event",
+      "52 events, 0 seq out of order",
+      "12 commits, 0 duplicate commits",
+      "17 ledger attempts, 0 commits without a ledger attempt",
       "1 parents, 0 parents unlike their children",
       "keyed peak 1/1, 0 concurrency limit exceeded",
-      "1 idempotency keys, 7 workflow ids, 0 duplicate runs per idempotency key or active workflow id",
+      "1 idempotency keys, 8 workflow ids, 0 duplicate runs per idempotency key or active workflow id",
       "1 acknowledged sends, 0 events not received exactly once",
       "3 acknowledged starts, 0 lost acknowledged starts",
       "1 long runs, 0 long runs miscounted",
+      "2 rollbacks, 0 rollbacks not run once each, latest first",
     ]);
   });
 

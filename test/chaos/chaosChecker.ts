@@ -235,6 +235,51 @@ function countsMatchSteps(history: ChaosHistory): InvariantResult {
   };
 }
 
+/**
+ * Rollbacks (docs/workflows.md): a failed run settles (rollback_completed, or rollback_failed for good)
+ * each completion of a step with a handler once, latest first; a run that did not fail rolls nothing
+ * back. A completed rollback's attempt must be in the ledger (`rollback:<step>`), as a commit's must.
+ */
+function rollbacksOnceLatestFirst(history: ChaosHistory): InvariantResult {
+  const attempted = new Set(history.ledger.map((a) => `${a.runId}/${a.step}/${a.attempt}`));
+  const violations: string[] = [];
+  let rolledBack = 0;
+  for (const { workflow, steps } of history.rollbacks)
+    for (const run of history.runs.filter((r) => r.name === workflow)) {
+      const completions = run.events
+        .filter(
+          (e) =>
+            e.type === "step_completed" &&
+            steps.includes(String(e.payload.step)) &&
+            e.payload.copied_from_seq === undefined,
+        )
+        .map((e) => e.seq);
+      const settled: number[] = [];
+      let open: { step: string; attempt: number } | undefined;
+      for (const event of run.events) {
+        if (event.type === "rollback_started")
+          open = { step: String(event.payload.step), attempt: Number(event.payload.attempt) };
+        const final =
+          event.type === "rollback_completed" ||
+          (event.type === "rollback_failed" && event.payload.retryable === false);
+        if (!final) continue;
+        settled.push(Number(event.payload.completed_seq));
+        if (event.type === "rollback_completed") {
+          rolledBack++;
+          if (!open || !attempted.has(`${run.id}/rollback:${open.step}/${open.attempt}`))
+            violations.push(`${run.id}: rollback of ${event.payload.step} (seq ${event.seq}) never reached the ledger`);
+        }
+        open = undefined;
+      }
+      const expected = run.status === "failed" ? completions.toReversed() : [];
+      if (!isDeepStrictEqual(settled, expected))
+        violations.push(
+          `${run.id} (${run.status}) rolled back the completions at seq [${settled.join(", ")}], expected [${expected.join(", ")}]`,
+        );
+    }
+  return { name: "rollbacks not run once each, latest first", checked: `${rolledBack} rollbacks`, violations };
+}
+
 /** Every invariant of the chaos suite over one history; the history passes when none has a violation. */
 export function checkHistory(history: ChaosHistory): InvariantResult[] {
   return [
@@ -248,6 +293,7 @@ export function checkHistory(history: ChaosHistory): InvariantResult[] {
     eventsReceivedOnce(history),
     acknowledgedStartsExist(history),
     countsMatchSteps(history),
+    rollbacksOnceLatestFirst(history),
   ];
 }
 

@@ -2,8 +2,8 @@ import type { AcknowledgedStart, SentEvent } from "./chaosHistory.ts";
 import { type SeededRandom, seededRandom } from "#test/support/seededRandom.ts";
 
 /** One composed piece of work a client asks the chaos project for. */
-export type ClientOp = "parent" | "keyed" | "waiter" | "debounced" | "idem" | "sendStart" | "long" | "slow";
-const OPS: readonly ClientOp[] = ["parent", "keyed", "keyed", "waiter", "debounced", "idem", "sendStart"];
+export type ClientOp = "parent" | "keyed" | "waiter" | "debounced" | "idem" | "sendStart" | "long" | "slow" | "rolled";
+const OPS: readonly ClientOp[] = ["parent", "keyed", "keyed", "waiter", "debounced", "idem", "sendStart", "rolled"];
 
 /** Each client's bounded list of ops for a seed; every client begins with one long run and one slow one. */
 export function planClients(seed: number, clients: number, opsPerClient: number): ClientOp[][] {
@@ -102,6 +102,7 @@ export async function runClients(
     switch (op) {
       case "long":
       case "slow":
+      case "rolled":
         await start(op, {});
         return;
       case "parent":

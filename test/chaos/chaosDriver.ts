@@ -37,6 +37,8 @@ const PROJECT = path.join(import.meta.dirname, "project/src/index.ts");
 const ACTIVE = new Set(["queued", "running", "waiting", "paused"]);
 /** The chaos project's concurrency limit (its `keyed` workflow). */
 const CONCURRENCY = [{ workflow: "keyed", limit: 2 }];
+/** The chaos project's rollbacks (its `rolled` workflow). */
+const ROLLBACKS = [{ workflow: "rolled", steps: ["reserve", "charge"] }];
 
 async function getJson<T>(url: string): Promise<T> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -110,7 +112,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ]);
     log(`faults done after ${Math.round((Date.now() - startedAt) / 1000)} s; waiting for every run to end`);
     const runs = await collectRuns(dev.url, deadline());
-    const history: ChaosHistory = { runs, ...record, ledger: ledger.attempts(), concurrency: CONCURRENCY };
+    const history: ChaosHistory = {
+      runs,
+      ...record,
+      ledger: ledger.attempts(),
+      concurrency: CONCURRENCY,
+      rollbacks: ROLLBACKS,
+    };
     const results = checkHistory(history);
     const passed = results.every((result) => result.violations.length === 0);
     const lines = [

@@ -46,4 +46,6 @@ export interface ChaosHistory {
   ledger: LedgerAttempt[];
   /** Workflows under a concurrency limit (one key each in the chaos project). */
   concurrency: { workflow: string; limit: number }[];
+  /** Workflows with rollbacks: the steps that have a handler (each logs `rollback:<step>` in the ledger). */
+  rollbacks: { workflow: string; steps: string[] }[];
 }

@@ -11,7 +11,7 @@ import { type FaultSwitch, faultySql } from "#test/support/workflow/storageFault
  * (`transactionSync`, as the run actors use it): the same seeded workload as
  * the Node stores' (test/engine/storageFaults.test.ts), one fresh actor's
  * storage per seed. What it does not cover: faults inside workerd's storage
- * layer itself and failed actor RPCs.
+ * layer itself. Failed actor RPCs: test/objects/actorRpcFaults.workerd.test.ts.
  */
 const seeds = 200;
 /** The fault switches of the seed under way (one per store it opened), to count what they injected. */

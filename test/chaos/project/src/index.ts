@@ -8,10 +8,10 @@ const policy = { maxAttempts: 30, backoff: { initialMS: 50, maxMS: 1_000, factor
 const LONG_STEPS = 30;
 
 /** Records this attempt in the external ledger; a failed append fails the attempt, which is retried. */
-async function ledger(ctx) {
+async function ledger(ctx, step = ctx.step) {
   const response = await fetch(`${ctx.env.CHAOS_LEDGER_URL}/attempts`, {
     method: "POST",
-    body: JSON.stringify({ runId: ctx.runId, step: ctx.step, attempt: ctx.attempt }),
+    body: JSON.stringify({ runId: ctx.runId, step, attempt: ctx.attempt }),
   });
   if (!response.ok) throw new Error(`the ledger answered ${response.status}`);
 }
@@ -164,6 +164,36 @@ for (let i = 0; i < LONG_STEPS; i++) {
   };
 }
 workflow("long", longSteps, policy);
+
+// Fails for good at its last step: its completed reserve and charge are rolled back, latest first, each once.
+const rollBack = (ctx) => ledger(ctx, `rollback:${ctx.step}`);
+workflow(
+  "rolled",
+  {
+    start: async (ctx) => {
+      await ledger(ctx);
+      return { step: "reserve" };
+    },
+    reserve: async (ctx) => {
+      await ledger(ctx);
+      return { step: "charge" };
+    },
+    charge: async (ctx) => {
+      await ledger(ctx);
+      return { step: "ship" };
+    },
+    ship: async (ctx) => {
+      await ledger(ctx);
+      throw new Error("the carrier refused the parcel");
+    },
+  },
+  {
+    ...policy,
+    stepOptions: { ship: { maxAttempts: 1 } },
+    rollback: { reserve: rollBack, charge: rollBack },
+    rollbackOptions: policy,
+  },
+);
 
 const json = async (request) => {
   const text = await request.text();
