@@ -26,7 +26,15 @@ import {
 import { type AwaitRunPort, executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
-import { appendCallbackEvent, appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun, watchRunEnd } from "./runControl.ts";
+import {
+  appendCallbackEvent,
+  appendReceivedEvent,
+  cancelRun,
+  deliverRunEnded,
+  pauseRun,
+  resumeRun,
+  watchRunEnd,
+} from "./runControl.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import { sendOrStartRun } from "./sendOrStart.ts";
 import type { QueueRank } from "./flowControl.ts";

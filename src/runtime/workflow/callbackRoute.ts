@@ -22,7 +22,8 @@ const PAGE_HEADERS = {
   // The token is in the URL: no other site learns it from a link on the page.
   "referrer-policy": "no-referrer",
   "x-robots-tag": "noindex",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
 };
 
 function page(title: string, body: string): string {
