@@ -30,7 +30,8 @@ function defineApproval(): void {
 }
 
 const linkOf = (run: { view: { events: readonly { type: string; payload: object }[] } }) =>
-  (run.view.events.find((e) => e.type === "step_completed")?.payload as { writes: { link: string } }).writes.link;
+  (run.view.events.find((e) => e.type === "step_completed")?.payload as { writes: { link: string } } | undefined)
+    ?.writes.link ?? "";
 
 describe("run.callback(url, body) in the test kit", () => {
   it("POSTs to the step's callback URL: the wait completes with the body, the event marked via callback", async () => {

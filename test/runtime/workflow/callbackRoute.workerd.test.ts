@@ -46,7 +46,7 @@ afterAll(() => {
   setCallbackLinkIssuer(null);
 });
 
-function fetchProject(request: Request): Promise<Response> {
+async function fetchProject(request: Request): Promise<Response> {
   return worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, projectEnv, createExecutionContext());
 }
 
@@ -57,7 +57,7 @@ async function waitingRun(): Promise<{ id: string; url: string }> {
     const view = await workflow.get(run.id);
     const completed = view?.events.find((e) => e.type === "step_completed");
     if (view?.waitingFor && completed)
-      return { id: run.id, url: (completed.payload as { writes: { url: string } }).writes.url };
+      return { id: run.id, url: String((completed.payload as { writes: Record<string, unknown> }).writes.url) };
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
@@ -197,7 +197,7 @@ describe("/__platform/callbacks/<run>/<token> in workerd (Durable Object backend
     expect(events.map(({ payload: { callback: _id, ...rest } }) => rest)).toEqual(received);
     // A delivered event completes the wait: the next step ran with it as ctx.event.
     if (status === 200) {
-      const [{ name, payload }] = received as { name: string; payload: unknown }[];
+      const { name, payload } = received[0] as { name: string; payload: unknown };
       expect((await completedView(run.id)).result).toEqual({ name, payload });
     }
   });

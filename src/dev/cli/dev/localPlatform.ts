@@ -167,6 +167,8 @@ export interface LocalPlatformInput {
   build: ProjectBuild | null;
   /** The project's own variables (`.dev.vars` under `platform dev`), bound beside the platform's. */
   projectVars?: Record<string, string>;
+  /** Where the project is served: bound as `PLATFORM_PROJECT_URL` (the origin of its callback and stream URLs). */
+  projectUrl?: string;
   /** With `project` and no `build`: what stops the project, served in its place (problemWorker.ts). */
   problem?: string | null;
   onRequest?: (request: RequestRecord) => void;
@@ -289,6 +291,9 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
         input.login?.publicUrl,
       ),
       ...projectVarBindings(input.projectVars ?? {}),
+      ...(input.projectUrl
+        ? [{ type: "plain_text", name: "PLATFORM_PROJECT_URL", text: input.projectUrl } as const]
+        : []),
     ]);
     workers.push({
       ...workerBase(project.scriptName, build.bundlePath),
@@ -456,13 +461,24 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     localProjectsPrivate: options.publicLimits !== true,
   };
   let crons: LocalCron[] = [];
+  const localProjectUrl = (slug: string) =>
+    options.private
+      ? `http://${LOCAL_DOMAIN}:${options.port}/${slug}/`
+      : `http://${slug}.${LOCAL_DOMAIN}:${options.port}/`;
   const configure = (
     project: LocalProject | null,
     next: ProjectBuild | null,
     projectVars: Record<string, string> = {},
     shownProblem: string | null = null,
   ) => {
-    const config = localPlatformConfig({ ...base, project, build: next, projectVars, problem: shownProblem });
+    const config = localPlatformConfig({
+      ...base,
+      project,
+      build: next,
+      projectVars,
+      problem: shownProblem,
+      ...(project ? { projectUrl: localProjectUrl(project.slug) } : {}),
+    });
     crons = localCrons(config.workers as V4WorkerOptions[]);
     return convertV4MiniflareOptions(config);
   };
@@ -538,9 +554,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       apiUrl,
       project,
       cliToken,
-      projectUrl: options.private
-        ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/`
-        : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
+      projectUrl: localProjectUrl(project.slug),
       login: login && { url: login.publicUrl, issuer: login.issuer },
       plugins: pluginUrls,
       get build() {
