@@ -26,14 +26,15 @@ function linkOf(run: Awaited<ReturnType<typeof getRun>>): string | undefined {
   return (completed?.payload as { writes?: { link?: string } } | undefined)?.writes?.link;
 }
 
+/** The event the run waits for (`workflow.get`'s `waitingFor`). */
+const waitingFor = (run: object) => (run as { waitingFor?: { name: string } }).waitingFor?.name;
+
 describe.each(devBackends(8994))("callback URLs under %s", (_backend, flags, port) => {
   const dev = useDevProject(path.join(work, `callbacks-${port}`), PROJECT, flags, port);
 
   it("a GET answers a page and delivers nothing; a POST completes the run with its body; a second POST is 409", async () => {
     const [runId] = await startRuns(dev.url, "approve");
-    await expect
-      .poll(async () => (await getRun(dev.url, runId!)).waitingFor?.name, { timeout: 30_000 })
-      .toBe("approval");
+    await expect.poll(async () => waitingFor(await getRun(dev.url, runId!)), { timeout: 30_000 }).toBe("approval");
     const link = linkOf(await getRun(dev.url, runId!));
     // On the project's own origin (under workerd, its <slug>.localhost name, which Node cannot resolve: asked on 127.0.0.1).
     expect(link).toMatch(new RegExp(`^http://[a-z0-9.-]+:${port}/__platform/callbacks/[^/]+/k1\\.`));
