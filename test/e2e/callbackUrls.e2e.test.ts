@@ -38,6 +38,11 @@ describe.each(devBackends(8994))("callback URLs under %s", (_backend, flags, por
     const link = linkOf(await getRun(dev.url, runId!));
     // On the project's own origin (under workerd, its <slug>.localhost name, which Node cannot resolve: asked on 127.0.0.1).
     expect(link).toMatch(new RegExp(`^http://[a-z0-9.-]+:${port}/__platform/callbacks/[^/]+/k1\\.`));
+    // workerd: PLATFORM_PROJECT_URL, the project's name, not the 127.0.0.1 the run was started on.
+    const expectedHost = flags.includes("--node")
+      ? `127.0.0.1:${port}`
+      : expect.stringMatching(new RegExp(`\\.localhost:${port}$`));
+    expect(new URL(link!).host).toEqual(expectedHost);
     const callback = dev.url + new URL(link!).pathname;
     const host = new URL(link!).host;
 

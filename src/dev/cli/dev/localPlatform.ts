@@ -286,14 +286,17 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
   if (project && build) {
     const bound = localScriptBindings([
       ...projectScriptBindings(
-        { id: project.id, slug: project.slug, script_name: project.scriptName, worker_secret: project.workerSecret },
+        {
+          id: project.id,
+          slug: project.slug,
+          script_name: project.scriptName,
+          worker_secret: project.workerSecret,
+          ...(input.projectUrl ? { url: input.projectUrl } : {}),
+        },
         build.durableObjects,
         input.login?.publicUrl,
       ),
       ...projectVarBindings(input.projectVars ?? {}),
-      ...(input.projectUrl
-        ? [{ type: "plain_text", name: "PLATFORM_PROJECT_URL", text: input.projectUrl } as const]
-        : []),
     ]);
     workers.push({
       ...workerBase(project.scriptName, build.bundlePath),
