@@ -258,7 +258,10 @@ function createDriver(
       // A URL of another run of this test (a child's, say) delivers there, as on the platform.
       const target = drivers.get(callback.runId);
       if (!target)
-        throw new PlatformError("unauthorized", "This callback URL is not valid: it was altered or is for another run.");
+        throw new PlatformError(
+          "unauthorized",
+          "This callback URL is not valid: it was altered or is for another run.",
+        );
       if (target !== driver) return target.run.callback(url, body);
       appendCallbackEvent(store, runId, callback.event, body, callback.callbackId, clock);
       return settle();
