@@ -9,8 +9,6 @@ import { inTestScope, testEnv, testEnvWith } from "./testScope.ts";
 import { testExecutionContext } from "./testExecutionContext.ts";
 import { TEST_ORIGIN } from "./testOrigin.ts";
 
-export { TEST_ORIGIN };
-
 /**
  * @example
  * const init: TestRequestInit = { method: "POST", body: JSON.stringify({ name: "Ada" }), user: { email: "ada@example.com", name: "Ada" } };
