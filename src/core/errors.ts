@@ -23,6 +23,7 @@ export type PlatformErrorCode =
   | "not_ready"
   | "code_expired"
   | "code_used"
+  | "gone"
   | "build_failed"
   | "upstream_error"
   | "revoked"
@@ -51,6 +52,8 @@ const STATUS: Record<PlatformErrorCode, number> = {
   not_ready: 503,
   code_expired: 410,
   code_used: 410,
+  // A link that worked once and never will again (an expired callback URL).
+  gone: 410,
   build_failed: 400,
   upstream_error: 502,
   // A plugin connection the provider revoked (uninstall): reinstall the plugin.

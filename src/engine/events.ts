@@ -126,7 +126,14 @@ export interface WorkflowEventPayloads {
   /** `reason` is the failing step's reason; it is what `run.result()` rejects with. */
   workflow_failed: { reason: string; cause: WorkflowFailureCause };
   /** What `workflow.send(runId, name, payload)` appended. */
-  event_received: { name: string; payload: JsonValue };
+  event_received: {
+    name: string;
+    payload: JsonValue;
+    /** "callback": a POST to a callback URL (`ctx.callbackURL`) delivered it; absent: `workflow.send`. */
+    via?: "callback";
+    /** The callback URL's id (its token's `jti`): spent by this event, so the URL delivers once. */
+    callback?: string;
+  };
   /** Terminal, written by `workflow.cancel(runId, reason)`. */
   workflow_cancelled: { reason: string };
   /** `workflow.pause(runId, reason)`: no new step is claimed until workflow_resumed. */

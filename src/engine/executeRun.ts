@@ -1,6 +1,7 @@
 import { isPlatformError, PlatformError } from "../core/errors.ts";
 import { refuseUnknownKeys } from "../core/unknownKeys.ts";
 import { retryAt } from "./backoff.ts";
+import { installedCallbackLinkIssuer, type CallbackLinkIssuer } from "./callbackLink.ts";
 import type { Clock } from "./clock.ts";
 import {
   attemptsAllowedAfter,
@@ -88,6 +89,8 @@ export interface ExecuteRunOptions {
   awaitRun?: AwaitRunPort;
   /** Where `ctx.publish` appends (the host's streams, liveRunStream.ts); without it `ctx.publish` refuses. */
   stream?: StreamPublishPort;
+  /** How `ctx.callbackURL` signs; default: the one the runtime installed (callbackLink.ts); none: it refuses. */
+  callbackLinks?: CallbackLinkIssuer;
 }
 
 /** A host's side of `ctx.publish`: appends to the run's stream (checked against its limits) and tells its readers. */
@@ -591,6 +594,7 @@ async function runClaimedStep(
       false,
     );
   }
+  const callbackLinks = options.callbackLinks ?? installedCallbackLinkIssuer();
   const attemptState = createStepAttempt({
     scratchpad: pad,
     step,
@@ -601,6 +605,12 @@ async function runClaimedStep(
     children,
     awaited,
     ...(options.stream ? { publish: publisherOf(options.stream, run, claim, now) } : {}),
+    ...(callbackLinks
+      ? {
+          callbackURL: (name: string, ttlMS: number) =>
+            callbackLinks({ runId: claim.runId, event: name, expiresAt: now() + ttlMS }),
+        }
+      : {}),
   });
   const outcome = await runWithTimeout(() => fn(attemptState.ctx), policy.stepTimeoutMS, beforeWaiting);
   attemptState.seal();

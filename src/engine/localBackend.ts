@@ -26,7 +26,15 @@ import {
 import { type AwaitRunPort, executeRun } from "./executeRun.ts";
 import { failInterruptedStep, recoverRun } from "./recovery.ts";
 import { planRerun, rerunBlockedBy } from "./rerun.ts";
-import { appendReceivedEvent, cancelRun, deliverRunEnded, pauseRun, resumeRun, watchRunEnd } from "./runControl.ts";
+import {
+  appendCallbackEvent,
+  appendReceivedEvent,
+  cancelRun,
+  deliverRunEnded,
+  pauseRun,
+  resumeRun,
+  watchRunEnd,
+} from "./runControl.ts";
 import { lastStateEvent } from "./receivedEvents.ts";
 import { sendOrStartRun } from "./sendOrStart.ts";
 import type { QueueRank } from "./flowControl.ts";
@@ -495,9 +503,10 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       return store.listRuns(toRunListQuery(query));
     },
 
-    async send(runId, name, payload) {
+    async send(runId, name, payload, callbackId) {
       if (stop.signal.aborted) throw closedError();
-      appendReceivedEvent(store, runId, name, payload, now());
+      if (callbackId === undefined) appendReceivedEvent(store, runId, name, payload, now());
+      else appendCallbackEvent(store, runId, name, payload, callbackId, now());
       kick(runId);
     },
 

@@ -32,6 +32,32 @@ export function appendReceivedEvent(
 }
 
 /**
+ * A POST to a run's callback URL (`ctx.callbackURL`): appends event_received
+ * `{ name, payload, via: "callback", callback: callbackId }`, as a send does.
+ * The event itself spends the URL, in the run's own log and in the same
+ * append: a second delivery of `callbackId` (a replay, after a restart too)
+ * is `conflict`, as is one to a finished run.
+ */
+export function appendCallbackEvent(
+  store: WorkflowEventStore,
+  runId: string,
+  name: unknown,
+  payload: unknown,
+  callbackId: string,
+  now: number,
+): StoredEventOf<"event_received"> {
+  const received = { ...receivedEventPayload(name, payload), via: "callback" as const, callback: callbackId };
+  const spent = () =>
+    store.events(runId).some((event) => event.type === "event_received" && event.payload.callback === callbackId)
+      ? `This callback URL of workflow run "${runId}" was already used; it delivers its event once`
+      : null;
+  // Said first: the run its event ended is finished too, and "already used" is the truer answer.
+  const used = store.lastEvent(runId) === null ? null : spent();
+  if (used) throw new PlatformError("conflict", used, { runId });
+  return appendAtTail(store, runId, "event_received", received, now, "send an event to", spent);
+}
+
+/**
  * `waitForRun`, where `runId` is held: how it ended, if it has; else `waiterRunId` is recorded with it,
  * for its end to tell ({@link deliverRunEnded}). `not_found` for a run the store does not hold.
  */

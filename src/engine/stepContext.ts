@@ -4,6 +4,7 @@ import { freezeJson, toJsonValue, type JsonValue } from "./json.ts";
 import type { AwaitedRun, ChildOutcome, ContinuationRequest } from "./continuation.ts";
 import type { DeliveredEvent } from "./receivedEvents.ts";
 import { checkTopic, encodeStreamData } from "./runStream.ts";
+import { checkCallbackLinkRequest } from "./callbackLink.ts";
 
 /**
  * What a step function receives. `Data` is the start data, `Pad` the shape of
@@ -57,6 +58,21 @@ export interface StepContext<Data = any, Pad extends object = Record<string, any
    * at-least-once). Topic 1-64 characters of `[a-z0-9_.-]`; data JSON of at most 64 KiB.
    */
   publish(topic: string, data: unknown): void;
+  /**
+   * A URL on the project's origin that sends `event` to this run: a POST with
+   * a JSON or form body appends `event_received { name: event, payload: body,
+   * via: "callback" }`, once (a second POST answers 409 `conflict`, one after
+   * `ttlMS` 410 `gone`); a GET only shows a page whose button POSTs, so a
+   * mail scanner that opens links delivers nothing. `ttlMS` defaults to 7
+   * days, at most 30. Pair it with a `waitFor: event`.
+   * @example
+   * const ask = async (ctx: StepContext) => {
+   *   const approve = await ctx.callbackURL("approval", { ttlMS: 2 * 86_400_000 });
+   *   console.log(`Approve: ${approve}`);
+   *   return { step: "decide", waitFor: "approval" };
+   * };
+   */
+  callbackURL(event: string, options?: { ttlMS?: number }): Promise<string>;
 }
 
 /** What `ctx.env` holds: the string bindings of the worker (or process) that runs the step. */
@@ -161,6 +177,8 @@ export interface StepAttemptInput {
   awaited?: AwaitedRun | null;
   /** Where `ctx.publish` appends (topic and data checked); without it `ctx.publish` refuses. */
   publish?: (topic: string, json: string) => void;
+  /** Signs `ctx.callbackURL`'s grant for this run, `ttlMS` from now; without it `ctx.callbackURL` refuses. */
+  callbackURL?: (event: string, ttlMS: number) => Promise<string>;
 }
 
 /** A fresh context for one attempt of one step, with its own write buffer. */
@@ -190,6 +208,12 @@ export function createStepAttempt(input: StepAttemptInput): StepAttempt {
       const json = encodeStreamData(data, `${what}: the data`);
       if (!input.publish) throw new PlatformError("invalid_input", `${what}: this host keeps no run streams`);
       input.publish(topic, json);
+    },
+    async callbackURL(event: string, options?: { ttlMS?: number }) {
+      const what = `ctx.callbackURL in step "${input.step}"`;
+      const request = checkCallbackLinkRequest(event, options, what);
+      if (!input.callbackURL) throw new PlatformError("not_ready", `${what}: this host issues no callback URLs`);
+      return input.callbackURL(request.event, request.ttlMS);
     },
     write(key: string, value: unknown) {
       if (sealed) {

@@ -68,8 +68,11 @@ export interface WorkflowBackend {
   list(query: RunListQuery): Promise<RunListPage>;
   /** Optional: resolves with the run's view once it is terminal, faster than polling `get`. */
   waitForTerminal?(runId: string): Promise<WorkflowRunView>;
-  /** Appends event_received and wakes the run; `not_found`, `conflict` (finished run). */
-  send(runId: string, name: string, payload: JsonValue): Promise<void>;
+  /**
+   * Appends event_received and wakes the run; `not_found`, `conflict` (finished run). With `callbackId`
+   * (a callback URL's POST) the event spends it: `conflict` if it was spent (appendCallbackEvent).
+   */
+  send(runId: string, name: string, payload: JsonValue, callbackId?: string): Promise<void>;
   /**
    * Start-or-send (sendOrStart.ts): the event to the active run of `workflowId`, or a new run of
    * `start.name` with that id whose first event it is; atomic per workflow id.

@@ -24,6 +24,7 @@ import type { JsonValue } from "../engine/json.ts";
 import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
 import { planRerun, type RerunPlan } from "../engine/rerun.ts";
 import {
+  appendCallbackEvent,
   appendReceivedEvent,
   cancelRun,
   deliverRunEnded,
@@ -412,9 +413,12 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * `workflow.send`. Appends event_received and drives the
    * run (a run that waits for that event goes on at once). The alarm, due
    * now, is the safety net should this instance die first, as in `start`.
+   * With `callbackId` (a callback URL's POST) the event spends it, here in
+   * the run's own log: a replay is `conflict`, after a restart too.
    */
-  async send(runId: string, name: string, payload: JsonValue): Promise<void> {
-    appendReceivedEvent(this.#store, runId, name, payload, this.#now());
+  async send(runId: string, name: string, payload: JsonValue, callbackId?: string): Promise<void> {
+    if (callbackId === undefined) appendReceivedEvent(this.#store, runId, name, payload, this.#now());
+    else appendCallbackEvent(this.#store, runId, name, payload, callbackId, this.#now());
     await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
   }
 

@@ -158,7 +158,7 @@ export const PAYLOAD_FIELDS: Record<string, string[]> = {
   step_failed: ["attempt", "reason", "retryable", "step", "retry_at", "error"],
   workflow_completed: ["result"],
   workflow_failed: ["cause", "reason"],
-  event_received: ["name", "payload"],
+  event_received: ["name", "payload", "via", "callback"],
   workflow_cancelled: ["reason"],
   workflow_paused: ["reason"],
   workflow_resumed: [],

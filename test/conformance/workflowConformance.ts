@@ -5,6 +5,7 @@
  * goes through the public `workflow` API. No Node or Cloudflare imports: only
  * vitest and the engine core.
  */
+import { describeCallbackConformance } from "./callbackConformance.ts";
 import { describeChildrenConformance } from "./childrenConformance.ts";
 import { describeFlowControlConformance } from "./flowControlConformance.ts";
 import { describePriorityFairnessConformance } from "./priorityFairnessConformance.ts";
@@ -34,4 +35,5 @@ export function describeWorkflowConformance(name: string, makeBackend: MakeWorkf
   describeWaitForRunConformance(name, makeBackend);
   describeRollbackConformance(name, makeBackend);
   describeStreamConformance(name, makeBackend);
+  describeCallbackConformance(name, makeBackend);
 }

@@ -10,6 +10,8 @@ export interface PlatformEnv {
   PLATFORM_WORKER_SECRET?: string;
   PLATFORM_PROJECT_ID?: string;
   PLATFORM_PROJECT_SLUG?: string;
+  /** Where the project is served (`https://<slug>.<domain>/`): the origin of its callback and stream URLs. */
+  PLATFORM_PROJECT_URL?: string;
   /** "1" under `platform dev`: cookies drop `Secure`, sign-in uses the dummy form. */
   PLATFORM_LOCAL?: string;
   [binding: string]: unknown;

@@ -4,7 +4,8 @@
 // that record them. Imported by tests only, never by worker code.
 export { testWorkflow } from "./testWorkflow.ts";
 export type { TestWorkflowOptions } from "./testWorkflow.ts";
-export { testRequest, TEST_ORIGIN } from "./testRequest.ts";
+export { testRequest } from "./testRequest.ts";
+export { TEST_ORIGIN } from "./testOrigin.ts";
 export type { TestRequestInit, TestResponse, TestedProject } from "./testRequest.ts";
 export { testPlugin } from "./testPlugin.ts";
 export type { PluginAnswer, TestedPlugin, TestedPluginId, TestPluginUser } from "./testPlugin.ts";

@@ -57,6 +57,14 @@ export interface TestRun<Result = any> extends PluginRecording {
   now(): number;
   /** `workflow.send(runId, name, payload)`: the step after a `waitFor: name` runs with it as `ctx.event`. */
   send(name: string, payload?: unknown): Promise<WorkflowRunView>;
+  /**
+   * A POST of `body` to a URL a step made with `ctx.callbackURL`, as a mail
+   * link's button or a third party's webhook would send it: the run gets
+   * `event_received { name, payload: body, via: "callback" }`, once. Rejects as
+   * the platform answers: `conflict` (used already, or the run ended), `gone`
+   * (expired on the run's virtual clock), `unauthorized` (altered).
+   */
+  callback(url: string, body?: unknown): Promise<WorkflowRunView>;
   /** Lets the wait's `timeoutMS` pass: the next step runs with `ctx.event === null`. */
   timeOut(): Promise<WorkflowRunView>;
   /** `workflow.cancel(runId, reason)`. */

@@ -7,13 +7,7 @@ import { useTestWorkflowBackend } from "./testBackend.ts";
 import { createRecording, type PluginRecording } from "./testRecords.ts";
 import { inTestScope, testEnv, testEnvWith } from "./testScope.ts";
 import { testExecutionContext } from "./testExecutionContext.ts";
-
-/**
- * Where a relative test request goes: a local project's address, as under `platform dev`.
- * @example
- * await testRequest(project, `${TEST_ORIGIN}/health`);
- */
-export const TEST_ORIGIN = "http://test-project.localhost";
+import { TEST_ORIGIN } from "./testOrigin.ts";
 
 /**
  * @example

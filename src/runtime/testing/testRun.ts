@@ -17,6 +17,7 @@ import type { JsonValue } from "../../engine/json.ts";
 import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
 import type { RerunPlan } from "../../engine/rerun.ts";
 import {
+  appendCallbackEvent,
   appendReceivedEvent,
   cancelRun,
   deliverRunEnded,
@@ -32,6 +33,7 @@ import { createLiveRunStream, type LiveRunStream } from "../../engine/liveRunStr
 import { createMemoryRunStream } from "../../engine/memoryRunStream.ts";
 import { MAX_STREAM_MESSAGES, type RunStreamStore } from "../../engine/runStream.ts";
 import { inNestedTestScope } from "./testScope.ts";
+import { readTestCallback, testCallbackLinks } from "./testCallbacks.ts";
 
 export interface DriveOptions {
   store: MemoryEventStore;
@@ -204,6 +206,7 @@ function createDriver(
             children,
             awaitRun,
             stream: streams.live,
+            callbackLinks: testCallbackLinks,
             onEvent: (event) => streams.live.publishLifecycle(event),
           }),
         env,
@@ -248,6 +251,19 @@ function createDriver(
     now,
     async send(name, payload) {
       appendReceivedEvent(store, runId, name, payload, clock);
+      return settle();
+    },
+    async callback(url, body) {
+      const callback = await readTestCallback(url, clock);
+      // A URL of another run of this test (a child's, say) delivers there, as on the platform.
+      const target = drivers.get(callback.runId);
+      if (!target)
+        throw new PlatformError(
+          "unauthorized",
+          "This callback URL is not valid: it was altered or is for another run.",
+        );
+      if (target !== driver) return target.run.callback(url, body);
+      appendCallbackEvent(store, runId, callback.event, body, callback.callbackId, clock);
       return settle();
     },
     async timeOut() {

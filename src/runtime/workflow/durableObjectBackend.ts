@@ -76,8 +76,8 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
 
     list: (query) => runIndexOf(env).list(query),
 
-    async send(runId, name, payload) {
-      await requireActor(runId).send(runId, name, payload);
+    async send(runId, name, payload, callbackId) {
+      await requireActor(runId).send(runId, name, payload, callbackId);
     },
 
     async sendOrStart(workflowId, event, start) {

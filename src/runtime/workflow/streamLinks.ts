@@ -7,7 +7,11 @@ import type { StreamLinkIssuer } from "../../engine/streamLink.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 
 /** What of a worker's environment (PlatformEnv) stream URLs read. */
-type StreamEnv = { readonly PLATFORM_WORKER_SECRET?: unknown; readonly PLATFORM_LOCAL?: unknown };
+type StreamEnv = {
+  readonly PLATFORM_WORKER_SECRET?: unknown;
+  readonly PLATFORM_LOCAL?: unknown;
+  readonly PLATFORM_PROJECT_URL?: unknown;
+};
 
 let localFallbackSecret: string | null = null;
 
@@ -36,9 +40,21 @@ export function noteProjectBase(request: Request): void {
 }
 
 /**
- * Signs a grant into a URL on the project's origin; before the project has
- * served any request (a cron, a step in a fresh actor) it answers the path
- * alone, which a page of the project resolves against its own origin.
+ * Where the project is served, for URLs it hands out (stream and callback
+ * URLs): `PLATFORM_PROJECT_URL` when the platform binds it (`platform dev`,
+ * `platform up`, a deploy), else what the requests it answered showed, else
+ * null (a step in a fresh actor before any request, with no binding).
+ */
+export function projectBaseOf(env: StreamEnv | null): string | null {
+  const bound = env?.PLATFORM_PROJECT_URL;
+  if (typeof bound === "string" && /^https?:\/\/[^/]/.test(bound)) return bound.replace(/\/+$/, "");
+  return projectBase;
+}
+
+/**
+ * Signs a grant into a URL on the project's origin; when that is not known
+ * (see projectBaseOf) it answers the path alone, which a page of the project
+ * resolves against its own origin.
  */
 export function createStreamLinkIssuer(env: () => StreamEnv | null, now: Clock): StreamLinkIssuer {
   return async ({ runId, topics, ttlMS }) => {
@@ -49,6 +65,6 @@ export function createStreamLinkIssuer(env: () => StreamEnv | null, now: Clock):
         "workflow.streamURL: this project worker has no PLATFORM_WORKER_SECRET binding",
       );
     const token = await signStreamToken(secret, { run: runId, ...(topics ? { topics } : {}), exp: now() + ttlMS });
-    return (projectBase ?? "") + streamRoutePath(runId, token);
+    return (projectBaseOf(env()) ?? "") + streamRoutePath(runId, token);
   };
 }

@@ -7,6 +7,9 @@ import { sweepStuckRuns } from "./recoverySweep.ts";
 import { handleWorkflowRoute } from "./workflowRoutes.ts";
 import { createStreamLinkIssuer, noteProjectBase, streamSecretOf } from "./streamLinks.ts";
 import { serveRunStream } from "./streamRoute.ts";
+import { createCallbackLinkIssuer } from "./callbackLinks.ts";
+import { serveRunCallback } from "./callbackRoute.ts";
+import { setCallbackLinkIssuer } from "../../engine/callbackLink.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 import { setStepEnvSource } from "../../engine/stepContext.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
@@ -89,6 +92,16 @@ export function installWorkflowCapability(runtime: PlatformRuntime): WorkflowFun
       now: () => workflowRunHost.clock(),
     });
   });
+
+  // Callback URLs (ctx.callbackURL): signed like stream URLs, served the same way; a POST delivers the event once.
+  setCallbackLinkIssuer(createCallbackLinkIssuer(() => runtime.env));
+  runtime.registerPublicRoute(async (request, env) =>
+    serveRunCallback(request, {
+      backend: installedWorkflowBackend,
+      secret: () => streamSecretOf(env),
+      now: () => workflowRunHost.clock(),
+    }),
+  );
 
   runtime.registerMetadata("workflows", () =>
     workflowDefinitions().map((d) => ({

@@ -9,6 +9,7 @@ import { openProjectSecrets } from "../db/projectSecretsTable.ts";
 import { replaceProjectWorkflowsStatements } from "../db/projectWorkflowsTable.ts";
 import { replaceProjectWebhooksStatements } from "../db/projectWebhooksTable.ts";
 import { uploadProjectScript } from "./dispatchUpload.ts";
+import { projectUrlOf } from "./projectUrl.ts";
 import { pluginsUsedBy, registerWithPlugins } from "./pluginRegistration.ts";
 import type { ApiEnv } from "./env.ts";
 import { storableMetadataJson } from "./deploymentMetadataSize.ts";
@@ -69,6 +70,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
     force: body.force === true,
   });
   const version = versionAfter(previous);
+  const url = projectUrlOf(env, project);
   const { migrationTag } = await uploadProjectScript(
     {
       apiBase: env.CLOUDFLARE_API_BASE ?? "https://api.cloudflare.com/client/v4",
@@ -78,7 +80,7 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
       fetch: env.CLOUDFLARE_API ? (input, init) => env.CLOUDFLARE_API!.fetch(input as RequestInfo, init) : fetch,
     },
     {
-      project,
+      project: { ...project, url },
       bundle: body.bundle,
       durableObjects: durableObjects as string[],
       previous: {
@@ -114,10 +116,6 @@ export async function putProjectDeployment(request: CliRequest, env: ApiEnv): Pr
     metadata as Record<string, unknown>,
     pluginsUsedBy(previous ? (JSON.parse(previous.metadata) as Record<string, unknown>) : null),
   );
-  const domain = env.PLATFORM_DOMAIN ?? "example.app";
-  // PROJECTS_BASE_URL (`platform up`: http://localhost:N) replaces scheme, host and port, as for the login worker.
-  const base = new URL(env.PROJECTS_BASE_URL || `https://${domain}`);
-  const url = project.private ? `${base.origin}/${project.slug}/` : `${base.protocol}//${project.slug}.${base.host}/`;
   return Response.json(
     {
       scriptName: project.script_name,

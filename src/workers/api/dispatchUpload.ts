@@ -25,6 +25,8 @@ export interface UploadedProject {
   slug: string;
   script_name: string;
   worker_secret: string;
+  /** Where it is served (projectUrl.ts): bound as `PLATFORM_PROJECT_URL`, the origin of its callback and stream URLs. */
+  url?: string;
 }
 
 /** The upload's metadata part, as Cloudflare's SDK types it. */
@@ -60,6 +62,7 @@ export function projectScriptBindings(
     { type: "secret_text", name: "PLATFORM_WORKER_SECRET", text: project.worker_secret },
     { type: "plain_text", name: "PLATFORM_PROJECT_ID", text: String(project.id) },
     { type: "plain_text", name: "PLATFORM_PROJECT_SLUG", text: project.slug },
+    ...(project.url ? [{ type: "plain_text", name: "PLATFORM_PROJECT_URL", text: project.url } as const] : []),
     ...(loginUrl ? [{ type: "plain_text", name: "PLATFORM_LOGIN_URL", text: loginUrl } as const] : []),
     ...(version ? [{ type: "plain_text", name: "PLATFORM_VERSION", text: version } as const] : []),
     ...durableObjects.map(

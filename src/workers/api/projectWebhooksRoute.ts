@@ -1,5 +1,6 @@
 import { listProjectWebhooks } from "../db/projectWebhooksTable.ts";
 import type { ApiEnv } from "./env.ts";
+import { projectUrlOf } from "./projectUrl.ts";
 import { requireOwnedProject } from "./projectRoutes.ts";
 import type { CliRequest } from "./withCliUser.ts";
 
@@ -10,8 +11,7 @@ import type { CliRequest } from "./withCliUser.ts";
  */
 export async function listProjectWebhookEndpoints(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const base = new URL(env.PROJECTS_BASE_URL || `https://${env.PLATFORM_DOMAIN ?? "example.app"}`);
-  const origin = project.private ? `${base.origin}/${project.slug}` : `${base.protocol}//${project.slug}.${base.host}`;
+  const origin = projectUrlOf(env, project).replace(/\/$/, "");
   const webhooks = await listProjectWebhooks(env.DB, project.id);
   return Response.json({
     webhooks: webhooks.map((w) => ({ ...w, url: `${origin}/__platform/webhooks/${w.name}` })),

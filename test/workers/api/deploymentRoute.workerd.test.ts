@@ -51,6 +51,7 @@ describe("PUT /projects/:slug/deployment", () => {
         "PLATFORM_API",
         "PLATFORM_PROJECT_ID",
         "PLATFORM_PROJECT_SLUG",
+        "PLATFORM_PROJECT_URL",
         "PLATFORM_VERSION",
         "PLATFORM_WORKER_SECRET",
         "WORKFLOW_RUNS",
@@ -67,6 +68,12 @@ describe("PUT /projects/:slug/deployment", () => {
       text: secret,
     });
     expect(bindings.PLATFORM_VERSION).toEqual({ type: "plain_text", name: "PLATFORM_VERSION", text: "v1" });
+    // The origin of its callback and stream URLs: the URL the push answers.
+    expect(bindings.PLATFORM_PROJECT_URL).toEqual({
+      type: "plain_text",
+      name: "PLATFORM_PROJECT_URL",
+      text: "https://shop.example.test/",
+    });
     expect(bindings.WORKFLOW_RUNS).toEqual({
       type: "durable_object_namespace",
       name: "WORKFLOW_RUNS",

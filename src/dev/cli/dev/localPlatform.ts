@@ -174,6 +174,8 @@ export interface LocalPlatformInput {
   build: ProjectBuild | null;
   /** The project's own variables (`.dev.vars` under `platform dev`), bound beside the platform's. */
   projectVars?: Record<string, string>;
+  /** Where the project is served: bound as `PLATFORM_PROJECT_URL` (the origin of its callback and stream URLs). */
+  projectUrl?: string;
   /** With `project` and no `build`: what stops the project, served in its place (problemWorker.ts). */
   problem?: string | null;
   onRequest?: (request: RequestRecord) => void;
@@ -296,7 +298,13 @@ export function localPlatformConfig(input: LocalPlatformInput): V4MiniflareOptio
   if (project && build) {
     const bound = localScriptBindings([
       ...projectScriptBindings(
-        { id: project.id, slug: project.slug, script_name: project.scriptName, worker_secret: project.workerSecret },
+        {
+          id: project.id,
+          slug: project.slug,
+          script_name: project.scriptName,
+          worker_secret: project.workerSecret,
+          ...(input.projectUrl ? { url: input.projectUrl } : {}),
+        },
         build.durableObjects,
         input.login?.publicUrl,
       ),
@@ -470,13 +478,24 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     localProjectsPrivate: options.publicLimits !== true,
   };
   let crons: LocalCron[] = [];
+  const localProjectUrl = (slug: string) =>
+    options.private
+      ? `http://${LOCAL_DOMAIN}:${options.port}/${slug}/`
+      : `http://${slug}.${LOCAL_DOMAIN}:${options.port}/`;
   const configure = (
     project: LocalProject | null,
     next: ProjectBuild | null,
     projectVars: Record<string, string> = {},
     shownProblem: string | null = null,
   ) => {
-    const config = localPlatformConfig({ ...base, project, build: next, projectVars, problem: shownProblem });
+    const config = localPlatformConfig({
+      ...base,
+      project,
+      build: next,
+      projectVars,
+      problem: shownProblem,
+      ...(project ? { projectUrl: localProjectUrl(project.slug) } : {}),
+    });
     crons = localCrons(config.workers as V4WorkerOptions[]);
     return convertV4MiniflareOptions(config);
   };
@@ -552,9 +571,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       apiUrl,
       project,
       cliToken,
-      projectUrl: options.private
-        ? `http://${LOCAL_DOMAIN}:${options.port}/${project.slug}/`
-        : `http://${project.slug}.${LOCAL_DOMAIN}:${options.port}/`,
+      projectUrl: localProjectUrl(project.slug),
       login: login && { url: login.publicUrl, issuer: login.issuer },
       plugins: pluginUrls,
       get build() {

@@ -126,7 +126,13 @@ export async function startNodeProjectServer(options: NodeProjectServerOptions):
   /** Then the store and engine are injected; from here on workflow.start/get/list work. */
   const activate = (module: NodeProjectModule, vars: Record<string, string>): LoadedProject => {
     // The project's .dev.vars, beside the platform's own (which they cannot name: readDevVars refuses PLATFORM_*).
-    const env = { ...vars, PLATFORM_LOCAL: "1", PLATFORM_PROJECT_SLUG: slug, PLATFORM_DEV_STACK: devStack };
+    const env = {
+      ...vars,
+      PLATFORM_LOCAL: "1",
+      PLATFORM_PROJECT_SLUG: slug,
+      PLATFORM_PROJECT_URL: url,
+      PLATFORM_DEV_STACK: devStack,
+    };
     const backend =
       module.installNodeWorkflowBackend?.({
         path: workflowsPath,
