@@ -506,7 +506,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     async send(runId, name, payload, callbackId) {
       if (stop.signal.aborted) throw closedError();
       if (callbackId === undefined) appendReceivedEvent(store, runId, name, payload, now());
-      else appendCallbackEvent(store, runId, name, payload, callbackId, now());
+      else appendCallbackEvent(store, runId, { name, payload, callbackId }, now());
       kick(runId);
     },
 

@@ -41,11 +41,10 @@ export function appendReceivedEvent(
 export function appendCallbackEvent(
   store: WorkflowEventStore,
   runId: string,
-  name: unknown,
-  payload: unknown,
-  callbackId: string,
+  delivery: { name: unknown; payload: unknown; callbackId: string },
   now: number,
 ): StoredEventOf<"event_received"> {
+  const { name, payload, callbackId } = delivery;
   const received = { ...receivedEventPayload(name, payload), via: "callback" as const, callback: callbackId };
   const spent = () =>
     store.events(runId).some((event) => event.type === "event_received" && event.payload.callback === callbackId)

@@ -418,7 +418,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async send(runId: string, name: string, payload: JsonValue, callbackId?: string): Promise<void> {
     if (callbackId === undefined) appendReceivedEvent(this.#store, runId, name, payload, this.#now());
-    else appendCallbackEvent(this.#store, runId, name, payload, callbackId, this.#now());
+    else appendCallbackEvent(this.#store, runId, { name, payload, callbackId }, this.#now());
     await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
   }
 

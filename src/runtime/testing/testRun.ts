@@ -263,7 +263,12 @@ function createDriver(
           "This callback URL is not valid: it was altered or is for another run.",
         );
       if (target !== driver) return target.run.callback(url, body);
-      appendCallbackEvent(store, runId, callback.event, body, callback.callbackId, clock);
+      appendCallbackEvent(
+        store,
+        runId,
+        { name: callback.event, payload: body, callbackId: callback.callbackId },
+        clock,
+      );
       return settle();
     },
     async timeOut() {
