@@ -5,7 +5,7 @@ import { installWorkflowCapability } from "#src/runtime/workflow/workflowCapabil
 
 // The workflow capability is wired by one named call a reader can follow (src/runtime/workflow/index.ts makes it).
 describe("installWorkflowCapability", () => {
-  it("installs the __workflow route, the workflows metadata and the stream route on the runtime it is given", () => {
+  it("installs the __workflow route, the workflows metadata, the stream route and the callback route on the runtime it is given", () => {
     const runtime = new PlatformRuntime();
     expect(runtime.internalRoute("__workflow")).toBeUndefined();
     expect(runtime.publicRoutes).toHaveLength(0);
@@ -13,7 +13,7 @@ describe("installWorkflowCapability", () => {
     expect(installWorkflowCapability(runtime)).toBe(registry);
 
     expect(runtime.internalRoute("__workflow")).toBeTypeOf("function");
-    expect(runtime.publicRoutes).toHaveLength(1);
+    expect(runtime.publicRoutes).toHaveLength(2);
     expect(runtime.metadata()).toHaveProperty("workflows");
   });
 
