@@ -482,6 +482,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     options.private
       ? `http://${LOCAL_DOMAIN}:${options.port}/${slug}/`
       : `http://${slug}.${LOCAL_DOMAIN}:${options.port}/`;
+  // The origin its stream and callback URLs name: the address `Ready on` prints, which serves the project
+  // (a `<slug>.localhost` name resolves in a browser but not in Node's fetch or a webhook sender's client).
+  const boundProjectUrl = (slug: string) =>
+    options.private ? localProjectUrl(slug) : `http://${host}:${options.port}`;
   const configure = (
     project: LocalProject | null,
     next: ProjectBuild | null,
@@ -494,7 +498,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       build: next,
       projectVars,
       problem: shownProblem,
-      ...(project ? { projectUrl: localProjectUrl(project.slug) } : {}),
+      ...(project ? { projectUrl: boundProjectUrl(project.slug) } : {}),
     });
     crons = localCrons(config.workers as V4WorkerOptions[]);
     return convertV4MiniflareOptions(config);
