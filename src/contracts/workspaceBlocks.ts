@@ -28,6 +28,11 @@ export const WORKSPACE_BLOCK_LIMITS = {
   viewTitleChars: 24,
   callbackIdChars: 255,
   privateMetadataChars: 3000,
+  contextElements: 10,
+  imageUrlChars: 3000,
+  altTextChars: 2000,
+  /** views.open: "up to 250kb" of the view's JSON. */
+  viewBytes: 250_000,
 } as const;
 
 const L = WORKSPACE_BLOCK_LIMITS;
@@ -110,6 +115,15 @@ function block(value: unknown, path: string, actionIds: Set<string>): void {
     case "header":
       textObject(b.text, `${path}.text`, L.headerTextChars, true);
       return;
+    case "context":
+      if (!Array.isArray(b.elements) || b.elements.length < 1 || b.elements.length > L.contextElements)
+        throw invalid(`${path}.elements`, `must be an array of 1–${L.contextElements} elements`);
+      return;
+    case "image":
+      if (b.image_url === undefined && b.slack_file === undefined) throw invalid(path, "needs image_url or slack_file");
+      if (b.image_url !== undefined) string(b.image_url, `${path}.image_url`, L.imageUrlChars);
+      string(b.alt_text, `${path}.alt_text`, L.altTextChars);
+      return;
     case "input":
       textObject(b.label, `${path}.label`, L.inputLabelChars, true);
       element(b.element, `${path}.element`, actionIds);
@@ -135,6 +149,8 @@ export function requireBlocks(value: unknown, path = "blocks", max: number = L.m
 /** Checks a view (`workspace.openView`): a modal with a title, its blocks, and submit when it has inputs. */
 export function requireView(value: unknown, path = "view"): Json {
   const view = object(value, path);
+  if (new TextEncoder().encode(JSON.stringify(view)).length > L.viewBytes)
+    throw invalid(path, `must be at most ${L.viewBytes} bytes of JSON`);
   if (view.type !== "modal") throw invalid(`${path}.type`, `must be "modal"`);
   textObject(view.title, `${path}.title`, L.viewTitleChars, true);
   if (view.submit !== undefined) textObject(view.submit, `${path}.submit`, L.viewTitleChars, true);

@@ -257,6 +257,22 @@ describe("interactivity: block actions and views", () => {
       "view.submit is required when the view has input blocks.",
     ],
     [
+      "send-message",
+      { blocks: [{ type: "context", elements: tooMany(11).map(() => ({ type: "mrkdwn", text: "x" })) }] },
+      "blocks[0].elements must be an array of 1–10 elements.",
+    ],
+    ["send-message", { blocks: [{ type: "image", alt_text: "chart" }] }, "blocks[0] needs image_url or slack_file."],
+    [
+      "send-message",
+      { blocks: [{ type: "image", image_url: "https://example.com/a.png" }] },
+      "blocks[0].alt_text must be 1–2000 characters.",
+    ],
+    [
+      "send-message",
+      { blocks: [{ type: "image", image_url: `https://example.com/${"x".repeat(3000)}`, alt_text: "a" }] },
+      "blocks[0].image_url must be 1–3000 characters.",
+    ],
+    [
       "open-view",
       { view: { ...view("r"), private_metadata: "x".repeat(3001) } },
       "view.private_metadata must be a string of at most 3000 characters.",
