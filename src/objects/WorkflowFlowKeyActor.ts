@@ -63,7 +63,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS _flow_key (
     workflow_name TEXT NOT NULL,
     key TEXT NOT NULL,
     state TEXT NOT NULL
-  );`;
+  );
+  CREATE TABLE IF NOT EXISTS _flow_undequeued (run_id TEXT PRIMARY KEY);`;
 
 /**
  * One per (workflow, key) of a workflow with flow control (named by both, see flowKeyClient.ts):
@@ -82,7 +83,10 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   #loaded: { workflowName: string; key: string; state: FlowKeyState } | null = null;
   /** When the pending reconcile is due: set once when runs start to wait, not pushed back by later changes. */
   #reconcileAt: number | null = null;
-  /** Runs given a slot whose dequeue call failed: the reconcile alarm is kept for them though nothing else waits. */
+  /**
+   * Runs given a slot whose dequeue call failed: the reconcile alarm is kept for them though nothing else
+   * waits. Stored (written only when a dequeue fails), so a restart before that alarm does not forget them.
+   */
   readonly #undequeued = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: FlowKeyActorEnv) {
@@ -228,12 +232,13 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     } catch {
       // Left holding its slot: the reconcile alarm asks its actor again, armed now should nothing else wait.
       this.#undequeued.add(runId);
+      this.#sql.run("INSERT OR IGNORE INTO _flow_undequeued (run_id) VALUES (?)", runId);
       this.#reconcileAt ??= this.#now() + FLOW_RECONCILE_MS;
       const armed = await this.ctx.storage.getAlarm();
       if (armed === null || armed > this.#reconcileAt) await setAlarmMetered(this.ctx.storage, this.#reconcileAt);
       return;
     }
-    this.#undequeued.delete(runId);
+    if (this.#undequeued.delete(runId)) this.#sql.run("DELETE FROM _flow_undequeued WHERE run_id = ?", runId);
     if (!dequeued) {
       const status = await this.#runActor(runId)
         .status(runId)
@@ -268,6 +273,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     if (row) this.#loaded = { workflowName: row.workflow_name, key: row.key, state: JSON.parse(row.state) };
     else if (workflowName !== undefined && key !== undefined)
       this.#loaded = { workflowName, key, state: EMPTY_FLOW_KEY };
+    for (const { run_id } of this.#sql.all<{ run_id: string }>("SELECT run_id FROM _flow_undequeued"))
+      this.#undequeued.add(run_id);
     return this.#loaded;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * A flow key's calls to its runs' actors failing: the two bugs the seeded RPC-fault run found
- * (test/objects/actorRpcFaults.workerd.test.ts), each as one deterministic case.
+ * (test/objects/actorRpcFaults.workerd.test.ts), each as one deterministic case, and the same lost
+ * dequeue across a restart of the key's actor.
  */
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
 import { type ActorCall, actorCalls } from "#src/objects/actorClient.ts";
@@ -77,6 +78,23 @@ describe("a flow key whose calls to run actors fail", () => {
 
     // The reconcile alarm, due FLOW_RECONCILE_MS later, fires now.
     expect(await runDurableObjectAlarm(keyActor("lost-dequeue"))).toBe(true);
+    await until(async () => (await statusOf(second.id)) === "running");
+    await workflow.send(second.id, "go", null);
+    await until(async () => (await statusOf(second.id)) === "completed");
+  });
+
+  it("remembers a run whose dequeue failed across a restart of the key's actor, and its alarm still starts the run", async () => {
+    const first = await workflow.start("gated", { key: "restarted" });
+    const second = await workflow.start("gated", { key: "restarted" });
+    actorCalls.around = failNthCall("dequeue", 1, "before");
+    await workflow.send(first.id, "go", null);
+    await until(async () => (await statusOf(first.id)) === "completed");
+    await until(async () => (await keyActor("restarted").state())?.active.includes(second.id) === true);
+    actorCalls.around = passThrough;
+
+    // The actors restart (a crash, a deploy) before the key's reconcile alarm: its memory is gone.
+    await abortAllDurableObjects();
+    expect(await runDurableObjectAlarm(keyActor("restarted"))).toBe(true);
     await until(async () => (await statusOf(second.id)) === "running");
     await workflow.send(second.id, "go", null);
     await until(async () => (await statusOf(second.id)) === "completed");
