@@ -123,6 +123,10 @@ afterAll(async () => {
   for (const pid of follow ? [follow.pid!, ...descendantsOf(follow.pid!)].reverse() : []) {
     if (isAlive(pid)) process.kill(pid, "SIGTERM");
   }
+  // The same for a failed test's `platform dev`: npm and npx stand between, so signal the whole row.
+  for (const pid of dev ? [dev.child.pid!, ...descendantsOf(dev.child.pid!)].reverse() : []) {
+    if (isAlive(pid)) process.kill(pid, "SIGTERM");
+  }
   await dev?.stop("SIGTERM");
   removeWorkDir(work);
 });
