@@ -10,7 +10,7 @@ import { printableLine } from "./printableLine.js";
  * A delivery as the API answers it (src/contracts/webhookDeliveryLine.ts, with the time of its log line).
  * @typedef {{ at: number, delivery: string | null, verified: boolean, refused?: string, runId?: string,
  *   started?: boolean }} WebhookDelivery
- * @typedef {{ name: string, url: string, verify: string, secret: string, start?: string,
+ * @typedef {{ name: string, url: string, verify: string, start?: string,
  *   deliveries: WebhookDelivery[] }} WebhookEndpoint
  */
 
@@ -62,7 +62,8 @@ function endpointView(endpoint, runHref) {
     el(
       "p",
       { class: "meta" },
-      `verify ${endpoint.verify}, secret ${endpoint.secret}, ${endpoint.start ? `starts ${endpoint.start}` : "route decides"}`,
+      // Not the secret's name: the console shows no secret, not even its name (docs/console.md).
+      `verify ${endpoint.verify}, ${endpoint.start ? `starts ${endpoint.start}` : "route decides"}`,
     ),
   ];
   if (!endpoint.deliveries.length) return [...head, el("p", {}, "No deliveries in the project's recent log.")];
