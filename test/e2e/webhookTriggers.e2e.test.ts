@@ -1,17 +1,21 @@
 // Verified webhook triggers through the real `platform dev` (workerd, with `platform webhook list`)
 // and `platform dev --node`: a Stripe-signed delivery (signed by the stripe package) starts its run
 // once, a redelivery answers that run, and a tampered, wrongly signed or 10-minute-old one answers
-// 401 and starts nothing. Ports of this file: 8940 (workerd), 8941 (Node).
+// 401 and starts nothing; the console's Webhooks section shows the same deliveries as the CLI.
+// Ports of this file: 8940 (workerd), 8941 (Node).
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import Stripe from "stripe";
 import { afterEach, describe, expect, it } from "vitest";
+import { shortRunId } from "#src/console/public/console/dom.js";
 import {
   type DevProcess,
   getRun,
   initProject,
+  launchChromium,
   RUN_ROUTES,
   runCli,
+  signedInConsoleUrl,
   startDev,
   useWorkDir,
 } from "#test/support/e2e/index.ts";
@@ -99,6 +103,34 @@ describe("webhook triggers under platform dev", () => {
     expect(list.stdout).toContain(`evt_e2e_1    verified, started run ${runId.slice(0, 8)}`);
     expect(list.stdout).toContain(`evt_e2e_1    verified, run ${runId.slice(0, 8)} (already started: redelivery)`);
     expect(list.stdout).toMatch(/refused: bad_signature/);
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(signedInConsoleUrl(dir));
+      const section = page.locator("#webhooks");
+      await section.getByRole("heading", { name: "stripe-orders" }).waitFor();
+      await expect(section.locator("code").first().textContent()).resolves.toMatch(
+        /^http:\/\/\S+\/__platform\/webhooks\/stripe-orders$/,
+      );
+      expect(await section.getByText("verify stripe, starts fulfil").count()).toBe(1);
+      expect(await section.textContent()).not.toContain("STRIPE_WEBHOOK_SECRET");
+      const rows = await section
+        .locator("tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => td.textContent)));
+      expect(rows).toContainEqual(["evt_e2e_1", "verified, started the run", shortRunId(runId)]);
+      expect(rows).toContainEqual(["evt_e2e_1", "verified, run already started (redelivery)", shortRunId(runId)]);
+      expect(rows).toContainEqual(["-", "refused: bad_signature", ""]);
+      expect(rows).toContainEqual(["-", "refused: stale", ""]);
+      await section
+        .getByRole("link", { name: shortRunId(runId) })
+        .first()
+        .click();
+      await page.getByRole("heading", { name: "Workflow run" }).waitFor();
+      expect(decodeURIComponent(page.url())).toContain(`/runs/${runId}`);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("--node: the same", async () => {

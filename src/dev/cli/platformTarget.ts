@@ -74,6 +74,24 @@ export function resolvePlatformTarget(values: Record<string, string | boolean | 
 }
 
 /**
+ * A project-scoped command that reads what runs (its log, its webhook
+ * deliveries) works both locally and after a push: with --api or --slug, the
+ * pushed project; else the `platform dev` running for --dir, else (when a
+ * platform is known from $PLATFORM_API_URL or `platform login`) the project
+ * `platform push` deploys from --dir.
+ */
+export function resolveProjectTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
+  if (values.api !== undefined || values.slug !== undefined) return resolvePushedTarget(values, "");
+  const dir = projectFolder(values.dir as string | undefined);
+  const session = readDevSession(stateDirFor(dir));
+  if (session) return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
+  if (resolvePlatformApi(undefined)) return resolvePushedTarget(values, "");
+  throw new CliError(
+    `No \`platform dev\` is running for ${dir}, and no platform is named: start it, or pass --api URL (and --slug S).`,
+  );
+}
+
+/**
  * The deployed project a command acts on, as `platform push` names it: the
  * API of `--api URL` (else $PLATFORM_API_URL, else the last `platform
  * login`) with its CLI token, and the slug `--slug` (else the one `push`

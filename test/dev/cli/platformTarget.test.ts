@@ -1,11 +1,17 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
-import { callPlatformApi, requestPlatformApi, resolvePlatformApi } from "#src/dev/cli/platformTarget.ts";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { credentialsPath, saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
+import { writeDevSession } from "#src/dev/cli/dev/devState.ts";
+import {
+  callPlatformApi,
+  requestPlatformApi,
+  resolvePlatformApi,
+  resolveProjectTarget,
+} from "#src/dev/cli/platformTarget.ts";
 
 let dir: string;
 let file: string;
@@ -108,6 +114,47 @@ describe("calling the API worker", () => {
     });
     await expect(requestPlatformApi({ ...target(), apiUrl: closed }, "GET", "/ok")).rejects.toThrow(
       `Cannot reach the platform API at ${closed}`,
+    );
+  });
+});
+
+describe("resolveProjectTarget (what runs: logs, webhook deliveries)", () => {
+  // A project folder `shop` with no package.json; the stored login is the machine's last `platform login`.
+  let project: string;
+  beforeEach(() => {
+    project = path.join(dir, "shop");
+    mkdirSync(path.join(project, ".platform"), { recursive: true });
+    vi.stubEnv("XDG_CONFIG_HOME", dir);
+    vi.stubEnv("PLATFORM_TOKEN", "");
+    vi.stubEnv("PLATFORM_API_URL", "");
+    saveLogin("https://api.example.app", { token: "plt_stored", email: "ada@example.com" }, credentialsPath());
+  });
+  afterEach(() => vi.unstubAllEnvs());
+  const dev = { pid: process.pid, slug: "shop-dev", url: "", apiUrl: "http://127.0.0.1:8787", cliToken: "plt_dev" };
+
+  it.each([
+    ["the platform dev running for --dir", true, {}, { apiUrl: dev.apiUrl, token: "plt_dev", slug: "shop-dev" }],
+    [
+      "the pushed project when no dev runs",
+      false,
+      {},
+      { apiUrl: "https://api.example.app", token: "plt_stored", slug: "shop" },
+    ],
+    [
+      "the pushed project for --slug",
+      true,
+      { slug: "blog" },
+      { apiUrl: "https://api.example.app", token: "plt_stored", slug: "blog" },
+    ],
+  ] as const)("takes %s", (_name, devRuns, values, target) => {
+    if (devRuns) writeDevSession(path.join(project, ".platform"), dev);
+    expect(resolveProjectTarget("slug" in values ? values : { dir: project })).toEqual(target);
+  });
+
+  it("says how to name a platform when no dev runs and none is known", () => {
+    rmSync(credentialsPath());
+    expect(() => resolveProjectTarget({ dir: project })).toThrow(
+      `No \`platform dev\` is running for ${project}, and no platform is named: start it, or pass --api URL (and --slug S).`,
     );
   });
 });

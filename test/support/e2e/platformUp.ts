@@ -136,3 +136,51 @@ export async function stopPlatformUp({ tmp, up, browser }: Partial<UpPlatform>):
   expect(code, up?.output()).toBe(0);
   if (tmp) removeWorkDir(tmp);
 }
+
+/** An HTTP exchange on loopback with the URL's own Host header (as {@link getOnLoopback}), any method and headers. */
+export function requestOnLoopback(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const target = new URL(url);
+  const body = options.body ?? "";
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        method: options.method ?? "GET",
+        path: target.pathname + target.search,
+        headers: { ...options.headers, host: target.host, "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** `platform secret put <name> --dir <dir>` with the value on standard input, as a user types it. */
+export function putSecretOnUp(
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  name: string,
+  value: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [PLATFORM_BIN, "secret", "put", name, "--dir", dir], {
+      cwd: REPO,
+      env: { ...process.env, ...env, NO_COLOR: "1" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(`${value}\n`);
+  });
+}

@@ -1,10 +1,13 @@
 /**
  * GET /projects/:slug/webhooks: the endpoints the last metadata recorded (what `platform webhook
- * list` prints), each with the URL a provider posts to; a metadata with a bad webhook is refused
- * and keeps the previous list.
+ * list` and the console show), each with the URL a provider posts to and its last deliveries from
+ * the project's own log; a metadata with a bad webhook is refused and keeps the previous list.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { webhookDeliveryLine } from "#src/contracts/webhookDeliveryLine.ts";
+import type { ApiEnv } from "#src/workers/api/env.ts";
+import { projectLogOf } from "#src/workers/api/projectLogs/projectLogRoutes.ts";
 import {
   callApi,
   callJson,
@@ -24,7 +27,7 @@ async function putWebhooks(token: string, slug: string, webhooks: unknown) {
 async function listed(token: string, slug: string) {
   const response = await callApi("GET", `/projects/${slug}/webhooks`, { token });
   expect(response.status).toBe(200);
-  return ((await response.json()) as { webhooks: { name: string; url: string }[] }).webhooks;
+  return ((await response.json()) as { webhooks: { name: string; url: string; deliveries: unknown[] }[] }).webhooks;
 }
 
 describe("GET /projects/:slug/webhooks", () => {
@@ -35,15 +38,38 @@ describe("GET /projects/:slug/webhooks", () => {
     expect((await putWebhooks(user.token, "priv", [GITHUB])).status).toBe(200);
     const domain = env.PLATFORM_DOMAIN;
     expect(await listed(user.token, "shop")).toEqual([
-      { ...GITHUB, url: `https://shop.${domain}/__platform/webhooks/pushes` },
-      { ...STRIPE, url: `https://shop.${domain}/__platform/webhooks/stripe-orders` },
+      { ...GITHUB, url: `https://shop.${domain}/__platform/webhooks/pushes`, deliveries: [] },
+      { ...STRIPE, url: `https://shop.${domain}/__platform/webhooks/stripe-orders`, deliveries: [] },
     ]);
     expect(await listed(user.token, "priv")).toEqual([
-      { ...GITHUB, url: `https://${domain}/priv/__platform/webhooks/pushes` },
+      { ...GITHUB, url: `https://${domain}/priv/__platform/webhooks/pushes`, deliveries: [] },
     ]);
     // The next metadata replaces the list.
     await putWebhooks(user.token, "shop", [GITHUB]);
     expect((await listed(user.token, "shop")).map((w) => w.name)).toEqual(["pushes"]);
+  });
+
+  it("answers each endpoint's last deliveries from the project's own log, newest first", async () => {
+    const { user, row } = await userWithProject("ada@example.com", "shop");
+    const { row: other } = await userWithProject("eve@example.com", "eves");
+    await putWebhooks(user.token, "shop", [STRIPE, GITHUB]);
+    const T0 = Date.UTC(2026, 10, 29, 1, 0, 0);
+    const line = (at: number, record: Parameters<typeof webhookDeliveryLine>[0]) =>
+      ({ kind: "console", at, level: "log", message: webhookDeliveryLine(record) }) as const;
+    await projectLogOf(env as unknown as ApiEnv, row.id)!.append([
+      line(T0, { webhook: "stripe-orders", delivery: "evt_1", verified: true, runId: "run-1", started: true }),
+      line(T0 + 1, { webhook: "stripe-orders", delivery: null, verified: false, refused: "bad_signature" }),
+    ]);
+    // Another project logging a line in the same shape writes to its own log, never to this list.
+    await projectLogOf(env as unknown as ApiEnv, other.id)!.append([
+      line(T0 + 2, { webhook: "stripe-orders", delivery: "evt_forged", verified: true, runId: "x", started: true }),
+    ]);
+    const [pushes, stripe] = await listed(user.token, "shop");
+    expect(pushes!.deliveries).toEqual([]);
+    expect(stripe!.deliveries).toEqual([
+      { webhook: "stripe-orders", delivery: null, verified: false, refused: "bad_signature", at: T0 + 1 },
+      { webhook: "stripe-orders", delivery: "evt_1", verified: true, runId: "run-1", started: true, at: T0 },
+    ]);
   });
 
   it("a push records the endpoints from the bundle's metadata", async () => {
@@ -58,7 +84,7 @@ describe("GET /projects/:slug/webhooks", () => {
     );
     expect(pushed.status).toBe(200);
     expect(await listed(user.token, "shop")).toEqual([
-      { ...STRIPE, url: `https://shop.${env.PLATFORM_DOMAIN}/__platform/webhooks/stripe-orders` },
+      { ...STRIPE, url: `https://shop.${env.PLATFORM_DOMAIN}/__platform/webhooks/stripe-orders`, deliveries: [] },
     ]);
     const refused = await callJson(
       "PUT",

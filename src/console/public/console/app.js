@@ -9,6 +9,7 @@ import { runsSection } from "./runList.js";
 import { renderTimeline } from "./timelineView.js";
 import { followStream, renderStreamSection } from "./streamView.js";
 import { logsSection } from "./logsView.js";
+import { webhooksSection } from "./webhooksView.js";
 import { outboxSection } from "./outbox.js";
 import { chatWindowSection } from "./chatWindow.js";
 import { renderStepErrors } from "./stepErrorsView.js";
@@ -309,6 +310,7 @@ async function showProject(slug, filters = new URLSearchParams()) {
       runHref: (runId) => hrefFor(slug, runId),
       listHref: (query) => hrefFor(slug, undefined, query),
     }),
+    webhooksSection(slug, { api, errorText, runHref: (runId) => hrefFor(slug, runId) }),
     logsSection(slug, { api, errorText, isCurrent: () => generation === viewGeneration }),
     ...(localRoutes.includes("outbox") ? [outboxSection(slug, { api, errorText })] : []),
   );

@@ -1,25 +1,7 @@
 import { CliError, cliOptions, type Command } from "../commandLine.ts";
-import { readDevSession, stateDirFor } from "../dev/devState.ts";
 import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
 import { printableLine } from "../../../console/public/console/printableLine.js";
-import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
-import { projectFolder } from "../projectFolder.ts";
-
-/**
- * Whose log: with --api or --slug, the pushed project; else the `platform
- * dev` running for --dir, else (when a platform is known from $PLATFORM_API_URL
- * or `platform login`) the project `platform push` deploys from --dir.
- */
-function logTarget(values: Record<string, string | boolean | undefined>): PlatformTarget {
-  if (values.api !== undefined || values.slug !== undefined) return resolvePushedTarget(values, "");
-  const dir = projectFolder(values.dir as string | undefined);
-  const session = readDevSession(stateDirFor(dir));
-  if (session) return { apiUrl: session.apiUrl, token: session.cliToken, slug: session.slug };
-  if (resolvePlatformApi(undefined)) return resolvePushedTarget(values, "");
-  throw new CliError(
-    `No \`platform dev\` is running for ${dir}, and no platform is named: start it, or pass --api URL (and --slug S).`,
-  );
-}
+import { resolveProjectTarget } from "../platformTarget.ts";
 
 export const logsCommand: Command = {
   summary: "Print a project's log: its requests, console output, errors and workflow steps.",
@@ -54,10 +36,10 @@ as logged.`,
     const follow = values.follow === true;
     // A named platform is resolved once (a wrong flag is said at once); a `platform dev` again for each read
     // after a failure: a follower waits for it to start or restart.
-    const named = values.api !== undefined || values.slug !== undefined ? logTarget(values) : null;
+    const named = values.api !== undefined || values.slug !== undefined ? resolveProjectTarget(values) : null;
     // Following ends with Ctrl-C: nothing to put away.
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(0));
-    await showProjectLog(() => named ?? logTarget(values), {
+    await showProjectLog(() => named ?? resolveProjectTarget(values), {
       follow,
       platformFrames: values["platform-frames"] === true,
       note: (text) => console.error(text),

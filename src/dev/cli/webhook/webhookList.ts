@@ -1,55 +1,27 @@
-import type { LogEntry } from "../../../console/public/console/logLines.js";
-import { parseWebhookDeliveryLine, type WebhookDeliveryRecord } from "../../../contracts/webhookDeliveryLine.ts";
+import type { WebhookDeliveryRecord } from "../../../contracts/webhookDeliveryLine.ts";
 import { printableLine } from "../../../console/public/console/printableLine.js";
 import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 import { SHORT_RUN_ID, table, utc } from "../workflow/formatTimeline.ts";
 
 /**
  * `platform webhook list`: each verified webhook endpoint of the project
- * (as its last push or `platform dev` recorded it) with its URL, and its
- * last deliveries read back from the project's log.
+ * (as its last push or `platform dev` recorded it) with its URL and its last
+ * deliveries, as the API answers them (src/workers/api/projectWebhooksRoute.ts).
  */
 
-/** How many of an endpoint's newest deliveries are shown. */
-export const DELIVERIES_SHOWN = 5;
-/** How much of the project's log is searched for deliveries (the most one read answers). */
-const LOG_WINDOW = 500;
-
-export interface WebhookEndpointRow {
+export interface WebhookListRow {
   name: string;
   url: string;
   verify: string;
   secret: string;
   start?: string;
-}
-
-export interface WebhookListRow extends WebhookEndpointRow {
-  /** Newest first, at most {@link DELIVERIES_SHOWN}. */
+  /** Newest first. */
   deliveries: (WebhookDeliveryRecord & { at: number })[];
 }
 
-/** Each endpoint's newest deliveries among the log's entries. */
-export function deliveriesByEndpoint(endpoints: WebhookEndpointRow[], entries: LogEntry[]): WebhookListRow[] {
-  const records = entries
-    .flatMap((entry) => {
-      if (entry.kind !== "console") return [];
-      const record = parseWebhookDeliveryLine(entry.message);
-      return record ? [{ ...record, at: entry.at }] : [];
-    })
-    .reverse();
-  return endpoints.map((endpoint) => ({
-    ...endpoint,
-    deliveries: records.filter((r) => r.webhook === endpoint.name).slice(0, DELIVERIES_SHOWN),
-  }));
-}
-
 export async function fetchWebhookRows(target: PlatformTarget): Promise<WebhookListRow[]> {
-  const project = `/projects/${encodeURIComponent(target.slug)}`;
-  const [{ webhooks }, log] = await Promise.all([
-    callPlatformApi<{ webhooks: WebhookEndpointRow[] }>(target, "GET", `${project}/webhooks`),
-    callPlatformApi<{ entries: LogEntry[] }>(target, "GET", `${project}/logs?limit=${LOG_WINDOW}`),
-  ]);
-  return deliveriesByEndpoint(webhooks, log.entries);
+  const path = `/projects/${encodeURIComponent(target.slug)}/webhooks`;
+  return (await callPlatformApi<{ webhooks: WebhookListRow[] }>(target, "GET", path)).webhooks;
 }
 
 function outcome(record: WebhookDeliveryRecord): string {

@@ -1,21 +1,17 @@
 import { describe, expect, it } from "vitest";
-import type { LogEntry } from "../../../../src/console/public/console/logLines.js";
 import { webhookDeliveryLine } from "../../../../src/contracts/webhookDeliveryLine.ts";
-import {
-  DELIVERIES_SHOWN,
-  deliveriesByEndpoint,
-  formatWebhookList,
-  type WebhookEndpointRow,
-} from "../../../../src/dev/cli/webhook/webhookList.ts";
+import { formatWebhookList } from "../../../../src/dev/cli/webhook/webhookList.ts";
+import type { LogEntry } from "../../../../src/workers/api/projectLogs/logEntry.ts";
+import { webhookDeliveriesByEndpoint } from "../../../../src/workers/api/webhookDeliveriesByEndpoint.ts";
 
-const STRIPE: WebhookEndpointRow = {
+const STRIPE = {
   name: "stripe-orders",
   url: "https://shop.example.app/__platform/webhooks/stripe-orders",
   verify: "stripe",
   secret: "STRIPE_WEBHOOK_SECRET",
   start: "fulfil",
 };
-const PUSHES: WebhookEndpointRow = {
+const PUSHES = {
   name: "pushes",
   url: "https://shop.example.app/__platform/webhooks/pushes",
   verify: "github",
@@ -60,26 +56,8 @@ const ENTRIES: LogEntry[] = [
 ];
 
 describe("platform webhook list", () => {
-  it("finds each endpoint's deliveries in the log, newest first", () => {
-    const [stripe, pushes] = deliveriesByEndpoint([STRIPE, PUSHES], ENTRIES);
-    expect(stripe!.deliveries.map((d) => [d.at - T0, d.delivery, d.verified])).toEqual([
-      [2000, null, false],
-      [1000, "evt_1", true],
-      [0, "evt_1", true],
-    ]);
-    expect(pushes!.deliveries).toEqual([]);
-  });
-
-  it(`keeps the newest ${DELIVERIES_SHOWN} of an endpoint`, () => {
-    const many = Array.from({ length: 8 }, (_, i) =>
-      line(T0 + i, webhookDeliveryLine({ webhook: "pushes", delivery: `d-${i}`, verified: true })),
-    );
-    const [row] = deliveriesByEndpoint([PUSHES], many);
-    expect(row!.deliveries.map((d) => d.delivery)).toEqual(["d-7", "d-6", "d-5", "d-4", "d-3"]);
-  });
-
   it("prints URL, scheme, secret name, what it starts and each delivery's outcome", () => {
-    const text = formatWebhookList(deliveriesByEndpoint([STRIPE, PUSHES], ENTRIES));
+    const text = formatWebhookList(webhookDeliveriesByEndpoint([STRIPE, PUSHES], ENTRIES));
     expect(text).toBe(
       [
         "stripe-orders  https://shop.example.app/__platform/webhooks/stripe-orders",
@@ -99,7 +77,7 @@ describe("platform webhook list", () => {
 
   it("prints a delivery id's control characters inert", () => {
     const entries = [line(T0, webhookDeliveryLine({ webhook: "pushes", delivery: "x\u001b[2Jy", verified: true }))];
-    const text = formatWebhookList(deliveriesByEndpoint([PUSHES], entries));
+    const text = formatWebhookList(webhookDeliveriesByEndpoint([PUSHES], entries));
     expect(text).not.toContain("\u001b");
     expect(text).toContain("x\\x1b[2Jy");
   });
