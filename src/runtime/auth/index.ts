@@ -22,6 +22,7 @@ platformRuntime.registerMetadata("auth", () => {
   const { domains, sessionMaxAge } = authSettings();
   return { domains: domains ? [...domains] : null, sessionMaxAge };
 });
+platformRuntime.onForget(() => setAuthSettings(validateAuthOptions(undefined)));
 
 export type { AuthOptions } from "./authSettings.ts";
 export type { AuthUser } from "./session.ts";

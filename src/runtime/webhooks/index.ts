@@ -1,6 +1,6 @@
 import { platformRuntime } from "../entry/platformRuntime.ts";
 import { handleWebhookDelivery } from "./webhookDelivery.ts";
-import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhookEndpoints.ts";
+import { forgetWebhooks, registerWebhook, webhookMetadata, type WebhookOptions } from "./webhookEndpoints.ts";
 
 /**
  * The webhook capability: evaluated only when user code imports `webhook`
@@ -10,6 +10,7 @@ import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhook
  */
 platformRuntime.registerPublicRoute(handleWebhookDelivery);
 platformRuntime.registerMetadata("webhooks", webhookMetadata);
+platformRuntime.onForget(forgetWebhooks);
 
 /**
  * Registers a verified webhook trigger at top level: `POST /__platform/webhooks/<name>`.

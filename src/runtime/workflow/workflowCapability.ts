@@ -15,6 +15,7 @@ import { setStepEnvSource } from "../../engine/stepContext.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
 import {
   describeScheduledRun,
+  forgetWorkflowRegistrations,
   installWorkflowBackend,
   installedWorkflowBackend,
   setCronRegistrar,
@@ -68,6 +69,7 @@ export function installWorkflowCapability(runtime: PlatformRuntime): WorkflowFun
   workflowRunHost.runControls = (env) => durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
 
   installDurableObjectBackend(runtime);
+  runtime.onForget(forgetWorkflowRegistrations);
 
   // `ctx.env`: the project's variables in the runtime's environment (a run actor hands it over through workflowRunHost).
   setStepEnvSource(() => projectVariables(runtime.env));
