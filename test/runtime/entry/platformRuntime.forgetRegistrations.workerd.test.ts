@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { auth, chatserver, webhook, workflow, workspace } from "platform";
+import { resetWorkflowsForTests } from "#src/engine/workflowApi.ts";
 import { DEFAULT_SESSION_SECONDS } from "#src/contracts/signInSessions.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
@@ -67,6 +68,16 @@ describe("platformRuntime.forgetRegistrations()", () => {
 
     platformRuntime.forgetRegistrations();
     expect(platformRuntime.env).toBeNull();
+  });
+
+  it("gives the workflow capability its cron registrar back after an engine test's resetWorkflowsForTests()", () => {
+    resetWorkflowsForTests();
+    platformRuntime.forgetRegistrations();
+    workflow("hourly", steps, { schedule: "0 * * * *" });
+    expect(platformRuntime.metadata().crons).toEqual([
+      { name: "__workflow-recovery", schedule: "* * * * *" },
+      expect.objectContaining({ schedule: "0 * * * *" }),
+    ]);
   });
 
   it("without it, a second registration of a name is refused (what the next file would hit)", () => {
