@@ -46,6 +46,10 @@ export default defineConfig({
           include: ["test/**/*.test.ts", "demo/test/**/*.test.ts"],
           exclude: ["test/**/*.workerd.test.ts", "test/e2e/**"],
           environment: "node",
+          // One module graph for all files (no fresh worker and import per file); what a file
+          // registered is forgotten after it.
+          isolate: false,
+          setupFiles: ["./test/support/forgetRegistrationsAfterEachFile.ts"],
         },
       },
       {

@@ -772,11 +772,20 @@ export function workflowDefinitions(): WorkflowDefinition[] {
   return [...definitions.values()];
 }
 
-/** Forgets registrations, backend and registrar. Tests only. */
-export function resetWorkflowsForTests(): void {
+/**
+ * Forgets the registered workflows and the backend but keeps the cron registrar: the runtime's
+ * capability installs it once per module graph, and a test runner that shares one graph between
+ * test files (`isolate: false`) calls this after each file so the next sees no workflow of it.
+ */
+export function forgetWorkflowRegistrations(): void {
   definitions.clear();
   backend = null;
-  cronRegistrar = null;
   recoveryCronRegistered = false;
   scheduleCronsRegistered.clear();
+}
+
+/** Forgets registrations, backend and registrar. Tests only. */
+export function resetWorkflowsForTests(): void {
+  forgetWorkflowRegistrations();
+  cronRegistrar = null;
 }

@@ -2,8 +2,8 @@ import { checkEmail } from "../../core/email.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
-import { handleAuthRoute } from "./authRoutes.ts";
-import { authSettings, setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
+import { installAuthCapability } from "./authCapability.ts";
+import { setAuthSettings, validateAuthOptions, type AuthOptions } from "./authSettings.ts";
 import { envFor, projectFor, siteFor } from "./authSite.ts";
 import { userFromSession, userKeyOf, type AuthUser } from "./session.ts";
 import { isolateSessions, type SessionCache } from "./sessionCache.ts";
@@ -17,11 +17,7 @@ import { signInRequired, type RequireOptions } from "./signInRequired.ts";
  * this code and has no `/api/auth/*` routes). On evaluation, before the first
  * request, it plugs the routes and the build metadata into the worker's runtime.
  */
-platformRuntime.registerPublicRoute(handleAuthRoute);
-platformRuntime.registerMetadata("auth", () => {
-  const { domains, sessionMaxAge } = authSettings();
-  return { domains: domains ? [...domains] : null, sessionMaxAge };
-});
+installAuthCapability(platformRuntime);
 
 export type { AuthOptions } from "./authSettings.ts";
 export type { AuthUser } from "./session.ts";

@@ -44,6 +44,7 @@ export class PlatformRuntime {
   readonly #crons = new Map<string, CronRegistration>();
   readonly #metadata = new Map<string, () => unknown>();
   readonly #envListeners: EnvListener[] = [];
+  readonly #forgetters: (() => void)[] = [];
   #env: PlatformEnv | null = null;
 
   /** The environment of the latest request, cron, event or actor; null before the first. */
@@ -89,6 +90,22 @@ export class PlatformRuntime {
 
   cron(name: string): CronRegistration | undefined {
     return this.#crons.get(name);
+  }
+
+  /** `forget` drops what user code registered into a capability (its workflows, webhooks, handlers). */
+  onForget(forget: () => void): void {
+    if (!this.#forgetters.includes(forget)) this.#forgetters.push(forget);
+  }
+
+  /**
+   * Forgets what user code registered (crons, each capability's registrations) and the environment,
+   * keeping the capabilities' wiring: the next environment reinstalls their backends. A test runner
+   * that shares one module graph between test files (`isolate: false`) calls it after each file.
+   */
+  forgetRegistrations(): void {
+    this.#crons.clear();
+    this.#env = null;
+    for (const forget of this.#forgetters) forget();
   }
 
   /** `contributor()` is called when the build reads the metadata. */

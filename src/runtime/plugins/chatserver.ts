@@ -282,6 +282,7 @@ registerPluginMetadata("chatserver", () => ({
   commands: [...commands].map(([name, { description }]) => ({ name, ...(description ? { description } : {}) })),
   events: [...events.keys()],
 }));
+platformRuntime.onForget(resetChatServerHandlers);
 
 /** A message's body (a string is its content), checked here: nothing is sent for a refused one. */
 function messageBody(message: string | ChatMessageInput, creating: boolean): ChatMessageInput {

@@ -154,6 +154,9 @@ function registerInteraction<H>(map: Map<string, H>, call: string, id: unknown, 
 }
 
 registerPluginMetadata("workspace", () => ({ events: [...handlers.keys()] }));
+platformRuntime.onForget(() => {
+  for (const registry of [handlers, actions, views]) registry.clear();
+});
 
 function requireChannel(channel: unknown): string {
   if (typeof channel !== "string" || !WORKSPACE_CHANNEL_ID.test(channel)) {

@@ -1,6 +1,6 @@
 import { platformRuntime } from "../entry/platformRuntime.ts";
-import { handleWebhookDelivery } from "./webhookDelivery.ts";
-import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhookEndpoints.ts";
+import { installWebhookCapability } from "./webhookCapability.ts";
+import { registerWebhook, type WebhookOptions } from "./webhookEndpoints.ts";
 
 /**
  * The webhook capability: evaluated only when user code imports `webhook`
@@ -8,8 +8,7 @@ import { registerWebhook, webhookMetadata, type WebhookOptions } from "./webhook
  * project's origin and records the endpoints in the build metadata (what
  * `platform webhook list` shows).
  */
-platformRuntime.registerPublicRoute(handleWebhookDelivery);
-platformRuntime.registerMetadata("webhooks", webhookMetadata);
+installWebhookCapability(platformRuntime);
 
 /**
  * Registers a verified webhook trigger at top level: `POST /__platform/webhooks/<name>`.

@@ -98,6 +98,11 @@ export function registerWebhook(name: unknown, options: unknown): WebhookEndpoin
   return endpoint;
 }
 
+/** Forgets every endpoint (between test files that share one module graph). */
+export function forgetWebhooks(): void {
+  endpoints.clear();
+}
+
 export function webhookEndpoint(name: string): WebhookEndpoint | undefined {
   return endpoints.get(name);
 }

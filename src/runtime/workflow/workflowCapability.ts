@@ -15,6 +15,7 @@ import { setStepEnvSource } from "../../engine/stepContext.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
 import {
   describeScheduledRun,
+  forgetWorkflowRegistrations,
   installWorkflowBackend,
   installedWorkflowBackend,
   setCronRegistrar,
@@ -22,6 +23,7 @@ import {
   startScheduledRun,
   workflow as registry,
   workflowDefinitions,
+  type CronRegistrar,
   type WorkflowFunction,
 } from "../../engine/workflowApi.ts";
 
@@ -46,7 +48,7 @@ export function installDurableObjectBackend(runtime: PlatformRuntime): void {
  * engine's registry.
  */
 export function installWorkflowCapability(runtime: PlatformRuntime): WorkflowFunction {
-  setCronRegistrar(({ workflow: scheduled, ...cron }) =>
+  const registerCron: CronRegistrar = ({ workflow: scheduled, ...cron }) =>
     runtime.registerCron({
       ...cron,
       run:
@@ -59,8 +61,8 @@ export function installWorkflowCapability(runtime: PlatformRuntime): WorkflowFun
                 await startScheduledRun(scheduled, scheduledTime ?? workflowRunHost.clock()),
               );
             },
-    }),
-  );
+    });
+  setCronRegistrar(registerCron);
 
   // The run actors live in this worker: their environment is the runtime's too.
   workflowRunHost.useEnv = (env) => runtime.useEnv(env as PlatformEnv);
@@ -68,6 +70,11 @@ export function installWorkflowCapability(runtime: PlatformRuntime): WorkflowFun
   workflowRunHost.runControls = (env) => durableObjectWorkflowBackend(env as unknown as WorkflowActorEnv);
 
   installDurableObjectBackend(runtime);
+  // The registrar too: an engine test's resetWorkflowsForTests() drops it, and this module is not evaluated again.
+  runtime.onForget(() => {
+    forgetWorkflowRegistrations();
+    setCronRegistrar(registerCron);
+  });
 
   // `ctx.env`: the project's variables in the runtime's environment (a run actor hands it over through workflowRunHost).
   setStepEnvSource(() => projectVariables(runtime.env));
