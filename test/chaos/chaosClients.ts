@@ -1,4 +1,5 @@
 import type { AcknowledgedStart, SentEvent } from "./chaosHistory.ts";
+import type { ChaosFetch } from "./loopbackFetch.ts";
 import { type SeededRandom, seededRandom } from "#test/support/seededRandom.ts";
 
 /** One composed piece of work a client asks the chaos project for. */
@@ -31,7 +32,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
  * answer (refused connection, timeout, 5xx) is retried until `deadline`; a 4xx is the platform's answer.
  */
 export async function runClients(
-  url: string,
+  project: { url: string; fetch: ChaosFetch },
   plan: ClientOp[][],
   seed: number,
   deadline: number,
@@ -42,7 +43,7 @@ export async function runClients(
 
   async function call(path: string, body: unknown): Promise<Answer> {
     try {
-      const response = await fetch(`${url}${path}`, {
+      const response = await project.fetch(`${project.url}${path}`, {
         method: "POST",
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),

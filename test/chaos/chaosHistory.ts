@@ -37,6 +37,8 @@ export interface LedgerAttempt {
   runId: string;
   step: string;
   attempt: number;
+  /** The project build that ran it (the chaos project's `BUILD`; a push makes the next one). */
+  build?: number;
 }
 
 export interface ChaosHistory {
@@ -48,4 +50,6 @@ export interface ChaosHistory {
   concurrency: { workflow: string; limit: number }[];
   /** Workflows with rollbacks: the steps that have a handler (each logs `rollback:<step>` in the ledger). */
   rollbacks: { workflow: string; steps: string[] }[];
+  /** The builds pushed mid-run (the `up` backend), each with when its push had answered (epoch ms). */
+  pushes: { build: number; at: number }[];
 }
