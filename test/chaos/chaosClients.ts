@@ -29,13 +29,14 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Drives the project from `clients` concurrent loops while the nemesis works. A request that got no
- * answer (refused connection, timeout, 5xx) is retried until `deadline`; a 4xx is the platform's answer.
+ * answer (refused connection, timeout, 5xx) is retried until `deadline()` (it moves while the nemesis works);
+ * a 4xx is the platform's answer.
  */
 export async function runClients(
   project: { url: string; fetch: ChaosFetch },
   plan: ClientOp[][],
   seed: number,
-  deadline: number,
+  deadline: () => number,
   log: (line: string) => void,
 ): Promise<ClientRecord> {
   const record: ClientRecord = { starts: [], sends: [] };
@@ -64,7 +65,7 @@ export async function runClients(
 
   /** Retries until answered; answers null when refused or out of time. */
   async function answered(path: string, body: unknown): Promise<Record<string, unknown> | null> {
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline()) {
       const answer = await call(path, body);
       if (answer.kind === "ok") return answer.body;
       if (answer.kind === "refused") return null;
@@ -84,7 +85,7 @@ export async function runClients(
 
   /** Sends until one send is acknowledged or refused; each try carries a fresh token, so a retry is a new event. */
   async function send(to: SentEvent["to"], path: string, body: (payload: { token: string }) => unknown) {
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline()) {
       const token = `ev-${seed}-${++tokens}`;
       const answer = await call(path, body({ token }));
       record.sends.push({ token, to, acknowledged: answer.kind === "ok" });

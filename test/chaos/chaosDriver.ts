@@ -118,6 +118,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const { target } = platform;
     const startedAt = Date.now();
     const deadline = () => Date.now() + options.settleTimeoutMS;
+    // The clients' time runs from the last fault: a restart or a push of `platform up` takes most of a minute.
+    let faultsEndedAt: number | undefined;
+    const clientDeadline = () => (faultsEndedAt ?? Date.now()) + options.settleTimeoutMS;
     const [, record] = await Promise.all([
       runNemesis(
         faults,
@@ -134,8 +137,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             : {}),
         },
         log,
-      ),
-      runClients(platform, planClients(seed, options.clients, options.opsPerClient), seed, deadline(), log),
+      ).then(() => {
+        faultsEndedAt = Date.now();
+      }),
+      runClients(platform, planClients(seed, options.clients, options.opsPerClient), seed, clientDeadline, log),
     ]);
     log(`faults done after ${Math.round((Date.now() - startedAt) / 1000)} s; waiting for every run to end`);
     const runs = await collectRuns(platform, deadline());
