@@ -109,6 +109,7 @@ function goodHistory(): ChaosHistory {
       { token: "t1", to: { runId: "run_waiter" }, acknowledged: true },
       { token: "t2", to: { runId: "run_waiter" }, acknowledged: false },
     ],
+    unanswered: [],
     // The parent and the rolled run crossed a push: build 0 ran their first steps, build 1 the rest.
     ledger: [
       { runId: "run_parent", step: "start", attempt: 1, build: 0 },
@@ -283,6 +284,12 @@ const BAD_CASES: { invariant: string; breaks: string; spoil: (h: ChaosHistory) =
     names: /idem run run_gone is missing/,
   },
   {
+    invariant: "requests never answered",
+    breaks: "a start that answered 500 until the deadline",
+    spoil: (h) => void h.unanswered.push({ path: "/start/rolled", last: "500 the worker hung" }),
+    names: /POST \/start\/rolled got no answer by the deadline; last: 500 the worker hung/,
+  },
+  {
     invariant: "long runs miscounted",
     breaks: "a step's write committed twice",
     spoil: (h) => {
@@ -385,6 +392,7 @@ describe("checkHistory", () => {
       "1 idempotency keys, 8 workflow ids, 0 duplicate runs per idempotency key or active workflow id",
       "1 acknowledged sends, 0 events not received exactly once",
       "3 acknowledged starts, 0 lost acknowledged starts",
+      "4 answered requests, 0 requests never answered",
       "1 long runs, 0 long runs miscounted",
       "2 rollbacks, 0 rollbacks not run once each, latest first",
       "1 pushes, 2 runs across a push, 3 steps started after one, 0 runs broken by a push",

@@ -206,6 +206,16 @@ function eventsReceivedOnce(history: ChaosHistory): InvariantResult {
   return { name: "events not received exactly once", checked: `${acknowledged} acknowledged sends`, violations };
 }
 
+/** Every request a client made was answered (2xx, or a 4xx refusal) once the faults were over, within the deadline. */
+function requestsAnswered(history: ChaosHistory): InvariantResult {
+  const answered = history.starts.length + history.sends.filter((sent) => sent.acknowledged).length;
+  return {
+    name: "requests never answered",
+    checked: `${answered} answered requests`,
+    violations: history.unanswered.map(({ path, last }) => `POST ${path} got no answer by the deadline; last: ${last}`),
+  };
+}
+
 function acknowledgedStartsExist(history: ChaosHistory): InvariantResult {
   const ids = new Set(history.runs.map((run) => run.id));
   return {
@@ -343,6 +353,7 @@ export function checkHistory(history: ChaosHistory): InvariantResult[] {
     oneRunPerKeyAndWorkflowId(history),
     eventsReceivedOnce(history),
     acknowledgedStartsExist(history),
+    requestsAnswered(history),
     countsMatchSteps(history),
     rollbacksOnceLatestFirst(history),
     runsAcrossPushes(history),

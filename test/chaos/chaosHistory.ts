@@ -32,6 +32,12 @@ export interface SentEvent {
   acknowledged: boolean;
 }
 
+/** A client request the platform never answered (2xx or 4xx) before the clients' deadline, with the last failure. */
+export interface UnansweredRequest {
+  path: string;
+  last: string;
+}
+
 /** One step attempt as the step itself reported it to the external ledger (at-least-once). */
 export interface LedgerAttempt {
   runId: string;
@@ -45,6 +51,7 @@ export interface ChaosHistory {
   runs: HistoryRun[];
   starts: AcknowledgedStart[];
   sends: SentEvent[];
+  unanswered: UnansweredRequest[];
   ledger: LedgerAttempt[];
   /** Workflows under a concurrency limit (one key each in the chaos project). */
   concurrency: { workflow: string; limit: number }[];
