@@ -68,7 +68,7 @@ export async function runClients(
   }
 
   function givenUp(path: string, last: Answer | undefined): null {
-    record.unanswered.push({ path, last: last?.kind === "lost" ? last.why : "not tried" });
+    record.unanswered.push({ path, last: last?.kind === "lost" ? last.why : "never sent, the deadline had passed" });
     return null;
   }
 

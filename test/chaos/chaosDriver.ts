@@ -73,7 +73,8 @@ async function collectRuns({ url, fetch }: ChaosPlatform, deadline: number): Pro
 
 function replayCommand(options: ChaosOptions): string {
   const pushes = options.backend === "up" ? ` --pushes ${options.pushes}` : "";
-  return `npm run chaos -- --seed ${options.seed} --kills ${options.kills}${pushes} --backend ${options.backend}`;
+  const workload = ` --clients ${options.clients} --ops ${options.opsPerClient}`;
+  return `npm run chaos -- --seed ${options.seed} --kills ${options.kills}${pushes}${workload} --backend ${options.backend}`;
 }
 
 /** Starts the backend's platform over the chaos project, its steps reporting to `ledgerUrl`. */
