@@ -109,23 +109,32 @@ function goodHistory(): ChaosHistory {
       { token: "t1", to: { runId: "run_waiter" }, acknowledged: true },
       { token: "t2", to: { runId: "run_waiter" }, acknowledged: false },
     ],
+    unanswered: [],
+    // The parent and the rolled run crossed a push: build 0 ran their first steps, build 1 the rest.
     ledger: [
-      { runId: "run_parent", step: "start", attempt: 1 },
-      { runId: "run_parent", step: "start", attempt: 2 },
-      { runId: "run_parent", step: "collect", attempt: 1 },
+      { runId: "run_parent", step: "start", attempt: 1, build: 0 },
+      { runId: "run_parent", step: "start", attempt: 2, build: 1 },
+      { runId: "run_parent", step: "collect", attempt: 1, build: 1 },
       ...["run_child", "run_k1", "run_k2", "run_long", "run_waiter", "run_idem"].map((runId) => ({
         runId,
         step: "start",
         attempt: 1,
       })),
       { runId: "run_waiter", step: "heard", attempt: 1 },
-      ...["start", "reserve", "charge", "ship"].map((step) => ({ runId: "run_rolled", step, attempt: 1 })),
-      { runId: "run_rolled", step: "rollback:charge", attempt: 1 },
-      { runId: "run_rolled", step: "rollback:charge", attempt: 2 },
-      { runId: "run_rolled", step: "rollback:reserve", attempt: 1 },
+      ...["start", "reserve", "charge", "ship"].map((step, i) => ({
+        runId: "run_rolled",
+        step,
+        attempt: 1,
+        build: i < 2 ? 0 : 1,
+      })),
+      { runId: "run_rolled", step: "rollback:charge", attempt: 1, build: 1 },
+      { runId: "run_rolled", step: "rollback:charge", attempt: 2, build: 1 },
+      { runId: "run_rolled", step: "rollback:reserve", attempt: 1, build: 1 },
     ],
     concurrency: [{ workflow: "keyed", limit: 1 }],
     rollbacks: [{ workflow: "rolled", steps: ["reserve", "charge"] }],
+    // Build 1's push answered at 4: the parent's collect (started at 9), the rolled run's charge and ship (5, 7).
+    pushes: [{ build: 1, at: 4 }],
   };
 }
 
@@ -275,6 +284,12 @@ const BAD_CASES: { invariant: string; breaks: string; spoil: (h: ChaosHistory) =
     names: /idem run run_gone is missing/,
   },
   {
+    invariant: "requests never answered",
+    breaks: "a start that answered 500 until the deadline",
+    spoil: (h) => void h.unanswered.push({ path: "/start/rolled", last: "500 the worker hung" }),
+    names: /POST \/start\/rolled got no answer by the deadline; last: 500 the worker hung/,
+  },
+  {
     invariant: "long runs miscounted",
     breaks: "a step's write committed twice",
     spoil: (h) => {
@@ -327,6 +342,39 @@ const BAD_CASES: { invariant: string; breaks: string; spoil: (h: ChaosHistory) =
     spoil: (h) => void h.ledger.splice(-2, 1),
     names: /run_rolled: rollback of charge \(seq 13\) never reached the ledger/,
   },
+  {
+    invariant: "runs broken by a push",
+    breaks: "a run that crossed a push and failed",
+    spoil: (h) => {
+      run(h, "run_parent").status = "failed";
+    },
+    names: /run_parent \(parent\) crossed builds 0 → 1 and ended failed, not completed/,
+  },
+  {
+    invariant: "runs broken by a push",
+    breaks: "a run with rollbacks that crossed a push and completed",
+    spoil: (h) => {
+      run(h, "run_rolled").status = "completed";
+    },
+    names: /run_rolled \(rolled\) crossed builds 0 → 1 and ended completed, not failed/,
+  },
+  {
+    invariant: "runs broken by a push",
+    breaks: "an older build running a step after a newer one did",
+    spoil: (h) => {
+      h.ledger[2]!.build = 0;
+    },
+    names: /run_parent ran build 0 after build 1: a push's old version ran on/,
+  },
+  {
+    invariant: "runs broken by a push",
+    breaks: "a step started after a push ran the old build",
+    spoil: (h) => {
+      h.ledger[1]!.build = 0;
+      h.ledger[2]!.build = 0;
+    },
+    names: /run_parent: collect attempt 1 started after build 1 was pushed and ran build 0/,
+  },
 ];
 
 describe("checkHistory", () => {
@@ -344,8 +392,10 @@ describe("checkHistory", () => {
       "1 idempotency keys, 8 workflow ids, 0 duplicate runs per idempotency key or active workflow id",
       "1 acknowledged sends, 0 events not received exactly once",
       "3 acknowledged starts, 0 lost acknowledged starts",
+      "4 answered requests, 0 requests never answered",
       "1 long runs, 0 long runs miscounted",
       "2 rollbacks, 0 rollbacks not run once each, latest first",
+      "1 pushes, 2 runs across a push, 3 steps started after one, 0 runs broken by a push",
     ]);
   });
 

@@ -206,6 +206,16 @@ function eventsReceivedOnce(history: ChaosHistory): InvariantResult {
   return { name: "events not received exactly once", checked: `${acknowledged} acknowledged sends`, violations };
 }
 
+/** Every request a client made was answered (2xx, or a 4xx refusal) once the faults were over, within the deadline. */
+function requestsAnswered(history: ChaosHistory): InvariantResult {
+  const answered = history.starts.length + history.sends.filter((sent) => sent.acknowledged).length;
+  return {
+    name: "requests never answered",
+    checked: `${answered} answered requests`,
+    violations: history.unanswered.map(({ path, last }) => `POST ${path} got no answer by the deadline; last: ${last}`),
+  };
+}
+
 function acknowledgedStartsExist(history: ChaosHistory): InvariantResult {
   const ids = new Set(history.runs.map((run) => run.id));
   return {
@@ -280,6 +290,57 @@ function rollbacksOnceLatestFirst(history: ChaosHistory): InvariantResult {
   return { name: "rollbacks not run once each, latest first", checked: `${rolledBack} rollbacks`, violations };
 }
 
+/**
+ * Pushes of compatible builds mid-run (the `up` backend; docs/guarantees.md): the ledger says which build ran
+ * each attempt. A run whose attempts ran more than one build crossed a push; it ran the rest of its steps
+ * without breaking (it ended as without a push: a workflow with rollbacks fails at its last step, every
+ * other completes); once a newer build ran one of its steps, no older build ran another; and a step started
+ * (its `step_started`) after a push had answered ran that push's build or a newer one.
+ */
+function runsAcrossPushes(history: ChaosHistory): InvariantResult {
+  const builds = new Map<string, number[]>();
+  const buildOf = new Map<string, number>();
+  for (const { runId, step, attempt, build } of history.ledger) {
+    if (build === undefined) continue;
+    builds.set(runId, [...(builds.get(runId) ?? []), build]);
+    buildOf.set(`${runId}/${step}/${attempt}`, build);
+  }
+  const failing = new Set(history.rollbacks.map((r) => r.workflow));
+  const violations: string[] = [];
+  let crossed = 0;
+  let afterPush = 0;
+  for (const run of history.runs) {
+    for (const event of run.events) {
+      if (event.type !== "step_started") continue;
+      const pushed = history.pushes.filter((push) => push.at < event.at).at(-1);
+      const ran = buildOf.get(`${run.id}/${event.payload.step}/${event.payload.attempt}`);
+      if (!pushed || ran === undefined) continue;
+      afterPush++;
+      if (ran < pushed.build)
+        violations.push(
+          `${run.id}: ${event.payload.step} attempt ${event.payload.attempt} started after build ${pushed.build} was pushed and ran build ${ran}`,
+        );
+    }
+    const ran = builds.get(run.id) ?? [];
+    ran.forEach((build, i) => {
+      if (i > 0 && build < ran[i - 1]!)
+        violations.push(`${run.id} ran build ${build} after build ${ran[i - 1]}: a push's old version ran on`);
+    });
+    if (new Set(ran).size < 2) continue;
+    crossed++;
+    const expected = failing.has(run.name) ? "failed" : "completed";
+    if (run.status !== expected)
+      violations.push(
+        `${run.id} (${run.name}) crossed builds ${[...new Set(ran)].join(" → ")} and ended ${run.status}, not ${expected}`,
+      );
+  }
+  return {
+    name: "runs broken by a push",
+    checked: `${history.pushes.length} pushes, ${crossed} runs across a push, ${afterPush} steps started after one`,
+    violations,
+  };
+}
+
 /** Every invariant of the chaos suite over one history; the history passes when none has a violation. */
 export function checkHistory(history: ChaosHistory): InvariantResult[] {
   return [
@@ -292,8 +353,10 @@ export function checkHistory(history: ChaosHistory): InvariantResult[] {
     oneRunPerKeyAndWorkflowId(history),
     eventsReceivedOnce(history),
     acknowledgedStartsExist(history),
+    requestsAnswered(history),
     countsMatchSteps(history),
     rollbacksOnceLatestFirst(history),
+    runsAcrossPushes(history),
   ];
 }
 

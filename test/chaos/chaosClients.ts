@@ -1,4 +1,5 @@
-import type { AcknowledgedStart, SentEvent } from "./chaosHistory.ts";
+import type { AcknowledgedStart, SentEvent, UnansweredRequest } from "./chaosHistory.ts";
+import type { ChaosFetch } from "./loopbackFetch.ts";
 import { type SeededRandom, seededRandom } from "#test/support/seededRandom.ts";
 
 /** One composed piece of work a client asks the chaos project for. */
@@ -18,9 +19,13 @@ export function planClients(seed: number, clients: number, opsPerClient: number)
 export interface ClientRecord {
   starts: AcknowledgedStart[];
   sends: SentEvent[];
+  unanswered: UnansweredRequest[];
 }
 
-type Answer = { kind: "ok"; body: Record<string, unknown> } | { kind: "refused"; status: number } | { kind: "lost" };
+type Answer =
+  | { kind: "ok"; body: Record<string, unknown> }
+  | { kind: "refused"; status: number }
+  | { kind: "lost"; why: string };
 
 const RETRY_MS = 300;
 // A SIGSTOPped platform answers nothing: the request is given up and retried.
@@ -28,21 +33,22 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Drives the project from `clients` concurrent loops while the nemesis works. A request that got no
- * answer (refused connection, timeout, 5xx) is retried until `deadline`; a 4xx is the platform's answer.
+ * answer (refused connection, timeout, 5xx) is retried until `deadline()` (it moves while the nemesis works);
+ * a 4xx is the platform's answer.
  */
 export async function runClients(
-  url: string,
+  project: { url: string; fetch: ChaosFetch },
   plan: ClientOp[][],
   seed: number,
-  deadline: number,
+  deadline: () => number,
   log: (line: string) => void,
 ): Promise<ClientRecord> {
-  const record: ClientRecord = { starts: [], sends: [] };
+  const record: ClientRecord = { starts: [], sends: [], unanswered: [] };
   let tokens = 0;
 
   async function call(path: string, body: unknown): Promise<Answer> {
     try {
-      const response = await fetch(`${url}${path}`, {
+      const response = await project.fetch(`${project.url}${path}`, {
         method: "POST",
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -55,21 +61,27 @@ export async function runClients(
         log(`client: ${path} refused ${response.status} ${text.slice(0, 200)}`);
         return { kind: "refused", status: response.status };
       }
-      return { kind: "lost" };
-    } catch {
-      return { kind: "lost" };
+      return { kind: "lost", why: `${response.status} ${text.slice(0, 200)}` };
+    } catch (error) {
+      return { kind: "lost", why: String(error).slice(0, 200) };
     }
+  }
+
+  function givenUp(path: string, last: Answer | undefined): null {
+    record.unanswered.push({ path, last: last?.kind === "lost" ? last.why : "never sent, the deadline had passed" });
+    return null;
   }
 
   /** Retries until answered; answers null when refused or out of time. */
   async function answered(path: string, body: unknown): Promise<Record<string, unknown> | null> {
-    while (Date.now() < deadline) {
-      const answer = await call(path, body);
+    let answer: Answer | undefined;
+    while (Date.now() < deadline()) {
+      answer = await call(path, body);
       if (answer.kind === "ok") return answer.body;
       if (answer.kind === "refused") return null;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
-    return null;
+    return givenUp(path, answer);
   }
 
   async function start(workflow: string, data: unknown, options: Record<string, unknown> = {}) {
@@ -83,9 +95,10 @@ export async function runClients(
 
   /** Sends until one send is acknowledged or refused; each try carries a fresh token, so a retry is a new event. */
   async function send(to: SentEvent["to"], path: string, body: (payload: { token: string }) => unknown) {
-    while (Date.now() < deadline) {
+    let answer: Answer | undefined;
+    while (Date.now() < deadline()) {
       const token = `ev-${seed}-${++tokens}`;
-      const answer = await call(path, body({ token }));
+      answer = await call(path, body({ token }));
       record.sends.push({ token, to, acknowledged: answer.kind === "ok" });
       if (answer.kind === "ok") {
         if ("workflowId" in to && typeof answer.body.runId === "string")
@@ -95,6 +108,7 @@ export async function runClients(
       if (answer.kind === "refused") return;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
+    givenUp(path, answer);
   }
 
   async function perform(op: ClientOp, client: number, index: number, random: SeededRandom): Promise<void> {

@@ -1,18 +1,23 @@
-import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type DevProcess, startDev } from "#test/support/e2e/cliProcess.ts";
-import { initProject, killTree } from "#test/support/e2e/workflowProjects.ts";
 import { checkHistory, formatVerdict, type InvariantResult, runsNamedBy } from "./chaosChecker.ts";
 import { planClients, runClients } from "./chaosClients.ts";
+import { startDevPlatform } from "./chaosDevPlatform.ts";
 import type { ChaosHistory, HistoryRun } from "./chaosHistory.ts";
+import type { ChaosPlatform } from "./chaosPlatform.ts";
+import { startUpPlatform } from "./chaosUpPlatform.ts";
 import { startLedgerServer } from "./ledgerServer.ts";
+import type { ChaosFetch } from "./loopbackFetch.ts";
 import { describeFault, type Fault, planNemesis, runNemesis } from "./nemesis.ts";
+import { tenantReachableAddress } from "./tenantReachableAddress.ts";
 
-export type ChaosBackend = "workerd" | "node";
+/** `platform dev` (workerd), `platform dev --node`, or the project pushed to `platform up`. */
+export type ChaosBackend = "workerd" | "node" | "up";
 
 export interface ChaosOptions {
   seed: number;
   kills: number;
+  /** Pushes of a compatible new build mid-run (the `up` backend only). */
+  pushes: number;
   backend: ChaosBackend;
   port: number;
   /** A folder the project is created in (`<workDir>/chaos-<backend>`). */
@@ -33,31 +38,30 @@ export interface ChaosReport {
   text: string;
 }
 
-const PROJECT = path.join(import.meta.dirname, "project/src/index.ts");
 const ACTIVE = new Set(["queued", "running", "waiting", "paused"]);
 /** The chaos project's concurrency limit (its `keyed` workflow). */
 const CONCURRENCY = [{ workflow: "keyed", limit: 2 }];
 /** The chaos project's rollbacks (its `rolled` workflow). */
 const ROLLBACKS = [{ workflow: "rolled", steps: ["reserve", "charge"] }];
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+async function getJson<T>(send: ChaosFetch, url: string): Promise<T> {
+  const response = await send(url, { signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as T;
 }
 
 /** Every run of the project, each read once it has ended (or as it is at `deadline`). */
-async function collectRuns(url: string, deadline: number): Promise<HistoryRun[]> {
+async function collectRuns({ url, fetch }: ChaosPlatform, deadline: number): Promise<HistoryRun[]> {
   for (;;) {
-    const { runs } = await getJson<{ runs: { id: string; status: string }[] }>(`${url}/runs`);
+    const { runs } = await getJson<{ runs: { id: string; status: string }[] }>(fetch, `${url}/runs`);
     if (runs.every((run) => !ACTIVE.has(run.status)) || Date.now() > deadline) {
       const views: HistoryRun[] = [];
       for (const { id } of runs) {
-        let view = await getJson<HistoryRun>(`${url}/runs/${encodeURIComponent(id)}`);
+        let view = await getJson<HistoryRun>(fetch, `${url}/runs/${encodeURIComponent(id)}`);
         // A schedule's tick may have started a run since the list was read.
         while (ACTIVE.has(view.status) && Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, 200));
-          view = await getJson<HistoryRun>(`${url}/runs/${encodeURIComponent(id)}`);
+          view = await getJson<HistoryRun>(fetch, `${url}/runs/${encodeURIComponent(id)}`);
         }
         views.push(view);
       }
@@ -68,62 +72,92 @@ async function collectRuns(url: string, deadline: number): Promise<HistoryRun[]>
 }
 
 function replayCommand(options: ChaosOptions): string {
-  return `npm run chaos -- --seed ${options.seed} --kills ${options.kills} --backend ${options.backend}`;
+  const pushes = options.backend === "up" ? ` --pushes ${options.pushes}` : "";
+  const workload = ` --clients ${options.clients} --ops ${options.opsPerClient}`;
+  return `npm run chaos -- --seed ${options.seed} --kills ${options.kills}${pushes}${workload} --backend ${options.backend}`;
+}
+
+/** Starts the backend's platform over the chaos project, its steps reporting to `ledgerUrl`. */
+function startPlatform(options: ChaosOptions, ledgerUrl: string): Promise<ChaosPlatform> {
+  const dir = path.join(options.workDir, `chaos-${options.backend}`);
+  if (options.backend === "up") return startUpPlatform({ dir, port: options.port, ledgerUrl, log: options.log });
+  return startDevPlatform({ dir, node: options.backend === "node", port: options.port, ledgerUrl });
+}
+
+/** Where the ledger listens: loopback, or for `platform up`, which refuses a project's fetch to it, an address it allows. */
+function ledgerHost(backend: ChaosBackend): string {
+  if (backend !== "up") return "127.0.0.1";
+  const address = tenantReachableAddress();
+  if (!address)
+    throw new Error(
+      "The up backend needs an IPv4 address of this machine that is neither loopback nor private (platform up refuses a project's fetch to those), for the ledger; this machine has none.",
+    );
+  return address;
 }
 
 /**
- * One seeded chaos run: the chaos project under `platform dev` (workerd or `--node`), concurrent clients,
- * the nemesis killing and pausing it (state persists in the project's .platform/), then the checker over
- * the runs' own logs, what the clients were told and the ledger.
+ * One seeded chaos run: the chaos project under `platform dev` (workerd or `--node`) or pushed to `platform
+ * up`, concurrent clients, the nemesis killing and pausing it (state persists in the project's .platform/ or
+ * up's state folder) and, under up, pushing compatible new builds, then the checker over the runs' own logs,
+ * what the clients were told and the ledger.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  const { seed, kills, backend, port, log } = options;
-  const faults = planNemesis(seed, kills);
+  const { seed, kills, backend, log } = options;
+  const faults = planNemesis(seed, kills, backend === "up" ? options.pushes : 0);
   const header = [
     `chaos seed=${seed} backend=${backend} kills=${kills} clients=${options.clients}x${options.opsPerClient}`,
     `nemesis: ${faults.map(describeFault).join(", ")}`,
   ];
   for (const line of header) log(line);
 
-  const ledger = await startLedgerServer();
-  const dir = path.join(options.workDir, `chaos-${backend}`);
-  await initProject(dir, readFileSync(PROJECT, "utf8"));
-  writeFileSync(path.join(dir, ".dev.vars"), `CHAOS_LEDGER_URL=${ledger.url}\n`);
-  const args = [dir, ...(backend === "node" ? ["--node"] : []), "--port", String(port)];
-  let dev: DevProcess = await startDev(args, { readyTimeoutMs: 120_000 });
-  const restarts: number[] = [];
+  const ledger = await startLedgerServer(ledgerHost(backend));
+  let platform: ChaosPlatform | undefined;
+  const timed = { restarts: [] as number[], pushes: [] as number[] };
+  const pushes: ChaosHistory["pushes"] = [];
   try {
+    platform = await startPlatform(options, ledger.url);
+    const { target } = platform;
     const startedAt = Date.now();
     const deadline = () => Date.now() + options.settleTimeoutMS;
+    // The clients' time runs from the last fault: a restart or a push of `platform up` takes most of a minute.
+    let faultsEndedAt: number | undefined;
+    const clientDeadline = () => (faultsEndedAt ?? Date.now()) + options.settleTimeoutMS;
     const [, record] = await Promise.all([
       runNemesis(
         faults,
         {
-          pid: () => dev.child.pid!,
-          restart: async () => {
-            const began = Date.now();
-            dev = await startDev(args, { readyTimeoutMs: 120_000 });
-            restarts.push(Date.now() - began);
-          },
+          pid: () => target.pid(),
+          restart: () => timedCall(timed.restarts, () => target.restart()),
+          ...(target.push
+            ? {
+                push: async (build: number) => {
+                  await timedCall(timed.pushes, () => target.push!(build));
+                  pushes.push({ build, at: Date.now() });
+                },
+              }
+            : {}),
         },
         log,
-      ),
-      runClients(dev.url, planClients(seed, options.clients, options.opsPerClient), seed, deadline(), log),
+      ).then(() => {
+        faultsEndedAt = Date.now();
+      }),
+      runClients(platform, planClients(seed, options.clients, options.opsPerClient), seed, clientDeadline, log),
     ]);
     log(`faults done after ${Math.round((Date.now() - startedAt) / 1000)} s; waiting for every run to end`);
-    const runs = await collectRuns(dev.url, deadline());
+    const runs = await collectRuns(platform, deadline());
     const history: ChaosHistory = {
       runs,
       ...record,
       ledger: ledger.attempts(),
       concurrency: CONCURRENCY,
       rollbacks: ROLLBACKS,
+      pushes,
     };
     const results = checkHistory(history);
     const passed = results.every((result) => result.violations.length === 0);
     const lines = [
       ...header,
-      `restarts: ${restarts.length} (${restarts.map((ms) => Math.round(ms / 1000)).join(", ")} s each), ${Math.round((Date.now() - startedAt) / 1000)} s in all`,
+      `restarts: ${describeTimes(timed.restarts)}${backend === "up" ? `, pushes: ${describeTimes(timed.pushes)}` : ""}, ${Math.round((Date.now() - startedAt) / 1000)} s in all`,
       formatVerdict(results),
     ];
     if (!passed) {
@@ -139,13 +173,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     lines.push(passed ? `PASSED seed=${seed}` : `FAILED seed=${seed}; replay: ${replayCommand(options)}`);
     return { passed, faults, results, history, text: lines.join("\n") };
   } finally {
-    const stopped = dev.child.exitCode === null ? await Promise.race([dev.stop("SIGTERM"), timeout(10_000)]) : null;
-    if (dev.child.exitCode === null && dev.child.signalCode === null && stopped === null)
-      await killTree(dev.child.pid!);
+    await platform?.stop();
     await ledger.close();
   }
 }
 
-function timeout(ms: number): Promise<null> {
-  return new Promise((resolve) => setTimeout(() => resolve(null), ms));
+async function timedCall(times: number[], call: () => Promise<void>): Promise<void> {
+  const began = Date.now();
+  await call();
+  times.push(Date.now() - began);
+}
+
+/** "3 (12, 9, 10 s each)" */
+function describeTimes(times: number[]): string {
+  return `${times.length} (${times.map((ms) => Math.round(ms / 1000)).join(", ")} s each)`;
 }

@@ -1,6 +1,8 @@
-// `npm run chaos [-- --kills N --seed S --backend workerd|node --port P]`: the chaos suite against `platform dev`
-// (workerd, then `--node`, unless --backend names one). Exits 1 when an invariant broke; the output's
-// last line per backend names the seed that replays it; exits 2 when the platform could not be driven.
+// `npm run chaos [-- --kills N --seed S --backend workerd|node|up --pushes M --port P]`: the chaos suite against
+// `platform dev` (workerd, then `--node`, unless --backend names one), or with `--backend up` the project pushed to
+// `platform up`, M compatible new builds pushed mid-run (not in the default list: it needs an address the
+// project may fetch the ledger at, and takes longer). Exits 1 when an invariant broke; the output's last line
+// per backend names the seed that replays it; exits 2 when the platform could not be driven.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,9 +15,10 @@ const { values } = parseArgs({
     kills: { type: "string", default: "20" },
     seed: { type: "string" },
     backend: { type: "string" },
+    pushes: { type: "string", default: "3" },
     clients: { type: "string", default: "4" },
     ops: { type: "string", default: "10" },
-    // workerd's port; Node's is the next one.
+    // workerd's port; Node's is the next one, up's the one after.
     port: { type: "string", default: "8966" },
   },
 });
@@ -28,11 +31,12 @@ function count(name: string, text: string | undefined): number {
 }
 
 const seed = values.seed === undefined ? Date.now() % 1_000_000 : count("seed", values.seed);
-if (values.backend !== undefined && values.backend !== "workerd" && values.backend !== "node")
-  throw new Error(`--backend is workerd or node, not ${JSON.stringify(values.backend)}`);
-const backends: ChaosBackend[] = values.backend ? [values.backend] : ["workerd", "node"];
+const BACKENDS: readonly ChaosBackend[] = ["workerd", "node", "up"];
+if (values.backend !== undefined && !BACKENDS.includes(values.backend as ChaosBackend))
+  throw new Error(`--backend is workerd, node or up, not ${JSON.stringify(values.backend)}`);
+const backends: ChaosBackend[] = values.backend ? [values.backend as ChaosBackend] : ["workerd", "node"];
 const basePort = count("port", values.port);
-const PORTS: Record<ChaosBackend, number> = { workerd: basePort, node: basePort + 1 };
+const PORTS: Record<ChaosBackend, number> = { workerd: basePort, node: basePort + 1, up: basePort + 2 };
 
 const workDir = mkdtempSync(path.join(tmpdir(), "platform-chaos-"));
 let failed = false;
@@ -41,6 +45,7 @@ try {
     const report = await runChaos({
       seed,
       kills: count("kills", values.kills),
+      pushes: count("pushes", values.pushes),
       backend,
       port: PORTS[backend],
       workDir,

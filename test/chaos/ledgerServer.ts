@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { LedgerAttempt } from "./chaosHistory.ts";
 
 export interface LedgerServer {
-  /** What steps fetch: `POST <url>/attempts` with `{ runId, step, attempt }`. */
+  /** What steps fetch: `POST <url>/attempts` with `{ runId, step, attempt, build? }`. */
   url: string;
   attempts(): LedgerAttempt[];
   close(): Promise<void>;
@@ -14,7 +14,7 @@ export interface LedgerServer {
  * crash of `platform dev` cannot lose what a step reported. It records attempts (steps run at least once);
  * the checker reasons about commits from the runs' own logs.
  */
-export async function startLedgerServer(): Promise<LedgerServer> {
+export async function startLedgerServer(host = "127.0.0.1"): Promise<LedgerServer> {
   const attempts: LedgerAttempt[] = [];
   const server = createServer((request, response) => {
     let body = "";
@@ -25,20 +25,21 @@ export async function startLedgerServer(): Promise<LedgerServer> {
         return;
       }
       try {
-        const { runId, step, attempt } = JSON.parse(body) as Partial<LedgerAttempt>;
+        const { runId, step, attempt, build } = JSON.parse(body) as Partial<LedgerAttempt>;
         if (typeof runId !== "string" || typeof step !== "string" || typeof attempt !== "number")
-          throw new Error("an attempt is { runId, step, attempt }");
-        attempts.push({ runId, step, attempt });
+          throw new Error("an attempt is { runId, step, attempt, build? }");
+        if (build !== undefined && typeof build !== "number") throw new Error("an attempt's build is a number");
+        attempts.push({ runId, step, attempt, ...(build === undefined ? {} : { build }) });
         response.writeHead(204).end();
       } catch (error) {
         response.writeHead(400, { "content-type": "text/plain" }).end(String(error));
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     attempts: () => [...attempts],
     close: () =>
       new Promise((resolve) => {

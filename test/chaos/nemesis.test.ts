@@ -13,6 +13,14 @@ describe("planNemesis", () => {
     expect(faults.filter((fault) => fault.kind === "pause")).toHaveLength(pauses);
   });
 
+  it("puts `pushes` pushes of builds 1, 2, … among the faults, leaving the kills and pauses as planned without them", () => {
+    const faults = planNemesis(1129, 3, 3);
+    expect(faults.filter((fault) => fault.kind === "push").map((fault) => fault.build)).toEqual([1, 2, 3]);
+    expect(faults.filter((fault) => fault.kind !== "push")).toEqual(planNemesis(1129, 3));
+    expect(planNemesis(1129, 3, 3)).toEqual(faults);
+    expect(planNemesis(1130, 3, 3)).not.toEqual(faults);
+  });
+
   it("plans the same schedule for a seed, so a failure replays, and another for another seed", () => {
     expect(planNemesis(42, 20)).toEqual(planNemesis(42, 20));
     expect(planNemesis(42, 20)).not.toEqual(planNemesis(43, 20));
@@ -21,6 +29,7 @@ describe("planNemesis", () => {
   it("prints each fault as the report shows it", () => {
     expect(describeFault({ kind: "kill", afterMS: 900 })).toBe("+900ms SIGKILL+restart");
     expect(describeFault({ kind: "pause", afterMS: 50, pauseMS: 1200 })).toBe("+50ms SIGSTOP 1200ms");
+    expect(describeFault({ kind: "push", afterMS: 700, build: 2 })).toBe("+700ms push build 2");
   });
 });
 

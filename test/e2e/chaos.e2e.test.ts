@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { devBackends, useWorkDir } from "#test/support/e2e/index.ts";
 import { runChaos } from "#test/chaos/chaosDriver.ts";
 
-// Ports of this file: 8964 (workerd), 8965 (Node). `npm run chaos` is the long run (8966, 8967).
+// Ports of this file: 8964 (workerd), 8965 (Node). `npm run chaos` is the long run (8966, 8967, 8968).
 const work = useWorkDir("platform-e2e-chaos-");
 
 // The bounded chaos run of `npm test`: one SIGKILL and one SIGSTOP in the middle of composed work,
@@ -15,6 +15,7 @@ describe.each(devBackends(8964))("the chaos suite, bounded, against %s", (_name,
     const report = await runChaos({
       seed: SEED,
       kills: 1,
+      pushes: 0,
       backend: flags.includes("--node") ? "node" : "workerd",
       port,
       workDir: work,

@@ -3,15 +3,20 @@
 import { Router } from "itty-router";
 import { workflow } from "platform";
 
+// Rewritten per push by the driver (chaosProjectSource.ts): the build is the compatible change each push makes
+// (every attempt reports which build ran it); `platform up` has no .dev.vars, so its ledger address is written here.
+const BUILD = 0;
+const LEDGER_URL = null;
+
 // Generous: a SIGSTOP or a restart must cost a retry, never the run.
 const policy = { maxAttempts: 30, backoff: { initialMS: 50, maxMS: 1_000, factor: 2 }, stepTimeoutMS: 20_000 };
 const LONG_STEPS = 30;
 
 /** Records this attempt in the external ledger; a failed append fails the attempt, which is retried. */
 async function ledger(ctx, step = ctx.step) {
-  const response = await fetch(`${ctx.env.CHAOS_LEDGER_URL}/attempts`, {
+  const response = await fetch(`${LEDGER_URL ?? ctx.env.CHAOS_LEDGER_URL}/attempts`, {
     method: "POST",
-    body: JSON.stringify({ runId: ctx.runId, step, attempt: ctx.attempt }),
+    body: JSON.stringify({ runId: ctx.runId, step, attempt: ctx.attempt, build: BUILD }),
   });
   if (!response.ok) throw new Error(`the ledger answered ${response.status}`);
 }
