@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
-import { applyD1Migrations } from "#src/dev/cli/dev/d1Migrations.ts";
+import { applyD1Migrations } from "#src/dev/cli/dev/workerd/d1Migrations.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
 import { MIGRATIONS_DIR } from "#src/dev/cli/repoPaths.ts";
 import {

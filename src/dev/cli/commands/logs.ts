@@ -1,5 +1,5 @@
 import { CliError, cliOptions, type Command } from "../commandLine.ts";
-import { readDevSession, stateDirFor } from "../dev/devState.ts";
+import { readDevSession, stateDirFor } from "../dev/state/devState.ts";
 import { showProjectLog, timedLine } from "../logs/followProjectLog.ts";
 import { printableLine } from "../../../console/public/console/printableLine.js";
 import { type PlatformTarget, resolvePlatformApi, resolvePushedTarget } from "../platformTarget.ts";
