@@ -12,7 +12,12 @@ import type { RequestRecord } from "../dev/output/devLogLines.ts";
 import { loadOrCreateCredentials } from "../dev/state/devState.ts";
 import { dueCrons, type LocalCron, localCrons } from "../dev/crons/localCrons.ts";
 import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/workerd/localPlatform.ts";
-import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/providers/localPlugins.ts";
+import {
+  LOCAL_PLUGIN_IDS,
+  loadOrCreatePluginSecrets,
+  localPluginUrls,
+  writePluginUrls,
+} from "../dev/providers/localPlugins.ts";
 import { assignLocalPorts } from "../dev/workerd/localPorts.ts";
 import { loadOrCreateMachineKey } from "../dev/process/machineKey.ts";
 import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";

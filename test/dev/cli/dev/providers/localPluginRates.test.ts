@@ -2,7 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LOCAL_PLUGINS, loadOrCreatePluginSecrets, localPluginOverrides } from "#src/dev/cli/dev/providers/localPlugins.ts";
+import {
+  LOCAL_PLUGINS,
+  loadOrCreatePluginSecrets,
+  localPluginOverrides,
+} from "#src/dev/cli/dev/providers/localPlugins.ts";
 
 const stateDir = mkdtempSync(path.join(tmpdir(), "platform-plugin-rates-"));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));

@@ -7,8 +7,16 @@ import { PLATFORM_SECRETS } from "#src/dev/cli/deploy/platformEnvironment.ts";
 import { type PlatformWorkerConfig, readPlatformWorkerConfigs } from "#src/dev/cli/deploy/platformWorkerConfigs.ts";
 import { readDeployedWorkers } from "#src/dev/cli/dev/workerd/deployedWorkers.ts";
 import { localCrons } from "#src/dev/cli/dev/crons/localCrons.ts";
-import { type LocalLogin, type LocalPlatformInput, localPlatformConfig } from "#src/dev/cli/dev/workerd/localPlatform.ts";
-import { LOCAL_PLUGIN_IDS, type LocalPluginId, type LocalPluginSecrets } from "#src/dev/cli/dev/providers/localPlugins.ts";
+import {
+  type LocalLogin,
+  type LocalPlatformInput,
+  localPlatformConfig,
+} from "#src/dev/cli/dev/workerd/localPlatform.ts";
+import {
+  LOCAL_PLUGIN_IDS,
+  type LocalPluginId,
+  type LocalPluginSecrets,
+} from "#src/dev/cli/dev/providers/localPlugins.ts";
 import { REPO_ROOT } from "#src/dev/cli/repoPaths.ts";
 import { workerdPoolBindings } from "#test/support/node/workerdPoolOptions.ts";
 

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type LocalPlatformInput, localPlatformConfig } from "#src/dev/cli/dev/workerd/localPlatform.ts";
-import { LOCAL_PLUGIN_IDS, type LocalPluginId, type LocalPluginSecrets } from "#src/dev/cli/dev/providers/localPlugins.ts";
+import {
+  LOCAL_PLUGIN_IDS,
+  type LocalPluginId,
+  type LocalPluginSecrets,
+} from "#src/dev/cli/dev/providers/localPlugins.ts";
 
 // How `platform dev` prints a stack workerd logged (a plugin handler's error): the project's frames, and
 // the platform's as `… N platform frames` unless --platform-frames; `platform up` prints it as logged.
