@@ -108,9 +108,11 @@ async function signedInput(): Promise<SignedInput> {
 function verifyOnce(input: SignedInput, kind: VerifyKind) {
   return kind === "slack"
     ? verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
-    : verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, {
-        implementation: kind,
-      });
+    : verifyEd25519Webhook(
+        input.ed25519.publicKeyHex,
+        { signatureHex: input.ed25519.signatureHex, timestamp: input.timestamp, rawBody: input.body },
+        { implementation: kind },
+      );
 }
 
 /** Node: checks in chunks until `targetMs` has passed (bounded by `maxChecks`). */

@@ -73,11 +73,11 @@ export async function pluginCall<Id extends PluginId, T = unknown>(
   const text = JSON.stringify(body ?? {});
   const headers: Record<string, string> = {
     "content-type": "application/json",
-    [IDENTITY_HEADER]: await signRequestToken("identity", projectId, secret, {
-      method: "POST",
-      pathAndQuery: path,
-      body: text,
-    }),
+    [IDENTITY_HEADER]: await signRequestToken(
+      "identity",
+      { method: "POST", pathAndQuery: path, body: text },
+      { projectId, secret },
+    ),
   };
   if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
 

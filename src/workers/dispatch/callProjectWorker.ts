@@ -19,11 +19,11 @@ export async function callProjectWorker(
   // The project exists (the caller found it): what is missing is its worker upstream, as the gateway answers too.
   if (!worker)
     return errorResponse(new PlatformError("upstream_error", `Project worker ${project.script_name} is not deployed.`));
-  const token = await signRequestToken("internal", project.id, project.worker_secret, {
-    method,
-    pathAndQuery,
-    body,
-  });
+  const token = await signRequestToken(
+    "internal",
+    { method, pathAndQuery, body },
+    { projectId: project.id, secret: project.worker_secret },
+  );
   return worker.fetch(`https://${project.slug}.internal${pathAndQuery}`, {
     method,
     body,

@@ -48,12 +48,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     // What the fake delivered: one correctly signed interaction for the newest claimed server.
     expect(world.deliveries).toHaveLength(1);
     const [delivery] = world.deliveries;
-    const check = await verifyEd25519Webhook(
-      await ed25519PublicKeyHex(SEED),
-      delivery!.headers.get("X-Signature-Ed25519"),
-      delivery!.headers.get("X-Signature-Timestamp"),
-      delivery!.body,
-    );
+    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), {
+      signatureHex: delivery!.headers.get("X-Signature-Ed25519"),
+      timestamp: delivery!.headers.get("X-Signature-Timestamp"),
+      rawBody: delivery!.body,
+    });
     expect(check.ok).toBe(true);
     expect(delivery!.json).toMatchObject({
       type: 2,

@@ -210,12 +210,8 @@ describe("pluginCall", () => {
     const check = await verifyRequestToken(
       "identity",
       request!.headers.get(IDENTITY_HEADER),
-      (id) => (id === "7" ? SECRET : null),
-      {
-        method: "POST",
-        pathAndQuery: "/proxy/reply",
-        body: await request!.text(),
-      },
+      { method: "POST", pathAndQuery: "/proxy/reply", body: await request!.text() },
+      { lookupSecret: (id) => (id === "7" ? SECRET : null) },
     );
     expect(check).toEqual({ ok: true, projectId: "7" });
   });

@@ -36,9 +36,7 @@ export default {
             )
           : await verifyEd25519Webhook(
               input.ed25519.publicKeyHex,
-              input.ed25519.signatureHex,
-              input.timestamp,
-              input.body,
+              { signatureHex: input.ed25519.signatureHex, timestamp: input.timestamp, rawBody: input.body },
               { implementation: kind },
             );
       if (check.ok) ok++;

@@ -233,11 +233,11 @@ export async function deployPluginMetadata(
   await Promise.all(
     Object.entries(pluginUrls).map(async ([id, pluginUrl]) => {
       const url = new URL("/deploy", pluginUrl);
-      const token = await signRequestToken("identity", project.id, project.workerSecret, {
-        method: "POST",
-        pathAndQuery: url.pathname,
-        body,
-      });
+      const token = await signRequestToken(
+        "identity",
+        { method: "POST", pathAndQuery: url.pathname, body },
+        { projectId: project.id, secret: project.workerSecret },
+      );
       try {
         const response = await fetch(url, {
           method: "POST",

@@ -33,11 +33,11 @@ export async function strandedRunsWarning(
   const workflows = parseWorkflowShapes(metadata.workflows);
   const pathAndQuery = STRANDED_RUNS_CHECK_PATH;
   const body = JSON.stringify({ workflows });
-  const token = await signRequestToken("internal", project.id, project.workerSecret, {
-    method: "POST",
-    pathAndQuery,
-    body,
-  });
+  const token = await signRequestToken(
+    "internal",
+    { method: "POST", pathAndQuery, body },
+    { projectId: project.id, secret: project.workerSecret },
+  );
   const response = await fetch(`http://project.internal${pathAndQuery}`, {
     method: "POST",
     body,

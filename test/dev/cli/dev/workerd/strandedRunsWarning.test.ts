@@ -14,8 +14,8 @@ function projectAnswering(status: number, body: unknown) {
     const verified = await verifyRequestToken(
       "internal",
       new Headers(init?.headers).get(INTERNAL_HEADER),
-      (id) => (id === "7" ? project.workerSecret : null),
       { method: "POST", pathAndQuery: new URL(url).pathname, body: body_ },
+      { lookupSecret: (id) => (id === "7" ? project.workerSecret : null) },
     );
     calls.push({ url, body: body_, verified });
     return Response.json(body, { status });
