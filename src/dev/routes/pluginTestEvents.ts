@@ -517,7 +517,10 @@ async function withMappedStacks(
 function projectDeliveryOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DeliveryOutcomes {
   return async () => {
     try {
-      const response = await callProjectWorker(resolveDispatcher(env), project, "GET", `/__plugin/${plugin}`);
+      const response = await callProjectWorker(resolveDispatcher(env), project, {
+        method: "GET",
+        pathAndQuery: `/__plugin/${plugin}`,
+      });
       if (response.status !== 200) {
         await response.body?.cancel();
         return null;

@@ -177,7 +177,12 @@ export async function handleWebhook(
       // The app is gone from the workspace: the connection is kept (revoked) for the record, the claim is released
       // so another project can install into the workspace.
       await markConnectionRevoked(env.DB, PLUGIN_ID, owner.project.id);
-      await releaseResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, teamId, owner.project.id);
+      await releaseResource(env.DB, {
+        pluginId: PLUGIN_ID,
+        resourceType: RESOURCE_TYPE,
+        externalResourceId: teamId,
+        projectId: owner.project.id,
+      });
     }
     return new Response(null, { status: 200 });
   }

@@ -110,7 +110,8 @@ export function relayConnection(
       await handleGatewayDispatch(env, dispatch, now());
     },
     onHealth: async (problem) => {
-      if (problem) await recordPluginProblem(env.DB, PLUGIN_ID, relaySource(shard), problem, now());
+      if (problem)
+        await recordPluginProblem(env.DB, { pluginId: PLUGIN_ID, source: relaySource(shard), problem }, now());
       else await clearPluginProblem(env.DB, PLUGIN_ID, relaySource(shard));
       await overrides.onHealth?.(problem);
     },
