@@ -107,7 +107,11 @@ async function signedInput(): Promise<SignedInput> {
 
 function verifyOnce(input: SignedInput, kind: VerifyKind) {
   return kind === "slack"
-    ? verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
+    ? verifyWorkspaceSignature(input.slack.signingSecret, {
+        timestampHeader: input.timestamp,
+        signatureHeader: input.slack.signature,
+        rawBody: input.body,
+      })
     : verifyEd25519Webhook(
         input.ed25519.publicKeyHex,
         { signatureHex: input.ed25519.signatureHex, timestamp: input.timestamp, rawBody: input.body },

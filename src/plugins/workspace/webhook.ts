@@ -112,9 +112,11 @@ export async function handleWebhook(
   }
   const check = await verifyWorkspaceSignature(
     env.SLACK_SIGNING_SECRET,
-    request.headers.get(TIMESTAMP_HEADER),
-    request.headers.get(SIGNATURE_HEADER),
-    raw,
+    {
+      timestampHeader: request.headers.get(TIMESTAMP_HEADER),
+      signatureHeader: request.headers.get(SIGNATURE_HEADER),
+      rawBody: raw,
+    },
     options.nowSeconds,
   );
   if (!check.ok) return refuse("unauthorized", `Slack signature check failed (${check.reason}): ${check.message}`);

@@ -17,8 +17,9 @@ export function pluginEnv(): PlatformEnv {
   return env;
 }
 
-export interface PluginCallOptions {
-  /** Sent as `Idempotency-Key` (the plugin forwards it to the provider). */
+/** What one plugin call sends: `body` as JSON, and an `Idempotency-Key` when given (the plugin forwards it to the provider). */
+export interface PluginCallRequest {
+  body: unknown;
   idempotencyKey?: string;
 }
 
@@ -51,8 +52,7 @@ export async function pluginCall<Id extends PluginId, T = unknown>(
   env: PlatformEnv,
   pluginId: Id,
   path: PluginRoute<Id>,
-  body: unknown,
-  options: PluginCallOptions = {},
+  { body, idempotencyKey }: PluginCallRequest,
 ): Promise<T> {
   const { binding, title } = pluginById(pluginId);
   const plugin = env[binding] as Fetcher | undefined;
@@ -79,7 +79,7 @@ export async function pluginCall<Id extends PluginId, T = unknown>(
       { projectId, secret },
     ),
   };
-  if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
+  if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
 
   let response: Response;
   try {

@@ -218,8 +218,7 @@ describe("pluginCall", () => {
       envWith(() => Response.json({ ok: 1 }), requests),
       "chatserver",
       "/proxy/reply",
-      { a: 1 },
-      { idempotencyKey: "k" },
+      { body: { a: 1 }, ...{ idempotencyKey: "k" } },
     );
     expect(result).toEqual({ ok: 1 });
     const [request] = requests;
@@ -278,7 +277,9 @@ describe("pluginCall", () => {
       undefined,
     ],
   ] as const)("maps %s to a PlatformError", async (_name, answer, code, message, details) => {
-    const error = await pluginCall(envWith(answer), "chatserver", "/proxy/reply", {}).catch((e: unknown) => e);
+    const error = await pluginCall(envWith(answer), "chatserver", "/proxy/reply", { body: {} }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PlatformError);
     expect({
       code: (error as PlatformError).code,
@@ -297,9 +298,12 @@ describe("pluginCall", () => {
           return Response.json({ ok: true });
         },
       };
-      for (const route of plugin.routes) await pluginCall({ ...projectEnv, [binding]: worker }, id, route, {});
+      for (const route of plugin.routes)
+        await pluginCall({ ...projectEnv, [binding]: worker }, id, route, { body: {} });
       expect(requests).toEqual(plugin.routes.map((route) => `POST ${route}`));
-      const error = (await pluginCall(projectEnv, id, plugin.routes[0]!, {}).catch((e: unknown) => e)) as PlatformError;
+      const error = (await pluginCall(projectEnv, id, plugin.routes[0]!, { body: {} }).catch(
+        (e: unknown) => e,
+      )) as PlatformError;
       expect([error.code, error.message]).toEqual([
         "not_ready",
         `The ${plugin.title} plugin is not available: this project worker has no ${binding} binding.`,
@@ -309,16 +313,23 @@ describe("pluginCall", () => {
 
   it("fails with not_ready when the binding or the secret is missing", async () => {
     expect(
-      ((await pluginCall(projectEnv, "workspace", "/proxy/send-message", {}).catch((e: unknown) => e)) as PlatformError)
-        .message,
+      (
+        (await pluginCall(projectEnv, "workspace", "/proxy/send-message", { body: {} }).catch(
+          (e: unknown) => e,
+        )) as PlatformError
+      ).message,
     ).toMatch(/no WORKSPACE_PLUGIN binding/);
     const noSecret = { CHATSERVER_PLUGIN: envWith(() => Response.json({})).CHATSERVER_PLUGIN };
     expect(
-      ((await pluginCall(noSecret, "chatserver", "/proxy/reply", {}).catch((e: unknown) => e)) as PlatformError).code,
+      (
+        (await pluginCall(noSecret, "chatserver", "/proxy/reply", { body: {} }).catch(
+          (e: unknown) => e,
+        )) as PlatformError
+      ).code,
     ).toBe("not_ready");
   });
 });
 
 // Compile-time (npm run typecheck): a plugin's calls take only the routes its descriptor names.
 // @ts-expect-error /proxy/reply is the chat server's route, not the workspace's.
-void (() => pluginCall(projectEnv, "workspace", "/proxy/reply", {}));
+void (() => pluginCall(projectEnv, "workspace", "/proxy/reply", { body: {} }));
