@@ -53,7 +53,8 @@ import type { ChatView } from "../chatView.ts";
 import { chatServerView } from "./fakeChatView.ts";
 import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
 import { guildMember, partialGuildMember } from "./fakeGuildMember.ts";
-import { createFakeInteractions, type InteractionTrigger } from "./fakeInteractions.ts";
+import { createFakeInteractions } from "./fakeInteractions.ts";
+import type { InteractionTrigger } from "./fakeInteractionTriggers.ts";
 import {
   createMessageStore,
   discordError,
