@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
-import { applyD1Migrations } from "#src/dev/cli/dev/d1Migrations.ts";
+import { applyD1Migrations } from "#src/dev/cli/dev/workerd/d1Migrations.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
 import { MIGRATIONS_DIR } from "#src/dev/cli/repoPaths.ts";
 import {
@@ -107,10 +107,16 @@ async function signedInput(): Promise<SignedInput> {
 
 function verifyOnce(input: SignedInput, kind: VerifyKind) {
   return kind === "slack"
-    ? verifyWorkspaceSignature(input.slack.signingSecret, input.timestamp, input.slack.signature, input.body)
-    : verifyEd25519Webhook(input.ed25519.publicKeyHex, input.ed25519.signatureHex, input.timestamp, input.body, {
-        implementation: kind,
-      });
+    ? verifyWorkspaceSignature(input.slack.signingSecret, {
+        timestampHeader: input.timestamp,
+        signatureHeader: input.slack.signature,
+        rawBody: input.body,
+      })
+    : verifyEd25519Webhook(
+        input.ed25519.publicKeyHex,
+        { signatureHex: input.ed25519.signatureHex, timestamp: input.timestamp, rawBody: input.body },
+        { implementation: kind },
+      );
 }
 
 /** Node: checks in chunks until `targetMs` has passed (bounded by `maxChecks`). */

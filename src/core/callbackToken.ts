@@ -64,12 +64,17 @@ export async function signCallbackToken(
   return signPayload(await deriveKey(workerSecret, TOKEN_KEY), full, "v1.");
 }
 
+/** Whom a callback token must be for: the project (its id and worker secret) and the browser (its binding cookie value). */
+export interface CallbackTokenTarget {
+  workerSecret: string;
+  projectId: number;
+  bindingCookieValue: string | null;
+}
+
 /** Checks signature, expiry, target project and the browser's binding cookie value. */
 export async function verifyCallbackToken(
   token: string | null,
-  workerSecret: string,
-  projectId: number,
-  bindingCookieValue: string | null,
+  { workerSecret, projectId, bindingCookieValue }: CallbackTokenTarget,
   nowMS = Date.now(),
 ): Promise<CallbackCheck> {
   const check = await verifyPayload(await deriveKey(workerSecret, TOKEN_KEY), token, "v1.");

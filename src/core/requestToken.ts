@@ -47,12 +47,17 @@ async function signedString(purpose: TokenPurpose, projectId: string, timestamp:
   ].join("\n");
 }
 
+/** Who signs a request: the project and its worker secret, at `nowMS` (default `Date.now()`). */
+export interface TokenSigner {
+  projectId: string | number;
+  secret: string;
+  nowMS?: number;
+}
+
 export async function signRequestToken(
   purpose: TokenPurpose,
-  projectId: string | number,
-  secret: string,
   req: SignedRequestParts,
-  nowMS: number = Date.now(),
+  { projectId, secret, nowMS = Date.now() }: TokenSigner,
 ): Promise<string> {
   const timestamp = String(Math.floor(nowMS / 1000));
   const id = String(projectId);
@@ -73,12 +78,17 @@ export function parseRequestToken(
   return { projectId: match[1]!, timestamp: match[2]!, signature: match[3]! };
 }
 
+/** How a token is checked: the secret of the project it names, at `nowMS` (default `Date.now()`). */
+export interface TokenVerifier {
+  lookupSecret: (projectId: string) => Promise<string | null> | string | null;
+  nowMS?: number;
+}
+
 export async function verifyRequestToken(
   purpose: TokenPurpose,
   token: string | null,
-  lookupSecret: (projectId: string) => Promise<string | null> | string | null,
   req: SignedRequestParts,
-  nowMS: number = Date.now(),
+  { lookupSecret, nowMS = Date.now() }: TokenVerifier,
 ): Promise<TokenCheck> {
   if (!token) return { ok: false, reason: "missing" };
   const parts = parseRequestToken(token);

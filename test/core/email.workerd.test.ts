@@ -70,14 +70,11 @@ const backLink = { href: "https://project.test/", text: "Back" };
 async function loginAccepts(email: string, domains: string[] | null): Promise<boolean> {
   const project = { id: 7, slug: "shop", private: false, workerSecret: "s".repeat(32), domains };
   try {
-    await signedInUser(
-      {} as LoginEnv,
-      metadata,
-      project,
-      { sub: "u1", email, email_verified: true },
-      undefined,
+    await signedInUser({} as LoginEnv, metadata, project, {
+      idClaims: { sub: "u1", email, email_verified: true },
+      accessToken: undefined,
       backLink,
-    );
+    });
     return true;
   } catch {
     return false;

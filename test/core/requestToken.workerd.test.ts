@@ -32,25 +32,20 @@ const sign = (
     now?: number;
   } = {},
 ) =>
-  signRequestToken(
-    overrides.purpose ?? "identity",
-    overrides.id ?? 1,
-    overrides.secret ?? SECRET_1,
-    overrides.req ?? REQ,
-    overrides.now ?? NOW,
-  );
+  signRequestToken(overrides.purpose ?? "identity", overrides.req ?? REQ, {
+    projectId: overrides.id ?? 1,
+    secret: overrides.secret ?? SECRET_1,
+    nowMS: overrides.now ?? NOW,
+  });
 
 const verify = (
   token: string | null,
   overrides: { purpose?: TokenPurpose; req?: SignedRequestParts; now?: number; lookup?: typeof lookup } = {},
 ) =>
-  verifyRequestToken(
-    overrides.purpose ?? "identity",
-    token,
-    overrides.lookup ?? lookup,
-    overrides.req ?? REQ,
-    overrides.now ?? NOW,
-  );
+  verifyRequestToken(overrides.purpose ?? "identity", token, overrides.req ?? REQ, {
+    lookupSecret: overrides.lookup ?? lookup,
+    nowMS: overrides.now ?? NOW,
+  });
 
 function replacePart(token: string, index: 0 | 1 | 2, value: string): string {
   const parts = token.split(".");
@@ -304,11 +299,15 @@ describe("request tokens", () => {
   });
 
   it("supports an async secret lookup", async () => {
-    expect(await verifyRequestToken("identity", await sign(), async (id) => lookup(id), REQ, NOW)).toEqual({
+    expect(
+      await verifyRequestToken("identity", await sign(), REQ, { lookupSecret: async (id) => lookup(id), nowMS: NOW }),
+    ).toEqual({
       ok: true,
       projectId: "1",
     });
-    expect(await verifyRequestToken("identity", await sign(), async () => null, REQ, NOW)).toEqual({
+    expect(
+      await verifyRequestToken("identity", await sign(), REQ, { lookupSecret: async () => null, nowMS: NOW }),
+    ).toEqual({
       ok: false,
       reason: "unknown_project",
     });

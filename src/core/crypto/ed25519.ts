@@ -108,6 +108,13 @@ export interface VerifyWebhookOptions {
   implementation?: Ed25519Implementation;
 }
 
+/** A webhook as received: its two signature headers (either may be missing) and its raw body. */
+export interface SignedWebhook {
+  signatureHex: string | null | undefined;
+  timestamp: string | null | undefined;
+  rawBody: ArrayBuffer | Uint8Array | string;
+}
+
 /**
  * Checks a signed webhook: headers present and well-formed, timestamp
  * within {@link MAX_WEBHOOK_SKEW_SECONDS}, signature valid for
@@ -115,9 +122,7 @@ export interface VerifyWebhookOptions {
  */
 export async function verifyEd25519Webhook(
   publicKeyHex: string,
-  signatureHex: string | null | undefined,
-  timestamp: string | null | undefined,
-  rawBody: ArrayBuffer | Uint8Array | string,
+  { signatureHex, timestamp, rawBody }: SignedWebhook,
   options: VerifyWebhookOptions = {},
 ): Promise<WebhookCheck> {
   const publicKey = hexToBytes(publicKeyHex.trim(), 32);

@@ -10,9 +10,11 @@ import { refuse, type SignedDelivery, type WebhookCheck } from "./webhookCheck.t
 export async function verifyDiscordSignature(publicKeyHex: string, delivery: SignedDelivery): Promise<WebhookCheck> {
   const check = await verifyEd25519Webhook(
     publicKeyHex,
-    delivery.headers.get("x-signature-ed25519"),
-    delivery.headers.get("x-signature-timestamp"),
-    delivery.body,
+    {
+      signatureHex: delivery.headers.get("x-signature-ed25519"),
+      timestamp: delivery.headers.get("x-signature-timestamp"),
+      rawBody: delivery.body,
+    },
     { nowMS: delivery.nowMS },
   );
   if (check.ok) return check;

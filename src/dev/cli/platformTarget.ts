@@ -1,7 +1,7 @@
 import { CliError } from "./commandLine.ts";
 import { pushSlugFor } from "./deploy/pushSlug.ts";
-import { projectSlugFor } from "./dev/projectSlugFor.ts";
-import { readDevSession, stateDirFor } from "./dev/devState.ts";
+import { projectSlugFor } from "./dev/project/projectSlugFor.ts";
+import { readDevSession, stateDirFor } from "./dev/state/devState.ts";
 import { credentialsPath, normalizeApiUrl, readCredentials } from "./credentials/credentialsFile.ts";
 import { projectFolder } from "./projectFolder.ts";
 

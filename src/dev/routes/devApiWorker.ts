@@ -13,7 +13,7 @@ export { SessionCode } from "../../objects/SessionCode.ts";
 export { ProjectLog } from "../../workers/api/projectLogs/ProjectLog.ts";
 
 /**
- * The API worker `platform dev` runs (src/dev/cli/dev/buildPlatformWorkers.ts):
+ * The API worker `platform dev` runs (src/dev/cli/dev/workerd/buildPlatformWorkers.ts):
  * the deployed worker's routes plus the dev-only ones, which reach the fake
  * providers and the local project's record. The deployed worker
  * (src/workers/api/index.ts) has none of them.

@@ -26,7 +26,11 @@ export async function linkLocalProject(request: CliRequest, env: DevApiEnv): Pro
   const existing = await findProjectBySlug(env.DB, slug);
   const row = existing
     ? await requireOwnedProject(env.DB, request.user, slug)
-    : await insertOwnedProject(env.DB, request.user, slug, body.private, maxProjectsPerAccount(env));
+    : await insertOwnedProject(
+        env.DB,
+        { user: request.user, slug, isPrivate: body.private },
+        maxProjectsPerAccount(env),
+      );
   if ((row.private === 1) !== body.private) throw privacyIsFixed(row);
   return Response.json(
     {

@@ -394,17 +394,27 @@ function describeOutcome(outcome: TestEventOutcome | null, projectCanSay: boolea
   return " The project's handler ran.";
 }
 
+/** The event to have the fake send, to the installed resource. */
+export interface TestEventToSend {
+  plugin: TestEventPlugin;
+  resource: ResourceRow;
+  event: TestEventRequest;
+}
+
+/** How long to wait for the calls that follow, and how to read the project's delivery outcomes (none by default). */
+export interface TestEventWatch {
+  timing?: CallWaitTiming;
+  deliveryOutcomes?: DeliveryOutcomes;
+}
+
 /**
  * Has the fake send the event and collects what followed. Exported for tests
  * that shorten the wait; the route uses `DEFAULT_CALL_WAIT`.
  */
 export async function sendTestEvent(
   fake: Fetcher,
-  plugin: TestEventPlugin,
-  resource: ResourceRow,
-  event: TestEventRequest,
-  timing: CallWaitTiming = DEFAULT_CALL_WAIT,
-  deliveryOutcomes: DeliveryOutcomes = async () => null,
+  { plugin, resource, event }: TestEventToSend,
+  { timing = DEFAULT_CALL_WAIT, deliveryOutcomes = async () => null }: TestEventWatch = {},
 ): Promise<TestEventAnswer> {
   const seen = (await recordedCalls(fake, plugin)).length;
   const afterSeq = lastSeq(await deliveryOutcomes());
@@ -487,11 +497,8 @@ export async function sendPluginTestEvent(request: CliRequest, env: DevApiEnv): 
   return Response.json(
     await sendTestEvent(
       fake,
-      plugin,
-      resource,
-      event,
-      DEFAULT_CALL_WAIT,
-      projectDeliveryOutcomes(env, project, plugin),
+      { plugin, resource, event },
+      { deliveryOutcomes: projectDeliveryOutcomes(env, project, plugin) },
     ),
     { headers: { "Cache-Control": "no-store" } },
   );
@@ -517,7 +524,10 @@ async function withMappedStacks(
 function projectDeliveryOutcomes(env: DevApiEnv, project: ProjectRow, plugin: TestEventPlugin): DeliveryOutcomes {
   return async () => {
     try {
-      const response = await callProjectWorker(resolveDispatcher(env), project, "GET", `/__plugin/${plugin}`);
+      const response = await callProjectWorker(resolveDispatcher(env), project, {
+        method: "GET",
+        pathAndQuery: `/__plugin/${plugin}`,
+      });
       if (response.status !== 200) {
         await response.body?.cancel();
         return null;

@@ -51,7 +51,7 @@ export async function callBot<T = unknown>(
     );
   }
   try {
-    return await callChatServer<T>(env, method, path, body, "bot");
+    return await callChatServer<T>(env, { method, path, body, auth: "bot" });
   } catch (error) {
     if (error instanceof PlatformError && error.code === "rate_limited" && error.details?.global === true) {
       await global.pause(PROVIDER_PAUSE, chatServerNow(env) + Number(error.details.retryAfterSeconds) * 1000);

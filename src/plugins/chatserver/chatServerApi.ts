@@ -19,12 +19,17 @@ export function providerFetch(env: ChatServerEnv, request: Request): Promise<Res
   return env.CHATSERVER_FETCH ? env.CHATSERVER_FETCH.fetch(request) : fetch(request);
 }
 
+/** One call of the provider's REST API; `auth: "bot"` sends the bot token, `"none"` nothing (interaction webhooks). */
+export interface ChatServerCall {
+  method: string;
+  path: string;
+  body: unknown;
+  auth: "bot" | "none";
+}
+
 export async function callChatServer<T = unknown>(
   env: ChatServerEnv,
-  method: string,
-  path: string,
-  body: unknown,
-  auth: "bot" | "none",
+  { method, path, body, auth }: ChatServerCall,
 ): Promise<T> {
   const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT };
   if (auth === "bot") {

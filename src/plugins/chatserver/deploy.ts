@@ -105,7 +105,7 @@ export async function handleDeploy(request: Request, env: ChatServerEnv): Promis
   const { project, metadata: input } = await readDeployMetadata(request, env, PLUGIN_ID);
   const commands = parseCommands(input.commands);
   // Kept first: a server installed from now on gets these commands at install (install.ts).
-  await storeDeployedManifest(env.DB, PLUGIN_ID, project.id, { commands });
+  await storeDeployedManifest(env.DB, { pluginId: PLUGIN_ID, projectId: project.id }, { commands });
   const servers = await listProjectResources(env.DB, project.id, PLUGIN_ID);
   const registered: ServerRegistration[] = [];
   for (const server of servers) {

@@ -61,13 +61,12 @@ const webhook = (env: ChatServerEnv, c: ReplyClaims) => `/webhooks/${env.CHATSER
 
 /** The first answer, through the callback endpoint; answers the message it made, if any. */
 async function callback(env: ChatServerEnv, c: ReplyClaims, type: number, data?: unknown): Promise<Message | null> {
-  const answered = await callChatServer<{ resource?: { message?: Message } } | null>(
-    env,
-    "POST",
-    `/interactions/${c.interactionId}/${c.token}/callback?with_response=true`,
-    { type, ...(data === undefined ? {} : { data }) },
-    "none",
-  );
+  const answered = await callChatServer<{ resource?: { message?: Message } } | null>(env, {
+    method: "POST",
+    path: `/interactions/${c.interactionId}/${c.token}/callback?with_response=true`,
+    body: { type, ...(data === undefined ? {} : { data }) },
+    auth: "none",
+  });
   return answered?.resource?.message ?? null;
 }
 
@@ -75,7 +74,12 @@ async function callback(env: ChatServerEnv, c: ReplyClaims, type: number, data?:
 async function onOriginal(env: ChatServerEnv, c: ReplyClaims, method: "PATCH" | "DELETE", body?: unknown) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await callChatServer<Message | null>(env, method, `${webhook(env, c)}/messages/@original`, body, "none");
+      return await callChatServer<Message | null>(env, {
+        method,
+        path: `${webhook(env, c)}/messages/@original`,
+        body,
+        auth: "none",
+      });
     } catch (error) {
       const code = error instanceof PlatformError ? error.details?.providerCode : undefined;
       if (attempt >= ORIGINAL_ATTEMPTS || !NOT_YET_ACKNOWLEDGED.has(code as number)) throw error;
@@ -85,7 +89,7 @@ async function onOriginal(env: ChatServerEnv, c: ReplyClaims, method: "PATCH" | 
 }
 
 function followupMessage(env: ChatServerEnv, c: ReplyClaims, body: unknown): Promise<Message> {
-  return callChatServer<Message>(env, "POST", `${webhook(env, c)}?wait=true`, body, "none");
+  return callChatServer<Message>(env, { method: "POST", path: `${webhook(env, c)}?wait=true`, body, auth: "none" });
 }
 
 /**

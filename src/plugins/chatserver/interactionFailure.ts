@@ -53,8 +53,18 @@ export async function tellFailure(env: ChatServerEnv, interaction: FailedInterac
   const replacePlaceholder =
     hasPlaceholder(interaction.kind, interaction.messageId) && (await claimFirstReply(env, interaction.id));
   await (replacePlaceholder
-    ? callChatServer(env, "PATCH", `${webhook}/messages/@original`, { content, allowed_mentions: NO_MENTIONS }, "none")
-    : callChatServer(env, "POST", webhook, { content, flags: EPHEMERAL, allowed_mentions: NO_MENTIONS }, "none")
+    ? callChatServer(env, {
+        method: "PATCH",
+        path: `${webhook}/messages/@original`,
+        body: { content, allowed_mentions: NO_MENTIONS },
+        auth: "none",
+      })
+    : callChatServer(env, {
+        method: "POST",
+        path: webhook,
+        body: { content, flags: EPHEMERAL, allowed_mentions: NO_MENTIONS },
+        auth: "none",
+      })
   ).catch(() => {});
 }
 

@@ -83,7 +83,7 @@ async function writeToChannel(
   } catch (error) {
     if (refusedToken(error)) {
       const providerError = `${String(error.details?.status)} ${String(error.details?.providerError ?? "")}`.trim();
-      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, project.id, providerError);
+      await markConnectionNeedsReconnect(env.DB, { pluginId: PLUGIN_ID, projectId: project.id }, providerError);
     }
     throw error;
   }

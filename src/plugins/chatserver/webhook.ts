@@ -29,12 +29,11 @@ export async function handleWebhook(request: Request, env: ChatServerEnv, ctx: E
   if (!env.CHATSERVER_PUBLIC_KEY)
     throw new PlatformError("not_ready", "The chat-server plugin has no CHATSERVER_PUBLIC_KEY configured.");
   const raw = await readBodyBytes(request, WEBHOOK_BODY_LIMIT_BYTES);
-  const check = await verifyEd25519Webhook(
-    env.CHATSERVER_PUBLIC_KEY,
-    request.headers.get(SIGNATURE_HEADER),
-    request.headers.get(TIMESTAMP_HEADER),
-    raw,
-  );
+  const check = await verifyEd25519Webhook(env.CHATSERVER_PUBLIC_KEY, {
+    signatureHex: request.headers.get(SIGNATURE_HEADER),
+    timestamp: request.headers.get(TIMESTAMP_HEADER),
+    rawBody: raw,
+  });
   if (!check.ok) {
     if (check.reason === "bad_key") throw new PlatformError("not_ready", check.message);
     throw new PlatformError("unauthorized", check.message);

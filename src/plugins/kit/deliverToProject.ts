@@ -15,5 +15,9 @@ export function deliverToProject(
   pluginId: string,
   payload: PluginDelivery,
 ): Promise<Response> {
-  return callProjectWorker(resolveDispatcher(env), project, "POST", `/__plugin/${pluginId}`, JSON.stringify(payload));
+  return callProjectWorker(resolveDispatcher(env), project, {
+    method: "POST",
+    pathAndQuery: `/__plugin/${pluginId}`,
+    body: JSON.stringify(payload),
+  });
 }

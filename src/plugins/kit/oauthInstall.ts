@@ -207,7 +207,7 @@ export function oauthInstall<Env extends PluginEnv>(provider: OAuthInstallProvid
       throw claimError;
     }
     if (provider.oneResourcePerProject) {
-      await releaseOtherResources(env.DB, pluginId, resourceType, project.id, grant.externalResourceId);
+      await releaseOtherResources(env.DB, { pluginId, resourceType, projectId: project.id }, grant.externalResourceId);
     }
     await upsertConnection(env.DB, env.TOKEN_ENCRYPTION_KEY, {
       pluginId,

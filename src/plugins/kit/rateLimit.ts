@@ -36,14 +36,12 @@ async function noteDeployedRefusal(
   now?: number,
 ): Promise<void> {
   const { limit, windowMS, what } = RATE_BUCKETS.actions;
-  const refused = await takeProjectRates(
-    env.RATE_LIMITER,
-    project,
-    [{ bucket: "actions", limit, windowMS }],
-    null,
-    () => new PlatformError("rate_limited", what),
+  const refused = await takeProjectRates(env.RATE_LIMITER, project, {
+    rates: [{ bucket: "actions", limit, windowMS }],
+    account: null,
+    projectRefusal: () => new PlatformError("rate_limited", what),
     now,
-  );
+  });
   if (!refused || notedDeployedRefusal) return;
   notedDeployedRefusal = true;
   console.log(
@@ -74,18 +72,16 @@ export async function takeRateLimit(
   const buckets = requested.filter((bucket) => !isPrivate || !RATE_BUCKETS[bucket].exemptWhenPrivate);
   if (localPrivate && buckets.length < requested.length) await noteDeployedRefusal(env, project, now);
   if (buckets.length === 0) return;
-  const refusal = await takeProjectRates(
-    env.RATE_LIMITER,
-    project,
-    buckets.map((bucket) => ({ bucket, ...RATE_BUCKETS[bucket] })),
-    buckets.includes("email") ? "email" : null,
-    ({ bucket, limit, windowMS, what }, retryAfterSeconds) =>
+  const refusal = await takeProjectRates(env.RATE_LIMITER, project, {
+    rates: buckets.map((bucket) => ({ bucket, ...RATE_BUCKETS[bucket] })),
+    account: buckets.includes("email") ? "email" : null,
+    projectRefusal: ({ bucket, limit, windowMS, what }, retryAfterSeconds) =>
       new PlatformError(
         "rate_limited",
         `Rate limit reached: a project may make ${limit} ${what} per ${perWindow(windowMS)}. Retry in ${retryAfterSeconds} s.`,
         { retryAfterSeconds, bucket, scope: "project" },
       ),
     now,
-  );
+  });
   if (refusal) throw refusal.error;
 }

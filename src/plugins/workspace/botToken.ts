@@ -121,9 +121,7 @@ export async function botTokenFor(
     if (
       !(await takeRefreshLease(
         env.DB,
-        resource.id,
-        "botToken",
-        metadata.botToken,
+        { resourceId: resource.id, tokenField: "botToken", currentToken: metadata.botToken },
         { holder, until: now() + REFRESH_LEASE_MS },
         now(),
       ))
@@ -166,7 +164,7 @@ export async function botTokenFor(
           providerError: error,
         });
       // The refresh token is spent or refused: only a new install gives a working pair.
-      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, projectId, error);
+      await markConnectionNeedsReconnect(env.DB, { pluginId: PLUGIN_ID, projectId }, error);
       throw new PlatformError(
         "revoked",
         `The workspace-chat connection could not refresh its Slack token (Slack said ${error}): it needs to be reconnected. ${RECONNECT_HINT}`,
@@ -177,12 +175,19 @@ export async function botTokenFor(
     const newToken = answer.access_token;
     const expiresIn = typeof answer.expires_in === "number" ? answer.expires_in : null;
     const refreshToken = typeof answer.refresh_token === "string" ? answer.refresh_token : current.refreshToken;
-    await updateConnectionTokens(env.DB, env.TOKEN_ENCRYPTION_KEY, PLUGIN_ID, projectId, {
+    await updateConnectionTokens(env.DB, env.TOKEN_ENCRYPTION_KEY, {
+      pluginId: PLUGIN_ID,
+      projectId,
       accessToken: newToken,
       refreshToken,
       tokenExpiresAt: expiresIn === null ? null : now() + expiresIn * 1000,
     });
-    await storeTokenAndReleaseLease(env.DB, resource.id, holder, "botToken", await sealBotToken(env, teamId, newToken));
+    await storeTokenAndReleaseLease(env.DB, {
+      resourceId: resource.id,
+      holder,
+      tokenField: "botToken",
+      token: await sealBotToken(env, teamId, newToken),
+    });
     return { token: newToken, resource };
   }
 }

@@ -30,6 +30,10 @@ export function parseEvents(value: unknown): WorkspaceEventKind[] {
 export async function handleDeploy(request: Request, env: WorkspaceEnv): Promise<Response> {
   const { project, metadata } = await readDeployMetadata(request, env, PLUGIN_ID);
   const events = parseEvents(metadata.events);
-  const workspaces = await recordResourceEvents(env.DB, PLUGIN_ID, RESOURCE_TYPE, project.id, events);
+  const workspaces = await recordResourceEvents(
+    env.DB,
+    { pluginId: PLUGIN_ID, resourceType: RESOURCE_TYPE, projectId: project.id },
+    events,
+  );
   return Response.json({ events, workspaces });
 }

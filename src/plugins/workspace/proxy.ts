@@ -114,7 +114,7 @@ export async function handleProxy(route: WorkspaceProxyRoute, request: Request, 
       );
     if (NEEDS_RECONNECT.has(answer.error)) {
       // The connection needs reconnecting; calls still go to Slack, and the first it accepts clears this.
-      await markConnectionNeedsReconnect(env.DB, PLUGIN_ID, project.id, answer.error);
+      await markConnectionNeedsReconnect(env.DB, { pluginId: PLUGIN_ID, projectId: project.id }, answer.error);
       throw new PlatformError(
         "revoked",
         `Slack refused the workspace's bot token (${answer.error}): the connection needs to be reconnected. ${RECONNECT_HINT}`,

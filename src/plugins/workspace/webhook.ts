@@ -112,9 +112,11 @@ export async function handleWebhook(
   }
   const check = await verifyWorkspaceSignature(
     env.SLACK_SIGNING_SECRET,
-    request.headers.get(TIMESTAMP_HEADER),
-    request.headers.get(SIGNATURE_HEADER),
-    raw,
+    {
+      timestampHeader: request.headers.get(TIMESTAMP_HEADER),
+      signatureHeader: request.headers.get(SIGNATURE_HEADER),
+      rawBody: raw,
+    },
     options.nowSeconds,
   );
   if (!check.ok) return refuse("unauthorized", `Slack signature check failed (${check.reason}): ${check.message}`);
@@ -177,7 +179,12 @@ export async function handleWebhook(
       // The app is gone from the workspace: the connection is kept (revoked) for the record, the claim is released
       // so another project can install into the workspace.
       await markConnectionRevoked(env.DB, PLUGIN_ID, owner.project.id);
-      await releaseResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, teamId, owner.project.id);
+      await releaseResource(env.DB, {
+        pluginId: PLUGIN_ID,
+        resourceType: RESOURCE_TYPE,
+        externalResourceId: teamId,
+        projectId: owner.project.id,
+      });
     }
     return new Response(null, { status: 200 });
   }

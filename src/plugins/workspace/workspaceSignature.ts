@@ -57,11 +57,16 @@ export async function signWorkspaceRequest(
   return "v0=" + (await hmacSha256Hex(signingSecret, signatureBaseString(String(timestamp), rawBody)));
 }
 
+/** A request as received: its two signature headers (either may be missing) and its raw body. */
+export interface SignedWorkspaceRequest {
+  timestampHeader: string | null | undefined;
+  signatureHeader: string | null | undefined;
+  rawBody: Uint8Array | ArrayBuffer | string;
+}
+
 export async function verifyWorkspaceSignature(
   signingSecret: string,
-  timestampHeader: string | null | undefined,
-  signatureHeader: string | null | undefined,
-  rawBody: Uint8Array | ArrayBuffer | string,
+  { timestampHeader, signatureHeader, rawBody }: SignedWorkspaceRequest,
   nowSeconds: number = Math.floor(Date.now() / 1000),
 ): Promise<SignatureCheck> {
   if (!signingSecret) throw new Error("verifyWorkspaceSignature: the signing secret is not configured.");

@@ -114,10 +114,18 @@ export async function finishSignIn(request: Request, site: AuthSite, nowMS = Dat
   const form = await tokenFromForm(request);
   if ("failure" in form) return refuse(form.failure);
   const bindings = cookieValues(request, cookieName("bind", site)).slice(0, 4);
-  let check = await verifyCallbackToken(form.token, site.secret, site.projectId, bindings[0] ?? null, nowMS);
+  let check = await verifyCallbackToken(
+    form.token,
+    { workerSecret: site.secret, projectId: site.projectId, bindingCookieValue: bindings[0] ?? null },
+    nowMS,
+  );
   for (const binding of bindings.slice(1)) {
     if (check.ok || check.reason !== "wrong_browser") break;
-    check = await verifyCallbackToken(form.token, site.secret, site.projectId, binding, nowMS);
+    check = await verifyCallbackToken(
+      form.token,
+      { workerSecret: site.secret, projectId: site.projectId, bindingCookieValue: binding },
+      nowMS,
+    );
   }
   if (!check.ok) return refuse(check.reason);
 

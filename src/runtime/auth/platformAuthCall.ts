@@ -18,11 +18,11 @@ export async function postToPlatform(
     method: "POST",
     headers: {
       "content-type": "application/json",
-      [IDENTITY_HEADER]: await signRequestToken("identity", project.projectId, project.secret, {
-        method: "POST",
-        pathAndQuery: path,
-        body,
-      }),
+      [IDENTITY_HEADER]: await signRequestToken(
+        "identity",
+        { method: "POST", pathAndQuery: path, body },
+        { projectId: project.projectId, secret: project.secret },
+      ),
     },
     body,
   });

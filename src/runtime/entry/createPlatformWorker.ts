@@ -48,8 +48,8 @@ async function handleInternal(
   const check = await verifyRequestToken(
     "internal",
     request.headers.get(INTERNAL_HEADER),
-    (id) => (id === projectId ? secret : null),
     { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
+    { lookupSecret: (id) => (id === projectId ? secret : null) },
   );
   if (!check.ok) return notFound();
   const authenticated = new Request(request.url, { method: request.method, headers: request.headers, body });

@@ -384,7 +384,7 @@ export const chatserver = {
   async reply(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
     const body = replyBody(message);
     const { token, env } = replyTokenOf(interaction, "reply");
-    return pluginCall(env, "chatserver", "/proxy/reply", { replyToken: token, ...body });
+    return pluginCall(env, "chatserver", "/proxy/reply", { body: { replyToken: token, ...body } });
   },
 
   /**
@@ -395,7 +395,7 @@ export const chatserver = {
   async followup(interaction: ChatInteraction, message: ChatReply): Promise<ChatMessageAnswer> {
     const body = replyBody(message);
     const { token, env } = replyTokenOf(interaction, "followup");
-    return pluginCall(env, "chatserver", "/proxy/followup", { replyToken: token, ...body });
+    return pluginCall(env, "chatserver", "/proxy/followup", { body: { replyToken: token, ...body } });
   },
 
   /**
@@ -409,7 +409,7 @@ export const chatserver = {
   ): Promise<ChatMessageAnswer> {
     const body = messageBody(message, false);
     const { token, env } = replyTokenOf(interaction, "update");
-    return pluginCall(env, "chatserver", "/proxy/update", { replyToken: token, ...body });
+    return pluginCall(env, "chatserver", "/proxy/update", { body: { replyToken: token, ...body } });
   },
 
   /**
@@ -424,7 +424,7 @@ export const chatserver = {
   async showModal(interaction: ChatCommand | ChatComponentInteraction, modal: ChatModal): Promise<void> {
     toWireModal(modal);
     const { token, env } = replyTokenOf(interaction, "showModal");
-    await pluginCall(env, "chatserver", "/proxy/show-modal", { replyToken: token, modal });
+    await pluginCall(env, "chatserver", "/proxy/show-modal", { body: { replyToken: token, modal } });
   },
 
   /**
@@ -452,8 +452,10 @@ export const chatserver = {
   async sendMessage(channelId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, true);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/send-message", {
-      channelId: requireChatId(channelId, "channelId"),
-      ...body,
+      body: {
+        channelId: requireChatId(channelId, "channelId"),
+        ...body,
+      },
     });
   },
 
@@ -465,9 +467,11 @@ export const chatserver = {
   async editMessage(channelId: string, messageId: string, message: string | ChatMessageInput): Promise<PostedMessage> {
     const body = messageBody(message, false);
     return pluginCall(pluginEnv(), "chatserver", "/proxy/edit-message", {
-      channelId: requireChatId(channelId, "channelId"),
-      messageId: requireChatId(messageId, "messageId"),
-      ...body,
+      body: {
+        channelId: requireChatId(channelId, "channelId"),
+        messageId: requireChatId(messageId, "messageId"),
+        ...body,
+      },
     });
   },
 };

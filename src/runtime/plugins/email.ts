@@ -45,7 +45,8 @@ export const email = {
         `idempotencyKey must be 1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters.`,
       );
     }
-    const answer: { id?: unknown } | null = await pluginCall(pluginEnv(), "email-send", EMAIL_SEND_ROUTE, message, {
+    const answer: { id?: unknown } | null = await pluginCall(pluginEnv(), "email-send", EMAIL_SEND_ROUTE, {
+      body: message,
       idempotencyKey: key,
     });
     if (!answer || typeof answer.id !== "string")

@@ -17,8 +17,9 @@ export function pluginEnv(): PlatformEnv {
   return env;
 }
 
-export interface PluginCallOptions {
-  /** Sent as `Idempotency-Key` (the plugin forwards it to the provider). */
+/** What one plugin call sends: `body` as JSON, and an `Idempotency-Key` when given (the plugin forwards it to the provider). */
+export interface PluginCallRequest {
+  body: unknown;
   idempotencyKey?: string;
 }
 
@@ -51,8 +52,7 @@ export async function pluginCall<Id extends PluginId, T = unknown>(
   env: PlatformEnv,
   pluginId: Id,
   path: PluginRoute<Id>,
-  body: unknown,
-  options: PluginCallOptions = {},
+  { body, idempotencyKey }: PluginCallRequest,
 ): Promise<T> {
   const { binding, title } = pluginById(pluginId);
   const plugin = env[binding] as Fetcher | undefined;
@@ -73,13 +73,13 @@ export async function pluginCall<Id extends PluginId, T = unknown>(
   const text = JSON.stringify(body ?? {});
   const headers: Record<string, string> = {
     "content-type": "application/json",
-    [IDENTITY_HEADER]: await signRequestToken("identity", projectId, secret, {
-      method: "POST",
-      pathAndQuery: path,
-      body: text,
-    }),
+    [IDENTITY_HEADER]: await signRequestToken(
+      "identity",
+      { method: "POST", pathAndQuery: path, body: text },
+      { projectId, secret },
+    ),
   };
-  if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
+  if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
 
   let response: Response;
   try {

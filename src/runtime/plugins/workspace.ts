@@ -182,7 +182,7 @@ function call<T>(
   options: WorkspaceCallOptions,
 ): Promise<T> {
   const payload = options.resource ? { ...body, resource: options.resource } : body;
-  return pluginCall(options.env ?? pluginEnv(), "workspace", path, payload);
+  return pluginCall(options.env ?? pluginEnv(), "workspace", path, { body: payload });
 }
 
 /** A message's text and, when given, its blocks, checked before any call. */

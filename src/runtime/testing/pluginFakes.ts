@@ -86,8 +86,8 @@ function fakePlugin(plugin: PluginId, secret: string): Fetcher {
       const check = await verifyRequestToken(
         "identity",
         request.headers.get(IDENTITY_HEADER),
-        (id) => (id === TEST_PROJECT.id ? secret : null),
         { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
+        { lookupSecret: (id) => (id === TEST_PROJECT.id ? secret : null) },
       );
       if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
       const handler = (ROUTES[plugin] as Record<string, Handler>)[path];

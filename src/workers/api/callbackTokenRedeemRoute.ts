@@ -40,7 +40,11 @@ export async function redeemCallbackToken(request: Request, env: ApiEnv): Promis
     );
   }
   const session = body.session === undefined ? undefined : parseSessionGrant(body.session, now);
-  const outcome = await recordRedeemedToken(env.DB, project.id, body.jti, exp, now, session);
+  const outcome = await recordRedeemedToken(
+    env.DB,
+    { projectId: project.id, jti: body.jti, expiresAt: exp, session },
+    now,
+  );
   if (!outcome.redeemed) throw new PlatformError("conflict", "This callback token was already redeemed.");
   if (outcome.session) refuseSessionStart(outcome.session);
   return Response.json({ redeemed: true });

@@ -37,11 +37,11 @@ export async function registerWithPlugins(
       async ({ id: pluginId, binding }) => {
         const plugin = env[binding];
         if (!plugin) return [pluginId, "not bound"] as const;
-        const token = await signRequestToken("identity", project.id, project.worker_secret, {
-          method: "POST",
-          pathAndQuery: "/deploy",
-          body,
-        });
+        const token = await signRequestToken(
+          "identity",
+          { method: "POST", pathAndQuery: "/deploy", body },
+          { projectId: project.id, secret: project.worker_secret },
+        );
         try {
           const response = await plugin.fetch("https://plugin.internal/deploy", {
             method: "POST",

@@ -90,13 +90,11 @@ export async function runDueCrons(
   return Promise.all(
     due.map(async (row) => {
       try {
-        const response = await callProjectWorker(
-          dispatcher,
-          row,
-          "POST",
-          `/__cron/${encodeURIComponent(row.cron_name)}`,
-          delivery,
-        );
+        const response = await callProjectWorker(dispatcher, row, {
+          method: "POST",
+          pathAndQuery: `/__cron/${encodeURIComponent(row.cron_name)}`,
+          body: delivery,
+        });
         const output = cronOutput(await response.text()).slice(0, 500);
         console.log(`cron ${row.slug}/${row.cron_name}: ${response.status} ${output}`);
         return { project: row.slug, cron: row.cron_name, status: response.status, output };

@@ -29,11 +29,11 @@ export async function uninstallProjectPlugin(request: CliRequest, env: ApiEnv): 
   if (!worker)
     throw new PlatformError("not_ready", `The ${plugin} plugin is not bound to the API worker (${binding}).`);
   const body = "{}";
-  const token = await signRequestToken("identity", project.id, project.worker_secret, {
-    method: "POST",
-    pathAndQuery: "/uninstall",
-    body,
-  });
+  const token = await signRequestToken(
+    "identity",
+    { method: "POST", pathAndQuery: "/uninstall", body },
+    { projectId: project.id, secret: project.worker_secret },
+  );
   let response: Response;
   try {
     response = await worker.fetch("https://plugin.internal/uninstall", {

@@ -39,7 +39,11 @@ export async function createProject(request: CliRequest, env: ApiEnv): Promise<R
   if (body.private !== undefined && typeof body.private !== "boolean") {
     throw new PlatformError("invalid_input", "private must be true or false.");
   }
-  const row = await insertOwnedProject(env.DB, request.user, slug, body.private === true, maxProjectsPerAccount(env));
+  const row = await insertOwnedProject(
+    env.DB,
+    { user: request.user, slug, isPrivate: body.private === true },
+    maxProjectsPerAccount(env),
+  );
   return Response.json({ project: toPublicProject(row) }, { status: 201 });
 }
 
@@ -52,9 +56,7 @@ export async function createProject(request: CliRequest, env: ApiEnv): Promise<R
  */
 export async function insertOwnedProject(
   db: D1Database,
-  user: CliUser,
-  slug: string,
-  isPrivate: boolean,
+  { user, slug, isPrivate }: { user: CliUser; slug: string; isPrivate: boolean },
   maxProjects: number,
 ): Promise<ProjectRow> {
   refuseReservedSlug(validateSlug(slug));

@@ -46,7 +46,12 @@ export async function putSecret(request: CliRequest, env: ApiEnv): Promise<Respo
       "conflict",
       `Project "${project.slug}" has ${MAX_SECRETS_PER_PROJECT} secrets, the most it may have: delete one first.`,
     );
-  const { created } = await putProjectSecret(env.DB, env.SECRETS_ENCRYPTION_KEY, project.id, name, value, Date.now());
+  const { created } = await putProjectSecret(
+    env.DB,
+    env.SECRETS_ENCRYPTION_KEY,
+    { projectId: project.id, name, value },
+    Date.now(),
+  );
   return Response.json({ secret: { name }, created, applies: APPLIES }, { status: created ? 201 : 200, ...noStore });
 }
 

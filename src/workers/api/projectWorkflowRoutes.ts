@@ -30,7 +30,12 @@ async function relay(response: Response): Promise<Response> {
 export async function listProjectWorkflowRuns(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const query = new URL(request.url).search;
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", `/__workflow/runs${query}`));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, {
+      method: "GET",
+      pathAndQuery: `/__workflow/runs${query}`,
+    }),
+  );
 }
 
 /**
@@ -48,7 +53,10 @@ function runPath(request: CliRequest, action = ""): string {
 /** One run's view, its failed steps' stacks pointed at the project's sources (mappedRunView.ts). */
 export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
-  const answer = await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request));
+  const answer = await callProjectWorker(resolveDispatcher(env), project, {
+    method: "GET",
+    pathAndQuery: runPath(request),
+  });
   const log = projectLogOf(env, project.id);
   if (!answer.ok || !log) return relay(answer);
   return Response.json(await withMappedStepErrors(await answer.json(), (stacks, at) => log.mapStacks(stacks, at)));
@@ -61,14 +69,25 @@ export async function getProjectWorkflowRun(request: CliRequest, env: ApiEnv): P
 export async function streamProjectWorkflowRun(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const query = new URL(request.url).search;
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "GET", runPath(request, `/stream${query}`)));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, {
+      method: "GET",
+      pathAndQuery: runPath(request, `/stream${query}`),
+    }),
+  );
 }
 
 /** `POST /projects/:slug/workflows` `{ name, data, id?, idempotencyKey?, idempotencyTTLMS? }`: starts a registered workflow. */
 export async function startProjectWorkflow(request: CliRequest, env: ApiEnv): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = new TextDecoder().decode(await readBodyBytes(request, 1024 * 1024 + 4096));
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", "/__workflow/start", body));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, {
+      method: "POST",
+      pathAndQuery: "/__workflow/start",
+      body,
+    }),
+  );
 }
 
 /** Checks a control's body here, then forwards it as canonical JSON; the project's answer passes through. */
@@ -80,7 +99,13 @@ async function forwardControl(
 ): Promise<Response> {
   const project = await requireOwnedProject(env.DB, request.user, request.params.slug!);
   const body = parse(await readBodyBytes(request, MAX_CONTROL_BODY_BYTES));
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", path(request), JSON.stringify(body)));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, {
+      method: "POST",
+      pathAndQuery: path(request),
+      body: JSON.stringify(body),
+    }),
+  );
 }
 
 /** `POST /projects/:slug/workflows/:runId/<control>`, forwarded to the project's `/__workflow/runs/:runId/<control>`. */
@@ -135,5 +160,10 @@ export async function runProjectCron(request: CliRequest, env: ApiEnv): Promise<
       "not_found",
       `Project "${project.slug}" has no cron named "${name ?? request.params.name}".`,
     );
-  return relay(await callProjectWorker(resolveDispatcher(env), project, "POST", `/__cron/${encodeURIComponent(name)}`));
+  return relay(
+    await callProjectWorker(resolveDispatcher(env), project, {
+      method: "POST",
+      pathAndQuery: `/__cron/${encodeURIComponent(name)}`,
+    }),
+  );
 }

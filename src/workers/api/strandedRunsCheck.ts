@@ -30,15 +30,13 @@ export async function checkStrandedRuns(env: ApiEnv, push: StrandedRunsCheck): P
   const { project, running, next, force } = push;
   const none: StrandedRuns = { count: 0, runs: [] };
   if (!running || !hasWorkflows(running.metadata)) return none;
-  const response = await callProjectWorker(
-    resolveDispatcher(env),
-    project,
-    "POST",
-    STRANDED_RUNS_CHECK_PATH,
-    JSON.stringify({
+  const response = await callProjectWorker(resolveDispatcher(env), project, {
+    method: "POST",
+    pathAndQuery: STRANDED_RUNS_CHECK_PATH,
+    body: JSON.stringify({
       workflows: next.map(({ name, steps, renamed }) => (renamed ? { name, steps, renamed } : { name, steps })),
     }),
-  );
+  });
   if (!response.ok) {
     if (force) return none;
     const detail = await response.text().catch(() => "");

@@ -45,19 +45,17 @@ export async function enqueueWorkflowExecution(request: Request, env: ApiEnv): P
   const parts = parseRequestToken(request.headers.get(IDENTITY_HEADER))!;
   if (!(await spendIdentityToken(env.DB, parts.signature, requestTokenExpiresAt(parts.timestamp), now)))
     throw new PlatformError("unauthorized", IDENTITY_FAILURES.replayed);
-  const refusal = await takeProjectRates(
-    env.RATE_LIMITER,
-    project,
-    [EXECUTE_RATE],
-    EXECUTE_RATE.bucket,
-    ({ limit, windowMS, bucket }, retryAfterSeconds) =>
+  const refusal = await takeProjectRates(env.RATE_LIMITER, project, {
+    rates: [EXECUTE_RATE],
+    account: EXECUTE_RATE.bucket,
+    projectRefusal: ({ limit, windowMS, bucket }, retryAfterSeconds) =>
       new PlatformError(
         "rate_limited",
         `Rate limit reached: a project may ask for ${limit} workflow executions per ${windowMS / 1000} seconds. Retry in ${retryAfterSeconds} s.`,
         { retryAfterSeconds, bucket, scope: "project" },
       ),
     now,
-  );
+  });
   if (refusal) return errorResponse(refusal.error, { "Retry-After": String(refusal.retryAfterSeconds) });
   const body = parseJsonObject(bytes);
   if (typeof body.runId !== "string" || !/^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,199}$/.test(body.runId)) {
@@ -114,12 +112,10 @@ export async function consumeWorkflowQueue(
       continue;
     }
     try {
-      const response = await callProjectWorker(
-        dispatcher,
-        project,
-        "POST",
-        `/__workflow/${encodeURIComponent(runId)}/execute`,
-      );
+      const response = await callProjectWorker(dispatcher, project, {
+        method: "POST",
+        pathAndQuery: `/__workflow/${encodeURIComponent(runId)}/execute`,
+      });
       if (response.status === 404) {
         console.error(`workflow queue: ${scriptName} does not know run ${runId}; dropping it`);
         await releaseExecutionInFlight(env.DB, scriptName, runId);

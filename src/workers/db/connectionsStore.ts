@@ -1,3 +1,4 @@
+import type { ProjectPluginKey } from "./projectPluginKey.ts";
 import { type PluginProblemSummary, pluginProblemsByPlugin } from "./pluginProblems.ts";
 import { changedRows } from "./statementResults.ts";
 import { openToken, sealToken } from "./tokenVault.ts";
@@ -97,13 +98,14 @@ export async function upsertConnection(
     .run();
 }
 
+/** A connection's new tokens, as a refresh answered them. */
+export type RefreshedTokens = ProjectPluginKey & Pick<NewConnection, "accessToken" | "refreshToken" | "tokenExpiresAt">;
+
 /** Stores refreshed tokens on an existing connection. */
 export async function updateConnectionTokens(
   db: D1Database,
   vaultSecret: string | undefined,
-  pluginId: string,
-  projectId: number,
-  tokens: { accessToken: string; refreshToken?: string | null; tokenExpiresAt?: number | null },
+  { pluginId, projectId, ...tokens }: RefreshedTokens,
   now = Date.now(),
 ): Promise<void> {
   const access = await sealToken(vaultSecret, tokens.accessToken, context(pluginId, projectId, "access"));
@@ -158,8 +160,7 @@ function revokeConnections(
 /** Records the provider's refusal of the connection's token: the connection needs reconnecting. */
 export async function markConnectionNeedsReconnect(
   db: D1Database,
-  pluginId: string,
-  projectId: number,
+  { pluginId, projectId }: ProjectPluginKey,
   providerError: string,
   now = Date.now(),
 ): Promise<void> {

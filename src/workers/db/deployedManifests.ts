@@ -1,3 +1,5 @@
+import type { ProjectPluginKey } from "./projectPluginKey.ts";
+
 /**
  * `plugin_deployed_manifests`: each project's last deployed metadata for a
  * plugin (the chat-server plugin's commands), so work that happens after the
@@ -5,8 +7,7 @@
  */
 export async function storeDeployedManifest(
   db: D1Database,
-  pluginId: string,
-  projectId: number,
+  { pluginId, projectId }: ProjectPluginKey,
   manifest: Record<string, unknown>,
   now = Date.now(),
 ): Promise<void> {

@@ -23,12 +23,14 @@ export async function identifiedProjectCall(
   const check = await verifyRequestToken(
     "identity",
     request.headers.get(IDENTITY_HEADER),
-    async (projectId) => {
-      project = await findProjectById(db, projectId);
-      return project?.worker_secret ?? null;
-    },
     { method: request.method, pathAndQuery: pathAndQueryOf(request.url), body },
-    nowMS,
+    {
+      lookupSecret: async (projectId) => {
+        project = await findProjectById(db, projectId);
+        return project?.worker_secret ?? null;
+      },
+      nowMS,
+    },
   );
   if (!check.ok) throw new PlatformError("unauthorized", IDENTITY_FAILURES[check.reason]);
   if (!project) throw new PlatformError("unauthorized", IDENTITY_FAILURES.unknown_project);

@@ -13,12 +13,17 @@ export interface PluginProblemSummary extends PluginProblem {
   since: string;
 }
 
+/** A problem of a plugin as `source` (a part of it) reports it. */
+export interface ReportedPluginProblem {
+  pluginId: string;
+  source: string;
+  problem: PluginProblem;
+}
+
 /** Records `problem` for `source`; the same code again keeps its `since`. */
 export async function recordPluginProblem(
   db: D1Database,
-  pluginId: string,
-  source: string,
-  problem: PluginProblem,
+  { pluginId, source, problem }: ReportedPluginProblem,
   now = Date.now(),
 ): Promise<void> {
   await db

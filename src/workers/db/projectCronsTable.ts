@@ -26,7 +26,12 @@ export function replaceProjectCronsStatements(
 ): D1PreparedStatement[] {
   const rows = crons.map((c) => [c.name, c.schedule, c.timezone ?? UTC]);
   return [
-    ...replaceProjectRowsStatements(db, "project_crons", projectId, ["name", "schedule", "timezone"], rows),
+    ...replaceProjectRowsStatements(db, {
+      table: "project_crons",
+      projectId,
+      columns: ["name", "schedule", "timezone"],
+      rows,
+    }),
     touchProjectStatement(db, projectId, Date.now()),
   ];
 }

@@ -9,12 +9,16 @@ export type ProjectListTable = "project_crons" | "project_workflows" | "project_
  * the values of `columns`, in order); batch them with the rest of the deploy.
  * `table` and `columns` are names written in the calling module, never input.
  */
+export interface ProjectRowsReplacement {
+  table: ProjectListTable;
+  projectId: number;
+  columns: readonly string[];
+  rows: readonly (readonly unknown[])[];
+}
+
 export function replaceProjectRowsStatements(
   db: D1Database,
-  table: ProjectListTable,
-  projectId: number,
-  columns: readonly string[],
-  rows: readonly (readonly unknown[])[],
+  { table, projectId, columns, rows }: ProjectRowsReplacement,
 ): D1PreparedStatement[] {
   const insert = `INSERT INTO ${table} (project_id, ${columns.join(", ")}) VALUES (?${", ?".repeat(columns.length)})`;
   return [

@@ -22,13 +22,18 @@ const secretsKey = (key: string | undefined) =>
 
 const context = (projectId: number, name: string) => `project-secret:${projectId}:${name}`;
 
+/** One secret of one project, as put. */
+export interface ProjectSecret {
+  projectId: number;
+  name: string;
+  value: string;
+}
+
 /** Writes (or replaces) one secret; answers whether it is new. */
 export async function putProjectSecret(
   db: D1Database,
   key: string | undefined,
-  projectId: number,
-  name: string,
-  value: string,
+  { projectId, name, value }: ProjectSecret,
   now: number,
 ): Promise<{ created: boolean }> {
   const sealed = await seal(await secretsKey(key), value, context(projectId, name));

@@ -11,6 +11,13 @@ import type { SessionGrant } from "../../contracts/signInSessions.ts";
 /** A project holds at most this many live sessions (beyond it, sign-in is refused until some end or expire). */
 export const MAX_LIVE_SESSIONS_PER_PROJECT = 100_000;
 
+/** A session to start in a project; `unlessRedeemed` ties it to a callback token. */
+export interface SessionToStart {
+  projectId: number;
+  grant: SessionGrant;
+  unlessRedeemed?: { jti: string };
+}
+
 /**
  * Purges expired rows (every project's) and inserts the session, for the
  * batch the caller runs; `unlessRedeemed`: only while that callback token is
@@ -18,10 +25,8 @@ export const MAX_LIVE_SESSIONS_PER_PROJECT = 100_000;
  */
 export function startSessionStatements(
   db: D1Database,
-  projectId: number,
-  grant: SessionGrant,
+  { projectId, grant, unlessRedeemed }: SessionToStart,
   nowSeconds: number,
-  unlessRedeemed?: { jti: string },
 ): D1PreparedStatement[] {
   // The cap is checked in the insert itself, so concurrent sign-ins cannot pass it together.
   const conditions = ["(SELECT COUNT(*) FROM project_sessions WHERE project_id = ?) < ?"];
@@ -63,7 +68,7 @@ export async function startSession(
   grant: SessionGrant,
   nowSeconds: number,
 ): Promise<SessionStart> {
-  const [, inserted] = await db.batch(startSessionStatements(db, projectId, grant, nowSeconds));
+  const [, inserted] = await db.batch(startSessionStatements(db, { projectId, grant }, nowSeconds));
   return sessionStartOutcome(db, projectId, grant.sid, inserted);
 }
 

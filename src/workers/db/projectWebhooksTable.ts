@@ -17,13 +17,12 @@ export function replaceProjectWebhooksStatements(
   projectId: number,
   webhooks: ProjectWebhook[],
 ): D1PreparedStatement[] {
-  return replaceProjectRowsStatements(
-    db,
-    "project_webhooks",
+  return replaceProjectRowsStatements(db, {
+    table: "project_webhooks",
     projectId,
-    ["name", "verify", "secret", "start"],
-    webhooks.map((w) => [w.name, w.verify, w.secret, w.start ?? null]),
-  );
+    columns: ["name", "verify", "secret", "start"],
+    rows: webhooks.map((w) => [w.name, w.verify, w.secret, w.start ?? null]),
+  });
 }
 
 export async function listProjectWebhooks(db: D1Database, projectId: number): Promise<ProjectWebhook[]> {

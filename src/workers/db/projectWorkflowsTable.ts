@@ -15,13 +15,12 @@ export function replaceProjectWorkflowsStatements(
   projectId: number,
   workflows: ProjectWorkflow[],
 ): D1PreparedStatement[] {
-  return replaceProjectRowsStatements(
-    db,
-    "project_workflows",
+  return replaceProjectRowsStatements(db, {
+    table: "project_workflows",
     projectId,
-    ["name", "steps", "max_attempts", "step_timeout_ms"],
-    workflows.map((w) => [w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS]),
-  );
+    columns: ["name", "steps", "max_attempts", "step_timeout_ms"],
+    rows: workflows.map((w) => [w.name, JSON.stringify(w.steps), w.maxAttempts, w.stepTimeoutMS]),
+  });
 }
 
 export async function listProjectWorkflows(db: D1Database, projectId: number): Promise<ProjectWorkflow[]> {

@@ -10,6 +10,14 @@ import { sessionStartOutcome, startSessionStatements, type SessionStart } from "
  */
 export const REDEEMED_TOKEN_SKEW_SECONDS = 60;
 
+/** A callback token a project redeemed (its `jti`, kept until `expiresAt`), with the session it signs in. */
+export interface RedeemedToken {
+  projectId: number;
+  jti: string;
+  expiresAt: number;
+  session?: SessionGrant;
+}
+
 /**
  * Records the token as redeemed: `redeemed` true the first time, false for a
  * replay. With `session`, in the same transaction, starts the session the
@@ -18,11 +26,8 @@ export const REDEEMED_TOKEN_SKEW_SECONDS = 60;
  */
 export async function recordRedeemedToken(
   db: D1Database,
-  projectId: number,
-  jti: string,
-  expiresAt: number,
+  { projectId, jti, expiresAt, session }: RedeemedToken,
   nowSeconds: number,
-  session?: SessionGrant,
 ): Promise<{ redeemed: boolean; session?: SessionStart }> {
   const purge = db
     .prepare("DELETE FROM redeemed_callback_tokens WHERE expires_at < ?")
@@ -37,7 +42,11 @@ export async function recordRedeemedToken(
     return { redeemed: (inserted?.results.length ?? 0) > 0 };
   }
   // The session's insert runs first and only while the token is not recorded; the token's insert follows.
-  const [purgeSessions, startSession] = startSessionStatements(db, projectId, session, nowSeconds, { jti });
+  const [purgeSessions, startSession] = startSessionStatements(
+    db,
+    { projectId, grant: session, unlessRedeemed: { jti } },
+    nowSeconds,
+  );
   const [, , started, inserted] = await db.batch([purge, purgeSessions!, startSession!, redeem]);
   const redeemed = (inserted?.results.length ?? 0) > 0;
   if (!redeemed) return { redeemed };

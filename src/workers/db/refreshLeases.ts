@@ -6,15 +6,20 @@
  * nor undo it.
  */
 
+/** The token a lease guards: metadata key `tokenField` of resource `resourceId`, now `currentToken`. */
+export interface LeasedToken {
+  resourceId: number;
+  tokenField: string;
+  currentToken: string;
+}
+
 /**
  * Takes the lease atomically: only while no live lease exists and the stored
  * token (`tokenField`) is still `currentToken` (nobody refreshed in between).
  */
 export async function takeRefreshLease(
   db: D1Database,
-  resourceId: number,
-  tokenField: string,
-  currentToken: string,
+  { resourceId, tokenField, currentToken }: LeasedToken,
   lease: { holder: string; until: number },
   now: number,
 ): Promise<boolean> {
@@ -32,10 +37,7 @@ export async function takeRefreshLease(
 /** Stores the refreshed token and clears the lease in one write, if `holder` still holds it. */
 export async function storeTokenAndReleaseLease(
   db: D1Database,
-  resourceId: number,
-  holder: string,
-  tokenField: string,
-  token: string,
+  { resourceId, holder, tokenField, token }: { resourceId: number; holder: string; tokenField: string; token: string },
 ): Promise<void> {
   await db
     .prepare(

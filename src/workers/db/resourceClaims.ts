@@ -43,6 +43,12 @@ export interface ResourceSummary {
   commands?: string[];
 }
 
+/** A project's resources of one type through one plugin. */
+export type ProjectResources = Pick<ResourceClaim, "pluginId" | "resourceType" | "projectId">;
+
+/** One resource a project claimed. */
+export type ClaimedResource = ProjectResources & Pick<ResourceClaim, "externalResourceId">;
+
 export const ALREADY_CONNECTED_MESSAGE = "This resource is already connected to another project.";
 
 /**
@@ -82,10 +88,7 @@ export async function claimResource(db: D1Database, claim: ResourceClaim, now = 
 /** Gives a project's resource up (uninstall); true when it held it. */
 export async function releaseResource(
   db: D1Database,
-  pluginId: string,
-  resourceType: ResourceType,
-  externalResourceId: string,
-  projectId: number,
+  { pluginId, resourceType, externalResourceId, projectId }: ClaimedResource,
 ): Promise<boolean> {
   const released = await changedRows(
     db
@@ -152,9 +155,7 @@ export function findProjectResource(
 /** Gives up the project's other resources of a type (a plugin with one resource per project, after a reinstall elsewhere). */
 export async function releaseOtherResources(
   db: D1Database,
-  pluginId: string,
-  resourceType: ResourceType,
-  projectId: number,
+  { pluginId, resourceType, projectId }: ProjectResources,
   keptExternalResourceId: string,
 ): Promise<void> {
   await db
@@ -185,9 +186,7 @@ export async function replaceResourceMetadata(
  */
 export function recordResourceEvents(
   db: D1Database,
-  pluginId: string,
-  resourceType: ResourceType,
-  projectId: number,
+  { pluginId, resourceType, projectId }: ProjectResources,
   events: readonly string[],
 ): Promise<number> {
   return changedRows(

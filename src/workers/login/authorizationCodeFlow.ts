@@ -45,6 +45,13 @@ export async function redirectToProvider(
   return redirect(authorize.toString(), [cookie]);
 }
 
+/** The provider's answer `url` to the flow that `flow`'s secrets started, and how the caller refuses a bad one. */
+export interface ProviderAnswer {
+  url: URL;
+  flow: Pick<AuthorizationSecrets, "nonce" | "verifier">;
+  refuse: (message: string) => LoginError;
+}
+
 /**
  * Redeems the single `code` of the provider's answer `url` with the flow's
  * PKCE verifier and verifies the ID token against the flow's nonce. A missing,
@@ -53,9 +60,7 @@ export async function redirectToProvider(
 export async function redeemAuthorizationCode(
   env: LoginEnv,
   metadata: ProviderMetadata,
-  url: URL,
-  flow: Pick<AuthorizationSecrets, "nonce" | "verifier">,
-  refuse: (message: string) => LoginError,
+  { url, flow, refuse }: ProviderAnswer,
 ): Promise<{ claims: JWTPayload; accessToken: string | undefined }> {
   const code = url.searchParams.getAll("code");
   if (code.length !== 1 || code[0]!.length === 0 || code[0]!.length > 2048)
@@ -65,6 +70,6 @@ export async function redeemAuthorizationCode(
     verifier: flow.verifier,
     redirectUri: redirectUri(env),
   });
-  const claims = await verifyIdToken(env, metadata, tokens.id_token, flow.nonce);
+  const claims = await verifyIdToken(env, metadata, { idToken: tokens.id_token, expectedNonce: flow.nonce });
   return { claims, accessToken: tokens.access_token };
 }

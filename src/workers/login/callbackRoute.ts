@@ -78,8 +78,8 @@ async function finish(request: Request, env: LoginEnv, clear: string): Promise<R
       backLink,
     );
   }
-  const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, url, flow, startAgain);
-  const user = await signedInUser(env, metadata, project, claims, accessToken, backLink);
+  const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, { url, flow, refuse: startAgain });
+  const user = await signedInUser(env, metadata, project, { idClaims: claims, accessToken, backLink });
 
   const token = await signCallbackToken(project.workerSecret, {
     pid: project.id,

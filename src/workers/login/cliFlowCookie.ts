@@ -5,6 +5,7 @@ import {
   openSealedCookie,
   type SealedCookieCheck,
   type SealedCookieKind,
+  type SealedCookieSite,
   sealCookie,
   sealedCookieName,
 } from "./sealedCookie.ts";
@@ -63,12 +64,11 @@ export function hasCliFlowCookie(request: Request, loginPublicUrl: string): bool
 /** The browser's CLI flow at `stage`, or why there is none. */
 export async function openCliFlowCookie<S extends CliFlow["stage"]>(
   request: Request,
-  secret: string,
-  loginPublicUrl: string,
+  site: SealedCookieSite,
   stage: S,
   nowMS = Date.now(),
 ): Promise<SealedCookieCheck<Extract<CliFlow, { stage: S }>>> {
-  const opened = await openSealedCookie(CLI_FLOW_COOKIE, request, secret, loginPublicUrl, nowMS);
+  const opened = await openSealedCookie(CLI_FLOW_COOKIE, request, site, nowMS);
   if (opened.ok && opened.flow.stage !== stage) return { ok: false, reason: "invalid" };
   return opened as SealedCookieCheck<Extract<CliFlow, { stage: S }>>;
 }

@@ -77,7 +77,11 @@ export async function startCliSignIn(request: Request, env: LoginEnv): Promise<R
 export async function routeCallback(request: Request, env: LoginEnv): Promise<Response> {
   const publicUrl = env.LOGIN_PUBLIC_URL ?? "";
   if (env.LOGIN_FLOW_SECRET && hasCliFlowCookie(request, publicUrl)) {
-    const opened = await openCliFlowCookie(request, env.LOGIN_FLOW_SECRET, publicUrl, "signin");
+    const opened = await openCliFlowCookie(
+      request,
+      { secret: env.LOGIN_FLOW_SECRET, loginPublicUrl: publicUrl },
+      "signin",
+    );
     const state = new URL(request.url).searchParams.getAll("state");
     if (opened.ok && state.length === 1 && timingSafeEqual(state[0]!, opened.flow.state))
       return finishCliSignIn(request, env, opened.flow);
@@ -100,15 +104,17 @@ async function finishCliSignIn(
       throw againFromTerminal("The answer comes from another identity provider than the one this sign-in went to.");
     if (url.searchParams.get("error") !== null)
       throw againFromTerminal(`The identity provider reported "${url.searchParams.get("error")!.slice(0, 100)}".`);
-    const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, url, flow, againFromTerminal);
+    const { claims, accessToken } = await redeemAuthorizationCode(env, metadata, {
+      url,
+      flow,
+      refuse: againFromTerminal,
+    });
     // The platform itself as the "project": every verified email may have a CLI account.
     const user = await signedInUser(
       env,
       metadata,
       { id: 0, slug: env.PLATFORM_DOMAIN, private: false, workerSecret: "", domains: null },
-      claims,
-      accessToken,
-      { href: env.LOGIN_PUBLIC_URL, text: "Back" },
+      { idClaims: claims, accessToken, backLink: { href: env.LOGIN_PUBLIC_URL, text: "Back" } },
     );
     const csrf = formToken();
     const cookie = await sealCliFlowCookie(env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, {
@@ -149,7 +155,11 @@ export async function answerCliSignIn(request: Request, env: LoginEnv): Promise<
   const origin = request.headers.get("origin");
   if (origin !== null && origin !== "null" && origin !== new URL(env.LOGIN_PUBLIC_URL).origin)
     throw againFromTerminal("This answer was not sent from the approval page.", 403);
-  const opened = await openCliFlowCookie(request, env.LOGIN_FLOW_SECRET, env.LOGIN_PUBLIC_URL, "approve");
+  const opened = await openCliFlowCookie(
+    request,
+    { secret: env.LOGIN_FLOW_SECRET, loginPublicUrl: env.LOGIN_PUBLIC_URL },
+    "approve",
+  );
   if (!opened.ok)
     return errorPage(
       againFromTerminal(

@@ -60,5 +60,5 @@ export function openFlowCookie(
   loginPublicUrl: string,
   nowMS = Date.now(),
 ): Promise<FlowCookieCheck> {
-  return openSealedCookie(FLOW_COOKIE, request, secret, loginPublicUrl, nowMS);
+  return openSealedCookie(FLOW_COOKIE, request, { secret, loginPublicUrl }, nowMS);
 }

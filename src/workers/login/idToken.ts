@@ -51,8 +51,7 @@ function describe(error: unknown): string {
 export async function verifyIdToken(
   env: LoginEnv,
   metadata: ProviderMetadata,
-  idToken: string,
-  expectedNonce: string,
+  { idToken, expectedNonce }: { idToken: string; expectedNonce: string },
   nowMS = Date.now(),
 ): Promise<JWTPayload> {
   const advertised = metadata.id_token_signing_alg_values_supported ?? ["RS256"];

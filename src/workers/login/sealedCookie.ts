@@ -61,6 +61,12 @@ export function clearSealedCookie(kind: SealedCookieKind<{ exp: number }>, login
   return setCookie(kind, loginPublicUrl, "", 0);
 }
 
+/** What a flow cookie is sealed with (`secret`) and whose it is (the login worker at `loginPublicUrl` names it). */
+export interface SealedCookieSite {
+  secret: string;
+  loginPublicUrl: string;
+}
+
 /**
  * Opens the flow cookie of `request`: missing, oversized, tampered, sealed with
  * another key or under another name, of the wrong shape, or past its `exp`
@@ -69,8 +75,7 @@ export function clearSealedCookie(kind: SealedCookieKind<{ exp: number }>, login
 export async function openSealedCookie<Flow extends { exp: number }>(
   kind: SealedCookieKind<Flow>,
   request: Request,
-  secret: string,
-  loginPublicUrl: string,
+  { secret, loginPublicUrl }: SealedCookieSite,
   nowMS = Date.now(),
 ): Promise<SealedCookieCheck<Flow>> {
   const name = sealedCookieName(kind, loginPublicUrl);

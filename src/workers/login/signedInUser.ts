@@ -66,6 +66,13 @@ function pictureOf(value: unknown): string | undefined {
   }
 }
 
+/** What the provider vouched for (the ID token's claims, its access token) and where a refusal page links back to. */
+export interface VerifiedSignIn {
+  idClaims: JWTPayload;
+  accessToken: string | undefined;
+  backLink: { href: string; text: string };
+}
+
 /**
  * Who signed in, as the project will see them, after the checks that are
  * the platform's to make: a verified email (`email_verified === true`, the
@@ -75,9 +82,7 @@ export async function signedInUser(
   env: LoginEnv,
   metadata: ProviderMetadata,
   project: SignInProject,
-  idClaims: JWTPayload,
-  accessToken: string | undefined,
-  backLink: { href: string; text: string },
+  { idClaims, accessToken, backLink }: VerifiedSignIn,
 ): Promise<SignedInUser> {
   const claims = await claimsWithUserinfo(env, metadata, idClaims, accessToken);
   const parsed = checkEmail(claims.email, project.domains);

@@ -23,6 +23,14 @@ export interface RateRefusal {
   retryAfterSeconds: number;
 }
 
+/** The project's rates to take one from, the account's limit to take too (or null), how a project refusal reads, and when. */
+export interface RatesToTake<Rate extends ProjectRate> {
+  rates: readonly Rate[];
+  account: AccountLimit | null;
+  projectRefusal: (rate: Rate, retryAfterSeconds: number) => PlatformError;
+  now?: number;
+}
+
 /**
  * Takes one from each of the project's `rates` and, when `account` names one,
  * from its account's limit too (objects/accountRateLimits.ts): all in the
@@ -34,10 +42,7 @@ export interface RateRefusal {
 export async function takeProjectRates<Rate extends ProjectRate>(
   limiters: DurableObjectNamespace<RateLimiter>,
   project: QuotaOwner,
-  rates: readonly Rate[],
-  account: AccountLimit | null,
-  projectRefusal: (rate: Rate, retryAfterSeconds: number) => PlatformError,
-  now?: number,
+  { rates, account, projectRefusal, now }: RatesToTake<Rate>,
 ): Promise<RateRefusal | null> {
   const takes = rates.map((rate) => projectTake(project, rate.bucket, rate.limit, rate.windowMS));
   if (account) takes.push(accountTake(account));

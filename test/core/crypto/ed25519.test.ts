@@ -101,7 +101,7 @@ const BODY = '{"type":1,"id":"123","application_id":"999","token":"tok","version
 
 describe.each(["webcrypto", "noble"] as const)("verifyEd25519Webhook (%s)", (implementation) => {
   const check = (key: string, sig: string | null, ts: string | null, body: string | Uint8Array, nowMS = NOW_MS) =>
-    verifyEd25519Webhook(key, sig, ts, body, { nowMS, implementation });
+    verifyEd25519Webhook(key, { signatureHex: sig, timestamp: ts, rawBody: body }, { nowMS, implementation });
 
   it("accepts timestamp + raw body signed with the application key (string or bytes)", async () => {
     const sig = await signEd25519(SEED, TS + BODY);
@@ -177,13 +177,23 @@ describe("requests signed by node:crypto (an independent Ed25519 implementation)
         const body = JSON.stringify({ type: 2, id: String(i), data: { name: "hello", text: "é😀".repeat(i) } });
         const ts = String(Math.floor(NOW_MS / 1000) - i);
         const sig = sign(null, Buffer.from(ts + body, "utf8"), privateKey).toString("hex");
-        expect(await verifyEd25519Webhook(keyHex, sig, ts, body, { nowMS: NOW_MS, implementation })).toEqual({
+        expect(
+          await verifyEd25519Webhook(
+            keyHex,
+            { signatureHex: sig, timestamp: ts, rawBody: body },
+            { nowMS: NOW_MS, implementation },
+          ),
+        ).toEqual({
           ok: true,
         });
         const tampered = Buffer.from(ts + body, "utf8");
         tampered[tampered.length - 1 - (i % 5)]! ^= 0x01;
         expect(
-          await verifyEd25519Webhook(keyHex, sig, ts, tampered.subarray(ts.length), { nowMS: NOW_MS, implementation }),
+          await verifyEd25519Webhook(
+            keyHex,
+            { signatureHex: sig, timestamp: ts, rawBody: tampered.subarray(ts.length) },
+            { nowMS: NOW_MS, implementation },
+          ),
         ).toMatchObject({ ok: false, reason: "bad_signature" });
       }
     },
@@ -194,6 +204,8 @@ describe("requests signed by node:crypto (an independent Ed25519 implementation)
     const privateKey = createPrivateKey({ key: der, format: "der", type: "pkcs8" });
     const sig = sign(null, Buffer.from(TS + BODY), privateKey).toString("hex");
     expect(sig).toBe(await signEd25519(SEED, TS + BODY));
-    expect(await verifyEd25519Webhook(PUBLIC_KEY, sig, TS, BODY, { nowMS: NOW_MS })).toEqual({ ok: true });
+    expect(
+      await verifyEd25519Webhook(PUBLIC_KEY, { signatureHex: sig, timestamp: TS, rawBody: BODY }, { nowMS: NOW_MS }),
+    ).toEqual({ ok: true });
   });
 });

@@ -54,6 +54,12 @@ it("verifyEd25519Webhook accepts the fake's signature with either implementation
   const body = '{"type":1}';
   const sig = await signEd25519(seed, ts + body);
   for (const implementation of ["webcrypto", "noble"] as const) {
-    expect(await verifyEd25519Webhook(VECTORS[0][0], sig, ts, body, { implementation })).toEqual({ ok: true });
+    expect(
+      await verifyEd25519Webhook(
+        VECTORS[0][0],
+        { signatureHex: sig, timestamp: ts, rawBody: body },
+        { implementation },
+      ),
+    ).toEqual({ ok: true });
   }
 });

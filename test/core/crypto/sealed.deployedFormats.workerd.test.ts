@@ -68,7 +68,13 @@ describe("deployed wire formats stay readable", () => {
       await hkdfWrittenOut(SECRET, "platform-callback-token-v1", "HMAC"),
       encoder.encode(`v1.${payload}`),
     );
-    expect(await verifyCallbackToken(`v1.${payload}.${base64url(sig)}`, SECRET, 3, "bind", 1_000)).toEqual({
+    expect(
+      await verifyCallbackToken(
+        `v1.${payload}.${base64url(sig)}`,
+        { workerSecret: SECRET, projectId: 3, bindingCookieValue: "bind" },
+        1_000,
+      ),
+    ).toEqual({
       ok: true,
       claims,
     });

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { credentialsPath, saveLogin } from "#src/dev/cli/credentials/credentialsFile.ts";
-import { writeDevSession } from "#src/dev/cli/dev/devState.ts";
+import { writeDevSession } from "#src/dev/cli/dev/state/devState.ts";
 import {
   callPlatformApi,
   requestPlatformApi,

@@ -49,7 +49,11 @@ describe("test events over the chat server's Gateway", () => {
     for (let i = 0; i < 5 && relay.status().phase !== "ready"; i++) await new Promise((r) => setTimeout(r, 5));
     expect(relay.status().phase).toBe("ready");
 
-    const answer = await sendTestEvent(fetcher, "chatserver", resource, { kind: "message", text: "hi" }, FAST);
+    const answer = await sendTestEvent(
+      fetcher,
+      { plugin: "chatserver", resource, event: { kind: "message", text: "hi" } },
+      { timing: FAST },
+    );
     await relay.settled();
     expect(answer.summary).toBe(
       `Sent a message "hi" from server "Test Server" over the chat server's Gateway; the plugin's relay is connected.`,
@@ -62,7 +66,9 @@ describe("test events over the chat server's Gateway", () => {
 
   it("without a relay session the event goes nowhere, and the route says so (not_ready, 503)", async () => {
     const { resource, fetcher } = await setup();
-    const error = await platformRejection(sendTestEvent(fetcher, "chatserver", resource, { kind: "reaction" }, FAST));
+    const error = await platformRejection(
+      sendTestEvent(fetcher, { plugin: "chatserver", resource, event: { kind: "reaction" } }, { timing: FAST }),
+    );
     expect(error.code).toBe("not_ready");
     expect(error.message).toContain("Gateway relay is not connected");
   });

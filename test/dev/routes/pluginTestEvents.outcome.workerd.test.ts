@@ -69,11 +69,8 @@ describe("test events: what the project's delivery came to", () => {
     const resource = await claimedResource(row.id, "chatserver", TEST_GUILD.id);
     const answer = await sendTestEvent(
       world.fetcher,
-      "chatserver",
-      resource!,
-      { kind: "command", name: "ping" },
-      FAST,
-      async () => [...outcomes],
+      { plugin: "chatserver", resource: resource!, event: { kind: "command", name: "ping" } },
+      { timing: FAST, deliveryOutcomes: async () => [...outcomes] },
     );
     await Promise.all(world.background);
     expect(answer.summary).toBe(
@@ -98,13 +95,13 @@ describe("test events: what the project's delivery came to", () => {
     const asked: number[] = [];
     const answer = await sendTestEvent(
       asFetcher((request) => slack.fetch(request)),
-      "workspace",
-      resource!,
-      { kind: "message", text: "hi" },
-      { maxMS: 60_000, quietMS: 100, pollMS: 50 },
-      async () => {
-        asked.push(1);
-        return [];
+      { plugin: "workspace", resource: resource!, event: { kind: "message", text: "hi" } },
+      {
+        timing: { maxMS: 60_000, quietMS: 100, pollMS: 50 },
+        deliveryOutcomes: async () => {
+          asked.push(1);
+          return [];
+        },
       },
     );
     expect(answer.outcome).toEqual({

@@ -48,12 +48,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     // What the fake delivered: one correctly signed interaction for the newest claimed server.
     expect(world.deliveries).toHaveLength(1);
     const [delivery] = world.deliveries;
-    const check = await verifyEd25519Webhook(
-      await ed25519PublicKeyHex(SEED),
-      delivery!.headers.get("X-Signature-Ed25519"),
-      delivery!.headers.get("X-Signature-Timestamp"),
-      delivery!.body,
-    );
+    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), {
+      signatureHex: delivery!.headers.get("X-Signature-Ed25519"),
+      timestamp: delivery!.headers.get("X-Signature-Timestamp"),
+      rawBody: delivery!.body,
+    });
     expect(check.ok).toBe(true);
     expect(delivery!.json).toMatchObject({
       type: 2,
@@ -125,12 +124,11 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
 
     expect(deliveries).toHaveLength(1);
     const [delivery] = deliveries;
-    const check = await verifyWorkspaceSignature(
-      SIGNING_SECRET,
-      delivery!.headers.get("X-Slack-Request-Timestamp"),
-      delivery!.headers.get("X-Slack-Signature"),
-      delivery!.body,
-    );
+    const check = await verifyWorkspaceSignature(SIGNING_SECRET, {
+      timestampHeader: delivery!.headers.get("X-Slack-Request-Timestamp"),
+      signatureHeader: delivery!.headers.get("X-Slack-Signature"),
+      rawBody: delivery!.body,
+    });
     expect(check.ok).toBe(true);
     expect(delivery!.json).toMatchObject({
       type: "event_callback",
@@ -165,10 +163,8 @@ describe("POST /projects/:slug/plugins/:plugin/test-events: sending", () => {
     const resource = await claimedResource(row.id, "chatserver", TEST_GUILD.id);
     const answer = await sendTestEvent(
       world.fetcher,
-      "chatserver",
-      resource,
-      { kind: "command", name: "ping" },
-      { maxMS: 300, quietMS: 100, pollMS: 50 },
+      { plugin: "chatserver", resource, event: { kind: "command", name: "ping" } },
+      { timing: { maxMS: 300, quietMS: 100, pollMS: 50 } },
     );
     expect(answer).toEqual({
       sent: {

@@ -19,11 +19,12 @@ describe("deliverToProject", () => {
     expect(call!.scriptName).toBe(a.script_name);
     expect(call!.url.pathname).toBe("/__plugin/workspace");
     expect(JSON.parse(call!.body)).toEqual(payload);
-    const check = await verifyRequestToken("internal", call!.headers.get(INTERNAL_HEADER), () => a.worker_secret, {
-      method: "POST",
-      pathAndQuery: "/__plugin/workspace",
-      body: call!.body,
-    });
+    const check = await verifyRequestToken(
+      "internal",
+      call!.headers.get(INTERNAL_HEADER),
+      { method: "POST", pathAndQuery: "/__plugin/workspace", body: call!.body },
+      { lookupSecret: () => a.worker_secret },
+    );
     expect(check.ok).toBe(true);
   });
 });

@@ -44,12 +44,32 @@ describe("HMAC-SHA256 primitive: RFC 4231 known answers", () => {
 describe("verifyWorkspaceSignature", () => {
   it("the documented example: body is 362 bytes and the signature is accepted", async () => {
     expect(new TextEncoder().encode(SLACK_BODY).byteLength).toBe(362);
-    expect(await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).toEqual({ ok: true });
+    expect(
+      await verifyWorkspaceSignature(
+        SLACK_SECRET,
+        { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+        NOW,
+      ),
+    ).toEqual({ ok: true });
     // Same bytes as an ArrayBuffer / Uint8Array.
     const bytes = new TextEncoder().encode(SLACK_BODY);
-    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes, NOW)).ok).toBe(true);
     expect(
-      (await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, bytes.buffer as ArrayBuffer, NOW)).ok,
+      (
+        await verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: bytes },
+          NOW,
+        )
+      ).ok,
+    ).toBe(true);
+    expect(
+      (
+        await verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: bytes.buffer as ArrayBuffer },
+          NOW,
+        )
+      ).ok,
     ).toBe(true);
   });
 
@@ -65,7 +85,13 @@ describe("verifyWorkspaceSignature", () => {
     });
     const ts = "1800000000";
     const sig = "v0=" + createHmac("sha256", "another-secret").update(`v0:${ts}:${body}`, "utf8").digest("hex");
-    expect(await verifyWorkspaceSignature("another-secret", ts, sig, body, 1_800_000_000)).toEqual({ ok: true });
+    expect(
+      await verifyWorkspaceSignature(
+        "another-secret",
+        { timestampHeader: ts, signatureHeader: sig, rawBody: body },
+        1_800_000_000,
+      ),
+    ).toEqual({ ok: true });
     expect(await signWorkspaceRequest("another-secret", ts, body)).toBe(sig);
   });
 
@@ -74,87 +100,205 @@ describe("verifyWorkspaceSignature", () => {
     const ts = "1800000000";
     const asText = "v0=" + createHmac("sha256", utf8(hexLike)).update(`v0:${ts}:x`).digest("hex");
     const asHex = "v0=" + createHmac("sha256", fromHex(hexLike)).update(`v0:${ts}:x`).digest("hex");
-    expect((await verifyWorkspaceSignature(hexLike, ts, asText, "x", 1_800_000_000)).ok).toBe(true);
-    expect((await verifyWorkspaceSignature(hexLike, ts, asHex, "x", 1_800_000_000)).ok).toBe(false);
+    expect(
+      (
+        await verifyWorkspaceSignature(
+          hexLike,
+          { timestampHeader: ts, signatureHeader: asText, rawBody: "x" },
+          1_800_000_000,
+        )
+      ).ok,
+    ).toBe(true);
+    expect(
+      (
+        await verifyWorkspaceSignature(
+          hexLike,
+          { timestampHeader: ts, signatureHeader: asHex, rawBody: "x" },
+          1_800_000_000,
+        )
+      ).ok,
+    ).toBe(false);
   });
 
   const table: [string, () => Promise<unknown>, string][] = [
     [
       "a 1-byte body change",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY.replace("foobar", "foobaz"), NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY.replace("foobar", "foobaz") },
+          NOW,
+        ),
       "bad_signature",
     ],
     [
       "a trailing newline",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY + "\n", NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY + "\n" },
+          NOW,
+        ),
       "bad_signature",
     ],
     [
       "a flipped signature digit",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "2", SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG.slice(0, -1) + "2", rawBody: SLACK_BODY },
+          NOW,
+        ),
       "bad_signature",
     ],
     [
       "the wrong secret",
-      () => verifyWorkspaceSignature(SLACK_SECRET + "x", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET + "x",
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW,
+        ),
       "bad_signature",
     ],
     [
       "a different timestamp header (signature bound to it)",
-      () => verifyWorkspaceSignature(SLACK_SECRET, String(NOW + 1), SLACK_SIG, SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: String(NOW + 1), signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW,
+        ),
       "bad_signature",
     ],
     [
       "stale: now = ts + 301",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + REPLAY_WINDOW_SECONDS + 1),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW + REPLAY_WINDOW_SECONDS + 1,
+        ),
       "stale",
     ],
     [
       "from the future: now = ts - 301",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 301),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW - 301,
+        ),
       "stale",
     ],
     [
       "replayed an hour later",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 3600),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW + 3600,
+        ),
       "stale",
     ],
-    ["no signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, null, SLACK_BODY, NOW), "missing"],
-    ["no timestamp header", () => verifyWorkspaceSignature(SLACK_SECRET, null, SLACK_SIG, SLACK_BODY, NOW), "missing"],
-    ["empty signature header", () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, "", SLACK_BODY, NOW), "missing"],
+    [
+      "no signature header",
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: null, rawBody: SLACK_BODY },
+          NOW,
+        ),
+      "missing",
+    ],
+    [
+      "no timestamp header",
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: null, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW,
+        ),
+      "missing",
+    ],
+    [
+      "empty signature header",
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: "", rawBody: SLACK_BODY },
+          NOW,
+        ),
+      "missing",
+    ],
     [
       "unknown version prefix v1=",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.replace("v0=", "v1="), SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG.replace("v0=", "v1="), rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "bare hex without v0=",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(3), SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG.slice(3), rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "truncated digest",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -2), SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG.slice(0, -2), rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "non-hex digest",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG.slice(0, -1) + "g", SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG.slice(0, -1) + "g", rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "two signatures joined",
-      () => verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, `${SLACK_SIG},${SLACK_SIG}`, SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: `${SLACK_SIG},${SLACK_SIG}`, rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "timestamp in milliseconds form with a dot",
-      () => verifyWorkspaceSignature(SLACK_SECRET, "1531420618.0", SLACK_SIG, SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: "1531420618.0", signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
     [
       "negative timestamp",
-      () => verifyWorkspaceSignature(SLACK_SECRET, "-1531420618", SLACK_SIG, SLACK_BODY, NOW),
+      () =>
+        verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: "-1531420618", signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW,
+        ),
       "malformed",
     ],
   ];
@@ -166,11 +310,29 @@ describe("verifyWorkspaceSignature", () => {
   });
 
   it("accepts at exactly the edge of the window, on both sides", async () => {
-    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW + 300)).ok).toBe(true);
-    expect((await verifyWorkspaceSignature(SLACK_SECRET, SLACK_TS, SLACK_SIG, SLACK_BODY, NOW - 300)).ok).toBe(true);
+    expect(
+      (
+        await verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW + 300,
+        )
+      ).ok,
+    ).toBe(true);
+    expect(
+      (
+        await verifyWorkspaceSignature(
+          SLACK_SECRET,
+          { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY },
+          NOW - 300,
+        )
+      ).ok,
+    ).toBe(true);
   });
 
   it("refuses to run without a configured secret", async () => {
-    await expect(verifyWorkspaceSignature("", SLACK_TS, SLACK_SIG, SLACK_BODY, NOW)).rejects.toThrow(/signing secret/);
+    await expect(
+      verifyWorkspaceSignature("", { timestampHeader: SLACK_TS, signatureHeader: SLACK_SIG, rawBody: SLACK_BODY }, NOW),
+    ).rejects.toThrow(/signing secret/);
   });
 });

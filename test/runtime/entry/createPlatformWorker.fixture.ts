@@ -106,14 +106,12 @@ export function internalToken(
 ): Promise<string> {
   return signRequestToken(
     spec.purpose ?? "internal",
-    spec.projectId ?? PROJECT_ID,
-    spec.secret ?? SECRET,
     {
       method: spec.method ?? method,
       pathAndQuery: spec.path ?? path,
       body: spec.body === undefined ? body : spec.body,
     },
-    spec.nowMS,
+    { projectId: spec.projectId ?? PROJECT_ID, secret: spec.secret ?? SECRET, nowMS: spec.nowMS },
   );
 }
 

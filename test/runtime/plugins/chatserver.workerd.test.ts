@@ -150,7 +150,10 @@ describe("chatserver runtime", () => {
 
   it("reports commands and events in the project's metadata", async () => {
     const w = setup(row);
-    const response = await callProjectWorker({ get: () => w.projectFetcher }, row, "GET", "/__platform/metadata");
+    const response = await callProjectWorker({ get: () => w.projectFetcher }, row, {
+      method: "GET",
+      pathAndQuery: "/__platform/metadata",
+    });
     expect(((await response.json()) as { plugins: { chatserver: unknown } }).plugins.chatserver).toEqual({
       commands: [{ name: "hello", description: "Say hello" }],
       events: ["message"],

@@ -43,17 +43,19 @@ const dispatcher = {
 
 describe("/__plugin/<pluginId> in a project worker", () => {
   it("hands a platform delivery to the handler the plugin module registered", async () => {
-    const response = await callProjectWorker(
-      dispatcher,
-      project,
-      "POST",
-      "/__plugin/chatserver",
-      JSON.stringify({ kind: "command", name: "ping" }),
-    );
+    const response = await callProjectWorker(dispatcher, project, {
+      method: "POST",
+      pathAndQuery: "/__plugin/chatserver",
+      body: JSON.stringify({ kind: "command", name: "ping" }),
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ type: 4, data: { content: "pong" } });
     expect(seen.at(-1)).toEqual({ kind: "command", name: "ping" });
-    const raw = await callProjectWorker(dispatcher, project, "POST", "/__plugin/workspace", "{}");
+    const raw = await callProjectWorker(dispatcher, project, {
+      method: "POST",
+      pathAndQuery: "/__plugin/workspace",
+      body: "{}",
+    });
     expect(raw.status).toBe(202);
   });
 
@@ -63,7 +65,7 @@ describe("/__plugin/<pluginId> in a project worker", () => {
     ["a body that is not JSON", "/__plugin/chatserver", "nope", 400, "malformed_json"],
     ["a handler's refusal", "/__plugin/chatserver", '{"fail":true}', 400, "invalid_input"],
   ] as const)("answers %s with its error", async (_name, path, body, status, code) => {
-    const response = await callProjectWorker(dispatcher, project, "POST", path, body);
+    const response = await callProjectWorker(dispatcher, project, { method: "POST", pathAndQuery: path, body });
     expect(response.status).toBe(status);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe(code);
   });
@@ -80,7 +82,10 @@ describe("/__plugin/<pluginId> in a project worker", () => {
   });
 
   it("reports what the plugin modules registered under metadata `plugins`", async () => {
-    const response = await callProjectWorker(dispatcher, project, "GET", "/__platform/metadata");
+    const response = await callProjectWorker(dispatcher, project, {
+      method: "GET",
+      pathAndQuery: "/__platform/metadata",
+    });
     expect(((await response.json()) as { plugins: unknown }).plugins).toEqual({
       chatserver: { commands: [{ name: "ping" }], events: ["message"] },
     });
@@ -107,8 +112,11 @@ describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under p
   });
   const local = dispatcherFor(localEnv);
   const recorded = async () =>
-    ((await (await callProjectWorker(local, project, "GET", "/__plugin/outcomes")).json()) as { outcomes: any[] })
-      .outcomes;
+    (
+      (await (
+        await callProjectWorker(local, project, { method: "GET", pathAndQuery: "/__plugin/outcomes" })
+      ).json()) as { outcomes: any[] }
+    ).outcomes;
 
   it.each([
     ["handlers ran", "ran", 200, { handled: 2 }, { result: "handled", handlers: 2 }],
@@ -144,13 +152,11 @@ describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under p
     const before = (await recorded()).at(-1)?.seq ?? 0;
     // A handler's error, a platform error too, is logged: the dev terminal and the project's log show it.
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const response = await callProjectWorker(
-      local,
-      project,
-      "POST",
-      "/__plugin/outcomes",
-      JSON.stringify({ kind: "event", name: "message", how }),
-    );
+    const response = await callProjectWorker(local, project, {
+      method: "POST",
+      pathAndQuery: "/__plugin/outcomes",
+      body: JSON.stringify({ kind: "event", name: "message", how }),
+    });
     expect(response.status).toBe(status);
     expect(await response.json()).toMatchObject(answer);
     const list = await recorded();
@@ -163,12 +169,19 @@ describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under p
 
   it("keeps the last 20 only", async () => {
     for (let i = 0; i < 25; i++)
-      await callProjectWorker(local, project, "POST", "/__plugin/outcomes", JSON.stringify({ how: "ran" }));
+      await callProjectWorker(local, project, {
+        method: "POST",
+        pathAndQuery: "/__plugin/outcomes",
+        body: JSON.stringify({ how: "ran" }),
+      });
     expect(await recorded()).toHaveLength(20);
   });
 
   it("serves the record under platform dev only, and only to the platform", async () => {
-    const deployed = await callProjectWorker(dispatcherFor(projectEnv), project, "GET", "/__plugin/outcomes");
+    const deployed = await callProjectWorker(dispatcherFor(projectEnv), project, {
+      method: "GET",
+      pathAndQuery: "/__plugin/outcomes",
+    });
     expect(deployed.status).toBe(404);
     const external = await worker.fetch!(
       new Request("https://shop.example.test/__plugin/outcomes") as never,
@@ -176,7 +189,11 @@ describe("/__plugin/<pluginId>: what a delivery came to (the answer, and under p
       createExecutionContext(),
     );
     expect(external.status).toBe(404);
-    await callProjectWorker(dispatcherFor(projectEnv), project, "POST", "/__plugin/outcomes", '{"how":"refused"}');
+    await callProjectWorker(dispatcherFor(projectEnv), project, {
+      method: "POST",
+      pathAndQuery: "/__plugin/outcomes",
+      body: '{"how":"refused"}',
+    });
     expect((await recorded()).some((o) => o.kind === null && o.result === "failed")).toBe(false);
   });
 });
@@ -201,8 +218,7 @@ describe("pluginCall", () => {
       envWith(() => Response.json({ ok: 1 }), requests),
       "chatserver",
       "/proxy/reply",
-      { a: 1 },
-      { idempotencyKey: "k" },
+      { body: { a: 1 }, ...{ idempotencyKey: "k" } },
     );
     expect(result).toEqual({ ok: 1 });
     const [request] = requests;
@@ -210,12 +226,8 @@ describe("pluginCall", () => {
     const check = await verifyRequestToken(
       "identity",
       request!.headers.get(IDENTITY_HEADER),
-      (id) => (id === "7" ? SECRET : null),
-      {
-        method: "POST",
-        pathAndQuery: "/proxy/reply",
-        body: await request!.text(),
-      },
+      { method: "POST", pathAndQuery: "/proxy/reply", body: await request!.text() },
+      { lookupSecret: (id) => (id === "7" ? SECRET : null) },
     );
     expect(check).toEqual({ ok: true, projectId: "7" });
   });
@@ -265,7 +277,9 @@ describe("pluginCall", () => {
       undefined,
     ],
   ] as const)("maps %s to a PlatformError", async (_name, answer, code, message, details) => {
-    const error = await pluginCall(envWith(answer), "chatserver", "/proxy/reply", {}).catch((e: unknown) => e);
+    const error = await pluginCall(envWith(answer), "chatserver", "/proxy/reply", { body: {} }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PlatformError);
     expect({
       code: (error as PlatformError).code,
@@ -284,9 +298,12 @@ describe("pluginCall", () => {
           return Response.json({ ok: true });
         },
       };
-      for (const route of plugin.routes) await pluginCall({ ...projectEnv, [binding]: worker }, id, route, {});
+      for (const route of plugin.routes)
+        await pluginCall({ ...projectEnv, [binding]: worker }, id, route, { body: {} });
       expect(requests).toEqual(plugin.routes.map((route) => `POST ${route}`));
-      const error = (await pluginCall(projectEnv, id, plugin.routes[0]!, {}).catch((e: unknown) => e)) as PlatformError;
+      const error = (await pluginCall(projectEnv, id, plugin.routes[0]!, { body: {} }).catch(
+        (e: unknown) => e,
+      )) as PlatformError;
       expect([error.code, error.message]).toEqual([
         "not_ready",
         `The ${plugin.title} plugin is not available: this project worker has no ${binding} binding.`,
@@ -296,16 +313,23 @@ describe("pluginCall", () => {
 
   it("fails with not_ready when the binding or the secret is missing", async () => {
     expect(
-      ((await pluginCall(projectEnv, "workspace", "/proxy/send-message", {}).catch((e: unknown) => e)) as PlatformError)
-        .message,
+      (
+        (await pluginCall(projectEnv, "workspace", "/proxy/send-message", { body: {} }).catch(
+          (e: unknown) => e,
+        )) as PlatformError
+      ).message,
     ).toMatch(/no WORKSPACE_PLUGIN binding/);
     const noSecret = { CHATSERVER_PLUGIN: envWith(() => Response.json({})).CHATSERVER_PLUGIN };
     expect(
-      ((await pluginCall(noSecret, "chatserver", "/proxy/reply", {}).catch((e: unknown) => e)) as PlatformError).code,
+      (
+        (await pluginCall(noSecret, "chatserver", "/proxy/reply", { body: {} }).catch(
+          (e: unknown) => e,
+        )) as PlatformError
+      ).code,
     ).toBe("not_ready");
   });
 });
 
 // Compile-time (npm run typecheck): a plugin's calls take only the routes its descriptor names.
 // @ts-expect-error /proxy/reply is the chat server's route, not the workspace's.
-void (() => pluginCall(projectEnv, "workspace", "/proxy/reply", {}));
+void (() => pluginCall(projectEnv, "workspace", "/proxy/reply", { body: {} }));

@@ -54,11 +54,11 @@ const refused: { name: string; input: EmailSendInput; status: number; code: stri
 async function signedPluginCall(binding: string, path: string, input: unknown, secret?: string) {
   const env = platformRuntime.env!;
   const body = JSON.stringify(input);
-  const token = await signRequestToken("identity", TEST_PROJECT.id, secret ?? env.PLATFORM_WORKER_SECRET!, {
-    method: "POST",
-    pathAndQuery: path,
-    body,
-  });
+  const token = await signRequestToken(
+    "identity",
+    { method: "POST", pathAndQuery: path, body },
+    { projectId: TEST_PROJECT.id, secret: secret ?? env.PLATFORM_WORKER_SECRET! },
+  );
   const response = await (env[binding] as Fetcher).fetch(`https://plugin.internal${path}`, {
     method: "POST",
     headers: { "X-Platform-Identity": token, "content-type": "application/json" },

@@ -38,17 +38,25 @@ describe("the workflow routes answer only the platform", () => {
     {
       name: "another secret",
       token: (method, path, body) =>
-        signRequestToken("internal", PROJECT_ID, OTHER_SECRET, { method, pathAndQuery: path, body }),
+        signRequestToken(
+          "internal",
+          { method, pathAndQuery: path, body },
+          { projectId: PROJECT_ID, secret: OTHER_SECRET },
+        ),
     },
     {
       name: "an identity token",
       token: (method, path, body) =>
-        signRequestToken("identity", PROJECT_ID, SECRET, { method, pathAndQuery: path, body }),
+        signRequestToken("identity", { method, pathAndQuery: path, body }, { projectId: PROJECT_ID, secret: SECRET }),
     },
     {
       name: "a token for another path",
       token: (method, _path, body) =>
-        signRequestToken("internal", PROJECT_ID, SECRET, { method, pathAndQuery: "/__cron/__workflow-recovery", body }),
+        signRequestToken(
+          "internal",
+          { method, pathAndQuery: "/__cron/__workflow-recovery", body },
+          { projectId: PROJECT_ID, secret: SECRET },
+        ),
     },
   ];
 
@@ -86,11 +94,11 @@ describe("the workflow routes answer only the platform", () => {
       // A valid token replayed with another body (the signature covers it) is refused too.
       const path = `/__workflow/runs/${runId}/events`;
       const signedForOther = async () =>
-        signRequestToken("internal", PROJECT_ID, SECRET, {
-          method: "POST",
-          pathAndQuery: path,
-          body: JSON.stringify({ name: "other" }),
-        });
+        signRequestToken(
+          "internal",
+          { method: "POST", pathAndQuery: path, body: JSON.stringify({ name: "other" }) },
+          { projectId: PROJECT_ID, secret: SECRET },
+        );
       await expectRefused(signedForOther, "POST", path, JSON.stringify({ name: "approval" }));
       expect(types(await getRun(runId))).toEqual(["workflow_created", "step_started", "step_completed"]);
       expect(project.userCodeCalls).toBe(0);

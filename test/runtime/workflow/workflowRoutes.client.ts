@@ -20,11 +20,11 @@ export async function call(method: string, path: string, options: Call = {}): Pr
   const body = options.body ?? null;
   const token =
     options.token === undefined || options.token === "valid"
-      ? await signRequestToken("internal", project.env.PLATFORM_PROJECT_ID!, project.env.PLATFORM_WORKER_SECRET!, {
-          method,
-          pathAndQuery: path,
-          body,
-        })
+      ? await signRequestToken(
+          "internal",
+          { method, pathAndQuery: path, body },
+          { projectId: project.env.PLATFORM_PROJECT_ID!, secret: project.env.PLATFORM_WORKER_SECRET! },
+        )
       : options.token;
   const headers = new Headers();
   if (token !== null) headers.set(INTERNAL_HEADER, token);

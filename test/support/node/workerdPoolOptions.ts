@@ -1,7 +1,7 @@
 import path from "node:path";
-import { readDeployedWorkers } from "#src/dev/cli/dev/deployedWorkers.ts";
-import { localScriptBindings } from "#src/dev/cli/dev/localScriptBindings.ts";
-import { localWorker } from "#src/dev/cli/dev/localWorker.ts";
+import { readDeployedWorkers } from "#src/dev/cli/dev/workerd/deployedWorkers.ts";
+import { localScriptBindings } from "#src/dev/cli/dev/workerd/localScriptBindings.ts";
+import { localWorker } from "#src/dev/cli/dev/workerd/localWorker.ts";
 import { PLATFORM_SERVICES, projectScriptBindings } from "#src/workers/api/dispatchUpload.ts";
 
 /** The actor classes the workerd test harness (test/support/workerd/harness.ts) exports as a project does. */

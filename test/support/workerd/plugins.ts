@@ -63,10 +63,12 @@ export async function signedRequest(call: SignedCall): Promise<Request> {
   const method = call.method ?? "POST";
   const token = await signRequestToken(
     "identity",
-    call.asProjectId ?? call.project.id,
-    call.secret ?? call.project.worker_secret,
     { method, pathAndQuery: call.signedPath ?? call.path, body: call.signedBody ?? call.body },
-    call.nowMS ?? Date.now(),
+    {
+      projectId: call.asProjectId ?? call.project.id,
+      secret: call.secret ?? call.project.worker_secret,
+      nowMS: call.nowMS ?? Date.now(),
+    },
   );
   return new Request((call.origin ?? "https://plugin.test") + call.path, {
     method,

@@ -25,10 +25,8 @@ async function redeem(
       ? options.token
       : await signRequestToken(
           "identity",
-          row.id,
-          options.secret ?? row.worker_secret,
           { method: "POST", pathAndQuery: PATH, body: text },
-          options.nowMS,
+          { projectId: row.id, secret: options.secret ?? row.worker_secret, nowMS: options.nowMS },
         );
   return callApi("POST", PATH, {
     body: text,

@@ -257,12 +257,8 @@ describe("PUT /projects/:slug/deployment hands the project's handlers to the plu
         const check = await verifyRequestToken(
           "identity",
           request.headers.get(IDENTITY_HEADER),
-          (id) => (id === projectId ? secret : null),
-          {
-            method: request.method,
-            pathAndQuery: new URL(request.url).pathname,
-            body: bytes,
-          },
+          { method: request.method, pathAndQuery: new URL(request.url).pathname, body: bytes },
+          { lookupSecret: (id) => (id === projectId ? secret : null) },
         );
         received[name] = [
           ...(received[name] ?? []),

@@ -23,11 +23,11 @@ async function call(
   const token =
     options.token !== undefined
       ? options.token
-      : await signRequestToken("identity", row.id, options.secret ?? row.worker_secret, {
-          method: "POST",
-          pathAndQuery: path,
-          body: text,
-        });
+      : await signRequestToken(
+          "identity",
+          { method: "POST", pathAndQuery: path, body: text },
+          { projectId: row.id, secret: options.secret ?? row.worker_secret },
+        );
   return callApi("POST", path, {
     body: text,
     headers: { "content-type": "application/json", ...(token === null ? {} : { [IDENTITY_HEADER]: token }) },

@@ -41,8 +41,8 @@ describe("GET /projects/:slug/workflows/:runId/stream (platform workflow watch)"
     const check = await verifyRequestToken(
       "internal",
       call.headers.get(INTERNAL_HEADER),
-      (id) => (id === String(row.id) ? row.worker_secret : null),
       { method: call.method, pathAndQuery: pathAndQueryOf(call.url), body: call.body },
+      { lookupSecret: (id) => (id === String(row.id) ? row.worker_secret : null) },
     );
     expect(check).toEqual({ ok: true, projectId: String(row.id) });
   });

@@ -105,8 +105,8 @@ async function expectSignedFor(call: DispatchedCall, row: ProjectRow) {
   const check = await verifyRequestToken(
     "internal",
     call.headers.get(INTERNAL_HEADER),
-    (id) => (id === String(row.id) ? row.worker_secret : null),
     { method: call.method, pathAndQuery: pathAndQueryOf(call.url), body: call.body },
+    { lookupSecret: (id) => (id === String(row.id) ? row.worker_secret : null) },
   );
   expect(check).toEqual({ ok: true, projectId: String(row.id) });
 }
@@ -243,11 +243,12 @@ describe("POST /projects/:slug/workflows/:runId/events: body", () => {
       env: harness.env,
     });
     const call = calls[0]!;
-    const replayed = await verifyRequestToken("internal", call.headers.get(INTERNAL_HEADER), () => row.worker_secret, {
-      method: "POST",
-      pathAndQuery: "/__workflow/runs/run-1/cancel",
-      body: call.body,
-    });
+    const replayed = await verifyRequestToken(
+      "internal",
+      call.headers.get(INTERNAL_HEADER),
+      { method: "POST", pathAndQuery: "/__workflow/runs/run-1/cancel", body: call.body },
+      { lookupSecret: () => row.worker_secret },
+    );
     expect(replayed).toEqual({ ok: false, reason: "bad_signature" });
   });
 });

@@ -38,16 +38,17 @@ async function expectPlatformCall(call: DispatchedCall, row: ProjectRow, method:
   const check = await verifyRequestToken(
     "internal",
     token,
-    (id) => (id === String(row.id) ? row.worker_secret : null),
     { method: call.method, pathAndQuery: pathAndQueryOf(call.url), body: call.body },
+    { lookupSecret: (id) => (id === String(row.id) ? row.worker_secret : null) },
   );
   expect(check).toEqual({ ok: true, projectId: String(row.id) });
   // The same token must not pass as an identity token (purpose separation).
-  const asIdentity = await verifyRequestToken("identity", token, () => row.worker_secret, {
-    method: call.method,
-    pathAndQuery: pathAndQueryOf(call.url),
-    body: call.body,
-  });
+  const asIdentity = await verifyRequestToken(
+    "identity",
+    token,
+    { method: call.method, pathAndQuery: pathAndQueryOf(call.url), body: call.body },
+    { lookupSecret: () => row.worker_secret },
+  );
   expect(asIdentity).toEqual({ ok: false, reason: "bad_signature" });
 }
 
@@ -235,12 +236,8 @@ describe("workflow queue consumer", () => {
     const crossCheck = await verifyRequestToken(
       "internal",
       calls[0]!.headers.get(INTERNAL_HEADER),
-      () => blog.worker_secret,
-      {
-        method: "POST",
-        pathAndQuery: "/__workflow/done/execute",
-        body: null,
-      },
+      { method: "POST", pathAndQuery: "/__workflow/done/execute", body: null },
+      { lookupSecret: () => blog.worker_secret },
     );
     expect(crossCheck.ok).toBe(false);
   });

@@ -61,10 +61,8 @@ interface SignSpec {
 function sign(spec: SignSpec): Promise<string> {
   return signRequestToken(
     spec.purpose ?? "identity",
-    spec.projectId,
-    spec.secret,
     { method: spec.method ?? "POST", pathAndQuery: spec.path ?? PATH, body: spec.body },
-    spec.nowMS ?? Date.now(),
+    { projectId: spec.projectId, secret: spec.secret, nowMS: spec.nowMS ?? Date.now() },
   );
 }
 

@@ -67,7 +67,12 @@ describe("connectionsStore", () => {
     await connect();
     expect(await state()).toMatchObject({ status: "active", lastError: null, lastErrorAt: null });
 
-    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "token_revoked", Date.UTC(2030, 0, 1));
+    await markConnectionNeedsReconnect(
+      env.DB,
+      { pluginId: "workspace", projectId: a.id },
+      "token_revoked",
+      Date.UTC(2030, 0, 1),
+    );
     expect(await state()).toMatchObject({
       status: "needs_reconnect",
       lastError: "token_revoked",
@@ -76,12 +81,12 @@ describe("connectionsStore", () => {
     await clearConnectionError(env.DB, "workspace", a.id);
     expect(await state()).toMatchObject({ status: "active", lastError: null });
 
-    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth");
+    await markConnectionNeedsReconnect(env.DB, { pluginId: "workspace", projectId: a.id }, "invalid_auth");
     await connect(); // a reinstall
     expect(await state()).toMatchObject({ status: "active", lastError: null });
 
     await markConnectionRevoked(env.DB, "workspace", a.id);
-    await markConnectionNeedsReconnect(env.DB, "workspace", a.id, "invalid_auth"); // a revoked one stays revoked
+    await markConnectionNeedsReconnect(env.DB, { pluginId: "workspace", projectId: a.id }, "invalid_auth"); // a revoked one stays revoked
     expect(await state()).toMatchObject({ status: "revoked", lastError: null });
 
     expect(await deleteConnection(env.DB, "workspace", a.id)).toBe(true);
@@ -106,7 +111,11 @@ describe("connectionsStore", () => {
     const state = async (projectId: number, plugin = "chatserver") =>
       (await listConnectionSummaries(env.DB, projectId)).find((c) => c.plugin === plugin)!;
     const intents = { code: "close_4014", cause: "refused: close 4014", fix: "Enable the Message Content intent." };
-    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", intents, Date.UTC(2030, 0, 1));
+    await recordPluginProblem(
+      env.DB,
+      { pluginId: "chatserver", source: "gateway shard 0 of 1", problem: intents },
+      Date.UTC(2030, 0, 1),
+    );
     for (const project of [a, b]) {
       expect(await state(project.id)).toMatchObject({
         status: "degraded",
@@ -116,19 +125,31 @@ describe("connectionsStore", () => {
     expect(await state(a.id, "workspace")).toMatchObject({ status: "active", problem: null });
 
     // The same problem again keeps its start; another one starts anew.
-    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", intents, Date.UTC(2030, 0, 2));
+    await recordPluginProblem(
+      env.DB,
+      { pluginId: "chatserver", source: "gateway shard 0 of 1", problem: intents },
+      Date.UTC(2030, 0, 2),
+    );
     expect((await state(a.id)).problem?.since).toBe("2030-01-01T00:00:00.000Z");
     const limit = { code: "session_starts_used_up", cause: "used up", fix: "wait" };
-    await recordPluginProblem(env.DB, "chatserver", "gateway shard 0 of 1", limit, Date.UTC(2030, 0, 3));
+    await recordPluginProblem(
+      env.DB,
+      { pluginId: "chatserver", source: "gateway shard 0 of 1", problem: limit },
+      Date.UTC(2030, 0, 3),
+    );
     expect((await state(a.id)).problem).toMatchObject({
       code: "session_starts_used_up",
       since: "2030-01-03T00:00:00.000Z",
     });
     // Of two sources, the one that began first.
-    await recordPluginProblem(env.DB, "chatserver", "gateway shard 1 of 2", intents, Date.UTC(2029, 11, 31));
+    await recordPluginProblem(
+      env.DB,
+      { pluginId: "chatserver", source: "gateway shard 1 of 2", problem: intents },
+      Date.UTC(2029, 11, 31),
+    );
     expect((await state(a.id)).problem).toMatchObject({ code: "close_4014" });
 
-    await markConnectionNeedsReconnect(env.DB, "chatserver", a.id, "401: Unauthorized");
+    await markConnectionNeedsReconnect(env.DB, { pluginId: "chatserver", projectId: a.id }, "401: Unauthorized");
     expect(await state(a.id)).toMatchObject({ status: "needs_reconnect" });
     await markConnectionRevoked(env.DB, "chatserver", b.id);
     expect(await state(b.id)).toMatchObject({ status: "revoked" });

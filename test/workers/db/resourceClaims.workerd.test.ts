@@ -24,8 +24,22 @@ describe("claimResource", () => {
     expect(JSON.parse(owner!.resource.metadata)).toEqual({ x: 1 });
     expect(await findResourceOwner(env.DB, "workspace", "workspace", "T2")).toBeNull();
 
-    expect(await releaseResource(env.DB, "workspace", "workspace", "T1", b.id)).toBe(false);
-    expect(await releaseResource(env.DB, "workspace", "workspace", "T1", a.id)).toBe(true);
+    expect(
+      await releaseResource(env.DB, {
+        pluginId: "workspace",
+        resourceType: "workspace",
+        externalResourceId: "T1",
+        projectId: b.id,
+      }),
+    ).toBe(false);
+    expect(
+      await releaseResource(env.DB, {
+        pluginId: "workspace",
+        resourceType: "workspace",
+        externalResourceId: "T1",
+        projectId: a.id,
+      }),
+    ).toBe(true);
     await claimResource(env.DB, { ...claim, projectId: b.id });
   });
 });

@@ -226,11 +226,11 @@ describe("gateway blocks internal routes", () => {
 
   it("blocks even with a valid internal token supplied by the client", async () => {
     const path = "/__cron/hourly";
-    const token = await signRequestToken("internal", shop.id, shop.worker_secret, {
-      method: "POST",
-      pathAndQuery: path,
-      body: null,
-    });
+    const token = await signRequestToken(
+      "internal",
+      { method: "POST", pathAndQuery: path, body: null },
+      { projectId: shop.id, secret: shop.worker_secret },
+    );
     const { response, calls } = await through(`https://shop.example.test${path}`, {
       method: "POST",
       headers: { [INTERNAL_HEADER]: token },

@@ -97,7 +97,11 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
     expect(form.html).toContain('<link rel="icon" href="data:,">');
 
     const token = await tokenFrom(callback);
-    const check = await verifyCallbackToken(token, shop.secret, shop.id, binding.value);
+    const check = await verifyCallbackToken(token, {
+      workerSecret: shop.secret,
+      projectId: shop.id,
+      bindingCookieValue: binding.value,
+    });
     expect(check.ok).toBe(true);
     if (!check.ok) return;
     expect(check.claims).toMatchObject({
@@ -111,19 +115,39 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
     expect(check.claims.exp - check.claims.iat).toBe(120);
 
     // Worthless anywhere else: another project's secret, another project id, another browser.
-    expect(await verifyCallbackToken(token, blog.secret, blog.id, binding.value)).toEqual({
+    expect(
+      await verifyCallbackToken(token, {
+        workerSecret: blog.secret,
+        projectId: blog.id,
+        bindingCookieValue: binding.value,
+      }),
+    ).toEqual({
       ok: false,
       reason: "bad_signature",
     });
-    expect(await verifyCallbackToken(token, shop.secret, blog.id, binding.value)).toEqual({
+    expect(
+      await verifyCallbackToken(token, {
+        workerSecret: shop.secret,
+        projectId: blog.id,
+        bindingCookieValue: binding.value,
+      }),
+    ).toEqual({
       ok: false,
       reason: "wrong_project",
     });
-    expect(await verifyCallbackToken(token, shop.secret, shop.id, (await browserBinding()).value)).toEqual({
+    expect(
+      await verifyCallbackToken(token, {
+        workerSecret: shop.secret,
+        projectId: shop.id,
+        bindingCookieValue: (await browserBinding()).value,
+      }),
+    ).toEqual({
       ok: false,
       reason: "wrong_browser",
     });
-    expect(await verifyCallbackToken(token, shop.secret, shop.id, null)).toEqual({
+    expect(
+      await verifyCallbackToken(token, { workerSecret: shop.secret, projectId: shop.id, bindingCookieValue: null }),
+    ).toEqual({
       ok: false,
       reason: "wrong_browser",
     });
@@ -140,9 +164,15 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
     });
     expect(callback.status).toBe(200);
     expect((await formOf(callback)).action).toBe("https://example.test/vault/api/auth/callback");
-    expect((await verifyCallbackToken(await tokenFrom(callback), secret.secret, secret.id, binding.value)).ok).toBe(
-      true,
-    );
+    expect(
+      (
+        await verifyCallbackToken(await tokenFrom(callback), {
+          workerSecret: secret.secret,
+          projectId: secret.id,
+          bindingCookieValue: binding.value,
+        })
+      ).ok,
+    ).toBe(true);
   });
 
   it.each([
@@ -170,7 +200,11 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
       picture: "javascript:alert(1)",
     };
     const { callback } = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user });
-    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
+    const check = await verifyCallbackToken(await tokenFrom(callback), {
+      workerSecret: shop.secret,
+      projectId: shop.id,
+      bindingCookieValue: binding.value,
+    });
     expect(check.ok && check.claims.name).toBe("grace");
     expect(check.ok && "picture" in check.claims).toBe(false);
   });
@@ -178,7 +212,11 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
   it("reads email and email_verified from userinfo when the ID token has only sub", async () => {
     const { idp, shop, binding, callback } = await signInToShop({}, { tweaks: { claimsInUserinfoOnly: true } });
     expect(callback.status, await callback.clone().text()).toBe(200);
-    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
+    const check = await verifyCallbackToken(await tokenFrom(callback), {
+      workerSecret: shop.secret,
+      projectId: shop.id,
+      bindingCookieValue: binding.value,
+    });
     expect(check.ok && check.claims.email).toBe("ada@example.com");
     expect(idp.log).toContain("GET /userinfo");
   });
@@ -200,9 +238,15 @@ describe("GET /callback: a successful sign-in hands the token over in a POST for
     await idp.rotateKey();
     const second = await signInAtLoginWorker(idp, loginEnv(idp), { slug: "shop", bind: binding.hash, user: ADA });
     expect(second.callback.status, await second.callback.clone().text()).toBe(200);
-    expect((await verifyCallbackToken(await tokenFrom(second.callback), shop.secret, shop.id, binding.value)).ok).toBe(
-      true,
-    );
+    expect(
+      (
+        await verifyCallbackToken(await tokenFrom(second.callback), {
+          workerSecret: shop.secret,
+          projectId: shop.id,
+          bindingCookieValue: binding.value,
+        })
+      ).ok,
+    ).toBe(true);
     expect(idp.log.filter((l) => l === "GET /jwks")).toHaveLength(2);
   });
 
@@ -439,7 +483,11 @@ describe("GET /callback: verified email and the project's domains", () => {
       { user: { sub: "x", email, email_verified: true, name: "X" } },
     );
     expect(callback.status, await callback.clone().text()).toBe(200);
-    const check = await verifyCallbackToken(await tokenFrom(callback), shop.secret, shop.id, binding.value);
+    const check = await verifyCallbackToken(await tokenFrom(callback), {
+      workerSecret: shop.secret,
+      projectId: shop.id,
+      bindingCookieValue: binding.value,
+    });
     expect(check.ok && check.claims.email).toBe(expected);
   });
 

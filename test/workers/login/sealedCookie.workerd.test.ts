@@ -55,7 +55,10 @@ describe("sealed flow cookie", () => {
 
   it("opens what it sealed", async () => {
     const request = requestWith(await sealCookie(KIND, SECRET, URL_HTTPS, FLOW));
-    expect(await openSealedCookie(KIND, request, SECRET, URL_HTTPS, NOW_MS)).toEqual({ ok: true, flow: FLOW });
+    expect(await openSealedCookie(KIND, request, { secret: SECRET, loginPublicUrl: URL_HTTPS }, NOW_MS)).toEqual({
+      ok: true,
+      flow: FLOW,
+    });
   });
 
   const refused: [string, () => Promise<Request>, "missing" | "invalid" | "expired"][] = [
@@ -90,6 +93,8 @@ describe("sealed flow cookie", () => {
     ["an expired flow", () => sealedPlain(JSON.stringify({ ...FLOW, exp: NOW_MS / 1000 - 1 })), "expired"],
   ];
   it.each(refused)("refuses %s", async (_case, request, reason) => {
-    expect(await openSealedCookie(KIND, await request(), SECRET, URL_HTTPS, NOW_MS)).toEqual({ ok: false, reason });
+    expect(
+      await openSealedCookie(KIND, await request(), { secret: SECRET, loginPublicUrl: URL_HTTPS }, NOW_MS),
+    ).toEqual({ ok: false, reason });
   });
 });

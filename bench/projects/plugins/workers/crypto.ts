@@ -28,17 +28,14 @@ export default {
     for (let i = 0; i < n; i++) {
       const check =
         kind === "slack"
-          ? await verifyWorkspaceSignature(
-              input.slack.signingSecret,
-              input.timestamp,
-              input.slack.signature,
-              input.body,
-            )
+          ? await verifyWorkspaceSignature(input.slack.signingSecret, {
+              timestampHeader: input.timestamp,
+              signatureHeader: input.slack.signature,
+              rawBody: input.body,
+            })
           : await verifyEd25519Webhook(
               input.ed25519.publicKeyHex,
-              input.ed25519.signatureHex,
-              input.timestamp,
-              input.body,
+              { signatureHex: input.ed25519.signatureHex, timestamp: input.timestamp, rawBody: input.body },
               { implementation: kind },
             );
       if (check.ok) ok++;

@@ -128,11 +128,11 @@ async function runningRunIds(name) {
 
 async function sweepOnce(env) {
   const path = "/__cron/__workflow-recovery";
-  const token = await signRequestToken("internal", env.PLATFORM_PROJECT_ID, env.PLATFORM_WORKER_SECRET, {
-    method: "POST",
-    pathAndQuery: path,
-    body: null,
-  });
+  const token = await signRequestToken(
+    "internal",
+    { method: "POST", pathAndQuery: path, body: null },
+    { projectId: env.PLATFORM_PROJECT_ID, secret: env.PLATFORM_WORKER_SECRET },
+  );
   const t0 = Date.now();
   const response = await env.SELF.fetch(`http://bench${path}`, {
     method: "POST",

@@ -16,7 +16,7 @@ export async function fetchProjectMetadata(
   secret: string,
 ): Promise<Record<string, unknown>> {
   const pathAndQuery = "/__platform/metadata";
-  const token = await signRequestToken("internal", projectId, secret, { method: "GET", pathAndQuery, body: null });
+  const token = await signRequestToken("internal", { method: "GET", pathAndQuery, body: null }, { projectId, secret });
   const response = await fetch(`http://project.internal${pathAndQuery}`, { headers: { [INTERNAL_HEADER]: token } });
   if (!response.ok)
     throw new Error(`The project did not report its metadata (${response.status}): ${await response.text()}`);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { refuseLinksOutOfProject } from "../linksOutOfProject.ts";
 import { CliError, type Command } from "../commandLine.ts";
-import { projectSlugFor } from "../dev/projectSlugFor.ts";
+import { projectSlugFor } from "../dev/project/projectSlugFor.ts";
 import { KEPT_ENTRIES, SCAFFOLD_PACKAGES, scaffoldFiles, type ScaffoldPackage } from "../init/scaffold.ts";
 import { REPO_ROOT, RUNS_FROM_PACKAGE } from "../repoPaths.ts";
 

@@ -1,10 +1,10 @@
 import path from "node:path";
 import { CliError, type Command } from "../commandLine.ts";
-import { formatRequestLine } from "../dev/devLogLines.ts";
-import { holdStateDir } from "../dev/holdStateDir.ts";
-import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/localIdentityProvider.ts";
-import { driveMinuteCron } from "../dev/minuteCronDriver.ts";
-import { untilSignalled } from "../dev/untilSignalled.ts";
+import { formatRequestLine } from "../dev/output/devLogLines.ts";
+import { holdStateDir } from "../dev/process/holdStateDir.ts";
+import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/providers/localIdentityProvider.ts";
+import { driveMinuteCron } from "../dev/crons/minuteCronDriver.ts";
+import { untilSignalled } from "../dev/process/untilSignalled.ts";
 import { FAKE_OPERATOR_HEADER } from "../../fakes/operatorGate.ts";
 import { OPERATOR_TOKEN_FILE } from "../up/operatorToken.ts";
 import { startUpPlatform } from "../up/upPlatform.ts";

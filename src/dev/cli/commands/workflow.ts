@@ -11,7 +11,7 @@ import {
   TIMELINE_HEADER,
   type RunSummaryWithPause,
 } from "../workflow/formatTimeline.ts";
-import { shortRunId } from "../dev/devLogLines.ts";
+import { shortRunId } from "../dev/output/devLogLines.ts";
 import { formatFailedAttempts } from "../workflow/failedAttempts.ts";
 import { pauseNotice } from "../workflow/pauseNotice.ts";
 import { resolveRunId } from "../workflow/resolveRunId.ts";

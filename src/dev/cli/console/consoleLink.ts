@@ -1,4 +1,4 @@
-import { readDevSession, stateDirFor } from "../dev/devState.ts";
+import { readDevSession, stateDirFor } from "../dev/state/devState.ts";
 import { CliError } from "../commandLine.ts";
 import { credentialsPath } from "../credentials/credentialsFile.ts";
 import { loggedInToken, resolvePlatformApi } from "../platformTarget.ts";

@@ -1,5 +1,5 @@
 import { RESERVED_SLUGS } from "../../../workers/api/reservedSlugs.ts";
-import { projectSlugFor } from "../dev/projectSlugFor.ts";
+import { projectSlugFor } from "../dev/project/projectSlugFor.ts";
 
 /**
  * The slug `platform push` deploys under: `--slug` as given (the API

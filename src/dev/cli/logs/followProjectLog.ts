@@ -1,5 +1,5 @@
 import { logEntryLines } from "../../../console/public/console/logLines.js";
-import { followWorkflowSteps } from "../dev/followWorkflowSteps.ts";
+import { followWorkflowSteps } from "../dev/output/followWorkflowSteps.ts";
 import type { PlatformTarget } from "../platformTarget.ts";
 import { abortableSleep, logReader } from "./logReader.ts";
 

@@ -1,5 +1,5 @@
 import type { V4WorkerOptions } from "miniflare";
-import { API_WORKER, GATEWAY_WORKER } from "../dev/localPlatform.ts";
+import { API_WORKER, GATEWAY_WORKER } from "../dev/workerd/localPlatform.ts";
 import { COMPATIBILITY_DATE } from "../../../contracts/workerCompatibility.ts";
 
 /**

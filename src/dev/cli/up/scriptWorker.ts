@@ -2,7 +2,7 @@ import { Response as MiniflareResponse, type V4WorkerOptions } from "miniflare";
 import type { ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 import { uploadedModuleType } from "../../cloudflare/uploadedModuleType.ts";
-import { localScriptBindings } from "../dev/localScriptBindings.ts";
+import { localScriptBindings } from "../dev/workerd/localScriptBindings.ts";
 import { tenantOutbound } from "./tenantOutbound.ts";
 
 type ServiceDesignator = NonNullable<V4WorkerOptions["serviceBindings"]>[string];

@@ -1,8 +1,8 @@
 import path from "node:path";
 import type { V4WorkerOptions } from "miniflare";
-import { bundleWorker } from "../dev/buildPlatformWorkers.ts";
-import type { DeployedWorker } from "../dev/deployedWorkers.ts";
-import { localD1Id } from "../dev/localWorker.ts";
+import { bundleWorker } from "../dev/workerd/buildPlatformWorkers.ts";
+import type { DeployedWorker } from "../dev/workerd/deployedWorkers.ts";
+import { localD1Id } from "../dev/workerd/localWorker.ts";
 import { REPO_ROOT } from "../repoPaths.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/workerCompatibility.ts";
 

@@ -5,16 +5,21 @@ import * as esbuild from "esbuild";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
 import { createScriptUploadStandIn } from "../../cloudflare/scriptUploadStandIn.ts";
 import { startInWorkerd } from "../../cloudflare/workerdScriptStarter.ts";
-import { buildPlatformWorkers } from "../dev/buildPlatformWorkers.ts";
-import { applyD1Migrations } from "../dev/d1Migrations.ts";
-import { pluginWorkerNames, readDeployedWorkers } from "../dev/deployedWorkers.ts";
-import type { RequestRecord } from "../dev/devLogLines.ts";
-import { loadOrCreateCredentials } from "../dev/devState.ts";
-import { dueCrons, type LocalCron, localCrons } from "../dev/localCrons.ts";
-import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/localPlatform.ts";
-import { LOCAL_PLUGIN_IDS, loadOrCreatePluginSecrets, localPluginUrls, writePluginUrls } from "../dev/localPlugins.ts";
-import { assignLocalPorts } from "../dev/localPorts.ts";
-import { loadOrCreateMachineKey } from "../dev/machineKey.ts";
+import { buildPlatformWorkers } from "../dev/workerd/buildPlatformWorkers.ts";
+import { applyD1Migrations } from "../dev/workerd/d1Migrations.ts";
+import { pluginWorkerNames, readDeployedWorkers } from "../dev/workerd/deployedWorkers.ts";
+import type { RequestRecord } from "../dev/output/devLogLines.ts";
+import { loadOrCreateCredentials } from "../dev/state/devState.ts";
+import { dueCrons, type LocalCron, localCrons } from "../dev/crons/localCrons.ts";
+import { API_WORKER, localPlatformConfig, startLocalLogin } from "../dev/workerd/localPlatform.ts";
+import {
+  LOCAL_PLUGIN_IDS,
+  loadOrCreatePluginSecrets,
+  localPluginUrls,
+  writePluginUrls,
+} from "../dev/providers/localPlugins.ts";
+import { assignLocalPorts } from "../dev/workerd/localPorts.ts";
+import { loadOrCreateMachineKey } from "../dev/process/machineKey.ts";
 import { MIGRATIONS_DIR, REPO_ROOT } from "../repoPaths.ts";
 import { frontWorker } from "./frontWorker.ts";
 import { loadOrCreateOperatorToken } from "./operatorToken.ts";

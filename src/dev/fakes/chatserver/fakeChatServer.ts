@@ -46,14 +46,13 @@
  *   GET  /__fake/state     guilds, installs, commands, messages, interactions, open modals
  *   POST /__fake/reset     forget everything but the configuration
  */
-import { randomHex } from "../../../core/crypto/encoding.ts";
-import { formDecode } from "../../../core/web/basicAuthorization.ts";
-import { escapeHtml } from "../../../core/web/html.ts";
 import type { ChatView } from "../chatView.ts";
 import { chatServerView } from "./fakeChatView.ts";
 import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
 import { guildMember, partialGuildMember } from "./fakeGuildMember.ts";
-import { createFakeInteractions, type InteractionTrigger } from "./fakeInteractions.ts";
+import { createFakeChatServerOAuth } from "./fakeChatServerOAuth.ts";
+import { createFakeInteractions } from "./fakeInteractions.ts";
+import type { InteractionTrigger } from "./fakeInteractionTriggers.ts";
 import {
   createMessageStore,
   discordError,
@@ -63,7 +62,6 @@ import {
   messageFields,
   snowflake,
 } from "./fakeMessages.ts";
-import { PAGE_ICON } from "../../../core/web/pageIcon.ts";
 
 export interface FakeGuild {
   id: string;
@@ -117,15 +115,6 @@ export interface RecordedCall {
   status: number;
 }
 
-interface IssuedCode {
-  clientId: string;
-  redirectUri: string;
-  guildId: string;
-  scope: string;
-  permissions: string;
-  expiresAt: number;
-}
-
 interface StoredCommand {
   id: string;
   name: string;
@@ -134,11 +123,6 @@ interface StoredCommand {
 
 // The provider's own rule for command names (wider than the platform's contracts/chatServerEvents.ts COMMAND_NAME).
 const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
-const CODE_TTL_MS = 10 * 60 * 1000;
-
-function oauthError(status: number, error: string, description: string): Response {
-  return Response.json({ error, error_description: description }, { status });
-}
 
 export function createFakeChatServer(config: FakeChatServerConfig) {
   const guilds = config.guilds ?? [TEST_GUILD, OTHER_GUILD];
@@ -154,10 +138,14 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     ...(config.timers ? { timers: config.timers } : {}),
   });
 
-  let codes = new Map<string, IssuedCode>();
-  /** Access token → its guild, refresh token and the scopes granted at consent (a refresh keeps them). */
-  let accessTokens = new Map<string, { guildId: string; refreshToken: string; scope: string }>();
-  let installedGuilds = new Set<string>();
+  const oauth = createFakeChatServerOAuth({
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    ...(config.redirectUris ? { redirectUris: config.redirectUris } : {}),
+    guilds,
+    ownerId: TEST_USER.id,
+    now,
+  });
   /** Commands by scope: a guild id, or "global". */
   let commands = new Map<string, StoredCommand[]>();
   const messages = createMessageStore({ id: config.applicationId, username: "platform-bot", bot: true }, now);
@@ -174,9 +162,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
   let rateLimit = { remaining: 0, retryAfter: 1 };
 
   function reset() {
-    codes = new Map();
-    accessTokens = new Map();
-    installedGuilds = new Set();
+    oauth.reset();
     commands = new Map();
     interactions.reset();
     messages.reset();
@@ -187,157 +173,6 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
 
   const guildById = (id: string) => guilds.find((g) => g.id === id);
   const guildOfChannel = (channelId: string) => guilds.find((g) => g.channels.includes(channelId));
-
-  function redirectAllowed(uri: string): boolean {
-    let url: URL;
-    try {
-      url = new URL(uri);
-    } catch {
-      return false;
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
-    return !config.redirectUris?.length || config.redirectUris.includes(uri);
-  }
-
-  // ------------------------------------------------------------------ OAuth2
-
-  function authorizePage(url: URL): Response {
-    const q = url.searchParams;
-    const clientId = q.get("client_id") ?? "";
-    const redirectUri = q.get("redirect_uri") ?? "";
-    const scope = q.get("scope") ?? "";
-    if (clientId !== config.clientId)
-      return page(400, "Unknown application", "client_id does not name a registered application.");
-    if (q.get("response_type") !== "code") return page(400, "Invalid request", "response_type must be code.");
-    if (!redirectAllowed(redirectUri))
-      return page(400, "Invalid redirect_uri", "redirect_uri is not registered for this application.");
-    const scopes = scope.split(" ");
-    if (!scopes.includes("bot") || !scopes.includes("applications.commands")) {
-      return page(400, "Invalid scope", "scope must include bot and applications.commands.");
-    }
-    const preselected = q.get("guild_id");
-    const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
-    const options = guilds
-      .map(
-        (g) =>
-          `<option value="${g.id}"${g.id === preselected ? " selected" : ""}>${escapeHtml(g.name)} (${g.id})</option>`,
-      )
-      .join("");
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize application</title>${PAGE_ICON}</head>
-<body><h1>An external application wants to access your account</h1>
-<p>It will be added to the server you choose, with permission to create commands.</p>
-<form method="post" action="/oauth2/authorize">
-${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("state", q.get("state") ?? "")}${hidden("scope", scope)}${hidden("permissions", q.get("permissions") ?? "0")}
-<label>Add to server <select name="guild_id">${options}</select></label>
-<button type="submit" name="action" value="cancel">Cancel</button>
-<button type="submit" name="action" value="approve">Authorize</button>
-</form></body></html>`;
-    return new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } });
-  }
-
-  function page(status: number, title: string, message: string): Response {
-    return new Response(
-      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>${PAGE_ICON}</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`,
-      {
-        status,
-        headers: { "content-type": "text/html; charset=utf-8" },
-      },
-    );
-  }
-
-  async function authorizeAnswer(request: Request): Promise<Response> {
-    const form = await request.formData();
-    const field = (name: string) => String(form.get(name) ?? "");
-    const redirectUri = field("redirect_uri");
-    if (field("client_id") !== config.clientId || !redirectAllowed(redirectUri)) {
-      return page(400, "Invalid request", "The form does not name a registered application and redirect_uri.");
-    }
-    const target = new URL(redirectUri);
-    const state = field("state");
-    if (field("action") !== "approve") {
-      target.searchParams.set("error", "access_denied");
-      target.searchParams.set("error_description", "The resource owner or authorization server denied the request");
-      if (state) target.searchParams.set("state", state);
-      return Response.redirect(target.toString(), 302);
-    }
-    const guild = guildById(field("guild_id"));
-    if (!guild) return page(400, "Unknown server", "Choose one of the listed servers.");
-    const code = randomHex(16);
-    codes.set(code, {
-      clientId: config.clientId,
-      redirectUri,
-      guildId: guild.id,
-      scope: field("scope"),
-      permissions: field("permissions") || "0",
-      expiresAt: now() + CODE_TTL_MS,
-    });
-    installedGuilds.add(guild.id);
-    target.searchParams.set("code", code);
-    if (state) target.searchParams.set("state", state);
-    target.searchParams.set("guild_id", guild.id);
-    target.searchParams.set("permissions", field("permissions") || "0");
-    return Response.redirect(target.toString(), 302);
-  }
-
-  async function token(request: Request): Promise<Response> {
-    const type = request.headers.get("content-type") ?? "";
-    if (!type.startsWith("application/x-www-form-urlencoded")) {
-      return oauthError(400, "invalid_request", "The token endpoint accepts only application/x-www-form-urlencoded.");
-    }
-    const form = new URLSearchParams(new TextDecoder().decode(await request.arrayBuffer()));
-    let clientId = form.get("client_id");
-    let clientSecret = form.get("client_secret");
-    const basic = request.headers.get("authorization");
-    if (basic?.startsWith("Basic ")) {
-      if (clientSecret) return oauthError(400, "invalid_request", "Use one client authentication method, not two.");
-      const decoded = atob(basic.slice(6));
-      const i = decoded.indexOf(":");
-      clientId = formDecode(decoded.slice(0, i));
-      clientSecret = formDecode(decoded.slice(i + 1));
-    }
-    if (clientId !== config.clientId || clientSecret !== config.clientSecret) {
-      return oauthError(401, "invalid_client", "Client authentication failed.");
-    }
-    const grant = form.get("grant_type");
-    if (grant === "authorization_code") {
-      const code = form.get("code") ?? "";
-      const issued = codes.get(code);
-      codes.delete(code); // single use, even when the rest of the request is wrong
-      if (!issued || issued.expiresAt < now()) return oauthError(400, "invalid_grant", 'Invalid "code" in request.');
-      if (form.get("redirect_uri") !== issued.redirectUri) {
-        return oauthError(400, "invalid_grant", 'Invalid "redirect_uri" in request.');
-      }
-      const guild = guildById(issued.guildId)!;
-      const accessToken = randomHex(15);
-      const refreshToken = randomHex(15);
-      accessTokens.set(accessToken, { guildId: guild.id, refreshToken, scope: issued.scope });
-      return Response.json({
-        access_token: accessToken,
-        token_type: "Bearer",
-        expires_in: 604800,
-        refresh_token: refreshToken,
-        scope: issued.scope,
-        guild: { id: guild.id, name: guild.name, owner_id: TEST_USER.id, icon: null },
-      });
-    }
-    if (grant === "refresh_token") {
-      const refresh = form.get("refresh_token");
-      const entry = [...accessTokens.entries()].find(([, v]) => v.refreshToken === refresh);
-      if (!entry) return oauthError(400, "invalid_grant", 'Invalid "refresh_token" in request.');
-      accessTokens.delete(entry[0]);
-      const accessToken = randomHex(15);
-      const refreshToken = randomHex(15);
-      accessTokens.set(accessToken, { ...entry[1], refreshToken });
-      return Response.json({
-        access_token: accessToken,
-        token_type: "Bearer",
-        expires_in: 604800,
-        refresh_token: refreshToken,
-        scope: entry[1].scope,
-      });
-    }
-    return oauthError(400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
-  }
 
   // ------------------------------------------------------------------ REST
 
@@ -485,7 +320,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (global) return commandRoutes(request, "global", null, id);
       const guild = guildById(seg[3]!);
       if (!guild) return discordError(404, 10004, "Unknown Guild");
-      if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
+      if (!oauth.installed(guild.id)) return discordError(403, 50001, "Missing Access");
       return commandRoutes(request, guild.id, guild.id, id);
     }
 
@@ -506,7 +341,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
       const guild = guildOfChannel(seg[1]!);
       if (!guild) return discordError(404, 10003, "Unknown Channel");
-      if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
+      if (!oauth.installed(guild.id)) return discordError(403, 50001, "Missing Access");
       return Response.json({ id: seg[1], type: 0, guild_id: guild.id, name: "general" });
     }
 
@@ -521,7 +356,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
       const guild = guildOfChannel(seg[1]!);
       if (!guild) return discordError(404, 10003, "Unknown Channel");
-      if (!installedGuilds.has(guild.id)) return discordError(403, 50001, "Missing Access");
+      if (!oauth.installed(guild.id)) return discordError(403, 50001, "Missing Access");
       if (seg.length === 3) {
         if (method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
         const body = await messageBody(request);
@@ -706,7 +541,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
         const { interactions: all, modals } = interactions.state();
         return Response.json({
           guilds,
-          installedGuilds: [...installedGuilds],
+          installedGuilds: [...oauth.installedGuilds()],
           commands: Object.fromEntries(commands),
           messages: messages.all(),
           interactions: [...all.values()].map(
@@ -727,13 +562,14 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     }
     if (path === "/gateway" || path === "/gateway/") return gateway.upgrade(request);
     if (path === "/oauth2/authorize") {
-      if (request.method === "GET") return authorizePage(url);
-      if (request.method === "POST") return authorizeAnswer(request);
+      if (request.method === "GET") return oauth.authorizePage(url);
+      if (request.method === "POST") return oauth.authorizeAnswer(request);
     }
     const clone = request.clone();
     let response: Response;
     if (path === "/api/oauth2/token" || path === "/api/v10/oauth2/token") {
-      response = request.method === "POST" ? await token(request) : discordError(405, 0, "405: Method Not Allowed");
+      response =
+        request.method === "POST" ? await oauth.token(request) : discordError(405, 0, "405: Method Not Allowed");
     } else if (path.startsWith("/api/v10/")) {
       response = await rest(request, path.slice("/api/v10".length));
     } else {
@@ -761,7 +597,7 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     reset,
     recorded: () => recorded,
     state: () => ({
-      installedGuilds,
+      installedGuilds: oauth.installedGuilds(),
       commands,
       messages: new Map(messages.all().map((m) => [m.id, m])),
       interactions: interactions.state().interactions,

@@ -1,7 +1,7 @@
 /** The fake chat server's guild as its member sees it (the console's chat window; src/dev/fakes/chatView.ts). */
 import { CHAT_VIEW_MESSAGES, type ChatView, type ChatViewField, type ChatViewRow } from "../chatView.ts";
 import { COMPONENT } from "./fakeComponentRules.ts";
-import type { OpenModal } from "./fakeInteractions.ts";
+import type { OpenModal } from "./fakeInteractionTriggers.ts";
 import { FLAGS, type Message, type MessageStore } from "./fakeMessages.ts";
 
 const STYLES: Record<number, string> = {

@@ -945,13 +945,13 @@ ${hidden("client_id", clientId)}${hidden("redirect_uri", redirectUri)}${hidden("
     if (path === "/__fake/chat" && request.method === "GET") {
       const teamId = url.searchParams.get("resourceId") ?? url.searchParams.get("teamId") ?? DEFAULT_TEAM.id;
       const channels = FAKE_CHANNELS.map((id) => ({ id, name: FAKE_CHANNEL_NAMES[id] ?? id }));
-      const view: ChatView = workspaceView(
+      const view: ChatView = workspaceView({
         teamId,
-        { id: FAKE_USER_ID, name: FAKE_USER_NAME },
+        user: { id: FAKE_USER_ID, name: FAKE_USER_NAME },
         channels,
-        [...messages.values()],
-        [...views.values()],
-      );
+        messages: [...messages.values()],
+        views: [...views.values()],
+      });
       return Response.json(view);
     }
     if (path === "/__fake/token-rotation" && request.method === "POST") {

@@ -103,13 +103,16 @@ function fieldsOf(view: OpenView): ChatViewField[] {
     });
 }
 
-export function workspaceView(
-  teamId: string,
-  user: { id: string; name: string },
-  channels: { id: string; name: string }[],
-  messages: ViewedMessage[],
-  views: OpenView[],
-): ChatView {
+/** What the fake workspace holds for one team, as its chat view shows it. */
+export interface WorkspaceState {
+  teamId: string;
+  user: { id: string; name: string };
+  channels: { id: string; name: string }[];
+  messages: ViewedMessage[];
+  views: OpenView[];
+}
+
+export function workspaceView({ teamId, user, channels, messages, views }: WorkspaceState): ChatView {
   const userId = user.id;
   return {
     resourceId: teamId,

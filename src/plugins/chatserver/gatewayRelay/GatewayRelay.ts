@@ -58,13 +58,12 @@ export async function openGatewaySocket(env: ChatServerEnv, url: string): Promis
 /** `GET /gateway/bot` (bot token): where the Gateway is and the session start limit. */
 export async function gatewayBot(env: ChatServerEnv): Promise<GatewayBotAnswer> {
   try {
-    const answer = await callChatServer<{ url?: unknown; session_start_limit?: unknown }>(
-      env,
-      "GET",
-      "/gateway/bot",
-      undefined,
-      "bot",
-    );
+    const answer = await callChatServer<{ url?: unknown; session_start_limit?: unknown }>(env, {
+      method: "GET",
+      path: "/gateway/bot",
+      body: undefined,
+      auth: "bot",
+    });
     if (typeof answer?.url !== "string")
       return { ok: false, tokenRefused: false, reason: "GET /gateway/bot named no url" };
     return { ok: true, url: answer.url, limit: parseSessionStartLimit(answer.session_start_limit) };
@@ -110,7 +109,8 @@ export function relayConnection(
       await handleGatewayDispatch(env, dispatch, now());
     },
     onHealth: async (problem) => {
-      if (problem) await recordPluginProblem(env.DB, PLUGIN_ID, relaySource(shard), problem, now());
+      if (problem)
+        await recordPluginProblem(env.DB, { pluginId: PLUGIN_ID, source: relaySource(shard), problem }, now());
       else await clearPluginProblem(env.DB, PLUGIN_ID, relaySource(shard));
       await overrides.onHealth?.(problem);
     },

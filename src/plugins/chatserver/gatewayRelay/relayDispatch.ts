@@ -26,7 +26,12 @@ export async function handleGatewayDispatch(
     if (data.unavailable === true || typeof data.id !== "string") return "ignored"; // an outage, not a removal
     const owner = await findResourceOwner(env.DB, PLUGIN_ID, RESOURCE_TYPE, data.id);
     if (!owner) return "not_connected";
-    await releaseResource(env.DB, PLUGIN_ID, RESOURCE_TYPE, data.id, owner.project.id);
+    await releaseResource(env.DB, {
+      pluginId: PLUGIN_ID,
+      resourceType: RESOURCE_TYPE,
+      externalResourceId: data.id,
+      projectId: owner.project.id,
+    });
     console.log(`chatserver relay: server ${data.id} removed the bot; released its claim by ${owner.project.slug}`);
     return "released";
   }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseCommandArgs } from "#src/dev/cli/commandLine.ts";
 import { emailCommand } from "#src/dev/cli/commands/email.ts";
-import { stateDirFor, writeDevSession } from "#src/dev/cli/dev/devState.ts";
+import { stateDirFor, writeDevSession } from "#src/dev/cli/dev/state/devState.ts";
 import { cliHome } from "#test/support/node/index.ts";
 
 // `platform email list|show`: it asks the `platform dev` running for --dir, with that session's token; usage

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pushSlugFor } from "#src/dev/cli/deploy/pushSlug.ts";
-import { projectSlugFor } from "#src/dev/cli/dev/projectSlugFor.ts";
+import { projectSlugFor } from "#src/dev/cli/dev/project/projectSlugFor.ts";
 
 const made: string[] = [];
 function project(folder: string, name?: string): string {

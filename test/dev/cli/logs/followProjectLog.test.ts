@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LogEntry } from "#src/console/public/console/logLines.js";
 import { CliError } from "#src/dev/cli/commandLine.ts";
-import { followWorkflowSteps } from "#src/dev/cli/dev/followWorkflowSteps.ts";
+import { followWorkflowSteps } from "#src/dev/cli/dev/output/followWorkflowSteps.ts";
 import { type LogLine, showProjectLog } from "#src/dev/cli/logs/followProjectLog.ts";
 import { FIRST_RETRY_MS, MAX_RETRY_MS } from "#src/dev/cli/logs/logReader.ts";
 import type { PlatformTarget, requestPlatformApi } from "#src/dev/cli/platformTarget.ts";

@@ -17,9 +17,9 @@ describe("fake chat server: REST answers as the provider's", () => {
       CHATSERVER_FETCH: { fetch: (r: Request) => world.fake.fetch(r) },
     } as unknown as ChatServerEnv;
     const bot = <T = any>(method: string, path: string, body?: unknown) =>
-      callChatServer<T>(env, method, path, body, "bot");
+      callChatServer<T>(env, { method, path, body, auth: "bot" });
     const webhook = <T = any>(method: string, path: string, body?: unknown) =>
-      callChatServer<T>(env, method, path, body, "none");
+      callChatServer<T>(env, { method, path, body, auth: "none" });
     return { ...world, bot, webhook };
   }
   const channel = `/channels/${TEST_GUILD.channels[0]}/messages`;

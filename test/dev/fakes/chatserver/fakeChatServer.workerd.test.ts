@@ -160,12 +160,11 @@ describe("fake chat server: REST", () => {
     expect(out).toMatchObject({ status: 202, body: null });
     const request = delivered[0]!;
     const raw = await request.text();
-    const check = await verifyEd25519Webhook(
-      await ed25519PublicKeyHex(SEED),
-      request.headers.get("x-signature-ed25519"),
-      request.headers.get("x-signature-timestamp"),
-      raw,
-    );
+    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), {
+      signatureHex: request.headers.get("x-signature-ed25519"),
+      timestamp: request.headers.get("x-signature-timestamp"),
+      rawBody: raw,
+    });
     expect(check).toEqual({ ok: true });
     const { id, token } = out.payload;
     expect(out.payload).toMatchObject({
@@ -237,12 +236,11 @@ describe("fake chat server as a worker (configured by vars)", () => {
     expect(received[0]!.url).toBe("https://plugin.local/webhook");
     const raw = await received[0]!.text();
     expect(JSON.parse(raw)).toMatchObject({ type: 2, application_id: "900000000000000002", data: { name: "hello" } });
-    const check = await verifyEd25519Webhook(
-      await ed25519PublicKeyHex(SEED),
-      received[0]!.headers.get("x-signature-ed25519"),
-      received[0]!.headers.get("x-signature-timestamp"),
-      raw,
-    );
+    const check = await verifyEd25519Webhook(await ed25519PublicKeyHex(SEED), {
+      signatureHex: received[0]!.headers.get("x-signature-ed25519"),
+      timestamp: received[0]!.headers.get("x-signature-timestamp"),
+      rawBody: raw,
+    });
     expect(check).toEqual({ ok: true });
     const gateway = await call("/__fake/gateway");
     expect(await gateway.json()).toMatchObject({ url: "wss://discord.fake/gateway", heartbeatIntervalMS: 200 });

@@ -116,12 +116,11 @@ describe("fake Slack: event deliveries", () => {
       const { request, body } = received[0]!;
       expect(request.url).toBe(CONFIG.webhookUrl);
       expect(request.method).toBe("POST");
-      const check = await verifyWorkspaceSignature(
-        CONFIG.signingSecret,
-        request.headers.get("x-slack-request-timestamp"),
-        request.headers.get("x-slack-signature"),
-        body,
-      );
+      const check = await verifyWorkspaceSignature(CONFIG.signingSecret, {
+        timestampHeader: request.headers.get("x-slack-request-timestamp"),
+        signatureHeader: request.headers.get("x-slack-signature"),
+        rawBody: body,
+      });
       expect(check).toEqual({ ok: true });
       const envelope = JSON.parse(body);
       expect(envelope).toMatchObject({ type: "event_callback", team_id: "T0TEST", api_app_id: "A0PLATFORM" });

@@ -74,9 +74,11 @@ describe("fake Slack: block actions, views, ephemeral messages, token rotation",
     expect(request.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
     const check = await verifyWorkspaceSignature(
       CONFIG.signingSecret,
-      request.headers.get("x-slack-request-timestamp"),
-      request.headers.get("x-slack-signature"),
-      new TextEncoder().encode(body),
+      {
+        timestampHeader: request.headers.get("x-slack-request-timestamp"),
+        signatureHeader: request.headers.get("x-slack-signature"),
+        rawBody: new TextEncoder().encode(body),
+      },
       1_800_000_000,
     );
     expect(check.ok).toBe(true);

@@ -274,12 +274,11 @@ describe("fake Slack as a worker", () => {
     expect(triggered.status).toBe(200);
     expect(received).toHaveLength(1);
     const body = await received[0]!.text();
-    const check = await verifyWorkspaceSignature(
-      "worker-signing",
-      received[0]!.headers.get("x-slack-request-timestamp"),
-      received[0]!.headers.get("x-slack-signature"),
-      body,
-    );
+    const check = await verifyWorkspaceSignature("worker-signing", {
+      timestampHeader: received[0]!.headers.get("x-slack-request-timestamp"),
+      signatureHeader: received[0]!.headers.get("x-slack-signature"),
+      rawBody: body,
+    });
     expect(check.ok).toBe(true);
     // The same env object keeps its state: a retry resends that event.
     await fakeSlackWorker.fetch(
