@@ -1,6 +1,6 @@
 import type { DurableObject } from "cloudflare:workers";
 import { asPlatformError } from "../core/errors.ts";
-import { meterRequest, meteringRequests } from "./storageMeter.ts";
+import { meteringRequests, meterRpcCall } from "./storageMeter.ts";
 
 /**
  * An actor's RPC methods as its callers see them: each public method of the
@@ -46,8 +46,12 @@ export function actorClient<Actor>(stub: object): ActorClient<Actor> {
         try {
           const call = () => (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
           // The meter (bench, tests) counts the calls that reach the actor, inside any fault wrapper.
-          const actor = meteringRequests() ? (target as { id?: object }).id : undefined;
-          const invoke = actor ? () => meterRequest(actor, call) : call;
+          const invoke = meteringRequests()
+            ? () => {
+                meterRpcCall();
+                return call();
+              }
+            : call;
           return await actorCalls.around({ method, args }, invoke);
         } catch (error) {
           throw asPlatformError(error) ?? error;

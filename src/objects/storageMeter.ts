@@ -9,14 +9,14 @@ import { createActiveTime, type ActiveTime } from "./activeTime.ts";
  * active time Cloudflare bills as duration: every RPC call through an actor
  * client (`actorClient.ts`, which every call between the workflow actors and
  * from the project worker goes through; the actors have no `fetch` handler,
- * and each alarm run is a request too), and wall time per actor while it has a
- * call in flight or a run execution under way (`activeTime.ts`). That time is
- * read on workerd's clock, which moves with I/O only: waits on storage, timers
- * and other actors are measured, a synchronous stretch of CPU inside one
- * request reads as 0 ms; time an actor stays in memory unable to hibernate
- * after its work ended, and its alarms' own time (other than the run
- * executions they drive), are not measured. Before the first reset these are
- * not counted, so production pays one boolean test per call.
+ * and each alarm run is a request too), and wall time per actor while one of
+ * its entries (RPC methods, `alarm`; `actorEntryMeter.ts`) or a run execution
+ * is under way (`activeTime.ts`). That time is read on workerd's clock, which
+ * moves with I/O only: waits on storage, timers and other actors are
+ * measured, a synchronous stretch of CPU reads as 0 ms; time an actor stays
+ * in memory unable to hibernate after its work ended is not measured. Before
+ * the first reset none of this is counted, so production pays one boolean
+ * test per call.
  * The SQL of the workflow actors (run actors, run index, flow keys) goes
  * through `durableObjectSql` and their alarms through {@link setAlarmMetered};
  * the rate counter and the chat gateway relay use their storage directly and
@@ -73,19 +73,12 @@ export function meteringRequests(): boolean {
   return activeTime !== null;
 }
 
-/** One RPC call into the actor `actor` (its id), counted, and active while `call` is in flight. */
-export async function meterRequest<T>(actor: { toString(): string }, call: () => Promise<T>): Promise<T> {
-  if (!activeTime) return call();
+/** One RPC call reached an actor. */
+export function meterRpcCall(): void {
   reading.rpcCalls++;
-  const end = activeTime.begin(actor.toString());
-  try {
-    return await call();
-  } finally {
-    end();
-  }
 }
 
-/** Work the actor `actor` goes on with after answering (a run's execution): active until it settles. */
+/** Work of the actor `actor` (its id; an entry's answer, a run's execution): active until it settles. */
 export function meterActiveWork(actor: { toString(): string }, work: Promise<unknown>): void {
   if (!activeTime) return;
   const end = activeTime.begin(actor.toString());

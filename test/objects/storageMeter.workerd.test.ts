@@ -41,11 +41,13 @@ describe("storageMeter", () => {
     });
   });
 
-  it("counts each RPC call through an actor client and each alarm run as one request", async () => {
+  it("counts each RPC call through an actor client and each alarm run as one request, and times the alarm", async () => {
     const stub = env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("meter-requests"));
     const index = actorClient<WorkflowRunIndexActor>(stub);
     const calls = 5;
-    resetStorageMeter();
+    // A clock that moves 1 ms at each reading: an entry timed from its start to its end lasts exactly 1 ms.
+    let tick = 0;
+    resetStorageMeter(() => tick++);
     for (let i = 0; i < calls; i++) await index.activeRunIds();
     // Arming the alarm from inside the actor is no request; running it is.
     await runInDurableObject(stub, (_instance, state) => setAlarmMetered(state.storage, Date.now() + 60_000));
@@ -57,5 +59,7 @@ describe("storageMeter", () => {
       alarmsSet: 1,
     });
     expect(after.rpcCalls + after.alarmRuns).toBe(calls + 1);
+    // The alarm is an entry answering a promise: timed. The calls answer at once: no time on workerd's clock.
+    expect(after.activeMS).toBe(1);
   });
 });
