@@ -8,7 +8,8 @@ import { startOursW2Host } from "./workerdOurs.ts";
  * actors' meter (src/objects/storageMeter.ts), summed over every workflow actor of the isolate (run actors,
  * the run index, flow-key actors): each SQL cursor's `rowsWritten` / `rowsRead` (index rows included),
  * every `setAlarm`, every alarm run, every RPC call into an actor (the actors have no `fetch` handler), each
- * actor's active wall time (calls in flight, run executions), and the bench project's fetch handler entries.
+ * actor's active wall time (its entries and run executions under way), and the bench project's fetch
+ * handler entries.
  * Rate limiters are not bound in the bench project, so none is involved.
  *
  * Dollars use Cloudflare's Durable Objects list prices, read on 2026-11-28: rows written $1.00 per million
@@ -197,7 +198,7 @@ export function formatMeter(figures: MeterFigures | { error: string }): string {
   const lines = [
     "M. Meter (ours in workerd, summed over the workflow actors: each SQL cursor's rowsWritten/rowsRead, index rows included; every setAlarm and alarm run; every RPC call into an actor; each actor's active wall time)",
     `  prices: Cloudflare Durable Objects list prices read ${CLOUDFLARE_PRICES.readOn}: rows written $1.00/M (an alarm set counts as one), rows read $0.001/M, requests $0.15/M (an RPC call or an alarm run), duration $12.50/M GB-s at 128 MB per object`,
-    "  duration: wall ms on workerd's clock (moves with I/O only) while an actor has a call in flight or a run execution under way; a synchronous CPU stretch inside one request reads 0 ms, and idle time in memory is not measured; here all actors share one isolate thread, so wall time includes waiting for it (more than Cloudflare would bill for the same work)",
+    "  duration: wall ms on workerd's clock (moves with I/O only) while one of an actor's entries (RPC method, alarm) or a run execution is under way, from when the actor runs it; a synchronous CPU stretch reads 0 ms, idle time in memory is not measured; here all actors share one isolate thread, so an entry awaiting I/O also waits for the thread (more than Cloudflare would bill for the same work)",
     "  not priced: worker invocations (the bench's own route calls) and CPU (workerd's process CPU is printed; Cloudflare bills the worker's share only, which workerd does not report apart)",
     `  anchors' list prices: ${ANCHOR_PRICES}`,
   ];
