@@ -65,7 +65,7 @@ import {
   type RunActorState,
 } from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
-import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
+import { meterActiveWork, meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /**
  * The project worker's bindings as the run actor sees them: the run index,
@@ -706,6 +706,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     if (decision.answer?.type === "join_execution" && running) return running;
     const execution = this.#runExecution(runId, decision, observe);
     this.#executions.set(runId, execution);
+    // Billed as duration even after the request that started it answered (a step awaiting I/O).
+    meterActiveWork(this.ctx.id, execution);
     return execution;
   }
 

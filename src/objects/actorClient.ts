@@ -1,5 +1,6 @@
 import type { DurableObject } from "cloudflare:workers";
 import { asPlatformError } from "../core/errors.ts";
+import { meteringRequests, meterRpcCall } from "./storageMeter.ts";
 
 /**
  * An actor's RPC methods as its callers see them: each public method of the
@@ -43,7 +44,14 @@ export function actorClient<Actor>(stub: object): ActorClient<Actor> {
       if (typeof method !== "string" || method === "then") return undefined;
       return async (...args: unknown[]) => {
         try {
-          const invoke = () => (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+          const call = () => (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+          // The meter (bench, tests) counts the calls that reach the actor, inside any fault wrapper.
+          const invoke = meteringRequests()
+            ? () => {
+                meterRpcCall();
+                return call();
+              }
+            : call;
           return await actorCalls.around({ method, args }, invoke);
         } catch (error) {
           throw asPlatformError(error) ?? error;

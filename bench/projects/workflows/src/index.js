@@ -9,7 +9,7 @@
 // written within one synchronous stretch share one `at`.
 import { workflow } from "platform";
 import { signRequestToken } from "../../../../src/core/requestToken.ts";
-import { readStorageMeter, resetStorageMeter } from "../../../../src/objects/storageMeter.ts";
+import { meterWorkerInvocation, readStorageMeter, resetStorageMeter } from "../../../../src/objects/storageMeter.ts";
 
 /** Longest chain a bench run may ask for. */
 const MAX_STEPS = 1000;
@@ -97,6 +97,57 @@ workflow(
   { stepTimeoutMS: 120_000 },
 );
 
+// Streams (section T, and the meter's stream1000): one step that waits `leadMS` (its subscribers attach
+// meanwhile), then publishes `messages` messages on topic "tick", `gapMS` apart, each carrying the time it
+// was published on this isolate's clock, which its subscribers read too.
+workflow(
+  "stream",
+  {
+    start: async (ctx) => {
+      const { messages, gapMS, leadMS } = ctx.data;
+      const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      if (leadMS > 0) await pause(leadMS);
+      for (let i = 0; i < messages; i++) {
+        ctx.publish("tick", { i, sentAt: Date.now() });
+        if (gapMS > 0) await pause(gapMS);
+      }
+      return { done: true, result: messages };
+    },
+  },
+  { maxAttempts: 1, stepTimeoutMS: 600_000 },
+);
+
+/**
+ * One "stream" run read by `subscribers` subscribers (`workflow.subscribe`, topic "tick") in this worker:
+ * each message's receive time minus its publish time, both on this isolate's clock (the run's actor runs in
+ * the same isolate as this fetch handler, so it is one clock: workerd's, moving in whole ms with I/O).
+ */
+async function streamRun(subscribers, messages, gapMS, leadMS) {
+  const t0 = Date.now();
+  const run = await workflow.start("stream", { messages, gapMS, leadMS });
+  let firstSentAt = Infinity;
+  let lastSentAt = -Infinity;
+  const received = await Promise.all(
+    Array.from({ length: subscribers }, async () => {
+      const latencies = [];
+      for await (const message of workflow.subscribe(run.id, { topics: ["tick"] })) {
+        latencies.push(Date.now() - message.data.sentAt);
+        firstSentAt = Math.min(firstSentAt, message.data.sentAt);
+        lastSentAt = Math.max(lastSentAt, message.data.sentAt);
+      }
+      return latencies;
+    }),
+  );
+  const result = await run.result();
+  const t1 = Date.now();
+  const short = received.filter((latencies) => latencies.length !== messages).length;
+  if (result !== messages || short > 0)
+    throw new Error(`stream run published ${result} of ${messages}; ${short} subscribers missed messages`);
+  // How long publishing took: the publisher shares the isolate's one thread with its readers here.
+  const publishMs = subscribers > 0 && messages > 0 ? lastSentAt - firstSentAt : 0;
+  return { runMs: t1 - t0, publishMs, latencies: received.flat() };
+}
+
 const int = (url, name, fallback, max) => {
   const raw = url.searchParams.get(name);
   const value = raw === null ? fallback : Number(raw);
@@ -147,6 +198,8 @@ async function sweepOnce(env) {
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
+    // Section M's worker invocations: every entry but the meter's own routes.
+    if (!url.pathname.startsWith("/bench/meter")) meterWorkerInvocation();
     try {
       switch (url.pathname) {
         case "/bench/ping":
@@ -158,6 +211,17 @@ export default {
         case "/bench/meter/reset":
           resetStorageMeter();
           return Response.json({ ok: true });
+
+        // Section T and the meter's stream1000: one stream run and its subscribers (none: the run alone).
+        case "/bench/stream":
+          return Response.json(
+            await streamRun(
+              int(url, "subscribers", 1, 1000),
+              int(url, "messages", 100, 10_000),
+              int(url, "gapMS", 0, 1000),
+              int(url, "leadMS", 0, 10_000),
+            ),
+          );
 
         // Section M: R runs under `concurrency: { limit: 10 }` holding `holdMS` each, all awaited.
         case "/bench/held": {
