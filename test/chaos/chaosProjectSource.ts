@@ -6,7 +6,7 @@ const BUILD_LINE = "const BUILD = 0;";
 const LEDGER_LINE = "const LEDGER_URL = null;";
 
 /**
- * The chaos project's source as build `build`: the same workflows and steps (so the push check accepts it
+ * The chaos project's source as build `build`: the same workflows and steps (so the stranded-runs check accepts it
  * over live runs), only the build number its attempts report differs. `ledgerUrl` is written in for a
  * platform that reads no .dev.vars (`platform up`).
  */
