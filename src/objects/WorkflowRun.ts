@@ -221,8 +221,8 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
   /**
    * Creates the run and runs its first execution at once. A run that was
    * created answers with its summary as it stands after that first turn, for
-   * the caller to put in the project's run index (which it does in batches,
-   * see runIndexReporter.ts); from then on this actor reports the run's end
+   * the caller to put in the project's run index (durableObjectBackend.ts
+   * `start`); from then on this actor reports the run's end
    * itself, and reports it as running again whenever a new instance drives it.
    */
   async start(

@@ -13,7 +13,6 @@ import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import { workflow } from "../../../src/runtime/workflow/index.ts";
 import { durableObjectSql } from "../../../src/objects/durableObjectSql.ts";
-import { createRunIndexReporter } from "../../../src/runtime/workflow/runIndexReporter.ts";
 
 export { WorkflowRun, WorkflowRunIndex } from "../../../src/objects/index.ts";
 
@@ -90,14 +89,11 @@ async function oneRun(env, rung, steps) {
   }
   const answer = await env.LADDER.get(env.LADDER.newUniqueId()).run(rung, steps);
   if (rung === "index") {
-    reporter ??= createRunIndexReporter(() => env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")));
-    await reporter.report(answer);
+    await env.WORKFLOW_RUN_INDEX.get(env.WORKFLOW_RUN_INDEX.idFromName("index")).record([answer]);
   }
   return answer;
 }
 
-/** As workflow.start does: the summaries of runs started together go to the run index in one call. */
-let reporter = null;
 
 export default createPlatformWorker({
   async fetch(request, env) {

@@ -7,7 +7,7 @@ import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workfl
 import { flowKeyOf, flowRankOf } from "../../engine/flowControl.ts";
 import { onceRunKey } from "../../engine/createRun.ts";
 import { rerunBlockedBy } from "../../engine/rerun.ts";
-import { createRunIndexReporter } from "./runIndexReporter.ts";
+import type { RunReport } from "../../engine/store.ts";
 
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
 const WAIT_SLICE_MS = 20_000;
@@ -20,7 +20,10 @@ export function actorForRun(env: WorkflowActorEnv, runId: string): WorkflowRunCl
 
 /** The workflow backend of a deployed (or `platform dev`) project: one WorkflowRunActor per workflow id. */
 export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBackend {
-  const index = createRunIndexReporter(() => runIndexOf(env));
+  // Each start makes its own call: workerd cancels a request's I/O when that request ends, so a start
+  // waiting on a call another request made (a batch shared across requests) could wait forever
+  // (test/runtime/workflow/runIndexReport.workerd.test.ts).
+  const indexRun = (summary: RunReport) => runIndexOf(env).record([summary]);
   const requireActor = (runId: string) => {
     const actor = actorForRun(env, runId);
     if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
@@ -58,8 +61,8 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
         });
       } else answer = await workflowRunActor(env, actorId).start(input);
       const { summary, ...started } = answer;
-      // Listed by the time the caller hears of the run; runs started together are indexed in one call.
-      if (summary) await index.report(summary);
+      // Listed by the time the caller hears of the run.
+      if (summary) await indexRun(summary);
       return started;
     },
 
@@ -90,7 +93,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
         data: start.data,
         event,
       });
-      if (summary) await index.report(summary);
+      if (summary) await indexRun(summary);
       return started;
     },
 
@@ -119,7 +122,7 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
         rerun: plan,
       });
       if (!started.created) throw rerunBlockedBy(started.runId, named, runId);
-      if (summary) await index.report(summary);
+      if (summary) await indexRun(summary);
       return { ...started, name };
     },
 
