@@ -61,9 +61,10 @@ export class WorkflowRunIndexActor extends DurableObject {
 
   /**
    * Writes the reports in one transaction; the answer leaves once it is
-   * committed; the slots of the runs that ended are given back first (or
-   * kept to give back with the next report). Callers batch: workflow.start sends the runs started while
-   * its last call was under way together, an actor its run's changes.
+   * committed. The slots of the runs that ended are given back first (or
+   * kept to give back with the next report). Callers batch: workflow.start
+   * sends the runs started while its last call was under way together, an
+   * actor its run's changes.
    */
   async record(reports: RunReport[]): Promise<void> {
     // A run that ended gives back its slot of the account's live-run budget (a repeat frees nothing), before
