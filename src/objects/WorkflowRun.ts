@@ -65,6 +65,7 @@ import {
   type RunActorState,
 } from "./runActorPolicy.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
+import { budgetedStart } from "./budgetedStart.ts";
 import { meterActiveWork, meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
 /**
@@ -512,15 +513,28 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       // `workflow.start` of the parent answers first (its answer waits a turn after the first wait, and workerd
       // holds this actor's timers while its calls to the children are under way).
       await this.#startAnswered.get(parentRunId);
-      const answers: StartAnswer[] = [];
-      for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
-        answers.push(
-          ...(await Promise.all(
-            requests
-              .slice(from, from + CHILD_STARTS_AT_ONCE)
-              .map((child) => this.#startChild(parentRunId, child, childDepth)),
-          )),
-        );
+      const namespace = this.env.WORKFLOW_RUNS;
+      const runIds = await Promise.all(
+        requests.map((child) => childRunId(namespace.idFromName(child.workflowId), child.key)),
+      );
+      // The whole fan-out under the account's live-run budget: past it, the step fails and no child starts.
+      const answers = await budgetedStart(
+        workflowRunHost.liveRuns(this.env),
+        runIds,
+        async () => {
+          const started: StartAnswer[] = [];
+          for (let from = 0; from < requests.length; from += CHILD_STARTS_AT_ONCE)
+            started.push(
+              ...(await Promise.all(
+                requests
+                  .slice(from, from + CHILD_STARTS_AT_ONCE)
+                  .map((child, i) => this.#startChild(parentRunId, child, runIds[from + i]!, childDepth)),
+              )),
+            );
+          return started;
+        },
+        async (runId) => (await this.#actorOfRun(runId)?.status(runId)) != null,
+      );
       const summaries = answers.flatMap((answer) => (answer.summary ? [answer.summary] : []));
       this.#index ??= runIndexOf(this.env);
       if (summaries.length > 0) await this.#index.record(summaries);
@@ -561,11 +575,10 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     },
   };
 
-  async #startChild(parentRunId: string, child: ChildStart, childDepth: number): Promise<StartAnswer> {
+  async #startChild(parentRunId: string, child: ChildStart, runId: string, childDepth: number): Promise<StartAnswer> {
     const namespace = this.env.WORKFLOW_RUNS;
-    const actorId = namespace.idFromName(child.workflowId);
-    return actorClient<WorkflowRunActor>(namespace.get(actorId)).start({
-      runId: await childRunId(actorId, child.key),
+    return actorClient<WorkflowRunActor>(namespace.get(namespace.idFromName(child.workflowId))).start({
+      runId,
       workflowId: child.workflowId,
       name: child.workflow,
       data: child.data,

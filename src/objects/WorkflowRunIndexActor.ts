@@ -13,7 +13,9 @@ import { createSqlRunIndex, type SqlRunIndex } from "../engine/sqlRunIndex.ts";
 import type { RunReport, RunSummary } from "../engine/store.ts";
 import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
 import { findStrandedRuns } from "../engine/strandedRuns.ts";
+import { isLiveStatus } from "../engine/runSummary.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
+import { createLiveRunReleases, type LiveRunReleases } from "./liveRunReleases.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
@@ -45,6 +47,7 @@ const BULK_ALARM_BUDGET_MS = 25_000;
 export class WorkflowRunIndexActor extends DurableObject {
   #index: SqlRunIndex;
   #bulk: BulkOperationLog;
+  #releases: LiveRunReleases;
   /** Bulk operations this instance is advancing now (a call, or the alarm), for the other to join. */
   #advancing = new Map<string, Promise<BulkResult>>();
 
@@ -53,14 +56,21 @@ export class WorkflowRunIndexActor extends DurableObject {
     const sql = durableObjectSql(ctx.storage);
     this.#index = createSqlRunIndex(sql);
     this.#bulk = createSqlBulkOperationLog(sql);
+    this.#releases = createLiveRunReleases(sql);
   }
 
   /**
    * Writes the reports in one transaction; the answer leaves once it is
-   * committed. Callers batch: workflow.start sends the runs started while
-   * its last call was under way together, an actor its run's changes.
+   * committed. The slots of the runs that ended are given back first (or
+   * kept to give back with the next report). Callers batch: workflow.start
+   * sends the runs started while its last call was under way together, an
+   * actor its run's changes.
    */
-  record(reports: RunReport[]): void {
+  async record(reports: RunReport[]): Promise<void> {
+    // A run that ended gives back its slot of the account's live-run budget (a repeat frees nothing), before
+    // the index lists it ended: should this instance die in between, the report is made again.
+    const ended = reports.filter((report) => !isLiveStatus(report.status)).map((report) => report.id);
+    await this.#releases.release(workflowRunHost.liveRuns(this.env as never), ended);
     this.ctx.storage.transactionSync(() => this.#index.record(reports));
   }
 

@@ -2,6 +2,7 @@ import { PlatformError } from "../core/errors.ts";
 import type { Clock } from "../engine/clock.ts";
 import { systemClock } from "../engine/clock.ts";
 import type { WorkflowBackend } from "../engine/workflowApi.ts";
+import { type LiveRunSlots, platformLiveRunSlots } from "./liveRunSlots.ts";
 
 /** What the run index actor's bulk operations do to one run. */
 export type RunControls = Pick<WorkflowBackend, "cancel" | "rerun">;
@@ -19,6 +20,8 @@ export interface WorkflowRunHost {
   useEnv(env: { readonly [binding: string]: unknown }): void;
   /** How the run index actor cancels and reruns runs (bulk operations): the runtime's backend over `env`. */
   runControls(env: { readonly [binding: string]: unknown }): RunControls;
+  /** The account's live-run slots, as the project worker of `env` asks for them (tests hand it a platform of their own). */
+  liveRuns(env: { readonly [binding: string]: unknown }): LiveRunSlots;
 }
 
 export const workflowRunHost: WorkflowRunHost = {
@@ -30,4 +33,5 @@ export const workflowRunHost: WorkflowRunHost = {
       "The workflow runtime has not loaded: bulk operations cannot act on runs yet.",
     );
   },
+  liveRuns: platformLiveRunSlots,
 };

@@ -8,6 +8,8 @@ import { flowKeyOf, flowRankOf } from "../../engine/flowControl.ts";
 import { onceRunKey } from "../../engine/createRun.ts";
 import { rerunBlockedBy } from "../../engine/rerun.ts";
 import type { RunReport } from "../../engine/store.ts";
+import { budgetedStart } from "../../objects/budgetedStart.ts";
+import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 
 /** How long one `waitForTerminal` call to the actor may hang before the caller asks again. */
 const WAIT_SLICE_MS = 20_000;
@@ -29,6 +31,12 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     if (!actor) throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
     return actor;
   };
+  /** One start under a slot of the account's live-run budget (objects/budgetedStart.ts). */
+  const budgeted = async <T extends { runId: string; created: boolean }>(runId: string, start: () => Promise<T>) => {
+    const exists = async (id: string) => (await actorForRun(env, id)?.status(id)) != null;
+    const [started] = await budgetedStart(workflowRunHost.liveRuns(env), [runId], async () => [await start()], exists);
+    return started!;
+  };
   return {
     async start(name, data, { id, once, idempotency, priority }) {
       // Named actors make "at most one active run per workflow id" a single-threaded check.
@@ -46,21 +54,20 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
       };
       // A workflow with flow control starts through its key's actor, which holds the key's queue and slots.
       const flow = getWorkflowDefinition(name)?.flow;
-      let answer: Awaited<ReturnType<WorkflowRunClient["start"]>>;
-      if (flow) {
-        if (!env.WORKFLOW_FLOW_KEYS)
-          throw new PlatformError(
-            "not_ready",
-            `Workflow "${name}" has flow control, which this deployment has no actors for yet: deploy the project again.`,
-          );
+      if (flow && !env.WORKFLOW_FLOW_KEYS)
+        throw new PlatformError(
+          "not_ready",
+          `Workflow "${name}" has flow control, which this deployment has no actors for yet: deploy the project again.`,
+        );
+      const { summary, ...started } = await budgeted(runId, async () => {
+        if (!flow || !env.WORKFLOW_FLOW_KEYS) return workflowRunActor(env, actorId).start(input);
         const key = flowKeyOf(name, flow, data);
-        answer = await flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, name, key).start({
+        return flowKeyActorOf({ WORKFLOW_FLOW_KEYS: env.WORKFLOW_FLOW_KEYS }, name, key).start({
           ...input,
           key,
           rank: flowRankOf(name, flow, data, priority),
         });
-      } else answer = await workflowRunActor(env, actorId).start(input);
-      const { summary, ...started } = answer;
+      });
       // Listed by the time the caller hears of the run.
       if (summary) await indexRun(summary);
       return started;
@@ -86,13 +93,10 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
     async sendOrStart(workflowId, event, start) {
       // The workflow id's actor decides alone, so two concurrent calls never start two runs.
       const actorId = env.WORKFLOW_RUNS.idFromName(workflowId);
-      const { summary, ...started } = await workflowRunActor(env, actorId).start({
-        runId: `${actorId.toString()}.${randomRunSuffix()}`,
-        workflowId,
-        name: start.name,
-        data: start.data,
-        event,
-      });
+      const runId = `${actorId.toString()}.${randomRunSuffix()}`;
+      const { summary, ...started } = await budgeted(runId, () =>
+        workflowRunActor(env, actorId).start({ runId, workflowId, name: start.name, data: start.data, event }),
+      );
       if (summary) await indexRun(summary);
       return started;
     },
@@ -114,13 +118,15 @@ export function durableObjectWorkflowBackend(env: WorkflowActorEnv): WorkflowBac
       const { name, workflowId: named, ...plan } = await requireActor(runId).planRerun(runId, fromStep);
       const actorId = named === undefined ? env.WORKFLOW_RUNS.newUniqueId() : env.WORKFLOW_RUNS.idFromName(named);
       const newRunId = `${actorId.toString()}.${randomRunSuffix()}`;
-      const { summary, ...started } = await workflowRunActor(env, actorId).start({
-        runId: newRunId,
-        workflowId: named ?? newRunId,
-        name,
-        data: plan.data,
-        rerun: plan,
-      });
+      const { summary, ...started } = await budgeted(newRunId, () =>
+        workflowRunActor(env, actorId).start({
+          runId: newRunId,
+          workflowId: named ?? newRunId,
+          name,
+          data: plan.data,
+          rerun: plan,
+        }),
+      );
       if (!started.created) throw rerunBlockedBy(started.runId, named, runId);
       if (summary) await indexRun(summary);
       return { ...started, name };

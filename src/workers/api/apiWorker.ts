@@ -1,3 +1,4 @@
+import { LIVE_RUN_ROUTES } from "../../contracts/liveRunBudget.ts";
 import { SESSION_ROUTES } from "../../contracts/signInSessions.ts";
 import { createPlatformRouter, type PlatformRouter } from "../../core/web/router.ts";
 import { resolveDispatcher } from "../dispatch/dispatcher.ts";
@@ -6,6 +7,7 @@ import { redeemCallbackToken } from "./callbackTokenRedeemRoute.ts";
 import { collectCliLogin, revokeCliToken, startCliLogin, whoAmI } from "./cliLoginRoutes.ts";
 import { putProjectDeployment } from "./deploymentRoute.ts";
 import type { ApiEnv, WorkflowExecuteMessage } from "./env.ts";
+import { holdLiveRuns, releaseLiveRuns } from "./liveRunRoutes.ts";
 import { createOAuthSession } from "./oauthSessionRoute.ts";
 import { runDueCrons } from "./projectCrons.ts";
 import { listPlugins } from "./pluginCatalogRoute.ts";
@@ -116,6 +118,8 @@ export function apiRouter<Env extends ApiEnv = ApiEnv>(): PlatformRouter<Env> {
       .delete("/projects/:slug/plugins/:plugin", withCliUser, uninstallProjectPlugin)
       .post("/oauth/session", withCliUser, createOAuthSession)
       .post("/internal/workflow/execute", enqueueWorkflowExecution)
+      .post(LIVE_RUN_ROUTES.hold, holdLiveRuns)
+      .post(LIVE_RUN_ROUTES.release, releaseLiveRuns)
       .post("/internal/auth/redeem", redeemCallbackToken)
       .post(SESSION_ROUTES.start, startProjectSession)
       .post(SESSION_ROUTES.check, checkProjectSession)

@@ -1,4 +1,5 @@
 import type { InstallUrlVar, PluginBinding } from "../../contracts/pluginRegistry.ts";
+import type { LiveRunBudget } from "../../objects/LiveRunBudget.ts";
 import type { RateLimiter } from "../../objects/RateLimiter.ts";
 import type { SessionCode } from "../../objects/SessionCode.ts";
 import type { DispatcherEnv } from "../dispatch/dispatcher.ts";
@@ -38,6 +39,10 @@ export interface ApiEnv extends DispatcherEnv, PluginWorkers, PluginInstallUrls 
   CLOUDFLARE_API?: Fetcher;
   /** Most projects one account may own (a whole number from 1; default 20, see projectsPerAccount.ts). */
   MAX_PROJECTS_PER_ACCOUNT?: string;
+  /** Most live runs (started, not ended) one account may have (a whole number from 1; default 10,000, see liveRunsPerAccount.ts). */
+  MAX_LIVE_RUNS_PER_ACCOUNT?: string;
+  /** The live-run budget, one actor per account (exported by this worker): `POST /internal/workflow/live-runs/*`. */
+  LIVE_RUN_BUDGET: DurableObjectNamespace<LiveRunBudget>;
   /** Rate counters, one actor per account (the plugins' actor, exported by this worker): `POST /internal/workflow/execute` takes from it. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** One log per project (`platform logs`, fed by this worker's Tail Worker handler); the class is exported by this worker. */

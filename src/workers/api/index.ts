@@ -1,6 +1,7 @@
 import { createApiWorker } from "./apiWorker.ts";
 
 // Actors plugin workers bind with script_name = "platform-api" (docs/plugins-contract.md).
+export { LiveRunBudget } from "../../objects/LiveRunBudget.ts";
 export { RateLimiter } from "../../objects/RateLimiter.ts";
 export { SessionCode } from "../../objects/SessionCode.ts";
 // Each project's log (platform logs), fed by this worker's tail handler.

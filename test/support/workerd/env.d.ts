@@ -12,6 +12,7 @@ declare global {
       SCRIPT_STARTER: Fetcher;
       WORKFLOW_RUNS: DurableObjectNamespace<import("#src/objects/WorkflowRun.ts").WorkflowRunActor>;
       RATE_LIMITER: DurableObjectNamespace<import("#src/objects/RateLimiter.ts").RateLimiter>;
+      LIVE_RUN_BUDGET: DurableObjectNamespace<import("#src/objects/LiveRunBudget.ts").LiveRunBudget>;
       SESSION_CODES: DurableObjectNamespace<import("#src/objects/SessionCode.ts").SessionCode>;
       WORKFLOW_RUN_INDEX: DurableObjectNamespace<import("#src/objects/WorkflowRunIndexActor.ts").WorkflowRunIndexActor>;
       WORKFLOW_FLOW_KEYS: DurableObjectNamespace<import("#src/objects/WorkflowFlowKeyActor.ts").WorkflowFlowKeyActor>;

@@ -15,19 +15,24 @@ const HOST = "127.0.0.1";
 export function parseUpArgs(
   values: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv = process.env,
-): { port: number; stateDir: string } {
+): { port: number; stateDir: string; maxLiveRunsPerAccount?: number } {
   const raw = values.port;
   const port = raw === undefined ? 8800 : Number(raw);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new CliError(`--port must be a port number, got "${raw}".`, 2);
   if (values.state === "") throw new CliError("--state needs a folder.", 2);
   const state = values.state as string | undefined;
-  return { port, stateDir: state === undefined ? defaultUpStateDir(env) : path.resolve(state) };
+  const stateDir = state === undefined ? defaultUpStateDir(env) : path.resolve(state);
+  const cap = values["max-live-runs"];
+  if (cap === undefined) return { port, stateDir };
+  if (typeof cap !== "string" || !/^[1-9]\d{0,8}$/.test(cap))
+    throw new CliError(`--max-live-runs must be a whole number from 1, got "${cap}".`, 2);
+  return { port, stateDir, maxLiveRunsPerAccount: Number(cap) };
 }
 
 export const upCommand: Command = {
   summary: "Run the platform alone on this machine, for `platform login` and `platform push`.",
-  usage: "platform up [--port N] [--state DIR] [--quiet]",
+  usage: "platform up [--port N] [--state DIR] [--max-live-runs N] [--quiet]",
   help: `
 Runs the platform with no project, as it runs deployed: the gateway, the API
 worker, the login worker with a local OpenID Connect provider, the plugin
@@ -71,11 +76,18 @@ start and kept in the state folder (operator-token, mode 0600).
 Options:
   --port N      the platform's port (default 8800)
   --state DIR   where state is kept (default ~/.local/state/platform/up)
+  --max-live-runs N  most runs one account may have live at once, all its
+                projects together (default 10000, MAX_LIVE_RUNS_PER_ACCOUNT)
   --quiet       no request lines`,
-  options: { port: { type: "string", short: "p" }, state: { type: "string" }, quiet: { type: "boolean", short: "q" } },
+  options: {
+    port: { type: "string", short: "p" },
+    state: { type: "string" },
+    "max-live-runs": { type: "string" },
+    quiet: { type: "boolean", short: "q" },
+  },
   async run({ positionals, values }) {
     if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
-    const { port, stateDir } = parseUpArgs(values);
+    const { port, stateDir, maxLiveRunsPerAccount } = parseUpArgs(values);
     await holdStateDir({ stateDir, host: HOST, port, command: "platform up", folder: stateDir }, async () => {
       let ready = false;
       const platform = await startUpPlatform({
@@ -83,6 +95,7 @@ Options:
         port,
         host: HOST,
         log: (line) => console.log(line),
+        ...(maxLiveRunsPerAccount === undefined ? {} : { maxLiveRunsPerAccount }),
         onRequest: (request) => {
           if (ready && !values.quiet) console.log(formatRequestLine(request));
         },

@@ -35,6 +35,8 @@ export interface UpPlatformOptions {
   host: string;
   log: (line: string) => void;
   onRequest?: (request: RequestRecord) => void;
+  /** `--max-live-runs N`: the account's live-run budget (the API worker's `MAX_LIVE_RUNS_PER_ACCOUNT`). */
+  maxLiveRunsPerAccount?: number;
 }
 
 export interface UpPlatform {
@@ -139,6 +141,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
       },
       onRequest: options.onRequest,
       fakeOperatorToken: operatorToken,
+      ...(options.maxLiveRunsPerAccount === undefined ? {} : { maxLiveRunsPerAccount: options.maxLiveRunsPerAccount }),
     });
     const intake = await traceIntakeWorker({
       outDir: path.join(stateDir, "platform"),

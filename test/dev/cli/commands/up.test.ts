@@ -15,7 +15,31 @@ describe("platform up arguments", () => {
     expect(parseUpArgs(values, env)).toEqual({ port, stateDir });
   });
 
-  it.each([{ port: "0" }, { port: "70000" }, { port: "http" }, { state: "" }])("refuses %o", (values) => {
+  it("--max-live-runs sets the account's live-run budget", () => {
+    expect(parseUpArgs({ "max-live-runs": "5" }, { HOME: "/home/ada" })).toEqual({
+      port: 8800,
+      stateDir: "/home/ada/.local/state/platform/up",
+      maxLiveRunsPerAccount: 5,
+    });
+  });
+
+  it.each([
+    { port: "0" },
+    { port: "70000" },
+    { port: "http" },
+    { state: "" },
+    { "max-live-runs": "0" },
+    { "max-live-runs": "-3" },
+    { "max-live-runs": "1.5" },
+    { "max-live-runs": "many" },
+    { "max-live-runs": "" },
+  ])("refuses %o", (values) => {
     expect(() => parseUpArgs(values)).toThrow(expect.objectContaining({ exitCode: 2 }));
+  });
+
+  it("names the rule when --max-live-runs is not a whole number from 1", () => {
+    expect(() => parseUpArgs({ "max-live-runs": "0" })).toThrow(
+      '--max-live-runs must be a whole number from 1, got "0".',
+    );
   });
 });

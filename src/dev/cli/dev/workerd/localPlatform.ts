@@ -195,6 +195,8 @@ export interface LocalPlatformInput {
    * deployed one, without `platform dev`'s routes or their bindings.
    */
   uploads?: { target: LocalUploadTarget; front: NonNullable<LocalDispatcher["front"]> };
+  /** `platform up --max-live-runs N`: the API worker's `MAX_LIVE_RUNS_PER_ACCOUNT`; without it, its wrangler.toml value. */
+  maxLiveRunsPerAccount?: number;
   /** `platform up`: the token the fakes' inspection routes demand (src/dev/fakes/operatorGate.ts); none under `platform dev`. */
   fakeOperatorToken?: string;
 }
@@ -235,6 +237,9 @@ function localOverrides(input: LocalPlatformInput): Record<string, LocalOverride
           : {}),
         // The dev-only outbox route (`/projects/:slug/outbox`) shows the emails sent from this domain.
         EMAIL_SENDER_DOMAIN: upload ? undefined : LOCAL_SENDER_DOMAIN,
+        ...(input.maxLiveRunsPerAccount === undefined
+          ? {}
+          : { MAX_LIVE_RUNS_PER_ACCOUNT: String(input.maxLiveRunsPerAccount) }),
       },
       // `platform dev`'s own routes reach the fake providers: bot test events and the local outbox.
       services: upload

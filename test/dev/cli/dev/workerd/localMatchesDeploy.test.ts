@@ -275,4 +275,17 @@ describe("the local platform runs what `npm run deploy` ships", () => {
     const harness = { ...pool, name: "platform-api" };
     expect(apiItems.filter(({ isLocal }) => !isLocal(harness, [harness])).map(({ item }) => item)).toEqual([]);
   });
+
+  it.each([
+    ["wrangler.toml's", undefined, "10000"],
+    ["`platform up --max-live-runs 5`'s", 5, "5"],
+  ])("the API worker's MAX_LIVE_RUNS_PER_ACCOUNT is %s", (_name, maxLiveRunsPerAccount, value) => {
+    const platform = LOCAL_PLATFORMS.find((p) => p.name === "platform up")!;
+    const workers = localPlatformConfig({
+      ...platform.input,
+      ...(maxLiveRunsPerAccount === undefined ? {} : { maxLiveRunsPerAccount }),
+    }).workers as V4WorkerOptions[];
+    const api = workers.find((w) => w.name === "platform-api")!;
+    expect((api.bindings as Named).MAX_LIVE_RUNS_PER_ACCOUNT).toBe(value);
+  });
 });
