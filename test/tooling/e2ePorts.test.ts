@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
-// The e2e files run in parallel, each serving on fixed ports of 8800–8999. Two files on one port
-// fail whichever starts second, and only when the scheduler happens to run them together (CI saw
-// approvals and package, signinOidc and workflowCli do it). So each port belongs to one file (the
+// Each e2e file serves on fixed ports of 8800–8999. Two files on one port fail whichever starts
+// second whenever they run together (CI saw approvals and package, signinOidc and workflowCli do it
+// when e2e files ran in parallel; they run one at a time now, but a developer's runs and the chaos
+// suite still overlap). So each port belongs to one file (the
 // chaos e2e file names its long run's ports too).
 const repo = path.resolve(import.meta.dirname, "../..");
 
