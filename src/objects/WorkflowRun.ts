@@ -183,7 +183,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * itself is taken in the constructor, in the actor's own context.
    */
   get #store(): SqlEventStore {
-    this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false });
+    this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false, packRows: true });
     return this.#storeInstance;
   }
 
