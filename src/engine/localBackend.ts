@@ -45,6 +45,7 @@ import { findStrandedRuns } from "./strandedRuns.ts";
 import { createLiveRunStream, type LiveRunStream, STREAM_WAIT_SLICE_MS } from "./liveRunStream.ts";
 import { createMemoryRunStream } from "./memoryRunStream.ts";
 import type { RunStreamStore } from "./runStream.ts";
+import type { LegacyRunStreams } from "./legacySqlRunStream.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "./workflowApi.ts";
 
 /** Finished runs past their retention deleted per sweep at most (the next sweep deletes more). */
@@ -70,6 +71,8 @@ export interface LocalWorkflowBackendOptions {
   closeGraceMS?: number;
   /** Where the runs' streams are kept (`ctx.publish`); default: in memory. */
   stream?: RunStreamStore;
+  /** Where runs that began before the lifecycle was read from the log keep their streams (a node:sqlite file's old table). */
+  legacyStreams?: LegacyRunStreams;
 }
 
 export interface LocalWorkflowBackend extends WorkflowBackend {
@@ -132,7 +135,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   const pollers = new Map<string, ReturnType<typeof setInterval>>();
   const reportedMissing = new Set<string>();
   const stop = new AbortController();
-  const live = createLiveRunStream(options.stream ?? createMemoryRunStream());
+  const live = createLiveRunStream(options.stream ?? createMemoryRunStream(), store, options.legacyStreams);
   const flowQueues = createLocalFlowQueues({ store, definitions, now, started: (runId) => kick(runId) });
 
   const closedError = () => new PlatformError("not_ready", "The workflow backend was closed");

@@ -4,8 +4,9 @@ import { toJsonValue, utf8ByteLength, type JsonValue } from "./json.ts";
 /**
  * A run's live output stream (beyond the spec): messages a step publishes
  * with `ctx.publish(topic, data)`, plus the platform's own lifecycle messages
- * on topic `run`. Kept with the run, beside its event log (never in it), and
- * read in offset order from any offset. At-least-once, like steps: a message
+ * on topic `run`. What steps publish is kept with the run, beside its event
+ * log; the lifecycle messages are read from the log itself. Read in offset
+ * order from any offset. At-least-once, like steps: a message
  * of an attempt that later fails stays, marked with its attempt.
  * @example
  * // in a step: ctx.publish("progress", { pct: 10 });
@@ -91,17 +92,34 @@ export interface StreamQuery {
 }
 
 /**
- * Where a backend keeps its runs' streams. Synchronous, as the event stores
- * are (memory, node:sqlite, a run actor's SQLite): a publish is written when
- * it returns.
+ * A message a step published, as kept. `afterSeq` is the seq of the run's
+ * last event when it was published: a reader places it after that event's
+ * lifecycle messages (streamMerge.ts), so the
+ * lifecycle is read from the log and never stored twice.
+ */
+export interface PublishedMessage extends StreamMessageInput {
+  readonly afterSeq: number;
+}
+
+/**
+ * Where a backend keeps what its runs' steps publish. Synchronous, as the
+ * event stores are (memory, node:sqlite, a run actor's SQLite): a publish is
+ * written when it returns.
  */
 export interface RunStreamStore {
-  /** Appends at the run's next offset (checked against the limits) and answers the stored message. */
-  append(runId: string, message: StreamMessageInput): StreamMessage;
-  /** The run's messages matching `query`, in offset order. */
-  read(runId: string, query: StreamQuery): StreamMessage[];
+  /** Appends after the run's other published messages (the caller checked the limits). */
+  append(runId: string, message: PublishedMessage): void;
+  /** The run's published messages, in the order they were published. */
+  published(runId: string): PublishedMessage[];
+  /** How many messages the run has published and their bytes of data. */
+  totals(runId: string): StreamTotals;
   /** Retention: drops these runs' streams with their events. */
   forgetRuns(runIds: readonly string[]): void;
+}
+
+export interface StreamTotals {
+  messages: number;
+  bytes: number;
 }
 
 /** Offsets and topics a reader may ask for, checked; `what` names the call in errors. */

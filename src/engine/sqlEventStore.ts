@@ -1,11 +1,13 @@
 import { PlatformError } from "../core/errors.ts";
 import { checkRunBatch, groupBatch, type RunBefore, summaryChange } from "./appendRules.ts";
-import { CONTROL_EVENT_TYPES, type StoredEvent } from "./events.ts";
+import { CONTROL_EVENT_TYPES, isControlEvent, type StoredEvent } from "./events.ts";
+import { type EventRow, packEventRows, unpackEventRow } from "./eventRows.ts";
 import { encodePayload } from "./json.ts";
 import {
   createSqlRunIndex,
   migrateRunTable,
   RUN_ALL_INDEXES_SCHEMA,
+  RUN_ACTOR_TABLE_SCHEMA,
   RUN_NO_INDEXES_SCHEMA,
   RUN_TABLE_SCHEMA,
   type RunRow,
@@ -74,10 +76,18 @@ export interface SqlEventStoreOptions {
    * Whether the runs table gets the indexes for finding runs among many
    * (default true: one database holds a project's runs). A WorkflowRun actor
    * holds the runs of one workflow id and scans its few rows instead, so a
-   * fresh actor creates two b-trees fewer, and its log has no secondary
-   * index (an actor made before loses its two on start).
+   * fresh actor creates two b-trees fewer, its runs table is keyed by run_id
+   * alone (RUN_ACTOR_TABLE_SCHEMA), and its log has no secondary index (an
+   * actor made before loses its two on start).
    */
   manyRuns?: boolean;
+  /**
+   * Whether the events of one append share a row (eventRows.ts; default
+   * false: one row per event, as the spec lays the log out). A run actor
+   * packs them: a stretch of steps is one row written, not one per event.
+   * Either store reads both kinds of row.
+   */
+  packRows?: boolean;
 }
 
 const CONTROL_TYPES = CONTROL_EVENT_TYPES.map((type) => `'${type}'`).join(", ");
@@ -109,17 +119,16 @@ function insertStatement(rows: number): string {
   return insertStatements[rows];
 }
 
-type EventRow = { run_id: string; seq: number; workflow_id: string; type: string; payload: string; at: number };
-
-function toEvent(row: EventRow): StoredEvent {
-  return {
-    runId: row.run_id,
-    workflowId: row.workflow_id,
-    seq: row.seq,
-    type: row.type,
-    payload: JSON.parse(row.payload),
-    at: row.at,
-  } as StoredEvent;
+/** One row per event: the spec's layout. */
+function eventRowsOf(events: readonly StoredEvent[]): EventRow[] {
+  return events.map((event) => ({
+    run_id: event.runId,
+    seq: event.seq,
+    workflow_id: event.workflowId,
+    type: event.type,
+    payload: encodePayload(event.payload, `${event.type} payload`),
+    at: event.at,
+  }));
 }
 
 /** Thrown inside an append's transaction to undo the runs it wrote before one whose seq was taken. */
@@ -143,16 +152,22 @@ function wellFormed(runId: string, batch: StoredEvent[]): boolean {
 }
 
 /** Creates the tables (idempotent: create if not exists; one script) and returns the store. */
-export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventStoreOptions = {}): SqlEventStore {
+export function createSqlEventStore(
+  sql: SyncSql,
+  { manyRuns = true, packRows = false }: SqlEventStoreOptions = {},
+): SqlEventStore {
+  // A row's key is its last event's seq: the rows after `afterSeq` are those with a greater key.
   const readEvents = (runId: string, afterSeq = 0) =>
     sql
       .all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq > ? ORDER BY seq", runId, afterSeq)
-      .map(toEvent);
+      .flatMap(unpackEventRow)
+      .filter((event) => event.seq > afterSeq);
   migrateRunTable(sql, readEvents);
   sql.script(
     WORKFLOW_EVENTS_SCHEMA +
-      RUN_TABLE_SCHEMA +
-      (manyRuns ? EVENT_INDEXES_SCHEMA + RUN_ALL_INDEXES_SCHEMA : DROP_EVENT_INDEXES + RUN_NO_INDEXES_SCHEMA),
+      (manyRuns
+        ? RUN_TABLE_SCHEMA + EVENT_INDEXES_SCHEMA + RUN_ALL_INDEXES_SCHEMA
+        : RUN_ACTOR_TABLE_SCHEMA + DROP_EVENT_INDEXES + RUN_NO_INDEXES_SCHEMA),
   );
   const index = createSqlRunIndex(sql, { schema: false });
   /** Whether the watchers' table exists: made by the first `waitForRun`, so a store that never has one pays nothing. */
@@ -161,15 +176,13 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
     (watchersTable ??=
       sql.all("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_workflow_run_watchers'").length > 0);
 
-  /** One statement per batch (a step's completion and the next claim are two rows), in chunks under the bind limit. */
+  /** One statement per batch, in chunks under the bind limit; packed, a batch is usually one row. */
   const insertEvents = (events: StoredEvent[]) => {
-    for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
-      const chunk = events.slice(from, from + ROWS_PER_INSERT);
+    const rows = packRows ? packEventRows(events) : eventRowsOf(events);
+    for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+      const chunk = rows.slice(from, from + ROWS_PER_INSERT);
       const values: SqlValue[] = [];
-      for (const event of chunk) {
-        const payload = encodePayload(event.payload, `${event.type} payload`);
-        values.push(event.runId, event.seq, event.workflowId, event.type, payload, event.at);
-      }
+      for (const row of chunk) values.push(row.run_id, row.seq, row.workflow_id, row.type, row.payload, row.at);
       sql.run(insertStatement(chunk.length), ...values);
     }
   };
@@ -180,11 +193,18 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
       sql.all<{ status: RunStatus }>("SELECT status FROM _workflow_runs WHERE run_id = ?", runId)[0]?.status ??
       "running",
     state: () => {
-      const [row] = sql.all<EventRow>(
-        `SELECT * FROM _workflow_events WHERE run_id = ? AND type NOT IN (${CONTROL_TYPES}) ORDER BY seq DESC LIMIT 1`,
-        runId,
-      );
-      return row ? toEvent(row) : null;
+      // A packed row may hold control events only: then look further back.
+      for (let below = Number.MAX_SAFE_INTEGER; ; ) {
+        const [row] = sql.all<EventRow>(
+          `SELECT * FROM _workflow_events WHERE run_id = ? AND seq < ? AND type NOT IN (${CONTROL_TYPES}) ORDER BY seq DESC LIMIT 1`,
+          runId,
+          below,
+        );
+        if (!row) return null;
+        const state = unpackEventRow(row).findLast((event) => !isControlEvent(event));
+        if (state) return state;
+        below = row.seq;
+      }
     },
   });
 
@@ -194,12 +214,14 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
         "SELECT * FROM _workflow_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
         runId,
       );
-      return row ? toEvent(row) : null;
+      return row ? (unpackEventRow(row).at(-1) ?? null) : null;
     },
 
     createdEvent(runId) {
-      const [row] = sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? AND seq = 1", runId);
-      return row ? toEvent(row) : null;
+      // The first row: workflow_created alone, or packed with the events that followed it in its append.
+      const [row] = sql.all<EventRow>("SELECT * FROM _workflow_events WHERE run_id = ? ORDER BY seq LIMIT 1", runId);
+      const [first] = row ? unpackEventRow(row) : [];
+      return first?.seq === 1 ? first : null;
     },
 
     events: readEvents,
@@ -277,8 +299,8 @@ export function createSqlEventStore(sql: SyncSql, { manyRuns = true }: SqlEventS
         const { status, step, error } = summaryChange(all);
         const { version, rerunOf } = created.payload;
         sql.run(
-          `INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, retention_ms)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO _workflow_runs (position, run_id, workflow_id, name, status, created_at, updated_at, last_seq, step, version, error, rerun_of, rerun_from_step, retention_ms)
+           VALUES ((SELECT COALESCE(MAX(position), 0) + 1 FROM _workflow_runs), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           created.runId,
           created.workflowId,
           created.payload.workflowName,

@@ -42,6 +42,30 @@ export const RUN_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
     expires_at INTEGER
   );`;
 
+/**
+ * A run actor's `_workflow_runs` (made fresh; an actor made before keeps the
+ * table above, which reads and writes alike): keyed by run_id alone, so a run's
+ * row is one b-tree entry, not a row plus run_id's unique index (one row
+ * written fewer per run). `position` is given on insert (the largest + 1).
+ */
+export const RUN_ACTOR_TABLE_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_runs (
+    run_id TEXT NOT NULL PRIMARY KEY,
+    position INTEGER NOT NULL,
+    workflow_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    step TEXT NOT NULL DEFAULT 'start',
+    version TEXT,
+    error TEXT,
+    rerun_of TEXT,
+    rerun_from_step TEXT,
+    retention_ms INTEGER,
+    expires_at INTEGER
+  ) WITHOUT ROWID;`;
+
 /** Columns added since the table's first version, for tables made before (see {@link migrateRunTable}). */
 const ADDED_COLUMNS: readonly [string, string][] = [
   ["step", "TEXT NOT NULL DEFAULT 'start'"],

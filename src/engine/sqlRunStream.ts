@@ -1,106 +1,99 @@
-import { freezeJson, utf8ByteLength, type JsonValue } from "./json.ts";
-import { checkStreamRoom, type RunStreamStore, type StreamMessage } from "./runStream.ts";
+import { utf8ByteLength } from "./json.ts";
+import type { PublishedMessage, RunStreamStore, StreamTotals } from "./runStream.ts";
 import type { SqlValue, SyncSql } from "./syncSql.ts";
 
 /**
- * A table of its own, beside `_workflow_events` (the event log and its
- * conformance are untouched), created on the first publish or read.
+ * What steps publish, in a table of its own beside `_workflow_events`,
+ * created on the first publish. The lifecycle messages are not here: readers
+ * derive them from the log (streamMerge.ts), which saves a written row per
+ * message. `_workflow_stream` (legacySqlRunStream.ts) is the layout before.
  */
-const STREAM_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_stream (
+const PUBLISHED_SCHEMA = `CREATE TABLE IF NOT EXISTS _workflow_published (
     run_id TEXT NOT NULL,
-    message_offset INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    after_seq INTEGER NOT NULL,
     topic TEXT NOT NULL,
     data TEXT NOT NULL,
     bytes INTEGER NOT NULL,
     at INTEGER NOT NULL,
     step TEXT NOT NULL,
     attempt INTEGER NOT NULL,
-    PRIMARY KEY (run_id, message_offset)
+    PRIMARY KEY (run_id, position)
   ) WITHOUT ROWID;`;
 
-interface StreamRow extends Record<string, SqlValue> {
-  offset: number;
+interface PublishedRow extends Record<string, SqlValue> {
+  afterSeq: number;
   topic: string;
-  data: string;
+  json: string;
   at: number;
   step: string;
   attempt: number;
 }
 
 /**
- * Runs' streams in SQLite (node:sqlite, a run actor's storage): one row per
- * message. The only writer of its database (one actor, one `platform dev
- * --node` process), it keeps each run's totals once read, so a publish costs
- * one insert, not a scan of the run's stream.
+ * Runs' published messages in SQLite (node:sqlite, a run actor's storage):
+ * one row per message. The only writer of its database (one actor, one
+ * `platform dev --node` process), it keeps each run's totals once read, so a
+ * publish costs one insert, not a scan of the run's messages. Reading a run
+ * that never published creates nothing.
  */
 export function createSqlRunStream(sql: SyncSql): RunStreamStore {
-  let ready = false;
-  const totalsOf = new Map<string, { messages: number; bytes: number }>();
-  const schema = () => {
-    if (ready) return;
-    sql.script(STREAM_SCHEMA);
-    ready = true;
+  let exists: boolean | undefined;
+  const tableExists = () =>
+    (exists ??=
+      sql.all("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_workflow_published'").length > 0);
+  const totalsOf = new Map<string, StreamTotals>();
+  const totals = (runId: string): StreamTotals => {
+    let known = totalsOf.get(runId);
+    if (!known) {
+      const [row] = tableExists()
+        ? sql.all<{ messages: number; bytes: number | null }>(
+            "SELECT COUNT(*) AS messages, SUM(bytes) AS bytes FROM _workflow_published WHERE run_id = ?",
+            runId,
+          )
+        : [];
+      known = { messages: row?.messages ?? 0, bytes: row?.bytes ?? 0 };
+      totalsOf.set(runId, known);
+    }
+    return known;
   };
   return {
-    append(runId, input) {
-      schema();
-      let totals = totalsOf.get(runId);
-      if (!totals) {
-        const [row] = sql.all<{ messages: number; bytes: number | null }>(
-          "SELECT COUNT(*) AS messages, SUM(bytes) AS bytes FROM _workflow_stream WHERE run_id = ?",
-          runId,
-        );
-        totals = { messages: row?.messages ?? 0, bytes: row?.bytes ?? 0 };
-        totalsOf.set(runId, totals);
+    append(runId, message: PublishedMessage) {
+      if (!tableExists()) {
+        sql.script(PUBLISHED_SCHEMA);
+        exists = true;
       }
-      checkStreamRoom(totals, input, runId);
-      const messages = totals.messages;
-      const bytes = utf8ByteLength(input.json);
+      const known = totals(runId);
+      const bytes = utf8ByteLength(message.json);
       sql.run(
-        "INSERT INTO _workflow_stream (run_id, message_offset, topic, data, bytes, at, step, attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO _workflow_published (run_id, position, after_seq, topic, data, bytes, at, step, attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         runId,
-        messages,
-        input.topic,
-        input.json,
+        known.messages,
+        message.afterSeq,
+        message.topic,
+        message.json,
         bytes,
-        input.at,
-        input.step,
-        input.attempt,
+        message.at,
+        message.step,
+        message.attempt,
       );
-      totals.messages += 1;
-      totals.bytes += bytes;
-      const { json, ...rest } = input;
-      return Object.freeze({ ...rest, offset: messages, data: freezeJson(JSON.parse(json) as JsonValue) });
+      known.messages += 1;
+      known.bytes += bytes;
     },
-    read(runId, { from, topics, limit }) {
-      schema();
-      const topicFilter = topics ? ` AND topic IN (${topics.map(() => "?").join(", ")})` : "";
-      const rows = sql.all<StreamRow>(
-        `SELECT message_offset AS offset, topic, data, at, step, attempt FROM _workflow_stream WHERE run_id = ? AND message_offset >= ?${topicFilter} ORDER BY message_offset LIMIT ?`,
+    published(runId) {
+      if (!tableExists()) return [];
+      return sql.all<PublishedRow>(
+        "SELECT after_seq AS afterSeq, topic, data AS json, at, step, attempt FROM _workflow_published WHERE run_id = ? ORDER BY position",
         runId,
-        from,
-        ...(topics ?? []),
-        limit,
       );
-      return rows.map(
-        (row): StreamMessage =>
-          Object.freeze({
-            offset: row.offset,
-            topic: row.topic,
-            data: freezeJson(JSON.parse(row.data) as JsonValue),
-            at: row.at,
-            step: row.step,
-            attempt: row.attempt,
-          }),
-      );
+    },
+    totals(runId) {
+      return { ...totals(runId) };
     },
     forgetRuns(runIds) {
-      if (runIds.length === 0) return;
-      schema();
-      for (const runId of runIds) {
-        sql.run("DELETE FROM _workflow_stream WHERE run_id = ?", runId);
-        totalsOf.delete(runId);
-      }
+      for (const runId of runIds) totalsOf.delete(runId);
+      if (runIds.length === 0 || !tableExists()) return;
+      for (const runId of runIds) sql.run("DELETE FROM _workflow_published WHERE run_id = ?", runId);
     },
   };
 }

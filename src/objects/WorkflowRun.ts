@@ -42,6 +42,7 @@ import {
   STREAM_WAIT_SLICE_MS,
   type StreamBatch,
 } from "../engine/liveRunStream.ts";
+import { createLegacySqlRunStream } from "../engine/legacySqlRunStream.ts";
 import { createSqlRunStream } from "../engine/sqlRunStream.ts";
 import { streamPollDelayMS } from "../engine/streamPolling.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
@@ -183,14 +184,18 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * itself is taken in the constructor, in the actor's own context.
    */
   get #store(): SqlEventStore {
-    this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false });
+    this.#storeInstance ??= createSqlEventStore(this.#sql, { manyRuns: false, packRows: true });
     return this.#storeInstance;
   }
 
   /** The project version of the code this actor runs (`PLATFORM_VERSION`), recorded on the runs it starts. */
-  /** The runs' streams, in a table of their own beside the log (made on the first publish or read). */
+  /** The runs' streams: what steps publish, in a table of their own beside the log (made on the first publish), and the lifecycle read from the log. */
   get #stream(): LiveRunStream {
-    this.#streamInstance ??= createLiveRunStream(createSqlRunStream(this.#sql));
+    this.#streamInstance ??= createLiveRunStream(
+      createSqlRunStream(this.#sql),
+      this.#store,
+      createLegacySqlRunStream(this.#sql),
+    );
     return this.#streamInstance;
   }
 

@@ -1,6 +1,6 @@
 /**
- * The WorkflowRunActor's side of live streams: what only the Durable Object implementation does. Its
- * messages live in their own table, never in `_workflow_events`; a read of a run that no execution drives
+ * The WorkflowRunActor's side of live streams: what only the Durable Object implementation does. What
+ * steps publish lives in its own table, never in `_workflow_events`; the lifecycle is read from the log; a read of a run that no execution drives
  * answers at once and says when to ask again (no request held open, so the actor can hibernate).
  * Order, offsets, topics, mid-step delivery and limits are in test/conformance/streamConformance.ts.
  */
@@ -10,13 +10,13 @@ import { workflow } from "#src/engine/workflowApi.ts";
 import type { WorkflowRunActor } from "#src/objects/WorkflowRun.ts";
 import { actorForRun } from "#src/runtime/workflow/durableObjectBackend.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
-import { actorEnv, actorIdOf } from "#test/support/workerd/index.ts";
+import { actorEnv, actorIdOf, actorLog, actorOfRun } from "#test/support/workerd/index.ts";
 import { useActorTestHost } from "./WorkflowRun.fixture.ts";
 
 useActorTestHost();
 
 describe("WorkflowRunActor: run streams", () => {
-  it("keeps messages in _workflow_stream beside the log; the log holds only the run's events", async () => {
+  it("keeps what steps publish in _workflow_published beside the log; the lifecycle is read from the log, never stored", async () => {
     workflow("stream.logged", {
       start: async (ctx) => {
         ctx.publish("progress", { pct: 1 });
@@ -26,15 +26,51 @@ describe("WorkflowRunActor: run streams", () => {
     const run = await workflow.start("stream.logged", {});
     await run.result();
     const stub = actorEnv.WORKFLOW_RUNS.get(actorIdOf(run.id));
-    const tables = await runInDurableObject(stub, (_instance: WorkflowRunActor, state) => ({
-      stream: state.storage.sql.exec("SELECT topic, data FROM _workflow_stream ORDER BY message_offset").toArray(),
-      types: state.storage.sql
-        .exec("SELECT DISTINCT type FROM _workflow_events")
+    const rows = await runInDurableObject(stub, (_instance: WorkflowRunActor, state) => ({
+      published: state.storage.sql
+        .exec("SELECT after_seq, topic, data FROM _workflow_published ORDER BY position")
+        .toArray(),
+      tables: state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '_workflow_%' ORDER BY name")
         .toArray()
-        .map((row) => row.type),
+        .map((row) => row.name),
     }));
-    expect(tables.stream).toContainEqual({ topic: "progress", data: '{"pct":1}' });
-    expect(tables.types).toEqual(["workflow_created", "step_started", "step_completed", "workflow_completed"]);
+    // Published while step_started (seq 2) was the log's last event.
+    expect(rows.published).toEqual([{ after_seq: 2, topic: "progress", data: '{"pct":1}' }]);
+    expect(rows.tables).toEqual(["_workflow_events", "_workflow_published", "_workflow_runs"]);
+    expect((await actorLog(run.id)).map((event) => event.type)).toEqual([
+      "workflow_created",
+      "step_started",
+      "step_completed",
+      "workflow_completed",
+    ]);
+    const read = await actorForRun(actorEnv, run.id)!.readStream(run.id, { from: 0 });
+    expect(read.messages.map((message) => [message.offset, message.topic, message.data])).toEqual([
+      [0, "run", { type: "step_started", step: "start" }],
+      [1, "progress", { pct: 1 }],
+      [2, "run", { type: "step_completed", step: "start" }],
+      [3, "run", { type: "ended", status: "completed" }],
+    ]);
+  });
+
+  it("a run that publishes nothing writes no stream row and makes no stream table; its lifecycle is still read", async () => {
+    workflow("stream.silent", { start: async () => ({ done: true, result: null }) });
+    const run = await workflow.start("stream.silent", {});
+    await run.result();
+    const tables = await runInDurableObject(actorOfRun(run.id), (_instance, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '_workflow_%' ORDER BY name")
+        .toArray()
+        .map((row) => row.name),
+    );
+    expect(tables).toEqual(["_workflow_events", "_workflow_runs"]);
+    const read = await actorForRun(actorEnv, run.id)!.readStream(run.id, { from: 0, topics: ["run"] });
+    expect(read.messages.map((message) => message.data)).toEqual([
+      { type: "step_started", step: "start" },
+      { type: "step_completed", step: "start" },
+      { type: "ended", status: "completed" },
+    ]);
+    expect(read.ended).toBe(true);
   });
 
   it.each([

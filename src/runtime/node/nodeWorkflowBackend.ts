@@ -63,7 +63,12 @@ export interface NodeWorkflowBackend extends LocalWorkflowBackend {
  */
 export function createNodeWorkflowBackend(options: NodeWorkflowBackendOptions): NodeWorkflowBackend {
   const store = openSqliteWorkflowStore(options.path);
-  const local = createLocalWorkflowBackend({ ...options, store, stream: store.stream });
+  const local = createLocalWorkflowBackend({
+    ...options,
+    store,
+    stream: store.stream,
+    legacyStreams: store.legacyStreams,
+  });
   // Deferred one tick so workflows registered right after creation are known to the sweep.
   const startup = setTimeout(() => local.recoverAtStartup(), 0);
   const sweep = setInterval(() => local.recoverNow(), options.recoveryIntervalMS ?? RECOVERY_INTERVAL_MS);

@@ -8,6 +8,7 @@ import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
 import { createSqlRunStream } from "../../engine/sqlRunStream.ts";
 import type { RunStreamStore } from "../../engine/runStream.ts";
+import { createLegacySqlRunStream, type LegacyRunStreams } from "../../engine/legacySqlRunStream.ts";
 
 /**
  * @example
@@ -19,6 +20,8 @@ export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkO
   readonly db: DatabaseSync;
   /** The runs' streams (`ctx.publish`), in the same file. */
   readonly stream: RunStreamStore;
+  /** The streams of runs that began before the lifecycle was read from the log, in their old table. */
+  readonly legacyStreams: LegacyRunStreams;
   close(): void;
 }
 
@@ -48,6 +51,7 @@ export function openSqliteWorkflowStore(path: string): SqliteWorkflowStore {
     ...createSqlBulkOperationLog(sql),
     db,
     stream: createSqlRunStream(sql),
+    legacyStreams: createLegacySqlRunStream(sql),
     close() {
       if (db.isOpen) db.close();
     },

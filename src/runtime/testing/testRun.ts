@@ -31,7 +31,6 @@ import { hex } from "../../core/crypto/encoding.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
 import { createLiveRunStream, type LiveRunStream } from "../../engine/liveRunStream.ts";
 import { createMemoryRunStream } from "../../engine/memoryRunStream.ts";
-import { MAX_STREAM_MESSAGES, type RunStreamStore } from "../../engine/runStream.ts";
 import { inNestedTestScope } from "./testScope.ts";
 import { readTestCallback, testCallbackLinks } from "./testCallbacks.ts";
 
@@ -96,13 +95,12 @@ interface RunDriver {
 }
 
 /** The streams of the runs the kit drives, per store (children publish beside their parents). */
-const streamsOf = new WeakMap<MemoryEventStore, { kept: RunStreamStore; live: LiveRunStream }>();
+const streamsOf = new WeakMap<MemoryEventStore, { live: LiveRunStream }>();
 
-function streamsIn(store: MemoryEventStore): { kept: RunStreamStore; live: LiveRunStream } {
+function streamsIn(store: MemoryEventStore): { live: LiveRunStream } {
   let streams = streamsOf.get(store);
   if (!streams) {
-    const kept = createMemoryRunStream();
-    streams = { kept, live: createLiveRunStream(kept) };
+    streams = { live: createLiveRunStream(createMemoryRunStream(), store) };
     streamsOf.set(store, streams);
   }
   return streams;
@@ -246,7 +244,7 @@ function createDriver(
     calls: recording.calls,
     runs: recording.runs,
     get stream() {
-      return streams.kept.read(runId, { from: 0, limit: MAX_STREAM_MESSAGES });
+      return streams.live.messages(runId, { from: 0, limit: Number.POSITIVE_INFINITY });
     },
     now,
     async send(name, payload) {
