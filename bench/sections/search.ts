@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { RunListQuery } from "../../src/engine/runQuery.ts";
-import { createSqlRunIndex } from "../../src/engine/sqlRunIndex.ts";
-import type { RunReport, RunStatus } from "../../src/engine/store.ts";
+import type { RunListQuery } from "../../src/engine/storage/runQuery.ts";
+import { createSqlRunIndex } from "../../src/engine/storage/sqlRunIndex.ts";
+import type { RunReport, RunStatus } from "../../src/engine/storage/store.ts";
 import { nodeSyncSql } from "../../src/runtime/node/nodeSyncSql.ts";
 import { median, round } from "../lib/stats.ts";
 
 /**
  * Section R: run search (`workflow.list` with filters). The same SQL run
  * index the Durable Object backend's index actor and the node:sqlite store
- * keep (src/engine/sqlRunIndex.ts), filled with 1,000 and with 100,000 runs
+ * keep (src/engine/storage/sqlRunIndex.ts), filled with 1,000 and with 100,000 runs
  * of the same mix, in a SQLite file each; one filtered page of 50 timed per
  * query (median of many). The issue's target: a filtered page costs at most
  * 3× more on 100,000 runs than on 1,000.

@@ -17,7 +17,7 @@ export const LIVE_RUN_ROUTES = {
   release: "/internal/workflow/live-runs/release",
 } as const;
 
-/** Most run ids one call names: a step's largest fan-out (engine/children.ts MAX_CHILDREN). */
+/** Most run ids one call names: a step's largest fan-out (engine/control/children.ts MAX_CHILDREN). */
 export const MAX_RUN_IDS_PER_CALL = 1000;
 
 /** A run id as the platform accepts one (the execute route's rule). */

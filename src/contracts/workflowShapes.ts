@@ -15,7 +15,7 @@ export interface WorkflowShape {
 
 export const MAX_WORKFLOWS = 100;
 export const MAX_STEPS = 1000;
-// The engine's own rules for names (src/engine/definition.ts); a build cannot register anything else.
+// The engine's own rules for names (src/engine/api/definition.ts); a build cannot register anything else.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_STEP_NAME_LENGTH = 256;
 

@@ -13,7 +13,7 @@ export {
   resetWorkflowsForTests,
   WORKFLOW_RECOVERY_CRON,
   RESULT_POLL_INTERVAL_MS,
-} from "./workflowApi.ts";
+} from "./api/workflowApi.ts";
 export type {
   WorkflowBackend,
   WorkflowRun,
@@ -21,21 +21,21 @@ export type {
   WorkflowFunction,
   WorkflowListFilter,
   CronRegistrar,
-} from "./workflowApi.ts";
-export { NonRetryableError, isNonRetryableError } from "./nonRetryableError.ts";
-export { RetryAfterError, retryAfterMSOf, MAX_RETRY_AFTER_MS } from "./retryAfterError.ts";
-export type { StepContext, StepResult, StepFunction } from "./stepContext.ts";
-export type { RollbackContext, RollbackFailure, RollbackFunction } from "./rollbackContext.ts";
+} from "./api/workflowApi.ts";
+export { NonRetryableError, isNonRetryableError } from "./execution/nonRetryableError.ts";
+export { RetryAfterError, retryAfterMSOf, MAX_RETRY_AFTER_MS } from "./execution/retryAfterError.ts";
+export type { StepContext, StepResult, StepFunction } from "./execution/stepContext.ts";
+export type { RollbackContext, RollbackFailure, RollbackFunction } from "./execution/rollbackContext.ts";
 
 // The clock the engine and its hosts read.
-export { systemClock } from "./clock.ts";
-export type { Clock } from "./clock.ts";
+export { systemClock } from "./api/clock.ts";
+export type { Clock } from "./api/clock.ts";
 
 // Definitions and defaults.
-export { defineWorkflow, stepNamed, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, FIRST_STEP } from "./definition.ts";
-export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./definition.ts";
-export { retryDelayMS, retryAt, jitterUnit } from "./backoff.ts";
-export type { BackoffOptions, RetryKey } from "./backoff.ts";
+export { defineWorkflow, stepNamed, WORKFLOW_DEFAULTS, WORKFLOW_LIMITS, FIRST_STEP } from "./api/definition.ts";
+export type { WorkflowDefinition, WorkflowOptions, WorkflowSteps } from "./api/definition.ts";
+export { retryDelayMS, retryAt, jitterUnit } from "./execution/backoff.ts";
+export type { BackoffOptions, RetryKey } from "./execution/backoff.ts";
 
 // Events, JSON rule and limits.
 export {
@@ -45,7 +45,7 @@ export {
   isControlEvent,
   isWorkflowEventType,
   nextEvent,
-} from "./events.ts";
+} from "./execution/events.ts";
 export type {
   RerunOf,
   StoredEvent,
@@ -54,7 +54,7 @@ export type {
   WorkflowEventPayloads,
   WorkflowFailureCause,
   Writes,
-} from "./events.ts";
+} from "./execution/events.ts";
 export {
   toJsonValue,
   freezeJson,
@@ -62,13 +62,13 @@ export {
   utf8ByteLength,
   MAX_EVENT_PAYLOAD_BYTES,
   MAX_JSON_DEPTH,
-} from "./json.ts";
-export type { JsonValue, JsonObject } from "./json.ts";
+} from "./api/json.ts";
+export type { JsonValue, JsonObject } from "./api/json.ts";
 
 // Engine pieces for backends.
-export { resolveNextAction } from "./resolveNextAction.ts";
-export { createInbox, lastStateEvent, isPausedAfter } from "./receivedEvents.ts";
-export type { Inbox, QueuedEvent, DeliveredEvent } from "./receivedEvents.ts";
+export { resolveNextAction } from "./execution/resolveNextAction.ts";
+export { createInbox, lastStateEvent, isPausedAfter } from "./control/receivedEvents.ts";
+export type { Inbox, QueuedEvent, DeliveredEvent } from "./control/receivedEvents.ts";
 export {
   decodeContinuation,
   encodeContinuation,
@@ -77,20 +77,20 @@ export {
   readsInbox,
   checkEventName,
   MAX_WAIT_MS,
-} from "./continuation.ts";
-export type { Continuation, ContinuationKind, ContinuationFields, ContinuationRequest } from "./continuation.ts";
-export { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./runControl.ts";
-export type { NextAction } from "./resolveNextAction.ts";
-export { createScratchpad, createStepAttempt } from "./stepContext.ts";
-export type { Scratchpad, StepAttempt } from "./stepContext.ts";
-export { createRun } from "./createRun.ts";
-export type { CreateRunOptions, CreatedRun } from "./createRun.ts";
-export { executeRun } from "./executeRun.ts";
-export type { ExecuteRunOptions, ExecuteRunResult } from "./executeRun.ts";
-export { describeRun, outcomeOf, outcomeOfView } from "./describeRun.ts";
-export type { WorkflowRunView, RunEventView } from "./describeRun.ts";
-export { detectRecovery, recoverRun, failInterruptedStep, readRunTail } from "./recovery.ts";
-export type { RecoveryReason, RecoveryInput, RecoveryOutcome, RunTail as RecoveryRunTail } from "./recovery.ts";
+} from "./execution/continuation.ts";
+export type { Continuation, ContinuationKind, ContinuationFields, ContinuationRequest } from "./execution/continuation.ts";
+export { appendReceivedEvent, cancelRun, pauseRun, resumeRun } from "./control/runControl.ts";
+export type { NextAction } from "./execution/resolveNextAction.ts";
+export { createScratchpad, createStepAttempt } from "./execution/stepContext.ts";
+export type { Scratchpad, StepAttempt } from "./execution/stepContext.ts";
+export { createRun } from "./execution/createRun.ts";
+export type { CreateRunOptions, CreatedRun } from "./execution/createRun.ts";
+export { executeRun } from "./execution/executeRun.ts";
+export type { ExecuteRunOptions, ExecuteRunResult } from "./execution/executeRun.ts";
+export { describeRun, outcomeOf, outcomeOfView } from "./execution/describeRun.ts";
+export type { WorkflowRunView, RunEventView } from "./execution/describeRun.ts";
+export { detectRecovery, recoverRun, failInterruptedStep, readRunTail } from "./control/recovery.ts";
+export type { RecoveryReason, RecoveryInput, RecoveryOutcome, RunTail as RecoveryRunTail } from "./control/recovery.ts";
 export {
   stepFailureEvents,
   abandonedAttemptEvents,
@@ -99,18 +99,18 @@ export {
   INTERRUPTED_REASON,
   MAX_REASON_LENGTH,
   STEP_ERROR_LIMITS,
-} from "./stepFailure.ts";
+} from "./execution/stepFailure.ts";
 
 // Stores and local backends.
-export * from "./runSummary.ts";
-export { DEFAULT_RETENTION_MS } from "./store.ts";
+export * from "./execution/runSummary.ts";
+export { DEFAULT_RETENTION_MS } from "./storage/store.ts";
 export type {
   WorkflowEventStore,
   RunIndex,
   AppendResult,
   CreateRunResult,
   SeqTaken,
-} from "./store.ts";
+} from "./storage/store.ts";
 export {
   toRunListQuery,
   toRunFilter,
@@ -121,18 +121,18 @@ export {
   RUN_FILTER_FIELDS,
   DEFAULT_LIST_LIMIT,
   MAX_LIST_LIMIT,
-} from "./runQuery.ts";
-export type { RunFilter, RunListQuery, RunListPage, ListCursor } from "./runQuery.ts";
-export { MAX_BULK_RUNS, toBulkFilter, toBulkOptions } from "./bulkOperation.ts";
-export type { BulkAction, BulkOptions, BulkOperation, BulkResult, BulkOperationLog } from "./bulkOperation.ts";
-export { planRerun } from "./rerun.ts";
-export type { RerunPlan } from "./rerun.ts";
-export { findStrandedRuns, describeStrandedRuns, STRANDED_RUNS_LISTED } from "./strandedRuns.ts";
-export { checkRunBatch, groupBatch, summaryChange, summaryOf } from "./appendRules.ts";
-export type { RunTail } from "./appendRules.ts";
-export { createMemoryEventStore } from "./memoryEventStore.ts";
-export type { MemoryEventStore } from "./memoryEventStore.ts";
-export { createLocalWorkflowBackend } from "./localBackend.ts";
-export type { LocalWorkflowBackend, LocalWorkflowBackendOptions } from "./localBackend.ts";
-export { createMemoryWorkflowBackend } from "./memoryBackend.ts";
-export type { MemoryWorkflowBackend } from "./memoryBackend.ts";
+} from "./storage/runQuery.ts";
+export type { RunFilter, RunListQuery, RunListPage, ListCursor } from "./storage/runQuery.ts";
+export { MAX_BULK_RUNS, toBulkFilter, toBulkOptions } from "./control/bulkOperation.ts";
+export type { BulkAction, BulkOptions, BulkOperation, BulkResult, BulkOperationLog } from "./control/bulkOperation.ts";
+export { planRerun } from "./control/rerun.ts";
+export type { RerunPlan } from "./control/rerun.ts";
+export { findStrandedRuns, describeStrandedRuns, STRANDED_RUNS_LISTED } from "./control/strandedRuns.ts";
+export { checkRunBatch, groupBatch, summaryChange, summaryOf } from "./execution/appendRules.ts";
+export type { RunTail } from "./execution/appendRules.ts";
+export { createMemoryEventStore } from "./storage/memoryEventStore.ts";
+export type { MemoryEventStore } from "./storage/memoryEventStore.ts";
+export { createLocalWorkflowBackend } from "./backends/localBackend.ts";
+export type { LocalWorkflowBackend, LocalWorkflowBackendOptions } from "./backends/localBackend.ts";
+export { createMemoryWorkflowBackend } from "./backends/memoryBackend.ts";
+export type { MemoryWorkflowBackend } from "./backends/memoryBackend.ts";

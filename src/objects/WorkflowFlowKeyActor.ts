@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../core/errors.ts";
-import type { Clock } from "../engine/clock.ts";
-import type { QueuedRunView } from "../engine/describeRun.ts";
+import type { Clock } from "../engine/api/clock.ts";
+import type { QueuedRunView } from "../engine/execution/describeRun.ts";
 import {
   decideFlow,
   EMPTY_FLOW_KEY,
@@ -11,14 +11,14 @@ import {
   type FlowInput,
   type FlowKeyState,
   type QueueRank,
-} from "../engine/flowControl.ts";
-import type { JsonValue } from "../engine/json.ts";
-import { isLiveStatus, type RunStatus, type RunReport } from "../engine/store.ts";
-import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
+} from "../engine/flow/flowControl.ts";
+import type { JsonValue } from "../engine/api/json.ts";
+import { isLiveStatus, type RunStatus, type RunReport } from "../engine/storage/store.ts";
+import { getWorkflowDefinition, type StartedRun } from "../engine/api/workflowApi.ts";
 import { actorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { actorIdOfRun } from "./runIds.ts";
-import type { SyncSql } from "../engine/syncSql.ts";
+import type { SyncSql } from "../engine/storage/syncSql.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";
 import { meterAlarmRun, setAlarmMetered } from "./storageMeter.ts";
 
@@ -37,9 +37,9 @@ export interface RunStartInput {
   /** When the queue counted the start (its workflow_created's time). */
   at?: number;
   idempotency?: { key: string; ttlMS: number };
-  /** A child's nesting depth, its parent's + 1 (see engine/children.ts). */
+  /** A child's nesting depth, its parent's + 1 (see engine/control/children.ts). */
   childDepth?: number;
-  /** The run whose step starts this one as a child (see engine/children.ts). */
+  /** The run whose step starts this one as a child (see engine/control/children.ts). */
   parentRunId?: string;
 }
 

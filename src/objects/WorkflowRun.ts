@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { PlatformError } from "../core/errors.ts";
-import type { Clock } from "../engine/clock.ts";
+import type { Clock } from "../engine/api/clock.ts";
 import {
   activeChildrenOf,
   type ChildRunPort,
@@ -13,16 +13,16 @@ import {
   isAlreadyEnded,
   type ParentLog,
   recordChildrenFinished,
-} from "../engine/children.ts";
-import type { AwaitedRun, ChildRef } from "../engine/continuation.ts";
-import { createRun, type CreatedRun } from "../engine/createRun.ts";
-import type { WorkflowDefinition } from "../engine/definition.ts";
-import { awaitedRunOf, describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/describeRun.ts";
-import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/events.ts";
-import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/executeRun.ts";
-import type { JsonValue } from "../engine/json.ts";
-import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/recovery.ts";
-import { planRerun, type RerunPlan } from "../engine/rerun.ts";
+} from "../engine/control/children.ts";
+import type { AwaitedRun, ChildRef } from "../engine/execution/continuation.ts";
+import { createRun, type CreatedRun } from "../engine/execution/createRun.ts";
+import type { WorkflowDefinition } from "../engine/api/definition.ts";
+import { awaitedRunOf, describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/execution/describeRun.ts";
+import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/execution/events.ts";
+import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/execution/executeRun.ts";
+import type { JsonValue } from "../engine/api/json.ts";
+import { failInterruptedStep, recoverRun, type RecoveryReason } from "../engine/control/recovery.ts";
+import { planRerun, type RerunPlan } from "../engine/control/rerun.ts";
 import {
   appendCallbackEvent,
   appendReceivedEvent,
@@ -31,23 +31,23 @@ import {
   pauseRun,
   resumeRun,
   watchRunEnd,
-} from "../engine/runControl.ts";
-import { sendOrStartRun } from "../engine/sendOrStart.ts";
-import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/sqlEventStore.ts";
-import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/store.ts";
-import { dequeueRun, replaceQueuedData } from "../engine/queuedRuns.ts";
+} from "../engine/control/runControl.ts";
+import { sendOrStartRun } from "../engine/control/sendOrStart.ts";
+import { createSqlEventStore, type SqlEventStore, type SyncSql } from "../engine/storage/sqlEventStore.ts";
+import { isActiveStatus, isLiveStatus, type RunReport, type RunStatus } from "../engine/storage/store.ts";
+import { dequeueRun, replaceQueuedData } from "../engine/flow/queuedRuns.ts";
 import {
   createLiveRunStream,
   type LiveRunStream,
   STREAM_WAIT_SLICE_MS,
   type StreamBatch,
-} from "../engine/liveRunStream.ts";
-import { createLegacySqlRunStream } from "../engine/legacySqlRunStream.ts";
-import { createSqlRunStream } from "../engine/sqlRunStream.ts";
-import { streamPollDelayMS } from "../engine/streamPolling.ts";
+} from "../engine/streams/liveRunStream.ts";
+import { createLegacySqlRunStream } from "../engine/streams/legacySqlRunStream.ts";
+import { createSqlRunStream } from "../engine/streams/sqlRunStream.ts";
+import { streamPollDelayMS } from "../engine/streams/streamPolling.ts";
 import { flowKeyActorOf, type FlowKeyEnv } from "./flowKeyClient.ts";
 import type { RunStartInput } from "./WorkflowFlowKeyActor.ts";
-import { getWorkflowDefinition, type StartedRun } from "../engine/workflowApi.ts";
+import { getWorkflowDefinition, type StartedRun } from "../engine/api/workflowApi.ts";
 import { actorClient, type ActorClient } from "./actorClient.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { actorIdOfRun, childRunId } from "./runIds.ts";

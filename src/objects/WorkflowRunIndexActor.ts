@@ -6,14 +6,14 @@ import {
   type BulkOperationLog,
   type BulkResult,
   carryOnBulkOperation,
-} from "../engine/bulkOperation.ts";
-import type { RunFilter, RunListPage, RunListQuery } from "../engine/runQuery.ts";
-import { createSqlBulkOperationLog } from "../engine/sqlBulkOperations.ts";
-import { createSqlRunIndex, type SqlRunIndex } from "../engine/sqlRunIndex.ts";
-import type { RunReport, RunSummary } from "../engine/store.ts";
+} from "../engine/control/bulkOperation.ts";
+import type { RunFilter, RunListPage, RunListQuery } from "../engine/storage/runQuery.ts";
+import { createSqlBulkOperationLog } from "../engine/storage/sqlBulkOperations.ts";
+import { createSqlRunIndex, type SqlRunIndex } from "../engine/storage/sqlRunIndex.ts";
+import type { RunReport, RunSummary } from "../engine/storage/store.ts";
 import type { StrandedRuns, WorkflowShape } from "../contracts/workflowShapes.ts";
-import { findStrandedRuns } from "../engine/strandedRuns.ts";
-import { isLiveStatus } from "../engine/runSummary.ts";
+import { findStrandedRuns } from "../engine/control/strandedRuns.ts";
+import { isLiveStatus } from "../engine/execution/runSummary.ts";
 import { durableObjectSql } from "./durableObjectSql.ts";
 import { createLiveRunReleases, type LiveRunReleases } from "./liveRunReleases.ts";
 import { workflowRunHost } from "./workflowRunHost.ts";

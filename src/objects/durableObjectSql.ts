@@ -1,4 +1,4 @@
-import type { SyncSql } from "../engine/syncSql.ts";
+import type { SyncSql } from "../engine/storage/syncSql.ts";
 import { meterCursor } from "./storageMeter.ts";
 
 /**

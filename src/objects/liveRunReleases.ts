@@ -1,4 +1,4 @@
-import type { SyncSql } from "../engine/syncSql.ts";
+import type { SyncSql } from "../engine/storage/syncSql.ts";
 import type { LiveRunSlots } from "./liveRunSlots.ts";
 
 /** Most slots one retry gives back per call. */

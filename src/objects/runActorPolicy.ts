@@ -33,8 +33,8 @@
  * - An effect marked `detached` is started and not waited for; its failure
  *   is left alone because what `detached` names covers it.
  */
-import type { ExecuteRunResult } from "../engine/executeRun.ts";
-import { isActiveStatus, isLiveStatus, type RunStatus } from "../engine/store.ts";
+import type { ExecuteRunResult } from "../engine/execution/executeRun.ts";
+import { isActiveStatus, isLiveStatus, type RunStatus } from "../engine/storage/store.ts";
 
 /** What the index was told of a run: its status and its position (the step it is in or will claim next). */
 export interface ReportedRun {

@@ -17,7 +17,7 @@ export function randomRunSuffix(): string {
   return base36(crypto.getRandomValues(new Uint8Array(12)));
 }
 
-/** The run id of a child run whose actor is `actorId`, from its key (see engine/children.ts). */
+/** The run id of a child run whose actor is `actorId`, from its key (see engine/control/children.ts). */
 export function childRunId(actorId: DurableObjectId, key: string): Promise<string> {
   return childRunIdOn(actorId.toString(), key);
 }

@@ -1,7 +1,7 @@
 import { PlatformError } from "../core/errors.ts";
-import type { Clock } from "../engine/clock.ts";
-import { systemClock } from "../engine/clock.ts";
-import type { WorkflowBackend } from "../engine/workflowApi.ts";
+import type { Clock } from "../engine/api/clock.ts";
+import { systemClock } from "../engine/api/clock.ts";
+import type { WorkflowBackend } from "../engine/api/workflowApi.ts";
 import { type LiveRunSlots, platformLiveRunSlots } from "./liveRunSlots.ts";
 
 /** What the run index actor's bulk operations do to one run. */

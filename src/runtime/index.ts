@@ -41,10 +41,10 @@ export {
 } from "./plugins/chatserver.ts";
 export { webhook, type WebhookDecision, type WebhookOptions, type WebhookRouter } from "./webhooks/index.ts";
 export { auth, type AuthOptions, type AuthUser, type AuthMiddleware } from "./auth/index.ts";
-export type { WorkflowRun, WorkflowListFilter } from "../engine/workflowApi.ts";
-export type { ScheduledStartData, WorkflowScheduleOption } from "../engine/workflowSchedule.ts";
-export type { StepContext, StepResult } from "../engine/stepContext.ts";
-export type { RollbackContext, RollbackFailure, RollbackFunction } from "../engine/rollbackContext.ts";
-export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/continuation.ts";
-export type { WorkflowRunView } from "../engine/describeRun.ts";
-export type { StreamMessage } from "../engine/runStream.ts";
+export type { WorkflowRun, WorkflowListFilter } from "../engine/api/workflowApi.ts";
+export type { ScheduledStartData, WorkflowScheduleOption } from "../engine/api/workflowSchedule.ts";
+export type { StepContext, StepResult } from "../engine/execution/stepContext.ts";
+export type { RollbackContext, RollbackFailure, RollbackFunction } from "../engine/execution/rollbackContext.ts";
+export type { AwaitedRun, ChildOutcome, ChildRequest } from "../engine/execution/continuation.ts";
+export type { WorkflowRunView } from "../engine/execution/describeRun.ts";
+export type { StreamMessage } from "../engine/streams/runStream.ts";

@@ -11,8 +11,8 @@ import {
   type CallbackLinkGrant,
   DEFAULT_CALLBACK_LINK_TTL_MS,
   setCallbackLinkIssuer,
-} from "#src/engine/callbackLink.ts";
-import { installedWorkflowBackend, workflow } from "#src/engine/workflowApi.ts";
+} from "#src/engine/control/callbackLink.ts";
+import { installedWorkflowBackend, workflow } from "#src/engine/api/workflowApi.ts";
 import {
   eventOf,
   type MakeWorkflowBackend,

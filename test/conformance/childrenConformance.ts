@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
-} from "#src/engine/workflowApi.ts";
+} from "#src/engine/api/workflowApi.ts";
 import { rejection, shape } from "#test/support/workflow/index.ts";
 import {
   eventOf,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
-import { summaryOf } from "#src/engine/appendRules.ts";
-import type { WorkflowEventStore, RunIndex } from "#src/engine/store.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/execution/events.ts";
+import { summaryOf } from "#src/engine/execution/appendRules.ts";
+import type { WorkflowEventStore, RunIndex } from "#src/engine/storage/store.ts";
 import { thrownCode } from "#test/support/workflow/rejection.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunEventView, WorkflowRunView } from "#src/engine/describeRun.ts";
-import { workflow, type WorkflowRun } from "#src/engine/workflowApi.ts";
+import type { RunEventView, WorkflowRunView } from "#src/engine/execution/describeRun.ts";
+import { workflow, type WorkflowRun } from "#src/engine/api/workflowApi.ts";
 import { maxActive, startedAt } from "#test/support/workflow/activeRuns.ts";
 import type { MakeWorkflowBackend } from "#test/conformance/workflowConformance.ts";
 import { pollingGates, useBackendUnderTest } from "#test/conformance/workflowConformance.fixture.ts";

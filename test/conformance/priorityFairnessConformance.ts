@@ -4,7 +4,7 @@
  * order is read from the runs' own start times; each step lasts a few ms so no two starts share one.
  */
 import { describe, expect, it } from "vitest";
-import { workflow, type WorkflowRun } from "#src/engine/workflowApi.ts";
+import { workflow, type WorkflowRun } from "#src/engine/api/workflowApi.ts";
 import { startedAt } from "#test/support/workflow/activeRuns.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest } from "./workflowConformance.fixture.ts";
 

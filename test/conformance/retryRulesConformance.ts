@@ -4,7 +4,7 @@
  * with a key the engine does not know fails the run at once, naming the key.
  */
 import { describe, expect, it } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { FAILED_AT_ONCE_LOG, rejection, shape } from "#test/support/workflow/index.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest, viewOf } from "./workflowConformance.fixture.ts";
 

@@ -4,8 +4,8 @@
  * failing is recorded and the next still runs; the run then ends failed with the failing step's reason.
  */
 import { describe, expect, it } from "vitest";
-import type { WorkflowSteps } from "#src/engine/definition.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import type { WorkflowSteps } from "#src/engine/api/definition.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { rejection, shape } from "#test/support/workflow/index.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest, viewOf } from "./workflowConformance.fixture.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
+import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import type { MakeWorkflowBackend } from "#test/conformance/workflowConformance.ts";
 import { pollingGates, useBackendUnderTest } from "#test/conformance/workflowConformance.fixture.ts";
 import { rejection } from "#test/support/workflow/rejection.ts";

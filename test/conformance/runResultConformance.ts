@@ -3,8 +3,8 @@
  * answers how it ended, or null when the timeout passes first.
  */
 import { describe, expect, it } from "vitest";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { rejection } from "#test/support/workflow/index.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest } from "./workflowConformance.fixture.ts";
 

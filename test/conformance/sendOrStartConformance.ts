@@ -4,7 +4,7 @@
  * two runs.
  */
 import { describe, expect, it } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { rejection } from "#test/support/workflow/index.ts";
 import {
   type MakeWorkflowBackend,

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { isPlatformError } from "#src/core/errors.ts";
-import type { StreamMessage } from "#src/engine/runStream.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import type { StreamMessage } from "#src/engine/streams/runStream.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { type MakeWorkflowBackend, pollingGates, useBackendUnderTest, viewOf } from "./workflowConformance.fixture.ts";
 
 async function collect(iterable: AsyncIterable<StreamMessage>): Promise<StreamMessage[]> {

@@ -4,8 +4,8 @@
  * timeout), told by the awaited run itself, however many runs wait on it.
  */
 import { describe, expect, it } from "vitest";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { FAILED_AT_ONCE_LOG, rejection, shape } from "#test/support/workflow/index.ts";
 import {
   type MakeWorkflowBackend,

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
-import { RetryAfterError } from "#src/engine/retryAfterError.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { RetryAfterError } from "#src/engine/execution/retryAfterError.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { EXHAUSTED_AFTER_TWO_LOG, RETRIED_ONCE_LOG, rejection, shape } from "#test/support/workflow/index.ts";
 import {
   eventOf,

@@ -3,8 +3,8 @@
  * active run per id, get and list, refusals. Everything goes through the public `workflow` API.
  */
 import { describe, expect, it } from "vitest";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import {
   EXHAUSTED_AFTER_TWO_LOG,
   FAILED_AT_ONCE_LOG,

@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, expect, vi } from "vitest";
-import type { WorkflowDefinition } from "#src/engine/definition.ts";
-import { isLiveStatus } from "#src/engine/runSummary.ts";
+import type { WorkflowDefinition } from "#src/engine/api/definition.ts";
+import { isLiveStatus } from "#src/engine/execution/runSummary.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
   type WorkflowBackend,
-} from "#src/engine/workflowApi.ts";
+} from "#src/engine/api/workflowApi.ts";
 import { shape } from "#test/support/workflow/index.ts";
 
 /** A backend the conformance suites run against, as each implementation's test file makes it. */

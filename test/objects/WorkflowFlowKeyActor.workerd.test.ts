@@ -5,9 +5,9 @@
  */
 import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
-import { cancelRun } from "#src/engine/runControl.ts";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow, type WorkflowRun } from "#src/engine/workflowApi.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
+import { cancelRun } from "#src/engine/control/runControl.ts";
+import { installWorkflowBackend, resetWorkflowsForTests, workflow, type WorkflowRun } from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { actorIdOfRun } from "#src/objects/runIds.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";

@@ -4,7 +4,7 @@
  */
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { actorIdOf } from "#test/support/workerd/index.ts";
 import { rejection } from "#test/support/workflow/index.ts";
 import { gates, register, useActorTestHost } from "./WorkflowRun.fixture.ts";

@@ -5,11 +5,11 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { systemClock } from "#src/engine/clock.ts";
-import { createRun } from "#src/engine/createRun.ts";
-import { executeRun } from "#src/engine/executeRun.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { systemClock } from "#src/engine/api/clock.ts";
+import { createRun } from "#src/engine/execution/createRun.ts";
+import { executeRun } from "#src/engine/execution/executeRun.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { workflowRunActor } from "#src/runtime/workflow/workflowActorClient.ts";
 import { actorAlarm, actorEnv, actorLog, actorNamed, actorOfRun, waitForLog } from "#test/support/workerd/index.ts";

@@ -6,8 +6,8 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sweepStuckRuns } from "#src/runtime/workflow/recoverySweep.ts";
-import type { WorkflowSteps } from "#src/engine/definition.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import type { WorkflowSteps } from "#src/engine/api/definition.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { actorEnv, actorLog, actorOfRun, isTerminal, waitForIndexed, waitForLog } from "#test/support/workerd/index.ts";
 import { expectWellFormed, START_FINISH_LOG } from "#test/support/workflow/index.ts";

@@ -4,10 +4,10 @@
  * alarm and index is in #test/support/workerd; checking a log, in #test/support/workflow.
  */
 import { afterEach, beforeEach, vi } from "vitest";
-import { systemClock, type Clock } from "#src/engine/clock.ts";
-import type { WorkflowSteps } from "#src/engine/definition.ts";
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { systemClock, type Clock } from "#src/engine/api/clock.ts";
+import type { WorkflowSteps } from "#src/engine/api/definition.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
+import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
 import { actorEnv } from "#test/support/workerd/workflowActors.ts";

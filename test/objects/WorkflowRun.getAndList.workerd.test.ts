@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { waitForIndexed } from "#test/support/workerd/index.ts";
 import { ONE_STEP_LOG, rejection } from "#test/support/workflow/index.ts";
 import { gates, register, shape, useActorTestHost } from "./WorkflowRun.fixture.ts";

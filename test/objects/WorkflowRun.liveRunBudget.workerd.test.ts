@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { accountLiveRunBudget } from "#src/objects/LiveRunBudget.ts";
 import { platformLiveRunSlots } from "#src/objects/liveRunSlots.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";

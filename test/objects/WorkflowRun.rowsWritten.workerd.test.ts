@@ -6,8 +6,8 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { readStorageMeter, resetStorageMeter } from "#src/objects/storageMeter.ts";
 

@@ -3,7 +3,7 @@
  * RPC-fault run found (test/objects/actorRpcFaults.workerd.test.ts), as one deterministic case.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { type ActorCall, actorCalls } from "#src/objects/actorClient.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { actorEnv } from "#test/support/workerd/workflowActors.ts";

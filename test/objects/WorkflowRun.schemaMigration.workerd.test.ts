@@ -5,9 +5,9 @@
  */
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { readStorageMeter, resetStorageMeter } from "#src/objects/storageMeter.ts";
 import { actorLog, actorNamed, actorOfRun, waitForLog } from "#test/support/workerd/index.ts";

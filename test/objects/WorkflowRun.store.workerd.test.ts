@@ -6,12 +6,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
-import { createRun } from "#src/engine/createRun.ts";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { executeRun, type ExecuteRunResult } from "#src/engine/executeRun.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
-import type { WorkflowEventStore } from "#src/engine/store.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { createRun } from "#src/engine/execution/createRun.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { executeRun, type ExecuteRunResult } from "#src/engine/execution/executeRun.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
+import type { WorkflowEventStore } from "#src/engine/storage/store.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { actorNamed } from "#test/support/workerd/index.ts";
 import { definitionOf, expectWellFormed } from "#test/support/workflow/index.ts";

@@ -6,7 +6,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import type { WorkflowRunActor } from "#src/objects/WorkflowRun.ts";
 import { actorForRun } from "#src/runtime/workflow/durableObjectBackend.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";

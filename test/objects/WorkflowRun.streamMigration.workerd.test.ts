@@ -6,9 +6,9 @@
  */
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { lifecycleMessagesOf } from "#src/engine/lifecycleMessages.ts";
-import type { StreamMessage } from "#src/engine/runStream.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { lifecycleMessagesOf } from "#src/engine/streams/lifecycleMessages.ts";
+import type { StreamMessage } from "#src/engine/streams/runStream.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { actorForRun } from "#src/runtime/workflow/durableObjectBackend.ts";
 import { actorEnv, actorLog, actorOfRun, waitForLog } from "#test/support/workerd/index.ts";
 import { useActorTestHost } from "./WorkflowRun.fixture.ts";

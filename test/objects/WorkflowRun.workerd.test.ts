@@ -7,8 +7,8 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { workflowRunActor } from "#src/runtime/workflow/workflowActorClient.ts";
 import {

@@ -6,8 +6,8 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunReport } from "#src/engine/store.ts";
-import { createSqlRunIndex } from "#src/engine/sqlRunIndex.ts";
+import type { RunReport } from "#src/engine/storage/store.ts";
+import { createSqlRunIndex } from "#src/engine/storage/sqlRunIndex.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { readStorageMeter, resetStorageMeter } from "#src/objects/storageMeter.ts";
 

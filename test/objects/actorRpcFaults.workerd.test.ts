@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { START_DATA_KEY, type StoredEvent } from "#src/engine/events.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
-import { workflow } from "#src/engine/workflowApi.ts";
+import { START_DATA_KEY, type StoredEvent } from "#src/engine/execution/events.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
+import { workflow } from "#src/engine/api/workflowApi.ts";
 import { actorCalls } from "#src/objects/actorClient.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ExecuteRunResult } from "#src/engine/executeRun.ts";
-import type { RunStatus } from "#src/engine/store.ts";
+import type { ExecuteRunResult } from "#src/engine/execution/executeRun.ts";
+import type { RunStatus } from "#src/engine/storage/store.ts";
 import {
   type Decision,
   decide,

@@ -11,7 +11,7 @@ import {
   type RunActorState,
   STALE_ALARM_MS,
 } from "#src/objects/runActorPolicy.ts";
-import type { RunStatus } from "#src/engine/store.ts";
+import type { RunStatus } from "#src/engine/storage/store.ts";
 
 const NOW = 1_800_000_000_000;
 

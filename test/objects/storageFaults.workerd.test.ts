@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createSqlBulkOperationLog } from "#src/engine/sqlBulkOperations.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import { createSqlBulkOperationLog } from "#src/engine/storage/sqlBulkOperations.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { runSeed } from "#test/support/workflow/storageFaultWorkload.ts";
 import { type FaultSwitch, faultySql } from "#test/support/workflow/storageFaults.ts";
@@ -9,7 +9,7 @@ import { type FaultSwitch, faultySql } from "#test/support/workflow/storageFault
 /**
  * The engine under storage faults on a Durable Object's own SQLite storage
  * (`transactionSync`, as the run actors use it): the same seeded workload as
- * the Node stores' (test/engine/storageFaults.test.ts), one fresh actor's
+ * the Node stores' (test/engine/storage/storageFaults.test.ts), one fresh actor's
  * storage per seed. What it does not cover: faults inside workerd's storage
  * layer itself. Failed actor RPCs: test/objects/actorRpcFaults.workerd.test.ts.
  */

@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { forgetWorkflowRegistrations } from "#src/engine/workflowApi.ts";
+import { forgetWorkflowRegistrations } from "#src/engine/api/workflowApi.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 
 // The node project runs its files in one module graph (`isolate: false`): what one file registered

@@ -40,7 +40,7 @@ describe("the import-direction check", () => {
       "src/core/token.ts": 'import { runtime } from "../runtime/index.ts";\nexport { runtime };\n',
       // A type-only import is still an edge: the engine would depend on the runtime's shape.
       "src/engine/run.ts": 'import type { runtime } from "../runtime/index.ts";\nexport type R = typeof runtime;\n',
-      "src/engine/clock.ts": 'import { hrtime } from "node:process";\nexport { hrtime };\n',
+      "src/engine/api/clock.ts": 'import { hrtime } from "node:process";\nexport { hrtime };\n',
       "src/runtime/email.ts": 'import { sendEmail } from "../plugins/email-send/send.ts";\nexport { sendEmail };\n',
       "src/runtime/api.ts": 'import { events } from "../workers/api/index.ts";\nexport { events };\n',
       "src/contracts/a.ts": 'import type { B } from "./b.ts";\nexport type A = B[];\n',
@@ -56,7 +56,7 @@ describe("the import-direction check", () => {
       "error objects-import-only-core-contracts-engine: src/objects/Counter.ts → src/runtime/index.ts",
       "error core-imports-only-core: src/core/token.ts → src/runtime/index.ts",
       "error engine-imports-only-core-and-contracts: src/engine/run.ts → src/runtime/index.ts",
-      "error shared-layers-use-no-node-apis: src/engine/clock.ts → process",
+      "error shared-layers-use-no-node-apis: src/engine/api/clock.ts → process",
       "error runtime-imports-only-core-contracts-engine-objects-runtime: src/runtime/api.ts → src/workers/api/index.ts",
       "error imports-resolve: src/runtime/email.ts → ../plugins/email-send/send.ts",
       "error no-cycles: src/contracts/a.ts → ",

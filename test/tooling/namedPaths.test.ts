@@ -78,18 +78,18 @@ describe("paths named in comments and docs", () => {
       "test/platform/login/startRoute.test.ts",
     ],
   ])("finds %s", (_, file, text, named) => {
-    expect(missingNamedPaths({ [file]: text }, ["src/engine/sqlEventStore.ts"])).toEqual([{ file, line: 1, named }]);
+    expect(missingNamedPaths({ [file]: text }, ["src/engine/storage/sqlEventStore.ts"])).toEqual([{ file, line: 1, named }]);
   });
 
   it.each([
-    ["a full path", "// src/engine/sqlEventStore.ts", "src/a.ts"],
-    ["a tail of a path", "// (engine/sqlEventStore.ts)", "src/a.ts"],
+    ["a full path", "// src/engine/storage/sqlEventStore.ts", "src/a.ts"],
+    ["a tail of a path", "// (storage/sqlEventStore.ts)", "src/a.ts"],
     ["a path next to the file", "// sqlEventStore.ts", "src/engine/a.ts"],
     ["a URL", "// https://example.com/engine/missing.ts", "src/a.ts"],
     ["code, not a comment", 'const file = "src/missing.ts";', "src/a.ts"],
     ["a place outside the tree", "// $XDG_CONFIG_HOME/platform/credentials.json", "src/a.ts"],
   ])("accepts %s", (_, text, file) => {
-    expect(missingNamedPaths({ [file]: text }, ["src/engine/sqlEventStore.ts"])).toEqual([]);
+    expect(missingNamedPaths({ [file]: text }, ["src/engine/storage/sqlEventStore.ts"])).toEqual([]);
   });
 });
 

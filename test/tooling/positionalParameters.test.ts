@@ -13,19 +13,19 @@ const MOST_POSITIONAL = 4;
  * shrinks. A function converted must leave it; a new one must not join it.
  */
 const NOT_YET_CONVERTED = new Set([
-  "src/engine/bulkOperation.ts acceptBulkOperation",
-  "src/engine/bulkOperation.ts carryOnBulkOperation",
-  "src/engine/children.ts recordChildFinished",
-  "src/engine/children.ts recordChildrenFinished",
-  "src/engine/events.ts nextEvent",
-  "src/engine/flowControl.ts explainQueued",
-  "src/engine/recovery.ts detectRecovery",
-  "src/engine/recovery.ts recoverRun",
-  "src/engine/resolveNextAction.ts resolveNextAction",
-  "src/engine/runControl.ts appendReceivedEvent",
-  "src/engine/runControl.ts cancelRun",
-  "src/engine/sendOrStart.ts sendOrStartRun",
-  "src/engine/stepFailure.ts abandonedAttemptEvents",
+  "src/engine/control/bulkOperation.ts acceptBulkOperation",
+  "src/engine/control/bulkOperation.ts carryOnBulkOperation",
+  "src/engine/control/children.ts recordChildFinished",
+  "src/engine/control/children.ts recordChildrenFinished",
+  "src/engine/execution/events.ts nextEvent",
+  "src/engine/flow/flowControl.ts explainQueued",
+  "src/engine/control/recovery.ts detectRecovery",
+  "src/engine/control/recovery.ts recoverRun",
+  "src/engine/execution/resolveNextAction.ts resolveNextAction",
+  "src/engine/control/runControl.ts appendReceivedEvent",
+  "src/engine/control/runControl.ts cancelRun",
+  "src/engine/control/sendOrStart.ts sendOrStartRun",
+  "src/engine/execution/stepFailure.ts abandonedAttemptEvents",
   "src/runtime/auth/session.ts userFromSession",
 ]);
 

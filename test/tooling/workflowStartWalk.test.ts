@@ -37,7 +37,7 @@ function missingNames(walk: string, actor: string, kindSources: string): string[
 describe("docs/workflow-engine.md walks one workflow.start through code that exists", () => {
   const walk = walkOf(read("docs/workflow-engine.md"));
   const actor = read("src/objects/WorkflowRun.ts");
-  const kindSources = ["src/objects/runActorPolicy.ts", "src/engine/events.ts", "src/engine/resolveNextAction.ts"]
+  const kindSources = ["src/objects/runActorPolicy.ts", "src/engine/execution/events.ts", "src/engine/execution/resolveNextAction.ts"]
     .map(read)
     .join("\n");
 

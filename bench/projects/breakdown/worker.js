@@ -6,10 +6,10 @@
 // Plain JS for the same reason as the bench project (the repository's Node
 // typecheck includes bench/).
 import { DurableObject } from "cloudflare:workers";
-import { defineWorkflow } from "../../../src/engine/definition.ts";
-import { createRun } from "../../../src/engine/createRun.ts";
-import { executeRun } from "../../../src/engine/executeRun.ts";
-import { createSqlEventStore } from "../../../src/engine/sqlEventStore.ts";
+import { defineWorkflow } from "../../../src/engine/api/definition.ts";
+import { createRun } from "../../../src/engine/execution/createRun.ts";
+import { executeRun } from "../../../src/engine/execution/executeRun.ts";
+import { createSqlEventStore } from "../../../src/engine/storage/sqlEventStore.ts";
 import { createPlatformWorker } from "../../../src/runtime/entry/createPlatformWorker.ts";
 import { workflow } from "../../../src/runtime/workflow/index.ts";
 import { durableObjectSql } from "../../../src/objects/durableObjectSql.ts";

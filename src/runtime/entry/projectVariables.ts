@@ -1,4 +1,4 @@
-import type { StepEnv } from "../../engine/stepContext.ts";
+import type { StepEnv } from "../../engine/execution/stepContext.ts";
 import type { PlatformEnv } from "./platformEnv.ts";
 
 const seen = new WeakMap<PlatformEnv, StepEnv>();

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import type { SyncSql } from "../../engine/syncSql.ts";
+import type { SyncSql } from "../../engine/storage/syncSql.ts";
 
 /** node:sqlite behind the engine's SyncSql surface, with prepared statements cached by text. */
 export function nodeSyncSql(db: DatabaseSync): SyncSql {

@@ -2,9 +2,9 @@ import {
   createLocalWorkflowBackend,
   type LocalWorkflowBackend,
   type LocalWorkflowBackendOptions,
-} from "../../engine/localBackend.ts";
-import { systemClock } from "../../engine/clock.ts";
-import { installWorkflowBackend, startDueScheduledRuns, workflowDefinitions } from "../../engine/workflowApi.ts";
+} from "../../engine/backends/localBackend.ts";
+import { systemClock } from "../../engine/api/clock.ts";
+import { installWorkflowBackend, startDueScheduledRuns, workflowDefinitions } from "../../engine/api/workflowApi.ts";
 import { minuteOf } from "../../core/cronSchedule.ts";
 import { type ProjectSchedule, projectSchedules, scheduleCronName } from "../../contracts/workflowSchedules.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";

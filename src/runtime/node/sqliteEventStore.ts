@@ -1,14 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { BulkOperationLog } from "../../engine/bulkOperation.ts";
-import { createSqlBulkOperationLog } from "../../engine/sqlBulkOperations.ts";
-import { createSqlEventStore } from "../../engine/sqlEventStore.ts";
-import type { WorkflowEventStore, RunIndex } from "../../engine/store.ts";
+import type { BulkOperationLog } from "../../engine/control/bulkOperation.ts";
+import { createSqlBulkOperationLog } from "../../engine/storage/sqlBulkOperations.ts";
+import { createSqlEventStore } from "../../engine/storage/sqlEventStore.ts";
+import type { WorkflowEventStore, RunIndex } from "../../engine/storage/store.ts";
 import { nodeSyncSql } from "./nodeSyncSql.ts";
-import { createSqlRunStream } from "../../engine/sqlRunStream.ts";
-import type { RunStreamStore } from "../../engine/runStream.ts";
-import { createLegacySqlRunStream, type LegacyRunStreams } from "../../engine/legacySqlRunStream.ts";
+import { createSqlRunStream } from "../../engine/streams/sqlRunStream.ts";
+import type { RunStreamStore } from "../../engine/streams/runStream.ts";
+import { createLegacySqlRunStream, type LegacyRunStreams } from "../../engine/streams/legacySqlRunStream.ts";
 
 /**
  * @example
@@ -28,7 +28,7 @@ export interface SqliteWorkflowStore extends WorkflowEventStore, RunIndex, BulkO
 /**
  * Opens (creating if needed) the workflow store in a SQLite file, or
  * ":memory:". The tables and queries are the shared SQL event store the
- * Durable Object backend uses too (src/engine/sqlEventStore.ts), so a file
+ * Durable Object backend uses too (src/engine/storage/sqlEventStore.ts), so a file
  * written by one process is readable by the other code path.
  * @example
  * const store = openSqliteWorkflowStore(":memory:");

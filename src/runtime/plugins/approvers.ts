@@ -1,5 +1,5 @@
-import { START_DATA_KEY } from "../../engine/events.ts";
-import type { WorkflowRunView } from "../../engine/describeRun.ts";
+import { START_DATA_KEY } from "../../engine/execution/events.ts";
+import type { WorkflowRunView } from "../../engine/execution/describeRun.ts";
 
 /**
  * Who may answer an approval: a click reaches the project from anyone who can

@@ -4,21 +4,21 @@ import {
   type BulkAction,
   type BulkRunControls,
   carryOnBulkOperation,
-} from "../../engine/bulkOperation.ts";
-import type { WorkflowDefinition } from "../../engine/definition.ts";
-import { outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
-import type { JsonValue } from "../../engine/json.ts";
-import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { planRerun, rerunBlockedBy } from "../../engine/rerun.ts";
-import type { RunFilter } from "../../engine/runQuery.ts";
-import { isLiveStatus } from "../../engine/store.ts";
-import { findStrandedRuns } from "../../engine/strandedRuns.ts";
+} from "../../engine/control/bulkOperation.ts";
+import type { WorkflowDefinition } from "../../engine/api/definition.ts";
+import { outcomeOfView, type WorkflowRunView } from "../../engine/execution/describeRun.ts";
+import type { JsonValue } from "../../engine/api/json.ts";
+import { createMemoryEventStore } from "../../engine/storage/memoryEventStore.ts";
+import { planRerun, rerunBlockedBy } from "../../engine/control/rerun.ts";
+import type { RunFilter } from "../../engine/storage/runQuery.ts";
+import { isLiveStatus } from "../../engine/storage/store.ts";
+import { findStrandedRuns } from "../../engine/control/strandedRuns.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   type StartedRun,
   type WorkflowBackend,
-} from "../../engine/workflowApi.ts";
+} from "../../engine/api/workflowApi.ts";
 import { currentRecording, type TestRun } from "./testRecords.ts";
 import { type DriveOptions, driveRun } from "./testRun.ts";
 

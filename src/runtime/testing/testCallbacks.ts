@@ -2,7 +2,7 @@ import { parseRunCallbackRoutePath, runCallbackRoutePath } from "../../contracts
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { signRunCallbackToken, verifyRunCallbackToken } from "../../core/runCallbackToken.ts";
-import type { CallbackLinkIssuer } from "../../engine/callbackLink.ts";
+import type { CallbackLinkIssuer } from "../../engine/control/callbackLink.ts";
 import { TEST_ORIGIN } from "./testOrigin.ts";
 
 /** The test kit's worker secret: callback URLs its runs make verify only in this process, as a project's only with its own. */

@@ -1,6 +1,6 @@
-import type { StreamMessage } from "../../engine/runStream.ts";
+import type { StreamMessage } from "../../engine/streams/runStream.ts";
 import type { PluginId } from "../../contracts/pluginRegistry.ts";
-import type { WorkflowRunView } from "../../engine/describeRun.ts";
+import type { WorkflowRunView } from "../../engine/execution/describeRun.ts";
 
 /**
  * What the test kit keeps for the test: the handle of a run it drives, and

@@ -6,16 +6,16 @@ import {
   childDepthOf,
   createChildRun,
   recordChildFinished,
-} from "../../engine/children.ts";
-import type { ChildRef } from "../../engine/continuation.ts";
-import { createRun } from "../../engine/createRun.ts";
-import { sendOrStartRun } from "../../engine/sendOrStart.ts";
-import type { WorkflowDefinition } from "../../engine/definition.ts";
-import { awaitedRunOf, describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/describeRun.ts";
-import { type AwaitRunPort, executeRun } from "../../engine/executeRun.ts";
-import type { JsonValue } from "../../engine/json.ts";
-import type { MemoryEventStore } from "../../engine/memoryEventStore.ts";
-import type { RerunPlan } from "../../engine/rerun.ts";
+} from "../../engine/control/children.ts";
+import type { ChildRef } from "../../engine/execution/continuation.ts";
+import { createRun } from "../../engine/execution/createRun.ts";
+import { sendOrStartRun } from "../../engine/control/sendOrStart.ts";
+import type { WorkflowDefinition } from "../../engine/api/definition.ts";
+import { awaitedRunOf, describeRun, outcomeOfView, type WorkflowRunView } from "../../engine/execution/describeRun.ts";
+import { type AwaitRunPort, executeRun } from "../../engine/execution/executeRun.ts";
+import type { JsonValue } from "../../engine/api/json.ts";
+import type { MemoryEventStore } from "../../engine/storage/memoryEventStore.ts";
+import type { RerunPlan } from "../../engine/control/rerun.ts";
 import {
   appendCallbackEvent,
   appendReceivedEvent,
@@ -24,13 +24,13 @@ import {
   pauseRun,
   resumeRun,
   watchRunEnd,
-} from "../../engine/runControl.ts";
-import { getWorkflowDefinition, settleRunOutcome } from "../../engine/workflowApi.ts";
+} from "../../engine/control/runControl.ts";
+import { getWorkflowDefinition, settleRunOutcome } from "../../engine/api/workflowApi.ts";
 import { childRunIdOn, unplacedRunId } from "../../objects/runIds.ts";
 import { hex } from "../../core/crypto/encoding.ts";
 import { createRecording, type TestRun } from "./testRecords.ts";
-import { createLiveRunStream, type LiveRunStream } from "../../engine/liveRunStream.ts";
-import { createMemoryRunStream } from "../../engine/memoryRunStream.ts";
+import { createLiveRunStream, type LiveRunStream } from "../../engine/streams/liveRunStream.ts";
+import { createMemoryRunStream } from "../../engine/streams/memoryRunStream.ts";
 import { inNestedTestScope } from "./testScope.ts";
 import { readTestCallback, testCallbackLinks } from "./testCallbacks.ts";
 

@@ -1,5 +1,5 @@
 import type { PlatformEnv } from "../entry/platformEnv.ts";
-import { setStepEnvSource } from "../../engine/stepContext.ts";
+import { setStepEnvSource } from "../../engine/execution/stepContext.ts";
 import { platformRuntime } from "../entry/platformRuntime.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
 import { createTestEnv } from "./pluginFakes.ts";

@@ -1,7 +1,7 @@
 import { PlatformError } from "../../core/errors.ts";
-import type { WorkflowDefinition } from "../../engine/definition.ts";
-import { createMemoryEventStore } from "../../engine/memoryEventStore.ts";
-import { backendStartOptions, getWorkflowDefinition } from "../../engine/workflowApi.ts";
+import type { WorkflowDefinition } from "../../engine/api/definition.ts";
+import { createMemoryEventStore } from "../../engine/storage/memoryEventStore.ts";
+import { backendStartOptions, getWorkflowDefinition } from "../../engine/api/workflowApi.ts";
 import { driveOnSharedStore, useTestWorkflowBackend } from "./testBackend.ts";
 import type { TestRun } from "./testRecords.ts";
 import { driveRun } from "./testRun.ts";

@@ -4,7 +4,7 @@ import { hex } from "../../core/crypto/encoding.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
 import { parseDeliveryBody } from "../../core/webhooks/parseDeliveryBody.ts";
 import { idHeadersOf, WEBHOOK_PROVIDERS, type WebhookProvider } from "../../core/webhooks/webhookProviders.ts";
-import { type Clock, systemClock } from "../../engine/clock.ts";
+import { type Clock, systemClock } from "../../engine/api/clock.ts";
 import { workflow } from "../workflow/index.ts";
 import type { PlatformEnv } from "../entry/platformEnv.ts";
 import { projectVariables } from "../entry/projectVariables.ts";

@@ -1,7 +1,7 @@
 import { runCallbackRoutePath } from "../../contracts/runCallbackRoute.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { signRunCallbackToken } from "../../core/runCallbackToken.ts";
-import type { CallbackLinkIssuer } from "../../engine/callbackLink.ts";
+import type { CallbackLinkIssuer } from "../../engine/control/callbackLink.ts";
 import { projectBaseOf, streamSecretOf } from "./streamLinks.ts";
 
 /** What of a worker's environment (PlatformEnv) callback URLs read. */

@@ -3,9 +3,9 @@ import { errorResponse, isPlatformError, PlatformError } from "../../core/errors
 import { verifyRunCallbackToken } from "../../core/runCallbackToken.ts";
 import { escapeHtml } from "../../core/web/html.ts";
 import { readBodyBytes } from "../../core/web/jsonBody.ts";
-import type { Clock } from "../../engine/clock.ts";
-import { type JsonValue, MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
-import type { WorkflowBackend } from "../../engine/workflowApi.ts";
+import type { Clock } from "../../engine/api/clock.ts";
+import { type JsonValue, MAX_EVENT_PAYLOAD_BYTES } from "../../engine/api/json.ts";
+import type { WorkflowBackend } from "../../engine/api/workflowApi.ts";
 
 /** One answer for every refused token, and for a run that is gone: the caller learns nothing about which. */
 const REFUSED = "This callback URL is not valid: it was altered or is for another run.";

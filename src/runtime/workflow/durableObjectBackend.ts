@@ -3,11 +3,11 @@ import { runIndexOf } from "../../objects/runIndexClient.ts";
 import { actorIdOfRun, randomRunSuffix } from "../../objects/runIds.ts";
 import { flowKeyActorOf } from "../../objects/flowKeyClient.ts";
 import { workflowRunActor, type WorkflowActorEnv, type WorkflowRunClient } from "./workflowActorClient.ts";
-import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/workflowApi.ts";
-import { flowKeyOf, flowRankOf } from "../../engine/flowControl.ts";
-import { onceRunKey } from "../../engine/createRun.ts";
-import { rerunBlockedBy } from "../../engine/rerun.ts";
-import type { RunReport } from "../../engine/store.ts";
+import { getWorkflowDefinition, type WorkflowBackend } from "../../engine/api/workflowApi.ts";
+import { flowKeyOf, flowRankOf } from "../../engine/flow/flowControl.ts";
+import { onceRunKey } from "../../engine/execution/createRun.ts";
+import { rerunBlockedBy } from "../../engine/control/rerun.ts";
+import type { RunReport } from "../../engine/storage/store.ts";
 import { budgetedStart } from "../../objects/budgetedStart.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
 

@@ -1,5 +1,5 @@
 import { platformRuntime } from "../entry/platformRuntime.ts";
-import type { WorkflowFunction } from "../../engine/workflowApi.ts";
+import type { WorkflowFunction } from "../../engine/api/workflowApi.ts";
 import { installWorkflowCapability } from "./workflowCapability.ts";
 
 /**
@@ -17,5 +17,5 @@ import { installWorkflowCapability } from "./workflowCapability.ts";
  * place the workflow routes, crons and backend are wired.)
  */
 export const workflow: WorkflowFunction = installWorkflowCapability(platformRuntime);
-export { NonRetryableError } from "../../engine/nonRetryableError.ts";
-export { RetryAfterError } from "../../engine/retryAfterError.ts";
+export { NonRetryableError } from "../../engine/execution/nonRetryableError.ts";
+export { RetryAfterError } from "../../engine/execution/retryAfterError.ts";

@@ -2,8 +2,8 @@ import { streamRoutePath } from "../../contracts/streamRoute.ts";
 import { randomBase64url } from "../../core/crypto/encoding.ts";
 import { PlatformError } from "../../core/errors.ts";
 import { signStreamToken } from "../../core/streamToken.ts";
-import type { Clock } from "../../engine/clock.ts";
-import type { StreamLinkIssuer } from "../../engine/streamLink.ts";
+import type { Clock } from "../../engine/api/clock.ts";
+import type { StreamLinkIssuer } from "../../engine/streams/streamLink.ts";
 import { basePathOf } from "../entry/requestBasePath.ts";
 
 /** What of a worker's environment (PlatformEnv) stream URLs read. */

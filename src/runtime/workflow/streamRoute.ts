@@ -1,10 +1,10 @@
 import { parseStreamRoutePath } from "../../contracts/streamRoute.ts";
 import { errorResponse, isPlatformError, PlatformError } from "../../core/errors.ts";
 import { verifyStreamToken } from "../../core/streamToken.ts";
-import type { Clock } from "../../engine/clock.ts";
-import type { StreamBatch } from "../../engine/liveRunStream.ts";
-import { OFFSET_TEXT, type StreamMessage } from "../../engine/runStream.ts";
-import type { WorkflowBackend } from "../../engine/workflowApi.ts";
+import type { Clock } from "../../engine/api/clock.ts";
+import type { StreamBatch } from "../../engine/streams/liveRunStream.ts";
+import { OFFSET_TEXT, type StreamMessage } from "../../engine/streams/runStream.ts";
+import type { WorkflowBackend } from "../../engine/api/workflowApi.ts";
 
 /** One answer for every refused token, and for a run that is gone: the caller learns nothing about which. */
 const REFUSED =

@@ -9,9 +9,9 @@ import { createStreamLinkIssuer, noteProjectBase, streamSecretOf } from "./strea
 import { serveRunStream } from "./streamRoute.ts";
 import { createCallbackLinkIssuer } from "./callbackLinks.ts";
 import { serveRunCallback } from "./callbackRoute.ts";
-import { setCallbackLinkIssuer } from "../../engine/callbackLink.ts";
+import { setCallbackLinkIssuer } from "../../engine/control/callbackLink.ts";
 import { workflowRunHost } from "../../objects/workflowRunHost.ts";
-import { setStepEnvSource } from "../../engine/stepContext.ts";
+import { setStepEnvSource } from "../../engine/execution/stepContext.ts";
 import { projectVariables } from "../entry/projectVariables.ts";
 import {
   describeScheduledRun,
@@ -25,7 +25,7 @@ import {
   workflowDefinitions,
   type CronRegistrar,
   type WorkflowFunction,
-} from "../../engine/workflowApi.ts";
+} from "../../engine/api/workflowApi.ts";
 
 function hasActors(env: PlatformEnv): env is WorkflowActorEnv {
   return Boolean(env.WORKFLOW_RUNS && env.WORKFLOW_RUN_INDEX);

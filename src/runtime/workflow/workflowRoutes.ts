@@ -9,11 +9,11 @@ import {
 } from "../../contracts/workflowControl.ts";
 import { errorResponse, PlatformError } from "../../core/errors.ts";
 import { DEFAULT_JSON_LIMIT_BYTES, parseJsonObject, readBodyBytes } from "../../core/web/jsonBody.ts";
-import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/json.ts";
-import { toBulkFilter } from "../../engine/bulkOperation.ts";
-import { filterFromSearchParams } from "../../engine/runQuery.ts";
-import { streamQueryOfSearch } from "../../engine/runStream.ts";
-import { installedWorkflowBackend, workflow } from "../../engine/workflowApi.ts";
+import { MAX_EVENT_PAYLOAD_BYTES } from "../../engine/api/json.ts";
+import { toBulkFilter } from "../../engine/control/bulkOperation.ts";
+import { filterFromSearchParams } from "../../engine/storage/runQuery.ts";
+import { streamQueryOfSearch } from "../../engine/streams/runStream.ts";
+import { installedWorkflowBackend, workflow } from "../../engine/api/workflowApi.ts";
 import type { WorkflowActorEnv } from "./workflowActorClient.ts";
 import { actorForRun } from "./durableObjectBackend.ts";
 

@@ -2,7 +2,7 @@ import { parseWorkflowShapes } from "../../contracts/workflowShapes.ts";
 import { PlatformError } from "../../core/errors.ts";
 import type { ProjectWorkflow } from "../db/projectWorkflowsTable.ts";
 
-/** The engine's bounds on retention (src/engine/definition.ts): 1 s to 365 days. */
+/** The engine's bounds on retention (src/engine/api/definition.ts): 1 s to 365 days. */
 const MIN_RETENTION_MS = 1000;
 const MAX_RETENTION_MS = 365 * 24 * 60 * 60 * 1000;
 

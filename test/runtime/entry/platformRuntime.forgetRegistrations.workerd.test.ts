@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { auth, chatserver, webhook, workflow, workspace } from "platform";
-import { resetWorkflowsForTests } from "#src/engine/workflowApi.ts";
+import { resetWorkflowsForTests } from "#src/engine/api/workflowApi.ts";
 import { DEFAULT_SESSION_SECONDS } from "#src/contracts/signInSessions.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { createNodeWorkflowBackend } from "#src/runtime/node/nodeWorkflowBackend.ts";
-import { createMemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
-import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
+import { createMemoryWorkflowBackend } from "#src/engine/backends/memoryBackend.ts";
+import { createMemoryEventStore } from "#src/engine/storage/memoryEventStore.ts";
 import { describeWorkflowConformance } from "#test/conformance/workflowConformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-wf-conformance-"));

@@ -8,8 +8,8 @@ import {
   type NodeWorkflowBackend,
 } from "#src/runtime/node/index.ts";
 import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
-import { defineWorkflow } from "#src/engine/definition.ts";
-import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { defineWorkflow } from "#src/engine/api/definition.ts";
+import { installedWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { gate, logBuilder, PROGRESS, PROGRESS_TEST_TIMEOUT_MS, shape } from "#test/support/workflow/index.ts";
 
 // Polls for what the backend's own timers do (PROGRESS: real timers, on a machine that may be loaded).

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
 import { openSqliteWorkflowStore } from "#src/runtime/node/sqliteEventStore.ts";
 import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
 

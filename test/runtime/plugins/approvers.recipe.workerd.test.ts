@@ -3,13 +3,13 @@
 // privately and the run keeps waiting; the approver's click completes it. The chat server's plugin is a
 // recorder of the calls the handler makes.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
+import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/backends/memoryBackend.ts";
 import {
   getWorkflowDefinition,
   installWorkflowBackend,
   resetWorkflowsForTests,
   workflow,
-} from "#src/engine/workflowApi.ts";
+} from "#src/engine/api/workflowApi.ts";
 import { runApprovers } from "#src/runtime/plugins/approvers.ts";
 import { chatserver, type ChatComponentInteraction } from "#src/runtime/plugins/chatserver.ts";
 

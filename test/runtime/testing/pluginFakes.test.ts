@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { signRequestToken } from "#src/core/requestToken.ts";
 import { platformRuntime } from "#src/runtime/entry/platformRuntime.ts";
-import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
+import { defineWorkflow, type WorkflowSteps } from "#src/engine/api/definition.ts";
 import { chatserver, email, workspace, type EmailSendInput } from "platform";
 import { TEST_PROJECT, testWorkflow } from "platform/testing";
 

@@ -1,5 +1,5 @@
 import { afterEach, expect, expectTypeOf, it } from "vitest";
-import { getWorkflowDefinition, resetWorkflowsForTests } from "#src/engine/workflowApi.ts";
+import { getWorkflowDefinition, resetWorkflowsForTests } from "#src/engine/api/workflowApi.ts";
 import { type ScheduledStartData, workflow } from "platform";
 import { testWorkflow } from "platform/testing";
 

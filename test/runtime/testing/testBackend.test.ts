@@ -1,6 +1,6 @@
 import { Router } from "itty-router";
 import { afterEach, describe, expect, it } from "vitest";
-import { resetWorkflowsForTests } from "#src/engine/workflowApi.ts";
+import { resetWorkflowsForTests } from "#src/engine/api/workflowApi.ts";
 import { email, workflow } from "platform";
 import { testRequest, testWorkflow } from "platform/testing";
 

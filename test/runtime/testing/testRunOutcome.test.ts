@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { defineWorkflow } from "#src/engine/definition.ts";
-import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { defineWorkflow } from "#src/engine/api/definition.ts";
+import { resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { testRequest, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isPlatformError } from "#src/core/errors.ts";
-import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { TEST_ORIGIN, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);

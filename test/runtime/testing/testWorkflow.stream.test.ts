@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);

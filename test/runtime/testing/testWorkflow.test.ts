@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { PlatformError } from "#src/core/errors.ts";
-import { defineWorkflow, type WorkflowSteps } from "#src/engine/definition.ts";
-import type { RunEventView } from "#src/engine/describeRun.ts";
-import { RetryAfterError } from "#src/engine/retryAfterError.ts";
-import { getWorkflowDefinition, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { defineWorkflow, type WorkflowSteps } from "#src/engine/api/definition.ts";
+import type { RunEventView } from "#src/engine/execution/describeRun.ts";
+import { RetryAfterError } from "#src/engine/execution/retryAfterError.ts";
+import { getWorkflowDefinition, resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { type TestRun, testWorkflow } from "platform/testing";
 
 const START = Date.UTC(2026, 0, 1);

@@ -6,7 +6,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signRunCallbackToken } from "#src/core/runCallbackToken.ts";
-import { setCallbackLinkIssuer } from "#src/engine/callbackLink.ts";
+import { setCallbackLinkIssuer } from "#src/engine/control/callbackLink.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";

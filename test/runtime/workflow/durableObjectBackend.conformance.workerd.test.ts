@@ -2,7 +2,7 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
 import { sweepStuckRuns } from "#src/runtime/workflow/recoverySweep.ts";
 import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";

@@ -8,7 +8,7 @@
  */
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/workflowApi.ts";
+import { installWorkflowBackend, resetWorkflowsForTests, workflow } from "#src/engine/api/workflowApi.ts";
 import { type ActorCall, actorCalls } from "#src/objects/actorClient.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";

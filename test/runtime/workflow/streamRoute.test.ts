@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
+import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/backends/memoryBackend.ts";
 import {
   getWorkflowDefinition,
   installedWorkflowBackend,
@@ -7,7 +7,7 @@ import {
   resetWorkflowsForTests,
   setStreamLinkIssuer,
   workflow,
-} from "#src/engine/workflowApi.ts";
+} from "#src/engine/api/workflowApi.ts";
 import { createStreamLinkIssuer } from "#src/runtime/workflow/streamLinks.ts";
 import { serveRunStream } from "#src/runtime/workflow/streamRoute.ts";
 

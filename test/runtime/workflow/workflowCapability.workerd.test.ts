@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { workflow as registry } from "#src/engine/workflowApi.ts";
+import { workflow as registry } from "#src/engine/api/workflowApi.ts";
 import { PlatformRuntime } from "#src/runtime/entry/platformRuntime.ts";
 import { installWorkflowCapability } from "#src/runtime/workflow/workflowCapability.ts";
 

@@ -5,7 +5,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { expect, vi } from "vitest";
 import { INTERNAL_HEADER, signRequestToken } from "#src/core/requestToken.ts";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
 import { PROGRESS } from "#test/support/workflow/index.ts";
 import { ORIGIN, project, worker } from "./workflowRoutes.fixture.ts";
 

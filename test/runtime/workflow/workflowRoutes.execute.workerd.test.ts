@@ -4,8 +4,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
-import type { RunListPage } from "#src/engine/store.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
+import type { RunListPage } from "#src/engine/storage/store.ts";
 import { expectError, waitForLastEvent } from "#test/support/workerd/index.ts";
 import { PROGRESS } from "#test/support/workflow/index.ts";
 import { gates, useProjectWorker } from "./workflowRoutes.fixture.ts";

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import { Router } from "itty-router";
 import { afterEach, beforeEach, vi } from "vitest";
-import { systemClock, type Clock } from "#src/engine/clock.ts";
+import { systemClock, type Clock } from "#src/engine/api/clock.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
 import type { PlatformEnv } from "#src/runtime/entry/platformEnv.ts";

@@ -4,7 +4,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
 import { project, useProjectWorker } from "./workflowRoutes.fixture.ts";

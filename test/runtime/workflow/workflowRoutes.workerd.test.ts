@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunListPage } from "#src/engine/store.ts";
+import type { RunListPage } from "#src/engine/storage/store.ts";
 import { expectError, waitForIndexed } from "#test/support/workerd/index.ts";
 import { completedGreetSummary } from "#test/support/workflow/index.ts";
 import { gates, project, useProjectWorker } from "./workflowRoutes.fixture.ts";

@@ -4,11 +4,11 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect, vi } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { createSqlEventStore } from "#src/engine/sqlEventStore.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { runIndexOf } from "#src/objects/runIndexClient.ts";
-import type { RunStatus } from "#src/engine/store.ts";
+import type { RunStatus } from "#src/engine/storage/store.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
 import { shape } from "#test/support/workflow/eventLog.ts";
 import { PROGRESS } from "#test/support/workflow/progress.ts";

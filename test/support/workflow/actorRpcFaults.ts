@@ -1,5 +1,5 @@
 import type { ActorCall } from "#src/objects/actorClient.ts";
-import type { StoredEvent } from "#src/engine/events.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
 import type { FaultKind, FaultSwitch } from "./storageFaults.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { WorkflowDefinition } from "#src/engine/definition.ts";
-import { getWorkflowDefinition } from "#src/engine/workflowApi.ts";
+import type { WorkflowDefinition } from "#src/engine/api/definition.ts";
+import { getWorkflowDefinition } from "#src/engine/api/workflowApi.ts";
 
 /** The definition of a workflow the test registered (with `workflow(...)`), to drive executeRun by hand. */
 export function definitionOf(name: string): WorkflowDefinition {

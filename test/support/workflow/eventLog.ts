@@ -1,5 +1,5 @@
-import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/events.ts";
-import type { WorkflowEventStore } from "#src/engine/store.ts";
+import type { StoredEvent, WorkflowEventPayloads, WorkflowEventType } from "#src/engine/execution/events.ts";
+import type { WorkflowEventStore } from "#src/engine/storage/store.ts";
 
 /** A clock tests move by hand. */
 export function manualClock(start = 1_700_000_000_000) {

@@ -1,4 +1,4 @@
-import { NonRetryableError } from "#src/engine/nonRetryableError.ts";
+import { NonRetryableError } from "#src/engine/execution/nonRetryableError.ts";
 
 /**
  * Gates keyed by workflow id, which steps wait on until the test opens them. The test creates a

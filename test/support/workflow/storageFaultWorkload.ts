@@ -1,6 +1,6 @@
-import { defineWorkflow, type WorkflowDefinition } from "#src/engine/definition.ts";
-import type { StoredEvent } from "#src/engine/events.ts";
-import { createLocalWorkflowBackend, type LocalWorkflowBackendOptions } from "#src/engine/localBackend.ts";
+import { defineWorkflow, type WorkflowDefinition } from "#src/engine/api/definition.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
+import { createLocalWorkflowBackend, type LocalWorkflowBackendOptions } from "#src/engine/backends/localBackend.ts";
 import { type FaultSwitch, faultSwitch, InjectedStorageFault } from "./storageFaults.ts";
 
 /**

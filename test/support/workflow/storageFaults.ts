@@ -1,7 +1,7 @@
-import type { StoredEvent } from "#src/engine/events.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
 import { seededRandom } from "#test/support/seededRandom.ts";
-import type { AppendResult, CreateRunStoreOptions, WorkflowEventStore } from "#src/engine/store.ts";
-import type { SyncSql } from "#src/engine/syncSql.ts";
+import type { AppendResult, CreateRunStoreOptions, WorkflowEventStore } from "#src/engine/storage/store.ts";
+import type { SyncSql } from "#src/engine/storage/syncSql.ts";
 
 /**
  * Seeded storage faults for the engine's stores, as SQLite and the Durable

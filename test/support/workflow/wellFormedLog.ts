@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { StoredEvent } from "#src/engine/events.ts";
+import type { StoredEvent } from "#src/engine/execution/events.ts";
 
 /**
  * Spec rule 2, read back from a log: a step_completed without next_step is

@@ -6,7 +6,7 @@ import { projectFolder } from "../projectFolder.ts";
 import { CliError, type Command } from "../commandLine.ts";
 import { pushSlugFor } from "../deploy/pushSlug.ts";
 import { loggedInToken, resolvePlatformApi } from "../platformTarget.ts";
-import { describeStrandedRuns } from "../../../engine/strandedRuns.ts";
+import { describeStrandedRuns } from "../../../engine/control/strandedRuns.ts";
 
 export const pushCommand: Command = {
   summary: "Build a project and deploy it to the platform (creating it on first push).",

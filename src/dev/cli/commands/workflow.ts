@@ -1,5 +1,5 @@
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
-import { isLiveStatus, type RunListPage } from "../../../engine/store.ts";
+import type { WorkflowRunView } from "../../../engine/execution/describeRun.ts";
+import { isLiveStatus, type RunListPage } from "../../../engine/storage/store.ts";
 import { type Command, cliOptions } from "../commandLine.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
 import {

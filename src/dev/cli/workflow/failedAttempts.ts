@@ -1,5 +1,5 @@
 import { errorText, stepErrors } from "../../../console/public/console/stepErrorsView.js";
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
+import type { WorkflowRunView } from "../../../engine/execution/describeRun.ts";
 
 /**
  * What `workflow get` prints beneath a run's timeline: each failed attempt

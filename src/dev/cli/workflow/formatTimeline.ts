@@ -1,5 +1,5 @@
-import type { RunEventView, WorkflowRunView } from "../../../engine/describeRun.ts";
-import type { RunSummary } from "../../../engine/store.ts";
+import type { RunEventView, WorkflowRunView } from "../../../engine/execution/describeRun.ts";
+import type { RunSummary } from "../../../engine/storage/store.ts";
 
 /**
  * A list row, with what a `running` run is waiting on when the engine says so:

@@ -1,4 +1,4 @@
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
+import type { WorkflowRunView } from "../../../engine/execution/describeRun.ts";
 import { utc } from "./formatTimeline.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { RunListPage } from "../../../engine/store.ts";
+import type { RunListPage } from "../../../engine/storage/store.ts";
 import { CliError } from "../commandLine.ts";
 
 /** Pages of 100 runs looked through for a workflow id or a prefix before giving up (newest first, so recent runs are found). */

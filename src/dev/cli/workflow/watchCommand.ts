@@ -1,6 +1,6 @@
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
-import type { StreamBatch } from "../../../engine/liveRunStream.ts";
-import type { RunListPage } from "../../../engine/store.ts";
+import type { WorkflowRunView } from "../../../engine/execution/describeRun.ts";
+import type { StreamBatch } from "../../../engine/streams/liveRunStream.ts";
+import type { RunListPage } from "../../../engine/storage/store.ts";
 import { callPlatformApi, resolvePlatformTarget } from "../platformTarget.ts";
 import { resolveRunId } from "./resolveRunId.ts";
 import { parseWatchInvocation, watchRun } from "./watchRun.ts";

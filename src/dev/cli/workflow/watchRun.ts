@@ -1,6 +1,6 @@
-import type { WorkflowRunView } from "../../../engine/describeRun.ts";
-import type { StreamBatch } from "../../../engine/liveRunStream.ts";
-import { OFFSET_TEXT, type StreamMessage } from "../../../engine/runStream.ts";
+import type { WorkflowRunView } from "../../../engine/execution/describeRun.ts";
+import type { StreamBatch } from "../../../engine/streams/liveRunStream.ts";
+import { OFFSET_TEXT, type StreamMessage } from "../../../engine/streams/runStream.ts";
 import { CliError } from "../commandLine.ts";
 
 /** What `platform workflow watch <run> [--from N] [--topic T[,T…]]` was asked, checked (usage errors exit 2). */

@@ -1,5 +1,5 @@
 import type { ProjectSchedule } from "../../../contracts/workflowSchedules.ts";
-import type { RunListPage, RunSummary } from "../../../engine/store.ts";
+import type { RunListPage, RunSummary } from "../../../engine/storage/store.ts";
 import { CliError } from "../commandLine.ts";
 import { callPlatformApi, type PlatformTarget } from "../platformTarget.ts";
 import { SHORT_RUN_ID, table, utc } from "./formatTimeline.ts";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildTimeline, formatDuration, PAUSE_KINDS, placeOnAxis } from "#src/console/public/console/timeline.js";
-import { decodeContinuation } from "#src/engine/continuation.ts";
-import type { WorkflowEventPayloads } from "#src/engine/events.ts";
+import { decodeContinuation } from "#src/engine/execution/continuation.ts";
+import type { WorkflowEventPayloads } from "#src/engine/execution/events.ts";
 
 type Event = {
   seq: number;
@@ -315,7 +315,7 @@ describe("buildTimeline: sleeps and waits are rows of their own, events and a ca
 
 describe("PAUSE_KINDS: each pause the engine makes has a bar and a legend", () => {
   const css = readFileSync(new URL("../../../../src/console/public/console/console.css", import.meta.url), "utf8");
-  // The continuations that pause a run (src/engine/continuation.ts), as buildTimeline names their rows.
+  // The continuations that pause a run (src/engine/execution/continuation.ts), as buildTimeline names their rows.
   it.each(["sleep", "wait", "children"])("%s", (pause) => {
     const kind = PAUSE_KINDS.find((k) => k.pause === pause);
     expect(kind?.legend).toMatch(/\w/);

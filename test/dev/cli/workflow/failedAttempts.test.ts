@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
 import { formatFailedAttempts } from "#src/dev/cli/workflow/failedAttempts.ts";
 
 const run = (events: unknown[]) =>

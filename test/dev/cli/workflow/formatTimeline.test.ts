@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { decodeContinuation } from "#src/engine/continuation.ts";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
-import type { WorkflowEventPayloads } from "#src/engine/events.ts";
+import { decodeContinuation } from "#src/engine/execution/continuation.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
+import type { WorkflowEventPayloads } from "#src/engine/execution/events.ts";
 import {
   formatFollowedRow,
   formatRunList,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
 import { pauseNotice } from "#src/dev/cli/workflow/pauseNotice.ts";
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);

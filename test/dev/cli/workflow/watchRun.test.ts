@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowRunView } from "#src/engine/describeRun.ts";
-import type { StreamBatch } from "#src/engine/liveRunStream.ts";
-import type { StreamMessage } from "#src/engine/runStream.ts";
+import type { WorkflowRunView } from "#src/engine/execution/describeRun.ts";
+import type { StreamBatch } from "#src/engine/streams/liveRunStream.ts";
+import type { StreamMessage } from "#src/engine/streams/runStream.ts";
 import { CliError } from "#src/dev/cli/commandLine.ts";
 import { parseWatchInvocation, watchRun } from "#src/dev/cli/workflow/watchRun.ts";
 

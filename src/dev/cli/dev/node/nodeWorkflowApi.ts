@@ -1,4 +1,4 @@
-import { streamQueryOfSearch } from "../../../../engine/runStream.ts";
+import { streamQueryOfSearch } from "../../../../engine/streams/runStream.ts";
 import { decodePathSegment } from "../../../../core/web/pathSegment.ts";
 import { timingSafeEqual } from "node:crypto";
 import {
@@ -12,10 +12,10 @@ import {
 import type { ProjectSchedule } from "../../../../contracts/workflowSchedules.ts";
 import { errorResponse, PlatformError } from "../../../../core/errors.ts";
 import { parseJsonObject, readBodyBytes } from "../../../../core/web/jsonBody.ts";
-import { toBulkFilter } from "../../../../engine/bulkOperation.ts";
-import type { JsonValue } from "../../../../engine/json.ts";
-import { filterFromSearchParams, toRunListQuery } from "../../../../engine/runQuery.ts";
-import { backendStartOptions, type WorkflowBackend } from "../../../../engine/workflowApi.ts";
+import { toBulkFilter } from "../../../../engine/control/bulkOperation.ts";
+import type { JsonValue } from "../../../../engine/api/json.ts";
+import { filterFromSearchParams, toRunListQuery } from "../../../../engine/storage/runQuery.ts";
+import { backendStartOptions, type WorkflowBackend } from "../../../../engine/api/workflowApi.ts";
 
 /**
  * `platform dev --node` has no API worker, so the Node server answers the

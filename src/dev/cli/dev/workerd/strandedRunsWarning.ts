@@ -1,7 +1,7 @@
 import { INTERNAL_HEADER, signRequestToken } from "../../../../core/requestToken.ts";
 import { STRANDED_RUNS_CHECK_PATH } from "../../../../contracts/workflowControl.ts";
 import { parseWorkflowShapes, type StrandedRuns } from "../../../../contracts/workflowShapes.ts";
-import { describeStrandedRuns } from "../../../../engine/strandedRuns.ts";
+import { describeStrandedRuns } from "../../../../engine/control/strandedRuns.ts";
 
 type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
 

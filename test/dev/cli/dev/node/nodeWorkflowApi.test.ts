@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createNodeWorkflowApi, NODE_API_PATH } from "#src/dev/cli/dev/node/nodeWorkflowApi.ts";
-import { defineWorkflow } from "#src/engine/definition.ts";
-import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/memoryBackend.ts";
+import { defineWorkflow } from "#src/engine/api/definition.ts";
+import { createMemoryWorkflowBackend, type MemoryWorkflowBackend } from "#src/engine/backends/memoryBackend.ts";
 
 const TOKEN = `plt_${"a".repeat(43)}`;
 

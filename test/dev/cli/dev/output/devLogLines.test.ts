@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunEventView } from "#src/engine/describeRun.ts";
+import type { RunEventView } from "#src/engine/execution/describeRun.ts";
 import {
   formatRequestLine,
   formatStepLines,

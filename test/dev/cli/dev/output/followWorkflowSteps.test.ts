@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunEventView, WorkflowRunView } from "#src/engine/describeRun.ts";
+import type { RunEventView, WorkflowRunView } from "#src/engine/execution/describeRun.ts";
 import { createStepFollower } from "#src/dev/cli/dev/output/followWorkflowSteps.ts";
 
 const t0 = 1_800_000_000_000;

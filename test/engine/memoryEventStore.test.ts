@@ -1,4 +1,0 @@
-import { createMemoryEventStore } from "#src/engine/memoryEventStore.ts";
-import { describeEventStoreConformance } from "#test/conformance/eventStoreConformance.ts";
-
-describeEventStoreConformance("memory", () => ({ store: createMemoryEventStore() }));
