@@ -7,10 +7,8 @@ import { linkLocalProject } from "./localProjectRoute.ts";
 import { putLocalSourceMap } from "./localSourceMapRoute.ts";
 import { sendPluginTestEvent } from "./pluginTestEvents.ts";
 
-// The same actor classes as the deployed API worker: plugin workers bind them with script_name = "platform-api".
-export { RateLimiter } from "../../objects/RateLimiter.ts";
-export { SessionCode } from "../../objects/SessionCode.ts";
-export { ProjectLog } from "../../workers/api/projectLogs/ProjectLog.ts";
+// The same actor classes as the deployed API worker (one list).
+export * from "../../workers/api/apiActorClasses.ts";
 
 /**
  * The API worker `platform dev` runs (src/dev/cli/dev/workerd/buildPlatformWorkers.ts):
