@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { meterCursor } from "./storageMeter.ts";
 import { createLiveRunLedger, type HoldOutcome, type LedgerSql, type LiveRunLedger } from "./liveRunLedger.ts";
 
 /**
@@ -13,9 +14,19 @@ export class LiveRunBudget extends DurableObject {
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env as never);
     const { sql } = ctx.storage;
+    // Through the meter, as the workflow actors' SQL is: a run started under the platform costs these rows too.
     const ledgerSql: LedgerSql = {
-      all: (query, ...params) => sql.exec(query, ...params).toArray() as never,
-      run: (query, ...params) => void sql.exec(query, ...params).toArray(),
+      all: (query, ...params) => {
+        const cursor = sql.exec(query, ...params);
+        const rows = cursor.toArray();
+        meterCursor(cursor);
+        return rows as never;
+      },
+      run: (query, ...params) => {
+        const cursor = sql.exec(query, ...params);
+        cursor.toArray();
+        meterCursor(cursor);
+      },
       transaction: (fn) => ctx.storage.transactionSync(fn),
     };
     this.#ledger = createLiveRunLedger(ledgerSql);

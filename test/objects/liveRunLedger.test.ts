@@ -113,4 +113,17 @@ describe("live-run ledger", () => {
     expect(account.hold(1, ["one-more"], 10)).toEqual({ held: true, added: ["one-more"], live: 10 });
     expect(account.hold(1, ["past"], 10)).toEqual({ held: false, live: 10, asked: 1 });
   });
+
+  it("keeps the slots of a ledger made before its table lost the rowid", () => {
+    const db = new DatabaseSync(":memory:");
+    db.exec(
+      "CREATE TABLE live_runs (project_id INTEGER NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (project_id, run_id))",
+    );
+    db.exec("INSERT INTO live_runs VALUES (1, 'old-a'), (1, 'old-b')");
+    const account = createLiveRunLedger(nodeSyncSql(db));
+    expect(account.live()).toBe(2);
+    expect(account.hold(1, ["old-a", "new"], 3)).toEqual({ held: true, added: ["new"], live: 3 });
+    expect(account.release(1, ["old-b"])).toBe(1);
+    expect(account.live()).toBe(2);
+  });
 });
