@@ -5,6 +5,7 @@ import {
   ACTIVE_STATUSES,
   LIVE_STATUSES,
   type LivePosition,
+  RUN_STATUSES,
   type RunIndex,
   type RunReport,
   type RunSummary,
@@ -79,6 +80,7 @@ const ADDED_COLUMNS: readonly [string, string][] = [
 
 const LIVE = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 const ACTIVE = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+const ALL_STATUSES = `status IN (${RUN_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 /** `CREATE INDEX` statements by index name, and the script that drops those names (a migration). */
 type IndexDefinitions = Readonly<Record<string, string>>;
@@ -94,18 +96,20 @@ const dropScript = (indexes: IndexDefinitions) =>
 /**
  * What finding runs among many needs. A list is newest first by start time,
  * so every search index ends with `created_at` (and the rowid, `position`,
- * after it): a filter on one of name, status, step, status and step,
- * version or rerun_of reads its page (and a `since`/`until` range) straight
- * from one index. `error` and `idPrefix` are checked on the rows that index
- * yields (idPrefix also has run_id's own unique index). Finished runs by
- * expiry (retention) have an index of their own.
+ * after it): a filter on status, status and step, name, version or rerun_of
+ * reads its page (and a `since`/`until` range) straight from one index. A
+ * filter on none of those (the whole list, a step alone, a time range)
+ * reads the newest of each status from `by_status` or `by_status_step` and
+ * merges them ({@link newestFirst}): at most a page per status, where an index
+ * of its own (`by_created`, `by_step`, retired) would cost a written row for
+ * every run and every step change. `error` and `idPrefix` are checked on the
+ * rows that index yields (idPrefix also has run_id's own unique index).
+ * Finished runs by expiry (retention) have an index of their own.
  */
 const RUN_LIST_INDEXES: IndexDefinitions = {
-  _workflow_runs_by_created: "(created_at)",
   _workflow_runs_by_status: "(status, created_at)",
   _workflow_runs_by_status_step: "(status, step, created_at)",
   _workflow_runs_by_name: "(name, created_at)",
-  _workflow_runs_by_step: "(step, created_at)",
   _workflow_runs_by_version: "(version, created_at) WHERE version IS NOT NULL",
   _workflow_runs_by_rerun: "(rerun_of, created_at) WHERE rerun_of IS NOT NULL",
   _workflow_runs_expiry: "(expires_at) WHERE expires_at IS NOT NULL",
@@ -127,6 +131,8 @@ const RUN_ID_INDEXES: IndexDefinitions = {
 
 /** Indexes of earlier versions, dropped wherever the table is opened. */
 const RETIRED_INDEXES = `
+  DROP INDEX IF EXISTS _workflow_runs_by_created;
+  DROP INDEX IF EXISTS _workflow_runs_by_step;
   DROP INDEX IF EXISTS _workflow_runs_active;
   DROP INDEX IF EXISTS _workflow_runs_status;
   DROP INDEX IF EXISTS _workflow_runs_live;`;
@@ -206,6 +212,38 @@ export function migrateRunTable(sql: SyncSql, eventsOf?: (runId: string) => Stor
 /** The upper bound of the strings that begin with `prefix` (exclusive), for a range on run_id's index. */
 function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/**
+ * The runs matching `where`, newest first, at most `limit`. With a filter
+ * that names no indexed column but step and time, one query per status, each
+ * reading its newest from `by_status` or `by_status_step`, merged here
+ * (Durable Object SQL refuses a compound SELECT of that many terms), instead
+ * of sorting every run.
+ */
+function newestFirst<Row extends Pick<RunRow, "created_at" | "position">>(
+  sql: SyncSql,
+  filter: RunFilter,
+  columns: string,
+  { where, params }: { where: string[]; params: SqlValue[] },
+  limit: number,
+): Row[] {
+  const select = (clauses: string[], values: SqlValue[]) =>
+    sql.all<Row>(
+      `SELECT ${columns} FROM _workflow_runs ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} ORDER BY created_at DESC, position DESC LIMIT ?`,
+      ...values,
+      limit,
+    );
+  const indexed =
+    filter.status !== undefined ||
+    filter.name !== undefined ||
+    filter.version !== undefined ||
+    filter.rerunOf !== undefined ||
+    filter.idPrefix !== undefined;
+  if (indexed) return select(where, params);
+  return RUN_STATUSES.flatMap((status) => select(["status = ?", ...where], [status, ...params]))
+    .sort((a, b) => b.created_at - a.created_at || b.position - a.position)
+    .slice(0, limit);
 }
 
 /** The WHERE clause (and its parameters) of a filter. */
@@ -328,15 +366,11 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
         where.push("created_at <= ? AND (created_at < ? OR position < ?)");
         params.push(after.createdAt, after.createdAt, after.position);
       }
-      const rows = sql.all<RunRow>(
-        `SELECT * FROM _workflow_runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, position DESC LIMIT ?`,
-        ...params,
-        query.limit + 1,
-      );
-      const page = rows.slice(0, query.limit);
-      const last = page[page.length - 1];
+      const rows = newestFirst<RunRow>(sql, query, "*", { where, params }, query.limit + 1);
+      const runs = rows.slice(0, query.limit);
+      const last = runs[runs.length - 1];
       return {
-        runs: page.map(toSummary),
+        runs: runs.map(toSummary),
         ...(rows.length > query.limit && last
           ? { cursor: encodeListCursor({ createdAt: last.created_at, position: last.position }) }
           : {}),
@@ -357,17 +391,22 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
 
     matchRunIds(filter, max) {
       const { where, params } = whereOf(filter);
-      const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
-      const runIds = selectRunIds(
+      const runIds = newestFirst<Pick<RunRow, "run_id" | "created_at" | "position">>(
         sql,
-        `SELECT run_id FROM _workflow_runs ${clause} ORDER BY created_at DESC, position DESC LIMIT ?`,
-        ...params,
+        filter,
+        "run_id, created_at, position",
+        { where, params },
         max,
-      );
+      ).map((row) => row.run_id);
+      // A step alone is counted through by_status_step, as every status.
+      const counted = filter.step !== undefined && filter.status === undefined ? [ALL_STATUSES, ...where] : where;
       const matched =
         runIds.length < max
           ? runIds.length
-          : (sql.all<{ n: number }>(`SELECT count(*) AS n FROM _workflow_runs ${clause}`, ...params)[0]?.n ?? 0);
+          : (sql.all<{ n: number }>(
+              `SELECT count(*) AS n FROM _workflow_runs ${counted.length ? `WHERE ${counted.join(" AND ")}` : ""}`,
+              ...params,
+            )[0]?.n ?? 0);
       return { runIds, matched };
     },
 

@@ -13,16 +13,16 @@ import { nodeSyncSql } from "#src/runtime/node/nodeSyncSql.ts";
 
 const EVENT_INDEXES = ["_workflow_events_run_seq_desc", "_workflow_events_workflow_id"];
 const SEARCH_INDEXES = [
-  "_workflow_runs_by_created",
   "_workflow_runs_by_name",
   "_workflow_runs_by_rerun",
   "_workflow_runs_by_status",
   "_workflow_runs_by_status_step",
-  "_workflow_runs_by_step",
   "_workflow_runs_by_version",
   "_workflow_runs_expiry",
 ];
 const RUN_ID_INDEXES = ["_workflow_runs_live_ids", "_workflow_runs_workflow_id"];
+// Indexes a later version retired (a list merges the newest of each status instead).
+const RETIRED_SEARCH_INDEXES = ["_workflow_runs_by_created", "_workflow_runs_by_step"];
 
 /** Every index an earlier version made, on the tables as they were then (the log with its rowid). */
 const MADE_BEFORE = `
@@ -34,7 +34,7 @@ const MADE_BEFORE = `
     name TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
     step TEXT NOT NULL DEFAULT 'start', version TEXT, error TEXT, rerun_of TEXT, rerun_from_step TEXT, retention_ms INTEGER, expires_at INTEGER);
   CREATE INDEX _workflow_runs_status ON _workflow_runs (status);
-  ${[...SEARCH_INDEXES, ...RUN_ID_INDEXES].map((name) => `CREATE INDEX ${name} ON _workflow_runs (workflow_id, created_at);`).join("\n")}
+  ${[...SEARCH_INDEXES, ...RETIRED_SEARCH_INDEXES, ...RUN_ID_INDEXES].map((name) => `CREATE INDEX ${name} ON _workflow_runs (workflow_id, created_at);`).join("\n")}
   INSERT INTO _workflow_events VALUES ('r1', 1, 'w1', 'workflow_created', '{"workflowName":"w","writes":{}}', 5);
   INSERT INTO _workflow_events VALUES ('r1', 2, 'w1', 'step_started', '{"step":"start","attempt":1}', 6);
   INSERT INTO _workflow_runs (run_id, workflow_id, name, status, created_at, updated_at, last_seq, step)
