@@ -1,6 +1,6 @@
 import { round } from "../lib/stats.ts";
 import { measureCpu } from "./shared.ts";
-import { startOursW2Host } from "./workerdOurs.ts";
+import { PLATFORM_WORKER, startOursW2Host } from "./workerdOurs.ts";
 
 /**
  * Section M: what our workflows cost on Cloudflare's meter, as the runtime counts it. Each workload runs
@@ -9,7 +9,9 @@ import { startOursW2Host } from "./workerdOurs.ts";
  * the run index, flow-key actors): each SQL cursor's `rowsWritten` / `rowsRead` (index rows included),
  * every `setAlarm`, every alarm run, every RPC call into an actor (the actors have no `fetch` handler), each
  * actor's active wall time (its entries and run executions under way), and the bench project's fetch
- * handler entries.
+ * handler entries. As under the platform, each start holds a slot of the account's live-run budget and
+ * each end gives it back (the real `LiveRunBudget` actor behind the bench's stand-in of the API worker,
+ * bench/projects/platform), and that isolate's meter is added: its rows, and a request per call to it.
  * Rate limiters are not bound in the bench project, so none is involved.
  *
  * Dollars use Cloudflare's Durable Objects list prices, read on 2026-11-28: rows written $1.00 per million
@@ -156,18 +158,40 @@ function dollarsPerMillionSteps(reading: MeterReading, steps: number, cpuMs: num
   };
 }
 
+/** The project's isolate and the platform's, one reading (each isolate keeps its own meter). */
+function sumReadings(project: MeterReading, platform: MeterReading): MeterReading {
+  const sum = {} as MeterReading;
+  for (const key of Object.keys(METER_KEYS) as (keyof MeterReading)[]) sum[key] = project[key] + platform[key];
+  return sum;
+}
+
+const METER_KEYS: Record<keyof MeterReading, true> = {
+  rowsRead: true,
+  rowsWritten: true,
+  alarmsSet: true,
+  alarmRuns: true,
+  statements: true,
+  rpcCalls: true,
+  activeMS: true,
+  workerInvocations: true,
+};
+
 export async function benchMeter(tmpDir: string, progress: (line: string) => void): Promise<MeterFigures> {
   const points: Record<string, MeterPoint> = {};
   let instance = 0;
   for (const w of WORKLOADS) {
     progress(`${w.workload}: ${w.about}`);
-    const host = await startOursW2Host(tmpDir, 100 + ++instance);
+    const host = await startOursW2Host(tmpDir, 100 + ++instance, { platform: true });
     try {
       await host.call("/bench/meter/reset");
+      await host.callOn(PLATFORM_WORKER, "/bench/meter/reset");
       const { cpuMs } = await measureCpu(host, async () => {
         for (const route of w.routes) await host.call(route);
       });
-      const reading = await host.call<MeterReading>("/bench/meter");
+      const reading = sumReadings(
+        await host.call<MeterReading>("/bench/meter"),
+        await host.callOn<MeterReading>(PLATFORM_WORKER, "/bench/meter"),
+      );
       const requests = reading.rpcCalls + reading.alarmRuns;
       points[w.workload] = {
         workload: w.workload,

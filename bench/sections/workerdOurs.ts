@@ -1,3 +1,4 @@
+import * as esbuild from "esbuild";
 import path from "node:path";
 import { buildProject } from "#src/dev/cli/build/buildProject.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "#src/contracts/workerCompatibility.ts";
@@ -74,9 +75,52 @@ function buildOnce(tmpDir: string): Promise<Build> {
   return build;
 }
 
-/** A fresh Miniflare on the bundled project, state in `tmpDir/state-<instance>`, not warmed up. */
-async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHost> {
+const PLATFORM_ENTRY = path.join(import.meta.dirname, "..", "projects", "platform", "index.ts");
+/** The bench's stand-in for the platform's API worker (its live-run routes and the real budget actor). */
+export const PLATFORM_WORKER = "bench-platform";
+const platformBuilds = new Map<string, Promise<string>>();
+
+/** bench/projects/platform bundled into `tmpDir/platform`, once per `tmpDir`. */
+function buildPlatformOnce(tmpDir: string): Promise<string> {
+  let build = platformBuilds.get(tmpDir);
+  if (!build) {
+    const outfile = path.join(tmpDir, "platform", "index.js");
+    build = esbuild
+      .build({
+        entryPoints: [PLATFORM_ENTRY],
+        outfile,
+        bundle: true,
+        format: "esm",
+        platform: "neutral",
+        target: "es2022",
+        external: ["cloudflare:*"],
+        logLevel: "silent",
+      })
+      .then(() => outfile);
+    platformBuilds.set(tmpDir, build);
+  }
+  return build;
+}
+
+/**
+ * A fresh Miniflare on the bundled project, state in `tmpDir/state-<instance>`, not warmed up. With
+ * `platform`, the project's starts and ends also go through the account's live-run budget, as under
+ * the platform (`PLATFORM_API` bound to the bench's stand-in of the API worker).
+ */
+async function startOursHost(tmpDir: string, instance: number, { platform = false } = {}): Promise<WorkerHost> {
   const build = await buildOnce(tmpDir);
+  const companions = platform
+    ? [
+        {
+          name: PLATFORM_WORKER,
+          scriptPath: await buildPlatformOnce(tmpDir),
+          compatibilityDate: COMPATIBILITY_DATE,
+          compatibilityFlags: [...COMPATIBILITY_FLAGS],
+          bindings: { PROJECT_ID, PROJECT_SECRET: WORKER_SECRET },
+          durableObjects: { LIVE_RUN_BUDGET: { className: "LiveRunBudget", useSQLite: true } },
+        },
+      ]
+    : [];
   return startWorker(
     {
       name: SCRIPT_NAME,
@@ -90,7 +134,7 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
         PLATFORM_LOCAL: "1",
       },
       // The sweep route calls the project's own internal cron route, the way the platform's scheduler does.
-      serviceBindings: { SELF: SCRIPT_NAME },
+      serviceBindings: { SELF: SCRIPT_NAME, ...(platform ? { PLATFORM_API: PLATFORM_WORKER } : {}) },
       durableObjects: {
         WORKFLOW_RUNS: { className: "WorkflowRun", useSQLite: true },
         WORKFLOW_RUN_INDEX: { className: "WorkflowRunIndex", useSQLite: true },
@@ -98,6 +142,7 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
       },
     },
     path.join(tmpDir, `state-${instance}`),
+    companions,
   );
 }
 
@@ -105,8 +150,12 @@ async function startOursHost(tmpDir: string, instance: number): Promise<WorkerHo
  * The fresh, warmed-up host section A gives workloads 1–4 (w2 included): same
  * build, bindings and warm-up. Also used by the head-to-head (section H).
  */
-export async function startOursW2Host(tmpDir: string, instance: number): Promise<WorkerHost> {
-  return warmedUp(await startOursHost(tmpDir, instance));
+export async function startOursW2Host(
+  tmpDir: string,
+  instance: number,
+  options?: { platform?: boolean },
+): Promise<WorkerHost> {
+  return warmedUp(await startOursHost(tmpDir, instance, options));
 }
 
 /**

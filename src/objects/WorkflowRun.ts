@@ -17,7 +17,13 @@ import {
 import type { AwaitedRun, ChildRef } from "../engine/execution/continuation.ts";
 import { createRun, type CreatedRun } from "../engine/execution/createRun.ts";
 import type { WorkflowDefinition } from "../engine/api/definition.ts";
-import { awaitedRunOf, describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/execution/describeRun.ts";
+import {
+  awaitedRunOf,
+  describeRun,
+  outcomeOf,
+  type RunOutcome,
+  type WorkflowRunView,
+} from "../engine/execution/describeRun.ts";
 import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/execution/events.ts";
 import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/execution/executeRun.ts";
 import type { JsonValue } from "../engine/api/json.ts";

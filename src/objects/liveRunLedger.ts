@@ -41,27 +41,38 @@ export function createLiveRunLedger(sql: LedgerSql): LiveRunLedger {
   // One id per statement: Durable Object SQL takes at most 100 bound parameters, a fan-out names up to 1,000.
   const holds = (projectId: number, runId: string) =>
     sql.all("SELECT 1 AS held FROM live_runs WHERE project_id = ? AND run_id = ?", projectId, runId).length > 0;
-  const live = () => sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM live_runs")[0]?.n ?? 0;
+  // The count is read once and then kept here (the ledger is its table's only writer): a COUNT(*) per
+  // hold would read every live row, and at 10,000 live runs cost more than the rows a run writes.
+  // It moves only once a transaction has committed.
+  let count: number | null = null;
+  const live = () => (count ??= sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM live_runs")[0]?.n ?? 0);
   return {
-    hold: (projectId, runIds, cap) =>
-      sql.transaction((): HoldOutcome => {
+    hold(projectId, runIds, cap) {
+      const outcome = sql.transaction((): HoldOutcome => {
         const fresh = [...new Set(runIds)].filter((runId) => !holds(projectId, runId));
         const before = live();
         if (fresh.length > 0 && before + fresh.length > cap) return { held: false, live: before, asked: fresh.length };
         for (const runId of fresh)
           sql.run("INSERT INTO live_runs (project_id, run_id) VALUES (?, ?)", projectId, runId);
         return { held: true, added: fresh, live: before + fresh.length };
-      }),
-    release: (projectId, runIds) =>
-      sql.transaction(() => {
-        let released = 0;
+      });
+      count = outcome.live;
+      return outcome;
+    },
+    release(projectId, runIds) {
+      const before = live();
+      const released = sql.transaction(() => {
+        let deleted = 0;
         for (const runId of new Set(runIds)) {
           if (!holds(projectId, runId)) continue;
           sql.run("DELETE FROM live_runs WHERE project_id = ? AND run_id = ?", projectId, runId);
-          released++;
+          deleted++;
         }
-        return released;
-      }),
+        return deleted;
+      });
+      count = before - released;
+      return released;
+    },
     live,
   };
 }

@@ -32,4 +32,20 @@ describe("LiveRunBudget: rows written per call", () => {
     );
     expect(written).toEqual(CALLS.map(({ call, rows }) => ({ call, rows })));
   });
+
+  it("reads the rows of the ids it is asked about, not every live run", async () => {
+    const stub = accountLiveRunBudget(namespace, 35_002);
+    const read = await runInDurableObject(stub, (budget: LiveRunBudget) => {
+      budget.hold(
+        1,
+        Array.from({ length: 300 }, (_, i) => `live-${i}`),
+        1_000,
+      );
+      resetStorageMeter();
+      budget.hold(1, ["one-more"], 1_000);
+      budget.release(1, ["one-more"]);
+      return readStorageMeter().rowsRead;
+    });
+    expect(read).toBeLessThan(10);
+  });
 });

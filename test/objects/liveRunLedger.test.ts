@@ -114,6 +114,31 @@ describe("live-run ledger", () => {
     expect(account.hold(1, ["past"], 10)).toEqual({ held: false, live: 10, asked: 1 });
   });
 
+  it("a hold whose transaction fails counts nothing: the count stays what the table holds", () => {
+    const db = new DatabaseSync(":memory:");
+    const sql = nodeSyncSql(db);
+    let failOn: string | null = null;
+    const account = createLiveRunLedger({
+      ...sql,
+      run: (query, ...params) => {
+        if (failOn !== null && params.includes(failOn)) throw new Error("disk I/O error");
+        sql.run(query, ...params);
+      },
+    });
+    expect(account.hold(1, ["a", "b"], 10)).toMatchObject({ held: true, live: 2 });
+    failOn = "d";
+    expect(() => account.hold(1, ["c", "d"], 10)).toThrow("disk I/O error");
+    expect(() => account.release(1, ["a", "d"])).not.toThrow();
+    failOn = "b";
+    expect(() => account.release(1, ["b"])).toThrow("disk I/O error");
+    const stored = () => Number(db.prepare("SELECT COUNT(*) AS n FROM live_runs").get()?.n);
+    expect(stored()).toBe(1);
+    expect(account.live()).toBe(1);
+    failOn = null;
+    expect(account.hold(1, ["c", "d"], 3)).toEqual({ held: true, added: ["c", "d"], live: 3 });
+    expect(stored()).toBe(3);
+  });
+
   it("keeps the slots of a ledger made before its table lost the rowid", () => {
     const db = new DatabaseSync(":memory:");
     db.exec(

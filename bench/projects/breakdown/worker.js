@@ -94,7 +94,6 @@ async function oneRun(env, rung, steps) {
   return answer;
 }
 
-
 export default createPlatformWorker({
   async fetch(request, env) {
     const url = new URL(request.url);
