@@ -88,6 +88,12 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
    * waits. Stored (written only when a dequeue fails), so a restart before that alarm does not forget them.
    */
   readonly #undequeued = new Set<string>();
+  /**
+   * The alarm this actor armed (null: none), or undefined until it arms or clears one here (after a
+   * restart it does not know). Each `setAlarm` is a row written on the bill: one is set only when the
+   * time changes, not on every input.
+   */
+  #armedAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: FlowKeyActorEnv) {
     super(ctx, env);
@@ -164,6 +170,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
 
   override async alarm(): Promise<void> {
     meterAlarmRun();
+    // A running alarm is no longer armed.
+    this.#armedAt = null;
     const loaded = this.#load();
     if (!loaded) return;
     this.#reconcileAt = null;
@@ -210,9 +218,16 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
     const waiting = decision.state.queue.length > 0 || decision.state.debounce !== null || this.#undequeued.size > 0;
     this.#reconcileAt = waiting ? (this.#reconcileAt ?? input.now + FLOW_RECONCILE_MS) : null;
     const next = [decision.wakeAt, this.#reconcileAt].filter((at): at is number => at !== null);
-    if (next.length > 0) void setAlarmMetered(this.ctx.storage, Math.min(...next));
-    else void this.ctx.storage.deleteAlarm();
+    this.#arm(next.length > 0 ? Math.min(...next) : null);
     return decision;
+  }
+
+  /** Arms the alarm at `at` (null: none), unless it is armed there already. */
+  #arm(at: number | null): void {
+    if (at === this.#armedAt) return;
+    this.#armedAt = at;
+    if (at === null) void this.ctx.storage.deleteAlarm();
+    else void setAlarmMetered(this.ctx.storage, at);
   }
 
   /** Feeds the key an input and starts the runs it dequeues. */
@@ -234,8 +249,8 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
       this.#undequeued.add(runId);
       this.#sql.run("INSERT OR IGNORE INTO _flow_undequeued (run_id) VALUES (?)", runId);
       this.#reconcileAt ??= this.#now() + FLOW_RECONCILE_MS;
-      const armed = await this.ctx.storage.getAlarm();
-      if (armed === null || armed > this.#reconcileAt) await setAlarmMetered(this.ctx.storage, this.#reconcileAt);
+      const armed = this.#armedAt === undefined ? await this.ctx.storage.getAlarm() : this.#armedAt;
+      if (armed === null || armed > this.#reconcileAt) this.#arm(this.#reconcileAt);
       return;
     }
     if (this.#undequeued.delete(runId)) this.#sql.run("DELETE FROM _flow_undequeued WHERE run_id = ?", runId);

@@ -7,9 +7,15 @@ import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { cancelRun } from "#src/engine/control/runControl.ts";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow, type WorkflowRun } from "#src/engine/api/workflowApi.ts";
+import {
+  installWorkflowBackend,
+  resetWorkflowsForTests,
+  workflow,
+  type WorkflowRun,
+} from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { actorIdOfRun } from "#src/objects/runIds.ts";
+import { readStorageMeter, resetStorageMeter } from "#src/objects/storageMeter.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
 import type { WorkflowActorEnv } from "#src/runtime/workflow/workflowActorClient.ts";
 
@@ -73,6 +79,27 @@ describe("WorkflowFlowKey actor", () => {
     for (const run of [a1, a2, b1]) await workflow.send(run.id, "go", null);
     await until(async () => (await statusOf(a2)) === "completed");
     expect(await keyActor("solo", "a-own").state()).toEqual({ active: [], queue: [], started: [], debounce: null });
+  });
+
+  it("arms its reconcile alarm once while runs wait, not again for each arrival", async () => {
+    const first = await workflow.start("solo", { customer: "alarms" });
+    resetStorageMeter();
+    const queued: WorkflowRun[] = [];
+    for (let i = 0; i < 5; i++) queued.push(await workflow.start("solo", { customer: "alarms" }));
+    expect(await Promise.all(queued.map(statusOf))).toEqual(Array(5).fill("queued"));
+    // Queued runs' actors set no alarm: these are the key's.
+    expect(readStorageMeter().alarmsSet).toBe(1);
+    const armed = await runInDurableObject(keyActor("solo", "alarms"), (_instance, state) => state.storage.getAlarm());
+    expect(armed).not.toBeNull();
+    for (const run of [first, ...queued]) {
+      await until(async () => (await statusOf(run)) === "running");
+      await workflow.send(run.id, "go", null);
+      await until(async () => (await statusOf(run)) === "completed");
+    }
+    // Nothing waits any more: the alarm is cleared.
+    expect(
+      await runInDurableObject(keyActor("solo", "alarms"), (_instance, state) => state.storage.getAlarm()),
+    ).toBeNull();
   });
 
   it("a run's end that never reached its key: the key's alarm finds the run ended and starts the next", async () => {
