@@ -23,6 +23,7 @@ describe("platform CLI", () => {
 
   it.each([
     [["frobnicate"], /Unknown command "frobnicate"/],
+    [["constructor"], /Unknown command "constructor"/],
     [["init"], /exactly one directory/],
     [["dev", "--port", "nope"], /--port must be a port number/],
     [["push", "--bogus"], /Unknown option --bogus\. Usage: platform push/],
