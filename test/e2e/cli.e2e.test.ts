@@ -23,6 +23,7 @@ describe("platform CLI", () => {
 
   it.each([
     [["frobnicate"], /Unknown command "frobnicate"/],
+    [["constructor"], /Unknown command "constructor"/],
     [["init"], /exactly one directory/],
     [["dev", "--port", "nope"], /--port must be a port number/],
     [["push", "--bogus"], /Unknown option --bogus\. Usage: platform push/],
@@ -31,6 +32,18 @@ describe("platform CLI", () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(message);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  // Node's module log (NODE_DEBUG=module) names every CommonJS package a process loads, Miniflare included.
+  it.each([
+    [["workflow", "--help"], false],
+    [["plugin", "trigger", "--help"], false],
+    [["init", "--help"], false],
+    [["dev", "--help"], true],
+  ])("`platform %j` loads Miniflare: %s (a command's modules load only when it runs)", async (args, loads) => {
+    const result = await runCli(args, { env: { NODE_DEBUG: "module" } });
+    expect(result.code).toBe(0);
+    expect(/load "[^"]*\/node_modules\/miniflare\//.test(result.stderr)).toBe(loads);
   });
 
   it("runs under the system Node (a plain shell's `npx platform`) by re-running itself on the repository's Node 22", async () => {

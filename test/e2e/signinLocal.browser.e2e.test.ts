@@ -1,12 +1,24 @@
 import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
-import { artifactPath, copyDemo, initProject, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
+import {
+  artifactPath,
+  copyDemo,
+  initProject,
+  useChromium,
+  useWorkDir,
+  withDevAndChromium,
+} from "#test/support/e2e/index.ts";
+import type { DevProcess } from "#test/support/e2e/index.ts";
 
 // Ports of this file: 8923 (a copy of the demo), 8896 (a project that allows only example.com),
 // 8897 (the demo as a private deployment under /<slug>/), 8906 (sessions that end).
 
 const work = useWorkDir("platform-signin-");
+// One Chromium for the file (each test its own contexts); each test its own project and platform.
+const chromium = useChromium();
+const onDev = (args: string[], use: (dev: DevProcess, browser: Browser) => Promise<void>) =>
+  withDevAndChromium(args, use, chromium);
 
 async function sessionCookies(context: BrowserContext) {
   return (await context.cookies()).filter((c) => c.name.startsWith("platform_session"));
@@ -23,7 +35,7 @@ async function expectSignInRedirect(page: Page, url: string) {
 
 it("the demo: sign in with the local form, reach /api/private/me, sign out; Cancel leaves no session", async () => {
   const dir = copyDemo(work);
-  await withDevAndChromium([dir, "--port", "8923"], async (dev, browser) => {
+  await onDev([dir, "--port", "8923"], async (dev, browser) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(dev.url + "/");
@@ -107,7 +119,7 @@ router.get("/", async (request) => {
 export default router;
 `,
   );
-  await withDevAndChromium([dir, "--port", "8896"], async (dev, browser) => {
+  await onDev([dir, "--port", "8896"], async (dev, browser) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(dev.url + "/api/auth/signin/idp?redirect=%2F");
@@ -138,7 +150,7 @@ export default router;
 
 it("a private deployment (platform dev --private): every hop keeps the /<slug> prefix and the cookie is scoped to it", async () => {
   const dir = copyDemo(work, "private-demo");
-  await withDevAndChromium([dir, "--port", "8897", "--private"], async (dev, browser) => {
+  await onDev([dir, "--port", "8897", "--private"], async (dev, browser) => {
     const projectUrl = /private deployment at (http:\/\/localhost:8897\/([a-z0-9-]+)\/)/.exec(dev.output());
     expect(projectUrl, dev.output()).not.toBeNull();
     const [, home, slug] = projectUrl!;
@@ -209,7 +221,7 @@ router.get("/", () => new Response("home"));
 export default router;
 `,
   );
-  await withDevAndChromium([dir, "--port", "8906"], async (dev, browser) => {
+  await onDev([dir, "--port", "8906"], async (dev, browser) => {
     const me = (cookie: string) => fetch(dev.url + "/api/me", { headers: { cookie: `platform_session=${cookie}` } });
 
     // 1. Sign out in the browser; a copy of its cookie, replayed from elsewhere, is refused.

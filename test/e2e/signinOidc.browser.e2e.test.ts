@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Request as PlaywrightRequest, Response as PlaywrightResponse } from "playwright-core";
 import { expect, it } from "vitest";
-import { artifactPath, useWorkDir, withDevAndChromium } from "#test/support/e2e/index.ts";
+import { artifactPath, useDevAndChromium, useWorkDir } from "#test/support/e2e/index.ts";
 
 // The deployed sign-in flow, end to end on this machine: a private project
 // under `platform dev --login oidc --private`, the login worker, the local
@@ -32,13 +32,16 @@ router.get("/", async (request) => {
 export default router;
 `;
 
-it("signs in through the login worker and the local OpenID Connect provider, refuses a replayed callback, and signs out", async () => {
-  const dir = path.join(work, SLUG);
+// One platform and one Chromium for both tests; each test signs in from its own browser contexts.
+const dir = path.join(work, SLUG);
+const onPlatform = useDevAndChromium([dir, "--port", String(PORT), "--login", "oidc", "--private"], () => {
   mkdirSync(path.join(dir, "src"), { recursive: true });
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: SLUG, private: true, type: "module" }));
   writeFileSync(path.join(dir, "src/index.ts"), PROJECT);
+});
 
-  await withDevAndChromium([dir, "--port", String(PORT), "--login", "oidc", "--private"], async (dev, browser) => {
+it("signs in through the login worker and the local OpenID Connect provider, refuses a replayed callback, and signs out", async () => {
+  await onPlatform(async (dev, browser) => {
     const output = dev.output();
     const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
     expect(output).toContain(`private deployment at ${projectUrl}`);
@@ -155,8 +158,7 @@ async function refusedAtLogin(browser: Browser, projectUrl: string, loginUrl: st
 }
 
 it("refuses an unverified account and an account outside the project's domains at the login worker", async () => {
-  const dir = path.join(work, SLUG);
-  await withDevAndChromium([dir, "--port", String(PORT), "--login", "oidc", "--private"], async (dev, browser) => {
+  await onPlatform(async (dev, browser) => {
     const projectUrl = `http://localhost:${PORT}/${SLUG}/`;
     const loginUrl = /login worker at (http:\/\/127\.0\.0\.1:\d+)/.exec(dev.output())![1]!;
     // eve@example.com has not verified her address.

@@ -1,39 +1,30 @@
 import { Socket } from "node:net";
 import { formatHelp, parseCommandArgs, CliError, type Command, unknownChoiceError } from "./commandLine.ts";
-import { consoleCommand } from "./commands/console.ts";
-import { devCommand } from "./commands/dev.ts";
-import { emailCommand } from "./commands/email.ts";
-import { initCommand } from "./commands/init.ts";
-import { loginCommand } from "./commands/login.ts";
-import { logsCommand } from "./commands/logs.ts";
-import { logoutCommand } from "./commands/logout.ts";
-import { pluginCommand } from "./commands/plugin.ts";
-import { pushCommand } from "./commands/push.ts";
-import { secretCommand } from "./commands/secret.ts";
-import { upCommand } from "./commands/up.ts";
-import { whoamiCommand } from "./commands/whoami.ts";
-import { webhookCommand } from "./commands/webhook.ts";
-import { workflowCommand } from "./commands/workflow.ts";
 
-const COMMANDS: Record<string, Command> = {
-  init: initCommand,
-  dev: devCommand,
-  up: upCommand,
-  console: consoleCommand,
-  login: loginCommand,
-  logout: logoutCommand,
-  whoami: whoamiCommand,
-  push: pushCommand,
-  secret: secretCommand,
-  logs: logsCommand,
-  workflow: workflowCommand,
-  webhook: webhookCommand,
-  plugin: pluginCommand,
-  email: emailCommand,
+// Each command's module is imported only when it runs: `dev` and `up` bring Miniflare and esbuild, which a
+// `platform workflow list` or `platform plugin trigger` does not need (seconds of start-up per call).
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: async () => (await import("./commands/init.ts")).initCommand,
+  dev: async () => (await import("./commands/dev.ts")).devCommand,
+  up: async () => (await import("./commands/up.ts")).upCommand,
+  console: async () => (await import("./commands/console.ts")).consoleCommand,
+  login: async () => (await import("./commands/login.ts")).loginCommand,
+  logout: async () => (await import("./commands/logout.ts")).logoutCommand,
+  whoami: async () => (await import("./commands/whoami.ts")).whoamiCommand,
+  push: async () => (await import("./commands/push.ts")).pushCommand,
+  secret: async () => (await import("./commands/secret.ts")).secretCommand,
+  logs: async () => (await import("./commands/logs.ts")).logsCommand,
+  workflow: async () => (await import("./commands/workflow.ts")).workflowCommand,
+  webhook: async () => (await import("./commands/webhook.ts")).webhookCommand,
+  plugin: async () => (await import("./commands/plugin.ts")).pluginCommand,
+  email: async () => (await import("./commands/email.ts")).emailCommand,
 };
 
-function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`);
+async function usage(): Promise<string> {
+  const commands = await Promise.all(
+    Object.entries(COMMANDS).map(async ([name, load]) => [name, await load()] as const),
+  );
+  const lines = commands.map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`);
   return `Usage: platform <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun \`platform <command> --help\` for a command's options.\n`;
 }
 
@@ -58,11 +49,13 @@ function stopWhenWrapperDies(): void {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(usage());
+    process.stdout.write(await usage());
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
-  if (!command) throw unknownChoiceError("command", name, Object.keys(COMMANDS), "Run `platform --help` for the list.");
+  // Own keys only: `platform constructor` is an unknown command, not Object.prototype's.
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) throw unknownChoiceError("command", name, Object.keys(COMMANDS), "Run `platform --help` for the list.");
+  const command = await load();
   const args = parseCommandArgs(command, rest);
   if (args.values.help) {
     process.stdout.write(formatHelp(command));
