@@ -433,7 +433,8 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   };
 
   function carryOut(operation: BulkOperation): Promise<BulkResult> {
-    return carryOnBulkOperation(store, store, operation, bulkRunControls, {
+    return carryOnBulkOperation(store, store, operation, {
+      controls: bulkRunControls,
       mayContinue: () => !stop.signal.aborted,
       onError: (runId, error) => logError(`Bulk ${operation.action.kind} of workflow run ${runId} failed`, error),
     });
@@ -441,7 +442,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
   function bulk(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
     if (stop.signal.aborted) throw closedError();
-    return carryOut(acceptBulkOperation(store, store, newRunId(), action, filter, now(), what));
+    return carryOut(acceptBulkOperation(store, store, { id: newRunId(), action, filter, now: now(), what }));
   }
 
   function recoverAtStartup(): number {
