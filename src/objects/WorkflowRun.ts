@@ -17,7 +17,13 @@ import {
 import type { AwaitedRun, ChildRef } from "../engine/execution/continuation.ts";
 import { createRun, type CreatedRun } from "../engine/execution/createRun.ts";
 import type { WorkflowDefinition } from "../engine/api/definition.ts";
-import { awaitedRunOf, describeRun, outcomeOf, type RunOutcome, type WorkflowRunView } from "../engine/execution/describeRun.ts";
+import {
+  awaitedRunOf,
+  describeRun,
+  outcomeOf,
+  type RunOutcome,
+  type WorkflowRunView,
+} from "../engine/execution/describeRun.ts";
 import { isTerminalEvent, type StoredEvent, type WorkflowEventPayloads } from "../engine/execution/events.ts";
 import { type AwaitRunPort, executeRun, type ExecuteRunResult } from "../engine/execution/executeRun.ts";
 import type { JsonValue } from "../engine/api/json.ts";
@@ -489,7 +495,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     ended: readonly WorkflowEventPayloads["child_finished"][],
   ): { allFinished: boolean } {
     const log = this.#parentLogs.get(parentRunId) ?? createParentLog();
-    const recorded = recordChildrenFinished(this.#store, parentRunId, ended, this.#now(), log);
+    const recorded = recordChildrenFinished(this.#store, { parentRunId, finished: ended, now: this.#now(), log });
     // Kept while the parent waits for more of them.
     if (log.last && !isTerminalEvent(log.last) && !recorded.allFinished) this.#parentLogs.set(parentRunId, log);
     else this.#parentLogs.delete(parentRunId);

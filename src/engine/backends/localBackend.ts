@@ -297,7 +297,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     if (!CHILD_RUN_ID.test(runId)) return;
     const report = childReportOf(store.events(runId));
     if (!report) return;
-    if (recordChildFinished(store, report.parentRunId, report.finished, now()).allFinished) kick(report.parentRunId);
+    if (recordChildFinished(store, { ...report, now: now() }).allFinished) kick(report.parentRunId);
   }
 
   /** Cancels a run, then its active children (and theirs); a run that has ended meanwhile is left alone. */

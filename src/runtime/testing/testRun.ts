@@ -187,7 +187,7 @@ function createDriver(
     if (!report) return;
     const parent = drivers.get(report.parentRunId);
     parent?.advanceTo(clock);
-    if (recordChildFinished(store, report.parentRunId, report.finished, clock).allFinished) await parent?.settle();
+    if (recordChildFinished(store, { ...report, now: clock }).allFinished) await parent?.settle();
   }
 
   /** Executes until the run is finished or waits for an event, moving the clock over every other wait. */
