@@ -277,7 +277,7 @@ export function recordChildrenFinished(
     const waits = state?.type === "step_completed" && decodeContinuation(state.payload).kind === "children";
     if (fresh.size === 0) return { appended: false, allFinished: waits && fold.pending().length === 0 };
     const batch = [...fresh.values()].map((payload, index) =>
-      nextEvent(last, "child_finished", payload, now, index + 1),
+      nextEvent(last, { type: "child_finished", payload, at: now, offset: index + 1 }),
     );
     // Another writer (the parent's step loop, a cancel, another child) took the seq: read on and try again.
     if (store.append(batch).appended) {

@@ -187,10 +187,14 @@ export function recoverRun(
     repair = [rollbackFailureEvent(definition, state, { reason: TIMEOUT_REASON, errorRetryable: true, at: now }, last)];
   if (reason === "stuck_terminal") {
     const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), [], NONE_FINISHED, tail.rollbacks);
-    if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
+    if (action.kind === "complete")
+      repair = [nextEvent(last, { type: "workflow_completed", payload: { result: action.result }, at: now })];
     if (action.kind === "fail")
-      repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
-    if (action.kind === "cancel") repair = [nextEvent(last, "workflow_cancelled", { reason: action.reason }, now)];
+      repair = [
+        nextEvent(last, { type: "workflow_failed", payload: { reason: action.reason, cause: action.cause }, at: now }),
+      ];
+    if (action.kind === "cancel")
+      repair = [nextEvent(last, { type: "workflow_cancelled", payload: { reason: action.reason }, at: now })];
   }
   if (repair.length === 0) return { reason, appended: [], reenqueue: true };
   const appended = appendUnlessMoved(store, repair);

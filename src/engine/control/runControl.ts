@@ -1,7 +1,13 @@
 import { isPlatformError, PlatformError } from "../../core/errors.ts";
 import { awaitedEventName, checkEventName } from "../execution/continuation.ts";
 import type { AwaitedRun } from "../execution/continuation.ts";
-import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type WorkflowEventType } from "../execution/events.ts";
+import {
+  isTerminalEvent,
+  nextEvent,
+  type StoredEvent,
+  type StoredEventOf,
+  type WorkflowEventType,
+} from "../execution/events.ts";
 import { encodePayload, type JsonValue, toJsonValue } from "../api/json.ts";
 import { summaryOf } from "../execution/appendRules.ts";
 import { MAX_REASON_LENGTH } from "../execution/stepFailure.ts";
@@ -216,7 +222,7 @@ function appendAtTail<
       );
     const refused = refusal?.(summaryOf(store.events(runId)).status);
     if (refused) throw new PlatformError("conflict", refused, { runId });
-    const event = nextEvent(last, type, payload as never, now) as StoredEvent as StoredEventOf<T>;
+    const event = nextEvent(last, { type, payload: payload as never, at: now }) as StoredEvent as StoredEventOf<T>;
     // An executor appended first (a race, not an error): read the new tail (it may be terminal now) and try again.
     if (store.append([event]).appended) return event;
     if (tries >= MAX_APPEND_TRIES)

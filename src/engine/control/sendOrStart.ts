@@ -31,7 +31,7 @@ export function sendOrStartRun(
   const { runId, workflowId } = created;
   const outcome = store.createRunIfNoActive(created, {
     retentionMS: definition.retentionMS,
-    following: [nextEvent(created, "event_received", received, options.now)],
+    following: [nextEvent(created, { type: "event_received", payload: received, at: options.now })],
   });
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome)

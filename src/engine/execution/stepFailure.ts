@@ -53,10 +53,9 @@ export function stepFailureEvents(
 ): StoredEvent[] {
   const willRetry = failure.errorRetryable && failure.attempt < failure.maxAttempts;
   const reason = truncateReason(failure.reason);
-  const failed = nextEvent(
-    previous,
-    "step_failed",
-    {
+  const failed = nextEvent(previous, {
+    type: "step_failed",
+    payload: {
       step: failure.step,
       attempt: failure.attempt,
       reason,
@@ -64,11 +63,11 @@ export function stepFailureEvents(
       ...(willRetry && failure.retryAfterMS !== undefined ? { retry_at: failure.at + failure.retryAfterMS } : {}),
       ...("error" in failure ? { error: errorToJSON(failure.error, STEP_ERROR_LIMITS) } : {}),
     },
-    failure.at,
-  );
+    at: failure.at,
+  });
   if (willRetry || failure.rollsBack === true) return [failed];
   const cause = failure.errorRetryable ? "attempts_exhausted" : "non_retryable";
-  return [failed, nextEvent(failed, "workflow_failed", { reason, cause }, failure.at)];
+  return [failed, nextEvent(failed, { type: "workflow_failed", payload: { reason, cause }, at: failure.at })];
 }
 
 /** A person-readable reason from anything a step may throw. */
