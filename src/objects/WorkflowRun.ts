@@ -403,7 +403,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       await this.#applyEffects(runId, decision.effects);
       return { reason: null, reenqueued: false };
     }
-    const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
+    const outcome = recoverRun(this.#store, definitionNamed(summary.name), {
+      runId,
+      now: this.#now(),
       executingHere: check.executingHere,
     });
     for (const event of outcome.appended) this.#stream.publishLifecycle(event);

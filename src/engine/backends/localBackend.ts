@@ -354,7 +354,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       // Children that ended while this process was not there to tell the parent.
       reconcileChildren(store, runId, now());
       reconcileAwaited(runId);
-      const outcome = recoverRun(store, definition, runId, now(), { executingHere: timerPending });
+      const outcome = recoverRun(store, definition, { runId: runId, now: now(), executingHere: timerPending });
       for (const event of outcome.appended) noticeEvent(event);
       if (outcome.reenqueue || (driveHealthy && outcome.reason === null && !timerPending)) kick(runId);
       return outcome.reenqueue;

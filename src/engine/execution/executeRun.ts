@@ -356,13 +356,11 @@ async function stepLoop(
   for (;;) {
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
-    const action = resolveNextAction(
-      state,
-      attemptsAllowedAfter(definition, state),
-      run.inbox.queued,
-      run.children.finished,
-      run.rollbacks,
-    );
+    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), {
+      queued: run.inbox.queued,
+      finished: run.children.finished,
+      rollbacks: run.rollbacks,
+    });
     // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal
     // event is still written, and a cancel that rolls back goes on: the run is to end.
     const ending = action.kind === "complete" || action.kind === "fail" || action.kind === "cancel";

@@ -331,7 +331,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
       },
     };
     expect(resolveNextAction(completed, 3)).toEqual({ kind: "wait_for_children", step: "collect", pending: ["a"] });
-    expect(resolveNextAction(completed, 3, [], new Set(["a"]))).toEqual({
+    expect(resolveNextAction(completed, 3, { finished: new Set(["a"]) })).toEqual({
       kind: "start_step",
       step: "collect",
       attempt: 1,
