@@ -7,7 +7,12 @@ import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSqlEventStore } from "#src/engine/storage/sqlEventStore.ts";
 import { cancelRun } from "#src/engine/control/runControl.ts";
-import { installWorkflowBackend, resetWorkflowsForTests, workflow, type WorkflowRun } from "#src/engine/api/workflowApi.ts";
+import {
+  installWorkflowBackend,
+  resetWorkflowsForTests,
+  workflow,
+  type WorkflowRun,
+} from "#src/engine/api/workflowApi.ts";
 import { durableObjectSql } from "#src/objects/durableObjectSql.ts";
 import { actorIdOfRun } from "#src/objects/runIds.ts";
 import { durableObjectWorkflowBackend } from "#src/runtime/workflow/durableObjectBackend.ts";
@@ -82,7 +87,11 @@ describe("WorkflowFlowKey actor", () => {
     // End the first run in its actor's log without its actor telling the key (as if that message was lost).
     const runActor = actorEnv.WORKFLOW_RUNS.get(actorIdOfRun(actorEnv.WORKFLOW_RUNS, first.id)!);
     await runInDurableObject(runActor, (_instance, state) =>
-      cancelRun(createSqlEventStore(durableObjectSql(state.storage)), first.id, "lost message", Date.now()),
+      cancelRun(createSqlEventStore(durableObjectSql(state.storage)), {
+        runId: first.id,
+        reason: "lost message",
+        now: Date.now(),
+      }),
     );
     expect(await statusOf(first)).toBe("cancelled");
     expect(await statusOf(second)).toBe("queued");

@@ -310,7 +310,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function cancelWithChildren(runId: string, reason: string | undefined): void {
-    const cancelled = cancelRun(store, runId, reason, now(), definitionOf(runId) ?? undefined);
+    const cancelled = cancelRun(store, { runId, reason, now: now(), definition: definitionOf(runId) ?? undefined });
     live.publishLifecycle(cancelled);
     // A cancel that rolls back first: the run's execution ends it, and tells whom it ends as any end does.
     if (cancelled.type === "cancel_requested") {
@@ -509,7 +509,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async send(runId, name, payload, callbackId) {
       if (stop.signal.aborted) throw closedError();
-      if (callbackId === undefined) appendReceivedEvent(store, runId, name, payload, now());
+      if (callbackId === undefined) appendReceivedEvent(store, runId, { name, payload }, now());
       else appendCallbackEvent(store, runId, { name, payload, callbackId }, now());
       kick(runId);
     },
@@ -518,18 +518,16 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(start.name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${start.name}" is registered`);
-      const run = sendOrStartRun(
-        store,
-        definition,
-        start.data,
-        {
+      const run = sendOrStartRun(store, definition, {
+        event,
+        data: start.data,
+        runOptions: {
           runId: newRunId(),
           workflowId,
           now: now(),
           ...(options.version === undefined ? {} : { version: options.version }),
         },
-        event,
-      );
+      });
       kick(run.runId);
       return run;
     },

@@ -19,6 +19,12 @@ import { isLiveStatus, type RunStatus, type WorkflowEventStore } from "../storag
 /** How often a send or cancel re-reads the tail after losing its seq to an executor before giving up. */
 const MAX_APPEND_TRIES = 20;
 
+/** An event sent to a run: its name and payload, as the caller gave them (checked here). */
+export interface SentEvent {
+  name: unknown;
+  payload: unknown;
+}
+
 /**
  * `workflow.send(runId, name, payload)`. Appends
  * event_received at the end of the run's log, whatever the run is doing (a
@@ -30,8 +36,7 @@ const MAX_APPEND_TRIES = 20;
 export function appendReceivedEvent(
   store: WorkflowEventStore,
   runId: string,
-  name: unknown,
-  payload: unknown,
+  { name, payload }: SentEvent,
   now: number,
 ): StoredEventOf<"event_received"> {
   return appendAtTail(store, runId, "event_received", receivedEventPayload(name, payload), now, "send an event to");
@@ -47,7 +52,7 @@ export function appendReceivedEvent(
 export function appendCallbackEvent(
   store: WorkflowEventStore,
   runId: string,
-  delivery: { name: unknown; payload: unknown; callbackId: string },
+  delivery: SentEvent & { callbackId: string },
   now: number,
 ): StoredEventOf<"event_received"> {
   const { name, payload, callbackId } = delivery;
@@ -126,6 +131,15 @@ export function receivedEventPayload(name: unknown, payload: unknown): StoredEve
   return body;
 }
 
+/** A cancel asked for: the run, the caller's reason (checked here), when, and the run's definition if known. */
+export interface CancelRequest {
+  runId: string;
+  reason: unknown;
+  now: number;
+  /** Needed to roll back on cancel (`rollbackOnCancel`); without it the run ends at once. */
+  definition?: WorkflowDefinition;
+}
+
 /**
  * `workflow.cancel(runId, reason)`. Appends the terminal
  * workflow_cancelled in one append: a step in flight may still finish, but
@@ -140,10 +154,7 @@ export function receivedEventPayload(name: unknown, payload: unknown): StoredEve
  */
 export function cancelRun(
   store: WorkflowEventStore,
-  runId: string,
-  reason: unknown,
-  now: number,
-  definition?: WorkflowDefinition,
+  { runId, reason, now, definition }: CancelRequest,
 ): StoredEventOf<"workflow_cancelled" | "cancel_requested"> {
   const recorded = { reason: recordedReason(reason, "cancel") };
   if (definition?.rollbackOnCancel && store.lastEvent(runId) !== null) {

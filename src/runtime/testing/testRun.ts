@@ -69,7 +69,7 @@ export async function driveRun(
   };
   const startData = data === undefined ? null : data;
   const created = firstEvent
-    ? sendOrStartRun(store, definition, startData, options, firstEvent)
+    ? sendOrStartRun(store, definition, { event: firstEvent, data: startData, runOptions: options })
     : createRun(store, definition, startData, options);
   if (!created.created) return { created: false, runId: created.runId };
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
@@ -248,7 +248,7 @@ function createDriver(
     },
     now,
     async send(name, payload) {
-      appendReceivedEvent(store, runId, name, payload, clock);
+      appendReceivedEvent(store, runId, { name, payload }, clock);
       return settle();
     },
     async callback(url, body) {
@@ -280,7 +280,7 @@ function createDriver(
       return settle();
     },
     async cancel(reason) {
-      const cancelled = cancelRun(store, runId, reason, clock, definition);
+      const cancelled = cancelRun(store, { runId, reason, now: clock, definition });
       streams.live.publishLifecycle(cancelled);
       if (cancelled.type === "cancel_requested") await settle();
       await tellParent();

@@ -91,7 +91,7 @@ describe("createChildRun: exactly once", () => {
       ref: { runId: "p.0.0", workflow: "square" },
       created: false,
     });
-    cancelRun(store, "p.0.0", "done", 3);
+    cancelRun(store, { runId: "p.0.0", reason: "done", now: 3 });
     expect(createChildRun(store, square, child, 4).created).toBe(false);
     expect(store.listRuns({ limit: 10 }).runs).toHaveLength(1);
   });
@@ -192,7 +192,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
       appended: false,
       allFinished: false,
     });
-    cancelRun(store, "p", "stop", 6);
+    cancelRun(store, { runId: "p", reason: "stop", now: 6 });
     expect(end("p.0.1")).toEqual({ appended: false, allFinished: false });
     expect(store.events("p").filter((event) => event.type === "child_finished")).toHaveLength(1);
     expect(activeChildrenOf(store.events("p"))).toEqual(["p.0.1"]);
@@ -291,7 +291,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
     const { store, cancelled } = setup();
     const port: ChildRunPort = {
       async start(parentRunId, children) {
-        cancelRun(store, "p", "stop", 2);
+        cancelRun(store, { runId: "p", reason: "stop", now: 2 });
         return children.map((c) => ({ runId: `${parentRunId}-${c.key}`, workflow: c.workflow }));
       },
       async cancel(runIds) {
