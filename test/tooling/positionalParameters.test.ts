@@ -8,15 +8,6 @@ const repo = path.resolve(import.meta.dirname, "../..");
 /** More positional parameters than this, and an exported function takes an options object instead. */
 const MOST_POSITIONAL = 4;
 
-/**
- * Exported functions that still take more (issue 33.5 converts them one by one): the list only
- * shrinks. A function converted must leave it; a new one must not join it.
- */
-const NOT_YET_CONVERTED = new Set([
-  "src/engine/execution/stepFailure.ts abandonedAttemptEvents",
-  "src/runtime/auth/session.ts userFromSession",
-]);
-
 /** `file name` of every exported function declaration in `source` and how many parameters it takes. */
 function exportedArities(file: string, source: string): [string, number][] {
   const found: [string, number][] = [];
@@ -52,12 +43,8 @@ describe("exported functions take at most four positional parameters, then an op
     .filter(([, count]) => count > MOST_POSITIONAL)
     .map(([name]) => name);
 
-  it("no function beyond the ones not yet converted takes more", () => {
-    expect(long.filter((name) => !NOT_YET_CONVERTED.has(name))).toEqual([]);
-  });
-
-  it("each one not yet converted still takes more (a converted one leaves the list)", () => {
-    expect([...NOT_YET_CONVERTED].filter((name) => !long.includes(name))).toEqual([]);
+  it("no exported function in src takes more", () => {
+    expect(long).toEqual([]);
   });
 
   it.each<[string, string, [string, number][]]>([

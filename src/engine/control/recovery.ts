@@ -185,7 +185,12 @@ export function recoverRun(
   const { last, state } = tail;
   let repair: StoredEvent[] = [];
   if (reason === "timeout" && state.type === "step_started")
-    repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last, tail.rollbacks.next !== null);
+    repair = abandonedAttemptEvents(state, definition, {
+      at: now,
+      reason: TIMEOUT_REASON,
+      previous: last,
+      rollsBack: tail.rollbacks.next !== null,
+    });
   if (reason === "timeout" && state.type === "rollback_started")
     repair = [rollbackFailureEvent(definition, state, { reason: TIMEOUT_REASON, errorRetryable: true, at: now }, last)];
   if (reason === "stuck_terminal") {
@@ -228,7 +233,12 @@ export function failInterruptedStep(
   const rollsBack = tail.rollbacks.next !== null;
   return appendUnlessMoved(
     store,
-    abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last, rollsBack),
+    abandonedAttemptEvents(tail.state, definition, {
+      at: now,
+      reason: INTERRUPTED_REASON,
+      previous: tail.last,
+      rollsBack,
+    }),
   );
 }
 

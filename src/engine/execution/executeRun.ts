@@ -382,7 +382,15 @@ async function stepLoop(
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (recovery reason `timeout`) and go on.
         const rollsBack = run.rollbacks.next !== null;
-        await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last, rollsBack), true);
+        await run.append(
+          abandonedAttemptEvents(state, definition, {
+            at: now(),
+            reason: TIMEOUT_REASON,
+            previous: run.last,
+            rollsBack,
+          }),
+          true,
+        );
         continue;
       }
       case "wait_for_event":

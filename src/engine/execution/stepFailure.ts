@@ -90,6 +90,15 @@ function truncateReason(reason: string): string {
   return reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
+/** Why and when an attempt was abandoned, after which event, and whether completions are to be rolled back. */
+export interface AbandonedAttempt {
+  at: number;
+  reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON;
+  /** The log's last event; the step_started itself when left out. */
+  previous?: Pick<StoredEvent, "runId" | "workflowId" | "seq">;
+  rollsBack?: boolean;
+}
+
 /**
  * A retryable failure for a step_started whose attempt was abandoned: it
  * outlived `stepTimeoutMS` (TIMEOUT_REASON, written by recovery and executors)
@@ -100,10 +109,7 @@ function truncateReason(reason: string): string {
 export function abandonedAttemptEvents(
   started: StoredEventOf<"step_started">,
   definition: WorkflowDefinition,
-  at: number,
-  reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON,
-  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
-  rollsBack = false,
+  { at, reason, previous = started, rollsBack = false }: AbandonedAttempt,
 ): StoredEvent[] {
   return stepFailureEvents(previous, {
     rollsBack,
