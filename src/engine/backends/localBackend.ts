@@ -1,13 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-import {
-  acceptBulkOperation,
-  type BulkAction,
-  type BulkOperation,
-  type BulkOperationLog,
-  type BulkResult,
-  type BulkRunControls,
-  carryOnBulkOperation,
-} from "../control/bulkOperation.ts";
+import type { BulkAction, BulkOperationLog, BulkResult } from "../control/bulkOperation.ts";
 import { systemClock, type Clock } from "../api/clock.ts";
 import type { WorkflowDefinition } from "../api/definition.ts";
 import { awaitedRunOf, describeRun, type WorkflowRunView } from "../execution/describeRun.ts";
@@ -40,6 +32,7 @@ import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "../storage
 import { findStrandedRuns } from "../control/strandedRuns.ts";
 import { createLiveRunStream, type LiveRunStream, STREAM_WAIT_SLICE_MS } from "../streams/liveRunStream.ts";
 import { createMemoryRunStream } from "../streams/memoryRunStream.ts";
+import { createLocalBulkOperations } from "./localBulkOperations.ts";
 import { createLocalChildRuns } from "./localChildRuns.ts";
 import { startLocalRerun } from "./localRerun.ts";
 import { createLocalRunScheduler } from "./localRunScheduler.ts";
@@ -332,23 +325,19 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     return started;
   }
 
-  /** What a bulk operation acts on one run through: what `cancel` and `rerun` do. */
-  const bulkRunControls: BulkRunControls = {
-    cancel: cancelWithChildren,
-    rerun: (runId, { fromStep }) => rerun(runId, fromStep),
-  };
-
-  function carryOut(operation: BulkOperation): Promise<BulkResult> {
-    return carryOnBulkOperation(store, store, operation, {
-      controls: bulkRunControls,
-      mayContinue: () => !stop.signal.aborted,
-      onError: (runId, error) => logError(`Bulk ${operation.action.kind} of workflow run ${runId} failed`, error),
-    });
-  }
+  /** A bulk operation acts on each run through what `cancel` and `rerun` do. */
+  const bulkOperations = createLocalBulkOperations({
+    store,
+    controls: { cancel: cancelWithChildren, rerun: (runId, { fromStep }) => rerun(runId, fromStep) },
+    newRunId,
+    now,
+    signal: stop.signal,
+    logError,
+  });
 
   function bulk(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
     if (stop.signal.aborted) throw closedError();
-    return carryOut(acceptBulkOperation(store, store, { id: newRunId(), action, filter, now: now(), what }));
+    return bulkOperations.start(action, filter, what);
   }
 
   function recoverAtStartup(): number {
@@ -366,7 +355,9 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         : `Re-enqueued ${reenqueued} workflow(s); ${interrupted} step(s) cut off by the previous process recorded as interrupted`,
     );
     for (const operation of store.unfinishedBulkOperations())
-      void carryOut(operation).catch((error: unknown) => logError(`Bulk operation ${operation.id} stopped`, error));
+      void bulkOperations
+        .carryOut(operation)
+        .catch((error: unknown) => logError(`Bulk operation ${operation.id} stopped`, error));
     return reenqueued;
   }
 
