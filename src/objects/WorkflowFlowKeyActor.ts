@@ -159,7 +159,11 @@ export class WorkflowFlowKeyActor extends DurableObject<FlowKeyActorEnv> {
   explain(runId: string): QueuedRunView | null {
     const loaded = this.#load();
     if (!loaded) return null;
-    const explained = explainQueued(loaded.state, this.#flow(loaded.workflowName), loaded.key, runId, this.#now());
+    const explained = explainQueued(loaded.state, this.#flow(loaded.workflowName), {
+      key: loaded.key,
+      runId,
+      now: this.#now(),
+    });
     return explained && { key: loaded.key, ...explained };
   }
 

@@ -262,7 +262,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
         ...(input.idempotency ? { idempotency: input.idempotency } : {}),
       };
       run = input.event
-        ? sendOrStartRun(this.#store, definition, input.data, options, input.event)
+        ? sendOrStartRun(this.#store, definition, { event: input.event, data: input.data, runOptions: options })
         : createRun(this.#store, definition, input.data, options);
     } else {
       const child = createChildRun(this.#store, definition, { ...input, parentRunId: input.parentRunId }, now);
@@ -403,7 +403,9 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
       await this.#applyEffects(runId, decision.effects);
       return { reason: null, reenqueued: false };
     }
-    const outcome = recoverRun(this.#store, definitionNamed(summary.name), runId, this.#now(), {
+    const outcome = recoverRun(this.#store, definitionNamed(summary.name), {
+      runId,
+      now: this.#now(),
       executingHere: check.executingHere,
     });
     for (const event of outcome.appended) this.#stream.publishLifecycle(event);
@@ -429,7 +431,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    * the run's own log: a replay is `conflict`, after a restart too.
    */
   async send(runId: string, name: string, payload: JsonValue, callbackId?: string): Promise<void> {
-    if (callbackId === undefined) appendReceivedEvent(this.#store, runId, name, payload, this.#now());
+    if (callbackId === undefined) appendReceivedEvent(this.#store, runId, { name, payload }, this.#now());
     else appendCallbackEvent(this.#store, runId, { name, payload, callbackId }, this.#now());
     await this.#decideAndApply(runId, { type: "event_sent", now: this.#now() });
   }
@@ -443,7 +445,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
    */
   async cancel(runId: string, reason: string | undefined): Promise<WorkflowRunView> {
     const definition = getWorkflowDefinition(this.#store.getRun(runId)?.name ?? "");
-    const cancelled = cancelRun(this.#store, runId, reason, this.#now(), definition);
+    const cancelled = cancelRun(this.#store, { runId, reason, now: this.#now(), definition });
     this.#stream.publishLifecycle(cancelled);
     if (cancelled.type === "cancel_requested") {
       // It rolls back first: driven like a run sent an event; its execution appends workflow_cancelled.
@@ -495,7 +497,7 @@ export class WorkflowRunActor extends DurableObject<WorkflowRunEnv> {
     ended: readonly WorkflowEventPayloads["child_finished"][],
   ): { allFinished: boolean } {
     const log = this.#parentLogs.get(parentRunId) ?? createParentLog();
-    const recorded = recordChildrenFinished(this.#store, parentRunId, ended, this.#now(), log);
+    const recorded = recordChildrenFinished(this.#store, { parentRunId, finished: ended, now: this.#now(), log });
     // Kept while the parent waits for more of them.
     if (log.last && !isTerminalEvent(log.last) && !recorded.allFinished) this.#parentLogs.set(parentRunId, log);
     else this.#parentLogs.delete(parentRunId);

@@ -133,15 +133,13 @@ export class WorkflowRunIndexActor extends DurableObject {
   }
 
   async #bulkOperation(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
-    const operation = acceptBulkOperation(
-      this.#index,
-      this.#bulk,
-      crypto.randomUUID(),
+    const operation = acceptBulkOperation(this.#index, this.#bulk, {
+      id: crypto.randomUUID(),
       action,
       filter,
-      Date.now(),
+      now: Date.now(),
       what,
-    );
+    });
     if (!operation.done) await setAlarmMetered(this.ctx.storage, Date.now() + BULK_SAFETY_NET_MS);
     return this.#advance(operation, () => true);
   }
@@ -151,7 +149,8 @@ export class WorkflowRunIndexActor extends DurableObject {
     const running = this.#advancing.get(operation.id);
     if (running) return running;
     const controls = workflowRunHost.runControls(this.env as never);
-    const advancing = carryOnBulkOperation(this.#index, this.#bulk, operation, controls, {
+    const advancing = carryOnBulkOperation(this.#index, this.#bulk, operation, {
+      controls,
       mayContinue,
       onError: (runId, error) => console.error(`workflow bulk ${operation.action.kind}: run ${runId}:`, error),
     }).finally(() => this.#advancing.delete(operation.id));

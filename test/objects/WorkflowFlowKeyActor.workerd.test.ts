@@ -109,7 +109,11 @@ describe("WorkflowFlowKey actor", () => {
     // End the first run in its actor's log without its actor telling the key (as if that message was lost).
     const runActor = actorEnv.WORKFLOW_RUNS.get(actorIdOfRun(actorEnv.WORKFLOW_RUNS, first.id)!);
     await runInDurableObject(runActor, (_instance, state) =>
-      cancelRun(createSqlEventStore(durableObjectSql(state.storage)), first.id, "lost message", Date.now()),
+      cancelRun(createSqlEventStore(durableObjectSql(state.storage)), {
+        runId: first.id,
+        reason: "lost message",
+        now: Date.now(),
+      }),
     );
     expect(await statusOf(first)).toBe("cancelled");
     expect(await statusOf(second)).toBe("queued");

@@ -1,13 +1,5 @@
 import { PlatformError } from "../../core/errors.ts";
-import {
-  acceptBulkOperation,
-  type BulkAction,
-  type BulkOperation,
-  type BulkOperationLog,
-  type BulkResult,
-  type BulkRunControls,
-  carryOnBulkOperation,
-} from "../control/bulkOperation.ts";
+import type { BulkAction, BulkOperationLog, BulkResult } from "../control/bulkOperation.ts";
 import { systemClock, type Clock } from "../api/clock.ts";
 import type { WorkflowDefinition } from "../api/definition.ts";
 import { awaitedRunOf, describeRun, type WorkflowRunView } from "../execution/describeRun.ts";
@@ -15,17 +7,13 @@ import { isTerminalEvent, type StoredEvent } from "../execution/events.ts";
 import { createRun, onceRunKey, type CreatedRun } from "../execution/createRun.ts";
 import {
   activeChildrenOf,
-  type ChildRunPort,
   childReportOf,
-  childDepthOf,
-  createChildRun,
   isAlreadyEnded,
   reconcileChildren,
   recordChildFinished,
 } from "../control/children.ts";
 import { type AwaitRunPort, executeRun } from "../execution/executeRun.ts";
 import { failInterruptedStep, recoverRun } from "../control/recovery.ts";
-import { planRerun, rerunBlockedBy } from "../control/rerun.ts";
 import {
   appendCallbackEvent,
   appendReceivedEvent,
@@ -44,6 +32,11 @@ import { isLiveStatus, type WorkflowEventStore, type RunIndex } from "../storage
 import { findStrandedRuns } from "../control/strandedRuns.ts";
 import { createLiveRunStream, type LiveRunStream, STREAM_WAIT_SLICE_MS } from "../streams/liveRunStream.ts";
 import { createMemoryRunStream } from "../streams/memoryRunStream.ts";
+import { createLocalBulkOperations } from "./localBulkOperations.ts";
+import { createLocalChildRuns } from "./localChildRuns.ts";
+import { startLocalRerun } from "./localRerun.ts";
+import { createLocalRunScheduler } from "./localRunScheduler.ts";
+import { createLocalRunWaiters } from "./localRunWaiters.ts";
 import type { RunStreamStore } from "../streams/runStream.ts";
 import type { LegacyRunStreams } from "../streams/legacySqlRunStream.ts";
 import { getWorkflowDefinition, RESULT_POLL_INTERVAL_MS, type WorkflowBackend } from "../api/workflowApi.ts";
@@ -107,11 +100,6 @@ export interface LocalWorkflowBackend extends WorkflowBackend {
 
 const CHILD_RUN_ID = /\.[0-9]+\.[0-9]+$/;
 
-interface Waiter {
-  resolve(view: WorkflowRunView): void;
-  reject(error: unknown): void;
-}
-
 /**
  * The engine in one process with no queue (for local development). A
  * zero-delay timer loop replaces the queue: `kick` schedules an execution,
@@ -128,52 +116,16 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   const log = options.log ?? ((message: string) => console.log(message));
   const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));
 
-  const running = new Map<string, Promise<void>>();
-  const kickedWhileRunning = new Set<string>();
-  const timers = new Map<string, ReturnType<typeof setTimeout>>();
-  const waiters = new Map<string, Set<Waiter>>();
-  const pollers = new Map<string, ReturnType<typeof setInterval>>();
   const reportedMissing = new Set<string>();
   const stop = new AbortController();
+  const scheduler = createLocalRunScheduler((runId) => executeOnce(runId), stop.signal);
+  const { schedule, kick } = scheduler;
+  const waiters = createLocalRunWaiters(store, RESULT_POLL_INTERVAL_MS);
+  const settle = waiters.settle;
   const live = createLiveRunStream(options.stream ?? createMemoryRunStream(), store, options.legacyStreams);
   const flowQueues = createLocalFlowQueues({ store, definitions, now, started: (runId) => kick(runId) });
 
   const closedError = () => new PlatformError("not_ready", "The workflow backend was closed");
-
-  function schedule(runId: string, delayMS: number): void {
-    if (stop.signal.aborted) return;
-    const pending = timers.get(runId);
-    if (pending !== undefined) clearTimeout(pending);
-    timers.set(
-      runId,
-      setTimeout(
-        () => {
-          timers.delete(runId);
-          drive(runId);
-        },
-        Math.max(0, delayMS),
-      ),
-    );
-  }
-
-  function kick(runId: string): void {
-    if (stop.signal.aborted) return;
-    if (running.has(runId)) kickedWhileRunning.add(runId);
-    else schedule(runId, 0);
-  }
-
-  function drive(runId: string): void {
-    if (stop.signal.aborted) return;
-    if (running.has(runId)) {
-      kickedWhileRunning.add(runId);
-      return;
-    }
-    const execution = executeOnce(runId).finally(() => {
-      running.delete(runId);
-      if (kickedWhileRunning.delete(runId)) schedule(runId, 0);
-    });
-    running.set(runId, execution);
-  }
 
   function definitionOf(runId: string): WorkflowDefinition | null {
     const summary = store.getRun(runId);
@@ -189,31 +141,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     return definition ?? null;
   }
 
-  /** Children are runs of this same store: started here, exactly once (their run id is their key). */
-  const children: ChildRunPort = {
-    async start(parentRunId, requests) {
-      const known = requests.map((child) => {
-        const definition = definitions(child.workflow);
-        if (!definition)
-          throw new PlatformError("unknown_workflow", `No workflow named "${child.workflow}" is registered`);
-        return definition;
-      });
-      const childDepth = childDepthOf(store, parentRunId);
-      return requests.map((child, index) => {
-        const { ref, created } = createChildRun(
-          store,
-          known[index] as WorkflowDefinition,
-          { runId: child.key, workflowId: child.workflowId, data: child.data, parentRunId, childDepth },
-          now(),
-        );
-        if (created) kick(ref.runId);
-        return ref;
-      });
-    },
-    async cancel(runIds, reason) {
-      for (const runId of runIds) cancelIfActive(runId, reason);
-    },
-  };
+  const children = createLocalChildRuns({ store, definitions, now, kick, cancelIfActive });
 
   /** Runs waited for are runs of this same store: a waiter is recorded with the run, which tells it when it ends. */
   const awaitRun: AwaitRunPort = {
@@ -297,7 +225,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     if (!CHILD_RUN_ID.test(runId)) return;
     const report = childReportOf(store.events(runId));
     if (!report) return;
-    if (recordChildFinished(store, report.parentRunId, report.finished, now()).allFinished) kick(report.parentRunId);
+    if (recordChildFinished(store, { ...report, now: now() }).allFinished) kick(report.parentRunId);
   }
 
   /** Cancels a run, then its active children (and theirs); a run that has ended meanwhile is left alone. */
@@ -310,7 +238,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
   }
 
   function cancelWithChildren(runId: string, reason: string | undefined): void {
-    const cancelled = cancelRun(store, runId, reason, now(), definitionOf(runId) ?? undefined);
+    const cancelled = cancelRun(store, { runId, reason, now: now(), definition: definitionOf(runId) ?? undefined });
     live.publishLifecycle(cancelled);
     // A cancel that rolls back first: the run's execution ends it, and tells whom it ends as any end does.
     if (cancelled.type === "cancel_requested") {
@@ -321,26 +249,12 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     }
     flowQueues.ended(runId);
     // Its sleep, retry or timeout timer has nothing left to wake; a step in flight finds the terminal event.
-    const pending = timers.get(runId);
-    if (pending !== undefined) clearTimeout(pending);
-    timers.delete(runId);
+    scheduler.clearTimer(runId);
     settle(runId);
     tellParent(runId);
     tellWatchers(runId);
     for (const child of activeChildrenOf(store.events(runId)))
       cancelIfActive(child, `Its parent run "${runId}" was cancelled`);
-  }
-
-  function settle(runId: string): void {
-    const pending = waiters.get(runId);
-    if (!pending) return;
-    const view = describeRun(store.events(runId));
-    if (!view || isLiveStatus(view.status)) return;
-    waiters.delete(runId);
-    const poller = pollers.get(runId);
-    if (poller !== undefined) clearInterval(poller);
-    pollers.delete(runId);
-    for (const waiter of pending) waiter.resolve(view);
   }
 
   /**
@@ -354,7 +268,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       // Children that ended while this process was not there to tell the parent.
       reconcileChildren(store, runId, now());
       reconcileAwaited(runId);
-      const outcome = recoverRun(store, definition, runId, now(), { executingHere: timerPending });
+      const outcome = recoverRun(store, definition, { runId: runId, now: now(), executingHere: timerPending });
       for (const event of outcome.appended) noticeEvent(event);
       if (outcome.reenqueue || (driveHealthy && outcome.reason === null && !timerPending)) kick(runId);
       return outcome.reenqueue;
@@ -371,11 +285,11 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     let count = 0;
     for (const runId of store.activeRunIds()) {
       // Runs this process executes are never stuck: their executor is on it (a timer may wake a stranded one late).
-      if (running.has(runId)) continue;
+      if (scheduler.isRunning(runId)) continue;
       const definition = definitionOf(runId);
       if (!definition) continue;
       try {
-        if (recover(runId, definition, timers.has(runId))) count++;
+        if (recover(runId, definition, scheduler.hasTimer(runId))) count++;
       } catch (error) {
         logError(`Recovery of workflow run ${runId} failed`, error);
       }
@@ -399,49 +313,31 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
     log(`Deleted ${expired.length} finished workflow run(s) past their retention`);
   }
 
-  function definitionNamed(name: string): WorkflowDefinition {
-    const definition = definitions(name);
-    if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${name}" is registered`);
-    return definition;
-  }
-
   function rerun(runId: string, fromStep: string | undefined): CreatedRun & { name: string } {
-    const original = store.events(runId);
-    const created = original[0];
-    if (created?.type !== "workflow_created")
-      throw new PlatformError("not_found", `Workflow run "${runId}" does not exist`);
-    const definition = definitionNamed(created.payload.workflowName);
-    const plan = planRerun(original, definition, fromStep);
-    // A run started under a workflow id of its own keeps it (it is free: the original has finished).
-    const workflowId = created.workflowId === runId ? undefined : created.workflowId;
-    const started = createRun(store, definition, plan.data, {
-      runId: newRunId(),
-      ...(workflowId === undefined ? {} : { workflowId }),
+    const started = startLocalRerun(store, definitions, {
+      runId,
+      fromStep,
+      newRunId,
       now: now(),
-      ...(options.version === undefined ? {} : { version: options.version }),
-      rerun: plan,
+      version: options.version,
     });
-    if (!started.created) throw rerunBlockedBy(started.runId, created.workflowId, runId);
     kick(started.runId);
-    return { ...started, name: definition.name };
+    return started;
   }
 
-  /** What a bulk operation acts on one run through: what `cancel` and `rerun` do. */
-  const bulkRunControls: BulkRunControls = {
-    cancel: cancelWithChildren,
-    rerun: (runId, { fromStep }) => rerun(runId, fromStep),
-  };
-
-  function carryOut(operation: BulkOperation): Promise<BulkResult> {
-    return carryOnBulkOperation(store, store, operation, bulkRunControls, {
-      mayContinue: () => !stop.signal.aborted,
-      onError: (runId, error) => logError(`Bulk ${operation.action.kind} of workflow run ${runId} failed`, error),
-    });
-  }
+  /** A bulk operation acts on each run through what `cancel` and `rerun` do. */
+  const bulkOperations = createLocalBulkOperations({
+    store,
+    controls: { cancel: cancelWithChildren, rerun: (runId, { fromStep }) => rerun(runId, fromStep) },
+    newRunId,
+    now,
+    signal: stop.signal,
+    logError,
+  });
 
   function bulk(action: BulkAction, filter: RunFilter, what: string): Promise<BulkResult> {
     if (stop.signal.aborted) throw closedError();
-    return carryOut(acceptBulkOperation(store, store, newRunId(), action, filter, now(), what));
+    return bulkOperations.start(action, filter, what);
   }
 
   function recoverAtStartup(): number {
@@ -459,7 +355,9 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
         : `Re-enqueued ${reenqueued} workflow(s); ${interrupted} step(s) cut off by the previous process recorded as interrupted`,
     );
     for (const operation of store.unfinishedBulkOperations())
-      void carryOut(operation).catch((error: unknown) => logError(`Bulk operation ${operation.id} stopped`, error));
+      void bulkOperations
+        .carryOut(operation)
+        .catch((error: unknown) => logError(`Bulk operation ${operation.id} stopped`, error));
     return reenqueued;
   }
 
@@ -508,7 +406,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
 
     async send(runId, name, payload, callbackId) {
       if (stop.signal.aborted) throw closedError();
-      if (callbackId === undefined) appendReceivedEvent(store, runId, name, payload, now());
+      if (callbackId === undefined) appendReceivedEvent(store, runId, { name, payload }, now());
       else appendCallbackEvent(store, runId, { name, payload, callbackId }, now());
       kick(runId);
     },
@@ -517,18 +415,16 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       const definition = definitions(start.name);
       if (!definition) throw new PlatformError("unknown_workflow", `No workflow named "${start.name}" is registered`);
-      const run = sendOrStartRun(
-        store,
-        definition,
-        start.data,
-        {
+      const run = sendOrStartRun(store, definition, {
+        event,
+        data: start.data,
+        runOptions: {
           runId: newRunId(),
           workflowId,
           now: now(),
           ...(options.version === undefined ? {} : { version: options.version }),
         },
-        event,
-      );
+      });
       kick(run.runId);
       return run;
     },
@@ -543,9 +439,7 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (stop.signal.aborted) throw closedError();
       pauseRun(store, runId, reason, now());
       // Nothing is due while paused; a step in flight commits and its execution stops before the next claim.
-      const pending = timers.get(runId);
-      if (pending !== undefined) clearTimeout(pending);
-      timers.delete(runId);
+      scheduler.clearTimer(runId);
       return describeRun(store.events(runId)) as WorkflowRunView;
     },
 
@@ -596,36 +490,16 @@ export function createLocalWorkflowBackend(options: LocalWorkflowBackendOptions)
       if (!view) return Promise.reject(new PlatformError("not_found", `Workflow run "${runId}" does not exist`));
       if (!isLiveStatus(view.status)) return Promise.resolve(view);
       if (stop.signal.aborted) return Promise.reject(closedError());
-      return new Promise<WorkflowRunView>((resolve, reject) => {
-        const set = waiters.get(runId) ?? new Set<Waiter>();
-        set.add({ resolve, reject });
-        waiters.set(runId, set);
-        // Another process sharing the store may finish the run; look every second, as `run.result()` polls.
-        if (!pollers.has(runId))
-          pollers.set(
-            runId,
-            setInterval(() => settle(runId), RESULT_POLL_INTERVAL_MS),
-          );
-      });
+      return waiters.wait(runId);
     },
 
     async close() {
       stop.abort();
       flowQueues.close();
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-      for (const poller of pollers.values()) clearInterval(poller);
-      pollers.clear();
-      for (const [, pending] of waiters) for (const waiter of pending) waiter.reject(closedError());
-      waiters.clear();
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...running.values()]),
-        new Promise((resolve) => {
-          grace = setTimeout(resolve, options.closeGraceMS ?? 5000);
-        }),
-      ]);
-      if (grace !== undefined) clearTimeout(grace);
+      // Timers go first, then the waiters are told, then the executions under way get their grace.
+      const drained = scheduler.close(options.closeGraceMS ?? 5000);
+      waiters.close(closedError);
+      await drained;
     },
   };
 }

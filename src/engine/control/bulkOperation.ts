@@ -87,6 +87,16 @@ export function toBulkOptions<K extends BulkAction["kind"]>(kind: K, options: un
   return (value === undefined ? {} : { [allowed]: value }) as BulkOptions<K>;
 }
 
+/** An operation asked for: its new id, what it does to which runs, when, and the call's name for messages. */
+export interface BulkOperationRequest {
+  id: string;
+  action: BulkAction;
+  filter: RunFilter;
+  now: number;
+  /** The public call, e.g. `workflow.cancelMany`, that an error message names. */
+  what: string;
+}
+
 /**
  * Accepts an operation: matches its runs in the index (refusing more than
  * {@link MAX_BULK_RUNS}) and writes them down. Answers the operation.
@@ -94,11 +104,7 @@ export function toBulkOptions<K extends BulkAction["kind"]>(kind: K, options: un
 export function acceptBulkOperation(
   index: Pick<RunIndex, "matchRunIds">,
   log: BulkOperationLog,
-  id: string,
-  action: BulkAction,
-  filter: RunFilter,
-  now: number,
-  what: string,
+  { id, action, filter, now, what }: BulkOperationRequest,
 ): BulkOperation {
   const { runIds, matched } = index.matchRunIds(filter, MAX_BULK_RUNS);
   if (matched > MAX_BULK_RUNS)
@@ -156,9 +162,13 @@ export async function carryOnBulkOperation(
   index: Pick<RunIndex, "listRuns">,
   log: BulkOperationLog,
   operation: BulkOperation,
-  controls: BulkRunControls,
-  options: { mayContinue?: () => boolean; onError?: (runId: string, error: unknown) => void } = {},
+  options: {
+    controls: BulkRunControls;
+    mayContinue?: () => boolean;
+    onError?: (runId: string, error: unknown) => void;
+  },
 ): Promise<BulkResult> {
+  const { controls } = options;
   const { action } = operation;
   const act = async (runId: string): Promise<boolean> => {
     try {

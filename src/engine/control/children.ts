@@ -209,12 +209,18 @@ export function childReportOf(
  */
 export function recordChildFinished(
   store: WorkflowEventStore,
-  parentRunId: string,
-  finished: WorkflowEventPayloads["child_finished"],
-  now: number,
-  log?: ParentLog,
+  { finished, ...report }: ChildEndReport<WorkflowEventPayloads["child_finished"]>,
 ): { appended: boolean; allFinished: boolean } {
-  return recordChildrenFinished(store, parentRunId, [finished], now, log);
+  return recordChildrenFinished(store, { ...report, finished: [finished] });
+}
+
+/** The end of a child (or, for {@link recordChildrenFinished}, of several) as told to its parent's log. */
+export interface ChildEndReport<Finished> {
+  parentRunId: string;
+  finished: Finished;
+  now: number;
+  /** What the host kept of the parent's log from earlier calls; a fresh one reads the log from its start. */
+  log?: ParentLog;
 }
 
 /** How often recording children's ends re-reads the parent's log after losing its seq before giving up. */
@@ -255,10 +261,12 @@ function readOn(
  */
 export function recordChildrenFinished(
   store: WorkflowEventStore,
-  parentRunId: string,
-  list: readonly WorkflowEventPayloads["child_finished"][],
-  now: number,
-  log: ParentLog = createParentLog(),
+  {
+    parentRunId,
+    finished: list,
+    now,
+    log = createParentLog(),
+  }: ChildEndReport<readonly WorkflowEventPayloads["child_finished"][]>,
 ): { appended: boolean; allFinished: boolean } {
   for (let tries = 1; ; tries++) {
     readOn(store, parentRunId, log);
@@ -269,7 +277,7 @@ export function recordChildrenFinished(
     const waits = state?.type === "step_completed" && decodeContinuation(state.payload).kind === "children";
     if (fresh.size === 0) return { appended: false, allFinished: waits && fold.pending().length === 0 };
     const batch = [...fresh.values()].map((payload, index) =>
-      nextEvent(last, "child_finished", payload, now, index + 1),
+      nextEvent(last, { type: "child_finished", payload, at: now, offset: index + 1 }),
     );
     // Another writer (the parent's step loop, a cancel, another child) took the seq: read on and try again.
     if (store.append(batch).appended) {
@@ -382,7 +390,7 @@ export function reconcileChildren(store: WorkflowEventStore, parentRunId: string
   for (const child of createChildrenFold(store.events(parentRunId)).pending()) {
     const report = childReportOf(store.events(child.runId));
     if (report?.parentRunId === parentRunId)
-      allFinished = recordChildFinished(store, parentRunId, report.finished, now).allFinished || allFinished;
+      allFinished = recordChildFinished(store, { ...report, now }).allFinished || allFinished;
   }
   return allFinished;
 }

@@ -3,7 +3,7 @@ import { decodeContinuation, readsInbox } from "../execution/continuation.ts";
 import { attemptsAllowedAfter, stepNamed, stepPolicy, type WorkflowDefinition } from "../api/definition.ts";
 import { isControlEvent, isTerminalEvent, nextEvent, type StoredEvent } from "../execution/events.ts";
 import { createInbox, isPausedAfter, lastStateEvent, type QueuedEvent } from "./receivedEvents.ts";
-import { resolveNextAction, type RollbackCursor } from "../execution/resolveNextAction.ts";
+import { resolveNextAction, type RollbackCursor, type RunOutstanding } from "../execution/resolveNextAction.ts";
 import { createRollbackFold, hasRollbacks, rollbackFailureEvent } from "../execution/rollback.ts";
 import { abandonedAttemptEvents, INTERRUPTED_REASON, TIMEOUT_REASON } from "../execution/stepFailure.ts";
 import type { WorkflowEventStore } from "../storage/store.ts";
@@ -31,6 +31,17 @@ export interface RecoveryInput {
    *, which its wake-up would find only at its time.
    */
   executingHere: boolean;
+}
+
+/** A run's state asked about at `now`, with what it has outstanding (each defaults to none). */
+export interface RecoveryCheck extends RecoveryInput, RunOutstanding {
+  now: number;
+}
+
+/** A run to recover, by id, at `now`. */
+export interface RecoveryRequest extends RecoveryInput {
+  runId: string;
+  now: number;
 }
 
 /**
@@ -105,22 +116,18 @@ export function strandedStep(state: StoredEvent, definition: WorkflowDefinition)
 export function detectRecovery(
   last: StoredEvent | null,
   definition: WorkflowDefinition,
-  now: number,
-  input: RecoveryInput,
-  queued: readonly QueuedEvent[] = [],
-  finished: ReadonlySet<string> = NONE_FINISHED,
-  rollbacks: RollbackCursor = NO_ROLLBACKS,
+  { now, executingHere, ...outstanding }: RecoveryCheck,
 ): RecoveryReason | null {
   if (last === null) return null;
   // Even a run whose wake-up is pending here: it would only fail when woken, a year later perhaps.
   if (strandedStep(last, definition) !== null) return "stranded";
-  if (input.executingHere) return null;
+  if (executingHere) return null;
   if (last.type === "step_started")
     return now >= last.at + stepPolicy(definition, last.payload.step).stepTimeoutMS ? "timeout" : null;
   if (last.type === "rollback_started")
     return now >= last.at + definition.rollbackPolicy.stepTimeoutMS ? "timeout" : null;
   // Whatever the transition table says is due now and nobody is doing.
-  const action = resolveNextAction(last, attemptsAllowedAfter(definition, last), queued, finished, rollbacks);
+  const action = resolveNextAction(last, attemptsAllowedAfter(definition, last), outstanding);
   switch (action.kind) {
     // Its retry time is the executor's to wait out, as a failed step's is.
     case "start_rollback":
@@ -162,35 +169,40 @@ export interface RecoveryOutcome {
 export function recoverRun(
   store: WorkflowEventStore,
   definition: WorkflowDefinition,
-  runId: string,
-  now: number,
-  input: RecoveryInput,
+  { runId, now, executingHere }: RecoveryRequest,
 ): RecoveryOutcome {
-  const tail = input.executingHere ? null : readRunTail(store, runId, definition);
+  const tail = executingHere ? null : readRunTail(store, runId, definition);
   // A paused run is left as it is: what falls due meanwhile takes effect when it is resumed.
   if (tail?.paused) return { reason: null, appended: [], reenqueue: false };
-  const reason = detectRecovery(
-    tail?.state ?? null,
-    definition,
+  const reason = detectRecovery(tail?.state ?? null, definition, {
     now,
-    input,
-    tail?.queued,
-    tail?.finished,
-    tail?.rollbacks,
-  );
+    executingHere,
+    queued: tail?.queued,
+    finished: tail?.finished,
+    rollbacks: tail?.rollbacks,
+  });
   if (reason === null || tail === null) return { reason: null, appended: [], reenqueue: false };
   const { last, state } = tail;
   let repair: StoredEvent[] = [];
   if (reason === "timeout" && state.type === "step_started")
-    repair = abandonedAttemptEvents(state, definition, now, TIMEOUT_REASON, last, tail.rollbacks.next !== null);
+    repair = abandonedAttemptEvents(state, definition, {
+      at: now,
+      reason: TIMEOUT_REASON,
+      previous: last,
+      rollsBack: tail.rollbacks.next !== null,
+    });
   if (reason === "timeout" && state.type === "rollback_started")
     repair = [rollbackFailureEvent(definition, state, { reason: TIMEOUT_REASON, errorRetryable: true, at: now }, last)];
   if (reason === "stuck_terminal") {
-    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), [], NONE_FINISHED, tail.rollbacks);
-    if (action.kind === "complete") repair = [nextEvent(last, "workflow_completed", { result: action.result }, now)];
+    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), { rollbacks: tail.rollbacks });
+    if (action.kind === "complete")
+      repair = [nextEvent(last, { type: "workflow_completed", payload: { result: action.result }, at: now })];
     if (action.kind === "fail")
-      repair = [nextEvent(last, "workflow_failed", { reason: action.reason, cause: action.cause }, now)];
-    if (action.kind === "cancel") repair = [nextEvent(last, "workflow_cancelled", { reason: action.reason }, now)];
+      repair = [
+        nextEvent(last, { type: "workflow_failed", payload: { reason: action.reason, cause: action.cause }, at: now }),
+      ];
+    if (action.kind === "cancel")
+      repair = [nextEvent(last, { type: "workflow_cancelled", payload: { reason: action.reason }, at: now })];
   }
   if (repair.length === 0) return { reason, appended: [], reenqueue: true };
   const appended = appendUnlessMoved(store, repair);
@@ -221,7 +233,12 @@ export function failInterruptedStep(
   const rollsBack = tail.rollbacks.next !== null;
   return appendUnlessMoved(
     store,
-    abandonedAttemptEvents(tail.state, definition, now, INTERRUPTED_REASON, tail.last, rollsBack),
+    abandonedAttemptEvents(tail.state, definition, {
+      at: now,
+      reason: INTERRUPTED_REASON,
+      previous: tail.last,
+      rollsBack,
+    }),
   );
 }
 

@@ -1,7 +1,13 @@
 import { isPlatformError, PlatformError } from "../../core/errors.ts";
 import { awaitedEventName, checkEventName } from "../execution/continuation.ts";
 import type { AwaitedRun } from "../execution/continuation.ts";
-import { isTerminalEvent, nextEvent, type StoredEvent, type StoredEventOf, type WorkflowEventType } from "../execution/events.ts";
+import {
+  isTerminalEvent,
+  nextEvent,
+  type StoredEvent,
+  type StoredEventOf,
+  type WorkflowEventType,
+} from "../execution/events.ts";
 import { encodePayload, type JsonValue, toJsonValue } from "../api/json.ts";
 import { summaryOf } from "../execution/appendRules.ts";
 import { MAX_REASON_LENGTH } from "../execution/stepFailure.ts";
@@ -12,6 +18,12 @@ import { isLiveStatus, type RunStatus, type WorkflowEventStore } from "../storag
 
 /** How often a send or cancel re-reads the tail after losing its seq to an executor before giving up. */
 const MAX_APPEND_TRIES = 20;
+
+/** An event sent to a run: its name and payload, as the caller gave them (checked here). */
+export interface SentEvent {
+  name: unknown;
+  payload: unknown;
+}
 
 /**
  * `workflow.send(runId, name, payload)`. Appends
@@ -24,8 +36,7 @@ const MAX_APPEND_TRIES = 20;
 export function appendReceivedEvent(
   store: WorkflowEventStore,
   runId: string,
-  name: unknown,
-  payload: unknown,
+  { name, payload }: SentEvent,
   now: number,
 ): StoredEventOf<"event_received"> {
   return appendAtTail(store, runId, "event_received", receivedEventPayload(name, payload), now, "send an event to");
@@ -41,7 +52,7 @@ export function appendReceivedEvent(
 export function appendCallbackEvent(
   store: WorkflowEventStore,
   runId: string,
-  delivery: { name: unknown; payload: unknown; callbackId: string },
+  delivery: SentEvent & { callbackId: string },
   now: number,
 ): StoredEventOf<"event_received"> {
   const { name, payload, callbackId } = delivery;
@@ -120,6 +131,15 @@ export function receivedEventPayload(name: unknown, payload: unknown): StoredEve
   return body;
 }
 
+/** A cancel asked for: the run, the caller's reason (checked here), when, and the run's definition if known. */
+export interface CancelRequest {
+  runId: string;
+  reason: unknown;
+  now: number;
+  /** Needed to roll back on cancel (`rollbackOnCancel`); without it the run ends at once. */
+  definition?: WorkflowDefinition;
+}
+
 /**
  * `workflow.cancel(runId, reason)`. Appends the terminal
  * workflow_cancelled in one append: a step in flight may still finish, but
@@ -134,10 +154,7 @@ export function receivedEventPayload(name: unknown, payload: unknown): StoredEve
  */
 export function cancelRun(
   store: WorkflowEventStore,
-  runId: string,
-  reason: unknown,
-  now: number,
-  definition?: WorkflowDefinition,
+  { runId, reason, now, definition }: CancelRequest,
 ): StoredEventOf<"workflow_cancelled" | "cancel_requested"> {
   const recorded = { reason: recordedReason(reason, "cancel") };
   if (definition?.rollbackOnCancel && store.lastEvent(runId) !== null) {
@@ -216,7 +233,7 @@ function appendAtTail<
       );
     const refused = refusal?.(summaryOf(store.events(runId)).status);
     if (refused) throw new PlatformError("conflict", refused, { runId });
-    const event = nextEvent(last, type, payload as never, now) as StoredEvent as StoredEventOf<T>;
+    const event = nextEvent(last, { type, payload: payload as never, at: now }) as StoredEvent as StoredEventOf<T>;
     // An executor appended first (a race, not an error): read the new tail (it may be terminal now) and try again.
     if (store.append([event]).appended) return event;
     if (tries >= MAX_APPEND_TRIES)

@@ -2,8 +2,15 @@ import { PlatformError } from "../../core/errors.ts";
 import { type CreatedRun, type CreateRunOptions, createdEvent } from "../execution/createRun.ts";
 import type { WorkflowDefinition } from "../api/definition.ts";
 import { nextEvent } from "../execution/events.ts";
-import { appendReceivedEvent, receivedEventPayload } from "./runControl.ts";
+import { appendReceivedEvent, receivedEventPayload, type SentEvent } from "./runControl.ts";
 import type { WorkflowEventStore } from "../storage/store.ts";
+
+/** The event to send, and the start data and creation options of the run started when none is active. */
+export interface SendOrStartRequest {
+  event: SentEvent;
+  data: unknown;
+  runOptions: CreateRunOptions;
+}
 
 /**
  * `workflow.send(workflowId, event, payload, { start })`: the event goes to the run holding the
@@ -17,9 +24,7 @@ import type { WorkflowEventStore } from "../storage/store.ts";
 export function sendOrStartRun(
   store: WorkflowEventStore,
   definition: WorkflowDefinition,
-  data: unknown,
-  options: CreateRunOptions,
-  event: { name: unknown; payload: unknown },
+  { event, data, runOptions }: SendOrStartRequest,
 ): CreatedRun {
   if (definition.flow)
     throw new PlatformError(
@@ -27,17 +32,17 @@ export function sendOrStartRun(
       `workflow.send(workflowId, event, payload, { start }): workflow "${definition.name}" has flow control (concurrency, throttle or debounce), so its key's queue decides when its runs start; start it with workflow.start and send with workflow.send(runId, …)`,
     );
   const received = receivedEventPayload(event.name, event.payload);
-  const created = createdEvent(definition, data, options);
+  const created = createdEvent(definition, data, runOptions);
   const { runId, workflowId } = created;
   const outcome = store.createRunIfNoActive(created, {
     retentionMS: definition.retentionMS,
-    following: [nextEvent(created, "event_received", received, options.now)],
+    following: [nextEvent(created, { type: "event_received", payload: received, at: runOptions.now })],
   });
   if (outcome.created) return { runId, workflowId, created: true };
   if ("seqTaken" in outcome)
     throw new PlatformError("conflict", `A workflow run with id "${runId}" already exists; run ids must be unique`, {
       runId,
     });
-  appendReceivedEvent(store, outcome.activeRunId, received.name, received.payload, options.now);
+  appendReceivedEvent(store, outcome.activeRunId, received, runOptions.now);
   return { runId: outcome.activeRunId, workflowId, created: false };
 }

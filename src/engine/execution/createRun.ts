@@ -175,9 +175,9 @@ function rerunEvents(created: StoredEventOf<"workflow_created">, plan: RerunPlan
   const events: StoredEvent[] = [];
   let previous: StoredEvent = created;
   for (const payload of plan.copied) {
-    previous = nextEvent(previous, "step_completed", payload, created.at);
+    previous = nextEvent(previous, { type: "step_completed", payload, at: created.at });
     events.push(previous);
   }
-  if (plan.event) events.push(nextEvent(previous, "event_received", plan.event, created.at));
+  if (plan.event) events.push(nextEvent(previous, { type: "event_received", payload: plan.event, at: created.at }));
   return events;
 }

@@ -246,13 +246,19 @@ export function isWorkflowEventType(value: unknown): value is WorkflowEventType 
   return (WORKFLOW_EVENT_TYPES as readonly unknown[]).includes(value);
 }
 
+/** An event to follow another in the same run: its type, payload and time. */
+export interface NextEventInput<T extends WorkflowEventType> {
+  type: T;
+  payload: WorkflowEventPayloads[T];
+  at: number;
+  /** How many seqs after the previous one (the n-th event of one batch appended together). */
+  offset?: number;
+}
+
 /** The event that follows `previous` in the same run. */
 export function nextEvent<T extends WorkflowEventType>(
   previous: Pick<StoredEvent, "runId" | "workflowId" | "seq">,
-  type: T,
-  payload: WorkflowEventPayloads[T],
-  at: number,
-  offset = 1,
+  { type, payload, at, offset = 1 }: NextEventInput<T>,
 ): StoredEventOf<T> {
   return {
     runId: previous.runId,

@@ -32,7 +32,13 @@ import {
 } from "./continuation.ts";
 import type { AwaitedRun } from "./continuation.ts";
 import { runEndedPayload } from "../control/runControl.ts";
-import { createInbox, isPausedAfter, lastStateEvent, type DeliveredEvent, type Inbox } from "../control/receivedEvents.ts";
+import {
+  createInbox,
+  isPausedAfter,
+  lastStateEvent,
+  type DeliveredEvent,
+  type Inbox,
+} from "../control/receivedEvents.ts";
 import { resolveNextAction } from "./resolveNextAction.ts";
 import { createRollbackFold, rollbackFailureEvent, type RollbackFold } from "./rollback.ts";
 import { createRollbackContext } from "./rollbackContext.ts";
@@ -350,13 +356,11 @@ async function stepLoop(
   for (;;) {
     if (options.signal?.aborted) return { status: "stopped" };
     const { state } = run;
-    const action = resolveNextAction(
-      state,
-      attemptsAllowedAfter(definition, state),
-      run.inbox.queued,
-      run.children.finished,
-      run.rollbacks,
-    );
+    const action = resolveNextAction(state, attemptsAllowedAfter(definition, state), {
+      queued: run.inbox.queued,
+      finished: run.children.finished,
+      rollbacks: run.rollbacks,
+    });
     // A paused run claims nothing and records no timeout (they take effect on resume); a missing terminal
     // event is still written, and a cancel that rolls back goes on: the run is to end.
     const ending = action.kind === "complete" || action.kind === "fail" || action.kind === "cancel";
@@ -378,7 +382,15 @@ async function stepLoop(
         if (now() < timeoutAt) return { status: "in_flight", timeoutAt };
         // The holder crashed or hangs: record the timeout (recovery reason `timeout`) and go on.
         const rollsBack = run.rollbacks.next !== null;
-        await run.append(abandonedAttemptEvents(state, definition, now(), TIMEOUT_REASON, run.last, rollsBack), true);
+        await run.append(
+          abandonedAttemptEvents(state, definition, {
+            at: now(),
+            reason: TIMEOUT_REASON,
+            previous: run.last,
+            rollsBack,
+          }),
+          true,
+        );
         continue;
       }
       case "wait_for_event":
@@ -394,16 +406,28 @@ async function stepLoop(
       case "queued":
         return { status: "idle" };
       case "complete":
-        await run.append([nextEvent(run.last, "workflow_completed", { result: action.result }, now())], true);
+        await run.append(
+          [nextEvent(run.last, { type: "workflow_completed", payload: { result: action.result }, at: now() })],
+          true,
+        );
         continue;
       case "fail":
         await run.append(
-          [nextEvent(run.last, "workflow_failed", { reason: action.reason, cause: action.cause }, now())],
+          [
+            nextEvent(run.last, {
+              type: "workflow_failed",
+              payload: { reason: action.reason, cause: action.cause },
+              at: now(),
+            }),
+          ],
           true,
         );
         continue;
       case "cancel":
-        await run.append([nextEvent(run.last, "workflow_cancelled", { reason: action.reason }, now())], true);
+        await run.append(
+          [nextEvent(run.last, { type: "workflow_cancelled", payload: { reason: action.reason }, at: now() })],
+          true,
+        );
         continue;
       case "start_step": {
         const notBefore =
@@ -452,7 +476,7 @@ async function rollBack(
 ): Promise<void> {
   const { now } = options;
   const payload = { step: action.step, attempt: action.attempt, completed_seq: action.completedSeq };
-  const claimed = await run.append([nextEvent(run.last, "rollback_started", payload, now())]);
+  const claimed = await run.append([nextEvent(run.last, { type: "rollback_started", payload, at: now() })]);
   const started = claimed?.[0] as StoredEventOf<"rollback_started"> | undefined;
   if (!started) return;
   const pending = run.rollbacks.pendingAt(action.completedSeq);
@@ -480,7 +504,11 @@ async function rollBack(
   const at = now();
   const recorded =
     outcome.kind === "returned"
-      ? nextEvent(started, "rollback_completed", { step: action.step, completed_seq: action.completedSeq }, at)
+      ? nextEvent(started, {
+          type: "rollback_completed",
+          payload: { step: action.step, completed_seq: action.completedSeq },
+          at,
+        })
       : outcome.kind === "timed_out"
         ? rollbackFailureEvent(definition, started, { reason: TIMEOUT_REASON, errorRetryable: true, at })
         : rollbackFailureEvent(definition, started, {
@@ -510,7 +538,11 @@ async function claim(
   const { now } = options;
   const started = { step: stepNamed(definition, logStep) ?? logStep, attempt };
   const claimed = await run.append([
-    nextEvent(run.last, "step_started", eventSeq === undefined ? started : { ...started, event_seq: eventSeq }, now()),
+    nextEvent(run.last, {
+      type: "step_started",
+      payload: eventSeq === undefined ? started : { ...started, event_seq: eventSeq },
+      at: now(),
+    }),
   ]);
   if (claimed) await runChain(run, definition, claimed[0] as StoredEventOf<"step_started">, options, mustStop);
 }
@@ -541,7 +573,11 @@ async function runChain(
         await options.children.cancel(startedRunIds(next.children), "The parent run was cancelled");
       return;
     }
-    const nextClaim = nextEvent(completed, "step_started", { step: next.step, attempt: 1 }, completed.at);
+    const nextClaim = nextEvent(completed, {
+      type: "step_started",
+      payload: { step: next.step, attempt: 1 },
+      at: completed.at,
+    });
     // Paused while the step ran: its completion is committed, the next step is not claimed.
     const chained = await run.append([completed, nextClaim], (pair) => (run.paused ? pair.slice(0, 1) : pair));
     if (!chained || chained.length < 2) return;
@@ -716,7 +752,7 @@ function completionEvents(
       DONE_RETURN_KEYS,
       `Step "${step}" of workflow "${definition.name}": a return { done: true }`,
     );
-    const completed = nextEvent(claim, "step_completed", { step, writes }, at);
+    const completed = nextEvent(claim, { type: "step_completed", payload: { step, writes }, at });
     const payload = {
       result: toJsonValue(
         result.result === undefined ? null : result.result,
@@ -725,7 +761,7 @@ function completionEvents(
     };
     encodePayload(completed.payload, `The writes of step "${step}"`);
     encodePayload(payload, `The result of workflow "${definition.name}"`);
-    return [completed, nextEvent(completed, "workflow_completed", payload, at)];
+    return [completed, nextEvent(completed, { type: "workflow_completed", payload, at })];
   }
   if (typeof result.step === "string") {
     refuseUnknownKeys(result, STEP_RETURN_KEYS, `Step "${step}" of workflow "${definition.name}": a return { step }`);
@@ -736,9 +772,15 @@ function completionEvents(
       `Step "${step}" of workflow "${definition.name}"`,
       started,
     );
-    const completed = nextEvent(claim, "step_completed", { step, writes, ...encodeContinuation(next) }, at);
+    const completed = nextEvent(claim, {
+      type: "step_completed",
+      payload: { step, writes, ...encodeContinuation(next) },
+      at,
+    });
     encodePayload(completed.payload, `The writes of step "${step}"`);
-    return ended ? [completed, nextEvent(completed, "event_received", runEndedPayload(ended), at)] : [completed];
+    return ended
+      ? [completed, nextEvent(completed, { type: "event_received", payload: runEndedPayload(ended), at })]
+      : [completed];
   }
   throw badReturn(definition, step, value);
 }

@@ -48,6 +48,16 @@ export type NextAction =
   /** Nothing to do: no run, a terminal run, or a step in flight (step_started). */
   | { kind: "none" };
 
+/** What a run has outstanding besides its last event: each defaults to none. */
+export interface RunOutstanding {
+  /** Events sent to the run and not yet delivered, in arrival order. */
+  queued?: readonly QueuedEvent[];
+  /** Run ids of the run's children that have ended. */
+  finished?: { has(runId: string): boolean };
+  /** The completions still to be undone and the failure they follow. */
+  rollbacks?: RollbackCursor;
+}
+
 /**
  * The run's transition table as a pure function.
  * `maxAttempts` (the definition's) decides whether a retryable failure may be
@@ -56,7 +66,7 @@ export type NextAction =
  *
  * `last` is the run's last event other than a control event
  * (event_received only queues a delivery, the pause marks only gate new
- * claims; the step loop honours a pause); `queued` holds the events sent to the run and
+ * claims; the step loop honours a pause); of {@link RunOutstanding}, `queued` holds the events sent to the run and
  * not yet delivered, in arrival order. Only a wait reads them: it takes the
  * first one with its name that arrived by its `timeout_at`. `finished` holds
  * the run ids of the run's children that have ended (child_finished): only a
@@ -67,9 +77,7 @@ export type NextAction =
 export function resolveNextAction(
   last: StoredEvent | null,
   maxAttempts: number,
-  queued: readonly QueuedEvent[] = [],
-  finished: { has(runId: string): boolean } = NO_CHILDREN,
-  rollbacks: RollbackCursor = NO_ROLLBACKS,
+  { queued = [], finished = NO_CHILDREN, rollbacks = NO_ROLLBACKS }: RunOutstanding = {},
 ): NextAction {
   if (last === null) return { kind: "none" };
   switch (last.type) {

@@ -136,10 +136,9 @@ export function rollbackFailureEvent(
   const { step, attempt, completed_seq } = started.payload;
   const reason =
     failure.reason.length <= MAX_REASON_LENGTH ? failure.reason : `${failure.reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
-  return nextEvent(
-    previous,
-    "rollback_failed",
-    {
+  return nextEvent(previous, {
+    type: "rollback_failed",
+    payload: {
       step,
       attempt,
       completed_seq,
@@ -147,6 +146,6 @@ export function rollbackFailureEvent(
       retryable: failure.errorRetryable && attempt < definition.rollbackPolicy.maxAttempts,
       ...("error" in failure ? { error: errorToJSON(failure.error, STEP_ERROR_LIMITS) } : {}),
     },
-    failure.at,
-  );
+    at: failure.at,
+  });
 }

@@ -53,10 +53,9 @@ export function stepFailureEvents(
 ): StoredEvent[] {
   const willRetry = failure.errorRetryable && failure.attempt < failure.maxAttempts;
   const reason = truncateReason(failure.reason);
-  const failed = nextEvent(
-    previous,
-    "step_failed",
-    {
+  const failed = nextEvent(previous, {
+    type: "step_failed",
+    payload: {
       step: failure.step,
       attempt: failure.attempt,
       reason,
@@ -64,11 +63,11 @@ export function stepFailureEvents(
       ...(willRetry && failure.retryAfterMS !== undefined ? { retry_at: failure.at + failure.retryAfterMS } : {}),
       ...("error" in failure ? { error: errorToJSON(failure.error, STEP_ERROR_LIMITS) } : {}),
     },
-    failure.at,
-  );
+    at: failure.at,
+  });
   if (willRetry || failure.rollsBack === true) return [failed];
   const cause = failure.errorRetryable ? "attempts_exhausted" : "non_retryable";
-  return [failed, nextEvent(failed, "workflow_failed", { reason, cause }, failure.at)];
+  return [failed, nextEvent(failed, { type: "workflow_failed", payload: { reason, cause }, at: failure.at })];
 }
 
 /** A person-readable reason from anything a step may throw. */
@@ -91,6 +90,15 @@ function truncateReason(reason: string): string {
   return reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
+/** Why and when an attempt was abandoned, after which event, and whether completions are to be rolled back. */
+export interface AbandonedAttempt {
+  at: number;
+  reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON;
+  /** The log's last event; the step_started itself when left out. */
+  previous?: Pick<StoredEvent, "runId" | "workflowId" | "seq">;
+  rollsBack?: boolean;
+}
+
 /**
  * A retryable failure for a step_started whose attempt was abandoned: it
  * outlived `stepTimeoutMS` (TIMEOUT_REASON, written by recovery and executors)
@@ -101,10 +109,7 @@ function truncateReason(reason: string): string {
 export function abandonedAttemptEvents(
   started: StoredEventOf<"step_started">,
   definition: WorkflowDefinition,
-  at: number,
-  reason: typeof TIMEOUT_REASON | typeof INTERRUPTED_REASON,
-  previous: Pick<StoredEvent, "runId" | "workflowId" | "seq"> = started,
-  rollsBack = false,
+  { at, reason, previous = started, rollsBack = false }: AbandonedAttempt,
 ): StoredEvent[] {
   return stepFailureEvents(previous, {
     rollsBack,

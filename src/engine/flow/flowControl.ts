@@ -362,13 +362,18 @@ function throttleFree(started: readonly number[], flow: FlowControl): boolean {
   return !flow.throttle || started.length < flow.throttle.limit;
 }
 
+/** A queued run asked about: its flow key, its id and the time of asking. */
+export interface QueuedRunQuestion {
+  key: string;
+  runId: string;
+  now: number;
+}
+
 /** What a queued run of the key waits for, in words, with how many are ahead and (when time decides) its earliest start. */
 export function explainQueued(
   state: FlowKeyState,
   flow: FlowControl,
-  key: string,
-  runId: string,
-  now: number,
+  { key, runId, now }: QueuedRunQuestion,
 ): { waitsFor: string; ahead?: number; notBefore?: number } | null {
   const named = JSON.stringify(key);
   if (state.debounce?.runId === runId && flow.debounce) {

@@ -136,7 +136,8 @@ export function createLocalFlowQueues(options: LocalFlowQueuesOptions): LocalFlo
     explain(view) {
       if (view.status !== "queued" || !view.queued) return view;
       const entry = keys.get(keyOfRun.get(view.id) ?? "");
-      const explained = entry && explainQueued(entry.state, entry.definition.flow!, entry.key, view.id, now());
+      const explained =
+        entry && explainQueued(entry.state, entry.definition.flow!, { key: entry.key, runId: view.id, now: now() });
       return explained ? { ...view, queued: { ...view.queued, ...explained } } : view;
     },
 

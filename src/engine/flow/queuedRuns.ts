@@ -14,14 +14,18 @@ import type { WorkflowEventStore } from "../storage/store.ts";
 
 /** Starts a queued run: appends workflow_dequeued. False when the run is not queued (any more). */
 export function dequeueRun(store: WorkflowEventStore, runId: string, now: number): boolean {
-  return appendWhileQueued(store, runId, (last) => nextEvent(last, "workflow_dequeued", {}, now));
+  return appendWhileQueued(store, runId, (last) =>
+    nextEvent(last, { type: "workflow_dequeued", payload: {}, at: now }),
+  );
 }
 
 /** Replaces a queued run's start data: appends start_replaced. False when the run is not queued (any more). */
 export function replaceQueuedData(store: WorkflowEventStore, runId: string, data: unknown, now: number): boolean {
   const writes = { [START_DATA_KEY]: toJsonValue(data === undefined ? null : data, "start data") as JsonValue };
   encodePayload({ writes }, "Start data");
-  return appendWhileQueued(store, runId, (last) => nextEvent(last, "start_replaced", { writes }, now));
+  return appendWhileQueued(store, runId, (last) =>
+    nextEvent(last, { type: "start_replaced", payload: { writes }, at: now }),
+  );
 }
 
 const MAX_TRIES = 5;

@@ -141,7 +141,7 @@ export const auth = {
       const request = requestOf(target);
       env = envFor(request);
       // Only a session the platform still holds may end the others; one it cannot vouch for now is an error, not nobody.
-      const user = await userFromSession(request, siteFor(request, env), Date.now(), isolateSessions, "throw");
+      const user = await userFromSession(request, siteFor(request, env), { unverifiable: "throw" });
       if (!user) return 0;
       email = user.email;
     }
@@ -162,5 +162,5 @@ export async function readSessionUser(
   nowMS = Date.now(),
   isolate: SessionCache = isolateSessions,
 ): Promise<AuthUser | null> {
-  return userFromSession(request, siteFor(request, env), nowMS, isolate);
+  return userFromSession(request, siteFor(request, env), { nowMS, cache: isolate });
 }

@@ -43,6 +43,13 @@ export function sessionKey(project: Pick<AuthProject, "projectId">, sid: string)
   return `${project.projectId}:${sid}`;
 }
 
+/** How a session cookie is read: the clock, this isolate's cache, and what a session that cannot be checked reads as. */
+export interface SessionReading {
+  nowMS?: number;
+  cache?: SessionCache;
+  unverifiable?: "nobody" | "throw";
+}
+
 /**
  * The signed-in user of `request` per its session cookie, or `null`. Reads
  * only the cookie; never a header, query or body. A cookie that opens and
@@ -56,9 +63,7 @@ export function sessionKey(project: Pick<AuthProject, "projectId">, sid: string)
 export async function userFromSession(
   request: Request,
   site: AuthSite,
-  nowMS = Date.now(),
-  cache: SessionCache = isolateSessions,
-  unverifiable: "nobody" | "throw" = "nobody",
+  { nowMS = Date.now(), cache = isolateSessions, unverifiable = "nobody" }: SessionReading = {},
 ): Promise<AuthUser | null> {
   const values = cookieValues(request, cookieName("session", site)).slice(0, MAX_CANDIDATES);
   let unchecked: unknown = null;

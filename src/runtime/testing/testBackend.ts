@@ -101,16 +101,14 @@ const bulkRunControls: BulkRunControls = {
 
 /** A bulk operation as the platform carries one out, done at once (the kit's store lives as long as the test process). */
 function bulk(action: BulkAction, filter: RunFilter) {
-  const operation = acceptBulkOperation(
-    store,
-    store,
-    crypto.randomUUID(),
+  const operation = acceptBulkOperation(store, store, {
+    id: crypto.randomUUID(),
     action,
     filter,
-    Date.now(),
-    `workflow.${action.kind}Many`,
-  );
-  return carryOnBulkOperation(store, store, operation, bulkRunControls);
+    now: Date.now(),
+    what: `workflow.${action.kind}Many`,
+  });
+  return carryOnBulkOperation(store, store, operation, { controls: bulkRunControls });
 }
 
 const testWorkflowBackend: WorkflowBackend = {

@@ -69,7 +69,7 @@ export async function driveRun(
   };
   const startData = data === undefined ? null : data;
   const created = firstEvent
-    ? sendOrStartRun(store, definition, startData, options, firstEvent)
+    ? sendOrStartRun(store, definition, { event: firstEvent, data: startData, runOptions: options })
     : createRun(store, definition, startData, options);
   if (!created.created) return { created: false, runId: created.runId };
   const driver = createDriver(definition, store, created.runId, created.workflowId, startAt, env);
@@ -187,7 +187,7 @@ function createDriver(
     if (!report) return;
     const parent = drivers.get(report.parentRunId);
     parent?.advanceTo(clock);
-    if (recordChildFinished(store, report.parentRunId, report.finished, clock).allFinished) await parent?.settle();
+    if (recordChildFinished(store, { ...report, now: clock }).allFinished) await parent?.settle();
   }
 
   /** Executes until the run is finished or waits for an event, moving the clock over every other wait. */
@@ -248,7 +248,7 @@ function createDriver(
     },
     now,
     async send(name, payload) {
-      appendReceivedEvent(store, runId, name, payload, clock);
+      appendReceivedEvent(store, runId, { name, payload }, clock);
       return settle();
     },
     async callback(url, body) {
@@ -280,7 +280,7 @@ function createDriver(
       return settle();
     },
     async cancel(reason) {
-      const cancelled = cancelRun(store, runId, reason, clock, definition);
+      const cancelled = cancelRun(store, { runId, reason, now: clock, definition });
       streams.live.publishLifecycle(cancelled);
       if (cancelled.type === "cancel_requested") await settle();
       await tellParent();

@@ -91,7 +91,7 @@ describe("createChildRun: exactly once", () => {
       ref: { runId: "p.0.0", workflow: "square" },
       created: false,
     });
-    cancelRun(store, "p.0.0", "done", 3);
+    cancelRun(store, { runId: "p.0.0", reason: "done", now: 3 });
     expect(createChildRun(store, square, child, 4).created).toBe(false);
     expect(store.listRuns({ limit: 10 }).runs).toHaveLength(1);
   });
@@ -143,7 +143,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
       ]);
       const report = childReportOf(store.events(runId));
       if (!report) throw new Error("no report");
-      return recordChildFinished(store, report.parentRunId, report.finished, clock.now());
+      return recordChildFinished(store, { ...report, now: clock.now() });
     };
     return { store, run, end, cancelled };
   }
@@ -188,8 +188,11 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
     end("p.0.0");
     const again = childReportOf(store.events("p.0.0"));
     expect(again?.parentRunId).toBe("p");
-    expect(recordChildFinished(store, "p", again!.finished, 5)).toEqual({ appended: false, allFinished: false });
-    cancelRun(store, "p", "stop", 6);
+    expect(recordChildFinished(store, { parentRunId: "p", finished: again!.finished, now: 5 })).toEqual({
+      appended: false,
+      allFinished: false,
+    });
+    cancelRun(store, { runId: "p", reason: "stop", now: 6 });
     expect(end("p.0.1")).toEqual({ appended: false, allFinished: false });
     expect(store.events("p").filter((event) => event.type === "child_finished")).toHaveLength(1);
     expect(activeChildrenOf(store.events("p"))).toEqual(["p.0.1"]);
@@ -230,8 +233,14 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
       status: "completed" as const,
       result: 4,
     });
-    expect(recordChildFinished(store, "p", finished("p.0.0"), 5, log)).toEqual({ appended: true, allFinished: false });
-    expect(recordChildFinished(store, "p", finished("p.0.1"), 6, log)).toEqual({ appended: true, allFinished: true });
+    expect(recordChildFinished(store, { parentRunId: "p", finished: finished("p.0.0"), now: 5, log })).toEqual({
+      appended: true,
+      allFinished: false,
+    });
+    expect(recordChildFinished(store, { parentRunId: "p", finished: finished("p.0.1"), now: 6, log })).toEqual({
+      appended: true,
+      allFinished: true,
+    });
     expect(reads.mock.calls.filter(([id]) => id === "p").map(([, after]) => after)).toEqual([0, 4]);
     expect(log.last?.seq).toBe(5);
   });
@@ -282,7 +291,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
     const { store, cancelled } = setup();
     const port: ChildRunPort = {
       async start(parentRunId, children) {
-        cancelRun(store, "p", "stop", 2);
+        cancelRun(store, { runId: "p", reason: "stop", now: 2 });
         return children.map((c) => ({ runId: `${parentRunId}-${c.key}`, workflow: c.workflow }));
       },
       async cancel(runIds) {
@@ -322,7 +331,7 @@ describe("the parent's log: child_finished and what the resolver makes of it", (
       },
     };
     expect(resolveNextAction(completed, 3)).toEqual({ kind: "wait_for_children", step: "collect", pending: ["a"] });
-    expect(resolveNextAction(completed, 3, [], new Set(["a"]))).toEqual({
+    expect(resolveNextAction(completed, 3, { finished: new Set(["a"]) })).toEqual({
       kind: "start_step",
       step: "collect",
       attempt: 1,

@@ -35,7 +35,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   it("stuck_created: workflow_created but the first step never started → re-enqueue; execution then completes it", async () => {
     const store = createMemoryEventStore();
     logBuilder(RUN).created("w").writeTo(store);
-    const outcome = recoverRun(store, definition, RUN, T0 + 60_000, { executingHere: false });
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0 + 60_000, executingHere: false });
     expect(outcome).toEqual({ reason: "stuck_created", appended: [], reenqueue: true });
     expect(await finish(store, T0 + 60_000)).toEqual({ status: "terminal" });
     expect(store.lastEvent(RUN)?.payload).toEqual({ result: "finished" });
@@ -48,7 +48,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .add("step_started", { step: "start", attempt: 1 })
       .add("step_completed", { step: "start", writes: { started: true }, next_step: "finish" })
       .writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 60_000, { executingHere: false })).toEqual({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0 + 60_000, executingHere: false })).toEqual({
       reason: "stuck_completed",
       appended: [],
       reenqueue: true,
@@ -64,7 +64,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   it("stuck_failed: a retryable step_failed whose retry never started → re-enqueue (even before the retry time)", async () => {
     const store = createMemoryEventStore();
     failedFirstAttempt("flaky", true).writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 1, { executingHere: false })).toEqual({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0 + 1, executingHere: false })).toEqual({
       reason: "stuck_failed",
       appended: [],
       reenqueue: true,
@@ -78,8 +78,8 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   it("timeout with attempts left: writes step_failed{reason: timeout, retryable: true} and re-enqueues", async () => {
     const store = createMemoryEventStore();
     logBuilder(RUN).created("w").add("step_started", { step: "start", attempt: 1 }, T0).writeTo(store);
-    expect(detectRecovery(store.lastEvent(RUN), definition, T0 + 999, { executingHere: false })).toBeNull();
-    const outcome = recoverRun(store, definition, RUN, T0 + 1000, { executingHere: false });
+    expect(detectRecovery(store.lastEvent(RUN), definition, { now: T0 + 999, executingHere: false })).toBeNull();
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0 + 1000, executingHere: false });
     expect(outcome.reason).toBe("timeout");
     expect(outcome.reenqueue).toBe(true);
     expect(outcome.appended.map((e) => [e.seq, e.type, e.payload])).toEqual([
@@ -92,7 +92,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   it("timeout on the last attempt: writes step_failed and workflow_failed together, no re-enqueue", () => {
     const store = createMemoryEventStore();
     failedFirstAttempt("flaky", true).add("step_started", { step: "start", attempt: 2 }, T0).writeTo(store);
-    const outcome = recoverRun(store, definition, RUN, T0 + 5000, { executingHere: false });
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0 + 5000, executingHere: false });
     expect(outcome).toMatchObject({ reason: "timeout", reenqueue: false });
     expect(shape(outcome.appended)).toEqual(["step_failed(start,2,final)", "workflow_failed"]);
     expect(store.lastEvent(RUN)?.payload).toEqual({ reason: "timeout", cause: "attempts_exhausted" });
@@ -105,7 +105,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
       .add("step_started", { step: "finish", attempt: 1 })
       .add("step_completed", { step: "finish", writes: {} })
       .writeTo(store);
-    const outcome = recoverRun(store, definition, RUN, T0 + 10, { executingHere: false });
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0 + 10, executingHere: false });
     expect(outcome).toMatchObject({ reason: "stuck_terminal", reenqueue: false });
     expect(store.lastEvent(RUN)).toMatchObject({
       seq: 4,
@@ -118,7 +118,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
   it("stuck_terminal after a final failure: writes workflow_failed with the step's reason", () => {
     const store = createMemoryEventStore();
     failedFirstAttempt("card declined", false).writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0, { executingHere: false })).toMatchObject({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0, executingHere: false })).toMatchObject({
       reason: "stuck_terminal",
       reenqueue: false,
     });
@@ -128,10 +128,10 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
 
   it("never calls a run stuck while this adapter is executing it, nor a healthy or finished run", () => {
     const created = logBuilder(RUN).created("w").events[0] ?? null;
-    expect(detectRecovery(created, definition, T0 + 1e9, { executingHere: true })).toBeNull();
+    expect(detectRecovery(created, definition, { now: T0 + 1e9, executingHere: true })).toBeNull();
     const store = createMemoryEventStore();
     logBuilder(RUN).created("w").add("step_started", { step: "start", attempt: 1 }, T0).writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 10, { executingHere: false })).toEqual({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0 + 10, executingHere: false })).toEqual({
       reason: null,
       appended: [],
       reenqueue: false,
@@ -146,12 +146,12 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
         at: T0,
       },
     ]);
-    expect(recoverRun(store, definition, RUN, T0 + 1e9, { executingHere: false })).toEqual({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0 + 1e9, executingHere: false })).toEqual({
       reason: null,
       appended: [],
       reenqueue: false,
     });
-    expect(detectRecovery(null, definition, T0, { executingHere: false })).toBeNull();
+    expect(detectRecovery(null, definition, { now: T0, executingHere: false })).toBeNull();
   });
 
   it("writes nothing when another executor moved the run first (its seq is taken) and asks for an execution instead", () => {
@@ -175,7 +175,7 @@ describe("recovery: every stuck state, manufactured and repaired", () => {
         return last;
       },
     };
-    expect(recoverRun(racing, definition, RUN, T0 + 5000, { executingHere: false })).toEqual({
+    expect(recoverRun(racing, definition, { runId: RUN, now: T0 + 5000, executingHere: false })).toEqual({
       reason: "timeout",
       appended: [],
       reenqueue: true,
@@ -248,13 +248,13 @@ describe("recovery of sleeps, waits and interruptions: sleeping and waiting runs
     it(row, () => {
       const store = createMemoryEventStore();
       log.writeTo(store);
-      expect(recoverRun(store, definition, RUN, now, { executingHere: false }).reason).toBe(expected);
+      expect(recoverRun(store, definition, { runId: RUN, now: now, executingHere: false }).reason).toBe(expected);
     });
   }
 
   it("detectRecovery: a cancelled run is never stuck", () => {
     const [cancelled] = logBuilder(RUN).add("workflow_cancelled", { reason: "x" }).events;
-    expect(detectRecovery(cancelled!, definition, T0 + 60_000, { executingHere: false })).toBeNull();
+    expect(detectRecovery(cancelled!, definition, { now: T0 + 60_000, executingHere: false })).toBeNull();
   });
 
   it("failInterruptedStep records the attempt in flight as interrupted at once (after an event sent meanwhile), and nothing otherwise", async () => {

@@ -72,13 +72,14 @@ describe("executeRun on an exclusive host: a synchronous stretch is written in o
   it.each([
     {
       appended: "a cancel: the step's result is dropped",
-      append: (store: ReturnType<typeof setup>["store"], now: number) => cancelRun(store, RUN, "stop", now),
+      append: (store: ReturnType<typeof setup>["store"], now: number) =>
+        cancelRun(store, { runId: RUN, reason: "stop", now }),
       tail: ["step_started", "workflow_cancelled"],
     },
     {
       appended: "an event sent: it is kept, the step's completion follows it",
       append: (store: ReturnType<typeof setup>["store"], now: number) =>
-        appendReceivedEvent(store, RUN, "ping", null, now),
+        appendReceivedEvent(store, RUN, { name: "ping", payload: null }, now),
       tail: ["step_started", "event_received", "step_completed", "workflow_completed"],
     },
   ])("meets what others appended while a step waited, $appended", async ({ append, tail }) => {

@@ -59,7 +59,7 @@ describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (inject
       },
     });
     expect(await run()).toEqual({ status: "idle" });
-    appendReceivedEvent(store, RUN, "approval", { by: "ada" }, clock.now());
+    appendReceivedEvent(store, RUN, { name: "approval", payload: { by: "ada" } }, clock.now());
     expect(await run()).toEqual({ status: "waiting", wakeAt: clock.now() + 1000 });
     clock.advance(1000);
     expect(await run()).toEqual({ status: "terminal" });
@@ -133,7 +133,7 @@ describe("executeRun beyond the spec: sleeps, waits, retry-after, cancel (inject
     });
     const running = run();
     await vi.waitFor(() => expect(events().at(-1)?.type).toBe("step_started"), PROGRESS);
-    cancelRun(store, RUN, "stop", clock.now());
+    cancelRun(store, { runId: RUN, reason: "stop", now: clock.now() });
     hold.open();
     expect(await running).toEqual({ status: "terminal" });
     expect(shape(events())).toEqual(["workflow_created", "step_started(start,1)", "workflow_cancelled"]);

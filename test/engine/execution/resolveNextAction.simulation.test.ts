@@ -118,7 +118,10 @@ class SimulatedRun {
   /** An alarm: the executor asks the resolver and does what it says, if due and not paused. */
   alarm(): void {
     if (this.ended || this.paused) return;
-    const action = resolveNextAction(this.lastState(), this.maxAttempts, this.queued(), this.finished());
+    const action = resolveNextAction(this.lastState(), this.maxAttempts, {
+      queued: this.queued(),
+      finished: this.finished(),
+    });
     switch (action.kind) {
       case "start_step":
         if (action.notBefore !== undefined && action.notBefore > this.now) return;

@@ -142,13 +142,13 @@ const beyondRows: { row: string; last: StoredEvent; queued?: QueuedEvent[]; expe
 describe("resolveNextAction, the platform's additions: sleep, wait for an event, retry-after, interrupted, cancel", () => {
   for (const { row, last: event, queued: inbox, expected } of beyondRows) {
     it(row, () => {
-      expect(resolveNextAction(event, MAX_ATTEMPTS, inbox)).toEqual(expected);
+      expect(resolveNextAction(event, MAX_ATTEMPTS, { queued: inbox })).toEqual(expected);
     });
   }
 
   it("a plain step_completed ignores queued events (only a wait reads them)", () => {
     const event = last("step_completed", { step: "a", writes: {}, next_step: "b" });
-    expect(resolveNextAction(event, MAX_ATTEMPTS, [queued(2, "approval", 0)])).toEqual({
+    expect(resolveNextAction(event, MAX_ATTEMPTS, { queued: [queued(2, "approval", 0)] })).toEqual({
       kind: "start_step",
       step: "b",
       attempt: 1,
@@ -265,7 +265,7 @@ const rollbackRows: {
 describe("resolveNextAction: rollbacks", () => {
   for (const { row, last: event, rollbacks, expected } of rollbackRows) {
     it(row, () => {
-      expect(resolveNextAction(event, MAX_ATTEMPTS, [], new Set(), rollbacks)).toEqual(expected);
+      expect(resolveNextAction(event, MAX_ATTEMPTS, { rollbacks })).toEqual(expected);
     });
   }
 });

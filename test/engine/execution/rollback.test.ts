@@ -83,7 +83,7 @@ describe("rollbacks under crashes and hangs", () => {
       .add("rollback_started", { step: "charge", attempt: 1, completed_seq: 7 })
       .add("rollback_completed", { step: "charge", completed_seq: 7 })
       .writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0, { executingHere: false })).toEqual({
+    expect(recoverRun(store, definition, { runId: RUN, now: T0, executingHere: false })).toEqual({
       reason: "stuck_rollback",
       appended: [],
       reenqueue: true,
@@ -116,8 +116,8 @@ describe("rollbacks under crashes and hangs", () => {
   it("a rollback that outlives its timeout is recorded by recovery as timeout, then retried", () => {
     const store = createMemoryEventStore();
     failedShip().add("rollback_started", { step: "charge", attempt: 1, completed_seq: 7 }).writeTo(store);
-    expect(recoverRun(store, definition, RUN, T0 + 499, { executingHere: false }).reason).toBeNull();
-    const outcome = recoverRun(store, definition, RUN, T0 + 500, { executingHere: false });
+    expect(recoverRun(store, definition, { runId: RUN, now: T0 + 499, executingHere: false }).reason).toBeNull();
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0 + 500, executingHere: false });
     expect(outcome.reason).toBe("timeout");
     expect(shape(outcome.appended, { reasons: true })).toEqual(["rollback_failed(charge,1,timeout,retryable)"]);
     expect(outcome.reenqueue).toBe(true);
@@ -131,7 +131,7 @@ describe("rollbacks under crashes and hangs", () => {
       .add("rollback_started", { step: "reserve", attempt: 1, completed_seq: 5 })
       .add("rollback_completed", { step: "reserve", completed_seq: 5 })
       .writeTo(store);
-    const outcome = recoverRun(store, definition, RUN, T0, { executingHere: false });
+    const outcome = recoverRun(store, definition, { runId: RUN, now: T0, executingHere: false });
     expect(outcome.reason).toBe("stuck_terminal");
     expect(outcome.appended.map((event) => event.payload)).toEqual([
       { reason: "out of stock", cause: "attempts_exhausted" },

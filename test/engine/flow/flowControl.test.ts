@@ -211,8 +211,8 @@ describe("decideFlow: priority and fairness", () => {
       ranked("a2", 5, "A"),
       ranked("b1", 5, "B"),
     ]);
-    expect(explainQueued(state, control, "k", "b1", 0)?.ahead).toBe(0);
-    expect(explainQueued(state, control, "k", "a2", 0)?.ahead).toBe(2);
+    expect(explainQueued(state, control, { key: "k", runId: "b1", now: 0 })?.ahead).toBe(0);
+    expect(explainQueued(state, control, { key: "k", runId: "a2", now: 0 })?.ahead).toBe(2);
   });
 });
 
@@ -241,7 +241,7 @@ describe("explainQueued", () => {
     },
   ])("$explained.waitsFor", ({ control, inputs, runId, explained }) => {
     const { state } = play(control, inputs);
-    expect(explainQueued(state, control, "k", runId, 10)).toEqual(explained);
+    expect(explainQueued(state, control, { key: "k", runId, now: 10 })).toEqual(explained);
   });
 });
 

@@ -47,21 +47,14 @@
  *   POST /__fake/reset     forget everything but the configuration
  */
 import type { ChatView } from "../chatView.ts";
+import { createApplicationCommands } from "./fakeApplicationCommands.ts";
 import { chatServerView } from "./fakeChatView.ts";
 import { createFakeGateway, type FakeGatewayTimers, privilegedIntentsNamed } from "./fakeGateway.ts";
 import { guildMember, partialGuildMember } from "./fakeGuildMember.ts";
 import { createFakeChatServerOAuth } from "./fakeChatServerOAuth.ts";
 import { createFakeInteractions } from "./fakeInteractions.ts";
 import type { InteractionTrigger } from "./fakeInteractionTriggers.ts";
-import {
-  createMessageStore,
-  discordError,
-  invalidForm,
-  jsonBody,
-  messageBody,
-  messageFields,
-  snowflake,
-} from "./fakeMessages.ts";
+import { createMessageStore, discordError, messageBody, messageFields, snowflake } from "./fakeMessages.ts";
 
 export interface FakeGuild {
   id: string;
@@ -115,15 +108,6 @@ export interface RecordedCall {
   status: number;
 }
 
-interface StoredCommand {
-  id: string;
-  name: string;
-  [field: string]: unknown;
-}
-
-// The provider's own rule for command names (wider than the platform's contracts/chatServerEvents.ts COMMAND_NAME).
-const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
-
 export function createFakeChatServer(config: FakeChatServerConfig) {
   const guilds = config.guilds ?? [TEST_GUILD, OTHER_GUILD];
   const now = config.now ?? Date.now;
@@ -146,8 +130,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     ownerId: TEST_USER.id,
     now,
   });
-  /** Commands by scope: a guild id, or "global". */
-  let commands = new Map<string, StoredCommand[]>();
+  const commands = createApplicationCommands(config.applicationId);
   const messages = createMessageStore({ id: config.applicationId, username: "platform-bot", bot: true }, now);
   const interactions = createFakeInteractions({
     applicationId: config.applicationId,
@@ -163,7 +146,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
 
   function reset() {
     oauth.reset();
-    commands = new Map();
+    commands.reset();
     interactions.reset();
     messages.reset();
     recorded = [];
@@ -179,109 +162,6 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
   function botAuthorized(request: Request): boolean {
     // One IDENTIFY past the session start limit resets the bot token: the old one stops working everywhere.
     return request.headers.get("authorization") === `Bot ${config.botToken}` && !gateway.tokenWasReset();
-  }
-
-  function validateCommand(command: unknown, at: string): string | null {
-    if (!command || typeof command !== "object") return `${at}: must be an object`;
-    const cmd = command as { name?: unknown; description?: unknown; type?: unknown };
-    const type = cmd.type ?? 1;
-    if (
-      typeof cmd.name !== "string" ||
-      !COMMAND_NAME.test(cmd.name) ||
-      (type === 1 && cmd.name !== cmd.name.toLowerCase())
-    )
-      return `${at}.name: invalid command name`;
-    if (
-      type === 1 &&
-      (typeof cmd.description !== "string" || cmd.description.length < 1 || cmd.description.length > 100)
-    )
-      return `${at}.description: must be between 1 and 100 in length`;
-    return null;
-  }
-
-  function validateCommands(body: unknown): string | null {
-    if (!Array.isArray(body)) return "body must be an array of commands";
-    if (body.length > 100) return "at most 100 commands";
-    const names = new Set<string>();
-    for (const [i, c] of body.entries()) {
-      const problem = validateCommand(c, String(i));
-      if (problem) return problem;
-      const name = (c as { name: string }).name;
-      if (names.has(name)) return `${i}.name: duplicate command name`;
-      names.add(name);
-    }
-    return null;
-  }
-
-  const commandProblem = (problem: string) => invalidForm({ _errors: [{ code: "INVALID", message: problem }] });
-
-  function storedCommand(guildId: string | null, command: Record<string, unknown>): StoredCommand {
-    return {
-      id: snowflake(),
-      application_id: config.applicationId,
-      ...(guildId ? { guild_id: guildId } : {}),
-      version: snowflake(),
-      type: 1,
-      ...command,
-    } as unknown as StoredCommand;
-  }
-
-  /**
-   * A command scope: one guild's commands or the global ones (`/applications/{app}[/guilds/{guild}]/commands[/{id}]`).
-   * PUT overwrites all, POST creates one (201) or overwrites the one of that name (200), GET lists or reads one,
-   * PATCH edits one, DELETE removes one (204).
-   */
-  async function commandRoutes(
-    request: Request,
-    scope: string,
-    guildId: string | null,
-    id: string | undefined,
-  ): Promise<Response> {
-    const method = request.method;
-    const list = commands.get(scope) ?? [];
-    if (id === undefined) {
-      if (method === "GET") return Response.json(list);
-      if (method !== "PUT" && method !== "POST") return discordError(405, 0, "405: Method Not Allowed");
-      const body = await jsonBody(request);
-      if (!body.ok) return body.response;
-      if (method === "PUT") {
-        const problem = validateCommands(body.value);
-        if (problem) return commandProblem(problem);
-        const stored = (body.value as Record<string, unknown>[]).map((c) => storedCommand(guildId, c));
-        commands.set(scope, stored);
-        return Response.json(stored);
-      }
-      const problem = validateCommand(body.value, "command");
-      if (problem) return commandProblem(problem);
-      const created = body.value as Record<string, unknown>;
-      const existing = list.find((c) => c.name === created.name);
-      if (existing) {
-        Object.assign(existing, created, { version: snowflake() });
-        return Response.json(existing, { status: 200 });
-      }
-      if (list.length >= 100) return discordError(400, 30032, "Maximum number of application commands reached (100)");
-      const stored = storedCommand(guildId, created);
-      commands.set(scope, [...list, stored]);
-      return Response.json(stored, { status: 201 });
-    }
-    const command = list.find((c) => c.id === id);
-    if (!command) return discordError(404, 10063, "Unknown application command");
-    if (method === "GET") return Response.json(command);
-    if (method === "DELETE") {
-      commands.set(
-        scope,
-        list.filter((c) => c !== command),
-      );
-      return new Response(null, { status: 204 });
-    }
-    if (method !== "PATCH") return discordError(405, 0, "405: Method Not Allowed");
-    const body = await jsonBody(request);
-    if (!body.ok) return body.response;
-    const edited = { ...command, ...(body.value as Record<string, unknown>) };
-    const problem = validateCommand(edited, "command");
-    if (problem) return commandProblem(problem);
-    Object.assign(command, body.value, { version: snowflake() });
-    return Response.json(command);
   }
 
   async function rest(request: Request, path: string): Promise<Response> {
@@ -317,11 +197,11 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
       if (seg.length > (global ? 4 : 6)) return discordError(404, 0, "404: Not Found");
       if (!botAuthorized(request)) return discordError(401, 0, "401: Unauthorized");
       if (seg[1] !== config.applicationId) return discordError(403, 50001, "Missing Access");
-      if (global) return commandRoutes(request, "global", null, id);
+      if (global) return commands.routes(request, "global", null, id);
       const guild = guildById(seg[3]!);
       if (!guild) return discordError(404, 10004, "Unknown Guild");
       if (!oauth.installed(guild.id)) return discordError(403, 50001, "Missing Access");
-      return commandRoutes(request, guild.id, guild.id, id);
+      return commands.routes(request, guild.id, guild.id, id);
     }
 
     // Interaction callback (no auth: the token is in the path).
@@ -542,7 +422,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
         return Response.json({
           guilds,
           installedGuilds: [...oauth.installedGuilds()],
-          commands: Object.fromEntries(commands),
+          commands: Object.fromEntries(commands.byScope()),
           messages: messages.all(),
           interactions: [...all.values()].map(
             ({ id, type, guildId, acknowledged, answeredWith, failed, responses }) => ({
@@ -598,7 +478,7 @@ export function createFakeChatServer(config: FakeChatServerConfig) {
     recorded: () => recorded,
     state: () => ({
       installedGuilds: oauth.installedGuilds(),
-      commands,
+      commands: commands.byScope(),
       messages: new Map(messages.all().map((m) => [m.id, m])),
       interactions: interactions.state().interactions,
       modals: interactions.state().modals,
