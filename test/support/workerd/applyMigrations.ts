@@ -1,16 +1,9 @@
-import {
-  applyD1Migrations,
-  env,
-  evictAllDurableObjects,
-  listDurableObjectIds,
-  reset,
-  runInDurableObject,
-} from "cloudflare:test";
+import { env, evictAllDurableObjects, listDurableObjectIds, reset, runInDurableObject } from "cloudflare:test";
 import { beforeEach } from "vitest";
 import { actorsToWake, forgetConstructedActors } from "./constructedActors.ts";
 
 // Every test starts from an empty database with the real schema (the same
-// migrations `platform dev` applies).
+// migrations `platform dev` applies, in one batch).
 //
 // Local D1 is a Durable Object, and reset() (workerd's deleteAllDurableObjects)
 // wipes only the objects running at that moment: a database evicted while idle,
@@ -29,8 +22,25 @@ beforeEach(async () => {
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'",
   ).all();
   if (left.results.length) throw new Error("reset() left the previous test's D1 tables behind.");
-  await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+  await applyMigrationsInOneBatch();
 });
+
+/**
+ * The migrations, recorded in `d1_migrations` as applyD1Migrations records them, in one D1 batch rather
+ * than one per migration: a call to local D1 costs tens of milliseconds, and this runs before every test.
+ */
+async function applyMigrationsInOneBatch(): Promise<void> {
+  const record = env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)");
+  await env.DB.batch([
+    env.DB.prepare(
+      "CREATE TABLE d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)",
+    ),
+    ...env.TEST_MIGRATIONS.flatMap((migration) => [
+      ...migration.queries.map((query) => env.DB.prepare(query)),
+      record.bind(migration.name),
+    ]),
+  ]);
+}
 
 /**
  * The Durable Objects of the harness's own namespaces that may hold storage (constructedActors.ts),
