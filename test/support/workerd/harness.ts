@@ -1,9 +1,19 @@
 // The worker the workerd tests run in: the Durable Object classes a workflow
-// project exports (under their deployed names) and the platform's own actors.
-export { WorkflowRun, WorkflowRunIndex, WorkflowFlowKey } from "#src/objects/index.ts";
-export { LiveRunBudget } from "#src/objects/LiveRunBudget.ts";
-export { RateLimiter } from "#src/objects/RateLimiter.ts";
-export { SessionCode } from "#src/objects/SessionCode.ts";
-export { ProjectLog } from "#src/workers/api/projectLogs/ProjectLog.ts";
+// project exports (under their deployed names) and the platform's own actors,
+// each recording its construction (constructedActors.ts: which actors the next reset must wake).
+import * as projectActors from "#src/objects/index.ts";
+import { LiveRunBudget as LiveRunBudgetActor } from "#src/objects/LiveRunBudget.ts";
+import { RateLimiter as RateLimiterActor } from "#src/objects/RateLimiter.ts";
+import { SessionCode as SessionCodeActor } from "#src/objects/SessionCode.ts";
+import { ProjectLog as ProjectLogActor } from "#src/workers/api/projectLogs/ProjectLog.ts";
+import { recordingConstruction } from "./constructedActors.ts";
+
+export const WorkflowRun = recordingConstruction(projectActors.WorkflowRun);
+export const WorkflowRunIndex = recordingConstruction(projectActors.WorkflowRunIndex);
+export const WorkflowFlowKey = recordingConstruction(projectActors.WorkflowFlowKey);
+export const LiveRunBudget = recordingConstruction(LiveRunBudgetActor);
+export const RateLimiter = recordingConstruction(RateLimiterActor);
+export const SessionCode = recordingConstruction(SessionCodeActor);
+export const ProjectLog = recordingConstruction(ProjectLogActor);
 
 export default { fetch: () => new Response("test harness") };

@@ -1,3 +1,4 @@
+import { vi } from "vitest";
 import { defineWorkflow, type WorkflowDefinition } from "#src/engine/api/definition.ts";
 import type { StoredEvent } from "#src/engine/execution/events.ts";
 import { createLocalWorkflowBackend, type LocalWorkflowBackendOptions } from "#src/engine/backends/localBackend.ts";
@@ -79,9 +80,28 @@ const EXPECTED: Record<string, { status: string; result?: unknown }> = {
 
 export type FaultedStore = LocalWorkflowBackendOptions["store"];
 
-/** Lets scheduled executions (zero-delay timers) and their steps run. */
+/**
+ * The backend's timers are the test's (fake), like its clock: each tick moves them 1 ms on, the least a real
+ * zero-delay timer takes, so the executions due then (zero-delay, or a retry's backoff come due) start, and
+ * then lets their steps and every promise they wait on run. A tick costs no wall-clock wait (a real zero-delay
+ * timer's millisecond, 50 and more of them per seed, was most of this test's time), and a seed plays out the
+ * same way each time.
+ */
 async function ticks(n = 5): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  for (let i = 0; i < n; i++) {
+    vi.advanceTimersByTime(1);
+    await everyPromiseSettled();
+  }
+}
+
+/** A turn of the real event loop (setImmediate is not faked): the microtasks queued before it have all run. */
+const everyPromiseSettled = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `close()` waits for running steps for at most its grace (0 ms here), on a timer: moved at once. */
+async function closed(backend: { close(): Promise<void> }): Promise<void> {
+  const closing = backend.close();
+  vi.advanceTimersByTime(0);
+  await closing;
 }
 
 /** Why a run's log breaks a promise (empty: it keeps them all). */
@@ -117,6 +137,15 @@ function brokenPromises(events: readonly StoredEvent[], workflow: string, result
 }
 
 export async function runSeed(makeStore: (faults: FaultSwitch) => FaultedStore, seed: number): Promise<string[]> {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+  try {
+    return await runSeedOnFakeTimers(makeStore, seed);
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+async function runSeedOnFakeTimers(makeStore: (faults: FaultSwitch) => FaultedStore, seed: number): Promise<string[]> {
   const faults = faultSwitch(seed, 0);
   const store = makeStore(faults);
   let clock = T0;
@@ -152,18 +181,18 @@ export async function runSeed(makeStore: (faults: FaultSwitch) => FaultedStore, 
   }
   // A restart with healthy storage: whatever the faults left half-way, recovery must finish.
   faults.rate = 0;
-  await backend.close();
+  await closed(backend);
   backend = open();
   backend.recoverAtStartup();
   for (let i = 0; i < 60 && store.activeRunIds().length > 0; i++) {
-    // The clock is the test's, timers are real: a restart drops a wake-up timer set for real time to come.
+    // The clock moves on, the timers do not: a restart drops a wake-up timer set for a time to come.
     clock += 40_000;
-    await backend.close();
+    await closed(backend);
     backend = open();
     backend.recoverAtStartup();
     await ticks();
   }
-  await backend.close();
+  await closed(backend);
   const broken: string[] = [];
   const runs = store.listRuns({ limit: 100 }).runs;
   for (const runId of acknowledged)
