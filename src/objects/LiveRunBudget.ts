@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { meterCursor } from "./storageMeter.ts";
+import { execMetered } from "./storageMeter.ts";
 import { createLiveRunLedger, type HoldOutcome, type LedgerSql, type LiveRunLedger } from "./liveRunLedger.ts";
 
 /**
@@ -16,17 +16,8 @@ export class LiveRunBudget extends DurableObject {
     const { sql } = ctx.storage;
     // Through the meter, as the workflow actors' SQL is: a run started under the platform costs these rows too.
     const ledgerSql: LedgerSql = {
-      all: (query, ...params) => {
-        const cursor = sql.exec(query, ...params);
-        const rows = cursor.toArray();
-        meterCursor(cursor);
-        return rows as never;
-      },
-      run: (query, ...params) => {
-        const cursor = sql.exec(query, ...params);
-        cursor.toArray();
-        meterCursor(cursor);
-      },
+      all: (query, ...params) => execMetered(sql, query, ...params) as never,
+      run: (query, ...params) => void execMetered(sql, query, ...params),
       transaction: (fn) => ctx.storage.transactionSync(fn),
     };
     this.#ledger = createLiveRunLedger(ledgerSql);

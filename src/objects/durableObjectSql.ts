@@ -1,5 +1,5 @@
 import type { SyncSql } from "../engine/storage/syncSql.ts";
-import { meterCursor } from "./storageMeter.ts";
+import { execMetered } from "./storageMeter.ts";
 
 /**
  * A Durable Object's SQLite storage behind the engine's SyncSql surface.
@@ -12,23 +12,10 @@ import { meterCursor } from "./storageMeter.ts";
 export function durableObjectSql(storage: DurableObjectStorage): SyncSql {
   const db = storage.sql;
   return {
-    all: (sql, ...params) => {
-      const cursor = db.exec(sql, ...params);
-      const rows = cursor.toArray();
-      meterCursor(cursor);
-      return rows as never;
-    },
-    run: (sql, ...params) => {
-      const cursor = db.exec(sql, ...params);
-      cursor.toArray();
-      meterCursor(cursor);
-    },
+    all: (sql, ...params) => execMetered(db, sql, ...params) as never,
+    run: (sql, ...params) => void execMetered(db, sql, ...params),
     // exec runs every statement of a text without bindings, so a schema costs one call.
-    script: (sql) => {
-      const cursor = db.exec(sql);
-      cursor.toArray();
-      meterCursor(cursor);
-    },
+    script: (sql) => void execMetered(db, sql),
     transaction: (fn) => storage.transactionSync(fn),
   };
 }

@@ -57,6 +57,14 @@ export function meterCursor(cursor: { rowsRead: number; rowsWritten: number }): 
   reading.statements++;
 }
 
+/** Runs one statement on an actor's SQLite and meters its cursor: the one way actors' SQL is executed. */
+export function execMetered(db: SqlStorage, query: string, ...params: unknown[]): Record<string, SqlStorageValue>[] {
+  const cursor = db.exec(query, ...params);
+  const rows = cursor.toArray();
+  meterCursor(cursor);
+  return rows;
+}
+
 /** Sets the actor's alarm, counted as Cloudflare bills it. */
 export function setAlarmMetered(storage: { setAlarm(at: number): Promise<void> }, at: number): Promise<void> {
   reading.alarmsSet++;
