@@ -57,8 +57,13 @@ export function meterCursor(cursor: { rowsRead: number; rowsWritten: number }): 
   reading.statements++;
 }
 
+/** An actor's `storage.sql`, as far as metering needs it (this module is also read by Node's tools). */
+interface MeteredSql {
+  exec(query: string, ...params: unknown[]): { toArray(): unknown[]; rowsRead: number; rowsWritten: number };
+}
+
 /** Runs one statement on an actor's SQLite and meters its cursor: the one way actors' SQL is executed. */
-export function execMetered(db: SqlStorage, query: string, ...params: unknown[]): Record<string, SqlStorageValue>[] {
+export function execMetered(db: MeteredSql, query: string, ...params: unknown[]): unknown[] {
   const cursor = db.exec(query, ...params);
   const rows = cursor.toArray();
   meterCursor(cursor);
