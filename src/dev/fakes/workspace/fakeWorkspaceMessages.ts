@@ -68,6 +68,28 @@ export function createWorkspaceMessages(now: () => number) {
     return `${Math.floor(now() / 1000)}.${String(seq).padStart(6, "0")}`;
   }
 
+  /** A message the bot of `team` posts to `channel` now (`ephemeralTo`: seen by that user only), stored. */
+  function storeBotMessage(
+    team: TeamInfo,
+    channel: string,
+    body: { text: string; blocks?: unknown[] },
+    extra: { threadTs?: string; ephemeralTo?: string } = {},
+  ): Message {
+    const ts = nextTs();
+    const message: Message = {
+      channel,
+      ts,
+      text: body.text,
+      ...(body.blocks ? { blocks: body.blocks } : {}),
+      user: team.botUserId,
+      teamId: team.id,
+      ...extra,
+      reactions: new Set(),
+    };
+    messages.set(`${team.id}/${channel}/${ts}`, message);
+    return message;
+  }
+
   /** One of {@link MESSAGE_METHODS} called with a bot token of `team`: Slack's answer. */
   function call(method: string, params: Record<string, unknown>, team: TeamInfo): Record<string, unknown> {
     const channel = typeof params.channel === "string" ? params.channel : "";
@@ -79,17 +101,7 @@ export function createWorkspaceMessages(now: () => number) {
       if (refused(body)) return refusalBody(body);
       const user = typeof params.user === "string" ? params.user : "";
       if (user !== FAKE_USER_ID) return { ok: false, error: "user_not_in_channel" };
-      const ts = nextTs();
-      messages.set(key(ts), {
-        channel,
-        ts,
-        text: body.text,
-        ...(body.blocks ? { blocks: body.blocks } : {}),
-        user: team.botUserId,
-        teamId: team.id,
-        reactions: new Set(),
-        ephemeralTo: user,
-      });
+      const { ts } = storeBotMessage(team, channel, body, { ephemeralTo: user });
       return { ok: true, message_ts: ts };
     }
     if (method === "chat.postMessage") {
@@ -99,18 +111,7 @@ export function createWorkspaceMessages(now: () => number) {
       if (text.length > 40_000) return { ok: false, error: "msg_too_long" };
       const threadTs = typeof params.thread_ts === "string" ? params.thread_ts : undefined;
       if (threadTs && !messages.has(key(threadTs))) return { ok: false, error: "thread_not_found" };
-      const ts = nextTs();
-      const message: Message = {
-        channel,
-        ts,
-        text,
-        ...(body.blocks ? { blocks: body.blocks } : {}),
-        user: team.botUserId,
-        teamId: team.id,
-        threadTs,
-        reactions: new Set(),
-      };
-      messages.set(key(ts), message);
+      const { ts } = storeBotMessage(team, channel, body, { threadTs });
       return {
         ok: true,
         channel,
@@ -194,18 +195,12 @@ export function createWorkspaceMessages(now: () => number) {
       else delete original.blocks;
       return apiJson({ ok: true });
     }
-    const team = teamInfo(target.teamId);
-    const ts = nextTs();
-    messages.set(`${team.id}/${target.channel}/${ts}`, {
-      channel: target.channel,
-      ts,
-      text: body.text,
-      ...(body.blocks ? { blocks: body.blocks } : {}),
-      user: team.botUserId,
-      teamId: team.id,
-      reactions: new Set(),
-      ...(params.response_type === "in_channel" ? {} : { ephemeralTo: FAKE_USER_ID }),
-    });
+    storeBotMessage(
+      teamInfo(target.teamId),
+      target.channel,
+      body,
+      params.response_type === "in_channel" ? {} : { ephemeralTo: FAKE_USER_ID },
+    );
     return apiJson({ ok: true });
   }
 
