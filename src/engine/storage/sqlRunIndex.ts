@@ -214,6 +214,17 @@ function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
+/** Whether a filter names a column with an index of its own; else a query goes through every status's. */
+function hasOwnIndex(filter: RunFilter): boolean {
+  return (
+    filter.status !== undefined ||
+    filter.name !== undefined ||
+    filter.version !== undefined ||
+    filter.rerunOf !== undefined ||
+    filter.idPrefix !== undefined
+  );
+}
+
 /**
  * The runs matching `where`, newest first, at most `limit`. With a filter
  * that names no indexed column but step and time, one query per status, each
@@ -234,13 +245,7 @@ function newestFirst<Row extends Pick<RunRow, "created_at" | "position">>(
       ...values,
       limit,
     );
-  const indexed =
-    filter.status !== undefined ||
-    filter.name !== undefined ||
-    filter.version !== undefined ||
-    filter.rerunOf !== undefined ||
-    filter.idPrefix !== undefined;
-  if (indexed) return select(where, params);
+  if (hasOwnIndex(filter)) return select(where, params);
   return RUN_STATUSES.flatMap((status) => select(["status = ?", ...where], [status, ...params]))
     .sort((a, b) => b.created_at - a.created_at || b.position - a.position)
     .slice(0, limit);
@@ -398,8 +403,8 @@ export function createSqlRunIndex(sql: SyncSql, { schema = true }: { schema?: bo
         { where, params },
         max,
       ).map((row) => row.run_id);
-      // A step alone is counted through by_status_step, as every status.
-      const counted = filter.step !== undefined && filter.status === undefined ? [ALL_STATUSES, ...where] : where;
+      // Without an index of its own, counted through every status's (by_status, by_status_step), as listed.
+      const counted = hasOwnIndex(filter) ? where : [ALL_STATUSES, ...where];
       const matched =
         runIds.length < max
           ? runIds.length
