@@ -1,9 +1,11 @@
 import * as esbuild from "esbuild";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { PLATFORM_SERVICES } from "../../../../workers/api/dispatchUpload.ts";
 import { REPO_ROOT } from "../../repoPaths.ts";
 import type { DeployedWorker } from "./deployedWorkers.ts";
 import { LOCAL_PLUGINS, type LocalPluginId } from "../providers/localPlugins.ts";
+import { cacheKey, fileHash, type StartCache, startCache } from "./startCache.ts";
 
 /** `platform dev` only: the API worker with the deployed worker's routes plus the dev-only ones (test events, the local project's record, the outbox). */
 const DEV_API_ENTRY = "src/dev/routes/devApiWorker.ts";
@@ -70,8 +72,13 @@ export async function buildPlatformWorkers(
 }
 
 /** Bundles the worker module `entry` into `outfile` as wrangler would, exporting only `exports` of it. */
-export async function bundleWorker(entry: string, exports: readonly string[], outfile: string): Promise<void> {
-  await esbuild.build({
+export async function bundleWorker(
+  entry: string,
+  exports: readonly string[],
+  outfile: string,
+  cache: StartCache = startCache(),
+): Promise<void> {
+  const options = {
     stdin: {
       contents: `export { ${exports.join(", ")} } from ${JSON.stringify(entry)};`,
       resolveDir: path.dirname(entry),
@@ -83,7 +90,44 @@ export async function bundleWorker(entry: string, exports: readonly string[], ou
     conditions: ["workerd", "worker", "browser"],
     target: "es2023",
     external: ["cloudflare:*", "node:*"],
-    outfile,
     logLevel: "silent",
-  });
+  } satisfies esbuild.BuildOptions;
+  const key = cacheKey("bundle", [esbuild.version, process.cwd(), JSON.stringify(options)]);
+  const cached = cachedBundle(cache.read(key));
+  if (cached !== null) {
+    mkdirSync(path.dirname(outfile), { recursive: true });
+    writeFileSync(outfile, cached);
+    return;
+  }
+  const result = await esbuild.build({ ...options, outfile, metafile: true });
+  const inputs: BundleInputs = {};
+  for (const input of Object.keys(result.metafile.inputs)) {
+    if (input === "<stdin>") continue;
+    const hash = fileHash(path.resolve(input));
+    // An input that is not a plain file (another namespace): the bundle cannot be checked, so it is not kept.
+    if (hash === null) return;
+    inputs[path.resolve(input)] = hash;
+  }
+  cache.write(key, JSON.stringify({ inputs, code: readFileSync(outfile, "utf8") } satisfies CachedBundle));
+}
+
+/** Each file the bundle was made from, with its content hash when it was made. */
+type BundleInputs = Record<string, string>;
+
+interface CachedBundle {
+  inputs: BundleInputs;
+  code: string;
+}
+
+/** The cached bundle's code while every file it was made from is as it was, else null. */
+function cachedBundle(text: string | null): string | null {
+  if (text === null) return null;
+  let cached: CachedBundle;
+  try {
+    cached = JSON.parse(text) as CachedBundle;
+  } catch {
+    return null;
+  }
+  for (const [file, hash] of Object.entries(cached.inputs)) if (fileHash(file) !== hash) return null;
+  return cached.code;
 }

@@ -1,5 +1,9 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import type { SourcelessWorkerOptions } from "wrangler";
+import { platformWorkerConfigPaths } from "../../deploy/platformWorkerConfigPaths.ts";
+import { cacheKey, type StartCache, startCache } from "./startCache.ts";
 
 /** One platform worker as `npm run deploy` ships it, in Miniflare's terms. */
 export interface DeployedWorker {
@@ -25,13 +29,30 @@ export interface DeployedWorker {
  * The platform's workers from the same wrangler.toml files the deploy reads
  * (`platformWorkerConfigPaths`), turned into Miniflare options by wrangler
  * itself (`unstable_getMiniflareWorkerOptions`). Wrangler is loaded here, not
- * when the CLI starts: it takes seconds to import and most commands never
- * need it.
+ * when the CLI starts, and only when the configs or wrangler changed since the
+ * last start: it takes over a second to import (startCache.ts keeps the answer,
+ * keyed by the configs' text and wrangler's version).
  */
-export async function readDeployedWorkers(repoRoot: string): Promise<DeployedWorker[]> {
+export async function readDeployedWorkers(
+  repoRoot: string,
+  cache: StartCache = startCache(),
+): Promise<DeployedWorker[]> {
+  const configPaths = platformWorkerConfigPaths(repoRoot);
+  const key = cacheKey("deployed-workers", [
+    wranglerVersion(),
+    repoRoot,
+    ...configPaths.flatMap((configPath) => [configPath, readFileSync(path.join(repoRoot, configPath))]),
+  ]);
+  const cached = cache.read(key);
+  if (cached !== null) return JSON.parse(cached) as DeployedWorker[];
+  const deployed = await readWithWrangler(repoRoot, configPaths);
+  cache.write(key, JSON.stringify(deployed));
+  return deployed;
+}
+
+async function readWithWrangler(repoRoot: string, configPaths: string[]): Promise<DeployedWorker[]> {
   const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
-  const { platformWorkerConfigPaths } = await import("../../deploy/platformWorkerConfigs.ts");
-  return platformWorkerConfigPaths(repoRoot).map((configPath) => {
+  return configPaths.map((configPath) => {
     const config = unstable_readConfig({ config: path.join(repoRoot, configPath) });
     if (!config.name) throw new Error(`${configPath} has no \`name\`.`);
     if (!config.main) throw new Error(`${configPath} has no \`main\`.`);
@@ -50,6 +71,12 @@ export async function readDeployedWorkers(repoRoot: string): Promise<DeployedWor
       ),
     };
   });
+}
+
+/** The installed wrangler's version, read without loading wrangler. */
+function wranglerVersion(): string {
+  const manifest = createRequire(import.meta.url).resolve("wrangler/package.json");
+  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
 }
 
 /** The plugin workers: every config under src/plugins/. */
