@@ -1,3 +1,6 @@
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { isPortFree } from "../process/portOwner.ts";
 
 /** Every socket of the local platform besides the entry port (the project's, or `platform up`'s one port). */
@@ -45,19 +48,90 @@ export async function assignLocalPorts(input: {
   };
 }
 
-/** `count` distinct ports the OS says are free right now (all held open until every one is chosen). */
-export async function freePorts(host: string, count: number): Promise<number[]> {
+/**
+ * `count` distinct ports the OS says are free right now (all held open until every one is chosen),
+ * none handed to another start on this machine in the last minute (`reservations`).
+ */
+export async function freePorts(
+  host: string,
+  count: number,
+  reservations: PortReservations = portReservations(),
+): Promise<number[]> {
   const net = await import("node:net");
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => {
+  const listen = () =>
+    new Promise<import("node:net").Server>((resolve, reject) => {
       const server = net.createServer();
-      return new Promise<import("node:net").Server>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, host, () => resolve(server));
-      });
-    }),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+      server.once("error", reject);
+      server.listen(0, host, () => resolve(server));
+    });
+  const held: import("node:net").Server[] = [];
+  const chosen: number[] = [];
+  try {
+    // Every candidate stays open until the end, so the OS never offers one twice.
+    while (chosen.length < count) {
+      if (held.length >= count + MAX_REFUSED) throw new Error(`No ${count} free ports that no other start holds.`);
+      const server = await listen();
+      held.push(server);
+      const port = (server.address() as { port: number }).port;
+      if (reservations.take(port)) chosen.push(port);
+    }
+    return chosen;
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/** How many candidates another start may hold before freePorts gives up. */
+const MAX_REFUSED = 200;
+
+/**
+ * Ports handed out on this machine, each kept for a minute: a start chooses its ports, closes them,
+ * and workerd binds them a few seconds later, so two starts at once could both be handed one port
+ * the OS saw free. A reservation is a file created exclusively, so of two starts only one gets it.
+ */
+export interface PortReservations {
+  /** True when `port` was not handed to another start in the last minute (it is this start's now). */
+  take(port: number): boolean;
+}
+
+const RESERVATION_MS = 60_000;
+
+export function portReservations(
+  dir: string = path.join(tmpdir(), "platform-port-reservations"),
+  now: () => number = Date.now,
+): PortReservations {
+  const create = (file: string) => {
+    try {
+      writeFileSync(file, String(process.pid), { flag: "wx" });
+      return "created";
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EEXIST" ? "exists" : "unavailable";
+    }
+  };
+  return {
+    take(port) {
+      try {
+        mkdirSync(dir, { recursive: true });
+      } catch {
+        // Without the folder no start can reserve: the port is as free as the OS says.
+        return true;
+      }
+      const file = path.join(dir, String(port));
+      const first = create(file);
+      if (first !== "exists") return true;
+      let age: number;
+      try {
+        age = now() - statSync(file).mtimeMs;
+      } catch {
+        age = Number.POSITIVE_INFINITY;
+      }
+      if (age < RESERVATION_MS) return false;
+      try {
+        rmSync(file, { force: true });
+      } catch {
+        return false;
+      }
+      return create(file) !== "exists";
+    },
+  };
 }
