@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { Router } from "itty-router";
-import { afterEach, beforeEach, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, vi } from "vitest";
 import { systemClock, type Clock } from "#src/engine/api/clock.ts";
 import { workflowRunHost } from "#src/objects/workflowRunHost.ts";
 import { createPlatformWorker } from "#src/runtime/entry/createPlatformWorker.ts";
@@ -30,56 +30,65 @@ export function advanceClock(ms: number): void {
   clockOffset += ms;
 }
 
-workflow("greet", {
-  start: async (ctx) => {
-    ctx.write("greeting", "hello");
-    return { step: "finish" };
-  },
-  finish: async (ctx) => ({ done: true, result: { text: `${ctx.scratchpad.greeting} ${ctx.data?.name}` } }),
-});
-workflow("gated", {
-  start: async (ctx) => {
-    await gates.passGate(ctx.workflowId);
-    return { done: true, result: ctx.data };
-  },
-});
-workflow(
-  "patient",
-  {
-    start: async () => {
-      throw new Error("later");
-    },
-  },
-  { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
-);
-// Fails its first attempt, then waits out a minute's backoff: a run that waits for its alarm.
+// The attempts of each `flaky` run (registerWorkflows).
 const flakyAttempts = new Map<string, number>();
-workflow(
-  "flaky",
-  {
+
+/**
+ * The project's workflows, as user code registers them at top level. Called before each file's
+ * tests rather than at import: the test files share one module graph (`isolate: false`), and what a
+ * file registered is forgotten after it (test/support/forgetRegistrationsAfterEachFile.ts).
+ */
+function registerWorkflows(): void {
+  workflow("greet", {
     start: async (ctx) => {
-      const attempt = (flakyAttempts.get(ctx.runId) ?? 0) + 1;
-      flakyAttempts.set(ctx.runId, attempt);
-      if (attempt === 1) throw new Error("not yet");
-      return { done: true, result: { attempt } };
+      ctx.write("greeting", "hello");
+      return { step: "finish" };
     },
-  },
-  { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
-);
-// Its first step spends the whole step-loop budget (simulated), so the loop stops with work left.
-workflow("marathon", {
-  start: async (ctx) => {
-    await gates.gateFor(ctx.workflowId).promise;
-    clockOffset += 51_000;
-    return { step: "finish" };
-  },
-  finish: async () => ({ done: true, result: "finished" }),
-});
-// Waits for an `approval` event (beyond the spec), then ends with it.
-workflow("approval", {
-  start: async () => ({ step: "approved", waitFor: "approval" }),
-  approved: async (ctx) => ({ done: true, result: ctx.event }),
-});
+    finish: async (ctx) => ({ done: true, result: { text: `${ctx.scratchpad.greeting} ${ctx.data?.name}` } }),
+  });
+  workflow("gated", {
+    start: async (ctx) => {
+      await gates.passGate(ctx.workflowId);
+      return { done: true, result: ctx.data };
+    },
+  });
+  workflow(
+    "patient",
+    {
+      start: async () => {
+        throw new Error("later");
+      },
+    },
+    { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
+  );
+  // Fails its first attempt, then waits out a minute's backoff: a run that waits for its alarm.
+  workflow(
+    "flaky",
+    {
+      start: async (ctx) => {
+        const attempt = (flakyAttempts.get(ctx.runId) ?? 0) + 1;
+        flakyAttempts.set(ctx.runId, attempt);
+        if (attempt === 1) throw new Error("not yet");
+        return { done: true, result: { attempt } };
+      },
+    },
+    { backoff: { initialMS: 60_000, maxMS: 60_000, jitter: 0 } },
+  );
+  // Its first step spends the whole step-loop budget (simulated), so the loop stops with work left.
+  workflow("marathon", {
+    start: async (ctx) => {
+      await gates.gateFor(ctx.workflowId).promise;
+      clockOffset += 51_000;
+      return { step: "finish" };
+    },
+    finish: async () => ({ done: true, result: "finished" }),
+  });
+  // Waits for an `approval` event (beyond the spec), then ends with it.
+  workflow("approval", {
+    start: async () => ({ step: "approved", waitFor: "approval" }),
+    approved: async (ctx) => ({ done: true, result: ctx.event }),
+  });
+}
 
 const router = Router();
 router.get("/hello", () => new Response("hello from user code"));
@@ -109,6 +118,7 @@ export const project = { env: projectEnvFor(), userCodeCalls: 0 };
  */
 export function useProjectWorker(): void {
   vi.setConfig({ testTimeout: PROGRESS_TEST_TIMEOUT_MS });
+  beforeAll(registerWorkflows);
   beforeEach(() => {
     gates.openAll();
     project.userCodeCalls = 0;

@@ -1,5 +1,5 @@
 import { env, evictAllDurableObjects, listDurableObjectIds, reset, runInDurableObject } from "cloudflare:test";
-import { beforeEach } from "vitest";
+import { afterAll, beforeEach } from "vitest";
 import { actorsToWake, forgetConstructedActors } from "./constructedActors.ts";
 
 // Every test starts from an empty database with the real schema (the same
@@ -13,17 +13,25 @@ import { actorsToWake, forgetConstructedActors } from "./constructedActors.ts";
 // if reset() ever leaves tables again. Then every actor is evicted, so the next
 // test's actors are all constructed anew, which is how the next reset knows them.
 beforeEach(async () => {
-  await env.DB.prepare("SELECT 1").first();
-  await wakeActorsThatMayHoldStorage();
-  await reset();
-  await evictAllDurableObjects();
-  forgetConstructedActors();
+  await wipeStorage();
   const left = await env.DB.prepare(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'",
   ).all();
   if (left.results.length) throw new Error("reset() left the previous test's D1 tables behind.");
   await applyMigrationsInOneBatch();
 });
+
+// The files share one runtime (`isolate: false`): what a file's last test made is wiped after it, so
+// the next file does not pay for it in its first test.
+afterAll(wipeStorage);
+
+async function wipeStorage(): Promise<void> {
+  await env.DB.prepare("SELECT 1").first();
+  await wakeActorsThatMayHoldStorage();
+  await reset();
+  await evictAllDurableObjects();
+  forgetConstructedActors();
+}
 
 /**
  * The migrations, recorded in `d1_migrations` as applyD1Migrations records them, in one D1 batch rather
@@ -48,15 +56,19 @@ async function applyMigrationsInOneBatch(): Promise<void> {
  * proxy of another worker's) is skipped.
  */
 async function wakeActorsThatMayHoldStorage(): Promise<void> {
-  for (const value of Object.values(env)) {
-    if (typeof value !== "object" || value === null || !("idFromName" in value)) continue;
-    const namespace = value as DurableObjectNamespace;
-    let ids: DurableObjectId[];
-    try {
-      ids = await listDurableObjectIds(namespace);
-    } catch {
-      continue;
-    }
-    await Promise.all(actorsToWake(ids).map((id) => runInDurableObject(namespace.get(id), () => {})));
+  const namespaces = Object.values(env).filter(
+    (value): value is DurableObjectNamespace => typeof value === "object" && value !== null && "idFromName" in value,
+  );
+  // Every namespace at once: this runs before every test, and each listing is a call to the runtime.
+  await Promise.all(namespaces.map(wakeListedActors));
+}
+
+async function wakeListedActors(namespace: DurableObjectNamespace): Promise<void> {
+  let ids: DurableObjectId[];
+  try {
+    ids = await listDurableObjectIds(namespace);
+  } catch {
+    return;
   }
+  await Promise.all(actorsToWake(ids).map((id) => runInDurableObject(namespace.get(id), () => {})));
 }

@@ -23,6 +23,8 @@ const projectEnv: PlatformEnv = {
   PLATFORM_PROJECT_SLUG: "shop",
 };
 
+// The handlers and metadata replace the real chat-server and workspace modules' for the whole module graph, so
+// this file runs in a workerd of its own (`*.isolated.workerd.test.ts`: the workers-isolated project).
 const seen: PluginRequestContext["body"][] = [];
 installPluginHandler(platformRuntime, "chatserver", ({ body }) => {
   seen.push(body);

@@ -1,6 +1,6 @@
 // A project that never uses `auth`: this file imports nothing from the auth
-// module (each test file runs in its own workerd isolate), exactly like a
-// bundle that esbuild built without it.
+// module and runs in a workerd of its own (`*.isolated.workerd.test.ts`: the
+// workers-isolated project), exactly like a bundle that esbuild built without it.
 import { createExecutionContext } from "cloudflare:test";
 import { Router, type RouterType } from "itty-router";
 import { describe, expect, it } from "vitest";
