@@ -18,7 +18,7 @@ import {
   removeWorkDir,
 } from "../support/e2e/index.ts";
 
-// Ports of this file: 8950-8955. The scaffold's own `npm run dev`, with the package installed: package.e2e.test.ts.
+// Ports of this file: 8950-8955. The scaffold's own `npm run dev`, with the package installed: package.long.e2e.test.ts.
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-lifecycle-"));
 const running: DevProcess[] = [];
 afterAll(async () => {

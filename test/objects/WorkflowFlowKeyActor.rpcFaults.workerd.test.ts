@@ -1,6 +1,6 @@
 /**
  * A flow key's calls to its runs' actors failing: the two bugs the seeded RPC-fault run found
- * (test/objects/actorRpcFaults.workerd.test.ts), each as one deterministic case, and the same lost
+ * (test/objects/actorRpcFaults.long.workerd.test.ts), each as one deterministic case, and the same lost
  * dequeue across a restart of the key's actor.
  */
 import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";

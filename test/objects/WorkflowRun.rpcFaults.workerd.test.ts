@@ -1,6 +1,6 @@
 /**
  * A run actor's call to start a child failing after the child's actor acted: the bug the seeded
- * RPC-fault run found (test/objects/actorRpcFaults.workerd.test.ts), as one deterministic case.
+ * RPC-fault run found (test/objects/actorRpcFaults.long.workerd.test.ts), as one deterministic case.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { workflow } from "#src/engine/api/workflowApi.ts";

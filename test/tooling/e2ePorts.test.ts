@@ -3,9 +3,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 // Each e2e file serves on fixed ports of 8800–8999. Two files on one port fail whichever starts
-// second whenever they run together (CI saw approvals and package, signinOidc and workflowCli do it
-// when e2e files ran in parallel; they run one at a time now, but a developer's runs and the chaos
-// suite still overlap). So each port belongs to one file (the
+// second whenever they run together (CI saw approvals and package, signinOidc and workflowCli do it),
+// and `npm test` runs e2e files beside each other. So each port belongs to one file (the
 // chaos e2e file names its long run's ports too).
 const repo = path.resolve(import.meta.dirname, "../..");
 

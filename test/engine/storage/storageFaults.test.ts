@@ -12,7 +12,7 @@ import { type FaultSwitch, faultyStore, faultySql } from "#test/support/workflow
  * (event log and run index): every write may fail, before it lands or after
  * (committed, caller told otherwise), by a seeded schedule
  * (test/support/workflow/storageFaultWorkload.ts). The Durable Object
- * storage's run is test/objects/storageFaults.workerd.test.ts.
+ * storage's run is test/objects/storageFaults.long.workerd.test.ts.
  * `FAULT_SEEDS=2000` runs more; `FAULT_SEED=17` replays one.
  */
 

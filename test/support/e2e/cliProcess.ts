@@ -37,6 +37,9 @@ export function runCli(
   });
 }
 
+/** How long `stop()` waits for the process to end before it kills it and fails. */
+const STOP_TIMEOUT_MS = 30_000;
+
 export interface DevProcess {
   child: ChildProcess;
   url: string;
@@ -81,8 +84,16 @@ export async function startServing(
     async stop(signal = "SIGTERM") {
       const started = Date.now();
       if (child.exitCode === null) child.kill(signal);
+      // A process that does not end is killed and reported with its output, rather than hanging the test.
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
       const code = await exited;
-      return { code, ms: Date.now() - started };
+      clearTimeout(timer);
+      const ms = Date.now() - started;
+      if (ms >= STOP_TIMEOUT_MS)
+        throw new Error(
+          `${command} ${args.join(" ")} did not end ${STOP_TIMEOUT_MS} ms after ${signal}. Output:\n${output}`,
+        );
+      return { code, ms };
     },
   };
 }

@@ -21,7 +21,9 @@ import { useActorTestHost } from "./WorkflowRun.fixture.ts";
  * start has its run, a failed start answered the RPC's error and its run (if
  * it landed) ends as its code says, each step is committed once, one
  * terminal event is last, children's results reach their parents, the index
- * agrees with the runs.
+ * agrees with the runs. The 200 seeds take a minute of the actors' own work,
+ * so this file is in `npm run test:long` (CI runs it); each bug the seeds
+ * found is one deterministic case in `npm test` (see lastSeed below).
  */
 const FAULTED = new Set([
   // the runtime's calls into run actors and flow keys

@@ -11,7 +11,9 @@ import { type FaultSwitch, faultySql } from "#test/support/workflow/storageFault
  * (`transactionSync`, as the run actors use it): the same seeded workload as
  * the Node stores' (test/engine/storage/storageFaults.test.ts), one fresh actor's
  * storage per seed. What it does not cover: faults inside workerd's storage
- * layer itself. Failed actor RPCs: test/objects/actorRpcFaults.workerd.test.ts.
+ * layer itself. Failed actor RPCs: test/objects/actorRpcFaults.long.workerd.test.ts.
+ * Its 200 seeds take half a minute, so it is in `npm run test:long` (CI runs
+ * it); the same workload on the Node stores runs in `npm test`.
  */
 const seeds = 200;
 /** The fault switches of the seed under way (one per store it opened), to count what they injected. */

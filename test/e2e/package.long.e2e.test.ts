@@ -21,7 +21,9 @@ import {
 
 // Port of this file: 8960. The platform package tried as a new user would: packed by `npm run package`,
 // installed from its tarball into a folder outside the repository, with the machine's own Node (20 here)
-// first on PATH and nothing of this repository's environment.
+// first on PATH and nothing of this repository's environment. A minute and more of npm's own work (the
+// package built, then installed twice), so it is in `npm run test:long`, which CI runs; what the package holds
+// is checked in `npm test` too (test/dev/package/packageManifest.test.ts).
 const work = mkdtempSync(path.join(tmpdir(), "platform-e2e-package-"));
 const artifacts = path.join(work, "artifacts");
 const project = path.join(work, "my-app");

@@ -13,6 +13,9 @@ import {
 
 // Issue 29 item 1: `platform up` fires the platform workers' cron triggers each minute, as Cloudflare does
 // deployed: a `* * * * *` schedule starts its runs, and the recovery sweep fails a run stranded by `push --force`.
+// It waits on real minutes (the next cron tick, then the sweep's), so it is in `npm run test:long`; the fast
+// checks of the same parts stay in `npm test` (minuteCronDriver.test.ts: one delivery per minute on an injected
+// clock; workflowExecution.queueAndCrons.workerd.test.ts: the scheduler's call runs the registered cron).
 // Ports of this file: 8987.
 const PORT = 8987;
 const SLUG = "up-crons";
