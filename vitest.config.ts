@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { ConformanceFirstSequencer } from "./test/support/node/conformanceFirstSequencer.ts";
 import { scriptStarterService } from "./test/support/node/scriptStarterService.ts";
 import { workerdPoolBindings } from "./test/support/node/workerdPoolOptions.ts";
 
@@ -20,6 +21,7 @@ export default defineConfig({
     // One file more than cores (Vitest's default is one fewer): a file spends part of its time waiting on the
     // processes it drives (workerd, the CLI, Chromium), and the files beside it keep the cores busy meanwhile.
     maxWorkers: availableParallelism() + 1,
+    sequence: { sequencer: ConformanceFirstSequencer },
     projects: [
       workersProject({
         name: "workers",
