@@ -24,10 +24,21 @@ export const RUNTIME_DIR = path.join(REPO_ROOT, "src/runtime");
 export const REPO_NODE_MODULES = path.join(REPO_ROOT, "node_modules");
 export const DEMO_PROJECT_DIR = path.join(REPO_ROOT, "demo");
 export const MIGRATIONS_DIR = path.join(REPO_ROOT, "migrations");
+/** What `platform dev` and `up` keep between starts (startCache.ts): `node_modules/.cache/platform` of the checkout, or of the project the package is installed in. */
+export const START_CACHE_DIR = path.join(nodeModulesOf(REPO_ROOT), ".cache", "platform");
 /** The console's static files (HTML, CSS, browser modules), served by the API worker under /console/. */
 export const CONSOLE_ASSETS_DIR = path.join(REPO_ROOT, "src/console/public");
 
 /** A module of the running CLI beside `url` (its own `import.meta.url`), named without extension: `./watchdogProcess`. */
 export function cliModulePath(url: string, name: string): string {
   return fileURLToPath(new URL(`${name}${MODULE_EXTENSION}`, url));
+}
+
+/** The `node_modules` that holds `root` when it is an installed package (`@scope/` too), else `root`'s own. */
+function nodeModulesOf(root: string): string {
+  const parent = path.dirname(root);
+  if (path.basename(parent) === "node_modules") return parent;
+  if (path.basename(parent).startsWith("@") && path.basename(path.dirname(parent)) === "node_modules")
+    return path.dirname(parent);
+  return path.join(root, "node_modules");
 }

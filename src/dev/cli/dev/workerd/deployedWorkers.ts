@@ -43,8 +43,8 @@ export async function readDeployedWorkers(
     repoRoot,
     ...configPaths.flatMap((configPath) => [configPath, readFileSync(path.join(repoRoot, configPath))]),
   ]);
-  const cached = cache.read(key);
-  if (cached !== null) return JSON.parse(cached) as DeployedWorker[];
+  const cached = parsedOrNull(cache.read(key));
+  if (cached !== null) return cached;
   const deployed = await readWithWrangler(repoRoot, configPaths);
   cache.write(key, JSON.stringify(deployed));
   return deployed;
@@ -71,6 +71,17 @@ async function readWithWrangler(repoRoot: string, configPaths: string[]): Promis
       ),
     };
   });
+}
+
+/** A cached answer, or null when there is none or it does not parse (then wrangler reads the configs again). */
+function parsedOrNull(text: string | null): DeployedWorker[] | null {
+  if (text === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as DeployedWorker[]) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The installed wrangler's version, read without loading wrangler. */

@@ -108,14 +108,19 @@ export function portReservations(
       return (error as NodeJS.ErrnoException).code === "EEXIST" ? "exists" : "unavailable";
     }
   };
+  let usable: boolean | undefined;
   return {
     take(port) {
-      try {
-        mkdirSync(dir, { recursive: true });
-      } catch {
-        // Without the folder no start can reserve: the port is as free as the OS says.
-        return true;
+      if (usable === undefined) {
+        try {
+          mkdirSync(dir, { recursive: true });
+          usable = true;
+        } catch {
+          usable = false;
+        }
       }
+      // Without the folder no start can reserve: the port is as free as the OS says.
+      if (!usable) return true;
       const file = path.join(dir, String(port));
       const first = create(file);
       if (first !== "exists") return true;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "../../repoPaths.ts";
+import { START_CACHE_DIR } from "../../repoPaths.ts";
 
 /**
  * What `platform dev` and `platform up` would otherwise work out again on
@@ -19,17 +19,6 @@ export interface StartCache {
   read(key: string): string | null;
   /** Stores the entry whole or not at all (a start beside this one never reads half of it). */
   write(key: string, text: string): void;
-}
-
-/** `node_modules/.cache/platform` of the checkout, or of the project the package is installed in. */
-export const START_CACHE_DIR = path.join(nodeModulesOf(REPO_ROOT), ".cache", "platform");
-
-function nodeModulesOf(root: string): string {
-  const parent = path.dirname(root);
-  if (path.basename(parent) === "node_modules") return parent;
-  if (path.basename(path.dirname(parent)) === "node_modules" && path.basename(parent).startsWith("@"))
-    return path.dirname(parent);
-  return path.join(root, "node_modules");
 }
 
 export function startCache(dir: string = START_CACHE_DIR): StartCache {

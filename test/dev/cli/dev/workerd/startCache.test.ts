@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -124,4 +124,15 @@ describe("readDeployedWorkers' cache", () => {
     expect(changed[0]!.options.bindings).toEqual({ GREETING: "changed" });
     expect(counts).toEqual({ hits: 1, misses: 2, writes: 2 });
   }, 60_000); // importing wrangler takes seconds under load
+
+  it("reads the configs with wrangler again when the cached answer does not parse", async () => {
+    const repo = repoWithConfig(`GREETING = "hello"`);
+    const { cache, counts } = countingCache();
+    await readDeployedWorkers(repo, cache);
+    const [entry] = readdirSync(path.join(dir, "cache"));
+    writeFileSync(path.join(dir, "cache", entry!), "{ truncated");
+    const again = await readDeployedWorkers(repo, cache);
+    expect(again[0]!.options.bindings).toEqual({ GREETING: "hello" });
+    expect(counts).toEqual({ hits: 1, misses: 1, writes: 2 });
+  }, 60_000);
 });
