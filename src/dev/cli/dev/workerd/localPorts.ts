@@ -58,21 +58,24 @@ export async function freePorts(
   reservations: PortReservations = portReservations(),
 ): Promise<number[]> {
   const net = await import("node:net");
-  const listen = () =>
-    new Promise<import("node:net").Server>((resolve, reject) => {
+  // Below the OS's ephemeral range (32768 and up on Linux): a process binding port 0 (workerd's own sockets,
+  // another start's helpers) is never handed one of these between our choosing it and workerd binding it.
+  const listen = (port: number) =>
+    new Promise<import("node:net").Server | null>((resolve) => {
       const server = net.createServer();
-      server.once("error", reject);
-      server.listen(0, host, () => resolve(server));
+      server.once("error", () => resolve(null));
+      server.listen(port, host, () => resolve(server));
     });
   const held: import("node:net").Server[] = [];
   const chosen: number[] = [];
   try {
-    // Every candidate stays open until the end, so the OS never offers one twice.
-    while (chosen.length < count) {
-      if (held.length >= count + MAX_REFUSED) throw new Error(`No ${count} free ports that no other start holds.`);
-      const server = await listen();
+    // Every candidate stays open until the end, so none is chosen twice.
+    for (let tries = 0; chosen.length < count; tries++) {
+      if (tries >= count + MAX_REFUSED) throw new Error(`No ${count} free ports that no other start holds.`);
+      const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low));
+      const server = await listen(port);
+      if (!server) continue;
       held.push(server);
-      const port = (server.address() as { port: number }).port;
       if (reservations.take(port)) chosen.push(port);
     }
     return chosen;
@@ -80,6 +83,9 @@ export async function freePorts(
     await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
   }
 }
+
+/** Where freePorts looks: above the e2e tests' fixed ports (8800–8999), below the ephemeral range. */
+const PORT_RANGE = { low: 20_000, high: 32_768 };
 
 /** How many candidates another start may hold before freePorts gives up. */
 const MAX_REFUSED = 200;
