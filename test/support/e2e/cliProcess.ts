@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -84,14 +84,18 @@ export async function startServing(
     async stop(signal = "SIGTERM") {
       const started = Date.now();
       if (child.exitCode === null) child.kill(signal);
-      // A process that does not end is killed and reported with its output, rather than hanging the test.
-      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      // A process that does not end is killed and reported with its output and its state, rather than hanging the test.
+      let stuck = "";
+      const timer = setTimeout(() => {
+        stuck = describeProcessState(child.pid!);
+        child.kill("SIGKILL");
+      }, STOP_TIMEOUT_MS);
       const code = await exited;
       clearTimeout(timer);
       const ms = Date.now() - started;
       if (ms >= STOP_TIMEOUT_MS)
         throw new Error(
-          `${command} ${args.join(" ")} did not end ${STOP_TIMEOUT_MS} ms after ${signal}. Output:\n${output}`,
+          `${command} ${args.join(" ")} did not end ${STOP_TIMEOUT_MS} ms after ${signal}. Its state then:\n${stuck}\nOutput:\n${output}`,
         );
       return { code, ms };
     },
@@ -150,6 +154,36 @@ export function describeProcess(pid: number): string {
   } catch {
     return `${pid} (gone)`;
   }
+}
+
+/**
+ * What /proc says of a process that does not answer a signal: its signal
+ * masks (is the signal pending, blocked, caught?) and where each thread waits.
+ */
+export function describeProcessState(pid: number): string {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch {
+      return "(unreadable)";
+    }
+  };
+  const status = read(`/proc/${pid}/status`)
+    .split("\n")
+    .filter((line) => /^(State|SigQ|SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt|Threads):/.test(line));
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    // gone
+  }
+  const threads = tasks.map((task) => {
+    const stat = read(`/proc/${pid}/task/${task}/stat`);
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return `  ${task} ${name} ${state} wchan=${read(`/proc/${pid}/task/${task}/wchan`)} blocked=${read(`/proc/${pid}/task/${task}/status`).match(/SigBlk:\s*(\S+)/)?.[1]}`;
+  });
+  return [...status, "threads:", ...threads].join("\n");
 }
 
 /** The system's own Node (20 here), as a plain shell would find it: not the repository's Node 22. */
