@@ -1,4 +1,4 @@
-import { convertV4MiniflareOptions, Miniflare, NoOpLog } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, NoOpLog } from "./miniflareModule.ts";
 import type { MainModuleExports } from "./scriptUploadContract.ts";
 import type { ScriptStarter, ScriptStartup, StartableScript } from "./scriptStartup.ts";
 import { uploadedModuleType } from "./uploadedModuleType.ts";

@@ -1,6 +1,6 @@
 import { PlatformError } from "../../core/errors.ts";
 import { PROJECT_DURABLE_OBJECTS } from "../../contracts/projectDurableObjects.ts";
-import { projectScriptBindings } from "./dispatchUpload.ts";
+import { projectScriptBindings } from "./projectScriptBindings.ts";
 
 /**
  * What a project secret may be called and hold: the one rule for `platform

@@ -2,7 +2,7 @@ import path from "node:path";
 import { readDeployedWorkers } from "#src/dev/cli/dev/workerd/deployedWorkers.ts";
 import { localScriptBindings } from "#src/dev/cli/dev/workerd/localScriptBindings.ts";
 import { localWorker } from "#src/dev/cli/dev/workerd/localWorker.ts";
-import { PLATFORM_SERVICES, projectScriptBindings } from "#src/workers/api/dispatchUpload.ts";
+import { PLATFORM_SERVICES, projectScriptBindings } from "#src/workers/api/projectScriptBindings.ts";
 
 /** The actor classes the workerd test harness (test/support/workerd/harness.ts) exports as a project does. */
 const PROJECT_ACTOR_CLASSES = ["WorkflowRun", "WorkflowRunIndex", "WorkflowFlowKey"];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PROJECT_DURABLE_OBJECTS } from "#src/contracts/projectDurableObjects.ts";
-import { projectScriptBindings } from "#src/workers/api/dispatchUpload.ts";
+import { projectScriptBindings } from "#src/workers/api/projectScriptBindings.ts";
 import { checkSecretName, RESERVED_BINDING_NAMES } from "#src/workers/api/secretRules.ts";
 import { thrown } from "#test/support/workflow/rejection.ts";
 

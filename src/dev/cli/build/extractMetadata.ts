@@ -1,4 +1,4 @@
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "../../cloudflare/miniflareModule.ts";
 import { randomBytes } from "node:crypto";
 import { INTERNAL_HEADER, signRequestToken } from "../../../core/requestToken.ts";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../../contracts/workerCompatibility.ts";

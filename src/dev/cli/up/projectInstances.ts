@@ -1,12 +1,7 @@
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import path from "node:path";
-import {
-  convertV4MiniflareOptions,
-  Miniflare,
-  NoOpLog,
-  Response as MiniflareResponse,
-  type Request as MiniflareRequest,
-} from "miniflare";
+import type { Request as MiniflareRequest } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, NoOpLog, MiniflareResponse } from "../../cloudflare/miniflareModule.ts";
 import { LOCAL_DISPATCH_SCRIPT_HEADER } from "../../../workers/dispatch/localDispatchHeader.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 import { withoutServicePrefix } from "../../cloudflare/workerdScriptStarter.ts";

@@ -1,5 +1,6 @@
-import { Response as MiniflareResponse, type V4WorkerOptions } from "miniflare";
-import type { ScriptBinding } from "../../../workers/api/dispatchUpload.ts";
+import type { V4WorkerOptions } from "miniflare";
+import { MiniflareResponse } from "../../cloudflare/miniflareModule.ts";
+import type { ScriptBinding } from "../../../workers/api/projectScriptBindings.ts";
 import type { AcceptedScript } from "../../cloudflare/scriptUploadStandIn.ts";
 import { uploadedModuleType } from "../../cloudflare/uploadedModuleType.ts";
 import { localScriptBindings } from "../dev/workerd/localScriptBindings.ts";

@@ -1,5 +1,6 @@
 import { lookup } from "node:dns/promises";
-import { Response as MiniflareResponse, type Request as MiniflareRequest } from "miniflare";
+import type { Request as MiniflareRequest } from "miniflare";
+import { MiniflareResponse } from "../../cloudflare/miniflareModule.ts";
 import { isNonPublicAddress } from "./nonPublicAddress.ts";
 
 /** Resolves a host name to every address it names. */

@@ -2,7 +2,7 @@ import { Request as MiniflareRequest } from "miniflare";
 import { describe, expect, it } from "vitest";
 import { PLUGINS, pluginWorkerName } from "#src/contracts/pluginRegistry.ts";
 import { scriptWorker } from "#src/dev/cli/up/scriptWorker.ts";
-import { projectScriptBindings, type ScriptBinding } from "#src/workers/api/dispatchUpload.ts";
+import { projectScriptBindings, type ScriptBinding } from "#src/workers/api/projectScriptBindings.ts";
 
 /** The platform workers' sockets, by deployed name, as `platform up` hands them over. */
 const SERVICES: Record<string, string> = {

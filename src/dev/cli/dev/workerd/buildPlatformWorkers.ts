@@ -1,7 +1,7 @@
 import * as esbuild from "esbuild";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { PLATFORM_SERVICES } from "../../../../workers/api/dispatchUpload.ts";
+import { PLATFORM_SERVICES } from "../../../../workers/api/projectScriptBindings.ts";
 import { REPO_ROOT } from "../../repoPaths.ts";
 import type { DeployedWorker } from "./deployedWorkers.ts";
 import { LOCAL_PLUGINS, type LocalPluginId } from "../providers/localPlugins.ts";

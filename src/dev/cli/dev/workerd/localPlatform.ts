@@ -1,19 +1,18 @@
-import {
-  convertV4MiniflareOptions,
-  Log,
-  LogLevel,
-  Miniflare,
-  Response as MiniflareResponse,
-  type V4MiniflareOptions,
-  type V4WorkerOptions,
-} from "miniflare";
+import type { V4MiniflareOptions, V4WorkerOptions } from "miniflare";
 import * as esbuild from "esbuild";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { PlatformError } from "../../../../core/errors.ts";
-import { projectScriptBindings, type ScriptBinding } from "../../../../workers/api/dispatchUpload.ts";
+import { projectScriptBindings, type ScriptBinding } from "../../../../workers/api/projectScriptBindings.ts";
+import {
+  convertV4MiniflareOptions,
+  Log,
+  LogLevel,
+  Miniflare,
+  MiniflareResponse,
+} from "../../../cloudflare/miniflareModule.ts";
 import { strandedRunsWarning } from "./strandedRunsWarning.ts";
 import { checkBundleParses } from "../../build/bundleParseCheck.ts";
 import { buildProject, type ProjectBuild } from "../../build/buildProject.ts";

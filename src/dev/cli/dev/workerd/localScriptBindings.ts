@@ -1,5 +1,5 @@
 import type { V4WorkerOptions } from "miniflare";
-import type { ScriptBinding } from "../../../../workers/api/dispatchUpload.ts";
+import type { ScriptBinding } from "../../../../workers/api/projectScriptBindings.ts";
 
 /**
  * A project script's upload bindings as Miniflare runs them: the local
