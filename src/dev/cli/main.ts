@@ -1,5 +1,7 @@
+import { enableCompileCache } from "node:module";
 import { Socket } from "node:net";
 import { formatHelp, parseCommandArgs, CliError, type Command, unknownChoiceError } from "./commandLine.ts";
+import { COMPILE_CACHE_DIR } from "./repoPaths.ts";
 
 // Each command's module is imported only when it runs: `dev` and `up` bring Miniflare and esbuild, which a
 // `platform workflow list` or `platform plugin trigger` does not need (seconds of start-up per call).
@@ -64,6 +66,9 @@ async function main(argv: string[]): Promise<number> {
   return (await command.run(args)) ?? 0;
 }
 
+// Every call loads the same modules: V8's compiled code, kept between calls, saves a quarter of a second of CPU
+// on each `platform dev` start (a cache that cannot be written is passed by).
+enableCompileCache(COMPILE_CACHE_DIR);
 stopWhenWrapperDies();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -26,6 +26,8 @@ export const DEMO_PROJECT_DIR = path.join(REPO_ROOT, "demo");
 export const MIGRATIONS_DIR = path.join(REPO_ROOT, "migrations");
 /** What `platform dev` and `up` keep between starts (startCache.ts): `node_modules/.cache/platform` of the checkout, or of the project the package is installed in. */
 export const START_CACHE_DIR = path.join(nodeModulesOf(REPO_ROOT), ".cache", "platform");
+/** Node's compile cache for the CLI's own modules (main.ts), beside the start cache. */
+export const COMPILE_CACHE_DIR = path.join(START_CACHE_DIR, "node-compile-cache");
 /** The console's static files (HTML, CSS, browser modules), served by the API worker under /console/. */
 export const CONSOLE_ASSETS_DIR = path.join(REPO_ROOT, "src/console/public");
 
