@@ -9,15 +9,12 @@ import { actorsToWake, forgetConstructedActors } from "./constructedActors.ts";
 // wipes only the objects running at that moment: a database evicted while idle,
 // or aborted by abortAllDurableObjects(), keeps every row into the next test,
 // and so would an idle actor (a rate limiter's counts, say). A query first makes
-// D1 run and every actor that may hold storage is woken; the check after says so
-// if reset() ever leaves tables again. Then every actor is evicted, so the next
-// test's actors are all constructed anew, which is how the next reset knows them.
+// D1 run and every actor that may hold storage is woken. Then every actor is
+// evicted, so the next test's actors are all constructed anew, which is how the
+// next reset knows them. Should reset() ever leave tables again, the
+// migrations' first statement (CREATE TABLE d1_migrations) fails and says so.
 beforeEach(async () => {
   await wipeStorage();
-  const left = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'",
-  ).all();
-  if (left.results.length) throw new Error("reset() left the previous test's D1 tables behind.");
   await applyMigrationsInOneBatch();
 });
 
@@ -35,7 +32,8 @@ async function wipeStorage(): Promise<void> {
 
 /**
  * The migrations, recorded in `d1_migrations` as applyD1Migrations records them, in one D1 batch rather
- * than one per migration: a call to local D1 costs tens of milliseconds, and this runs before every test.
+ * than one per migration: a call to local D1 costs milliseconds, and this runs before every test. The
+ * batch is one transaction, and its first statement fails on a database that reset() did not empty.
  */
 async function applyMigrationsInOneBatch(): Promise<void> {
   const record = env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)");
@@ -47,7 +45,11 @@ async function applyMigrationsInOneBatch(): Promise<void> {
       ...migration.queries.map((query) => env.DB.prepare(query)),
       record.bind(migration.name),
     ]),
-  ]);
+  ]).catch((error: unknown) => {
+    if (/table d1_migrations already exists/.test(String(error)))
+      throw new Error("reset() left the previous test's D1 tables behind.", { cause: error });
+    throw error;
+  });
 }
 
 /**
