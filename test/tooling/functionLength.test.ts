@@ -41,7 +41,20 @@ function longFunctions(file: string, source: string): string[] {
   const bytes = Buffer.from(`;${source}`);
   const module = parseSync(bytes.toString(), { syntax: "typescript", tsx: file.endsWith(".tsx") });
   const base = module.span.start;
-  const lineAt = (offset: number) => bytes.subarray(0, offset - base).filter((byte) => byte === 10).length;
+  // Where each line ends, so a line number is a binary search rather than a count over the file.
+  const newlines: number[] = [];
+  bytes.forEach((byte, at) => {
+    if (byte === 10) newlines.push(at);
+  });
+  const lineAt = (offset: number) => {
+    let [low, high] = [0, newlines.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (newlines[middle]! < offset - base) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
   const found: string[] = [];
   const visit = (node: unknown, boundTo: string | undefined): void => {
     if (Array.isArray(node)) {
