@@ -58,22 +58,10 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.e2e.test.ts"],
-          exclude: ["test/e2e/**/*.long.e2e.test.ts", "test/e2e/**/*.alone.e2e.test.ts"],
+          exclude: ["test/e2e/**/*.long.e2e.test.ts"],
           environment: "node",
           testTimeout: 120_000,
           hookTimeout: 120_000,
-        },
-      },
-      {
-        // e2e files that run alone, after the others: the process-tree cases of `platform dev` (SIGKILLs, a killed
-        // watchdog's leftovers) twice saw a `platform dev` not end on SIGTERM when three files shared two cores.
-        test: {
-          name: "e2e-alone",
-          include: ["test/e2e/**/*.alone.e2e.test.ts"],
-          environment: "node",
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          fileParallelism: false,
         },
       },
       {
