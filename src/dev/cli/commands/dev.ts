@@ -80,6 +80,8 @@ const RECOVERY_CRON = "__workflow-recovery";
 function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
   const crons = (platform.metadata.crons ?? []) as { name: string }[];
   if (!crons.some((cron) => cron.name === RECOVERY_CRON)) return { stop() {} };
+  // A sweep still in flight when `platform dev` stops fails with the platform: that is no news to print.
+  let stopped = false;
   const sweep = async () => {
     try {
       const response = await fetch(`${platform.apiUrl}/projects/${platform.project.slug}/crons/${RECOVERY_CRON}/run`, {
@@ -93,7 +95,7 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
       if (!response.ok) console.error(`The start-up recovery sweep failed: ${body?.error?.message ?? response.status}`);
       else if (body?.output) console.log(`Recovery sweep: ${body.output}`);
     } catch (error) {
-      console.error("The start-up recovery sweep failed:", error);
+      if (!stopped) console.error("The start-up recovery sweep failed:", error);
     }
   };
   void sweep();
@@ -109,7 +111,12 @@ function sweepAtStartup(platform: LocalPlatform): { stop(): void } {
   const again = longest + 250;
   let timer: NodeJS.Timeout | undefined;
   if (longest > 0 && again < 60_000 - (Date.now() % 60_000)) timer = setTimeout(() => void sweep(), again);
-  return { stop: () => clearTimeout(timer) };
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Why start-up failed: our own errors whole (code frames, the project's stack), others' first line. */
