@@ -8,7 +8,6 @@ import { startUpPlatform } from "./chaosUpPlatform.ts";
 import { startLedgerServer } from "./ledgerServer.ts";
 import type { ChaosFetch } from "./loopbackFetch.ts";
 import { describeFault, type Fault, planNemesis, runNemesis } from "./nemesis.ts";
-import { tenantReachableAddress } from "./tenantReachableAddress.ts";
 
 /** `platform dev` (workerd), `platform dev --node`, or the project pushed to `platform up`. */
 export type ChaosBackend = "workerd" | "node" | "up";
@@ -84,17 +83,6 @@ function startPlatform(options: ChaosOptions, ledgerUrl: string): Promise<ChaosP
   return startDevPlatform({ dir, node: options.backend === "node", port: options.port, ledgerUrl });
 }
 
-/** Where the ledger listens: loopback, or for `platform up`, which refuses a project's fetch to it, an address it allows. */
-function ledgerHost(backend: ChaosBackend): string {
-  if (backend !== "up") return "127.0.0.1";
-  const address = tenantReachableAddress();
-  if (!address)
-    throw new Error(
-      "The up backend needs an IPv4 address of this machine that is neither loopback nor private (platform up refuses a project's fetch to those), for the ledger; this machine has none.",
-    );
-  return address;
-}
-
 /**
  * One seeded chaos run: the chaos project under `platform dev` (workerd or `--node`) or pushed to `platform
  * up`, concurrent clients, the nemesis killing and pausing it (state persists in the project's .platform/ or
@@ -110,7 +98,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   ];
   for (const line of header) log(line);
 
-  const ledger = await startLedgerServer(ledgerHost(backend));
+  // On loopback for every backend: `platform up`, which refuses a project's fetch of this machine, is started
+  // with `--allow-outbound` for the ledger's address alone.
+  const ledger = await startLedgerServer();
   let platform: ChaosPlatform | undefined;
   const timed = { restarts: [] as number[], pushes: [] as number[] };
   const pushes: ChaosHistory["pushes"] = [];

@@ -16,7 +16,8 @@ const RESTART_TRIES = 3;
 /**
  * The chaos project pushed to `platform up`: build 0 first, later builds by the nemesis. `platform up` keeps its
  * state (D1, Durable Objects, the pushed scripts) in its state folder across restarts, so the nemesis kills and
- * restarts it as it does `platform dev`. The ledger's address is written into the source (no .dev.vars here).
+ * restarts it as it does `platform dev`. The ledger's address is written into the source (no .dev.vars here), and
+ * `platform up` is told to let projects fetch it (`--allow-outbound`).
  */
 export async function startUpPlatform(options: {
   dir: string;
@@ -26,9 +27,11 @@ export async function startUpPlatform(options: {
 }): Promise<ChaosPlatform> {
   const { dir, port, ledgerUrl, log } = options;
   const api = `http://127.0.0.1:${port}`;
-  const platform = await startPlatformUp(port, "platform-chaos-up-");
+  // The ledger listens on this machine, which platform up refuses a project's fetch of, but for what it allows.
+  const allowLedger = ["--allow-outbound", new URL(ledgerUrl).host];
+  const platform = await startPlatformUp(port, "platform-chaos-up-", allowLedger);
   let up: StreamingCli = platform.up;
-  const stateArgs = ["up", "--port", String(port), "--state", path.join(platform.tmp, "state")];
+  const stateArgs = ["up", "--port", String(port), "--state", path.join(platform.tmp, "state"), ...allowLedger];
   const stop = async () => {
     await platform.browser.close().catch(() => {});
     const stopped = up.child.exitCode === null ? await Promise.race([up.stop("SIGTERM"), timeout(15_000)]) : null;

@@ -1,40 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { NetworkInterfaceInfo } from "node:os";
 import { describe, expect, it } from "vitest";
 import { chaosProjectSource } from "./chaosProjectSource.ts";
 import { loopbackFetch } from "./loopbackFetch.ts";
-import { tenantReachableAddress } from "./tenantReachableAddress.ts";
-
-function nic(address: string, family: "IPv4" | "IPv6" = "IPv4", internal = false): NetworkInterfaceInfo {
-  return {
-    address,
-    family,
-    internal,
-    netmask: "",
-    mac: "",
-    cidr: null,
-    ...(family === "IPv6" ? { scopeid: 0 } : {}),
-  } as NetworkInterfaceInfo;
-}
-
-describe("tenantReachableAddress", () => {
-  it.each([
-    [
-      "only loopback and private addresses",
-      { lo: [nic("127.0.0.1", "IPv4", true)], eth0: [nic("10.0.0.5"), nic("192.168.1.2")] },
-      null,
-    ],
-    [
-      "a documentation-range address platform up lets a project fetch",
-      { eth0: [nic("fd00::2", "IPv6"), nic("192.0.2.2")] },
-      "192.0.2.2",
-    ],
-    ["a public address", { eth0: [nic("172.16.0.1"), nic("203.0.113.9")] }, "203.0.113.9"],
-  ])("answers for %s", (_case, interfaces, expected) => {
-    expect(tenantReachableAddress(interfaces)).toBe(expected);
-  });
-});
 
 describe("chaosProjectSource", () => {
   it("changes only the build and, when given, the ledger's address", () => {

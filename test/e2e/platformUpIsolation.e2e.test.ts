@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
@@ -14,8 +15,15 @@ import { spawnCli, type StreamingCli, waitForBody } from "../support/e2e/index.t
 // (the fakes' inspection routes, the platform's own port, a port scan) reached everything before the outbound service
 // refused it. The rest of that attack, from anyone on the machine: the fakes' inspection routes (another tenant's
 // outbox, the chat fake's recorded calls with the bot token, a signed click) answered without any credential, and the
-// public port let `MF-Route-Override` pick any internal worker. Ports of this file: 8840.
+// public port let `MF-Route-Override` pick any internal worker. Later, the machine by its own non-loopback address
+// (what listens on all interfaces) was still let through. Ports of this file: 8840, 8841 (a service of the
+// operator's, on all interfaces, which `--allow-outbound 127.0.0.1:8841` opens to projects), 8842.
 const PORT = 8840;
+const SERVICE_PORT = 8841;
+/** This machine's first non-loopback IPv4 address, if it has one. */
+const OWN_ADDRESS = Object.values(os.networkInterfaces())
+  .flat()
+  .find((nic) => nic?.family === "IPv4" && !nic.internal)?.address;
 const API = `http://127.0.0.1:${PORT}`;
 const PROBE_URL = `http://probe.localhost:${PORT}/`;
 
@@ -50,6 +58,9 @@ let tmp: string;
 let stateDir: string;
 let up: StreamingCli;
 let browser: Browser;
+let service: Server;
+/** The paths the operator's service was asked for. */
+const served: string[] = [];
 
 /** Every worker `platform up` runs in its one workerd: what `MF-Route-Override` could name. */
 const INTERNAL_WORKERS = [
@@ -74,7 +85,14 @@ async function probe(urls: string[]): Promise<Answer[]> {
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "platform-up-isolation-"));
   stateDir = path.join(tmp, "state");
-  up = spawnCli(["up", "--port", String(PORT), "--state", stateDir], { BROWSER: "none" });
+  service = createServer((request, response) => {
+    served.push(request.url ?? "");
+    response.end("a service of the operator's");
+  });
+  await new Promise<void>((resolve) => service.listen(SERVICE_PORT, "0.0.0.0", resolve));
+  up = spawnCli(["up", "--port", String(PORT), "--state", stateDir, "--allow-outbound", `127.0.0.1:${SERVICE_PORT}`], {
+    BROWSER: "none",
+  });
   await up.waitFor(new RegExp(`Platform on ${API}`));
   browser = await launchChromium();
   const env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
@@ -88,6 +106,7 @@ beforeAll(async () => {
 }, 360_000);
 
 afterAll(async () => {
+  service?.close();
   await browser?.close();
   const code = await up?.stop("SIGTERM");
   expect(code, up?.output()).toBe(0);
@@ -103,7 +122,10 @@ describe("platform up fences a tenant's own fetch off the machine", () => {
       `${API}/health`,
       `http://localhost:${PORT}/probe/`,
       // A bounded scan: a few dozen ports around the platform's and the fakes'.
-      ...Array.from({ length: 30 }, (_, i) => `http://127.0.0.1:${PORT - 10 + i}/`),
+      // (but for the one the operator allowed: the case below)
+      ...Array.from({ length: 30 }, (_, i) => PORT - 10 + i)
+        .filter((port) => port !== SERVICE_PORT)
+        .map((port) => `http://127.0.0.1:${port}/`),
       `http://[::1]:${PORT}/`,
     ];
     const answers = await probe(targets);
@@ -111,6 +133,33 @@ describe("platform up fences a tenant's own fetch off the machine", () => {
     expect(reached, JSON.stringify(reached, null, 2)).toEqual([]);
     expect(answers[0]!.body).toContain("loopback and private addresses are refused");
   });
+
+  it("lets through the host:port the operator allowed, and no other port", async () => {
+    const answers = await probe([
+      `http://127.0.0.1:${SERVICE_PORT}/allowed`,
+      `http://127.0.0.1:${SERVICE_PORT + 1}/`,
+      `http://localhost:${SERVICE_PORT}/by-name`,
+    ]);
+    expect(answers.map(({ status, body }) => [status, body.includes('"outbound_refused"') ? "refused" : body])).toEqual(
+      [
+        [200, "a service of the operator's"],
+        [403, "refused"],
+        [403, "refused"],
+      ],
+    );
+    expect(served).toEqual(["/allowed"]);
+  });
+
+  // A machine with loopback alone has no such address to replay this on.
+  it.skipIf(!OWN_ADDRESS)(
+    "refuses the machine by its own non-loopback address, where the service answers too",
+    async () => {
+      const [answer] = await probe([`http://${OWN_ADDRESS}:${SERVICE_PORT}/by-own-address`]);
+      expect(answer!.status).toBe(403);
+      expect(answer!.body).toContain("this machine's own, loopback and private addresses are refused");
+      expect(served).not.toContain("/by-own-address");
+    },
+  );
 
   it("still serves the project itself and sends its email through the email-send plugin's binding", async () => {
     expect(await getOnLoopback(PROBE_URL)).toEqual({ status: 200, body: "probe ready" });

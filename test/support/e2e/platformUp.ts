@@ -114,11 +114,11 @@ export interface UpPlatform {
   browser: Browser;
 }
 
-/** Starts `platform up` on `port` over a new work dir, then Chromium; on a failure, stops what it started. */
-export async function startPlatformUp(port: number, prefix: string): Promise<UpPlatform> {
+/** Starts `platform up` on `port` over a new work dir (with `upArgs` besides), then Chromium; on a failure, stops what it started. */
+export async function startPlatformUp(port: number, prefix: string, upArgs: string[] = []): Promise<UpPlatform> {
   const tmp = mkdtempSync(path.join(tmpdir(), prefix));
   const env = { XDG_CONFIG_HOME: path.join(tmp, "config"), PLATFORM_TOKEN: "", PLATFORM_API_URL: "", BROWSER: "none" };
-  const up = spawnCli(["up", "--port", String(port), "--state", path.join(tmp, "state")], env);
+  const up = spawnCli(["up", "--port", String(port), "--state", path.join(tmp, "state"), ...upArgs], env);
   try {
     await up.waitFor(new RegExp(`Platform on http://127\\.0\\.0\\.1:${port}`));
     return { tmp, env, up, browser: await launchChromium() };

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { CliError, type Command } from "../commandLine.ts";
+import { CliError, type Command, repeatedOption } from "../commandLine.ts";
 import { formatRequestLine } from "../dev/output/devLogLines.ts";
 import { holdStateDir } from "../dev/process/holdStateDir.ts";
 import { LOCAL_IDP_PASSWORD, LOCAL_IDP_USERS } from "../dev/providers/localIdentityProvider.ts";
@@ -13,9 +13,9 @@ import { defaultUpStateDir } from "../up/upStateDir.ts";
 const HOST = "127.0.0.1";
 
 export function parseUpArgs(
-  values: Record<string, string | boolean | undefined>,
+  values: Record<string, unknown>,
   env: NodeJS.ProcessEnv = process.env,
-): { port: number; stateDir: string; maxLiveRunsPerAccount?: number } {
+): { port: number; stateDir: string; maxLiveRunsPerAccount?: number; allowOutbound?: string[] } {
   const raw = values.port;
   const port = raw === undefined ? 8800 : Number(raw);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
@@ -23,16 +23,34 @@ export function parseUpArgs(
   if (values.state === "") throw new CliError("--state needs a folder.", 2);
   const state = values.state as string | undefined;
   const stateDir = state === undefined ? defaultUpStateDir(env) : path.resolve(state);
+  const allowOutbound = repeatedOption(values, "allow-outbound").map(parseAllowedOutbound);
+  const allowed = allowOutbound.length ? { allowOutbound } : {};
   const cap = values["max-live-runs"];
-  if (cap === undefined) return { port, stateDir };
+  if (cap === undefined) return { port, stateDir, ...allowed };
   if (typeof cap !== "string" || !/^[1-9]\d{0,8}$/.test(cap))
     throw new CliError(`--max-live-runs must be a whole number from 1, got "${cap}".`, 2);
-  return { port, stateDir, maxLiveRunsPerAccount: Number(cap) };
+  return { port, stateDir, maxLiveRunsPerAccount: Number(cap), ...allowed };
+}
+
+/** `--allow-outbound HOST:PORT` as tenantOutbound.ts matches it: a host (an IPv6 one in brackets) and a port. */
+function parseAllowedOutbound(value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(`http://${value}`);
+  } catch {
+    // said below
+  }
+  const written = /:(\d+)$/.exec(value)?.[1];
+  if (!url || !written || url.username || url.password || url.pathname !== "/" || url.search || url.hash)
+    throw new CliError(`--allow-outbound takes HOST:PORT (e.g. 127.0.0.1:5432), got "${value}".`, 2);
+  const port = Number(written);
+  if (port < 1 || port > 65535) throw new CliError(`--allow-outbound's port must be 1–65535, got "${value}".`, 2);
+  return `${url.hostname.toLowerCase()}:${port}`;
 }
 
 export const upCommand: Command = {
   summary: "Run the platform alone on this machine, for `platform login` and `platform push`.",
-  usage: "platform up [--port N] [--state DIR] [--max-live-runs N] [--quiet]",
+  usage: "platform up [--port N] [--state DIR] [--max-live-runs N] [--allow-outbound HOST:PORT]… [--quiet]",
   help: `
 Runs the platform with no project, as it runs deployed: the gateway, the API
 worker, the login worker with a local OpenID Connect provider, the plugin
@@ -67,7 +85,9 @@ The local provider's users are ${LOCAL_IDP_USERS.map((u) => u.email + (u.emailVe
 the password is "${LOCAL_IDP_PASSWORD}".
 
 Tenants share this machine, so their code is fenced off it: a project's own
-fetch of loopback or a private address is refused (403 outbound_refused);
+fetch of this machine (by any of its addresses) or of a loopback, private or
+other non-public address is refused (403 outbound_refused), but for the
+HOST:PORT pairs --allow-outbound names;
 the public port drops Miniflare's internal headers (MF-Route-Override…);
 the fake providers demand their credentials, and their /__fake/* routes
 (the email outbox among them) answer only the operator token printed at
@@ -78,16 +98,20 @@ Options:
   --state DIR   where state is kept (default ~/.local/state/platform/up)
   --max-live-runs N  most runs one account may have live at once, all its
                 projects together (default 10000, MAX_LIVE_RUNS_PER_ACCOUNT)
+  --allow-outbound HOST:PORT  lets every project fetch HOST:PORT although it
+                is this machine or private (a service you run for them);
+                repeat it for more
   --quiet       no request lines`,
   options: {
     port: { type: "string", short: "p" },
     state: { type: "string" },
     "max-live-runs": { type: "string" },
+    "allow-outbound": { type: "string", multiple: true },
     quiet: { type: "boolean", short: "q" },
   },
   async run({ positionals, values }) {
     if (positionals.length) throw new CliError(`Unexpected arguments: ${positionals.join(" ")}`, 2);
-    const { port, stateDir, maxLiveRunsPerAccount } = parseUpArgs(values);
+    const { port, stateDir, maxLiveRunsPerAccount, allowOutbound } = parseUpArgs(values);
     await holdStateDir({ stateDir, host: HOST, port, command: "platform up", folder: stateDir }, async () => {
       let ready = false;
       const platform = await startUpPlatform({
@@ -96,6 +120,7 @@ Options:
         host: HOST,
         log: (line) => console.log(line),
         ...(maxLiveRunsPerAccount === undefined ? {} : { maxLiveRunsPerAccount }),
+        ...(allowOutbound ? { allowOutbound } : {}),
         onRequest: (request) => {
           if (ready && !values.quiet) console.log(formatRequestLine(request));
         },
@@ -112,6 +137,7 @@ Options:
       console.log(
         `  the fakes' /__fake/* routes (that outbox among them) answer only the operator: send ${FAKE_OPERATOR_HEADER}: ${platform.operatorToken} (kept in ${path.join(stateDir, OPERATOR_TOKEN_FILE)})`,
       );
+      if (allowOutbound) console.log(`  projects may also fetch ${allowOutbound.join(", ")} (--allow-outbound)`);
       console.log(`Next: platform login --api ${platform.url}, then platform push <dir>`);
       console.log(`Platform on ${platform.url}`);
       ready = true;

@@ -18,6 +18,8 @@ export interface ProjectInstancesOptions {
   log: (line: string) => void;
   /** How long a replaced workerd may go on answering the requests it took before it stops. */
   drainMS?: number;
+  /** `host:port` pairs every project may fetch although they are refused otherwise (`--allow-outbound`). */
+  allowOutbound?: readonly string[];
 }
 
 /**
@@ -63,7 +65,11 @@ export function createProjectInstances(options: ProjectInstancesOptions): Projec
     let started = false;
     const stateDir = projectStateDir(options.stateDir, script.name);
     adoptSharedState(options.stateDir, script, stateDir);
-    const workers = await withTailForwarder(scriptWorker(script, services), script, options.traces);
+    const workers = await withTailForwarder(
+      scriptWorker(script, services, options.allowOutbound),
+      script,
+      options.traces,
+    );
     const mf = new Miniflare(
       convertV4MiniflareOptions({
         log: new NoOpLog(),

@@ -20,9 +20,14 @@ const MODULES_ROOT = "/script";
  * (`services`: deployed name → `host:port`); a service the platform does not
  * run answers 502, as a call to a script that is not there. Its tail
  * consumer is wired beside it (tailForwarder.ts). Its own `fetch` goes
- * through tenantOutbound.ts, which refuses loopback and private addresses.
+ * through tenantOutbound.ts, which refuses this machine and private
+ * addresses, but for the `host:port` pairs in `allowOutbound`.
  */
-export function scriptWorker(script: AcceptedScript, services: Readonly<Record<string, string>>): V4WorkerOptions {
+export function scriptWorker(
+  script: AcceptedScript,
+  services: Readonly<Record<string, string>>,
+  allowOutbound: readonly string[] = [],
+): V4WorkerOptions {
   const main = script.metadata.main_module!;
   const names = [main, ...[...script.modules.keys()].filter((name) => name !== main)];
   const scriptBindings = (script.metadata.bindings ?? []) as ScriptBinding[];
@@ -47,7 +52,7 @@ export function scriptWorker(script: AcceptedScript, services: Readonly<Record<s
         binding.type === "service" ? [[binding.name, platformService(binding.service, services)]] : [],
       ),
     ),
-    outboundService: tenantOutbound(),
+    outboundService: tenantOutbound({ allowed: allowOutbound }),
   };
 }
 

@@ -38,6 +38,8 @@ export interface UpPlatformOptions {
   onRequest?: (request: RequestRecord) => void;
   /** `--max-live-runs N`: the account's live-run budget (the API worker's `MAX_LIVE_RUNS_PER_ACCOUNT`). */
   maxLiveRunsPerAccount?: number;
+  /** `--allow-outbound HOST:PORT`: what every project may fetch although it is this machine or private. */
+  allowOutbound?: readonly string[];
 }
 
 export interface UpPlatform {
@@ -90,6 +92,7 @@ export async function startUpPlatform(options: UpPlatformOptions): Promise<UpPla
   const projects = createProjectInstances({
     stateDir,
     log,
+    allowOutbound: options.allowOutbound ?? [],
     traces: { address: `${host}:${ports.traces}`, consumer: API_WORKER, key: traceKey },
     // What a project's service bindings name, by deployed name: the platform workers' own sockets.
     services: {

@@ -23,6 +23,31 @@ describe("platform up arguments", () => {
     });
   });
 
+  it("--allow-outbound, repeated, names the host:port pairs every project may fetch", () => {
+    expect(
+      parseUpArgs({ "allow-outbound": ["127.0.0.1:5432", "[::1]:80", "DB.Example:6379"] }, { HOME: "/home/ada" }),
+    ).toEqual({
+      port: 8800,
+      stateDir: "/home/ada/.local/state/platform/up",
+      allowOutbound: ["127.0.0.1:5432", "[::1]:80", "db.example:6379"],
+    });
+  });
+
+  it.each([
+    "127.0.0.1",
+    "127.0.0.1:0",
+    "127.0.0.1:70000",
+    "http://127.0.0.1:80",
+    "127.0.0.1:80/x",
+    "a@b:80",
+    ":80",
+    "",
+  ])("refuses --allow-outbound %s, naming the form it takes", (value) => {
+    expect(() => parseUpArgs({ "allow-outbound": [value] })).toThrow(
+      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^--allow-outbound/) }),
+    );
+  });
+
   it.each([
     { port: "0" },
     { port: "70000" },
