@@ -7,6 +7,7 @@ import { driveMinuteCron } from "../dev/crons/minuteCronDriver.ts";
 import { untilSignalled } from "../dev/process/untilSignalled.ts";
 import { FAKE_OPERATOR_HEADER } from "../../fakes/operatorGate.ts";
 import { OPERATOR_TOKEN_FILE } from "../up/operatorToken.ts";
+import { hostAndPort } from "../up/tenantOutbound.ts";
 import { startUpPlatform } from "../up/upPlatform.ts";
 import { defaultUpStateDir } from "../up/upStateDir.ts";
 
@@ -45,7 +46,7 @@ function parseAllowedOutbound(value: string): string {
     throw new CliError(`--allow-outbound takes HOST:PORT (e.g. 127.0.0.1:5432), got "${value}".`, 2);
   const port = Number(written);
   if (port < 1 || port > 65535) throw new CliError(`--allow-outbound's port must be 1–65535, got "${value}".`, 2);
-  return `${url.hostname.toLowerCase()}:${port}`;
+  return hostAndPort(url);
 }
 
 export const upCommand: Command = {

@@ -66,10 +66,9 @@ export function tenantOutbound(options: TenantOutboundOptions = {}) {
   };
 }
 
-/** `host:port` as `--allow-outbound` names it: the URL's host as written, its port or the scheme's. */
+/** `host:port` as `--allow-outbound` names it: the URL's host (lower case, as URL writes it), its port or the scheme's. */
 export function hostAndPort(url: URL): string {
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  return `${url.hostname.toLowerCase()}:${port}`;
+  return `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`;
 }
 
 async function reachesRefused(
